@@ -1,0 +1,38 @@
+"""Shared fixtures. Runs of the real backend are expensive (TensorFlow import
+alone costs seconds), so the ones several tests read are made once per session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, timeout: float = 300, check_json: bool = False, stdin: str | None = None,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run `tfturbo ARGS...` as a user would (a fresh process), capturing its output."""
+    proc = subprocess.run([sys.executable, "-m", "tfturbo.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, input=stdin, cwd=cwd or ROOT)
+    if check_json:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        json.loads(proc.stdout)
+    return proc
+
+
+@pytest.fixture(scope="session")
+def mlp_run(tmp_path_factory) -> Path:
+    """One completed float32 run of builtin:mlp, shared by every test that only reads a run."""
+    out = tmp_path_factory.mktemp("runs") / "mlp-f32"
+    proc = run_cli("run", "builtin:mlp", "--out", str(out), "--steps", "120", "--profile", "30:40", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out

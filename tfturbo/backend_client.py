@@ -1,0 +1,134 @@
+"""Drive one `python -m trainer_backend` command from plain Python (the CLI and `tune`).
+
+The GUI does the same through QProcess; both parse the stream with
+`protocol.LineParser`. The child's stdin stays open for as long as we want it
+to run: closing it (or this process dying) makes the backend stop.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import protocol
+
+STOP_GRACE_S = 10.0
+TERMINATE_GRACE_S = 5.0
+
+
+@dataclass
+class BackendResult:
+    exit_code: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+    skipped_lines: int = 0
+
+    def last(self, type_: str) -> dict[str, Any] | None:
+        for e in reversed(self.events):
+            if e.get("type") == type_:
+                return e
+        return None
+
+    @property
+    def document(self) -> dict[str, Any] | None:
+        """The command's final JSON document (the `result` event's `document`)."""
+        e = self.last(protocol.RESULT)
+        return e.get("document") if e else None
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        return self.last(protocol.ERROR)
+
+    @property
+    def status(self) -> str:
+        e = self.last(protocol.DONE)
+        return str(e.get("status")) if e else protocol.CRASHED
+
+
+def backend_command(command: str, argv: list[str]) -> list[str]:
+    return [sys.executable, "-m", "trainer_backend", command, *argv]
+
+
+def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any]], None] | None = None,
+                stderr_path: str | None = None, env: dict[str, str] | None = None,
+                cancel: threading.Event | None = None) -> BackendResult:
+    """Run a backend command to completion, passing each event to `on_event` as it arrives.
+
+    Ctrl-C (or `cancel` being set) sends the cooperative stop, then terminates
+    and finally kills the child if it does not finish in time. No shell is
+    involved: arguments go to the child as a list.
+    """
+    stderr = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
+    child_env = dict(os.environ if env is None else env)
+    child_env.setdefault("PYTHONUNBUFFERED", "1")
+    try:
+        proc = subprocess.Popen(backend_command(command, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=stderr, env=child_env)
+    finally:
+        if stderr_path:
+            stderr.close()
+    result = BackendResult(exit_code=-1)
+    parser = protocol.LineParser()
+    stopper = None
+    if cancel is not None:
+        stopper = threading.Thread(target=_stop_when_set, args=(proc, cancel), daemon=True)
+        stopper.start()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            for event in parser.feed(line):
+                result.events.append(event)
+                if on_event:
+                    on_event(event)
+        result.events.extend(parser.close())
+        result.exit_code = proc.wait()
+    except KeyboardInterrupt:
+        request_stop(proc)
+        result.exit_code = _wait_or_kill(proc)
+        for event in parser.feed(proc.stdout.read() if proc.stdout else b""):
+            result.events.append(event)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdin:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+    result.skipped_lines = parser.skipped
+    return result
+
+
+def request_stop(proc: subprocess.Popen) -> None:
+    """Send the cooperative stop command; ignore a child that already closed its stdin."""
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write((protocol.encode(protocol.STOP_COMMAND) + "\n").encode())
+        proc.stdin.flush()
+    except (BrokenPipeError, OSError, ValueError, AssertionError):
+        pass
+
+
+def _wait_or_kill(proc: subprocess.Popen) -> int:
+    try:
+        return proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=TERMINATE_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
+def _stop_when_set(proc: subprocess.Popen, cancel: threading.Event) -> None:
+    while proc.poll() is None:
+        if cancel.wait(0.2):
+            request_stop(proc)
+            _wait_or_kill(proc)
+            return

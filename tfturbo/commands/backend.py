@@ -1,0 +1,55 @@
+"""`tfturbo env | audit | probe-input | run`: the backend's commands, run from a terminal.
+
+The work happens in a `python -m trainer_backend` child (the same one the GUI
+starts); this side shows progress and prints the final document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .. import console, protocol
+from ..backend_client import run_backend
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:  # arguments come from cli_args
+    pass
+
+
+def log_path() -> str:
+    """Where the child's stderr goes when it has no run directory (env, audit, probe, early errors)."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tfturbo"
+    base.mkdir(parents=True, exist_ok=True)
+    return str(base / "backend.log")
+
+
+def backend_argv(argv: list[str]) -> list[str]:
+    """The user's own arguments after the sub-command, minus the CLI-only --json."""
+    return [a for a in argv if a != "--json"]
+
+
+def main(args: argparse.Namespace) -> int:
+    argv = args.raw_argv
+    command = args.command
+    rest = backend_argv(argv[argv.index(command) + 1:])
+    printer = None if args.json else console.ProgressPrinter()
+    log = log_path()
+    result = run_backend(command, rest, on_event=printer, stderr_path=log)
+    doc = result.document
+    if doc is not None:
+        if args.json:
+            print(json.dumps(doc, indent=2))
+        else:
+            print(console.RENDERERS[command](doc))
+    error = result.error
+    if error and args.json:  # in text mode the printer already showed it
+        print(f"tfturbo {command}: {error.get('message')}", file=sys.stderr)
+    if result.status == protocol.CRASHED and not error:
+        print(f"tfturbo {command}: the backend ended without a result (exit {result.exit_code}); see {log}",
+              file=sys.stderr)
+        return result.exit_code if result.exit_code not in (0, -1) else 1
+    return result.exit_code

@@ -1,0 +1,142 @@
+"""Human-readable terminal output for backend events and command documents.
+
+`tfturbo run` in a terminal shows progress lines instead of raw events; each
+document (`--json` off) is printed as a short table. No colours or cursor
+tricks: the output must read well in CI logs and over ssh.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, Any
+
+from . import protocol
+
+
+def fmt_ci(ci: Any, digits: int = 1, unit: str = "") -> str:
+    try:
+        lo, hi = ci
+        return f"[{lo:.{digits}f}, {hi:.{digits}f}]{unit}"
+    except (TypeError, ValueError):
+        return "[n/a]"
+
+
+def fmt_bytes(n: Any) -> str:
+    if not isinstance(n, (int, float)) or n <= 0:
+        return "n/a"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def format_finding(f: dict[str, Any]) -> str:
+    where = f" ({f['where']})" if f.get("where") else ""
+    lines = [f"[{str(f.get('severity', '')).upper()}] {f.get('code', '')}{where}: {f.get('message', '')}"]
+    fix = str(f.get("fix") or "").strip()
+    if fix:
+        lines.append("    fix: " + fix.replace("\n", "\n         "))
+    return "\n".join(lines)
+
+
+class ProgressPrinter:
+    """Prints a line per phase change, a progress line at most every few seconds, findings and errors."""
+
+    def __init__(self, out: IO[str] = sys.stderr, every_s: float = 2.0):
+        self.out = out
+        self.every_s = every_s
+        self._last_t = 0.0
+        self._last_step: tuple[int, float, Any] | None = None
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        t = float(event.get("t") or 0.0)
+        if kind == protocol.PHASE:
+            self._print(f"· {event.get('phase')}" + (f": {event['detail']}" if event.get("detail") else ""))
+        elif kind == protocol.STEPS:
+            steps = event.get("step") or []
+            if steps:
+                loss = (event.get("loss") or [None])[-1]
+                self._last_step = (steps[-1], (event.get("step_ms") or [0])[-1], loss)
+            if t - self._last_t >= self.every_s and self._last_step:
+                self._last_t = t
+                step, ms, loss = self._last_step
+                loss_s = f"  loss {loss:.4f}" if isinstance(loss, (int, float)) else ""
+                self._print(f"  step {step}  {ms:.1f} ms/step{loss_s}")
+        elif kind == protocol.VALIDATION:
+            metrics = "  ".join(f"{k} {v:.4f}" for k, v in (event.get("metrics") or {}).items()
+                                if isinstance(v, (int, float)))
+            self._print(f"  validation @ step {event.get('step')}: {metrics}")
+        elif kind == protocol.FINDING:
+            self._print(format_finding(event.get("finding") or {}))
+        elif kind == protocol.ERROR:
+            self._print(f"error: {event.get('message')}")
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.out, flush=True)
+
+
+def render_run_summary(doc: dict[str, Any]) -> str:
+    s = doc.get("settings") or {}
+    step = doc.get("step_ms") or {}
+    lines = [
+        f"status        {doc.get('status')}",
+        f"settings      {s.get('policy')}{' + XLA' if s.get('jit_compile') else ''}, batch {s.get('batch_size')}, "
+        f"{s.get('steps')} steps, seed {s.get('seed')}",
+    ]
+    if isinstance(step.get("median"), (int, float)):
+        lines.append(f"step time     {step['median']:.2f} ms median, 95% CI {fmt_ci(step.get('ci95'), 2, ' ms')}")
+    if isinstance(doc.get("steps_per_s"), (int, float)):
+        lines.append(f"throughput    {doc['steps_per_s']:.2f} steps/s")
+    if isinstance(doc.get("warmup_s"), (int, float)):
+        lines.append(f"warm-up       {doc['warmup_s']:.2f} s (compile/tracing, excluded)")
+    lines.append(f"peak memory   {fmt_bytes(doc.get('peak_memory_bytes'))} ({doc.get('memory_kind', 'n/a')})")
+    metrics = doc.get("metrics") or {}
+    if metrics:
+        lines.append("metrics       " + "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()
+                                                  if isinstance(v, (int, float))))
+    for f in doc.get("findings") or []:
+        lines.append(format_finding(f))
+    return "\n".join(lines)
+
+
+def render_findings(doc: dict[str, Any]) -> str:
+    findings = doc.get("findings") or []
+    if not findings:
+        return "No findings."
+    return "\n".join(format_finding(f) for f in findings)
+
+
+def render_probe(doc: dict[str, Any]) -> str:
+    def rate(key: str) -> str:
+        v = doc.get(key)
+        return f"{v:.1f}" if isinstance(v, (int, float)) else "n/a"
+
+    lines = [
+        f"verdict            {str(doc.get('verdict', 'n/a')).replace('_', '-')}",
+        f"input pipeline     {rate('data_steps_per_s')} batches/s (no model)",
+        f"training step      {rate('compute_steps_per_s')} steps/s (data already in memory)",
+        f"real training      {rate('train_steps_per_s')} steps/s",
+    ]
+    frac = doc.get("input_fraction")
+    if isinstance(frac, (int, float)):
+        lines.append(f"input fraction     {frac:.0%} of the step is spent waiting for data")
+    if doc.get("findings"):
+        lines.append(render_findings(doc))
+    return "\n".join(lines)
+
+
+def render_env(doc: dict[str, Any]) -> str:
+    lines = [f"TensorFlow {doc.get('tensorflow')}, Keras {doc.get('keras')}"]
+    for d in doc.get("devices") or []:
+        if isinstance(d, dict):
+            extra = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("name", "type") and v not in (None, ""))
+            lines.append(f"  {d.get('type', '?')}: {d.get('name', '?')}" + (f" ({extra})" if extra else ""))
+        else:
+            lines.append(f"  {d}")
+    lines.append(f"recommended policy: {doc.get('recommended_policy')} — {doc.get('reason', '')}")
+    return "\n".join(lines)
+
+
+RENDERERS = {"run": render_run_summary, "audit": render_findings, "probe-input": render_probe, "env": render_env}

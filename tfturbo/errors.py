@@ -1,0 +1,35 @@
+"""User-facing errors: short, specific, and carrying the fix.
+
+A `UserError` is something the user can correct (a broken workload, a bad
+argument, an unwritable directory); it maps to exit code 2 and is shown as one
+line. Anything else is a bug or a training failure and keeps its traceback for
+the log and the "details" view.
+"""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """An error the user can fix; `str(err)` is the one line to show."""
+
+    exit_code = 2
+
+    def __init__(self, problem: str, fix: str = "", where: str = ""):
+        self.problem = problem
+        self.fix = fix
+        self.where = where
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        parts = [f"{self.where}: {self.problem}" if self.where else self.problem]
+        if self.fix:
+            parts.append(self.fix)
+        return " — ".join(parts)
+
+
+class WorkloadError(UserError):
+    """The workload file or builtin cannot be loaded or does not keep the contract."""
+
+
+class OutputDirError(UserError):
+    """The output directory cannot be used (exists with a run, unwritable, disk full)."""

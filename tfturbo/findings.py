@@ -1,0 +1,88 @@
+"""Findings: every diagnosis the app makes, with a stable code and a fix.
+
+Scripts, tests and the report rely on the codes (DESIGN.md section 5), so they
+are constants here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+INFO, WARNING, ERROR = "info", "warning", "error"
+SEVERITIES = (INFO, WARNING, ERROR)
+
+INPUT_BOUND = "INPUT_BOUND"
+HEAD_NOT_FLOAT32 = "HEAD_NOT_FLOAT32"
+DIM_NOT_MULTIPLE_OF_8 = "DIM_NOT_MULTIPLE_OF_8"
+BATCH_NOT_MULTIPLE_OF_8 = "BATCH_NOT_MULTIPLE_OF_8"
+PARTIAL_LAST_BATCH = "PARTIAL_LAST_BATCH"
+DYNAMIC_SHAPE = "DYNAMIC_SHAPE"
+CUSTOM_LOOP_NO_LOSS_SCALING = "CUSTOM_LOOP_NO_LOSS_SCALING"
+NAN_LOSS = "NAN_LOSS"
+RECOMPILE_STORM = "RECOMPILE_STORM"
+LOSS_SCALE_COLLAPSE = "LOSS_SCALE_COLLAPSE"
+LOSS_SCALE_SKIPS = "LOSS_SCALE_SKIPS"
+XLA_NOT_ACTIVE = "XLA_NOT_ACTIVE"
+ACCURACY_REGRESSION = "ACCURACY_REGRESSION"
+SLOWER_THAN_BASELINE = "SLOWER_THAN_BASELINE"
+
+# Default severity per code; a detector may raise a finding at another level.
+DEFAULT_SEVERITY = {
+    INPUT_BOUND: ERROR,
+    HEAD_NOT_FLOAT32: ERROR,
+    DIM_NOT_MULTIPLE_OF_8: WARNING,
+    BATCH_NOT_MULTIPLE_OF_8: WARNING,
+    PARTIAL_LAST_BATCH: WARNING,
+    DYNAMIC_SHAPE: WARNING,
+    CUSTOM_LOOP_NO_LOSS_SCALING: ERROR,
+    NAN_LOSS: ERROR,
+    RECOMPILE_STORM: ERROR,
+    LOSS_SCALE_COLLAPSE: ERROR,
+    LOSS_SCALE_SKIPS: INFO,
+    XLA_NOT_ACTIVE: WARNING,
+    ACCURACY_REGRESSION: ERROR,
+    SLOWER_THAN_BASELINE: WARNING,
+}
+CODES = tuple(DEFAULT_SEVERITY)
+
+
+@dataclass
+class Finding:
+    """One diagnosis. `fix` is the concrete change, as code where it can be."""
+
+    code: str
+    message: str
+    fix: str = ""
+    where: str = ""
+    severity: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.severity:
+            self.severity = DEFAULT_SEVERITY.get(self.code, WARNING)
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"unknown severity {self.severity!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if not d["data"]:
+            del d["data"]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+        """Lenient: unknown keys are dropped, missing ones defaulted (files from other versions)."""
+        return cls(
+            code=str(d.get("code", "UNKNOWN")),
+            message=str(d.get("message", "")),
+            fix=str(d.get("fix", "")),
+            where=str(d.get("where", "")),
+            severity=str(d.get("severity", "")) if d.get("severity") in SEVERITIES else "",
+            data=dict(d.get("data") or {}),
+        )
+
+
+def codes_of(findings: list[dict[str, Any]] | list[Finding]) -> list[str]:
+    """The codes in a list of findings (dicts or objects), in order."""
+    return [f.code if isinstance(f, Finding) else f.get("code", "") for f in findings]

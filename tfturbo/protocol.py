@@ -1,0 +1,199 @@
+"""The event protocol between the training backend and its readers (DESIGN.md section 7).
+
+One UTF-8 JSON object per line: ``{"v": 1, "type", "run", "seq", "t", ...payload}``.
+The same lines go to the backend's stdout and to ``events.jsonl``. Readers
+ignore unknown types and skip (and count) lines that are not valid JSON, so
+a truncated file or a crashed backend never makes the reader fail.
+
+``steps`` events are columnar to keep a run at thousands of steps per second
+cheap to write and to parse::
+
+    {"type": "steps", "step": [..], "step_ms": [..], "loss": [..|null],
+     "loss_scale": [..] (only under a loss-scale optimizer), "warmup": [bool..]}
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import IO, Any, Callable, Iterable, Iterator
+
+PROTOCOL_VERSION = 1
+
+HELLO = "hello"
+PHASE = "phase"
+STEPS = "steps"
+EPOCH = "epoch"
+VALIDATION = "validation"
+MEMORY = "memory"
+FINDING = "finding"
+PROGRESS = "progress"
+ERROR = "error"
+DONE = "done"
+RESULT = "result"  # the command's final JSON document (audit, probe-input, env, run summary)
+EVENT_TYPES = (HELLO, PHASE, STEPS, EPOCH, VALIDATION, MEMORY, FINDING, PROGRESS, ERROR, DONE, RESULT)
+
+# phases
+BUILDING, COMPILING, WARMUP, TRAINING, VALIDATING, PROFILING, MEASURING, SAVING = (
+    "building", "compiling", "warmup", "training", "validating", "profiling", "measuring", "saving",
+)
+
+# done statuses
+COMPLETED, FAILED, CANCELLED, NAN_STOPPED, CRASHED = (
+    "completed", "failed", "cancelled", "nan_stopped", "crashed",
+)
+# `crashed` is never written by a backend: readers assign it to a run whose
+# events end without a `done` event (the process was killed).
+
+# error kinds carried by `error` events
+BAD_INPUT, OUT_OF_MEMORY, TRAINING_ERROR, INTERNAL = "bad_input", "out_of_memory", "training", "internal"
+
+STOP_COMMAND = {"type": "stop"}
+
+
+def _json_default(obj: Any) -> Any:
+    # numpy scalars and arrays arrive here without importing numpy
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if hasattr(obj, "item"):
+        return obj.item()
+    return str(obj)
+
+
+def encode(event: dict[str, Any]) -> str:
+    """One line, no trailing newline; NaN/Infinity become null (strict JSON for any reader)."""
+    return json.dumps(_finite(event), separators=(",", ":"), default=_json_default, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+class EventWriter:
+    """Numbers and timestamps events and writes each as one flushed line to every sink.
+
+    Sinks may be attached later (the run directory exists only after the
+    workload validated); events emitted before are replayed into a new sink so
+    ``events.jsonl`` is complete. Thread-safe: the stdin listener and the
+    training thread may both emit.
+    """
+
+    def __init__(self, run: str = "", sinks: Iterable[IO[str]] = (), clock: Callable[[], float] = time.time):
+        self.run = run
+        self._sinks: list[IO[str]] = list(sinks)
+        self._lines: list[str] = []
+        self._seq = 0
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def emit(self, type_: str, **payload: Any) -> dict[str, Any]:
+        with self._lock:
+            self._seq += 1
+            event = {"v": PROTOCOL_VERSION, "type": type_, "run": self.run, "seq": self._seq,
+                     "t": round(self._clock(), 6), **payload}
+            line = encode(event)
+            self._lines.append(line)
+            for sink in list(self._sinks):
+                self._write(sink, line)
+            return event
+
+    def attach(self, sink: IO[str], replay: bool = True) -> None:
+        with self._lock:
+            if replay:
+                for line in self._lines:
+                    self._write(sink, line, flush=False)
+                sink.flush()
+            self._sinks.append(sink)
+
+    def detach(self, sink: IO[str]) -> None:
+        with self._lock:
+            if sink in self._sinks:
+                self._sinks.remove(sink)
+
+    def _write(self, sink: IO[str], line: str, flush: bool = True) -> None:
+        try:
+            sink.write(line + "\n")
+            if flush:
+                sink.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            # A reader that went away must not stop training; the file sink keeps the record.
+            self._sinks.remove(sink)
+
+    def forget_history(self) -> None:
+        """Stop keeping lines for replay (once every sink that needs them is attached)."""
+        with self._lock:
+            self._lines.clear()
+
+
+def parse_line(line: str | bytes) -> dict[str, Any] | None:
+    """One event, or None for a line that is not a JSON object with a string ``type``."""
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", errors="replace")
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+        return None
+    return obj
+
+
+class LineParser:
+    """Incremental parser for a byte stream of event lines (a pipe, a growing file).
+
+    ``feed`` accepts arbitrary chunks; a line split across chunks is joined.
+    It never raises on bad input: bad lines are counted in ``skipped``.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self.skipped = 0
+        self.parsed = 0
+
+    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
+        self._buffer += chunk
+        *lines, self._buffer = self._buffer.split(b"\n")
+        return self._parse(lines)
+
+    def close(self) -> list[dict[str, Any]]:
+        """Parse what is left without a final newline (a truncated last line is skipped)."""
+        rest, self._buffer = self._buffer, b""
+        return self._parse([rest]) if rest.strip() else []
+
+    def _parse(self, lines: list[bytes]) -> list[dict[str, Any]]:
+        events = []
+        for raw in lines:
+            if not raw.strip():
+                continue
+            event = parse_line(raw)
+            if event is None:
+                self.skipped += 1
+            else:
+                self.parsed += 1
+                events.append(event)
+        return events
+
+
+def iter_steps(event: dict[str, Any]) -> Iterator[tuple[int, float, float | None, float | None]]:
+    """(step, step_ms, loss, loss_scale) tuples of a `steps` event, tolerant of ragged columns."""
+    steps = event.get("step") or []
+    ms = event.get("step_ms") or []
+    loss = event.get("loss") or []
+    scale = event.get("loss_scale") or []
+    for i in range(min(len(steps), len(ms))):
+        yield (
+            steps[i],
+            ms[i],
+            loss[i] if i < len(loss) else None,
+            scale[i] if i < len(scale) else None,
+        )

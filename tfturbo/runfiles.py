@@ -1,0 +1,260 @@
+"""Run and study directories (DESIGN.md section 6): writing them safely, reading them tolerantly.
+
+Writers: run.yaml first, events.jsonl line by line, summary.json last and
+atomically. Readers load whatever is valid and collect a warning for the rest,
+so a study from a crashed run or another machine still opens. YAML is only
+ever `safe_load`ed; names found inside files never become paths outside the
+study directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import protocol
+from .errors import OutputDirError
+
+RUN_YAML = "run.yaml"
+EVENTS = "events.jsonl"
+SUMMARY = "summary.json"
+TB_DIR = "tb"
+CHECKPOINT_DIR = "checkpoint"
+CHECKPOINT_MODEL = "model.keras"
+CHECKPOINT_SETTINGS = "tfturbo-settings.yaml"
+BACKEND_LOG = "backend.log"
+STUDY_YAML = "study.yaml"
+RUNS_DIR = "runs"
+REPORT_PDF = "report.pdf"
+
+MIN_FREE_BYTES = 50 * 1024 * 1024  # a run writes a profile and a checkpoint; refuse below this
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+
+
+# ---------------------------------------------------------------- writing
+
+def write_yaml(path: Path, data: dict[str, Any]) -> None:
+    write_text_atomic(Path(path), yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(Path(path), json.dumps(protocol._finite(data), indent=2, default=protocol._json_default,
+                                             allow_nan=False) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write to a temporary file beside `path`, fsync, then rename over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def prepare_run_dir(path: str | os.PathLike[str]) -> Path:
+    """Create the run directory, or explain in one line why it cannot be used.
+
+    Checked before training starts: not an existing run, writable, enough free space.
+    """
+    run_dir = Path(path)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise OutputDirError(f"{run_dir} exists and is not a directory", "choose another --out path")
+    if (run_dir / EVENTS).exists() or (run_dir / SUMMARY).exists():
+        raise OutputDirError(f"{run_dir} already holds a run", "choose a new --out directory or delete the old run")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        probe = run_dir / ".tfturbo-write-test"
+        probe.write_bytes(b"ok")
+        probe.unlink()
+    except OSError as e:
+        raise OutputDirError(f"cannot write to {run_dir} ({e.strerror or e})",
+                             "choose a writable --out directory") from e
+    free = shutil.disk_usage(run_dir).free
+    if free < MIN_FREE_BYTES:
+        raise OutputDirError(f"only {free // (1024 * 1024)} MiB free on the disk of {run_dir}",
+                             f"free at least {MIN_FREE_BYTES // (1024 * 1024)} MiB or choose another --out")
+    return run_dir
+
+
+def safe_child(parent: Path, name: str) -> Path:
+    """`parent/name` for a name read from a file, refusing anything that would leave `parent`."""
+    if not isinstance(name, str) or not _SAFE_NAME.match(name) or name in (".", ".."):
+        raise ValueError(f"unsafe name {name!r}")
+    child = (parent / name).resolve()
+    if parent.resolve() not in child.parents:
+        raise ValueError(f"{name!r} leaves {parent}")
+    return child
+
+
+# ---------------------------------------------------------------- reading
+
+def read_yaml(path: Path, warnings: list[str]) -> dict[str, Any]:
+    """A YAML mapping, or {} with a warning when missing or corrupt."""
+    path = Path(path)
+    if not path.exists():
+        warnings.append(f"{path.name} is missing")
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+    except yaml.YAMLError as e:
+        warnings.append(f"{path.name} is corrupt and was ignored ({str(e).splitlines()[0]})")
+        return {}
+    if data is None:
+        warnings.append(f"{path.name} is empty")
+        return {}
+    if not isinstance(data, dict):
+        warnings.append(f"{path.name} is not a mapping and was ignored")
+        return {}
+    return data
+
+
+def read_json(path: Path, warnings: list[str], missing_ok: bool = False) -> dict[str, Any] | None:
+    path = Path(path)
+    if not path.exists():
+        if not missing_ok:
+            warnings.append(f"{path.name} is missing")
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except ValueError as e:
+        warnings.append(f"{path.name} is corrupt and was ignored ({e})")
+        return None
+    if not isinstance(data, dict):
+        warnings.append(f"{path.name} is not a JSON object and was ignored")
+        return None
+    return data
+
+
+def read_events(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
+    """Every valid event of an events.jsonl; skipped lines and a truncated tail become warnings."""
+    path = Path(path)
+    if not path.exists():
+        warnings.append(f"{path.name} is missing")
+        return []
+    parser = protocol.LineParser()
+    with open(path, "rb") as f:
+        data = f.read()
+    events = parser.feed(data)
+    truncated = bool(data) and not data.endswith(b"\n")
+    events += parser.close()
+    if parser.skipped:
+        what = "the last line is truncated" if truncated and parser.skipped == 1 else \
+            f"{parser.skipped} line(s) are not valid events"
+        warnings.append(f"{path.name}: {what}; they were skipped")
+    return events
+
+
+@dataclass
+class StepSeries:
+    """Per-step samples of a run, flattened from its `steps` events."""
+
+    step: list[int] = field(default_factory=list)
+    step_ms: list[float] = field(default_factory=list)
+    loss: list[float | None] = field(default_factory=list)
+    loss_scale: list[float | None] = field(default_factory=list)
+
+    @classmethod
+    def from_events(cls, events: list[dict[str, Any]]) -> "StepSeries":
+        s = cls()
+        for e in events:
+            if e.get("type") != protocol.STEPS:
+                continue
+            for step, ms, loss, scale in protocol.iter_steps(e):
+                s.step.append(step)
+                s.step_ms.append(ms)
+                s.loss.append(loss)
+                s.loss_scale.append(scale)
+        return s
+
+
+@dataclass
+class RunRecord:
+    """Everything readable about one run directory."""
+
+    path: Path
+    name: str
+    settings: dict[str, Any]
+    summary: dict[str, Any] | None
+    events: list[dict[str, Any]]
+    warnings: list[str]
+
+    @property
+    def status(self) -> str:
+        """From summary.json, else the `done` event, else `crashed` (events stop without one)."""
+        if self.summary and self.summary.get("status"):
+            return str(self.summary["status"])
+        for e in reversed(self.events):
+            if e.get("type") == protocol.DONE:
+                return str(e.get("status", protocol.FAILED))
+        return protocol.CRASHED
+
+    def steps(self) -> StepSeries:
+        return StepSeries.from_events(self.events)
+
+    def validation(self) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("type") == protocol.VALIDATION]
+
+    def findings(self) -> list[dict[str, Any]]:
+        if self.summary and isinstance(self.summary.get("findings"), list):
+            return [f for f in self.summary["findings"] if isinstance(f, dict)]
+        return [e.get("finding", {}) for e in self.events if e.get("type") == protocol.FINDING]
+
+    def checkpoint_settings(self) -> dict[str, Any]:
+        path = self.path / CHECKPOINT_DIR / CHECKPOINT_SETTINGS
+        return read_yaml(path, []) if path.exists() else {}
+
+
+def load_run(path: str | os.PathLike[str]) -> RunRecord:
+    run_dir = Path(path)
+    warnings: list[str] = []
+    settings = read_yaml(run_dir / RUN_YAML, warnings)
+    events = read_events(run_dir / EVENTS, warnings)
+    summary = read_json(run_dir / SUMMARY, warnings, missing_ok=True)
+    record = RunRecord(run_dir, run_dir.name, settings, summary, events, warnings)
+    if summary is None:
+        status = record.status
+        warnings.append("summary.json is missing: the run " +
+                        ("was killed before it finished; what it measured so far is shown"
+                         if status == protocol.CRASHED else f"ended as {status}"))
+    return record
+
+
+@dataclass
+class StudyRecord:
+    path: Path
+    study: dict[str, Any]
+    runs: list[RunRecord]
+    warnings: list[str]
+
+
+def load_study(path: str | os.PathLike[str]) -> StudyRecord:
+    study_dir = Path(path)
+    warnings: list[str] = []
+    study = read_yaml(study_dir / STUDY_YAML, warnings)
+    runs_dir = study_dir / RUNS_DIR
+    runs: list[RunRecord] = []
+    if runs_dir.is_dir():
+        for child in sorted(runs_dir.iterdir(), key=lambda p: (p.stat().st_mtime, p.name)):
+            if child.is_dir() and not child.is_symlink():
+                runs.append(load_run(child))
+    else:
+        warnings.append(f"{study_dir} has no runs/ folder")
+    return StudyRecord(study_dir, study, runs, warnings)
