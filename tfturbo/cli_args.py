@@ -92,6 +92,9 @@ def add_backend_commands(sub: argparse._SubParsersAction) -> dict[str, argparse.
     p.add_argument("--val-every", type=_positive_int, default=None, help="validate every N steps (default steps/5)")
     p.add_argument("--val-steps", type=_positive_int, default=20, help="validation batches per evaluation")
     p.add_argument("--lr-scale", type=float, default=1.0, help="multiply the learning rate (linear scaling rule)")
+    p.add_argument("--until-ci", type=float, default=None, metavar="FRACTION",
+                   help="stop at a validation point once the step-time 95%% CI is within ±FRACTION (e.g. 0.02)")
+    p.add_argument("--min-steps", type=int, default=0, help="with --until-ci: never stop before this step")
     add_fixes(p)
     add_json(p)
     parsers["run"] = p
@@ -121,6 +124,8 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         fix_head=bool(getattr(args, "fix_head", False)),
         drop_remainder=bool(getattr(args, "drop_remainder", False)),
         lr_scale=getattr(args, "lr_scale", 1.0),
+        until_ci=getattr(args, "until_ci", None),
+        min_steps=getattr(args, "min_steps", 0),
     )
 
 
@@ -136,6 +141,8 @@ def run_argv(settings: RunSettings, out: str) -> list[str]:
         argv += ["--profile", f"{settings.profile[0]}:{settings.profile[1]}"]
     if settings.val_every:
         argv += ["--val-every", str(settings.val_every)]
+    if settings.until_ci is not None:
+        argv += ["--until-ci", repr(float(settings.until_ci)), "--min-steps", str(settings.min_steps)]
     if settings.fix_head:
         argv.append("--fix-head")
     if settings.drop_remainder:

@@ -33,6 +33,10 @@ class RunSettings:
     fix_head: bool = False  # cast the output layer to float32 (automatic HEAD_NOT_FLOAT32 fix)
     drop_remainder: bool = False  # drop the partial last batch (automatic PARTIAL_LAST_BATCH fix)
     lr_scale: float = 1.0  # learning-rate multiplier (linear scaling rule for a larger batch)
+    # Adaptive measurement: stop at the first validation point where the step-time 95% interval is
+    # within ±until_ci of the median (e.g. 0.02) and at least min_steps have run. None: run all steps.
+    until_ci: float | None = None
+    min_steps: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -50,6 +54,9 @@ class RunSettings:
                 raise UserError(f"profile window {start}:{stop} is not START < STOP with START >= 1",
                                 "pass --profile START:STOP, e.g. --profile 20:40, or --profile 0:0 to disable")
             self.profile = (start, stop)
+        if self.until_ci is not None and not 0 < self.until_ci < 1:
+            raise UserError(f"--until-ci must be a fraction between 0 and 1, got {self.until_ci}",
+                            "pass e.g. --until-ci 0.02 for ±2%")
         if self.lr_scale <= 0:
             raise UserError(f"learning-rate scale must be positive, got {self.lr_scale}")
 

@@ -1,0 +1,85 @@
+"""Reading the measured numbers out of run summaries (summary.json / the `run` document).
+
+The ladder, the compare table, the wizard and the report all ask the same
+questions of two runs — how much faster, is accuracy kept — so the answers
+are computed here once.
+
+Throughput is compared per *sample*: a run with a larger batch takes longer
+per step but may process more data per second, and that is the speed that
+matters to the user.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .stats import median_ci, speedup_ci
+
+# Validation metrics in order of preference for the accuracy gate; higher_is_better per metric.
+PRIMARY_METRICS = (("val_accuracy", True), ("val_sparse_categorical_accuracy", True),
+                   ("val_categorical_accuracy", True), ("val_binary_accuracy", True),
+                   ("val_loss", False), ("loss", False))
+
+
+def steady_samples(summary: dict[str, Any]) -> list[float]:
+    samples = summary.get("step_ms_samples") or []
+    return [float(s) for s in samples if isinstance(s, (int, float)) and math.isfinite(s)]
+
+
+def batch_size(summary: dict[str, Any]) -> int:
+    return int((summary.get("settings") or {}).get("batch_size") or 1)
+
+
+def samples_per_s(summary: dict[str, Any]) -> float | None:
+    sps = summary.get("steps_per_s")
+    return float(sps) * batch_size(summary) if isinstance(sps, (int, float)) else None
+
+
+def step_time(summary: dict[str, Any]) -> tuple[float, tuple[float, float]]:
+    """Median step time in ms with its 95% interval (from the summary, else recomputed)."""
+    st = summary.get("step_ms") or {}
+    if isinstance(st.get("median"), (int, float)) and isinstance(st.get("ci95"), (list, tuple)):
+        return float(st["median"]), (float(st["ci95"][0]), float(st["ci95"][1]))
+    return median_ci(steady_samples(summary))
+
+
+def speedup(baseline: dict[str, Any], candidate: dict[str, Any]) -> tuple[float, tuple[float, float]]:
+    """Throughput speed-up of candidate over baseline (>1 faster), per sample, with its 95% interval."""
+    a = [ms / batch_size(baseline) for ms in steady_samples(baseline)]
+    b = [ms / batch_size(candidate) for ms in steady_samples(candidate)]
+    return speedup_ci(a, b)
+
+
+def primary_metric(summary: dict[str, Any], prefer: str | None = None) -> tuple[str, float, bool] | None:
+    """(name, value, higher_is_better) of the metric the accuracy gate uses, or None."""
+    metrics = summary.get("metrics") or {}
+    candidates = PRIMARY_METRICS if prefer is None else \
+        [(prefer, not prefer.endswith("loss"))] + list(PRIMARY_METRICS)
+    for name, higher in candidates:
+        value = metrics.get(name)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            return name, float(value), higher
+    return None
+
+
+def val_delta(baseline: dict[str, Any], candidate: dict[str, Any]) -> tuple[str, float] | None:
+    """(metric, candidate - baseline) on the baseline's primary metric; None if either lacks it.
+
+    The sign is raw (for accuracy, negative is worse; for loss, positive is worse).
+    """
+    base = primary_metric(baseline)
+    if base is None:
+        return None
+    name = base[0]
+    value = (candidate.get("metrics") or {}).get(name)
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return name, float(value) - base[1]
+
+
+def memory_ratio(baseline: dict[str, Any], candidate: dict[str, Any]) -> float | None:
+    a, b = baseline.get("peak_memory_bytes"), candidate.get("peak_memory_bytes")
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
+        return float(b) / float(a)
+    return None
