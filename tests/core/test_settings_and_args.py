@@ -1,0 +1,52 @@
+"""Run settings: one definition for CLI, backend and ladder; bad values are one-line user errors."""
+
+import pytest
+
+from tfturbo.cli_args import build_backend_parser, parse_run_settings, run_argv, settings_from_args
+from tfturbo.errors import UserError
+from tfturbo.settings import RunSettings
+
+
+def test_run_argv_round_trips_every_setting():
+    s = RunSettings(workload="builtin:mlp", policy="mixed_bfloat16", jit_compile=True, batch_size=96, steps=150,
+                    seed=7, strategy="mirrored", profile=(10, 20), val_every=30, val_steps=5, fix_head=True,
+                    drop_remainder=True, lr_scale=1.5, until_ci=0.02, min_steps=60)
+    assert parse_run_settings(run_argv(s, "/tmp/x")) == s
+
+
+def test_defaults_round_trip():
+    s = RunSettings(workload="w.py")
+    assert parse_run_settings(run_argv(s, "out")) == s
+
+
+def test_settings_dict_round_trip_ignores_unknown_keys():
+    s = RunSettings(workload="w.py", profile=(5, 9))
+    d = s.to_dict() | {"from_the_future": 1}
+    assert RunSettings.from_dict(d) == s
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"policy": "float8"}, "unknown precision policy"),
+    ({"batch_size": 0}, "batch size must be positive"),
+    ({"steps": 0}, "steps must be positive"),
+    ({"profile": (20, 10)}, "profile window"),
+    ({"until_ci": 2.0}, "--until-ci"),
+])
+def test_bad_settings_are_user_errors_with_a_fix(kwargs, message):
+    with pytest.raises(UserError, match=message) as e:
+        RunSettings(workload="w.py", **kwargs)
+    assert e.value.exit_code == 2
+
+
+def test_profile_argument_is_parsed_and_validated():
+    parser = build_backend_parser("t")
+    args = parser.parse_args(["run", "builtin:mlp", "--out", "o", "--profile", "0:0"])
+    assert settings_from_args(args).effective_profile() is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "builtin:mlp", "--out", "o", "--profile", "abc"])
+
+
+def test_default_profile_window_skips_warmup_and_fits_the_run():
+    assert RunSettings(workload="w", steps=300).effective_profile() == (15, 35)
+    start, stop = RunSettings(workload="w", steps=30).effective_profile()
+    assert 0 < start < stop <= 20

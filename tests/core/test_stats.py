@@ -1,0 +1,54 @@
+"""Step-time statistics: medians with honest intervals, and 'no measurable change' inside the noise."""
+
+import numpy as np
+
+from tfturbo.stats import change_verdict, detect_warmup, median_ci, relative_half_width, speedup_ci
+
+
+def noisy(median, n=300, spread=0.03, seed=0):
+    rng = np.random.default_rng(seed)
+    return list(median * (1 + spread * rng.standard_normal(n)))
+
+
+def test_median_ci_contains_the_median_and_is_reproducible():
+    x = noisy(10.0)
+    med, (lo, hi) = median_ci(x)
+    assert lo <= med <= hi
+    assert abs(med - 10.0) < 0.2
+    assert median_ci(x) == (med, (lo, hi))
+    assert relative_half_width(med, (lo, hi)) < 0.02
+
+
+def test_median_ci_ignores_missing_and_non_finite_samples():
+    med, ci = median_ci([1.0, None, float("nan"), 3.0, 2.0])
+    assert med == 2.0 and ci[0] <= 2.0 <= ci[1]
+    assert np.isnan(median_ci([])[0])
+
+
+def test_real_speedup_is_called_faster_with_interval_above_one():
+    ratio, ci = speedup_ci(noisy(10.0, seed=1), noisy(8.0, seed=2))
+    assert abs(ratio - 1.25) < 0.03
+    assert ci[0] > 1.0
+    assert change_verdict(ci) == "faster"
+
+
+def test_difference_inside_noise_is_no_measurable_change():
+    ratio, ci = speedup_ci(noisy(10.0, spread=0.2, n=30, seed=3), noisy(10.1, spread=0.2, n=30, seed=4))
+    assert ci[0] < 1.0 < ci[1]
+    assert change_verdict(ci) == "no measurable change"
+
+
+def test_slower_is_slower():
+    _, ci = speedup_ci(noisy(10.0, seed=5), noisy(13.0, seed=6))
+    assert change_verdict(ci) == "slower"
+
+
+def test_warmup_excludes_compile_steps_and_ends_at_steady_state():
+    steps = [9000.0, 400.0, 60.0] + noisy(20.0, n=100, spread=0.05, seed=7)
+    assert detect_warmup(steps) == 3
+
+
+def test_warmup_first_step_always_excluded_and_partial_series():
+    assert detect_warmup([20.0] * 10) == 1
+    assert detect_warmup([5000.0, 30.0]) == 2  # not enough steady steps seen yet
+    assert detect_warmup([]) == 0
