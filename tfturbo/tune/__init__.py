@@ -1,0 +1,1 @@
+"""`tfturbo tune`: the accuracy-gated speed-up ladder (plain Python; drives backend subprocesses)."""
