@@ -1,0 +1,42 @@
+"""Comparing two runs' summaries: per-sample speed-ups with intervals and the accuracy delta."""
+
+import numpy as np
+
+from tfturbo.summary import memory_ratio, primary_metric, samples_per_s, speedup, step_time, val_delta
+
+
+def summary(median_ms, batch=64, metrics=None, seed=0, peak=None):
+    rng = np.random.default_rng(seed)
+    samples = list(median_ms * (1 + 0.02 * rng.standard_normal(200)))
+    return {"settings": {"batch_size": batch}, "step_ms_samples": samples, "steps_per_s": 1000 / median_ms,
+            "metrics": metrics or {}, "peak_memory_bytes": peak}
+
+
+def test_speedup_is_per_sample_so_a_larger_batch_counts_its_extra_data():
+    base = summary(10.0, batch=64, seed=1)
+    bigger = summary(15.0, batch=128, seed=2)  # slower per step, but 2x data per step
+    ratio, (lo, hi) = speedup(base, bigger)
+    assert abs(ratio - 4 / 3) < 0.03 and lo > 1.0
+    assert samples_per_s(bigger) > samples_per_s(base)
+
+
+def test_primary_metric_prefers_validation_accuracy_then_loss():
+    assert primary_metric({"metrics": {"loss": 0.3, "val_loss": 0.4, "val_accuracy": 0.9}}) == \
+        ("val_accuracy", 0.9, True)
+    assert primary_metric({"metrics": {"loss": 0.3, "val_loss": 0.4}}) == ("val_loss", 0.4, False)
+    assert primary_metric({"metrics": {"val_accuracy": float("nan")}}) is None
+
+
+def test_val_delta_uses_the_baseline_metric():
+    name, delta = val_delta(summary(10, metrics={"val_accuracy": 0.90}), summary(8, metrics={"val_accuracy": 0.88}))
+    assert name == "val_accuracy" and abs(delta + 0.02) < 1e-12
+    assert val_delta(summary(10, metrics={"val_accuracy": 0.9}), summary(8)) is None
+
+
+def test_step_time_and_memory_ratio():
+    s = summary(10.0) | {"step_ms": {"median": 10.0, "ci95": [9.8, 10.2]}}
+    assert step_time(s) == (10.0, (9.8, 10.2))
+    med, (lo, hi) = step_time(summary(10.0))
+    assert lo < med < hi
+    assert memory_ratio(summary(1, peak=200), summary(1, peak=100)) == 0.5
+    assert memory_ratio(summary(1), summary(1, peak=100)) is None
