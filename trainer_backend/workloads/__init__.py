@@ -1,0 +1,10 @@
+"""Built-in workloads, loaded with `builtin:NAME` (a `-` in NAME is `_` in the file name).
+
+Each module is a complete, self-contained workload file (DESIGN.md §3) that a
+user can copy as a starting point: no downloads, data generated with numpy from
+fixed seeds, shuffled by tf.data under the global seed the runner sets.
+
+Clean, learnable tasks: `mlp`, `cnn`, `transformer`.
+Demos with exactly one planted problem each (fixtures for the diagnostics):
+`fp16-softmax-head`, `ragged-batches`, `slow-input`, `unaligned-widths`, `custom-loop`.
+"""
