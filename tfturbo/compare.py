@@ -1,0 +1,371 @@
+"""Side-by-side comparison of measured runs: one row per run, numbers against a baseline.
+
+`tfturbo compare`, the GUI's compare view, the tune summary and the PDF report
+all show the same table, so it is computed here once, from the run
+directories alone. Every number comes from the run's summary.json through
+`tfturbo.summary`; a run without a summary (crashed, cancelled before it
+wrote one, events truncated) still gets a row with what its events measured,
+and its status and warnings say why it is incomplete.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import protocol, summary as summ
+from .console import fmt_bytes
+from .errors import UserError
+from .findings import codes_of
+from .runfiles import RunRecord
+from .settings import RunSettings
+from .stats import change_verdict, detect_warmup, median_ci
+
+BASELINE = "baseline"
+
+
+@dataclass
+class CompareRow:
+    """One run as the compare table shows it. Numbers not measured are None (never NaN)."""
+
+    name: str
+    label: str
+    status: str
+    policy: str | None
+    jit_compile: bool | None
+    batch_size: int | None
+    steps_per_s: float | None
+    steps_per_s_ci95: tuple[float, float] | None
+    step_ms: float | None
+    step_ms_ci95: tuple[float, float] | None
+    speedup: float | None
+    speedup_ci95: tuple[float, float] | None
+    verdict: str  # "baseline" | "faster" | "slower" | "no measurable change"
+    warmup_s: float | None
+    peak_memory_bytes: int | None
+    memory_ratio: float | None
+    memory_kind: str | None
+    metrics: dict[str, float] = field(default_factory=dict)  # final validation metrics
+    val_delta: tuple[str, float] | None = None  # (metric, this - baseline) on the baseline's primary metric
+    findings: list[str] = field(default_factory=list)  # finding codes
+    learning_rate: float | None = None
+    warnings: list[str] = field(default_factory=list)
+    steps_completed: int | None = None
+    from_summary: bool = True  # False: numbers recomputed from events.jsonl (no summary.json)
+    recorded_settings: dict[str, Any] = field(default_factory=dict)  # checkpoint/tfturbo-settings.yaml
+    path: str = ""
+
+
+# ---------------------------------------------------------------- reading one run
+
+def run_settings(record: RunRecord) -> dict[str, Any]:
+    """The run's settings: summary.json's, else run.yaml's (flat, or under a `settings` key)."""
+    if record.summary and isinstance(record.summary.get("settings"), dict):
+        return record.summary["settings"]
+    nested = record.settings.get("settings")
+    return nested if isinstance(nested, dict) else record.settings
+
+
+def effective_summary(record: RunRecord) -> dict[str, Any]:
+    """summary.json, or a summary-shaped dict rebuilt from the events of a run that wrote none.
+
+    Only what the events measured is filled in, so `tfturbo.summary` can answer
+    the same questions of complete and incomplete runs alike.
+    """
+    if record.summary is not None:
+        return record.summary
+    series = record.steps()
+    first, excluded = _steady_window(record.events)
+    if first is None:
+        first_index = detect_warmup(series.step_ms)
+        first = series.step[first_index] if first_index < len(series.step) else None
+    steady = [ms for step, ms in zip(series.step, series.step_ms)
+              if first is not None and step >= first and not excluded(step) and _finite(ms)]
+    warm = [ms for step, ms in zip(series.step, series.step_ms)
+            if (first is None or step < first) and _finite(ms)]
+    doc: dict[str, Any] = {"status": record.status, "settings": run_settings(record),
+                           "step_ms_samples": steady, "steps_completed": len(series.step)}
+    if steady:
+        median, ci = median_ci(steady)
+        doc["step_ms"] = {"median": median, "ci95": list(ci), "n": len(steady)}
+        doc["steps_per_s"] = 1000.0 / median if median > 0 else None
+        doc["warmup_s"] = sum(warm) / 1000.0
+    memory = [e for e in record.events if e.get("type") == protocol.MEMORY
+              and isinstance(e.get("peak_bytes"), (int, float))]
+    if memory:
+        peak = max(memory, key=lambda e: e["peak_bytes"])
+        doc["peak_memory_bytes"] = int(peak["peak_bytes"])
+        doc["memory_kind"] = peak.get("kind")
+    validation = record.validation()
+    if validation:
+        doc["metrics"] = dict(validation[-1].get("metrics") or {})
+    return doc
+
+
+def _steady_window(events: list[dict[str, Any]]):
+    """(first steady step, is-excluded(step)) from the phase events; (None, ...) if they do not say.
+
+    The warm-up → training phase event carries the first steady step; steps
+    inside a profiling window are not steady-state (DESIGN.md section 10).
+    """
+    first = None
+    windows: list[tuple[int, float]] = []
+    open_start = None
+    for e in events:
+        if e.get("type") != protocol.PHASE or not isinstance(e.get("step"), int):
+            continue
+        if e.get("phase") == protocol.TRAINING:
+            if first is None:
+                first = e["step"]
+            if open_start is not None:
+                windows.append((open_start, e["step"]))
+                open_start = None
+        elif e.get("phase") == protocol.PROFILING:
+            open_start = e["step"]
+    if open_start is not None:
+        windows.append((open_start, math.inf))
+    return first, lambda step: any(lo <= step < hi for lo, hi in windows)
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if _finite(v) else None
+
+
+def _interval(ci: Any) -> tuple[float, float] | None:
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(c) for c in ci):
+        return float(ci[0]), float(ci[1])
+    return None
+
+
+def _label(settings: dict[str, Any], name: str) -> str:
+    try:
+        return RunSettings.from_dict(settings).label()
+    except (UserError, TypeError, ValueError):
+        return name
+
+
+def _final_metrics(doc: dict[str, Any], record: RunRecord) -> dict[str, float]:
+    """Final validation metrics: the summary's val_* metrics, else the last validation event's."""
+    metrics = {k: float(v) for k, v in (doc.get("metrics") or {}).items()
+               if str(k).startswith("val_") and _finite(v)}
+    if metrics:
+        return metrics
+    validation = record.validation()
+    last = (validation[-1].get("metrics") or {}) if validation else {}
+    return {k: float(v) for k, v in last.items() if _finite(v)}
+
+
+# ---------------------------------------------------------------- the table
+
+def _baseline_index(records: list[RunRecord], baseline: int | str) -> int:
+    if isinstance(baseline, int):
+        if not -len(records) <= baseline < len(records):
+            raise UserError(f"baseline index {baseline} is out of range for {len(records)} run(s)",
+                            "pass a run name or an index from 0")
+        return baseline % len(records)
+    for i, r in enumerate(records):
+        if baseline in (r.name, str(r.path)) or r.path.resolve() == _resolve(baseline):
+            return i
+    raise UserError(f"baseline {baseline!r} is not one of the compared runs",
+                    "pass --baseline with the name or path of one of the RUN_DIRs")
+
+
+def _resolve(path: str) -> Path | None:
+    try:
+        return Path(path).resolve()
+    except OSError:
+        return None
+
+
+def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[CompareRow]:
+    """One row per record, in order; speed-up (per sample), memory and accuracy against `baseline`."""
+    if not records:
+        return []
+    base_i = _baseline_index(records, baseline)
+    docs = [effective_summary(r) for r in records]
+    base = docs[base_i]
+    rows = []
+    for i, (record, doc) in enumerate(zip(records, docs)):
+        settings = doc.get("settings") or {}
+        recorded = record.checkpoint_settings()
+        median = ci = None
+        if doc.get("step_ms") or summ.steady_samples(doc):
+            m, c = summ.step_time(doc)
+            median, ci = _num(m), _interval(c)
+        sps = _num(doc.get("steps_per_s"))
+        sps_ci = (1000.0 / ci[1], 1000.0 / ci[0]) if ci and ci[0] > 0 else None
+        if i == base_i:
+            speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), BASELINE
+        else:
+            s, c = summ.speedup(base, doc)
+            speedup, speedup_ci = _num(s), _interval(c)
+            verdict = change_verdict(speedup_ci) if speedup_ci else "no measurable change"
+        delta = summ.val_delta(base, doc) if i != base_i else None
+        peak = doc.get("peak_memory_bytes")
+        rows.append(CompareRow(
+            name=record.name,
+            label=_label(settings, record.name),
+            status=record.status,
+            policy=settings.get("policy"),
+            jit_compile=settings.get("jit_compile") if isinstance(settings.get("jit_compile"), bool) else None,
+            batch_size=settings.get("batch_size") if isinstance(settings.get("batch_size"), int) else None,
+            steps_per_s=sps,
+            steps_per_s_ci95=sps_ci,
+            step_ms=median,
+            step_ms_ci95=ci,
+            speedup=speedup,
+            speedup_ci95=speedup_ci,
+            verdict=verdict,
+            warmup_s=_num(doc.get("warmup_s")),
+            peak_memory_bytes=int(peak) if _finite(peak) else None,
+            memory_ratio=_num(summ.memory_ratio(base, doc)),
+            memory_kind=doc.get("memory_kind"),
+            metrics=_final_metrics(doc, record),
+            val_delta=(delta[0], delta[1]) if delta else None,
+            findings=[c for c in codes_of(record.findings()) if c],
+            learning_rate=_num(doc.get("learning_rate") if _finite(doc.get("learning_rate"))
+                               else recorded.get("learning_rate")),
+            warnings=list(record.warnings),
+            steps_completed=doc.get("steps_completed") if isinstance(doc.get("steps_completed"), int) else None,
+            from_summary=record.summary is not None,
+            recorded_settings=recorded,
+            path=str(record.path),
+        ))
+    return rows
+
+
+# ---------------------------------------------------------------- output
+
+def metric_names(rows: list[CompareRow]) -> list[str]:
+    """Union of the rows' validation metric names, in first-seen order."""
+    names: list[str] = []
+    for r in rows:
+        names += [k for k in r.metrics if k not in names]
+    return names
+
+
+CSV_COLUMNS = ("name", "label", "status", "policy", "jit_compile", "batch_size", "steps_per_s",
+               "steps_per_s_ci95_lo", "steps_per_s_ci95_hi", "step_ms", "step_ms_ci95_lo", "step_ms_ci95_hi",
+               "speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict", "warmup_s", "peak_memory_bytes",
+               "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "learning_rate",
+               "steps_completed", "findings", "warnings")
+
+
+def _flat(row: CompareRow) -> dict[str, Any]:
+    d = asdict(row)
+    for key in ("steps_per_s_ci95", "step_ms_ci95", "speedup_ci95"):
+        lo_hi = d.pop(key)
+        d[key + "_lo"], d[key + "_hi"] = lo_hi if lo_hi else (None, None)
+    delta = d.pop("val_delta")
+    d["val_delta_metric"], d["val_delta"] = delta if delta else (None, None)
+    d["findings"] = ";".join(row.findings)
+    d["warnings"] = " | ".join(row.warnings)
+    return d
+
+
+def to_csv(rows: list[CompareRow]) -> str:
+    """The table as CSV: one line per run, intervals as _lo/_hi columns, one column per metric.
+
+    Numbers are written with full precision (repr), empty where not measured.
+    """
+    metrics = metric_names(rows)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(list(CSV_COLUMNS) + metrics)
+    for row in rows:
+        d = _flat(row)
+        values = [d[c] for c in CSV_COLUMNS] + [row.metrics.get(m) for m in metrics]
+        writer.writerow(["" if v is None else repr(v) if isinstance(v, float) else v for v in values])
+    return out.getvalue()
+
+
+def to_json(rows: list[CompareRow]) -> list[dict[str, Any]]:
+    """The rows as JSON-ready dicts (intervals as [lo, hi] lists)."""
+    out = []
+    for row in rows:
+        d = asdict(row)
+        for k, v in d.items():
+            if isinstance(v, tuple):
+                d[k] = list(v)
+        out.append(d)
+    return out
+
+
+# -------- formatting shared by the terminal table, the GUI and the report
+
+def fmt_num(v: float | None, digits: int = 2) -> str:
+    return f"{v:.{digits}f}" if v is not None else "n/a"
+
+
+def fmt_with_ci(v: float | None, ci: tuple[float, float] | None, digits: int = 2, unit: str = "") -> str:
+    """'1.23x [1.20, 1.26]' — value with its 95% interval, or 'n/a'."""
+    if v is None:
+        return "n/a"
+    text = f"{v:.{digits}f}{unit}"
+    return text + (f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "")
+
+
+def fmt_memory(row: CompareRow) -> str:
+    """'812.0 MiB (0.61x, host)'."""
+    if row.peak_memory_bytes is None:
+        return "n/a"
+    extras = [f"{row.memory_ratio:.2f}x"] if row.memory_ratio is not None else []
+    if row.memory_kind:
+        extras.append(row.memory_kind)
+    return fmt_bytes(row.peak_memory_bytes) + (f" ({', '.join(extras)})" if extras else "")
+
+
+def fmt_speedup(row: CompareRow) -> str:
+    if row.verdict == BASELINE:
+        return "1.00x (baseline)"
+    return fmt_with_ci(row.speedup, row.speedup_ci95, 2, "x")
+
+
+def fmt_xla(row: CompareRow) -> str:
+    return {True: "on", False: "off"}.get(row.jit_compile, "n/a")
+
+
+def fmt_metric(v: float | None) -> str:
+    return f"{v:.4f}" if v is not None else "n/a"
+
+
+TEXT_HEADER = ("run", "status", "policy", "XLA", "batch", "steps/s [95% CI]", "speed-up [95% CI]",
+               "verdict", "warm-up s", "peak memory")
+
+
+def text_cells(row: CompareRow, metrics: list[str]) -> list[str]:
+    """One row of the compare table as display strings (terminal, GUI and report use these)."""
+    return [row.name, row.status, row.policy or "n/a", fmt_xla(row),
+            str(row.batch_size) if row.batch_size is not None else "n/a",
+            fmt_with_ci(row.steps_per_s, row.steps_per_s_ci95, 2), fmt_speedup(row), row.verdict,
+            fmt_num(row.warmup_s, 1), fmt_memory(row)] + \
+        [fmt_metric(row.metrics.get(m)) for m in metrics] + [", ".join(row.findings) or "-"]
+
+
+def to_text(rows: list[CompareRow]) -> str:
+    """An aligned plain-text table, then each run's warnings (truncated files, missing summary)."""
+    if not rows:
+        return "No runs to compare."
+    metrics = metric_names(rows)
+    header = list(TEXT_HEADER) + metrics + ["findings"]
+    table = [header] + [text_cells(r, metrics) for r in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    base = next((r for r in rows if r.verdict == BASELINE), None)
+    if base is not None:
+        lines.append("")
+        lines.append(f"Speed-up is throughput per sample against {base.name}, with its 95% confidence interval; "
+                     "an interval containing 1.00 is no measurable change.")
+    for r in rows:
+        for w in r.warnings:
+            lines.append(f"warning: {r.name}: {w}")
+    return "\n".join(lines)
