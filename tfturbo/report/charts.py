@@ -1,0 +1,98 @@
+"""Vector line charts for the report (reportlab.graphics), one per `model.Plot`.
+
+Drawn as PDF paths with real text, so they print sharply and their labels are
+selectable; no Qt or matplotlib needed. Chart strings are drawn literally
+(reportlab.graphics does not interpret markup), so names need no escaping here.
+"""
+
+from __future__ import annotations
+
+import math
+
+from reportlab.graphics.charts.legends import Legend
+from reportlab.graphics.charts.lineplots import LinePlot
+from reportlab.graphics.shapes import Drawing, Group, String
+from reportlab.graphics.widgets.markers import makeMarker
+from reportlab.lib import colors
+
+from . import style
+from .model import Plot
+
+SERIES_COLORS = (style.ACCENT, style.CONTRAST, colors.HexColor("#6B7B8C"), colors.HexColor("#2E8B57"))
+
+
+def _nice_range(lo: float, hi: float) -> tuple[float, float, float]:
+    """Axis bounds and a tick step of 1, 2 or 5 x 10^k giving about five ticks."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return 0.0, 1.0, 0.2
+    if hi <= lo:
+        pad = abs(lo) * 0.05 or 1.0
+        lo, hi = lo - pad, hi + pad
+    raw = (hi - lo) / 5
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    return math.floor(lo / step) * step, math.ceil(hi / step) * step, step
+
+
+def _tick_format(step: float):
+    digits = max(0, -int(math.floor(math.log10(step)))) if step < 1 else 0
+    return lambda v: f"{v:,.{digits}f}"
+
+
+def line_chart(plot: Plot, width: float, height: float = 150) -> Drawing:
+    """A titled chart with axis labels and a legend under the plot area."""
+    legend_rows = len(plot.curves)
+    legend_h = 12 * legend_rows + 4
+    d = Drawing(width, height + legend_h)
+    left, bottom, right, top = 48, legend_h + 28, 10, 18
+    lp = LinePlot()
+    lp.x, lp.y = left, bottom
+    lp.width, lp.height = width - left - right, height + legend_h - bottom - top
+    lp.data = [list(zip(c.x, c.y)) for c in plot.curves]
+    for i, _ in enumerate(plot.curves):
+        lp.lines[i].strokeColor = SERIES_COLORS[i % len(SERIES_COLORS)]
+        lp.lines[i].strokeWidth = 1.1
+    xs = [v for c in plot.curves for v in c.x]
+    ys = [v for c in plot.curves for v in c.y]
+    for axis, values in ((lp.xValueAxis, xs), (lp.yValueAxis, ys)):
+        lo, hi, step = _nice_range(min(values), max(values))
+        axis.valueMin, axis.valueMax, axis.valueStep = lo, hi, step
+        axis.labelTextFormat = _tick_format(step)
+        axis.labels.fontName = style.FONT
+        axis.labels.fontSize = 7
+        axis.labels.fillColor = style.MUTED
+        axis.strokeColor = style.RULE
+    lp.xValueAxis.tickDown = 3
+    lp.yValueAxis.tickLeft = 3
+    lp.yValueAxis.visibleGrid = True
+    lp.yValueAxis.gridStrokeColor = colors.HexColor("#E3E7EC")
+    lp.yValueAxis.gridStrokeWidth = 0.4
+    if len(plot.curves[0].x) < 30:  # few points (validation): mark them
+        for i, _ in enumerate(plot.curves):
+            lp.lines[i].symbol = makeMarker("FilledCircle", size=3.5,
+                                            fillColor=SERIES_COLORS[i % len(SERIES_COLORS)])
+    d.add(lp)
+    d.add(String(left, height + legend_h - 11, plot.title, fontName=style.FONT_BOLD, fontSize=9.5,
+                 fillColor=style.INK))
+    d.add(String(left + lp.width / 2, bottom - 22, plot.x_label, fontName=style.FONT, fontSize=7.5,
+                 fillColor=style.MUTED, textAnchor="middle"))
+    y_label = String(0, 0, plot.y_label, fontName=style.FONT, fontSize=7.5, fillColor=style.MUTED,
+                     textAnchor="middle")
+    g = Group(y_label)
+    g.translate(9, bottom + lp.height / 2)
+    g.rotate(90)
+    d.add(g)
+    legend = Legend()
+    legend.x, legend.y = left, legend_h - 2
+    legend.boxAnchor = "nw"
+    legend.alignment = "right"
+    legend.columnMaximum = legend_rows
+    legend.deltay = 12
+    legend.dx, legend.dy = 14, 2.5
+    legend.fontName, legend.fontSize = style.FONT, 7.5
+    legend.fillColor = style.INK
+    legend.strokeWidth = 0
+    legend.strokeColor = None
+    legend.colorNamePairs = [(SERIES_COLORS[i % len(SERIES_COLORS)], c.label) for i, c in enumerate(plot.curves)]
+    d.add(legend)
+    return d

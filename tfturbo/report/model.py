@@ -1,0 +1,442 @@
+"""What the report says, gathered from a study directory as plain data (no PDF here).
+
+Everything the PDF shows is decided in this module, so it can be tested
+without reading a PDF and reused by other front ends: which run is the
+baseline, which rung is recommended, the configuration table (from
+`tfturbo.compare`, so every number comes from the runs' summaries), the
+curves, findings, the input probe, the settings records and the commands
+that re-run each rung.
+
+The study's ladder (study.yaml, written by `tfturbo tune`) decides which rungs
+were kept. Without a readable study.yaml the runs in runs/ are compared with
+the first as baseline and the report says so.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import compare, protocol, summary as summ
+from ..cli_args import run_argv
+from ..errors import UserError
+from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study
+from ..settings import RunSettings
+from ..stats import detect_warmup
+from ..tune.decision import Tolerance, accuracy_gate
+
+MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
+
+
+@dataclass
+class Rung:
+    """One configuration of the study, as the table and the appendix show it."""
+
+    name: str
+    row: compare.CompareRow | None  # None: the ladder names a run that is not in runs/
+    kept: bool | None  # None: no ladder decision recorded
+    reason: str
+    settings: dict[str, Any]
+    ladder: dict[str, Any] = field(default_factory=dict)  # the study.yaml entry, if any
+
+    @property
+    def status(self) -> str:
+        if self.row:
+            return self.row.status
+        return "skipped" if self.ladder.get("skipped") else "missing"
+
+
+@dataclass
+class Curve:
+    label: str
+    x: list[float]
+    y: list[float]
+
+
+@dataclass
+class Plot:
+    title: str
+    x_label: str
+    y_label: str
+    curves: list[Curve]
+    note: str = ""
+
+
+@dataclass
+class ReportData:
+    study_dir: Path
+    workload: str
+    created: str
+    device: str
+    versions: dict[str, str]
+    environment: dict[str, Any]
+    rungs: list[Rung]
+    baseline: Rung | None
+    tuned: Rung | None  # the recommended rung (None: keep the baseline)
+    verdict: str
+    recommended: dict[str, Any]
+    apply_rows: list[tuple[str, str]]
+    findings: list[dict[str, Any]]
+    probe: dict[str, Any] | None
+    plots: list[Plot]
+    snippet: str | None
+    commands: list[tuple[str, str]]
+    warnings: list[str]
+    has_ladder: bool
+    metric: str | None
+    options: dict[str, Any] = field(default_factory=dict)  # the tune options study.yaml recorded
+    adaptive: dict[str, Any] = field(default_factory=dict)  # steps/time adaptive measurement saved
+
+
+# ---------------------------------------------------------------- helpers
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _run_meta(record: RunRecord, key: str) -> Any:
+    """A run's `versions`/`device`/`workload`: from summary.json, run.yaml, or its hello event."""
+    if record.summary and record.summary.get(key):
+        return record.summary[key]
+    if record.settings.get(key):
+        return record.settings[key]
+    for e in record.events:
+        if e.get("type") == protocol.HELLO:
+            if key == "versions" and isinstance(e.get("versions"), dict):
+                return e["versions"]
+            if key == "device" and e.get("devices"):
+                return ", ".join(_device_name(d) for d in e["devices"])
+    return None
+
+
+def _device_name(d: Any) -> str:
+    if isinstance(d, dict):
+        extra = [str(d[k]) for k in ("compute_capability",) if d.get(k)]
+        name = f"{d.get('type', '')}: {d.get('name', '')}".strip(": ")
+        return name + (f" (compute capability {extra[0]})" if extra else "")
+    return str(d)
+
+
+def _workload(study: dict[str, Any], records: list[RunRecord]) -> str:
+    w = study.get("workload")
+    if isinstance(w, dict):
+        w = w.get("spec") or w.get("name") or w.get("path")
+    if w:
+        return str(w)
+    for r in records:
+        meta = _run_meta(r, "workload")
+        if isinstance(meta, dict) and (meta.get("spec") or meta.get("name")):
+            return str(meta.get("spec") or meta.get("name"))
+        spec = compare.run_settings(r).get("workload")
+        if spec:
+            return str(spec)
+    return "unknown workload"
+
+
+def _settings_of(rung_settings: dict[str, Any]) -> RunSettings | None:
+    try:
+        return RunSettings.from_dict(rung_settings)
+    except (UserError, TypeError, ValueError):
+        return None
+
+
+def _downsample(x: list[float], y: list[float], reduce: str = "median") -> tuple[list[float], list[float]]:
+    """At most MAX_POINTS points: each bin of consecutive points becomes (mean x, median or mean y)."""
+    n = len(x)
+    if n <= MAX_POINTS:
+        return x, y
+    size = math.ceil(n / MAX_POINTS)
+    xs, ys = [], []
+    for i in range(0, n, size):
+        bx, by = x[i:i + size], sorted(y[i:i + size])
+        xs.append(sum(bx) / len(bx))
+        ys.append(by[len(by) // 2] if reduce == "median" else sum(by) / len(by))
+    return xs, ys
+
+
+def _label(rung: Rung, role: str) -> str:
+    return f"{role}: {rung.row.label if rung.row else rung.name}"
+
+
+# ---------------------------------------------------------------- the pieces
+
+def _rungs(study: dict[str, Any], rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[Rung]:
+    ladder = study.get("ladder")
+    rungs: list[Rung] = []
+    if isinstance(ladder, list) and ladder:
+        for entry in ladder:
+            if not isinstance(entry, dict):
+                continue
+            name = str(entry.get("name", ""))
+            row = rows.get(name)
+            settings = entry.get("settings") if isinstance(entry.get("settings"), dict) else \
+                (compare.run_settings(next(r for r in records if r.name == name)) if row else {})
+            kept = entry.get("kept") if isinstance(entry.get("kept"), bool) else None
+            rungs.append(Rung(name, row, kept, str(entry.get("reason") or ""), settings, entry))
+        # runs of the study that the ladder does not mention (a rung still running, an extra run)
+        named = {r.name for r in rungs}
+        rungs += [Rung(r.name, rows[r.name], None, "not in the study's ladder", compare.run_settings(r))
+                  for r in records if r.name not in named]
+        return rungs
+    return [Rung(r.name, rows[r.name], None, "", compare.run_settings(r)) for r in records]
+
+
+def _baseline_name(study: dict[str, Any], records: list[RunRecord]) -> str | None:
+    ladder = study.get("ladder")
+    if isinstance(ladder, list):
+        for entry in ladder:
+            if isinstance(entry, dict) and any(r.name == entry.get("name") for r in records):
+                return str(entry["name"])
+    return records[0].name if records else None
+
+
+def _pick_tuned(rungs: list[Rung], baseline: Rung | None, study: dict[str, Any], has_ladder: bool
+                ) -> Rung | None:
+    """The rung whose settings the study recommends; None when the baseline stays best."""
+    candidates = [r for r in rungs if r is not baseline and r.row is not None]
+    recommended = study.get("recommended") if isinstance(study.get("recommended"), dict) else {}
+    named = study.get("recommended_rung")
+    if has_ladder and named is not None:
+        return next((r for r in candidates if r.name == named), None)
+    if has_ladder:
+        kept = [r for r in candidates if r.kept]
+        for r in reversed(kept):
+            if recommended and all(r.settings.get(k) == recommended.get(k)
+                                   for k in ("policy", "jit_compile", "batch_size") if k in recommended):
+                return r
+        return kept[-1] if kept else None
+    # No ladder: the fastest completed run that is faster beyond the noise.
+    faster = [r for r in candidates if r.row.status == protocol.COMPLETED and r.row.verdict == "faster"]
+    return max(faster, key=lambda r: r.row.speedup or 0.0) if faster else None
+
+
+def _pct(ratio: float) -> str:
+    return f"{abs(1 - ratio) * 100:.0f}%"
+
+
+def _metric_phrase(metric: str, delta: float) -> str:
+    if metric.endswith("loss"):
+        return f"{metric} {delta:+.4f}"
+    return f"{metric} {delta * 100:+.2f} percentage points"
+
+
+def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe: dict[str, Any] | None,
+             has_ladder: bool, docs: dict[str, dict[str, Any]]) -> str:
+    """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
+    if probe and probe.get("verdict") == "input_bound":
+        frac = probe.get("input_fraction")
+        share = f" (about {frac:.0%} of each step waits for data)" if _finite(frac) else ""
+        return (f"The training job is input-bound{share}: the input pipeline, not the device, limits the step "
+                "rate, so precision and XLA changes cannot speed it up. Fix the input pipeline first (see the "
+                "findings), then run the study again.")
+    if baseline is None or baseline.row is None or baseline.row.step_ms is None:
+        return ("No baseline run with steady-state step times was found, so no speed-up can be stated. "
+                "See the warnings section for what is missing.")
+    base = baseline.row
+    source = "" if has_ladder else ("This study has no readable ladder decisions (study.yaml), so the runs are "
+                                    f"compared with the first one, {baseline.name}. ")
+    if tuned is None or tuned.row is None:
+        tried = [r for r in rungs if r is not baseline]
+        why = "; ".join(f"{r.row.label if r.row else r.name}: {r.reason or r.status}" for r in tried[:4])
+        return (source + f"No configuration was measurably faster than the baseline ({base.label}) without losing "
+                "accuracy on this hardware, so the recommendation is to keep the baseline settings."
+                + (f" Tried: {why}." if why else ""))
+    row = tuned.row
+    lo, hi = row.speedup_ci95 or (float("nan"), float("nan"))
+    text = (source + f"Training with {row.label} is {row.speedup:.2f}x as fast as the baseline ({base.label}), "
+            f"measured as throughput per sample (95% confidence interval {lo:.2f}x to {hi:.2f}x, "
+            f"{row.verdict if row.verdict != 'faster' else 'faster beyond the noise'}). ")
+    if row.memory_ratio is not None:
+        kind = "device" if row.memory_kind == "device" else "host"
+        change = "saves" if row.memory_ratio < 1 else "uses"
+        amount = _pct(row.memory_ratio) + (" less" if row.memory_ratio < 1 else " more")
+        text += (f"Peak {kind} memory {change} {amount} "
+                 f"({compare.fmt_bytes(base.peak_memory_bytes)} to {compare.fmt_bytes(row.peak_memory_bytes)}). ")
+    metric, delta, step, problem = accuracy_gate(docs[baseline.name], docs[tuned.name], Tolerance())
+    if metric is None:
+        text += "No validation metric was recorded to check accuracy."
+    elif delta is None:
+        text += f"Accuracy could not be checked: {problem}."
+    else:
+        at = f"at step {step}" if step is not None else "at the end of the runs"
+        text += (f"Accuracy is {'lost' if problem else 'kept'}: {_metric_phrase(metric, delta)} against the "
+                 f"baseline {at}" + (f" ({problem})." if problem else ", within tolerance."))
+    return text
+
+
+def _apply_rows(tuned: Rung | None, baseline: Rung | None, recommended: dict[str, Any]) -> list[tuple[str, str]]:
+    """The settings to apply, each with the value the study recommends."""
+    rung = tuned or baseline
+    settings = dict(rung.settings if rung else {})
+    settings.update({k: v for k, v in recommended.items() if v is not None})
+    row = rung.row if rung else None
+    lr = row.learning_rate if row else None
+    lr_text = f"{lr:.6g}" if lr is not None else "the workload's own"
+    scale = settings.get("lr_scale")
+    if _finite(scale) and scale != 1.0:
+        lr_text += f" (the workload's rate x {scale:g}, linear scaling rule for the larger batch)"
+    rows = [("Precision policy", str(settings.get("policy", "float32"))),
+            ("jit_compile (XLA)", str(bool(settings.get("jit_compile", False)))),
+            ("Batch size", str(settings.get("batch_size") or "the workload's default")),
+            ("Learning rate", lr_text)]
+    if settings.get("fix_head"):
+        rows.append(("Output layer", "dtype='float32' (float32 head)"))
+    if settings.get("drop_remainder"):
+        rows.append(("Training data", "batch(..., drop_remainder=True)"))
+    return rows
+
+
+def _findings(study: dict[str, Any], records: list[RunRecord]) -> list[dict[str, Any]]:
+    """The study's findings, then each run's, without repeats; each tagged with the run it came from."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    sources = [("study", study.get("findings"))] + [(r.name, r.findings()) for r in records]
+    for source, items in sources:
+        for f in items if isinstance(items, list) else []:
+            if not isinstance(f, dict):
+                continue
+            key = (str(f.get("code")), str(f.get("where")), str(f.get("message")))
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append({**f, "source": source})
+    return out
+
+
+def _plots(baseline: Rung | None, tuned: Rung | None, records: dict[str, RunRecord], metric: str | None
+           ) -> list[Plot]:
+    pairs = [(r, role) for r, role in ((baseline, "baseline"), (tuned, "tuned")) if r is not None and r.name in records]
+    step_curves, loss_curves, val_curves = [], [], []
+    for rung, role in pairs:
+        record = records[rung.name]
+        series = record.steps()
+        first = (record.summary or {}).get("warmup_steps")
+        start = first if isinstance(first, int) else detect_warmup(series.step_ms)
+        x = [float(s) for s in series.step[start:]]
+        y = [float(v) for v in series.step_ms[start:]]
+        if x:
+            step_curves.append(Curve(_label(rung, role), *_downsample(x, y)))
+        pts = [(float(s), float(v)) for s, v in zip(series.step, series.loss) if _finite(v)]
+        if pts:
+            loss_curves.append(Curve(_label(rung, role), *_downsample([p[0] for p in pts], [p[1] for p in pts], "mean")))
+        validation = (record.summary or {}).get("validation") or \
+            [{"step": e.get("step"), "metrics": e.get("metrics")} for e in record.validation()]
+        vpts = [(float(v["step"]), float(v["metrics"][metric])) for v in validation
+                if isinstance(v, dict) and _finite(v.get("step")) and isinstance(v.get("metrics"), dict)
+                and _finite(v["metrics"].get(metric))] if metric else []
+        if vpts:
+            val_curves.append(Curve(_label(rung, role), [p[0] for p in vpts], [p[1] for p in vpts]))
+    plots = [Plot("Step time", "step", "ms per step", step_curves,
+                  "Steady state only: warm-up steps (tracing, XLA compilation) are excluded and reported separately. "
+                  "A larger batch takes longer per step but processes more samples."),
+             Plot("Training loss", "step", "loss", loss_curves),
+             Plot(f"Validation: {metric}" if metric else "Validation", "step", metric or "", val_curves,
+                  "Same seed, same data order and the same number of steps in both runs.")]
+    return [p for p in plots if p.curves]
+
+
+def _snippet(recommended: dict[str, Any], baseline: Rung | None, findings: list[dict[str, Any]]) -> str | None:
+    """The code change to make, from `tfturbo tune`'s snippet writer when it is installed."""
+    try:
+        from ..tune.apply_snippet import snippet
+    except ImportError:
+        return None
+    try:
+        text = snippet(recommended, baseline.settings if baseline else {}, findings)
+    except Exception as e:  # the snippet is an aid; a failure must not cost the user the report
+        return f"# the code snippet could not be generated: {type(e).__name__}: {e}"
+    return str(text) if text else None
+
+
+def _commands(study_dir: Path, rungs: list[Rung], workload: str) -> list[tuple[str, str]]:
+    """`tfturbo run ...` for each rung (into a fresh directory, so it never overwrites the study)."""
+    out = [("whole study", shlex.join(["tfturbo", "tune", workload, "--out", f"{study_dir.name}-rerun"]))]
+    for rung in rungs:
+        settings = _settings_of(rung.settings)
+        if settings is None:
+            continue
+        if not settings.workload:
+            settings = settings.with_(workload=workload)
+        out.append((rung.name, shlex.join(["tfturbo", "run", *run_argv(settings, f"rerun/{rung.name}")])))
+    return out
+
+
+def _warnings(study_warnings: list[str], rungs: list[Rung]) -> list[str]:
+    """The study's own warnings, then one line per run that did not complete or was not read in full."""
+    out = list(study_warnings)
+    for rung in rungs:
+        if rung.row is None:
+            if rung.status == "missing":
+                out.append(f"{rung.name} (MISSING): the study's ladder names this run but runs/{rung.name} is not "
+                           "there; its numbers are not shown")
+            continue
+        problems = list(rung.row.warnings)
+        if rung.row.status != protocol.COMPLETED:
+            problems = [p for p in problems if not p.startswith("summary.json is missing")]
+            problems.insert(0, "no summary.json, so its numbers are what its events recorded before it stopped"
+                            if not rung.row.from_summary else "its summary holds what it measured before it stopped")
+        if problems:
+            out.append(f"{rung.name} ({rung.row.status.upper()}): " + "; ".join(problems))
+    return out
+
+
+# ---------------------------------------------------------------- entry point
+
+def gather(study_dir: str | Path) -> ReportData:
+    """Everything the report shows, read from a study directory."""
+    study_dir = Path(study_dir)
+    if not study_dir.is_dir():
+        raise UserError(f"{study_dir} is not a directory", "pass a study directory written by `tfturbo tune`")
+    record = load_study(study_dir)
+    if not record.runs:
+        raise UserError(f"{study_dir} holds no runs (no {RUNS_DIR}/ with run directories)",
+                        "pass a study directory written by `tfturbo tune`")
+    study = record.study
+    has_ladder = isinstance(study.get("ladder"), list) and bool(study.get("ladder"))
+    warnings = [w if STUDY_YAML in w else f"{STUDY_YAML}: {w}" for w in record.warnings]
+    if not has_ladder:
+        warnings.append(f"{STUDY_YAML} has no ladder decisions: the runs are compared with the first as baseline")
+    status = study.get("status")
+    if status in ("running", "interrupted", "failed"):
+        message = f": {study['message']}" if study.get("message") else ""
+        warnings.append(f"the study did not finish (status {status}){message}; "
+                        "this report shows the rungs it completed")
+    runs = {r.name: r for r in record.runs}
+    base_name = _baseline_name(study, record.runs)
+    # the ladder's order first, then any other run
+    ordered = [runs[e["name"]] for e in study.get("ladder") or [] if isinstance(e, dict) and e.get("name") in runs] \
+        if has_ladder else []
+    ordered += [r for r in record.runs if r not in ordered]
+    rows = {row.name: row for row in compare.compare_runs(ordered, base_name)}
+    rungs = _rungs(study if has_ladder else {}, rows, ordered)
+    baseline = next((r for r in rungs if r.name == base_name), None)
+    recommended = study.get("recommended") if isinstance(study.get("recommended"), dict) else {}
+    tuned = _pick_tuned(rungs, baseline, study, has_ladder)
+    probe = study.get("probe") if isinstance(study.get("probe"), dict) else None
+    docs = {r.name: compare.effective_summary(r) for r in ordered}
+    base_record = runs.get(base_name) if base_name else None
+    primary = summ.primary_metric(docs[base_name]) if base_record else None
+    metric = primary[0] if primary and primary[0].startswith("val_") else None
+    findings = _findings(study, ordered)
+    workload = _workload(study, ordered)
+    ref = base_record or ordered[0]
+    env = study.get("environment") if isinstance(study.get("environment"), dict) else {}
+    device = _run_meta(ref, "device") or ", ".join(_device_name(d) for d in env.get("devices") or []) or "unknown"
+    versions = _run_meta(ref, "versions") or {k: env[k] for k in ("tensorflow", "keras") if env.get(k)}
+    return ReportData(
+        study_dir=study_dir, workload=workload, created=str(study.get("created") or "not recorded"),
+        device=str(device), versions={str(k): str(v) for k, v in (versions or {}).items()}, environment=env,
+        rungs=rungs, baseline=baseline, tuned=tuned,
+        verdict=_verdict(baseline, tuned, rungs, probe, has_ladder, docs),
+        recommended=recommended, apply_rows=_apply_rows(tuned, baseline, recommended),
+        findings=findings, probe=probe, plots=_plots(baseline, tuned, runs, metric),
+        snippet=study["snippet"] if isinstance(study.get("snippet"), str) and study["snippet"].strip() else
+        _snippet(recommended or (tuned.settings if tuned else {}), baseline, findings),
+        commands=_commands(study_dir, rungs, workload), warnings=_warnings(warnings, rungs),
+        has_ladder=has_ladder, metric=metric,
+        options=study.get("options") if isinstance(study.get("options"), dict) else {},
+        adaptive=study.get("adaptive") if isinstance(study.get("adaptive"), dict) else {},
+    )

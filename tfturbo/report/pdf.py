@@ -1,0 +1,394 @@
+"""Lays out a `model.ReportData` as a PDF with reportlab's platypus.
+
+Every string that came from a file (workload, run and layer names, messages,
+fixes, warnings) goes through `esc` before it reaches a Paragraph, because
+Paragraph text is reportlab mini-markup: a layer called `<b>&evil</b>` must be
+printed as written, not interpreted. Table cells are Paragraphs so long
+values wrap instead of running off the page, and code blocks are Paragraphs
+too, so a long snippet splits across pages.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Any
+from xml.sax.saxutils import escape
+
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.units import cm
+from reportlab.pdfgen import canvas as rl_canvas
+from reportlab.platypus import (KeepTogether, PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table,
+                                TableStyle)
+
+from .. import __version__, compare, protocol
+from ..console import fmt_bytes
+from ..errors import UserError
+from ..settings import RunSettings
+from . import style
+from .charts import line_chart
+from .model import ReportData, Rung
+
+PAGE_W, PAGE_H = A4
+MARGIN = 1.8 * cm
+WIDTH = PAGE_W - 2 * MARGIN
+
+
+def esc(value: Any) -> str:
+    """A value as literal Paragraph text (markup characters escaped)."""
+    return escape(str(value))
+
+
+def code_markup(text: str) -> str:
+    """Escaped code keeping its line breaks and indentation in a Paragraph."""
+    lines = []
+    for line in str(text).expandtabs(4).splitlines() or [""]:
+        stripped = line.lstrip(" ")
+        lines.append("&nbsp;" * (len(line) - len(stripped)) + esc(stripped))
+    return "<br/>".join(lines)
+
+
+def P(text: str, st=style.CELL) -> Paragraph:
+    return Paragraph(text, st)
+
+
+def code_block(text: str) -> Paragraph:
+    st = style.CODE.clone("codeBlock", backColor=style.TINT, borderPadding=(5, 6, 5, 6), spaceBefore=4,
+                          spaceAfter=10, leftIndent=6, rightIndent=6)
+    return Paragraph(code_markup(text), st)
+
+
+def table(header: list[str], rows: list[list[Any]], widths: list[float], zebra: bool = True) -> Table:
+    """A wrapped table: header in the accent colour, repeated on each page; cells are Paragraphs.
+
+    `widths` are relative (scaled to the text width), so they may be given in points.
+    """
+    data = [[P(esc(h), style.HEAD_CELL) for h in header]]
+    for row in rows:
+        data.append([c if not isinstance(c, str) else P(esc(c)) for c in row])
+    scale = WIDTH / sum(widths)
+    t = Table(data, colWidths=[w * scale for w in widths], repeatRows=1, hAlign="LEFT")
+    cmds = [("BACKGROUND", (0, 0), (-1, 0), style.ACCENT),
+            ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),
+            ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
+            ("LEFTPADDING", (0, 0), (-1, -1), 4), ("RIGHTPADDING", (0, 0), (-1, -1), 4)]
+    if zebra:
+        cmds += [("BACKGROUND", (0, i), (-1, i), style.ZEBRA) for i in range(2, len(data), 2)]
+    t.setStyle(TableStyle(cmds))
+    return t
+
+
+def kv_table(rows: list[tuple[str, str]], key_width: float = 0.3) -> Table:
+    data = [[P(esc(k), style.CELL_BOLD), P(esc(v))] for k, v in rows]
+    t = Table(data, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign="LEFT")
+    t.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),
+                           ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3)]))
+    return t
+
+
+def status_cell(status: str) -> Paragraph:
+    """Completed runs plainly; anything else (failed, cancelled, crashed, skipped) in bold red."""
+    if status == protocol.COMPLETED:
+        return P(esc(status))
+    return P(f'<font color="{style.BAD.hexval()}"><b>{esc(status)}</b></font>')
+
+
+# ---------------------------------------------------------------- sections
+
+def _versions_text(versions: dict[str, str]) -> str:
+    names = {"tfturbo": "tfturbo", "tensorflow": "TensorFlow", "keras": "Keras", "python": "Python"}
+    return ", ".join(f"{names.get(k, k)} {v}" for k, v in versions.items()) or "not recorded"
+
+
+def title_page(data: ReportData) -> list:
+    env = data.environment
+    rec = env.get("recommended_policy")
+    meta = [("Workload", data.workload), ("Study", str(data.study_dir.name)), ("Hardware", data.device),
+            ("Study created", data.created),
+            ("Report generated", _dt.datetime.now().strftime("%Y-%m-%d %H:%M")),
+            ("Versions", _versions_text(data.versions))]
+    if rec:
+        meta.append(("Policy for this hardware", f"{rec}" + (f" ({env.get('reason')})" if env.get("reason") else "")))
+    verdict_box = Table([[P(esc(data.verdict), style.VERDICT)]], colWidths=[WIDTH])
+    verdict_box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), style.TINT),
+                                     ("LINEBEFORE", (0, 0), (0, -1), 3, style.ACCENT),
+                                     ("LEFTPADDING", (0, 0), (-1, -1), 12), ("RIGHTPADDING", (0, 0), (-1, -1), 12),
+                                     ("TOPPADDING", (0, 0), (-1, -1), 10), ("BOTTOMPADDING", (0, 0), (-1, -1), 10)]))
+    out = [Spacer(1, 2.5 * cm), P("Training speed-up report", style.TITLE),
+           P(esc(data.workload), style.SUBTITLE), kv_table(meta), Spacer(1, 1 * cm),
+           P("Verdict", style.H1), verdict_box, Spacer(1, 0.4 * cm)]
+    if data.apply_rows:
+        out += [P("Settings to apply", style.H2), kv_table(data.apply_rows)]
+    out.append(PageBreak())
+    return out
+
+
+def _rung_name(rung: Rung) -> Paragraph:
+    label = rung.row.label if rung.row else ""
+    role = " (baseline)" if rung.row and rung.row.verdict == compare.BASELINE else ""
+    return P(f"<b>{esc(rung.name)}</b>{esc(role)}<br/>"
+             f'<font color="{style.MUTED.hexval()}">{esc(label)}</font>')
+
+
+def _decision(rung: Rung) -> Paragraph:
+    if rung.kept is None:
+        head = "baseline" if rung.row and rung.row.verdict == compare.BASELINE else "no decision"
+        return P(esc(head) + (f"<br/>{esc(rung.reason)}" if rung.reason else ""))
+    colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
+    head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
+    return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
+             + (f"<br/>{esc(rung.reason)}" if rung.reason else ""))
+
+
+def with_ci(value: float | None, ci: tuple[float, float] | None, digits: int = 2, unit: str = "") -> Paragraph:
+    """The value, and its 95% interval on a second, muted line."""
+    if value is None:
+        return P("n/a")
+    text = f"{value:.{digits}f}{unit}"
+    if ci:
+        text += f'<br/><font color="{style.MUTED.hexval()}">[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]</font>'
+    return P(text)
+
+
+def _relative_time(row: compare.CompareRow) -> Paragraph:
+    """Time per sample relative to the baseline = 1 / speed-up (the tutorial's 'relative step time')."""
+    if row.speedup is None or row.speedup <= 0:
+        return P("n/a")
+    ci = row.speedup_ci95
+    inv = (1 / ci[1], 1 / ci[0]) if ci and ci[0] > 0 else None
+    return with_ci(1 / row.speedup, inv, 2, "x")
+
+
+def _speedup(row: compare.CompareRow) -> Paragraph:
+    if row.verdict == compare.BASELINE:
+        return P("1.00x<br/>(baseline)")
+    return with_ci(row.speedup, row.speedup_ci95, 2, "x")
+
+
+def _ladder_only(rung: Rung, key: str) -> str:
+    v = rung.ladder.get(key)
+    return f"{v:.2f}x (study.yaml)" if isinstance(v, (int, float)) and math.isfinite(v) else "n/a"
+
+
+def configuration_section(data: ReportData) -> list:
+    metric = data.metric
+    header = ["Configuration", "Status", "Relative time per sample [95% CI]", "Speed-up [95% CI]",
+              "Peak memory vs baseline", "Validation change", "Decision"]
+    rows = []
+    for rung in data.rungs:
+        row = rung.row
+        if row is None:
+            rows.append([_rung_name(rung), status_cell(rung.status), "n/a", _ladder_only(rung, "speedup"), "n/a",
+                         "n/a", _decision(rung)])
+            continue
+        delta = "n/a"
+        if row.verdict == compare.BASELINE:
+            delta = "-"
+        elif row.val_delta:
+            name, d = row.val_delta
+            delta = f"{d * 100:+.2f} pp" if not name.endswith("loss") else f"{d:+.4f}"
+        mem = P(f"{row.memory_ratio:.2f}x<br/>{esc(fmt_bytes(row.peak_memory_bytes))}") \
+            if row.memory_ratio is not None else fmt_bytes(row.peak_memory_bytes)
+        rows.append([_rung_name(rung), status_cell(row.status), _relative_time(row), _speedup(row), mem,
+                     delta, _decision(rung)])
+    measured_header = ["Configuration", "Steps/s [95% CI]", "Step time ms [95% CI]", "Warm-up (s)",
+                       "Final validation metrics", "Steps", "Findings"]
+    measured = []
+    for rung in data.rungs:
+        row = rung.row
+        if row is None:
+            continue
+        metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
+        measured.append([P(f"<b>{esc(rung.name)}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95, 2),
+                         with_ci(row.step_ms, row.step_ms_ci95, 1), compare.fmt_num(row.warmup_s, 1),
+                         metrics, str(row.steps_completed or "n/a"),
+                         P("<br/>".join(esc(c) for c in row.findings) or "-")])
+    val_note = (f" Validation change is the difference in <font name=\"{style.MONO}\">{esc(metric)}</font> from "
+                "the baseline at the end of the runs" + (" (pp: percentage points)." if not metric.endswith("loss")
+                                                         else ".")) if metric else ""
+    kind = next((r.row.memory_kind for r in data.rungs if r.row and r.row.memory_kind), None)
+    mem_note = {"device": "Peak memory is accelerator (device) memory.",
+                "host": "Peak memory is host memory (process RSS): this run had no accelerator."}.get(kind, "")
+    return [
+        P("Configurations", style.H1),
+        P("Each configuration was trained with the same seed, data order and number of steps. Speed-up is "
+          "throughput per sample against the baseline, with its 95% confidence interval from a block bootstrap "
+          "of the steady-state step times; an interval that contains 1.00 is reported as no measurable change. "
+          "Relative time per sample is its inverse (the tutorial's relative step time, measured). "
+          + esc(mem_note) + val_note, style.BODY),
+        table(header, rows, [88, 50, 62, 62, 56, 54, 121]),
+        Spacer(1, 0.5 * cm),
+        P("Measured values", style.H2),
+        table(measured_header, measured, [88, 62, 62, 48, 88, 34, 111]),
+    ]
+
+
+def plots_section(data: ReportData) -> list:
+    if not data.plots:
+        return [P("Before and after", style.H1), P("No per-step measurements were recorded to plot.", style.BODY)]
+    out = [PageBreak(), P("Before and after", style.H1),
+           P("Baseline and tuned configuration on the same steps. Curves are drawn from the runs' events.jsonl.",
+             style.BODY)]
+    for plot in data.plots:
+        block = [line_chart(plot, WIDTH)]
+        if plot.note:
+            block.append(P(esc(plot.note), style.SMALL))
+        block.append(Spacer(1, 0.35 * cm))
+        out.append(KeepTogether(block))
+    return out
+
+
+def findings_section(data: ReportData) -> list:
+    out = [P("Findings and fixes", style.H1)]
+    if not data.findings:
+        return out + [P("No findings: the audit and the runs raised nothing to fix.", style.BODY)]
+    order = {"error": 0, "warning": 1, "info": 2}
+    for f in sorted(data.findings, key=lambda f: order.get(str(f.get("severity")), 3)):
+        sev = str(f.get("severity") or "info")
+        colour = {"error": style.BAD, "warning": style.CONTRAST}.get(sev, style.MUTED)
+        where = f" in <b>{esc(f['where'])}</b>" if f.get("where") else ""
+        source = f' <font color="{style.MUTED.hexval()}">(from {esc(f.get("source"))})</font>'
+        block = [P(f'<font color="{colour.hexval()}"><b>{esc(sev.upper())}</b></font> '
+                   f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>{where}{source}', style.BODY),
+                 P(esc(f.get("message", "")), style.BODY)]
+        if str(f.get("fix") or "").strip():
+            block.append(code_block(str(f["fix"]).strip()))
+        out.append(KeepTogether(block))
+    return out
+
+
+def probe_section(data: ReportData) -> list:
+    out = [P("Input pipeline", style.H1)]
+    probe = data.probe
+    if not probe:
+        return out + [P("This study recorded no input-bound probe.", style.BODY)]
+    verdict = str(probe.get("verdict", "unknown"))
+    frac = probe.get("input_fraction")
+    text = {"input_bound": "<b>Input-bound</b>: the input pipeline limits the step rate. Fix it before tuning "
+                           "the model (see the INPUT_BOUND finding).",
+            "compute_bound": "<b>Compute-bound</b>: the device, not the input pipeline, limits the step rate, so "
+                             "precision and compilation changes can help."}.get(verdict, esc(verdict))
+    out.append(P(text, style.BODY))
+
+    def rate(key: str, unit: str) -> str:
+        v = probe.get(key)
+        return f"{v:.2f} {unit}" if isinstance(v, (int, float)) else "n/a"
+
+    rows = [("Input pipeline alone", rate("data_steps_per_s", "batches/s")),
+            ("Training step, data in memory", rate("compute_steps_per_s", "steps/s")),
+            ("Real training", rate("train_steps_per_s", "steps/s"))]
+    if isinstance(frac, (int, float)):
+        rows.append(("Share of the step waiting for data", f"{frac:.0%}"))
+    return out + [kv_table(rows, 0.4)]
+
+
+def settings_section(data: ReportData) -> list:
+    out = [P("Settings to apply", style.H1),
+           P("The configuration the study recommends" + (f" ({esc(data.tuned.name)})" if data.tuned else
+                                                         " (the baseline: nothing was measurably better)") + ":",
+             style.BODY), kv_table(data.apply_rows)]
+    if data.snippet:
+        out += [P("The change to make in the training script", style.H2), code_block(data.snippet)]
+    header = ["Run", "Policy", "jit_compile", "Batch", "Learning rate", "Device", "Versions"]
+    rows = []
+    for rung in data.rungs:
+        rec = rung.row.recorded_settings if rung.row else {}
+        if not rec:
+            rows.append([P(f"<b>{esc(rung.name)}</b>"), P("<i>no settings record</i>"), "", "", "", "", ""])
+            continue
+        versions = rec.get("versions") if isinstance(rec.get("versions"), dict) else {}
+        lr = rec.get("learning_rate")
+        rows.append([P(f"<b>{esc(rung.name)}</b>"), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
+                     str(rec.get("batch_size", "n/a")), f"{lr:.6g}" if isinstance(lr, (int, float)) else "n/a",
+                     str(rec.get("device", "n/a")), _versions_text({str(k): str(v) for k, v in versions.items()})])
+    out += [P("Settings record", style.H2),
+            P("Read back from each run's <font name=\"Courier\">checkpoint/tfturbo-settings.yaml</font>, "
+              "which is saved beside the model so a deployed checkpoint can be traced to how it was trained.",
+              style.BODY),
+            table(header, rows, [88, 62, 52, 34, 50, 88, 119])]
+    return out
+
+
+def warnings_section(data: ReportData) -> list:
+    if not data.warnings:
+        return []
+    return [P("Warnings", style.H1),
+            P("Runs that did not complete and files that could not be read in full. Their numbers are shown as "
+              "far as they were measured.", style.BODY)] + \
+        [P("\u2022 " + esc(w), style.BODY) for w in data.warnings]
+
+
+def appendix(data: ReportData) -> list:
+    base = data.baseline.settings if data.baseline else {}
+    try:
+        val_every = f"every {RunSettings.from_dict(base).effective_val_every()} steps"
+    except (UserError, TypeError, ValueError):
+        val_every = "not recorded"
+    rows = [("Seed", str(base.get("seed", "n/a"))), ("Steps per run", str(base.get("steps", "n/a"))),
+            ("Validation", f"{val_every}, {base.get('val_steps', 'n/a')} batches each"),
+            ("Device", data.device), ("Versions", _versions_text(data.versions))]
+    adaptive = data.adaptive
+    if isinstance(adaptive.get("steps_planned"), int) and adaptive.get("steps_saved"):
+        rows.append(("Adaptive measurement", f"{adaptive.get('steps_run')} of {adaptive['steps_planned']} planned steps "
+                                             f"run; about {adaptive.get('seconds_saved', 0):g} s saved"))
+    for key, value in data.options.items():
+        rows.append((f"tune option: {key}", str(value)))
+    rows.append(("Report written by", f"tfturbo {__version__}"))
+    out = [PageBreak(), P("Appendix: reproducibility", style.H1), kv_table(rows),
+           P("Commands", style.H2),
+           P("Each command re-runs one configuration into a new directory (the study itself is never overwritten).",
+             style.BODY)]
+    for name, command in data.commands:
+        out += [P(f"<b>{esc(name)}</b>", style.CELL), code_block(command)]
+    return out
+
+
+# ---------------------------------------------------------------- the document
+
+class NumberedCanvas(rl_canvas.Canvas):
+    """Draws 'page N of M' and a running footer once the page count is known."""
+
+    footer = ""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._pages: list[dict] = []
+
+    def showPage(self):
+        self._pages.append(dict(self.__dict__))
+        self._startPage()
+
+    def save(self):
+        total = len(self._pages)
+        for state in self._pages:
+            self.__dict__.update(state)
+            self._decorate(total)
+            super().showPage()
+        super().save()
+
+    def _decorate(self, total: int) -> None:
+        self.saveState()
+        self.setStrokeColor(style.RULE)
+        self.setLineWidth(0.5)
+        self.line(MARGIN, 1.4 * cm, PAGE_W - MARGIN, 1.4 * cm)
+        self.setFont(style.FONT, 7.5)
+        self.setFillColor(style.MUTED)
+        self.drawString(MARGIN, 1.0 * cm, self.footer[:110])
+        self.drawRightString(PAGE_W - MARGIN, 1.0 * cm, f"Page {self._pageNumber} of {total}")
+        if self._pageNumber > 1:
+            self.setFillColor(style.ACCENT)
+            self.rect(MARGIN, PAGE_H - 1.3 * cm, WIDTH, 2, stroke=0, fill=1)
+        self.restoreState()
+
+
+def render(data: ReportData, out_path: str) -> None:
+    """Write the report for `data` to `out_path`."""
+    story = (title_page(data) + configuration_section(data) + plots_section(data) + findings_section(data)
+             + probe_section(data) + settings_section(data) + warnings_section(data) + appendix(data))
+    doc = SimpleDocTemplate(out_path, pagesize=A4, leftMargin=MARGIN, rightMargin=MARGIN, topMargin=MARGIN,
+                            bottomMargin=MARGIN, title=f"Training speed-up report: {data.workload}",
+                            author=f"tfturbo {__version__}", subject="Before/after training performance",
+                            creator="tfturbo")
+    canvas_cls = type("ReportCanvas", (NumberedCanvas,), {"footer": f"tfturbo report · {data.workload}"})
+    doc.build(story, canvasmaker=canvas_cls)

@@ -1,0 +1,63 @@
+"""The report's look in one place: one accent colour, one sans family, monospace for code.
+
+The sans family is Bitstream Vera, shipped inside reportlab, and is embedded
+(subset) in the PDF: every viewer then draws exactly the layout reportlab
+measured, so no table cell that fits here overflows there. Code uses the
+PDF core Courier, whose metrics every viewer's substitute shares.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import reportlab
+from reportlab.lib import colors
+from reportlab.lib.enums import TA_LEFT
+from reportlab.lib.fonts import addMapping
+from reportlab.lib.styles import ParagraphStyle
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.ttfonts import TTFont
+
+FONT, FONT_BOLD, FONT_ITALIC, FONT_BOLD_ITALIC, MONO = "Vera", "VeraBd", "VeraIt", "VeraBI", "Courier"
+
+
+def _register_fonts() -> None:
+    folder = Path(reportlab.__file__).parent / "fonts"
+    for name in (FONT, FONT_BOLD, FONT_ITALIC, FONT_BOLD_ITALIC):
+        if name not in pdfmetrics.getRegisteredFontNames():
+            pdfmetrics.registerFont(TTFont(name, str(folder / f"{name}.ttf")))
+    for bold, italic, name in ((0, 0, FONT), (1, 0, FONT_BOLD), (0, 1, FONT_ITALIC), (1, 1, FONT_BOLD_ITALIC)):
+        addMapping(FONT, bold, italic, name)
+
+
+_register_fonts()
+
+ACCENT = colors.HexColor("#1F5A96")  # headings, table headers, the tuned curve's partner
+CONTRAST = colors.HexColor("#D9822B")  # the second curve in charts only
+INK = colors.HexColor("#1C232B")
+MUTED = colors.HexColor("#5B6673")
+RULE = colors.HexColor("#9AA5B1")
+ZEBRA = colors.HexColor("#F2F5F8")
+TINT = colors.HexColor("#E8F0F8")  # verdict box, code blocks
+BAD = colors.HexColor("#B42318")  # failed/cancelled/crashed status text
+GOOD = colors.HexColor("#1E7B34")
+
+
+def _p(name: str, **kw) -> ParagraphStyle:
+    base = dict(fontName=FONT, fontSize=9, leading=12.5, textColor=INK, alignment=TA_LEFT)
+    base.update(kw)
+    return ParagraphStyle(name, **base)
+
+
+BODY = _p("body", spaceAfter=6)
+SMALL = _p("small", fontSize=7.5, leading=10, textColor=MUTED)
+CELL = _p("cell", fontSize=7.5, leading=9.5)
+CELL_BOLD = _p("cellBold", fontName=FONT_BOLD, fontSize=7.5, leading=9.5)
+HEAD_CELL = _p("headCell", fontName=FONT_BOLD, fontSize=7.5, leading=9.5, textColor=colors.white)
+CODE = _p("code", fontName=MONO, fontSize=7.8, leading=9.8)
+CODE_CELL = _p("codeCell", fontName=MONO, fontSize=7.5, leading=9.3)
+TITLE = _p("title", fontName=FONT_BOLD, fontSize=24, leading=30, textColor=ACCENT, spaceAfter=4)
+SUBTITLE = _p("subtitle", fontSize=12, leading=16, textColor=MUTED, spaceAfter=18)
+H1 = _p("h1", fontName=FONT_BOLD, fontSize=14, leading=18, textColor=ACCENT, spaceBefore=14, spaceAfter=6)
+H2 = _p("h2", fontName=FONT_BOLD, fontSize=10.5, leading=14, textColor=INK, spaceBefore=8, spaceAfter=4)
+VERDICT = _p("verdict", fontSize=10, leading=14.5)
