@@ -46,6 +46,8 @@ class RungDecision:
     reason: str
     findings: list[dict] = field(default_factory=list)  # SLOWER_THAN_BASELINE / ACCURACY_REGRESSION / ... dicts
     val_step: int | None = None  # the validation step the metrics were compared at (None: final metrics)
+    # speed-up over `reference` (the configuration this rung extends) with its interval, when given
+    reference_speedup: tuple[float, tuple[float, float]] | None = None
 
 
 def _label(s: dict[str, Any]) -> str:
@@ -113,20 +115,36 @@ def accuracy_gate(baseline: dict[str, Any], candidate: dict[str, Any], tolerance
     return name, d, step, None
 
 
+def _speed(ratio: float, ci: tuple[float, float]) -> str:
+    if not math.isfinite(ratio):
+        return "no steady-state step times to compare"
+    return f"{ratio:.2f}× [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
 def _finding(code: str, message: str, fix: str, where: str, **data: Any) -> dict[str, Any]:
     return F.Finding(code, message, fix, where, data={k: v for k, v in data.items() if v is not None}).to_dict()
 
 
-def decide(baseline: dict, candidate: dict, tolerance: Tolerance = Tolerance()) -> RungDecision:
-    """Keep the candidate only if it is faster beyond the noise and its validation metric is within tolerance."""
+def decide(baseline: dict, candidate: dict, tolerance: Tolerance = Tolerance(), *,
+           reference: dict | None = None) -> RungDecision:
+    """Keep the candidate only if it is faster beyond the noise and its validation metric is within tolerance.
+
+    `speedup` is always against `baseline`, and so is the accuracy gate (tolerances do not add up
+    along the ladder). With `reference` (the configuration the candidate extends, e.g. the kept
+    mixed-precision rung under "+ XLA"), the candidate must also be faster than that reference.
+    """
     where = _label(candidate)
     status = str(candidate.get("status") or protocol.CRASHED)
     ratio, ci = summary.speedup(baseline, candidate)
     ci = (float(ci[0]), float(ci[1]))
+    ref_speed = None
+    if reference is not None:
+        r, rci = summary.speedup(reference, candidate)
+        ref_speed = (float(r), (float(rci[0]), float(rci[1])))
     metric, delta, step, problem = accuracy_gate(baseline, candidate, tolerance)
 
     def result(kept: bool, reason: str, found: list[dict]) -> RungDecision:
-        return RungDecision(ratio, ci, delta, metric, kept, reason, found, step)
+        return RungDecision(ratio, ci, delta, metric, kept, reason, found, step, ref_speed)
 
     if status == protocol.NAN_STOPPED:
         msg = f"{where}: the loss became NaN or infinite; training was stopped"
@@ -147,20 +165,24 @@ def decide(baseline: dict, candidate: dict, tolerance: Tolerance = Tolerance()) 
             reasons.append(text)
             found.append(_finding(code, f"{where}: {text}", "see the run's finding for the fix", where))
 
-    verdict = change_verdict(ci)
-    speed = (f"{ratio:.2f}× [{ci[0]:.2f}, {ci[1]:.2f}]" if math.isfinite(ratio)
-             else "no steady-state step times to compare")
+    judged_ratio, judged_ci = ref_speed if ref_speed is not None else (ratio, ci)
+    against = "the baseline" if reference is None else _label(reference)
+    verdict = change_verdict(judged_ci)
+    speed = _speed(judged_ratio, judged_ci)
+    if reference is not None and math.isfinite(judged_ratio):
+        speed += f" vs {against} ({_speed(ratio, ci)} vs the baseline)"
     if verdict == "faster":
         speed_text = f"faster: {speed}"
     else:
-        speed_text = f"{verdict}: {speed}" if math.isfinite(ratio) else f"no measurable change: {speed}"
+        speed_text = f"{verdict}: {speed}"
         reasons.insert(0, speed_text)
         found.insert(0, _finding(
             F.SLOWER_THAN_BASELINE,
             f"{where} is {'slower than' if verdict == 'slower' else 'not measurably faster than'} "
-            f"the configuration it was compared with ({speed} throughput per sample)",
+            f"{against} (throughput per sample {speed})",
             "not recommended: keep the previous settings", where,
-            speedup=ratio if math.isfinite(ratio) else None, speedup_ci95=list(ci), verdict=verdict))
+            speedup=judged_ratio if math.isfinite(judged_ratio) else None, speedup_ci95=list(judged_ci),
+            verdict=verdict, compared_with=against))
 
     if problem is not None:
         reasons.append(f"accuracy: {problem}")
@@ -178,3 +200,13 @@ def decide(baseline: dict, candidate: dict, tolerance: Tolerance = Tolerance()) 
         shown = f"{delta * 100:+.2f} pp" if not metric.endswith("loss") else f"{delta:+.4f}"
         gate = f"{metric} {shown}" + (f" at step {step}" if step is not None else "") + ", within tolerance"
     return result(True, f"{speed_text}; {gate}", [])
+
+
+def reference_decision(baseline: dict) -> RungDecision:
+    """The baseline's own row: speed-up 1.0, with the interval its own step-time noise allows."""
+    median, (lo, hi) = summary.step_time(baseline)
+    ci = (median / hi, median / lo) if _finite(median) and _finite(lo) and _finite(hi) and lo > 0 else (1.0, 1.0)
+    primary = summary.primary_metric(baseline)
+    noise = f" (step time ±{(hi - lo) / 2 / median:.1%})" if ci != (1.0, 1.0) else ""
+    return RungDecision(1.0, (float(ci[0]), float(ci[1])), 0.0 if primary else None,
+                        primary[0] if primary else None, True, f"reference: {_label(baseline)}{noise}", [])

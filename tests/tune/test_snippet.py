@@ -1,0 +1,38 @@
+"""The code changes shown for the recommended settings (issue 4 item 4)."""
+
+from __future__ import annotations
+
+from tfturbo.settings import RunSettings
+from tfturbo.tune.apply_snippet import snippet
+
+BASE = RunSettings("builtin:x", batch_size=64)
+
+
+def test_all_changes_appear_as_patch_lines():
+    rec = BASE.with_(policy="mixed_bfloat16", jit_compile=True, batch_size=96, lr_scale=1.5, fix_head=True)
+    head = {"code": "HEAD_NOT_FLOAT32", "where": "dense_2", "message": "softmax computes in bfloat16"}
+    dim = {"code": "DIM_NOT_MULTIPLE_OF_8", "where": "dense (Dense 100)", "fix": "keras.layers.Dense(104)"}
+    text = snippet(rec.to_dict(), BASE.to_dict(), [head, dim])
+    lines = text.splitlines()
+    policy = lines.index('+keras.mixed_precision.set_global_policy("mixed_bfloat16")')
+    assert lines.index(" model = build_model()") == policy + 1  # the policy line comes before the build
+    assert '+outputs = keras.layers.Dense(num_classes, activation="softmax", dtype="float32")(x)' in lines
+    assert "dense_2" in text  # the head the audit named
+    assert "+              jit_compile=True)" in lines
+    assert "-train_ds = train_ds.batch(64)" in lines
+    assert "+train_ds = train_ds.batch(96, drop_remainder=True)" in lines
+    assert "+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * 1.5)" in lines
+    assert "linear scaling rule" in text
+    assert "keras.layers.Dense(104)" in text
+
+
+def test_xla_only_keeps_policy_and_batch():
+    text = snippet(BASE.with_(jit_compile=True), BASE, [])
+    assert "jit_compile=True" in text and "drop_remainder=True" in text
+    assert "set_global_policy" not in text and "LEARNING_RATE" not in text and 'dtype="float32"' not in text
+
+
+def test_no_change_says_so():
+    text = snippet(BASE, BASE, [])
+    assert "No code changes" in text
+    assert "+" not in "".join(line[:1] for line in text.splitlines())

@@ -1,0 +1,199 @@
+"""The ladder's flow and its documents, driven by a fake backend answering with recorded summaries."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+import yaml
+
+from tfturbo import cli
+from tfturbo.errors import WorkloadError
+from tfturbo.findings import codes_of
+from tfturbo.tune import ladder as ladder_mod
+from tfturbo.tune.ladder import Ladder, TuneOptions
+
+LADDER_KEYS = {"name", "settings", "steps_per_s", "speedup", "speedup_ci95", "val_delta", "kept", "reason"}
+
+
+def cpu_like(make_summary):
+    """float32 100 ms; 16-bit slower; XLA faster; host memory unchanged."""
+    def run(s):
+        ms = {"float32": 100.0, "mixed_float16": 135.0, "mixed_bfloat16": 250.0}[s.policy] * (0.8 if s.jit_compile else 1)
+        return make_summary(ms, 0.90, policy=s.policy, jit=s.jit_compile, memory_kind="host", peak_mb=800,
+                            seed=len(s.policy) + 10 * s.jit_compile)
+    return run
+
+
+def gpu_like(make_summary):
+    """bfloat16 faster with less memory; XLA faster still; a larger batch is faster per sample."""
+    def run(s):
+        batch = s.batch_size or 64
+        ms = (100.0 if s.policy == "float32" else 60.0) * (0.75 if s.jit_compile else 1) * (batch / 64) ** 0.8
+        peak = (1000.0 if s.policy == "float32" else 600.0) * (0.9 if s.jit_compile else 1) * batch / 64
+        return make_summary(ms, 0.90, policy=s.policy, jit=s.jit_compile, batch_size=batch, peak_mb=peak,
+                            seed=int(ms * 10))
+    return run
+
+
+def test_cpu_ladder_keeps_what_measured_faster(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(cpu_like(make_summary), recommended="float32")
+    lines = []
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend, say=lines.append).run()
+    doc = study.document()
+    names = [e["name"] for e in doc["ladder"]]
+    assert names == ["01-baseline", "02-mixed_float16", "03-xla", "04-larger_batch"]
+    assert [e["rung"] for e in doc["ladder"]] == ["baseline", "mixed_precision", "xla", "larger_batch"]
+    for e in doc["ladder"]:
+        assert LADDER_KEYS <= set(e)
+    base, mp, xla, big = doc["ladder"]
+    assert base["speedup"] == 1.0 and base["kept"] and base["val_delta"] == 0.0
+    assert not mp["kept"] and "slower" in mp["reason"] and "SLOWER_THAN_BASELINE" in codes_of(mp["findings"])
+    assert xla["kept"] and xla["settings"]["policy"] == "float32" and xla["settings"]["jit_compile"]
+    assert xla["speedup"] == pytest.approx(1.25, rel=0.03)
+    assert big["skipped"] and not big["kept"] and "no memory was freed" in big["reason"]
+    assert doc["recommended"]["jit_compile"] and doc["recommended"]["policy"] == "float32"
+    assert doc["recommended"]["until_ci"] is None  # measurement-only settings are not part of the advice
+    assert "jit_compile=True" in doc["snippet"] and "set_global_policy" not in doc["snippet"]
+    assert doc["status"] == "completed"
+    # one line per rung start and end
+    assert sum("running" in line for line in lines) == 3 and any("larger batch" in line for line in lines)
+
+
+def test_rungs_share_seed_steps_and_validation_points(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(gpu_like(make_summary), recommended="mixed_bfloat16")
+    Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100, seed=7), runner=backend).run()
+    runs = backend.runs
+    assert [(r.policy, r.jit_compile, r.batch_size) for r in runs] == [
+        ("float32", False, None), ("mixed_bfloat16", False, 64), ("mixed_bfloat16", True, 64),
+        ("mixed_bfloat16", True, 112)]
+    assert {(r.seed, r.steps, r.val_every, r.until_ci, r.min_steps) for r in runs} == {(7, 100, 20, 0.02, 40)}
+    assert runs[0].profile is None  # the baseline gets the profiler window
+    assert all(r.profile == (0, 0) for r in runs[1:])
+    assert runs[3].lr_scale == pytest.approx(112 / 64)
+
+
+def test_gpu_ladder_spends_freed_memory_on_a_larger_batch(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(gpu_like(make_summary), recommended="mixed_bfloat16")
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend).run()
+    doc = study.document()
+    assert [e["kept"] for e in doc["ladder"]] == [True, True, True, True]
+    big = doc["ladder"][3]
+    assert big["settings"]["batch_size"] == 112  # 1000 / 540 MB frees 1.85x: 118.5 rounded down to 8s
+    assert "linear scaling rule" in big["reason"] and big["compared_with"] == "03-xla"
+    assert doc["recommended"]["batch_size"] == 112 and doc["recommended"]["lr_scale"] == pytest.approx(1.75)
+    assert doc["recommended_rung"] == "04-larger_batch"
+    assert "LEARNING_RATE * 1.75" in doc["snippet"]
+
+
+def test_study_yaml_records_every_decision(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(cpu_like(make_summary))
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend).run()
+    data = yaml.safe_load((tmp_path / "s" / "study.yaml").read_text())
+    assert data["workload"] == "builtin:fake" and data["created"] and data["status"] == "completed"
+    assert data["environment"]["recommended_policy"] == "float32"
+    assert data["options"]["tolerance"] == {"accuracy_pp": 0.5, "loss_rel": 0.02}
+    assert [e["kept"] for e in data["ladder"]] == [e["kept"] for e in study.document()["ladder"]]
+    assert all(e["reason"] for e in data["ladder"])
+    assert data["recommended"]["jit_compile"] is True
+    assert data["adaptive"]["steps_planned"] == 300
+    json.dumps(data)  # plain data only
+
+
+def test_audit_fixes_are_applied_to_the_rungs_they_concern(tmp_path, make_summary, fake_backend):
+    audit = [{"code": "HEAD_NOT_FLOAT32", "severity": "error", "where": "head", "message": "softmax in 16-bit"},
+             {"code": "PARTIAL_LAST_BATCH", "severity": "warning", "where": "train_ds", "message": "ragged"}]
+    backend = fake_backend(gpu_like(make_summary), recommended="mixed_float16", audit=audit)
+    Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend).run()
+    base, mp, xla = backend.runs[:3]
+    assert not base.fix_head and not base.drop_remainder
+    assert mp.fix_head and not mp.drop_remainder
+    assert xla.fix_head and xla.drop_remainder
+    backend2 = fake_backend(gpu_like(make_summary), recommended="mixed_float16", audit=audit)
+    Ladder(TuneOptions("builtin:fake", tmp_path / "s2", steps=100, auto_fix=False), runner=backend2).run()
+    assert not any(r.fix_head or r.drop_remainder for r in backend2.runs)
+
+
+def test_both_policies_are_measured_when_asked(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(cpu_like(make_summary), recommended="float32")
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100, both_policies=True), runner=backend).run()
+    names = [e["name"] for e in study.document()["ladder"]]
+    assert names[:3] == ["01-baseline", "02-mixed_float16", "03-mixed_bfloat16"]
+
+
+def test_input_bound_job_stops_after_the_probe(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(cpu_like(make_summary), verdict="input_bound")
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s"), runner=backend).run()
+    doc = study.document()
+    assert doc["status"] == "input_bound" and doc["ladder"] == [] and doc["recommended"] is None
+    assert "INPUT_BOUND" in codes_of(doc["findings"])
+    assert [c for c, _ in backend.calls] == ["env", "audit", "probe-input"]
+    assert yaml.safe_load((tmp_path / "s" / "study.yaml").read_text())["probe"]["verdict"] == "input_bound"
+
+
+def test_broken_workload_writes_nothing(tmp_path, make_summary, fake_backend, backend_result):
+    backend = fake_backend(cpu_like(make_summary))
+    real = backend.__call__
+
+    def runner(command, argv, **kw):
+        if command == "audit":
+            return backend_result("audit", None, "failed", {"kind": "bad_input", "message": "x.py: no build_model()",
+                                                     "fix": "define build_model()"})
+        return real(command, argv, **kw)
+
+    with pytest.raises(WorkloadError, match="no build_model"):
+        Ladder(TuneOptions("x.py", tmp_path / "s"), runner=runner).run()
+    assert not (tmp_path / "s").exists()
+
+
+def test_ctrl_c_ends_the_study_cleanly(tmp_path, make_summary, fake_backend):
+    cancel = threading.Event()
+
+    def run(s):
+        if s.policy != "float32":
+            cancel.set()  # the user presses Ctrl-C during the mixed-precision rung
+            return make_summary(120.0, 0.9, status="cancelled", steps_completed=30, policy=s.policy)
+        return make_summary(100.0, 0.9)
+
+    backend = fake_backend(run)
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend, cancel=cancel).run()
+    data = yaml.safe_load((tmp_path / "s" / "study.yaml").read_text())
+    assert data["status"] == "interrupted" and "Ctrl-C" in data["message"]
+    assert [e["name"] for e in data["ladder"]] == ["01-baseline", "02-mixed_float16"]
+    assert not data["ladder"][1]["kept"] and "cancelled" in data["ladder"][1]["reason"]
+    assert len(backend.runs) == 2 and study.recommended is not None  # the baseline stands
+
+
+def test_failed_baseline_fails_the_study(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(lambda s: make_summary(100.0, status="failed"))
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s"), runner=backend).run()
+    assert study.status == "failed" and "baseline" in study.message and len(backend.runs) == 1
+    assert study.recommended is None
+
+
+def test_cli_json_document(tmp_path, make_summary, fake_backend, monkeypatch, capsys):
+    monkeypatch.setattr(ladder_mod, "run_backend", fake_backend(cpu_like(make_summary)))
+    code = cli.main(["tune", "builtin:fake", "--out", str(tmp_path / "s"), "--steps", "100", "--json", "--no-report"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    assert {"ladder", "recommended", "findings", "report"} <= set(doc)
+    assert doc["ladder"][0]["speedup"] == 1.0 and doc["report"] is None
+    for e in doc["ladder"]:
+        assert LADDER_KEYS <= set(e) and isinstance(e["speedup_ci95"], (list, type(None)))
+
+
+def test_cli_text_shows_table_reasons_and_snippet(tmp_path, make_summary, fake_backend, monkeypatch, capsys):
+    monkeypatch.setattr(ladder_mod, "run_backend", fake_backend(cpu_like(make_summary)))
+    code = cli.main(["tune", "builtin:fake", "--out", str(tmp_path / "s"), "--steps", "100", "--no-report"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "rel. step time" in out and "peak memory" in out
+    rows = {line.split()[0]: line for line in out.splitlines() if line[:2] in ("1 ", "2 ", "3 ", "4 ")}
+    assert "1.00x" in rows["1"] and "baseline" in rows["1"]
+    assert "mixed_float16" in rows["2"] and "1.3" in rows["2"] and "rejected" in rows["2"]  # 135 ms vs 100 ms
+    assert "0.80x" in rows["3"] and "KEPT" in rows["3"]
+    assert "skipped" in rows["4"]
+    assert "Recommended: float32 + XLA" in out and "jit_compile=True" in out
+    assert "Adaptive measurement" in out

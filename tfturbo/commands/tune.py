@@ -1,0 +1,147 @@
+"""`tfturbo tune WORKLOAD --out STUDY_DIR`: the whole checklist unattended (GitHub issue 4).
+
+Prints one line per rung while it works (stderr), then the table, the
+recommendation and the code changes (stdout), or with `--json` the `tune`
+document of DESIGN.md section 4. Ctrl-C stops the current rung cooperatively
+and ends the study with what was measured; a second Ctrl-C stops at once.
+Exit codes: 0 done (also when the job is input-bound), 1 the baseline or
+backend failed, 2 bad input, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from .. import console
+from ..cli_args import _positive_int
+from ..runfiles import REPORT_PDF
+from ..settings import DEFAULT_SEED, DEFAULT_STEPS
+from ..tune.batch import DEFAULT_MAX_SCALE
+from ..tune.decision import Tolerance
+from ..tune.ladder import Ladder, TuneOptions
+from ..tune.render import render_study
+from ..tune.study import FAILED, INTERRUPTED, Study
+
+
+def _fraction(value: str) -> float:
+    try:
+        v = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1 (e.g. 0.02), got {v}")
+    return v
+
+
+def _non_negative(value: str) -> float:
+    try:
+        v = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {v}")
+    return v
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("workload", metavar="WORKLOAD", help="path to a workload .py file, or builtin:NAME")
+    parser.add_argument("--out", required=True, metavar="STUDY_DIR", help="study directory to create")
+    parser.add_argument("--steps", type=_positive_int, default=DEFAULT_STEPS,
+                        help=f"training steps per rung at most (default {DEFAULT_STEPS})")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the same seed for every rung")
+    parser.add_argument("--batch-size", type=_positive_int, default=None, help="baseline batch size (default: the workload's)")
+    parser.add_argument("--val-every", type=_positive_int, default=None, help="validate every N steps (default steps/5)")
+    parser.add_argument("--until-ci", type=_fraction, default=0.02, metavar="FRACTION",
+                        help="adaptive measurement: stop a rung once its step-time 95%% interval is within "
+                             "±FRACTION (default 0.02)")
+    parser.add_argument("--min-steps", type=_positive_int, default=None,
+                        help="adaptive measurement: never stop a rung before this step (default: 2 validation intervals)")
+    parser.add_argument("--full-steps", action="store_true", help="no adaptive stop: run every rung for --steps")
+    parser.add_argument("--both-policies", action="store_true",
+                        help="measure mixed_float16 and mixed_bfloat16, not only the recommended 16-bit policy")
+    parser.add_argument("--accuracy-tolerance", type=_non_negative, default=Tolerance.accuracy_pp, metavar="PP",
+                        help=f"accuracy a rung may lose, in percentage points (default {Tolerance.accuracy_pp})")
+    parser.add_argument("--loss-tolerance", type=_non_negative, default=Tolerance.loss_rel, metavar="FRACTION",
+                        help=f"relative loss increase a rung may cost when the metric is a loss "
+                             f"(default {Tolerance.loss_rel})")
+    parser.add_argument("--max-batch-scale", type=float, default=DEFAULT_MAX_SCALE, metavar="X",
+                        help=f"the larger-batch rung grows the batch at most X times (default {DEFAULT_MAX_SCALE:g})")
+    parser.add_argument("--no-fixes", dest="auto_fix", action="store_false",
+                        help="measure the workload as written: do not apply the audit's automatic fixes "
+                             "(float32 head, drop_remainder)")
+    parser.add_argument("--report", metavar="FILE.pdf", default=None,
+                        help=f"where to write the PDF report (default STUDY_DIR/{REPORT_PDF})")
+    parser.add_argument("--no-report", action="store_true", help="do not write the PDF report")
+    parser.add_argument("--json", action="store_true", help="print the tune document as JSON")
+
+
+def options_from_args(args: argparse.Namespace) -> TuneOptions:
+    return TuneOptions(
+        workload=args.workload, out=Path(args.out), steps=args.steps, seed=args.seed, batch_size=args.batch_size,
+        val_every=args.val_every, until_ci=None if args.full_steps else args.until_ci, min_steps=args.min_steps,
+        both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
+        tolerance=Tolerance(args.accuracy_tolerance, args.loss_tolerance))
+
+
+def write_report(study: Study, out_pdf: str | None, say) -> None:
+    """The PDF, when the report module is installed; a failure here never loses the study."""
+    if not study.rungs:
+        return  # nothing was measured (input-bound or failed early): the report needs runs
+    try:
+        from ..report import write_report as _write
+    except ImportError:
+        say("report: not available in this build (tfturbo.report is missing)")
+        return
+    try:
+        study.report = str(_write(study.path, out_pdf))
+    except Exception as e:  # noqa: BLE001 — the ladder's result stands without its PDF
+        say(f"report: could not be written ({type(e).__name__}: {e}); run `tfturbo report {study.path}` to retry")
+        return
+    study.save()
+
+
+class _CtrlC:
+    """First Ctrl-C: ask the running rung to stop at a step boundary; second: the default (immediate)."""
+
+    def __init__(self, cancel: threading.Event, say):
+        self.cancel, self.say = cancel, say
+        self.previous = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        self.cancel.set()
+        self.say("stopping: finishing the current step and writing the study (Ctrl-C again to stop at once)")
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        return False
+
+
+def main(args: argparse.Namespace) -> int:
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    options = options_from_args(args)
+    cancel = threading.Event()
+    live = None if args.json else console.ProgressPrinter(out=sys.stderr, every_s=10.0)
+    ladder = Ladder(options, say=say, live=live, cancel=cancel)
+    with _CtrlC(cancel, say):
+        study = ladder.run()
+    if not args.no_report and study.status != INTERRUPTED:
+        write_report(study, args.report, say)
+    doc = study.document()
+    print(json.dumps(doc, indent=2) if args.json else render_study(doc))
+    if study.status == INTERRUPTED:
+        return 130
+    return 1 if study.status == FAILED else 0

@@ -1,0 +1,112 @@
+"""The code changes a user makes in their own training script for the recommended settings.
+
+The ladder measured settings (policy, XLA, batch, learning-rate scale, the
+automatic fixes); a user applies them as code. This turns the difference
+between the baseline and the recommended settings, plus what the audit
+found, into a patch-like snippet: `-` lines to change, `+` lines to write,
+each with the reason. The tune command, the wizard and the report all show
+this same text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import findings as F
+from ..settings import RunSettings
+
+
+def _settings(s: RunSettings | dict[str, Any] | None) -> RunSettings:
+    if isinstance(s, RunSettings):
+        return s
+    return RunSettings.from_dict(s or {})
+
+
+def _where(findings: list[dict[str, Any]], code: str) -> list[dict[str, Any]]:
+    return [f for f in findings or [] if isinstance(f, dict) and f.get("code") == code]
+
+
+def _fmt_scale(x: float) -> str:
+    return f"{x:.3f}".rstrip("0").rstrip(".")
+
+
+def snippet(recommended_settings: RunSettings | dict[str, Any] | None,
+            baseline_settings: RunSettings | dict[str, Any] | None,
+            findings: list[dict[str, Any]] | None = None) -> str:
+    """Patch-like text with the changes from `baseline_settings` to `recommended_settings`."""
+    rec, base = _settings(recommended_settings), _settings(baseline_settings)
+    findings = findings or []
+    hunks: list[tuple[str, list[str]]] = []  # (why, patch lines)
+
+    if rec.policy != base.policy:
+        hunks.append((
+            "precision policy: set it BEFORE the model is built (layers take the policy they are created under)", [
+            " import keras",
+            f'+keras.mixed_precision.set_global_policy("{rec.policy}")',
+            " model = build_model()",
+        ]))
+    if rec.sixteen_bit:
+        heads = _where(findings, F.HEAD_NOT_FLOAT32)
+        found = "; ".join(f"{f.get('where') or 'output layer'}: {f.get('message', '')}".strip() for f in heads)
+        hunks.append((
+            "float32 head: the output layer / final activation must compute in float32"
+            + (f" (the audit found: {found})" if found else " (keeps softmax and loss from overflowing in 16-bit)"), [
+            '-outputs = keras.layers.Dense(num_classes, activation="softmax")(x)',
+            '+outputs = keras.layers.Dense(num_classes, activation="softmax", dtype="float32")(x)',
+            "# or, after a 16-bit Dense without activation:",
+            '+outputs = keras.layers.Activation("softmax", dtype="float32")(x)',
+        ]))
+    if rec.jit_compile and not base.jit_compile:
+        hunks.append((
+            "XLA: compile the training step", [
+            " model.compile(optimizer=optimizer, loss=loss, metrics=metrics,",
+            "+              jit_compile=True)",
+        ]))
+    batch_changed = rec.batch_size and base.batch_size and rec.batch_size != base.batch_size
+    drop = rec.drop_remainder or rec.jit_compile
+    if batch_changed or (drop and not base.drop_remainder):
+        old_batch = base.batch_size or "BATCH_SIZE"
+        new_batch = rec.batch_size or old_batch
+        why = []
+        if drop:
+            why.append("drop_remainder=True keeps the batch shape fixed, so XLA compiles once"
+                       if rec.jit_compile else "drop the partial last batch")
+        if batch_changed:
+            why.append(f"batch {old_batch} → {new_batch} uses the memory the earlier changes freed")
+        hunks.append((
+            "input pipeline: " + "; ".join(why), [
+            f"-train_ds = train_ds.batch({old_batch})",
+            f"+train_ds = train_ds.batch({new_batch}{', drop_remainder=True' if drop else ''})",
+        ]))
+    if abs(rec.lr_scale - base.lr_scale) > 1e-9:
+        factor = rec.lr_scale / base.lr_scale
+        hunks.append((
+            "learning rate: linear scaling rule (multiply it by the factor the batch grew)", [
+            "-optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE)",
+            f"+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * {_fmt_scale(factor)})",
+        ]))
+
+    extras = []
+    if rec.policy == "mixed_float16":
+        for f in _where(findings, F.CUSTOM_LOOP_NO_LOSS_SCALING):
+            extras.append(f"# custom train_step: {f.get('fix') or 'scale the loss with optimizer.scale_loss(loss)'}")
+    if rec.sixteen_bit:
+        for code in (F.DIM_NOT_MULTIPLE_OF_8, F.BATCH_NOT_MULTIPLE_OF_8):
+            for f in _where(findings, code):
+                if f.get("fix"):
+                    extras.append(f"# {f.get('where') or code}: {f['fix']}")
+
+    title = f"# tfturbo: changes for the recommended settings — {rec.label()}"
+    if not hunks:
+        return "\n".join([
+            title,
+            f"# No code changes: the measured ladder kept your current settings ({base.label()}).",
+            "# No change beat them beyond the measurement noise while keeping the validation metric.",
+            *extras,
+        ]) + "\n"
+    lines = [title]
+    for i, (why, patch) in enumerate(hunks, 1):
+        lines += ["", f"# {i}. {why}", *patch]
+    if extras:
+        lines += ["", "# also, under the 16-bit policy:", *extras]
+    return "\n".join(lines) + "\n"

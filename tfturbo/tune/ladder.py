@@ -1,0 +1,344 @@
+"""The checklist, unattended: environment, audit, input probe, then the speed-up ladder.
+
+Each rung is one measured backend run in STUDY_DIR/runs/<NN-name>/ with the
+baseline's seed, step budget and validation points; `decide()` keeps it only
+if it is faster beyond the noise and accurate enough. Later rungs build on the
+best kept configuration so far:
+
+  baseline (float32, no XLA, profiler window on)
+  mixed precision (the recommended 16-bit policy; both with both_policies)
+  + XLA on the best kept configuration
+  + a larger batch, sized from the measured peak memory the kept rungs freed
+
+The backend is reached only through `runner` (default `run_backend`), so the
+flow can be tested on recorded documents without TensorFlow.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import findings as F
+from .. import protocol, summary
+from ..backend_client import BackendResult, run_backend
+from ..cli_args import run_argv
+from ..errors import OutputDirError, UserError, WorkloadError
+from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
+from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from .batch import DEFAULT_MAX_SCALE, plan_larger_batch
+from .decision import Tolerance, decide, reference_decision
+from .study import (BASELINE, COMPLETED, FAILED, INPUT_BOUND, INTERRUPTED, LARGER_BATCH, MIXED_PRECISION, XLA,
+                    Rung, Study, measurement_only)
+from .apply_snippet import snippet
+
+Runner = Callable[..., BackendResult]
+SIXTEEN_BIT = ("mixed_float16", "mixed_bfloat16")
+NO_PROFILE = (0, 0)
+
+
+@dataclass
+class TuneOptions:
+    workload: str
+    out: Path
+    steps: int = DEFAULT_STEPS
+    seed: int = DEFAULT_SEED
+    batch_size: int | None = None
+    val_every: int | None = None  # None: steps // 5
+    until_ci: float | None = 0.02  # adaptive measurement: stop once the step-time CI is ±2%
+    min_steps: int | None = None  # None: two validation intervals
+    both_policies: bool = False
+    auto_fix: bool = True  # apply the audit's automatic fixes (float32 head, drop_remainder) to the rungs
+    max_batch_scale: float = DEFAULT_MAX_SCALE
+    tolerance: Tolerance = field(default_factory=Tolerance)
+
+    def base_settings(self) -> RunSettings:
+        plain = RunSettings(self.workload, steps=self.steps, seed=self.seed, batch_size=self.batch_size,
+                            val_every=self.val_every)
+        val_every = plain.effective_val_every()
+        min_steps = self.min_steps if self.min_steps is not None else min(self.steps, 2 * val_every)
+        return plain.with_(val_every=val_every, until_ci=self.until_ci,
+                           min_steps=min_steps if self.until_ci is not None else 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"steps": self.steps, "seed": self.seed, "batch_size": self.batch_size,
+                "val_every": self.base_settings().val_every, "until_ci": self.until_ci,
+                "min_steps": self.base_settings().min_steps, "both_policies": self.both_policies,
+                "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale,
+                "tolerance": {"accuracy_pp": self.tolerance.accuracy_pp, "loss_rel": self.tolerance.loss_rel}}
+
+
+def sixteen_bit_policies(recommended: str | None, both: bool) -> tuple[list[str], str]:
+    """The 16-bit policies to measure, and why: the recommended one first."""
+    if recommended in SIXTEEN_BIT:
+        first, why = recommended, f"{recommended} is the recommended policy for this hardware"
+    else:
+        first = "mixed_float16"
+        why = (f"the recommended policy is {recommended or 'unknown'}; mixed_float16 is measured to check "
+               "that recommendation")
+    policies = [first] + ([p for p in SIXTEEN_BIT if p != first] if both else [])
+    return policies, why
+
+
+def prepare_study_dir(path: Path) -> bool:
+    """Create the study directory (True if this call created it), or say in one line why it cannot be used."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise OutputDirError(f"{path} exists and is not a directory", "choose another --out path")
+    if (path / STUDY_YAML).exists() or (path / RUNS_DIR).exists():
+        raise OutputDirError(f"{path} already holds a study", "choose a new --out directory or delete the old study")
+    created = not path.exists()
+    try:
+        (path / RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputDirError(f"cannot write to {path} ({e.strerror or e})", "choose a writable --out directory") from e
+    return created
+
+
+class Ladder:
+    """Runs one study. `say` gets one line per step (start and end of each rung)."""
+
+    def __init__(self, options: TuneOptions, runner: Runner | None = None,
+                 say: Callable[[str], None] = lambda line: None,
+                 live: Callable[[dict[str, Any]], None] | None = None,
+                 cancel: threading.Event | None = None):
+        self.opts = options
+        self.runner = runner or run_backend
+        self.say = say
+        self.live = live
+        self.cancel = cancel or threading.Event()
+        self.path = Path(options.out)
+        self.study = Study(self.path, options.workload, options.to_dict())
+        self._created_dir = False
+        self.best: Rung | None = None  # the best kept configuration so far
+
+    # ------------------------------------------------------------ backend calls
+
+    def _call(self, command: str, argv: list[str], live: bool = False) -> BackendResult:
+        return self.runner(command, argv, on_event=self.live if live else None,
+                           stderr_path=str(self.path / BACKEND_LOG), cancel=self.cancel)
+
+    def _fail_on_bad_input(self, result: BackendResult, what: str) -> None:
+        """A broken workload ends the study before anything is written (exit 2, one line)."""
+        err = result.error or {}
+        if err.get("kind") == protocol.BAD_INPUT:
+            raise WorkloadError(str(err.get("message") or f"{what} rejected the workload"), str(err.get("fix") or ""))
+
+    def _remove_empty_study(self) -> None:
+        for name in (BACKEND_LOG, STUDY_YAML):
+            (self.path / name).unlink(missing_ok=True)
+        try:
+            (self.path / RUNS_DIR).rmdir()
+            if self._created_dir:
+                self.path.rmdir()
+        except OSError:
+            pass
+
+    def _stopped(self) -> bool:
+        if self.cancel.is_set():
+            self.study.status = INTERRUPTED
+            self.study.message = "stopped by the user (Ctrl-C); the rungs measured so far are kept"
+            return True
+        return False
+
+    # ------------------------------------------------------------ steps
+
+    def run(self) -> Study:
+        self._created_dir = prepare_study_dir(self.path)
+        study = self.study
+        try:
+            self._steps()
+        except UserError:  # the workload or arguments are wrong: nothing half-written stays behind
+            self._remove_empty_study()
+            raise
+        except BaseException as e:  # a second Ctrl-C, or a bug: the study file still says what was decided
+            study.status = INTERRUPTED if isinstance(e, KeyboardInterrupt) else FAILED
+            study.message = "interrupted by the user" if isinstance(e, KeyboardInterrupt) else \
+                f"internal error: {type(e).__name__}: {e}"
+            self._finish()
+            raise
+        self._finish()
+        return study
+
+    def _steps(self) -> None:
+        study, opts = self.study, self.opts
+        self.say("environment: asking the backend for devices and the recommended policy")
+        env = self._call("env", [])
+        study.environment = env.document
+        if env.document is None:
+            self._failed("the backend could not report the environment: " + self._error_text(env))
+            return
+        recommended = env.document.get("recommended_policy")
+        policies, why = sixteen_bit_policies(recommended, opts.both_policies)
+        self.say(f"environment: {', '.join(self._device_names(env.document)) or 'no device listed'}; "
+                 f"recommended policy {recommended} ({env.document.get('reason', '')})")
+        if self._stopped():
+            return
+
+        audit_argv = [opts.workload, "--policy", policies[0], "--jit"]
+        if opts.batch_size:
+            audit_argv += ["--batch-size", str(opts.batch_size)]
+        audit = self._call("audit", audit_argv)
+        self._fail_on_bad_input(audit, "the audit")
+        if audit.document is None:
+            self._failed("the audit failed: " + self._error_text(audit))
+            return
+        study.audit = [f for f in audit.document.get("findings") or [] if isinstance(f, dict)]
+        self.say(f"audit ({policies[0]} + XLA): {len(study.audit)} finding(s)"
+                 + (f": {', '.join(F.codes_of(study.audit))}" if study.audit else ""))
+        study.save()
+        if self._stopped():
+            return
+
+        probe_argv = [opts.workload, "--seed", str(opts.seed)]
+        if opts.batch_size:
+            probe_argv += ["--batch-size", str(opts.batch_size)]
+        probe = self._call("probe-input", probe_argv)
+        self._fail_on_bad_input(probe, "the input probe")
+        study.probe = probe.document
+        if probe.document is None:
+            self.say("input probe: failed (" + self._error_text(probe) + "); continuing without its verdict")
+            study.probe = {"verdict": None, "error": self._error_text(probe), "findings": []}
+        else:
+            verdict = probe.document.get("verdict")
+            self.say(f"input probe: {str(verdict).replace('_', '-')}")
+            if verdict == "input_bound":
+                study.status = INPUT_BOUND
+                study.message = ("the job is input-bound: the device waits for data, so precision and XLA "
+                                 "would not make it faster; fix the input pipeline first (see INPUT_BOUND)")
+                return
+        if self._stopped():
+            return
+
+        base = self._measure(BASELINE, BASELINE, opts.base_settings())  # profiler window: the default one
+        if base.summary is None or base.summary.get("status") != protocol.COMPLETED:
+            base.decision = None
+            self._failed(f"the baseline run did not complete ({(base.summary or {}).get('status', 'crashed')}); "
+                         f"see {base.run}/{BACKEND_LOG} or the study's {BACKEND_LOG}")
+            return
+        base.decision = reference_decision(base.summary)
+        self._report_end(base)
+        if (base.summary.get("settings") or {}).get("batch_size"):  # the workload's default, now known
+            base.settings = base.settings.with_(batch_size=summary.batch_size(base.summary))
+        common = base.settings.with_(profile=NO_PROFILE)
+        self.best = base
+        if self._stopped():
+            return
+
+        head_fix = opts.auto_fix and F.HEAD_NOT_FLOAT32 in F.codes_of(study.audit)
+        mp_rungs = []
+        for policy in policies:
+            rung = self._measure(policy, MIXED_PRECISION, common.with_(policy=policy, fix_head=head_fix))
+            self._decide(rung, base, None, note=why if policy == policies[0] else "measured on request")
+            mp_rungs.append(rung)
+            if self._stopped():
+                return
+        kept = [r for r in mp_rungs if r.kept]
+        if kept:
+            self.best = max(kept, key=lambda r: r.decision.speedup)
+
+        best = self.best
+        drop = best.settings.drop_remainder or (opts.auto_fix and F.PARTIAL_LAST_BATCH in F.codes_of(study.audit))
+        xla = self._measure(XLA, XLA, best.settings.with_(jit_compile=True, drop_remainder=drop))
+        self._decide(xla, base, best)
+        if xla.kept:
+            self.best = xla
+        if self._stopped():
+            return
+
+        self._larger_batch(base, self.best)
+
+    def _larger_batch(self, base: Rung, best: Rung) -> None:
+        opts = self.opts
+        plan = plan_larger_batch(best.settings.batch_size, base.summary.get("peak_memory_bytes"),
+                                 best.summary.get("peak_memory_bytes") if best.summary else None,
+                                 best.summary.get("memory_kind") if best.summary else None,
+                                 opts.max_batch_scale)
+        settings = best.settings.with_(batch_size=plan.batch_size or best.settings.batch_size,
+                                       lr_scale=best.settings.lr_scale * plan.lr_scale)
+        if plan.skipped:
+            n = len(self.study.rungs) + 1
+            rung = Rung(f"{n:02d}-{LARGER_BATCH}", LARGER_BATCH, settings, skipped_reason=plan.reason,
+                        compared_with=None if best is base else best.name)
+            self.study.rungs.append(rung)
+            self.say(f"[{n:02d}] larger batch — {plan.reason}")
+            self.study.save()
+            return
+        rung = self._measure(LARGER_BATCH, LARGER_BATCH, settings)
+        self._decide(rung, base, best, note=plan.reason)
+        if rung.kept:
+            self.best = rung
+
+    # ------------------------------------------------------------ one rung
+
+    def _measure(self, slug: str, kind: str, settings: RunSettings) -> Rung:
+        n = len(self.study.rungs) + 1
+        name = f"{n:02d}-{slug}"
+        run_rel = f"{RUNS_DIR}/{name}"
+        rung = Rung(name, kind, settings, run_rel)
+        self.study.rungs.append(rung)
+        limit = f"{settings.min_steps}–{settings.steps}" if settings.until_ci else f"{settings.steps}"
+        self.say(f"[{n:02d}] {kind.replace('_', ' ')}: {settings.label()} — running ({limit} steps) in {run_rel}")
+        result = self._call("run", run_argv(settings, str(self.path / run_rel)), live=True)
+        doc = result.document
+        if doc is None:
+            doc = load_run(self.path / run_rel).summary if (self.path / run_rel).is_dir() else None
+        if doc is None:
+            doc = {"status": result.status, "settings": settings.to_dict()}
+        if result.error and not doc.get("error"):
+            doc = {**doc, "error": {k: result.error.get(k) for k in ("kind", "message", "fix")}}
+        rung.summary = doc
+        return rung
+
+    def _decide(self, rung: Rung, base: Rung, reference: Rung | None, note: str = "") -> None:
+        ref = reference if reference is not None and reference is not base else None
+        rung.compared_with = ref.name if ref else None
+        rung.decision = decide(base.summary, rung.summary, self.opts.tolerance,
+                               reference=ref.summary if ref else None)
+        if note:
+            rung.decision.reason = f"{note}; {rung.decision.reason}"
+        self._report_end(rung)
+
+    def _report_end(self, rung: Rung) -> None:
+        d = rung.decision
+        s = rung.summary or {}
+        sps = s.get("steps_per_s")
+        rate = f"{sps:.2f} steps/s, " if isinstance(sps, (int, float)) else ""
+        done = f" after {rung.steps_completed} steps" if rung.steps_completed is not None else ""
+        verdict = "kept" if d and d.kept else "not kept"
+        speed = f"{d.speedup:.2f}× [{d.speedup_ci95[0]:.2f}, {d.speedup_ci95[1]:.2f}]" if d else "n/a"
+        self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {s.get('status', 'crashed')}{done}; "
+                 f"{rate}speed-up {speed}; {verdict}" + (f" — {d.reason}" if d and rung.kind != BASELINE else ""))
+        self.study.save()
+
+    # ------------------------------------------------------------ end
+
+    def _failed(self, message: str) -> None:
+        self.study.status = FAILED
+        self.study.message = message
+        self.say("study failed: " + message)
+
+    def _finish(self) -> None:
+        study = self.study
+        if study.status == "running":
+            study.status = COMPLETED
+        base = study.baseline
+        if base is not None and base.kept and self.best is not None:
+            study.recommended = measurement_only(self.best.settings)
+            study.recommended_rung = self.best.name
+            study.snippet = snippet(study.recommended, measurement_only(base.settings), study.findings())
+        study.save()
+
+    @staticmethod
+    def _error_text(result: BackendResult) -> str:
+        err = result.error
+        if err:
+            return str(err.get("message") or err.get("kind") or "error")
+        return f"the backend ended without a result (exit {result.exit_code})"
+
+    @staticmethod
+    def _device_names(env: dict[str, Any]) -> list[str]:
+        return [str(d.get("name") or d.get("type")) if isinstance(d, dict) else str(d)
+                for d in env.get("devices") or []]

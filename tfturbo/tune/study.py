@@ -1,0 +1,195 @@
+"""A tuning study: its rungs, their decisions, and the two documents made from them.
+
+`study.yaml` (DESIGN.md section 6) and the `tune --json` document (section 4)
+come from the same ladder entries, so what a script reads and what the
+report and wizard read never disagree. study.yaml is rewritten after every
+rung: a study stopped by Ctrl-C or a crash still says what it decided.
+
+study.yaml keys: format, tool, workload, created, status (running |
+completed | input_bound | failed | interrupted), message, environment (the
+`env` document), options, audit (findings), probe (the `probe-input`
+document), ladder (entries as in `tune --json`), recommended (settings or
+null), findings, adaptive (steps/time saved), snippet, report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .. import __version__, protocol, summary
+from ..runfiles import STUDY_YAML, write_yaml
+from ..settings import RunSettings
+from .decision import RungDecision
+
+STUDY_FORMAT = 1
+BASELINE, MIXED_PRECISION, XLA, LARGER_BATCH = "baseline", "mixed_precision", "xla", "larger_batch"
+RUNNING, COMPLETED, INPUT_BOUND, FAILED, INTERRUPTED = "running", "completed", "input_bound", "failed", "interrupted"
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+@dataclass
+class Rung:
+    """One configuration of the ladder: a measured run with its decision, or a skipped step."""
+
+    name: str  # the run directory's name, "NN-slug": 01-baseline, 02-mixed_float16, 03-xla, 04-larger_batch
+    kind: str  # baseline | mixed_precision | xla | larger_batch
+    settings: RunSettings
+    run: str | None = None  # run directory relative to the study ("runs/01-baseline"); None when skipped
+    summary: dict[str, Any] | None = None
+    decision: RungDecision | None = None
+    skipped_reason: str | None = None
+    compared_with: str | None = None  # the rung this one extends, when not the baseline
+
+    @property
+    def kept(self) -> bool:
+        return bool(self.decision and self.decision.kept)
+
+    @property
+    def steps_completed(self) -> int | None:
+        n = (self.summary or {}).get("steps_completed")
+        return int(n) if isinstance(n, (int, float)) else None
+
+    def entry(self, baseline: dict[str, Any] | None) -> dict[str, Any]:
+        """The ladder entry of `tune --json` and study.yaml."""
+        s = self.summary or {}
+        d = self.decision
+        step = s.get("step_ms") or {}
+        return {
+            "name": self.name,
+            "rung": self.kind,
+            "label": self.settings.label() if self.skipped_reason is None else f"{self.kind.replace('_', ' ')} (not run)",
+            "run": self.run,
+            "settings": self.settings.to_dict(),
+            "status": s.get("status") if self.summary else ("skipped" if self.skipped_reason else None),
+            "skipped": self.skipped_reason is not None,
+            "steps_per_s": _num(s.get("steps_per_s")),
+            "samples_per_s": _num(summary.samples_per_s(s)) if self.summary else None,
+            "step_ms": {"median": _num(step.get("median")), "ci95": step.get("ci95")} if step else None,
+            "steps_completed": self.steps_completed,
+            "speedup": _num(d.speedup) if d else None,
+            "speedup_ci95": [_num(d.speedup_ci95[0]), _num(d.speedup_ci95[1])] if d else None,
+            "val_delta": _num(d.val_delta) if d else None,
+            "metric": d.metric if d else None,
+            "val_step": d.val_step if d else None,
+            "peak_memory_bytes": s.get("peak_memory_bytes"),
+            "memory_kind": s.get("memory_kind"),
+            "memory_ratio": _num(summary.memory_ratio(baseline, s)) if baseline and self.summary else None,
+            "compared_with": self.compared_with,
+            "kept": self.kept,
+            "reason": self.skipped_reason if self.skipped_reason is not None else (d.reason if d else ""),
+            "findings": list(d.findings) if d else [],
+        }
+
+
+def measurement_only(settings: RunSettings) -> RunSettings:
+    """The settings a user trains with: without the ladder's profiler window and adaptive stop."""
+    return settings.with_(profile=None, until_ci=None, min_steps=0)
+
+
+@dataclass
+class Study:
+    path: Path
+    workload: str
+    options: dict[str, Any]
+    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    status: str = RUNNING
+    message: str = ""
+    environment: dict[str, Any] | None = None
+    audit: list[dict[str, Any]] = field(default_factory=list)
+    probe: dict[str, Any] | None = None
+    rungs: list[Rung] = field(default_factory=list)
+    recommended: RunSettings | None = None
+    recommended_rung: str | None = None  # the name of the ladder entry the recommendation comes from
+    snippet: str | None = None
+    report: str | None = None
+
+    @property
+    def baseline(self) -> Rung | None:
+        return self.rungs[0] if self.rungs and self.rungs[0].kind == BASELINE else None
+
+    def findings(self) -> list[dict[str, Any]]:
+        """Audit, probe, run and decision findings, each once."""
+        out, seen = [], set()
+        groups = [self.audit, (self.probe or {}).get("findings") or []]
+        for r in self.rungs:
+            groups.append((r.summary or {}).get("findings") or [])
+            groups.append(r.decision.findings if r.decision else [])
+        for group in groups:
+            for f in group:
+                if not isinstance(f, dict):
+                    continue
+                key = (f.get("code"), f.get("where"), f.get("message"))
+                if key not in seen:
+                    seen.add(key)
+                    out.append(f)
+        return out
+
+    def adaptive(self) -> dict[str, Any]:
+        """What adaptive measurement saved: steps planned vs run, and that time at each run's step rate."""
+        planned = run = 0
+        seconds = 0.0
+        for r in self.rungs:
+            done = r.steps_completed
+            if r.summary is None or done is None:
+                continue
+            planned += r.settings.steps
+            run += done
+            median = _num((r.summary.get("step_ms") or {}).get("median"))
+            if median and r.settings.steps > done:
+                seconds += (r.settings.steps - done) * median / 1000.0
+        return {"steps_planned": planned, "steps_run": run, "steps_saved": planned - run,
+                "seconds_saved": round(seconds, 1)}
+
+    def ladder(self) -> list[dict[str, Any]]:
+        base = self.baseline.summary if self.baseline else None
+        return [r.entry(base) for r in self.rungs]
+
+    def document(self) -> dict[str, Any]:
+        """The `tune --json` document (DESIGN.md section 4) plus context keys."""
+        return {
+            "workload": self.workload,
+            "study_dir": str(self.path),
+            "status": self.status,
+            "message": self.message,
+            "ladder": self.ladder(),
+            "recommended": self.recommended.to_dict() if self.recommended else None,
+            "recommended_rung": self.recommended_rung,
+            "findings": self.findings(),
+            "report": self.report,
+            "environment": self.environment,
+            "probe": self.probe,
+            "adaptive": self.adaptive(),
+            "snippet": self.snippet,
+        }
+
+    def save(self) -> Path:
+        doc = self.document()
+        data = {
+            "format": STUDY_FORMAT,
+            "tool": f"tfturbo {__version__}",
+            "workload": self.workload,
+            "created": self.created,
+            "status": self.status,
+            "message": self.message,
+            "environment": self.environment,
+            "options": self.options,
+            "audit": {"findings": self.audit},
+            "probe": self.probe,
+            "ladder": doc["ladder"],
+            "recommended": doc["recommended"],
+            "recommended_rung": self.recommended_rung,
+            "findings": doc["findings"],
+            "adaptive": doc["adaptive"],
+            "snippet": self.snippet,
+            "report": self.report,
+        }
+        path = self.path / STUDY_YAML
+        write_yaml(path, protocol._finite(data))
+        return path
