@@ -17,7 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .. import console
+from .. import console, protocol
 from ..cli_args import _positive_int
 from ..runfiles import REPORT_PDF
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS
@@ -62,6 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-steps", type=_positive_int, default=None,
                         help="adaptive measurement: never stop a rung before this step (default: 2 validation intervals)")
     parser.add_argument("--full-steps", action="store_true", help="no adaptive stop: run every rung for --steps")
+    parser.add_argument("--policy", choices=("mixed_float16", "mixed_bfloat16"), default=None,
+                        help="the 16-bit policy to measure (default: the one `tfturbo env` recommends)")
     parser.add_argument("--both-policies", action="store_true",
                         help="measure mixed_float16 and mixed_bfloat16, not only the recommended 16-bit policy")
     parser.add_argument("--accuracy-tolerance", type=_non_negative, default=Tolerance.accuracy_pp, metavar="PP",
@@ -84,7 +86,7 @@ def options_from_args(args: argparse.Namespace) -> TuneOptions:
     return TuneOptions(
         workload=args.workload, out=Path(args.out), steps=args.steps, seed=args.seed, batch_size=args.batch_size,
         val_every=args.val_every, until_ci=None if args.full_steps else args.until_ci, min_steps=args.min_steps,
-        both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
+        policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
         tolerance=Tolerance(args.accuracy_tolerance, args.loss_tolerance))
 
 
@@ -128,13 +130,20 @@ class _CtrlC:
         return False
 
 
+def _live_progress():
+    """Inside a rung: a step line every 10 s, findings and errors (the rung's start and end lines frame them)."""
+    printer = console.ProgressPrinter(out=sys.stderr, every_s=10.0)
+    shown = (protocol.STEPS, protocol.FINDING, protocol.ERROR)
+    return lambda event: printer(event) if event.get("type") in shown else None
+
+
 def main(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
     options = options_from_args(args)
     cancel = threading.Event()
-    live = None if args.json else console.ProgressPrinter(out=sys.stderr, every_s=10.0)
+    live = None if args.json else _live_progress()
     ladder = Ladder(options, say=say, live=live, cancel=cancel)
     with _CtrlC(cancel, say):
         study = ladder.run()

@@ -49,6 +49,7 @@ class TuneOptions:
     val_every: int | None = None  # None: steps // 5
     until_ci: float | None = 0.02  # adaptive measurement: stop once the step-time CI is ±2%
     min_steps: int | None = None  # None: two validation intervals
+    policy: str | None = None  # the 16-bit policy to measure; None: the recommended one
     both_policies: bool = False
     auto_fix: bool = True  # apply the audit's automatic fixes (float32 head, drop_remainder) to the rungs
     max_batch_scale: float = DEFAULT_MAX_SCALE
@@ -65,14 +66,16 @@ class TuneOptions:
     def to_dict(self) -> dict[str, Any]:
         return {"steps": self.steps, "seed": self.seed, "batch_size": self.batch_size,
                 "val_every": self.base_settings().val_every, "until_ci": self.until_ci,
-                "min_steps": self.base_settings().min_steps, "both_policies": self.both_policies,
+                "min_steps": self.base_settings().min_steps, "policy": self.policy, "both_policies": self.both_policies,
                 "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale,
                 "tolerance": {"accuracy_pp": self.tolerance.accuracy_pp, "loss_rel": self.tolerance.loss_rel}}
 
 
-def sixteen_bit_policies(recommended: str | None, both: bool) -> tuple[list[str], str]:
-    """The 16-bit policies to measure, and why: the recommended one first."""
-    if recommended in SIXTEEN_BIT:
+def sixteen_bit_policies(recommended: str | None, both: bool, chosen: str | None = None) -> tuple[list[str], str]:
+    """The 16-bit policies to measure, and why: the user's choice or the recommended one first."""
+    if chosen in SIXTEEN_BIT:
+        first, why = chosen, f"{chosen} was chosen with --policy (recommended: {recommended})"
+    elif recommended in SIXTEEN_BIT:
         first, why = recommended, f"{recommended} is the recommended policy for this hardware"
     else:
         first = "mixed_float16"
@@ -171,7 +174,7 @@ class Ladder:
             self._failed("the backend could not report the environment: " + self._error_text(env))
             return
         recommended = env.document.get("recommended_policy")
-        policies, why = sixteen_bit_policies(recommended, opts.both_policies)
+        policies, why = sixteen_bit_policies(recommended, opts.both_policies, opts.policy)
         self.say(f"environment: {', '.join(self._device_names(env.document)) or 'no device listed'}; "
                  f"recommended policy {recommended} ({env.document.get('reason', '')})")
         if self._stopped():
