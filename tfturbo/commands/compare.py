@@ -9,7 +9,6 @@ import argparse
 import json
 from pathlib import Path
 
-from .. import compare
 from ..cli_args import add_json
 from ..errors import UserError
 from ..runfiles import EVENTS, RUN_YAML, RUNS_DIR, SUMMARY, load_run, load_study, write_text_atomic
@@ -47,6 +46,8 @@ def load_records(paths: list[str]):
 
 
 def main(args: argparse.Namespace) -> int:
+    from .. import compare  # numpy-backed statistics: loaded when the command runs, not at start-up
+
     records = load_records(args.runs)
     baseline = int(args.baseline) if args.baseline.lstrip("-").isdigit() else args.baseline
     rows = compare.compare_runs(records, baseline)
