@@ -1,0 +1,78 @@
+"""`audit WORKLOAD [--policy P] [--batch-size N] [--jit]`: static findings on the model and its data.
+
+Builds the model under the policy (in this backend process, as a run would),
+then inspects it without training — except one eager step of a custom
+train_step under mixed_float16, the only way to see whether it scales its loss.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tfturbo import protocol
+from tfturbo.findings import Finding
+from tfturbo.settings import DEFAULT_SEED
+
+from ..diagnostics import dataset_audit, loss_scaling_audit, model_audit
+
+
+def _xla_findings(model) -> list[Finding]:
+    """XLA_NOT_ACTIVE if Keras would fall back from jit_compile=True for this model."""
+    from ..detectors.xla import xla_fallback_finding
+
+    config = model.get_compile_config()
+    config["jit_compile"] = True
+    model.compile_from_config(config)
+    return [] if model.jit_compile else [xla_fallback_finding(model, "model.jit_compile is False after compiling")]
+
+
+def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
+    import keras
+
+    from ..workload import load_workload
+
+    workload = load_workload(args.workload)
+    batch_size = args.batch_size or workload.default_batch_size
+    writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None,
+                detail=f"building {workload.name} under {args.policy}")
+    keras.utils.set_random_seed(DEFAULT_SEED)
+    keras.mixed_precision.set_global_policy(args.policy)
+    model = workload.build_model()
+    train_ds, _val = workload.make_datasets(batch_size)
+    first_batch = next(iter(train_ds))
+
+    findings: list[Finding] = []
+
+    def report(new: list[Finding]) -> None:
+        for finding in new:
+            writer.emit(protocol.FINDING, finding=finding.to_dict())
+        findings.extend(new)
+
+    checks = [("output head dtype", lambda: model_audit.head_findings(model, sample_x=first_batch[0]))]
+    if args.policy != "float32":
+        checks += [("layer sizes", lambda: model_audit.dim_findings(model)),
+                   ("batch size", lambda: dataset_audit.batch_findings(batch_size, args.policy)),
+                   ("custom train_step loss scaling",
+                    lambda: loss_scaling_audit.custom_loop_findings(model, args.policy, first_batch))]
+    if args.jit:
+        checks += [("dataset shapes under XLA", lambda: dataset_audit.xla_findings(train_ds, batch_size)),
+                   ("XLA support", lambda: _xla_findings(model))]
+    layers = model_audit.layer_table(model)  # before the custom-step probe trains the model one step
+    for i, (what, check) in enumerate(checks):
+        writer.emit(protocol.PROGRESS, step=i, total=len(checks), eta_s=None, detail=what)
+        report(check())
+    writer.emit(protocol.PROGRESS, step=len(checks), total=len(checks), eta_s=0.0)
+
+    document = {
+        "findings": [f.to_dict() for f in findings],
+        "workload": {"spec": workload.spec, "name": workload.name, "path": workload.path},
+        "policy": args.policy,
+        "jit_compile": bool(args.jit),
+        "batch_size": batch_size,
+        "layers": layers,
+        "dataset": {"element_spec": dataset_audit.describe_spec(train_ds),
+                    "cardinality": int(train_ds.cardinality())},
+        "checks": [what for what, _ in checks],
+    }
+    writer.emit(protocol.RESULT, command="audit", document=document)
+    return 0

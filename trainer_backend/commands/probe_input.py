@@ -1,0 +1,42 @@
+"""`probe-input WORKLOAD [--batch-size N] [--steps N]`: input-bound or compute-bound, with its measurements.
+
+The model is built in float32 with the workload's own compile settings; the
+verdict does not depend on the precision policy (checklist step 1 comes
+before any tuning).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tfturbo import protocol
+
+from ..diagnostics import input_probe
+
+PROBES = 4  # input alone, step alone, real training, profiler analysis
+
+
+def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
+    import keras
+
+    from ..workload import load_workload
+
+    workload = load_workload(args.workload)
+    batch_size = args.batch_size or workload.default_batch_size
+    writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"building {workload.name}")
+    keras.utils.set_random_seed(args.seed)
+    model = workload.build_model()
+    train_ds, _val = workload.make_datasets(batch_size)
+
+    def on_phase(detail: str, index: int) -> None:
+        writer.emit(protocol.PHASE, phase=protocol.MEASURING, step=None, detail=detail)
+        writer.emit(protocol.PROGRESS, step=index, total=PROBES, eta_s=None, detail=detail)
+
+    document = input_probe.probe(model, train_ds, args.steps, on_phase)
+    writer.emit(protocol.PROGRESS, step=PROBES, total=PROBES, eta_s=0.0)
+    for finding in document["findings"]:
+        writer.emit(protocol.FINDING, finding=finding)
+    document.update(workload={"spec": workload.spec, "name": workload.name, "path": workload.path},
+                    batch_size=batch_size)
+    writer.emit(protocol.RESULT, command="probe-input", document=document)
+    return 0

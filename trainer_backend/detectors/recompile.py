@@ -1,0 +1,96 @@
+"""RECOMPILE_STORM: XLA keeps compiling after warm-up, and which input shape makes it.
+
+XLA compiles one program per distinct input shape. Each new shape shows as
+a step far slower than the rest (the compilation runs on the host, so the
+host timestamps see it even on an accelerator). One or two such steps are a
+new shape appearing once (the partial last batch); a storm is such steps
+recurring after warm-up. The spikes say *that* it happens; sampling the
+training data at the start says *why* — the dimensions that vary, with the
+sizes seen — and gives the fix for those dimensions.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from tfturbo.findings import RECOMPILE_STORM, Finding
+
+from ..diagnostics.dataset_audit import ShapeSample, sample_shapes, static_shape_fix, varying_dims
+from .base import Detector, RunContext, Window
+
+SPIKE_FACTOR = 5.0  # a compile-kind step takes more than 5x the median step
+MIN_SPIKE_MS = 20.0  # and at least this much more: compiling takes tens of ms, a busy host's hiccup does not
+MIN_SPIKES = 3  # "keeps recompiling": a spike that happened once or twice is a shape seen once
+MIN_SPIKE_SHARE = 0.02  # of the steady steps so far (measured: 37/600 with XLA, 3/600 without)
+MIN_STEADY_STEPS = 20
+SAMPLE_BATCHES = 128
+SAMPLE_BUDGET_S = 3.0  # the run waits for this sampling: keep it short
+
+
+def spikes(step_ms: list[float], warmup_end: int) -> tuple[float, list[int]]:
+    """(median steady step ms, indices of compile-kind spikes after warm-up)."""
+    steady = step_ms[warmup_end:]
+    if not steady:
+        return float("nan"), []
+    median = statistics.median(steady)
+    threshold = max(SPIKE_FACTOR * median, median + MIN_SPIKE_MS)
+    return median, [warmup_end + i for i, ms in enumerate(steady) if ms > threshold]
+
+
+class RecompileStorm(Detector):
+    def __init__(self) -> None:
+        self.sample: ShapeSample | None = None
+        self.steps: list[int] = []
+        self.step_ms: list[float] = []
+        self.raised = False
+
+    def on_start(self, ctx: RunContext) -> list[Finding]:
+        spec = getattr(ctx.train_ds, "element_spec", None)
+        if ctx.settings.jit_compile and spec is not None:
+            import tensorflow as tf
+
+            if not all(s.shape.is_fully_defined() for s in tf.nest.flatten(spec)):
+                self.sample = sample_shapes(ctx.train_ds, SAMPLE_BATCHES, SAMPLE_BUDGET_S)
+        return []
+
+    def on_window(self, ctx: RunContext, window: Window) -> list[Finding]:
+        self.steps.extend(window.steps)
+        self.step_ms.extend(window.step_ms)
+        warmup_end = ctx.warmup_end
+        if self.raised or not ctx.settings.jit_compile or warmup_end is None:
+            return []
+        if len(self.step_ms) - warmup_end < MIN_STEADY_STEPS:
+            return []
+        median, found = spikes(self.step_ms, warmup_end)
+        steady = len(self.step_ms) - warmup_end
+        if len(found) < MIN_SPIKES or len(found) < MIN_SPIKE_SHARE * steady:
+            return []
+        self.raised = True
+        return [self._finding(ctx, median, found, steady)]
+
+    def _finding(self, ctx: RunContext, median: float, found: list[int], steady: int) -> Finding:
+        spike_ms = [self.step_ms[i] for i in found]
+        at = [self.steps[i] for i in found if i < len(self.steps)]
+        shown = ", ".join(map(str, at[:8])) + (", …" if len(at) > 8 else "")
+        message = (f"XLA keeps recompiling after warm-up: {len(found)} of {steady} steady steps took more than "
+                   f"{SPIKE_FACTOR:g}× the median step ({median:.1f} ms; spikes {min(spike_ms):.0f}–"
+                   f"{max(spike_ms):.0f} ms, at steps {shown}). ")
+        varying = varying_dims(self.sample) if self.sample else []
+        batch_size = ctx.settings.batch_size or (max(self.sample.batch_sizes()) if self.sample else None) or 32
+        if varying:
+            distinct = len({tuple(map(tuple, row)) for row in self.sample.shapes})
+            message += ("Cause: " + "; ".join(v.describe() for v in varying) +
+                        f" — {distinct} distinct input shapes in the first {len(self.sample.shapes)} batches, "
+                        "one compilation each.")
+            fix = static_shape_fix(self.sample, batch_size)
+            where = ", ".join(f"{v.component} dimension {v.dim}" for v in varying)
+        else:
+            message += ("The input shapes looked fixed in the first batches: look for Python values or "
+                        "tensors whose shape changes passed into the step.")
+            fix = ("# give every step the same shapes: fixed batch size and padded sequence lengths\n"
+                   f"train_ds = train_ds.batch({batch_size}, drop_remainder=True)")
+            where = "train step inputs"
+        return Finding(RECOMPILE_STORM, message, fix=fix, where=where, data={
+            "spikes": len(found), "steady_steps": steady, "median_ms": median, "spike_steps": at,
+            "spike_ms": spike_ms,
+            "varying": [{"component": v.component, "dim": v.dim, "seen": v.seen} for v in varying]})

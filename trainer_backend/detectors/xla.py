@@ -1,0 +1,70 @@
+"""XLA_NOT_ACTIVE: jit_compile was asked for, but the model trains without XLA.
+
+Keras does not fail when it cannot use XLA: `model.jit_compile = True` on a
+model it thinks unsupported warns "Model doesn't support `jit_compile=True`.
+Proceeding with `jit_compile=False`." and trains as before — the user then
+measures "XLA gave nothing". The causes Keras checks (its
+`model_supports_jit`) are named so the user knows what to change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfturbo.findings import XLA_NOT_ACTIVE, Finding
+
+from .base import Detector, RunContext, Window
+
+FALLBACK_TEXT = "Proceeding with `jit_compile=False`"
+
+
+def _causes(model: Any) -> list[str]:
+    """Why Keras refuses XLA for `model`: layers with supports_jit=False, op determinism."""
+    causes = [f"layer {getattr(layer, 'path', layer.name)!r} ({type(layer).__name__}) has supports_jit=False"
+              for layer in model._flatten_layers() if not getattr(layer, "supports_jit", True)]
+    try:
+        from tensorflow.python.framework.config import is_op_determinism_enabled
+
+        if is_op_determinism_enabled():
+            causes.append("tf.config.experimental.enable_op_determinism() is on (Keras then disables XLA)")
+    except ImportError:  # pragma: no cover - private TF path moved
+        pass
+    return causes
+
+
+def xla_fallback_finding(model: Any, evidence: str) -> Finding:
+    causes = _causes(model)
+    why = "; ".join(causes) if causes else "Keras decided the model or platform does not support XLA"
+    fix = ["# remove what blocks XLA, then compile with jit_compile=True:"]
+    if any("supports_jit" in c for c in causes):
+        fix.append("# move the layers marked supports_jit=False (e.g. text preprocessing, py_function) "
+                   "into the tf.data pipeline: ds.map(preprocess)")
+    if any("determinism" in c for c in causes):
+        fix.append("# drop tf.config.experimental.enable_op_determinism() for speed runs")
+    fix.append("model.compile(optimizer=..., loss=..., jit_compile=True)\nassert model.jit_compile")
+    return Finding(XLA_NOT_ACTIVE, f"jit_compile=True was requested but the model runs without XLA ({evidence}): "
+                   f"{why}", fix="\n".join(fix), where="model.compile(jit_compile=True)",
+                   data={"causes": causes, "evidence": evidence})
+
+
+class XlaNotActive(Detector):
+    """Checks the compiled model at the start, then the backend log for Keras' fallback warning."""
+
+    def __init__(self) -> None:
+        self.raised = False
+
+    def _raise(self, ctx: RunContext, evidence: str) -> list[Finding]:
+        self.raised = True
+        return [xla_fallback_finding(ctx.model, evidence)]
+
+    def on_start(self, ctx: RunContext) -> list[Finding]:
+        if ctx.settings.jit_compile and getattr(ctx.model, "jit_compile", None) is False:
+            return self._raise(ctx, "model.jit_compile is False after compiling")
+        return []
+
+    def on_window(self, ctx: RunContext, window: Window) -> list[Finding]:
+        if self.raised or not ctx.settings.jit_compile or not callable(ctx.backend_log):
+            return []
+        if FALLBACK_TEXT in (ctx.backend_log() or ""):
+            return self._raise(ctx, "Keras warned: " + FALLBACK_TEXT)
+        return []

@@ -1,0 +1,176 @@
+"""Is the job input-bound? Three timed probes on the user's own workload (checklist step 1).
+
+The profiler's overview page answers this only where it has device step
+markers (on the CPU it says "No step time measured"), so the verdict is made
+from measurements that work on any device:
+
+  (a) input alone   — batches/s drawn from the training dataset, no model;
+  (b) step alone    — training steps/s on one cached batch repeated (the data
+                      is already in memory, so this is the compute ceiling);
+  (c) real training — steps/s of `model.fit` on the real dataset.
+
+Each probe skips its warm-up steps (tracing, shuffle-buffer fill) and reports
+the median step time, so a stray slow step on a shared machine does not move
+it. `input_fraction` is the share of a real step not explained by compute:
+(t_real - t_compute) / t_real. The job is input-bound when that share is at
+least INPUT_BOUND_FRACTION and the input alone is slow enough to account for
+it — otherwise the gap is host noise, not the pipeline.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from tfturbo.findings import INPUT_BOUND, Finding
+
+from .dataset_audit import PipelineOps, pipeline_ops
+
+INPUT_BOUND_FRACTION = 0.25
+# The input alone must take at least this share of the unexplained gap to be blamed for it.
+EXPLAINS_GAP = 0.5
+
+
+def warmup_steps(steps: int) -> int:
+    """A few steps excluded from each probe: at least 3, at most 10."""
+    return min(10, max(3, steps // 5))
+
+
+def time_input(ds: Any, steps: int, warmup: int) -> list[float]:
+    """Milliseconds per batch drawn from `ds` (repeated, so a short epoch does not end the probe)."""
+    it = iter(ds.repeat())
+    times = []
+    for _ in range(warmup + steps):
+        start = time.perf_counter()
+        next(it)
+        times.append((time.perf_counter() - start) * 1000)
+    return times[warmup:]
+
+
+def _step_clock():
+    import keras
+
+    class StepClock(keras.callbacks.Callback):
+        """Host timestamps at each batch start and at the end of training (after Keras' final sync).
+
+        Only `on_train_batch_begin` is overridden: it receives no logs, so the
+        clock forces no device sync per step.
+        """
+
+        def __init__(self):
+            super().__init__()
+            self.stamps: list[float] = []
+
+        def on_train_batch_begin(self, batch, logs=None):
+            self.stamps.append(time.perf_counter())
+
+        def on_train_end(self, logs=None):
+            self.stamps.append(time.perf_counter())
+
+    return StepClock()
+
+
+def time_steps(model: Any, ds: Any, steps: int, warmup: int) -> list[float]:
+    """Milliseconds per `model.fit` step on `ds` (repeated), warm-up steps dropped."""
+    clock = _step_clock()
+    model.fit(ds.repeat(), epochs=1, steps_per_epoch=warmup + steps, verbose=0, callbacks=[clock])
+    stamps = clock.stamps
+    return [(b - a) * 1000 for a, b in zip(stamps, stamps[1:])][warmup:]
+
+
+def cached_batch(ds: Any) -> Any:
+    """A dataset repeating the first batch of `ds`: the training step with the data already in memory."""
+    import tensorflow as tf
+
+    return tf.data.Dataset.from_tensors(next(iter(ds))).repeat()
+
+
+@dataclass
+class Verdict:
+    verdict: str
+    input_fraction: float
+    data_ms: float
+    compute_ms: float
+    train_ms: float
+
+    def rates(self) -> dict[str, float]:
+        return {"data_steps_per_s": 1000 / self.data_ms, "compute_steps_per_s": 1000 / self.compute_ms,
+                "train_steps_per_s": 1000 / self.train_ms}
+
+
+def decide(data_ms: list[float], compute_ms: list[float], train_ms: list[float]) -> Verdict:
+    """The verdict from the three probes' step times (medians)."""
+    t_data, t_compute, t_train = (statistics.median(x) for x in (data_ms, compute_ms, train_ms))
+    gap = max(0.0, t_train - t_compute)
+    fraction = min(1.0, gap / t_train) if t_train > 0 else 0.0
+    input_bound = fraction >= INPUT_BOUND_FRACTION and t_data >= EXPLAINS_GAP * gap
+    return Verdict("input_bound" if input_bound else "compute_bound", fraction, t_data, t_compute, t_train)
+
+
+def input_bound_finding(v: Verdict, ops: PipelineOps | None) -> Finding:
+    """INPUT_BOUND with the tf.data changes as code, each marked where the pipeline's own ops show it applies."""
+    def mark(applies: bool | None, why: str) -> str:
+        return f"  # <- {why}" if applies else ""
+
+    known = ops is not None
+    sequential_map = known and ops.has("MapDataset")
+    no_prefetch = known and not ops.has("PrefetchDataset")
+    no_cache = known and not ops.has("CacheDataset", "CacheDatasetV2")
+    sequential_reads = known and ops.has("InterleaveDataset", "FlatMapDataset")
+    lines = [
+        f"# your pipeline: {' -> '.join(ops.ops)}" if known else "# (the pipeline's ops could not be read)",
+        "train_ds = (files",
+        "    .interleave(tf.data.TFRecordDataset, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)"
+        + mark(sequential_reads, "reads one file at a time now"),
+        "    .map(parse, num_parallel_calls=tf.data.AUTOTUNE)"
+        + mark(sequential_map, "your map runs one element at a time"),
+        "    .cache()   # after the expensive deterministic steps, before shuffle/augmentation"
+        + mark(no_cache, "nothing is cached now"),
+        "    .shuffle(10_000)",
+        "    .batch(BATCH_SIZE, drop_remainder=True)",
+        "    .prefetch(tf.data.AUTOTUNE))   # overlap input with the training step"
+        + mark(no_prefetch, "no prefetch at the end now"),
+    ]
+    if known and ops.py_function:
+        lines.append("# a tf.py_function/numpy_function holds the Python GIL: parallel map helps little;"
+                     " rewrite it in tf ops or cache its output")
+    rates = v.rates()
+    return Finding(
+        INPUT_BOUND,
+        f"input-bound: {v.input_fraction:.0%} of each training step waits for data — the input pipeline "
+        f"alone delivers {rates['data_steps_per_s']:.1f} batches/s, the training step alone runs "
+        f"{rates['compute_steps_per_s']:.1f} steps/s, real training {rates['train_steps_per_s']:.1f} steps/s. "
+        "Fix the pipeline first: mixed precision and XLA cannot speed up a job that waits for data",
+        fix="\n".join(lines), where="train_ds (make_datasets)",
+        data={"input_fraction": v.input_fraction, "pipeline_ops": ops.ops if known else None})
+
+
+def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], None] = lambda d, i: None,
+          profile_dir: str | None = None) -> dict[str, Any]:
+    """Run the three probes and return the `probe-input` document (DESIGN.md section 4)."""
+    from . import profile_reader
+
+    warmup = warmup_steps(steps)
+    on_phase("input pipeline alone (no model)", 0)
+    data_ms = time_input(train_ds, steps, warmup)
+    on_phase("training step alone (one cached batch)", 1)
+    compute_ms = time_steps(model, cached_batch(train_ds), steps, warmup)
+    on_phase("real training steps", 2)
+    train_ms = time_steps(model, train_ds, steps, warmup)
+    v = decide(data_ms, compute_ms, train_ms)
+    findings = [input_bound_finding(v, pipeline_ops(train_ds))] if v.verdict == "input_bound" else []
+    on_phase("profiler input analysis", 3)
+    profiler = profile_reader.profile_steps(model, train_ds, profile_dir)
+    return {
+        "verdict": v.verdict,
+        "input_fraction": round(v.input_fraction, 4),
+        **{k: round(r, 3) for k, r in v.rates().items()},
+        "findings": [f.to_dict() for f in findings],
+        "step_ms": {"data": round(v.data_ms, 3), "compute": round(v.compute_ms, 3), "train": round(v.train_ms, 3)},
+        "steps_per_probe": steps,
+        "warmup_steps": warmup,
+        "thresholds": {"input_fraction": INPUT_BOUND_FRACTION, "data_explains_gap": EXPLAINS_GAP},
+        "profiler": profiler,
+    }
