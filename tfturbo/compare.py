@@ -70,6 +70,24 @@ def run_settings(record: RunRecord) -> dict[str, Any]:
     return nested if isinstance(nested, dict) else record.settings
 
 
+def steady_steps(record: RunRecord) -> tuple[list[int], list[float]]:
+    """(steps, step_ms) of the steady state, as the backend counts it: after warm-up, outside the profiler.
+
+    The warm-up -> training phase event carries the first steady step; the
+    profiler window runs from a `profiling` phase to the next `training` phase
+    that is not a resumption after validation. Without phase events the
+    warm-up is found from the step times themselves.
+    """
+    series = record.steps()
+    first, excluded = _steady_window(record.events)
+    if first is None:
+        index = detect_warmup(series.step_ms)
+        first = series.step[index] if index < len(series.step) else math.inf
+    pairs = [(step, float(ms)) for step, ms in zip(series.step, series.step_ms)
+             if isinstance(step, int) and step >= first and not excluded(step) and _finite(ms)]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
 def effective_summary(record: RunRecord) -> dict[str, Any]:
     """summary.json, or a summary-shaped dict rebuilt from the events of a run that wrote none.
 
@@ -79,14 +97,10 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
     if record.summary is not None:
         return record.summary
     series = record.steps()
-    first, excluded = _steady_window(record.events)
-    if first is None:
-        first_index = detect_warmup(series.step_ms)
-        first = series.step[first_index] if first_index < len(series.step) else None
-    steady = [ms for step, ms in zip(series.step, series.step_ms)
-              if first is not None and step >= first and not excluded(step) and _finite(ms)]
-    warm = [ms for step, ms in zip(series.step, series.step_ms)
-            if (first is None or step < first) and _finite(ms)]
+    steps, steady = steady_steps(record)
+    first = steps[0] if steps else math.inf
+    warm = [ms for step, ms in zip(series.step, series.step_ms) if isinstance(step, int) and step < first
+            and _finite(ms)]
     doc: dict[str, Any] = {"status": record.status, "settings": run_settings(record),
                            "step_ms_samples": steady, "steps_completed": len(series.step)}
     if steady:
@@ -103,29 +117,30 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
     validation = record.validation()
     if validation:
         doc["metrics"] = dict(validation[-1].get("metrics") or {})
+        doc["validation"] = [{"step": v.get("step"), "metrics": v.get("metrics")} for v in validation]
     return doc
 
 
 def _steady_window(events: list[dict[str, Any]]):
-    """(first steady step, is-excluded(step)) from the phase events; (None, ...) if they do not say.
-
-    The warm-up → training phase event carries the first steady step; steps
-    inside a profiling window are not steady-state (DESIGN.md section 10).
-    """
+    """(first steady step or None, is-excluded(step)) from the phase events."""
     first = None
-    windows: list[tuple[int, float]] = []
+    windows: list[tuple[float, float]] = []
     open_start = None
+    previous = None
     for e in events:
-        if e.get("type") != protocol.PHASE or not isinstance(e.get("step"), int):
+        if e.get("type") != protocol.PHASE:
             continue
-        if e.get("phase") == protocol.TRAINING:
-            if first is None:
-                first = e["step"]
-            if open_start is not None:
-                windows.append((open_start, e["step"]))
-                open_start = None
-        elif e.get("phase") == protocol.PROFILING:
-            open_start = e["step"]
+        phase, step = e.get("phase"), e.get("step")
+        if isinstance(step, int):
+            if phase == protocol.TRAINING:
+                if first is None:
+                    first = step
+                if open_start is not None and previous != protocol.VALIDATING:
+                    windows.append((open_start, step))
+                    open_start = None
+            elif phase == protocol.PROFILING:
+                open_start = step
+        previous = phase
     if open_start is not None:
         windows.append((open_start, math.inf))
     return first, lambda step: any(lo <= step < hi for lo, hi in windows)

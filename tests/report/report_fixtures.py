@@ -23,6 +23,7 @@ from tfturbo.stats import median_ci
 VERSIONS = {"tfturbo": "0.1.0", "tensorflow": "2.21.0", "keras": "3.15.0", "python": "3.11.9"}
 DEVICE = "CPU (2 cores, host memory)"
 WARMUP = 5
+PROFILE = (15, 25)  # [start, stop) of the profiler window
 
 
 def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", policy: str = "float32",
@@ -31,34 +32,56 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
              findings: list[dict[str, Any]] | None = None, learning_rate: float = 1e-3, seed: int = 0,
              write_summary: bool = True, write_done: bool = True, truncate: bool = False,
              checkpoint: bool = True) -> Path:
-    """One recorded run directory; `steps` steps of which the first WARMUP are warm-up."""
+    """One recorded run directory, its events shaped like the backend's (warm-up, profiler window, validation).
+
+    Steps 1..WARMUP are warm-up and steps in PROFILE are profiled: neither is in step_ms_samples.
+    """
     run_dir = parent / name
     run_dir.mkdir(parents=True)
     settings = RunSettings(workload=workload, policy=policy, jit_compile=jit, batch_size=batch_size, steps=steps,
                            seed=1234).to_dict()
     write_yaml(run_dir / RUN_YAML, {**settings, "versions": VERSIONS, "device": DEVICE})
     rng = np.random.default_rng(seed)
-    ms = [step_ms * 30] + [step_ms * 3] * (WARMUP - 1) + list(step_ms * (1 + noise * rng.standard_normal(steps - WARMUP)))
+    # steps are numbered from 1, as the backend does; 1..WARMUP are warm-up, PROFILE steps are profiled
+    step_no = list(range(1, steps + 1))
+    ms = [step_ms * 30] + [step_ms * 3] * (WARMUP - 1) + \
+        list(step_ms * (1 + noise * rng.standard_normal(steps - WARMUP)))
+    ms = [m * 1.4 if PROFILE[0] <= n < PROFILE[1] else m for n, m in zip(step_no, ms)]  # the profiler slows them
     loss = [float(2.0 * np.exp(-i / 25) + 0.1) for i in range(steps)]
     findings = findings or []
     val = [{"step": s, "metrics": {"val_loss": round(1.5 - val_accuracy + 0.004 * (steps - s), 4),
                                    "val_accuracy": round(val_accuracy - 0.002 * (steps - s), 4)}}
            for s in range(steps // 3, steps + 1, steps // 3)]
+    val_at = {v["step"]: v for v in val}
     with open(run_dir / EVENTS, "w", encoding="utf-8") as f:
         w = protocol.EventWriter(name, [f], clock=iter(range(1_700_000_000, 1_800_000_000)).__next__)
         w.emit(protocol.HELLO, command="run", versions=VERSIONS, devices=[DEVICE], pid=1)
-        w.emit(protocol.PHASE, phase=protocol.WARMUP, step=0, detail="")
-        for start in range(0, steps, 10):
-            chunk = range(start, min(start + 10, steps))
-            if start <= WARMUP < start + 10:
-                w.emit(protocol.STEPS, step=list(range(start, WARMUP)), step_ms=ms[start:WARMUP],
-                       loss=loss[start:WARMUP])
-                w.emit(protocol.PHASE, phase=protocol.TRAINING, step=WARMUP, detail="")
-                chunk = range(WARMUP, min(start + 10, steps))
-            w.emit(protocol.STEPS, step=list(chunk), step_ms=[ms[i] for i in chunk], loss=[loss[i] for i in chunk])
-            for v in val:
-                if v["step"] in chunk or v["step"] == chunk.stop:
-                    w.emit(protocol.VALIDATION, **v)
+        w.emit(protocol.PHASE, phase=protocol.WARMUP, step=1, detail="")
+        pending: list[int] = []
+
+        def flush() -> None:
+            if pending:
+                w.emit(protocol.STEPS, step=list(pending), step_ms=[ms[n - 1] for n in pending],
+                       loss=[loss[n - 1] for n in pending])
+                pending.clear()
+
+        for n in step_no:
+            if n == WARMUP + 1:
+                flush()
+                w.emit(protocol.PHASE, phase=protocol.TRAINING, step=n, detail="steady state")
+            if n in PROFILE:
+                flush()
+                w.emit(protocol.PHASE, phase=protocol.PROFILING, step=n, detail="") if n == PROFILE[0] else \
+                    w.emit(protocol.PHASE, phase=protocol.TRAINING, step=n, detail="profile captured")
+            pending.append(n)
+            if len(pending) == 10 or n in val_at:
+                flush()
+            if n in val_at:
+                w.emit(protocol.PHASE, phase=protocol.VALIDATING, step=n, detail="")
+                w.emit(protocol.VALIDATION, **val_at[n])
+                if n < steps:
+                    w.emit(protocol.PHASE, phase=protocol.TRAINING, step=n + 1, detail="")
+        flush()
         w.emit(protocol.MEMORY, peak_bytes=int(peak_mb * 2**20), current_bytes=int(peak_mb * 2**19), kind="host")
         for fd in findings:
             w.emit(protocol.FINDING, finding=fd)
@@ -69,7 +92,7 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
     if truncate:  # the process was killed mid-line
         with open(run_dir / EVENTS, "a", encoding="utf-8") as f:
             f.write('{"v":1,"type":"steps","step":[99')
-    steady = ms[WARMUP:]
+    steady = [m for n, m in zip(step_no, ms) if n > WARMUP and not PROFILE[0] <= n < PROFILE[1]]
     median, ci = median_ci(steady)
     lr = learning_rate
     if write_summary:  # what the backend's summary.json holds (COMMON.md contracts)
@@ -81,7 +104,8 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
             "metrics": {"loss": loss[-1], **final}, "findings": findings, "warmup_steps": WARMUP,
             "steps_completed": steps, "wall_s": sum(ms) / 1000, "validation": val, "versions": VERSIONS,
             "device": DEVICE, "workload": {"spec": workload, "name": workload.split(":")[-1], "path": None},
-            "learning_rate": lr, "loss_scale": None, "xla_active": jit or None, "profile": None,
+            "learning_rate": lr, "loss_scale": None, "xla_active": jit or None,
+            "profile": {"window": [PROFILE[0], PROFILE[1] - 1], "logdir": "tb"},
         })
     if checkpoint:
         write_yaml(run_dir / CHECKPOINT_DIR / CHECKPOINT_SETTINGS, {

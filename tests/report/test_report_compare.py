@@ -6,16 +6,18 @@ import csv
 import io
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
 from tfturbo import summary as summ
-from tfturbo.compare import compare_runs, metric_names, to_csv, to_json, to_text
+from tfturbo.compare import (compare_runs, effective_summary, metric_names, steady_steps, to_csv, to_json,
+                             to_text)
 from tfturbo.errors import UserError
 from tfturbo.runfiles import RUNS_DIR, load_run, load_study
 from tfturbo.stats import median_ci
 
-from report_fixtures import WARMUP
+from report_fixtures import PROFILE, WARMUP
 
 
 def rows_of(study_dir, baseline=0):
@@ -72,9 +74,10 @@ def test_runs_without_summary_get_a_row_from_their_events(broken_study):
         "05-failed": "failed", "06-cancelled": "cancelled", "07-crashed": "crashed"}
     cancelled = by_name["06-cancelled"]
     assert not cancelled.from_summary and any("summary.json is missing" in w for w in cancelled.warnings)
-    # steady steps are those after the warm-up -> training phase event, as the backend counts them
+    # steady steps are those after warm-up and outside the profiler window, as the backend counts them
     steps = load_run(broken_study / RUNS_DIR / "06-cancelled").steps()
-    median, ci = median_ci(steps.step_ms[WARMUP:])
+    median, ci = median_ci([ms for n, ms in zip(steps.step, steps.step_ms)
+                            if n > WARMUP and not PROFILE[0] <= n < PROFILE[1]])
     assert cancelled.step_ms == median and cancelled.step_ms_ci95 == ci
     assert cancelled.steps_per_s == pytest.approx(1000 / median)
     assert cancelled.peak_memory_bytes == records[0].summary["peak_memory_bytes"]
@@ -83,6 +86,18 @@ def test_runs_without_summary_get_a_row_from_their_events(broken_study):
     crashed = by_name["07-crashed"]
     assert any("truncated" in w for w in crashed.warnings)
     assert by_name["05-failed"].findings == ["NAN_LOSS"]
+
+
+def test_steady_samples_from_events_equal_the_summarys(study):
+    """The event-derived statistics of a run without summary agree with what the backend would write."""
+    for record in load_study(study).runs:
+        steps, ms = steady_steps(record)
+        assert ms == record.summary["step_ms_samples"]
+        assert steps[0] == WARMUP + 1 and not any(PROFILE[0] <= n < PROFILE[1] for n in steps)
+        rebuilt = effective_summary(replace(record, summary=None))
+        assert rebuilt["step_ms"]["median"] == record.summary["step_ms"]["median"]
+        assert rebuilt["warmup_s"] == pytest.approx(record.summary["warmup_s"])
+        assert rebuilt["validation"] == record.summary["validation"]
 
 
 def test_a_run_with_nothing_measured_still_gets_a_row(tmp_path, study):

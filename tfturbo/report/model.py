@@ -25,10 +25,10 @@ from ..cli_args import run_argv
 from ..errors import UserError
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study
 from ..settings import RunSettings
-from ..stats import detect_warmup
 from ..tune.decision import Tolerance, accuracy_gate
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
+STEP_TIME_POINTS = 150  # step times are noisy: at most this many bin medians per curve stay readable
 
 
 @dataclass
@@ -143,12 +143,13 @@ def _settings_of(rung_settings: dict[str, Any]) -> RunSettings | None:
         return None
 
 
-def _downsample(x: list[float], y: list[float], reduce: str = "median") -> tuple[list[float], list[float]]:
-    """At most MAX_POINTS points: each bin of consecutive points becomes (mean x, median or mean y)."""
+def _downsample(x: list[float], y: list[float], reduce: str = "median", points: int = MAX_POINTS
+                ) -> tuple[list[float], list[float]]:
+    """At most `points` points: each bin of consecutive points becomes (mean x, median or mean y)."""
     n = len(x)
-    if n <= MAX_POINTS:
+    if n <= points:
         return x, y
-    size = math.ceil(n / MAX_POINTS)
+    size = math.ceil(n / points)
     xs, ys = [], []
     for i in range(0, n, size):
         bx, by = x[i:i + size], sorted(y[i:i + size])
@@ -223,6 +224,19 @@ def _metric_phrase(metric: str, delta: float) -> str:
     return f"{metric} {delta * 100:+.2f} percentage points"
 
 
+def _outcome(rung: Rung) -> str:
+    """'mixed_bfloat16, batch 64: 0.37x [0.29, 0.61], slower' — one tried rung in a few words."""
+    row = rung.row
+    if row is None or row.speedup is None:
+        return f"{row.label if row else rung.name}: {rung.status}"
+    text = f"{row.label}: {compare.fmt_with_ci(row.speedup, row.speedup_ci95, 2, 'x')}, {row.verdict}"
+    if row.status != protocol.COMPLETED:
+        text += f" ({row.status})"
+    elif rung.kept is False and row.verdict == "faster":
+        text += " but rejected (see the table)"
+    return text
+
+
 def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe: dict[str, Any] | None,
              has_ladder: bool, docs: dict[str, dict[str, Any]]) -> str:
     """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
@@ -239,8 +253,7 @@ def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe
     source = "" if has_ladder else ("This study has no readable ladder decisions (study.yaml), so the runs are "
                                     f"compared with the first one, {baseline.name}. ")
     if tuned is None or tuned.row is None:
-        tried = [r for r in rungs if r is not baseline]
-        why = "; ".join(f"{r.row.label if r.row else r.name}: {r.reason or r.status}" for r in tried[:4])
+        why = "; ".join(_outcome(r) for r in rungs if r is not baseline)
         return (source + f"No configuration was measurably faster than the baseline ({base.label}) without losing "
                 "accuracy on this hardware, so the recommendation is to keep the baseline settings."
                 + (f" Tried: {why}." if why else ""))
@@ -306,19 +319,23 @@ def _findings(study: dict[str, Any], records: list[RunRecord]) -> list[dict[str,
     return out
 
 
-def _plots(baseline: Rung | None, tuned: Rung | None, records: dict[str, RunRecord], metric: str | None
-           ) -> list[Plot]:
-    pairs = [(r, role) for r, role in ((baseline, "baseline"), (tuned, "tuned")) if r is not None and r.name in records]
+def _plots(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], records: dict[str, RunRecord],
+           metric: str | None) -> list[Plot]:
+    if tuned is not None:
+        pairs = [(baseline, "baseline"), (tuned, "tuned")]
+    else:  # nothing to recommend: show what was tried against the baseline
+        pairs = [(baseline, "baseline")] + [(r, "tried") for r in rungs if r is not baseline and r.row is not None]
+    pairs = [(r, role) for r, role in pairs if r is not None and r.name in records]
     step_curves, loss_curves, val_curves = [], [], []
+    longest = 0
     for rung, role in pairs:
         record = records[rung.name]
         series = record.steps()
-        first = (record.summary or {}).get("warmup_steps")
-        start = first if isinstance(first, int) else detect_warmup(series.step_ms)
-        x = [float(s) for s in series.step[start:]]
-        y = [float(v) for v in series.step_ms[start:]]
+        steps, ms = compare.steady_steps(record)
+        x, y = [float(s) for s in steps], ms
         if x:
-            step_curves.append(Curve(_label(rung, role), *_downsample(x, y)))
+            step_curves.append(Curve(_label(rung, role), *_downsample(x, y, points=STEP_TIME_POINTS)))
+            longest = max(longest, len(x))
         pts = [(float(s), float(v)) for s, v in zip(series.step, series.loss) if _finite(v)]
         if pts:
             loss_curves.append(Curve(_label(rung, role), *_downsample([p[0] for p in pts], [p[1] for p in pts], "mean")))
@@ -329,13 +346,40 @@ def _plots(baseline: Rung | None, tuned: Rung | None, records: dict[str, RunReco
                 and _finite(v["metrics"].get(metric))] if metric else []
         if vpts:
             val_curves.append(Curve(_label(rung, role), [p[0] for p in vpts], [p[1] for p in vpts]))
+    clipped = _clip_spikes(step_curves)
+    if longest > STEP_TIME_POINTS:
+        clipped += (f" Each point is the median of {math.ceil(longest / STEP_TIME_POINTS)} consecutive steps "
+                    "(fewer for shorter runs).")
     plots = [Plot("Step time", "step", "ms per step", step_curves,
-                  "Steady state only: warm-up steps (tracing, XLA compilation) are excluded and reported separately. "
-                  "A larger batch takes longer per step but processes more samples."),
+                  "Steady state only: warm-up steps (tracing, XLA compilation) and the profiler window are excluded, "
+                  "as in the statistics; warm-up is reported separately. "
+                  "A larger batch takes longer per step but processes more samples." + clipped),
              Plot("Training loss", "step", "loss", loss_curves),
              Plot(f"Validation: {metric}" if metric else "Validation", "step", metric or "", val_curves,
-                  "Same seed, same data order and the same number of steps in both runs.")]
+                  "Same seed, same data order and the same number of steps in every run.")]
     return [p for p in plots if p.curves]
+
+
+def _clip_spikes(curves: list[Curve], factor: float = 2.0) -> str:
+    """Clamp rare slow steps so they do not flatten the curves; returns the sentence that says so.
+
+    The limit is `factor` x the largest 95th percentile of the curves: the
+    typical step time stays readable, and the clamped points stay visible at
+    the top edge.
+    """
+    def q95(values: list[float]) -> float:
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+    if not curves:
+        return ""
+    limit = factor * max(q95(c.y) for c in curves if c.y)
+    n = sum(1 for c in curves for v in c.y if v > limit)
+    if not n:
+        return ""
+    for c in curves:
+        c.y = [min(v, limit) for v in c.y]
+    return f" {n} step(s) slower than {limit:.3g} ms are drawn at that value (the top of the plot)."
 
 
 def _snippet(recommended: dict[str, Any], baseline: Rung | None, findings: list[dict[str, Any]]) -> str | None:
@@ -432,7 +476,7 @@ def gather(study_dir: str | Path) -> ReportData:
         rungs=rungs, baseline=baseline, tuned=tuned,
         verdict=_verdict(baseline, tuned, rungs, probe, has_ladder, docs),
         recommended=recommended, apply_rows=_apply_rows(tuned, baseline, recommended),
-        findings=findings, probe=probe, plots=_plots(baseline, tuned, runs, metric),
+        findings=findings, probe=probe, plots=_plots(baseline, tuned, rungs, runs, metric),
         snippet=study["snippet"] if isinstance(study.get("snippet"), str) and study["snippet"].strip() else
         _snippet(recommended or (tuned.settings if tuned else {}), baseline, findings),
         commands=_commands(study_dir, rungs, workload), warnings=_warnings(warnings, rungs),

@@ -137,14 +137,22 @@ def _decision(rung: Rung) -> Paragraph:
         return P(esc(head) + (f"<br/>{esc(rung.reason)}" if rung.reason else ""))
     colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
     head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
+    reason = rung.reason[len(head) + 1:].strip() if rung.reason.lower().startswith(head + ":") else rung.reason
     return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
-             + (f"<br/>{esc(rung.reason)}" if rung.reason else ""))
+             + (f"<br/>{esc(reason)}" if reason else ""))
 
 
-def with_ci(value: float | None, ci: tuple[float, float] | None, digits: int = 2, unit: str = "") -> Paragraph:
+def digits_for(value: float) -> int:
+    """Decimals that keep about three significant figures without crowding a cell."""
+    return 2 if abs(value) < 100 else 1 if abs(value) < 1000 else 0
+
+
+def with_ci(value: float | None, ci: tuple[float, float] | None, digits: int | None = None,
+            unit: str = "") -> Paragraph:
     """The value, and its 95% interval on a second, muted line."""
     if value is None:
         return P("n/a")
+    digits = digits_for(value) if digits is None else digits
     text = f"{value:.{digits}f}{unit}"
     if ci:
         text += f'<br/><font color="{style.MUTED.hexval()}">[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]</font>'
@@ -200,8 +208,8 @@ def configuration_section(data: ReportData) -> list:
         if row is None:
             continue
         metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
-        measured.append([P(f"<b>{esc(rung.name)}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95, 2),
-                         with_ci(row.step_ms, row.step_ms_ci95, 1), compare.fmt_num(row.warmup_s, 1),
+        measured.append([P(f"<b>{esc(rung.name)}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95),
+                         with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1),
                          metrics, str(row.steps_completed or "n/a"),
                          P("<br/>".join(esc(c) for c in row.findings) or "-")])
     val_note = (f" Validation change is the difference in <font name=\"{style.MONO}\">{esc(metric)}</font> from "
@@ -228,21 +236,24 @@ def plots_section(data: ReportData) -> list:
     if not data.plots:
         return [P("Before and after", style.H1), P("No per-step measurements were recorded to plot.", style.BODY)]
     out = [PageBreak(), P("Before and after", style.H1),
-           P("Baseline and tuned configuration on the same steps. Curves are drawn from the runs' events.jsonl.",
-             style.BODY)]
+           P(("Baseline and tuned configuration" if data.tuned else
+              "Nothing was recommended over the baseline; it is shown with every configuration tried")
+             + ", step by step, from the runs' events.jsonl.", style.BODY)]
     for plot in data.plots:
         block = [line_chart(plot, WIDTH)]
         if plot.note:
             block.append(P(esc(plot.note), style.SMALL))
         block.append(Spacer(1, 0.35 * cm))
-        out.append(KeepTogether(block))
+        # the heading travels with the first finding (keepWithNext does not reach into a KeepTogether)
+        out.append(KeepTogether(([heading] if not out else []) + block))
     return out
 
 
 def findings_section(data: ReportData) -> list:
-    out = [P("Findings and fixes", style.H1)]
+    heading = P("Findings and fixes", style.H1)
     if not data.findings:
-        return out + [P("No findings: the audit and the runs raised nothing to fix.", style.BODY)]
+        return [heading, P("No findings: the audit and the runs raised nothing to fix.", style.BODY)]
+    out: list = []
     order = {"error": 0, "warning": 1, "info": 2}
     for f in sorted(data.findings, key=lambda f: order.get(str(f.get("severity")), 3)):
         sev = str(f.get("severity") or "info")
@@ -254,7 +265,8 @@ def findings_section(data: ReportData) -> list:
                  P(esc(f.get("message", "")), style.BODY)]
         if str(f.get("fix") or "").strip():
             block.append(code_block(str(f["fix"]).strip()))
-        out.append(KeepTogether(block))
+        # the heading travels with the first finding (keepWithNext does not reach into a KeepTogether)
+        out.append(KeepTogether(([heading] if not out else []) + block))
     return out
 
 
@@ -306,7 +318,7 @@ def settings_section(data: ReportData) -> list:
             P("Read back from each run's <font name=\"Courier\">checkpoint/tfturbo-settings.yaml</font>, "
               "which is saved beside the model so a deployed checkpoint can be traced to how it was trained.",
               style.BODY),
-            table(header, rows, [88, 62, 52, 34, 50, 88, 119])]
+            table(header, rows, [92, 70, 50, 32, 48, 84, 117])]
     return out
 
 
@@ -332,8 +344,9 @@ def appendix(data: ReportData) -> list:
     if isinstance(adaptive.get("steps_planned"), int) and adaptive.get("steps_saved"):
         rows.append(("Adaptive measurement", f"{adaptive.get('steps_run')} of {adaptive['steps_planned']} planned steps "
                                              f"run; about {adaptive.get('seconds_saved', 0):g} s saved"))
-    for key, value in data.options.items():
-        rows.append((f"tune option: {key}", str(value)))
+    options = ", ".join(f"{k} {v}" for k, v in data.options.items() if v is not None)
+    if options:
+        rows.append(("tfturbo tune options", options))
     rows.append(("Report written by", f"tfturbo {__version__}"))
     out = [PageBreak(), P("Appendix: reproducibility", style.H1), kv_table(rows),
            P("Commands", style.H2),

@@ -58,6 +58,9 @@ CODE = _p("code", fontName=MONO, fontSize=7.8, leading=9.8)
 CODE_CELL = _p("codeCell", fontName=MONO, fontSize=7.5, leading=9.3)
 TITLE = _p("title", fontName=FONT_BOLD, fontSize=24, leading=30, textColor=ACCENT, spaceAfter=4)
 SUBTITLE = _p("subtitle", fontSize=12, leading=16, textColor=MUTED, spaceAfter=18)
-H1 = _p("h1", fontName=FONT_BOLD, fontSize=14, leading=18, textColor=ACCENT, spaceBefore=14, spaceAfter=6)
-H2 = _p("h2", fontName=FONT_BOLD, fontSize=10.5, leading=14, textColor=INK, spaceBefore=8, spaceAfter=4)
+# headings stay on the page of what follows them (keepWithNext)
+H1 = _p("h1", fontName=FONT_BOLD, fontSize=14, leading=18, textColor=ACCENT, spaceBefore=14, spaceAfter=6,
+        keepWithNext=1)
+H2 = _p("h2", fontName=FONT_BOLD, fontSize=10.5, leading=14, textColor=INK, spaceBefore=8, spaceAfter=4,
+        keepWithNext=1)
 VERDICT = _p("verdict", fontSize=10, leading=14.5)
