@@ -149,7 +149,9 @@ def test_when_nothing_beats_the_baseline_the_verdict_keeps_it(tmp_path):
     data = gather(tmp_path / "s")
     assert data.tuned is None
     assert "No configuration was measurably faster than the baseline" in data.verdict
-    assert "slower: 0.77x [0.76, 0.78]" in data.verdict
+    s, (lo, hi) = summ.speedup(summary_of(tmp_path / "s", "01-baseline"), summary_of(tmp_path / "s", "02-mixed_float16"))
+    assert f"Tried: mixed_float16, batch 64: {s:.2f}x [{lo:.2f}, {hi:.2f}], slower." in data.verdict
+    assert [c.label for c in data.plots[0].curves] == ["baseline: float32, batch 64", "tried: mixed_float16, batch 64"]
     assert ("Precision policy", "float32") in data.apply_rows
 
 
