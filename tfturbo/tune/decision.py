@@ -147,8 +147,9 @@ def decide(baseline: dict, candidate: dict, tolerance: Tolerance = Tolerance(), 
         return RungDecision(ratio, ci, delta, metric, kept, reason, found, step, ref_speed)
 
     if status == protocol.NAN_STOPPED:
+        own = [f for f in candidate.get("findings") or [] if isinstance(f, dict) and f.get("code") == F.NAN_LOSS]
         msg = f"{where}: the loss became NaN or infinite; training was stopped"
-        return result(False, "NaN loss: " + msg.split(": ", 1)[1], [_finding(
+        return result(False, "NaN loss: " + msg.split(": ", 1)[1], own[:1] or [_finding(
             F.NAN_LOSS, msg, "keep the earlier settings; under mixed precision compute the output layer and "
             "loss in float32 (dtype='float32' on the last layer)", where)])
     if status != protocol.COMPLETED:

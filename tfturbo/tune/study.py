@@ -82,6 +82,9 @@ class Rung:
             "memory_kind": s.get("memory_kind"),
             "memory_ratio": _num(summary.memory_ratio(baseline, s)) if baseline and self.summary else None,
             "compared_with": self.compared_with,
+            # the speed-up over `compared_with` (the rung this one extends), which the keep decision used
+            "compared_speedup": _num(d.reference_speedup[0]) if d and d.reference_speedup else None,
+            "compared_speedup_ci95": [_num(v) for v in d.reference_speedup[1]] if d and d.reference_speedup else None,
             "kept": self.kept,
             "reason": self.skipped_reason if self.skipped_reason is not None else (d.reason if d else ""),
             "findings": list(d.findings) if d else [],
