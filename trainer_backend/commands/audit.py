@@ -13,17 +13,8 @@ from tfturbo import protocol
 from tfturbo.findings import Finding
 from tfturbo.settings import DEFAULT_SEED
 
+from ..detectors.xla import jit_support_findings
 from ..diagnostics import dataset_audit, loss_scaling_audit, model_audit
-
-
-def _xla_findings(model) -> list[Finding]:
-    """XLA_NOT_ACTIVE if Keras would fall back from jit_compile=True for this model."""
-    from ..detectors.xla import xla_fallback_finding
-
-    config = model.get_compile_config()
-    config["jit_compile"] = True
-    model.compile_from_config(config)
-    return [] if model.jit_compile else [xla_fallback_finding(model, "model.jit_compile is False after compiling")]
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
@@ -56,7 +47,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
                     lambda: loss_scaling_audit.custom_loop_findings(model, args.policy, first_batch))]
     if args.jit:
         checks += [("dataset shapes under XLA", lambda: dataset_audit.xla_findings(train_ds, batch_size)),
-                   ("XLA support", lambda: _xla_findings(model))]
+                   ("XLA support", lambda: jit_support_findings(model))]
     layers = model_audit.layer_table(model)  # before the custom-step probe trains the model one step
     for i, (what, check) in enumerate(checks):
         writer.emit(protocol.PROGRESS, step=i, total=len(checks), eta_s=None, detail=what)

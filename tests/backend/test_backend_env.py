@@ -1,0 +1,54 @@
+"""`env` and the policy rules it applies (tutorial step 2), plus the step-time record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tfturbo.settings import POLICIES
+from tests.conftest import run_cli
+from trainer_backend.hardware import device_label, recommend_policy
+from trainer_backend.measure import StepRecord
+
+
+def test_env_lists_the_cpu_and_recommends_a_policy():
+    proc = run_cli("env", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["devices"][0]["type"] == "CPU" and doc["devices"][0]["cores"] >= 1
+    assert doc["tensorflow"].startswith("2.") and doc["keras"].startswith("3.")
+    assert doc["recommended_policy"] in POLICIES and doc["reason"]
+
+
+@pytest.mark.parametrize("devices, policy, says", [
+    ([{"type": "GPU", "name": "Tesla V100", "compute_capability": "7.0"}], "mixed_float16", "Volta"),
+    ([{"type": "GPU", "name": "T4", "compute_capability": "7.5"}], "mixed_float16", "float16 Tensor Cores"),
+    ([{"type": "GPU", "name": "A100", "compute_capability": "8.0"}], "mixed_bfloat16", "mixed_float16 is the alternative"),
+    ([{"type": "GPU", "name": "H100", "compute_capability": "9.0"}], "mixed_bfloat16", "bfloat16"),
+    ([{"type": "GPU", "name": "P100", "compute_capability": "6.0"}], "float32", "no Tensor Cores"),
+    ([{"type": "TPU", "name": "TPU:0"}, {"type": "CPU"}], "mixed_bfloat16", "TPU"),
+    ([{"type": "CPU", "native_bf16": False}], "float32", "no native bfloat16"),
+    ([{"type": "CPU", "native_bf16": True, "bf16_flags": ["amx_bf16"]}], "mixed_bfloat16", "amx_bf16"),
+])
+def test_policy_follows_the_hardware(devices, policy, says):
+    got, reason = recommend_policy(devices)
+    assert got == policy and says in reason
+
+
+def test_device_label_names_the_accelerator():
+    gpus = [{"type": "CPU", "name": "Xeon", "cores": 8}, {"type": "GPU", "name": "A100", "compute_capability": "8.0"}]
+    assert device_label(gpus) == "GPU: A100 (compute capability 8.0)"
+    assert device_label([{"type": "CPU", "name": "EPYC", "cores": 2, "logical_devices": 2}]) == \
+        "CPU: EPYC (2 cores, 2 logical devices)"
+
+
+def test_steady_samples_exclude_warmup_and_the_profile_window():
+    record = StepRecord()
+    for step, ms in enumerate([900.0, 40.0] + [10.0] * 30, start=1):
+        record.add(step, ms, float(step))
+    record.first_steady = record.find_steady_start()
+    assert record.first_steady == 3
+    record.excluded = (10, 15)
+    assert record.steady_ms() == [10.0] * (30 - 6)
+    assert record.start_of(3) == 3.0 and record.start_of(99) is None

@@ -1,0 +1,48 @@
+"""Precision policies, XLA and the mirrored strategy on the CPU (issue 2, "Done when")."""
+
+from __future__ import annotations
+
+import json
+
+from backend_helpers import TINY, run_backend
+
+from tfturbo import protocol
+from tfturbo.runfiles import load_run
+from tests.conftest import run_cli
+
+
+def test_mixed_float16_records_the_loss_scale(tmp_path):
+    out = tmp_path / "f16"
+    proc = run_cli("run", "builtin:mlp", "--out", str(out), "--policy", "mixed_float16", "--steps", "60", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["settings"]["policy"] == "mixed_float16"
+    scale = doc["loss_scale"]
+    assert scale["final"] >= 1 and scale["min"] <= scale["final"] and scale["skipped_steps"] >= 0
+    scales = [v for v in load_run(out).steps().loss_scale if v is not None]
+    assert scales and scales[0] == 32768.0  # Keras' initial dynamic scale
+
+
+def test_mixed_bfloat16_with_xla_runs_and_says_xla_was_active(tmp_path):
+    out = tmp_path / "bf16-xla"
+    proc = run_cli("run", "builtin:mlp", "--out", str(out), "--policy", "mixed_bfloat16", "--jit",
+                   "--steps", "60", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["status"], doc["xla_active"], doc["loss_scale"]) == ("completed", True, None)
+    assert doc["settings"]["policy"] == "mixed_bfloat16" and doc["settings"]["jit_compile"] is True
+    assert doc["step_ms"]["median"] > 0 and doc["metrics"]["val_accuracy"] > 0.3
+
+
+def test_mirrored_strategy_trains_two_replicas_on_two_logical_cpus(tmp_path):
+    out = tmp_path / "mirrored"
+    run = run_backend("run", TINY, "--out", str(out), "--strategy", "mirrored", "--steps", "40",
+                      env={"TFTURBO_LOGICAL_CPUS": "2"})
+    assert run.exit_code == 0, run.stderr[-3000:]
+    cpu = run.of_type(protocol.HELLO)[0]["devices"][0]
+    assert cpu["logical_devices"] == 2
+    assert run.document["settings"]["strategy"] == "mirrored"
+    assert "2 logical devices" in run.document["device"]
+    assert run.document["steps_completed"] == 40
+    losses = [e["metrics"]["loss"] for e in run.of_type(protocol.EPOCH)]
+    assert losses[-1] < losses[0]  # the replicas' gradients were combined into one model that learns

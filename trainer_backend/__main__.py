@@ -1,0 +1,106 @@
+"""`python -m trainer_backend CMD ...`: one backend command, speaking events on stdout.
+
+Takes the arguments of the `tfturbo` command it serves (`tfturbo.cli_args`),
+and always answers with events (DESIGN.md section 7): `hello`, the command's
+own events, its `result`, and a final `done`. A user error (a broken
+workload, a bad argument) becomes an `error` event of kind `bad_input` and
+exit 2; anything else an `error` with its traceback and exit 1.
+
+Set TFTURBO_LOGICAL_CPUS=2 to split the CPU into two logical devices, so that
+`--strategy mirrored` trains two replicas without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from tfturbo import protocol
+from tfturbo.cli_args import build_backend_parser
+from tfturbo.errors import UserError
+
+from . import stdio
+from .commands import emit_error
+
+PROG = "python -m trainer_backend"
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """Parse like argparse, but turn its usage errors into a UserError (one line, exit 2)."""
+    parser = build_backend_parser(PROG)
+    messages = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(messages):
+            return parser.parse_args(argv)
+    except SystemExit as exit_:
+        text = messages.getvalue().strip()
+        print(text, file=sys.stderr)
+        if exit_.code == 0:  # --help
+            raise
+        problem = text.splitlines()[-1].split("error: ", 1)[-1] if text else "invalid arguments"
+        raise UserError(problem, f"see `{PROG} --help`") from None
+
+
+def _quiet_tensorflow() -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # C++ INFO lines off; warnings stay in backend.log
+
+
+def _hello(writer: protocol.EventWriter, command: str) -> None:
+    from . import hardware
+
+    hardware.configure_logical_cpus()
+    writer.emit(protocol.HELLO, command=command, versions=hardware.versions(), devices=hardware.devices(),
+                pid=os.getpid())
+
+
+def run_command(argv: list[str], events: protocol.EventWriter) -> int:
+    """Parse, dispatch and report one command; returns the exit code after emitting `done`."""
+    status, code = protocol.FAILED, 1
+    try:
+        args = _parse(argv)
+        if getattr(args, "out", None):
+            events.run = Path(args.out).name
+        _hello(events, args.command)
+        module = importlib.import_module(f"{__package__}.commands.{args.command.replace('-', '_')}")
+        result = module.main(args, events)
+        if isinstance(result, tuple):
+            status, code = result
+        else:
+            code = int(result or 0)
+            status = protocol.COMPLETED if code == 0 else protocol.FAILED
+    except SystemExit as exit_:  # --help
+        code = int(exit_.code or 0)
+        status = protocol.COMPLETED if code == 0 else protocol.FAILED
+    except KeyboardInterrupt:
+        status, code = protocol.CANCELLED, 130
+    except Exception as exc:  # noqa: BLE001 - every failure must end in an error event and `done`
+        if not isinstance(exc, UserError):
+            traceback.print_exc(file=sys.stderr)
+        code = emit_error(events, exc).exit_code
+    events.emit(protocol.DONE, status=status, exit_code=code)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    out = stdio.take_streams()
+    _quiet_tensorflow()
+    stdio.listen_for_stop()
+    writer = protocol.EventWriter(sinks=[out])
+    try:
+        return run_command(sys.argv[1:] if argv is None else argv, writer)
+    finally:
+        stdio.release_streams()
+        out.close()
+
+
+if __name__ == "__main__":
+    exit_code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(exit_code)  # skip TensorFlow's interpreter teardown (seconds); every file is closed by now

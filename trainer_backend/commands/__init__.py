@@ -1,0 +1,58 @@
+"""Backend commands: `trainer_backend.commands.<name>.main(args, writer)`.
+
+Each command emits its events through `writer`, ends by emitting a `result`
+event with its JSON document, and returns its exit code — or a
+`(status, exit_code)` pair when the `done` status is not simply completed
+(exit 0) or failed (otherwise). `trainer_backend.__main__` adds the `hello`,
+`error` and `done` events around it.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+
+from tfturbo import protocol
+from tfturbo.errors import UserError
+
+
+@dataclass
+class ErrorReport:
+    kind: str
+    message: str
+    fix: str
+    exit_code: int
+
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    try:
+        import tensorflow as tf
+    except ImportError:  # pragma: no cover - tensorflow is a dependency
+        return False
+    return isinstance(exc, tf.errors.ResourceExhaustedError)
+
+
+def describe_error(exc: BaseException, kind: str = protocol.INTERNAL, batch_size: int | None = None) -> ErrorReport:
+    """What the `error` event says about `exc`: one line, the fix, and the exit code."""
+    if isinstance(exc, UserError):
+        return ErrorReport(protocol.BAD_INPUT, exc.line(), exc.fix, exc.exit_code)
+    if _is_out_of_memory(exc):
+        smaller = f" (e.g. --batch-size {max(1, batch_size // 2)})" if batch_size else ""
+        return ErrorReport(protocol.OUT_OF_MEMORY, f"out of memory: {_first_line(exc)}",
+                           f"lower --batch-size{smaller}, or use a 16-bit --policy to halve activation memory", 1)
+    return ErrorReport(kind, f"{type(exc).__name__}: {_first_line(exc)}", "see the traceback in backend.log", 1)
+
+
+def emit_error(writer: protocol.EventWriter, exc: BaseException, kind: str = protocol.INTERNAL,
+               batch_size: int | None = None) -> ErrorReport:
+    report = describe_error(exc, kind, batch_size)
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    writer.emit(protocol.ERROR, kind=report.kind, message=report.message, fix=report.fix, traceback=tb)
+    return report
+
+
+def _first_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or "(no message)"
+    return text if len(text) <= 300 else text[:297] + "..."

@@ -1,0 +1,273 @@
+"""The Keras callback that measures a run without slowing it (DESIGN.md sections 8 and 10).
+
+How Keras 3.15 dispatches batch hooks on the TensorFlow backend (read in
+`keras/src/callbacks/callback_list.py` and `backend/tensorflow/trainer.py`):
+`backend.IS_THREAD_SAFE` is False, so hooks always run synchronously in the
+training loop; `fit()` calls `on_train_batch_begin(i)` with no logs, then
+`train_function`, then `on_train_batch_end(i, logs)` — and `CallbackList`
+converts those logs to Python floats on *every* step, whether or not any
+callback listens (even plain `fit(verbose=0)` does). On an accelerator that
+conversion waits for the step to finish: a device sync per step.
+
+So this callback hooks only `on_train_batch_begin` (plus epoch and test
+hooks), and `QuietCallbackList` skips batch-end dispatch when no callback in
+it overrides a batch-end hook. Per step the callback takes one
+`perf_counter()` stamp; a step's time is the difference between the stamps of
+consecutive batch starts within an epoch. Every window (a quarter second or
+10 steps during warm-up, then a second) it reads the loss tracker, the loss
+scale and the optimizer's step count once — the only sync — and hands the
+window to the run monitor.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import keras
+
+from . import stdio
+from .detectors.base import Window
+from .measure import StepRecord
+from .monitor import CANCELLED, NAN
+
+WARMUP_WINDOW_S = 0.25
+WARMUP_WINDOW_STEPS = 10  # small windows while warming up: warm-up is found a few steps after it ends
+STEADY_WINDOW_S = 1.0
+
+
+class QuietCallbackList(keras.callbacks.CallbackList):
+    """A CallbackList that does not dispatch batch-end hooks nobody overrides.
+
+    Keras' own list converts the batch logs to Python numbers before calling
+    `on_train_batch_end` / `on_test_batch_end` on each callback; skipping the
+    dispatch when every callback inherits the default no-op removes that
+    per-step device sync. Callbacks that do override a batch-end hook still
+    get it, with the conversion.
+    """
+
+    def __init__(self, callbacks=None, **kwargs: Any) -> None:
+        super().__init__(callbacks, **kwargs)
+        self._train_batch_end = _any_overrides(self.callbacks, ("on_train_batch_end", "on_batch_end"))
+        self._test_batch_end = _any_overrides(self.callbacks, ("on_test_batch_end",))
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._train_batch_end:
+            super().on_train_batch_end(batch, logs)
+
+    def on_batch_end(self, batch, logs=None):
+        if self._train_batch_end:
+            super().on_batch_end(batch, logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        if self._test_batch_end:
+            super().on_test_batch_end(batch, logs)
+
+
+def _any_overrides(callbacks: list, hooks: tuple[str, ...]) -> bool:
+    base = keras.callbacks.Callback
+    return any(getattr(type(cb), hook) is not getattr(base, hook) for cb in callbacks for hook in hooks)
+
+
+class ModelProbe:
+    """Reads the training state kept in device variables; called once per window."""
+
+    def __init__(self, model: keras.Model) -> None:
+        self.loss_metrics = _loss_metrics(model)
+        optimizer = model.optimizer
+        self.loss_scale_optimizer = optimizer if isinstance(optimizer, keras.optimizers.LossScaleOptimizer) else None
+        self.optimizer = optimizer
+
+    def read(self) -> dict[str, float | None]:
+        """{"loss_total", "loss_count", "loss_scale", "iterations"} (None where the model has none)."""
+        total = count = None
+        for metric in self.loss_metrics:
+            c = float(metric.count.numpy())
+            if c > 0 or metric is self.loss_metrics[-1]:
+                total, count = float(metric.total.numpy()), c
+                break
+        scale = float(self.loss_scale_optimizer.dynamic_scale.numpy()) if self.loss_scale_optimizer else None
+        return {"loss_total": total, "loss_count": count, "loss_scale": scale,
+                "iterations": int(self.optimizer.iterations.numpy())}
+
+
+def _loss_metrics(model: keras.Model) -> list:
+    """The running mean(s) of the training loss: Keras' loss tracker, then any metric named 'loss'.
+
+    A custom `train_step` may track its loss in its own `Mean(name="loss")`
+    and leave Keras' tracker at zero; the probe reads whichever has counted.
+    """
+    found = []
+    for metric in [getattr(model, "_loss_tracker", None), *getattr(model, "metrics", [])]:
+        if metric is None or any(metric is m for m in found):
+            continue
+        if getattr(metric, "name", "") == "loss" and hasattr(metric, "total") and hasattr(metric, "count"):
+            found.append(metric)
+    return found
+
+
+class Instrument(keras.callbacks.Callback):
+    """Times every step, reads the model once per window, drives the profiler and the stop.
+
+    `monitor` (trainer_backend.monitor.RunMonitor) turns windows into events,
+    findings and decisions; this class only knows Keras.
+    """
+
+    def __init__(self, monitor, total_steps: int, steps_per_epoch: int,
+                 profile: tuple[int, int] | None, profile_dir: str | None, wait_for_steady: bool = False) -> None:
+        """`wait_for_steady`: postpone the profile window until warm-up has ended (the default window)."""
+        super().__init__()
+        self.monitor = monitor
+        self.record: StepRecord = monitor.record
+        self.total_steps = total_steps
+        self.steps_per_epoch = steps_per_epoch
+        self.profile = profile if profile_dir else None
+        self.wait_for_steady = wait_for_steady
+        self.profile_dir = profile_dir
+        self.profiling = False
+        self.profile_done = False
+        self.started = 0  # steps begun (the last one may still be running)
+        self.completed = 0
+        self.fit_start: float | None = None
+        self._probe: ModelProbe | None = None
+        self._per_call = 1
+        self._epoch_first = 1
+        self._last: float | None = None
+        self._last_step = 0
+        self._window_start = 0.0
+        self._flushed_step = 0
+        self._flushed_samples = 0
+        self._prev_total = 0.0
+        self._prev_count = 0.0
+        self._prev_iterations = 0
+        self._validating = False
+        self._skip_validation = False
+
+    # -- Keras hooks ---------------------------------------------------------------------------
+
+    def on_train_begin(self, logs=None):
+        self.fit_start = self._window_start = time.perf_counter()
+        self._probe = ModelProbe(self.model)
+        self._prev_iterations = int(self.model.optimizer.iterations.numpy())
+        self._per_call = max(1, int(getattr(self.model, "steps_per_execution", 1) or 1))
+        self.monitor.on_train_begin(self.fit_start)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_first = epoch * self.steps_per_epoch + 1
+        self._last = None  # no sample spans an epoch boundary (validation ran in between)
+        self._prev_total = self._prev_count = 0.0  # fit() reset the metrics before this hook
+        if self._validating:
+            self._validating = False
+            self.monitor.on_resume(self._epoch_first)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        now = time.perf_counter()
+        step = self._epoch_first + batch
+        if self._last is not None:
+            n = step - self._last_step
+            ms = (now - self._last) * 1000.0 / n
+            for i in range(n):
+                self.record.add(self._last_step + i, ms, self._last + i * ms / 1000.0)
+        self._last, self._last_step = now, step
+        self.completed = step - 1
+        self.started = step + self._per_call - 1
+        if self.profile and not self.profile_done:
+            self._drive_profiler(step)
+        if self.completed > self._flushed_step:
+            elapsed = now - self._window_start
+            if self.monitor.warmed_up:
+                due = elapsed >= STEADY_WINDOW_S
+            else:
+                due = elapsed >= WARMUP_WINDOW_S or self.completed - self._flushed_step >= WARMUP_WINDOW_STEPS
+            if due:
+                self._flush(now)
+        if stdio.stop_requested() and not self.monitor.stop_reason:
+            self.monitor.stop_reason = CANCELLED
+        if self.monitor.stop_reason or self.started >= self.total_steps:
+            self.model.stop_training = True  # this step still runs, then fit() ends the epoch and returns
+
+    def on_test_begin(self, logs=None):
+        self.completed = self.started
+        self._flush(time.perf_counter())  # before evaluate() resets the metrics
+        self._validating = True
+        self._skip_validation = self.monitor.stop_reason in (CANCELLED, NAN)
+        if self._skip_validation:
+            self.model.stop_evaluating = True  # a cancelled or diverged run does not validate
+        self.monitor.on_validation_begin(self.completed)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.completed = self.started
+        self._flush(time.perf_counter())
+        if self.monitor.on_epoch_end(self.completed, logs or {}, validated=not self._skip_validation):
+            self.model.stop_training = True
+        self._skip_validation = False
+
+    def on_train_end(self, logs=None):
+        self.completed = self.started
+        if self.profiling:
+            self.stop_profiler(self.completed)
+        self._flush(time.perf_counter())
+        self.monitor.on_train_end(self.completed)
+
+    # -- windows -------------------------------------------------------------------------------
+
+    def _flush(self, now: float) -> None:
+        if self.completed <= self._flushed_step or self._probe is None:
+            return
+        reading = self._probe.read()
+        loss = None
+        if reading["loss_count"] is not None and reading["loss_count"] > self._prev_count:
+            loss = (reading["loss_total"] - self._prev_total) / (reading["loss_count"] - self._prev_count)
+            self._prev_total, self._prev_count = reading["loss_total"], reading["loss_count"]
+        n_steps = self.completed - self._flushed_step
+        skipped = None
+        if reading["loss_scale"] is not None:
+            applied = reading["iterations"] - self._prev_iterations
+            skipped = max(0, n_steps - applied)
+        self._prev_iterations = reading["iterations"]
+        first = self._flushed_samples
+        window = Window(steps=self.record.step[first:], step_ms=self.record.ms[first:], loss=loss,
+                        loss_scale=reading["loss_scale"], skipped_steps=skipped)
+        self._flushed_step = self.completed
+        self._flushed_samples = len(self.record)
+        self._window_start = now
+        self.monitor.on_window(window, self.completed, n_steps)
+
+    # -- profiler ------------------------------------------------------------------------------
+
+    def _drive_profiler(self, step: int) -> None:
+        start, stop = self.profile
+        if not self.profiling and start <= step < stop:
+            if self.wait_for_steady and stop + 1 <= self.total_steps:
+                epoch_last = self._epoch_first + self.steps_per_epoch - 1
+                splits_epoch = stop > epoch_last and stop - start + 1 <= self.steps_per_epoch
+                if not self.monitor.warmed_up or splits_epoch:
+                    # keep its length; start once warm-up is over, and keep validation out of it
+                    self.profile = (start + 1, stop + 1)
+                    return
+            import tensorflow as tf
+
+            try:
+                tf.profiler.experimental.start(self.profile_dir)
+            except Exception as exc:  # noqa: BLE001 - a profiler problem must not stop training
+                print(f"trainer_backend: profiler did not start: {exc}", file=sys.stderr)
+                self.profile_done = True
+                return
+            self.profiling = True
+            self.profile = (step, stop)
+            self.monitor.on_profile_start(step)
+        elif self.profiling and step >= stop:
+            self.stop_profiler(step)
+
+    def stop_profiler(self, step: int) -> None:
+        import tensorflow as tf
+
+        try:
+            tf.profiler.experimental.stop()
+        except Exception as exc:  # noqa: BLE001
+            print(f"trainer_backend: profiler did not stop cleanly: {exc}", file=sys.stderr)
+        self.profiling = False
+        self.profile_done = True
+        self.profile = (self.profile[0], step)
+        self.monitor.on_profile_stop(self.profile[0], step)
