@@ -169,6 +169,7 @@ def test_failed_baseline_fails_the_study(tmp_path, make_summary, fake_backend):
     backend = fake_backend(lambda s: make_summary(100.0, status="failed"))
     study = Ladder(TuneOptions("builtin:fake", tmp_path / "s"), runner=backend).run()
     assert study.status == "failed" and "baseline" in study.message and len(backend.runs) == 1
+    assert not study.document()["ladder"][0]["kept"]
     assert study.recommended is None
 
 
@@ -206,3 +207,17 @@ def test_chosen_policy_is_measured_instead_of_the_recommended(tmp_path, make_sum
     mp = study.document()["ladder"][1]
     assert mp["settings"]["policy"] == "mixed_float16" and "--policy" in mp["reason"]
     assert ("audit", ["builtin:fake", "--policy", "mixed_float16", "--jit"]) in backend.calls
+
+
+def test_ctrl_c_during_the_baseline_is_an_interruption_not_a_failure(tmp_path, make_summary, fake_backend):
+    cancel = threading.Event()
+
+    def run(s):
+        cancel.set()
+        return make_summary(100.0, 0.9, status="cancelled", steps_completed=10)
+
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=fake_backend(run),
+                   cancel=cancel).run()
+    assert study.status == "interrupted" and study.recommended is None
+    entry = study.document()["ladder"][0]
+    assert not entry["kept"] and "cancelled" in entry["reason"]

@@ -16,6 +16,7 @@ flow can be tested on recorded documents without TensorFlow.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from ..errors import OutputDirError, UserError, WorkloadError
 from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from .batch import DEFAULT_MAX_SCALE, plan_larger_batch
-from .decision import Tolerance, decide, reference_decision
+from .decision import RungDecision, Tolerance, decide, reference_decision
 from .study import (BASELINE, COMPLETED, FAILED, INPUT_BOUND, INTERRUPTED, LARGER_BATCH, MIXED_PRECISION, XLA,
                     Rung, Study, measurement_only)
 from .apply_snippet import snippet
@@ -216,10 +217,16 @@ class Ladder:
             return
 
         base = self._measure(BASELINE, BASELINE, opts.base_settings())  # profiler window: the default one
-        if base.summary is None or base.summary.get("status") != protocol.COMPLETED:
-            base.decision = None
-            self._failed(f"the baseline run did not complete ({(base.summary or {}).get('status', 'crashed')}); "
-                         f"see {base.run}/{BACKEND_LOG} or the study's {BACKEND_LOG}")
+        status = (base.summary or {}).get("status", protocol.CRASHED)
+        if status != protocol.COMPLETED:
+            err = (base.summary or {}).get("error") or {}
+            detail = f": {err['message']}" if isinstance(err, dict) and err.get("message") else ""
+            base.decision = RungDecision(float("nan"), (float("nan"), float("nan")), None, None, False,
+                                         f"the baseline run ended as {status}{detail}", [])
+            self._report_end(base)
+            if not self._stopped():
+                self._failed(f"the baseline run ended as {status}{detail}, so nothing can be compared with it; "
+                             f"see {base.run}/{BACKEND_LOG}")
             return
         base.decision = reference_decision(base.summary)
         self._report_end(base)
@@ -311,7 +318,8 @@ class Ladder:
         rate = f"{sps:.2f} steps/s, " if isinstance(sps, (int, float)) else ""
         done = f" after {rung.steps_completed} steps" if rung.steps_completed is not None else ""
         verdict = "kept" if d and d.kept else "not kept"
-        speed = f"{d.speedup:.2f}× [{d.speedup_ci95[0]:.2f}, {d.speedup_ci95[1]:.2f}]" if d else "n/a"
+        speed = f"{d.speedup:.2f}× [{d.speedup_ci95[0]:.2f}, {d.speedup_ci95[1]:.2f}]" \
+            if d and math.isfinite(d.speedup) else "n/a"
         self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {s.get('status', 'crashed')}{done}; "
                  f"{rate}speed-up {speed}; {verdict}" + (f" — {d.reason}" if d and rung.kind != BASELINE else ""))
         self.study.save()

@@ -44,7 +44,7 @@ def _kept(entry: dict[str, Any]) -> str:
     if entry.get("skipped"):
         return "skipped"
     if entry.get("rung") == "baseline":
-        return "baseline"
+        return "baseline" if entry.get("kept") else str(entry.get("status") or "failed")
     return "KEPT" if entry.get("kept") else "rejected"
 
 
