@@ -24,6 +24,7 @@ from .findings import codes_of
 from .runfiles import RunRecord
 from .settings import RunSettings
 from .stats import change_verdict, detect_warmup, median_ci
+from .tune.decision import Tolerance, accuracy_gate
 
 BASELINE = "baseline"
 
@@ -50,7 +51,10 @@ class CompareRow:
     memory_ratio: float | None
     memory_kind: str | None
     metrics: dict[str, float] = field(default_factory=dict)  # final validation metrics
-    val_delta: tuple[str, float] | None = None  # (metric, this - baseline) on the baseline's primary metric
+    # (metric, this - baseline) on the baseline's primary metric, at the largest validation step both runs
+    # reached (val_step; None: their final metrics), as the tune ladder's accuracy gate compares them
+    val_delta: tuple[str, float] | None = None
+    val_step: int | None = None
     findings: list[str] = field(default_factory=list)  # finding codes
     learning_rate: float | None = None
     warnings: list[str] = field(default_factory=list)
@@ -223,7 +227,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
             s, c = summ.speedup(base, doc)
             speedup, speedup_ci = _num(s), _interval(c)
             verdict = change_verdict(speedup_ci) if speedup_ci else "no measurable change"
-        delta = summ.val_delta(base, doc) if i != base_i else None
+        metric, delta, val_step, _ = accuracy_gate(base, doc, Tolerance()) if i != base_i else (None,) * 4
         peak = doc.get("peak_memory_bytes")
         rows.append(CompareRow(
             name=record.name,
@@ -244,7 +248,8 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
             memory_ratio=_num(summ.memory_ratio(base, doc)),
             memory_kind=doc.get("memory_kind"),
             metrics=_final_metrics(doc, record),
-            val_delta=(delta[0], delta[1]) if delta else None,
+            val_delta=(metric, delta) if metric is not None and delta is not None else None,
+            val_step=val_step,
             findings=[c for c in codes_of(record.findings()) if c],
             learning_rate=_num(doc.get("learning_rate") if _finite(doc.get("learning_rate"))
                                else recorded.get("learning_rate")),
@@ -270,7 +275,7 @@ def metric_names(rows: list[CompareRow]) -> list[str]:
 CSV_COLUMNS = ("name", "label", "status", "policy", "jit_compile", "batch_size", "steps_per_s",
                "steps_per_s_ci95_lo", "steps_per_s_ci95_hi", "step_ms", "step_ms_ci95_lo", "step_ms_ci95_hi",
                "speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict", "warmup_s", "peak_memory_bytes",
-               "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "learning_rate",
+               "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "val_step", "learning_rate",
                "steps_completed", "findings", "warnings")
 
 

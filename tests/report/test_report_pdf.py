@@ -11,10 +11,13 @@ import pytest
 import yaml
 from pypdf import PdfReader
 
-from report_fixtures import make_run, make_study, pdf_text
+from reportlab.graphics.charts.lineplots import LinePlot
+
+from report_fixtures import PROFILE, WARMUP, make_run, make_study, pdf_text
 from tfturbo import summary as summ
 from tfturbo.errors import UserError
 from tfturbo.report import gather, write_report
+from tfturbo.report.charts import line_chart
 from tfturbo.runfiles import RUNS_DIR, STUDY_YAML
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +45,7 @@ def test_report_states_the_measured_speedup_and_settings(study, report_text):
     assert f"is {speedup:.2f}x as fast as the baseline" in text
     assert f"95% confidence interval {lo:.2f}x to {hi:.2f}x" in text
     ratio = summ.memory_ratio(base, tuned)
-    assert f"uses {abs(1 - ratio) * 100:.0f}% more" in text
+    assert f"Peak host memory is {abs(1 - ratio) * 100:.0f}% higher" in text
     assert "Accuracy is kept: val_accuracy -0.10 percentage points" in text
     # the configuration table: every rung's speed-up and interval against the baseline
     for name in ("02-mixed_bfloat16", "03-xla", "04-batch-128"):
@@ -70,6 +73,17 @@ def test_report_has_every_section_page_numbers_and_vector_plots(study):
     assert all(not page.images for page in reader.pages)  # plots are vector paths with text, not pictures
     assert "baseline: float32, batch 64" in text and "tuned: float32 + XLA, batch 128" in text  # legend
     assert reader.metadata.title == "Training speed-up report: builtin:transformer"
+
+
+def test_step_time_plot_leaves_the_profiler_window_as_a_gap(study):
+    plot = gather(study).plots[0]
+    assert plot.title == "Step time" and len(plot.curves) == 2
+    for curve in plot.curves:  # steady steps only: after warm-up, outside the profiler window
+        assert curve.x[0] == WARMUP + 1 and not any(PROFILE[0] <= x < PROFILE[1] for x in curve.x)
+    chart = line_chart(plot, 400)
+    lines = [node for node in chart.contents if isinstance(node, LinePlot)][0]
+    assert len(lines.data) == 4  # each curve drawn in two pieces: no line bridges the profiler window
+    assert [p[0] for p in lines.data[1]][0] == PROFILE[1]
 
 
 def test_report_reads_back_each_runs_settings_record_and_reproduction_commands(study, report_text):

@@ -30,13 +30,33 @@ def _nice_range(lo: float, hi: float) -> tuple[float, float, float]:
         lo, hi = lo - pad, hi + pad
     raw = (hi - lo) / 5
     mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     return math.floor(lo / step) * step, math.ceil(hi / step) * step, step
 
 
 def _tick_format(step: float):
     digits = max(0, -int(math.floor(math.log10(step)))) if step < 1 else 0
     return lambda v: f"{v:,.{digits}f}"
+
+
+def _segments(x: list[float], y: list[float]) -> list[list[tuple[float, float]]]:
+    """The curve cut where steps are missing (the profiler window), so no line bridges a gap.
+
+    A gap is a jump in x of more than three times the usual spacing; sparse
+    curves (validation points) are never cut.
+    """
+    points = list(zip(x, y))
+    if len(points) < 30:
+        return [points]
+    spacing = sorted(b - a for a, b in zip(x, x[1:]))[len(x) // 2]
+    out, current = [], [points[0]]
+    for prev, point in zip(points, points[1:]):
+        if point[0] - prev[0] > 3 * spacing:
+            out.append(current)
+            current = []
+        current.append(point)
+    out.append(current)
+    return out
 
 
 def line_chart(plot: Plot, width: float, height: float = 150) -> Drawing:
@@ -48,10 +68,14 @@ def line_chart(plot: Plot, width: float, height: float = 150) -> Drawing:
     lp = LinePlot()
     lp.x, lp.y = left, bottom
     lp.width, lp.height = width - left - right, height + legend_h - bottom - top
-    lp.data = [list(zip(c.x, c.y)) for c in plot.curves]
-    for i, _ in enumerate(plot.curves):
-        lp.lines[i].strokeColor = SERIES_COLORS[i % len(SERIES_COLORS)]
-        lp.lines[i].strokeWidth = 1.1
+    lp.data, owner = [], []
+    for i, c in enumerate(plot.curves):
+        for segment in _segments(c.x, c.y):
+            lp.data.append(segment)
+            owner.append(i)
+    for j, i in enumerate(owner):
+        lp.lines[j].strokeColor = SERIES_COLORS[i % len(SERIES_COLORS)]
+        lp.lines[j].strokeWidth = 1.1
     xs = [v for c in plot.curves for v in c.x]
     ys = [v for c in plot.curves for v in c.y]
     for axis, values in ((lp.xValueAxis, xs), (lp.yValueAxis, ys)):
@@ -68,8 +92,8 @@ def line_chart(plot: Plot, width: float, height: float = 150) -> Drawing:
     lp.yValueAxis.gridStrokeColor = colors.HexColor("#E3E7EC")
     lp.yValueAxis.gridStrokeWidth = 0.4
     if len(plot.curves[0].x) < 30:  # few points (validation): mark them
-        for i, _ in enumerate(plot.curves):
-            lp.lines[i].symbol = makeMarker("FilledCircle", size=3.5,
+        for j, i in enumerate(owner):
+            lp.lines[j].symbol = makeMarker("FilledCircle", size=3.5,
                                             fillColor=SERIES_COLORS[i % len(SERIES_COLORS)])
     d.add(lp)
     d.add(String(left, height + legend_h - 11, plot.title, fontName=style.FONT_BOLD, fontSize=9.5,

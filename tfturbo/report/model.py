@@ -264,9 +264,9 @@ def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe
             f"{row.verdict if row.verdict != 'faster' else 'faster beyond the noise'}). ")
     if row.memory_ratio is not None:
         kind = "device" if row.memory_kind == "device" else "host"
-        change = "saves" if row.memory_ratio < 1 else "uses"
-        amount = _pct(row.memory_ratio) + (" less" if row.memory_ratio < 1 else " more")
-        text += (f"Peak {kind} memory {change} {amount} "
+        change = f"is {_pct(row.memory_ratio)} {'lower' if row.memory_ratio < 1 else 'higher'}" \
+            if round(abs(1 - row.memory_ratio) * 100) else "is unchanged"
+        text += (f"Peak {kind} memory {change} "
                  f"({compare.fmt_bytes(base.peak_memory_bytes)} to {compare.fmt_bytes(row.peak_memory_bytes)}). ")
     metric, delta, step, problem = accuracy_gate(docs[baseline.name], docs[tuned.name], Tolerance())
     if metric is None:
@@ -351,12 +351,12 @@ def _plots(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], records
         clipped += (f" Each point is the median of {math.ceil(longest / STEP_TIME_POINTS)} consecutive steps "
                     "(fewer for shorter runs).")
     plots = [Plot("Step time", "step", "ms per step", step_curves,
-                  "Steady state only: warm-up steps (tracing, XLA compilation) and the profiler window are excluded, "
-                  "as in the statistics; warm-up is reported separately. "
+                  "Steady state only: warm-up steps (tracing, XLA compilation) and the profiler window (a gap in the "
+                  "line) are excluded, as in the statistics; warm-up is reported separately. "
                   "A larger batch takes longer per step but processes more samples." + clipped),
              Plot("Training loss", "step", "loss", loss_curves),
              Plot(f"Validation: {metric}" if metric else "Validation", "step", metric or "", val_curves,
-                  "Same seed, same data order and the same number of steps in every run.")]
+                  "Same seed and data order in every run; a run stopped early by adaptive measurement ends sooner.")]
     return [p for p in plots if p.curves]
 
 

@@ -196,6 +196,8 @@ def configuration_section(data: ReportData) -> list:
         elif row.val_delta:
             name, d = row.val_delta
             delta = f"{d * 100:+.2f} pp" if not name.endswith("loss") else f"{d:+.4f}"
+            delta += f"<br/>at step {row.val_step}" if row.val_step is not None else ""
+            delta = P(delta)
         mem = P(f"{row.memory_ratio:.2f}x<br/>{esc(fmt_bytes(row.peak_memory_bytes))}") \
             if row.memory_ratio is not None else fmt_bytes(row.peak_memory_bytes)
         rows.append([_rung_name(rung), status_cell(row.status), _relative_time(row), _speedup(row), mem,
@@ -213,14 +215,16 @@ def configuration_section(data: ReportData) -> list:
                          metrics, str(row.steps_completed or "n/a"),
                          P("<br/>".join(esc(c) for c in row.findings) or "-")])
     val_note = (f" Validation change is the difference in <font name=\"{style.MONO}\">{esc(metric)}</font> from "
-                "the baseline at the end of the runs" + (" (pp: percentage points)." if not metric.endswith("loss")
-                                                         else ".")) if metric else ""
+                "the baseline at the last validation step both runs reached (runs stopped early by adaptive "
+                "measurement have trained less)" + (" in percentage points (pp)." if not metric.endswith("loss")
+                                                    else ".")) if metric else ""
     kind = next((r.row.memory_kind for r in data.rungs if r.row and r.row.memory_kind), None)
     mem_note = {"device": "Peak memory is accelerator (device) memory.",
                 "host": "Peak memory is host memory (process RSS): this run had no accelerator."}.get(kind, "")
     return [
         P("Configurations", style.H1),
-        P("Each configuration was trained with the same seed, data order and number of steps. Speed-up is "
+        P("Each configuration was trained with the same seed and data order, for the same number of steps at "
+          "most (adaptive measurement stops a run once its step time is measured precisely enough). Speed-up is "
           "throughput per sample against the baseline, with its 95% confidence interval from a block bootstrap "
           "of the steady-state step times; an interval that contains 1.00 is reported as no measurable change. "
           "Relative time per sample is its inverse (the tutorial's relative step time, measured). "
@@ -314,11 +318,12 @@ def settings_section(data: ReportData) -> list:
         rows.append([P(f"<b>{esc(rung.name)}</b>"), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
                      str(rec.get("batch_size", "n/a")), f"{lr:.6g}" if isinstance(lr, (int, float)) else "n/a",
                      str(rec.get("device", "n/a")), _versions_text({str(k): str(v) for k, v in versions.items()})])
-    out += [P("Settings record", style.H2),
-            P("Read back from each run's <font name=\"Courier\">checkpoint/tfturbo-settings.yaml</font>, "
-              "which is saved beside the model so a deployed checkpoint can be traced to how it was trained.",
-              style.BODY),
-            table(header, rows, [92, 70, 50, 32, 48, 84, 117])]
+    out.append(KeepTogether([
+        P("Settings record", style.H2),
+        P(f"Read back from each run's <font name=\"{style.MONO}\">checkpoint/tfturbo-settings.yaml</font>, "
+          "which is saved beside the model so a deployed checkpoint can be traced to how it was trained.",
+          style.BODY),
+        table(header, rows, [92, 70, 54, 36, 48, 84, 109])]))
     return out
 
 
