@@ -12,7 +12,6 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from tfturbo import protocol
 from tfturbo.backend_client import BackendResult
 from tfturbo.cli_args import parse_run_settings
 from tfturbo.settings import RunSettings

@@ -31,8 +31,8 @@ from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from .batch import DEFAULT_MAX_SCALE, plan_larger_batch
 from .decision import RungDecision, Tolerance, decide, reference_decision
-from .study import (BASELINE, COMPLETED, FAILED, INPUT_BOUND, INTERRUPTED, LARGER_BATCH, MIXED_PRECISION, XLA,
-                    Rung, Study, measurement_only)
+from .study import (BASELINE, COMPLETED, FAILED, INPUT_BOUND, INTERRUPTED, LARGER_BATCH, MIXED_PRECISION,
+                    RUNNING, XLA, Rung, Study, measurement_only)
 from .apply_snippet import snippet
 
 Runner = Callable[..., BackendResult]
@@ -116,6 +116,9 @@ class Ladder:
         self.path = Path(options.out)
         self.study = Study(self.path, options.workload, options.to_dict())
         self._created_dir = False
+        self.policies: list[str] = []  # the 16-bit policies to measure, and why (from the environment)
+        self.policy_reason = ""
+        self.base: Rung | None = None
         self.best: Rung | None = None  # the best kept configuration so far
 
     # ------------------------------------------------------------ backend calls
@@ -167,56 +170,68 @@ class Ladder:
         return study
 
     def _steps(self) -> None:
-        study, opts = self.study, self.opts
+        """The checklist in order; each step returns False when the study ends there."""
+        for step in (self._environment, self._audit, self._probe, self._baseline, self._mixed_precision,
+                     self._xla, self._larger_batch):
+            if not step() or self._stopped():
+                return
+
+    def _environment(self) -> bool:
         self.say("environment: asking the backend for devices and the recommended policy")
         env = self._call("env", [])
-        study.environment = env.document
-        if env.document is None:
+        self.study.environment = doc = env.document
+        if doc is None:
             self._failed("the backend could not report the environment: " + self._error_text(env))
-            return
-        recommended = env.document.get("recommended_policy")
-        policies, why = sixteen_bit_policies(recommended, opts.both_policies, opts.policy)
-        self.say(f"environment: {', '.join(self._device_names(env.document)) or 'no device listed'}; "
-                 f"recommended policy {recommended} ({env.document.get('reason', '')})")
-        if self._stopped():
-            return
+            return False
+        recommended = doc.get("recommended_policy")
+        self.policies, self.policy_reason = sixteen_bit_policies(recommended, self.opts.both_policies,
+                                                                 self.opts.policy)
+        self.say(f"environment: {', '.join(self._device_names(doc)) or 'no device listed'}; "
+                 f"recommended policy {recommended} ({doc.get('reason', '')})")
+        return True
 
-        audit_argv = [opts.workload, "--policy", policies[0], "--jit"]
+    def _audit(self) -> bool:
+        """Static findings under the 16-bit policy and XLA the ladder will try (so their fixes apply)."""
+        opts = self.opts
+        argv = [opts.workload, "--policy", self.policies[0], "--jit"]
         if opts.batch_size:
-            audit_argv += ["--batch-size", str(opts.batch_size)]
-        audit = self._call("audit", audit_argv)
+            argv += ["--batch-size", str(opts.batch_size)]
+        audit = self._call("audit", argv)
         self._fail_on_bad_input(audit, "the audit")
         if audit.document is None:
             self._failed("the audit failed: " + self._error_text(audit))
-            return
-        study.audit = [f for f in audit.document.get("findings") or [] if isinstance(f, dict)]
-        self.say(f"audit ({policies[0]} + XLA): {len(study.audit)} finding(s)"
-                 + (f": {', '.join(F.codes_of(study.audit))}" if study.audit else ""))
-        study.save()
-        if self._stopped():
-            return
+            return False
+        found = [f for f in audit.document.get("findings") or [] if isinstance(f, dict)]
+        self.study.audit = found
+        self.say(f"audit ({self.policies[0]} + XLA): {len(found)} finding(s)"
+                 + (f": {', '.join(F.codes_of(found))}" if found else ""))
+        self.study.save()
+        return True
 
-        probe_argv = [opts.workload, "--seed", str(opts.seed)]
+    def _probe(self) -> bool:
+        """No tuning of a job that is waiting on data: an input-bound verdict ends the study."""
+        opts, study = self.opts, self.study
+        argv = [opts.workload, "--seed", str(opts.seed)]
         if opts.batch_size:
-            probe_argv += ["--batch-size", str(opts.batch_size)]
-        probe = self._call("probe-input", probe_argv)
+            argv += ["--batch-size", str(opts.batch_size)]
+        probe = self._call("probe-input", argv)
         self._fail_on_bad_input(probe, "the input probe")
-        study.probe = probe.document
         if probe.document is None:
             self.say("input probe: failed (" + self._error_text(probe) + "); continuing without its verdict")
             study.probe = {"verdict": None, "error": self._error_text(probe), "findings": []}
-        else:
-            verdict = probe.document.get("verdict")
-            self.say(f"input probe: {str(verdict).replace('_', '-')}")
-            if verdict == "input_bound":
-                study.status = INPUT_BOUND
-                study.message = ("the job is input-bound: the device waits for data, so precision and XLA "
-                                 "would not make it faster; fix the input pipeline first (see INPUT_BOUND)")
-                return
-        if self._stopped():
-            return
+            return True
+        study.probe = probe.document
+        verdict = probe.document.get("verdict")
+        self.say(f"input probe: {str(verdict).replace('_', '-')}")
+        if verdict == "input_bound":
+            study.status = INPUT_BOUND
+            study.message = ("the job is input-bound: the device waits for data, so precision and XLA "
+                             "would not make it faster; fix the input pipeline first (see INPUT_BOUND)")
+            return False
+        return True
 
-        base = self._measure(BASELINE, BASELINE, opts.base_settings())  # profiler window: the default one
+    def _baseline(self) -> bool:
+        base = self.base = self._measure(BASELINE, BASELINE, self.opts.base_settings())  # default profiler window
         status = (base.summary or {}).get("status", protocol.CRASHED)
         if status != protocol.COMPLETED:
             err = (base.summary or {}).get("error") or {}
@@ -227,47 +242,46 @@ class Ladder:
             if not self._stopped():
                 self._failed(f"the baseline run ended as {status}{detail}, so nothing can be compared with it; "
                              f"see {base.run}/{BACKEND_LOG}")
-            return
+            return False
         base.decision = reference_decision(base.summary)
         self._report_end(base)
         if (base.summary.get("settings") or {}).get("batch_size"):  # the workload's default, now known
             base.settings = base.settings.with_(batch_size=summary.batch_size(base.summary))
-        common = base.settings.with_(profile=NO_PROFILE)
         self.best = base
-        if self._stopped():
-            return
+        return True
 
-        head_fix = opts.auto_fix and F.HEAD_NOT_FLOAT32 in F.codes_of(study.audit)
-        mp_rungs = []
-        for policy in policies:
+    def _mixed_precision(self) -> bool:
+        head_fix = self.opts.auto_fix and F.HEAD_NOT_FLOAT32 in F.codes_of(self.study.audit)
+        common = self.base.settings.with_(profile=NO_PROFILE)
+        measured = []
+        for policy in self.policies:
             rung = self._measure(policy, MIXED_PRECISION, common.with_(policy=policy, fix_head=head_fix))
-            self._decide(rung, base, None, note=why if policy == policies[0] else "measured on request")
-            mp_rungs.append(rung)
+            self._decide(rung, None, note=self.policy_reason if policy == self.policies[0] else "measured on request")
+            measured.append(rung)
             if self._stopped():
-                return
-        kept = [r for r in mp_rungs if r.kept]
+                return False
+        kept = [r for r in measured if r.kept]
         if kept:
             self.best = max(kept, key=lambda r: r.decision.speedup)
+        return True
 
+    def _xla(self) -> bool:
         best = self.best
-        drop = best.settings.drop_remainder or (opts.auto_fix and F.PARTIAL_LAST_BATCH in F.codes_of(study.audit))
-        xla = self._measure(XLA, XLA, best.settings.with_(jit_compile=True, drop_remainder=drop))
-        self._decide(xla, base, best)
-        if xla.kept:
-            self.best = xla
-        if self._stopped():
-            return
+        drop = best.settings.drop_remainder or (
+            self.opts.auto_fix and F.PARTIAL_LAST_BATCH in F.codes_of(self.study.audit))
+        rung = self._measure(XLA, XLA, best.settings.with_(jit_compile=True, drop_remainder=drop, profile=NO_PROFILE))
+        self._decide(rung, best)
+        if rung.kept:
+            self.best = rung
+        return True
 
-        self._larger_batch(base, self.best)
-
-    def _larger_batch(self, base: Rung, best: Rung) -> None:
-        opts = self.opts
+    def _larger_batch(self) -> bool:
+        base, best = self.base, self.best
         plan = plan_larger_batch(best.settings.batch_size, base.summary.get("peak_memory_bytes"),
-                                 best.summary.get("peak_memory_bytes") if best.summary else None,
-                                 best.summary.get("memory_kind") if best.summary else None,
-                                 opts.max_batch_scale)
+                                 (best.summary or {}).get("peak_memory_bytes"), (best.summary or {}).get("memory_kind"),
+                                 self.opts.max_batch_scale)
         settings = best.settings.with_(batch_size=plan.batch_size or best.settings.batch_size,
-                                       lr_scale=best.settings.lr_scale * plan.lr_scale)
+                                       lr_scale=best.settings.lr_scale * plan.lr_scale, profile=NO_PROFILE)
         if plan.skipped:
             n = len(self.study.rungs) + 1
             rung = Rung(f"{n:02d}-{LARGER_BATCH}", LARGER_BATCH, settings, skipped_reason=plan.reason,
@@ -275,11 +289,12 @@ class Ladder:
             self.study.rungs.append(rung)
             self.say(f"[{n:02d}] larger batch — {plan.reason}")
             self.study.save()
-            return
+            return True
         rung = self._measure(LARGER_BATCH, LARGER_BATCH, settings)
-        self._decide(rung, base, best, note=plan.reason)
+        self._decide(rung, best, note=plan.reason)
         if rung.kept:
             self.best = rung
+        return True
 
     # ------------------------------------------------------------ one rung
 
@@ -302,10 +317,11 @@ class Ladder:
         rung.summary = doc
         return rung
 
-    def _decide(self, rung: Rung, base: Rung, reference: Rung | None, note: str = "") -> None:
-        ref = reference if reference is not None and reference is not base else None
+    def _decide(self, rung: Rung, reference: Rung | None, note: str = "") -> None:
+        """Accuracy against the baseline; speed also against `reference`, the rung this one extends."""
+        ref = reference if reference is not None and reference is not self.base else None
         rung.compared_with = ref.name if ref else None
-        rung.decision = decide(base.summary, rung.summary, self.opts.tolerance,
+        rung.decision = decide(self.base.summary, rung.summary, self.opts.tolerance,
                                reference=ref.summary if ref else None)
         if note:
             rung.decision.reason = f"{note}; {rung.decision.reason}"
@@ -333,7 +349,7 @@ class Ladder:
 
     def _finish(self) -> None:
         study = self.study
-        if study.status == "running":
+        if study.status == RUNNING:
             study.status = COMPLETED
         base = study.baseline
         if base is not None and base.kept and self.best is not None:
