@@ -152,6 +152,23 @@ def test_an_input_bound_study_says_so_in_the_verdict(study):
     assert "Input-bound: the input pipeline limits the step rate" in text
 
 
+def test_an_input_bound_study_without_runs_still_gets_its_report(tmp_path):
+    study = tmp_path / "s"
+    study.mkdir()
+    (study / STUDY_YAML).write_text(yaml.safe_dump({
+        "workload": "builtin:slow-input", "status": "input_bound", "ladder": [], "recommended": None,
+        "probe": {"verdict": "input_bound", "input_fraction": 0.8, "data_steps_per_s": 2.0,
+                  "compute_steps_per_s": 40.0, "train_steps_per_s": 2.1},
+        "findings": [{"code": "INPUT_BOUND", "severity": "error", "where": "train dataset",
+                      "message": "80% of each step waits for data",
+                      "fix": "ds = ds.map(f, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)"}]}))
+    text = flat(pdf_text(write_report(study)))
+    assert "The training job is input-bound (about 80% of each step waits for data)" in text
+    assert "ERROR INPUT_BOUND in train dataset" in text
+    assert "ds = ds.map(f, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)" in text
+    assert "No configuration was measured" in text and "Input pipeline alone 2.00 batches/s" in text
+
+
 def test_when_nothing_beats_the_baseline_the_verdict_keeps_it(tmp_path):
     runs = tmp_path / "s" / RUNS_DIR
     make_run(runs, "01-baseline", seed=1)
@@ -177,7 +194,7 @@ def test_report_path_default_and_output_option(study, tmp_path):
     with pytest.raises(UserError, match="is a directory"):
         write_report(study, tmp_path)
     with pytest.raises(UserError, match="holds no runs"):
-        write_report(tmp_path / "deep")
+        write_report(tmp_path / "deep")  # neither runs nor study.yaml
 
 
 def test_report_is_headless_no_qt_no_tensorflow(study):

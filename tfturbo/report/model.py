@@ -281,8 +281,10 @@ def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe
 
 
 def _apply_rows(tuned: Rung | None, baseline: Rung | None, recommended: dict[str, Any]) -> list[tuple[str, str]]:
-    """The settings to apply, each with the value the study recommends."""
+    """The settings to apply, each with the value the study recommends (none when nothing was measured)."""
     rung = tuned or baseline
+    if rung is None or rung.row is None:
+        return []
     settings = dict(rung.settings if rung else {})
     settings.update({k: v for k, v in recommended.items() if v is not None})
     row = rung.row if rung else None
@@ -435,13 +437,15 @@ def gather(study_dir: str | Path) -> ReportData:
     if not study_dir.is_dir():
         raise UserError(f"{study_dir} is not a directory", "pass a study directory written by `tfturbo tune`")
     record = load_study(study_dir)
-    if not record.runs:
-        raise UserError(f"{study_dir} holds no runs (no {RUNS_DIR}/ with run directories)",
-                        "pass a study directory written by `tfturbo tune`")
     study = record.study
+    if not record.runs and not study:
+        raise UserError(f"{study_dir} holds no runs (no {RUNS_DIR}/ with run directories) and no {STUDY_YAML}",
+                        "pass a study directory written by `tfturbo tune`")
+    # A study with no runs still has a story to tell (an input-bound job stops after the probe).
     has_ladder = isinstance(study.get("ladder"), list) and bool(study.get("ladder"))
-    warnings = [w if STUDY_YAML in w else f"{STUDY_YAML}: {w}" for w in record.warnings]
-    if not has_ladder:
+    stopped_early = study.get("status") == "input_bound"  # no runs is the expected outcome, not a problem
+    warnings = [w for w in record.warnings if not (stopped_early and "runs/" in w)]
+    if not has_ladder and record.runs:
         warnings.append(f"{STUDY_YAML} has no ladder decisions: the runs are compared with the first as baseline")
     status = study.get("status")
     if status in ("running", "interrupted", "failed"):
@@ -466,10 +470,12 @@ def gather(study_dir: str | Path) -> ReportData:
     metric = primary[0] if primary and primary[0].startswith("val_") else None
     findings = _findings(study, ordered)
     workload = _workload(study, ordered)
-    ref = base_record or ordered[0]
+    ref = base_record or (ordered[0] if ordered else None)
     env = study.get("environment") if isinstance(study.get("environment"), dict) else {}
-    device = _run_meta(ref, "device") or ", ".join(_device_name(d) for d in env.get("devices") or []) or "unknown"
-    versions = _run_meta(ref, "versions") or {k: env[k] for k in ("tensorflow", "keras") if env.get(k)}
+    device = (_run_meta(ref, "device") if ref else None) or \
+        ", ".join(_device_name(d) for d in env.get("devices") or []) or "unknown"
+    versions = (_run_meta(ref, "versions") if ref else None) or \
+        {k: env[k] for k in ("tensorflow", "keras") if env.get(k)}
     return ReportData(
         study_dir=study_dir, workload=workload, created=str(study.get("created") or "not recorded"),
         device=str(device), versions={str(k): str(v) for k, v in (versions or {}).items()}, environment=env,

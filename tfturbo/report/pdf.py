@@ -180,6 +180,10 @@ def _ladder_only(rung: Rung, key: str) -> str:
 
 
 def configuration_section(data: ReportData) -> list:
+    if not data.rungs:
+        return [P("Configurations", style.H1),
+                P("No configuration was measured: the study stopped before its first run (see the verdict).",
+                  style.BODY)]
     metric = data.metric
     header = ["Configuration", "Status", "Relative time per sample [95% CI]", "Speed-up [95% CI]",
               "Peak memory vs baseline", "Validation change", "Decision"]
@@ -300,6 +304,9 @@ def probe_section(data: ReportData) -> list:
 
 
 def settings_section(data: ReportData) -> list:
+    if not data.apply_rows:
+        return [P("Settings to apply", style.H1),
+                P("No configuration was measured, so there are no new settings to apply.", style.BODY)]
     out = [P("Settings to apply", style.H1),
            P("The configuration the study recommends" + (f" ({esc(data.tuned.name)})" if data.tuned else
                                                          " (the baseline: nothing was measurably better)") + ":",
@@ -338,13 +345,15 @@ def warnings_section(data: ReportData) -> list:
 
 def appendix(data: ReportData) -> list:
     base = data.baseline.settings if data.baseline else {}
-    try:
-        val_every = f"every {RunSettings.from_dict(base).effective_val_every()} steps"
-    except (UserError, TypeError, ValueError):
-        val_every = "not recorded"
-    rows = [("Seed", str(base.get("seed", "n/a"))), ("Steps per run", str(base.get("steps", "n/a"))),
-            ("Validation", f"{val_every}, {base.get('val_steps', 'n/a')} batches each"),
-            ("Device", data.device), ("Versions", _versions_text(data.versions))]
+    rows = []
+    if base:
+        try:
+            val_every = f"every {RunSettings.from_dict(base).effective_val_every()} steps"
+        except (UserError, TypeError, ValueError):
+            val_every = "not recorded"
+        rows += [("Seed", str(base.get("seed", "n/a"))), ("Steps per run", str(base.get("steps", "n/a"))),
+                 ("Validation", f"{val_every}, {base.get('val_steps', 'n/a')} batches each")]
+    rows += [("Device", data.device), ("Versions", _versions_text(data.versions))]
     adaptive = data.adaptive
     if isinstance(adaptive.get("steps_planned"), int) and adaptive.get("steps_saved"):
         rows.append(("Adaptive measurement", f"{adaptive.get('steps_run')} of {adaptive['steps_planned']} planned steps "
