@@ -15,11 +15,14 @@ import statistics
 
 from tfturbo.findings import RECOMPILE_STORM, Finding
 
-from ..diagnostics.dataset_audit import ShapeSample, sample_shapes, static_shape_fix, varying_dims
+from ..diagnostics.dataset_audit import (ShapeSample, describe_varying, sample_shapes, static_shape_fix,
+                                         varying_dims)
 from .base import Detector, RunContext, Window
 
 SPIKE_FACTOR = 5.0  # a compile-kind step takes more than 5x the median step
-MIN_SPIKE_MS = 20.0  # and at least this much more: compiling takes tens of ms, a busy host's hiccup does not
+# ...and at least this much more: compiling a program takes hundreds of ms (measured 430-1200 ms for a
+# tiny model on the CPU), while a busy host's hiccups and the profiler's start/stop took 10-90 ms.
+MIN_SPIKE_MS = 100.0
 MIN_SPIKES = 3  # "keeps recompiling": a spike that happened once or twice is a shape seen once
 MIN_SPIKE_SHARE = 0.02  # of the steady steps so far (measured: 37/600 with XLA, 3/600 without)
 MIN_STEADY_STEPS = 20
@@ -79,11 +82,12 @@ class RecompileStorm(Detector):
         batch_size = ctx.settings.batch_size or (max(self.sample.batch_sizes()) if self.sample else None) or 32
         if varying:
             distinct = len({tuple(map(tuple, row)) for row in self.sample.shapes})
-            message += ("Cause: " + "; ".join(v.describe() for v in varying) +
+            message += ("Cause: " + "; ".join(describe_varying(varying)) +
                         f" — {distinct} distinct input shapes in the first {len(self.sample.shapes)} batches, "
                         "one compilation each.")
             fix = static_shape_fix(self.sample, batch_size)
-            where = ", ".join(f"{v.component} dimension {v.dim}" for v in varying)
+            where = ", ".join(dict.fromkeys("batch dimension" if v.dim == 0 else f"{v.component} dimension {v.dim}"
+                                            for v in sorted(varying, key=lambda v: v.dim == 0)))
         else:
             message += ("The input shapes looked fixed in the first batches: look for Python values or "
                         "tensors whose shape changes passed into the step.")

@@ -47,6 +47,13 @@ def xla_fallback_finding(model: Any, evidence: str) -> Finding:
                    data={"causes": causes, "evidence": evidence})
 
 
+def jit_support_findings(model: Any) -> list[Finding]:
+    """XLA_NOT_ACTIVE if Keras falls back from jit_compile=True for `model` (re-compiles it with XLA on)."""
+    config = model.get_compile_config()
+    model.compile_from_config({**config, "jit_compile": True})
+    return [] if model.jit_compile else [xla_fallback_finding(model, "model.jit_compile is False after compiling")]
+
+
 class XlaNotActive(Detector):
     """Checks the compiled model at the start, then the backend log for Keras' fallback warning."""
 

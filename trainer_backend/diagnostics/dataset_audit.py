@@ -112,6 +112,16 @@ class VaryingDim:
                 f"values seen ({', '.join(map(str, values))})")
 
 
+def describe_varying(varying: list[VaryingDim]) -> list[str]:
+    """One phrase per varying dimension, the batch dimension (shared by x and y) said once."""
+    phrases = [v.describe() for v in varying if v.dim > 0]
+    batch = [v for v in varying if v.dim == 0]
+    if batch:
+        sizes = sorted({s for v in batch for s in v.seen})
+        phrases.append(f"the batch size varies ({', '.join(map(str, sizes))}): a partial last batch")
+    return phrases
+
+
 def varying_dims(sample: ShapeSample) -> list[VaryingDim]:
     """Dimensions whose size differs between sampled batches (the batch dimension included)."""
     rows = sample.shapes + ([sample.last] if sample.last else [])

@@ -1,0 +1,61 @@
+"""Fixtures for the diagnostics tests.
+
+Audits of the built-in workloads run in this process (TensorFlow is imported
+once, each audit then takes a second or two); the probes and runs that the
+issue's "done when" names run through the real `tfturbo` CLI, once per
+session, and several tests read each of them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from diag_helpers import backend_events, result_of
+
+from tests.conftest import run_cli
+
+
+@pytest.fixture(scope="session")
+def audit():
+    """audit(workload, policy=..., jit=...) -> the audit document, each combination computed once."""
+    cache: dict = {}
+
+    def _audit(workload: str, **args) -> dict:
+        key = (workload, tuple(sorted(args.items())))
+        if key not in cache:
+            cache[key] = result_of(backend_events("audit", workload=workload, **args))
+        return cache[key]
+
+    return _audit
+
+
+def _cli_json(*args: str) -> dict:
+    proc = run_cli(*args, "--json", timeout=400)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="session")
+def probe_slow_input() -> dict:
+    return _cli_json("probe-input", "builtin:slow-input", "--steps", "40")
+
+
+@pytest.fixture(scope="session")
+def probe_mlp() -> dict:
+    return _cli_json("probe-input", "builtin:mlp", "--steps", "40")
+
+
+@pytest.fixture(scope="session")
+def ragged_jit_run(tmp_path_factory) -> dict:
+    """`tfturbo run builtin:ragged-batches --jit --steps 150`, as the issue states it."""
+    out = tmp_path_factory.mktemp("diag") / "ragged-jit"
+    return _cli_json("run", "builtin:ragged-batches", "--jit", "--steps", "150", "--out", str(out))
+
+
+@pytest.fixture(scope="session")
+def ragged_jit_fixed_run(tmp_path_factory) -> dict:
+    """The same run with the automatic fix (--drop-remainder: fixed batch size and padded length)."""
+    out = tmp_path_factory.mktemp("diag") / "ragged-jit-fixed"
+    return _cli_json("run", "builtin:ragged-batches", "--jit", "--drop-remainder", "--steps", "150",
+                     "--out", str(out))

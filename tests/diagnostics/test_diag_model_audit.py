@@ -1,0 +1,90 @@
+"""The model audit on the built-in workloads: the planted head and sizes are found, the clean ones pass."""
+
+from __future__ import annotations
+
+import pytest
+from diag_helpers import codes, findings_of
+
+from tfturbo.findings import BATCH_NOT_MULTIPLE_OF_8, DIM_NOT_MULTIPLE_OF_8, HEAD_NOT_FLOAT32
+
+
+def test_fp16_softmax_head_is_flagged_with_the_layer_and_the_fix(audit):
+    doc = audit("builtin:fp16-softmax-head", policy="mixed_float16")
+    [head] = findings_of(doc, HEAD_NOT_FLOAT32)
+    assert head["data"]["class"] == "Softmax" and "softmax" in head["where"]
+    assert "float16" in head["message"]
+    assert 'dtype="float32"' in head["fix"] and "--fix-head" in head["fix"]
+    rows = {row["name"]: row for row in doc["layers"]}
+    assert rows[head["where"]]["compute_dtype"] == "float16" and rows[head["where"]]["output"]
+
+
+@pytest.mark.parametrize("workload", ["builtin:mlp", "builtin:transformer"])
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_clean_builtins_have_no_16bit_head(audit, workload, policy):
+    doc = audit(workload, policy=policy)
+    assert HEAD_NOT_FLOAT32 not in codes(doc)
+    assert DIM_NOT_MULTIPLE_OF_8 not in codes(doc)
+
+
+def test_the_same_head_is_fine_in_float32(audit):
+    assert audit("builtin:fp16-softmax-head", policy="float32")["findings"] == []
+
+
+def test_unaligned_widths_names_each_layer_and_proposes_rounded_sizes(audit):
+    doc = audit("builtin:unaligned-widths", policy="mixed_float16")
+    dims = {f["data"]["class"]: f for f in findings_of(doc, DIM_NOT_MULTIPLE_OF_8)}
+    assert set(dims) == {"Embedding", "MultiHeadAttention", "Dense"}
+    proposed = {(s["what"].split(" ")[0], s["size"], s["proposed"]) for f in dims.values() for s in f["data"]["sizes"]}
+    assert ("vocabulary", 1001, 1008) in proposed and ("width", 100, 104) in proposed
+    assert ("units", 250, 256) in proposed
+    assert "key_dim=40" in dims["MultiHeadAttention"]["fix"]  # 3 heads x 33 -> 3 x 40
+    assert "input_dim=1008, output_dim=104" in dims["Embedding"]["fix"]
+    [batch] = findings_of(doc, BATCH_NOT_MULTIPLE_OF_8)
+    assert batch["data"] == {"batch_size": 60, "proposed": 64}
+    assert all(f["where"] for f in doc["findings"])
+
+
+def test_sizes_are_not_checked_in_float32(audit):
+    assert audit("builtin:unaligned-widths", policy="float32")["findings"] == []
+
+
+def test_subclassed_model_head_is_checked_by_its_output_dtype():
+    import keras
+    import numpy as np
+
+    from trainer_backend.diagnostics.model_audit import head_findings
+
+    class Classifier(keras.Model):
+        def __init__(self, head_dtype=None):
+            super().__init__()
+            self.hidden = keras.layers.Dense(16, activation="relu")
+            self.head = keras.layers.Dense(3, activation="softmax", dtype=head_dtype)
+
+        def call(self, x):
+            return self.head(self.hidden(x))
+
+    x = np.zeros((4, 8), "float32")
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        bad, good = Classifier(), Classifier(head_dtype="float32")
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    [finding] = head_findings(bad, sample_x=x)
+    assert finding.code == HEAD_NOT_FLOAT32 and "float16" in finding.message
+    assert head_findings(good, sample_x=x) == []
+
+
+def test_head_dtype_suspect_names_the_16bit_head_for_the_nan_finding():
+    import keras
+
+    from trainer_backend.diagnostics.model_audit import head_dtype_suspect
+
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(2, name="logits"),
+                                  keras.layers.Activation("softmax", name="probs")])
+        fixed = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax", dtype="float32")])
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert "probs" in head_dtype_suspect(model) and "float16" in head_dtype_suspect(model)
+    assert head_dtype_suspect(fixed) is None
