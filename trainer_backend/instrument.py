@@ -124,6 +124,9 @@ class Instrument(keras.callbacks.Callback):
         self.steps_per_epoch = steps_per_epoch
         self.profile = profile if profile_dir else None
         self.wait_for_steady = wait_for_steady
+        if self.profile and wait_for_steady and self.profile[1] - self.profile[0] >= steps_per_epoch:
+            # the default window must fit inside one epoch, or validation would be profiled too
+            self.profile = (self.profile[0], self.profile[0] + max(1, steps_per_epoch - 1))
         self.profile_dir = profile_dir
         self.profiling = False
         self.profile_done = False

@@ -30,3 +30,23 @@ def test_nan_loss_stops_the_run_with_a_finding(tmp_path):
     assert len(nan) == 1
     assert "float32" in nan[0]["message"] and "learning rate" in nan[0]["message"]
     assert [e["finding"]["code"] for e in run.of_type(protocol.FINDING)] == ["NAN_LOSS"]
+
+
+def test_a_run_that_fails_in_training_says_why_and_keeps_its_record(tmp_path):
+    out = tmp_path / "failed"
+    run = run_backend("run", str(WORKLOADS / "bad_labels.py"), "--out", str(out), "--steps", "20")
+    assert run.exit_code == 1 and run.done["status"] == protocol.FAILED
+    error = run.of_type(protocol.ERROR)[-1]
+    assert error["kind"] == protocol.TRAINING_ERROR and "\n" not in error["message"] and error["traceback"]
+    summary = json.loads((out / runfiles.SUMMARY).read_text())
+    assert summary["status"] == "failed" and summary["error"]["message"] == error["message"]
+
+
+def test_out_of_memory_and_user_errors_are_told_apart():
+    from tfturbo.errors import WorkloadError
+    from trainer_backend.commands import describe_error
+
+    oom = describe_error(MemoryError("cannot allocate"), batch_size=256)
+    assert (oom.kind, oom.exit_code) == (protocol.OUT_OF_MEMORY, 1) and "--batch-size 128" in oom.fix
+    bad = describe_error(WorkloadError("no build_model() function", "define it", where="w.py"))
+    assert (bad.kind, bad.exit_code) == (protocol.BAD_INPUT, 2) and bad.message.startswith("w.py: no build_model()")

@@ -9,6 +9,7 @@ event with its JSON document, and returns its exit code — or a
 
 from __future__ import annotations
 
+import sys
 import traceback
 from dataclasses import dataclass
 
@@ -27,11 +28,8 @@ class ErrorReport:
 def _is_out_of_memory(exc: BaseException) -> bool:
     if isinstance(exc, MemoryError):
         return True
-    try:
-        import tensorflow as tf
-    except ImportError:  # pragma: no cover - tensorflow is a dependency
-        return False
-    return isinstance(exc, tf.errors.ResourceExhaustedError)
+    tf = sys.modules.get("tensorflow")  # not imported yet: the error cannot be one of TensorFlow's
+    return tf is not None and isinstance(exc, tf.errors.ResourceExhaustedError)
 
 
 def describe_error(exc: BaseException, kind: str = protocol.INTERNAL, batch_size: int | None = None) -> ErrorReport:

@@ -1,0 +1,36 @@
+"""Repeatable and adaptive measurement: same seed ⇒ same curves; --until-ci stops once precise (section 8)."""
+
+from __future__ import annotations
+
+from backend_helpers import TINY, run_backend
+
+from tfturbo import protocol
+
+
+def _curves(run):
+    epochs = [(e["step"], e["metrics"]["loss"]) for e in run.of_type(protocol.EPOCH)]
+    vals = [(e["step"], e["metrics"]["val_loss"]) for e in run.of_type(protocol.VALIDATION)]
+    return epochs, vals
+
+
+def test_same_seed_gives_identical_loss_curves(tmp_path):
+    runs = [run_backend("run", TINY, "--out", str(tmp_path / name), "--steps", "60", "--val-every", "20",
+                        "--profile", "0:0") for name in ("a", "b")]
+    for run in runs:
+        assert run.exit_code == 0, run.stderr[-3000:]
+    a, b = (_curves(r) for r in runs)
+    assert [s for s, _ in a[0]] == [20, 40, 60] and len(a[1]) == 3
+    assert a == b
+
+
+def test_until_ci_stops_once_the_step_time_is_precise_and_lr_scale_applies(tmp_path):
+    run = run_backend("run", TINY, "--out", str(tmp_path / "adaptive"), "--steps", "20000", "--val-every", "100",
+                      "--until-ci", "0.2", "--min-steps", "200", "--lr-scale", "2", "--profile", "0:0")
+    assert run.exit_code == 0, run.stderr[-3000:]
+    doc = run.document
+    assert doc["status"] == "completed" and doc["stopped_early"] is True
+    assert 200 <= doc["steps_completed"] < 20000 and doc["steps_completed"] % 100 == 0  # at a validation point
+    assert doc["steps_saved"] == 20000 - doc["steps_completed"]
+    half_width = (doc["step_ms"]["ci95"][1] - doc["step_ms"]["ci95"][0]) / 2
+    assert half_width <= 0.2 * doc["step_ms"]["median"]
+    assert abs(doc["learning_rate"] - 0.02) < 1e-6  # tiny's Adam(0.01) × 2
