@@ -21,7 +21,7 @@ from . import protocol, summary as summ
 from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
-from .runfiles import RunRecord
+from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord
 from .settings import RunSettings
 from .stats import change_verdict, detect_warmup, median_ci
 from .tune.decision import Tolerance, accuracy_gate
@@ -276,7 +276,7 @@ CSV_COLUMNS = ("name", "label", "status", "policy", "jit_compile", "batch_size",
                "steps_per_s_ci95_lo", "steps_per_s_ci95_hi", "step_ms", "step_ms_ci95_lo", "step_ms_ci95_hi",
                "speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict", "warmup_s", "peak_memory_bytes",
                "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "val_step", "learning_rate",
-               "steps_completed", "findings", "warnings")
+               "steps_completed", "findings", "warnings", "settings_record")
 
 
 def _flat(row: CompareRow) -> dict[str, Any]:
@@ -288,6 +288,7 @@ def _flat(row: CompareRow) -> dict[str, Any]:
     d["val_delta_metric"], d["val_delta"] = delta if delta else (None, None)
     d["findings"] = ";".join(row.findings)
     d["warnings"] = " | ".join(row.warnings)
+    d["settings_record"] = fmt_settings_record(row.recorded_settings)
     return d
 
 
@@ -370,6 +371,22 @@ def text_cells(row: CompareRow, metrics: list[str]) -> list[str]:
         [fmt_metric(row.metrics.get(m)) for m in metrics] + [", ".join(row.findings) or "-"]
 
 
+def fmt_settings_record(record: dict[str, Any]) -> str:
+    """checkpoint/tfturbo-settings.yaml in one line: how the saved model was trained."""
+    if not record:
+        return "none (the run saved no checkpoint settings)"
+    parts = [str(record.get("policy", "policy n/a")), f"jit_compile {record.get('jit_compile', 'n/a')}",
+             f"batch {record.get('batch_size', 'n/a')}"]
+    lr = record.get("learning_rate")
+    parts.append(f"learning rate {lr:.6g}" if _finite(lr) else "learning rate n/a")
+    versions = record.get("versions") if isinstance(record.get("versions"), dict) else {}
+    parts += [f"{name} {versions[key]}" for key, name in (("tensorflow", "TensorFlow"), ("keras", "Keras"))
+              if versions.get(key)]
+    if record.get("device"):
+        parts.append(str(record["device"]))
+    return ", ".join(parts)
+
+
 def to_text(rows: list[CompareRow]) -> str:
     """An aligned plain-text table, then each run's warnings (truncated files, missing summary)."""
     if not rows:
@@ -385,6 +402,9 @@ def to_text(rows: list[CompareRow]) -> str:
         lines.append("")
         lines.append(f"Speed-up is throughput per sample against {base.name}, with its 95% confidence interval; "
                      "an interval containing 1.00 is no measurable change.")
+    lines += ["", f"settings record ({CHECKPOINT_DIR}/{CHECKPOINT_SETTINGS}):"]
+    width = max(len(r.name) for r in rows)
+    lines += [f"  {r.name.ljust(width)}  {fmt_settings_record(r.recorded_settings)}" for r in rows]
     for r in rows:
         for w in r.warnings:
             lines.append(f"warning: {r.name}: {w}")

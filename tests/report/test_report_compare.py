@@ -147,6 +147,10 @@ def test_text_table_is_aligned_and_explains_itself(broken_study):
             f"{row.speedup:.2f}x [{row.speedup_ci95[0]:.2f}, {row.speedup_ci95[1]:.2f}]"
         assert line[col:].startswith(cell)
     assert "warning: 07-crashed: events.jsonl: the last line is truncated" in text
+    # the settings record of each checkpoint, read back
+    assert ("  04-batch-128       float32, jit_compile True, batch 128, learning rate 0.002, TensorFlow 2.21.0, "
+            "Keras 3.15.0, CPU (2 cores, host memory)") in text
+    assert "  06-cancelled       none (the run saved no checkpoint settings)" in text
     assert "interval containing 1.00 is no measurable change" in text
 
 

@@ -116,6 +116,18 @@ def test_user_strings_are_printed_literally_never_interpreted(tmp_path):
     assert "layers.Dense(10, dtype='float32') <br/>" in text
 
 
+def test_huge_and_odd_strings_never_break_the_layout(tmp_path):
+    """A table row cannot span pages: file-supplied text is cut in cells, and flows in full elsewhere."""
+    study = make_study(tmp_path / "s", workload="builtin:\u4e2d\u6587\x1b[31m" + "w" * 2000)
+    data = yaml.safe_load((study / STUDY_YAML).read_text())
+    data["ladder"][1]["reason"] = "a very long reason " * 600
+    data["findings"].append({"code": "X", "severity": "warning", "where": "\x00\x07 layer", "message": "m " * 3000,
+                             "fix": ("    y = f(x)  # " + "z" * 300 + "\n") * 150})
+    (study / STUDY_YAML).write_text(yaml.safe_dump(data))
+    text = flat(pdf_text(write_report(study)))
+    assert "a very long reason a very long reason" in text and "(shortened)" in text
+
+
 def test_failed_cancelled_and_truncated_runs_are_marked(broken_study):
     text = flat(pdf_text(write_report(broken_study)))
     assert "05-failed" in text and "06-cancelled" in text and "07-crashed" in text

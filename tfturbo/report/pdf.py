@@ -34,9 +34,18 @@ MARGIN = 1.8 * cm
 WIDTH = PAGE_W - 2 * MARGIN
 
 
+CELL_LIMIT = 400  # characters of file-supplied text in one table cell (a table row cannot span pages)
+
+
 def esc(value: Any) -> str:
     """A value as literal Paragraph text (markup characters escaped)."""
     return escape(str(value))
+
+
+def short(value: Any, limit: int = CELL_LIMIT) -> str:
+    """Text for a table cell: long values are cut, and say so (the full text stays in the study files)."""
+    text = str(value)
+    return text if len(text) <= limit else text[:limit].rstrip() + " ... (shortened)"
 
 
 def code_markup(text: str) -> str:
@@ -65,7 +74,7 @@ def table(header: list[str], rows: list[list[Any]], widths: list[float], zebra: 
     """
     data = [[P(esc(h), style.HEAD_CELL) for h in header]]
     for row in rows:
-        data.append([c if not isinstance(c, str) else P(esc(c)) for c in row])
+        data.append([c if not isinstance(c, str) else P(esc(short(c))) for c in row])
     scale = WIDTH / sum(widths)
     t = Table(data, colWidths=[w * scale for w in widths], repeatRows=1, hAlign="LEFT")
     cmds = [("BACKGROUND", (0, 0), (-1, 0), style.ACCENT),
@@ -80,7 +89,7 @@ def table(header: list[str], rows: list[list[Any]], widths: list[float], zebra: 
 
 
 def kv_table(rows: list[tuple[str, str]], key_width: float = 0.3) -> Table:
-    data = [[P(esc(k), style.CELL_BOLD), P(esc(v))] for k, v in rows]
+    data = [[P(esc(short(k)), style.CELL_BOLD), P(esc(short(v)))] for k, v in rows]
     t = Table(data, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign="LEFT")
     t.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),
                            ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3)]))
@@ -127,17 +136,18 @@ def title_page(data: ReportData) -> list:
 def _rung_name(rung: Rung) -> Paragraph:
     label = rung.row.label if rung.row else ""
     role = " (baseline)" if rung.row and rung.row.verdict == compare.BASELINE else ""
-    return P(f"<b>{esc(rung.name)}</b>{esc(role)}<br/>"
-             f'<font color="{style.MUTED.hexval()}">{esc(label)}</font>')
+    return P(f"<b>{esc(short(rung.name, 80))}</b>{esc(role)}<br/>"
+             f'<font color="{style.MUTED.hexval()}">{esc(short(label, 120))}</font>')
 
 
 def _decision(rung: Rung) -> Paragraph:
     if rung.kept is None:
         head = "baseline" if rung.row and rung.row.verdict == compare.BASELINE else "no decision"
-        return P(esc(head) + (f"<br/>{esc(rung.reason)}" if rung.reason else ""))
+        return P(esc(head) + (f"<br/>{esc(short(rung.reason))}" if rung.reason else ""))
     colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
     head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
     reason = rung.reason[len(head) + 1:].strip() if rung.reason.lower().startswith(head + ":") else rung.reason
+    reason = short(reason)
     return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
              + (f"<br/>{esc(reason)}" if reason else ""))
 
@@ -214,7 +224,7 @@ def configuration_section(data: ReportData) -> list:
         if row is None:
             continue
         metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
-        measured.append([P(f"<b>{esc(rung.name)}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95),
+        measured.append([P(f"<b>{esc(short(rung.name, 80))}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95),
                          with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1),
                          metrics, str(row.steps_completed or "n/a"),
                          P("<br/>".join(esc(c) for c in row.findings) or "-")])
@@ -318,11 +328,11 @@ def settings_section(data: ReportData) -> list:
     for rung in data.rungs:
         rec = rung.row.recorded_settings if rung.row else {}
         if not rec:
-            rows.append([P(f"<b>{esc(rung.name)}</b>"), P("<i>no settings record</i>"), "", "", "", "", ""])
+            rows.append([P(f"<b>{esc(short(rung.name, 80))}</b>"), P("<i>no settings record</i>"), "", "", "", "", ""])
             continue
         versions = rec.get("versions") if isinstance(rec.get("versions"), dict) else {}
         lr = rec.get("learning_rate")
-        rows.append([P(f"<b>{esc(rung.name)}</b>"), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
+        rows.append([P(f"<b>{esc(short(rung.name, 80))}</b>"), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
                      str(rec.get("batch_size", "n/a")), f"{lr:.6g}" if isinstance(lr, (int, float)) else "n/a",
                      str(rec.get("device", "n/a")), _versions_text({str(k): str(v) for k, v in versions.items()})])
     out.append(KeepTogether([
