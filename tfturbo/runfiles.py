@@ -37,6 +37,9 @@ REPORT_PDF = "report.pdf"
 
 MIN_FREE_BYTES = 50 * 1024 * 1024  # a run writes a profile and a checkpoint; refuse below this
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 
 
@@ -56,6 +59,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="." + path.name, suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; run files are meant to be shared
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

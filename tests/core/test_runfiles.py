@@ -91,6 +91,7 @@ def test_atomic_json_leaves_no_temp_files_and_strict_json(tmp_path):
     write_json_atomic(tmp_path / "s.json", {"x": float("nan"), "y": [1.5]})
     assert json.loads((tmp_path / "s.json").read_text()) == {"x": None, "y": [1.5]}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
+    assert (tmp_path / "s.json").stat().st_mode & 0o044 == 0o044  # readable by others, like any file
 
 
 @pytest.mark.parametrize("name", ["../escape", "/etc", "a/../../b", "..", "", "a/b"])
