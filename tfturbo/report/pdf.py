@@ -110,12 +110,23 @@ def _versions_text(versions: dict[str, str]) -> str:
     return ", ".join(f"{names.get(k, k)} {v}" for k, v in versions.items()) or "not recorded"
 
 
+def _when(iso: str) -> str:
+    """'2026-11-30 11:15 UTC' for an ISO time stamp; anything else as written."""
+    try:
+        t = _dt.datetime.fromisoformat(iso)
+    except (TypeError, ValueError):
+        return iso
+    if t.tzinfo is not None:
+        return t.astimezone(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return t.strftime("%Y-%m-%d %H:%M")
+
+
 def title_page(data: ReportData) -> list:
     env = data.environment
     rec = env.get("recommended_policy")
     meta = [("Workload", data.workload), ("Study", str(data.study_dir.name)), ("Hardware", data.device),
-            ("Study created", data.created),
-            ("Report generated", _dt.datetime.now().strftime("%Y-%m-%d %H:%M")),
+            ("Study created", _when(data.created)),
+            ("Report generated", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
             ("Versions", _versions_text(data.versions))]
     if rec:
         meta.append(("Policy for this hardware", f"{rec}" + (f" ({env.get('reason')})" if env.get("reason") else "")))
