@@ -235,7 +235,7 @@ class Instrument(keras.callbacks.Callback):
         self._flushed_step = self.completed
         self._flushed_samples = len(self.record)
         self._window_start = now
-        self.monitor.on_window(window, self.completed, n_steps)
+        self.monitor.on_window(window, self.completed)
 
     # -- profiler ------------------------------------------------------------------------------
 

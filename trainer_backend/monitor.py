@@ -17,7 +17,7 @@ from tfturbo.findings import Finding
 from tfturbo.protocol import EventWriter
 from tfturbo.settings import RunSettings
 
-from . import measure, stdio
+from . import measure
 from .detectors.base import Detector, RunContext, Window
 from .measure import StepRecord
 
@@ -25,6 +25,12 @@ CANCELLED, NAN, PRECISE = "cancelled", "nan", "precise"  # stop reasons
 
 
 class RunMonitor:
+    """Holds the run's step record, findings, validation curve and stop decision.
+
+    `stop_reason` is set by the stop command (via the instrument), a NAN_LOSS
+    finding, or the adaptive stop; the instrument ends training when it is set.
+    """
+
     def __init__(self, writer: EventWriter, settings: RunSettings, detectors: list[Detector], context: RunContext,
                  memory, scalars=None) -> None:
         self.writer = writer
@@ -60,7 +66,7 @@ class RunMonitor:
         self._phase(protocol.WARMUP, 1, "tracing and compiling; the first steps are not measured")
         self._run_detectors("on_start", self.context)
 
-    def on_window(self, window: Window, completed: int, n_steps: int) -> None:
+    def on_window(self, window: Window, completed: int) -> None:
         event: dict[str, Any] = {"step": window.steps, "step_ms": [round(ms, 4) for ms in window.step_ms]}
         if window.steps:
             event["loss"] = [None] * (len(window.steps) - 1) + [window.loss]
@@ -74,8 +80,6 @@ class RunMonitor:
         if not self.warmed_up:
             self._look_for_steady_state()
         self._run_detectors("on_window", self.context, window)
-        if stdio.stop_requested() and not self.stop_reason:
-            self.stop_reason = CANCELLED
         self._progress(completed, window)
 
     def on_validation_begin(self, step: int) -> None:

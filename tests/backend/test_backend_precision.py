@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 import json
+import math
 
-from backend_helpers import TINY, run_backend
+from backend_helpers import TINY, WORKLOADS, run_backend
 
 from tfturbo import protocol
 from tfturbo.runfiles import load_run
 from tests.conftest import run_cli
 
 
-def test_mixed_float16_records_the_loss_scale(tmp_path):
+def test_mixed_float16_records_the_loss_scale_and_counts_skipped_steps(tmp_path):
     out = tmp_path / "f16"
-    proc = run_cli("run", "builtin:mlp", "--out", str(out), "--policy", "mixed_float16", "--steps", "60", "--json")
+    proc = run_cli("run", str(WORKLOADS / "overflow16.py"), "--out", str(out), "--policy", "mixed_float16",
+                   "--steps", "60", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["settings"]["policy"] == "mixed_float16"
     scale = doc["loss_scale"]
-    assert scale["final"] >= 1 and scale["min"] <= scale["final"] and scale["skipped_steps"] >= 0
+    assert 1 <= scale["min"] <= scale["final"] < 32768  # float16 gradients overflowed: the scale fell
+    # each overflow skips the step and halves the scale; growth needs 2000 clean steps, so none here
+    assert scale["skipped_steps"] == math.log2(32768 / scale["min"])
     scales = [v for v in load_run(out).steps().loss_scale if v is not None]
-    assert scales and scales[0] == 32768.0  # Keras' initial dynamic scale
+    assert scales[-1] == scale["final"] and scales == sorted(scales, reverse=True)
 
 
 def test_mixed_bfloat16_with_xla_runs_and_says_xla_was_active(tmp_path):
