@@ -1,0 +1,215 @@
+"""A scripted stand-in for `python -m trainer_backend`, speaking the same event protocol.
+
+The GUI tests inject it as the backend program, so every widget can be driven
+in milliseconds and through failures the real backend rarely shows (a crash,
+a flood of steps, a run that waits to be stopped). It parses its arguments
+with the shared backend parser, so an argv the GUI builds wrongly fails here
+exactly as it would in the real backend.
+
+    python fake_backend.py [--scenario NAME] [--delay S] COMMAND ARGS...
+
+Scenarios: ok (default), slow (steps trickle until stopped), fail (a training
+error with a traceback), crash (killed mid-run, no `done`), flood (a run of
+`--steps` steps as fast as it can print). Workload names pick audit findings:
+`builtin:fp16-softmax-head` has a 16-bit head, `builtin:ragged-batches` a
+partial last batch, `builtin:slow-input` is input-bound, `builtin:broken`
+fails to load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tfturbo import protocol, runfiles  # noqa: E402
+from tfturbo.cli_args import build_backend_parser, settings_from_args  # noqa: E402
+from tfturbo.findings import Finding  # noqa: E402
+from tfturbo.stats import median_ci  # noqa: E402
+
+VERSIONS = {"tfturbo": "0.1.0", "tensorflow": "2.21.0", "keras": "3.15.0", "python": "3.11"}
+WARMUP = 5
+stop = threading.Event()
+
+
+def watch_stdin() -> None:
+    """A stop line or the end of stdin (the GUI is gone) both stop the command."""
+    for line in sys.stdin:
+        if protocol.parse_line(line) == protocol.STOP_COMMAND or '"stop"' in line:
+            break
+    stop.set()
+
+
+def bad_workload(writer: protocol.EventWriter, spec: str) -> int:
+    writer.emit(protocol.ERROR, kind=protocol.BAD_INPUT,
+                message=f"{spec}: build_model() is missing",
+                fix="define build_model() returning a compiled keras.Model", traceback="")
+    writer.emit(protocol.DONE, status=protocol.FAILED, exit_code=2)
+    return 2
+
+
+def env(writer: protocol.EventWriter, args) -> int:
+    writer.emit(protocol.RESULT, command="env", document={
+        "devices": [{"name": "/CPU:0", "type": "CPU"}], "tensorflow": "2.21.0", "keras": "3.15.0",
+        "recommended_policy": "float32",
+        "reason": "CPU without native bfloat16: 16-bit policies are emulated and slower"})
+    writer.emit(protocol.DONE, status=protocol.COMPLETED, exit_code=0)
+    return 0
+
+
+def audit(writer: protocol.EventWriter, args) -> int:
+    if args.workload == "builtin:broken":
+        return bad_workload(writer, args.workload)
+    found = []
+    if args.workload == "builtin:fp16-softmax-head" and args.policy != "float32":
+        found.append(Finding("HEAD_NOT_FLOAT32", "the output layer 'head' computes its softmax in float16",
+                             'keras.layers.Dense(10, activation="softmax", dtype="float32")', "layer head"))
+    if args.workload == "builtin:ragged-batches" and args.jit:
+        found.append(Finding("PARTIAL_LAST_BATCH", "the last training batch has 40 of 64 samples",
+                             "train_ds = train_ds.batch(BATCH, drop_remainder=True)", "train_ds"))
+    for f in found:
+        writer.emit(protocol.FINDING, finding=f.to_dict())
+    writer.emit(protocol.RESULT, command="audit", document={"findings": [f.to_dict() for f in found]})
+    writer.emit(protocol.DONE, status=protocol.COMPLETED, exit_code=0)
+    return 0
+
+
+def probe(writer: protocol.EventWriter, args) -> int:
+    if args.workload == "builtin:broken":
+        return bad_workload(writer, args.workload)
+    slow = args.workload == "builtin:slow-input"
+    doc = {"verdict": "input_bound" if slow else "compute_bound", "input_fraction": 0.8 if slow else 0.1,
+           "data_steps_per_s": 40.0 if slow else 900.0, "compute_steps_per_s": 200.0,
+           "train_steps_per_s": 38.0 if slow else 180.0, "findings": []}
+    if slow:
+        doc["findings"] = [Finding("INPUT_BOUND", "the device waits for data 80% of the time",
+                                   "ds = ds.map(f, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)",
+                                   "train_ds").to_dict()]
+    writer.emit(protocol.RESULT, command="probe-input", document=doc)
+    writer.emit(protocol.DONE, status=protocol.COMPLETED, exit_code=0)
+    return 0
+
+
+def step_time(settings, rng: random.Random) -> float:
+    ms = {"float32": 10.0, "mixed_bfloat16": 8.0, "mixed_float16": 7.0}[settings.policy]
+    ms *= 0.8 if settings.jit_compile else 1.0
+    ms *= settings.batch_size / 64 * 0.9 if settings.batch_size > 64 else 1.0
+    return ms * (1 + rng.gauss(0, 0.02))
+
+
+def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
+    settings = settings_from_args(args)
+    settings = settings.with_(batch_size=settings.batch_size or 64)  # the workload's default, as the backend does
+    if args.workload == "builtin:broken":
+        return bad_workload(writer, args.workload)
+    run_dir = runfiles.prepare_run_dir(args.out)
+    writer.run = run_dir.name
+    runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {**settings.to_dict(), "versions": VERSIONS, "device": "CPU"})
+    events = open(run_dir / runfiles.EVENTS, "w", encoding="utf-8")
+    writer.attach(events)
+    rng = random.Random(settings.seed)
+    sixteen = settings.policy == "mixed_float16"
+    total = settings.steps
+    writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail="building the model")
+    writer.emit(protocol.PHASE, phase=protocol.WARMUP, step=1, detail="tracing and compiling")
+    samples, steady, validation, loss = [], [], [], 2.0
+    step, chunk = 0, 10 if scenario != "flood" else 200
+    val_every = settings.effective_val_every()
+    window = settings.effective_profile(WARMUP)
+    status, error = protocol.COMPLETED, None
+    while step < total:
+        if stop.is_set():
+            status = protocol.CANCELLED
+            break
+        n = min(chunk, total - step)
+        cols = {"step": [], "step_ms": [], "loss": []}
+        if sixteen:
+            cols["loss_scale"] = []
+        for _ in range(n):
+            step += 1
+            ms = step_time(settings, rng) * (30 if step <= WARMUP else 1)
+            loss *= 0.99
+            cols["step"].append(step)
+            cols["step_ms"].append(ms)
+            cols["loss"].append(loss)
+            if sixteen:
+                cols["loss_scale"].append(32768.0)
+            samples.append(ms)
+            if step > WARMUP and not (window and window[0] <= step < window[1]):
+                steady.append(ms)
+        writer.emit(protocol.STEPS, **cols)
+        if step - n < WARMUP + 1 <= step:
+            writer.emit(protocol.PHASE, phase=protocol.TRAINING, step=WARMUP + 1, detail="steady state")
+        if window and step - n < window[0] <= step:
+            writer.emit(protocol.PHASE, phase=protocol.PROFILING, step=window[0], detail="profiler capturing")
+        if window and step - n < window[1] <= step:
+            writer.emit(protocol.PHASE, phase=protocol.TRAINING, step=window[1], detail="profile captured")
+        if scenario == "fail" and step >= total // 2:
+            error = {"kind": protocol.TRAINING_ERROR, "message": "training failed: shapes (64, 10) and (64, 4) "
+                     "are incompatible", "fix": "make the last layer's width match the number of classes",
+                     "traceback": "Traceback (most recent call last):\n  File \"fake\", line 1\nValueError: shapes"}
+            writer.emit(protocol.ERROR, **error)
+            status = protocol.FAILED
+            break
+        if scenario == "crash" and step >= total // 2:
+            events.flush()
+            os._exit(9)
+        if step % val_every < n or step == total:
+            acc = 0.9 - 0.6 * math.exp(-step / 100)
+            metrics = {"val_loss": loss * 1.1, "val_accuracy": acc}
+            validation.append({"step": step, "metrics": metrics})
+            writer.emit(protocol.VALIDATION, step=step, metrics=metrics)
+        writer.emit(protocol.PROGRESS, step=step, total=total, eta_s=(total - step) * 0.01)
+        if delay:
+            stop.wait(delay)
+    peak = int(100e6 * (0.6 if settings.sixteen_bit else 1.0) * (settings.batch_size or 64) / 64)
+    writer.emit(protocol.MEMORY, peak_bytes=peak, current_bytes=peak // 2, kind="host")
+    median, ci = median_ci(steady)
+    summary = {"status": status, "settings": settings.to_dict(), "step_ms": {"median": median, "ci95": list(ci),
+               "n": len(steady)}, "step_ms_samples": steady, "steps_per_s": 1000.0 / median if steady else None,
+               "warmup_s": sum(samples[:WARMUP]) / 1000, "warmup_steps": WARMUP, "steps_completed": step,
+               "peak_memory_bytes": peak, "memory_kind": "host", "validation": validation,
+               "metrics": {"loss": loss, **(validation[-1]["metrics"] if validation else {})},
+               "findings": [], "versions": VERSIONS, "device": "CPU", "learning_rate": 0.003,
+               "workload": {"spec": settings.workload, "name": settings.workload.split(":")[-1], "path": ""},
+               "loss_scale": {"final": 32768.0, "min": 32768.0, "skipped_steps": 0} if sixteen else None,
+               "xla_active": settings.jit_compile, "error": error}
+    recorded = {"policy": settings.policy, "jit_compile": settings.jit_compile,
+                "batch_size": settings.batch_size, "learning_rate": 0.003, "versions": VERSIONS,
+                "device": "CPU"}
+    runfiles.write_yaml(run_dir / runfiles.CHECKPOINT_DIR / runfiles.CHECKPOINT_SETTINGS, recorded)
+    runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, summary)
+    writer.emit(protocol.RESULT, command="run", document=summary)
+    code = 0 if status in (protocol.COMPLETED, protocol.CANCELLED) else 1
+    writer.emit(protocol.DONE, status=status, exit_code=code)
+    return code
+
+
+def main() -> int:
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--scenario", default="ok")
+    pre.add_argument("--delay", type=float, default=0.0)
+    opts, rest = pre.parse_known_args()
+    args = build_backend_parser("fake_backend").parse_args(rest)
+    writer = protocol.EventWriter(sinks=[sys.stdout])
+    writer.emit(protocol.HELLO, command=args.command, versions=VERSIONS, devices=["CPU"], pid=os.getpid())
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    if args.command == "env":
+        return env(writer, args)
+    if args.command == "audit":
+        return audit(writer, args)
+    if args.command == "probe-input":
+        return probe(writer, args)
+    return run(writer, args, opts.scenario, opts.delay)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""Small result cards: the measured numbers of one run, and the keep/reject verdict of a rung.
+
+Every number shown comes from the run's summary (via `tfturbo.summary`) or
+the rung's `RungDecision`, with its 95% interval where it has one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from tfturbo import summary as summ
+from tfturbo.console import fmt_bytes
+from tfturbo.stats import change_verdict
+from tfturbo.tune.decision import RungDecision
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) pairs a user reads off one measured run."""
+    facts = []
+    median, (lo, hi) = summ.step_time(summary)
+    if _finite(median) and median > 0:
+        ci = f" [{1000 / hi:.1f}, {1000 / lo:.1f}]" if _finite(lo) and _finite(hi) and lo > 0 else ""
+        facts.append(("Steady speed", f"{1000 / median:.1f} steps/s{ci}"))
+        facts.append(("Median step", f"{median:.2f} ms [{lo:.2f}, {hi:.2f}]" if _finite(lo) else f"{median:.2f} ms"))
+    if _finite(summary.get("warmup_s")):
+        facts.append(("Warm-up / compile", f"{summary['warmup_s']:.1f} s (excluded)"))
+    if _finite(summary.get("peak_memory_bytes")):
+        facts.append(("Peak memory", f"{fmt_bytes(summary['peak_memory_bytes'])} ({summary.get('memory_kind') or 'host'})"))
+    primary = summ.primary_metric(summary)
+    if primary is not None:
+        facts.append(("Validation", f"{primary[0]} {primary[1]:.4f}"))
+    done, planned = summary.get("steps_completed"), (summary.get("settings") or {}).get("steps")
+    if isinstance(done, int):
+        facts.append(("Steps", f"{done}" + (f" of {planned}" if isinstance(planned, int) and planned != done else "")))
+    return facts
+
+
+class FactsCard(QFrame):
+    """A two-column grid of labelled numbers."""
+
+    def __init__(self, title: str = "", parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("card")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 12, 10)
+        layout.setSpacing(6)
+        self.title = QLabel(title)
+        self.title.setObjectName("cardTitle")
+        self.title.setVisible(bool(title))
+        layout.addWidget(self.title)
+        self.grid = QGridLayout()
+        self.grid.setHorizontalSpacing(14)
+        self.grid.setVerticalSpacing(3)
+        layout.addLayout(self.grid)
+        self.values: dict[str, QLabel] = {}
+        self.hide()
+
+    def set_facts(self, facts: list[tuple[str, str]], title: str | None = None, emphasize: tuple[str, ...] = ()) -> None:
+        while self.grid.count():
+            item = self.grid.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.values = {}
+        for row, (label, value) in enumerate(facts):
+            name = QLabel(label)
+            name.setObjectName("muted")
+            shown = QLabel(value)
+            shown.setWordWrap(True)
+            shown.setTextFormat(Qt.TextFormat.PlainText)
+            shown.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            if label in emphasize:
+                shown.setObjectName("emphasis")
+            self.grid.addWidget(name, row, 0)
+            self.grid.addWidget(shown, row, 1)
+            self.values[label] = shown
+        self.grid.setColumnStretch(1, 1)
+        if title is not None:
+            self.title.setText(title)
+            self.title.setVisible(bool(title))
+        self.setVisible(bool(facts))
+
+    def text(self) -> str:
+        return "\n".join(f"{k}: {v.text()}" for k, v in self.values.items())
+
+
+def speed_text(ratio: float, ci: tuple[float, float]) -> str:
+    if not _finite(ratio):
+        return "not measured (no steady-state steps)"
+    return f"{ratio:.2f}× [{ci[0]:.2f}, {ci[1]:.2f}] — {change_verdict(ci)}"
+
+
+class DecisionCard(QFrame):
+    """Kept or not kept, the speed-up with its interval, the accuracy verdict, and why."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("card")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 12, 10)
+        layout.setSpacing(6)
+        header = QHBoxLayout()
+        self.badge = QLabel()
+        self.badge.setObjectName("verdictBadge")
+        self.headline = QLabel()
+        self.headline.setObjectName("cardTitle")
+        self.headline.setWordWrap(True)
+        header.addWidget(self.badge)
+        header.addWidget(self.headline, 1)
+        layout.addLayout(header)
+        self.facts = FactsCard()
+        self.facts.setObjectName("plain")
+        layout.addWidget(self.facts)
+        self.reason = QLabel()
+        self.reason.setObjectName("muted")
+        self.reason.setWordWrap(True)
+        self.reason.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.reason)
+        self.hide()
+
+    def set_decision(self, decision: RungDecision, label: str, compared_with: str | None = None) -> None:
+        kept = decision.kept
+        self.badge.setText("KEPT" if kept else "NOT KEPT")
+        self.badge.setProperty("kept", "yes" if kept else "no")
+        self.badge.style().unpolish(self.badge)
+        self.badge.style().polish(self.badge)
+        self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
+        facts = [("Speed-up vs baseline", speed_text(decision.speedup, decision.speedup_ci95))]
+        if decision.reference_speedup is not None and compared_with:
+            ratio, ci = decision.reference_speedup
+            facts.append((f"vs {compared_with}", speed_text(ratio, ci)))
+        if decision.metric is not None:
+            if decision.val_delta is None:
+                accuracy = f"{decision.metric} not measured"
+            elif decision.metric.endswith("loss"):
+                accuracy = f"{decision.metric} {decision.val_delta:+.4f}"
+            else:
+                accuracy = f"{decision.metric} {decision.val_delta * 100:+.2f} pp"
+            if decision.val_step is not None:
+                accuracy += f" at step {decision.val_step}"
+            facts.append(("Accuracy vs baseline", accuracy))
+        self.facts.set_facts(facts)
+        self.reason.setText(decision.reason)
+        self.show()

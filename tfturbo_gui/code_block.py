@@ -1,0 +1,56 @@
+"""A read-only monospace block of code or text with a Copy button.
+
+Fixes, settings records and tracebacks are meant to be pasted into the
+user's own script or a bug report, so they are selectable and copyable
+rather than painted as labels.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+MAX_VISIBLE_LINES = 12
+
+
+class CodeBlock(QWidget):
+    def __init__(self, text: str = "", parent: QWidget | None = None, max_lines: int = MAX_VISIBLE_LINES,
+                 fill: bool = False):
+        """`fill`: take the space the layout gives and wrap long lines (copying keeps them whole)."""
+        super().__init__(parent)
+        self.max_lines = max_lines
+        self.fill = fill
+        self.editor = QPlainTextEdit()
+        self.editor.setObjectName("codeBlock")
+        self.editor.setReadOnly(True)
+        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth if fill
+                                    else QPlainTextEdit.LineWrapMode.NoWrap)
+        self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setObjectName("copyButton")
+        self.copy_button.setToolTip("Copy to the clipboard")
+        self.copy_button.clicked.connect(self.copy)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(6)
+        row.addWidget(self.editor, 1)
+        column = QVBoxLayout()
+        column.addWidget(self.copy_button)
+        column.addStretch(1)
+        row.addLayout(column)
+        self.set_text(text)
+
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        self.editor.setPlainText(text)
+        if self.fill:
+            return
+        lines = min(max(1, text.count("\n") + 1), self.max_lines)
+        metrics = self.editor.fontMetrics()
+        # room for a horizontal scroll bar when a long line does not fit
+        self.editor.setFixedHeight(lines * metrics.lineSpacing() + 2 * self.editor.frameWidth() + 14 + 12)
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.text())

@@ -1,0 +1,159 @@
+"""Runs side by side: overlaid curves and the compare table, exportable as CSV.
+
+The table is `tfturbo.compare` — the same rows, cells and CSV as `tfturbo
+compare` and the report — so the app, the terminal and the PDF never
+disagree. Curves align by step, or by training time to compare runs whose
+steps take different time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
+                               QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from tfturbo import compare
+from tfturbo.runfiles import RunRecord
+
+from .live_plots import PALETTE, RunPlots, Series
+from .run_data import RunData
+
+ALIGN_STEP, ALIGN_TIME = "step", "training time"
+
+
+class CompareView(QWidget):
+    baseline_changed = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None, show_controls: bool = True):
+        super().__init__(parent)
+        self.records: list[RunRecord] = []
+        self.rows: list[compare.CompareRow] = []
+        self.baseline = 0
+        self.plotted: list[int] = []
+        self._datas: dict[str, RunData] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        bar = QHBoxLayout()
+        self.baseline_combo = QComboBox()
+        self.baseline_combo.setMinimumContentsLength(14)
+        self.baseline_combo.currentIndexChanged.connect(self._on_baseline)
+        self.align_combo = QComboBox()
+        self.align_combo.addItems([ALIGN_STEP, ALIGN_TIME])
+        self.align_combo.currentTextChanged.connect(lambda t: self.plots.set_align_by_time(t == ALIGN_TIME))
+        self.export_button = QPushButton("Export table as CSV…")
+        self.export_button.clicked.connect(self._choose_csv)
+        bar.addWidget(QLabel("Baseline"))
+        bar.addWidget(self.baseline_combo)
+        bar.addSpacing(12)
+        bar.addWidget(QLabel("Align curves by"))
+        bar.addWidget(self.align_combo)
+        bar.addStretch(1)
+        bar.addWidget(self.export_button)
+        self.controls = QWidget()
+        self.controls.setLayout(bar)
+        bar.setContentsMargins(0, 0, 0, 0)
+        self.controls.setVisible(show_controls)
+        layout.addWidget(self.controls)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setChildrenCollapsible(False)
+        self.plots = RunPlots()
+        self.table = QTableWidget()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        self.table.setMinimumHeight(110)
+        splitter.addWidget(self.plots)
+        splitter.addWidget(self.table)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout.addWidget(splitter, 1)
+        self.note = QLabel("Speed-up is throughput per sample against the baseline, with its 95% confidence "
+                           "interval; an interval containing 1.00 is no measurable change.")
+        self.note.setObjectName("muted")
+        self.note.setWordWrap(True)
+        layout.addWidget(self.note)
+
+    # ------------------------------------------------------------ data
+
+    def set_records(self, records: list[RunRecord], baseline: int = 0, plotted: list[int] | None = None,
+                    live: dict[str, RunData] | None = None) -> None:
+        """Compare `records` against `records[baseline]`; draw `plotted` (default: all).
+
+        `live` maps a run's path to the RunData already in memory (the wizard's runs), so
+        curves are not re-read from disk.
+        """
+        self.records = list(records)
+        self.baseline = baseline if 0 <= baseline < len(records) else 0
+        self.plotted = list(range(len(records))) if plotted is None else list(plotted)
+        self._datas = dict(live or {})
+        self.baseline_combo.blockSignals(True)
+        self.baseline_combo.clear()
+        self.baseline_combo.addItems([r.name for r in self.records])
+        self.baseline_combo.setCurrentIndex(self.baseline)
+        self.baseline_combo.blockSignals(False)
+        self.export_button.setEnabled(bool(records))
+        self._refresh()
+
+    def _data(self, record: RunRecord) -> RunData:
+        key = str(record.path)
+        if key not in self._datas:
+            self._datas[key] = RunData.from_record(record)
+        return self._datas[key]
+
+    def _on_baseline(self, index: int) -> None:
+        if index >= 0 and index != self.baseline:
+            self.baseline = index
+            self._refresh()
+            self.baseline_changed.emit(index)
+
+    def _refresh(self) -> None:
+        self.rows = compare.compare_runs(self.records, self.baseline) if self.records else []
+        series = []
+        for n, i in enumerate(self.plotted):
+            record = self.records[i]
+            series.append(Series(self._data(record), record.name, PALETTE[n % len(PALETTE)],
+                                 dashed=(i == self.baseline)))
+        self.plots.set_series(series)
+        self._fill_table()
+
+    def _fill_table(self) -> None:
+        metrics = compare.metric_names(self.rows)
+        header = list(compare.TEXT_HEADER) + metrics + ["findings"]
+        self.table.clear()
+        self.table.setColumnCount(len(header))
+        self.table.setRowCount(len(self.rows))
+        self.table.setHorizontalHeaderLabels(header)
+        for r, row in enumerate(self.rows):
+            for c, text in enumerate(compare.text_cells(row, metrics)):
+                item = QTableWidgetItem(text)
+                if row.warnings:
+                    item.setToolTip("\n".join(row.warnings))
+                self.table.setItem(r, c, item)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+
+    def cell(self, row: int, column: str) -> str:
+        """The text shown in `column` (a header label) of `row`."""
+        for c in range(self.table.columnCount()):
+            if self.table.horizontalHeaderItem(c).text() == column:
+                return self.table.item(row, c).text()
+        raise KeyError(column)
+
+    # ------------------------------------------------------------ CSV
+
+    def csv_text(self) -> str:
+        return compare.to_csv(self.rows)
+
+    def export_csv(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(self.csv_text(), encoding="utf-8")
+        return path
+
+    def _choose_csv(self) -> None:
+        start = str(self.records[self.baseline].path.parent.parent / "compare.csv") if self.records else "compare.csv"
+        path, _ = QFileDialog.getSaveFileName(self, "Export the table as CSV", start, "CSV files (*.csv)")
+        if path:
+            self.export_csv(path)

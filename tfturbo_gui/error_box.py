@@ -1,0 +1,62 @@
+"""How a failed command is shown: the one-line message, the fix, and the traceback behind Details.
+
+Backend `error` events carry all three (DESIGN.md section 7); the user reads
+the first two, a bug report needs the third.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from .code_block import CodeBlock
+
+
+class ErrorBox(QFrame):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("errorBox")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 12, 10)
+        layout.setSpacing(6)
+        self.message = QLabel()
+        self.message.setObjectName("errorMessage")
+        self.message.setWordWrap(True)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.fix = QLabel()
+        self.fix.setWordWrap(True)
+        self.fix.setTextFormat(Qt.TextFormat.PlainText)
+        self.details_button = QPushButton("Details")
+        self.details_button.setCheckable(True)
+        self.details_button.toggled.connect(self._toggle_details)
+        row = QHBoxLayout()
+        row.addWidget(self.message, 1)
+        row.addWidget(self.details_button)
+        layout.addLayout(row)
+        layout.addWidget(self.fix)
+        self.details = CodeBlock(max_lines=14)
+        self.details.hide()
+        layout.addWidget(self.details)
+        self.hide()
+
+    def show_error(self, message: str, fix: str = "", traceback: str = "") -> None:
+        self.message.setText(message)
+        self.fix.setText(f"Fix: {fix}" if fix else "")
+        self.fix.setVisible(bool(fix))
+        self.details.set_text(traceback.rstrip())
+        self.details_button.setVisible(bool(traceback.strip()))
+        self.details_button.setChecked(False)
+        self.show()
+
+    def show_event(self, error: dict) -> None:
+        """Show a backend `error` event (or RunData.error)."""
+        self.show_error(str(error.get("message") or "error"), str(error.get("fix") or ""),
+                        str(error.get("traceback") or ""))
+
+    def clear(self) -> None:
+        self.hide()
+        self.details_button.setChecked(False)
+
+    def _toggle_details(self, shown: bool) -> None:
+        self.details.setVisible(shown)
+        self.details_button.setText("Hide details" if shown else "Details")

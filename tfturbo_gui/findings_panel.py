@@ -1,0 +1,140 @@
+"""The findings of one wizard step: severity, message, where, and the fix as copyable code.
+
+Two fixes the backend can apply by itself in the next run (RunSettings
+`fix_head`, `drop_remainder`) are offered as checkboxes on their finding, so
+the user can try the fix before editing their own script.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QCheckBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from tfturbo import findings as F
+
+from .code_block import CodeBlock
+
+# finding code -> (RunSettings field, checkbox text)
+AUTO_FIXES = {
+    F.HEAD_NOT_FLOAT32: ("fix_head", "Compute the output layer in float32 in the next run (automatic fix)"),
+    F.PARTIAL_LAST_BATCH: ("drop_remainder", "Drop the partial last batch in the next run (automatic fix)"),
+}
+
+
+class FindingCard(QFrame):
+    def __init__(self, finding: dict[str, Any], checked: bool, on_fix: Any, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.finding = finding
+        self.setObjectName("findingCard")
+        severity = str(finding.get("severity") or F.DEFAULT_SEVERITY.get(finding.get("code"), F.WARNING))
+        self.setProperty("severity", severity)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 8, 12, 10)
+        layout.setSpacing(4)
+        header = QHBoxLayout()
+        badge = QLabel(severity.upper())
+        badge.setObjectName("severityBadge")
+        badge.setProperty("severity", severity)
+        self.code_label = QLabel(str(finding.get("code") or ""))
+        self.code_label.setObjectName("findingCode")
+        header.addWidget(badge)
+        header.addWidget(self.code_label)
+        if finding.get("where"):
+            where = QLabel(str(finding["where"]))
+            where.setTextFormat(Qt.TextFormat.PlainText)
+            where.setObjectName("muted")
+            header.addWidget(where)
+        header.addStretch(1)
+        layout.addLayout(header)
+        self.message = QLabel(str(finding.get("message") or ""))
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setWordWrap(True)
+        layout.addWidget(self.message)
+        self.fix_block = None
+        if finding.get("fix"):
+            self.fix_block = CodeBlock(str(finding["fix"]), max_lines=8)
+            layout.addWidget(self.fix_block)
+        self.checkbox = None
+        if finding.get("code") in AUTO_FIXES:
+            field, text = AUTO_FIXES[finding["code"]]
+            self.checkbox = QCheckBox(text)
+            self.checkbox.setChecked(checked)
+            self.checkbox.toggled.connect(lambda on, f=field: on_fix(f, on))
+            layout.addWidget(self.checkbox)
+
+
+class FindingsPanel(QWidget):
+    """A titled, scrollable list of finding cards; `chosen_fixes()` says which automatic fixes are on."""
+
+    fixes_changed = Signal(dict)
+
+    def __init__(self, title: str = "Findings", parent: QWidget | None = None):
+        super().__init__(parent)
+        self.findings: list[dict[str, Any]] = []
+        self._fixes: dict[str, bool] = {}
+        self.cards: list[FindingCard] = []
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        self.title = QLabel(title)
+        self.title.setObjectName("sectionTitle")
+        outer.addWidget(self.title)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.viewport().setObjectName("findingsViewport")
+        body = QWidget()
+        body.setObjectName("findingsBody")
+        self.list_layout = QVBoxLayout(body)
+        self.list_layout.setContentsMargins(0, 0, 4, 0)
+        self.list_layout.setSpacing(8)
+        self.empty = QLabel("No findings yet.")
+        self.empty.setObjectName("muted")
+        self.list_layout.addWidget(self.empty)
+        self.list_layout.addStretch(1)
+        self.scroll.setWidget(body)
+        outer.addWidget(self.scroll, 1)
+
+    def set_empty_text(self, text: str) -> None:
+        self.empty.setText(text)
+
+    def set_findings(self, found: Iterable[dict[str, Any]]) -> None:
+        for card in self.cards:
+            card.setParent(None)
+            card.deleteLater()
+        self.cards.clear()
+        self.findings = []
+        self.add_findings(found)
+
+    def add_findings(self, found: Iterable[dict[str, Any]]) -> None:
+        """Add findings not shown yet (the same finding may come live and again in the summary)."""
+        seen = {(f.get("code"), f.get("where"), f.get("message")) for f in self.findings}
+        for f in found:
+            key = (f.get("code"), f.get("where"), f.get("message"))
+            if key in seen:
+                continue
+            seen.add(key)
+            self.findings.append(f)
+            field = AUTO_FIXES.get(f.get("code"), ("", ""))[0]
+            card = FindingCard(f, self._fixes.get(field, False), self.set_fix)
+            self.cards.append(card)
+            self.list_layout.insertWidget(self.list_layout.count() - 1, card)
+        self.empty.setVisible(not self.findings)
+
+    def codes(self) -> list[str]:
+        return F.codes_of(self.findings)
+
+    def chosen_fixes(self) -> dict[str, bool]:
+        """RunSettings fields of the automatic fixes the user ticked, e.g. {"fix_head": True}."""
+        return {k: v for k, v in self._fixes.items() if v}
+
+    def set_fix(self, field: str, on: bool) -> None:
+        """Tick or untick an automatic fix (on every card that offers it)."""
+        self._fixes[field] = on
+        for card in self.cards:  # the same fix may be offered by two findings
+            if card.checkbox is not None and AUTO_FIXES[card.finding["code"]][0] == field:
+                card.checkbox.blockSignals(True)
+                card.checkbox.setChecked(on)
+                card.checkbox.blockSignals(False)
+        self.fixes_changed.emit(self.chosen_fixes())

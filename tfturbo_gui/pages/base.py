@@ -1,0 +1,228 @@
+"""What every wizard page has: a title, an intro, a status, and a say in the Next button.
+
+`RungPage` adds the shape shared by the pages that measure one rung of the
+ladder (mixed precision, XLA, batch size): controls and findings on the left,
+the live plots (this run beside the baseline) on the right, and the verdict
+once the run ends.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
+
+from tfturbo.settings import RunSettings
+from tfturbo.tune.study import Rung
+
+from ..cards import DecisionCard
+from ..findings_panel import AUTO_FIXES, FindingsPanel
+from ..live_plots import RunPlots
+from ..run_data import RunData
+from ..run_panel import RunPanel
+from ..run_process import Launcher
+from ..session import WizardSession
+from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
+
+LEFT_WIDTH = 430
+
+
+class WizardPage(QWidget):
+    """A checklist step. Subclasses fill `self.left` / `self.right` and override the hooks."""
+
+    title = ""
+    intro = ""
+    status_changed = Signal(str)
+    navigation_changed = Signal()  # can_go_next() or next_hint() may have changed
+    advance = Signal()  # the page finished its asynchronous Next
+
+    def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.launcher = launcher
+        self.status = NOT_STARTED
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(24, 18, 24, 8)
+        outer.setSpacing(10)
+        heading = QLabel(self.title)
+        heading.setObjectName("pageTitle")
+        outer.addWidget(heading)
+        intro = QLabel(self.intro)
+        intro.setObjectName("pageIntro")
+        intro.setWordWrap(True)
+        outer.addWidget(intro)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setChildrenCollapsible(False)
+        outer.addWidget(self.splitter, 1)
+        left_scroll = QScrollArea()
+        left_scroll.setWidgetResizable(True)
+        left_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        left_scroll.setMinimumWidth(360)
+        left_body = QWidget()
+        left_body.setObjectName("pageColumn")
+        self.left = QVBoxLayout(left_body)
+        self.left.setContentsMargins(0, 0, 12, 0)
+        self.left.setSpacing(10)
+        left_scroll.setWidget(left_body)
+        right_body = QWidget()
+        self.right = QVBoxLayout(right_body)
+        self.right.setContentsMargins(6, 0, 0, 0)
+        self.right.setSpacing(10)
+        self.splitter.addWidget(left_scroll)
+        self.splitter.addWidget(right_body)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([LEFT_WIDTH, 800])
+
+    def set_status(self, status: str) -> None:
+        if status != self.status:
+            self.status = status
+            self.status_changed.emit(status)
+        self.navigation_changed.emit()
+
+    # ------------------------------------------------------------ hooks
+
+    def available(self) -> str:
+        """'' when the page can be opened, else why not (shown in the step list)."""
+        return ""
+
+    def on_enter(self) -> None:
+        """Called each time the page is shown; refresh from the session."""
+
+    def can_go_next(self) -> bool:
+        return True
+
+    def next_hint(self) -> str:
+        return ""
+
+    def request_next(self) -> None:
+        self.advance.emit()
+
+    def is_busy(self) -> bool:
+        return any(panel.is_running() for panel in self.findChildren(RunPanel))
+
+
+def add_section(layout: QVBoxLayout, title: str) -> QLabel:
+    label = QLabel(title)
+    label.setObjectName("sectionTitle")
+    layout.addWidget(label)
+    return label
+
+
+def needs_baseline(session: WizardSession) -> str:
+    return "" if session.baseline is not None else "measure the baseline first (Profile & baseline)"
+
+
+class RungPage(WizardPage):
+    """A page that measures one configuration against the baseline and decides whether to keep it."""
+
+    rung_kind = ""  # tune.study kind: mixed_precision | xla | larger_batch
+    rung_slug = ""  # the run folder's name after NN-
+    run_button_text = "Run"
+
+    def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
+        super().__init__(session, launcher, parent)
+        self.rung: Rung | None = None
+        self.controls = QVBoxLayout()
+        self.controls.setSpacing(8)
+        self.left.addLayout(self.controls)
+        self.audit_panel = RunPanel(launcher, stoppable=False)
+        self.audit_panel.ended.connect(self._on_audit_ended)
+        self.audit_panel.hide()
+        self.left.addWidget(self.audit_panel)
+        self._audited: str | None = None
+        self.run_button = QPushButton(self.run_button_text)
+        self.run_button.setObjectName("primaryButton")
+        self.run_button.clicked.connect(self.start_run)
+        self.left.addWidget(self.run_button)
+        self.run_panel = RunPanel(launcher)
+        self.run_panel.ended.connect(self._on_run_ended)
+        self.run_panel.events_received.connect(self._on_events)
+        self.left.addWidget(self.run_panel)
+        self.decision_card = DecisionCard()
+        self.left.addWidget(self.decision_card)
+        self.findings = FindingsPanel()
+        self.left.addWidget(self.findings, 1)
+        self.plots = RunPlots()
+        self.right.addWidget(self.plots, 1)
+
+    def available(self) -> str:
+        return needs_baseline(self.session)
+
+    def on_enter(self) -> None:
+        if self.rung is None:
+            self.plots.show_run(None, self.session.data_of(self.session.baseline))
+        self.audit()
+
+    def rung_settings(self) -> RunSettings:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ the audit before the run (optional)
+
+    def audit_request(self) -> tuple[str, list[str], str] | None:
+        """(key, audit argv, busy text) of the audit this page needs now; None for no audit."""
+        return None
+
+    def audit(self) -> None:
+        """Run the page's audit unless the same one already ran (or is running)."""
+        request = self.audit_request() if self.session.baseline is not None else None
+        if request is None or self.audit_panel.is_running() or request[0] == self._audited:
+            return
+        key, argv, busy = request
+        self._audited = key
+        self.audit_panel.show()
+        self.run_button.setEnabled(False)
+        self.audit_panel.start("audit", argv, busy_text=busy, log_path=self.session.log_path())
+
+    def _on_audit_ended(self, data: RunData) -> None:
+        self.run_button.setEnabled(not self.run_panel.is_running())
+        if data.document is not None:
+            found = [f for f in data.document.get("findings") or [] if isinstance(f, dict)]
+            self.session.record_audit(found)
+            self.findings.set_findings(found)
+            self.audit_found(found)
+        self.audit()  # the request changed while the audit ran
+
+    def audit_found(self, found: list[dict]) -> None:
+        """Hook: the audit's findings are shown; pre-tick the automatic fixes they call for."""
+        for f in found:
+            field = AUTO_FIXES.get(f.get("code"), ("", ""))[0]
+            if field:
+                self.findings.set_fix(field, True)
+
+    # ------------------------------------------------------------ the run
+
+    def start_run(self) -> None:
+        if self.run_panel.is_running() or self.session.baseline is None:
+            return
+        self.rung, argv = self.session.start_rung(self.rung_kind, self.rung_slug, self.rung_settings())
+        self.decision_card.hide()
+        data = self.run_panel.start("run", argv, name=self.rung.settings.label(),
+                                    busy_text="Starting the backend (loading TensorFlow)…", log_path=self.session.log_path())
+        self.plots.show_run(data, self.session.data_of(self.session.baseline))
+        self.run_button.setEnabled(False)
+        self.set_status(RUNNING)
+
+    def _on_events(self, events: list) -> None:
+        if any(e.get("type") in ("finding", "result") for e in events) and self.run_panel.data is not None:
+            self.findings.add_findings(self.run_panel.data.findings)
+
+    def _on_run_ended(self, data: RunData) -> None:
+        self.run_button.setEnabled(True)
+        assert self.rung is not None
+        self.session.finish_rung(self.rung, data)
+        self.findings.add_findings(data.findings)
+        decision = self.rung.decision
+        if decision is not None:
+            self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with)
+            self.findings.add_findings(decision.findings)
+        self.set_status(PASSED if decision is not None and decision.kept else ATTENTION)
+        self.rung_ended(data)
+
+    def rung_ended(self, data: RunData) -> None:
+        """Hook for subclasses after the verdict is shown."""
+
+    def can_go_next(self) -> bool:
+        return not self.run_panel.is_running()
+
+    def next_hint(self) -> str:
+        return "Measuring…" if self.run_panel.is_running() else "You may skip this step; nothing is kept unless measured"

@@ -1,0 +1,213 @@
+"""Steps 1–2 — Profile & baseline: prove the job is compute-bound, then measure it as it is.
+
+The input probe runs first. An input-bound job is stopped here with the
+tf.data advice: precision and XLA make the device faster, which does not help
+a device that waits for data. Otherwise the baseline (float32, no XLA, the
+profiler window on) is measured with live plots, and its profile can be
+opened in TensorBoard.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+
+from tfturbo import protocol
+from tfturbo.runfiles import RUNS_DIR
+from tfturbo.tune.study import BASELINE
+
+from ..cards import FactsCard, run_facts
+from ..error_box import ErrorBox
+from ..findings_panel import FindingsPanel
+from ..live_plots import RunPlots
+from ..run_data import RunData
+from ..run_panel import RunPanel
+from ..run_process import Launcher
+from ..session import WizardSession, probe_argv
+from ..step_status import ATTENTION, PASSED, RUNNING
+from ..tensorboard_launcher import TensorBoardLauncher
+from .base import WizardPage, add_section
+
+INPUT_BOUND = "input_bound"
+
+
+def probe_facts(doc: dict) -> list[tuple[str, str]]:
+    def rate(key: str) -> str:
+        v = doc.get(key)
+        return f"{v:.1f} steps/s" if isinstance(v, (int, float)) else "n/a"
+
+    verdict = doc.get("verdict")
+    facts = [("Verdict", "input-bound — the device waits for data" if verdict == INPUT_BOUND
+              else "compute-bound — the device is the limit" if verdict == "compute_bound" else str(verdict))]
+    if isinstance(doc.get("input_fraction"), (int, float)):
+        facts.append(("Time waiting for input", f"{doc['input_fraction']:.0%}"))
+    facts += [("Input pipeline alone", rate("data_steps_per_s")), ("Compute alone", rate("compute_steps_per_s")),
+              ("Training", rate("train_steps_per_s"))]
+    return facts
+
+
+class BaselinePage(WizardPage):
+    title = "Profile & baseline"
+    intro = ("First prove that the device, not the input pipeline, limits the step rate; then measure the job "
+             "as it is (float32, no XLA) with the profiler capturing steady-state steps. Warm-up is excluded "
+             "and shown on its own.")
+
+    def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
+        super().__init__(session, launcher, parent)
+        self.stage = ""  # "probe" | "run"
+        self.rung = None
+        self.input_bound = False
+        self.measure_button = QPushButton("Measure baseline")
+        self.measure_button.setObjectName("primaryButton")
+        self.measure_button.clicked.connect(self.start)
+        self.anyway_button = QPushButton("Measure the baseline anyway")
+        self.anyway_button.clicked.connect(self.start_run)
+        self.anyway_button.hide()
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.measure_button)
+        buttons.addWidget(self.anyway_button)
+        buttons.addStretch(1)
+        self.left.addLayout(buttons)
+        self.settings_label = QLabel()
+        self.settings_label.setObjectName("muted")
+        self.settings_label.setWordWrap(True)
+        self.left.addWidget(self.settings_label)
+        self.run_panel = RunPanel(launcher)
+        self.run_panel.ended.connect(self._on_ended)
+        self.run_panel.events_received.connect(self._on_events)
+        self.left.addWidget(self.run_panel)
+        self.verdict_card = FactsCard("Input pipeline")
+        self.left.addWidget(self.verdict_card)
+        self.input_warning = QLabel(
+            "This job is input-bound: mixed precision and XLA would not make it faster. Fix the input pipeline "
+            "first (see the finding below), then measure again.")
+        self.input_warning.setObjectName("warningText")
+        self.input_warning.setWordWrap(True)
+        self.input_warning.hide()
+        self.left.addWidget(self.input_warning)
+        self.results = FactsCard("Baseline")
+        self.left.addWidget(self.results)
+        self.findings = FindingsPanel()
+        self.left.addWidget(self.findings, 1)
+
+        self.tensorboard = TensorBoardLauncher(self)
+        self.tensorboard_button = QPushButton("Open TensorBoard")
+        self.tensorboard_button.setToolTip("tensorboard --logdir STUDY/runs: the profile and every run's scalars")
+        self.tensorboard_button.setEnabled(False)
+        self.tensorboard_button.clicked.connect(self.open_tensorboard)
+        self.tensorboard.failed.connect(self._on_tensorboard_failed)
+        self.tensorboard.url_ready.connect(lambda url: self.tensorboard_note.setText(f"TensorBoard: {url}"))
+        self.tensorboard_note = QLabel("")
+        self.tensorboard_note.setObjectName("muted")
+        self.tensorboard_error = ErrorBox()
+        top = QHBoxLayout()
+        add_section(top, "Live measurements")
+        top.addStretch(1)
+        top.addWidget(self.tensorboard_note)
+        top.addWidget(self.tensorboard_button)
+        self.right.addLayout(top)
+        self.right.addWidget(self.tensorboard_error)
+        self.plots = RunPlots()
+        self.right.addWidget(self.plots, 1)
+
+    def available(self) -> str:
+        return "" if self.session.study is not None else "choose and check a workload first"
+
+    def on_enter(self) -> None:
+        s = self.session.baseline_settings()
+        window = s.effective_profile()
+        profile = f"profiler on steps {window[0]}–{window[1]}" if window else "no profiler window"
+        self.settings_label.setText(f"{s.label()}, {s.steps} steps, seed {s.seed}, {profile}; stops early once the "
+                                    f"step-time interval is within ±{(s.until_ci or 0):.0%}.")
+
+    # ------------------------------------------------------------ probe, then run
+
+    def start(self) -> None:
+        if self.run_panel.is_running():
+            return
+        self.stage = "probe"
+        self.findings.set_findings([])
+        self.verdict_card.hide()
+        self.input_warning.hide()
+        self.anyway_button.hide()
+        self.measure_button.setEnabled(False)
+        self.set_status(RUNNING)
+        self.run_panel.start("probe-input", probe_argv(self.session.workload, self.session.seed),
+                             busy_text="Probing the input pipeline (loading TensorFlow)…",
+                             log_path=self.session.log_path())
+
+    def start_run(self) -> None:
+        if self.run_panel.is_running():
+            return
+        self.stage = "run"
+        self.anyway_button.hide()
+        self.measure_button.setEnabled(False)
+        self.set_status(RUNNING)
+        self.rung, argv = self.session.start_rung(BASELINE, BASELINE, self.session.baseline_settings())
+        data = self.run_panel.start("run", argv, name="baseline", log_path=self.session.log_path(),
+                                    busy_text="Starting the baseline run (loading TensorFlow)…")
+        self.plots.show_run(data)
+        self.tensorboard_button.setEnabled(True)
+
+    def _on_events(self, events: list) -> None:
+        if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
+            self.findings.add_findings(self.run_panel.data.findings)
+
+    def _on_ended(self, data: RunData) -> None:
+        self.findings.add_findings(data.findings)
+        if self.stage == "probe":
+            self._probe_ended(data)
+        else:
+            self._run_ended(data)
+
+    def _probe_ended(self, data: RunData) -> None:
+        doc = data.document
+        if doc is None:
+            self.measure_button.setEnabled(True)
+            self.set_status(ATTENTION)
+            return
+        self.session.record_probe(doc)
+        self.verdict_card.set_facts(probe_facts(doc))
+        self.input_bound = doc.get("verdict") == INPUT_BOUND
+        if self.input_bound:
+            self.input_warning.show()
+            self.anyway_button.show()
+            self.measure_button.setText("Check the input pipeline again")
+            self.measure_button.setEnabled(True)
+            self.set_status(ATTENTION)
+            return
+        self.start_run()
+
+    def _run_ended(self, data: RunData) -> None:
+        self.measure_button.setText("Measure baseline again")
+        self.measure_button.setEnabled(True)
+        self.session.finish_rung(self.rung, data)
+        if data.summary is not None:
+            self.results.set_facts(run_facts(data.summary))
+        ok = self.session.baseline is not None and self.session.baseline is self.rung
+        self.set_status(PASSED if ok and not self.input_bound else ATTENTION)
+
+    # ------------------------------------------------------------ navigation and TensorBoard
+
+    def can_go_next(self) -> bool:
+        return self.session.baseline is not None and not self.run_panel.is_running()
+
+    def next_hint(self) -> str:
+        if self.run_panel.is_running():
+            return "Measuring…"
+        if self.session.baseline is None:
+            return "The job is input-bound: fix the input pipeline first" if self.input_bound \
+                else "Measure the baseline first"
+        return ""
+
+    def open_tensorboard(self) -> None:
+        if self.session.study is not None:
+            self.tensorboard_error.clear()
+            self.tensorboard_note.setText("Starting TensorBoard…")
+            self.tensorboard.open(str(self.session.study.path / RUNS_DIR))
+
+    def _on_tensorboard_failed(self, message: str) -> None:
+        self.tensorboard_note.setText("")
+        self.tensorboard_error.show_error(message)
+
+    def is_busy(self) -> bool:
+        return self.run_panel.is_running()

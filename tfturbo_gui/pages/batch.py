@@ -1,0 +1,90 @@
+"""Step 8b — Batch size: spend the memory the earlier steps freed, measured rather than guessed.
+
+The proposal is `tune.batch.plan_larger_batch` (the same one `tfturbo tune`
+uses): the baseline's peak memory over the tuned run's, rounded down to a
+multiple of 8 and capped, with the learning rate scaled by the linear rule.
+The user may change it; the run is kept only if throughput per sample rises
+beyond the noise and accuracy holds.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox, QWidget
+
+from tfturbo import summary as summ
+from tfturbo.console import fmt_bytes
+from tfturbo.settings import RunSettings
+from tfturbo.tune.batch import plan_larger_batch
+from tfturbo.tune.study import LARGER_BATCH
+
+from ..cards import FactsCard
+from ..run_process import Launcher
+from ..session import WizardSession
+from .base import RungPage
+
+
+class BatchPage(RungPage):
+    title = "Batch size"
+    intro = ("Mixed precision and XLA usually lower peak memory. A larger batch uses it: more samples per step, "
+             "with the learning rate scaled by the same factor (linear scaling rule). Throughput is compared per "
+             "sample, so a slower but larger step can still be a win.")
+    run_button_text = "Run with this batch size"
+    rung_kind = rung_slug = LARGER_BATCH
+
+    def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
+        super().__init__(session, launcher, parent)
+        self.memory = FactsCard("Memory")
+        self.controls.addWidget(self.memory)
+        self.plan_text = QLabel()
+        self.plan_text.setObjectName("muted")
+        self.plan_text.setWordWrap(True)
+        self.controls.addWidget(self.plan_text)
+        self.batch = QSpinBox()
+        self.batch.setRange(1, 1 << 20)
+        self.batch.setSingleStep(8)
+        self.batch.valueChanged.connect(self._on_batch)
+        self.lr = QLabel()
+        form = QFormLayout()
+        form.addRow("Batch size", self.batch)
+        form.addRow("Learning rate", self.lr)
+        self.controls.addLayout(form)
+        self.findings.set_empty_text("No findings for this run yet.")
+
+    def _best(self):
+        return self.session.best or self.session.baseline
+
+    def current_batch(self) -> int:
+        best = self._best()
+        return (best.settings.batch_size or summ.batch_size(best.summary or {})) if best else 1
+
+    def on_enter(self) -> None:
+        super().on_enter()
+        base, best = self.session.baseline, self._best()
+        if base is None or best is None:
+            return
+        base_peak = base.summary.get("peak_memory_bytes")
+        best_peak = (best.summary or {}).get("peak_memory_bytes")
+        kind = (best.summary or {}).get("memory_kind")
+        self.memory.set_facts([
+            ("Baseline peak", f"{fmt_bytes(base_peak)} ({base.summary.get('memory_kind') or 'host'})"),
+            ("Tuned peak", f"{fmt_bytes(best_peak)} — {best.settings.label()}"),
+            ("Freed", fmt_bytes(base_peak - best_peak) if isinstance(base_peak, (int, float)) and
+             isinstance(best_peak, (int, float)) and base_peak > best_peak else "nothing measurable"),
+        ])
+        plan = plan_larger_batch(self.current_batch(), base_peak, best_peak, kind)
+        self.plan_text.setText(("Proposed: " if not plan.skipped else "") + plan.reason[0].upper() + plan.reason[1:])
+        self.batch.setValue(plan.batch_size or self.current_batch())
+        self._on_batch(self.batch.value())
+
+    def lr_scale(self) -> float:
+        return self.batch.value() / self.current_batch()
+
+    def _on_batch(self, value: int) -> None:
+        scale = self.lr_scale()
+        self.lr.setText(f"× {scale:.2f} of the tuned run's (linear scaling rule)" if value != self.current_batch()
+                        else "unchanged")
+        self.run_button.setEnabled(value != self.current_batch() and not self.run_panel.is_running())
+
+    def rung_settings(self) -> RunSettings:
+        s = self._best().settings
+        return s.with_(batch_size=self.batch.value(), lr_scale=s.lr_scale * self.lr_scale())

@@ -1,0 +1,73 @@
+"""Steps 3–6 — Mixed precision: audit the model under a 16-bit policy, then measure it.
+
+The audit for the chosen policy runs as soon as the page shows (and again
+when the policy changes): a 16-bit head, a custom loop without loss scaling,
+sizes that are not multiples of 8. The float32-head fix can be applied by the
+run itself. The run is drawn beside the baseline, with the loss scale live
+under mixed_float16, and kept only if it is faster and as accurate.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
+
+from tfturbo.settings import POLICIES, RunSettings
+from tfturbo.tune.study import MIXED_PRECISION
+
+from ..run_process import Launcher
+from ..session import WizardSession, audit_argv
+from .base import RungPage
+
+SIXTEEN_BIT = tuple(p for p in POLICIES if p != "float32")
+
+
+class PrecisionPage(RungPage):
+    title = "Mixed precision"
+    intro = ("Run the heavy math in 16-bit while the weights stay float32. The policy is set before the model "
+             "is built; the output layer must stay float32. Kept only if it is faster beyond the noise and the "
+             "validation metric holds.")
+    run_button_text = "Run with this policy"
+
+    def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
+        super().__init__(session, launcher, parent)
+        self.policy = QComboBox()
+        self.policy.addItems(SIXTEEN_BIT)
+        self.policy.currentTextChanged.connect(self._on_policy)
+        form = QFormLayout()
+        form.addRow("Policy", self.policy)
+        self.controls.addLayout(form)
+        self.recommendation = QLabel()
+        self.recommendation.setObjectName("muted")
+        self.recommendation.setWordWrap(True)
+        self.controls.addWidget(self.recommendation)
+        self.findings.set_empty_text("The audit for the chosen policy found nothing to fix.")
+        self._initialised = False
+
+    rung_kind = MIXED_PRECISION
+
+    @property
+    def rung_slug(self) -> str:  # runs/NN-mixed_bfloat16, as `tfturbo tune` names the rung
+        return self.policy.currentText()
+
+    def on_enter(self) -> None:
+        if not self._initialised:
+            self._initialised = True
+            policies, why = self.session.recommended_policies()
+            self.recommendation.setText(f"Recommended: {policies[0]} — {why}. The measurement decides.")
+            self.policy.blockSignals(True)
+            self.policy.setCurrentText(policies[0])
+            self.policy.blockSignals(False)
+        super().on_enter()
+
+    def _on_policy(self, _policy: str) -> None:
+        self.audit()
+
+    def audit_request(self) -> tuple[str, list[str], str] | None:
+        policy = self.policy.currentText()
+        batch = self.session.common_settings().batch_size
+        return policy, audit_argv(self.session.workload, policy, batch_size=batch), f"Auditing the model under {policy}…"
+
+    def rung_settings(self) -> RunSettings:
+        fixes = self.findings.chosen_fixes()
+        return self.session.common_settings().with_(policy=self.policy.currentText(),
+                                                    fix_head=fixes.get("fix_head", False))

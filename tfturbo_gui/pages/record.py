@@ -1,0 +1,133 @@
+"""Step 9 — Record & report: the settings to train with, as recorded beside the checkpoint, and the PDF.
+
+The recommendation is the best kept rung (`study.yaml` says so too); the
+code changes come from `tune.apply_snippet`, and the record is read back from
+the run's `checkpoint/tfturbo-settings.yaml`, so what the page shows is what
+a model in production can be traced to. The report is the same one
+`tfturbo report` writes, rendered in a worker thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
+
+from tfturbo.runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, REPORT_PDF
+
+from ..cards import FactsCard
+from ..code_block import CodeBlock
+from ..error_box import ErrorBox
+from ..report_export import ReportJob, export_report
+from ..run_process import Launcher
+from ..session import WizardSession
+from ..step_status import ATTENTION, PASSED, RUNNING
+from .base import WizardPage, add_section, needs_baseline
+
+
+def settings_facts(settings) -> list[tuple[str, str]]:
+    fixes = [name for name, on in (("float32 output layer", settings.fix_head),
+                                   ("drop the partial last batch", settings.drop_remainder)) if on]
+    return [("Precision policy", settings.policy), ("jit_compile", str(settings.jit_compile)),
+            ("Batch size", str(settings.batch_size or "the workload's default")),
+            ("Learning rate", "unchanged" if settings.lr_scale == 1 else f"× {settings.lr_scale:.3g}"),
+            ("Automatic fixes", ", ".join(fixes) or "none")]
+
+
+class RecordPage(WizardPage):
+    title = "Record & report"
+    intro = ("Train with the settings below. They are written beside the checkpoint, so a model in production can "
+             "be traced to how it was trained; the PDF report gives the before/after numbers with their intervals.")
+
+    def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
+        super().__init__(session, launcher, parent)
+        self.job: ReportJob | None = None
+        self.report_path: str | None = None
+        self.recommended = FactsCard("Recommended settings")
+        self.left.addWidget(self.recommended)
+        add_section(self.left, "Report")
+        self.export_button = QPushButton("Export PDF report…")
+        self.export_button.setObjectName("primaryButton")
+        self.export_button.clicked.connect(self.choose_report)
+        self.open_button = QPushButton("Open the report")
+        self.open_button.hide()
+        self.open_button.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(self.report_path)))
+        row = QHBoxLayout()
+        row.addWidget(self.export_button)
+        row.addWidget(self.open_button)
+        row.addStretch(1)
+        self.left.addLayout(row)
+        self.report_status = QLabel("")
+        self.report_status.setObjectName("muted")
+        self.report_status.setWordWrap(True)
+        self.left.addWidget(self.report_status)
+        self.report_error = ErrorBox()
+        self.left.addWidget(self.report_error)
+        add_section(self.left, "Recorded beside the checkpoint")
+        self.record_path = QLabel("")
+        self.record_path.setObjectName("muted")
+        self.record_path.setWordWrap(True)
+        self.left.addWidget(self.record_path)
+        self.record = CodeBlock(max_lines=18)
+        self.left.addWidget(self.record)
+        self.left.addStretch(1)
+
+        add_section(self.right, "Changes to make in your training script")
+        self.snippet = CodeBlock(fill=True)
+        self.right.addWidget(self.snippet, 1)
+
+    def available(self) -> str:
+        return needs_baseline(self.session)
+
+    def on_enter(self) -> None:
+        session = self.session
+        if session.baseline is None:
+            return
+        study = session.finish_study()
+        best = session.best
+        self.recommended.set_facts(settings_facts(study.recommended), title=f"Recommended: {study.recommended.label()}")
+        self.snippet.set_text((study.snippet or "").rstrip())
+        path = session.rung_path(best) / CHECKPOINT_DIR / CHECKPOINT_SETTINGS
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            text = "(the run wrote no settings record)"
+        self.record_path.setText(str(path))
+        self.record.set_text(text.rstrip())
+        self.set_status(PASSED)  # the recommendation is recorded in study.yaml
+
+    # ------------------------------------------------------------ PDF
+
+    def choose_report(self) -> None:
+        start = str(self.session.study.path / REPORT_PDF)
+        path, _ = QFileDialog.getSaveFileName(self, "Export the PDF report", start, "PDF files (*.pdf)")
+        if path:
+            self.export(Path(path))
+
+    def export(self, path: Path) -> None:
+        """Write the report to `path` in the background."""
+        self.report_error.clear()
+        self.export_button.setEnabled(False)
+        self.report_status.setText(f"Writing {path}…")
+        self.set_status(RUNNING)
+        self.job = export_report(self.session.study.path, path, self._on_written, self._on_failed)
+
+    def _on_written(self, path: str) -> None:
+        self.report_path = path
+        self.session.study.report = path
+        self.session.study.save()
+        self.export_button.setEnabled(True)
+        self.report_status.setText(f"Report written: {path}")
+        self.open_button.show()
+        self.set_status(PASSED)
+
+    def _on_failed(self, message: str, details: str) -> None:
+        self.export_button.setEnabled(True)
+        self.report_status.setText("")
+        self.report_error.show_error(message, "", details)
+        self.set_status(ATTENTION)
+
+    def is_busy(self) -> bool:
+        return self.job is not None and not self.export_button.isEnabled()

@@ -1,0 +1,254 @@
+"""Step 0 — Workload & hardware: what to tune, where the study goes, and what this machine recommends.
+
+The hardware report comes from the backend's `env` (started when the page
+first shows). Next validates the workload by running the backend's `audit`
+on it: a broken workload shows its one-line error and fix and keeps the
+user here; nothing is created until it loads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
+                               QListWidgetItem, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+
+from tfturbo import protocol
+from tfturbo.errors import UserError
+
+from ..cards import FactsCard
+from ..run_data import RunData
+from ..run_panel import RunPanel
+from ..run_process import Launcher
+from ..session import WizardSession, audit_argv, default_study_dir
+from ..step_status import ATTENTION, PASSED, RUNNING
+from ..workload_catalog import builtin_workloads
+from .base import WizardPage, add_section
+
+
+def device_names(env: dict[str, Any]) -> list[str]:
+    out = []
+    for d in env.get("devices") or []:
+        if isinstance(d, dict):
+            name = d.get("description") or d.get("gpu_name") or d.get("name") or d.get("type") or "device"
+            cc = d.get("compute_capability")
+            out.append(f"{name} (compute capability {cc})" if cc else str(name))
+        else:
+            out.append(str(d))
+    return out
+
+
+class WorkloadRow(QWidget):
+    """A built-in workload in the list: its name, and what it is for in one muted line."""
+
+    def __init__(self, spec: str, description: str):
+        super().__init__()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.setSpacing(0)
+        name = QLabel(spec)
+        name.setObjectName("workloadName")
+        layout.addWidget(name)
+        text = description.replace("demo workload; ", "demo — ").rstrip(".")
+        about = QLabel(text)
+        about.setObjectName("muted")
+        about.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(about)
+
+
+class WorkloadPage(WizardPage):
+    title = "Workload & hardware"
+    intro = ("Choose the training job to tune — a built-in example or your own workload file with "
+             "build_model() and make_datasets(batch_size) — and where the study is saved. "
+             "Every number the wizard shows is measured on this machine.")
+
+    def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
+        super().__init__(session, launcher, parent)
+        self.setAcceptDrops(True)
+        self._env_started = False
+
+        add_section(self.left, "Workload")
+        self.builtins = QListWidget()
+        self.builtins.setObjectName("workloadList")
+        self.builtins.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        for w in builtin_workloads():
+            item = QListWidgetItem()
+            item.setData(Qt.ItemDataRole.UserRole, w.spec)
+            item.setToolTip(w.description)
+            row = WorkloadRow(w.spec, w.description)
+            item.setSizeHint(row.sizeHint())
+            self.builtins.addItem(item)
+            self.builtins.setItemWidget(item, row)
+        self.builtins.setMinimumHeight(190)
+        self.builtins.currentItemChanged.connect(self._on_builtin)
+        self.left.addWidget(self.builtins, 1)
+        row = QHBoxLayout()
+        self.open_button = QPushButton("Open a workload file…")
+        self.open_button.clicked.connect(self._choose_file)
+        row.addWidget(self.open_button)
+        drop = QLabel("or drop a .py file on this page")
+        drop.setObjectName("muted")
+        row.addWidget(drop, 1)
+        self.left.addLayout(row)
+        self.workload_edit = QLineEdit(session.workload)
+        self.workload_edit.setObjectName("monoEdit")
+        self.workload_edit.setPlaceholderText("builtin:NAME or /path/to/workload.py")
+        self.workload_edit.textChanged.connect(self._on_workload_text)
+        form = QFormLayout()
+        form.addRow("Selected", self.workload_edit)
+        self.left.addLayout(form)
+
+        add_section(self.left, "Study")
+        self.study_edit = QLineEdit()
+        self.study_edit.setObjectName("monoEdit")
+        self.study_button = QPushButton("Choose…")
+        self.study_button.clicked.connect(self._choose_study)
+        folder = QHBoxLayout()
+        folder.addWidget(self.study_edit, 1)
+        folder.addWidget(self.study_button)
+        self.steps = QSpinBox()
+        self.steps.setRange(20, 100_000)
+        self.steps.setSingleStep(50)
+        self.steps.setValue(session.steps)
+        self.steps.setSuffix(" steps per run")
+        study_form = QFormLayout()
+        study_form.addRow("Folder", folder)
+        study_form.addRow("Length", self.steps)
+        seed = QLabel(f"Every run uses seed {session.seed} and the same data order.")
+        seed.setObjectName("muted")
+        study_form.addRow("", seed)
+        self.left.addLayout(study_form)
+        self.left.addStretch(0)
+
+        add_section(self.right, "This machine")
+        self.env_panel = RunPanel(launcher, stoppable=False)
+        self.env_panel.ended.connect(self._on_env_ended)
+        self.right.addWidget(self.env_panel)
+        self.env_card = FactsCard()
+        self.right.addWidget(self.env_card)
+        self.policy_card = FactsCard("Recommended precision policy")
+        self.right.addWidget(self.policy_card)
+        add_section(self.right, "Workload check")
+        self.check_panel = RunPanel(launcher, stoppable=False)
+        self.check_panel.ended.connect(self._on_check_ended)
+        self.check_hint = QLabel("Next loads the workload in the backend and checks that it keeps the contract.")
+        self.check_hint.setObjectName("muted")
+        self.check_hint.setWordWrap(True)
+        self.right.addWidget(self.check_hint)
+        self.right.addWidget(self.check_panel)
+        self.right.addStretch(1)
+        self._select(session.workload)
+
+    # ------------------------------------------------------------ workload choice
+
+    def _select(self, spec: str) -> None:
+        for i in range(self.builtins.count()):
+            item = self.builtins.item(i)
+            if item.data(Qt.ItemDataRole.UserRole) == spec:
+                self.builtins.setCurrentItem(item)
+        if self.workload_edit.text() != spec:
+            self.workload_edit.setText(spec)
+
+    def _on_builtin(self, item: QListWidgetItem | None, _previous: Any = None) -> None:
+        if item is not None:
+            self.workload_edit.setText(item.data(Qt.ItemDataRole.UserRole))
+
+    def _on_workload_text(self, text: str) -> None:
+        self.study_edit.setText(str(default_study_dir(text.strip() or "workload")))
+        if self.status == ATTENTION:
+            self.set_status(RUNNING if self.check_panel.is_running() else "not started")
+        self.navigation_changed.emit()
+
+    def _choose_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a workload file", str(Path.home()), "Python files (*.py)")
+        if path:
+            self._select(path)
+
+    def _choose_study(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Folder for the study", str(Path(self.study_edit.text()).parent))
+        if path:
+            self.study_edit.setText(str(Path(path) / Path(self.study_edit.text()).name))
+
+    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        if self._dropped_file(event) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
+        path = self._dropped_file(event)
+        if path is not None:
+            self.builtins.clearSelection()
+            self._select(path)
+            event.acceptProposedAction()
+
+    @staticmethod
+    def _dropped_file(event: Any) -> str | None:
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        paths = [u.toLocalFile() for u in urls if u.isLocalFile() and u.toLocalFile().endswith(".py")]
+        return paths[0] if paths else None
+
+    # ------------------------------------------------------------ hardware
+
+    def on_enter(self) -> None:
+        if not self._env_started:
+            self._env_started = True
+            self.env_panel.start("env", [], busy_text="Asking the backend about this machine (loading TensorFlow)…",
+                                 log_path=self.session.log_path())
+
+    def _on_env_ended(self, data: RunData) -> None:
+        doc = data.document
+        if doc is None:
+            return  # the panel shows the error
+        self.session.environment = doc
+        if self.session.study is not None:
+            self.session.study.environment = doc
+            self.session.study.save()
+        self.env_panel.hide()
+        facts = [("Device", str(doc.get("device") or ", ".join(device_names(doc)) or "none listed")),
+                 ("TensorFlow", str(doc.get("tensorflow") or "?")), ("Keras", str(doc.get("keras") or "?"))]
+        self.env_card.set_facts(facts)
+        self.policy_card.set_facts([("Policy", str(doc.get("recommended_policy") or "?")),
+                                    ("Why", str(doc.get("reason") or ""))], emphasize=("Policy",))
+
+    # ------------------------------------------------------------ Next: check the workload
+
+    def can_go_next(self) -> bool:
+        return bool(self.workload_edit.text().strip()) and not self.check_panel.is_running()
+
+    def next_hint(self) -> str:
+        if self.check_panel.is_running():
+            return "Checking the workload…"
+        return "" if self.workload_edit.text().strip() else "Choose a workload"
+
+    def request_next(self) -> None:
+        if self.session.study is not None:  # already checked; the study exists
+            self.advance.emit()
+            return
+        spec = self.workload_edit.text().strip()
+        self.check_panel.start("audit", audit_argv(spec), busy_text=f"Loading {spec} in the backend…",
+                               log_path=self.session.log_path())
+        self.set_status(RUNNING)
+
+    def _on_check_ended(self, data: RunData) -> None:
+        if data.status != protocol.COMPLETED or data.document is None:
+            self.set_status(ATTENTION)
+            return
+        self.session.workload = self.workload_edit.text().strip()
+        self.session.steps = self.steps.value()
+        self.session.study_path = Path(self.study_edit.text()).expanduser()
+        try:
+            self.session.ensure_study()
+        except UserError as e:
+            self.check_panel.error_box.show_error(e.problem, e.fix)
+            self.set_status(ATTENTION)
+            return
+        self.session.record_audit([f for f in data.document.get("findings") or [] if isinstance(f, dict)])
+        for widget in (self.builtins, self.workload_edit, self.open_button, self.study_edit, self.study_button,
+                       self.steps):
+            widget.setEnabled(False)
+        self.setAcceptDrops(False)
+        self.check_hint.setText(f"{self.session.workload} loads and keeps the contract. "
+                                f"The study is saved in {self.session.study_path}.")
+        self.set_status(PASSED)
+        self.advance.emit()

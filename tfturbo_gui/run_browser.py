@@ -1,0 +1,127 @@
+"""File → Open study: every run of one or more studies, any of them overlaid in the compare view.
+
+Studies from `tfturbo tune`, from the wizard or from another machine open the
+same way (DESIGN.md section 6). A run that crashed, was cancelled or has a
+truncated events file still shows what it measured, with the warning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QPushButton, QSplitter, QTreeWidget,
+                               QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from tfturbo import compare
+from tfturbo.runfiles import RunRecord, load_run, load_study
+
+from .compare_view import CompareView
+
+RUN_ROLE = Qt.ItemDataRole.UserRole
+
+
+class RunBrowser(QMainWindow):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("tfturbo — runs")
+        self.resize(1240, 760)
+        self.records: list[RunRecord] = []
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(12, 12, 12, 12)
+        bar = QHBoxLayout()
+        open_study = QPushButton("Open study…")
+        open_study.clicked.connect(self.choose_study)
+        open_run = QPushButton("Add run folder…")
+        open_run.clicked.connect(self.choose_run)
+        bar.addWidget(open_study)
+        bar.addWidget(open_run)
+        bar.addStretch(1)
+        hint = QLabel("Tick runs to overlay and compare them.")
+        hint.setObjectName("muted")
+        bar.addWidget(hint)
+        layout.addLayout(bar)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setChildrenCollapsible(False)
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["run", "status", "configuration", "steps/s"])
+        self.tree.setMinimumWidth(330)
+        self.tree.itemChanged.connect(self._on_item_changed)
+        self.compare = CompareView()
+        splitter.addWidget(self.tree)
+        splitter.addWidget(self.compare)
+        splitter.setSizes([380, 860])
+        layout.addWidget(splitter, 1)
+        self.warnings = QLabel("")
+        self.warnings.setObjectName("warningText")
+        self.warnings.setWordWrap(True)
+        self.warnings.hide()
+        layout.addWidget(self.warnings)
+        self.setCentralWidget(body)
+
+    # ------------------------------------------------------------ opening
+
+    def choose_study(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a study folder", str(Path.home() / "tfturbo-studies"))
+        if path:
+            self.open_study(path)
+
+    def choose_run(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Add a run folder", str(Path.home()))
+        if path:
+            self.add_runs(Path(path).name, [load_run(path)], [])
+
+    def open_study(self, path: str | Path) -> None:
+        study = load_study(path)
+        workload = study.study.get("workload")
+        title = f"{Path(path).name}" + (f" — {workload}" if workload else "")
+        self.add_runs(title, study.runs, study.warnings)
+
+    def add_runs(self, title: str, records: list[RunRecord], warnings: list[str]) -> None:
+        self.tree.blockSignals(True)
+        top = QTreeWidgetItem([title])
+        top.setFirstColumnSpanned(True)
+        self.tree.addTopLevelItem(top)
+        for record in records:
+            row = compare.compare_runs([record])[0]
+            item = QTreeWidgetItem([record.name, record.status, row.label, compare.fmt_num(row.steps_per_s, 1)])
+            item.setData(0, RUN_ROLE, len(self.records))
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(0, Qt.CheckState.Checked)
+            if record.warnings:
+                item.setToolTip(0, "\n".join(record.warnings))
+                item.setToolTip(1, "\n".join(record.warnings))
+            top.addChild(item)
+            self.records.append(record)
+        top.setExpanded(True)
+        for c in range(self.tree.columnCount()):
+            self.tree.resizeColumnToContents(c)
+        self.tree.blockSignals(False)
+        notes = [f"{title}: {w}" for w in warnings] + \
+                [f"{r.name}: {w}" for r in records for w in r.warnings]
+        if notes:
+            shown = self.warnings.text().splitlines() + notes
+            self.warnings.setText("\n".join(shown[-6:]))
+            self.warnings.show()
+        self._update_compare()
+
+    # ------------------------------------------------------------ comparing
+
+    def checked(self) -> list[int]:
+        out = []
+        for t in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(t)
+            for c in range(top.childCount()):
+                item = top.child(c)
+                if item.checkState(0) == Qt.CheckState.Checked:
+                    out.append(item.data(0, RUN_ROLE))
+        return out
+
+    def _on_item_changed(self, _item: QTreeWidgetItem, column: int) -> None:
+        if column == 0:
+            self._update_compare()
+
+    def _update_compare(self) -> None:
+        chosen = [self.records[i] for i in self.checked()]
+        self.compare.set_records(chosen, baseline=0)

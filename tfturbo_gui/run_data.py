@@ -1,0 +1,228 @@
+"""What one backend command has reported so far, as arrays the plots can draw.
+
+Events are ingested as they are parsed (possibly thousands of steps a
+second); the plots read the arrays on their own timer. Arrays grow by
+doubling (pyqtgraph's scrollingPlots pattern), so ingesting a step is a copy
+into a preallocated slot, never a reallocation of the whole curve. No Qt here:
+the same model is filled from a live process or from a stored events.jsonl.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+
+from tfturbo import protocol
+from tfturbo.runfiles import RunRecord
+
+
+class Column:
+    """A float64 array that grows by doubling; `view()` is the filled part (no copy)."""
+
+    def __init__(self, capacity: int = 256):
+        self._data = np.empty(capacity, dtype=np.float64)
+        self.size = 0
+
+    def extend(self, values: Iterable[float | None]) -> None:
+        values = np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
+        need = self.size + len(values)
+        if need > len(self._data):
+            grown = np.empty(max(need, 2 * len(self._data)), dtype=np.float64)
+            grown[:self.size] = self._data[:self.size]
+            self._data = grown
+        self._data[self.size:need] = values
+        self.size = need
+
+    def view(self) -> np.ndarray:
+        return self._data[:self.size]
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+class RunData:
+    """The state of one backend command (a run, an audit, a probe), built from its events.
+
+    `version` increases whenever something visible changed, so a painter can
+    skip a repaint when nothing arrived.
+    """
+
+    def __init__(self, name: str = "", command: str = "run"):
+        self.name = name
+        self.command = command
+        self.step = Column()
+        self.step_ms = Column()
+        self.loss = Column()
+        self.loss_scale = Column()
+        self.has_loss_scale = False
+        self.validation: list[tuple[int, dict[str, float]]] = []
+        self.phase: str | None = None
+        self.phase_detail = ""
+        self.first_steady_step: int | None = None
+        self.profile_windows: list[list[float]] = []  # [start, stop]; stop is inf while open
+        self.progress: tuple[int, int | None, float | None] | None = None  # step, total, eta_s
+        self.peak_memory: tuple[int, str] | None = None  # bytes, "device" | "host"
+        self.findings: list[dict[str, Any]] = []
+        self.error: dict[str, Any] | None = None
+        self.status: str | None = None  # a `done` status; None while running
+        self.exit_code: int | None = None
+        self.document: dict[str, Any] | None = None  # the `result` event's document
+        self.hello: dict[str, Any] | None = None
+        self.events_seen = 0
+        self.version = 0
+
+    # ------------------------------------------------------------ ingest
+
+    def ingest(self, events: Iterable[dict[str, Any]]) -> None:
+        for e in events:
+            self.events_seen += 1
+            handler = self._HANDLERS.get(e.get("type"))
+            if handler is not None:
+                handler(self, e)
+        self.version += 1
+
+    def _on_steps(self, e: dict[str, Any]) -> None:
+        rows = list(protocol.iter_steps(e))
+        if not rows:
+            return
+        steps, ms, loss, scale = zip(*rows)
+        self.step.extend(steps)
+        self.step_ms.extend(ms)
+        self.loss.extend(v if _finite(v) else None for v in loss)
+        self.loss_scale.extend(v if _finite(v) else None for v in scale)
+        if any(_finite(v) for v in scale):
+            self.has_loss_scale = True
+
+    def _on_phase(self, e: dict[str, Any]) -> None:
+        self.phase = str(e.get("phase") or "")
+        self.phase_detail = str(e.get("detail") or "")
+        step = e.get("step")
+        if not isinstance(step, int):
+            return
+        if self.phase == protocol.TRAINING:
+            if self.first_steady_step is None:
+                self.first_steady_step = step
+            if self.profile_windows and math.isinf(self.profile_windows[-1][1]):
+                self.profile_windows[-1][1] = step
+        elif self.phase == protocol.PROFILING and not (self.profile_windows and math.isinf(self.profile_windows[-1][1])):
+            self.profile_windows.append([step, math.inf])  # a window still open just goes on
+
+    def _on_validation(self, e: dict[str, Any]) -> None:
+        metrics = {k: float(v) for k, v in (e.get("metrics") or {}).items() if _finite(v)}
+        if isinstance(e.get("step"), int):
+            self.validation.append((e["step"], metrics))
+
+    def _on_progress(self, e: dict[str, Any]) -> None:
+        step = e.get("step")
+        if isinstance(step, int):
+            total = e.get("total") if isinstance(e.get("total"), int) else None
+            eta = float(e["eta_s"]) if _finite(e.get("eta_s")) else None
+            self.progress = (step, total, eta)
+
+    def _on_memory(self, e: dict[str, Any]) -> None:
+        peak = e.get("peak_bytes")
+        if _finite(peak) and (self.peak_memory is None or peak >= self.peak_memory[0]):
+            self.peak_memory = (int(peak), str(e.get("kind") or "host"))
+
+    def _on_finding(self, e: dict[str, Any]) -> None:
+        if isinstance(e.get("finding"), dict):
+            self.add_findings([e["finding"]])
+
+    def _on_error(self, e: dict[str, Any]) -> None:
+        self.error = {"kind": e.get("kind") or protocol.INTERNAL, "message": str(e.get("message") or "error"),
+                      "fix": str(e.get("fix") or ""), "traceback": str(e.get("traceback") or "")}
+
+    def _on_done(self, e: dict[str, Any]) -> None:
+        self.status = str(e.get("status") or protocol.FAILED)
+        if isinstance(e.get("exit_code"), int):
+            self.exit_code = e["exit_code"]
+
+    def _on_result(self, e: dict[str, Any]) -> None:
+        if isinstance(e.get("document"), dict):
+            self.document = e["document"]
+            self.add_findings(f for f in self.document.get("findings") or [] if isinstance(f, dict))
+
+    def _on_hello(self, e: dict[str, Any]) -> None:
+        self.hello = e
+
+    _HANDLERS = {
+        protocol.STEPS: _on_steps, protocol.PHASE: _on_phase, protocol.VALIDATION: _on_validation,
+        protocol.PROGRESS: _on_progress, protocol.MEMORY: _on_memory, protocol.FINDING: _on_finding,
+        protocol.ERROR: _on_error, protocol.DONE: _on_done, protocol.RESULT: _on_result,
+        protocol.HELLO: _on_hello,
+    }
+
+    def add_findings(self, found: Iterable[dict[str, Any]]) -> None:
+        """Add findings not seen yet (a live finding reappears in the final document)."""
+        seen = {(f.get("code"), f.get("where"), f.get("message")) for f in self.findings}
+        for f in found:
+            key = (f.get("code"), f.get("where"), f.get("message"))
+            if key not in seen:
+                seen.add(key)
+                self.findings.append(f)
+
+    def process_ended(self, exit_code: int) -> None:
+        """The child exited: a run without a `done` event crashed (DESIGN.md section 7)."""
+        if self.exit_code is None:
+            self.exit_code = exit_code
+        if self.status is None:
+            self.status = protocol.CRASHED
+        self.version += 1
+
+    # ------------------------------------------------------------ reading
+
+    @property
+    def finished(self) -> bool:
+        return self.status is not None
+
+    @property
+    def summary(self) -> dict[str, Any] | None:
+        """The run document (summary.json) once a `run` command finished."""
+        return self.document if self.command == "run" else None
+
+    def steady_mask(self) -> np.ndarray:
+        """True for steady-state steps: after warm-up and outside profiler windows."""
+        steps = self.step.view()
+        if self.first_steady_step is None:
+            return np.zeros(len(steps), dtype=bool)
+        mask = steps >= self.first_steady_step
+        for start, stop in self.profile_windows:
+            mask &= ~((steps >= start) & (steps < stop))
+        return mask
+
+    def steady_median_ms(self) -> float | None:
+        """The summary's median once there is one, else the median of the steady steps so far."""
+        median = ((self.summary or {}).get("step_ms") or {}).get("median")
+        if _finite(median):
+            return float(median)
+        steady = self.step_ms.view()[self.steady_mask()]
+        steady = steady[np.isfinite(steady)]
+        return float(np.median(steady)) if len(steady) else None
+
+    def metric_names(self) -> list[str]:
+        names: list[str] = []
+        for _, metrics in self.validation:
+            names += [k for k in metrics if k not in names]
+        return names
+
+    def metric_series(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        points = [(s, m[name]) for s, m in self.validation if name in m]
+        if not points:
+            return np.empty(0), np.empty(0)
+        x, y = zip(*points)
+        return np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+
+    @classmethod
+    def from_record(cls, record: RunRecord) -> "RunData":
+        """A stored run (events.jsonl + summary.json), for the browser and for overlays."""
+        data = cls(record.name, "run")
+        data.ingest(record.events)
+        if record.summary is not None:
+            data.document = record.summary
+            data.add_findings(f for f in record.summary.get("findings") or [] if isinstance(f, dict))
+        data.status = record.status
+        data.version += 1
+        return data

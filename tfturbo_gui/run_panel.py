@@ -1,0 +1,178 @@
+"""Progress and control of one backend command: state, step/total, time left, Stop, and errors.
+
+Warm-up and XLA compilation are shown as their own state: those steps are
+slow by nature and excluded from the timings, and a user watching a 30 s
+first step should know that is expected. When a command ends the panel says
+how: completed, stopped by the user (with how much was kept), failed (with
+the error and its fix; the traceback behind Details) or crashed.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+
+from tfturbo import protocol
+
+from .error_box import ErrorBox
+from .run_data import RunData
+from .run_process import BackendProcess, Launcher
+
+PHASE_TEXT = {
+    protocol.BUILDING: ("Building the model", "busy"),
+    protocol.COMPILING: ("Compiling — warm-up, excluded from the timings", "warmup"),
+    protocol.WARMUP: ("Warm-up / compilation — excluded from the timings", "warmup"),
+    protocol.TRAINING: ("Training — steady state, measured", "running"),
+    protocol.VALIDATING: ("Validating", "running"),
+    protocol.PROFILING: ("Profiling — these steps are excluded from the timings", "running"),
+    protocol.MEASURING: ("Measuring", "running"),
+    protocol.SAVING: ("Saving the checkpoint", "busy"),
+}
+
+
+def fmt_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"about {seconds} s left"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"about {minutes} min {sec:02d} s left"
+    hours, minutes = divmod(minutes, 60)
+    return f"about {hours} h {minutes:02d} min left"
+
+
+def outcome_text(data: RunData, log_path: str = "") -> tuple[str, str]:
+    """(text, state) describing how a finished command ended."""
+    kept = len(data.step.view())
+    measured = f"{kept} step{'s' if kept != 1 else ''} recorded"
+    status = data.status
+    if status == protocol.COMPLETED:
+        return (f"Completed — {measured}" if kept else "Completed"), "passed"
+    if status == protocol.CANCELLED:
+        return f"Stopped by you — {measured}; what was measured is kept", "attention"
+    if status == protocol.NAN_STOPPED:
+        return f"Stopped: the loss became NaN or infinite — {measured}", "attention"
+    if status == protocol.FAILED:
+        message = (data.error or {}).get("message") or "the command failed"
+        return f"Failed: {message}", "attention"
+    where = f"; the backend's messages are in {log_path}" if log_path else ""
+    return (f"The backend ended unexpectedly (exit code {data.exit_code}) — {measured}{where}", "attention")
+
+
+class RunPanel(QWidget):
+    """Starts commands through its own BackendProcess, one at a time."""
+
+    started = Signal(object)  # RunData
+    events_received = Signal(list)
+    ended = Signal(object)  # RunData
+
+    def __init__(self, launcher: Launcher, parent: QWidget | None = None, stoppable: bool = True):
+        super().__init__(parent)
+        self.process = BackendProcess(launcher, self)
+        self.process.events_received.connect(self.events_received)
+        self.process.ended.connect(self._on_ended)
+        self.data: RunData | None = None
+        self.log_path = ""
+        self._painted = -1
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        row = QHBoxLayout()
+        self.state = QLabel("Not started")
+        self.state.setObjectName("stateChip")
+        self.state.setProperty("state", "idle")
+        self.state.setWordWrap(True)
+        self.state.setTextFormat(Qt.TextFormat.PlainText)
+        row.addWidget(self.state, 1)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setToolTip("Finish the current step, write the summary, and end the run")
+        self.stoppable = stoppable
+        self.stop_button.hide()  # shown only while a command runs
+        self.stop_button.clicked.connect(self.stop)
+        row.addWidget(self.stop_button)
+        layout.addLayout(row)
+        self.bar = QProgressBar()
+        self.bar.setTextVisible(False)
+        self.bar.setFixedHeight(8)
+        self.bar.hide()
+        layout.addWidget(self.bar)
+        self.detail = QLabel("")
+        self.detail.setObjectName("muted")
+        self.detail.hide()
+        layout.addWidget(self.detail)
+        self.error_box = ErrorBox()
+        layout.addWidget(self.error_box)
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(self.refresh)
+
+    # ------------------------------------------------------------ control
+
+    def is_running(self) -> bool:
+        return self.process.is_running()
+
+    def start(self, command: str, argv: list[str], name: str = "", busy_text: str = "Starting…",
+              log_path: str = "") -> RunData:
+        self.error_box.clear()
+        self.log_path = log_path
+        self.data = self.process.start(command, argv, name, stderr_path=log_path or None)
+        self._set_state(busy_text, "busy")
+        self.bar.setRange(0, 0)  # busy until the first progress event
+        self.bar.show()
+        self.detail.setText("")
+        self.detail.show()
+        self.stop_button.setEnabled(True)
+        self.stop_button.setVisible(self.stoppable)
+        self._painted = -1
+        self.timer.start(100)
+        self.started.emit(self.data)
+        return self.data
+
+    def stop(self) -> None:
+        if self.is_running():
+            self.process.stop()
+            self.stop_button.setEnabled(False)
+            self._set_state("Stopping — finishing the current step and writing the summary", "busy")
+
+    # ------------------------------------------------------------ display
+
+    def _set_state(self, text: str, state: str) -> None:
+        self.state.setText(text)
+        if self.state.property("state") != state:
+            self.state.setProperty("state", state)
+            self.state.style().unpolish(self.state)
+            self.state.style().polish(self.state)
+
+    def refresh(self) -> None:
+        data = self.data
+        if data is None or data.version == self._painted:
+            return
+        self._painted = data.version
+        if data.phase and not data.finished and not self.process.stop_requested:
+            text, state = PHASE_TEXT.get(data.phase, (data.phase.capitalize(), "running"))
+            self._set_state(text, state)
+        if data.progress is not None:
+            step, total, eta = data.progress
+            if total:
+                self.bar.setRange(0, total)
+                self.bar.setValue(min(step, total))
+            parts = [f"step {step}" + (f" / {total}" if total else ""), "" if data.finished else fmt_eta(eta)]
+            median = data.steady_median_ms()
+            if median is not None:
+                parts.append(f"median step {median:.2f} ms")
+            self.detail.setText(" · ".join(p for p in parts if p))
+        self.detail.setVisible(bool(self.detail.text()))
+
+    def _on_ended(self, data: RunData) -> None:
+        self.timer.stop()
+        self._painted = -1
+        self.refresh()
+        self.stop_button.hide()
+        self.bar.hide()
+        text, state = outcome_text(data, self.log_path)
+        self._set_state(text, state)
+        if data.error is not None:
+            self.error_box.show_event(data.error)
+        self.ended.emit(data)

@@ -1,0 +1,156 @@
+"""One backend command as a child process, driven without ever blocking the UI.
+
+`python -m trainer_backend CMD ARGS...` is started with QProcess (arguments as
+a list, never through a shell). Its stdout is parsed with the shared
+`protocol.LineParser` as chunks arrive; each batch of events goes into the
+command's `RunData` and out through `events_received`. Its stderr goes to a log
+file. Stop is cooperative first (`{"type":"stop"}` on stdin: the backend
+finishes the step and writes its summary), then terminate, then kill. Closing
+stdin also stops the backend, so a GUI that dies leaves no orphan.
+
+Which program runs is injected (`launcher`), so tests can drive the widgets
+with a scripted fake backend that speaks the same protocol.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from PySide6.QtCore import QIODevice, QObject, QProcess, QProcessEnvironment, QTimer, Signal
+
+from tfturbo import protocol
+from tfturbo.backend_client import backend_command
+
+from .run_data import RunData
+
+Launcher = Callable[[str, list[str]], list[str]]  # (command, argv) -> [program, *arguments]
+
+STOP_GRACE_MS = 10_000  # the backend finishes its step and writes the summary
+TERMINATE_GRACE_MS = 5_000
+
+
+class BackendProcess(QObject):
+    """Runs one backend command at a time; `data` holds what it reported."""
+
+    events_received = Signal(list)  # parsed events, in order
+    ended = Signal(object)  # the RunData, once the process exited and its output was read
+
+    def __init__(self, launcher: Launcher = backend_command, parent: QObject | None = None):
+        super().__init__(parent)
+        self.launcher = launcher
+        self.data: RunData | None = None
+        self.stop_requested = False
+        self._parser = protocol.LineParser()
+        self._process: QProcess | None = None
+        self._terminate_timer = self._single_shot(self._terminate)
+        self._kill_timer = self._single_shot(self._kill)
+
+    def _single_shot(self, slot: Callable[[], None]) -> QTimer:
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.timeout.connect(slot)
+        return timer
+
+    # ------------------------------------------------------------ control
+
+    def is_running(self) -> bool:
+        return self._process is not None and self._process.state() != QProcess.ProcessState.NotRunning
+
+    def start(self, command: str, argv: list[str], name: str = "", stderr_path: str | None = None) -> RunData:
+        """Start `command` with `argv`; returns the RunData that fills as events arrive."""
+        if self.is_running():
+            raise RuntimeError("a backend command is already running here; stop it first")
+        self.data = RunData(name or command, command)
+        self.stop_requested = False
+        self._parser = protocol.LineParser()
+        program, *arguments = self.launcher(command, argv)
+        process = QProcess(self)
+        env = QProcessEnvironment.systemEnvironment()
+        env.insert("PYTHONUNBUFFERED", "1")
+        env.insert("TF_CPP_MIN_LOG_LEVEL", os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+        process.setProcessEnvironment(env)
+        if stderr_path:
+            os.makedirs(os.path.dirname(stderr_path) or ".", exist_ok=True)
+            process.setStandardErrorFile(stderr_path, QIODevice.OpenModeFlag.Append)
+        else:
+            process.setStandardErrorFile(QProcess.nullDevice())
+        process.readyReadStandardOutput.connect(self._on_stdout)
+        process.finished.connect(self._on_finished)
+        process.errorOccurred.connect(self._on_error)
+        self._process = process
+        process.start(program, arguments)
+        return self.data
+
+    def stop(self) -> None:
+        """Cooperative stop now; terminate after the grace period; kill after another."""
+        if not self.is_running() or self.stop_requested:
+            return
+        self.stop_requested = True
+        self._send_stop()
+        self._terminate_timer.start(STOP_GRACE_MS)
+
+    def shutdown(self, grace_ms: int = 3000) -> None:
+        """Blocking stop for application exit: stop line and end of stdin, then terminate, then kill."""
+        process = self._process
+        if process is None or not self.is_running():
+            return
+        self.stop_requested = True
+        self._send_stop()
+        process.closeWriteChannel()
+        if not process.waitForFinished(grace_ms):
+            process.terminate()
+            if not process.waitForFinished(1000):
+                process.kill()
+                process.waitForFinished(1000)
+
+    def pid(self) -> int | None:
+        return int(self._process.processId()) if self.is_running() else None
+
+    # ------------------------------------------------------------ internals
+
+    def _send_stop(self) -> None:
+        if self._process is not None:
+            self._process.write((protocol.encode(protocol.STOP_COMMAND) + "\n").encode())
+
+    def _terminate(self) -> None:
+        if self.is_running():
+            self._process.terminate()
+            self._kill_timer.start(TERMINATE_GRACE_MS)
+
+    def _kill(self) -> None:
+        if self.is_running():
+            self._process.kill()
+
+    def _deliver(self, events: list[dict[str, Any]]) -> None:
+        if events and self.data is not None:
+            self.data.ingest(events)
+            self.events_received.emit(events)
+
+    def _on_stdout(self) -> None:
+        if self._process is not None:
+            self._deliver(self._parser.feed(self._process.readAllStandardOutput().data()))
+
+    def _on_finished(self, exit_code: int, _status: QProcess.ExitStatus) -> None:
+        self._terminate_timer.stop()
+        self._kill_timer.stop()
+        if self._process is not None:
+            self._deliver(self._parser.feed(self._process.readAllStandardOutput().data()) + self._parser.close())
+        self._end(exit_code)
+
+    def _on_error(self, error: QProcess.ProcessError) -> None:
+        if error != QProcess.ProcessError.FailedToStart or self._process is None:
+            return  # crashes and kills also arrive through `finished`
+        self._deliver([{"type": protocol.ERROR, "kind": protocol.INTERNAL,
+                        "message": f"could not start the training backend ({self._process.errorString()})",
+                        "fix": "check the installation: run `python -m trainer_backend env` in a terminal",
+                        "traceback": " ".join([self._process.program(), *self._process.arguments()])}])
+        self._end(-1)
+
+    def _end(self, exit_code: int) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            process.deleteLater()
+        if self.data is not None:
+            self.data.process_ended(exit_code)
+            self.ended.emit(self.data)

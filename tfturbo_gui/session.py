@@ -1,0 +1,163 @@
+"""The wizard's state: the workload, the study folder, and the ladder of measured rungs.
+
+The wizard makes the same study as `tfturbo tune` (DESIGN.md section 6): the
+same `runs/NN-name/` folders, the same run settings (`TuneOptions`), the same
+`decide()` verdicts and the same `study.yaml` (`tune.study.Study`), so File →
+Open, `tfturbo compare` and `tfturbo report` read either. Unlike the
+unattended ladder, the user chooses when each rung runs and may repeat one;
+every rung must beat the best configuration kept so far. No Qt here.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from tfturbo import protocol
+from tfturbo import summary as summ
+from tfturbo.cli_args import run_argv
+from tfturbo.commands.backend import log_path as user_log_path
+from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR
+from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from tfturbo.tune.apply_snippet import snippet
+from tfturbo.tune.decision import decide, reference_decision
+from tfturbo.tune.ladder import TuneOptions, prepare_study_dir, sixteen_bit_policies
+from tfturbo.tune.study import BASELINE, COMPLETED, Rung, Study, measurement_only
+
+from .run_data import RunData
+
+STUDIES_HOME = Path.home() / "tfturbo-studies"
+NO_PROFILE = (0, 0)
+
+
+def workload_name(spec: str) -> str:
+    """'builtin:mlp' -> 'mlp'; '/x/my_model.py' -> 'my_model' (safe for a folder name)."""
+    name = spec.split(":", 1)[1] if spec.startswith("builtin:") else Path(spec).stem
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "workload"
+
+
+def default_study_dir(spec: str, now: datetime | None = None, home: Path | None = None) -> Path:
+    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    return (home or STUDIES_HOME) / f"{workload_name(spec)}-{stamp}"
+
+
+def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None) -> list[str]:
+    """`audit` arguments (the shared backend parser's)."""
+    argv = [workload, "--policy", policy, "--jit" if jit else "--no-jit"]
+    return argv + (["--batch-size", str(batch_size)] if batch_size else [])
+
+
+def probe_argv(workload: str, seed: int = DEFAULT_SEED, batch_size: int | None = None) -> list[str]:
+    """`probe-input` arguments (the shared backend parser's)."""
+    argv = [workload, "--seed", str(seed)]
+    return argv + (["--batch-size", str(batch_size)] if batch_size else [])
+
+
+class WizardSession:
+    """What the pages share. A rung is added when its run starts and decided when it ends."""
+
+    def __init__(self, workload: str = "", steps: int = DEFAULT_STEPS, seed: int = DEFAULT_SEED):
+        self.workload = workload
+        self.steps = steps
+        self.seed = seed
+        self.study_path: Path | None = None
+        self.study: Study | None = None
+        self.environment: dict[str, Any] | None = None
+        self.baseline: Rung | None = None
+        self.best: Rung | None = None
+        self.run_data: dict[int, RunData] = {}  # id(rung) -> live data of its run
+
+    # ------------------------------------------------------------ study
+
+    def options(self) -> TuneOptions:
+        return TuneOptions(workload=self.workload, out=self.study_path or Path("."), steps=self.steps, seed=self.seed)
+
+    def ensure_study(self) -> Study:
+        """Create the study folder on the first run (the user may change it until then)."""
+        if self.study is None:
+            if self.study_path is None:
+                self.study_path = default_study_dir(self.workload)
+            prepare_study_dir(self.study_path)
+            self.study = Study(self.study_path, self.workload, {**self.options().to_dict(), "tool": "tfturbo gui"})
+            self.study.environment = self.environment
+            self.study.save()
+        return self.study
+
+    def log_path(self) -> str:
+        """Where backend stderr goes: the study's backend.log (as `tfturbo tune`), else the user's log."""
+        return str(self.study.path / BACKEND_LOG) if self.study is not None else user_log_path()
+
+    def record_audit(self, findings: list[dict[str, Any]]) -> None:
+        study = self.ensure_study()
+        seen = {(f.get("code"), f.get("where"), f.get("message")) for f in study.audit}
+        study.audit += [f for f in findings if (f.get("code"), f.get("where"), f.get("message")) not in seen]
+        study.save()
+
+    def record_probe(self, document: dict[str, Any] | None) -> None:
+        study = self.ensure_study()
+        study.probe = document
+        study.save()
+
+    # ------------------------------------------------------------ rungs
+
+    def recommended_policies(self) -> tuple[list[str], str]:
+        recommended = (self.environment or {}).get("recommended_policy")
+        return sixteen_bit_policies(recommended, both=True)
+
+    def baseline_settings(self) -> RunSettings:
+        return self.options().base_settings()
+
+    def common_settings(self) -> RunSettings:
+        """The baseline's settings for later rungs: its measured batch size, no profiler window."""
+        base = self.baseline
+        assert base is not None and base.summary is not None, "the baseline has not been measured"
+        batch = summ.batch_size(base.summary) if (base.summary.get("settings") or {}).get("batch_size") else None
+        return base.settings.with_(batch_size=batch or base.settings.batch_size, profile=NO_PROFILE)
+
+    def start_rung(self, kind: str, slug: str, settings: RunSettings) -> tuple[Rung, list[str]]:
+        """A new rung of `kind` and the `run` arguments that measure it into runs/NN-slug (as tune names them)."""
+        study = self.ensure_study()
+        name = f"{len(study.rungs) + 1:02d}-{slug}"
+        rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}")
+        study.rungs.append(rung)
+        study.save()
+        return rung, run_argv(settings, str(study.path / rung.run))
+
+    def finish_rung(self, rung: Rung, data: RunData) -> None:
+        """Decide the rung from its run's summary (or what its events measured), then save study.yaml."""
+        self.run_data[id(rung)] = data
+        doc = data.summary or {"status": data.status or protocol.CRASHED, "settings": rung.settings.to_dict()}
+        if data.error and not doc.get("error"):
+            doc = {**doc, "error": {k: data.error.get(k) for k in ("kind", "message", "fix")}}
+        rung.summary = doc
+        if rung.kind == BASELINE:
+            completed = doc.get("status") == protocol.COMPLETED
+            rung.decision = reference_decision(doc) if completed else None
+            self.baseline = rung if completed else self.baseline
+            self.best = self.baseline
+        elif self.baseline is not None:
+            best = self.best if self.best is not self.baseline else None
+            rung.compared_with = best.name if best else None
+            rung.decision = decide(self.baseline.summary, doc, reference=best.summary if best else None)
+            if rung.decision.kept:
+                self.best = rung
+        self.ensure_study().save()
+
+    def data_of(self, rung: Rung | None) -> RunData | None:
+        return self.run_data.get(id(rung)) if rung is not None else None
+
+    def rung_path(self, rung: Rung) -> Path:
+        return self.ensure_study().path / str(rung.run)
+
+    def finish_study(self) -> Study:
+        """The recommendation: the best kept rung, as the user would train with it."""
+        study = self.ensure_study()
+        if self.baseline is not None and self.best is not None:
+            study.recommended = measurement_only(self.best.settings)
+            study.recommended_rung = self.best.name
+            study.snippet = snippet(study.recommended, measurement_only(self.baseline.settings), study.findings())
+        study.status = COMPLETED
+        study.save()
+        return study
