@@ -92,3 +92,23 @@ def test_xla_fallback_is_reported_with_its_cause():
     model.compile(optimizer="adam", loss="mse")
     [finding] = jit_support_findings(model)
     assert finding.code == XLA_NOT_ACTIVE and "'preprocess'" in finding.message
+
+
+def test_profiler_input_analysis_is_read_and_reported_unavailable_on_the_cpu(tmp_path):
+    import keras
+    import tensorflow as tf
+
+    from trainer_backend.diagnostics.profile_reader import CPU_REASON, find_xplanes, input_analysis
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse")
+    ds = tf.data.Dataset.from_tensors((np.ones((8, 4), "float32"), np.ones((8, 2), "float32"))).repeat()
+    model.fit(ds, steps_per_epoch=2, verbose=0)
+    tf.profiler.experimental.start(str(tmp_path))
+    model.fit(ds, steps_per_epoch=5, verbose=0)
+    tf.profiler.experimental.stop()
+    analysis = input_analysis(find_xplanes(tmp_path))
+    assert analysis["hardware_type"] == "CPU_ONLY"
+    assert analysis["available"] is False and analysis["reason"] == CPU_REASON
+    assert "No step time measured" in analysis["conclusion"]
+    assert any("Iterator" in (op["op"] or "") for op in analysis["top_input_ops"])

@@ -48,7 +48,6 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
     if args.jit:
         checks += [("dataset shapes under XLA", lambda: dataset_audit.xla_findings(train_ds, batch_size)),
                    ("XLA support", lambda: jit_support_findings(model))]
-    layers = model_audit.layer_table(model)  # before the custom-step probe trains the model one step
     for i, (what, check) in enumerate(checks):
         writer.emit(protocol.PROGRESS, step=i, total=len(checks), eta_s=None, detail=what)
         report(check())
@@ -60,7 +59,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
         "policy": args.policy,
         "jit_compile": bool(args.jit),
         "batch_size": batch_size,
-        "layers": layers,
+        "layers": model_audit.layer_table(model),  # after the checks: a subclassed model is built by then
         "dataset": {"element_spec": dataset_audit.describe_spec(train_ds),
                     "cardinality": int(train_ds.cardinality())},
         "checks": [what for what, _ in checks],

@@ -205,6 +205,8 @@ def dynamic_shape_findings(sample: ShapeSample, batch_size: int) -> list[Finding
 
 def xla_findings(ds: Any, batch_size: int, sample: ShapeSample | None = None) -> list[Finding]:
     """PARTIAL_LAST_BATCH and DYNAMIC_SHAPE for a training dataset that will run under XLA."""
+    if sample is None and all(spec.shape.is_fully_defined() for _, spec in components(ds.element_spec)):
+        return []  # every batch has the static shape of the spec: nothing to sample
     sample = sample or sample_shapes(ds)
     findings = []
     partial = partial_batch_finding(sample, batch_size)
