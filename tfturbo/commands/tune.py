@@ -91,14 +91,9 @@ def options_from_args(args: argparse.Namespace) -> TuneOptions:
 
 
 def write_report(study: Study, out_pdf: str | None, say) -> None:
-    """The PDF, when the report module is installed; a failure here never loses the study."""
-    if not study.rungs:
-        return  # nothing was measured (input-bound or failed early): the report needs runs
-    try:
-        from ..report import write_report as _write
-    except ImportError:
-        say("report: not available in this build (tfturbo.report is missing)")
-        return
+    """The PDF (also for a study that stopped at the input probe); a failure here never loses the study."""
+    from ..report import write_report as _write
+
     try:
         study.report = str(_write(study.path, out_pdf))
     except Exception as e:  # noqa: BLE001 — the ladder's result stands without its PDF
