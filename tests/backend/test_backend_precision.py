@@ -50,3 +50,10 @@ def test_mirrored_strategy_trains_two_replicas_on_two_logical_cpus(tmp_path):
     assert run.document["steps_completed"] == 40
     losses = [e["metrics"]["loss"] for e in run.of_type(protocol.EPOCH)]
     assert losses[-1] < losses[0]  # the replicas' gradients were combined into one model that learns
+
+
+def test_xla_with_mirrored_on_logical_cpus_is_refused_up_front(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFTURBO_LOGICAL_CPUS", "2")
+    out = tmp_path / "never"
+    proc = run_cli("run", TINY, "--out", str(out), "--strategy", "mirrored", "--jit", "--json")
+    assert proc.returncode == 2 and "--no-jit" in proc.stderr and not out.exists()

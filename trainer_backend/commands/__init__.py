@@ -52,5 +52,16 @@ def emit_error(writer: protocol.EventWriter, exc: BaseException, kind: str = pro
 
 
 def _first_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or "(no message)"
+    """One line saying what went wrong.
+
+    TensorFlow's graph errors start with the Python stack of the op ("Graph
+    execution error: Detected at node ... File ...") and end with the cause;
+    for them the last line that is not stack or node noise is the one to show.
+    """
+    text = str(exc)
+    if hasattr(exc, "op") and hasattr(exc, "error_code"):  # tf.errors.OpError
+        noise = ("[[", "Cf.", "File ", "Detected at node", "Graph execution error")
+        causes = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(noise)]
+        text = causes[-1] if causes else text
+    text = " ".join(text.split()) or "(no message)"
     return text if len(text) <= 300 else text[:297] + "..."

@@ -67,6 +67,10 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     settings = settings.with_(batch_size=settings.batch_size or workload.default_batch_size)
     keras.mixed_precision.set_global_policy(settings.policy)
     keras.utils.set_random_seed(settings.seed)
+    if settings.strategy == "mirrored" and settings.jit_compile and not tf.config.list_physical_devices("GPU"):
+        # TensorFlow's XLA cannot reach the variables each logical CPU replica keeps on its own device
+        raise UserError("--jit with --strategy mirrored needs GPUs: XLA cannot run replicas on logical CPU devices",
+                        "use --no-jit, or --strategy default")
     strategy = tf.distribute.MirroredStrategy() if settings.strategy == "mirrored" else tf.distribute.get_strategy()
     with strategy.scope():
         model = workload.build_model()
