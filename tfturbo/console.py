@@ -68,8 +68,9 @@ class ProgressPrinter:
             metrics = "  ".join(f"{k} {v:.4f}" for k, v in (event.get("metrics") or {}).items()
                                 if isinstance(v, (int, float)))
             self._print(f"  validation @ step {event.get('step')}: {metrics}")
-        elif kind == protocol.FINDING:
-            self._print(format_finding(event.get("finding") or {}))
+        elif kind == protocol.FINDING:  # one line now; the final document prints it in full with its fix
+            f = event.get("finding") or {}
+            self._print(f"  finding {f.get('code', '')}" + (f" ({f['where']})" if f.get("where") else ""))
         elif kind == protocol.ERROR:
             self._print(f"error: {event.get('message')}")
 
