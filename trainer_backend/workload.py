@@ -55,7 +55,7 @@ class Workload:
 
         model = self._call("build_model")
         if not isinstance(model, keras.Model):
-            raise self._error(f"build_model() returned {type(model).__name__}, not a keras.Model",
+            raise self._error(f"build_model() returned {_describe(model)}, not a keras.Model",
                               "return the model object, e.g. `return model`")
         if not model.compiled or model.optimizer is None:
             raise self._error("build_model() returned a model that is not compiled",
@@ -215,7 +215,10 @@ def _arrays_to_dataset(arrays, batch_size: int, shuffle: bool):
 def _describe(obj) -> str:
     if isinstance(obj, (tuple, list)):
         return f"a {type(obj).__name__} of {len(obj)} items"
-    return "None" if obj is None else f"a {type(obj).__name__}"
+    if obj is None:
+        return "None"
+    name = type(obj).__name__
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
 
 
 def _describe_spec(spec) -> str:

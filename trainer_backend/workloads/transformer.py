@@ -2,8 +2,9 @@
 
 Task: "reviews" of 32 tokens from a 64-token vocabulary. Tokens 4-11 are
 positive words, 12-19 negative words, token 2 ("not") flips the word after it;
-the label is whether the (flipped) sum is positive (chance = 50%). Word order
-matters only through "not", which the attention block has to learn.
+the label is whether the (flipped) sum is positive (chance = 50%). Counting
+words alone gets ~86% right; the rest needs word order ("not" before a word),
+which the attention block has to learn.
 """
 
 import keras
