@@ -57,7 +57,7 @@ def _x(data: RunData, by_time: bool) -> np.ndarray:
 class RunPlots(QWidget):
     """Four plots in a grid; `set_series` chooses the runs, `refresh` repaints what changed."""
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, columns: int = 2):
         super().__init__(parent)
         self.series: list[Series] = []
         self.primary: RunData | None = None
@@ -71,7 +71,7 @@ class RunPlots(QWidget):
         self.val_plot = self._plot("Validation", "")
         self.scale_plot = self._plot("Loss scale", "")
         for i, widget in enumerate((self.step_plot, self.loss_plot, self.val_plot, self.scale_plot)):
-            grid.addWidget(widget, i // 2, i % 2)
+            grid.addWidget(widget, i // columns, i % columns)
         self.legend = self.step_plot.getPlotItem().addLegend(offset=(-8, 6), labelTextSize="8pt",
                                                                brush=(255, 255, 255, 210),
                                                                labelTextColor="#374151")
@@ -91,7 +91,7 @@ class RunPlots(QWidget):
 
     def _plot(self, title: str, unit: str) -> pg.PlotWidget:
         widget = pg.PlotWidget()
-        widget.setMinimumSize(220, 150)
+        widget.setMinimumSize(200, 140)
         item = widget.getPlotItem()
         item.setTitle(title, size="10pt")
         item.setLabel("bottom", "step")
@@ -195,11 +195,13 @@ class RunPlots(QWidget):
         steps = data.step.view()
         first = float(steps[0])
         if data.first_steady_step is not None and data.first_steady_step > first:
-            self._shade(first - 0.5, data.first_steady_step - 0.5, WARMUP_BRUSH, "warm-up")
+            self._shade(first - 0.5, data.first_steady_step - 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.2)
         elif data.first_steady_step is None:
-            self._shade(first - 0.5, float(steps[-1]) + 0.5, WARMUP_BRUSH, "warm-up")
+            self._shade(first - 0.5, float(steps[-1]) + 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.2)
+        # labels sit below the steady curve (at a third of the height) and the legend (top right)
         for start, stop in data.profile_windows:
-            self._shade(start - 0.5, min(stop, float(steps[-1]) + 1) - 0.5, PROFILE_BRUSH, "profiler")
+            self._shade(start - 0.5, min(stop, float(steps[-1]) + 1) - 0.5, PROFILE_BRUSH, "profiler", "#6b21a8",
+                        0.09)
         median = data.steady_median_ms()
         if median is None:
             self.step_plot.removeItem(self.median_line)
@@ -220,11 +222,11 @@ class RunPlots(QWidget):
         else:
             self.step_plot.enableAutoRange(y=True)
 
-    def _shade(self, start: float, stop: float, brush: tuple, text: str) -> None:
+    def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, position: float) -> None:
         region = pg.LinearRegionItem(values=(start, stop), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),
                                      movable=False)
         region.setZValue(-10)
-        pg.InfLineLabel(region.lines[0], text, position=0.95, anchors=[(0, 0), (0, 0)], color="#92400e")
+        pg.InfLineLabel(region.lines[0], text, position=position, anchors=[(0, 0), (0, 0)], color=color)
         self.step_plot.addItem(region, ignoreBounds=True)
         self._decor.append((self.step_plot, region))
 

@@ -54,7 +54,7 @@ def outcome_text(data: RunData, log_path: str = "") -> tuple[str, str]:
         return f"Stopped by you — {measured}; what was measured is kept", "attention"
     if status == protocol.NAN_STOPPED:
         return f"Stopped: the loss became NaN or infinite — {measured}", "attention"
-    if status == protocol.FAILED:
+    if status == protocol.FAILED or (status == protocol.CRASHED and data.error):
         message = (data.error or {}).get("message") or "the command failed"
         return f"Failed: {message}", "attention"
     where = f"; the backend's messages are in {log_path}" if log_path else ""
@@ -117,18 +117,18 @@ class RunPanel(QWidget):
               log_path: str = "") -> RunData:
         self.error_box.clear()
         self.log_path = log_path
-        self.data = self.process.start(command, argv, name, stderr_path=log_path or None)
         self._set_state(busy_text, "busy")
         self.bar.setRange(0, 0)  # busy until the first progress event
         self.bar.show()
         self.detail.setText("")
-        self.detail.show()
         self.stop_button.setEnabled(True)
         self.stop_button.setVisible(self.stoppable)
         self._painted = -1
-        self.timer.start(100)
-        self.started.emit(self.data)
-        return self.data
+        data = self.data = self.process.start(command, argv, name, stderr_path=log_path or None)
+        if not data.finished:  # a program that cannot start has already ended here
+            self.timer.start(100)
+        self.started.emit(data)
+        return data
 
     def stop(self) -> None:
         if self.is_running():

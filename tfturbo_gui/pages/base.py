@@ -175,6 +175,7 @@ class RungPage(WizardPage):
 
     def _on_audit_ended(self, data: RunData) -> None:
         self.run_button.setEnabled(not self.run_panel.is_running())
+        self.audit_panel.setVisible(data.document is None)  # its error stays; a clean audit shows as findings
         if data.document is not None:
             found = [f for f in data.document.get("findings") or [] if isinstance(f, dict)]
             self.session.record_audit(found)

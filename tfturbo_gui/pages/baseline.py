@@ -87,6 +87,7 @@ class BaselinePage(WizardPage):
         self.results = FactsCard("Baseline")
         self.left.addWidget(self.results)
         self.findings = FindingsPanel()
+        self.findings.set_empty_text("No findings yet: the input probe and the baseline run report here.")
         self.left.addWidget(self.findings, 1)
 
         self.tensorboard = TensorBoardLauncher(self)

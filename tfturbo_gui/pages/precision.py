@@ -52,8 +52,15 @@ class PrecisionPage(RungPage):
     def on_enter(self) -> None:
         if not self._initialised:
             self._initialised = True
-            policies, why = self.session.recommended_policies()
-            self.recommendation.setText(f"Recommended: {policies[0]} — {why}. The measurement decides.")
+            policies, _why = self.session.recommended_policies()
+            env = self.session.environment or {}
+            recommended, reason = env.get("recommended_policy"), env.get("reason") or ""
+            if recommended == policies[0]:
+                text = f"Recommended for this machine: {recommended}" + (f" — {reason}" if reason else "") + "."
+            else:
+                text = (f"This machine's recommended policy is {recommended or 'unknown'}"
+                        + (f" ({reason})" if reason else "") + f"; {policies[0]} is measured to check it.")
+            self.recommendation.setText(text + " The measurement decides.")
             self.policy.blockSignals(True)
             self.policy.setCurrentText(policies[0])
             self.policy.blockSignals(False)

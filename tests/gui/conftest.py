@@ -1,0 +1,60 @@
+"""GUI test fixtures: a scripted fake backend, and windows that drive it.
+
+The widgets take the backend program as a `launcher(command, argv)`, so these
+tests run the real QProcess machinery against `fake_backend.py` (milliseconds
+per command) and one end-to-end test runs the real `python -m trainer_backend`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+FAKE_BACKEND = Path(__file__).with_name("fake_backend.py")
+
+
+def fake_launcher(scenario: str = "ok", delay: float = 0.0):
+    """A launcher running the fake backend with a scenario (see fake_backend.py)."""
+    def launch(command: str, argv: list[str]) -> list[str]:
+        return [sys.executable, str(FAKE_BACKEND), "--scenario", scenario, "--delay", str(delay), command, *argv]
+    return launch
+
+
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path_factory, monkeypatch):
+    """Logs and default study folders go to a temporary home, not the user's."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    return home
+
+
+def children() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children(recursive=True) if p.is_running()
+            and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def make_window(qtbot, tmp_path, workload: str = "builtin:mlp", launcher=None, steps: int = 60):
+    """The main window on the fake backend, its study in tmp_path, the environment read."""
+    from tfturbo_gui.main_window import MainWindow
+
+    window = MainWindow(workload, launcher=launcher or fake_launcher(), steps=steps)
+    qtbot.addWidget(window)
+    window.show()
+    window.pages[0].study_edit.setText(str(tmp_path / "study"))
+    qtbot.waitUntil(lambda: window.session.environment is not None, timeout=20_000)
+    return window
+
+
+def go_next(qtbot, window, to: int, timeout: int = 20_000) -> None:
+    assert window.next_button.isEnabled(), window.hint.text()
+    qtbot.mouseClick(window.next_button, _left())
+    qtbot.waitUntil(lambda: window.current() == to, timeout=timeout)
+
+
+def _left():
+    from PySide6.QtCore import Qt
+    return Qt.MouseButton.LeftButton

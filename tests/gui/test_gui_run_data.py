@@ -1,0 +1,96 @@
+"""RunData: what the plots draw, built from protocol events (no Qt)."""
+
+import math
+
+from tfturbo import protocol
+from tfturbo.runfiles import load_run
+from tfturbo_gui.run_data import Column, RunData
+
+
+def steps(first, ms, loss=None, scale=None):
+    n = len(ms)
+    e = {"type": "steps", "step": list(range(first, first + n)), "step_ms": ms, "loss": loss or [None] * n}
+    if scale is not None:
+        e["loss_scale"] = scale
+    return e
+
+
+def test_column_grows_by_doubling_and_keeps_values():
+    col = Column(capacity=4)
+    for i in range(10):
+        col.extend([i, None])
+    assert col.size == 20 and len(col._data) == 32  # 4 -> 8 -> 16 -> 32, never per point
+    assert col.view()[:4].tolist()[0::2] == [0, 1] and math.isnan(col.view()[1])
+
+
+def test_warmup_profile_window_and_steady_median():
+    data = RunData("r")
+    data.ingest([
+        {"type": "phase", "phase": "warmup", "step": 1},
+        steps(1, [500.0, 400.0, 10.0, 10.0, 10.0, 90.0, 90.0, 90.0, 12.0, 12.0], [2.0] * 10),
+        {"type": "phase", "phase": "training", "step": 3},
+        {"type": "phase", "phase": "profiling", "step": 6},
+        {"type": "phase", "phase": "profiling", "step": 7, "detail": "still capturing"},  # one window, not two
+        {"type": "phase", "phase": "training", "step": 9},
+    ])
+    assert data.first_steady_step == 3
+    assert data.profile_windows == [[6, 9]]
+    assert data.steady_mask().tolist() == [False, False, True, True, True, False, False, False, True, True]
+    assert data.steady_median_ms() == 10.0  # warm-up and profiled steps excluded
+    assert not data.has_loss_scale and len(data.step.view()) == 10
+
+
+def test_summary_median_wins_once_the_run_reports_it():
+    data = RunData("r")
+    data.ingest([steps(1, [5.0, 5.0]), {"type": "phase", "phase": "training", "step": 1},
+                 {"type": "result", "command": "run", "document": {"step_ms": {"median": 4.5}, "findings": [
+                     {"code": "NAN_LOSS", "message": "m"}]}}])
+    assert data.steady_median_ms() == 4.5
+    assert [f["code"] for f in data.findings] == ["NAN_LOSS"]
+
+
+def test_loss_scale_validation_memory_progress_and_findings_once():
+    finding = {"code": "LOSS_SCALE_SKIPS", "message": "3 steps skipped", "where": "optimizer"}
+    data = RunData("r")
+    data.ingest([
+        steps(1, [1.0, 1.0], [0.5, None], [32768.0, 16384.0]),
+        {"type": "validation", "step": 2, "metrics": {"val_accuracy": 0.5, "val_loss": None}},
+        {"type": "memory", "peak_bytes": 100, "kind": "device"},
+        {"type": "memory", "peak_bytes": 50, "kind": "device"},
+        {"type": "progress", "step": 2, "total": 10, "eta_s": 1.5},
+        {"type": "finding", "finding": finding},
+        {"type": "finding", "finding": finding},
+        {"type": "no-such-type"},
+    ])
+    assert data.has_loss_scale and data.loss_scale.view().tolist() == [32768.0, 16384.0]
+    assert math.isnan(data.loss.view()[1])
+    x, y = data.metric_series("val_accuracy")
+    assert x.tolist() == [2.0] and y.tolist() == [0.5] and data.metric_names() == ["val_accuracy"]
+    assert data.peak_memory == (100, "device")
+    assert data.progress == (2, 10, 1.5)
+    assert len(data.findings) == 1 and data.events_seen == 8
+
+
+def test_a_process_that_ends_without_done_crashed():
+    data = RunData("r")
+    data.ingest([steps(1, [1.0])])
+    data.process_ended(-9)
+    assert data.status == protocol.CRASHED and data.exit_code == -9
+    done = RunData("r")
+    done.ingest([{"type": "error", "message": "boom", "fix": "do x", "traceback": "tb"},
+                 {"type": "done", "status": "failed", "exit_code": 1}])
+    done.process_ended(1)
+    assert done.status == "failed" and done.error == {"kind": "internal", "message": "boom", "fix": "do x",
+                                                      "traceback": "tb"}
+
+
+def test_from_record_reads_a_stored_run(tmp_path):
+    run = tmp_path / "r1"
+    run.mkdir()
+    lines = [protocol.encode(e) for e in (
+        {"type": "phase", "phase": "training", "step": 2}, steps(1, [9.0, 3.0, 3.0]),
+        {"type": "validation", "step": 3, "metrics": {"val_loss": 0.7}})]
+    (run / "events.jsonl").write_text("\n".join(lines) + "\n{truncated", encoding="utf-8")
+    data = RunData.from_record(load_run(run))
+    assert data.name == "r1" and data.status == protocol.CRASHED
+    assert len(data.step.view()) == 3 and data.steady_median_ms() == 3.0

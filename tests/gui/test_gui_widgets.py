@@ -1,0 +1,166 @@
+"""Each widget on its own, driven by the fake backend: what the user sees and what is kept."""
+
+import json
+import sys
+
+from conftest import fake_launcher
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontInfo, QGuiApplication
+
+from tfturbo import protocol
+from tfturbo.cli_args import run_argv
+from tfturbo.settings import RunSettings
+from tfturbo_gui.findings_panel import FindingsPanel
+from tfturbo_gui.live_plots import RunPlots
+from tfturbo_gui.run_panel import RunPanel
+from tfturbo_gui.tensorboard_launcher import TensorBoardLauncher
+
+HEAD = {"code": "HEAD_NOT_FLOAT32", "severity": "error", "where": "layer head",
+        "message": "the output layer 'head' computes its softmax in float16",
+        "fix": 'keras.layers.Dense(10, activation="softmax", dtype="float32")'}
+
+
+def start_run(qtbot, tmp_path, scenario="ok", delay=0.0, steps=60, policy="float32"):
+    panel = RunPanel(fake_launcher(scenario, delay))
+    qtbot.addWidget(panel)
+    panel.show()
+    argv = run_argv(RunSettings("builtin:mlp", policy=policy, steps=steps), str(tmp_path / "run"))
+    data = panel.start("run", argv, name="r", log_path=str(tmp_path / "backend.log"))
+    return panel, data
+
+
+def test_completed_run_fills_the_data_and_says_so(qtbot, tmp_path):
+    panel, data = start_run(qtbot, tmp_path)
+    assert panel.stop_button.isVisible() and panel.stop_button.isEnabled()
+    with qtbot.waitSignal(panel.ended, timeout=20_000):
+        pass
+    assert data.status == protocol.COMPLETED
+    assert len(data.step.view()) == 60 and data.first_steady_step == 6
+    assert data.summary["steps_completed"] == 60
+    assert panel.state.text() == "Completed — 60 steps recorded"
+    assert "step 60 / 60" in panel.detail.text() and "left" not in panel.detail.text()
+    assert not panel.stop_button.isVisible() and not panel.error_box.isVisible()
+
+
+def test_failing_backend_shows_message_and_fix_with_traceback_behind_details(qtbot, tmp_path):
+    panel, data = start_run(qtbot, tmp_path, scenario="fail")
+    with qtbot.waitSignal(panel.ended, timeout=20_000):
+        pass
+    box = panel.error_box
+    assert box.isVisible() and panel.state.text().startswith("Failed: training failed: shapes (64, 10)")
+    assert box.message.text() == "training failed: shapes (64, 10) and (64, 4) are incompatible"
+    assert box.fix.text() == "Fix: make the last layer's width match the number of classes"
+    assert box.details_button.isVisible() and not box.details.isVisible()
+    qtbot.mouseClick(box.details_button, Qt.MouseButton.LeftButton)
+    assert box.details.isVisible() and "Traceback (most recent call last)" in box.details.text()
+    assert box.details_button.text() == "Hide details"
+    assert 0 < len(data.step.view()) < 60  # what was measured before the failure is kept
+
+
+def test_stop_ends_the_run_and_keeps_what_it_measured(qtbot, tmp_path):
+    panel, data = start_run(qtbot, tmp_path, scenario="slow", delay=0.05, steps=100_000)
+    qtbot.waitUntil(lambda: len(data.step.view()) >= 30, timeout=20_000)
+    with qtbot.waitSignal(panel.ended, timeout=20_000):
+        qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
+    kept = len(data.step.view())
+    assert data.status == protocol.CANCELLED and 30 <= kept < 100_000
+    assert panel.state.text() == f"Stopped by you — {kept} steps recorded; what was measured is kept"
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["status"] == "cancelled" and summary["steps_completed"] == kept
+
+
+def test_a_killed_backend_is_reported_as_crashed_with_its_log(qtbot, tmp_path):
+    panel, data = start_run(qtbot, tmp_path, scenario="crash")
+    with qtbot.waitSignal(panel.ended, timeout=20_000):
+        pass
+    assert data.status == protocol.CRASHED and data.exit_code == 9 and len(data.step.view()) == 30
+    assert panel.state.text() == ("The backend ended unexpectedly (exit code 9) — 30 steps recorded; "
+                                  f"the backend's messages are in {tmp_path / 'backend.log'}")
+
+
+def test_a_backend_that_cannot_start_says_how_to_check_the_installation(qtbot, tmp_path):
+    panel = RunPanel(lambda command, argv: [str(tmp_path / "no-such-python"), "-m", "trainer_backend", command])
+    qtbot.addWidget(panel)
+    panel.show()
+    with qtbot.waitSignal(panel.ended, timeout=10_000):
+        data = panel.start("env", [])
+    assert data.error["message"].startswith("could not start the training backend")
+    assert panel.state.text().startswith("Failed: could not start the training backend")
+    assert panel.error_box.isVisible() and "python -m trainer_backend env" in panel.error_box.fix.text()
+
+
+def test_high_rate_stream_is_ingested_completely_and_plotted(qtbot, tmp_path):
+    panel, data = start_run(qtbot, tmp_path, scenario="flood", steps=100_000)
+    plots = RunPlots()
+    qtbot.addWidget(plots)
+    plots.show_run(data)
+    with qtbot.waitSignal(panel.ended, timeout=60_000):
+        pass
+    assert panel.process._parser.skipped == 0
+    assert len(data.step.view()) == 100_000 and data.step.view()[-1] == 100_000
+    plots.refresh()
+    assert plots.plotted_lengths()["step_ms"] == [100_000] and plots.plotted_lengths()["loss"] == [100_000]
+
+
+def test_plots_overlay_the_baseline_and_mark_warmup_and_median(qtbot, tmp_path):
+    panel, data = start_run(qtbot, tmp_path, steps=60, policy="mixed_float16")
+    with qtbot.waitSignal(panel.ended, timeout=20_000):
+        pass
+    base_panel, base = start_run(qtbot, tmp_path / "b", steps=40)
+    with qtbot.waitSignal(base_panel.ended, timeout=20_000):
+        pass
+    plots = RunPlots()
+    qtbot.addWidget(plots)
+    plots.show_run(data, baseline=base)
+    lengths = plots.plotted_lengths()
+    assert lengths["step_ms"] == [40, 60] and lengths["loss_scale"] == [0, 60]  # baseline first, then this run
+    assert lengths["val"] == [len(base.validation), len(data.validation)] and plots.val_metric == "val_accuracy"
+    assert not plots._scale_note.isVisible()  # the mixed_float16 run has a loss scale
+    assert plots.median_line.value() == data.summary["step_ms"]["median"]
+    assert plots.median_line.label.toPlainText().startswith("steady median")
+    regions = [item for _, item in plots._decor]
+    assert regions[0].getRegion() == (0.5, 5.5)  # warm-up: steps 1-5
+
+
+def test_findings_show_fix_as_copyable_monospace_and_offer_the_automatic_fix(qtbot):
+    panel = FindingsPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    assert panel.empty.isVisible()
+    received = []
+    panel.fixes_changed.connect(received.append)
+    panel.set_findings([HEAD, dict(HEAD)])  # the same finding twice is shown once
+    assert len(panel.cards) == 1 and not panel.empty.isVisible()
+    card = panel.cards[0]
+    assert card.code_label.text() == "HEAD_NOT_FLOAT32" and card.message.text() == HEAD["message"]
+    assert card.fix_block.text() == HEAD["fix"]
+    assert QFontInfo(card.fix_block.editor.font()).fixedPitch()
+    qtbot.mouseClick(card.fix_block.copy_button, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == HEAD["fix"]
+    assert panel.chosen_fixes() == {}
+    card.checkbox.setChecked(True)
+    assert panel.chosen_fixes() == {"fix_head": True} and received == [{"fix_head": True}]
+    panel.set_findings([HEAD])  # a new audit keeps the user's choice
+    assert panel.cards[0].checkbox.isChecked()
+
+
+def test_tensorboard_opens_the_address_it_prints_and_stops_with_the_app(qtbot, tmp_path):
+    opened = []
+    script = "import sys, time; print('TensorBoard 2.21 at http://localhost:%s/ (Press CTRL+C to quit)' % sys.argv[1]," \
+             " flush=True); time.sleep(60)"
+    launcher = TensorBoardLauncher(command=lambda logdir, port: [sys.executable, "-c", script, str(port)],
+                                   open_url=lambda url: opened.append(url.toString()))
+    with qtbot.waitSignal(launcher.url_ready, timeout=10_000) as signal:
+        launcher.open(str(tmp_path))
+    assert signal.args[0].startswith("http://localhost:") and opened == [signal.args[0]]
+    launcher.open(str(tmp_path))  # the same study: the browser again, no second server
+    assert opened == [signal.args[0]] * 2 and launcher.is_running()
+    launcher.stop()
+    assert not launcher.is_running()
+
+
+def test_tensorboard_that_is_missing_explains_how_to_install_it(qtbot, tmp_path):
+    launcher = TensorBoardLauncher(command=lambda logdir, port: [str(tmp_path / "no-tensorboard")])
+    with qtbot.waitSignal(launcher.failed, timeout=10_000) as signal:
+        launcher.open(str(tmp_path))
+    assert "pip install tensorboard" in signal.args[0]

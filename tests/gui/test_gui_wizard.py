@@ -1,0 +1,215 @@
+"""The wizard page by page on the fake backend: texts, enabled states, statuses, and the study it writes."""
+
+import os
+import subprocess
+import sys
+
+import yaml
+from conftest import FAKE_BACKEND, children, fake_launcher, go_next, make_window
+from PySide6.QtCore import Qt
+
+from tfturbo import compare
+from tfturbo.runfiles import load_run, load_study
+from tfturbo_gui.step_status import ATTENTION, NOT_STARTED, PASSED
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def test_workload_page_lists_builtins_and_shows_the_hardware_recommendation(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path)
+    page = window.pages[0]
+    specs = [page.builtins.item(i).data(Qt.ItemDataRole.UserRole) for i in range(page.builtins.count())]
+    assert {"builtin:mlp", "builtin:transformer", "builtin:fp16-softmax-head"} <= set(specs)
+    assert page.builtins.currentItem().data(Qt.ItemDataRole.UserRole) == "builtin:mlp"
+    assert page.policy_card.values["Policy"].text() == "float32"
+    assert page.policy_card.values["Why"].text().startswith("CPU without native bfloat16")
+    assert page.env_card.values["TensorFlow"].text() == "2.21.0"
+    assert window.next_button.isEnabled() and not window.back_button.isEnabled()
+    assert [window.steps.status_text(i) for i in range(7)] == [NOT_STARTED] * 7
+    assert window.pages[1].available()  # nothing to measure before the workload is checked
+    window.goto(3)
+    assert window.current() == 0 and "measure the baseline first" in window.statusBar().currentMessage()
+
+
+def test_a_broken_workload_shows_its_error_and_keeps_the_user_on_the_page(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path)
+    page = window.pages[0]
+    page.workload_edit.setText("builtin:broken")
+    page.study_edit.setText(str(tmp_path / "study"))
+    qtbot.mouseClick(window.next_button, LEFT)
+    qtbot.waitUntil(lambda: page.status == ATTENTION, timeout=20_000)
+    box = page.check_panel.error_box
+    assert box.isVisible() and box.message.text() == "builtin:broken: build_model() is missing"
+    assert box.fix.text() == "Fix: define build_model() returning a compiled keras.Model"
+    assert window.current() == 0 and window.steps.status_text(0) == ATTENTION
+    assert not (tmp_path / "study").exists()  # nothing is created for a workload that does not load
+    page.workload_edit.setText("builtin:mlp")  # fixing it clears the attention
+    assert page.status == NOT_STARTED and window.next_button.isEnabled()
+
+
+def test_an_input_bound_job_is_stopped_on_the_baseline_page_with_the_fix(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path, workload="builtin:slow-input")
+    go_next(qtbot, window, 1)
+    page = window.pages[1]
+    qtbot.mouseClick(page.measure_button, LEFT)
+    qtbot.waitUntil(lambda: page.status == ATTENTION, timeout=20_000)
+    assert page.verdict_card.values["Verdict"].text() == "input-bound — the device waits for data"
+    assert page.verdict_card.values["Time waiting for input"].text() == "80%"
+    assert page.input_warning.isVisible() and page.anyway_button.isVisible()
+    assert page.findings.codes() == ["INPUT_BOUND"]
+    assert "prefetch(tf.data.AUTOTUNE)" in page.findings.cards[0].fix_block.text()
+    assert not window.next_button.isEnabled()
+    assert window.hint.text() == "The job is input-bound: fix the input pipeline first"
+    assert window.session.baseline is None and window.steps.status_text(1) == ATTENTION
+
+
+def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path, workload="builtin:fp16-softmax-head")
+    session = window.session
+    go_next(qtbot, window, 1)
+    assert window.steps.status_text(0) == PASSED and session.study.path == tmp_path / "study"
+
+    baseline = window.pages[1]
+    assert not window.next_button.isEnabled() and window.hint.text() == "Measure the baseline first"
+    qtbot.mouseClick(baseline.measure_button, LEFT)
+    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=20_000)
+    assert baseline.verdict_card.values["Verdict"].text() == "compute-bound — the device is the limit"
+    assert baseline.results.values["Steps"].text() == "60"
+    assert baseline.results.values["Peak memory"].text() == "95.4 MiB (host)"
+    assert baseline.plots.plotted_lengths()["step_ms"] == [60]
+    assert baseline.tensorboard_button.isEnabled()
+    go_next(qtbot, window, 2)
+
+    precision = window.pages[2]
+    assert precision.policy.currentText() == "mixed_float16"  # float32 is recommended: the 16-bit check
+    qtbot.waitUntil(lambda: precision.findings.codes() == ["HEAD_NOT_FLOAT32"], timeout=20_000)
+    card = precision.findings.cards[0]
+    assert card.checkbox.isChecked() and precision.run_button.isEnabled()
+    qtbot.mouseClick(precision.run_button, LEFT)
+    assert window.steps.status_text(2) == "running"
+    qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=20_000)
+    assert precision.status == PASSED and precision.decision_card.badge.text() == "KEPT"
+    assert precision.decision_card.facts.values["Speed-up vs baseline"].text().endswith("— faster")
+    assert precision.plots.plotted_lengths()["step_ms"] == [60, 60]  # baseline beside this run
+    run_yaml = yaml.safe_load((session.rung_path(precision.rung) / "run.yaml").read_text())
+    assert run_yaml["policy"] == "mixed_float16" and run_yaml["fix_head"] is True
+    go_next(qtbot, window, 3)
+
+    xla = window.pages[3]
+    assert xla.extends.text() == "Builds on the best configuration kept so far: mixed_float16, batch 64."
+    qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
+    qtbot.mouseClick(xla.run_button, LEFT)
+    qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=20_000)
+    assert xla.rung.compared_with == "02-mixed_float16" and xla.status == PASSED
+    assert xla.decision_card.facts.values["vs 02-mixed_float16"].text().endswith("— faster")
+    go_next(qtbot, window, 4)
+
+    comparison = window.pages[4]
+    view = comparison.view
+    assert [r.name for r in view.rows] == ["01-baseline", "02-mixed_float16", "03-xla"]
+    assert view.cell(0, "speed-up [95% CI]") == "1.00x (baseline)" and view.cell(2, "verdict") == "faster"
+    assert view.plots.plotted_lengths()["step_ms"] == [60, 60]  # baseline and the tuned run
+    assert comparison.verdict.headline.text() == "mixed_float16 + XLA, batch 64: recommended"
+    assert comparison.status == PASSED
+    go_next(qtbot, window, 5)
+
+    batch = window.pages[5]
+    assert batch.batch.value() == 104 and batch.memory.values["Freed"].text() == "38.1 MiB"
+    assert batch.lr.text() == "× 1.62 of the tuned run's (linear scaling rule)"
+    qtbot.mouseClick(batch.run_button, LEFT)
+    qtbot.waitUntil(lambda: batch.rung is not None and batch.rung.decision is not None, timeout=20_000)
+    go_next(qtbot, window, 6)
+
+    record = window.pages[6]
+    assert session.best is batch.rung  # 104 samples per step beat 64 per sample: kept
+    assert record.recommended.values["Batch size"].text() == "104"
+    assert record.recommended.values["Automatic fixes"].text() == "float32 output layer"
+    assert 'set_global_policy("mixed_float16")' in record.snippet.text()
+    assert "batch_size: 104" in record.record.text()
+    assert not window.next_button.isVisible() and window.back_button.isEnabled()
+    study = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())
+    assert [e["name"] for e in study["ladder"]] == ["01-baseline", "02-mixed_float16", "03-xla", "04-larger_batch"]
+    assert study["status"] == "completed" and study["recommended"]["batch_size"] == 104
+    assert [e["kept"] for e in study["ladder"]] == [True, True, True, True]
+
+    pdf = tmp_path / "out" / "report.pdf"
+    record.export(pdf)
+    assert not record.export_button.isEnabled()  # the report renders in the background
+    qtbot.waitUntil(lambda: record.report_path is not None, timeout=60_000)
+    assert pdf.stat().st_size > 1000 and record.report_status.text() == f"Report written: {pdf}"
+    assert record.open_button.isVisible() and record.status == PASSED
+    assert [window.steps.status_text(i) for i in range(7)] == [PASSED] * 7
+
+
+def test_closing_the_window_stops_every_backend(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path, launcher=fake_launcher("slow", delay=0.05), steps=100_000)
+    go_next(qtbot, window, 1)
+    page = window.pages[1]
+    qtbot.mouseClick(page.measure_button, LEFT)
+    qtbot.waitUntil(lambda: page.stage == "run" and page.run_panel.data is not None
+                    and len(page.run_panel.data.step.view()) > 20, timeout=20_000)
+    assert any("fake_backend.py" in " ".join(p.cmdline()) for p in children())
+    window.close()
+    assert [p for p in children() if "fake_backend.py" in " ".join(p.cmdline())] == []
+    summary = load_run(window.session.rung_path(page.rung)).summary
+    assert summary["status"] == "cancelled"  # stopped cooperatively: the summary was still written
+
+
+def test_run_browser_opens_a_study_and_compares_any_runs(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path)
+    go_next(qtbot, window, 1)
+    page = window.pages[1]
+    for _ in range(2):
+        qtbot.mouseClick(page.measure_button, LEFT)
+        qtbot.waitUntil(lambda: page.status == PASSED and not page.run_panel.is_running(), timeout=20_000)
+    browser = window.show_browser()
+    browser.open_study(tmp_path / "study")
+    top = browser.tree.topLevelItem(0)
+    assert top.childCount() == 2 and top.child(0).text(1) == "completed"
+    assert browser.checked() == [0, 1] and len(browser.compare.rows) == 2
+    assert browser.compare.plots.plotted_lengths()["step_ms"] == [60, 60]
+    top.child(1).setCheckState(0, Qt.CheckState.Unchecked)
+    assert len(browser.compare.rows) == 1
+    top.child(1).setCheckState(0, Qt.CheckState.Checked)
+    browser.compare.baseline_combo.setCurrentIndex(1)
+    assert browser.compare.cell(1, "speed-up [95% CI]") == "1.00x (baseline)"
+    csv_path = browser.compare.export_csv(tmp_path / "table.csv")
+    records = load_study(tmp_path / "study").runs
+    assert csv_path.read_text() == compare.to_csv(compare.compare_runs(records, baseline=1))
+    browser.compare.align_combo.setCurrentText("training time")
+    assert browser.compare.plots.by_time
+    assert browser.compare.plots.step_plot.getPlotItem().getAxis("bottom").labelText == "training time (s)"
+
+
+def test_the_gui_process_never_imports_tensorflow_or_keras(tmp_path):
+    """Drive every page in a fresh interpreter (other tests may have imported TensorFlow here)."""
+    script = f"""
+import sys, time
+sys.path.insert(0, {str(FAKE_BACKEND.parent)!r})
+from conftest import fake_launcher
+from tfturbo_gui.app import make_app
+app = make_app()
+from tfturbo_gui.main_window import MainWindow
+w = MainWindow("builtin:mlp", launcher=fake_launcher(), steps=40)
+w.show()
+def wait(cond):
+    end = time.time() + 30
+    while not cond() and time.time() < end:
+        app.processEvents(); time.sleep(0.01)
+    assert cond()
+w.pages[0].study_edit.setText({str(tmp_path / "study")!r})
+wait(lambda: w.session.environment is not None)
+w._on_next(); wait(lambda: w.current() == 1)
+w.pages[1].start(); wait(lambda: w.session.baseline is not None)
+for i in range(2, 7):
+    w.goto(i)
+    page = w.pages[i]
+    if hasattr(page, "run_button"):
+        wait(lambda: not page.audit_panel.is_running())
+    w.stop_children()
+print(sorted(m for m in ("tensorflow", "keras", "trainer_backend") if m in sys.modules))
+"""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
