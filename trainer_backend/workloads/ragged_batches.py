@@ -26,7 +26,7 @@ VAL_SIZE = 1024
 def _dataset(n: int, seed: int) -> tf.data.Dataset:
     """Examples of varying length: each row of `tokens` is cut to its own length."""
     rng = np.random.default_rng(seed)
-    lengths = np.clip(rng.exponential(12, size=n).astype(int) + 4, 4, MAX_LENGTH)
+    lengths = np.clip(rng.exponential(16, size=n).astype(int) + 4, 4, MAX_LENGTH)
     tokens = rng.integers(1, VOCAB, size=(n, MAX_LENGTH)) * (np.arange(MAX_LENGTH) < lengths[:, None])
     labels = np.isin(tokens, [1, 2, 3, 4]).sum(1) > np.isin(tokens, [5, 6, 7, 8]).sum(1)
     ds = tf.data.Dataset.from_tensor_slices((tokens.astype("int32"), lengths, labels.astype("int32")))
