@@ -1,0 +1,79 @@
+"""One drive through the wizard with the real backend (`python -m trainer_backend`) on builtin:mlp.
+
+Tiny step counts keep it to seconds of training; most of the time is
+TensorFlow starting in each backend process. Everything asserted is what the
+user reads on the pages.
+"""
+
+import sys
+
+import pytest
+from conftest import go_next
+from PySide6.QtCore import Qt
+
+from tfturbo import protocol
+from tfturbo.backend_client import backend_command
+from tfturbo_gui.main_window import MainWindow
+from tfturbo_gui.step_status import ATTENTION, PASSED
+
+LEFT = Qt.MouseButton.LeftButton
+BACKEND_S = 120_000  # ms: a backend command on a busy 2-core machine, TensorFlow import included
+
+
+@pytest.mark.slow
+def test_wizard_from_workload_to_compare_on_the_real_backend(qtbot, tmp_path):
+    tensorflow_before = "tensorflow" in sys.modules or "keras" in sys.modules
+    window = MainWindow("builtin:mlp", launcher=backend_command, steps=20)
+    qtbot.addWidget(window)
+    window.show()
+    workload = window.pages[0]
+    workload.study_edit.setText(str(tmp_path / "study"))
+    qtbot.waitUntil(lambda: window.session.environment is not None, timeout=BACKEND_S)
+    assert workload.policy_card.values["Policy"].text() in ("float32", "mixed_float16", "mixed_bfloat16")
+    assert workload.env_card.values["TensorFlow"].text().startswith("2.")
+    go_next(qtbot, window, 1, timeout=BACKEND_S)  # the audit loads the workload in the backend
+
+    baseline = window.pages[1]
+    qtbot.mouseClick(baseline.measure_button, LEFT)
+    qtbot.waitUntil(lambda: not baseline.measure_button.isEnabled() and baseline.stage == "run", timeout=BACKEND_S)
+    assert baseline.verdict_card.values["Verdict"].text() == "compute-bound — the device is the limit"
+    qtbot.waitUntil(lambda: baseline.measure_button.isEnabled(), timeout=BACKEND_S)
+    assert baseline.status == PASSED, baseline.run_panel.state.text()
+    summary = window.session.baseline.summary
+    steps = summary["steps_completed"]
+    assert 8 <= steps <= 20 and baseline.results.values["Steps"].text().startswith(str(steps))
+    measured = len(baseline.run_panel.data.step.view())  # steps timed (validation steps are not)
+    assert 0 < measured <= steps and baseline.run_panel.data.step.view()[-1] <= steps
+    qtbot.waitUntil(lambda: baseline.plots.plotted_lengths()["step_ms"] == [measured])  # painted on its timer
+    assert baseline.run_panel.data.first_steady_step is not None  # warm-up detected and shaded
+    assert baseline.results.values["Peak memory"].text().endswith("(host)")
+    go_next(qtbot, window, 2)
+
+    precision = window.pages[2]
+    qtbot.waitUntil(lambda: not precision.audit_panel.is_running() and precision.run_button.isEnabled(),
+                    timeout=BACKEND_S)
+    assert not precision.audit_panel.error_box.isVisible()
+    assert "HEAD_NOT_FLOAT32" not in precision.findings.codes()  # builtin:mlp keeps its head in float32
+    qtbot.mouseClick(precision.run_button, LEFT)
+    qtbot.waitUntil(lambda: precision.rung.decision is not None, timeout=BACKEND_S)
+    data = precision.run_panel.data
+    assert data.status == protocol.COMPLETED
+    assert precision.status in (PASSED, ATTENTION)  # the measurement decides, on this machine
+    assert precision.decision_card.badge.text() in ("KEPT", "NOT KEPT")
+    assert "×" in precision.decision_card.facts.values["Speed-up vs baseline"].text()
+    qtbot.waitUntil(lambda: precision.plots.plotted_lengths()["step_ms"] == [measured, len(data.step.view())])
+    go_next(qtbot, window, 3)
+
+    xla = window.pages[3]
+    qtbot.waitUntil(lambda: not xla.audit_panel.is_running() and xla.run_button.isEnabled(), timeout=BACKEND_S)
+    assert not xla.audit_panel.error_box.isVisible()
+    go_next(qtbot, window, 4)  # XLA is skipped here: the compare page needs only what was measured
+
+    comparison = window.pages[4]
+    names = [row.name for row in comparison.view.rows]
+    assert names == ["01-baseline", precision.rung.name]
+    assert comparison.view.cell(0, "speed-up [95% CI]") == "1.00x (baseline)"
+    assert comparison.view.cell(1, "speed-up [95% CI]").endswith("]")  # a ratio with its interval
+    assert precision.rung.name in comparison.ladder.text()
+    if not tensorflow_before:
+        assert "tensorflow" not in sys.modules and "keras" not in sys.modules
