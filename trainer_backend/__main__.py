@@ -17,6 +17,7 @@ import contextlib
 import importlib
 import io
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -87,10 +88,25 @@ def run_command(argv: list[str], events: protocol.EventWriter) -> int:
     return code
 
 
+def _interrupt(signum, frame) -> None:
+    """Ctrl-C in a terminal reaches the backend too: the first one stops cooperatively, the second at once.
+
+    (The parent's stop command usually arrives at the same moment: only a second Ctrl-C counts.)
+    """
+    _interrupt.count += 1
+    if _interrupt.count > 1:
+        raise KeyboardInterrupt
+    stdio.request_stop("interrupted")
+
+
+_interrupt.count = 0
+
+
 def main(argv: list[str] | None = None) -> int:
     out = stdio.take_streams()
     _quiet_tensorflow()
     stdio.listen_for_stop()
+    signal.signal(signal.SIGINT, _interrupt)
     writer = protocol.EventWriter(sinks=[out])
     try:
         return run_command(sys.argv[1:] if argv is None else argv, writer)

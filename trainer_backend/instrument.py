@@ -34,6 +34,7 @@ from .monitor import CANCELLED, NAN
 
 WARMUP_WINDOW_S = 0.25
 WARMUP_WINDOW_STEPS = 10  # small windows while warming up: warm-up is found a few steps after it ends
+WARMUP_SHORT_WINDOWS_UNTIL = 200  # ... for the first steps only: each search scans every sample so far
 STEADY_WINDOW_S = 1.0
 
 
@@ -182,7 +183,8 @@ class Instrument(keras.callbacks.Callback):
             if self.monitor.warmed_up:
                 due = elapsed >= STEADY_WINDOW_S
             else:
-                due = elapsed >= WARMUP_WINDOW_S or self.completed - self._flushed_step >= WARMUP_WINDOW_STEPS
+                due = elapsed >= WARMUP_WINDOW_S or (self.completed <= WARMUP_SHORT_WINDOWS_UNTIL and
+                                                     self.completed - self._flushed_step >= WARMUP_WINDOW_STEPS)
             if due:
                 self._flush(now)
         if stdio.stop_requested() and not self.monitor.stop_reason:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from tfturbo import stats
 
 MIN_STEADY_FOR_STOP = 10  # the adaptive stop needs at least this many steady samples
+MAX_STAT_SAMPLES = 5000  # the bootstrap costs samples × 2000: longer runs are thinned evenly
+WARMUP_SEARCH = 2000  # warm-up is looked for in the first samples only; none steady by then: step 2 on
 
 
 @dataclass
@@ -37,8 +39,9 @@ class StepRecord:
 
     def find_steady_start(self) -> int | None:
         """The step where warm-up ended, judged on the samples so far; None if not seen yet."""
-        index = stats.detect_warmup(self.ms)
-        return self.step[index] if index < len(self.ms) else None
+        head = self.ms[:WARMUP_SEARCH]
+        index = stats.detect_warmup(head)
+        return self.step[index] if index < len(head) else None
 
     def is_steady(self, step: int) -> bool:
         if self.first_steady is None or step < self.first_steady:
@@ -58,19 +61,27 @@ class StepRecord:
         return None
 
 
+def thin(samples: list[float]) -> list[float]:
+    """At most MAX_STAT_SAMPLES samples, evenly spaced through the run (wider, never narrower, intervals)."""
+    if len(samples) <= MAX_STAT_SAMPLES:
+        return samples
+    return samples[::math.ceil(len(samples) / MAX_STAT_SAMPLES)]
+
+
 def step_time(samples: list[float]) -> dict:
-    """{"median", "ci95", "n"} of steady samples (median and interval None without samples)."""
-    if not samples:
-        return {"median": None, "ci95": None, "n": 0}
-    median, ci = stats.median_ci(samples)
-    return {"median": median, "ci95": [ci[0], ci[1]], "n": len(samples)}
+    """{"median", "ci95", "n", "n_steady"} of steady samples; n counts those used after thinning."""
+    used = thin(samples)
+    if not used:
+        return {"median": None, "ci95": None, "n": 0, "n_steady": 0}
+    median, ci = stats.median_ci(used)
+    return {"median": median, "ci95": [ci[0], ci[1]], "n": len(used), "n_steady": len(samples)}
 
 
 def precise_enough(samples: list[float], until_ci: float) -> bool:
     """True when the 95% interval of the median is within ±until_ci of it (adaptive stop)."""
     if len(samples) < MIN_STEADY_FOR_STOP:
         return False
-    median, ci = stats.median_ci(samples)
+    median, ci = stats.median_ci(thin(samples))
     return stats.relative_half_width(median, ci) <= until_ci
 
 

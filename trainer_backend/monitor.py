@@ -78,7 +78,7 @@ class RunMonitor:
             self.skipped_steps += window.skipped_steps or 0
         self._scalars(completed, window)
         if not self.warmed_up:
-            self._look_for_steady_state()
+            self._look_for_steady_state(final=len(self.record) >= measure.WARMUP_SEARCH)
         self._run_detectors("on_window", self.context, window)
         self._progress(completed, window)
 

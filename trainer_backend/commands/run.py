@@ -241,7 +241,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         "settings": settings.to_dict(),
         "step_ms": step_ms,
         "steps_per_s": 1000.0 / step_ms["median"] if step_ms["median"] else None,
-        "step_ms_samples": [round(ms, 4) for ms in steady],
+        "step_ms_samples": [round(ms, 4) for ms in measure.thin(steady)],
         "warmup_s": monitor.warmup_s,
         "warmup_steps": record.first_steady - 1 if record.first_steady else None,
         "steps_completed": instrument.completed,
