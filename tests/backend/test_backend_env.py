@@ -52,3 +52,14 @@ def test_steady_samples_exclude_warmup_and_the_profile_window():
     record.excluded = (10, 15)
     assert record.steady_ms() == [10.0] * (30 - 6)
     assert record.start_of(3) == 3.0 and record.start_of(99) is None
+
+
+def test_long_runs_are_summarised_from_an_even_subsample():
+    from trainer_backend.measure import MAX_STAT_SAMPLES, step_time, thin
+
+    samples = [10.0 + (i % 7) for i in range(3 * MAX_STAT_SAMPLES + 1)]
+    used = thin(samples)
+    assert len(used) <= MAX_STAT_SAMPLES and used[0] == samples[0] and used[1] == samples[4]
+    st = step_time(samples)
+    assert (st["n"], st["n_steady"]) == (len(used), len(samples)) and st["median"] == 13.0
+    assert thin(samples[:100]) == samples[:100]
