@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QCheckBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout,
+                               QWidget)
 
 from tfturbo import findings as F
 
@@ -18,8 +19,8 @@ from .code_block import CodeBlock
 
 # finding code -> (RunSettings field, checkbox text)
 AUTO_FIXES = {
-    F.HEAD_NOT_FLOAT32: ("fix_head", "Compute the output layer in float32 in the next run (automatic fix)"),
-    F.PARTIAL_LAST_BATCH: ("drop_remainder", "Drop the partial last batch in the next run (automatic fix)"),
+    F.HEAD_NOT_FLOAT32: ("fix_head", "Fix it in the next run: float32 output layer"),
+    F.PARTIAL_LAST_BATCH: ("drop_remainder", "Fix it in the next run: drop the partial batch"),
 }
 
 
@@ -41,12 +42,12 @@ class FindingCard(QFrame):
         self.code_label.setObjectName("findingCode")
         header.addWidget(badge)
         header.addWidget(self.code_label)
-        if finding.get("where"):
-            where = QLabel(str(finding["where"]))
-            where.setTextFormat(Qt.TextFormat.PlainText)
-            where.setObjectName("muted")
-            header.addWidget(where)
-        header.addStretch(1)
+        where = QLabel(str(finding.get("where") or ""))
+        where.setTextFormat(Qt.TextFormat.PlainText)
+        where.setObjectName("muted")
+        where.setToolTip(where.text())
+        where.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the card
+        header.addWidget(where, 1)
         layout.addLayout(header)
         self.message = QLabel(str(finding.get("message") or ""))
         self.message.setTextFormat(Qt.TextFormat.PlainText)
@@ -60,6 +61,8 @@ class FindingCard(QFrame):
         if finding.get("code") in AUTO_FIXES:
             field, text = AUTO_FIXES[finding["code"]]
             self.checkbox = QCheckBox(text)
+            self.checkbox.setToolTip("tfturbo applies this change itself in the next measured run; "
+                                     "the fix above is what to change in your own code")
             self.checkbox.setChecked(checked)
             self.checkbox.toggled.connect(lambda on, f=field: on_fix(f, on))
             layout.addWidget(self.checkbox)
@@ -82,6 +85,7 @@ class FindingsPanel(QWidget):
         outer.addWidget(self.title)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # cards wrap to the width
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll.viewport().setObjectName("findingsViewport")
         body = QWidget()

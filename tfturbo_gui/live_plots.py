@@ -83,7 +83,8 @@ class RunPlots(QWidget):
         self._decor: list[tuple[pg.PlotWidget, object]] = []
         self.median_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#1e3a8a", width=1, style=Qt.PenStyle.DotLine),
                                            label="", labelOpts={"position": 0.92, "color": "#1e3a8a",
-                                                                "anchors": [(1, 1), (1, 1)]})
+                                                                "anchors": [(1, 1), (1, 1)],
+                                                                "fill": (255, 255, 255, 215)})
         self.val_metric = ""
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.refresh)
@@ -157,19 +158,21 @@ class RunPlots(QWidget):
                                              size="10pt")
         any_scale = False
         for i, s in enumerate(self.series):
-            x = _x(s.data, self.by_time)
-            self.curves["step_ms"][i].setData(x, s.data.step_ms.view())
-            self.curves["loss"][i].setData(x, s.data.loss.view())
-            if s.data.has_loss_scale:
-                any_scale = True
-                self.curves["loss_scale"][i].setData(x, s.data.loss_scale.view())
-            else:
-                self.curves["loss_scale"][i].setData([], [])
-            vx, vy = s.data.metric_series(self.val_metric) if self.val_metric else (np.empty(0), np.empty(0))
-            if self.by_time and len(vx):
-                steps = s.data.step.view()
-                vx = x[np.clip(np.searchsorted(steps, vx), 0, max(len(x) - 1, 0))] if len(x) else vx
-            self.curves["val"][i].setData(vx, vy, symbol="o", symbolSize=5, symbolBrush=s.color,
+            data = s.data
+            x = _x(data, self.by_time)
+
+            def at(steps: np.ndarray) -> np.ndarray:
+                """x positions of values recorded at `steps` (loss, loss scale, validation)."""
+                if not self.by_time or not len(x) or not len(steps):
+                    return steps
+                return x[np.clip(np.searchsorted(data.step.view(), steps), 0, len(x) - 1)]
+
+            self.curves["step_ms"][i].setData(x, data.step_ms.view())
+            self.curves["loss"][i].setData(at(data.loss_step.view()), data.loss.view())
+            any_scale |= data.has_loss_scale
+            self.curves["loss_scale"][i].setData(at(data.scale_step.view()), data.loss_scale.view())
+            vx, vy = data.metric_series(self.val_metric) if self.val_metric else (np.empty(0), np.empty(0))
+            self.curves["val"][i].setData(at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color,
                                           symbolPen=None)
         self._scale_note.setVisible(not any_scale)
         self._paint_primary()

@@ -55,7 +55,10 @@ class RunData:
         self.command = command
         self.step = Column()
         self.step_ms = Column()
+        # loss and loss scale are read once per window of steps (DESIGN.md section 10): kept sparse
+        self.loss_step = Column()
         self.loss = Column()
+        self.scale_step = Column()
         self.loss_scale = Column()
         self.has_loss_scale = False
         self.validation: list[tuple[int, dict[str, float]]] = []
@@ -91,9 +94,14 @@ class RunData:
         steps, ms, loss, scale = zip(*rows)
         self.step.extend(steps)
         self.step_ms.extend(ms)
-        self.loss.extend(v if _finite(v) else None for v in loss)
-        self.loss_scale.extend(v if _finite(v) else None for v in scale)
-        if any(_finite(v) for v in scale):
+        read = [(s, v) for s, v in zip(steps, loss) if _finite(v)]
+        if read:
+            self.loss_step.extend(s for s, _ in read)
+            self.loss.extend(v for _, v in read)
+        read = [(s, v) for s, v in zip(steps, scale) if _finite(v)]
+        if read:
+            self.scale_step.extend(s for s, _ in read)
+            self.loss_scale.extend(v for _, v in read)
             self.has_loss_scale = True
 
     def _on_phase(self, e: dict[str, Any]) -> None:

@@ -213,3 +213,16 @@ print(sorted(m for m in ("tensorflow", "keras", "trainer_backend") if m in sys.m
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_tfturbo_gui_command_opens_the_wizard_on_the_workload(monkeypatch, tmp_path):
+    import tfturbo_gui.app
+    from tfturbo.cli import main
+
+    opened = []
+    monkeypatch.setattr(tfturbo_gui.app, "run", lambda workload, steps, study: opened.append((workload, steps, study))
+                        or 0)
+    workload = tmp_path / "my_model.py"
+    assert main(["gui", str(workload), "--steps", "50", "--open", str(tmp_path)]) == 0
+    assert main([]) == 0  # plain `tfturbo` opens the wizard too
+    assert opened == [(str(workload.resolve()), 50, str(tmp_path)), ("", 300, None)]

@@ -39,6 +39,7 @@ class ComparePage(WizardPage):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         verdict.addWidget(self.summary)
+        verdict.addStretch(1)
         top.addLayout(verdict, 3)
         ladder = QVBoxLayout()
         add_section(ladder, "Every configuration measured")
@@ -64,7 +65,8 @@ class ComparePage(WizardPage):
         rungs = [r for r in session.study.rungs if r.summary is not None and r.run]
         records = [load_run(session.rung_path(r)) for r in rungs]
         live = {str(session.rung_path(r)): session.data_of(r) for r in rungs if session.data_of(r) is not None}
-        plotted = [rungs.index(base)] + ([rungs.index(best)] if best is not base else [])
+        # baseline beside the tuned run; with nothing kept, beside every candidate measured
+        plotted = [rungs.index(base), rungs.index(best)] if best is not base else list(range(len(rungs)))
         self.view.set_records(records, baseline=rungs.index(base), plotted=plotted, live=live)
         if best is base:
             self.verdict.hide()

@@ -27,11 +27,12 @@ from ..step_status import ATTENTION, PASSED, RUNNING
 from .base import WizardPage, add_section, needs_baseline
 
 
-def settings_facts(settings) -> list[tuple[str, str]]:
+def settings_facts(settings, batch_size: int | None) -> list[tuple[str, str]]:
+    """What to train with; `batch_size` is the one the run measured when the settings left it to the workload."""
     fixes = [name for name, on in (("float32 output layer", settings.fix_head),
                                    ("drop the partial last batch", settings.drop_remainder)) if on]
     return [("Precision policy", settings.policy), ("jit_compile", str(settings.jit_compile)),
-            ("Batch size", str(settings.batch_size or "the workload's default")),
+            ("Batch size", str(settings.batch_size or batch_size or "the workload's default")),
             ("Learning rate", "unchanged" if settings.lr_scale == 1 else f"× {settings.lr_scale:.3g}"),
             ("Automatic fixes", ", ".join(fixes) or "none")]
 
@@ -87,7 +88,8 @@ class RecordPage(WizardPage):
             return
         study = session.finish_study()
         best = session.best
-        self.recommended.set_facts(settings_facts(study.recommended), title=f"Recommended: {study.recommended.label()}")
+        measured_batch = ((best.summary or {}).get("settings") or {}).get("batch_size")
+        self.recommended.set_facts(settings_facts(study.recommended, measured_batch), title=f"Recommended: {study.recommended.label()}")
         self.snippet.set_text((study.snippet or "").rstrip())
         path = session.rung_path(best) / CHECKPOINT_DIR / CHECKPOINT_SETTINGS
         try:

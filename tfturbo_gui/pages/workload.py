@@ -46,8 +46,8 @@ class WorkloadRow(QWidget):
     def __init__(self, spec: str, description: str):
         super().__init__()
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 4)
-        layout.setSpacing(0)
+        layout.setContentsMargins(8, 4, 8, 6)
+        layout.setSpacing(1)
         name = QLabel(spec)
         name.setObjectName("workloadName")
         layout.addWidget(name)
