@@ -120,6 +120,7 @@ class RunMonitor:
     def on_profile_stop(self, start: int, stop: int) -> None:
         self.profiling = False
         self.record.excluded = (start, stop)
+        self.context.extra["profile_steps"] = (start, stop)  # detectors leave the profiler's own cost out
         if self.warmed_up:
             self._phase(protocol.TRAINING, stop + 1, "profile captured; these steps are not in the statistics")
         else:

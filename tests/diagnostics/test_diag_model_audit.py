@@ -74,17 +74,27 @@ def test_subclassed_model_head_is_checked_by_its_output_dtype():
     assert head_findings(good, sample_x=x) == []
 
 
-def test_head_dtype_suspect_names_the_16bit_head_for_the_nan_finding():
+
+
+def test_nan_finding_names_the_16bit_head_as_first_suspect():
     import keras
 
-    from trainer_backend.diagnostics.model_audit import head_dtype_suspect
+    from tfturbo.settings import RunSettings
+    from trainer_backend.detectors.base import RunContext, Window
+    from trainer_backend.detectors.nan import NanLossDetector
+
+    def model(head_dtype=None):
+        inputs = keras.Input((8,))
+        x = keras.layers.Dense(16)(inputs)
+        return keras.Model(inputs, keras.layers.Dense(3, activation="softmax", dtype=head_dtype, name="probs")(x))
 
     keras.mixed_precision.set_global_policy("mixed_float16")
     try:
-        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(2, name="logits"),
-                                  keras.layers.Activation("softmax", name="probs")])
-        fixed = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax", dtype="float32")])
+        bad, fixed = model(), model("float32")
     finally:
         keras.mixed_precision.set_global_policy("float32")
-    assert "probs" in head_dtype_suspect(model) and "float16" in head_dtype_suspect(model)
-    assert head_dtype_suspect(fixed) is None
+    window = Window(steps=[10, 11], step_ms=[1.0, 1.0], loss=float("nan"), loss_scale=None, skipped_steps=None)
+    for m, suspect in ((bad, "First suspect: the output layer 'probs' computes in float16"),
+                       (fixed, "already computes in float32")):
+        [finding] = NanLossDetector().on_window(RunContext(RunSettings(workload="w"), m, None), window)
+        assert finding.code == "NAN_LOSS" and suspect in finding.message

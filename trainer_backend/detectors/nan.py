@@ -17,20 +17,6 @@ from tfturbo.findings import Finding
 from .base import Detector, RunContext, Window
 
 
-def head_dtype(model) -> tuple[str, str]:
-    """(layer name, compute dtype) of the layer producing the model's (first) output."""
-    try:
-        layer = model.layers[-1]
-        outputs = getattr(model, "outputs", None)
-        if outputs:
-            history = getattr(outputs[0], "_keras_history", None)
-            if history is not None:
-                layer = history[0]
-        return layer.name, str(layer.dtype_policy.compute_dtype)
-    except (AttributeError, IndexError, TypeError, ValueError):
-        return "", "unknown"
-
-
 class NanLossDetector(Detector):
     def __init__(self) -> None:
         self.raised = False
@@ -41,11 +27,13 @@ class NanLossDetector(Detector):
         self.raised = True
         first, last = (window.steps[0], window.steps[-1]) if window.steps else (None, None)
         span = f"steps {first}–{last}" if first is not None else "the last window"
-        layer, dtype = head_dtype(ctx.model)
+        heads = _heads(ctx.model)
+        sixteen = [(name, dtype) for name, dtype in heads if dtype in ("float16", "bfloat16")]
+        layer, dtype = (sixteen or heads or [("", "unknown")])[0]
         where = f"output layer '{layer}'" if layer else "output layer"
         lr = ctx.extra.get("learning_rate")
         lr_text = f" (learning rate {lr:g})" if isinstance(lr, (int, float)) else ""
-        if dtype in ("float16", "bfloat16"):
+        if sixteen:
             message = (f"The training loss became {_kind(window.loss)} in {span}. First suspect: the {where} "
                        f"computes in {dtype} — a softmax or loss in 16-bit overflows; then the learning rate{lr_text}.")
             fix = (f"# compute the head in float32 (or rerun with --fix-head)\n"
@@ -56,6 +44,16 @@ class NanLossDetector(Detector):
             fix = "lower the learning rate (e.g. rerun with --lr-scale 0.1) and check the inputs for NaN/Inf"
         return [Finding(findings.NAN_LOSS, message, fix, where=layer,
                         data={"step": last, "head_dtype": dtype})]
+
+
+def _heads(model) -> list[tuple[str, str]]:
+    """(layer path, compute dtype) of every output layer, read the same way the audit reads them."""
+    from ..diagnostics.model_audit import compute_dtype, layer_path, output_layers
+
+    try:
+        return [(layer_path(layer), compute_dtype(layer)) for layer in output_layers(model)]
+    except (AttributeError, TypeError, ValueError):
+        return []
 
 
 def _kind(value: float) -> str:

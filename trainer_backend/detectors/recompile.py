@@ -40,6 +40,11 @@ def spikes(step_ms: list[float], warmup_end: int) -> tuple[float, list[int]]:
     return median, [warmup_end + i for i, ms in enumerate(steady) if ms > threshold]
 
 
+def _near_profile(step: int, window: tuple[int, int] | None) -> bool:
+    """Starting and stopping the profiler costs a step on either side of its window: not a compile."""
+    return window is not None and window[0] - 1 <= step <= window[1] + 1
+
+
 class RecompileStorm(Detector):
     def __init__(self) -> None:
         self.sample: ShapeSample | None = None
@@ -65,6 +70,7 @@ class RecompileStorm(Detector):
         if len(self.step_ms) - warmup_end < MIN_STEADY_STEPS:
             return []
         median, found = spikes(self.step_ms, warmup_end)
+        found = [i for i in found if not _near_profile(self.steps[i], ctx.extra.get("profile_steps"))]
         steady = len(self.step_ms) - warmup_end
         if len(found) < MIN_SPIKES or len(found) < MIN_SPIKE_SHARE * steady:
             return []

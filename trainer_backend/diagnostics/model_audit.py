@@ -139,17 +139,6 @@ def _subclassed_head_findings(model: Any, sample_x: Any) -> list[Finding]:
         where=where, data={"output_dtypes": dtypes})]
 
 
-def head_dtype_suspect(model: Any) -> str | None:
-    """One sentence naming a 16-bit head, for the NAN_LOSS finding's first suspect (None if the head is fine)."""
-    findings = head_findings(model)
-    if not findings:
-        return None
-    names = ", ".join(repr(f.where) for f in findings)
-    dtype = findings[0].data.get("compute_dtype")
-    return (f"the output layer {names} computes in {dtype}: give it dtype=\"float32\" "
-            "(or run with --fix-head) before suspecting the learning rate")
-
-
 def _unaligned_sizes(layer: Any) -> list[tuple[str, int, int, str]]:
     """(what, size, proposed size, the layer call with it) for each size of `layer` that reaches a
     matmul or convolution and is not a multiple of 8."""
