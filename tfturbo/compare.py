@@ -126,28 +126,29 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
 
 
 def _steady_window(events: list[dict[str, Any]]):
-    """(first steady step or None, is-excluded(step)) from the phase events."""
+    """(first steady step or None, is-excluded(step)) from the phase events.
+
+    When the profiler stops, the backend's phase event carries `excluded:
+    [start, stop]` (inclusive); a run killed while profiling excludes every
+    step from the profiling start on.
+    """
     first = None
     windows: list[tuple[float, float]] = []
     open_start = None
-    previous = None
     for e in events:
         if e.get("type") != protocol.PHASE:
             continue
-        phase, step = e.get("phase"), e.get("step")
-        if isinstance(step, int):
-            if phase == protocol.TRAINING:
-                if first is None:
-                    first = step
-                if open_start is not None and previous != protocol.VALIDATING:
-                    windows.append((open_start, step))
-                    open_start = None
-            elif phase == protocol.PROFILING:
-                open_start = step
-        previous = phase
+        phase, step, excluded = e.get("phase"), e.get("step"), e.get("excluded")
+        if isinstance(excluded, list) and len(excluded) == 2 and all(isinstance(v, int) for v in excluded):
+            windows.append((excluded[0], excluded[1]))
+            open_start = None
+        elif phase == protocol.PROFILING and isinstance(step, int) and open_start is None:
+            open_start = step
+        elif phase == protocol.TRAINING and isinstance(step, int) and first is None:
+            first = step
     if open_start is not None:
         windows.append((open_start, math.inf))
-    return first, lambda step: any(lo <= step < hi for lo, hi in windows)
+    return first, lambda step: any(lo <= step <= hi for lo, hi in windows)
 
 
 def _finite(v: Any) -> bool:

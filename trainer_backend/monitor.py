@@ -122,9 +122,10 @@ class RunMonitor:
         self.record.excluded = (start, stop)
         self.context.extra["profile_steps"] = (start, stop)  # detectors leave the profiler's own cost out
         if self.warmed_up:
-            self._phase(protocol.TRAINING, stop + 1, "profile captured; these steps are not in the statistics")
+            self._phase(protocol.TRAINING, stop + 1, "profile captured; these steps are not in the statistics",
+                        excluded=[start, stop])
         else:
-            self._phase(protocol.WARMUP, stop + 1, "profile captured")
+            self._phase(protocol.WARMUP, stop + 1, "profile captured", excluded=[start, stop])
 
     def on_train_end(self, completed: int) -> None:
         if not self.warmed_up:  # too short for a steady stretch: judge on everything seen
@@ -151,8 +152,8 @@ class RunMonitor:
         self._phase(protocol.TRAINING, first, f"steady state from step {first}"
                     + (f" after {self.warmup_s:.2f} s of warm-up" if self.warmup_s is not None else ""))
 
-    def _phase(self, phase: str, step: int | None, detail: str) -> None:
-        self.writer.emit(protocol.PHASE, phase=phase, step=step, detail=detail)
+    def _phase(self, phase: str, step: int | None, detail: str, **extra: Any) -> None:
+        self.writer.emit(protocol.PHASE, phase=phase, step=step, detail=detail, **extra)
 
     def _progress(self, completed: int, window: Window) -> None:
         total = self.settings.steps

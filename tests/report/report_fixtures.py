@@ -72,7 +72,8 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
             if n in PROFILE:
                 flush()
                 w.emit(protocol.PHASE, phase=protocol.PROFILING, step=n, detail="") if n == PROFILE[0] else \
-                    w.emit(protocol.PHASE, phase=protocol.TRAINING, step=n, detail="profile captured")
+                    w.emit(protocol.PHASE, phase=protocol.TRAINING, step=n, detail="profile captured",
+                           excluded=[PROFILE[0], n - 1])
             pending.append(n)
             if len(pending) == 10 or n in val_at:
                 flush()
