@@ -24,7 +24,7 @@ def _profile(value: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"expected START:STOP (e.g. 20:40), got {value!r}") from None
 
 
-def _positive_int(value: str) -> int:
+def positive_int(value: str) -> int:
     try:
         n = int(value)
     except ValueError:
@@ -34,13 +34,35 @@ def _positive_int(value: str) -> int:
     return n
 
 
+def _checked_float(value: str, ok, expectation: str) -> float:
+    try:
+        v = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not ok(v):
+        raise argparse.ArgumentTypeError(f"expected {expectation}, got {v}")
+    return v
+
+
+def fraction(value: str) -> float:
+    return _checked_float(value, lambda v: 0 < v < 1, "a fraction between 0 and 1 (e.g. 0.02)")
+
+
+def non_negative(value: str) -> float:
+    return _checked_float(value, lambda v: v >= 0, "a number >= 0")
+
+
+def positive(value: str) -> float:
+    return _checked_float(value, lambda v: v > 0, "a number > 0")
+
+
 def add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one machine-readable JSON document")
 
 
 def add_workload(p: argparse.ArgumentParser) -> None:
     p.add_argument("workload", metavar="WORKLOAD", help="path to a workload .py file, or builtin:NAME")
-    p.add_argument("--batch-size", type=_positive_int, default=None, help="batch size (default: the workload's)")
+    p.add_argument("--batch-size", type=positive_int, default=None, help="batch size (default: the workload's)")
 
 
 def add_policy(p: argparse.ArgumentParser, default: str | None = "float32") -> None:
@@ -74,7 +96,7 @@ def add_backend_commands(sub: argparse._SubParsersAction) -> dict[str, argparse.
 
     p = sub.add_parser("probe-input", help="is the job input-bound or compute-bound?")
     add_workload(p)
-    p.add_argument("--steps", type=_positive_int, default=60, help="steps measured per probe (default 60)")
+    p.add_argument("--steps", type=positive_int, default=60, help="steps measured per probe (default 60)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     add_json(p)
     parsers["probe-input"] = p
@@ -84,15 +106,15 @@ def add_backend_commands(sub: argparse._SubParsersAction) -> dict[str, argparse.
     p.add_argument("--out", required=True, metavar="RUN_DIR", help="run directory to create")
     add_policy(p)
     add_jit(p)
-    p.add_argument("--steps", type=_positive_int, default=DEFAULT_STEPS, help=f"training steps (default {DEFAULT_STEPS})")
+    p.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS, help=f"training steps (default {DEFAULT_STEPS})")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed for data order and initial weights")
     p.add_argument("--profile", type=_profile, default=None, metavar="START:STOP",
                    help="profiler window in steps (default: 20 steps after warm-up; 0:0 disables)")
     p.add_argument("--strategy", choices=STRATEGIES, default="default", help="tf.distribute strategy")
-    p.add_argument("--val-every", type=_positive_int, default=None, help="validate every N steps (default steps/5)")
-    p.add_argument("--val-steps", type=_positive_int, default=20, help="validation batches per evaluation")
-    p.add_argument("--lr-scale", type=float, default=1.0, help="multiply the learning rate (linear scaling rule)")
-    p.add_argument("--until-ci", type=float, default=None, metavar="FRACTION",
+    p.add_argument("--val-every", type=positive_int, default=None, help="validate every N steps (default steps/5)")
+    p.add_argument("--val-steps", type=positive_int, default=20, help="validation batches per evaluation")
+    p.add_argument("--lr-scale", type=positive, default=1.0, help="multiply the learning rate (linear scaling rule)")
+    p.add_argument("--until-ci", type=fraction, default=None, metavar="FRACTION",
                    help="stop at a validation point once the step-time 95%% CI is within ±FRACTION (e.g. 0.02)")
     p.add_argument("--min-steps", type=int, default=0, help="with --until-ci: never stop before this step")
     add_fixes(p)

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from .. import console, protocol
-from ..cli_args import _positive_int
+from ..cli_args import fraction, non_negative, positive_int
 from ..runfiles import REPORT_PDF
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS
 from ..tune.batch import DEFAULT_MAX_SCALE
@@ -28,47 +28,27 @@ from ..tune.render import render_study
 from ..tune.study import FAILED, INTERRUPTED, Study
 
 
-def _fraction(value: str) -> float:
-    try:
-        v = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1 (e.g. 0.02), got {v}")
-    return v
-
-
-def _non_negative(value: str) -> float:
-    try:
-        v = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {v}")
-    return v
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workload", metavar="WORKLOAD", help="path to a workload .py file, or builtin:NAME")
     parser.add_argument("--out", required=True, metavar="STUDY_DIR", help="study directory to create")
-    parser.add_argument("--steps", type=_positive_int, default=DEFAULT_STEPS,
+    parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS,
                         help=f"training steps per rung at most (default {DEFAULT_STEPS})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the same seed for every rung")
-    parser.add_argument("--batch-size", type=_positive_int, default=None, help="baseline batch size (default: the workload's)")
-    parser.add_argument("--val-every", type=_positive_int, default=None, help="validate every N steps (default steps/5)")
-    parser.add_argument("--until-ci", type=_fraction, default=0.02, metavar="FRACTION",
+    parser.add_argument("--batch-size", type=positive_int, default=None, help="baseline batch size (default: the workload's)")
+    parser.add_argument("--val-every", type=positive_int, default=None, help="validate every N steps (default steps/5)")
+    parser.add_argument("--until-ci", type=fraction, default=0.02, metavar="FRACTION",
                         help="adaptive measurement: stop a rung once its step-time 95%% interval is within "
                              "±FRACTION (default 0.02)")
-    parser.add_argument("--min-steps", type=_positive_int, default=None,
+    parser.add_argument("--min-steps", type=positive_int, default=None,
                         help="adaptive measurement: never stop a rung before this step (default: 2 validation intervals)")
     parser.add_argument("--full-steps", action="store_true", help="no adaptive stop: run every rung for --steps")
     parser.add_argument("--policy", choices=("mixed_float16", "mixed_bfloat16"), default=None,
                         help="the 16-bit policy to measure (default: the one `tfturbo env` recommends)")
     parser.add_argument("--both-policies", action="store_true",
                         help="measure mixed_float16 and mixed_bfloat16, not only the recommended 16-bit policy")
-    parser.add_argument("--accuracy-tolerance", type=_non_negative, default=Tolerance.accuracy_pp, metavar="PP",
+    parser.add_argument("--accuracy-tolerance", type=non_negative, default=Tolerance.accuracy_pp, metavar="PP",
                         help=f"accuracy a rung may lose, in percentage points (default {Tolerance.accuracy_pp})")
-    parser.add_argument("--loss-tolerance", type=_non_negative, default=Tolerance.loss_rel, metavar="FRACTION",
+    parser.add_argument("--loss-tolerance", type=non_negative, default=Tolerance.loss_rel, metavar="FRACTION",
                         help=f"relative loss increase a rung may cost when the metric is a loss "
                              f"(default {Tolerance.loss_rel})")
     parser.add_argument("--max-batch-scale", type=float, default=DEFAULT_MAX_SCALE, metavar="X",
