@@ -6,7 +6,8 @@ class is its orientation (0, 45, 90 or 135 degrees, jittered; chance = 25%).
 
 import keras
 import numpy as np
-import tensorflow as tf
+
+from trainer_backend.workloads._arrays import array_datasets
 
 BATCH_SIZE = 64
 SIZE = 16
@@ -46,8 +47,4 @@ def build_model() -> keras.Model:
 
 
 def make_datasets(batch_size: int):
-    train = tf.data.Dataset.from_tensor_slices(_make_arrays(TRAIN_SIZE, seed=1))
-    train = train.shuffle(TRAIN_SIZE).batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
-    val = tf.data.Dataset.from_tensor_slices(_make_arrays(VAL_SIZE, seed=2))
-    val = val.batch(batch_size, drop_remainder=True).cache()
-    return train, val
+    return array_datasets(_make_arrays, TRAIN_SIZE, VAL_SIZE, batch_size)

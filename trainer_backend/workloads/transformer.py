@@ -9,7 +9,8 @@ which the attention block has to learn.
 
 import keras
 import numpy as np
-import tensorflow as tf
+
+from trainer_backend.workloads._arrays import array_datasets
 
 BATCH_SIZE = 64
 VOCAB = 64
@@ -69,8 +70,4 @@ def build_model() -> keras.Model:
 
 
 def make_datasets(batch_size: int):
-    train = tf.data.Dataset.from_tensor_slices(_make_arrays(TRAIN_SIZE, seed=1))
-    train = train.shuffle(TRAIN_SIZE).batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
-    val = tf.data.Dataset.from_tensor_slices(_make_arrays(VAL_SIZE, seed=2))
-    val = val.batch(batch_size, drop_remainder=True).cache()
-    return train, val
+    return array_datasets(_make_arrays, TRAIN_SIZE, VAL_SIZE, batch_size)

@@ -13,7 +13,8 @@ Fix: round up, e.g. vocabulary 1008, width 104, 4 heads x 32, Dense(256), batch 
 
 import keras
 import numpy as np
-import tensorflow as tf
+
+from trainer_backend.workloads._arrays import array_datasets
 
 BATCH_SIZE = 60  # PLANTED
 VOCAB = 1001  # PLANTED
@@ -46,8 +47,4 @@ def build_model() -> keras.Model:
 
 
 def make_datasets(batch_size: int):
-    train = tf.data.Dataset.from_tensor_slices(_make_arrays(TRAIN_SIZE, seed=1))
-    train = train.shuffle(TRAIN_SIZE).batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
-    val = tf.data.Dataset.from_tensor_slices(_make_arrays(VAL_SIZE, seed=2))
-    val = val.batch(batch_size, drop_remainder=True).cache()
-    return train, val
+    return array_datasets(_make_arrays, TRAIN_SIZE, VAL_SIZE, batch_size)
