@@ -26,7 +26,7 @@ ALIGN_STEP, ALIGN_TIME = "step", "training time"
 class CompareView(QWidget):
     baseline_changed = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None, show_controls: bool = True):
+    def __init__(self, parent: QWidget | None = None, plot_columns: int = 4):
         super().__init__(parent)
         self.records: list[RunRecord] = []
         self.rows: list[compare.CompareRow] = []
@@ -51,14 +51,11 @@ class CompareView(QWidget):
         bar.addWidget(self.align_combo)
         bar.addStretch(1)
         bar.addWidget(self.export_button)
-        self.controls = QWidget()
-        self.controls.setLayout(bar)
         bar.setContentsMargins(0, 0, 0, 0)
-        self.controls.setVisible(show_controls)
-        layout.addWidget(self.controls)
+        layout.addLayout(bar)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.setChildrenCollapsible(False)
-        self.plots = RunPlots(columns=4)
+        self.plots = RunPlots(columns=plot_columns)
         self.table = QTableWidget()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -41,6 +41,8 @@ class BackendProcess(QObject):
         self.launcher = launcher
         self.data: RunData | None = None
         self.stop_requested = False
+        self.stop_grace_ms = STOP_GRACE_MS
+        self.terminate_grace_ms = TERMINATE_GRACE_MS
         self._parser = protocol.LineParser()
         self._process: QProcess | None = None
         self._terminate_timer = self._single_shot(self._terminate)
@@ -88,7 +90,7 @@ class BackendProcess(QObject):
             return
         self.stop_requested = True
         self._send_stop()
-        self._terminate_timer.start(STOP_GRACE_MS)
+        self._terminate_timer.start(self.stop_grace_ms)
 
     def shutdown(self, grace_ms: int = 3000) -> None:
         """Blocking stop for application exit: stop line and end of stdin, then terminate, then kill."""
@@ -116,7 +118,7 @@ class BackendProcess(QObject):
     def _terminate(self) -> None:
         if self.is_running():
             self._process.terminate()
-            self._kill_timer.start(TERMINATE_GRACE_MS)
+            self._kill_timer.start(self.terminate_grace_ms)
 
     def _kill(self) -> None:
         if self.is_running():

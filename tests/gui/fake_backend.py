@@ -10,7 +10,8 @@ exactly as it would in the real backend.
 
 Scenarios: ok (default), slow (steps trickle until stopped), fail (a training
 error with a traceback), crash (killed mid-run, no `done`), flood (a run of
-`--steps` steps as fast as it can print). Workload names pick audit findings:
+`--steps` steps as fast as it can print), stubborn (like slow, but ignores the
+stop command and SIGTERM: only a kill ends it). Workload names pick audit findings:
 `builtin:fp16-softmax-head` has a 16-bit head, `builtin:ragged-batches` a
 partial last batch, `builtin:slow-input` is input-bound, `builtin:broken`
 fails to load.
@@ -22,6 +23,7 @@ import argparse
 import math
 import os
 import random
+import signal
 import sys
 import threading
 import time
@@ -198,6 +200,10 @@ def main() -> int:
     pre.add_argument("--scenario", default="ok")
     pre.add_argument("--delay", type=float, default=0.0)
     opts, rest = pre.parse_known_args()
+    if opts.scenario == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stop.wait = lambda timeout=None: time.sleep(timeout or 0) or False  # deaf to stop and end of stdin
+        stop.is_set = lambda: False
     args = build_backend_parser("fake_backend").parse_args(rest)
     writer = protocol.EventWriter(sinks=[sys.stdout])
     writer.emit(protocol.HELLO, command=args.command, versions=VERSIONS, devices=["CPU"], pid=os.getpid())

@@ -69,6 +69,17 @@ def test_stop_ends_the_run_and_keeps_what_it_measured(qtbot, tmp_path):
     assert summary["status"] == "cancelled" and summary["steps_completed"] == kept
 
 
+def test_a_backend_deaf_to_stop_is_terminated_then_killed_and_its_steps_kept(qtbot, tmp_path):
+    panel, data = start_run(qtbot, tmp_path, scenario="stubborn", delay=0.05, steps=100_000)
+    panel.process.stop_grace_ms = panel.process.terminate_grace_ms = 300
+    qtbot.waitUntil(lambda: len(data.step.view()) >= 20, timeout=20_000)
+    with qtbot.waitSignal(panel.ended, timeout=20_000):
+        panel.stop()
+        assert panel.state.text().startswith("Stopping")
+    assert data.status == protocol.CRASHED and data.exit_code != 0  # killed: no `done` event
+    assert len(data.step.view()) >= 20 and panel.state.text().startswith("The backend ended unexpectedly")
+
+
 def test_a_killed_backend_is_reported_as_crashed_with_its_log(qtbot, tmp_path):
     panel, data = start_run(qtbot, tmp_path, scenario="crash")
     with qtbot.waitSignal(panel.ended, timeout=20_000):
