@@ -216,3 +216,13 @@ def test_report_is_headless_no_qt_no_tensorflow(study):
                          env={"PATH": "/usr/bin:/bin", "HOME": str(study)}, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+def test_symbols_without_a_glyph_in_the_font_are_spelled_out(tmp_path):
+    study = make_study(tmp_path / "s")
+    data = yaml.safe_load((study / STUDY_YAML).read_text())
+    data["findings"].append({"code": "DIM_NOT_MULTIPLE_OF_8", "severity": "warning", "where": "dense",
+                             "message": "units = 250 → 256", "fix": "keras.layers.Dense(256)"})
+    (study / STUDY_YAML).write_text(yaml.safe_dump(data))
+    text = pdf_text(write_report(study))
+    assert "units = 250 -> 256" in text and "→" not in text

@@ -37,9 +37,13 @@ WIDTH = PAGE_W - 2 * MARGIN
 CELL_LIMIT = 400  # characters of file-supplied text in one table cell (a table row cannot span pages)
 
 
+# Symbols our own messages use that the embedded Vera font has no glyph for (they would print as boxes).
+_NO_GLYPH = str.maketrans({"→": "->", "←": "<-", "✓": "yes", "✗": "no"})
+
+
 def esc(value: Any) -> str:
-    """A value as literal Paragraph text (markup characters escaped)."""
-    return escape(str(value))
+    """A value as literal Paragraph text (markup characters escaped, glyph-less symbols spelled out)."""
+    return escape(str(value).translate(_NO_GLYPH))
 
 
 def short(value: Any, limit: int = CELL_LIMIT) -> str:
