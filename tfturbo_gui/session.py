@@ -28,7 +28,7 @@ from tfturbo.tune.study import BASELINE, COMPLETED, Rung, Study, measurement_onl
 
 from .run_data import RunData
 
-STUDIES_HOME = Path.home() / "tfturbo-studies"
+STUDIES_FOLDER = "tfturbo-studies"  # under the user's home
 NO_PROFILE = (0, 0)
 
 
@@ -38,9 +38,10 @@ def workload_name(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "workload"
 
 
-def default_study_dir(spec: str, now: datetime | None = None, home: Path | None = None) -> Path:
+def default_study_dir(spec: str, now: datetime | None = None) -> Path:
+    """~/tfturbo-studies/<workload>-<YYYYmmdd-HHMMSS>: a new folder per study, named for what it tuned."""
     stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
-    return (home or STUDIES_HOME) / f"{workload_name(spec)}-{stamp}"
+    return Path.home() / STUDIES_FOLDER / f"{workload_name(spec)}-{stamp}"
 
 
 def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None) -> list[str]:

@@ -226,3 +226,28 @@ def test_tfturbo_gui_command_opens_the_wizard_on_the_workload(monkeypatch, tmp_p
     assert main(["gui", str(workload), "--steps", "50", "--open", str(tmp_path)]) == 0
     assert main([]) == 0  # plain `tfturbo` opens the wizard too
     assert opened == [(str(workload.resolve()), 50, str(tmp_path)), ("", 300, None)]
+
+
+def test_dropping_a_workload_file_on_the_page_selects_it(qtbot, tmp_path):
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+
+    window = make_window(qtbot, tmp_path)
+    page = window.pages[0]
+
+    def mime(path):
+        data = QMimeData()
+        data.setUrls([QUrl.fromLocalFile(str(path))])
+        return data
+
+    text = mime(tmp_path / "notes.txt")
+    enter = QDragEnterEvent(QPointF(5, 5).toPoint(), Qt.DropAction.CopyAction, text, LEFT, Qt.KeyboardModifier.NoModifier)
+    enter.setAccepted(False)
+    page.dragEnterEvent(enter)
+    assert not enter.isAccepted()  # only .py files are workloads
+    workload = tmp_path / "my_model.py"
+    dropped = mime(workload)  # the event only points at its mime data: keep it alive
+    drop = QDropEvent(QPointF(5, 5), Qt.DropAction.CopyAction, dropped, LEFT, Qt.KeyboardModifier.NoModifier)
+    page.dropEvent(drop)
+    assert page.workload_edit.text() == str(workload) and page.builtins.selectedItems() == []
+    assert "/tfturbo-studies/my_model-" in page.study_edit.text()  # the default study folder follows the workload

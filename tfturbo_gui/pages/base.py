@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
+from tfturbo import protocol
 from tfturbo.settings import RunSettings
 from tfturbo.tune.study import Rung
 
@@ -97,9 +98,6 @@ class WizardPage(QWidget):
     def request_next(self) -> None:
         self.advance.emit()
 
-    def is_busy(self) -> bool:
-        return any(panel.is_running() for panel in self.findChildren(RunPanel))
-
 
 def add_section(layout: QVBoxLayout, title: str) -> QLabel:
     label = QLabel(title)
@@ -180,11 +178,11 @@ class RungPage(WizardPage):
             found = [f for f in data.document.get("findings") or [] if isinstance(f, dict)]
             self.session.record_audit(found)
             self.findings.set_findings(found)
-            self.audit_found(found)
+            self._preselect_fixes(found)
         self.audit()  # the request changed while the audit ran
 
-    def audit_found(self, found: list[dict]) -> None:
-        """Hook: the audit's findings are shown; pre-tick the automatic fixes they call for."""
+    def _preselect_fixes(self, found: list[dict]) -> None:
+        """Tick the automatic fixes the audit calls for (the recommended answer; the user may untick them)."""
         for f in found:
             field = AUTO_FIXES.get(f.get("code"), ("", ""))[0]
             if field:
@@ -198,13 +196,14 @@ class RungPage(WizardPage):
         self.rung, argv = self.session.start_rung(self.rung_kind, self.rung_slug, self.rung_settings())
         self.decision_card.hide()
         data = self.run_panel.start("run", argv, name=self.rung.settings.label(),
-                                    busy_text="Starting the backend (loading TensorFlow)…", log_path=self.session.log_path())
+                                    busy_text="Starting the backend (loading TensorFlow)…",
+                                    log_path=self.session.log_path())
         self.plots.show_run(data, self.session.data_of(self.session.baseline))
         self.run_button.setEnabled(False)
         self.set_status(RUNNING)
 
     def _on_events(self, events: list) -> None:
-        if any(e.get("type") in ("finding", "result") for e in events) and self.run_panel.data is not None:
+        if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
             self.findings.add_findings(self.run_panel.data.findings)
 
     def _on_run_ended(self, data: RunData) -> None:
@@ -217,13 +216,11 @@ class RungPage(WizardPage):
             self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with)
             self.findings.add_findings(decision.findings)
         self.set_status(PASSED if decision is not None and decision.kept else ATTENTION)
-        self.rung_ended(data)
-
-    def rung_ended(self, data: RunData) -> None:
-        """Hook for subclasses after the verdict is shown."""
 
     def can_go_next(self) -> bool:
         return not self.run_panel.is_running()
 
     def next_hint(self) -> str:
-        return "Measuring…" if self.run_panel.is_running() else "You may skip this step; nothing is kept unless measured"
+        if self.run_panel.is_running():
+            return "Measuring…"
+        return "You may skip this step: nothing is kept unless measured" if self.rung is None else ""

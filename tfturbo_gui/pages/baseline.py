@@ -209,6 +209,3 @@ class BaselinePage(WizardPage):
     def _on_tensorboard_failed(self, message: str) -> None:
         self.tensorboard_note.setText("")
         self.tensorboard_error.show_error(message)
-
-    def is_busy(self) -> bool:
-        return self.run_panel.is_running()

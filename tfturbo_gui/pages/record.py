@@ -130,6 +130,3 @@ class RecordPage(WizardPage):
         self.report_status.setText("")
         self.report_error.show_error(message, "", details)
         self.set_status(ATTENTION)
-
-    def is_busy(self) -> bool:
-        return self.job is not None and not self.export_button.isEnabled()
