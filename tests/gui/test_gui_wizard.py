@@ -251,3 +251,13 @@ def test_dropping_a_workload_file_on_the_page_selects_it(qtbot, tmp_path):
     page.dropEvent(drop)
     assert page.workload_edit.text() == str(workload) and page.builtins.selectedItems() == []
     assert "/tfturbo-studies/my_model-" in page.study_edit.text()  # the default study folder follows the workload
+
+
+def test_without_a_display_the_command_says_so_in_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = subprocess.run([sys.executable, "-m", "tfturbo.cli", "gui"], capture_output=True, text=True, env=env,
+                         timeout=60, cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip() == ("tfturbo gui: no display to open the window on (DISPLAY is not set) — run it in a "
+                                  "desktop session (or over `ssh -X`), or tune without a window: "
+                                  "tfturbo tune WORKLOAD --out STUDY_DIR")
