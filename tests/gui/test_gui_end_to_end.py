@@ -27,11 +27,22 @@ def test_wizard_from_workload_to_compare_on_the_real_backend(qtbot, tmp_path):
     qtbot.addWidget(window)
     window.show()
     workload = window.pages[0]
+    broken = tmp_path / "broken_model.py"
+    broken.write_text("def make_datasets(batch_size):\n    return None, None\n")
+    workload.workload_edit.setText(str(broken))
+    workload.study_edit.setText(str(tmp_path / "study"))
+    qtbot.mouseClick(window.next_button, LEFT)  # the audit loads the workload in the backend
+    qtbot.waitUntil(lambda: workload.status == ATTENTION, timeout=BACKEND_S)
+    box = workload.check_panel.error_box
+    assert box.isVisible() and "broken_model.py" in box.message.text() and "build_model" in box.message.text()
+    assert window.current() == 0 and not (tmp_path / "study").exists()
+
+    workload.workload_edit.setText("builtin:mlp")
     workload.study_edit.setText(str(tmp_path / "study"))
     qtbot.waitUntil(lambda: window.session.environment is not None, timeout=BACKEND_S)
     assert workload.policy_card.values["Policy"].text() in ("float32", "mixed_float16", "mixed_bfloat16")
     assert workload.env_card.values["TensorFlow"].text().startswith("2.")
-    go_next(qtbot, window, 1, timeout=BACKEND_S)  # the audit loads the workload in the backend
+    go_next(qtbot, window, 1, timeout=BACKEND_S)
 
     baseline = window.pages[1]
     qtbot.mouseClick(baseline.measure_button, LEFT)

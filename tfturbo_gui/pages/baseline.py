@@ -162,7 +162,7 @@ class BaselinePage(WizardPage):
 
     def _probe_ended(self, data: RunData) -> None:
         doc = data.document
-        if doc is None:
+        if doc is None or self.run_panel.process.stop_requested:  # failed, or the user stopped it
             self.measure_button.setEnabled(True)
             self.set_status(ATTENTION)
             return
