@@ -99,7 +99,7 @@ class RunPlots(QWidget):
         if unit:
             item.setLabel("left", unit)
         item.showGrid(x=True, y=True, alpha=0.15)
-        item.setDownsampling(mode="peak")
+        item.setDownsampling(auto=True, mode="peak")  # auto: without it pyqtgraph draws every point
         item.setClipToView(True)
         widget.setMenuEnabled(False)
         return widget

@@ -18,6 +18,9 @@ from tfturbo import protocol
 from tfturbo.runfiles import RunRecord
 
 
+LIVE_MEDIAN_WINDOW = 50_000  # steps the live (pre-summary) median looks back over
+
+
 class Column:
     """A float64 array that grows by doubling; `view()` is the filled part (no copy)."""
 
@@ -76,6 +79,7 @@ class RunData:
         self.hello: dict[str, Any] | None = None
         self.events_seen = 0
         self.version = 0
+        self._median: tuple[int, float | None] = (-1, None)  # (version, live median) cache
 
     # ------------------------------------------------------------ ingest
 
@@ -191,9 +195,9 @@ class RunData:
         """The run document (summary.json) once a `run` command finished."""
         return self.document if self.command == "run" else None
 
-    def steady_mask(self) -> np.ndarray:
-        """True for steady-state steps: after warm-up and outside profiler windows."""
-        steps = self.step.view()
+    def steady_mask(self, steps: np.ndarray | None = None) -> np.ndarray:
+        """True for steady-state steps (of `steps`, default all): after warm-up, outside profiler windows."""
+        steps = self.step.view() if steps is None else steps
         if self.first_steady_step is None:
             return np.zeros(len(steps), dtype=bool)
         mask = steps >= self.first_steady_step
@@ -202,13 +206,20 @@ class RunData:
         return mask
 
     def steady_median_ms(self) -> float | None:
-        """The summary's median once there is one, else the median of the steady steps so far."""
+        """The summary's median once there is one, else the median of the latest steady steps.
+
+        Computed at most once per change (the panel and the plots all ask on every repaint), over at
+        most LIVE_MEDIAN_WINDOW steps so a long run stays cheap; the summary's exact figure replaces it.
+        """
         median = ((self.summary or {}).get("step_ms") or {}).get("median")
         if _finite(median):
             return float(median)
-        steady = self.step_ms.view()[self.steady_mask()]
-        steady = steady[np.isfinite(steady)]
-        return float(np.median(steady)) if len(steady) else None
+        if self._median[0] != self.version:
+            recent = slice(-LIVE_MEDIAN_WINDOW, None)
+            steady = self.step_ms.view()[recent][self.steady_mask(self.step.view()[recent])]
+            steady = steady[np.isfinite(steady)]
+            self._median = (self.version, float(np.median(steady)) if len(steady) else None)
+        return self._median[1]
 
     def metric_names(self) -> list[str]:
         names: list[str] = []

@@ -64,7 +64,6 @@ def outcome_text(data: RunData, log_path: str = "") -> tuple[str, str]:
 class RunPanel(QWidget):
     """Starts commands through its own BackendProcess, one at a time."""
 
-    started = Signal(object)  # RunData
     events_received = Signal(list)
     ended = Signal(object)  # RunData
 
@@ -127,7 +126,6 @@ class RunPanel(QWidget):
         data = self.data = self.process.start(command, argv, name, stderr_path=log_path or None)
         if not data.finished:  # a program that cannot start has already ended here
             self.timer.start(100)
-        self.started.emit(data)
         return data
 
     def stop(self) -> None:

@@ -111,6 +111,9 @@ def test_high_rate_stream_is_ingested_completely_and_plotted(qtbot, tmp_path):
     assert len(data.step.view()) == 100_000 and data.step.view()[-1] == 100_000
     plots.refresh()
     assert plots.plotted_lengths()["step_ms"] == [100_000] and plots.plotted_lengths()["loss"] == [100_000]
+    curve = plots.curves["step_ms"][0]  # drawn downsampled to the view: the UI never paints 100k points
+    assert (curve.opts["autoDownsample"], curve.opts["downsampleMethod"], curve.opts["clipToView"]) == \
+        (True, "peak", True)
 
 
 def test_plots_overlay_the_baseline_and_mark_warmup_and_median(qtbot, tmp_path):
