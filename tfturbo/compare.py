@@ -126,11 +126,18 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
 
 
 def _steady_window(events: list[dict[str, Any]]):
-    """(first steady step or None, is-excluded(step)) from the phase events.
+    """(first steady step or None, is-excluded(step)) from the phase events."""
+    first, windows = steady_windows(events)
+    return first, lambda step: any(lo <= step <= hi for lo, hi in windows)
+
+
+def steady_windows(events: list[dict[str, Any]]) -> tuple[int | None, list[tuple[float, float]]]:
+    """(first steady step or None, profiler windows as inclusive (start, stop)) from the phase events.
 
     When the profiler stops, the backend's phase event carries `excluded:
     [start, stop]` (inclusive); a run killed while profiling excludes every
-    step from the profiling start on.
+    step from the profiling start on (stop is inf). The GUI shades the same
+    windows it leaves out of its live median.
     """
     first = None
     windows: list[tuple[float, float]] = []
@@ -148,7 +155,7 @@ def _steady_window(events: list[dict[str, Any]]):
             first = step
     if open_start is not None:
         windows.append((open_start, math.inf))
-    return first, lambda step: any(lo <= step <= hi for lo, hi in windows)
+    return first, windows
 
 
 def _finite(v: Any) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from tfturbo import protocol
+from tfturbo.compare import steady_windows
 from tfturbo.runfiles import RunRecord
 
 
@@ -68,7 +69,8 @@ class RunData:
         self.phase: str | None = None
         self.phase_detail = ""
         self.first_steady_step: int | None = None
-        self.profile_windows: list[list[float]] = []  # [start, stop]; stop is inf while open
+        self.profile_windows: list[list[float]] = []  # [start, stop); stop is inf while open
+        self._phases: list[dict[str, Any]] = []
         self.progress: tuple[int, int | None, float | None] | None = None  # step, total, eta_s
         self.peak_memory: tuple[int, str] | None = None  # bytes, "device" | "host"
         self.findings: list[dict[str, Any]] = []
@@ -111,16 +113,10 @@ class RunData:
     def _on_phase(self, e: dict[str, Any]) -> None:
         self.phase = str(e.get("phase") or "")
         self.phase_detail = str(e.get("detail") or "")
-        step = e.get("step")
-        if not isinstance(step, int):
-            return
-        if self.phase == protocol.TRAINING:
-            if self.first_steady_step is None:
-                self.first_steady_step = step
-            if self.profile_windows and math.isinf(self.profile_windows[-1][1]):
-                self.profile_windows[-1][1] = step
-        elif self.phase == protocol.PROFILING and not (self.profile_windows and math.isinf(self.profile_windows[-1][1])):
-            self.profile_windows.append([step, math.inf])  # a window still open just goes on
+        # warm-up and profiler windows are read exactly as `tfturbo compare` reads them (phase events are few)
+        self._phases.append(e)
+        self.first_steady_step, windows = steady_windows(self._phases)
+        self.profile_windows = [[start, stop + 1] for start, stop in windows]  # half-open [start, stop)
 
     def _on_validation(self, e: dict[str, Any]) -> None:
         metrics = {k: float(v) for k, v in (e.get("metrics") or {}).items() if _finite(v)}

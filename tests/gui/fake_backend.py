@@ -153,7 +153,8 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
         if window and step - n < window[0] <= step:
             writer.emit(protocol.PHASE, phase=protocol.PROFILING, step=window[0], detail="profiler capturing")
         if window and step - n < window[1] <= step:
-            writer.emit(protocol.PHASE, phase=protocol.TRAINING, step=window[1], detail="profile captured")
+            writer.emit(protocol.PHASE, phase=protocol.TRAINING, step=window[1], detail="profile captured",
+                        excluded=[window[0], window[1] - 1])
         if scenario == "fail" and step >= total // 2:
             error = {"kind": protocol.TRAINING_ERROR, "message": "training failed: shapes (64, 10) and (64, 4) "
                      "are incompatible", "fix": "make the last layer's width match the number of classes",

@@ -30,8 +30,9 @@ def test_warmup_profile_window_and_steady_median():
         steps(1, [500.0, 400.0, 10.0, 10.0, 10.0, 90.0, 90.0, 90.0, 12.0, 12.0], [2.0] * 10),
         {"type": "phase", "phase": "training", "step": 3},
         {"type": "phase", "phase": "profiling", "step": 6},
-        {"type": "phase", "phase": "profiling", "step": 7, "detail": "still capturing"},  # one window, not two
-        {"type": "phase", "phase": "training", "step": 9},
+        {"type": "phase", "phase": "validating", "step": 7},
+        {"type": "phase", "phase": "training", "step": 8},  # back from validation, still profiling
+        {"type": "phase", "phase": "training", "step": 9, "excluded": [6, 8]},
     ])
     assert data.first_steady_step == 3
     assert data.profile_windows == [[6, 9]]
@@ -69,6 +70,13 @@ def test_loss_scale_validation_memory_progress_and_findings_once():
     assert data.peak_memory == (100, "device")
     assert data.progress == (2, 10, 1.5)
     assert len(data.findings) == 1 and data.events_seen == 8
+
+
+def test_a_run_killed_while_profiling_excludes_everything_from_the_window_on():
+    data = RunData("r")
+    data.ingest([{"type": "phase", "phase": "training", "step": 1}, {"type": "phase", "phase": "profiling", "step": 3},
+                 steps(1, [2.0, 2.0, 50.0, 50.0, 50.0])])
+    assert data.profile_windows == [[3, math.inf]] and data.steady_median_ms() == 2.0
 
 
 def test_a_process_that_ends_without_done_crashed():
