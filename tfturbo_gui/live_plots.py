@@ -43,7 +43,10 @@ class Series:
 
 
 def _pen(series: Series) -> object:
-    return pg.mkPen(series.color, width=1.6, style=Qt.PenStyle.DashLine if series.dashed else Qt.PenStyle.SolidLine)
+    # Width 1: Qt strokes a wider antialiased pen through its general stroker, and a peak-downsampled
+    # step-time curve of a long run then costs ~1 s per repaint (benchmarks/gui_ingest.py: 20,000
+    # samples/s and 300 ms UI stalls at 1.6 px, 170,000 samples/s at 1 px).
+    return pg.mkPen(series.color, width=1, style=Qt.PenStyle.DashLine if series.dashed else Qt.PenStyle.SolidLine)
 
 
 def _x(data: RunData, by_time: bool) -> np.ndarray:
