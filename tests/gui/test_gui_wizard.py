@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 
 from tfturbo import compare
 from tfturbo.runfiles import load_run, load_study
+from tfturbo_gui import live_plots
 from tfturbo_gui.step_status import ATTENTION, NOT_STARTED, PASSED
 
 LEFT = Qt.MouseButton.LeftButton
@@ -63,7 +64,10 @@ def test_an_input_bound_job_is_stopped_on_the_baseline_page_with_the_fix(qtbot, 
     assert window.session.baseline is None and window.steps.status_text(1) == ATTENTION
 
 
-def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path):
+def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
+    # No repaint timer: what the plots show at the end of a run must not wait for the next tick
+    # (under load the verdict used to appear before the run's last samples were drawn).
+    monkeypatch.setattr(live_plots, "REFRESH_MS", 10**7)
     window = make_window(qtbot, tmp_path, workload="builtin:fp16-softmax-head")
     session = window.session
     go_next(qtbot, window, 1)

@@ -207,6 +207,7 @@ class RungPage(WizardPage):
             self.findings.add_findings(self.run_panel.data.findings)
 
     def _on_run_ended(self, data: RunData) -> None:
+        self.plots.refresh()  # paint the last samples now, not at the next timer tick
         self.run_button.setEnabled(True)
         assert self.rung is not None
         self.session.finish_rung(self.rung, data)

@@ -154,6 +154,7 @@ class BaselinePage(WizardPage):
             self.findings.add_findings(self.run_panel.data.findings)
 
     def _on_ended(self, data: RunData) -> None:
+        self.plots.refresh()  # paint the last samples now, not at the next timer tick
         self.findings.add_findings(data.findings)
         if self.stage == "probe":
             self._probe_ended(data)
