@@ -43,11 +43,14 @@ def test_cpu_ladder_keeps_what_measured_faster(tmp_path, make_summary, fake_back
     study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend, say=lines.append).run()
     doc = study.document()
     names = [e["name"] for e in doc["ladder"]]
-    assert names == ["01-baseline", "02-mixed_float16", "03-xla", "04-larger_batch"]
-    assert [e["rung"] for e in doc["ladder"]] == ["baseline", "mixed_precision", "xla", "larger_batch"]
+    assert names == ["01-baseline", "02-mixed_float16", "03-xla", "04-mixed_float16-xla", "05-larger_batch"]
+    assert [e["rung"] for e in doc["ladder"]] == ["baseline", "mixed_precision", "xla", "xla", "larger_batch"]
     for e in doc["ladder"]:
         assert LADDER_KEYS <= set(e)
-    base, mp, xla, big = doc["ladder"]
+    base, mp, xla, mp_xla, big = doc["ladder"]
+    # the 16-bit policy lost only on speed, so it is measured under XLA too; it must beat float32 + XLA
+    assert mp_xla["settings"]["policy"] == "mixed_float16" and mp_xla["settings"]["jit_compile"]
+    assert not mp_xla["kept"] and mp_xla["compared_with"] == "03-xla"
     assert base["speedup"] == 1.0 and base["kept"] and base["val_delta"] == 0.0
     assert not mp["kept"] and "slower" in mp["reason"] and "SLOWER_THAN_BASELINE" in codes_of(mp["findings"])
     assert xla["kept"] and xla["settings"]["policy"] == "float32" and xla["settings"]["jit_compile"]
@@ -58,7 +61,7 @@ def test_cpu_ladder_keeps_what_measured_faster(tmp_path, make_summary, fake_back
     assert "jit_compile=True" in doc["snippet"] and "set_global_policy" not in doc["snippet"]
     assert doc["status"] == "completed"
     # one line per rung start and end
-    assert sum("running" in line for line in lines) == 3 and any("larger batch" in line for line in lines)
+    assert sum("running" in line for line in lines) == 4 and any("larger batch" in line for line in lines)
 
 
 def test_rungs_share_seed_steps_and_validation_points(tmp_path, make_summary, fake_backend):
@@ -97,7 +100,7 @@ def test_study_yaml_records_every_decision(tmp_path, make_summary, fake_backend)
     assert [e["kept"] for e in data["ladder"]] == [e["kept"] for e in study.document()["ladder"]]
     assert all(e["reason"] for e in data["ladder"])
     assert data["recommended"]["jit_compile"] is True
-    assert data["adaptive"]["steps_planned"] == 300
+    assert data["adaptive"]["steps_planned"] == 400  # 4 measured rungs x 100 steps (the larger batch was skipped)
     json.dumps(data)  # plain data only
 
 
@@ -191,11 +194,12 @@ def test_cli_text_shows_table_reasons_and_snippet(tmp_path, make_summary, fake_b
     out = capsys.readouterr().out
     assert code == 0
     assert "rel. step time" in out and "peak memory" in out
-    rows = {line.split()[0]: line for line in out.splitlines() if line[:2] in ("1 ", "2 ", "3 ", "4 ")}
+    rows = {line.split()[0]: line for line in out.splitlines() if line[:2] in ("1 ", "2 ", "3 ", "4 ", "5 ")}
     assert "1.00x" in rows["1"] and "baseline" in rows["1"]
     assert "mixed_float16" in rows["2"] and "1.3" in rows["2"] and "rejected" in rows["2"]  # 135 ms vs 100 ms
     assert "0.80x" in rows["3"] and "KEPT" in rows["3"]
-    assert "skipped" in rows["4"]
+    assert "mixed_float16 + XLA" in rows["4"] and "rejected" in rows["4"]
+    assert "skipped" in rows["5"]
     assert "Recommended: float32 + XLA" in out and "jit_compile=True" in out
     assert "Adaptive measurement" in out
 
@@ -221,3 +225,29 @@ def test_ctrl_c_during_the_baseline_is_an_interruption_not_a_failure(tmp_path, m
     assert study.status == "interrupted" and study.recommended is None
     entry = study.document()["ladder"][0]
     assert not entry["kept"] and "cancelled" in entry["reason"]
+
+
+def test_sixteen_bit_that_only_pays_under_xla_is_found(tmp_path, make_summary, fake_backend):
+    """A CPU with native bfloat16: bf16 alone is slower, bf16 + XLA is the fastest configuration."""
+    def run(s):
+        ms = {("float32", False): 100.0, ("float32", True): 95.0, ("mixed_bfloat16", False): 250.0,
+              ("mixed_bfloat16", True): 70.0}[(s.policy, s.jit_compile)]
+        return make_summary(ms, 0.90, policy=s.policy, jit=s.jit_compile, memory_kind="host", peak_mb=800,
+                            seed=int(ms))
+    doc = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=fake_backend(run, "mixed_bfloat16"),
+                 say=lambda line: None).run().document()
+    rungs = {e["name"]: e for e in doc["ladder"]}
+    assert not rungs["02-mixed_bfloat16"]["kept"]
+    assert rungs["04-mixed_bfloat16-xla"]["kept"]
+    assert doc["recommended"]["policy"] == "mixed_bfloat16" and doc["recommended"]["jit_compile"]
+
+
+def test_a_sixteen_bit_rung_that_lost_accuracy_is_not_retried_under_xla(tmp_path, make_summary, fake_backend):
+    def run(s):
+        ms = 100.0 * (0.8 if s.jit_compile else 1) * (1.5 if s.policy != "float32" else 1)
+        return make_summary(ms, 0.90 if s.policy == "float32" else 0.70, policy=s.policy, jit=s.jit_compile,
+                            memory_kind="host", peak_mb=800, seed=int(ms))
+    backend = fake_backend(run, "mixed_float16")
+    Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend, say=lambda line: None).run()
+    assert [(r.policy, r.jit_compile) for r in backend.runs] == [
+        ("float32", False), ("mixed_float16", False), ("float32", True)]

@@ -266,14 +266,32 @@ class Ladder:
         return True
 
     def _xla(self) -> bool:
-        best = self.best
-        drop = best.settings.drop_remainder or (
+        """XLA on the best kept configuration; then, if a 16-bit rung lost only on speed, 16-bit + XLA.
+
+        XLA's fusion is what makes 16-bit pay on some hardware (bfloat16 on a
+        CPU with native instructions; the tutorial's fastest row is
+        mixed_float16 + XLA), so a 16-bit policy rejected as too slow without
+        XLA is measured once more with it. A rung rejected for accuracy or NaN
+        is not retried: XLA does not change the numerics that failed.
+        """
+        drop = self.best.settings.drop_remainder or (
             self.opts.auto_fix and F.PARTIAL_LAST_BATCH in F.codes_of(self.study.audit))
-        rung = self._measure(XLA, XLA, best.settings.with_(jit_compile=True, drop_remainder=drop, profile=NO_PROFILE))
-        self._decide(rung, best)
-        if rung.kept:
-            self.best = rung
+        candidates = [(XLA, self.best.settings)]
+        if self.best.kind != MIXED_PRECISION:
+            candidates += [(f"{r.settings.policy}-{XLA}", r.settings) for r in self._slow_sixteen_bit_rungs()]
+        for slug, settings in candidates:
+            rung = self._measure(slug, XLA, settings.with_(jit_compile=True, drop_remainder=drop, profile=NO_PROFILE))
+            self._decide(rung, self.best)
+            if rung.kept:
+                self.best = rung
+            if self._stopped():
+                return False
         return True
+
+    def _slow_sixteen_bit_rungs(self) -> list[Rung]:
+        """The 16-bit rungs whose only fault was speed (slower, or no measurable change)."""
+        return [r for r in self.study.rungs if r.kind == MIXED_PRECISION and r.decision is not None
+                and not r.kept and F.codes_of(r.decision.findings) == [F.SLOWER_THAN_BASELINE]]
 
     def _larger_batch(self) -> bool:
         base, best = self.base, self.best
