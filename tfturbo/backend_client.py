@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import protocol
+from . import crash, protocol
 
 STOP_GRACE_S = 10.0
 TERMINATE_GRACE_S = 5.0
@@ -62,6 +62,7 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
     and finally kills the child if it does not finish in time. No shell is
     involved: arguments go to the child as a list.
     """
+    log_start = crash.log_size(stderr_path)
     stderr = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("PYTHONUNBUFFERED", "1")
@@ -101,6 +102,12 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
             except OSError:
                 pass
     result.skipped_lines = parser.skipped
+    if result.last(protocol.DONE) is None and result.error is None:
+        explained = crash.explain(stderr_path, log_start, argv)  # e.g. TensorFlow crashed after an OOM
+        if explained is not None:
+            result.events.append(explained)
+            if on_event:
+                on_event(explained)
     return result
 
 

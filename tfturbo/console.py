@@ -43,8 +43,8 @@ def format_finding(f: dict[str, Any]) -> str:
 class ProgressPrinter:
     """Prints a line per phase change, a progress line at most every few seconds, findings and errors."""
 
-    def __init__(self, out: IO[str] = sys.stderr, every_s: float = 2.0):
-        self.out = out
+    def __init__(self, out: IO[str] | None = None, every_s: float = 2.0):
+        self.out = out  # None: whatever sys.stderr is when a line is printed (it may be redirected later)
         self.every_s = every_s
         self._last_t = 0.0
         self._last_step: tuple[int, float, Any] | None = None
@@ -73,9 +73,12 @@ class ProgressPrinter:
             self._print(f"  finding {f.get('code', '')}" + (f" ({f['where']})" if f.get("where") else ""))
         elif kind == protocol.ERROR:
             self._print(f"error: {event.get('message')}")
+            fix = str(event.get("fix") or "")
+            if fix and fix not in str(event.get("message")):  # a bad input's one line already ends with it
+                self._print(f"  fix: {fix}")
 
     def _print(self, line: str) -> None:
-        print(line, file=self.out, flush=True)
+        print(line, file=self.out or sys.stderr, flush=True)
 
 
 def render_run_summary(doc: dict[str, Any]) -> str:

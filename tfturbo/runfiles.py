@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from . import protocol
+from . import crash, protocol
 from .errors import OutputDirError
 
 RUN_YAML = "run.yaml"
@@ -83,19 +83,34 @@ def prepare_run_dir(path: str | os.PathLike[str]) -> Path:
         raise OutputDirError(f"{run_dir} exists and is not a directory", "choose another --out path")
     if (run_dir / EVENTS).exists() or (run_dir / SUMMARY).exists():
         raise OutputDirError(f"{run_dir} already holds a run", "choose a new --out directory or delete the old run")
+    created = [p for p in (run_dir, *run_dir.parents) if not p.exists()]  # removed again if refused
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         probe = run_dir / ".tfturbo-write-test"
         probe.write_bytes(b"ok")
         probe.unlink()
     except OSError as e:
+        _remove_empty(created)
         raise OutputDirError(f"cannot write to {run_dir} ({e.strerror or e})",
                              "choose a writable --out directory") from e
     free = shutil.disk_usage(run_dir).free
     if free < MIN_FREE_BYTES:
+        _remove_empty(created)
         raise OutputDirError(f"only {free // (1024 * 1024)} MiB free on the disk of {run_dir}",
                              f"free at least {MIN_FREE_BYTES // (1024 * 1024)} MiB or choose another --out")
     return run_dir
+
+
+def _remove_empty(dirs: list[Path]) -> None:
+    """Remove the directories a refused prepare_run_dir created (deepest first), leaving nothing behind."""
+    for d in dirs:
+        try:
+            (d / ".tfturbo-write-test").unlink(missing_ok=True)
+            d.rmdir()
+        except FileNotFoundError:
+            continue  # mkdir failed below this level
+        except OSError:
+            return  # not empty: something else is in there
 
 
 def safe_child(parent: Path, name: str) -> Path:
@@ -233,11 +248,14 @@ def load_run(path: str | os.PathLike[str]) -> RunRecord:
     events = read_events(run_dir / EVENTS, warnings)
     summary = read_json(run_dir / SUMMARY, warnings, missing_ok=True)
     record = RunRecord(run_dir, run_dir.name, settings, summary, events, warnings)
-    if summary is None:
+    if summary is None and not (run_dir / SUMMARY).exists():  # (a corrupt one was reported as such)
         status = record.status
         warnings.append("summary.json is missing: the run " +
                         ("was killed before it finished; what it measured so far is shown"
                          if status == protocol.CRASHED else f"ended as {status}"))
+        cause = crash.explain(run_dir / BACKEND_LOG) if status == protocol.CRASHED else None
+        if cause is not None:
+            warnings.append(f"{cause['message']} — {cause['fix']}")
     return record
 
 

@@ -19,6 +19,7 @@ from tfturbo.runfiles import RunRecord, load_run, load_study
 from .compare_view import CompareView
 
 RUN_ROLE = Qt.ItemDataRole.UserRole
+MAX_WARNING_LINES = 6  # of the study opened last
 
 
 class RunBrowser(QMainWindow):
@@ -101,9 +102,11 @@ class RunBrowser(QMainWindow):
         self.tree.blockSignals(False)
         notes = [f"{title}: {w}" for w in warnings] + \
                 [f"{r.name}: {w}" for r in records for w in r.warnings]
-        if notes:
-            shown = self.warnings.text().splitlines() + notes
-            self.warnings.setText("\n".join(shown[-6:]))
+        if notes:  # the study's own warnings first: a corrupt study.yaml must not scroll out of sight
+            more = len(notes) - MAX_WARNING_LINES
+            shown = notes[:MAX_WARNING_LINES] if more <= 0 else \
+                notes[:MAX_WARNING_LINES - 1] + [f"… and {more + 1} more: hover a run to see its warnings"]
+            self.warnings.setText("\n".join(shown))
             self.warnings.show()
         self._update_compare()
 

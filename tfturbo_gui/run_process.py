@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QIODevice, QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
-from tfturbo import protocol
+from tfturbo import crash, protocol
 from tfturbo.backend_client import backend_command
 
 from .run_data import RunData
@@ -45,6 +45,7 @@ class BackendProcess(QObject):
         self.terminate_grace_ms = TERMINATE_GRACE_MS
         self._parser = protocol.LineParser()
         self._process: QProcess | None = None
+        self._log: tuple[str | None, int, list[str]] = (None, 0, [])
         self._terminate_timer = self._single_shot(self._terminate)
         self._kill_timer = self._single_shot(self._kill)
 
@@ -66,6 +67,7 @@ class BackendProcess(QObject):
         self.data = RunData(name or command, command)
         self.stop_requested = False
         self._parser = protocol.LineParser()
+        self._log = (stderr_path, crash.log_size(stderr_path), list(argv))  # where this command's stderr starts
         program, *arguments = self.launcher(command, argv)
         process = QProcess(self)
         env = QProcessEnvironment.systemEnvironment()
@@ -138,6 +140,10 @@ class BackendProcess(QObject):
         self._kill_timer.stop()
         if self._process is not None:
             self._deliver(self._parser.feed(self._process.readAllStandardOutput().data()) + self._parser.close())
+            if self.data is not None and self.data.status is None and self.data.error is None:
+                explained = crash.explain(*self._log)  # e.g. TensorFlow crashed after running out of memory
+                if explained is not None:
+                    self._deliver([explained])
         self._end(exit_code)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:

@@ -47,9 +47,12 @@ def main(args: argparse.Namespace) -> int:
             print(console.RENDERERS[command](doc))
     error = result.error
     if error and args.json:  # in text mode the printer already showed it
-        print(f"tfturbo {command}: {error.get('message')}", file=sys.stderr)
-    if result.status == protocol.CRASHED and not error:
-        print(f"tfturbo {command}: the backend ended without a result (exit {result.exit_code}); see {log}",
-              file=sys.stderr)
-        return result.exit_code if result.exit_code not in (0, -1) else 1
+        fix = str(error.get("fix") or "")
+        fix = f" — {fix}" if fix and fix not in str(error.get("message")) else ""  # a bad input's line has it
+        print(f"tfturbo {command}: {error.get('message')}{fix}", file=sys.stderr)
+    if result.status == protocol.CRASHED:
+        if not error:
+            print(f"tfturbo {command}: the backend ended without a result (exit {result.exit_code}); see {log}",
+                  file=sys.stderr)
+        return 1  # the run failed; a signal's negative exit code would reach the shell as 2xx
     return result.exit_code

@@ -14,6 +14,7 @@ import traceback
 from dataclasses import dataclass
 
 from tfturbo import protocol
+from tfturbo.crash import oom_fix
 from tfturbo.errors import UserError
 
 
@@ -37,9 +38,7 @@ def describe_error(exc: BaseException, kind: str = protocol.INTERNAL, batch_size
     if isinstance(exc, UserError):
         return ErrorReport(protocol.BAD_INPUT, exc.line(), exc.fix, exc.exit_code)
     if _is_out_of_memory(exc):
-        smaller = f" (e.g. --batch-size {max(1, batch_size // 2)})" if batch_size else ""
-        return ErrorReport(protocol.OUT_OF_MEMORY, f"out of memory: {_first_line(exc)}",
-                           f"lower --batch-size{smaller}, or use a 16-bit --policy to halve activation memory", 1)
+        return ErrorReport(protocol.OUT_OF_MEMORY, f"out of memory: {_first_line(exc)}", oom_fix(batch_size), 1)
     return ErrorReport(kind, f"{type(exc).__name__}: {_first_line(exc)}", "see the traceback in backend.log", 1)
 
 
@@ -60,7 +59,7 @@ def _first_line(exc: BaseException) -> str:
     """
     text = str(exc)
     if hasattr(exc, "op") and hasattr(exc, "error_code"):  # tf.errors.OpError
-        noise = ("[[", "Cf.", "File ", "Detected at node", "Graph execution error")
+        noise = ("[[", "[Op:", "Hint:", "Cf.", "File ", "Detected at node", "Graph execution error")
         causes = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(noise)]
         text = causes[-1] if causes else text
     text = " ".join(text.split()) or "(no message)"
