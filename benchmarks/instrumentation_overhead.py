@@ -43,7 +43,7 @@ from tfturbo.settings import RunSettings  # noqa: E402
 from tfturbo.stats import median_ci  # noqa: E402
 
 # steps per arm: each arm of a pair trains for a few seconds on a 2-core CPU
-STEPS = {"mlp": 2000, "cnn": 300, "transformer": 40}
+STEPS = {"mlp": 6000, "cnn": 300, "transformer": 500}
 TARGET = 0.99
 
 
@@ -130,7 +130,7 @@ def _ratio(r: dict) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--models", default="mlp,transformer", help=f"comma-separated, from {', '.join(STEPS)}")
     args = parser.parse_args()
     rows = []
