@@ -11,7 +11,8 @@ its stdout as fast as the GUI reads it (no shell). So the bytes go through QProc
 `RunPlots` shows the run and repaints on its own timer, as on the baseline page.
 
 A 10 ms QTimer probe records the gaps between its ticks: a gap far above
-10 ms is time the UI event loop was blocked. RSS (psutil) is sampled by the
+10 ms is time the UI event loop was blocked. Gaps while events arrive and
+gaps after the run ended (the page shows its results) are reported apart. RSS (psutil) is sampled by the
 same probe. Targets: >= 50,000 step samples/s ingested, no gap > 50 ms,
 RSS growth < 200 MB.
 
@@ -108,16 +109,13 @@ def replay(path: Path, workdir: Path) -> dict:
 
     proc = psutil.Process()
     rss0 = proc.memory_info().rss
-    gaps: list[float] = []
+    ticks: list[int] = []  # ms since the start, one per probe tick
     peak = [rss0]
     clock = QElapsedTimer()
-    last = [0]
 
     def tick() -> None:
-        now = clock.elapsed()
-        gaps.append(now - last[0])
-        last[0] = now
-        if len(gaps) % 10 == 0:
+        ticks.append(clock.elapsed())
+        if len(ticks) % 10 == 0:
             peak[0] = max(peak[0], proc.memory_info().rss)
 
     probe = QTimer()
@@ -127,6 +125,7 @@ def replay(path: Path, workdir: Path) -> dict:
 
     def ended(data) -> None:
         result["seconds"] = time.perf_counter() - result["start"]
+        result["end_ms"] = clock.elapsed()
         QTimer.singleShot(300, app.quit)  # a few more repaints and probe ticks after the end
 
     panel.ended.connect(ended)
@@ -140,12 +139,16 @@ def replay(path: Path, workdir: Path) -> dict:
     peak[0] = max(peak[0], proc.memory_info().rss)
     plots.refresh()
     lengths = plots.plotted_lengths()["step_ms"]
-    gaps_ms = np.asarray(gaps[1:], dtype=float)
+    at = np.asarray(ticks, dtype=float)
+    gaps = np.diff(at)
+    ingesting = gaps[at[1:] <= result["end_ms"]]  # gaps that ended while events were arriving
+    ending = gaps[at[1:] > result["end_ms"]]  # the page handling the finished run (results, study.yaml)
     return {"steps": len(data.step.view()), "plotted": lengths[0] if lengths else 0, "status": data.status,
             "seconds": result["seconds"], "rate": len(data.step.view()) / result["seconds"],
-            "max_gap": float(gaps_ms.max()) if len(gaps_ms) else float("nan"),
-            "p99_gap": float(np.percentile(gaps_ms, 99)) if len(gaps_ms) else float("nan"),
-            "over_50": int((gaps_ms > TARGET_STALL_MS).sum()), "ticks": len(gaps_ms),
+            "max_gap": float(ingesting.max()) if len(ingesting) else float("nan"),
+            "p99_gap": float(np.percentile(ingesting, 99)) if len(ingesting) else float("nan"),
+            "over_50": int((ingesting > TARGET_STALL_MS).sum()), "ticks": len(ingesting),
+            "end_gap": float(ending.max()) if len(ending) else float("nan"),
             "rss0": rss0 / 2**20, "rss_growth": (peak[0] - rss0) / 2**20, "skipped": panel.process._parser.skipped}
 
 
@@ -162,12 +165,14 @@ def main() -> int:
           f"replayed into the wizard's baseline page (MainWindow 1280x800, offscreen): QProcess -> BackendProcess -> RunData -> RunPanel + RunPlots\n")
     rows = [
         ("step samples ingested / plotted", f"{r['steps']:,} / {r['plotted']:,} ({r['status']})", "all", ok),
-        ("time to ingest", f"{r['seconds']:.2f} s", "", True),
+        ("time to ingest", f"{r['seconds']:.2f} s", "", None),
         ("ingest rate", f"{r['rate']:,.0f} samples/s", f">= {TARGET_RATE:,}", r["rate"] >= TARGET_RATE),
-        ("longest UI-loop gap (10 ms probe)", f"{r['max_gap']:.0f} ms", f"<= {TARGET_STALL_MS} ms",
+        ("longest UI-loop gap while ingesting", f"{r['max_gap']:.0f} ms (10 ms probe)", f"<= {TARGET_STALL_MS} ms",
          r["max_gap"] <= TARGET_STALL_MS),
-        ("99th percentile gap", f"{r['p99_gap']:.0f} ms", "", True),
-        ("gaps over 50 ms", f"{r['over_50']} of {r['ticks']} ticks", "0", r["over_50"] == 0),
+        ("99th percentile gap while ingesting", f"{r['p99_gap']:.0f} ms", "", None),
+        ("gaps over 50 ms while ingesting", f"{r['over_50']} of {r['ticks']} ticks", "0", r["over_50"] == 0),
+        ("longest gap after the end (results)", f"{r['end_gap']:.0f} ms", f"<= {TARGET_STALL_MS} ms",
+         r["end_gap"] <= TARGET_STALL_MS),
         ("RSS growth (peak - start)", f"{r['rss_growth']:.0f} MB (start {r['rss0']:.0f} MB)",
          f"< {TARGET_RSS_MB} MB", r["rss_growth"] < TARGET_RSS_MB),
         ("lines skipped by the parser", f"{r['skipped']}", "0", r["skipped"] == 0),
@@ -175,7 +180,7 @@ def main() -> int:
     print(f"{'measure':<36} {'value':<34} {'target':<12} result")
     print("-" * 92)
     for name, value, target, passed in rows:
-        print(f"{name:<36} {value:<34} {target:<12} {'met' if passed else 'MISSED' if target else ''}")
+        print(f"{name:<36} {value:<34} {target:<12} {'' if passed is None else 'met' if passed else 'MISSED'}")
     return 0
 
 
