@@ -21,7 +21,7 @@ slow drift of a shared machine favours no arm. Each round gives a ratio of
 throughputs (steps/s); the table shows the median ratio over the rounds, its
 bootstrap 95% interval and its range. Target: tfturbo / plain >= 0.99.
 
-    .venv/bin/python benchmarks/instrumentation_overhead.py [--rounds 10] [--models mlp,transformer]
+    .venv/bin/python benchmarks/instrumentation_overhead.py [--rounds 12] [--models mlp,transformer]
 """
 
 from __future__ import annotations
