@@ -29,6 +29,15 @@ def run_cli(*args: str, timeout: float = 300, check_json: bool = False, stdin: s
     return proc
 
 
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path_factory, monkeypatch):
+    """Logs and default study folders go to a temporary home, not the user's."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    return home
+
+
 @pytest.fixture(scope="session")
 def mlp_run(tmp_path_factory) -> Path:
     """One completed float32 run of builtin:mlp, shared by every test that only reads a run."""

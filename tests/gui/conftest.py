@@ -23,15 +23,6 @@ def fake_launcher(scenario: str = "ok", delay: float = 0.0):
     return launch
 
 
-@pytest.fixture(autouse=True)
-def _private_home(tmp_path_factory, monkeypatch):
-    """Logs and default study folders go to a temporary home, not the user's."""
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-    return home
-
-
 def children() -> list[psutil.Process]:
     return [p for p in psutil.Process().children(recursive=True) if p.is_running()
             and p.status() != psutil.STATUS_ZOMBIE]
