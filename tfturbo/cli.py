@@ -19,6 +19,7 @@ from .errors import UserError
 EXTRA_COMMANDS = {
     "gui": "opens the wizard",
     "tune": "the whole checklist unattended; writes the study and its report",
+    "ab": "one A/B trial, replicated and interleaved: speed and accuracy verdicts",
     "compare": "side-by-side table of runs",
     "report": "the before/after PDF of a study",
 }

@@ -112,7 +112,10 @@ def add_backend_commands(sub: argparse._SubParsersAction) -> dict[str, argparse.
                    help="profiler window in steps (default: 20 steps after warm-up; 0:0 disables)")
     p.add_argument("--strategy", choices=STRATEGIES, default="default", help="tf.distribute strategy")
     p.add_argument("--val-every", type=positive_int, default=None, help="validate every N steps (default steps/5)")
-    p.add_argument("--val-steps", type=positive_int, default=20, help="validation batches per evaluation")
+    p.add_argument("--val-steps", type=positive_int, default=20,
+                   help="validation batches per evaluation when the examples cannot be re-batched")
+    p.add_argument("--val-examples", type=positive_int, default=2048,
+                   help="validation examples compared pairwise by the accuracy gate (default 2048)")
     p.add_argument("--lr-scale", type=positive, default=1.0, help="multiply the learning rate (linear scaling rule)")
     p.add_argument("--until-ci", type=fraction, default=None, metavar="FRACTION",
                    help="stop at a validation point once the step-time 95%% CI is within ±FRACTION (e.g. 0.02)")
@@ -143,6 +146,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         profile=getattr(args, "profile", None),
         val_every=getattr(args, "val_every", None),
         val_steps=getattr(args, "val_steps", 20),
+        val_examples=getattr(args, "val_examples", 2048),
         fix_head=bool(getattr(args, "fix_head", False)),
         drop_remainder=bool(getattr(args, "drop_remainder", False)),
         lr_scale=getattr(args, "lr_scale", 1.0),
@@ -156,7 +160,7 @@ def run_argv(settings: RunSettings, out: str) -> list[str]:
     argv = [settings.workload, "--out", str(out), "--policy", settings.policy,
             "--jit" if settings.jit_compile else "--no-jit",
             "--steps", str(settings.steps), "--seed", str(settings.seed), "--strategy", settings.strategy,
-            "--val-steps", str(settings.val_steps), "--lr-scale", repr(float(settings.lr_scale))]
+            "--val-steps", str(settings.val_steps), "--val-examples", str(settings.val_examples), "--lr-scale", repr(float(settings.lr_scale))]
     if settings.batch_size:
         argv += ["--batch-size", str(settings.batch_size)]
     if settings.profile is not None:

@@ -23,10 +23,15 @@ from .errors import UserError
 from .findings import codes_of
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord
 from .settings import RunSettings
-from .stats import change_verdict, detect_warmup, median_ci
-from .tune.decision import Tolerance, accuracy_gate
+from . import steady
+from .stats import median_ci, two_sample_ratio_ci
+from .trials import accuracy
+from .trials.speed import samples_per_s
+from .trials.verdict import Tolerance, speed_verdict_of
 
 BASELINE = "baseline"
+SINGLE_RUN = "single run: no interval"  # verdict of a row whose settings were measured once
+SAME_SETTINGS = "same settings"  # a replicate of the baseline's own settings
 
 
 @dataclass
@@ -45,7 +50,9 @@ class CompareRow:
     step_ms_ci95: tuple[float, float] | None
     speedup: float | None
     speedup_ci95: tuple[float, float] | None
-    verdict: str  # "baseline" | "faster" | "slower" | "no measurable change"
+    # "baseline" | "faster" | "slower" | "no measurable change" (from replicates: ≥2 runs of each settings) |
+    # SINGLE_RUN (one run cannot tell a gain from a slow minute of the machine) | SAME_SETTINGS
+    verdict: str
     warmup_s: float | None
     peak_memory_bytes: int | None
     memory_ratio: float | None
@@ -77,15 +84,20 @@ def run_settings(record: RunRecord) -> dict[str, Any]:
 def steady_steps(record: RunRecord) -> tuple[list[int], list[float]]:
     """(steps, step_ms) of the steady state, as the backend counts it: after warm-up, outside the profiler.
 
-    The warm-up -> training phase event carries the first steady step; the
-    profiler window runs from a `profiling` phase to the next `training` phase
-    that is not a resumption after validation. Without phase events the
-    warm-up is found from the step times themselves.
+    The summary's `first_steady_step` is the backend's final decision; without
+    a summary, the warm-up -> training phase event (or the later one revised on
+    the whole run) carries it; the profiler window runs from a `profiling`
+    phase to the next `training` phase that is not a resumption after
+    validation. Without phase events the warm-up is found from the step times
+    themselves, by the same rule the backend uses (`tfturbo.steady`).
     """
     series = record.steps()
     first, excluded = _steady_window(record.events)
+    recorded = (record.summary or {}).get("first_steady_step")
+    if isinstance(recorded, int) and not isinstance(recorded, bool):
+        first = recorded
     if first is None:
-        index = detect_warmup(series.step_ms)
+        index = steady.final_start(series.step_ms)
         first = series.step[index] if index < len(series.step) else math.inf
     pairs = [(step, float(ms)) for step, ms in zip(series.step, series.step_ms)
              if isinstance(step, int) and step >= first and not excluded(step) and _finite(ms)]
@@ -151,7 +163,7 @@ def steady_windows(events: list[dict[str, Any]]) -> tuple[int | None, list[tuple
             open_start = None
         elif phase == protocol.PROFILING and isinstance(step, int) and open_start is None:
             open_start = step
-        elif phase == protocol.TRAINING and isinstance(step, int) and first is None:
+        elif phase == protocol.TRAINING and isinstance(step, int) and (first is None or e.get("settled")):
             first = step
     if open_start is not None:
         windows.append((open_start, math.inf))
@@ -212,13 +224,36 @@ def _resolve(path: str) -> Path | None:
         return None
 
 
+def replicate_key(settings: dict[str, Any]) -> tuple:
+    """Runs with equal keys are replicates of one configuration (what differs between them is only noise)."""
+    keys = ("workload", "policy", "jit_compile", "batch_size", "steps", "seed", "strategy", "fix_head",
+            "drop_remainder", "lr_scale")
+    return tuple(str(settings.get(k)) for k in keys)
+
+
 def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[CompareRow]:
-    """One row per record, in order; speed-up (per sample), memory and accuracy against `baseline`."""
+    """One row per record, in order; speed-up (per sample), memory and accuracy against `baseline`.
+
+    The speed-up's interval and verdict come from replicates: every run with
+    the same settings counts as one (`replicate_key`), and the interval of
+    the ratio of their throughputs covers the run-to-run noise. A
+    configuration measured by one run gets its ratio without an interval and
+    the verdict SINGLE_RUN — `tfturbo ab` measures a verdict.
+    """
     if not records:
         return []
     base_i = _baseline_index(records, baseline)
     docs = [effective_summary(r) for r in records]
     base = docs[base_i]
+    keys = [replicate_key(d.get("settings") or {}) for d in docs]
+    rates = [samples_per_s(d) if d.get("status") == protocol.COMPLETED or r.summary is None else None
+             for d, r in zip(docs, records)]
+    groups: dict[tuple, list[float]] = {}
+    for key, rate in zip(keys, rates):
+        if rate:
+            groups.setdefault(key, []).append(rate)
+    base_arm = accuracy.ArmData()
+    base_arm.add_run(base, records[base_i].path)
     rows = []
     for i, (record, doc) in enumerate(zip(records, docs)):
         settings = doc.get("settings") or {}
@@ -229,13 +264,17 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
             median, ci = _num(m), _interval(c)
         sps = _num(doc.get("steps_per_s"))
         sps_ci = (1000.0 / ci[1], 1000.0 / ci[0]) if ci and ci[0] > 0 else None
+        val_delta = None
         if i == base_i:
             speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), BASELINE
         else:
-            s, c = summ.speedup(base, doc)
-            speedup, speedup_ci = _num(s), _interval(c)
-            verdict = change_verdict(speedup_ci) if speedup_ci else "no measurable change"
-        metric, delta, val_step, _ = accuracy_gate(base, doc, Tolerance()) if i != base_i else (None,) * 4
+            speedup, speedup_ci, verdict = _speed(groups.get(keys[base_i], []), groups.get(keys[i], []),
+                                                  keys[i] == keys[base_i], rates[base_i], rates[i])
+            arm = accuracy.ArmData()
+            arm.add_run(doc, record.path)
+            acc = accuracy.gate(base_arm, arm, Tolerance())
+            if acc.metric is not None and acc.delta is not None:
+                val_delta = (acc.metric, acc.delta)
         peak = doc.get("peak_memory_bytes")
         rows.append(CompareRow(
             name=record.name,
@@ -256,8 +295,8 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
             memory_ratio=_num(summ.memory_ratio(base, doc)),
             memory_kind=doc.get("memory_kind"),
             metrics=_final_metrics(doc, record),
-            val_delta=(metric, delta) if metric is not None and delta is not None else None,
-            val_step=val_step,
+            val_delta=val_delta,
+            val_step=None,
             findings=[c for c in codes_of(record.findings()) if c],
             learning_rate=_num(doc.get("learning_rate") if _finite(doc.get("learning_rate"))
                                else recorded.get("learning_rate")),
@@ -268,6 +307,19 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
             path=str(record.path),
         ))
     return rows
+
+
+def _speed(base_rates: list[float], rates: list[float], same: bool, base_rate: float | None,
+           rate: float | None) -> tuple[float | None, tuple[float, float] | None, str]:
+    """(ratio, interval or None, verdict) of one row against the baseline's configuration."""
+    if not rate or not base_rate:
+        return None, None, "not measured"
+    if same:
+        return rate / base_rate, None, SAME_SETTINGS
+    if len(base_rates) >= 2 and len(rates) >= 2:
+        ratio, ci = two_sample_ratio_ci(base_rates, rates)
+        return ratio, ci, speed_verdict_of(ci)
+    return rate / base_rate, None, SINGLE_RUN
 
 
 # ---------------------------------------------------------------- output
@@ -408,8 +460,9 @@ def to_text(rows: list[CompareRow]) -> str:
     base = next((r for r in rows if r.verdict == BASELINE), None)
     if base is not None:
         lines.append("")
-        lines.append(f"Speed-up is throughput per sample against {base.name}, with its 95% confidence interval; "
-                     "an interval containing 1.00 is no measurable change.")
+        lines.append(f"Speed-up is throughput per sample against {base.name}. Its 95% interval comes from "
+                     "replicates (runs with the same settings); a configuration measured once has none, because "
+                     "identical runs differ by more than one run's own noise — `tfturbo ab` measures a verdict.")
     lines += ["", f"settings record ({CHECKPOINT_DIR}/{CHECKPOINT_SETTINGS}):"]
     width = max(len(r.name) for r in rows)
     lines += [f"  {r.name.ljust(width)}  {fmt_settings_record(r.recorded_settings)}" for r in rows]

@@ -189,6 +189,8 @@ class StepSeries:
     step_ms: list[float] = field(default_factory=list)
     loss: list[float | None] = field(default_factory=list)
     loss_scale: list[float | None] = field(default_factory=list)
+    # (first step, last step, seconds) of each measured window, from the events that carry one
+    windows: list[tuple[int, int, float]] = field(default_factory=list)
 
     @classmethod
     def from_events(cls, events: list[dict[str, Any]]) -> "StepSeries":
@@ -201,6 +203,10 @@ class StepSeries:
                 s.step_ms.append(ms)
                 s.loss.append(loss)
                 s.loss_scale.append(scale)
+            w = e.get("window")
+            if (isinstance(w, list) and len(w) == 3 and all(isinstance(v, (int, float)) for v in w)
+                    and not any(isinstance(v, bool) for v in w)):
+                s.windows.append((int(w[0]), int(w[1]), float(w[2])))
         return s
 
 

@@ -29,7 +29,9 @@ class RunSettings:
     # Profiler window [start, stop) in steps; None picks one after warm-up; (0, 0) disables.
     profile: tuple[int, int] | None = None
     val_every: int | None = None  # None: steps // 5 (five points on the validation curve)
-    val_steps: int = 20
+    val_steps: int = 20  # validation batches, only when the examples cannot be re-batched (varying shapes)
+    # the first N validation examples, the same for every batch size: the paired accuracy gate compares them
+    val_examples: int = 2048
     fix_head: bool = False  # cast the output layer to float32 (automatic HEAD_NOT_FLOAT32 fix)
     drop_remainder: bool = False  # drop the partial last batch (automatic PARTIAL_LAST_BATCH fix)
     lr_scale: float = 1.0  # learning-rate multiplier (linear scaling rule for a larger batch)
@@ -57,6 +59,9 @@ class RunSettings:
         if self.until_ci is not None and not 0 < self.until_ci < 1:
             raise UserError(f"--until-ci must be a fraction between 0 and 1, got {self.until_ci}",
                             "pass e.g. --until-ci 0.02 for ±2%")
+        if self.val_examples < 1:
+            raise UserError(f"validation examples must be positive, got {self.val_examples}",
+                            "pass --val-examples N with N >= 1")
         if self.lr_scale <= 0:
             raise UserError(f"learning-rate scale must be positive, got {self.lr_scale}")
 

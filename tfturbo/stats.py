@@ -1,9 +1,15 @@
-"""Statistics for honest step-time numbers (DESIGN.md section 8).
+"""Statistics for honest numbers: step-time intervals, replicate intervals, paired differences.
 
 Step times are autocorrelated (a slow stretch lasts several steps), so the
 confidence intervals come from a moving-block bootstrap rather than treating
 every step as independent. The bootstrap uses a fixed seed: the same samples
 always give the same interval, so reports are reproducible.
+
+Verdicts between configurations do not come from one run's step times: the
+run-to-run variation (machine load, process start, memory layout) is larger
+than one run's own noise. `replicate_ratio_ci` gives the interval of a ratio
+across replicated, interleaved runs, and `paired_difference_ci` the interval
+of a per-example difference on the same validation examples.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import math
 from typing import Sequence
 
 import numpy as np
+from scipy import stats as _sps
 
 BOOTSTRAP_SAMPLES = 2000
 _RNG_SEED = 20261130
@@ -64,18 +71,6 @@ def speedup_ci(baseline_ms: Sequence[float], candidate_ms: Sequence[float], conf
     return ratio, (float(lo), float(hi))
 
 
-def change_verdict(ci: tuple[float, float]) -> str:
-    """'faster', 'slower' or 'no measurable change' for a speed-up interval."""
-    lo, hi = ci
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return "no measurable change"
-    if lo > 1.0:
-        return "faster"
-    if hi < 1.0:
-        return "slower"
-    return "no measurable change"
-
-
 def relative_half_width(median: float, ci: tuple[float, float]) -> float:
     """Half the interval's width relative to the median (0.02 = ±2%)."""
     if not median or not math.isfinite(median):
@@ -83,24 +78,66 @@ def relative_half_width(median: float, ci: tuple[float, float]) -> float:
     return (ci[1] - ci[0]) / 2 / median
 
 
-def detect_warmup(step_ms: Sequence[float], window: int = 5, tolerance: float = 1.5) -> int:
-    """Index of the first steady-state step.
+def t_quantile(confidence: float, df: int) -> float:
+    """Two-sided Student-t quantile (e.g. 4.30 for 95% with 2 degrees of freedom)."""
+    return float(_sps.t.ppf(1 - (1 - confidence) / 2, df))
 
-    The first step (tracing, XLA compilation) is always warm-up. Warm-up ends
-    at the first step that starts `window` consecutive steps whose slowest is
-    within `tolerance` of their median, and whose median is within `tolerance`
-    of the median of the later half of the run. Works on a partial series (live).
-    Returns len(step_ms) when no steady stretch is seen yet.
+
+def replicate_ratio_ci(ratios: Sequence[float], confidence: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """Geometric mean of per-replicate ratios with a Student-t interval on their logarithms.
+
+    Each ratio comes from one replicate (e.g. candidate/reference throughput
+    of two runs measured next to each other), so the interval covers the
+    variation between replicates, which is where run-to-run noise shows. Needs
+    two replicates for an interval; one gives an infinitely wide one.
     """
-    x = [float(v) for v in step_ms]
-    n = len(x)
-    if n <= 1:
-        return n
-    tail = x[max(1, n // 2):]
-    ref = float(np.median(tail)) if tail else x[-1]
-    for i in range(1, n - window + 1):
-        w = x[i:i + window]
-        m = float(np.median(w))
-        if max(w) <= tolerance * m and m <= tolerance * ref:
-            return i
-    return n
+    logs = np.log(np.asarray([r for r in ratios if r is not None and math.isfinite(r) and r > 0], dtype=float))
+    if len(logs) == 0:
+        return float("nan"), (float("nan"), float("nan"))
+    centre = float(np.mean(logs))
+    if len(logs) < 2:
+        return math.exp(centre), (0.0, math.inf)
+    half = t_quantile(confidence, len(logs) - 1) * float(np.std(logs, ddof=1)) / math.sqrt(len(logs))
+    return math.exp(centre), (math.exp(centre - half), math.exp(centre + half))
+
+
+def paired_difference_ci(differences: Sequence[float], confidence: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """Mean of per-example differences (candidate - reference) with its interval.
+
+    Differences of the same examples are paired, so what both models get right
+    or wrong cancels and the interval is as tight as the disagreement allows.
+    A Student-t interval on the mean (the central limit theorem holds for the
+    hundreds of examples a validation set has); identical outputs give [0, 0].
+    """
+    d = np.asarray([v for v in differences if v is not None and math.isfinite(v)], dtype=float)
+    if len(d) == 0:
+        return float("nan"), (float("nan"), float("nan"))
+    mean = float(np.mean(d))
+    if len(d) < 2:
+        return mean, (-math.inf, math.inf)
+    half = t_quantile(confidence, len(d) - 1) * float(np.std(d, ddof=1)) / math.sqrt(len(d))
+    return mean, (mean - half, mean + half)
+
+
+def two_sample_ratio_ci(reference: Sequence[float], candidate: Sequence[float], confidence: float = 0.95
+                        ) -> tuple[float, tuple[float, float]]:
+    """Ratio of geometric means (candidate / reference) of unpaired replicate rates, Welch interval on the logs.
+
+    For runs that were not measured in pairs (e.g. `tfturbo compare` of
+    separate runs with the same settings): every run is one replicate. Needs
+    two runs on each side for an interval.
+    """
+    a = np.log(np.asarray([v for v in reference if v and math.isfinite(v) and v > 0], dtype=float))
+    b = np.log(np.asarray([v for v in candidate if v and math.isfinite(v) and v > 0], dtype=float))
+    if len(a) == 0 or len(b) == 0:
+        return float("nan"), (float("nan"), float("nan"))
+    centre = float(np.mean(b) - np.mean(a))
+    if len(a) < 2 or len(b) < 2:
+        return math.exp(centre), (0.0, math.inf)
+    va, vb = float(np.var(a, ddof=1)) / len(a), float(np.var(b, ddof=1)) / len(b)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return math.exp(centre), (math.exp(centre), math.exp(centre))
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    half = float(_sps.t.ppf(1 - (1 - confidence) / 2, df)) * se
+    return math.exp(centre), (math.exp(centre - half), math.exp(centre + half))

@@ -1,7 +1,7 @@
 """Small result cards: the measured numbers of one run, and the keep/reject verdict of a rung.
 
 Every number shown comes from the run's summary (via `tfturbo.summary`) or
-the rung's `RungDecision`, with its 95% interval where it has one.
+the rung's trial verdict (`TrialVerdict`), with its 95% interval where it has one.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLay
 
 from tfturbo import summary as summ
 from tfturbo.console import fmt_bytes
-from tfturbo.stats import change_verdict
-from tfturbo.tune.decision import RungDecision
+from tfturbo.trials.verdict import speed_verdict_of as change_verdict
+from tfturbo.trials.verdict import TrialVerdict
 
 
 def _finite(v: Any) -> bool:
@@ -125,27 +125,16 @@ class DecisionCard(QFrame):
         layout.addWidget(self.reason)
         self.hide()
 
-    def set_decision(self, decision: RungDecision, label: str, compared_with: str | None = None) -> None:
+    def set_decision(self, decision: TrialVerdict, label: str, compared_with: str | None = None) -> None:
         kept = decision.kept
         self.badge.setText("KEPT" if kept else "NOT KEPT")
         self.badge.setProperty("kept", "yes" if kept else "no")
         self.badge.style().unpolish(self.badge)
         self.badge.style().polish(self.badge)
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
-        facts = [("Speed-up vs baseline", speed_text(decision.speedup, decision.speedup_ci95))]
-        if decision.reference_speedup is not None and compared_with:
-            ratio, ci = decision.reference_speedup
-            facts.append((f"vs {compared_with}", speed_text(ratio, ci)))
-        if decision.metric is not None:
-            if decision.val_delta is None:
-                accuracy = f"{decision.metric} not measured"
-            elif decision.metric.endswith("loss"):
-                accuracy = f"{decision.metric} {decision.val_delta:+.4f}"
-            else:
-                accuracy = f"{decision.metric} {decision.val_delta * 100:+.2f} pp"
-            if decision.val_step is not None:
-                accuracy += f" at step {decision.val_step}"
-            facts.append(("Accuracy vs baseline", accuracy))
+        against = f"vs {compared_with}" if compared_with else "vs the baseline"
+        facts = [(f"Speed {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),
+                 ("Accuracy vs baseline", f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
         self.facts.set_facts(facts)
         self.reason.setText(decision.reason)
         self.show()

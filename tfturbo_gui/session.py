@@ -1,11 +1,12 @@
 """The wizard's state: the workload, the study folder, and the ladder of measured rungs.
 
-The wizard makes the same study as `tfturbo tune` (DESIGN.md section 6): the
-same `runs/NN-name/` folders, the same run settings (`TuneOptions`), the same
-`decide()` verdicts and the same `study.yaml` (`tune.study.Study`), so File →
-Open, `tfturbo compare` and `tfturbo report` read either. Unlike the
-unattended ladder, the user chooses when each rung runs and may repeat one;
-every rung must beat the best configuration kept so far. No Qt here.
+The wizard makes the same study as `tfturbo tune`: the same `runs/NN-name/`
+folders, the same run settings (`TuneOptions`), the same trials and verdicts
+(`tfturbo.trials`: a rung is an A/B trial against the best configuration kept
+so far, judged by `TuningPolicy.conclude`) and the same `study.yaml`
+(`tune.study.Study`), so File → Open, `tfturbo compare` and `tfturbo report`
+read either. Unlike the unattended ladder, the user chooses when each rung
+runs, with which fixes, and may repeat one. No Qt here.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from tfturbo.cli_args import run_argv
 from tfturbo.commands.backend import log_path as user_log_path
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from tfturbo.trials.policy import Candidate, TuningPolicy, sixteen_bit_policies
+from tfturbo.trials.trial import PlannedRun, Trial
+from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.tune.apply_snippet import snippet
-from tfturbo.tune.decision import decide, reference_decision
-from tfturbo.tune.ladder import TuneOptions, prepare_study_dir, sixteen_bit_policies
+from tfturbo.tune.ladder import TuneOptions, baseline_verdict, finish_rung, make_trial, prepare_study_dir
 from tfturbo.tune.study import BASELINE, COMPLETED, Rung, Study, measurement_only
 
 from .run_data import RunData
@@ -67,8 +70,9 @@ class WizardSession:
         self.study: Study | None = None
         self.environment: dict[str, Any] | None = None
         self.baseline: Rung | None = None
-        self.best: Rung | None = None
-        self.run_data: dict[int, RunData] = {}  # id(rung) -> live data of its run
+        self.policy: TuningPolicy | None = None  # made when the baseline is measured
+        self.trials: dict[int, Trial] = {}  # id(rung) -> its trial
+        self.run_data: dict[int, RunData] = {}  # id(rung) -> live data of its own run (B's first replicate)
 
     # ------------------------------------------------------------ study
 
@@ -103,6 +107,11 @@ class WizardSession:
 
     # ------------------------------------------------------------ rungs
 
+    @property
+    def best(self) -> Rung | None:
+        """The best configuration kept so far (the baseline until a rung is kept)."""
+        return self.policy.best if self.policy is not None else self.baseline
+
     def recommended_policies(self) -> tuple[list[str], str]:
         recommended = (self.environment or {}).get("recommended_policy")
         return sixteen_bit_policies(recommended, both=True)
@@ -118,33 +127,84 @@ class WizardSession:
         return base.settings.with_(batch_size=batch or base.settings.batch_size, profile=NO_PROFILE)
 
     def start_rung(self, kind: str, slug: str, settings: RunSettings) -> tuple[Rung, list[str]]:
-        """A new rung of `kind` and the `run` arguments that measure it into runs/NN-slug (as tune names them)."""
+        """A new single-run rung (the baseline) and the `run` arguments that measure it into runs/NN-slug."""
         study = self.ensure_study()
         name = f"{len(study.rungs) + 1:02d}-{slug}"
-        rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}")
+        rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}", replicates=[name])
         study.rungs.append(rung)
         study.save()
         return rung, run_argv(settings, str(study.path / rung.run))
 
     def finish_rung(self, rung: Rung, data: RunData) -> None:
-        """Decide the rung from its run's summary (or what its events measured), then save study.yaml."""
+        """A single-run rung ended: a completed baseline becomes the reference of every later trial."""
         self.run_data[id(rung)] = data
-        doc = data.summary or {"status": data.status or protocol.CRASHED, "settings": rung.settings.to_dict()}
+        rung.summary = self._summary(data, rung.settings)
+        if rung.kind == BASELINE:
+            completed = rung.summary.get("status") == protocol.COMPLETED
+            rung.decision = baseline_verdict(rung.summary) if completed else None
+            if completed:
+                if (rung.summary.get("settings") or {}).get("batch_size"):
+                    rung.settings = rung.settings.with_(batch_size=summ.batch_size(rung.summary))
+                self.baseline = rung
+                policies, why = self.recommended_policies()
+                self.policy = TuningPolicy(self.ensure_study().audit, policies, why)
+                self.policy.set_baseline(rung)
+        self.ensure_study().save()
+
+    # ------------------------------------------------------------ trials
+
+    def start_trial(self, kind: str, slug: str, settings: RunSettings, note: str = "") -> Rung:
+        """A new rung measured as a trial: `settings` against the best configuration kept so far
+        (the baseline for a confirmation), its accuracy against the baseline run."""
+        assert self.policy is not None and self.baseline is not None, "the baseline has not been measured"
+        study = self.ensure_study()
+        candidate = Candidate(kind, slug, settings, note, None)
+        candidate.reference = reference = self.policy.reference_for(candidate)
+        name = f"{len(study.rungs) + 1:02d}-{slug}"
+        rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}", compared_with=reference.name)
+        self.trials[id(rung)] = make_trial(candidate, name, self.baseline, study.path, self.options())
+        study.rungs.append(rung)
+        study.save()
+        return rung
+
+    def next_run(self, rung: Rung) -> tuple[PlannedRun, list[str]] | None:
+        """The trial's next run and its `run` arguments, or None when the trial is decided."""
+        planned = self.trials[id(rung)].next_run()
+        if planned is None:
+            return None
+        return planned, run_argv(planned.settings, str(self.ensure_study().path / RUNS_DIR / planned.name))
+
+    def record_run(self, rung: Rung, planned: PlannedRun, data: RunData) -> None:
+        trial = self.trials[id(rung)]
+        trial.record(planned, self._summary(data, planned.settings), self.ensure_study().path / RUNS_DIR / planned.name)
+        if planned.arm == "b" and planned.replicate == 1:
+            self.run_data[id(rung)] = data
+        rung.replicates = [r.planned.name for r in trial.runs]
+        self.ensure_study().save()
+
+    def stop_trial(self, rung: Rung) -> None:
+        """The user stopped: judge what the complete pairs measured."""
+        self.trials[id(rung)].stop()
+
+    def finish_trial(self, rung: Rung) -> TrialVerdict:
+        """Judge the trial (the same `TuningPolicy.conclude` as `tfturbo tune`) and save study.yaml."""
+        trial = self.trials[id(rung)]
+        verdict = trial.verdict()
+        finish_rung(rung, trial, verdict, "")
+        self.policy.conclude(rung, verdict)
+        self.ensure_study().save()
+        return verdict
+
+    def trial_of(self, rung: Rung | None) -> Trial | None:
+        return self.trials.get(id(rung)) if rung is not None else None
+
+    @staticmethod
+    def _summary(data: RunData, settings: RunSettings) -> dict[str, Any]:
+        """The run's summary, or what its events measured, with its error."""
+        doc = data.summary or {"status": data.status or protocol.CRASHED, "settings": settings.to_dict()}
         if data.error and not doc.get("error"):
             doc = {**doc, "error": {k: data.error.get(k) for k in ("kind", "message", "fix")}}
-        rung.summary = doc
-        if rung.kind == BASELINE:
-            completed = doc.get("status") == protocol.COMPLETED
-            rung.decision = reference_decision(doc) if completed else None
-            self.baseline = rung if completed else self.baseline
-            self.best = self.baseline
-        elif self.baseline is not None:
-            best = self.best if self.best is not self.baseline else None
-            rung.compared_with = best.name if best else None
-            rung.decision = decide(self.baseline.summary, doc, reference=best.summary if best else None)
-            if rung.decision.kept:
-                self.best = rung
-        self.ensure_study().save()
+        return doc
 
     def data_of(self, rung: Rung | None) -> RunData | None:
         return self.run_data.get(id(rung)) if rung is not None else None
@@ -155,9 +215,10 @@ class WizardSession:
     def finish_study(self) -> Study:
         """The recommendation: the best kept rung, as the user would train with it."""
         study = self.ensure_study()
-        if self.baseline is not None and self.best is not None:
-            study.recommended = measurement_only(self.best.settings)
-            study.recommended_rung = self.best.name
+        best = self.best
+        if self.baseline is not None and best is not None:
+            study.recommended = measurement_only(best.settings)
+            study.recommended_rung = best.name
             study.snippet = snippet(study.recommended, measurement_only(self.baseline.settings), study.findings())
         study.status = COMPLETED
         study.save()

@@ -16,7 +16,9 @@ it overrides a batch-end hook. Per step the callback takes one
 consecutive batch starts within an epoch. Every window (a quarter second or
 10 steps during warm-up, then a second) it reads the loss tracker, the loss
 scale and the optimizer's step count once — the only sync — and hands the
-window to the run monitor.
+window to the run monitor, with the wall time from the previous read to the
+end of this one: the window's throughput, which asynchronous dispatch cannot
+fool (the read waits for the device) and in which stalls count.
 """
 
 from __future__ import annotations
@@ -140,6 +142,7 @@ class Instrument(keras.callbacks.Callback):
         self._last: float | None = None
         self._last_step = 0
         self._window_start = 0.0
+        self._synced_at = 0.0  # perf_counter after the last device-draining read (or an epoch's start)
         self._flushed_step = 0
         self._flushed_samples = 0
         self._prev_total = 0.0
@@ -151,7 +154,7 @@ class Instrument(keras.callbacks.Callback):
     # -- Keras hooks ---------------------------------------------------------------------------
 
     def on_train_begin(self, logs=None):
-        self.fit_start = self._window_start = time.perf_counter()
+        self.fit_start = self._window_start = self._synced_at = time.perf_counter()
         self._probe = ModelProbe(self.model)
         self._prev_iterations = int(self.model.optimizer.iterations.numpy())
         self._per_call = max(1, int(getattr(self.model, "steps_per_execution", 1) or 1))
@@ -161,6 +164,7 @@ class Instrument(keras.callbacks.Callback):
         self._epoch_first = epoch * self.steps_per_epoch + 1
         self._last = None  # no sample spans an epoch boundary (validation ran in between)
         self._prev_total = self._prev_count = 0.0  # fit() reset the metrics before this hook
+        self._synced_at = time.perf_counter()  # validation ran since the last read: no window spans it
         if self._validating:
             self._validating = False
             self.monitor.on_resume(self._epoch_first)
@@ -220,7 +224,8 @@ class Instrument(keras.callbacks.Callback):
     def _flush(self, now: float) -> None:
         if self.completed <= self._flushed_step or self._probe is None:
             return
-        reading = self._probe.read()
+        reading = self._probe.read()  # waits for the device: every step up to `completed` has finished
+        synced = time.perf_counter()
         loss = None
         if reading["loss_count"] is not None and reading["loss_count"] > self._prev_count:
             loss = (reading["loss_total"] - self._prev_total) / (reading["loss_count"] - self._prev_count)
@@ -233,7 +238,10 @@ class Instrument(keras.callbacks.Callback):
         self._prev_iterations = reading["iterations"]
         first = self._flushed_samples
         window = Window(steps=self.record.step[first:], step_ms=self.record.ms[first:], loss=loss,
-                        loss_scale=reading["loss_scale"], skipped_steps=skipped)
+                        loss_scale=reading["loss_scale"], skipped_steps=skipped,
+                        span=(self._flushed_step + 1, self.completed, synced - self._synced_at))
+        self.record.windows.append(window.span)
+        self._synced_at = synced
         self._flushed_step = self.completed
         self._flushed_samples = len(self.record)
         self._window_start = now

@@ -1,10 +1,19 @@
-"""The step-time record of one run and the summary numbers made from it (DESIGN.md section 8).
+"""The step-time record of one run and the summary numbers made from it.
 
-Per-step time is the host time between the starts of consecutive training
-steps. Three kinds of step are not steady state and never enter the median:
-warm-up (tracing, XLA compilation; found by `stats.detect_warmup`), the
-steps inside the profiler window (the profiler slows them), and the last step
-of each epoch (validation runs after it, so it has no sample at all).
+Two measurements are kept:
+
+* per-step time, the host time between the starts of consecutive training
+  steps: cheap, fine-grained, for plots, detectors and the warm-up decision;
+* windows: the steps between two reads of the training state (each read
+  waits for the device), with the wall time between those reads. A window's
+  samples/second cannot be fooled by asynchronous dispatch, and stalls or
+  recompilations inside it count. Verdicts between configurations use the
+  windows' throughput.
+
+Three kinds of step are not steady state and never enter the figures:
+warm-up (tracing, XLA compilation; `tfturbo.steady` decides it), the steps
+inside the profiler window (the profiler slows them), and the last step of
+each epoch in the per-step samples (validation runs after it).
 """
 
 from __future__ import annotations
@@ -12,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from tfturbo import stats
+from tfturbo import stats, steady
 
 MIN_STEADY_FOR_STOP = 10  # the adaptive stop needs at least this many steady samples
 MAX_STAT_SAMPLES = 5000  # the bootstrap costs samples × 2000: longer runs are thinned evenly
@@ -28,6 +37,8 @@ class StepRecord:
     start: list[float] = field(default_factory=list)
     first_steady: int | None = None  # step number where warm-up ended, once detected
     excluded: tuple[int, int] | None = None  # steps [lo, hi] (inclusive) touched by the profiler
+    # (first step, last step, seconds between the device-draining reads that closed the window before and this one)
+    windows: list[tuple[int, int, float]] = field(default_factory=list)
 
     def add(self, step: int, ms: float, start: float) -> None:
         self.step.append(step)
@@ -40,8 +51,17 @@ class StepRecord:
     def find_steady_start(self) -> int | None:
         """The step where warm-up ended, judged on the samples so far; None if not seen yet."""
         head = self.ms[:WARMUP_SEARCH]
-        index = stats.detect_warmup(head)
+        index = steady.live_start(head)
         return self.step[index] if index < len(head) else None
+
+    def settle(self) -> None:
+        """Revisit the live warm-up decision on the whole record (see `tfturbo.steady.final_start`)."""
+        if self.first_steady is None or self.first_steady not in self.step:
+            return
+        live = self.step.index(self.first_steady)
+        index = steady.final_start(self.ms, live)
+        if index < len(self.step):
+            self.first_steady = self.step[index]
 
     def is_steady(self, step: int) -> bool:
         if self.first_steady is None or step < self.first_steady:
@@ -50,6 +70,13 @@ class StepRecord:
 
     def steady_ms(self) -> list[float]:
         return [ms for step, ms in zip(self.step, self.ms) if self.is_steady(step)]
+
+    def steady_windows(self) -> list[tuple[int, int, float]]:
+        """Windows whose every step is steady (after warm-up, outside the profiler)."""
+        if self.first_steady is None:
+            return []
+        lo, hi = self.excluded or (math.inf, -math.inf)
+        return [w for w in self.windows if w[0] >= self.first_steady and (w[1] < lo or w[0] > hi) and w[2] > 0]
 
     def start_of(self, step: int) -> float | None:
         """perf_counter time at which `step` began, if it has a sample."""
@@ -91,3 +118,11 @@ def finite_or_none(value) -> float | None:
     except (TypeError, ValueError):
         return None
     return value if math.isfinite(value) else None
+
+
+def throughput(windows: list[tuple[int, int, float]], batch_size: int) -> dict:
+    """{"samples_per_s", "steps", "seconds", "windows"}: steady samples over the steady wall time."""
+    steps = sum(last - first + 1 for first, last, _ in windows)
+    seconds = sum(s for _, _, s in windows)
+    return {"samples_per_s": steps * batch_size / seconds if seconds > 0 else None,
+            "steps": steps, "seconds": seconds, "windows": len(windows)}

@@ -52,6 +52,7 @@ class RunMonitor:
         self.loss_scales: list[float] = []
         self.skipped_steps = 0
         self.stopped_early = False
+        self.paired = None  # paired_validation.PairedValidation, when the run has validation data
         # The first summary op costs tens of ms to create: pay it here, not inside a measured step.
         self._scalars(0, None, {"batch_size": float(settings.batch_size or 0)})
 
@@ -68,10 +69,13 @@ class RunMonitor:
 
     def on_window(self, window: Window, completed: int) -> None:
         event: dict[str, Any] = {"step": window.steps, "step_ms": [round(ms, 4) for ms in window.step_ms]}
-        if window.steps:
-            event["loss"] = [None] * (len(window.steps) - 1) + [window.loss]
-            if window.loss_scale is not None:
-                event["loss_scale"] = [None] * (len(window.steps) - 1) + [window.loss_scale]
+        if window.span is not None:
+            event["window"] = [window.span[0], window.span[1], round(window.span[2], 6)]
+        if window.steps or window.span is not None:
+            if window.steps:
+                event["loss"] = [None] * (len(window.steps) - 1) + [window.loss]
+                if window.loss_scale is not None:
+                    event["loss_scale"] = [None] * (len(window.steps) - 1) + [window.loss_scale]
             self.writer.emit(protocol.STEPS, **event)
         if window.loss_scale is not None:
             self.loss_scales.append(window.loss_scale)
@@ -103,6 +107,9 @@ class RunMonitor:
             self.validation.append({"step": step, "metrics": val})
             self.writer.emit(protocol.VALIDATION, step=step, metrics=val)
             self._scalars(step, None, val)
+            if self.paired is not None:
+                self.paired.evaluate(self.context.model, step, step * (self.settings.batch_size or 0), val)
+                self.paired.save(self.context.extra["run_dir"])
         self.writer.emit(protocol.MEMORY, **self.memory.read())
         until = self.settings.until_ci
         if until and not self.stop_reason and step >= self.settings.min_steps and step < self.settings.steps:
@@ -130,6 +137,15 @@ class RunMonitor:
     def on_train_end(self, completed: int) -> None:
         if not self.warmed_up:  # too short for a steady stretch: judge on everything seen
             self._look_for_steady_state(final=True)
+        live = self.record.first_steady
+        self.record.settle()  # the whole record revisits the live warm-up decision
+        if self.record.first_steady != live and live is not None:
+            start = self.record.start_of(self.record.first_steady)
+            self.warmup_s = (start - self.fit_start) if start is not None else self.warmup_s
+            self.context.warmup_end = self.record.step.index(self.record.first_steady)
+            self._phase(protocol.TRAINING, self.record.first_steady,
+                        f"steady state revised on the whole run: from step {self.record.first_steady} "
+                        f"(steps {live}–{self.record.first_steady - 1} were still settling)", settled=True)
         self._run_detectors("on_end", self.context)
         self.writer.emit(protocol.MEMORY, **self.memory.read())
 

@@ -2,7 +2,9 @@
 
 import numpy as np
 
-from tfturbo.stats import change_verdict, detect_warmup, median_ci, relative_half_width, speedup_ci
+from tfturbo.stats import median_ci, relative_half_width, speedup_ci
+from tfturbo.trials.verdict import speed_verdict_of as change_verdict
+from tfturbo.steady import live_start as detect_warmup
 
 
 def noisy(median, n=300, spread=0.03, seed=0):

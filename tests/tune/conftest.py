@@ -61,7 +61,8 @@ class FakeBackend:
 
     def __init__(self, run_summary: Callable[[RunSettings], dict], recommended: str = "float32",
                  audit: list[dict] | None = None, verdict: str = "compute_bound",
-                 on_run: Callable[[RunSettings], None] | None = None):
+                 on_run: Callable[[RunSettings], None] | None = None, run_noise: float = 0.02):
+        """`run_noise`: each run's speed is off by a seeded factor (1 + run_noise * N(0, 1)), as replicates are."""
         self.run_summary = run_summary
         self.recommended = recommended
         self.audit = audit or []
@@ -69,6 +70,8 @@ class FakeBackend:
         self.on_run = on_run
         self.calls: list[tuple[str, list[str]]] = []
         self.runs: list[RunSettings] = []
+        self.run_noise = run_noise
+        self._rng = np.random.default_rng(99)
 
     def __call__(self, command, argv, on_event=None, stderr_path=None, cancel=None, env=None) -> BackendResult:
         self.calls.append((command, list(argv)))
@@ -91,6 +94,10 @@ class FakeBackend:
             self.on_run(settings)
         doc = self.run_summary(settings)
         doc = {**doc, "settings": {**settings.to_dict(), "batch_size": settings.batch_size or 64}}
+        factor = 1.0 + self.run_noise * float(self._rng.standard_normal())
+        if doc.get("step_ms_samples"):
+            doc["step_ms_samples"] = [ms * factor for ms in doc["step_ms_samples"]]
+            doc["steps_per_s"] = doc["steps_per_s"] / factor
         return result(command, doc, status=doc["status"] if doc["status"] != "crashed" else "crashed")
 
 

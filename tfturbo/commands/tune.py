@@ -1,4 +1,4 @@
-"""`tfturbo tune WORKLOAD --out STUDY_DIR`: the whole checklist unattended (GitHub issue 4).
+"""`tfturbo tune WORKLOAD --out STUDY_DIR`: the whole checklist unattended .
 
 Prints one line per rung while it works (stderr), then the table, the
 recommendation and the code changes (stdout), or with `--json` the `tune`
@@ -18,11 +18,12 @@ import threading
 from pathlib import Path
 
 from .. import console, protocol
-from ..cli_args import fraction, non_negative, positive_int
+from ..cli_args import non_negative, positive_int
 from ..runfiles import REPORT_PDF
-from ..settings import DEFAULT_SEED, DEFAULT_STEPS
+from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE
-from ..tune.decision import Tolerance
+from ..trials.speed import SpeedRule
+from ..trials.verdict import Tolerance
 from ..tune.ladder import Ladder, TuneOptions
 from ..tune.render import render_study
 from ..tune.study import FAILED, INTERRUPTED, Study
@@ -32,16 +33,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workload", metavar="WORKLOAD", help="path to a workload .py file, or builtin:NAME")
     parser.add_argument("--out", required=True, metavar="STUDY_DIR", help="study directory to create")
     parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS,
-                        help=f"training steps per rung at most (default {DEFAULT_STEPS})")
+                        help=f"training steps of every run (default {DEFAULT_STEPS})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the same seed for every rung")
     parser.add_argument("--batch-size", type=positive_int, default=None, help="baseline batch size (default: the workload's)")
     parser.add_argument("--val-every", type=positive_int, default=None, help="validate every N steps (default steps/5)")
-    parser.add_argument("--until-ci", type=fraction, default=0.02, metavar="FRACTION",
-                        help="adaptive measurement: stop a rung once its step-time 95%% interval is within "
-                             "±FRACTION (default 0.02)")
-    parser.add_argument("--min-steps", type=positive_int, default=None,
-                        help="adaptive measurement: never stop a rung before this step (default: 2 validation intervals)")
-    parser.add_argument("--full-steps", action="store_true", help="no adaptive stop: run every rung for --steps")
+    parser.add_argument("--val-examples", type=positive_int, default=RunSettings.val_examples,
+                        help=f"validation examples the accuracy gate pairs (default {RunSettings.val_examples})")
+    parser.add_argument("--min-replicates", type=positive_int, default=SpeedRule.min_pairs,
+                        help=f"replicate pairs per rung before its verdict may stop (default {SpeedRule.min_pairs}, "
+                             "at least 2)")
+    parser.add_argument("--max-replicates", type=positive_int, default=SpeedRule.max_pairs,
+                        help=f"replicate pairs per rung at most (default {SpeedRule.max_pairs})")
     parser.add_argument("--policy", choices=("mixed_float16", "mixed_bfloat16"), default=None,
                         help="the 16-bit policy to measure (default: the one `tfturbo env` recommends)")
     parser.add_argument("--both-policies", action="store_true",
@@ -65,8 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def options_from_args(args: argparse.Namespace) -> TuneOptions:
     return TuneOptions(
         workload=args.workload, out=Path(args.out), steps=args.steps, seed=args.seed, batch_size=args.batch_size,
-        val_every=args.val_every, until_ci=None if args.full_steps else args.until_ci, min_steps=args.min_steps,
-        policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
+        val_every=args.val_every, val_examples=args.val_examples, min_replicates=args.min_replicates,
+        max_replicates=max(args.min_replicates, args.max_replicates), policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
         tolerance=Tolerance(args.accuracy_tolerance, args.loss_tolerance))
 
 

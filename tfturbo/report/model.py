@@ -25,7 +25,8 @@ from ..cli_args import run_argv
 from ..errors import UserError
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study
 from ..settings import RunSettings
-from ..tune.decision import Tolerance, accuracy_gate
+from ..trials import accuracy
+from ..trials.verdict import WORSE, Tolerance
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
 STEP_TIME_POINTS = 150  # step times are noisy: at most this many bin medians per curve stay readable
@@ -268,15 +269,17 @@ def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe
             if round(abs(1 - row.memory_ratio) * 100) else "is unchanged"
         text += (f"Peak {kind} memory {change} "
                  f"({compare.fmt_bytes(base.peak_memory_bytes)} to {compare.fmt_bytes(row.peak_memory_bytes)}). ")
-    metric, delta, step, problem = accuracy_gate(docs[baseline.name], docs[tuned.name], Tolerance())
-    if metric is None:
+    base_arm, tuned_arm = accuracy.ArmData(), accuracy.ArmData()
+    base_arm.add_run(docs[baseline.name], baseline.row.path if baseline.row else None)
+    tuned_arm.add_run(docs[tuned.name], tuned.row.path if tuned.row else None)
+    acc = accuracy.gate(base_arm, tuned_arm, Tolerance())
+    if acc.metric is None or not acc.checked:
         text += "No validation metric was recorded to check accuracy."
-    elif delta is None:
-        text += f"Accuracy could not be checked: {problem}."
+    elif acc.delta is None:
+        text += f"Accuracy could not be checked: {acc.text()}."
     else:
-        at = f"at step {step}" if step is not None else "at the end of the runs"
-        text += (f"Accuracy is {'lost' if problem else 'kept'}: {_metric_phrase(metric, delta)} against the "
-                 f"baseline {at}" + (f" ({problem})." if problem else ", within tolerance."))
+        text += (f"Accuracy against the baseline at equal samples seen: {acc.text()} — {acc.verdict}"
+                 + (" (lost beyond the tolerance)." if acc.verdict == WORSE else "."))
     return text
 
 

@@ -1,14 +1,17 @@
-"""The checklist, unattended: environment, audit, input probe, then the speed-up ladder.
+"""The checklist, unattended: environment, audit, input probe, baseline, then the trial ladder.
 
-Each rung is one measured backend run in STUDY_DIR/runs/<NN-name>/ with the
-baseline's seed, step budget and validation points; `decide()` keeps it only
-if it is faster beyond the noise and accurate enough. Later rungs build on the
-best kept configuration so far:
+The baseline is one measured run (with the profiler window) in
+STUDY_DIR/runs/01-baseline/. Every later rung is an A/B trial of the trial
+engine (`tfturbo.trials`): its candidate (B, from `TuningPolicy`) against the
+best configuration kept so far (A), replicated and interleaved, its accuracy
+judged against the baseline's run. The runs of rung NN are
+runs/NN-slug (B's first replicate, the rung's own run) and runs/NN-slug.a1,
+.b2, … (the others). The order of stages:
 
-  baseline (float32, no XLA, profiler window on)
   mixed precision (the recommended 16-bit policy; both with both_policies)
-  + XLA on the best kept configuration
+  + XLA on the best kept configuration (and 16-bit + XLA when 16-bit lost only on speed)
   + a larger batch, sized from the measured peak memory the kept rungs freed
+  confirmation: the recommendation against the baseline, side by side
 
 The backend is reached only through `runner` (default `run_backend`), so the
 flow can be tested on recorded documents without TensorFlow.
@@ -16,7 +19,6 @@ flow can be tested on recorded documents without TensorFlow.
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,19 +27,20 @@ from typing import Any, Callable
 from .. import findings as F
 from .. import protocol, summary
 from ..backend_client import BackendResult, run_backend
-from ..cli_args import run_argv
-from ..errors import OutputDirError, UserError, WorkloadError
-from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
+from ..errors import OutputDirError, UserError
+from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
-from .batch import DEFAULT_MAX_SCALE, plan_larger_batch
-from .decision import RungDecision, Tolerance, decide, reference_decision
-from .study import (BASELINE, COMPLETED, FAILED, INPUT_BOUND, INTERRUPTED, LARGER_BATCH, MIXED_PRECISION,
-                    RUNNING, XLA, Rung, Study, measurement_only)
+from ..trials.execute import backend_executor, fail_on_bad_input
+from ..trials.policy import (CONFIRMATION, LARGER_BATCH, MIXED_PRECISION, XLA, Candidate, TuningPolicy,
+                             sixteen_bit_policies)
+from ..trials.speed import SpeedRule, samples_per_s
+from ..trials.trial import PlannedRun, Trial, run_trial
+from ..trials.verdict import (NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict)
 from .apply_snippet import snippet
+from .batch import DEFAULT_MAX_SCALE
+from .study import BASELINE, COMPLETED, FAILED, INPUT_BOUND, INTERRUPTED, RUNNING, Rung, Study, measurement_only
 
 Runner = Callable[..., BackendResult]
-SIXTEEN_BIT = ("mixed_float16", "mixed_bfloat16")
-NO_PROFILE = (0, 0)
 
 
 @dataclass
@@ -48,8 +51,9 @@ class TuneOptions:
     seed: int = DEFAULT_SEED
     batch_size: int | None = None
     val_every: int | None = None  # None: steps // 5
-    until_ci: float | None = 0.02  # adaptive measurement: stop once the step-time CI is ±2%
-    min_steps: int | None = None  # None: two validation intervals
+    val_examples: int = RunSettings.val_examples
+    min_replicates: int = SpeedRule.min_pairs
+    max_replicates: int = SpeedRule.max_pairs
     policy: str | None = None  # the 16-bit policy to measure; None: the recommended one
     both_policies: bool = False
     auto_fix: bool = True  # apply the audit's automatic fixes (float32 head, drop_remainder) to the rungs
@@ -58,32 +62,28 @@ class TuneOptions:
 
     def base_settings(self) -> RunSettings:
         plain = RunSettings(self.workload, steps=self.steps, seed=self.seed, batch_size=self.batch_size,
-                            val_every=self.val_every)
-        val_every = plain.effective_val_every()
-        min_steps = self.min_steps if self.min_steps is not None else min(self.steps, 2 * val_every)
-        return plain.with_(val_every=val_every, until_ci=self.until_ci,
-                           min_steps=min_steps if self.until_ci is not None else 0)
+                            val_every=self.val_every, val_examples=self.val_examples)
+        return plain.with_(val_every=plain.effective_val_every())
+
+    def speed_rule(self) -> SpeedRule:
+        return SpeedRule(self.min_replicates, self.max_replicates)
 
     def to_dict(self) -> dict[str, Any]:
         return {"steps": self.steps, "seed": self.seed, "batch_size": self.batch_size,
-                "val_every": self.base_settings().val_every, "until_ci": self.until_ci,
-                "min_steps": self.base_settings().min_steps, "policy": self.policy, "both_policies": self.both_policies,
+                "val_every": self.base_settings().val_every, "val_examples": self.val_examples,
+                "replicates": {"min": self.min_replicates, "max": self.max_replicates},
+                "policy": self.policy, "both_policies": self.both_policies,
                 "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale,
-                "tolerance": {"accuracy_pp": self.tolerance.accuracy_pp, "loss_rel": self.tolerance.loss_rel}}
+                "tolerance": self.tolerance.to_dict()}
 
 
-def sixteen_bit_policies(recommended: str | None, both: bool, chosen: str | None = None) -> tuple[list[str], str]:
-    """The 16-bit policies to measure, and why: the user's choice or the recommended one first."""
-    if chosen in SIXTEEN_BIT:
-        first, why = chosen, f"{chosen} was chosen with --policy (recommended: {recommended})"
-    elif recommended in SIXTEEN_BIT:
-        first, why = recommended, f"{recommended} is the recommended policy for this hardware"
-    else:
-        first = "mixed_float16"
-        why = (f"the recommended policy is {recommended or 'unknown'}; mixed_float16 is measured to check "
-               "that recommendation")
-    policies = [first] + ([p for p in SIXTEEN_BIT if p != first] if both else [])
-    return policies, why
+def baseline_verdict(base: dict[str, Any]) -> TrialVerdict:
+    """The baseline's own row: the reference every trial is measured against."""
+    rate = samples_per_s(base)
+    speed = SpeedVerdict(1.0, (1.0, 1.0), NO_CHANGE, 0, [], rate, rate)
+    return TrialVerdict(speed, AccuracyVerdict(summary.primary_metric(base)[0] if summary.primary_metric(base)
+                                               else None, 0.0, (0.0, 0.0), "within tolerance", checked=False),
+                        True, f"reference: {RunSettings.from_dict(base.get('settings') or {}).label()}", [])
 
 
 def prepare_study_dir(path: Path) -> bool:
@@ -101,6 +101,31 @@ def prepare_study_dir(path: Path) -> bool:
     return created
 
 
+def rung_run_names(name: str) -> Callable[[str, int], str]:
+    """Run directory names of a rung's trial: B's first replicate is the rung's own run."""
+    return lambda arm, replicate: name if (arm == "b" and replicate == 1) else f"{name}.{arm}{replicate}"
+
+
+def make_trial(candidate: Candidate, name: str, baseline: Rung, study_path: Path, options: TuneOptions) -> Trial:
+    """The trial of one rung: the candidate against its reference, accuracy against the baseline run."""
+    reference = candidate.reference
+    return Trial(reference.settings, candidate.settings, options.speed_rule(), options.tolerance,
+                 names=rung_run_names(name),
+                 accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
+                 label_a=reference.settings.label() if reference is not baseline else "the baseline",
+                 label_b=candidate.settings.label())
+
+
+def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
+    """What a rung keeps of its trial: B's first run as its own, every run's name, the verdict."""
+    first_b = next((r for r in trial.runs if r.planned.arm == "b"), None)
+    rung.summary = first_b.summary if first_b is not None else None
+    rung.settings = first_b.planned.settings if first_b is not None else rung.settings
+    rung.replicates = [r.planned.name for r in trial.runs]
+    if note:
+        verdict.reason = f"{note}; {verdict.reason}"
+
+
 class Ladder:
     """Runs one study. `say` gets one line per step (start and end of each rung)."""
 
@@ -116,22 +141,14 @@ class Ladder:
         self.path = Path(options.out)
         self.study = Study(self.path, options.workload, options.to_dict())
         self._created_dir = False
-        self.policies: list[str] = []  # the 16-bit policies to measure, and why (from the environment)
-        self.policy_reason = ""
+        self.policy: TuningPolicy | None = None  # made once the environment is known
         self.base: Rung | None = None
-        self.best: Rung | None = None  # the best kept configuration so far
 
     # ------------------------------------------------------------ backend calls
 
     def _call(self, command: str, argv: list[str], live: bool = False) -> BackendResult:
         return self.runner(command, argv, on_event=self.live if live else None,
                            stderr_path=str(self.path / BACKEND_LOG), cancel=self.cancel)
-
-    def _fail_on_bad_input(self, result: BackendResult, what: str) -> None:
-        """A broken workload ends the study before anything is written (exit 2, one line)."""
-        err = result.error or {}
-        if err.get("kind") == protocol.BAD_INPUT:
-            raise WorkloadError(str(err.get("message") or f"{what} rejected the workload"), str(err.get("fix") or ""))
 
     def _remove_empty_study(self) -> None:
         for name in (BACKEND_LOG, STUDY_YAML):
@@ -171,9 +188,11 @@ class Ladder:
 
     def _steps(self) -> None:
         """The checklist in order; each step returns False when the study ends there."""
-        for step in (self._environment, self._audit, self._probe, self._baseline, self._mixed_precision,
-                     self._xla, self._larger_batch):
+        for step in (self._environment, self._audit, self._probe, self._baseline):
             if not step() or self._stopped():
+                return
+        for kind in (MIXED_PRECISION, XLA, LARGER_BATCH, CONFIRMATION):
+            if not self._stage(kind) or self._stopped():
                 return
 
     def _environment(self) -> bool:
@@ -184,8 +203,8 @@ class Ladder:
             self._failed("the backend could not report the environment: " + self._error_text(env))
             return False
         recommended = doc.get("recommended_policy")
-        self.policies, self.policy_reason = sixteen_bit_policies(recommended, self.opts.both_policies,
-                                                                 self.opts.policy)
+        policies, reason = sixteen_bit_policies(recommended, self.opts.both_policies, self.opts.policy)
+        self.policy = TuningPolicy([], policies, reason, self.opts.auto_fix, self.opts.max_batch_scale)
         self.say(f"environment: {', '.join(self._device_names(doc)) or 'no device listed'}; "
                  f"recommended policy {recommended} ({doc.get('reason', '')})")
         return True
@@ -193,17 +212,17 @@ class Ladder:
     def _audit(self) -> bool:
         """Static findings under the 16-bit policy and XLA the ladder will try (so their fixes apply)."""
         opts = self.opts
-        argv = [opts.workload, "--policy", self.policies[0], "--jit"]
+        argv = [opts.workload, "--policy", self.policy.policies[0], "--jit"]
         if opts.batch_size:
             argv += ["--batch-size", str(opts.batch_size)]
         audit = self._call("audit", argv)
-        self._fail_on_bad_input(audit, "the audit")
+        fail_on_bad_input(audit.error, "the audit")
         if audit.document is None:
             self._failed("the audit failed: " + self._error_text(audit))
             return False
         found = [f for f in audit.document.get("findings") or [] if isinstance(f, dict)]
-        self.study.audit = found
-        self.say(f"audit ({self.policies[0]} + XLA): {len(found)} finding(s)"
+        self.study.audit = self.policy.audit = found
+        self.say(f"audit ({self.policy.policies[0]} + XLA): {len(found)} finding(s)"
                  + (f": {', '.join(F.codes_of(found))}" if found else ""))
         self.study.save()
         return True
@@ -215,7 +234,7 @@ class Ladder:
         if opts.batch_size:
             argv += ["--batch-size", str(opts.batch_size)]
         probe = self._call("probe-input", argv)
-        self._fail_on_bad_input(probe, "the input probe")
+        fail_on_bad_input(probe.error, "the input probe")
         if probe.document is None:
             self.say("input probe: failed (" + self._error_text(probe) + "); continuing without its verdict")
             study.probe = {"verdict": None, "error": self._error_text(probe), "findings": []}
@@ -231,131 +250,93 @@ class Ladder:
         return True
 
     def _baseline(self) -> bool:
-        base = self.base = self._measure(BASELINE, BASELINE, self.opts.base_settings())  # default profiler window
+        base = self.base = self._single_run(BASELINE, BASELINE, self.opts.base_settings())  # default profiler window
         status = (base.summary or {}).get("status", protocol.CRASHED)
         if status != protocol.COMPLETED:
             err = (base.summary or {}).get("error") or {}
             detail = f": {err['message']}" if isinstance(err, dict) and err.get("message") else ""
-            base.decision = RungDecision(float("nan"), (float("nan"), float("nan")), None, None, False,
-                                         f"the baseline run ended as {status}{detail}", [])
+            base.decision = baseline_verdict(base.summary or {})
+            base.decision.kept = False
+            base.decision.reason = f"the baseline run ended as {status}{detail}"
             self._report_end(base)
             if not self._stopped():
                 self._failed(f"the baseline run ended as {status}{detail}, so nothing can be compared with it; "
                              f"see {base.run}/{BACKEND_LOG}")
             return False
-        base.decision = reference_decision(base.summary)
-        self._report_end(base)
+        base.decision = baseline_verdict(base.summary)
         if (base.summary.get("settings") or {}).get("batch_size"):  # the workload's default, now known
             base.settings = base.settings.with_(batch_size=summary.batch_size(base.summary))
-        self.best = base
+        self.policy.set_baseline(base)
+        self._report_end(base)
         return True
 
-    def _mixed_precision(self) -> bool:
-        head_fix = self.opts.auto_fix and F.HEAD_NOT_FLOAT32 in F.codes_of(self.study.audit)
-        common = self.base.settings.with_(profile=NO_PROFILE)
-        measured = []
-        for policy in self.policies:
-            rung = self._measure(policy, MIXED_PRECISION, common.with_(policy=policy, fix_head=head_fix))
-            self._decide(rung, None, note=self.policy_reason if policy == self.policies[0] else "measured on request")
-            measured.append(rung)
-            if self._stopped():
-                return False
-        kept = [r for r in measured if r.kept]
-        if kept:
-            self.best = max(kept, key=lambda r: r.decision.speedup)
-        return True
-
-    def _xla(self) -> bool:
-        """XLA on the best kept configuration; then, if a 16-bit rung lost only on speed, 16-bit + XLA.
-
-        XLA's fusion is what makes 16-bit pay on some hardware (bfloat16 on a
-        CPU with native instructions; the tutorial's fastest row is
-        mixed_float16 + XLA), so a 16-bit policy rejected as too slow without
-        XLA is measured once more with it. A rung rejected for accuracy or NaN
-        is not retried: XLA does not change the numerics that failed.
-        """
-        drop = self.best.settings.drop_remainder or (
-            self.opts.auto_fix and F.PARTIAL_LAST_BATCH in F.codes_of(self.study.audit))
-        candidates = [(XLA, self.best.settings)]
-        if self.best.kind != MIXED_PRECISION:
-            candidates += [(f"{r.settings.policy}-{XLA}", r.settings) for r in self._slow_sixteen_bit_rungs()]
-        for slug, settings in candidates:
-            rung = self._measure(slug, XLA, settings.with_(jit_compile=True, drop_remainder=drop, profile=NO_PROFILE))
-            self._decide(rung, self.best)
-            if rung.kept:
-                self.best = rung
+    def _stage(self, kind: str) -> bool:
+        for candidate in self.policy.candidates(kind):
+            if candidate.skipped_reason is not None:
+                self._skip(candidate)
+                continue
+            self._trial(candidate)
             if self._stopped():
                 return False
         return True
 
-    def _slow_sixteen_bit_rungs(self) -> list[Rung]:
-        """The 16-bit rungs whose only fault was speed (slower, or no measurable change)."""
-        return [r for r in self.study.rungs if r.kind == MIXED_PRECISION and r.decision is not None
-                and not r.kept and F.codes_of(r.decision.findings) == [F.SLOWER_THAN_BASELINE]]
-
-    def _larger_batch(self) -> bool:
-        base, best = self.base, self.best
-        plan = plan_larger_batch(best.settings.batch_size, base.summary.get("peak_memory_bytes"),
-                                 (best.summary or {}).get("peak_memory_bytes"), (best.summary or {}).get("memory_kind"),
-                                 self.opts.max_batch_scale)
-        settings = best.settings.with_(batch_size=plan.batch_size or best.settings.batch_size,
-                                       lr_scale=best.settings.lr_scale * plan.lr_scale, profile=NO_PROFILE)
-        if plan.skipped:
-            n = len(self.study.rungs) + 1
-            rung = Rung(f"{n:02d}-{LARGER_BATCH}", LARGER_BATCH, settings, skipped_reason=plan.reason,
-                        compared_with=None if best is base else best.name)
-            self.study.rungs.append(rung)
-            self.say(f"[{n:02d}] larger batch — {plan.reason}")
-            self.study.save()
-            return True
-        rung = self._measure(LARGER_BATCH, LARGER_BATCH, settings)
-        self._decide(rung, best, note=plan.reason)
-        if rung.kept:
-            self.best = rung
-        return True
-
-    # ------------------------------------------------------------ one rung
-
-    def _measure(self, slug: str, kind: str, settings: RunSettings) -> Rung:
+    def _skip(self, candidate: Candidate) -> None:
         n = len(self.study.rungs) + 1
-        name = f"{n:02d}-{slug}"
-        run_rel = f"{RUNS_DIR}/{name}"
-        rung = Rung(name, kind, settings, run_rel)
+        rung = Rung(f"{n:02d}-{candidate.slug}", candidate.kind, candidate.settings,
+                    skipped_reason=candidate.skipped_reason, compared_with=candidate.reference.name)
         self.study.rungs.append(rung)
-        limit = f"{settings.min_steps}–{settings.steps}" if settings.until_ci else f"{settings.steps}"
-        self.say(f"[{n:02d}] {kind.replace('_', ' ')}: {settings.label()} — running ({limit} steps) in {run_rel}")
-        result = self._call("run", run_argv(settings, str(self.path / run_rel)), live=True)
-        doc = result.document
-        if doc is None:
-            doc = load_run(self.path / run_rel).summary if (self.path / run_rel).is_dir() else None
-        if doc is None:
-            doc = {"status": result.status, "settings": settings.to_dict()}
-        if result.error and not doc.get("error"):
-            doc = {**doc, "error": {k: result.error.get(k) for k in ("kind", "message", "fix")}}
-        rung.summary = doc
+        self.say(f"[{n:02d}] {candidate.kind.replace('_', ' ')} — {candidate.skipped_reason}")
+        self.study.save()
+
+    def _trial(self, candidate: Candidate) -> Rung:
+        candidate.reference = self.policy.reference_for(candidate)
+        n = len(self.study.rungs) + 1
+        name = f"{n:02d}-{candidate.slug}"
+        rung = Rung(name, candidate.kind, candidate.settings, f"{RUNS_DIR}/{name}",
+                    compared_with=candidate.reference.name)
+        self.study.rungs.append(rung)
+        trial = make_trial(candidate, name, self.base, self.path, self.opts)
+        self.say(f"[{n:02d}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
+                 f"{trial.label_a} — {self.opts.min_replicates}–{self.opts.max_replicates} interleaved pairs of "
+                 f"{self.opts.steps}-step runs")
+
+        def started(planned: PlannedRun, path: Path) -> None:
+            self.say(f"     {planned.name}: {planned.settings.label()}")
+
+        execute = backend_executor(self.path / RUNS_DIR, self.runner, str(self.path / BACKEND_LOG), self.live,
+                                   self.cancel, on_start=started)
+        verdict = run_trial(trial, execute, cancelled=self.cancel.is_set)
+        finish_rung(rung, trial, verdict, candidate.note)
+        self.policy.conclude(rung, verdict)
+        self._report_end(rung)
         return rung
 
-    def _decide(self, rung: Rung, reference: Rung | None, note: str = "") -> None:
-        """Accuracy against the baseline; speed also against `reference`, the rung this one extends."""
-        ref = reference if reference is not None and reference is not self.base else None
-        rung.compared_with = ref.name if ref else None
-        rung.decision = decide(self.base.summary, rung.summary, self.opts.tolerance,
-                               reference=ref.summary if ref else None)
-        if note:
-            rung.decision.reason = f"{note}; {rung.decision.reason}"
-        self._report_end(rung)
+    # ------------------------------------------------------------ one run
+
+    def _single_run(self, slug: str, kind: str, settings: RunSettings) -> Rung:
+        n = len(self.study.rungs) + 1
+        name = f"{n:02d}-{slug}"
+        rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}")
+        self.study.rungs.append(rung)
+        self.say(f"[{n:02d}] {kind.replace('_', ' ')}: {settings.label()} — running {settings.steps} steps in {rung.run}")
+        execute = backend_executor(self.path / RUNS_DIR, self.runner, str(self.path / BACKEND_LOG), self.live,
+                                   self.cancel)
+        rung.summary, _ = execute(PlannedRun("a", 1, settings, name))
+        rung.replicates = [name]
+        return rung
 
     def _report_end(self, rung: Rung) -> None:
         d = rung.decision
         s = rung.summary or {}
-        sps = s.get("steps_per_s")
-        rate = f"{sps:.2f} steps/s, " if isinstance(sps, (int, float)) else ""
-        done = f" after {rung.steps_completed} steps" if rung.steps_completed is not None else ""
-        verdict = "kept" if d and d.kept else "not kept"
-        speed = f"{d.speedup:.2f}× [{d.speedup_ci95[0]:.2f}, {d.speedup_ci95[1]:.2f}]" \
-            if d and math.isfinite(d.speedup) else "n/a"
-        self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {s.get('status', 'crashed')}{done}; "
-                 f"{rate}speed-up {speed}; {verdict}" + (f" — {d.reason}" if d and rung.kind != BASELINE else ""))
+        rate = samples_per_s(s)
+        rate_text = f"{rate:,.0f} samples/s; " if rate else ""
+        if rung.kind == BASELINE:
+            self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}"
+                     + (d.reason if d else ""))
+        elif d is not None:
+            self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {'KEPT' if d.kept else 'not kept'} — "
+                     f"speed {d.speed.text()} ({d.speed.verdict}); accuracy {d.accuracy.text()} "
+                     f"({d.accuracy.verdict}) — {d.reason}")
         self.study.save()
 
     # ------------------------------------------------------------ end
@@ -370,9 +351,10 @@ class Ladder:
         if study.status == RUNNING:
             study.status = COMPLETED
         base = study.baseline
-        if base is not None and base.kept and self.best is not None:
-            study.recommended = measurement_only(self.best.settings)
-            study.recommended_rung = self.best.name
+        best = self.policy.recommendation() if self.policy is not None else None
+        if base is not None and base.kept and best is not None:
+            study.recommended = measurement_only(best.settings)
+            study.recommended_rung = best.name
             study.snippet = snippet(study.recommended, measurement_only(base.settings), study.findings())
         study.save()
 

@@ -12,14 +12,16 @@ from typing import Any
 from ..console import format_finding
 
 
-def _rel_time(entry: dict[str, Any]) -> str:
-    s, ci = entry.get("speedup"), entry.get("speedup_ci95") or [None, None]
-    if not isinstance(s, (int, float)) or not s:
+def _speed(entry: dict[str, Any]) -> str:
+    speed = entry.get("speed") or {}
+    ratio, ci = speed.get("ratio"), speed.get("ci95") or [None, None]
+    if entry.get("rung") == "baseline":
+        return "1.00x (reference)"
+    if not isinstance(ratio, (int, float)):
         return "—"
     lo, hi = ci
-    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo > 0 and hi > 0:
-        return f"{1 / s:.2f}x [{1 / hi:.2f}, {1 / lo:.2f}]"
-    return f"{1 / s:.2f}x"
+    interval = f" [{lo:.2f}, {hi:.2f}]" if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) else ""
+    return f"{ratio:.2f}x{interval}"
 
 
 def _memory(entry: dict[str, Any]) -> str:
@@ -30,14 +32,17 @@ def _memory(entry: dict[str, Any]) -> str:
     return f"{ratio:.2f}x{kind}"
 
 
-def _metric(entry: dict[str, Any]) -> str:
-    metric, delta = entry.get("metric"), entry.get("val_delta")
-    if not metric or not isinstance(delta, (int, float)):
+def _accuracy(entry: dict[str, Any]) -> str:
+    acc = entry.get("accuracy") or {}
+    if entry.get("rung") == "baseline" or not acc:
         return "—"
-    short = metric.replace("val_", "")
-    if metric.endswith("loss"):
-        return f"{short} {delta:+.4f}"
-    return f"{short} {delta * 100:+.2f} pp"
+    metric, delta, ci = acc.get("metric"), acc.get("delta"), acc.get("ci95")
+    if not metric or not isinstance(delta, (int, float)):
+        return str(acc.get("verdict") or "—")
+    loss = metric.endswith("loss")
+    fmt = (lambda v: f"{v:+.4f}") if loss else (lambda v: f"{v * 100:+.2f}pp")
+    interval = f" [{fmt(ci[0])}, {fmt(ci[1])}]" if isinstance(ci, list) and None not in ci else ""
+    return f"{metric.replace('val_', '')} {fmt(delta)}{interval} {acc.get('verdict', '')}".rstrip()
 
 
 def _kept(entry: dict[str, Any]) -> str:
@@ -49,14 +54,19 @@ def _kept(entry: dict[str, Any]) -> str:
 
 
 def render_table(ladder: list[dict[str, Any]]) -> str:
-    header = ("#", "configuration", "rel. step time [95% CI]", "peak memory", "val vs baseline", "decision")
+    header = ("#", "configuration", "against", "speed B/A [95% CI]", "accuracy vs baseline [95% CI]",
+              "peak memory", "decision")
+    names = {e.get("name"): i for i, e in enumerate(ladder, 1)}
     rows = [header]
     for i, e in enumerate(ladder, 1):
-        rows.append((str(i), e.get("label") or e.get("name", ""), _rel_time(e), _memory(e), _metric(e), _kept(e)))
+        against = f"#{names[e['compared_with']]}" if e.get("compared_with") in names else "—"
+        rows.append((str(i), e.get("label") or e.get("name", ""), against, _speed(e), _accuracy(e), _memory(e),
+                     _kept(e)))
     widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    lines.append("rel. step time is per sample (1.00x = baseline; lower is faster); the interval is 95%.")
+    lines.append("speed is the throughput per sample over the row it was measured against (higher is faster), "
+                 "from replicated, interleaved runs; intervals are 95%.")
     return "\n".join(lines)
 
 
@@ -64,19 +74,14 @@ def render_reasons(ladder: list[dict[str, Any]]) -> str:
     return "\n".join(f"{i}. {e.get('name')}: {e.get('reason', '')}" for i, e in enumerate(ladder, 1))
 
 
-def render_adaptive(adaptive: dict[str, Any], ladder: list[dict[str, Any]]) -> str:
-    runs = [e for e in ladder if isinstance(e.get("steps_completed"), int)]
-    if not runs:
+def render_design(measurement: dict[str, Any], ladder: list[dict[str, Any]]) -> str:
+    design = next((e.get("design") for e in ladder if e.get("rung") != "baseline" and e.get("design")), None)
+    if not design:
         return ""
-    saved = adaptive.get("steps_saved") or 0
-    planned = adaptive.get("steps_planned") or 0
-    if saved <= 0:
-        return f"Adaptive measurement: every rung ran its full {planned // max(1, len(runs))} steps " \
-               "(the step-time interval never got within the target earlier)."
-    seconds = adaptive.get("seconds_saved") or 0.0
-    counts = ", ".join(f"{e['name']} {e['steps_completed']}" for e in runs)
-    return (f"Adaptive measurement stopped each rung once its step-time interval was tight enough "
-            f"(steps run: {counts}): {saved} of {planned} planned steps not run, about {_duration(seconds)} saved.")
+    runs, seconds = measurement.get("runs"), measurement.get("approx_run_seconds")
+    total = f" {runs} runs in all, about {_duration(float(seconds))} of training processes." \
+        if isinstance(runs, int) and isinstance(seconds, (int, float)) else ""
+    return f"How each rung was measured: {design}{total}"
 
 
 def _duration(seconds: float) -> str:
@@ -100,17 +105,18 @@ def render_study(doc: dict[str, Any]) -> str:
     ladder = doc.get("ladder") or []
     if ladder:
         lines += ["", render_table(ladder), "", render_reasons(ladder)]
-        adaptive = render_adaptive(doc.get("adaptive") or {}, ladder)
-        if adaptive:
-            lines += ["", adaptive]
+        design = render_design(doc.get("measurement") or {}, ladder)
+        if design:
+            lines += ["", design]
     if doc.get("message"):
         lines += ["", f"status: {doc.get('status')} — {doc['message']}"]
     rec = doc.get("recommended")
     if rec:
         best = next((e for e in ladder if e.get("name") == doc.get("recommended_rung")), None)
+        confirmed = next((e for e in ladder if e.get("rung") == "confirmation"), None) or best
         if best is not None and best.get("rung") != "baseline":
-            lines += ["", f"Recommended: {best.get('label')} — {best.get('speedup', 0):.2f}x the baseline's "
-                          f"throughput, validation within tolerance."]
+            lines += ["", f"Recommended: {best.get('label')} — {_speed(confirmed)} the baseline's throughput "
+                          f"per sample, accuracy within tolerance."]
         else:
             lines += ["", "Recommended: keep the baseline settings — no change was measurably faster "
                           "while keeping the validation metric."]

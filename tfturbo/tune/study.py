@@ -9,7 +9,7 @@ study.yaml keys: format, tool, workload, created, status (running |
 completed | input_bound | failed | interrupted), message, environment (the
 `env` document), options, audit (findings), probe (the `probe-input`
 document), ladder (entries as in `tune --json`), recommended (settings or
-null), findings, adaptive (steps/time saved), snippet, report.
+null), findings, measurement (runs and pairs per rung), snippet, report.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from .. import __version__, protocol, summary
 from ..runfiles import STUDY_YAML, write_yaml
 from ..settings import RunSettings
-from .decision import RungDecision
+from ..trials.verdict import TrialVerdict
 
 STUDY_FORMAT = 1
 BASELINE, MIXED_PRECISION, XLA, LARGER_BATCH = "baseline", "mixed_precision", "xla", "larger_batch"
@@ -43,9 +43,10 @@ class Rung:
     settings: RunSettings
     run: str | None = None  # run directory relative to the study ("runs/01-baseline"); None when skipped
     summary: dict[str, Any] | None = None
-    decision: RungDecision | None = None
+    decision: TrialVerdict | None = None
     skipped_reason: str | None = None
-    compared_with: str | None = None  # the rung this one extends, when not the baseline
+    compared_with: str | None = None  # the rung it was measured against (its trial's A)
+    replicates: list[str] = field(default_factory=list)  # every run of its trial, A's and B's ("NN-slug.a1", …)
 
     @property
     def kept(self) -> bool:
@@ -77,14 +78,14 @@ class Rung:
             "speedup_ci95": [_num(d.speedup_ci95[0]), _num(d.speedup_ci95[1])] if d else None,
             "val_delta": _num(d.val_delta) if d else None,
             "metric": d.metric if d else None,
-            "val_step": d.val_step if d else None,
+            "speed": d.speed.to_dict() if d else None,
+            "accuracy": d.accuracy.to_dict() if d else None,
+            "design": d.design if d else None,
             "peak_memory_bytes": s.get("peak_memory_bytes"),
             "memory_kind": s.get("memory_kind"),
             "memory_ratio": _num(summary.memory_ratio(baseline, s)) if baseline and self.summary else None,
             "compared_with": self.compared_with,
-            # the speed-up over `compared_with` (the rung this one extends), which the keep decision used
-            "compared_speedup": _num(d.reference_speedup[0]) if d and d.reference_speedup else None,
-            "compared_speedup_ci95": [_num(v) for v in d.reference_speedup[1]] if d and d.reference_speedup else None,
+            "replicates": list(self.replicates),
             "kept": self.kept,
             "reason": self.skipped_reason if self.skipped_reason is not None else (d.reason if d else ""),
             "findings": list(d.findings) if d else [],
@@ -92,7 +93,7 @@ class Rung:
 
 
 def measurement_only(settings: RunSettings) -> RunSettings:
-    """The settings a user trains with: without the ladder's profiler window and adaptive stop."""
+    """The settings a user trains with: without the profiler window and the adaptive stop of a measured run."""
     return settings.with_(profile=None, until_ci=None, min_steps=0)
 
 
@@ -134,21 +135,18 @@ class Study:
                     out.append(f)
         return out
 
-    def adaptive(self) -> dict[str, Any]:
-        """What adaptive measurement saved: steps planned vs run, and that time at each run's step rate."""
-        planned = run = 0
+    def measurement(self) -> dict[str, Any]:
+        """How much was measured: the runs of every trial and their wall time."""
+        runs = sum(max(1, len(r.replicates)) for r in self.rungs if r.summary is not None)
         seconds = 0.0
         for r in self.rungs:
-            done = r.steps_completed
-            if r.summary is None or done is None:
-                continue
-            planned += r.settings.steps
-            run += done
-            median = _num((r.summary.get("step_ms") or {}).get("median"))
-            if median and r.settings.steps > done:
-                seconds += (r.settings.steps - done) * median / 1000.0
-        return {"steps_planned": planned, "steps_run": run, "steps_saved": planned - run,
-                "seconds_saved": round(seconds, 1)}
+            if r.decision is not None and r.decision.speed.replicates:
+                seconds += sum(_num(x) or 0.0 for x in [(r.summary or {}).get("wall_s")]) * len(r.replicates)
+            else:
+                seconds += _num((r.summary or {}).get("wall_s")) or 0.0
+        return {"runs": runs, "approx_run_seconds": round(seconds, 1),
+                "pairs": {r.name: r.decision.speed.replicates for r in self.rungs
+                          if r.decision is not None and r.kind != BASELINE}}
 
     def ladder(self) -> list[dict[str, Any]]:
         base = self.baseline.summary if self.baseline else None
@@ -168,7 +166,7 @@ class Study:
             "report": self.report,
             "environment": self.environment,
             "probe": self.probe,
-            "adaptive": self.adaptive(),
+            "measurement": self.measurement(),
             "snippet": self.snippet,
         }
 
@@ -189,7 +187,7 @@ class Study:
             "recommended": doc["recommended"],
             "recommended_rung": self.recommended_rung,
             "findings": doc["findings"],
-            "adaptive": doc["adaptive"],
+            "measurement": doc["measurement"],
             "snippet": self.snippet,
             "report": self.report,
         }

@@ -191,16 +191,27 @@ class RungPage(WizardPage):
     # ------------------------------------------------------------ the run
 
     def start_run(self) -> None:
+        """Start the page's trial: its runs follow one another (A and B, alternating) until it is decided."""
         if self.run_panel.is_running() or self.session.baseline is None:
             return
-        self.rung, argv = self.session.start_rung(self.rung_kind, self.rung_slug, self.rung_settings())
+        self.rung = self.session.start_trial(self.rung_kind, self.rung_slug, self.rung_settings())
         self.decision_card.hide()
-        data = self.run_panel.start("run", argv, name=self.rung.settings.label(),
+        self.run_button.setEnabled(False)
+        self.set_status(RUNNING)
+        self._start_next_run()
+
+    def _start_next_run(self) -> bool:
+        nxt = self.session.next_run(self.rung)
+        if nxt is None:
+            return False
+        self._planned, argv = nxt
+        arm = "candidate" if self._planned.arm == "b" else "reference"
+        data = self.run_panel.start("run", argv, name=f"{self._planned.settings.label()} ({arm}, pair "
+                                                      f"{self._planned.replicate})",
                                     busy_text="Starting the backend (loading TensorFlow)…",
                                     log_path=self.session.log_path())
         self.plots.show_run(data, self.session.data_of(self.session.baseline))
-        self.run_button.setEnabled(False)
-        self.set_status(RUNNING)
+        return True
 
     def _on_events(self, events: list) -> None:
         if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
@@ -208,15 +219,16 @@ class RungPage(WizardPage):
 
     def _on_run_ended(self, data: RunData) -> None:
         self.plots.refresh()  # paint the last samples now, not at the next timer tick
-        self.run_button.setEnabled(True)
         assert self.rung is not None
-        self.session.finish_rung(self.rung, data)
+        self.session.record_run(self.rung, self._planned, data)
         self.findings.add_findings(data.findings)
-        decision = self.rung.decision
-        if decision is not None:
-            self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with)
-            self.findings.add_findings(decision.findings)
-        self.set_status(PASSED if decision is not None and decision.kept else ATTENTION)
+        if data.status == protocol.COMPLETED and self._start_next_run():
+            return
+        self.run_button.setEnabled(True)
+        decision = self.session.finish_trial(self.rung)
+        self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with)
+        self.findings.add_findings(decision.findings)
+        self.set_status(PASSED if decision.kept else ATTENTION)
 
     def can_go_next(self) -> bool:
         return not self.run_panel.is_running()

@@ -164,7 +164,11 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     epochs = math.ceil(settings.steps / val_every)
     callbacks = QuietCallbackList([instrument], add_history=True, model=job.model, verbose=0,
                                   epochs=epochs, steps=val_every)
-    val = job.val_ds.take(settings.val_steps) if job.val_ds is not None else None  # the same batches every time
+    if job.val_ds is not None:  # the same examples for every batch size, so candidates are compared pairwise
+        from ..paired_validation import PairedValidation
+
+        monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
+    val = monitor.paired.dataset if monitor.paired is not None else None
 
     started = time.perf_counter()
     error = None
@@ -228,6 +232,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
     settings = job.settings
     record = monitor.record
     steady = record.steady_ms()
+    windows = record.steady_windows()
     step_ms = measure.step_time(steady)
     memory = monitor.memory.read()
     profile = None
@@ -244,6 +249,10 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         "step_ms_samples": [round(ms, 4) for ms in measure.thin(steady)],
         "warmup_s": monitor.warmup_s,
         "warmup_steps": record.first_steady - 1 if record.first_steady else None,
+        "first_steady_step": record.first_steady,
+        "throughput": measure.throughput(windows, settings.batch_size or 1),
+        "windows": [[a, b, round(t, 6)] for a, b, t in record.windows],
+        "paired_validation": monitor.paired.describe() if monitor.paired is not None else None,
         "steps_completed": instrument.completed,
         "stopped_early": monitor.stopped_early,
         "steps_saved": settings.steps - instrument.completed if monitor.stopped_early else 0,

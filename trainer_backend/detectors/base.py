@@ -26,6 +26,8 @@ class Window:
     loss: float | None  # mean training loss over the window (read once per window)
     loss_scale: float | None  # dynamic loss scale at the end of the window, if any
     skipped_steps: int | None  # steps skipped by loss scaling in this window, if known
+    # (first step, last step, seconds between the device-draining reads that bound the window)
+    span: tuple[int, int, float] | None = None
 
 
 @dataclass

@@ -1,0 +1,119 @@
+"""`tfturbo ab WORKLOAD --b SETTINGS [--a SETTINGS]`: one replicated, interleaved A/B trial.
+
+A is the workload as written unless `--a` says otherwise (float32, no XLA, its
+batch size). The runs alternate AB, BA, … until the speed verdict is clear or
+`--max-replicates` pairs are measured; then B's accuracy is compared with A's
+on the same validation examples. Prints the verdict (stdout), progress
+(stderr), or with `--json` the `ab` document. Exit codes: 0 the trial was
+judged (whatever the verdict), 1 the reference run A failed, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from ..cli_args import non_negative, positive_int
+from ..commands.backend import log_path
+from ..errors import OutputDirError
+from ..runfiles import RUNS_DIR
+from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from ..trials.execute import backend_executor
+from ..trials.spec import describe, parse_settings
+from ..trials.speed import SpeedRule, samples_per_s
+from ..trials.trial import PlannedRun, Trial, run_trial
+from ..trials.verdict import Tolerance, TrialVerdict
+
+TRIAL_JSON = "trial.json"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("workload", metavar="WORKLOAD", help="path to a workload .py file, or builtin:NAME")
+    parser.add_argument("--b", required=True, metavar="SETTINGS",
+                        help="the candidate: key=value pairs joined by commas (policy, jit, batch, fix_head, "
+                             "drop_remainder), e.g. policy=mixed_bfloat16,jit=on")
+    parser.add_argument("--a", default="", metavar="SETTINGS",
+                        help="the reference (default: the workload as written: float32, no XLA, its batch size)")
+    parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS,
+                        help=f"training steps of each A run (B trains on as many samples; default {DEFAULT_STEPS})")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the same seed for every run")
+    parser.add_argument("--min-replicates", type=positive_int, default=SpeedRule.min_pairs,
+                        help=f"replicate pairs before the verdict may stop (default {SpeedRule.min_pairs}, at least 2)")
+    parser.add_argument("--max-replicates", type=positive_int, default=SpeedRule.max_pairs,
+                        help=f"replicate pairs at most (default {SpeedRule.max_pairs})")
+    parser.add_argument("--val-examples", type=positive_int, default=RunSettings.val_examples,
+                        help=f"validation examples the accuracy gate pairs (default {RunSettings.val_examples})")
+    parser.add_argument("--accuracy-tolerance", type=non_negative, default=Tolerance.accuracy_pp, metavar="PP",
+                        help=f"accuracy B may lose, in percentage points (default {Tolerance.accuracy_pp})")
+    parser.add_argument("--loss-tolerance", type=non_negative, default=Tolerance.loss_rel, metavar="FRACTION",
+                        help=f"relative loss increase B may cost when the metric is a loss (default {Tolerance.loss_rel})")
+    parser.add_argument("--out", metavar="DIR", default=None,
+                        help="keep the runs and trial.json here (default: a temporary folder, removed afterwards)")
+    parser.add_argument("--json", action="store_true", help="print the ab document as JSON")
+
+
+def build_trial(args: argparse.Namespace) -> Trial:
+    base = RunSettings(args.workload, steps=args.steps, seed=args.seed, val_examples=args.val_examples)
+    a = parse_settings(args.a, base, "--a")
+    b = parse_settings(args.b, a, "--b")
+    return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates),
+                 Tolerance(args.accuracy_tolerance, args.loss_tolerance), label_a=a.label(), label_b=b.label())
+
+
+def document(trial: Trial, verdict: TrialVerdict) -> dict:
+    """The `ab --json` document."""
+    return {"a": describe(trial.a), "b": describe(trial._settings("b")), **verdict.to_dict(),
+            "runs": [{"name": r.planned.name, "arm": r.planned.arm, "replicate": r.planned.replicate,
+                      "status": r.status, "samples_per_s": samples_per_s(r.summary)} for r in trial.runs]}
+
+
+def render(doc: dict) -> str:
+    v = TrialVerdict.from_dict(doc)
+    lines = [f"A: {doc['a']}", f"B: {doc['b']}",
+             f"speed     B/A {v.speed.text()} — {v.speed.verdict}",
+             f"accuracy  {v.accuracy.text()} — {v.accuracy.verdict}",
+             ("KEPT: " if v.kept else "not kept: ") + v.reason, "", v.design]
+    for f in v.findings:
+        lines.append(f"{f.get('code')}: {f.get('message')}")
+    return "\n".join(lines)
+
+
+def main(args: argparse.Namespace) -> int:
+    trial = build_trial(args)
+    keep_runs = args.out is not None
+    out = Path(args.out) if keep_runs else Path(tempfile.mkdtemp(prefix="tfturbo-ab-"))
+    if keep_runs and (out / RUNS_DIR).exists():
+        raise OutputDirError(f"{out} already holds runs", "choose a new --out directory")
+    try:
+        (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputDirError(f"cannot write to {out} ({e.strerror or e})", "choose a writable --out directory") from e
+
+    def started(planned: PlannedRun, path: Path) -> None:
+        print(f"[{planned.name}] {planned.settings.label()} — running {planned.settings.steps} steps",
+              file=sys.stderr)
+
+    execute = backend_executor(out / RUNS_DIR, log_path=log_path(), on_start=started)
+
+    def measured(planned: PlannedRun):
+        summary, path = execute(planned)
+        rate = samples_per_s(summary)
+        print(f"[{planned.name}] {summary.get('status')}" + (f", {rate:,.0f} samples/s" if rate else ""),
+              file=sys.stderr)
+        return summary, path
+
+    try:
+        verdict = run_trial(trial, measured)
+        doc = document(trial, verdict)
+        if keep_runs:
+            (out / TRIAL_JSON).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    finally:
+        if not keep_runs:
+            shutil.rmtree(out, ignore_errors=True)
+    print(json.dumps(doc, indent=2) if args.json else render(doc))
+    failed_reference = any(r.planned.arm == "a" and r.status != "completed" for r in trial.runs)
+    return 1 if failed_reference else 0

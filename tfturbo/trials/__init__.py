@@ -1,0 +1,17 @@
+"""The trial engine: how tfturbo decides whether a configuration is faster and still accurate.
+
+`tfturbo tune`, `tfturbo ab` and every page of the wizard go through it; none
+of them re-implements a decision.
+
+- `speed`: the throughput of a run (from its device-drained windows) and the
+  speed verdict across replicated, interleaved runs;
+- `accuracy`: the paired, non-inferiority accuracy gate on the fixed
+  validation examples;
+- `verdict`: the typed verdict documents (the `speed` / `accuracy` objects of
+  `ab --json`, every tune rung and every wizard verdict) and the keep rule;
+- `trial`: one A/B trial as a plan of runs (ABBA…), adaptive in its number of
+  replicates; front ends execute the planned runs their own way (a blocking
+  subprocess in the CLI, a QProcess in the wizard) and hand the summaries back;
+- `policy`: the tuning policy — which candidate comes next, with which
+  automatic fixes, against which reference, and what is recommended.
+"""

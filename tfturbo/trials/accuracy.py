@@ -1,0 +1,176 @@
+"""The accuracy gate: paired, at equal samples seen, non-inferiority against a tolerance.
+
+Each run writes, at every validation point, every validation example's
+correctness and loss on the same fixed examples (`paired_validation.npz`,
+independent of the batch size). The gate:
+
+1. takes the last `points` validation points both arms reached at equal
+   samples seen (a larger batch is compared after the same amount of data, not
+   the same number of steps), and averages each example over those points and
+   over the arm's replicates — smoothing, rather than one noisy point;
+2. pairs the examples (the common prefix of the two lists: the same examples in
+   the same order), so what both get right or wrong cancels;
+3. judges the mean difference B − A with its 95% interval against the
+   tolerance: within tolerance when the interval's worse end stays inside it,
+   worse when the whole interval is beyond it, inconclusive otherwise — and
+   then it says how many examples it had and roughly how many would decide.
+
+Without per-example data (a model with several outputs, a run from an older
+version) it falls back to the runs' validation metrics at the last point,
+unpaired: the point estimate against the tolerance, labelled as such, with
+no interval.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..numbers import finite
+from ..stats import paired_difference_ci
+from .verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, Tolerance
+
+POINTS = 3  # validation points averaged per example (the last ones both arms reached)
+PAIRED_FILE = "paired_validation.npz"
+
+
+class ArmData:
+    """One arm's per-example results: {samples seen: [array per replicate]} for correctness and loss."""
+
+    def __init__(self) -> None:
+        self.correct: dict[int, list[np.ndarray]] = {}
+        self.loss: dict[int, list[np.ndarray]] = {}
+        self.metric: str | None = None
+        self.summaries: list[dict[str, Any]] = []
+
+    def add_run(self, summary: dict[str, Any] | None, run_dir: Path | str | None) -> None:
+        if summary:
+            self.summaries.append(summary)
+        meta = (summary or {}).get("paired_validation") or {}
+        if run_dir is None or not isinstance(meta, dict) or not meta.get("file"):
+            return
+        try:
+            with np.load(Path(run_dir) / str(meta["file"])) as data:
+                samples = [int(s) for s in data["samples"]]
+                correct = data["correct"] if "correct" in data else None
+                loss = data["loss"] if "loss" in data else None
+                for i, s in enumerate(samples):
+                    if correct is not None:
+                        self.correct.setdefault(s, []).append(np.asarray(correct[i], dtype=np.float64))
+                    if loss is not None:
+                        self.loss.setdefault(s, []).append(np.asarray(loss[i], dtype=np.float64))
+        except (OSError, KeyError, ValueError):
+            return  # unreadable: this replicate adds no pairs (the gate falls back or says so)
+        if correct is not None and meta.get("accuracy_metric"):
+            self.metric = str(meta["accuracy_metric"])
+
+    def values(self, kind: str, points: list[int]) -> np.ndarray | None:
+        """Per-example mean over `points` and over the replicates, on the examples every replicate has."""
+        table = self.correct if kind == "correct" else self.loss
+        arrays = [a for p in points for a in table.get(p, [])]
+        if not arrays:
+            return None
+        n = min(len(a) for a in arrays)
+        return np.mean([a[:n] for a in arrays], axis=0)
+
+
+SAMPLES_TOLERANCE = 0.05  # validation points within 5% of each other in samples seen count as equal
+
+
+def _common_points(a: dict[int, Any], b: dict[int, Any], points: int) -> list[tuple[int, int]]:
+    """The last `points` (A point, B point) pairs at equal samples seen (within SAMPLES_TOLERANCE).
+
+    A larger batch cannot always stop at exactly the same sample count (its
+    steps are whole), so the nearest point within the tolerance pairs.
+    """
+    pairs = []
+    for sa in sorted(a):
+        near = min(b, key=lambda sb: abs(sb - sa), default=None)
+        if near is not None and abs(near - sa) <= SAMPLES_TOLERANCE * sa:
+            pairs.append((sa, near))
+    return pairs[-points:]
+
+
+def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict:
+    """B against A on the validation examples; see the module's docstring."""
+    kind = "correct" if a.metric and b.metric and a.correct and b.correct else "loss"
+    table_a, table_b = (a.correct, b.correct) if kind == "correct" else (a.loss, b.loss)
+    common = _common_points(table_a, table_b, points)
+    if common:
+        va, vb = a.values(kind, [p for p, _ in common]), b.values(kind, [p for _, p in common])
+        if va is not None and vb is not None:
+            n = min(len(va), len(vb))
+            if n >= 2:
+                metric = a.metric if kind == "correct" else "val_loss"
+                return _judge(metric, vb[:n] - va[:n], float(np.mean(va[:n])), tolerance, [p for p, _ in common])
+    return _unpaired(a, b, tolerance)
+
+
+def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, common: list[int]
+           ) -> AccuracyVerdict:
+    delta, (lo, hi) = paired_difference_ci(d)
+    n = len(d)
+    loss = metric.endswith("loss")
+    # distance of each end from the tolerance bound, in "worse" units (positive: worse than allowed)
+    if loss:
+        bound = tolerance.loss_rel * abs(base_mean)
+        worst, best = hi, lo
+        verdict = WITHIN if worst <= bound else WORSE if best > bound else INCONCLUSIVE
+        tol_text = f"tolerance {tolerance.loss_rel:.0%} of {base_mean:.4f}"
+    else:
+        bound = tolerance.accuracy_pp / 100.0
+        worst, best = lo, hi
+        verdict = WITHIN if worst >= -bound else WORSE if best < -bound else INCONCLUSIVE
+        tol_text = f"tolerance {tolerance.accuracy_pp:g} pp"
+    v = AccuracyVerdict(metric, delta, (lo, hi), verdict, n, True, common)
+    if verdict == INCONCLUSIVE:
+        ci = f"[{v.shown(lo)}, {v.shown(hi)}]"
+        need = _examples_needed(n, delta, lo, hi, bound, loss)
+        more = f"; about {need:,} examples would decide it" if need else ""
+        v.explanation = f"inconclusive: {n} examples, interval {ci} ({tol_text}){more}"
+    return v
+
+
+def _examples_needed(n: int, delta: float, lo: float, hi: float, bound: float, loss: bool) -> int | None:
+    """Examples for the interval's worse end to clear the bound, if the difference stays as measured."""
+    half = (hi - lo) / 2
+    room = (bound - delta) if loss else (delta + bound)
+    if half <= 0 or room <= 0:
+        return None  # the estimate itself is beyond the tolerance: more examples would not make it pass
+    return int(math.ceil(n * (half / room) ** 2))
+
+
+def _unpaired(a: ArmData, b: ArmData, tolerance: Tolerance) -> AccuracyVerdict:
+    """Without per-example results: the validation metrics at the last common step, as measured."""
+    from ..summary import primary_metric
+
+    def last(arm: ArmData) -> dict[str, Any]:
+        metrics: dict[str, Any] = {}
+        for s in arm.summaries:
+            for v in s.get("validation") or []:
+                if isinstance(v, dict) and isinstance(v.get("metrics"), dict):
+                    metrics = v["metrics"]
+        return metrics
+
+    ma, mb = last(a), last(b)
+    if not ma:
+        return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False,
+                               explanation="accuracy not checked: the runs have no validation data",
+                               checked=False)
+    primary = primary_metric({"metrics": ma})
+    if primary is None:
+        return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False,
+                               explanation="accuracy not checked: no validation metric was reported", checked=False)
+    name, base, higher = primary
+    value = mb.get(name)
+    if not finite(value):
+        return AccuracyVerdict(name, None, None, WORSE, 0, False,
+                               explanation=f"{name} of B was not measured or is not a finite number")
+    delta = float(value) - base
+    beyond = (-delta > tolerance.accuracy_pp / 100.0) if higher else (delta > tolerance.loss_rel * abs(base))
+    v = AccuracyVerdict(name, delta, None, WORSE if beyond else WITHIN, 0, False)
+    v.explanation = f"{name} {v.shown(delta)} (unpaired point estimate: no per-example results to pair)"
+    return v

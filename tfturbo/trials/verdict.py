@@ -1,0 +1,245 @@
+"""The verdict of an A/B trial: speed, accuracy, and whether B is kept.
+
+These are the documents `tfturbo ab --json` prints and that every tune rung
+and every wizard verdict carries (`speed` and `accuracy` objects). They are
+written and read only through these classes.
+
+The keep rule lives in `keep()`: B is kept only if its run completed, it is
+faster beyond the noise, its accuracy is shown to be within the tolerance
+(non-inferior), nothing disqualifies it, and the change it claims actually
+happened (a rung whose XLA never switched on is not credited to XLA).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import findings as F
+
+FASTER, SLOWER, NO_CHANGE = "faster", "slower", "no measurable change"
+WITHIN, WORSE, INCONCLUSIVE = "within tolerance", "worse", "inconclusive"
+
+# Findings of B's own runs that disqualify it whatever its speed: it is not training correctly.
+DISQUALIFYING = {
+    F.RECOMPILE_STORM: "XLA kept recompiling after warm-up (a recompilation storm)",
+    F.LOSS_SCALE_COLLAPSE: "the dynamic loss scale collapsed (most steps were skipped)",
+}
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def _pair(v: Any) -> tuple[float, float] | None:
+    if isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v):
+        return float(v[0]), float(v[1])
+    return None
+
+
+def _json_float(v: float) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+@dataclass
+class Tolerance:
+    """How much worse B may be and still count as accurate: percentage points of an accuracy, or a loss share."""
+
+    accuracy_pp: float = 0.5
+    loss_rel: float = 0.02
+
+    def to_dict(self) -> dict[str, float]:
+        return {"accuracy_pp": self.accuracy_pp, "loss_rel": self.loss_rel}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> "Tolerance":
+        d = d or {}
+        return cls(accuracy_pp=float(d.get("accuracy_pp", 0.5)), loss_rel=float(d.get("loss_rel", 0.02)))
+
+
+@dataclass
+class SpeedVerdict:
+    """B's throughput per sample over A's, across replicates, with its 95% interval."""
+
+    ratio: float
+    ci95: tuple[float, float]
+    verdict: str
+    replicates: int
+    ratios: list[float] = field(default_factory=list)  # one per replicate pair, in run order
+    a_samples_per_s: float | None = None  # geometric means over the replicates
+    b_samples_per_s: float | None = None
+
+    def text(self) -> str:
+        if not math.isfinite(self.ratio):
+            return "no throughput measured"
+        lo, hi = self.ci95
+        return f"{self.ratio:.2f}× [{lo:.2f}, {hi:.2f}] over {self.replicates} replicate pair(s)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ratio": _json_float(self.ratio), "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])],
+                "verdict": self.verdict, "replicates": self.replicates,
+                "ratios": [_json_float(r) for r in self.ratios],
+                "a_samples_per_s": self.a_samples_per_s, "b_samples_per_s": self.b_samples_per_s}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SpeedVerdict":
+        ci = _pair(d.get("ci95")) if d.get("ci95") and None not in d.get("ci95") else None
+        ratio = _num(d.get("ratio"))
+        return cls(ratio if ratio is not None else math.nan, ci or (math.nan, math.nan),
+                   str(d.get("verdict") or NO_CHANGE), int(d.get("replicates") or 0),
+                   [float(r) for r in d.get("ratios") or [] if _num(r) is not None],
+                   _num(d.get("a_samples_per_s")), _num(d.get("b_samples_per_s")))
+
+
+@dataclass
+class AccuracyVerdict:
+    """B minus A on the validation metric, paired on the same examples, against the tolerance."""
+
+    metric: str | None
+    delta: float | None  # raw units: a fraction for accuracy (0.01 = 1 pp), the loss's own for a loss
+    ci95: tuple[float, float] | None
+    verdict: str
+    examples: int = 0
+    paired: bool = True
+    samples_seen: list[int] = field(default_factory=list)  # the validation points compared (samples seen)
+    explanation: str = ""
+    checked: bool = True  # False: there was nothing to check (no validation data)
+
+    @property
+    def is_loss(self) -> bool:
+        return bool(self.metric and self.metric.endswith("loss"))
+
+    def shown(self, value: float) -> str:
+        return f"{value:+.4f}" if self.is_loss else f"{value * 100:+.2f} pp"
+
+    def text(self) -> str:
+        if self.explanation:
+            return self.explanation
+        if self.delta is None:
+            return "not measured"
+        ci = f" [{self.shown(self.ci95[0])}, {self.shown(self.ci95[1])}]" if self.ci95 else ""
+        return f"{self.metric} {self.shown(self.delta)}{ci}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "delta": _json_float(self.delta) if self.delta is not None else None,
+                "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])] if self.ci95 else None,
+                "verdict": self.verdict, "n_examples": self.examples, "paired": self.paired,
+                "samples_seen": list(self.samples_seen), "explanation": self.explanation, "checked": self.checked}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AccuracyVerdict":
+        ci = d.get("ci95")
+        ci = _pair(ci) if isinstance(ci, list) and None not in ci else None
+        return cls(d.get("metric"), _num(d.get("delta")), ci, str(d.get("verdict") or INCONCLUSIVE),
+                   int(d.get("n_examples") or 0), bool(d.get("paired", True)),
+                   [int(s) for s in d.get("samples_seen") or [] if isinstance(s, int)],
+                   str(d.get("explanation") or ""), bool(d.get("checked", True)))
+
+
+@dataclass
+class TrialVerdict:
+    """The whole verdict on B against A. Also what a ladder rung and a wizard page show."""
+
+    speed: SpeedVerdict
+    accuracy: AccuracyVerdict
+    kept: bool
+    reason: str
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    status: str = "completed"  # B's run status (completed, failed, nan_stopped, cancelled, crashed)
+    design: str = ""  # how it was measured, in words (for the report)
+
+    # -- the names the ladder table, the compare view and older readers use ---------------------
+    @property
+    def speedup(self) -> float:
+        return self.speed.ratio
+
+    @property
+    def speedup_ci95(self) -> tuple[float, float]:
+        return self.speed.ci95
+
+    @property
+    def val_delta(self) -> float | None:
+        return self.accuracy.delta
+
+    @property
+    def metric(self) -> str | None:
+        return self.accuracy.metric
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"speed": self.speed.to_dict(), "accuracy": self.accuracy.to_dict(), "kept": self.kept,
+                "reason": self.reason, "findings": list(self.findings), "status": self.status,
+                "design": self.design}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrialVerdict":
+        return cls(SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {}),
+                   bool(d.get("kept")), str(d.get("reason") or ""),
+                   [f for f in d.get("findings") or [] if isinstance(f, dict)], str(d.get("status") or "completed"),
+                   str(d.get("design") or ""))
+
+
+def speed_verdict_of(ci: tuple[float, float]) -> str:
+    """'faster', 'slower' or 'no measurable change' for a ratio interval (B over A)."""
+    lo, hi = ci
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return NO_CHANGE
+    if lo > 1.0:
+        return FASTER
+    if hi < 1.0:
+        return SLOWER
+    return NO_CHANGE
+
+
+def _finding(code: str, message: str, fix: str, where: str, **data: Any) -> dict[str, Any]:
+    return F.Finding(code, message, fix, where, data={k: v for k, v in data.items() if v is not None}).to_dict()
+
+
+def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings: list[dict[str, Any]],
+         where: str, against: str, xla_requested: bool = False, xla_active: bool = True
+         ) -> tuple[bool, str, list[dict[str, Any]]]:
+    """(kept, reason, findings): the one keep/reject rule of tfturbo."""
+    if status == "nan_stopped":
+        return False, "NaN loss: the loss became NaN or infinite; training was stopped", [_finding(
+            F.NAN_LOSS, f"{where}: the loss became NaN or infinite; training was stopped",
+            "keep the earlier settings; under mixed precision compute the output layer and loss in float32 "
+            "(dtype='float32' on the last layer)", where)]
+    if status != "completed":
+        what = {"cancelled": "was cancelled before it finished",
+                "crashed": "crashed (the backend ended without a summary)"}.get(status, "failed")
+        return False, f"the run {what}", []
+
+    reasons: list[str] = []
+    found: list[dict[str, Any]] = []
+    codes = F.codes_of(b_findings)
+    for code, text in DISQUALIFYING.items():
+        if code in codes:
+            reasons.append(text)
+            found.append(_finding(code, f"{where}: {text}", "see the run's finding for the fix", where))
+    if xla_requested and (not xla_active or F.XLA_NOT_ACTIVE in codes):
+        reasons.append("XLA never switched on in this run (XLA_NOT_ACTIVE): its speed is not XLA's")
+
+    speed_text = f"{speed.verdict}: {speed.text()} vs {against}"
+    if speed.verdict != FASTER:
+        reasons.insert(0, "not measurably faster: " + speed.text() + f" vs {against}"
+                       if speed.verdict == NO_CHANGE else speed_text)
+    if speed.verdict == SLOWER:
+        found.insert(0, _finding(
+            F.SLOWER_THAN_BASELINE, f"{where} is slower than {against} (throughput per sample {speed.text()})",
+            "not recommended: keep the previous settings", where, speedup=_json_float(speed.ratio),
+            speedup_ci95=[_json_float(c) for c in speed.ci95], verdict=speed.verdict, compared_with=against))
+
+    if accuracy.verdict == WORSE:
+        reasons.append(f"accuracy worse: {accuracy.text()}")
+        found.append(_finding(
+            F.ACCURACY_REGRESSION, f"{where}: {accuracy.metric} is worse beyond the tolerance ({accuracy.text()})",
+            "not recommended; if only the 16-bit policy changed, compute the output layer in float32 or keep the "
+            "previous settings", where, metric=accuracy.metric, delta=accuracy.delta,
+            ci95=list(accuracy.ci95) if accuracy.ci95 else None))
+    elif accuracy.verdict == INCONCLUSIVE and accuracy.checked:
+        reasons.append(f"accuracy {accuracy.text()}")
+
+    if reasons:
+        return False, "; ".join(reasons), found
+    gate = accuracy.text() + (", within tolerance" if accuracy.checked else "")
+    return True, f"{speed_text}; {gate}", []
