@@ -30,3 +30,32 @@ def test_spikes_at_the_profiler_window_edges_are_not_a_storm():
 
 def test_one_or_two_new_shapes_are_not_a_storm():
     assert feed({40, 41}) == []
+
+
+def feed_series(ms, window=20):
+    ctx = RunContext(RunSettings(workload="w", jit_compile=True), model=None, train_ds=None, warmup_end=5)
+    detector = RecompileStorm()
+    detector.on_start(ctx)
+    steps = list(range(1, len(ms) + 1))
+    found = []
+    for i in range(0, len(ms), window):
+        found += detector.on_window(ctx, Window(steps[i:i + window], ms[i:i + window], 0.5, None, None))
+    return found
+
+
+def test_a_few_long_compilations_that_cost_real_time_are_a_storm():
+    """Five one-second spikes among 285 steps of 20 ms: the median hides them, the time lost does not."""
+    ms = [20.0 * (1 + 0.05 * ((i * 7) % 5 - 2)) for i in range(290)]
+    for s in (60, 120, 180, 240, 280):
+        ms[s] = 1000.0
+    [finding] = feed_series(ms)
+    assert finding.code == "RECOMPILE_STORM" and finding.data["time_lost_s"] > 2.5
+    assert "of the steady training time" in finding.message
+
+
+def test_spikes_that_cost_little_time_are_not_a_storm():
+    """Eight 150 ms hiccups among 2000 steps of 20 ms lose 1.0 s of 40 s: under the 3% line."""
+    ms = [20.0] * 2000
+    for s in range(100, 2000, 250):
+        ms[s] = 150.0
+    assert feed_series(ms) == []

@@ -23,8 +23,8 @@ SPIKE_FACTOR = 5.0  # a compile-kind step takes more than 5x the median step
 # ...and at least this much more: compiling a program takes hundreds of ms (measured 430-1200 ms for a
 # tiny model on the CPU), while a busy host's hiccups and the profiler's start/stop took 10-90 ms.
 MIN_SPIKE_MS = 100.0
-MIN_SPIKES = 3  # "keeps recompiling": a spike that happened once or twice is a shape seen once
-MIN_SPIKE_SHARE = 0.02  # of the steady steps so far (measured: 37/600 with XLA, 3/600 without)
+MIN_SPIKES = 3  # "keeps recompiling": one or two spikes are shapes seen once (e.g. the partial last batch)
+MIN_TIME_LOST = 0.03  # the spikes' time beyond the steady step, as a share of the steady training time
 MIN_STEADY_STEPS = 20
 SAMPLE_BATCHES = 128
 SAMPLE_BUDGET_S = 3.0  # the run waits for this sampling: keep it short
@@ -38,6 +38,13 @@ def spikes(step_ms: list[float], warmup_end: int) -> tuple[float, list[int]]:
     median = statistics.median(steady)
     threshold = max(SPIKE_FACTOR * median, median + MIN_SPIKE_MS)
     return median, [warmup_end + i for i, ms in enumerate(steady) if ms > threshold]
+
+
+def time_lost(steady_ms: list[float], median: float, spike_ms: list[float]) -> tuple[float, float]:
+    """(ms the spikes took beyond the steady step, that as a share of the steady training time without them)."""
+    lost = sum(ms - median for ms in spike_ms)
+    base = sum(steady_ms) - lost
+    return lost, (lost / base if base > 0 else 0.0)
 
 
 def _near_profile(step: int, window: tuple[int, int] | None) -> bool:
@@ -72,18 +79,21 @@ class RecompileStorm(Detector):
         median, found = spikes(self.step_ms, warmup_end)
         found = [i for i in found if not _near_profile(self.steps[i], ctx.extra.get("profile_steps"))]
         steady = len(self.step_ms) - warmup_end
-        if len(found) < MIN_SPIKES or len(found) < MIN_SPIKE_SHARE * steady:
+        lost_ms, share = time_lost(self.step_ms[warmup_end:], median, [self.step_ms[i] for i in found])
+        if len(found) < MIN_SPIKES or share < MIN_TIME_LOST:
             return []
         self.raised = True
-        return [self._finding(ctx, median, found, steady)]
+        return [self._finding(ctx, median, found, steady, lost_ms, share)]
 
-    def _finding(self, ctx: RunContext, median: float, found: list[int], steady: int) -> Finding:
+    def _finding(self, ctx: RunContext, median: float, found: list[int], steady: int, lost_ms: float,
+                 share: float) -> Finding:
         spike_ms = [self.step_ms[i] for i in found]
         at = [self.steps[i] for i in found if i < len(self.steps)]
         shown = ", ".join(map(str, at[:8])) + (", …" if len(at) > 8 else "")
         message = (f"XLA keeps recompiling after warm-up: {len(found)} of {steady} steady steps took more than "
                    f"{SPIKE_FACTOR:g}× the median step ({median:.1f} ms; spikes {min(spike_ms):.0f}–"
-                   f"{max(spike_ms):.0f} ms, at steps {shown}). ")
+                   f"{max(spike_ms):.0f} ms, at steps {shown}), costing {lost_ms / 1000:.2f} s — {share:.0%} of the "
+                   f"steady training time. ")
         varying = varying_dims(self.sample) if self.sample else []
         batch_size = ctx.settings.batch_size or (max(self.sample.batch_sizes()) if self.sample else None) or 32
         if varying:
@@ -102,5 +112,6 @@ class RecompileStorm(Detector):
             where = "train step inputs"
         return Finding(RECOMPILE_STORM, message, fix=fix, where=where, data={
             "spikes": len(found), "steady_steps": steady, "median_ms": median, "spike_steps": at,
+            "time_lost_s": lost_ms / 1000.0, "time_lost_share": share,
             "spike_ms": spike_ms,
             "varying": [{"component": v.component, "dim": v.dim, "seen": v.seen} for v in varying]})
