@@ -25,6 +25,7 @@ SPIKE_FACTOR = 5.0  # a compile-kind step takes more than 5x the median step
 MIN_SPIKE_MS = 100.0
 MIN_SPIKES = 3  # "keeps recompiling": one or two spikes are shapes seen once (e.g. the partial last batch)
 MIN_TIME_LOST = 0.03  # the spikes' time beyond the steady step, as a share of the steady training time
+LIVE_FACTOR = 2.0  # while training, on part of the run, raise only at twice that share (the end decides the rest)
 MIN_STEADY_STEPS = 20
 SAMPLE_BATCHES = 128
 SAMPLE_BUDGET_S = 3.0  # the run waits for this sampling: keep it short
@@ -71,6 +72,12 @@ class RecompileStorm(Detector):
     def on_window(self, ctx: RunContext, window: Window) -> list[Finding]:
         self.steps.extend(window.steps)
         self.step_ms.extend(window.step_ms)
+        return self._judge(ctx, MIN_TIME_LOST * LIVE_FACTOR)
+
+    def on_end(self, ctx: RunContext) -> list[Finding]:
+        return self._judge(ctx, MIN_TIME_LOST)
+
+    def _judge(self, ctx: RunContext, min_share: float) -> list[Finding]:
         warmup_end = ctx.warmup_end
         if self.raised or not ctx.settings.jit_compile or warmup_end is None:
             return []
@@ -80,7 +87,7 @@ class RecompileStorm(Detector):
         found = [i for i in found if not _near_profile(self.steps[i], ctx.extra.get("profile_steps"))]
         steady = len(self.step_ms) - warmup_end
         lost_ms, share = time_lost(self.step_ms[warmup_end:], median, [self.step_ms[i] for i in found])
-        if len(found) < MIN_SPIKES or share < MIN_TIME_LOST:
+        if len(found) < MIN_SPIKES or share < min_share:
             return []
         self.raised = True
         return [self._finding(ctx, median, found, steady, lost_ms, share)]
