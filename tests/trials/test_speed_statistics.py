@@ -1,0 +1,111 @@
+"""The speed verdict's statistics on realistic noise: autocorrelated steps and run-to-run offsets.
+
+Each simulated run has an offset of its own (lognormal, 10%: process start, memory
+layout, a busy neighbour) and AR(1) step times inside it. The interval must cover the
+true ratio about as often as it says, identical settings must rarely be called
+different, and a real difference must be found.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tfturbo.stats import median_ci, replicate_ratio_ci, speedup_ci, two_sample_ratio_ci
+from tfturbo.trials.speed import SpeedRule
+from tfturbo.trials.verdict import FASTER, NO_CHANGE, SLOWER
+
+
+def run_steps(rate: float, rng: np.random.Generator, offset_sd: float = 0.10, n: int = 200,
+              phi: float = 0.8) -> np.ndarray:
+    """Step times (ms) of one run: a run-level offset and autocorrelated noise around 1000/rate."""
+    offset = math.exp(rng.normal(0, offset_sd))
+    e = np.zeros(n)
+    for i in range(1, n):
+        e[i] = phi * e[i - 1] + rng.normal(0, 0.05)
+    return (1000.0 / rate) * offset * np.exp(e)
+
+
+def run_rate(rate: float, rng: np.random.Generator, **kw) -> float:
+    ms = run_steps(rate, rng, **kw)
+    return len(ms) * 1000.0 / ms.sum()
+
+
+def simulate(ratio: float, rule: SpeedRule, rng: np.random.Generator):
+    a, b = [], []
+    while True:
+        a.append(run_rate(100.0, rng))
+        b.append(run_rate(100.0 * ratio, rng))
+        if rule.clear([y / x for x, y in zip(a, b)]):
+            return rule.verdict(a, b)
+
+
+@pytest.fixture(scope="module")
+def aa_trials():
+    rng = np.random.default_rng(20261201)
+    return [simulate(1.0, SpeedRule(), rng) for _ in range(400)]
+
+
+def test_replicate_interval_covers_identical_settings_as_often_as_it_says(aa_trials):
+    coverage = np.mean([v.ci95[0] <= 1.0 <= v.ci95[1] for v in aa_trials])
+    assert coverage >= 0.90
+
+
+def test_identical_settings_are_rarely_called_different(aa_trials):
+    different = np.mean([v.verdict != NO_CHANGE for v in aa_trials])
+    assert different <= 0.08  # nominal 5%, plus what the interim looks cost (measured 6-7% here)
+    assert all(2 <= v.replicates <= SpeedRule().max_pairs for v in aa_trials)
+
+
+def test_a_real_difference_is_found_and_covered():
+    rng = np.random.default_rng(7)
+    verdicts = [simulate(1.3, SpeedRule(), rng) for _ in range(200)]
+    assert np.mean([v.verdict == FASTER for v in verdicts]) >= 0.90
+    # stopping as soon as the difference is clear costs a little coverage of its size (measured 88-93%)
+    assert np.mean([v.ci95[0] <= 1.3 <= v.ci95[1] for v in verdicts]) >= 0.85
+    slower = [simulate(1 / 1.3, SpeedRule(), rng) for _ in range(100)]
+    assert np.mean([v.verdict == SLOWER for v in slower]) >= 0.90
+
+
+def test_one_runs_own_interval_misses_run_to_run_noise():
+    """Why verdicts need replicates: two identical single runs are 'different' most of the time."""
+    rng = np.random.default_rng(3)
+    wrong = 0
+    for _ in range(100):
+        _, (lo, hi) = speedup_ci(run_steps(100.0, rng), run_steps(100.0, rng), n_boot=300)
+        wrong += not (lo <= 1.0 <= hi)
+    assert wrong >= 50
+
+
+def test_clear_differences_stop_early_and_noise_runs_to_the_budget():
+    rule = SpeedRule(min_pairs=3, max_pairs=6)
+    assert not rule.clear([1.5, 1.6])  # never before min_pairs
+    assert rule.clear([1.50, 1.55, 1.52])  # far from 1 at the interim level
+    assert rule.clear([1.001, 0.999, 1.0, 1.002])  # within ±3% with confidence: no change, done
+    assert not rule.clear([1.2, 0.85, 1.1])  # unclear: more pairs
+    assert rule.clear([1.2, 0.85, 1.1, 0.9, 1.15, 0.95])  # the budget
+
+
+def test_replicate_interval_basics():
+    ratio, (lo, hi) = replicate_ratio_ci([1.1, 1.2, 1.15])
+    assert lo < ratio < hi and ratio == pytest.approx(math.exp(np.mean(np.log([1.1, 1.2, 1.15]))))
+    assert replicate_ratio_ci([1.2])[1] == (0.0, math.inf)  # one pair has no interval
+    assert math.isnan(replicate_ratio_ci([])[0])
+
+
+def test_unpaired_replicates_interval():
+    rng = np.random.default_rng(5)
+    a = [run_rate(100.0, rng) for _ in range(6)]
+    b = [run_rate(100.0, rng) for _ in range(6)]
+    ratio, (lo, hi) = two_sample_ratio_ci(a, b)
+    assert lo <= 1.0 <= hi
+    assert two_sample_ratio_ci([100.0], [120.0])[1] == (0.0, math.inf)
+
+
+def test_median_interval_still_serves_one_runs_step_time():
+    rng = np.random.default_rng(2)
+    ms = run_steps(100.0, rng, offset_sd=0.0)
+    median, (lo, hi) = median_ci(ms)
+    assert lo <= median <= hi
