@@ -25,7 +25,7 @@ from typing import Any, Callable
 from .. import findings as F
 from .. import protocol, summary
 from ..backend_client import BackendResult, run_backend
-from ..cli_args import run_argv
+from ..cli_args import run_argv, script_argv
 from ..errors import OutputDirError, UserError, WorkloadError
 from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
@@ -55,10 +55,11 @@ class TuneOptions:
     auto_fix: bool = True  # apply the audit's automatic fixes (float32 head, drop_remainder) to the rungs
     max_batch_scale: float = DEFAULT_MAX_SCALE
     tolerance: Tolerance = field(default_factory=Tolerance)
+    script_args: list[str] = field(default_factory=list)  # a training script's own options (after `--`)
 
     def base_settings(self) -> RunSettings:
         plain = RunSettings(self.workload, steps=self.steps, seed=self.seed, batch_size=self.batch_size,
-                            val_every=self.val_every)
+                            val_every=self.val_every, script_args=list(self.script_args))
         val_every = plain.effective_val_every()
         min_steps = self.min_steps if self.min_steps is not None else min(self.steps, 2 * val_every)
         return plain.with_(val_every=val_every, until_ci=self.until_ci,
@@ -68,7 +69,7 @@ class TuneOptions:
         return {"steps": self.steps, "seed": self.seed, "batch_size": self.batch_size,
                 "val_every": self.base_settings().val_every, "until_ci": self.until_ci,
                 "min_steps": self.base_settings().min_steps, "policy": self.policy, "both_policies": self.both_policies,
-                "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale,
+                "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
                 "tolerance": {"accuracy_pp": self.tolerance.accuracy_pp, "loss_rel": self.tolerance.loss_rel}}
 
 
@@ -196,7 +197,7 @@ class Ladder:
         argv = [opts.workload, "--policy", self.policies[0], "--jit"]
         if opts.batch_size:
             argv += ["--batch-size", str(opts.batch_size)]
-        audit = self._call("audit", argv)
+        audit = self._call("audit", argv + script_argv(opts.script_args))
         self._fail_on_bad_input(audit, "the audit")
         if audit.document is None:
             self._failed("the audit failed: " + self._error_text(audit))
@@ -214,7 +215,7 @@ class Ladder:
         argv = [opts.workload, "--seed", str(opts.seed)]
         if opts.batch_size:
             argv += ["--batch-size", str(opts.batch_size)]
-        probe = self._call("probe-input", argv)
+        probe = self._call("probe-input", argv + script_argv(opts.script_args))
         self._fail_on_bad_input(probe, "the input probe")
         if probe.document is None:
             self.say("input probe: failed (" + self._error_text(probe) + "); continuing without its verdict")
