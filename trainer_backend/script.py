@@ -243,6 +243,7 @@ class ScriptWorkload:
             setattr(owner, attr, value)
         sys.argv = [str(path), *self.script_args]
         sys.path.insert(0, str(path.parent))
+        stderr = sys.stderr = _Tail(sys.stderr)
         try:
             runpy.run_path(str(path), run_name="__main__")
         except _FitReached:
@@ -251,9 +252,10 @@ class ScriptWorkload:
             if not captured:
                 code = exc.code if exc.code not in (None, 0) else None
                 how = f"exited with sys.exit({code!r})" if code is not None else "exited"
-                raise self._error(f"{how} before calling model.fit() (its output is in backend.log)",
-                                  "tfturbo measures the first fit() call; check the script's options after `--`"
-                                  ) from exc
+                said = stderr.last_line() if code is not None else ""
+                raise self._error(f"{how} before calling model.fit()" + (f": {said}" if said else ""),
+                                  "tfturbo measures the first fit() call; check the script's options after `--` "
+                                  "(its output is in backend.log)") from exc
         except SyntaxError as exc:
             where_line = f"line {exc.lineno}: " if exc.lineno else ""
             raise self._error(f"{where_line}syntax error: {exc.msg}", "correct the syntax and load it again") from exc
@@ -266,6 +268,7 @@ class ScriptWorkload:
                 setattr(owner, attr, value)
             sys.argv = saved_argv
             sys.path[:] = saved_path
+            sys.stderr = stderr.stream
         if not captured:
             raise WorkloadError(f"{path.name} finished without calling model.fit(); tfturbo measures the first "
                                 "fit() call", "call model.fit(...) in the script (or define build_model() and "
@@ -319,6 +322,28 @@ class ScriptWorkload:
             raise self._error(f"{label} given to fit() at {self.fit_where} is not batched (its labels are scalars)",
                               "batch it: ds.batch(batch_size)")
         return ds
+
+
+class _Tail:
+    """sys.stderr while the script runs: passes everything on and keeps the end, so an argparse error
+    (`train.py: error: unrecognized arguments: ...`) can be quoted in the one-line failure."""
+
+    KEEP = 2000
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text = (self.text + text)[-self.KEEP:]
+        return self.stream.write(text)
+
+    def last_line(self) -> str:
+        lines = [line.strip() for line in self.text.splitlines() if line.strip()]
+        return lines[-1][:300] if lines else ""
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
 
 
 # ------------------------------------------------------------------------------ data
