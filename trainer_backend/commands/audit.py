@@ -24,7 +24,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
 
     from ..workload import load_workload
 
-    workload = load_workload(args.workload, args.script_args)
+    workload = load_workload(args.workload, getattr(args, "script_args", None) or [])
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None,
                 detail=f"building {workload.name} under {args.policy}")
     keras.utils.set_random_seed(DEFAULT_SEED)

@@ -21,7 +21,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
 
     from ..workload import load_workload
 
-    workload = load_workload(args.workload, args.script_args)
+    workload = load_workload(args.workload, getattr(args, "script_args", None) or [])
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"building {workload.name}")
     keras.utils.set_random_seed(args.seed)
     model = workload.build_model()  # a training script runs here, up to its first fit()
