@@ -116,6 +116,7 @@ class ScriptWorkload:
     call: FitCall | None = None
     compiled: list[Any] = field(default_factory=list)  # models the script compiled, in order
     _sources: dict[int, tuple[Any, int | None]] = field(default_factory=dict, repr=False)
+    _defined: dict[str, Any] = field(default_factory=dict, repr=False)  # a finished script's globals
 
     @property
     def default_batch_size(self) -> int:
@@ -245,7 +246,7 @@ class ScriptWorkload:
         sys.path.insert(0, str(path.parent))
         stderr = sys.stderr = _Tail(sys.stderr)
         try:
-            runpy.run_path(str(path), run_name="__main__")
+            self._defined = runpy.run_path(str(path), run_name="__main__")
         except _FitReached:
             pass
         except SystemExit as exc:
@@ -270,9 +271,12 @@ class ScriptWorkload:
             sys.path[:] = saved_path
             sys.stderr = stderr.stream
         if not captured:
+            half = [f"{name}()" for name in CONTRACT_FUNCTIONS if not callable(self._defined.get(name))]
+            fix = "call model.fit(...) in the script"
+            if len(half) == 1:  # one of the two contract functions: probably a workload file missing the other
+                fix = f"call model.fit(...) in the script, or define {half[0]} too to use the workload contract"
             raise WorkloadError(f"{path.name} finished without calling model.fit(); tfturbo measures the first "
-                                "fit() call", "call model.fit(...) in the script (or define build_model() and "
-                                "make_datasets() instead)")
+                                "fit() call", fix)
         return captured[0]
 
     # -- helpers --------------------------------------------------------------------------------
