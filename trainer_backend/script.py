@@ -1,4 +1,4 @@
-"""Script mode: measure an unchanged training script (docs/ARCHITECTURE.md, "Workloads").
+"""Script mode: measure an unchanged training script (README, "Your training script, unchanged").
 
 A `.py` file that defines `build_model` and `make_datasets` at module level is
 a contract workload (`trainer_backend.workload`); any other `.py` file is a
