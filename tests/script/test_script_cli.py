@@ -122,3 +122,14 @@ def test_bad_script_options_are_quoted_from_argparse(tmp_path):
     assert proc.returncode == 2
     assert "exited with sys.exit(2) before calling model.fit(): train.py: error: unrecognized arguments: --bogus" \
         in proc.stderr
+
+
+def test_a_fix_that_cannot_be_applied_is_reported_and_the_run_goes_on(tmp_path_factory):
+    script = script_in_folder(tmp_path_factory, "head_in_call.py")
+    doc = cli_json("run", script.name, "--out", "run", "--steps", "20", "--policy", "mixed_bfloat16",
+                   "--fix-head", cwd=script.parent)
+    assert doc["status"] == "completed"
+    [finding] = [f for f in doc["findings"] if f["code"] == F.FIX_NOT_APPLIED]
+    assert finding["message"].startswith("fix not applied: --fix-head: the model still returns bfloat16 outputs")
+    assert 'dtype="float32"' in finding["fix"]
+    assert "fix not applied: --fix-head" in (script.parent / "run" / "backend.log").read_text()
