@@ -12,7 +12,7 @@ import importlib
 import sys
 
 from . import __version__
-from .cli_args import add_backend_commands
+from .cli_args import add_backend_commands, parse_args
 from .errors import UserError
 
 # command -> module in tfturbo.commands with add_arguments(parser) and main(args) -> exit code
@@ -55,7 +55,7 @@ def _command_module(name: str):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv)
     if args.command is None:  # plain `tfturbo` opens the wizard
         args = parser.parse_args(["gui"])
     args.raw_argv = argv

@@ -60,9 +60,39 @@ def add_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one machine-readable JSON document")
 
 
+WORKLOAD_HELP = ("a training script (.py), a workload .py file defining build_model() and make_datasets(), "
+                 "or builtin:NAME; options for the script follow `--`")
+
+
 def add_workload(p: argparse.ArgumentParser) -> None:
-    p.add_argument("workload", metavar="WORKLOAD", help="path to a workload .py file, or builtin:NAME")
+    p.add_argument("workload", metavar="WORKLOAD", help=WORKLOAD_HELP)
     p.add_argument("--batch-size", type=positive_int, default=None, help="batch size (default: the workload's)")
+    p.set_defaults(script_args=[])  # filled by parse_args() from what follows `--`
+
+
+def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(tfturbo's own arguments, the script's options): everything after the first `--` is the script's."""
+    argv = list(argv)
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """`parser.parse_args` where `-- ARGS...` are the training script's own options (`args.script_args`).
+
+    Splitting before argparse sees them keeps a script option such as `--epochs` or `--json` from being
+    read as one of tfturbo's. A command without a WORKLOAD refuses them.
+    """
+    own, script_args = split_script_args(argv)
+    args = parser.parse_args(own)
+    if script_args:
+        if not hasattr(args, "script_args"):
+            parser.error(f"options after `--` are for a training script; {args.command or 'this command'} "
+                         "takes no WORKLOAD")
+        args.script_args = script_args
+    return args
 
 
 def add_policy(p: argparse.ArgumentParser, default: str | None = "float32") -> None:
@@ -152,6 +182,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         lr_scale=getattr(args, "lr_scale", 1.0),
         until_ci=getattr(args, "until_ci", None),
         min_steps=getattr(args, "min_steps", 0),
+        script_args=list(getattr(args, "script_args", None) or []),
     )
 
 
@@ -173,14 +204,18 @@ def run_argv(settings: RunSettings, out: str) -> list[str]:
         argv.append("--fix-head")
     if settings.drop_remainder:
         argv.append("--drop-remainder")
-    return argv
+    return argv + script_argv(settings.script_args)
+
+
+def script_argv(script_args: list[str]) -> list[str]:
+    """`-- ARGS...` for a command line, or nothing when the script has no options."""
+    return ["--", *script_args] if script_args else []
 
 
 def parse_run_settings(argv: list[str]) -> RunSettings:
     """Round-trip helper: parse `run` arguments back into RunSettings (tests, tune)."""
     parser = build_backend_parser("trainer_backend")
-    args = parser.parse_args(["run", *argv])
-    return settings_from_args(args)
+    return settings_from_args(parse_args(parser, ["run", *argv]))
 
 
 def as_dict(args: argparse.Namespace) -> dict[str, Any]:

@@ -7,6 +7,7 @@ tricks: the output must read well in CI logs and over ssh.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from typing import IO, Any
 
@@ -89,6 +90,8 @@ def render_run_summary(doc: dict[str, Any]) -> str:
         f"settings      {s.get('policy')}{' + XLA' if s.get('jit_compile') else ''}, batch {s.get('batch_size')}, "
         f"{s.get('steps')} steps, seed {s.get('seed')}",
     ]
+    if s.get("script_args"):
+        lines.append(f"script opts   {shlex.join(str(a) for a in s['script_args'])}")
     if isinstance(step.get("median"), (int, float)):
         lines.append(f"step time     {step['median']:.2f} ms median, 95% CI {fmt_ci(step.get('ci95'), 2, ' ms')}")
     if isinstance(doc.get("steps_per_s"), (int, float)):

@@ -26,6 +26,7 @@ LOSS_SCALE_SKIPS = "LOSS_SCALE_SKIPS"
 XLA_NOT_ACTIVE = "XLA_NOT_ACTIVE"
 ACCURACY_REGRESSION = "ACCURACY_REGRESSION"
 SLOWER_THAN_BASELINE = "SLOWER_THAN_BASELINE"
+FIX_NOT_APPLIED = "FIX_NOT_APPLIED"  # an automatic fix (--fix-head, --drop-remainder) could not be applied
 
 # Default severity per code; a detector may raise a finding at another level.
 DEFAULT_SEVERITY = {
@@ -43,6 +44,7 @@ DEFAULT_SEVERITY = {
     XLA_NOT_ACTIVE: WARNING,
     ACCURACY_REGRESSION: ERROR,
     SLOWER_THAN_BASELINE: WARNING,
+    FIX_NOT_APPLIED: WARNING,
 }
 CODES = tuple(DEFAULT_SEVERITY)
 

@@ -39,9 +39,12 @@ class RunSettings:
     # within ±until_ci of the median (e.g. 0.02) and at least min_steps have run. None: run all steps.
     until_ci: float | None = None
     min_steps: int = 0
+    # A training script's own options (what follows `--` on the command line): its sys.argv[1:].
+    script_args: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.script_args = [str(a) for a in self.script_args or []]
         if self.policy not in POLICIES:
             raise UserError(f"unknown precision policy {self.policy!r}", f"use one of {', '.join(POLICIES)}")
         if self.strategy not in STRATEGIES:

@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 
 from tfturbo import protocol
-from tfturbo.cli_args import build_backend_parser
+from tfturbo.cli_args import build_backend_parser, parse_args
 from tfturbo.errors import UserError
 
 from . import stdio
@@ -38,7 +38,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     messages = io.StringIO()
     try:
         with contextlib.redirect_stderr(messages):
-            return parser.parse_args(argv)
+            return parse_args(parser, argv)
     except SystemExit as exit_:
         text = messages.getvalue().strip()
         print(text, file=sys.stderr)

@@ -1,8 +1,10 @@
-"""Load a workload (DESIGN.md §3) and hold it to the contract.
+"""Load a workload (README, "Your workload") and hold it to the contract.
 
 A workload is a `.py` file defining `build_model()` and `make_datasets(batch_size)`,
 or `builtin:NAME` for one of the files in `trainer_backend/workloads/`. Builtins
-are loaded exactly like user files, so they exercise the same checks.
+are loaded exactly like user files, so they exercise the same checks. Any other
+`.py` file is a training script, measured at its first `fit()` call
+(`trainer_backend.script`).
 
 Everything that can be wrong with a workload ends in a `WorkloadError`: one line
 naming the file, the problem and the fix (exit 2). The original exception stays
@@ -113,8 +115,12 @@ class Workload:
         return ds
 
 
-def load_workload(spec: str) -> Workload:
-    """Resolve `spec` (a path or `builtin:NAME`), import it in isolation and check its functions."""
+def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = ()) -> "Workload | ScriptWorkload":
+    """Resolve `spec` (a path or `builtin:NAME`) to a contract workload, imported in isolation with its
+    functions checked, or to a training script (`trainer_backend.script`), which runs later, in
+    `build_model()`. `script_args` are a script's own options (its sys.argv[1:])."""
+    from .script import ScriptWorkload, defines_contract
+
     spec = str(spec)
     if spec.startswith(BUILTIN_PREFIX):
         name = spec[len(BUILTIN_PREFIX):]
@@ -131,10 +137,15 @@ def load_workload(spec: str) -> Workload:
                                 f"(built-ins: {', '.join(builtin_names())})", where=spec)
         if path.suffix != ".py":
             raise WorkloadError("a workload must be a Python file (.py)",
-                                "give the path of a .py file that defines build_model() and make_datasets()",
-                                where=spec)
+                                "give a training script (.py) or a .py file that defines build_model() and "
+                                "make_datasets()", where=spec)
         name = path.stem
     path = path.resolve()
+    if not defines_contract(path):
+        return ScriptWorkload(spec=spec, name=name, path=str(path), script_args=list(script_args))
+    if script_args:
+        raise WorkloadError("options after `--` are for a training script, and this file defines build_model() "
+                            "and make_datasets()", "drop the options after `--`", where=str(path))
     module = _import_isolated(path)
     for func, signature in (("build_model", "def build_model():"),
                             ("make_datasets", "def make_datasets(batch_size):")):

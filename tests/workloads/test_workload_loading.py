@@ -89,14 +89,14 @@ def test_syntax_error_gives_the_line(tmp_path):
 
 
 def test_exception_at_import_gives_type_message_and_line(tmp_path):
-    line = load_error(tmp_path, "import os\nDATA = os.environ['TFTURBO_NO_SUCH_VARIABLE']\n")
+    line = load_error(tmp_path, "import os\nDATA = os.environ['TFTURBO_NO_SUCH_VARIABLE']\n" + MODEL + DATASETS)
     assert "KeyError" in line and "TFTURBO_NO_SUCH_VARIABLE" in line and "line 2" in line
 
 
 @pytest.mark.parametrize("missing, present", [("build_model", DATASETS), ("make_datasets", MODEL)])
-def test_missing_function_is_named_with_its_signature(tmp_path, missing, present):
-    line = load_error(tmp_path, present)
-    assert f"no {missing}() function" in line and f"def {missing}(" in line
+def test_one_contract_function_alone_is_a_script_and_the_other_is_named(tmp_path, missing, present):
+    line = build_error(tmp_path, present)  # a script: it runs, and never calls fit()
+    assert "finished without calling model.fit()" in line and f"define {missing}() too" in line
 
 
 def test_batch_size_must_be_a_positive_int(tmp_path):
@@ -106,7 +106,7 @@ def test_batch_size_must_be_a_positive_int(tmp_path):
 
 def test_a_failed_load_leaves_no_module_and_no_path_entry(tmp_path):
     modules, path = set(sys.modules), list(sys.path)
-    write(tmp_path, "raise RuntimeError('boom')\n")
+    write(tmp_path, "raise RuntimeError('boom')\n" + MODEL + DATASETS)
     error_of(lambda: load_workload(str(tmp_path / "my_workload.py")))
     assert set(sys.modules) == modules and sys.path == path
 
@@ -197,7 +197,7 @@ def make_datasets(batch_size):
 
 def test_builtin_names_are_the_shipped_workloads():
     assert builtin_names() == sorted(["cnn", "custom-loop", "fp16-softmax-head", "mlp", "ragged-batches",
-                                      "slow-input", "transformer", "unaligned-widths"])
+                                      "slow-input", "train-script", "transformer", "unaligned-widths"])
 
 
 def test_forgetting_to_return_the_model_says_so(tmp_path):

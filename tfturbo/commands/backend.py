@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .. import console, protocol
 from ..backend_client import run_backend
+from ..cli_args import script_argv, split_script_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:  # arguments come from cli_args
@@ -28,8 +29,10 @@ def log_path() -> str:
 
 
 def backend_argv(argv: list[str]) -> list[str]:
-    """The user's own arguments after the sub-command, minus the CLI-only --json."""
-    return [a for a in argv if a != "--json"]
+    """The user's own arguments after the sub-command, minus the CLI-only --json (a script's own `--json`
+    after `--` stays)."""
+    own, script_args = split_script_args(argv)
+    return [a for a in own if a != "--json"] + script_argv(script_args)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from .. import console, protocol
-from ..cli_args import non_negative, positive_int
+from ..cli_args import WORKLOAD_HELP, non_negative, positive_int
 from ..runfiles import REPORT_PDF
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE
@@ -30,7 +30,8 @@ from ..tune.study import FAILED, INTERRUPTED, Study
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("workload", metavar="WORKLOAD", help="path to a workload .py file, or builtin:NAME")
+    parser.add_argument("workload", metavar="WORKLOAD", help=WORKLOAD_HELP)
+    parser.set_defaults(script_args=[])  # what follows `--`: the training script's own options, for every rung
     parser.add_argument("--out", required=True, metavar="STUDY_DIR", help="study directory to create")
     parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS,
                         help=f"training steps of every run (default {DEFAULT_STEPS})")
@@ -69,7 +70,7 @@ def options_from_args(args: argparse.Namespace) -> TuneOptions:
         workload=args.workload, out=Path(args.out), steps=args.steps, seed=args.seed, batch_size=args.batch_size,
         val_every=args.val_every, val_examples=args.val_examples, min_replicates=args.min_replicates,
         max_replicates=max(args.min_replicates, args.max_replicates), policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
-        tolerance=Tolerance(args.accuracy_tolerance, args.loss_tolerance))
+        tolerance=Tolerance(args.accuracy_tolerance, args.loss_tolerance), script_args=list(args.script_args))
 
 
 def write_report(study: Study, out_pdf: str | None, say) -> None:

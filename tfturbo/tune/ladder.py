@@ -27,6 +27,7 @@ from typing import Any, Callable
 from .. import findings as F
 from .. import protocol, summary
 from ..backend_client import BackendResult, run_backend
+from ..cli_args import script_argv
 from ..errors import OutputDirError, UserError
 from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
@@ -59,10 +60,12 @@ class TuneOptions:
     auto_fix: bool = True  # apply the audit's automatic fixes (float32 head, drop_remainder) to the rungs
     max_batch_scale: float = DEFAULT_MAX_SCALE
     tolerance: Tolerance = field(default_factory=Tolerance)
+    script_args: list[str] = field(default_factory=list)  # a training script's own options (after `--`)
 
     def base_settings(self) -> RunSettings:
         plain = RunSettings(self.workload, steps=self.steps, seed=self.seed, batch_size=self.batch_size,
-                            val_every=self.val_every, val_examples=self.val_examples)
+                            val_every=self.val_every, val_examples=self.val_examples,
+                            script_args=list(self.script_args))
         return plain.with_(val_every=plain.effective_val_every())
 
     def speed_rule(self) -> SpeedRule:
@@ -73,7 +76,7 @@ class TuneOptions:
                 "val_every": self.base_settings().val_every, "val_examples": self.val_examples,
                 "replicates": {"min": self.min_replicates, "max": self.max_replicates},
                 "policy": self.policy, "both_policies": self.both_policies,
-                "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale,
+                "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
                 "tolerance": self.tolerance.to_dict()}
 
 
@@ -215,7 +218,7 @@ class Ladder:
         argv = [opts.workload, "--policy", self.policy.policies[0], "--jit"]
         if opts.batch_size:
             argv += ["--batch-size", str(opts.batch_size)]
-        audit = self._call("audit", argv)
+        audit = self._call("audit", argv + script_argv(opts.script_args))
         fail_on_bad_input(audit.error, "the audit")
         if audit.document is None:
             self._failed("the audit failed: " + self._error_text(audit))
@@ -233,7 +236,7 @@ class Ladder:
         argv = [opts.workload, "--seed", str(opts.seed)]
         if opts.batch_size:
             argv += ["--batch-size", str(opts.batch_size)]
-        probe = self._call("probe-input", argv)
+        probe = self._call("probe-input", argv + script_argv(opts.script_args))
         fail_on_bad_input(probe.error, "the input probe")
         if probe.document is None:
             self.say("input probe: failed (" + self._error_text(probe) + "); continuing without its verdict")

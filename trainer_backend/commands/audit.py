@@ -1,6 +1,8 @@
 """`audit WORKLOAD [--policy P] [--batch-size N] [--jit]`: static findings on the model and its data.
 
-Builds the model under the policy (in this backend process, as a run would),
+Builds the model under the policy (in this backend process, as a run would;
+a training script runs up to its first fit(), so the audit sees the model and
+data the script passes to compile/fit),
 then inspects it without training — except one eager step of a custom
 train_step under mixed_float16, the only way to see whether it scales its loss.
 """
@@ -22,13 +24,13 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
 
     from ..workload import load_workload
 
-    workload = load_workload(args.workload)
-    batch_size = args.batch_size or workload.default_batch_size
+    workload = load_workload(args.workload, getattr(args, "script_args", None) or [])
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None,
                 detail=f"building {workload.name} under {args.policy}")
     keras.utils.set_random_seed(DEFAULT_SEED)
     keras.mixed_precision.set_global_policy(args.policy)
-    model = workload.build_model()
+    model = workload.build_model()  # a training script runs here, up to its first fit()
+    batch_size = args.batch_size or workload.default_batch_size
     train_ds, _val = workload.make_datasets(batch_size)
     first_batch = next(iter(train_ds))
 

@@ -21,11 +21,11 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
 
     from ..workload import load_workload
 
-    workload = load_workload(args.workload)
-    batch_size = args.batch_size or workload.default_batch_size
+    workload = load_workload(args.workload, getattr(args, "script_args", None) or [])
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"building {workload.name}")
     keras.utils.set_random_seed(args.seed)
-    model = workload.build_model()
+    model = workload.build_model()  # a training script runs here, up to its first fit()
+    batch_size = args.batch_size or workload.default_batch_size
     train_ds, _val = workload.make_datasets(batch_size)
 
     def on_phase(detail: str, index: int) -> None:

@@ -2,10 +2,12 @@
 
 Order matters:
 1. Validate everything that can be the user's mistake — load the workload,
-   set the dtype policy (before `build_model()`, or it has no effect), seed,
-   build, re-compile with the jit_compile under test and the scaled learning
-   rate, make the datasets — *before* the run directory exists, so a broken
-   workload leaves no half-written directory.
+   set the dtype policy (before `build_model()` or a training script runs, or
+   it has no effect), seed, build (a script runs up to its first fit()), make
+   the datasets, apply the fixes, re-compile with the jit_compile under test
+   and the scaled learning rate — *before* the run directory exists, so a
+   broken workload leaves no half-written directory. A fix that cannot be
+   applied becomes a FIX_NOT_APPLIED finding; the run goes on without it.
 2. Write run.yaml, then stream events.jsonl and backend.log, train with
    `model.fit` (validation every `val_every` steps), then the checkpoint and
    its settings, and summary.json last, atomically.
@@ -18,14 +20,16 @@ import math
 import shlex
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tfturbo import findings as fcodes
 from tfturbo import protocol, runfiles
 from tfturbo.cli_args import run_argv, settings_from_args
 from tfturbo.errors import UserError
+from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
 
 from .. import hardware, measure, stdio
@@ -42,6 +46,7 @@ class PreparedRun:
     train_ds: Any
     val_ds: Any
     learning_rate: float | None
+    findings: list[Finding] = field(default_factory=list)  # found while preparing (a fix not applied)
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, int]:
@@ -63,46 +68,102 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     from ..workload import load_workload
 
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"loading {settings.workload}")
-    workload = load_workload(settings.workload)
-    settings = settings.with_(batch_size=settings.batch_size or workload.default_batch_size)
-    keras.mixed_precision.set_global_policy(settings.policy)
+    workload = load_workload(settings.workload, settings.script_args)
+    keras.mixed_precision.set_global_policy(settings.policy)  # before build_model() (or the script) runs
     keras.utils.set_random_seed(settings.seed)
     if settings.strategy == "mirrored" and settings.jit_compile and not tf.config.list_physical_devices("GPU"):
         # TensorFlow's XLA cannot reach the variables each logical CPU replica keeps on its own device
         raise UserError("--jit with --strategy mirrored needs GPUs: XLA cannot run replicas on logical CPU devices",
                         "use --no-jit, or --strategy default")
     strategy = tf.distribute.MirroredStrategy() if settings.strategy == "mirrored" else tf.distribute.get_strategy()
+    findings: list[Finding] = []
     with strategy.scope():
-        model = workload.build_model()
-        compile_config = model.get_compile_config()
-        if settings.fix_head:
-            from ..fixes import float32_head
-
-            model = float32_head(model)
-        writer.emit(protocol.PHASE, phase=protocol.COMPILING, step=None,
-                    detail=f"{settings.policy}, jit_compile={settings.jit_compile}")
-        learning_rate = recompile(model, compile_config, settings)
+        model = workload.build_model()  # a script runs here, up to its first fit()
+    settings = settings.with_(batch_size=settings.batch_size or workload.default_batch_size)
     keras.utils.set_random_seed(settings.seed)  # the data order must not depend on how the model was built
     train_ds, val_ds = workload.make_datasets(settings.batch_size)
+    with strategy.scope():
+        build_on_zeros(model, train_ds)
+        if settings.fix_head:
+            findings += apply_fix_head(model, train_ds)
+        writer.emit(protocol.PHASE, phase=protocol.COMPILING, step=None,
+                    detail=f"{settings.policy}, jit_compile={settings.jit_compile}")
+        learning_rate = recompile(model, settings)
     if settings.drop_remainder:
         from ..fixes import drop_partial_batches
 
-        train_ds = drop_partial_batches(train_ds, settings.batch_size)
-    return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate)
+        try:
+            train_ds = drop_partial_batches(train_ds, settings.batch_size)
+        except Exception as exc:  # noqa: BLE001 - tfturbo's own fix never fails the run
+            findings.append(fix_not_applied("--drop-remainder", f"{type(exc).__name__}: {exc}",
+                                            "batch the training data with ds.batch(batch_size, drop_remainder=True)"))
+    return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings)
 
 
-def recompile(model, compile_config: dict, settings: RunSettings) -> float | None:
-    """Compile again with the same optimizer, loss and metrics, and the jit_compile under test.
+def build_on_zeros(model, train_ds) -> None:
+    """Build a model that has no weights yet (subclassed, never called) with one forward pass on zeros.
 
-    Returns the learning rate after scaling by `settings.lr_scale`.
+    Every run of a workload then creates its weights at the same point, with or
+    without the fixes (which call the model), and reading no data keeps the data
+    order the same. A model that cannot be called on zeros is left to fit().
+    """
+    if model.built and model.weights:
+        return
+    from ..fixes import zero_batch
+
+    try:
+        model(zero_batch(train_ds.element_spec[0]), training=False)
+    except Exception as exc:  # noqa: BLE001 - fit() builds it instead
+        print(f"trainer_backend: the model is built by fit(), not ahead ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
+
+
+def apply_fix_head(model, train_ds) -> list[Finding]:
+    """--fix-head in place; [] when applied (or nothing to do), else the FIX_NOT_APPLIED finding."""
+    from ..diagnostics.model_audit import head_findings
+    from ..fixes import FixNotApplied, float32_head, zero_batch
+
+    input_spec = train_ds.element_spec[0]
+    try:
+        changed = float32_head(model, input_spec)
+    except FixNotApplied as exc:
+        try:
+            code = "\n".join(f.fix for f in head_findings(model, zero_batch(input_spec)) if f.fix)
+        except Exception:  # noqa: BLE001 - the finding still says why
+            code = ""
+        return [fix_not_applied("--fix-head", str(exc), code or 'create the output layer with dtype="float32"')]
+    if changed:
+        print(f"tfturbo: --fix-head: {', '.join(changed)} now compute(s) in float32", file=sys.stderr)
+    return []
+
+
+def fix_not_applied(fix: str, why: str, code: str) -> Finding:
+    """The run goes on without `fix`; the finding (and the log) say why and carry the code change."""
+    print(f"tfturbo: fix not applied: {fix}: {why}", file=sys.stderr)
+    return Finding(fcodes.FIX_NOT_APPLIED, f"fix not applied: {fix}: {why}", fix=code, where=fix,
+                   data={"fix": fix, "reason": why})
+
+
+def recompile(model, settings: RunSettings) -> float | None:
+    """Compile again with the jit_compile under test, keeping the user's own objects.
+
+    The model's optimizer (already built for its variables — a custom
+    train_step may call `self.optimizer.apply`), loss and metric objects are
+    passed back to `compile()` as they are; nothing is rebuilt from config,
+    which would make a fresh optimizer the model's variables do not match.
+    A model with its own compile() keeps everything and only changes its
+    jit_compile. Returns the learning rate after scaling by `settings.lr_scale`.
     """
     import keras
 
-    if compile_config and type(model).compile is keras.Model.compile:
-        model.compile_from_config({**compile_config, "jit_compile": settings.jit_compile})
-    else:  # a model with its own compile(): Keras cannot re-compile it from its config
+    compiled_with = getattr(model, "_compile_config", None)  # the compile() arguments, the user's objects
+    if model.compiled and compiled_with is not None and type(model).compile is keras.Model.compile:
+        model.compile(**{**compiled_with.config, "optimizer": model.optimizer,
+                         "jit_compile": settings.jit_compile,
+                         "auto_scale_loss": False})  # model.optimizer is already loss-scaled if it should be
+    else:  # a model with its own compile(): set what it compiled with, traced again on the next fit()
         model.jit_compile = settings.jit_compile
-        model.train_function = model.test_function = None
+        model.train_function = model.test_function = model.predict_function = None
     return scale_learning_rate(model.optimizer, settings.lr_scale)
 
 
@@ -158,6 +219,8 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     context = RunContext(settings=settings, model=job.model, train_ds=job.train_ds, backend_log=stdio.stderr_text,
                          extra={"learning_rate": job.learning_rate, "val_ds": job.val_ds, "run_dir": run_dir})
     monitor = RunMonitor(writer, settings, default_detectors(settings), context, hardware.MemoryMeter(), scalars)
+    for finding in job.findings:
+        monitor.add_finding(finding)
     val_every = min(settings.effective_val_every(), settings.steps)
     instrument = Instrument(monitor, settings.steps, val_every, settings.effective_profile(), str(tb_dir),
                             wait_for_steady=settings.profile is None)
@@ -217,7 +280,7 @@ def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int)
         "policy": s.policy, "jit_compile": s.jit_compile, "batch_size": s.batch_size,
         "learning_rate": job.learning_rate, "lr_scale": s.lr_scale, "seed": s.seed, "steps": steps_done,
         "strategy": s.strategy, "fix_head": s.fix_head, "drop_remainder": s.drop_remainder,
-        "workload": job.workload.spec, **env,
+        "workload": job.workload.spec, "script_args": list(s.script_args), **env,
     })
     try:
         job.model.save(folder / runfiles.CHECKPOINT_MODEL)

@@ -89,7 +89,7 @@ def _head_fix(layer: Any) -> str:
     return (f"{line}\n"
             "# or keep the logits 16-bit and add a float32 final activation:\n"
             "# outputs = keras.layers.Activation(\"softmax\", dtype=\"float32\")(logits)\n"
-            "# or let tfturbo do it for Sequential/Functional models: tfturbo run ... --fix-head")
+            "# or let tfturbo do it (any model): tfturbo run ... --fix-head")
 
 
 def head_findings(model: Any, sample_x: Any = None) -> list[Finding]:

@@ -1,0 +1,490 @@
+"""Script mode: measure an unchanged training script (README, "Your training script, unchanged").
+
+A `.py` file that defines `build_model` and `make_datasets` at module level is
+a contract workload (`trainer_backend.workload`); any other `.py` file is a
+training script as people write them: top-level code or `main()` with
+argparse, NumPy arrays or tf.data, callbacks, evaluate and save after `fit()`.
+
+How a script runs (autolog style):
+
+- as `__main__` through `runpy`, after the run has set the dtype policy and
+  the seed, with `sys.argv = [script, *script_args]` (the options after `--`),
+  the script's folder first on `sys.path`, and the caller's working directory
+  unchanged — exactly what `python path/to/train.py ARGS` would see, so a
+  relative data path means the same thing under tfturbo as without it;
+- with `keras.Model.compile` recorded (it still runs), `keras.Model.fit`
+  captured, and `keras.mixed_precision.set_global_policy` held at the run's
+  policy (the policy under test must not be overridden by the script);
+- the first `fit()` call is captured — model, data, batch size, validation
+  data or split, class/sample weights — and unwinds the script with a private
+  `BaseException` (an `except Exception` in the script cannot swallow it).
+  Code after `fit()` (evaluate, save, plots) never runs and writes nothing.
+
+The captured call becomes a workload with the contract's interface
+(`build_model()`, `make_datasets(batch_size)`), so `run`, `audit`,
+`probe-input`, the fixes and `tune` treat both kinds alike:
+
+- training arrays become a tf.data pipeline shuffled with the run's seed (if
+  the script shuffled) and batched at the trial's batch size; a dataset or
+  generator from the script is re-batched when the trial's size differs. The
+  script's `batch_size` (Keras' default 32 for arrays, the dataset's own batch
+  size otherwise) is the default, like BATCH_SIZE in a contract file;
+- `validation_split` takes the last fraction of the arrays, unshuffled, as
+  Keras does; validation data is batched at the script's validation batch size
+  and never at the trial's, so every trial validates on the same examples;
+- the script's callbacks are not run: tfturbo measures a fixed number of steps
+  (EarlyStopping, ReduceLROnPlateau and LearningRateScheduler would change
+  what is measured between trials) and writes only its own run directory
+  (ModelCheckpoint, TensorBoard, CSVLogger, BackupAndRestore would write the
+  script's files). Which ones were left out is logged. `epochs` and
+  `steps_per_epoch` give way to `--steps`.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import itertools
+import math
+import runpy
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tfturbo.errors import WorkloadError
+
+CONTRACT_FUNCTIONS = ("build_model", "make_datasets")
+KERAS_DEFAULT_BATCH = 32  # what model.fit uses for arrays when the script gives no batch_size
+
+
+def defines_contract(path: Path) -> bool:
+    """True when the file defines (or imports) `build_model` and `make_datasets` at module level.
+
+    Decided from the source, without running it: running a script is what trains.
+    A file that does not parse is treated as a contract workload, whose import
+    reports the syntax error.
+    """
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"), filename=str(path))
+    except SyntaxError:
+        return True
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return all(name in names for name in CONTRACT_FUNCTIONS)
+
+
+class _FitReached(BaseException):
+    """Raised by the patched `fit()` to unwind the script once its first call is captured."""
+
+
+@dataclass
+class FitCall:
+    """What the script passed to its first `model.fit(...)`."""
+
+    model: Any
+    x: Any
+    y: Any
+    batch_size: int | None
+    epochs: int
+    callbacks: list[Any]
+    validation_split: float
+    validation_data: Any
+    shuffle: Any
+    class_weight: dict | None
+    sample_weight: Any
+    steps_per_epoch: int | None
+    validation_batch_size: int | None
+    line: int | None  # the script's line that called fit()
+
+
+@dataclass
+class ScriptWorkload:
+    """A training script measured at its first `fit()`; the same interface as `workload.Workload`."""
+
+    spec: str
+    name: str
+    path: str
+    script_args: list[str] = field(default_factory=list)
+    call: FitCall | None = None
+    compiled: list[Any] = field(default_factory=list)  # models the script compiled, in order
+    _sources: dict[int, tuple[Any, int | None]] = field(default_factory=dict, repr=False)
+    _defined: dict[str, Any] = field(default_factory=dict, repr=False)  # a finished script's globals
+
+    @property
+    def default_batch_size(self) -> int:
+        """The script's batch size; known once `build_model()` ran the script."""
+        if self.call is None:
+            raise RuntimeError("the script has not run yet: call build_model() first")
+        return self._native_batch_size()
+
+    @property
+    def fit_where(self) -> str:
+        line = f" line {self.call.line}" if self.call and self.call.line else ""
+        return f"{Path(self.path).name}{line}"
+
+    # -- the contract's interface ---------------------------------------------------------------
+
+    def build_model(self):
+        """Run the script up to its first `fit()`; return the model it passed there, checked like a workload."""
+        import keras
+
+        if self.call is None:
+            self.call = self._run()
+            print(f"tfturbo: measured the script's first fit() ({self.fit_where}); the rest of the script did "
+                  "not run", file=sys.stderr)
+            for line in self.notes():
+                print(f"tfturbo: {line}", file=sys.stderr)
+        model = self.call.model
+        if not isinstance(model, keras.Model):
+            raise self._error(f"fit() was called on {type(model).__name__}, not a keras.Model", "")
+        if not model.compiled or model.optimizer is None:
+            raise self._error(f"model.fit() at {self.fit_where} was called on a model that is not compiled",
+                              "call model.compile(optimizer=..., loss=..., metrics=[...]) before model.fit()")
+        if model.loss is None and type(model).train_step is keras.Model.train_step:
+            raise self._error("the model was compiled without a loss", "pass loss=... to model.compile(...)")
+        return model
+
+    def make_datasets(self, batch_size: int) -> tuple[Any, Any | None]:
+        """(train_ds, val_ds) from the captured call: training at `batch_size`, validation at the script's own."""
+        if self.call is None:
+            raise RuntimeError("the script has not run yet: call build_model() first")
+        call = self.call
+        x, y, weights = call.x, call.y, call.sample_weight
+        validation = call.validation_data
+        if _is_dataset_like(x):
+            if call.validation_split:
+                raise self._error("fit() got validation_split with a dataset or generator, which Keras refuses too",
+                                  "pass validation_data=... instead")
+            train = self._rebatch(*self._as_dataset(x), batch_size)
+        else:
+            arrays = _arrays((x, y) if weights is None else (x, y, weights))
+            if call.class_weight:
+                arrays = _with_class_weight(arrays, call.class_weight)
+            if call.validation_split:
+                arrays, validation = _split(arrays, call.validation_split)
+                if _length(validation) == 0:
+                    raise self._error(f"validation_split={call.validation_split} leaves no validation examples",
+                                      "use a larger validation_split or pass validation_data=...")
+            train = _arrays_dataset(arrays, batch_size, shuffle=bool(call.shuffle))
+        val = None
+        if validation is not None:
+            if _is_dataset_like(validation):
+                val = self._as_dataset(validation)[0]
+            else:
+                val_batch = call.validation_batch_size or call.batch_size or KERAS_DEFAULT_BATCH
+                val = _arrays_dataset(_arrays(tuple(validation)), val_batch, shuffle=False)
+        return (self._check(train, "the training data"),
+                None if val is None else self._check(val, "the validation data"))
+
+    def notes(self) -> list[str]:
+        """What of the script's fit() call tfturbo does not reproduce, one line each (logged)."""
+        call = self.call
+        lines = []
+        if call.callbacks:
+            names = ", ".join(dict.fromkeys(type(c).__name__ for c in call.callbacks))
+            lines.append(f"the script's callbacks were not run ({names}): tfturbo measures a fixed number of "
+                         "steps and writes nothing of the script's")
+        lines.append(f"fit(epochs={call.epochs}"
+                     + (f", steps_per_epoch={call.steps_per_epoch}" if call.steps_per_epoch else "")
+                     + ") gives way to --steps")
+        if call.class_weight and _is_dataset_like(call.x):
+            lines.append("class_weight was ignored: tfturbo applies it to NumPy arrays only")
+        return lines
+
+    # -- running the script ---------------------------------------------------------------------
+
+    def _run(self) -> FitCall:
+        import keras
+
+        path = Path(self.path)
+        captured: list[FitCall] = []
+        original_fit, original_compile = keras.Model.fit, keras.Model.compile
+        signature = inspect.signature(original_fit)
+        compiled = self.compiled
+
+        def fit(model, *args, **kwargs):
+            bound = signature.bind(model, *args, **kwargs)
+            bound.apply_defaults()
+            a = bound.arguments
+            lines = [f.lineno for f in traceback.extract_stack() if _same_file(f.filename, path)]
+            captured.append(FitCall(
+                model=model, x=a["x"], y=a["y"], batch_size=a["batch_size"], epochs=a["epochs"],
+                callbacks=list(a["callbacks"] or []), validation_split=float(a["validation_split"] or 0.0),
+                validation_data=a["validation_data"], shuffle=a["shuffle"], class_weight=a["class_weight"],
+                sample_weight=a["sample_weight"], steps_per_epoch=a["steps_per_epoch"],
+                validation_batch_size=a["validation_batch_size"], line=lines[-1] if lines else None))
+            raise _FitReached
+
+        def compile_(model, *args, **kwargs):
+            compiled.append(model)
+            return original_compile(model, *args, **kwargs)
+
+        policy = keras.mixed_precision.global_policy()
+
+        def hold_policy(value):
+            name = getattr(value, "name", value)
+            if str(name) != policy.name:
+                print(f"tfturbo: the script's set_global_policy({name!r}) was ignored: this run measures "
+                      f"{policy.name}", file=sys.stderr)
+
+        saved_argv, saved_path = sys.argv, list(sys.path)
+        patches = [(keras.Model, "fit", fit), (keras.Model, "compile", compile_),
+                   (keras.mixed_precision, "set_global_policy", hold_policy),
+                   (keras.config, "set_dtype_policy", hold_policy)]
+        saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patches]
+        for owner, attr, value in patches:
+            setattr(owner, attr, value)
+        sys.argv = [str(path), *self.script_args]
+        sys.path.insert(0, str(path.parent))
+        stderr = sys.stderr = _Tail(sys.stderr)
+        try:
+            self._defined = runpy.run_path(str(path), run_name="__main__")
+        except _FitReached:
+            pass
+        except SystemExit as exc:
+            if not captured:
+                code = exc.code if exc.code not in (None, 0) else None
+                how = f"exited with sys.exit({code!r})" if code is not None else "exited"
+                said = stderr.last_line() if code is not None else ""
+                raise self._error(f"{how} before calling model.fit()" + (f": {said}" if said else ""),
+                                  "tfturbo measures the first fit() call; check the script's options after `--` "
+                                  "(its output is in backend.log)") from exc
+        except SyntaxError as exc:
+            where_line = f"line {exc.lineno}: " if exc.lineno else ""
+            raise self._error(f"{where_line}syntax error: {exc.msg}", "correct the syntax and load it again") from exc
+        except Exception as exc:
+            if not captured:
+                raise self._error(f"raised {_exc_line(exc, path)} before calling model.fit()",
+                                  "fix the script (full traceback in backend.log)") from exc
+        finally:
+            for owner, attr, value in saved:
+                setattr(owner, attr, value)
+            sys.argv = saved_argv
+            sys.path[:] = saved_path
+            sys.stderr = stderr.stream
+        if not captured:
+            half = [f"{name}()" for name in CONTRACT_FUNCTIONS if not callable(self._defined.get(name))]
+            fix = "call model.fit(...) in the script"
+            if len(half) == 1:  # one of the two contract functions: probably a workload file missing the other
+                fix = f"call model.fit(...) in the script, or define {half[0]} too to use the workload contract"
+            raise WorkloadError(f"{path.name} finished without calling model.fit(); tfturbo measures the first "
+                                "fit() call", fix)
+        return captured[0]
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _error(self, problem: str, fix: str) -> WorkloadError:
+        return WorkloadError(problem, fix, where=self.path)
+
+    def _native_batch_size(self) -> int:
+        call = self.call
+        if not _is_dataset_like(call.x):
+            return int(call.batch_size or KERAS_DEFAULT_BATCH)
+        return self._as_dataset(call.x)[1] or KERAS_DEFAULT_BATCH
+
+    def _as_dataset(self, data) -> tuple[Any, int | None]:
+        """(a tf.data dataset, its batch size) for a dataset, PyDataset or generator; made once per source,
+        since a generator can be read only once."""
+        import tensorflow as tf
+
+        key = id(data)
+        if key not in self._sources:
+            if isinstance(data, tf.data.Dataset):
+                self._sources[key] = (data, _leading_dim(data))
+            else:
+                self._sources[key] = _generator_dataset(data)
+        return self._sources[key]
+
+    def _rebatch(self, ds, native: int | None, batch_size: int):
+        """The script's batches, or the same examples in batches of the trial's size."""
+        if native == batch_size:
+            return ds
+        import tensorflow as tf
+
+        examples = ds.unbatch()
+        if all(s.shape.is_fully_defined() for s in tf.nest.flatten(examples.element_spec)):
+            return examples.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+        return examples.padded_batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+    def _check(self, ds, label: str):
+        import tensorflow as tf
+
+        spec = ds.element_spec
+        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
+            raise self._error(f"{label} given to fit() at {self.fit_where} has no labels: tfturbo needs "
+                              "(features, labels) batches", "pass fit(x, y, ...) or a dataset of (x, y) pairs")
+        label_shapes = [s.shape for s in tf.nest.flatten(spec[1]) if hasattr(s, "shape")]
+        if label_shapes and all(s.rank == 0 for s in label_shapes):
+            raise self._error(f"{label} given to fit() at {self.fit_where} is not batched (its labels are scalars)",
+                              "batch it: ds.batch(batch_size)")
+        return ds
+
+
+class _Tail:
+    """sys.stderr while the script runs: passes everything on and keeps the end, so an argparse error
+    (`train.py: error: unrecognized arguments: ...`) can be quoted in the one-line failure."""
+
+    KEEP = 2000
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text = (self.text + text)[-self.KEEP:]
+        return self.stream.write(text)
+
+    def last_line(self) -> str:
+        lines = [line.strip() for line in self.text.splitlines() if line.strip()]
+        return lines[-1][:300] if lines else ""
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+# ------------------------------------------------------------------------------ data
+
+def _same_file(filename: str, path: Path) -> bool:
+    try:
+        return Path(filename).resolve() == path
+    except OSError:
+        return False
+
+
+def _exc_line(exc: BaseException, path: Path) -> str:
+    """`FileNotFoundError: ... (train.py line 12)`: the exception and the deepest line of the script."""
+    message = " ".join(str(exc).split()) or "(no message)"
+    if len(message) > 200:
+        message = message[:197] + "..."
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if _same_file(f.filename, path)]
+    at = f" ({path.name} line {lines[-1]})" if lines else ""
+    return f"{type(exc).__name__}: {message}{at}"
+
+
+def _is_dataset_like(data) -> bool:
+    """A tf.data dataset, a keras PyDataset, a generator or iterator: data that comes batched."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    if isinstance(data, (tf.data.Dataset, keras.utils.PyDataset)):
+        return True
+    if isinstance(data, (np.ndarray, list, tuple, dict)) or hasattr(data, "__array__") or data is None:
+        return False
+    return hasattr(data, "__next__") or inspect.isgenerator(data)
+
+
+def _generator_dataset(data) -> tuple[Any, int]:
+    """(a tf.data dataset, its batch size) over a PyDataset (every pass) or a generator (its first batch is
+    peeked; a finite generator gives one pass)."""
+    import keras
+    import tensorflow as tf
+
+    if isinstance(data, keras.utils.PyDataset):
+        first = data[0]
+
+        def generate():
+            for i in range(len(data)):
+                yield tuple(data[i])
+    else:
+        iterator = iter(data)
+        first = next(iterator)
+
+        def generate():
+            for element in itertools.chain([first], iterator):
+                yield tuple(element)
+    signature = tf.nest.map_structure(
+        lambda a: tf.TensorSpec((None,) + tuple(_np(a).shape[1:]), tf.as_dtype(_np(a).dtype)), tuple(first))
+    batch = len(_np(tf.nest.flatten(tuple(first))[0]))
+    return tf.data.Dataset.from_generator(generate, output_signature=signature), batch
+
+
+def _np(a):
+    import numpy as np
+
+    return np.asarray(a)
+
+
+def _arrays(data):
+    """NumPy arrays (tuples for lists of inputs, dicts kept) from what fit() accepts as arrays."""
+    import numpy as np
+
+    if data is None:
+        return None
+    if isinstance(data, dict):
+        return {k: _arrays(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)) and data and all(
+            isinstance(a, (np.ndarray, list, tuple, dict)) or hasattr(a, "__array__") or a is None for a in data):
+        return tuple(_arrays(a) for a in data)
+    return np.asarray(data)
+
+
+def _leaves(arrays) -> list:
+    import tensorflow as tf
+
+    return [a for a in tf.nest.flatten(arrays) if a is not None]
+
+
+def _length(arrays) -> int:
+    leaves = _leaves(arrays)
+    return len(leaves[0]) if leaves else 0
+
+
+def _split(arrays, fraction: float):
+    """(train, validation): the last `fraction` of the examples held out, unshuffled, as Keras does."""
+    import tensorflow as tf
+
+    split_at = int(math.floor(_length(arrays) * (1.0 - fraction)))
+    head = tf.nest.map_structure(lambda a: a[:split_at], arrays)
+    tail = tf.nest.map_structure(lambda a: a[split_at:], arrays)
+    return head, tail
+
+
+def _with_class_weight(arrays, class_weight: dict):
+    """(x, y, w): class weights turned into sample weights (sparse or one-hot labels), as Keras does."""
+    import numpy as np
+
+    x, y, *rest = arrays
+    labels = np.asarray(y)
+    classes = labels.argmax(axis=-1) if labels.ndim > 1 and labels.shape[-1] > 1 else labels.reshape(len(labels))
+    weights = np.array([float(class_weight.get(int(c), 1.0)) for c in classes], dtype="float32")
+    if rest:
+        weights = weights * np.asarray(rest[0], dtype="float32")
+    return x, y, weights
+
+
+def _arrays_dataset(arrays, batch_size: int, shuffle: bool):
+    """Batches of the arrays; shuffled indices (the run's seed) when training, so no copy is shuffled."""
+    import tensorflow as tf
+
+    arrays = tuple(a for a in arrays if a is not None) if isinstance(arrays, tuple) else arrays
+    n = _length(arrays)
+    tensors = tf.nest.map_structure(tf.convert_to_tensor, arrays)
+    indices = tf.data.Dataset.range(n)
+    if shuffle:
+        indices = indices.shuffle(n, reshuffle_each_iteration=True)
+    batches = indices.batch(batch_size).map(
+        lambda i: tf.nest.map_structure(lambda t: tf.gather(t, i), tensors), num_parallel_calls=tf.data.AUTOTUNE)
+    return batches.prefetch(tf.data.AUTOTUNE)
+
+
+def _leading_dim(ds) -> int | None:
+    """The batch size of a batched dataset: from its spec if static, else from its first batch."""
+    import tensorflow as tf
+
+    spec = tf.nest.flatten(ds.element_spec)
+    dims = {s.shape[0] for s in spec if s.shape.rank}
+    if len(dims) == 1 and None not in dims:
+        return int(dims.pop())
+    for element in ds.take(1):
+        first = tf.nest.flatten(element)[0]
+        return int(first.shape[0]) if first.shape.rank else None
+    return None
