@@ -1,0 +1,106 @@
+"""Verdict calibration: how often `tfturbo ab` calls identical settings different, and finds real differences.
+
+Every trial is a real `tfturbo ab --json` in a fresh process, as a user runs
+it, so the numbers include everything a user meets: process start-up, the
+machine's load, run-to-run variation.
+
+- A/A: identical settings on both sides. Target: "faster"/"slower" in at most
+  5% of the trials, and accuracy never "worse".
+- Known differences on this CPU: a 4x larger batch (faster per sample on a
+  small MLP) and mixed_float16 (far slower than float32 without 16-bit
+  hardware). Target: detected in at least 90% of the trials.
+- A float16 custom training loop without loss scaling (builtin:custom-loop
+  stops learning): rejected on accuracy ("worse"), not on speed alone.
+
+Prints one table (share with its Wilson 95% interval, replicate pairs, time
+per trial) and writes the raw documents to --out as JSON lines.
+
+    .venv/bin/python benchmarks/verdict_calibration.py [--aa 20] [--known 5] [--steps 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a share k/n."""
+    if n == 0:
+        return math.nan, math.nan
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def ab(workload: str, b: str, steps: int, a: str = "") -> tuple[dict, float]:
+    argv = [sys.executable, "-m", "tfturbo.cli", "ab", workload, "--b", b, "--steps", str(steps), "--json"]
+    if a:
+        argv += ["--a", a]
+    started = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[3:])} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout), seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--aa", type=int, default=20, help="A/A trials (default 20)")
+    parser.add_argument("--known", type=int, default=5, help="trials per known difference (default 5)")
+    parser.add_argument("--steps", type=int, default=600, help="steps of each A run (default 600)")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "verdict_calibration.jsonl"),
+                        help="where the raw ab documents go (JSON lines)")
+    args = parser.parse_args()
+
+    cases = [("A/A: identical settings", "builtin:mlp", "", "", args.aa, "no measurable change"),
+             ("batch 256 vs 64 (per sample)", "builtin:mlp", "batch=256", "batch=64", args.known, "faster"),
+             ("mixed_float16 vs float32", "builtin:mlp", "policy=mixed_float16", "", args.known, "slower"),
+             ("float16 custom loop, no loss scaling", "builtin:custom-loop", "policy=mixed_float16", "",
+              args.known, "accuracy worse")]
+    rows = []
+    with open(args.out, "w", encoding="utf-8") as raw:
+        for title, workload, b, a, n, expected in cases:
+            docs, seconds = [], []
+            for i in range(n):
+                doc, s = ab(workload, b or "policy=float32", args.steps, a)
+                docs.append(doc)
+                seconds.append(s)
+                raw.write(json.dumps({"case": title, "trial": i, "seconds": s, **doc}) + "\n")
+                raw.flush()
+                print(f"{title} #{i + 1}: speed {doc['speed']['verdict']} {doc['speed']['ratio']:.3f} "
+                      f"{doc['speed']['ci95']}, pairs {doc['speed']['replicates']}, accuracy "
+                      f"{doc['accuracy']['verdict']}, {s:.0f} s", file=sys.stderr, flush=True)
+            if expected == "accuracy worse":
+                hits = sum(d["accuracy"]["verdict"] == "worse" for d in docs)
+            else:
+                hits = sum(d["speed"]["verdict"] == expected for d in docs)
+            worse = sum(d["accuracy"]["verdict"] == "worse" for d in docs)
+            different = sum(d["speed"]["verdict"] != "no measurable change" for d in docs)
+            rows.append((title, n, expected, hits, different, worse,
+                         statistics.mean(d["speed"]["replicates"] for d in docs), statistics.median(seconds)))
+
+    print("Verdict calibration: tfturbo ab on builtin workloads, each trial a fresh process\n")
+    header = f"{'case':38} {'n':>3}  {'expected':22} {'share as expected [Wilson 95%]':32} " \
+             f"{'speed != no change':>18} {'acc. worse':>10} {'pairs':>5} {'s/trial':>7}"
+    print(header)
+    print("-" * len(header))
+    for title, n, expected, hits, different, worse, pairs, secs in rows:
+        lo, hi = wilson(hits, n)
+        share = f"{hits}/{n} = {hits / n:.0%} [{lo:.0%}, {hi:.0%}]"
+        print(f"{title:38} {n:>3}  {expected:22} {share:32} {different:>18} {worse:>10} {pairs:>5.1f} {secs:>7.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
