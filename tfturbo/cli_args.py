@@ -1,7 +1,7 @@
 """Argument definitions shared by `tfturbo` and `python -m trainer_backend`.
 
 The backend takes the same sub-commands and arguments as the tfturbo commands
-it serves (DESIGN.md section 2), so both parsers are built here, and the tune
+it serves (docs/ARCHITECTURE.md, "Processes"), so both parsers are built here, and the tune
 ladder turns a RunSettings back into the same arguments.
 """
 

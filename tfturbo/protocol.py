@@ -1,4 +1,4 @@
-"""The event protocol between the training backend and its readers (DESIGN.md section 7).
+"""The event protocol between the training backend and its readers (docs/ARCHITECTURE.md, "Event protocol").
 
 One UTF-8 JSON object per line: ``{"v": 1, "type", "run", "seq", "t", ...payload}``.
 The same lines go to the backend's stdout and to ``events.jsonl``. Readers

@@ -1,4 +1,4 @@
-"""Statistics for honest step-time numbers (DESIGN.md section 8).
+"""Statistics for honest step-time numbers (docs/ARCHITECTURE.md, "Measurement rules").
 
 Step times are autocorrelated (a slow stretch lasts several steps), so the
 confidence intervals come from a moving-block bootstrap rather than treating

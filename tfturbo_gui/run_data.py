@@ -59,7 +59,7 @@ class RunData:
         self.command = command
         self.step = Column()
         self.step_ms = Column()
-        # loss and loss scale are read once per window of steps (DESIGN.md section 10): kept sparse
+        # loss and loss scale are read once per window of steps (docs/ARCHITECTURE.md, "Measurement rules"): kept sparse
         self.loss_step = Column()
         self.loss = Column()
         self.scale_step = Column()
@@ -173,7 +173,7 @@ class RunData:
                 self.findings.append(f)
 
     def process_ended(self, exit_code: int) -> None:
-        """The child exited: a run without a `done` event crashed (DESIGN.md section 7)."""
+        """The child exited: a run without a `done` event crashed."""
         if self.exit_code is None:
             self.exit_code = exit_code
         if self.status is None:

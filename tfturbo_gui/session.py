@@ -1,6 +1,6 @@
 """The wizard's state: the workload, the study folder, and the ladder of measured rungs.
 
-The wizard makes the same study as `tfturbo tune` (DESIGN.md section 6): the
+The wizard makes the same study as `tfturbo tune`: the
 same `runs/NN-name/` folders, the same run settings (`TuneOptions`), the same
 `decide()` verdicts and the same `study.yaml` (`tune.study.Study`), so File →
 Open, `tfturbo compare` and `tfturbo report` read either. Unlike the

@@ -1,7 +1,7 @@
 """`python -m trainer_backend CMD ...`: one backend command, speaking events on stdout.
 
 Takes the arguments of the `tfturbo` command it serves (`tfturbo.cli_args`),
-and always answers with events (DESIGN.md section 7): `hello`, the command's
+and always answers with events (docs/ARCHITECTURE.md, "Event protocol"): `hello`, the command's
 own events, its `result`, and a final `done`. A user error (a broken
 workload, a bad argument) becomes an `error` event of kind `bad_input` and
 exit 2; anything else an `error` with its traceback and exit 1.

@@ -1,4 +1,4 @@
-"""The step-time record of one run and the summary numbers made from it (DESIGN.md section 8).
+"""The step-time record of one run and the summary numbers made from it (docs/ARCHITECTURE.md, "Measurement rules").
 
 Per-step time is the host time between the starts of consecutive training
 steps. Three kinds of step are not steady state and never enter the median:

@@ -1,4 +1,4 @@
-"""Stopping a run from the parent, and keeping stdout for events only (DESIGN.md section 7)."""
+"""Stopping a run from the parent, and keeping stdout for events only."""
 
 from __future__ import annotations
 

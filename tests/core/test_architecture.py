@@ -1,4 +1,4 @@
-"""The architecture as a checked rule: which package may import what (DESIGN.md section 2)."""
+"""The architecture as a checked rule: which package may import what (docs/ARCHITECTURE.md, "Packages")."""
 
 import ast
 import subprocess

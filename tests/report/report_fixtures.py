@@ -1,6 +1,6 @@
 """Recorded study directories for the compare and report tests: no training.
 
-`make_run` writes a run directory the way the backend does (DESIGN.md section 6:
+`make_run` writes a run directory the way the backend does (docs/ARCHITECTURE.md:
 run.yaml, events.jsonl through the real EventWriter, summary.json with the
 keys of COMMON.md, checkpoint/tfturbo-settings.yaml); `make_study` adds the
 study.yaml a `tfturbo tune` ladder writes. Step times are drawn from a seeded

@@ -2,7 +2,7 @@
 
 Prints one line per rung while it works (stderr), then the table, the
 recommendation and the code changes (stdout), or with `--json` the `tune`
-document of DESIGN.md section 4. Ctrl-C stops the current rung cooperatively
+document (docs/ARCHITECTURE.md, "Command line"). Ctrl-C stops the current rung cooperatively
 and ends the study with what was measured; a second Ctrl-C stops at once.
 Exit codes: 0 done (also when the job is input-bound), 1 the baseline or
 backend failed, 2 bad input, 130 interrupted.

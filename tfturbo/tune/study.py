@@ -1,6 +1,6 @@
 """A tuning study: its rungs, their decisions, and the two documents made from them.
 
-`study.yaml` (DESIGN.md section 6) and the `tune --json` document (section 4)
+`study.yaml` and the `tune --json` document
 come from the same ladder entries, so what a script reads and what the
 report and wizard read never disagree. study.yaml is rewritten after every
 rung: a study stopped by Ctrl-C or a crash still says what it decided.
@@ -155,7 +155,7 @@ class Study:
         return [r.entry(base) for r in self.rungs]
 
     def document(self) -> dict[str, Any]:
-        """The `tune --json` document (DESIGN.md section 4) plus context keys."""
+        """The `tune --json` document plus context keys."""
         return {
             "workload": self.workload,
             "study_dir": str(self.path),

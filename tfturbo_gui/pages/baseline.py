@@ -1,4 +1,4 @@
-"""Steps 1–2 — Profile & baseline: prove the job is compute-bound, then measure it as it is.
+"""Page 2 — Profile & baseline: prove the job is compute-bound, then measure it as it is.
 
 The input probe runs first. An input-bound job is stopped here with the
 tf.data advice: precision and XLA make the device faster, which does not help

@@ -1,4 +1,4 @@
-"""Step 8b — Batch size: spend the memory the earlier steps freed, measured rather than guessed.
+"""Page 6 — Batch size: spend the memory the earlier steps freed, measured rather than guessed.
 
 The proposal is `tune.batch.plan_larger_batch` (the same one `tfturbo tune`
 uses): the baseline's peak memory over the tuned run's, rounded down to a

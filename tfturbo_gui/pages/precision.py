@@ -1,4 +1,4 @@
-"""Steps 3–6 — Mixed precision: audit the model under a 16-bit policy, then measure it.
+"""Page 3 — Mixed precision: audit the model under a 16-bit policy, then measure it.
 
 The audit for the chosen policy runs as soon as the page shows (and again
 when the policy changes): a 16-bit head, a custom loop without loss scaling,

@@ -1,4 +1,4 @@
-"""Step 0 — Workload & hardware: what to tune, where the study goes, and what this machine recommends.
+"""Page 1 — Workload & hardware: what to tune, where the study goes, and what this machine recommends.
 
 The hardware report comes from the backend's `env` (started when the page
 first shows). Next validates the workload by running the backend's `audit`

@@ -1,4 +1,4 @@
-"""Step 7 — XLA: audit the dataset's shapes, then compile with jit_compile=True and measure.
+"""Page 4 — XLA: audit the dataset's shapes, then compile with jit_compile=True and measure.
 
 XLA compiles once per input shape, so the audit looks for a partial last
 batch and dynamic dimensions first; dropping the partial batch can be applied

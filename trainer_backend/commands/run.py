@@ -1,4 +1,4 @@
-"""`run`: one measured training run of a workload, into a run directory (DESIGN.md sections 4, 6, 8).
+"""`run`: one measured training run of a workload, into a run directory (docs/ARCHITECTURE.md).
 
 Order matters:
 1. Validate everything that can be the user's mistake — load the workload,

@@ -149,7 +149,7 @@ def input_bound_finding(v: Verdict, ops: PipelineOps | None) -> Finding:
 
 def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], None] = lambda d, i: None,
           profile_dir: str | None = None) -> dict[str, Any]:
-    """Run the three probes and return the `probe-input` document (DESIGN.md section 4)."""
+    """Run the three probes and return the `probe-input` document."""
     from . import profile_reader
 
     warmup = warmup_steps(steps)
