@@ -21,6 +21,7 @@ from . import protocol, summary as summ
 from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
+from .numbers import finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord
 from .settings import RunSettings
 from .stats import change_verdict, detect_warmup, median_ci
@@ -88,7 +89,7 @@ def steady_steps(record: RunRecord) -> tuple[list[int], list[float]]:
         index = detect_warmup(series.step_ms)
         first = series.step[index] if index < len(series.step) else math.inf
     pairs = [(step, float(ms)) for step, ms in zip(series.step, series.step_ms)
-             if isinstance(step, int) and step >= first and not excluded(step) and _finite(ms)]
+             if isinstance(step, int) and step >= first and not excluded(step) and finite(ms)]
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
@@ -104,7 +105,7 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
     steps, steady = steady_steps(record)
     first = steps[0] if steps else math.inf
     warm = [ms for step, ms in zip(series.step, series.step_ms) if isinstance(step, int) and step < first
-            and _finite(ms)]
+            and finite(ms)]
     doc: dict[str, Any] = {"status": record.status, "settings": run_settings(record),
                            "step_ms_samples": steady, "steps_completed": len(series.step)}
     if steady:
@@ -158,16 +159,8 @@ def steady_windows(events: list[dict[str, Any]]) -> tuple[int | None, list[tuple
     return first, windows
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if _finite(v) else None
-
-
 def _interval(ci: Any) -> tuple[float, float] | None:
-    if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(c) for c in ci):
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(finite(c) for c in ci):
         return float(ci[0]), float(ci[1])
     return None
 
@@ -182,12 +175,12 @@ def _label(settings: dict[str, Any], name: str) -> str:
 def _final_metrics(doc: dict[str, Any], record: RunRecord) -> dict[str, float]:
     """Final validation metrics: the summary's val_* metrics, else the last validation event's."""
     metrics = {k: float(v) for k, v in (doc.get("metrics") or {}).items()
-               if str(k).startswith("val_") and _finite(v)}
+               if str(k).startswith("val_") and finite(v)}
     if metrics:
         return metrics
     validation = record.validation()
     last = (validation[-1].get("metrics") or {}) if validation else {}
-    return {k: float(v) for k, v in last.items() if _finite(v)}
+    return {k: float(v) for k, v in last.items() if finite(v)}
 
 
 # ---------------------------------------------------------------- the table
@@ -226,14 +219,14 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
         median = ci = None
         if doc.get("step_ms") or summ.steady_samples(doc):
             m, c = summ.step_time(doc)
-            median, ci = _num(m), _interval(c)
-        sps = _num(doc.get("steps_per_s"))
+            median, ci = num(m), _interval(c)
+        sps = num(doc.get("steps_per_s"))
         sps_ci = (1000.0 / ci[1], 1000.0 / ci[0]) if ci and ci[0] > 0 else None
         if i == base_i:
             speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), BASELINE
         else:
             s, c = summ.speedup(base, doc)
-            speedup, speedup_ci = _num(s), _interval(c)
+            speedup, speedup_ci = num(s), _interval(c)
             verdict = change_verdict(speedup_ci) if speedup_ci else "no measurable change"
         metric, delta, val_step, _ = accuracy_gate(base, doc, Tolerance()) if i != base_i else (None,) * 4
         peak = doc.get("peak_memory_bytes")
@@ -251,15 +244,15 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
             speedup=speedup,
             speedup_ci95=speedup_ci,
             verdict=verdict,
-            warmup_s=_num(doc.get("warmup_s")),
-            peak_memory_bytes=int(peak) if _finite(peak) else None,
-            memory_ratio=_num(summ.memory_ratio(base, doc)),
+            warmup_s=num(doc.get("warmup_s")),
+            peak_memory_bytes=int(peak) if finite(peak) else None,
+            memory_ratio=num(summ.memory_ratio(base, doc)),
             memory_kind=doc.get("memory_kind"),
             metrics=_final_metrics(doc, record),
             val_delta=(metric, delta) if metric is not None and delta is not None else None,
             val_step=val_step,
             findings=[c for c in codes_of(record.findings()) if c],
-            learning_rate=_num(doc.get("learning_rate") if _finite(doc.get("learning_rate"))
+            learning_rate=num(doc.get("learning_rate") if finite(doc.get("learning_rate"))
                                else recorded.get("learning_rate")),
             warnings=list(record.warnings),
             steps_completed=doc.get("steps_completed") if isinstance(doc.get("steps_completed"), int) else None,
@@ -386,7 +379,7 @@ def fmt_settings_record(record: dict[str, Any]) -> str:
     parts = [str(record.get("policy", "policy n/a")), f"jit_compile {record.get('jit_compile', 'n/a')}",
              f"batch {record.get('batch_size', 'n/a')}"]
     lr = record.get("learning_rate")
-    parts.append(f"learning rate {lr:.6g}" if _finite(lr) else "learning rate n/a")
+    parts.append(f"learning rate {lr:.6g}" if finite(lr) else "learning rate n/a")
     versions = record.get("versions") if isinstance(record.get("versions"), dict) else {}
     parts += [f"{name} {versions[key]}" for key, name in (("tensorflow", "TensorFlow"), ("keras", "Keras"))
               if versions.get(key)]

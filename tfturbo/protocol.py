@@ -19,6 +19,8 @@ import threading
 import time
 from typing import IO, Any, Callable, Iterable, Iterator
 
+from .numbers import json_safe
+
 PROTOCOL_VERSION = 1
 
 HELLO = "hello"
@@ -70,17 +72,7 @@ def encode(event: dict[str, Any]) -> str:
     try:
         return json.dumps(event, separators=(",", ":"), default=_json_default, allow_nan=False)
     except ValueError:
-        return json.dumps(_finite(event), separators=(",", ":"), default=_json_default, allow_nan=False)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+        return json.dumps(json_safe(event), separators=(",", ":"), default=_json_default, allow_nan=False)
 
 
 class EventWriter:

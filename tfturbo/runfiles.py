@@ -22,6 +22,7 @@ import yaml
 
 from . import crash, protocol
 from .errors import OutputDirError
+from .numbers import json_safe
 
 RUN_YAML = "run.yaml"
 EVENTS = "events.jsonl"
@@ -50,7 +51,7 @@ def write_yaml(path: Path, data: dict[str, Any]) -> None:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(Path(path), json.dumps(protocol._finite(data), indent=2, default=protocol._json_default,
+    write_text_atomic(Path(path), json.dumps(json_safe(data), indent=2, default=protocol._json_default,
                                              allow_nan=False) + "\n")
 
 

@@ -11,9 +11,9 @@ matters to the user.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from .numbers import finite
 from .stats import median_ci, speedup_ci
 
 # Validation metrics in order of preference for the accuracy gate; higher_is_better per metric.
@@ -24,7 +24,7 @@ PRIMARY_METRICS = (("val_accuracy", True), ("val_sparse_categorical_accuracy", T
 
 def steady_samples(summary: dict[str, Any]) -> list[float]:
     samples = summary.get("step_ms_samples") or []
-    return [float(s) for s in samples if isinstance(s, (int, float)) and math.isfinite(s)]
+    return [float(s) for s in samples if finite(s)]
 
 
 def batch_size(summary: dict[str, Any]) -> int:
@@ -58,7 +58,7 @@ def primary_metric(summary: dict[str, Any], prefer: str | None = None) -> tuple[
         [(prefer, not prefer.endswith("loss"))] + list(PRIMARY_METRICS)
     for name, higher in candidates:
         value = metrics.get(name)
-        if isinstance(value, (int, float)) and math.isfinite(value):
+        if finite(value):
             return name, float(value), higher
     return None
 
@@ -73,7 +73,7 @@ def val_delta(baseline: dict[str, Any], candidate: dict[str, Any]) -> tuple[str,
         return None
     name = base[0]
     value = (candidate.get("metrics") or {}).get(name)
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not finite(value):
         return None
     return name, float(value) - base[1]
 

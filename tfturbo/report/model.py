@@ -23,6 +23,7 @@ from typing import Any
 from .. import compare, protocol, summary as summ
 from ..cli_args import run_argv
 from ..errors import UserError
+from ..numbers import finite
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study
 from ..settings import RunSettings
 from ..tune.decision import Tolerance, accuracy_gate
@@ -92,10 +93,6 @@ class ReportData:
 
 
 # ---------------------------------------------------------------- helpers
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
 
 def _run_meta(record: RunRecord, key: str) -> Any:
     """A run's `versions`/`device`/`workload`: from summary.json, run.yaml, or its hello event."""
@@ -242,7 +239,7 @@ def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe
     """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
     if probe and probe.get("verdict") == "input_bound":
         frac = probe.get("input_fraction")
-        share = f" (about {frac:.0%} of each step waits for data)" if _finite(frac) else ""
+        share = f" (about {frac:.0%} of each step waits for data)" if finite(frac) else ""
         return (f"The training job is input-bound{share}: the input pipeline, not the device, limits the step "
                 "rate, so precision and XLA changes cannot speed it up. Fix the input pipeline first (see the "
                 "findings), then run the study again.")
@@ -291,7 +288,7 @@ def _apply_rows(tuned: Rung | None, baseline: Rung | None, recommended: dict[str
     lr = row.learning_rate if row else None
     lr_text = f"{lr:.6g}" if lr is not None else "the workload's own"
     scale = settings.get("lr_scale")
-    if _finite(scale) and scale != 1.0:
+    if finite(scale) and scale != 1.0:
         lr_text += f" (the workload's rate x {scale:g}, linear scaling rule for the larger batch)"
     rows = [("Precision policy", str(settings.get("policy", "float32"))),
             ("jit_compile (XLA)", str(bool(settings.get("jit_compile", False)))),
@@ -338,14 +335,14 @@ def _plots(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], records
         if x:
             step_curves.append(Curve(_label(rung, role), *_downsample(x, y, points=STEP_TIME_POINTS)))
             longest = max(longest, len(x))
-        pts = [(float(s), float(v)) for s, v in zip(series.step, series.loss) if _finite(v)]
+        pts = [(float(s), float(v)) for s, v in zip(series.step, series.loss) if finite(v)]
         if pts:
             loss_curves.append(Curve(_label(rung, role), *_downsample([p[0] for p in pts], [p[1] for p in pts], "mean")))
         validation = (record.summary or {}).get("validation") or \
             [{"step": e.get("step"), "metrics": e.get("metrics")} for e in record.validation()]
         vpts = [(float(v["step"]), float(v["metrics"][metric])) for v in validation
-                if isinstance(v, dict) and _finite(v.get("step")) and isinstance(v.get("metrics"), dict)
-                and _finite(v["metrics"].get(metric))] if metric else []
+                if isinstance(v, dict) and finite(v.get("step")) and isinstance(v.get("metrics"), dict)
+                and finite(v["metrics"].get(metric))] if metric else []
         if vpts:
             val_curves.append(Curve(_label(rung, role), [p[0] for p in vpts], [p[1] for p in vpts]))
     clipped = _clip_spikes(step_curves)

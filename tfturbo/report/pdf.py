@@ -11,7 +11,6 @@ too, so a long snippet splits across pages.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -24,6 +23,7 @@ from reportlab.platypus import (KeepTogether, PageBreak, Paragraph, SimpleDocTem
 from .. import __version__, compare, protocol
 from ..console import fmt_bytes
 from ..errors import UserError
+from ..numbers import finite
 from ..settings import RunSettings
 from . import style
 from .charts import line_chart
@@ -201,7 +201,7 @@ def _speedup(row: compare.CompareRow) -> Paragraph:
 
 def _ladder_only(rung: Rung, key: str) -> str:
     v = rung.ladder.get(key)
-    return f"{v:.2f}x (study.yaml)" if isinstance(v, (int, float)) and math.isfinite(v) else "n/a"
+    return f"{v:.2f}x (study.yaml)" if finite(v) else "n/a"
 
 
 def configuration_section(data: ReportData) -> list:

@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import findings as F
 from .. import protocol, summary
+from ..numbers import finite
 from ..settings import RunSettings
 from ..stats import change_verdict
 
@@ -55,10 +56,6 @@ def _label(s: dict[str, Any]) -> str:
         return RunSettings.from_dict(s.get("settings") or {}).label()
     except Exception:  # a summary from another version: still decide, just name it plainly
         return "this configuration"
-
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def common_validation(baseline: dict[str, Any], candidate: dict[str, Any]) -> tuple[int, dict, dict] | None:
@@ -99,7 +96,7 @@ def accuracy_gate(baseline: dict[str, Any], candidate: dict[str, Any], tolerance
     if delta is None:
         value = (cand.get("metrics") or {}).get(name)
         what = "is not a finite number (NaN)" if name in (cand.get("metrics") or {}) else "was not measured"
-        return name, None, step, f"{name} {what} {where}" if value is None or not _finite(value) else None
+        return name, None, step, f"{name} {what} {where}" if value is None or not finite(value) else None
     d = delta[1]
     if higher_is_better:
         limit = tolerance.accuracy_pp / 100.0
@@ -206,7 +203,7 @@ def decide(baseline: dict, candidate: dict, tolerance: Tolerance = Tolerance(), 
 def reference_decision(baseline: dict) -> RungDecision:
     """The baseline's own row: speed-up 1.0, with the interval its own step-time noise allows."""
     median, (lo, hi) = summary.step_time(baseline)
-    ci = (median / hi, median / lo) if _finite(median) and _finite(lo) and _finite(hi) and lo > 0 else (1.0, 1.0)
+    ci = (median / hi, median / lo) if finite(median) and finite(lo) and finite(hi) and lo > 0 else (1.0, 1.0)
     primary = summary.primary_metric(baseline)
     noise = f" (step time ±{(hi - lo) / 2 / median:.1%})" if ci != (1.0, 1.0) else ""
     return RungDecision(1.0, (float(ci[0]), float(ci[1])), 0.0 if primary else None,

@@ -14,13 +14,13 @@ null), findings, adaptive (steps/time saved), snippet, report.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, protocol, summary
+from .. import __version__, summary
+from ..numbers import json_safe, num
 from ..runfiles import STUDY_YAML, write_yaml
 from ..settings import RunSettings
 from .decision import RungDecision
@@ -28,10 +28,6 @@ from .decision import RungDecision
 STUDY_FORMAT = 1
 BASELINE, MIXED_PRECISION, XLA, LARGER_BATCH = "baseline", "mixed_precision", "xla", "larger_batch"
 RUNNING, COMPLETED, INPUT_BOUND, FAILED, INTERRUPTED = "running", "completed", "input_bound", "failed", "interrupted"
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
 
 
 @dataclass
@@ -69,22 +65,22 @@ class Rung:
             "settings": self.settings.to_dict(),
             "status": s.get("status") if self.summary else ("skipped" if self.skipped_reason else None),
             "skipped": self.skipped_reason is not None,
-            "steps_per_s": _num(s.get("steps_per_s")),
-            "samples_per_s": _num(summary.samples_per_s(s)) if self.summary else None,
-            "step_ms": {"median": _num(step.get("median")), "ci95": step.get("ci95")} if step else None,
+            "steps_per_s": num(s.get("steps_per_s")),
+            "samples_per_s": num(summary.samples_per_s(s)) if self.summary else None,
+            "step_ms": {"median": num(step.get("median")), "ci95": step.get("ci95")} if step else None,
             "steps_completed": self.steps_completed,
-            "speedup": _num(d.speedup) if d else None,
-            "speedup_ci95": [_num(d.speedup_ci95[0]), _num(d.speedup_ci95[1])] if d else None,
-            "val_delta": _num(d.val_delta) if d else None,
+            "speedup": num(d.speedup) if d else None,
+            "speedup_ci95": [num(d.speedup_ci95[0]), num(d.speedup_ci95[1])] if d else None,
+            "val_delta": num(d.val_delta) if d else None,
             "metric": d.metric if d else None,
             "val_step": d.val_step if d else None,
             "peak_memory_bytes": s.get("peak_memory_bytes"),
             "memory_kind": s.get("memory_kind"),
-            "memory_ratio": _num(summary.memory_ratio(baseline, s)) if baseline and self.summary else None,
+            "memory_ratio": num(summary.memory_ratio(baseline, s)) if baseline and self.summary else None,
             "compared_with": self.compared_with,
             # the speed-up over `compared_with` (the rung this one extends), which the keep decision used
-            "compared_speedup": _num(d.reference_speedup[0]) if d and d.reference_speedup else None,
-            "compared_speedup_ci95": [_num(v) for v in d.reference_speedup[1]] if d and d.reference_speedup else None,
+            "compared_speedup": num(d.reference_speedup[0]) if d and d.reference_speedup else None,
+            "compared_speedup_ci95": [num(v) for v in d.reference_speedup[1]] if d and d.reference_speedup else None,
             "kept": self.kept,
             "reason": self.skipped_reason if self.skipped_reason is not None else (d.reason if d else ""),
             "findings": list(d.findings) if d else [],
@@ -144,7 +140,7 @@ class Study:
                 continue
             planned += r.settings.steps
             run += done
-            median = _num((r.summary.get("step_ms") or {}).get("median"))
+            median = num((r.summary.get("step_ms") or {}).get("median"))
             if median and r.settings.steps > done:
                 seconds += (r.settings.steps - done) * median / 1000.0
         return {"steps_planned": planned, "steps_run": run, "steps_saved": planned - run,
@@ -194,5 +190,5 @@ class Study:
             "report": self.report,
         }
         path = self.path / STUDY_YAML
-        write_yaml(path, protocol._finite(data))
+        write_yaml(path, json_safe(data))
         return path
