@@ -75,7 +75,7 @@ def instrumented_fit(job, workdir: Path, index: int) -> tuple[int, float]:
     with open(os.devnull, "w", encoding="utf-8") as stdout_like:
         status, _code = run.train(job, run_dir, protocol.EventWriter(run_dir.name, [stdout_like]))
     summary = runfiles.load_run(run_dir).summary or {}
-    if status != protocol.COMPLETED:
+    if status != protocol.RunStatus.COMPLETED:
         raise RuntimeError(f"instrumented run ended as {status}: {summary.get('error')}")
     return int(summary["steps_completed"]), float(summary["wall_s"])
 

@@ -26,8 +26,8 @@ from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord
 from .settings import RunSettings
 from .stats import change_verdict, detect_warmup, median_ci
 from .tune.decision import Tolerance, accuracy_gate
+from .verdicts import Verdict
 
-BASELINE = "baseline"
 
 
 @dataclass
@@ -46,7 +46,7 @@ class CompareRow:
     step_ms_ci95: tuple[float, float] | None
     speedup: float | None
     speedup_ci95: tuple[float, float] | None
-    verdict: str  # "baseline" | "faster" | "slower" | "no measurable change"
+    verdict: str  # a `Verdict` value
     warmup_s: float | None
     peak_memory_bytes: int | None
     memory_ratio: float | None
@@ -223,11 +223,11 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
         sps = num(doc.get("steps_per_s"))
         sps_ci = (1000.0 / ci[1], 1000.0 / ci[0]) if ci and ci[0] > 0 else None
         if i == base_i:
-            speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), BASELINE
+            speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), Verdict.BASELINE
         else:
             s, c = summ.speedup(base, doc)
             speedup, speedup_ci = num(s), _interval(c)
-            verdict = change_verdict(speedup_ci) if speedup_ci else "no measurable change"
+            verdict = change_verdict(speedup_ci) if speedup_ci else Verdict.NO_CHANGE
         metric, delta, val_step, _ = accuracy_gate(base, doc, Tolerance()) if i != base_i else (None,) * 4
         peak = doc.get("peak_memory_bytes")
         rows.append(CompareRow(
@@ -346,7 +346,7 @@ def fmt_memory(row: CompareRow) -> str:
 
 
 def fmt_speedup(row: CompareRow) -> str:
-    if row.verdict == BASELINE:
+    if row.verdict == Verdict.BASELINE:
         return "1.00x (baseline)"
     return fmt_with_ci(row.speedup, row.speedup_ci95, 2, "x")
 
@@ -398,7 +398,7 @@ def to_text(rows: list[CompareRow]) -> str:
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    base = next((r for r in rows if r.verdict == BASELINE), None)
+    base = next((r for r in rows if r.verdict == Verdict.BASELINE), None)
     if base is not None:
         lines.append("")
         lines.append(f"Speed-up is throughput per sample against {base.name}, with its 95% confidence interval; "

@@ -41,12 +41,20 @@ BUILDING, COMPILING, WARMUP, TRAINING, VALIDATING, PROFILING, MEASURING, SAVING 
     "building", "compiling", "warmup", "training", "validating", "profiling", "measuring", "saving",
 )
 
-# done statuses
-COMPLETED, FAILED, CANCELLED, NAN_STOPPED, CRASHED = (
-    "completed", "failed", "cancelled", "nan_stopped", "crashed",
-)
-# `crashed` is never written by a backend: readers assign it to a run whose
-# events end without a `done` event (the process was killed).
+
+class RunStatus:
+    """How a run ended: the `status` of its `done` event and of summary.json.
+
+    CRASHED is never written by a backend: readers assign it to a run whose
+    events end without a `done` event (the process was killed).
+    """
+
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    NAN_STOPPED = "nan_stopped"
+    CRASHED = "crashed"
+
 
 # error kinds carried by `error` events
 BAD_INPUT, OUT_OF_MEMORY, TRAINING_ERROR, INTERNAL = "bad_input", "out_of_memory", "training", "internal"

@@ -223,8 +223,8 @@ class RunRecord:
             return str(self.summary["status"])
         for e in reversed(self.events):
             if e.get("type") == protocol.DONE:
-                return str(e.get("status", protocol.FAILED))
-        return protocol.CRASHED
+                return str(e.get("status", protocol.RunStatus.FAILED))
+        return protocol.RunStatus.CRASHED
 
     def steps(self) -> StepSeries:
         return StepSeries.from_events(self.events)
@@ -253,8 +253,8 @@ def load_run(path: str | os.PathLike[str]) -> RunRecord:
         status = record.status
         warnings.append("summary.json is missing: the run " +
                         ("was killed before it finished; what it measured so far is shown"
-                         if status == protocol.CRASHED else f"ended as {status}"))
-        cause = crash.explain(run_dir / BACKEND_LOG) if status == protocol.CRASHED else None
+                         if status == protocol.RunStatus.CRASHED else f"ended as {status}"))
+        cause = crash.explain(run_dir / BACKEND_LOG) if status == protocol.RunStatus.CRASHED else None
         if cause is not None:
             warnings.append(f"{cause['message']} — {cause['fix']}")
     return record

@@ -15,6 +15,7 @@ POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
 STRATEGIES = ("default", "mirrored")
 DEFAULT_STEPS = 300
 DEFAULT_SEED = 1234
+NO_PROFILE = (0, 0)  # a `profile` window that turns the profiler off
 
 
 @dataclass
@@ -50,7 +51,7 @@ class RunSettings:
             raise UserError(f"steps must be positive, got {self.steps}", "pass --steps N with N >= 1")
         if self.profile is not None:
             start, stop = (int(v) for v in self.profile)
-            if (start, stop) != (0, 0) and not (0 < start < stop):
+            if (start, stop) != NO_PROFILE and not (0 < start < stop):
                 raise UserError(f"profile window {start}:{stop} is not START < STOP with START >= 1",
                                 "pass --profile START:STOP, e.g. --profile 20:40, or --profile 0:0 to disable")
             self.profile = (start, stop)
@@ -69,7 +70,7 @@ class RunSettings:
 
     def effective_profile(self, warmup_guess: int = 10) -> tuple[int, int] | None:
         """The profiler window: user's, or 20 steady steps after a warm-up guess, or None."""
-        if self.profile == (0, 0):
+        if self.profile == NO_PROFILE:
             return None
         if self.profile is not None:
             return self.profile

@@ -13,6 +13,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .verdicts import Verdict
+
 BOOTSTRAP_SAMPLES = 2000
 _RNG_SEED = 20261130
 
@@ -65,15 +67,15 @@ def speedup_ci(baseline_ms: Sequence[float], candidate_ms: Sequence[float], conf
 
 
 def change_verdict(ci: tuple[float, float]) -> str:
-    """'faster', 'slower' or 'no measurable change' for a speed-up interval."""
+    """`Verdict.FASTER`, `SLOWER` or `NO_CHANGE` for a speed-up interval."""
     lo, hi = ci
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        return "no measurable change"
+        return Verdict.NO_CHANGE
     if lo > 1.0:
-        return "faster"
+        return Verdict.FASTER
     if hi < 1.0:
-        return "slower"
-    return "no measurable change"
+        return Verdict.SLOWER
+    return Verdict.NO_CHANGE
 
 
 def relative_half_width(median: float, ci: tuple[float, float]) -> float:

@@ -11,7 +11,7 @@ matters to the user.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from .numbers import finite
 from .stats import median_ci, speedup_ci
@@ -51,16 +51,25 @@ def speedup(baseline: dict[str, Any], candidate: dict[str, Any]) -> tuple[float,
     return speedup_ci(a, b)
 
 
+def preferred_metric(names: Iterable[str], prefer: str | None = None) -> tuple[str, bool] | None:
+    """(name, higher_is_better) of the metric to judge accuracy by among `names`, or None.
+
+    The one order every front end uses: the accuracy gate (`primary_metric`), the live plot of the
+    validation metric and the report, so the metric a user watches is the metric that is gated.
+    """
+    available = set(names)
+    candidates = PRIMARY_METRICS if prefer is None else \
+        [(prefer, not prefer.endswith("loss"))] + list(PRIMARY_METRICS)
+    return next(((name, higher) for name, higher in candidates if name in available), None)
+
+
 def primary_metric(summary: dict[str, Any], prefer: str | None = None) -> tuple[str, float, bool] | None:
     """(name, value, higher_is_better) of the metric the accuracy gate uses, or None."""
     metrics = summary.get("metrics") or {}
-    candidates = PRIMARY_METRICS if prefer is None else \
-        [(prefer, not prefer.endswith("loss"))] + list(PRIMARY_METRICS)
-    for name, higher in candidates:
-        value = metrics.get(name)
-        if finite(value):
-            return name, float(value), higher
-    return None
+    found = preferred_metric([name for name, value in metrics.items() if finite(value)], prefer)
+    if found is None:
+        return None
+    return found[0], float(metrics[found[0]]), found[1]
 
 
 def val_delta(baseline: dict[str, Any], candidate: dict[str, Any]) -> tuple[str, float] | None:

@@ -140,7 +140,7 @@ class RunData:
                       "fix": str(e.get("fix") or ""), "traceback": str(e.get("traceback") or "")}
 
     def _on_done(self, e: dict[str, Any]) -> None:
-        self.status = str(e.get("status") or protocol.FAILED)
+        self.status = str(e.get("status") or protocol.RunStatus.FAILED)
         if isinstance(e.get("exit_code"), int):
             self.exit_code = e["exit_code"]
 
@@ -173,7 +173,7 @@ class RunData:
         if self.exit_code is None:
             self.exit_code = exit_code
         if self.status is None:
-            self.status = protocol.CRASHED
+            self.status = protocol.RunStatus.CRASHED
         self.version += 1
 
     # ------------------------------------------------------------ reading

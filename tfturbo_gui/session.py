@@ -20,16 +20,15 @@ from tfturbo import summary as summ
 from tfturbo.cli_args import run_argv
 from tfturbo.commands.backend import log_path as user_log_path
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR
-from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
 from tfturbo.tune.apply_snippet import snippet
 from tfturbo.tune.decision import decide, reference_decision
 from tfturbo.tune.ladder import TuneOptions, prepare_study_dir, sixteen_bit_policies
-from tfturbo.tune.study import BASELINE, COMPLETED, Rung, Study, measurement_only
+from tfturbo.tune.study import Rung, RungKind, Study, StudyStatus, measurement_only
 
 from .run_data import RunData
 
 STUDIES_FOLDER = "tfturbo-studies"  # under the user's home
-NO_PROFILE = (0, 0)
 
 
 def workload_name(spec: str) -> str:
@@ -129,12 +128,12 @@ class WizardSession:
     def finish_rung(self, rung: Rung, data: RunData) -> None:
         """Decide the rung from its run's summary (or what its events measured), then save study.yaml."""
         self.run_data[id(rung)] = data
-        doc = data.summary or {"status": data.status or protocol.CRASHED, "settings": rung.settings.to_dict()}
+        doc = data.summary or {"status": data.status or protocol.RunStatus.CRASHED, "settings": rung.settings.to_dict()}
         if data.error and not doc.get("error"):
             doc = {**doc, "error": {k: data.error.get(k) for k in ("kind", "message", "fix")}}
         rung.summary = doc
-        if rung.kind == BASELINE:
-            completed = doc.get("status") == protocol.COMPLETED
+        if rung.kind == RungKind.BASELINE:
+            completed = doc.get("status") == protocol.RunStatus.COMPLETED
             rung.decision = reference_decision(doc) if completed else None
             self.baseline = rung if completed else self.baseline
             self.best = self.baseline
@@ -159,6 +158,6 @@ class WizardSession:
             study.recommended = measurement_only(self.best.settings)
             study.recommended_rung = self.best.name
             study.snippet = snippet(study.recommended, measurement_only(self.baseline.settings), study.findings())
-        study.status = COMPLETED
+        study.status = StudyStatus.COMPLETED
         study.save()
         return study

@@ -62,7 +62,7 @@ def _hello(writer: protocol.EventWriter, command: str) -> None:
 
 def run_command(argv: list[str], events: protocol.EventWriter) -> int:
     """Parse, dispatch and report one command; returns the exit code after emitting `done`."""
-    status, code = protocol.FAILED, 1
+    status, code = protocol.RunStatus.FAILED, 1
     try:
         args = _parse(argv)
         if getattr(args, "out", None):
@@ -74,12 +74,12 @@ def run_command(argv: list[str], events: protocol.EventWriter) -> int:
             status, code = result
         else:
             code = int(result or 0)
-            status = protocol.COMPLETED if code == 0 else protocol.FAILED
+            status = protocol.RunStatus.COMPLETED if code == 0 else protocol.RunStatus.FAILED
     except SystemExit as exit_:  # --help
         code = int(exit_.code or 0)
-        status = protocol.COMPLETED if code == 0 else protocol.FAILED
+        status = protocol.RunStatus.COMPLETED if code == 0 else protocol.RunStatus.FAILED
     except KeyboardInterrupt:
-        status, code = protocol.CANCELLED, 130
+        status, code = protocol.RunStatus.CANCELLED, 130
     except Exception as exc:  # noqa: BLE001 - every failure must end in an error event and `done`
         if not isinstance(exc, UserError):
             traceback.print_exc(file=sys.stderr)

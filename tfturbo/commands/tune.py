@@ -25,7 +25,7 @@ from ..tune.batch import DEFAULT_MAX_SCALE
 from ..tune.decision import Tolerance
 from ..tune.ladder import Ladder, TuneOptions
 from ..tune.render import render_study
-from ..tune.study import FAILED, INTERRUPTED, Study
+from ..tune.study import Study, StudyStatus
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,10 +122,10 @@ def main(args: argparse.Namespace) -> int:
     ladder = Ladder(options, say=say, live=live, cancel=cancel)
     with _CtrlC(cancel, say):
         study = ladder.run()
-    if not args.no_report and study.status != INTERRUPTED:
+    if not args.no_report and study.status != StudyStatus.INTERRUPTED:
         write_report(study, args.report, say)
     doc = study.document()
     print(json.dumps(doc, indent=2) if args.json else render_study(doc))
-    if study.status == INTERRUPTED:
+    if study.status == StudyStatus.INTERRUPTED:
         return 130
-    return 1 if study.status == FAILED else 0
+    return 1 if study.status == StudyStatus.FAILED else 0

@@ -27,13 +27,15 @@ from ..numbers import finite
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study
 from ..settings import RunSettings
 from ..tune.decision import Tolerance, accuracy_gate
+from ..tune.study import StudyStatus
+from ..verdicts import ProbeVerdict, Verdict
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
 STEP_TIME_POINTS = 150  # step times are noisy: at most this many bin medians per curve stay readable
 
 
 @dataclass
-class Rung:
+class LadderRow:
     """One configuration of the study, as the table and the appendix show it."""
 
     name: str
@@ -74,9 +76,9 @@ class ReportData:
     device: str
     versions: dict[str, str]
     environment: dict[str, Any]
-    rungs: list[Rung]
-    baseline: Rung | None
-    tuned: Rung | None  # the recommended rung (None: keep the baseline)
+    rungs: list[LadderRow]
+    baseline: LadderRow | None
+    tuned: LadderRow | None  # the recommended rung (None: keep the baseline)
     verdict: str
     recommended: dict[str, Any]
     apply_rows: list[tuple[str, str]]
@@ -155,15 +157,15 @@ def _downsample(x: list[float], y: list[float], reduce: str = "median", points: 
     return xs, ys
 
 
-def _label(rung: Rung, role: str) -> str:
+def _label(rung: LadderRow, role: str) -> str:
     return f"{role}: {rung.row.label if rung.row else rung.name}"
 
 
 # ---------------------------------------------------------------- the pieces
 
-def _rungs(study: dict[str, Any], rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[Rung]:
+def _rungs(study: dict[str, Any], rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[LadderRow]:
     ladder = study.get("ladder")
-    rungs: list[Rung] = []
+    rungs: list[LadderRow] = []
     if isinstance(ladder, list) and ladder:
         for entry in ladder:
             if not isinstance(entry, dict):
@@ -173,13 +175,13 @@ def _rungs(study: dict[str, Any], rows: dict[str, compare.CompareRow], records: 
             settings = entry.get("settings") if isinstance(entry.get("settings"), dict) else \
                 (compare.run_settings(next(r for r in records if r.name == name)) if row else {})
             kept = entry.get("kept") if isinstance(entry.get("kept"), bool) else None
-            rungs.append(Rung(name, row, kept, str(entry.get("reason") or ""), settings, entry))
+            rungs.append(LadderRow(name, row, kept, str(entry.get("reason") or ""), settings, entry))
         # runs of the study that the ladder does not mention (a rung still running, an extra run)
         named = {r.name for r in rungs}
-        rungs += [Rung(r.name, rows[r.name], None, "not in the study's ladder", compare.run_settings(r))
+        rungs += [LadderRow(r.name, rows[r.name], None, "not in the study's ladder", compare.run_settings(r))
                   for r in records if r.name not in named]
         return rungs
-    return [Rung(r.name, rows[r.name], None, "", compare.run_settings(r)) for r in records]
+    return [LadderRow(r.name, rows[r.name], None, "", compare.run_settings(r)) for r in records]
 
 
 def _baseline_name(study: dict[str, Any], records: list[RunRecord]) -> str | None:
@@ -191,8 +193,8 @@ def _baseline_name(study: dict[str, Any], records: list[RunRecord]) -> str | Non
     return records[0].name if records else None
 
 
-def _pick_tuned(rungs: list[Rung], baseline: Rung | None, study: dict[str, Any], has_ladder: bool
-                ) -> Rung | None:
+def _pick_tuned(rungs: list[LadderRow], baseline: LadderRow | None, study: dict[str, Any], has_ladder: bool
+                ) -> LadderRow | None:
     """The rung whose settings the study recommends; None when the baseline stays best."""
     candidates = [r for r in rungs if r is not baseline and r.row is not None]
     recommended = study.get("recommended") if isinstance(study.get("recommended"), dict) else {}
@@ -207,7 +209,7 @@ def _pick_tuned(rungs: list[Rung], baseline: Rung | None, study: dict[str, Any],
                 return r
         return kept[-1] if kept else None
     # No ladder: the fastest completed run that is faster beyond the noise.
-    faster = [r for r in candidates if r.row.status == protocol.COMPLETED and r.row.verdict == "faster"]
+    faster = [r for r in candidates if r.row.status == protocol.RunStatus.COMPLETED and r.row.verdict == Verdict.FASTER]
     return max(faster, key=lambda r: r.row.speedup or 0.0) if faster else None
 
 
@@ -221,23 +223,23 @@ def _metric_phrase(metric: str, delta: float) -> str:
     return f"{metric} {delta * 100:+.2f} percentage points"
 
 
-def _outcome(rung: Rung) -> str:
+def _outcome(rung: LadderRow) -> str:
     """'mixed_bfloat16, batch 64: 0.37x [0.29, 0.61], slower' — one tried rung in a few words."""
     row = rung.row
     if row is None or row.speedup is None:
         return f"{row.label if row else rung.name}: {rung.status}"
     text = f"{row.label}: {compare.fmt_with_ci(row.speedup, row.speedup_ci95, 2, 'x')}, {row.verdict}"
-    if row.status != protocol.COMPLETED:
+    if row.status != protocol.RunStatus.COMPLETED:
         text += f" ({row.status})"
-    elif rung.kept is False and row.verdict == "faster":
+    elif rung.kept is False and row.verdict == Verdict.FASTER:
         text += " but rejected (see the table)"
     return text
 
 
-def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe: dict[str, Any] | None,
+def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: dict[str, Any] | None,
              has_ladder: bool, docs: dict[str, dict[str, Any]]) -> str:
     """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
-    if probe and probe.get("verdict") == "input_bound":
+    if probe and probe.get("verdict") == ProbeVerdict.INPUT_BOUND:
         frac = probe.get("input_fraction")
         share = f" (about {frac:.0%} of each step waits for data)" if finite(frac) else ""
         return (f"The training job is input-bound{share}: the input pipeline, not the device, limits the step "
@@ -277,7 +279,7 @@ def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe
     return text
 
 
-def _apply_rows(tuned: Rung | None, baseline: Rung | None, recommended: dict[str, Any]) -> list[tuple[str, str]]:
+def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended: dict[str, Any]) -> list[tuple[str, str]]:
     """The settings to apply, each with the value the study recommends (none when nothing was measured)."""
     rung = tuned or baseline
     if rung is None or rung.row is None:
@@ -318,7 +320,7 @@ def _findings(study: dict[str, Any], records: list[RunRecord]) -> list[dict[str,
     return out
 
 
-def _plots(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], records: dict[str, RunRecord],
+def _plots(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], records: dict[str, RunRecord],
            metric: str | None) -> list[Plot]:
     if tuned is not None:
         pairs = [(baseline, "baseline"), (tuned, "tuned")]
@@ -381,7 +383,7 @@ def _clip_spikes(curves: list[Curve], factor: float = 2.0) -> str:
     return f" {n} step(s) slower than {limit:.3g} ms are drawn at that value (the top of the plot)."
 
 
-def _snippet(recommended: dict[str, Any], baseline: Rung | None, findings: list[dict[str, Any]]) -> str | None:
+def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]]) -> str | None:
     """The code change to make, from `tfturbo tune`'s snippet writer when it is installed."""
     try:
         from ..tune.apply_snippet import snippet
@@ -394,7 +396,7 @@ def _snippet(recommended: dict[str, Any], baseline: Rung | None, findings: list[
     return str(text) if text else None
 
 
-def _commands(study_dir: Path, rungs: list[Rung], workload: str) -> list[tuple[str, str]]:
+def _commands(study_dir: Path, rungs: list[LadderRow], workload: str) -> list[tuple[str, str]]:
     """`tfturbo run ...` for each rung (into a fresh directory, so it never overwrites the study)."""
     out = [("whole study", shlex.join(["tfturbo", "tune", workload, "--out", f"{study_dir.name}-rerun"]))]
     for rung in rungs:
@@ -407,7 +409,7 @@ def _commands(study_dir: Path, rungs: list[Rung], workload: str) -> list[tuple[s
     return out
 
 
-def _warnings(study_warnings: list[str], rungs: list[Rung]) -> list[str]:
+def _warnings(study_warnings: list[str], rungs: list[LadderRow]) -> list[str]:
     """The study's own warnings, then one line per run that did not complete or was not read in full."""
     out = list(study_warnings)
     for rung in rungs:
@@ -417,7 +419,7 @@ def _warnings(study_warnings: list[str], rungs: list[Rung]) -> list[str]:
                            "there; its numbers are not shown")
             continue
         problems = list(rung.row.warnings)
-        if rung.row.status != protocol.COMPLETED:
+        if rung.row.status != protocol.RunStatus.COMPLETED:
             problems = [p for p in problems if not p.startswith("summary.json is missing")]
             problems.insert(0, "no summary.json, so its numbers are what its events recorded before it stopped"
                             if not rung.row.from_summary else "its summary holds what it measured before it stopped")
@@ -440,7 +442,7 @@ def gather(study_dir: str | Path) -> ReportData:
                         "pass a study directory written by `tfturbo tune`")
     # A study with no runs still has a story to tell (an input-bound job stops after the probe).
     has_ladder = isinstance(study.get("ladder"), list) and bool(study.get("ladder"))
-    stopped_early = study.get("status") == "input_bound"  # no runs is the expected outcome, not a problem
+    stopped_early = study.get("status") == StudyStatus.STOPPED_INPUT_BOUND  # no runs is the expected outcome, not a problem
     warnings = [w for w in record.warnings if not (stopped_early and "runs/" in w)]
     if not has_ladder and record.runs:
         warnings.append(f"{STUDY_YAML} has no ladder decisions: the runs are compared with the first as baseline")

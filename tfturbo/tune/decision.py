@@ -23,6 +23,7 @@ from .. import protocol, summary
 from ..numbers import finite
 from ..settings import RunSettings
 from ..stats import change_verdict
+from ..verdicts import Verdict
 
 # Candidate findings that disqualify a rung whatever its speed: it is not training correctly.
 DISQUALIFYING = {
@@ -131,7 +132,7 @@ def decide(baseline: dict, candidate: dict, tolerance: Tolerance = Tolerance(), 
     mixed-precision rung under "+ XLA"), the candidate must also be faster than that reference.
     """
     where = _label(candidate)
-    status = str(candidate.get("status") or protocol.CRASHED)
+    status = str(candidate.get("status") or protocol.RunStatus.CRASHED)
     ratio, ci = summary.speedup(baseline, candidate)
     ci = (float(ci[0]), float(ci[1]))
     ref_speed = None
@@ -143,15 +144,15 @@ def decide(baseline: dict, candidate: dict, tolerance: Tolerance = Tolerance(), 
     def result(kept: bool, reason: str, found: list[dict]) -> RungDecision:
         return RungDecision(ratio, ci, delta, metric, kept, reason, found, step, ref_speed)
 
-    if status == protocol.NAN_STOPPED:
+    if status == protocol.RunStatus.NAN_STOPPED:
         own = [f for f in candidate.get("findings") or [] if isinstance(f, dict) and f.get("code") == F.NAN_LOSS]
         msg = f"{where}: the loss became NaN or infinite; training was stopped"
         return result(False, "NaN loss: " + msg.split(": ", 1)[1], own[:1] or [_finding(
             F.NAN_LOSS, msg, "keep the earlier settings; under mixed precision compute the output layer and "
             "loss in float32 (dtype='float32' on the last layer)", where)])
-    if status != protocol.COMPLETED:
-        what = {protocol.CANCELLED: "was cancelled before it finished",
-                protocol.CRASHED: "crashed (the backend ended without a summary)"}.get(status, "failed")
+    if status != protocol.RunStatus.COMPLETED:
+        what = {protocol.RunStatus.CANCELLED: "was cancelled before it finished",
+                protocol.RunStatus.CRASHED: "crashed (the backend ended without a summary)"}.get(status, "failed")
         err = candidate.get("error") or {}
         detail = f": {err.get('message')}" if isinstance(err, dict) and err.get("message") else ""
         return result(False, f"the run {what}{detail}", [])
@@ -169,7 +170,7 @@ def decide(baseline: dict, candidate: dict, tolerance: Tolerance = Tolerance(), 
     speed = _speed(judged_ratio, judged_ci)
     if reference is not None and math.isfinite(judged_ratio):
         speed += f" vs {against} ({_speed(ratio, ci)} vs the baseline)"
-    if verdict == "faster":
+    if verdict == Verdict.FASTER:
         speed_text = f"faster: {speed}"
     else:
         speed_text = f"{verdict}: {speed}"

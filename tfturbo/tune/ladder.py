@@ -28,16 +28,15 @@ from ..backend_client import BackendResult, run_backend
 from ..cli_args import run_argv
 from ..errors import OutputDirError, UserError, WorkloadError
 from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
-from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from ..settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
+from ..verdicts import ProbeVerdict
 from .batch import DEFAULT_MAX_SCALE, plan_larger_batch
 from .decision import RungDecision, Tolerance, decide, reference_decision
-from .study import (BASELINE, COMPLETED, FAILED, INPUT_BOUND, INTERRUPTED, LARGER_BATCH, MIXED_PRECISION,
-                    RUNNING, XLA, Rung, Study, measurement_only)
+from .study import Rung, RungKind, Study, StudyStatus, measurement_only
 from .apply_snippet import snippet
 
 Runner = Callable[..., BackendResult]
 SIXTEEN_BIT = ("mixed_float16", "mixed_bfloat16")
-NO_PROFILE = (0, 0)
 
 
 @dataclass
@@ -145,7 +144,7 @@ class Ladder:
 
     def _stopped(self) -> bool:
         if self.cancel.is_set():
-            self.study.status = INTERRUPTED
+            self.study.status = StudyStatus.INTERRUPTED
             self.study.message = "stopped by the user (Ctrl-C); the rungs measured so far are kept"
             return True
         return False
@@ -161,7 +160,7 @@ class Ladder:
             self._remove_empty_study()
             raise
         except BaseException as e:  # a second Ctrl-C, or a bug: the study file still says what was decided
-            study.status = INTERRUPTED if isinstance(e, KeyboardInterrupt) else FAILED
+            study.status = StudyStatus.INTERRUPTED if isinstance(e, KeyboardInterrupt) else StudyStatus.FAILED
             study.message = "interrupted by the user" if isinstance(e, KeyboardInterrupt) else \
                 f"internal error: {type(e).__name__}: {e}"
             self._finish()
@@ -223,17 +222,17 @@ class Ladder:
         study.probe = probe.document
         verdict = probe.document.get("verdict")
         self.say(f"input probe: {str(verdict).replace('_', '-')}")
-        if verdict == "input_bound":
-            study.status = INPUT_BOUND
+        if verdict == ProbeVerdict.INPUT_BOUND:
+            study.status = StudyStatus.STOPPED_INPUT_BOUND
             study.message = ("the job is input-bound: the device waits for data, so precision and XLA "
                              "would not make it faster; fix the input pipeline first (see INPUT_BOUND)")
             return False
         return True
 
     def _baseline(self) -> bool:
-        base = self.base = self._measure(BASELINE, BASELINE, self.opts.base_settings())  # default profiler window
-        status = (base.summary or {}).get("status", protocol.CRASHED)
-        if status != protocol.COMPLETED:
+        base = self.base = self._measure(RungKind.BASELINE, RungKind.BASELINE, self.opts.base_settings())  # default profiler window
+        status = (base.summary or {}).get("status", protocol.RunStatus.CRASHED)
+        if status != protocol.RunStatus.COMPLETED:
             err = (base.summary or {}).get("error") or {}
             detail = f": {err['message']}" if isinstance(err, dict) and err.get("message") else ""
             base.decision = RungDecision(float("nan"), (float("nan"), float("nan")), None, None, False,
@@ -255,7 +254,7 @@ class Ladder:
         common = self.base.settings.with_(profile=NO_PROFILE)
         measured = []
         for policy in self.policies:
-            rung = self._measure(policy, MIXED_PRECISION, common.with_(policy=policy, fix_head=head_fix))
+            rung = self._measure(policy, RungKind.MIXED_PRECISION, common.with_(policy=policy, fix_head=head_fix))
             self._decide(rung, None, note=self.policy_reason if policy == self.policies[0] else "measured on request")
             measured.append(rung)
             if self._stopped():
@@ -276,11 +275,11 @@ class Ladder:
         """
         drop = self.best.settings.drop_remainder or (
             self.opts.auto_fix and F.PARTIAL_LAST_BATCH in F.codes_of(self.study.audit))
-        candidates = [(XLA, self.best.settings)]
-        if self.best.kind != MIXED_PRECISION:
-            candidates += [(f"{r.settings.policy}-{XLA}", r.settings) for r in self._slow_sixteen_bit_rungs()]
+        candidates = [(RungKind.XLA, self.best.settings)]
+        if self.best.kind != RungKind.MIXED_PRECISION:
+            candidates += [(f"{r.settings.policy}-{RungKind.XLA}", r.settings) for r in self._slow_sixteen_bit_rungs()]
         for slug, settings in candidates:
-            rung = self._measure(slug, XLA, settings.with_(jit_compile=True, drop_remainder=drop, profile=NO_PROFILE))
+            rung = self._measure(slug, RungKind.XLA, settings.with_(jit_compile=True, drop_remainder=drop, profile=NO_PROFILE))
             self._decide(rung, self.best)
             if rung.kept:
                 self.best = rung
@@ -290,7 +289,7 @@ class Ladder:
 
     def _slow_sixteen_bit_rungs(self) -> list[Rung]:
         """The 16-bit rungs whose only fault was speed (slower, or no measurable change)."""
-        return [r for r in self.study.rungs if r.kind == MIXED_PRECISION and r.decision is not None
+        return [r for r in self.study.rungs if r.kind == RungKind.MIXED_PRECISION and r.decision is not None
                 and not r.kept and F.codes_of(r.decision.findings) == [F.SLOWER_THAN_BASELINE]]
 
     def _larger_batch(self) -> bool:
@@ -302,13 +301,13 @@ class Ladder:
                                        lr_scale=best.settings.lr_scale * plan.lr_scale, profile=NO_PROFILE)
         if plan.skipped:
             n = len(self.study.rungs) + 1
-            rung = Rung(f"{n:02d}-{LARGER_BATCH}", LARGER_BATCH, settings, skipped_reason=plan.reason,
+            rung = Rung(f"{n:02d}-{RungKind.LARGER_BATCH}", RungKind.LARGER_BATCH, settings, skipped_reason=plan.reason,
                         compared_with=None if best is base else best.name)
             self.study.rungs.append(rung)
             self.say(f"[{n:02d}] larger batch — {plan.reason}")
             self.study.save()
             return True
-        rung = self._measure(LARGER_BATCH, LARGER_BATCH, settings)
+        rung = self._measure(RungKind.LARGER_BATCH, RungKind.LARGER_BATCH, settings)
         self._decide(rung, best, note=plan.reason)
         if rung.kept:
             self.best = rung
@@ -355,20 +354,20 @@ class Ladder:
         speed = f"{d.speedup:.2f}× [{d.speedup_ci95[0]:.2f}, {d.speedup_ci95[1]:.2f}]" \
             if d and math.isfinite(d.speedup) else "n/a"
         self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {s.get('status', 'crashed')}{done}; "
-                 f"{rate}speed-up {speed}; {verdict}" + (f" — {d.reason}" if d and rung.kind != BASELINE else ""))
+                 f"{rate}speed-up {speed}; {verdict}" + (f" — {d.reason}" if d and rung.kind != RungKind.BASELINE else ""))
         self.study.save()
 
     # ------------------------------------------------------------ end
 
     def _failed(self, message: str) -> None:
-        self.study.status = FAILED
+        self.study.status = StudyStatus.FAILED
         self.study.message = message
         self.say("study failed: " + message)
 
     def _finish(self) -> None:
         study = self.study
-        if study.status == RUNNING:
-            study.status = COMPLETED
+        if study.status == StudyStatus.RUNNING:
+            study.status = StudyStatus.COMPLETED
         base = study.baseline
         if base is not None and base.kept and self.best is not None:
             study.recommended = measurement_only(self.best.settings)

@@ -26,8 +26,25 @@ from ..settings import RunSettings
 from .decision import RungDecision
 
 STUDY_FORMAT = 1
-BASELINE, MIXED_PRECISION, XLA, LARGER_BATCH = "baseline", "mixed_precision", "xla", "larger_batch"
-RUNNING, COMPLETED, INPUT_BOUND, FAILED, INTERRUPTED = "running", "completed", "input_bound", "failed", "interrupted"
+
+
+class RungKind:
+    """What a rung of the ladder changes (a rung's `kind` in study.yaml)."""
+
+    BASELINE = "baseline"
+    MIXED_PRECISION = "mixed_precision"
+    XLA = "xla"
+    LARGER_BATCH = "larger_batch"
+
+
+class StudyStatus:
+    """How a study ended (`status` in study.yaml); STOPPED_INPUT_BOUND: the probe found the job input-bound."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    STOPPED_INPUT_BOUND = "input_bound"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
 
 
 @dataclass
@@ -98,7 +115,7 @@ class Study:
     workload: str
     options: dict[str, Any]
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    status: str = RUNNING
+    status: str = StudyStatus.RUNNING
     message: str = ""
     environment: dict[str, Any] | None = None
     audit: list[dict[str, Any]] = field(default_factory=list)
@@ -111,7 +128,7 @@ class Study:
 
     @property
     def baseline(self) -> Rung | None:
-        return self.rungs[0] if self.rungs and self.rungs[0].kind == BASELINE else None
+        return self.rungs[0] if self.rungs and self.rungs[0].kind == RungKind.BASELINE else None
 
     def findings(self) -> list[dict[str, Any]]:
         """Audit, probe, run and decision findings, each once."""

@@ -231,7 +231,7 @@ class WorkloadPage(WizardPage):
         self.set_status(RUNNING)
 
     def _on_check_ended(self, data: RunData) -> None:
-        if data.status != protocol.COMPLETED or data.document is None:
+        if data.status != protocol.RunStatus.COMPLETED or data.document is None:
             self.set_status(ATTENTION)
             return
         self.session.workload = self.workload_edit.text().strip()

@@ -182,13 +182,13 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     wall_s = time.perf_counter() - started
 
     if error is not None:
-        status, code = protocol.FAILED, error.exit_code
+        status, code = protocol.RunStatus.FAILED, error.exit_code
     elif monitor.diverged:
-        status, code = protocol.NAN_STOPPED, 1
+        status, code = protocol.RunStatus.NAN_STOPPED, 1
     elif monitor.stop_reason == CANCELLED and instrument.completed < settings.steps:
-        status, code = protocol.CANCELLED, 1
+        status, code = protocol.RunStatus.CANCELLED, 1
     else:
-        status, code = protocol.COMPLETED, 0
+        status, code = protocol.RunStatus.COMPLETED, 0
 
     checkpoint = None
     if error is None:
