@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from .. import console, protocol
-from ..cli_args import fraction, non_negative, positive_int
+from ..arg_types import fraction, non_negative, positive_int
 from ..runfiles import REPORT_PDF
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS
 from ..tune.batch import DEFAULT_MAX_SCALE

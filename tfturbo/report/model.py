@@ -25,7 +25,7 @@ from ..cli_args import run_argv
 from ..errors import UserError
 from ..numbers import finite
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study
-from ..settings import RunSettings
+from ..settings import RunSettings, switched_on_rows
 from ..tune.decision import Tolerance, accuracy_gate
 from ..tune.study import StudyStatus
 from ..verdicts import ProbeVerdict, Verdict
@@ -296,11 +296,7 @@ def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended
             ("jit_compile (XLA)", str(bool(settings.get("jit_compile", False)))),
             ("Batch size", str(settings.get("batch_size") or "the workload's default")),
             ("Learning rate", lr_text)]
-    if settings.get("fix_head"):
-        rows.append(("Output layer", "dtype='float32' (float32 head)"))
-    if settings.get("drop_remainder"):
-        rows.append(("Training data", "batch(..., drop_remainder=True)"))
-    return rows
+    return rows + switched_on_rows(settings)
 
 
 def _findings(study: dict[str, Any], records: list[RunRecord]) -> list[dict[str, Any]]:
