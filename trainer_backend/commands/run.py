@@ -138,7 +138,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     from ..detectors import default_detectors
     from ..detectors.base import RunContext
     from ..instrument import Instrument, QuietCallbackList
-    from ..monitor import CANCELLED, RunMonitor
+    from ..monitor import RunMonitor, StopReason
 
     settings = job.settings
     devs = hardware.devices()
@@ -185,7 +185,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
         status, code = protocol.RunStatus.FAILED, error.exit_code
     elif monitor.diverged:
         status, code = protocol.RunStatus.NAN_STOPPED, 1
-    elif monitor.stop_reason == CANCELLED and instrument.completed < settings.steps:
+    elif monitor.stop_reason == StopReason.CANCELLED and instrument.completed < settings.steps:
         status, code = protocol.RunStatus.CANCELLED, 1
     else:
         status, code = protocol.RunStatus.COMPLETED, 0
