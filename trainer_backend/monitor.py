@@ -183,7 +183,7 @@ class RunMonitor:
         d = finding.to_dict()
         self.findings.append(d)
         self.writer.emit(protocol.FINDING, finding=d)
-        if finding.code == fcodes.NAN_LOSS and self.stop_reason in (None, PRECISE):
+        if finding.code == fcodes.NAN_LOSS and self.stop_reason in (None, StopReason.PRECISE):
             self.stop_reason = StopReason.NAN
 
     def _scalars(self, step: int, window: Window | None, metrics: dict[str, Any] | None = None) -> None:
