@@ -81,7 +81,7 @@ def record_stream(path: Path, total: int) -> int:
             "warmup_s": 0.5, "steps_completed": total, "peak_memory_bytes": 200_000_000, "memory_kind": "host",
             "metrics": {"loss": loss, "val_loss": loss, "val_accuracy": 0.9}, "validation": validation,
             "findings": []})
-        w.emit(protocol.DONE, status=protocol.COMPLETED, exit_code=0)
+        w.emit(protocol.DONE, status=protocol.RunStatus.COMPLETED, exit_code=0)
     return path.stat().st_size
 
 
@@ -160,7 +160,7 @@ def main() -> int:
         path = Path(tmp) / "events.jsonl"
         size = record_stream(path, args.steps)
         r = replay(path, Path(tmp))
-    ok = r["steps"] == args.steps and r["plotted"] == args.steps and r["status"] == protocol.COMPLETED
+    ok = r["steps"] == args.steps and r["plotted"] == args.steps and r["status"] == protocol.RunStatus.COMPLETED
     print(f"\nGUI ingest: {args.steps:,} steps ({size / 2**20:.1f} MiB of events, {WINDOW} steps per event) "
           f"replayed into the wizard's baseline page (MainWindow 1280x800, offscreen): QProcess -> BackendProcess -> RunData -> RunPanel + RunPlots\n")
     rows = [

@@ -4,7 +4,7 @@ All arms run in this one TensorFlow process on the same compiled model, the
 same datasets and the same number of steps (and the same validation points):
 
 - plain: `model.fit(train.repeat(), epochs, steps_per_epoch, validation_data, verbose=0)`,
-  the fair baseline of DESIGN.md section 10;
+  the fair baseline (docs/ARCHITECTURE.md, "Measurement rules");
 - tfturbo: `trainer_backend.commands.run.train()` — the backend's own run path
   (Instrument callback, RunMonitor, live detectors, events to events.jsonl and
   a stdout-like sink, TensorBoard scalars), profiler window off. Its fit() wall
@@ -13,7 +13,7 @@ same datasets and the same number of steps (and the same validation points):
 - quiet (for the record): plain fit() through the backend's `QuietCallbackList`
   with no callback in it. tfturbo / quiet is the cost of the Instrument and
   the monitor alone, without the per-step log conversion that plain fit()
-  does and tfturbo avoids (DESIGN.md section 10).
+  does and tfturbo avoids.
 
 One untimed round of each arm traces the functions first. Then rounds run
 every arm once, interleaved, and the order rotates from round to round, so
@@ -75,7 +75,7 @@ def instrumented_fit(job, workdir: Path, index: int) -> tuple[int, float]:
     with open(os.devnull, "w", encoding="utf-8") as stdout_like:
         status, _code = run.train(job, run_dir, protocol.EventWriter(run_dir.name, [stdout_like]))
     summary = runfiles.load_run(run_dir).summary or {}
-    if status != protocol.COMPLETED:
+    if status != protocol.RunStatus.COMPLETED:
         raise RuntimeError(f"instrumented run ended as {status}: {summary.get('error')}")
     return int(summary["steps_completed"]), float(summary["wall_s"])
 

@@ -46,7 +46,7 @@ class BackendResult:
     @property
     def status(self) -> str:
         e = self.last(protocol.DONE)
-        return str(e.get("status")) if e else protocol.CRASHED
+        return str(e.get("status")) if e else protocol.RunStatus.CRASHED
 
 
 def backend_command(command: str, argv: list[str]) -> list[str]:

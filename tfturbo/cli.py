@@ -1,4 +1,4 @@
-"""The `tfturbo` command line (DESIGN.md section 4).
+"""The `tfturbo` command line (docs/ARCHITECTURE.md, "Command line").
 
 Only argument parsing happens at start-up; each command imports what it
 needs when it runs, so `tfturbo gui` never pays for TensorFlow and `tfturbo

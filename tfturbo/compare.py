@@ -21,6 +21,7 @@ from . import protocol, summary as summ
 from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
+from .numbers import finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord
 from .settings import RunSettings
 from . import steady
@@ -28,8 +29,8 @@ from .stats import median_ci, two_sample_ratio_ci
 from .trials import accuracy
 from .trials.speed import samples_per_s
 from .trials.verdict import Tolerance, speed_verdict_of
+from .verdicts import Verdict
 
-BASELINE = "baseline"
 SINGLE_RUN = "single run: no interval"  # verdict of a row whose settings were measured once
 SAME_SETTINGS = "same settings"  # a replicate of the baseline's own settings
 
@@ -50,7 +51,7 @@ class CompareRow:
     step_ms_ci95: tuple[float, float] | None
     speedup: float | None
     speedup_ci95: tuple[float, float] | None
-    # "baseline" | "faster" | "slower" | "no measurable change" (from replicates: ≥2 runs of each settings) |
+    # Verdict.BASELINE | "faster" | "slower" | "no measurable change" (from replicates: ≥2 runs of each settings) |
     # SINGLE_RUN (one run cannot tell a gain from a slow minute of the machine) | SAME_SETTINGS
     verdict: str
     warmup_s: float | None
@@ -100,7 +101,7 @@ def steady_steps(record: RunRecord) -> tuple[list[int], list[float]]:
         index = steady.final_start(series.step_ms)
         first = series.step[index] if index < len(series.step) else math.inf
     pairs = [(step, float(ms)) for step, ms in zip(series.step, series.step_ms)
-             if isinstance(step, int) and step >= first and not excluded(step) and _finite(ms)]
+             if isinstance(step, int) and step >= first and not excluded(step) and finite(ms)]
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
@@ -116,7 +117,7 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
     steps, steady = steady_steps(record)
     first = steps[0] if steps else math.inf
     warm = [ms for step, ms in zip(series.step, series.step_ms) if isinstance(step, int) and step < first
-            and _finite(ms)]
+            and finite(ms)]
     doc: dict[str, Any] = {"status": record.status, "settings": run_settings(record),
                            "step_ms_samples": steady, "steps_completed": len(series.step)}
     if steady:
@@ -170,16 +171,8 @@ def steady_windows(events: list[dict[str, Any]]) -> tuple[int | None, list[tuple
     return first, windows
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if _finite(v) else None
-
-
 def _interval(ci: Any) -> tuple[float, float] | None:
-    if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(c) for c in ci):
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(finite(c) for c in ci):
         return float(ci[0]), float(ci[1])
     return None
 
@@ -194,12 +187,12 @@ def _label(settings: dict[str, Any], name: str) -> str:
 def _final_metrics(doc: dict[str, Any], record: RunRecord) -> dict[str, float]:
     """Final validation metrics: the summary's val_* metrics, else the last validation event's."""
     metrics = {k: float(v) for k, v in (doc.get("metrics") or {}).items()
-               if str(k).startswith("val_") and _finite(v)}
+               if str(k).startswith("val_") and finite(v)}
     if metrics:
         return metrics
     validation = record.validation()
     last = (validation[-1].get("metrics") or {}) if validation else {}
-    return {k: float(v) for k, v in last.items() if _finite(v)}
+    return {k: float(v) for k, v in last.items() if finite(v)}
 
 
 # ---------------------------------------------------------------- the table
@@ -246,7 +239,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
     docs = [effective_summary(r) for r in records]
     base = docs[base_i]
     keys = [replicate_key(d.get("settings") or {}) for d in docs]
-    rates = [samples_per_s(d) if d.get("status") == protocol.COMPLETED or r.summary is None else None
+    rates = [samples_per_s(d) if d.get("status") == protocol.RunStatus.COMPLETED or r.summary is None else None
              for d, r in zip(docs, records)]
     groups: dict[tuple, list[float]] = {}
     for key, rate in zip(keys, rates):
@@ -261,12 +254,12 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
         median = ci = None
         if doc.get("step_ms") or summ.steady_samples(doc):
             m, c = summ.step_time(doc)
-            median, ci = _num(m), _interval(c)
-        sps = _num(doc.get("steps_per_s"))
+            median, ci = num(m), _interval(c)
+        sps = num(doc.get("steps_per_s"))
         sps_ci = (1000.0 / ci[1], 1000.0 / ci[0]) if ci and ci[0] > 0 else None
         val_delta = None
         if i == base_i:
-            speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), BASELINE
+            speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), Verdict.BASELINE
         else:
             speedup, speedup_ci, verdict = _speed(groups.get(keys[base_i], []), groups.get(keys[i], []),
                                                   keys[i] == keys[base_i], rates[base_i], rates[i])
@@ -290,15 +283,15 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
             speedup=speedup,
             speedup_ci95=speedup_ci,
             verdict=verdict,
-            warmup_s=_num(doc.get("warmup_s")),
-            peak_memory_bytes=int(peak) if _finite(peak) else None,
-            memory_ratio=_num(summ.memory_ratio(base, doc)),
+            warmup_s=num(doc.get("warmup_s")),
+            peak_memory_bytes=int(peak) if finite(peak) else None,
+            memory_ratio=num(summ.memory_ratio(base, doc)),
             memory_kind=doc.get("memory_kind"),
             metrics=_final_metrics(doc, record),
             val_delta=val_delta,
             val_step=None,
             findings=[c for c in codes_of(record.findings()) if c],
-            learning_rate=_num(doc.get("learning_rate") if _finite(doc.get("learning_rate"))
+            learning_rate=num(doc.get("learning_rate") if finite(doc.get("learning_rate"))
                                else recorded.get("learning_rate")),
             warnings=list(record.warnings),
             steps_completed=doc.get("steps_completed") if isinstance(doc.get("steps_completed"), int) else None,
@@ -405,7 +398,7 @@ def fmt_memory(row: CompareRow) -> str:
 
 
 def fmt_speedup(row: CompareRow) -> str:
-    if row.verdict == BASELINE:
+    if row.verdict == Verdict.BASELINE:
         return "1.00x (baseline)"
     return fmt_with_ci(row.speedup, row.speedup_ci95, 2, "x")
 
@@ -438,7 +431,7 @@ def fmt_settings_record(record: dict[str, Any]) -> str:
     parts = [str(record.get("policy", "policy n/a")), f"jit_compile {record.get('jit_compile', 'n/a')}",
              f"batch {record.get('batch_size', 'n/a')}"]
     lr = record.get("learning_rate")
-    parts.append(f"learning rate {lr:.6g}" if _finite(lr) else "learning rate n/a")
+    parts.append(f"learning rate {lr:.6g}" if finite(lr) else "learning rate n/a")
     versions = record.get("versions") if isinstance(record.get("versions"), dict) else {}
     parts += [f"{name} {versions[key]}" for key, name in (("tensorflow", "TensorFlow"), ("keras", "Keras"))
               if versions.get(key)]
@@ -457,7 +450,7 @@ def to_text(rows: list[CompareRow]) -> str:
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    base = next((r for r in rows if r.verdict == BASELINE), None)
+    base = next((r for r in rows if r.verdict == Verdict.BASELINE), None)
     if base is not None:
         lines.append("")
         lines.append(f"Speed-up is throughput per sample against {base.name}. Its 95% interval comes from "

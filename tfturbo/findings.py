@@ -1,6 +1,6 @@
 """Findings: every diagnosis the app makes, with a stable code and a fix.
 
-Scripts, tests and the report rely on the codes (DESIGN.md section 5), so they
+Scripts, tests and the report rely on the codes (docs/ARCHITECTURE.md, "Findings"), so they
 are constants here and nowhere else.
 """
 

@@ -1,4 +1,11 @@
-"""Plain-number checks shared by every reader of measured values."""
+"""What counts as a number in a document read back from disk or an event.
+
+Run files and events are JSON: a value may be missing, null, a string from a
+hand-edited file, a bool (which Python treats as an int), or a NaN the backend
+measured. Every reader asks the same question through `finite`, and every
+writer turns non-finite floats into null through `json_safe`, so a NaN never
+becomes invalid JSON and a `true` never becomes a step time.
+"""
 
 from __future__ import annotations
 
@@ -7,5 +14,21 @@ from typing import Any
 
 
 def finite(v: Any) -> bool:
-    """True for a real, finite int or float (not a bool, not NaN/inf)."""
+    """True for an int or float (not a bool) that is neither NaN nor infinite."""
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def num(v: Any) -> float | None:
+    """`v` as a float when it is a finite number, else None."""
+    return float(v) if finite(v) else None
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with every NaN/Infinity float, at any depth, replaced by None (strict JSON for any reader)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

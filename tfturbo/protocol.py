@@ -1,4 +1,4 @@
-"""The event protocol between the training backend and its readers (DESIGN.md section 7).
+"""The event protocol between the training backend and its readers (docs/ARCHITECTURE.md, "Event protocol").
 
 One UTF-8 JSON object per line: ``{"v": 1, "type", "run", "seq", "t", ...payload}``.
 The same lines go to the backend's stdout and to ``events.jsonl``. Readers
@@ -18,6 +18,8 @@ import json
 import threading
 import time
 from typing import IO, Any, Callable, Iterable, Iterator
+
+from .numbers import json_safe
 
 PROTOCOL_VERSION = 1
 
@@ -39,12 +41,20 @@ BUILDING, COMPILING, WARMUP, TRAINING, VALIDATING, PROFILING, MEASURING, SAVING 
     "building", "compiling", "warmup", "training", "validating", "profiling", "measuring", "saving",
 )
 
-# done statuses
-COMPLETED, FAILED, CANCELLED, NAN_STOPPED, CRASHED = (
-    "completed", "failed", "cancelled", "nan_stopped", "crashed",
-)
-# `crashed` is never written by a backend: readers assign it to a run whose
-# events end without a `done` event (the process was killed).
+
+class RunStatus:
+    """How a run ended: the `status` of its `done` event and of summary.json.
+
+    CRASHED is never written by a backend: readers assign it to a run whose
+    events end without a `done` event (the process was killed).
+    """
+
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    NAN_STOPPED = "nan_stopped"
+    CRASHED = "crashed"
+
 
 # error kinds carried by `error` events
 BAD_INPUT, OUT_OF_MEMORY, TRAINING_ERROR, INTERNAL = "bad_input", "out_of_memory", "training", "internal"
@@ -70,17 +80,7 @@ def encode(event: dict[str, Any]) -> str:
     try:
         return json.dumps(event, separators=(",", ":"), default=_json_default, allow_nan=False)
     except ValueError:
-        return json.dumps(_finite(event), separators=(",", ":"), default=_json_default, allow_nan=False)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+        return json.dumps(json_safe(event), separators=(",", ":"), default=_json_default, allow_nan=False)
 
 
 class EventWriter:

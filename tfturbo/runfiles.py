@@ -1,4 +1,4 @@
-"""Run and study directories (DESIGN.md section 6): writing them safely, reading them tolerantly.
+"""Run and study directories (docs/ARCHITECTURE.md): writing them safely, reading them tolerantly.
 
 Writers: run.yaml first, events.jsonl line by line, summary.json last and
 atomically. Readers load whatever is valid and collect a warning for the rest,
@@ -22,6 +22,7 @@ import yaml
 
 from . import crash, protocol
 from .errors import OutputDirError
+from .numbers import json_safe
 
 RUN_YAML = "run.yaml"
 EVENTS = "events.jsonl"
@@ -50,7 +51,7 @@ def write_yaml(path: Path, data: dict[str, Any]) -> None:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(Path(path), json.dumps(protocol._finite(data), indent=2, default=protocol._json_default,
+    write_text_atomic(Path(path), json.dumps(json_safe(data), indent=2, default=protocol._json_default,
                                              allow_nan=False) + "\n")
 
 
@@ -228,8 +229,8 @@ class RunRecord:
             return str(self.summary["status"])
         for e in reversed(self.events):
             if e.get("type") == protocol.DONE:
-                return str(e.get("status", protocol.FAILED))
-        return protocol.CRASHED
+                return str(e.get("status", protocol.RunStatus.FAILED))
+        return protocol.RunStatus.CRASHED
 
     def steps(self) -> StepSeries:
         return StepSeries.from_events(self.events)
@@ -258,8 +259,8 @@ def load_run(path: str | os.PathLike[str]) -> RunRecord:
         status = record.status
         warnings.append("summary.json is missing: the run " +
                         ("was killed before it finished; what it measured so far is shown"
-                         if status == protocol.CRASHED else f"ended as {status}"))
-        cause = crash.explain(run_dir / BACKEND_LOG) if status == protocol.CRASHED else None
+                         if status == protocol.RunStatus.CRASHED else f"ended as {status}"))
+        cause = crash.explain(run_dir / BACKEND_LOG) if status == protocol.RunStatus.CRASHED else None
         if cause is not None:
             warnings.append(f"{cause['message']} — {cause['fix']}")
     return record

@@ -1,50 +1,116 @@
 """The settings of one measured run: what differs between the rungs of the ladder.
 
-One dataclass serves the CLI, the backend, run.yaml and the tune ladder, so a
-setting has one name and one default everywhere.
+Each setting is declared once, here: its name, type and default (the dataclass
+field) and, in the field's metadata (`Setting`), its command-line option, its
+help, and how it is shown when it is an automatic fix. The CLI arguments
+(`cli_args`), the arguments a ladder passes to the backend (`cli_args.run_argv`),
+the findings panel's fix checkboxes, the wizard's record and the report's
+settings rows are all derived from these declarations, so a new setting is one
+field here plus the code that acts on it (docs/ARCHITECTURE.md, "Adding a setting").
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from dataclasses import Field, asdict, dataclass, field, fields, replace
+from typing import Any, Callable
 
+from . import findings as F
+from .arg_types import fraction, positive, positive_int, step_window
 from .errors import UserError
 
 POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
 STRATEGIES = ("default", "mirrored")
 DEFAULT_STEPS = 300
 DEFAULT_SEED = 1234
+NO_PROFILE = (0, 0)  # a `profile` window that turns the profiler off
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How one RunSettings field is given on the command line and shown to the user."""
+
+    help: str = ""
+    flag: str | None = None  # the `run` option ("--policy"); None: not a command-line option
+    positional: bool = False  # a positional argument (the workload)
+    parse: Callable[[str], Any] | None = None  # the argparse type; None on a bool field: an on/off switch
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    dest: str | None = None  # the argparse destination, when it is not the field name
+    off: tuple[str, str] | None = None  # (option, help) of an explicit off switch ("--no-jit")
+    always: bool = False  # run_argv writes it even at its default (the command line says it outright)
+    requires: str | None = None  # run_argv writes it only when this other setting is given
+    to_arg: Callable[[Any], str] = str  # the value as run_argv writes it
+    fixes: str | None = None  # the finding code this switch fixes by itself (offered on that finding)
+    offer: str = ""  # the checkbox text on that finding
+    shown_as: str = ""  # the switched-on fix as the wizard's record names it
+    report: tuple[str, str] | None = None  # (row, value) in the report's settings to apply, when on
+
+
+def setting(default: Any = None, *, default_factory: Callable[[], Any] | None = None, **meta: Any) -> Any:
+    """A RunSettings field with its `Setting` declaration."""
+    if default_factory is not None:
+        return field(default_factory=default_factory, metadata={"setting": Setting(**meta)})
+    return field(default=default, metadata={"setting": Setting(**meta)})
 
 
 @dataclass
 class RunSettings:
-    workload: str = ""
-    policy: str = "float32"
-    jit_compile: bool = False
-    batch_size: int | None = None  # None: the workload's BATCH_SIZE (or 32)
-    steps: int = DEFAULT_STEPS
-    seed: int = DEFAULT_SEED
-    strategy: str = "default"
-    # Profiler window [start, stop) in steps; None picks one after warm-up; (0, 0) disables.
-    profile: tuple[int, int] | None = None
-    val_every: int | None = None  # None: steps // 5 (five points on the validation curve)
-    val_steps: int = 20  # validation batches, only when the examples cannot be re-batched (varying shapes)
+    workload: str = setting("", positional=True, metavar="WORKLOAD",
+                            help="a training script (.py), a workload .py file defining build_model() and "
+                                 "make_datasets(), or builtin:NAME; options for the script follow `--`")
+    policy: str = setting("float32", flag="--policy", choices=POLICIES, parse=str, always=True,
+                          help="Keras dtype policy")
+    jit_compile: bool = setting(False, flag="--jit", dest="jit", off=("--no-jit", "no XLA (default)"), always=True,
+                                help="compile with XLA (jit_compile=True)")
+    # None: the workload's BATCH_SIZE (or 32)
+    batch_size: int | None = setting(None, flag="--batch-size", parse=positive_int,
+                                     help="batch size (default: the workload's)")
+    steps: int = setting(DEFAULT_STEPS, flag="--steps", parse=positive_int, always=True,
+                         help=f"training steps (default {DEFAULT_STEPS})")
+    seed: int = setting(DEFAULT_SEED, flag="--seed", parse=int, always=True,
+                        help="seed for data order and initial weights")
+    strategy: str = setting("default", flag="--strategy", choices=STRATEGIES, parse=str, always=True,
+                            help="tf.distribute strategy")
+    # Profiler window [start, stop) in steps; None picks one after warm-up; NO_PROFILE disables.
+    profile: tuple[int, int] | None = setting(None, flag="--profile", parse=step_window, metavar="START:STOP",
+                                              to_arg=lambda w: f"{w[0]}:{w[1]}",
+                                              help="profiler window in steps (default: 20 steps after warm-up; "
+                                                   "0:0 disables)")
+    # None: steps // 5 (five points on the validation curve)
+    val_every: int | None = setting(None, flag="--val-every", parse=positive_int,
+                                    help="validate every N steps (default steps/5)")
+    val_steps: int = setting(20, flag="--val-steps", parse=positive_int, always=True,
+                             help="validation batches per evaluation when the examples cannot be re-batched "
+                                  "(a dimension varies between batches)")
     # the first N validation examples, the same for every batch size: the paired accuracy gate compares them
-    val_examples: int = 2048
-    fix_head: bool = False  # cast the output layer to float32 (automatic HEAD_NOT_FLOAT32 fix)
-    drop_remainder: bool = False  # drop the partial last batch (automatic PARTIAL_LAST_BATCH fix)
-    lr_scale: float = 1.0  # learning-rate multiplier (linear scaling rule for a larger batch)
+    val_examples: int = setting(2048, flag="--val-examples", parse=positive_int,
+                                to_arg=str, help="validation examples the accuracy gate compares pairwise "
+                                                 "(default 2048)")
+    fix_head: bool = setting(False, flag="--fix-head", help="compute the output layer in float32 (automatic fix)",
+                             fixes=F.HEAD_NOT_FLOAT32, offer="Fix it in the next run: float32 output layer",
+                             shown_as="float32 output layer",
+                             report=("Output layer", "dtype='float32' (float32 head)"))
+    drop_remainder: bool = setting(False, flag="--drop-remainder",
+                                   help="drop the partial last batch of the training data (automatic fix)",
+                                   fixes=F.PARTIAL_LAST_BATCH, offer="Fix it in the next run: drop the partial batch",
+                                   shown_as="drop the partial last batch",
+                                   report=("Training data", "batch(..., drop_remainder=True)"))
+    # learning-rate multiplier (linear scaling rule for a larger batch)
+    lr_scale: float = setting(1.0, flag="--lr-scale", parse=positive, always=True, to_arg=lambda v: repr(float(v)),
+                              help="multiply the learning rate (linear scaling rule)")
     # Adaptive measurement: stop at the first validation point where the step-time 95% interval is
     # within ±until_ci of the median (e.g. 0.02) and at least min_steps have run. None: run all steps.
-    until_ci: float | None = None
-    min_steps: int = 0
+    until_ci: float | None = setting(None, flag="--until-ci", parse=fraction, metavar="FRACTION",
+                                     to_arg=lambda v: repr(float(v)),
+                                     help="stop at a validation point once the step-time 95% CI is within "
+                                          "±FRACTION (e.g. 0.02)")
+    min_steps: int = setting(0, flag="--min-steps", parse=int, requires="until_ci",
+                             help="with --until-ci: never stop before this step")
     # A training script's own options (what follows `--` on the command line): its sys.argv[1:].
-    script_args: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    script_args: list[str] = setting(default_factory=list)
+    extra: dict[str, Any] = setting(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.script_args = [str(a) for a in self.script_args or []]
         if self.policy not in POLICIES:
             raise UserError(f"unknown precision policy {self.policy!r}", f"use one of {', '.join(POLICIES)}")
         if self.strategy not in STRATEGIES:
@@ -55,18 +121,18 @@ class RunSettings:
             raise UserError(f"steps must be positive, got {self.steps}", "pass --steps N with N >= 1")
         if self.profile is not None:
             start, stop = (int(v) for v in self.profile)
-            if (start, stop) != (0, 0) and not (0 < start < stop):
+            if (start, stop) != NO_PROFILE and not (0 < start < stop):
                 raise UserError(f"profile window {start}:{stop} is not START < STOP with START >= 1",
                                 "pass --profile START:STOP, e.g. --profile 20:40, or --profile 0:0 to disable")
             self.profile = (start, stop)
         if self.until_ci is not None and not 0 < self.until_ci < 1:
             raise UserError(f"--until-ci must be a fraction between 0 and 1, got {self.until_ci}",
                             "pass e.g. --until-ci 0.02 for ±2%")
+        if self.lr_scale <= 0:
+            raise UserError(f"learning-rate scale must be positive, got {self.lr_scale}")
         if self.val_examples < 1:
             raise UserError(f"validation examples must be positive, got {self.val_examples}",
                             "pass --val-examples N with N >= 1")
-        if self.lr_scale <= 0:
-            raise UserError(f"learning-rate scale must be positive, got {self.lr_scale}")
 
     @property
     def sixteen_bit(self) -> bool:
@@ -77,7 +143,7 @@ class RunSettings:
 
     def effective_profile(self, warmup_guess: int = 10) -> tuple[int, int] | None:
         """The profiler window: user's, or 20 steady steps after a warm-up guess, or None."""
-        if self.profile == (0, 0):
+        if self.profile == NO_PROFILE:
             return None
         if self.profile is not None:
             return self.profile
@@ -108,3 +174,23 @@ class RunSettings:
 
     def with_(self, **changes: Any) -> "RunSettings":
         return replace(self, **changes)
+
+
+def declared() -> list[tuple[Field, Setting]]:
+    """Every RunSettings field with its declaration, in declaration order."""
+    return [(f, f.metadata["setting"]) for f in fields(RunSettings)]
+
+
+def automatic_fixes() -> dict[str, tuple[str, str]]:
+    """finding code -> (RunSettings field, checkbox text) for each switch that fixes that finding by itself."""
+    return {s.fixes: (f.name, s.offer) for f, s in declared() if s.fixes}
+
+
+def fixes_on(settings: RunSettings) -> list[str]:
+    """The automatic fixes switched on in `settings`, as the user reads them."""
+    return [s.shown_as for f, s in declared() if s.shown_as and getattr(settings, f.name)]
+
+
+def switched_on_rows(settings: dict[str, Any]) -> list[tuple[str, str]]:
+    """(row, value) for each switch on in a settings dict (run.yaml / study.yaml) that the report lists."""
+    return [s.report for f, s in declared() if s.report and settings.get(f.name)]

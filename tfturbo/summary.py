@@ -11,9 +11,9 @@ matters to the user.
 
 from __future__ import annotations
 
-import math
-from typing import Any
+from typing import Any, Iterable
 
+from .numbers import finite
 from .stats import median_ci, speedup_ci
 
 # Validation metrics in order of preference for the accuracy gate; higher_is_better per metric.
@@ -24,7 +24,7 @@ PRIMARY_METRICS = (("val_accuracy", True), ("val_sparse_categorical_accuracy", T
 
 def steady_samples(summary: dict[str, Any]) -> list[float]:
     samples = summary.get("step_ms_samples") or []
-    return [float(s) for s in samples if isinstance(s, (int, float)) and math.isfinite(s)]
+    return [float(s) for s in samples if finite(s)]
 
 
 def batch_size(summary: dict[str, Any]) -> int:
@@ -51,16 +51,25 @@ def speedup(baseline: dict[str, Any], candidate: dict[str, Any]) -> tuple[float,
     return speedup_ci(a, b)
 
 
+def preferred_metric(names: Iterable[str], prefer: str | None = None) -> tuple[str, bool] | None:
+    """(name, higher_is_better) of the metric to judge accuracy by among `names`, or None.
+
+    The one order every front end uses: the accuracy gate (`primary_metric`), the live plot of the
+    validation metric and the report, so the metric a user watches is the metric that is gated.
+    """
+    available = set(names)
+    candidates = PRIMARY_METRICS if prefer is None else \
+        [(prefer, not prefer.endswith("loss"))] + list(PRIMARY_METRICS)
+    return next(((name, higher) for name, higher in candidates if name in available), None)
+
+
 def primary_metric(summary: dict[str, Any], prefer: str | None = None) -> tuple[str, float, bool] | None:
     """(name, value, higher_is_better) of the metric the accuracy gate uses, or None."""
     metrics = summary.get("metrics") or {}
-    candidates = PRIMARY_METRICS if prefer is None else \
-        [(prefer, not prefer.endswith("loss"))] + list(PRIMARY_METRICS)
-    for name, higher in candidates:
-        value = metrics.get(name)
-        if isinstance(value, (int, float)) and math.isfinite(value):
-            return name, float(value), higher
-    return None
+    found = preferred_metric([name for name, value in metrics.items() if finite(value)], prefer)
+    if found is None:
+        return None
+    return found[0], float(metrics[found[0]]), found[1]
 
 
 def val_delta(baseline: dict[str, Any], candidate: dict[str, Any]) -> tuple[str, float] | None:
@@ -73,7 +82,7 @@ def val_delta(baseline: dict[str, Any], candidate: dict[str, Any]) -> tuple[str,
         return None
     name = base[0]
     value = (candidate.get("metrics") or {}).get(name)
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not finite(value):
         return None
     return name, float(value) - base[1]
 

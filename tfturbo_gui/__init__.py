@@ -2,7 +2,7 @@
 
 This package never imports tensorflow or keras: everything that needs them
 runs in a `python -m trainer_backend` child process, and the window only reads
-its event stream (DESIGN.md sections 2 and 7). Plain-Python pieces (the run
+its event stream (docs/ARCHITECTURE.md, "Processes"). Plain-Python pieces (the run
 data model, the study folder) hold no Qt either, so they can be tested and
 benchmarked without a display.
 """

@@ -6,7 +6,6 @@ the rung's trial verdict (`TrialVerdict`), with its 95% interval where it has on
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -14,25 +13,22 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLay
 
 from tfturbo import summary as summ
 from tfturbo.console import fmt_bytes
-from tfturbo.trials.verdict import speed_verdict_of as change_verdict
+from tfturbo.numbers import finite
 from tfturbo.trials.verdict import TrialVerdict
-
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 
 
 def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value) pairs a user reads off one measured run."""
     facts = []
     median, (lo, hi) = summ.step_time(summary)
-    if _finite(median) and median > 0:
-        ci = f" [{1000 / hi:.1f}, {1000 / lo:.1f}]" if _finite(lo) and _finite(hi) and lo > 0 else ""
+    if finite(median) and median > 0:
+        ci = f" [{1000 / hi:.1f}, {1000 / lo:.1f}]" if finite(lo) and finite(hi) and lo > 0 else ""
         facts.append(("Steady speed", f"{1000 / median:.1f} steps/s{ci}"))
-        facts.append(("Median step", f"{median:.2f} ms [{lo:.2f}, {hi:.2f}]" if _finite(lo) else f"{median:.2f} ms"))
-    if _finite(summary.get("warmup_s")):
+        facts.append(("Median step", f"{median:.2f} ms [{lo:.2f}, {hi:.2f}]" if finite(lo) else f"{median:.2f} ms"))
+    if finite(summary.get("warmup_s")):
         facts.append(("Warm-up / compile", f"{summary['warmup_s']:.1f} s (excluded)"))
-    if _finite(summary.get("peak_memory_bytes")):
+    if finite(summary.get("peak_memory_bytes")):
         facts.append(("Peak memory", f"{fmt_bytes(summary['peak_memory_bytes'])} ({summary.get('memory_kind') or 'host'})"))
     primary = summ.primary_metric(summary)
     if primary is not None:
@@ -92,7 +88,7 @@ class FactsCard(QFrame):
 
 
 def speed_text(ratio: float, ci: tuple[float, float]) -> str:
-    if not _finite(ratio):
+    if not finite(ratio):
         return "not measured (no steady-state steps)"
     return f"{ratio:.2f}× [{ci[0]:.2f}, {ci[1]:.2f}] — {change_verdict(ci)}"
 

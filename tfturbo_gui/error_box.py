@@ -1,6 +1,6 @@
 """How a failed command is shown: the one-line message, the fix, and the traceback behind Details.
 
-Backend `error` events carry all three (DESIGN.md section 7); the user reads
+Backend `error` events carry all three (docs/ARCHITECTURE.md, "Event protocol"); the user reads
 the first two, a bug report needs the third.
 """
 

@@ -1,8 +1,9 @@
 """The findings of one wizard step: severity, message, where, and the fix as copyable code.
 
-Two fixes the backend can apply by itself in the next run (RunSettings
-`fix_head`, `drop_remainder`) are offered as checkboxes on their finding, so
-the user can try the fix before editing their own script.
+The fixes the backend can apply by itself in the next run (the RunSettings
+switches declared with `fixes=`: `fix_head`, `drop_remainder`) are offered as
+checkboxes on their finding, so the user can try the fix before editing their
+own script.
 """
 
 from __future__ import annotations
@@ -14,14 +15,12 @@ from PySide6.QtWidgets import (QCheckBox, QFrame, QHBoxLayout, QLabel, QScrollAr
                                QWidget)
 
 from tfturbo import findings as F
+from tfturbo.settings import automatic_fixes
 
 from .code_block import CodeBlock
 
-# finding code -> (RunSettings field, checkbox text)
-AUTO_FIXES = {
-    F.HEAD_NOT_FLOAT32: ("fix_head", "Fix it in the next run: float32 output layer"),
-    F.PARTIAL_LAST_BATCH: ("drop_remainder", "Fix it in the next run: drop the partial batch"),
-}
+# finding code -> (RunSettings field, checkbox text), as the settings declare them
+AUTO_FIXES = automatic_fixes()
 
 
 class FindingCard(QFrame):

@@ -4,7 +4,7 @@ Used by `benchmarks/startup.py` to time `tfturbo` from launch to the first
 painted window in a fresh process. When the first paint of the window has
 finished, one JSON line goes to stdout: the seconds since this process
 started (as the kernel counts it) and whether TensorFlow or Keras got imported
-(they must not be: DESIGN.md section 2). Then the application quits.
+(they must not be). Then the application quits.
 """
 
 from __future__ import annotations

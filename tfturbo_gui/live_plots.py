@@ -18,6 +18,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QGridLayout, QWidget
 
+from tfturbo import summary as summ
+
 from .run_data import RunData
 
 REFRESH_MS = 100
@@ -26,8 +28,6 @@ BASELINE_GREY = "#8b95a5"
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#be185d", "#4d7c0f")
 WARMUP_BRUSH = (245, 158, 11, 45)
 PROFILE_BRUSH = (147, 51, 234, 30)
-PREFERRED_METRICS = ("val_accuracy", "val_sparse_categorical_accuracy", "val_categorical_accuracy",
-                     "val_binary_accuracy", "val_loss")
 
 pg.setConfigOptions(antialias=True, background="w", foreground="#374151")
 
@@ -185,10 +185,8 @@ class RunPlots(QWidget):
         names: list[str] = []
         for s in self.series:
             names += [n for n in s.data.metric_names() if n not in names]
-        for preferred in PREFERRED_METRICS:
-            if preferred in names:
-                return preferred
-        return names[0] if names else ""
+        preferred = summ.preferred_metric(names)  # the metric the accuracy gate judges
+        return preferred[0] if preferred else (names[0] if names else "")
 
     def _paint_primary(self) -> None:
         for widget, item in self._decor:

@@ -1,7 +1,7 @@
 """File → Open study: every run of one or more studies, any of them overlaid in the compare view.
 
 Studies from `tfturbo tune`, from the wizard or from another machine open the
-same way (DESIGN.md section 6). A run that crashed, was cancelled or has a
+same way (docs/ARCHITECTURE.md, "Run and study directories"). A run that crashed, was cancelled or has a
 truncated events file still shows what it measured, with the warning.
 """
 

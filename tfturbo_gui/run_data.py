@@ -9,13 +9,13 @@ the same model is filled from a live process or from a stored events.jsonl.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Iterable
 
 import numpy as np
 
 from tfturbo import protocol
 from tfturbo.compare import steady_windows
+from tfturbo.numbers import finite
 from tfturbo.runfiles import RunRecord
 
 
@@ -43,10 +43,6 @@ class Column:
         return self._data[:self.size]
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 class RunData:
     """The state of one backend command (a run, an audit, a probe), built from its events.
 
@@ -59,7 +55,7 @@ class RunData:
         self.command = command
         self.step = Column()
         self.step_ms = Column()
-        # loss and loss scale are read once per window of steps (DESIGN.md section 10): kept sparse
+        # loss and loss scale are read once per window of steps (docs/ARCHITECTURE.md, "Measurement rules"): kept sparse
         self.loss_step = Column()
         self.loss = Column()
         self.scale_step = Column()
@@ -100,11 +96,11 @@ class RunData:
         steps, ms, loss, scale = zip(*rows)
         self.step.extend(steps)
         self.step_ms.extend(ms)
-        read = [(s, v) for s, v in zip(steps, loss) if _finite(v)]
+        read = [(s, v) for s, v in zip(steps, loss) if finite(v)]
         if read:
             self.loss_step.extend(s for s, _ in read)
             self.loss.extend(v for _, v in read)
-        read = [(s, v) for s, v in zip(steps, scale) if _finite(v)]
+        read = [(s, v) for s, v in zip(steps, scale) if finite(v)]
         if read:
             self.scale_step.extend(s for s, _ in read)
             self.loss_scale.extend(v for _, v in read)
@@ -119,7 +115,7 @@ class RunData:
         self.profile_windows = [[start, stop + 1] for start, stop in windows]  # half-open [start, stop)
 
     def _on_validation(self, e: dict[str, Any]) -> None:
-        metrics = {k: float(v) for k, v in (e.get("metrics") or {}).items() if _finite(v)}
+        metrics = {k: float(v) for k, v in (e.get("metrics") or {}).items() if finite(v)}
         if isinstance(e.get("step"), int):
             self.validation.append((e["step"], metrics))
 
@@ -127,12 +123,12 @@ class RunData:
         step = e.get("step")
         if isinstance(step, int):
             total = e.get("total") if isinstance(e.get("total"), int) else None
-            eta = float(e["eta_s"]) if _finite(e.get("eta_s")) else None
+            eta = float(e["eta_s"]) if finite(e.get("eta_s")) else None
             self.progress = (step, total, eta)
 
     def _on_memory(self, e: dict[str, Any]) -> None:
         peak = e.get("peak_bytes")
-        if _finite(peak) and (self.peak_memory is None or peak >= self.peak_memory[0]):
+        if finite(peak) and (self.peak_memory is None or peak >= self.peak_memory[0]):
             self.peak_memory = (int(peak), str(e.get("kind") or "host"))
 
     def _on_finding(self, e: dict[str, Any]) -> None:
@@ -144,7 +140,7 @@ class RunData:
                       "fix": str(e.get("fix") or ""), "traceback": str(e.get("traceback") or "")}
 
     def _on_done(self, e: dict[str, Any]) -> None:
-        self.status = str(e.get("status") or protocol.FAILED)
+        self.status = str(e.get("status") or protocol.RunStatus.FAILED)
         if isinstance(e.get("exit_code"), int):
             self.exit_code = e["exit_code"]
 
@@ -173,11 +169,11 @@ class RunData:
                 self.findings.append(f)
 
     def process_ended(self, exit_code: int) -> None:
-        """The child exited: a run without a `done` event crashed (DESIGN.md section 7)."""
+        """The child exited: a run without a `done` event crashed."""
         if self.exit_code is None:
             self.exit_code = exit_code
         if self.status is None:
-            self.status = protocol.CRASHED
+            self.status = protocol.RunStatus.CRASHED
         self.version += 1
 
     # ------------------------------------------------------------ reading
@@ -208,7 +204,7 @@ class RunData:
         most LIVE_MEDIAN_WINDOW steps so a long run stays cheap; the summary's exact figure replaces it.
         """
         median = ((self.summary or {}).get("step_ms") or {}).get("median")
-        if _finite(median):
+        if finite(median):
             return float(median)
         if self._median[0] != self.version:
             recent = slice(-LIVE_MEDIAN_WINDOW, None)

@@ -48,13 +48,13 @@ def outcome_text(data: RunData, log_path: str = "") -> tuple[str, str]:
     kept = len(data.step.view())
     measured = f"{kept} step{'s' if kept != 1 else ''} recorded"
     status = data.status
-    if status == protocol.COMPLETED:
+    if status == protocol.RunStatus.COMPLETED:
         return (f"Completed — {measured}" if kept else "Completed"), "passed"
-    if status == protocol.CANCELLED:
+    if status == protocol.RunStatus.CANCELLED:
         return f"Stopped by you — {measured}; what was measured is kept", "attention"
-    if status == protocol.NAN_STOPPED:
+    if status == protocol.RunStatus.NAN_STOPPED:
         return f"Stopped: the loss became NaN or infinite — {measured}", "attention"
-    if status == protocol.FAILED or (status == protocol.CRASHED and data.error):
+    if status == protocol.RunStatus.FAILED or (status == protocol.RunStatus.CRASHED and data.error):
         message = (data.error or {}).get("message") or "the command failed"
         return f"Failed: {message}", "attention"
     where = f"; the backend's messages are in {log_path}" if log_path else ""

@@ -21,18 +21,17 @@ from tfturbo import summary as summ
 from tfturbo.cli_args import run_argv
 from tfturbo.commands.backend import log_path as user_log_path
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR
-from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
 from tfturbo.trials.policy import Candidate, TuningPolicy, sixteen_bit_policies
 from tfturbo.trials.trial import PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.tune.apply_snippet import snippet
 from tfturbo.tune.ladder import TuneOptions, baseline_verdict, finish_rung, make_trial, prepare_study_dir
-from tfturbo.tune.study import BASELINE, COMPLETED, Rung, Study, measurement_only
+from tfturbo.tune.study import Rung, RungKind, Study, StudyStatus, measurement_only
 
 from .run_data import RunData
 
 STUDIES_FOLDER = "tfturbo-studies"  # under the user's home
-NO_PROFILE = (0, 0)
 
 
 def workload_name(spec: str) -> str:
@@ -139,8 +138,8 @@ class WizardSession:
         """A single-run rung ended: a completed baseline becomes the reference of every later trial."""
         self.run_data[id(rung)] = data
         rung.summary = self._summary(data, rung.settings)
-        if rung.kind == BASELINE:
-            completed = rung.summary.get("status") == protocol.COMPLETED
+        if rung.kind == RungKind.BASELINE:
+            completed = rung.summary.get("status") == protocol.RunStatus.COMPLETED
             rung.decision = baseline_verdict(rung.summary) if completed else None
             if completed:
                 if (rung.summary.get("settings") or {}).get("batch_size"):
@@ -201,7 +200,7 @@ class WizardSession:
     @staticmethod
     def _summary(data: RunData, settings: RunSettings) -> dict[str, Any]:
         """The run's summary, or what its events measured, with its error."""
-        doc = data.summary or {"status": data.status or protocol.CRASHED, "settings": settings.to_dict()}
+        doc = data.summary or {"status": data.status or protocol.RunStatus.CRASHED, "settings": settings.to_dict()}
         if data.error and not doc.get("error"):
             doc = {**doc, "error": {k: data.error.get(k) for k in ("kind", "message", "fix")}}
         return doc
@@ -220,6 +219,6 @@ class WizardSession:
             study.recommended = measurement_only(best.settings)
             study.recommended_rung = best.name
             study.snippet = snippet(study.recommended, measurement_only(self.baseline.settings), study.findings())
-        study.status = COMPLETED
+        study.status = StudyStatus.COMPLETED
         study.save()
         return study

@@ -1,4 +1,4 @@
-"""The always-visible list of checklist steps, each with its status (DESIGN.md section 9)."""
+"""The always-visible list of checklist steps, each with its status (docs/ARCHITECTURE.md, "The wizard")."""
 
 from __future__ import annotations
 

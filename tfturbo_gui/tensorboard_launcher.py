@@ -1,7 +1,7 @@
 """Open TensorBoard on the study: `tensorboard --logdir STUDY/runs` in the background, then the browser.
 
 TensorBoard shows the captured profile (Overview, TensorFlow Stats, trace)
-and every run's scalars side by side (DESIGN.md section 6). It is started
+and every run's scalars side by side. It is started
 once per app on a free local port, its address is read from its own output,
 and it is stopped when the window closes.
 """

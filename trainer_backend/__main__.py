@@ -1,7 +1,7 @@
 """`python -m trainer_backend CMD ...`: one backend command, speaking events on stdout.
 
 Takes the arguments of the `tfturbo` command it serves (`tfturbo.cli_args`),
-and always answers with events (DESIGN.md section 7): `hello`, the command's
+and always answers with events (docs/ARCHITECTURE.md, "Event protocol"): `hello`, the command's
 own events, its `result`, and a final `done`. A user error (a broken
 workload, a bad argument) becomes an `error` event of kind `bad_input` and
 exit 2; anything else an `error` with its traceback and exit 1.
@@ -62,7 +62,7 @@ def _hello(writer: protocol.EventWriter, command: str) -> None:
 
 def run_command(argv: list[str], events: protocol.EventWriter) -> int:
     """Parse, dispatch and report one command; returns the exit code after emitting `done`."""
-    status, code = protocol.FAILED, 1
+    status, code = protocol.RunStatus.FAILED, 1
     try:
         args = _parse(argv)
         if getattr(args, "out", None):
@@ -74,12 +74,12 @@ def run_command(argv: list[str], events: protocol.EventWriter) -> int:
             status, code = result
         else:
             code = int(result or 0)
-            status = protocol.COMPLETED if code == 0 else protocol.FAILED
+            status = protocol.RunStatus.COMPLETED if code == 0 else protocol.RunStatus.FAILED
     except SystemExit as exit_:  # --help
         code = int(exit_.code or 0)
-        status = protocol.COMPLETED if code == 0 else protocol.FAILED
+        status = protocol.RunStatus.COMPLETED if code == 0 else protocol.RunStatus.FAILED
     except KeyboardInterrupt:
-        status, code = protocol.CANCELLED, 130
+        status, code = protocol.RunStatus.CANCELLED, 130
     except Exception as exc:  # noqa: BLE001 - every failure must end in an error event and `done`
         if not isinstance(exc, UserError):
             traceback.print_exc(file=sys.stderr)

@@ -1,4 +1,4 @@
-"""The Keras callback that measures a run without slowing it (DESIGN.md sections 8 and 10).
+"""The Keras callback that measures a run without slowing it (docs/ARCHITECTURE.md, "Measurement rules").
 
 How Keras 3.15 dispatches batch hooks on the TensorFlow backend (read in
 `keras/src/callbacks/callback_list.py` and `backend/tensorflow/trainer.py`):
@@ -32,7 +32,7 @@ import keras
 from . import stdio
 from .detectors.base import Window
 from .measure import StepRecord
-from .monitor import CANCELLED, NAN
+from .monitor import StopReason
 
 WARMUP_WINDOW_S = 0.25
 WARMUP_WINDOW_STEPS = 10  # small windows while warming up: warm-up is found a few steps after it ends
@@ -192,7 +192,7 @@ class Instrument(keras.callbacks.Callback):
             if due:
                 self._flush(now)
         if stdio.stop_requested() and not self.monitor.stop_reason:
-            self.monitor.stop_reason = CANCELLED
+            self.monitor.stop_reason = StopReason.CANCELLED
         if self.monitor.stop_reason or self.started >= self.total_steps:
             self.model.stop_training = True  # this step still runs, then fit() ends the epoch and returns
 
@@ -200,7 +200,7 @@ class Instrument(keras.callbacks.Callback):
         self.completed = self.started
         self._flush(time.perf_counter())  # before evaluate() resets the metrics
         self._validating = True
-        self._skip_validation = self.monitor.stop_reason in (CANCELLED, NAN)
+        self._skip_validation = self.monitor.stop_reason in (StopReason.CANCELLED, StopReason.NAN)
         if self._skip_validation:
             self.model.stop_evaluating = True  # a cancelled or diverged run does not validate
         self.monitor.on_validation_begin(self.completed)

@@ -1,4 +1,5 @@
-"""The step-time record of one run and the summary numbers made from it.
+"""The step-time record of one run and the summary numbers made from it (docs/ARCHITECTURE.md,
+"Measurement rules").
 
 Two measurements are kept:
 

@@ -21,7 +21,13 @@ from . import measure
 from .detectors.base import Detector, RunContext, Window
 from .measure import StepRecord
 
-CANCELLED, NAN, PRECISE = "cancelled", "nan", "precise"  # stop reasons
+
+class StopReason:
+    """Why a run stopped before its last step (`RunMonitor.stop_reason`); not a `protocol.RunStatus`."""
+
+    CANCELLED = "cancelled"  # the parent asked it to stop
+    NAN = "nan"  # the loss became NaN or infinite
+    PRECISE = "precise"  # the adaptive stop: the step-time interval is narrow enough
 
 
 class RunMonitor:
@@ -114,7 +120,7 @@ class RunMonitor:
         until = self.settings.until_ci
         if until and not self.stop_reason and step >= self.settings.min_steps and step < self.settings.steps:
             if measure.precise_enough(self.record.steady_ms(), until):
-                self.stop_reason = PRECISE
+                self.stop_reason = StopReason.PRECISE
                 self.stopped_early = True
                 return True
         return False
@@ -193,8 +199,8 @@ class RunMonitor:
         d = finding.to_dict()
         self.findings.append(d)
         self.writer.emit(protocol.FINDING, finding=d)
-        if finding.code == fcodes.NAN_LOSS and self.stop_reason in (None, PRECISE):
-            self.stop_reason = NAN
+        if finding.code == fcodes.NAN_LOSS and self.stop_reason in (None, StopReason.PRECISE):
+            self.stop_reason = StopReason.NAN
 
     def _scalars(self, step: int, window: Window | None, metrics: dict[str, Any] | None = None) -> None:
         if self.scalars is None:
@@ -221,4 +227,4 @@ class RunMonitor:
 
     @property
     def diverged(self) -> bool:
-        return self.stop_reason == NAN
+        return self.stop_reason == StopReason.NAN

@@ -1,6 +1,6 @@
 """The backend's standard streams: events out, commands in, everything else to the log.
 
-DESIGN.md section 7: only events may reach the backend's stdout. TensorFlow
+Only events may reach the backend's stdout. TensorFlow
 prints from C++ straight to file descriptors 1 and 2, and user workloads may
 `print()`, so guarding `sys.stdout` is not enough. `take_streams()` keeps a
 private duplicate of the real stdout for events, then points descriptors 1 and 2

@@ -1,4 +1,4 @@
-"""Load a workload (README, "Your workload") and hold it to the contract.
+"""Load a workload (docs/ARCHITECTURE.md, "Workloads") and hold it to the contract.
 
 A workload is a `.py` file defining `build_model()` and `make_datasets(batch_size)`,
 or `builtin:NAME` for one of the files in `trainer_backend/workloads/`. Builtins

@@ -1,4 +1,4 @@
-"""Stopping a run from the parent, and keeping stdout for events only (DESIGN.md section 7)."""
+"""Stopping a run from the parent, and keeping stdout for events only."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_stop_command_cancels_at_a_step_boundary_and_keeps_the_measurements(tmp_
     run = run_backend("run", TINY, "--out", str(out), "--steps", "1000000", on_event=_stop_once_training("stop"),
                       timeout=90)
     assert run.exit_code == 1
-    assert run.done["status"] == protocol.CANCELLED
+    assert run.done["status"] == protocol.RunStatus.CANCELLED
     summary = json.loads((out / runfiles.SUMMARY).read_text())
     assert summary["status"] == "cancelled"
     assert 1 <= summary["steps_completed"] < 1_000_000
@@ -43,5 +43,5 @@ def test_end_of_stdin_means_the_parent_is_gone(tmp_path):
     out = tmp_path / "orphan"
     run = run_backend("run", TINY, "--out", str(out), "--steps", "1000000", on_event=_stop_once_training("eof"),
                       timeout=90)
-    assert run.done["status"] == protocol.CANCELLED
+    assert run.done["status"] == protocol.RunStatus.CANCELLED
     assert json.loads((out / runfiles.SUMMARY).read_text())["status"] == "cancelled"

@@ -23,7 +23,7 @@ def test_broken_workload_exits_2_with_one_line_and_no_run_dir(tmp_path):
 def test_nan_loss_stops_the_run_with_a_finding(tmp_path):
     out = tmp_path / "nan"
     run = run_backend("run", str(WORKLOADS / "diverge.py"), "--out", str(out), "--steps", "500")
-    assert run.exit_code == 1 and run.done["status"] == protocol.NAN_STOPPED
+    assert run.exit_code == 1 and run.done["status"] == protocol.RunStatus.NAN_STOPPED
     summary = json.loads((out / runfiles.SUMMARY).read_text())
     assert summary["status"] == "nan_stopped" and summary["steps_completed"] < 100
     nan = [f for f in summary["findings"] if f["code"] == "NAN_LOSS"]
@@ -35,7 +35,7 @@ def test_nan_loss_stops_the_run_with_a_finding(tmp_path):
 def test_a_run_that_fails_in_training_says_why_and_keeps_its_record(tmp_path):
     out = tmp_path / "failed"
     run = run_backend("run", str(WORKLOADS / "bad_labels.py"), "--out", str(out), "--steps", "20")
-    assert run.exit_code == 1 and run.done["status"] == protocol.FAILED
+    assert run.exit_code == 1 and run.done["status"] == protocol.RunStatus.FAILED
     error = run.of_type(protocol.ERROR)[-1]
     assert error["kind"] == protocol.TRAINING_ERROR and "\n" not in error["message"] and error["traceback"]
     summary = json.loads((out / runfiles.SUMMARY).read_text())

@@ -1,4 +1,4 @@
-"""The instrumentation never forces a device sync per step (DESIGN.md sections 8 and 10).
+"""The instrumentation never forces a device sync per step.
 
 Keras turns batch logs into Python floats — a wait for the device on an
 accelerator — each time it dispatches a batch-end hook. The backend's

@@ -1,4 +1,4 @@
-"""A completed `tfturbo run`: the run directory of DESIGN.md section 6 and the summary of section 4."""
+"""A completed `tfturbo run`: its run directory and its summary."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ def test_complete_run_loads_without_warnings(tmp_path):
 
 def test_killed_run_is_marked_crashed_and_keeps_its_steps(tmp_path):
     rec = load_run(make_run(tmp_path / "r", summary=False, done=False, events_tail=b'{"type":"steps","st'))
-    assert rec.status == protocol.CRASHED
+    assert rec.status == protocol.RunStatus.CRASHED
     assert rec.steps().step == [1, 2, 3]
     text = " ".join(rec.warnings)
     assert "truncated" in text and "killed" in text

@@ -50,3 +50,23 @@ def test_default_profile_window_skips_warmup_and_fits_the_run():
     assert RunSettings(workload="w", steps=300).effective_profile() == (15, 35)
     start, stop = RunSettings(workload="w", steps=30).effective_profile()
     assert 0 < start < stop <= 20
+
+
+def test_every_declared_setting_is_a_run_option_and_nothing_else_is():
+    from tfturbo.settings import declared
+    parser = build_backend_parser("t")
+    run = parser._subparsers._group_actions[0].choices["run"]
+    options = {o for a in run._actions for o in a.option_strings} - {"-h", "--help", "--out", "--json"}
+    declared_flags = {s.flag for _, s in declared() if s.flag} | {s.off[0] for _, s in declared() if s.off}
+    assert options == declared_flags
+
+
+def test_automatic_fixes_are_offered_recorded_and_reported_from_their_declaration():
+    from tfturbo.findings import HEAD_NOT_FLOAT32, PARTIAL_LAST_BATCH
+    from tfturbo.settings import automatic_fixes, fixes_on, switched_on_rows
+    assert {code: name for code, (name, _) in automatic_fixes().items()} == {
+        HEAD_NOT_FLOAT32: "fix_head", PARTIAL_LAST_BATCH: "drop_remainder"}
+    s = RunSettings(workload="w.py", drop_remainder=True)
+    assert fixes_on(s) == ["drop the partial last batch"]
+    assert switched_on_rows(s.to_dict()) == [("Training data", "batch(..., drop_remainder=True)")]
+    assert "--drop-remainder" in run_argv(s, "o") and "--fix-head" not in run_argv(s, "o")

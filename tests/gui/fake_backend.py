@@ -54,7 +54,7 @@ def bad_workload(writer: protocol.EventWriter, spec: str) -> int:
     writer.emit(protocol.ERROR, kind=protocol.BAD_INPUT,
                 message=f"{spec}: build_model() is missing",
                 fix="define build_model() returning a compiled keras.Model", traceback="")
-    writer.emit(protocol.DONE, status=protocol.FAILED, exit_code=2)
+    writer.emit(protocol.DONE, status=protocol.RunStatus.FAILED, exit_code=2)
     return 2
 
 
@@ -63,7 +63,7 @@ def env(writer: protocol.EventWriter, args) -> int:
         "devices": [{"name": "/CPU:0", "type": "CPU"}], "tensorflow": "2.21.0", "keras": "3.15.0",
         "recommended_policy": "float32",
         "reason": "CPU without native bfloat16: 16-bit policies are emulated and slower"})
-    writer.emit(protocol.DONE, status=protocol.COMPLETED, exit_code=0)
+    writer.emit(protocol.DONE, status=protocol.RunStatus.COMPLETED, exit_code=0)
     return 0
 
 
@@ -80,7 +80,7 @@ def audit(writer: protocol.EventWriter, args) -> int:
     for f in found:
         writer.emit(protocol.FINDING, finding=f.to_dict())
     writer.emit(protocol.RESULT, command="audit", document={"findings": [f.to_dict() for f in found]})
-    writer.emit(protocol.DONE, status=protocol.COMPLETED, exit_code=0)
+    writer.emit(protocol.DONE, status=protocol.RunStatus.COMPLETED, exit_code=0)
     return 0
 
 
@@ -96,7 +96,7 @@ def probe(writer: protocol.EventWriter, args) -> int:
                                    "ds = ds.map(f, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)",
                                    "train_ds").to_dict()]
     writer.emit(protocol.RESULT, command="probe-input", document=doc)
-    writer.emit(protocol.DONE, status=protocol.COMPLETED, exit_code=0)
+    writer.emit(protocol.DONE, status=protocol.RunStatus.COMPLETED, exit_code=0)
     return 0
 
 
@@ -126,10 +126,10 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
     step, chunk = 0, 10 if scenario != "flood" else 200
     val_every = settings.effective_val_every()
     window = settings.effective_profile(WARMUP)
-    status, error = protocol.COMPLETED, None
+    status, error = protocol.RunStatus.COMPLETED, None
     while step < total:
         if stop.is_set():
-            status = protocol.CANCELLED
+            status = protocol.RunStatus.CANCELLED
             break
         n = min(chunk, total - step)
         cols = {"step": [], "step_ms": [], "loss": []}
@@ -160,7 +160,7 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
                      "are incompatible", "fix": "make the last layer's width match the number of classes",
                      "traceback": "Traceback (most recent call last):\n  File \"fake\", line 1\nValueError: shapes"}
             writer.emit(protocol.ERROR, **error)
-            status = protocol.FAILED
+            status = protocol.RunStatus.FAILED
             break
         if scenario == "crash" and step >= total // 2:
             events.flush()
@@ -191,7 +191,7 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
     runfiles.write_yaml(run_dir / runfiles.CHECKPOINT_DIR / runfiles.CHECKPOINT_SETTINGS, recorded)
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, summary)
     writer.emit(protocol.RESULT, command="run", document=summary)
-    code = 0 if status in (protocol.COMPLETED, protocol.CANCELLED) else 1
+    code = 0 if status in (protocol.RunStatus.COMPLETED, protocol.RunStatus.CANCELLED) else 1
     writer.emit(protocol.DONE, status=status, exit_code=code)
     return code
 

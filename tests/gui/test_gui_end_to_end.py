@@ -68,7 +68,7 @@ def test_wizard_from_workload_to_compare_on_the_real_backend(qtbot, tmp_path):
     qtbot.mouseClick(precision.run_button, LEFT)
     qtbot.waitUntil(lambda: precision.rung.decision is not None, timeout=BACKEND_S)
     data = precision.run_panel.data
-    assert data.status == protocol.COMPLETED
+    assert data.status == protocol.RunStatus.COMPLETED
     assert precision.status in (PASSED, ATTENTION)  # the measurement decides, on this machine
     assert precision.decision_card.badge.text() in ("KEPT", "NOT KEPT")
     assert "×" in precision.decision_card.facts.values["Speed-up vs baseline"].text()

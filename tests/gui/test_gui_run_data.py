@@ -83,7 +83,7 @@ def test_a_process_that_ends_without_done_crashed():
     data = RunData("r")
     data.ingest([steps(1, [1.0])])
     data.process_ended(-9)
-    assert data.status == protocol.CRASHED and data.exit_code == -9
+    assert data.status == protocol.RunStatus.CRASHED and data.exit_code == -9
     done = RunData("r")
     done.ingest([{"type": "error", "message": "boom", "fix": "do x", "traceback": "tb"},
                  {"type": "done", "status": "failed", "exit_code": 1}])
@@ -100,5 +100,5 @@ def test_from_record_reads_a_stored_run(tmp_path):
         {"type": "validation", "step": 3, "metrics": {"val_loss": 0.7}})]
     (run / "events.jsonl").write_text("\n".join(lines) + "\n{truncated", encoding="utf-8")
     data = RunData.from_record(load_run(run))
-    assert data.name == "r1" and data.status == protocol.CRASHED
+    assert data.name == "r1" and data.status == protocol.RunStatus.CRASHED
     assert len(data.step.view()) == 3 and data.steady_median_ms() == 3.0

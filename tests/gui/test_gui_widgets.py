@@ -34,7 +34,7 @@ def test_completed_run_fills_the_data_and_says_so(qtbot, tmp_path):
     assert panel.stop_button.isVisible() and panel.stop_button.isEnabled()
     with qtbot.waitSignal(panel.ended, timeout=20_000):
         pass
-    assert data.status == protocol.COMPLETED
+    assert data.status == protocol.RunStatus.COMPLETED
     assert len(data.step.view()) == 60 and data.first_steady_step == 6
     assert data.summary["steps_completed"] == 60
     assert panel.state.text() == "Completed — 60 steps recorded"
@@ -63,7 +63,7 @@ def test_stop_ends_the_run_and_keeps_what_it_measured(qtbot, tmp_path):
     with qtbot.waitSignal(panel.ended, timeout=20_000):
         qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
     kept = len(data.step.view())
-    assert data.status == protocol.CANCELLED and 30 <= kept < 100_000
+    assert data.status == protocol.RunStatus.CANCELLED and 30 <= kept < 100_000
     assert panel.state.text() == f"Stopped by you — {kept} steps recorded; what was measured is kept"
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"] == "cancelled" and summary["steps_completed"] == kept
@@ -76,7 +76,7 @@ def test_a_backend_deaf_to_stop_is_terminated_then_killed_and_its_steps_kept(qtb
     with qtbot.waitSignal(panel.ended, timeout=20_000):
         panel.stop()
         assert panel.state.text().startswith("Stopping")
-    assert data.status == protocol.CRASHED and data.exit_code != 0  # killed: no `done` event
+    assert data.status == protocol.RunStatus.CRASHED and data.exit_code != 0  # killed: no `done` event
     assert len(data.step.view()) >= 20 and panel.state.text().startswith("The backend ended unexpectedly")
 
 
@@ -84,7 +84,7 @@ def test_a_killed_backend_is_reported_as_crashed_with_its_log(qtbot, tmp_path):
     panel, data = start_run(qtbot, tmp_path, scenario="crash")
     with qtbot.waitSignal(panel.ended, timeout=20_000):
         pass
-    assert data.status == protocol.CRASHED and data.exit_code == 9 and len(data.step.view()) == 30
+    assert data.status == protocol.RunStatus.CRASHED and data.exit_code == 9 and len(data.step.view()) == 30
     assert panel.state.text() == ("The backend ended unexpectedly (exit code 9) — 30 steps recorded; "
                                   f"the backend's messages are in {tmp_path / 'backend.log'}")
 

@@ -46,8 +46,8 @@ def test_a_study_with_corrupt_files_still_loads_every_run(damaged_study):
     assert any("run.yaml is corrupt" in w for w in runs["02-mixed_bfloat16"].warnings)
     assert any("summary.json is corrupt" in w for w in runs["03-xla"].warnings)
     assert any("2 line(s) are not valid events" in w for w in runs["04-batch-128"].warnings)
-    assert runs["03-xla"].status == protocol.COMPLETED  # from its `done` event
-    assert runs["07-crashed"].status == protocol.CRASHED
+    assert runs["03-xla"].status == protocol.RunStatus.COMPLETED  # from its `done` event
+    assert runs["07-crashed"].status == protocol.RunStatus.CRASHED
     for name in ("02-mixed_bfloat16", "03-xla", "04-batch-128", "07-crashed"):
         assert runs[name].steps().step[:3] == [1, 2, 3]  # what was measured is still there
 
@@ -59,7 +59,7 @@ def test_open_study_in_the_gui_lists_every_run_and_shows_the_warnings(qtbot, dam
     top = browser.tree.topLevelItem(0)
     rows = {top.child(i).text(0): top.child(i).text(1) for i in range(top.childCount())}
     assert list(rows) == RUN_NAMES
-    assert rows["03-xla"] == protocol.COMPLETED and rows["07-crashed"] == protocol.CRASHED
+    assert rows["03-xla"] == protocol.RunStatus.COMPLETED and rows["07-crashed"] == protocol.RunStatus.CRASHED
     assert browser.warnings.isVisibleTo(browser) and "study.yaml is corrupt" in browser.warnings.text()
     assert "summary.json is corrupt" in top.child(RUN_NAMES.index("03-xla")).toolTip(1)
 

@@ -34,4 +34,4 @@ def test_backend_exits_when_its_gui_is_killed(tmp_path):
     assert wait_exited(family, EXIT_WITHIN_S) == []
 
     summary = json.loads((out / runfiles.SUMMARY).read_text())
-    assert summary["status"] == protocol.CANCELLED  # stopped cooperatively at the end of its stdin, not killed
+    assert summary["status"] == protocol.RunStatus.CANCELLED  # stopped cooperatively at the end of its stdin, not killed

@@ -47,7 +47,7 @@ def test_out_of_memory_is_reported_with_the_advice_to_lower_the_batch(tmp_path):
     assert f"error: out of memory: {OOM_CAUSE}" in proc.stderr
     assert f"fix: {ADVICE}" in proc.stderr
     summary = json.loads((out / runfiles.SUMMARY).read_text())
-    assert summary["status"] == protocol.FAILED
+    assert summary["status"] == protocol.RunStatus.FAILED
     assert summary["error"]["kind"] == protocol.OUT_OF_MEMORY and ADVICE in summary["error"]["fix"]
 
 
@@ -56,7 +56,7 @@ def test_a_backend_crashed_by_tensorflow_after_an_oom_is_reported_as_out_of_memo
     qtbot.addWidget(panel)
     data = panel.start("run", ["builtin:mlp", "--batch-size", str(HUGE_BATCH)], log_path=str(tmp_path / "b.log"))
     qtbot.waitUntil(lambda: not panel.is_running() and data.finished, timeout=30_000)
-    assert data.status == protocol.CRASHED
+    assert data.status == protocol.RunStatus.CRASHED
     assert data.error["kind"] == protocol.OUT_OF_MEMORY
     assert OOM_CAUSE in panel.error_box.message.text()
     assert ADVICE in panel.error_box.fix.text()
@@ -80,7 +80,7 @@ def test_a_crashed_run_directory_says_it_ran_out_of_memory(tmp_path):
     (run / runfiles.BACKEND_LOG).write_text("I0000 starting\n" + (HERE / "oom_crash_backend.py").read_text()
                                             .split('LOG = (\n', 1)[1].split("\n)\n", 1)[0])
     record = runfiles.load_run(run)
-    assert record.status == protocol.CRASHED
+    assert record.status == protocol.RunStatus.CRASHED
     assert any("out of memory" in w and OOM_CAUSE in w and "lower --batch-size" in w for w in record.warnings)
 
 

@@ -37,12 +37,12 @@ def test_a_killed_backend_shows_as_crashed_within_2_s_and_keeps_what_it_wrote(qt
     qtbot.waitUntil(lambda: len(data.step.view()) >= 30, timeout=START_TIMEOUT_MS)
     os.kill(panel.process.pid(), signal.SIGKILL)
 
-    qtbot.waitUntil(lambda: data.status == protocol.CRASHED, timeout=2_000)
+    qtbot.waitUntil(lambda: data.status == protocol.RunStatus.CRASHED, timeout=2_000)
     assert "ended unexpectedly" in panel.state.text() and "steps recorded" in panel.state.text()
     assert not panel.stop_button.isVisible()
 
     record = runfiles.load_run(out)
-    assert record.status == protocol.CRASHED and record.summary is None
+    assert record.status == protocol.RunStatus.CRASHED and record.summary is None
     assert record.settings["settings"]["steps"] == ENDLESS  # run.yaml, written first, is intact
     steps = record.steps().step
     assert len(steps) >= 1 and steps == list(range(1, len(steps) + 1))  # flushed per line, in order
@@ -52,7 +52,7 @@ def test_a_killed_backend_shows_as_crashed_within_2_s_and_keeps_what_it_wrote(qt
     qtbot.addWidget(browser)
     browser.add_runs("study", [record], [])
     item = browser.tree.topLevelItem(0).child(0)
-    assert (item.text(0), item.text(1)) == ("killed", protocol.CRASHED)
+    assert (item.text(0), item.text(1)) == ("killed", protocol.RunStatus.CRASHED)
     assert "killed before it finished" in browser.warnings.text()
 
 
@@ -65,9 +65,9 @@ def test_stop_cancels_within_5_s_and_writes_the_summary(qtbot, tmp_path, phase, 
     qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
 
     qtbot.waitUntil(lambda: not panel.is_running() and data.finished, timeout=5_000)
-    assert data.status == protocol.CANCELLED
+    assert data.status == protocol.RunStatus.CANCELLED
     assert panel.state.text().startswith("Stopped by you")
     summary = json.loads((out / runfiles.SUMMARY).read_text())
-    assert summary["status"] == protocol.CANCELLED
+    assert summary["status"] == protocol.RunStatus.CANCELLED
     assert summary["settings"]["jit_compile"] is jit
     assert 1 <= summary["steps_completed"] < ENDLESS

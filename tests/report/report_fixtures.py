@@ -1,6 +1,6 @@
 """Recorded study directories for the compare and report tests: no training.
 
-`make_run` writes a run directory the way the backend does (DESIGN.md section 6:
+`make_run` writes a run directory the way the backend does (docs/ARCHITECTURE.md:
 run.yaml, events.jsonl through the real EventWriter, summary.json with the
 keys of COMMON.md, checkpoint/tfturbo-settings.yaml); `make_study` adds the
 study.yaml a `tfturbo tune` ladder writes. Step times are drawn from a seeded
@@ -28,7 +28,7 @@ PROFILE = (15, 25)  # [start, stop) of the profiler window
 
 def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", policy: str = "float32",
              jit: bool = False, batch_size: int = 64, steps: int = 60, step_ms: float = 200.0, noise: float = 0.02,
-             val_accuracy: float = 0.90, peak_mb: float = 800.0, status: str = protocol.COMPLETED,
+             val_accuracy: float = 0.90, peak_mb: float = 800.0, status: str = protocol.RunStatus.COMPLETED,
              findings: list[dict[str, Any]] | None = None, learning_rate: float = 1e-3, seed: int = 0,
              write_summary: bool = True, write_done: bool = True, truncate: bool = False,
              checkpoint: bool = True) -> Path:
@@ -86,10 +86,10 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
         w.emit(protocol.MEMORY, peak_bytes=int(peak_mb * 2**20), current_bytes=int(peak_mb * 2**19), kind="host")
         for fd in findings:
             w.emit(protocol.FINDING, finding=fd)
-        if status == protocol.FAILED:
+        if status == protocol.RunStatus.FAILED:
             w.emit(protocol.ERROR, kind=protocol.TRAINING_ERROR, message="loss exploded", fix="", traceback="")
         if write_done:
-            w.emit(protocol.DONE, status=status, exit_code=0 if status == protocol.COMPLETED else 1)
+            w.emit(protocol.DONE, status=status, exit_code=0 if status == protocol.RunStatus.COMPLETED else 1)
     if truncate:  # the process was killed mid-line
         with open(run_dir / EVENTS, "a", encoding="utf-8") as f:
             f.write('{"v":1,"type":"steps","step":[99')
@@ -146,10 +146,10 @@ def make_study(root: Path, workload: str = "builtin:transformer", *, broken: boo
               ladder_entry(base, xla, True, "faster beyond the noise, accuracy kept"),
               ladder_entry(base, big, True, "faster beyond the noise, accuracy kept")]
     if broken:
-        make_run(runs, "05-failed", workload=workload, policy="mixed_float16", status=protocol.FAILED, seed=5,
+        make_run(runs, "05-failed", workload=workload, policy="mixed_float16", status=protocol.RunStatus.FAILED, seed=5,
                  findings=[{"code": "NAN_LOSS", "severity": "error", "where": "step 40",
                             "message": "the loss became NaN", "fix": "keep the head in float32"}])
-        make_run(runs, "06-cancelled", workload=workload, status=protocol.CANCELLED, write_summary=False, seed=6,
+        make_run(runs, "06-cancelled", workload=workload, status=protocol.RunStatus.CANCELLED, write_summary=False, seed=6,
                  checkpoint=False)
         make_run(runs, "07-crashed", workload=workload, write_summary=False, write_done=False, truncate=True,
                  seed=7, checkpoint=False)

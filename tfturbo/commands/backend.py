@@ -53,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
         fix = str(error.get("fix") or "")
         fix = f" — {fix}" if fix and fix not in str(error.get("message")) else ""  # a bad input's line has it
         print(f"tfturbo {command}: {error.get('message')}{fix}", file=sys.stderr)
-    if result.status == protocol.CRASHED:
+    if result.status == protocol.RunStatus.CRASHED:
         if not error:
             print(f"tfturbo {command}: the backend ended without a result (exit {result.exit_code}); see {log}",
                   file=sys.stderr)

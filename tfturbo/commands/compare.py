@@ -12,6 +12,7 @@ from pathlib import Path
 from ..cli_args import add_json
 from ..errors import UserError
 from ..runfiles import EVENTS, RUN_YAML, RUNS_DIR, SUMMARY, load_run, load_study, write_text_atomic
+from ..verdicts import Verdict
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UserError(f"cannot write {args.csv} ({e.strerror or e})", "choose a writable --csv path") from e
     if args.json:
-        print(json.dumps({"baseline": next(r.name for r in rows if r.verdict == compare.BASELINE),
+        print(json.dumps({"baseline": next(r.name for r in rows if r.verdict == Verdict.BASELINE),
                           "runs": compare.to_json(rows)}, indent=2))
     else:
         print(compare.to_text(rows))

@@ -2,7 +2,7 @@
 
 Prints one line per rung while it works (stderr), then the table, the
 recommendation and the code changes (stdout), or with `--json` the `tune`
-document of DESIGN.md section 4. Ctrl-C stops the current rung cooperatively
+document (docs/ARCHITECTURE.md, "Command line"). Ctrl-C stops the current rung cooperatively
 and ends the study with what was measured; a second Ctrl-C stops at once.
 Exit codes: 0 done (also when the job is input-bound), 1 the baseline or
 backend failed, 2 bad input, 130 interrupted.
@@ -18,7 +18,8 @@ import threading
 from pathlib import Path
 
 from .. import console, protocol
-from ..cli_args import WORKLOAD_HELP, non_negative, positive_int
+from ..arg_types import non_negative, positive_int
+from ..cli_args import WORKLOAD_HELP
 from ..runfiles import REPORT_PDF
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE
@@ -26,7 +27,7 @@ from ..trials.speed import SpeedRule
 from ..trials.verdict import Tolerance
 from ..tune.ladder import Ladder, TuneOptions
 from ..tune.render import render_study
-from ..tune.study import FAILED, INTERRUPTED, Study
+from ..tune.study import Study, StudyStatus
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -125,10 +126,10 @@ def main(args: argparse.Namespace) -> int:
     ladder = Ladder(options, say=say, live=live, cancel=cancel)
     with _CtrlC(cancel, say):
         study = ladder.run()
-    if not args.no_report and study.status != INTERRUPTED:
+    if not args.no_report and study.status != StudyStatus.INTERRUPTED:
         write_report(study, args.report, say)
     doc = study.document()
     print(json.dumps(doc, indent=2) if args.json else render_study(doc))
-    if study.status == INTERRUPTED:
+    if study.status == StudyStatus.INTERRUPTED:
         return 130
-    return 1 if study.status == FAILED else 0
+    return 1 if study.status == StudyStatus.FAILED else 0

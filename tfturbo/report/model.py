@@ -23,17 +23,20 @@ from typing import Any
 from .. import compare, protocol, summary as summ
 from ..cli_args import run_argv
 from ..errors import UserError
+from ..numbers import finite
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study
-from ..settings import RunSettings
+from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
 from ..trials.verdict import WORSE, Tolerance
+from ..tune.study import StudyStatus
+from ..verdicts import ProbeVerdict, Verdict
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
 STEP_TIME_POINTS = 150  # step times are noisy: at most this many bin medians per curve stay readable
 
 
 @dataclass
-class Rung:
+class LadderRow:
     """One configuration of the study, as the table and the appendix show it."""
 
     name: str
@@ -74,9 +77,9 @@ class ReportData:
     device: str
     versions: dict[str, str]
     environment: dict[str, Any]
-    rungs: list[Rung]
-    baseline: Rung | None
-    tuned: Rung | None  # the recommended rung (None: keep the baseline)
+    rungs: list[LadderRow]
+    baseline: LadderRow | None
+    tuned: LadderRow | None  # the recommended rung (None: keep the baseline)
     verdict: str
     recommended: dict[str, Any]
     apply_rows: list[tuple[str, str]]
@@ -93,10 +96,6 @@ class ReportData:
 
 
 # ---------------------------------------------------------------- helpers
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
 
 def _run_meta(record: RunRecord, key: str) -> Any:
     """A run's `versions`/`device`/`workload`: from summary.json, run.yaml, or its hello event."""
@@ -159,15 +158,15 @@ def _downsample(x: list[float], y: list[float], reduce: str = "median", points: 
     return xs, ys
 
 
-def _label(rung: Rung, role: str) -> str:
+def _label(rung: LadderRow, role: str) -> str:
     return f"{role}: {rung.row.label if rung.row else rung.name}"
 
 
 # ---------------------------------------------------------------- the pieces
 
-def _rungs(study: dict[str, Any], rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[Rung]:
+def _rungs(study: dict[str, Any], rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[LadderRow]:
     ladder = study.get("ladder")
-    rungs: list[Rung] = []
+    rungs: list[LadderRow] = []
     if isinstance(ladder, list) and ladder:
         for entry in ladder:
             if not isinstance(entry, dict):
@@ -177,13 +176,13 @@ def _rungs(study: dict[str, Any], rows: dict[str, compare.CompareRow], records: 
             settings = entry.get("settings") if isinstance(entry.get("settings"), dict) else \
                 (compare.run_settings(next(r for r in records if r.name == name)) if row else {})
             kept = entry.get("kept") if isinstance(entry.get("kept"), bool) else None
-            rungs.append(Rung(name, row, kept, str(entry.get("reason") or ""), settings, entry))
+            rungs.append(LadderRow(name, row, kept, str(entry.get("reason") or ""), settings, entry))
         # runs of the study that the ladder does not mention (a rung still running, an extra run)
         named = {r.name for r in rungs}
-        rungs += [Rung(r.name, rows[r.name], None, "not in the study's ladder", compare.run_settings(r))
+        rungs += [LadderRow(r.name, rows[r.name], None, "not in the study's ladder", compare.run_settings(r))
                   for r in records if r.name not in named]
         return rungs
-    return [Rung(r.name, rows[r.name], None, "", compare.run_settings(r)) for r in records]
+    return [LadderRow(r.name, rows[r.name], None, "", compare.run_settings(r)) for r in records]
 
 
 def _baseline_name(study: dict[str, Any], records: list[RunRecord]) -> str | None:
@@ -195,8 +194,8 @@ def _baseline_name(study: dict[str, Any], records: list[RunRecord]) -> str | Non
     return records[0].name if records else None
 
 
-def _pick_tuned(rungs: list[Rung], baseline: Rung | None, study: dict[str, Any], has_ladder: bool
-                ) -> Rung | None:
+def _pick_tuned(rungs: list[LadderRow], baseline: LadderRow | None, study: dict[str, Any], has_ladder: bool
+                ) -> LadderRow | None:
     """The rung whose settings the study recommends; None when the baseline stays best."""
     candidates = [r for r in rungs if r is not baseline and r.row is not None]
     recommended = study.get("recommended") if isinstance(study.get("recommended"), dict) else {}
@@ -211,7 +210,7 @@ def _pick_tuned(rungs: list[Rung], baseline: Rung | None, study: dict[str, Any],
                 return r
         return kept[-1] if kept else None
     # No ladder: the fastest completed run that is faster beyond the noise.
-    faster = [r for r in candidates if r.row.status == protocol.COMPLETED and r.row.verdict == "faster"]
+    faster = [r for r in candidates if r.row.status == protocol.RunStatus.COMPLETED and r.row.verdict == Verdict.FASTER]
     return max(faster, key=lambda r: r.row.speedup or 0.0) if faster else None
 
 
@@ -225,25 +224,25 @@ def _metric_phrase(metric: str, delta: float) -> str:
     return f"{metric} {delta * 100:+.2f} percentage points"
 
 
-def _outcome(rung: Rung) -> str:
+def _outcome(rung: LadderRow) -> str:
     """'mixed_bfloat16, batch 64: 0.37x [0.29, 0.61], slower' — one tried rung in a few words."""
     row = rung.row
     if row is None or row.speedup is None:
         return f"{row.label if row else rung.name}: {rung.status}"
     text = f"{row.label}: {compare.fmt_with_ci(row.speedup, row.speedup_ci95, 2, 'x')}, {row.verdict}"
-    if row.status != protocol.COMPLETED:
+    if row.status != protocol.RunStatus.COMPLETED:
         text += f" ({row.status})"
-    elif rung.kept is False and row.verdict == "faster":
+    elif rung.kept is False and row.verdict == Verdict.FASTER:
         text += " but rejected (see the table)"
     return text
 
 
-def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe: dict[str, Any] | None,
+def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: dict[str, Any] | None,
              has_ladder: bool, docs: dict[str, dict[str, Any]]) -> str:
     """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
-    if probe and probe.get("verdict") == "input_bound":
+    if probe and probe.get("verdict") == ProbeVerdict.INPUT_BOUND:
         frac = probe.get("input_fraction")
-        share = f" (about {frac:.0%} of each step waits for data)" if _finite(frac) else ""
+        share = f" (about {frac:.0%} of each step waits for data)" if finite(frac) else ""
         return (f"The training job is input-bound{share}: the input pipeline, not the device, limits the step "
                 "rate, so precision and XLA changes cannot speed it up. Fix the input pipeline first (see the "
                 "findings), then run the study again.")
@@ -283,7 +282,7 @@ def _verdict(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], probe
     return text
 
 
-def _apply_rows(tuned: Rung | None, baseline: Rung | None, recommended: dict[str, Any]) -> list[tuple[str, str]]:
+def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended: dict[str, Any]) -> list[tuple[str, str]]:
     """The settings to apply, each with the value the study recommends (none when nothing was measured)."""
     rung = tuned or baseline
     if rung is None or rung.row is None:
@@ -294,17 +293,13 @@ def _apply_rows(tuned: Rung | None, baseline: Rung | None, recommended: dict[str
     lr = row.learning_rate if row else None
     lr_text = f"{lr:.6g}" if lr is not None else "the workload's own"
     scale = settings.get("lr_scale")
-    if _finite(scale) and scale != 1.0:
+    if finite(scale) and scale != 1.0:
         lr_text += f" (the workload's rate x {scale:g}, linear scaling rule for the larger batch)"
     rows = [("Precision policy", str(settings.get("policy", "float32"))),
             ("jit_compile (XLA)", str(bool(settings.get("jit_compile", False)))),
             ("Batch size", str(settings.get("batch_size") or "the workload's default")),
             ("Learning rate", lr_text)]
-    if settings.get("fix_head"):
-        rows.append(("Output layer", "dtype='float32' (float32 head)"))
-    if settings.get("drop_remainder"):
-        rows.append(("Training data", "batch(..., drop_remainder=True)"))
-    return rows
+    return rows + switched_on_rows(settings)
 
 
 def _findings(study: dict[str, Any], records: list[RunRecord]) -> list[dict[str, Any]]:
@@ -324,7 +319,7 @@ def _findings(study: dict[str, Any], records: list[RunRecord]) -> list[dict[str,
     return out
 
 
-def _plots(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], records: dict[str, RunRecord],
+def _plots(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], records: dict[str, RunRecord],
            metric: str | None) -> list[Plot]:
     if tuned is not None:
         pairs = [(baseline, "baseline"), (tuned, "tuned")]
@@ -341,14 +336,14 @@ def _plots(baseline: Rung | None, tuned: Rung | None, rungs: list[Rung], records
         if x:
             step_curves.append(Curve(_label(rung, role), *_downsample(x, y, points=STEP_TIME_POINTS)))
             longest = max(longest, len(x))
-        pts = [(float(s), float(v)) for s, v in zip(series.step, series.loss) if _finite(v)]
+        pts = [(float(s), float(v)) for s, v in zip(series.step, series.loss) if finite(v)]
         if pts:
             loss_curves.append(Curve(_label(rung, role), *_downsample([p[0] for p in pts], [p[1] for p in pts], "mean")))
         validation = (record.summary or {}).get("validation") or \
             [{"step": e.get("step"), "metrics": e.get("metrics")} for e in record.validation()]
         vpts = [(float(v["step"]), float(v["metrics"][metric])) for v in validation
-                if isinstance(v, dict) and _finite(v.get("step")) and isinstance(v.get("metrics"), dict)
-                and _finite(v["metrics"].get(metric))] if metric else []
+                if isinstance(v, dict) and finite(v.get("step")) and isinstance(v.get("metrics"), dict)
+                and finite(v["metrics"].get(metric))] if metric else []
         if vpts:
             val_curves.append(Curve(_label(rung, role), [p[0] for p in vpts], [p[1] for p in vpts]))
     clipped = _clip_spikes(step_curves)
@@ -387,7 +382,7 @@ def _clip_spikes(curves: list[Curve], factor: float = 2.0) -> str:
     return f" {n} step(s) slower than {limit:.3g} ms are drawn at that value (the top of the plot)."
 
 
-def _snippet(recommended: dict[str, Any], baseline: Rung | None, findings: list[dict[str, Any]]) -> str | None:
+def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]]) -> str | None:
     """The code change to make, from `tfturbo tune`'s snippet writer when it is installed."""
     try:
         from ..tune.apply_snippet import snippet
@@ -400,7 +395,7 @@ def _snippet(recommended: dict[str, Any], baseline: Rung | None, findings: list[
     return str(text) if text else None
 
 
-def _commands(study_dir: Path, rungs: list[Rung], workload: str) -> list[tuple[str, str]]:
+def _commands(study_dir: Path, rungs: list[LadderRow], workload: str) -> list[tuple[str, str]]:
     """`tfturbo run ...` for each rung (into a fresh directory, so it never overwrites the study)."""
     out = [("whole study", shlex.join(["tfturbo", "tune", workload, "--out", f"{study_dir.name}-rerun"]))]
     for rung in rungs:
@@ -413,7 +408,7 @@ def _commands(study_dir: Path, rungs: list[Rung], workload: str) -> list[tuple[s
     return out
 
 
-def _warnings(study_warnings: list[str], rungs: list[Rung]) -> list[str]:
+def _warnings(study_warnings: list[str], rungs: list[LadderRow]) -> list[str]:
     """The study's own warnings, then one line per run that did not complete or was not read in full."""
     out = list(study_warnings)
     for rung in rungs:
@@ -423,7 +418,7 @@ def _warnings(study_warnings: list[str], rungs: list[Rung]) -> list[str]:
                            "there; its numbers are not shown")
             continue
         problems = list(rung.row.warnings)
-        if rung.row.status != protocol.COMPLETED:
+        if rung.row.status != protocol.RunStatus.COMPLETED:
             problems = [p for p in problems if not p.startswith("summary.json is missing")]
             problems.insert(0, "no summary.json, so its numbers are what its events recorded before it stopped"
                             if not rung.row.from_summary else "its summary holds what it measured before it stopped")
@@ -446,7 +441,7 @@ def gather(study_dir: str | Path) -> ReportData:
                         "pass a study directory written by `tfturbo tune`")
     # A study with no runs still has a story to tell (an input-bound job stops after the probe).
     has_ladder = isinstance(study.get("ladder"), list) and bool(study.get("ladder"))
-    stopped_early = study.get("status") == "input_bound"  # no runs is the expected outcome, not a problem
+    stopped_early = study.get("status") == StudyStatus.STOPPED_INPUT_BOUND  # no runs is the expected outcome, not a problem
     warnings = [w for w in record.warnings if not (stopped_early and "runs/" in w)]
     if not has_ladder and record.runs:
         warnings.append(f"{STUDY_YAML} has no ladder decisions: the runs are compared with the first as baseline")

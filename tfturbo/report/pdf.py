@@ -11,7 +11,6 @@ too, so a long snippet splits across pages.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -24,10 +23,12 @@ from reportlab.platypus import (KeepTogether, PageBreak, Paragraph, SimpleDocTem
 from .. import __version__, compare, protocol
 from ..console import fmt_bytes
 from ..errors import UserError
+from ..numbers import finite
 from ..settings import RunSettings
+from ..verdicts import ProbeVerdict, Verdict
 from . import style
 from .charts import line_chart
-from .model import ReportData, Rung
+from .model import ReportData, LadderRow
 
 PAGE_W, PAGE_H = A4
 MARGIN = 1.8 * cm
@@ -102,7 +103,7 @@ def kv_table(rows: list[tuple[str, str]], key_width: float = 0.3) -> Table:
 
 def status_cell(status: str) -> Paragraph:
     """Completed runs plainly; anything else (failed, cancelled, crashed, skipped) in bold red."""
-    if status == protocol.COMPLETED:
+    if status == protocol.RunStatus.COMPLETED:
         return P(esc(status))
     return P(f'<font color="{style.BAD.hexval()}"><b>{esc(status)}</b></font>')
 
@@ -148,16 +149,16 @@ def title_page(data: ReportData) -> list:
     return out
 
 
-def _rung_name(rung: Rung) -> Paragraph:
+def _rung_name(rung: LadderRow) -> Paragraph:
     label = rung.row.label if rung.row else ""
-    role = " (baseline)" if rung.row and rung.row.verdict == compare.BASELINE else ""
+    role = " (baseline)" if rung.row and rung.row.verdict == Verdict.BASELINE else ""
     return P(f"<b>{esc(short(rung.name, 80))}</b>{esc(role)}<br/>"
              f'<font color="{style.MUTED.hexval()}">{esc(short(label, 120))}</font>')
 
 
-def _decision(rung: Rung) -> Paragraph:
+def _decision(rung: LadderRow) -> Paragraph:
     if rung.kept is None:
-        head = "baseline" if rung.row and rung.row.verdict == compare.BASELINE else "no decision"
+        head = "baseline" if rung.row and rung.row.verdict == Verdict.BASELINE else "no decision"
         return P(esc(head) + (f"<br/>{esc(short(rung.reason))}" if rung.reason else ""))
     colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
     head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
@@ -194,14 +195,14 @@ def _relative_time(row: compare.CompareRow) -> Paragraph:
 
 
 def _speedup(row: compare.CompareRow) -> Paragraph:
-    if row.verdict == compare.BASELINE:
+    if row.verdict == Verdict.BASELINE:
         return P("1.00x<br/>(baseline)")
     return with_ci(row.speedup, row.speedup_ci95, 2, "x")
 
 
-def _ladder_only(rung: Rung, key: str) -> str:
+def _ladder_only(rung: LadderRow, key: str) -> str:
     v = rung.ladder.get(key)
-    return f"{v:.2f}x (study.yaml)" if isinstance(v, (int, float)) and math.isfinite(v) else "n/a"
+    return f"{v:.2f}x (study.yaml)" if finite(v) else "n/a"
 
 
 def configuration_section(data: ReportData) -> list:
@@ -220,7 +221,7 @@ def configuration_section(data: ReportData) -> list:
                          "n/a", _decision(rung)])
             continue
         delta = "n/a"
-        if row.verdict == compare.BASELINE:
+        if row.verdict == Verdict.BASELINE:
             delta = "-"
         elif row.val_delta:
             name, d = row.val_delta
@@ -310,9 +311,9 @@ def probe_section(data: ReportData) -> list:
         return out + [P("This study recorded no input-bound probe.", style.BODY)]
     verdict = str(probe.get("verdict", "unknown"))
     frac = probe.get("input_fraction")
-    text = {"input_bound": "<b>Input-bound</b>: the input pipeline limits the step rate. Fix it before tuning "
+    text = {ProbeVerdict.INPUT_BOUND: "<b>Input-bound</b>: the input pipeline limits the step rate. Fix it before tuning "
                            "the model (see the INPUT_BOUND finding).",
-            "compute_bound": "<b>Compute-bound</b>: the device, not the input pipeline, limits the step rate, so "
+            ProbeVerdict.COMPUTE_BOUND: "<b>Compute-bound</b>: the device, not the input pipeline, limits the step rate, so "
                              "precision and compilation changes can help."}.get(verdict, esc(verdict))
     out.append(P(text, style.BODY))
 

@@ -27,10 +27,12 @@ from typing import Any
 from .. import findings as F
 from ..settings import RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE, plan_larger_batch
+from ..tune.study import RungKind
 from .verdict import FASTER, WORSE, TrialVerdict
 
 SIXTEEN_BIT = ("mixed_float16", "mixed_bfloat16")
-MIXED_PRECISION, XLA, LARGER_BATCH, CONFIRMATION = "mixed_precision", "xla", "larger_batch", "confirmation"
+MIXED_PRECISION, XLA = RungKind.MIXED_PRECISION, RungKind.XLA
+LARGER_BATCH, CONFIRMATION = RungKind.LARGER_BATCH, RungKind.CONFIRMATION
 STAGES = (MIXED_PRECISION, XLA, LARGER_BATCH, CONFIRMATION)
 
 

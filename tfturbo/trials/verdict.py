@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import findings as F
+from ..verdicts import AccuracyVerdict as _Accuracy
+from ..verdicts import Verdict
 
-FASTER, SLOWER, NO_CHANGE = "faster", "slower", "no measurable change"
-WITHIN, WORSE, INCONCLUSIVE = "within tolerance", "worse", "inconclusive"
+# the words of the two verdicts, as this module's code reads them (owned by tfturbo.verdicts)
+FASTER, SLOWER, NO_CHANGE = Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE
+WITHIN, WORSE, INCONCLUSIVE = _Accuracy.WITHIN, _Accuracy.WORSE, _Accuracy.INCONCLUSIVE
 
 # Findings of B's own runs that disqualify it whatever its speed: it is not training correctly.
 DISQUALIFYING = {

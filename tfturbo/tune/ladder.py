@@ -36,10 +36,11 @@ from ..trials.policy import (CONFIRMATION, LARGER_BATCH, MIXED_PRECISION, XLA, C
                              sixteen_bit_policies)
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedRun, Trial, run_trial
-from ..trials.verdict import (NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict)
+from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
+from ..verdicts import ProbeVerdict
 from .apply_snippet import snippet
 from .batch import DEFAULT_MAX_SCALE
-from .study import BASELINE, COMPLETED, FAILED, INPUT_BOUND, INTERRUPTED, RUNNING, Rung, Study, measurement_only
+from .study import Rung, RungKind, Study, StudyStatus, measurement_only
 
 Runner = Callable[..., BackendResult]
 
@@ -165,7 +166,7 @@ class Ladder:
 
     def _stopped(self) -> bool:
         if self.cancel.is_set():
-            self.study.status = INTERRUPTED
+            self.study.status = StudyStatus.INTERRUPTED
             self.study.message = "stopped by the user (Ctrl-C); the rungs measured so far are kept"
             return True
         return False
@@ -181,7 +182,7 @@ class Ladder:
             self._remove_empty_study()
             raise
         except BaseException as e:  # a second Ctrl-C, or a bug: the study file still says what was decided
-            study.status = INTERRUPTED if isinstance(e, KeyboardInterrupt) else FAILED
+            study.status = StudyStatus.INTERRUPTED if isinstance(e, KeyboardInterrupt) else StudyStatus.FAILED
             study.message = "interrupted by the user" if isinstance(e, KeyboardInterrupt) else \
                 f"internal error: {type(e).__name__}: {e}"
             self._finish()
@@ -245,17 +246,17 @@ class Ladder:
         study.probe = probe.document
         verdict = probe.document.get("verdict")
         self.say(f"input probe: {str(verdict).replace('_', '-')}")
-        if verdict == "input_bound":
-            study.status = INPUT_BOUND
+        if verdict == ProbeVerdict.INPUT_BOUND:
+            study.status = StudyStatus.STOPPED_INPUT_BOUND
             study.message = ("the job is input-bound: the device waits for data, so precision and XLA "
-                             "would not make it faster; fix the input pipeline first (see INPUT_BOUND)")
+                             "would not make it faster; fix the input pipeline first (see StudyStatus.STOPPED_INPUT_BOUND)")
             return False
         return True
 
     def _baseline(self) -> bool:
-        base = self.base = self._single_run(BASELINE, BASELINE, self.opts.base_settings())  # default profiler window
-        status = (base.summary or {}).get("status", protocol.CRASHED)
-        if status != protocol.COMPLETED:
+        base = self.base = self._single_run(RungKind.BASELINE, RungKind.BASELINE, self.opts.base_settings())  # default profiler window
+        status = (base.summary or {}).get("status", protocol.RunStatus.CRASHED)
+        if status != protocol.RunStatus.COMPLETED:
             err = (base.summary or {}).get("error") or {}
             detail = f": {err['message']}" if isinstance(err, dict) and err.get("message") else ""
             base.decision = baseline_verdict(base.summary or {})
@@ -333,7 +334,7 @@ class Ladder:
         s = rung.summary or {}
         rate = samples_per_s(s)
         rate_text = f"{rate:,.0f} samples/s; " if rate else ""
-        if rung.kind == BASELINE:
+        if rung.kind == RungKind.BASELINE:
             self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}"
                      + (d.reason if d else ""))
         elif d is not None:
@@ -345,14 +346,14 @@ class Ladder:
     # ------------------------------------------------------------ end
 
     def _failed(self, message: str) -> None:
-        self.study.status = FAILED
+        self.study.status = StudyStatus.FAILED
         self.study.message = message
         self.say("study failed: " + message)
 
     def _finish(self) -> None:
         study = self.study
-        if study.status == RUNNING:
-            study.status = COMPLETED
+        if study.status == StudyStatus.RUNNING:
+            study.status = StudyStatus.COMPLETED
         base = study.baseline
         best = self.policy.recommendation() if self.policy is not None else None
         if base is not None and base.kept and best is not None:

@@ -1,6 +1,6 @@
 """A tuning study: its rungs, their decisions, and the two documents made from them.
 
-`study.yaml` (DESIGN.md section 6) and the `tune --json` document (section 4)
+`study.yaml` and the `tune --json` document
 come from the same ladder entries, so what a script reads and what the
 report and wizard read never disagree. study.yaml is rewritten after every
 rung: a study stopped by Ctrl-C or a crash still says what it decided.
@@ -14,24 +14,38 @@ null), findings, measurement (runs and pairs per rung), snippet, report.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, protocol, summary
+from .. import __version__, summary
+from ..numbers import json_safe, num
 from ..runfiles import STUDY_YAML, write_yaml
 from ..settings import RunSettings
 from ..trials.verdict import TrialVerdict
 
 STUDY_FORMAT = 1
-BASELINE, MIXED_PRECISION, XLA, LARGER_BATCH = "baseline", "mixed_precision", "xla", "larger_batch"
-RUNNING, COMPLETED, INPUT_BOUND, FAILED, INTERRUPTED = "running", "completed", "input_bound", "failed", "interrupted"
 
 
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+class RungKind:
+    """What a rung of the ladder changes (a rung's `kind` in study.yaml)."""
+
+    BASELINE = "baseline"
+    MIXED_PRECISION = "mixed_precision"
+    XLA = "xla"
+    LARGER_BATCH = "larger_batch"
+    CONFIRMATION = "confirmation"  # the recommendation measured against the baseline, side by side
+
+
+class StudyStatus:
+    """How a study ended (`status` in study.yaml); STOPPED_INPUT_BOUND: the probe found the job input-bound."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    STOPPED_INPUT_BOUND = "input_bound"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
 
 
 @dataclass
@@ -70,20 +84,20 @@ class Rung:
             "settings": self.settings.to_dict(),
             "status": s.get("status") if self.summary else ("skipped" if self.skipped_reason else None),
             "skipped": self.skipped_reason is not None,
-            "steps_per_s": _num(s.get("steps_per_s")),
-            "samples_per_s": _num(summary.samples_per_s(s)) if self.summary else None,
-            "step_ms": {"median": _num(step.get("median")), "ci95": step.get("ci95")} if step else None,
+            "steps_per_s": num(s.get("steps_per_s")),
+            "samples_per_s": num(summary.samples_per_s(s)) if self.summary else None,
+            "step_ms": {"median": num(step.get("median")), "ci95": step.get("ci95")} if step else None,
             "steps_completed": self.steps_completed,
-            "speedup": _num(d.speedup) if d else None,
-            "speedup_ci95": [_num(d.speedup_ci95[0]), _num(d.speedup_ci95[1])] if d else None,
-            "val_delta": _num(d.val_delta) if d else None,
+            "speedup": num(d.speedup) if d else None,
+            "speedup_ci95": [num(d.speedup_ci95[0]), num(d.speedup_ci95[1])] if d else None,
+            "val_delta": num(d.val_delta) if d else None,
             "metric": d.metric if d else None,
             "speed": d.speed.to_dict() if d else None,
             "accuracy": d.accuracy.to_dict() if d else None,
             "design": d.design if d else None,
             "peak_memory_bytes": s.get("peak_memory_bytes"),
             "memory_kind": s.get("memory_kind"),
-            "memory_ratio": _num(summary.memory_ratio(baseline, s)) if baseline and self.summary else None,
+            "memory_ratio": num(summary.memory_ratio(baseline, s)) if baseline and self.summary else None,
             "compared_with": self.compared_with,
             "replicates": list(self.replicates),
             "kept": self.kept,
@@ -103,7 +117,7 @@ class Study:
     workload: str
     options: dict[str, Any]
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    status: str = RUNNING
+    status: str = StudyStatus.RUNNING
     message: str = ""
     environment: dict[str, Any] | None = None
     audit: list[dict[str, Any]] = field(default_factory=list)
@@ -116,7 +130,7 @@ class Study:
 
     @property
     def baseline(self) -> Rung | None:
-        return self.rungs[0] if self.rungs and self.rungs[0].kind == BASELINE else None
+        return self.rungs[0] if self.rungs and self.rungs[0].kind == RungKind.BASELINE else None
 
     def findings(self) -> list[dict[str, Any]]:
         """Audit, probe, run and decision findings, each once."""
@@ -141,19 +155,19 @@ class Study:
         seconds = 0.0
         for r in self.rungs:
             if r.decision is not None and r.decision.speed.replicates:
-                seconds += sum(_num(x) or 0.0 for x in [(r.summary or {}).get("wall_s")]) * len(r.replicates)
+                seconds += sum(num(x) or 0.0 for x in [(r.summary or {}).get("wall_s")]) * len(r.replicates)
             else:
-                seconds += _num((r.summary or {}).get("wall_s")) or 0.0
+                seconds += num((r.summary or {}).get("wall_s")) or 0.0
         return {"runs": runs, "approx_run_seconds": round(seconds, 1),
                 "pairs": {r.name: r.decision.speed.replicates for r in self.rungs
-                          if r.decision is not None and r.kind != BASELINE}}
+                          if r.decision is not None and r.kind != RungKind.BASELINE}}
 
     def ladder(self) -> list[dict[str, Any]]:
         base = self.baseline.summary if self.baseline else None
         return [r.entry(base) for r in self.rungs]
 
     def document(self) -> dict[str, Any]:
-        """The `tune --json` document (DESIGN.md section 4) plus context keys."""
+        """The `tune --json` document plus context keys."""
         return {
             "workload": self.workload,
             "study_dir": str(self.path),
@@ -192,5 +206,5 @@ class Study:
             "report": self.report,
         }
         path = self.path / STUDY_YAML
-        write_yaml(path, protocol._finite(data))
+        write_yaml(path, json_safe(data))
         return path

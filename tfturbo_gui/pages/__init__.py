@@ -1,1 +1,1 @@
-"""The wizard's pages, one module per checklist step (DESIGN.md section 1)."""
+"""The wizard's pages, one module per page of the wizard, in the order of `main_window.PAGES`."""

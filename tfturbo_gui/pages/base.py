@@ -222,7 +222,7 @@ class RungPage(WizardPage):
         assert self.rung is not None
         self.session.record_run(self.rung, self._planned, data)
         self.findings.add_findings(data.findings)
-        if data.status == protocol.COMPLETED and self._start_next_run():
+        if data.status == protocol.RunStatus.COMPLETED and self._start_next_run():
             return
         self.run_button.setEnabled(True)
         decision = self.session.finish_trial(self.rung)

@@ -1,4 +1,4 @@
-"""Steps 1–2 — Profile & baseline: prove the job is compute-bound, then measure it as it is.
+"""Page 2 — Profile & baseline: prove the job is compute-bound, then measure it as it is.
 
 The input probe runs first. An input-bound job is stopped here with the
 tf.data advice: precision and XLA make the device faster, which does not help
@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from tfturbo import protocol
 from tfturbo.runfiles import RUNS_DIR
-from tfturbo.tune.study import BASELINE
+from tfturbo.tune.study import RungKind
+from tfturbo.verdicts import ProbeVerdict
 
 from ..cards import FactsCard, run_facts
 from ..error_box import ErrorBox
@@ -27,7 +28,6 @@ from ..step_status import ATTENTION, PASSED, RUNNING
 from ..tensorboard_launcher import TensorBoardLauncher
 from .base import WizardPage, add_section
 
-INPUT_BOUND = "input_bound"
 
 
 def probe_facts(doc: dict) -> list[tuple[str, str]]:
@@ -36,8 +36,8 @@ def probe_facts(doc: dict) -> list[tuple[str, str]]:
         return f"{v:.1f} steps/s" if isinstance(v, (int, float)) else "n/a"
 
     verdict = doc.get("verdict")
-    facts = [("Verdict", "input-bound — the device waits for data" if verdict == INPUT_BOUND
-              else "compute-bound — the device is the limit" if verdict == "compute_bound" else str(verdict))]
+    facts = [("Verdict", "input-bound — the device waits for data" if verdict == ProbeVerdict.INPUT_BOUND
+              else "compute-bound — the device is the limit" if verdict == ProbeVerdict.COMPUTE_BOUND else str(verdict))]
     if isinstance(doc.get("input_fraction"), (int, float)):
         facts.append(("Time waiting for input", f"{doc['input_fraction']:.0%}"))
     facts += [("Input pipeline alone", rate("data_steps_per_s")), ("Compute alone", rate("compute_steps_per_s")),
@@ -143,7 +143,7 @@ class BaselinePage(WizardPage):
         self.anyway_button.hide()
         self.measure_button.setEnabled(False)
         self.set_status(RUNNING)
-        self.rung, argv = self.session.start_rung(BASELINE, BASELINE, self.session.baseline_settings())
+        self.rung, argv = self.session.start_rung(RungKind.BASELINE, RungKind.BASELINE, self.session.baseline_settings())
         data = self.run_panel.start("run", argv, name="baseline", log_path=self.session.log_path(),
                                     busy_text="Starting the baseline run (loading TensorFlow)…")
         self.plots.show_run(data)
@@ -169,7 +169,7 @@ class BaselinePage(WizardPage):
             return
         self.session.record_probe(doc)
         self.verdict_card.set_facts(probe_facts(doc))
-        self.input_bound = doc.get("verdict") == INPUT_BOUND
+        self.input_bound = doc.get("verdict") == ProbeVerdict.INPUT_BOUND
         if self.input_bound:
             self.input_warning.show()
             self.anyway_button.show()

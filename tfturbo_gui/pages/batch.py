@@ -1,4 +1,4 @@
-"""Step 8b — Batch size: spend the memory the earlier steps freed, measured rather than guessed.
+"""Page 6 — Batch size: spend the memory the earlier steps freed, measured rather than guessed.
 
 The proposal is `tune.batch.plan_larger_batch` (the same one `tfturbo tune`
 uses): the baseline's peak memory over the tuned run's, rounded down to a
@@ -15,7 +15,7 @@ from tfturbo import summary as summ
 from tfturbo.console import fmt_bytes
 from tfturbo.settings import RunSettings
 from tfturbo.tune.batch import plan_larger_batch
-from tfturbo.tune.study import LARGER_BATCH
+from tfturbo.tune.study import RungKind
 
 from ..cards import FactsCard
 from ..run_process import Launcher
@@ -29,7 +29,7 @@ class BatchPage(RungPage):
              "with the learning rate scaled by the same factor (linear scaling rule). Throughput is compared per "
              "sample, so a slower but larger step can still be a win.")
     run_button_text = "Run with this batch size"
-    rung_kind = rung_slug = LARGER_BATCH
+    rung_kind = rung_slug = RungKind.LARGER_BATCH
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)

@@ -1,4 +1,4 @@
-"""Step 8 — Re-measure & compare: the baseline and the tuned configuration side by side.
+"""Page 5 — Re-measure & compare: the baseline and the tuned configuration side by side.
 
 Both were measured on the same seed, data order and step budget. The page
 shows the verdict of the best configuration kept (speed-up with its interval,

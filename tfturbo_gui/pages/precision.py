@@ -1,4 +1,4 @@
-"""Steps 3–6 — Mixed precision: audit the model under a 16-bit policy, then measure it.
+"""Page 3 — Mixed precision: audit the model under a 16-bit policy, then measure it.
 
 The audit for the chosen policy runs as soon as the page shows (and again
 when the policy changes): a 16-bit head, a custom loop without loss scaling,
@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
 
 from tfturbo.settings import POLICIES, RunSettings
-from tfturbo.tune.study import MIXED_PRECISION
+from tfturbo.tune.study import RungKind
 
 from ..run_process import Launcher
 from ..session import WizardSession, audit_argv
@@ -43,7 +43,7 @@ class PrecisionPage(RungPage):
         self.findings.set_empty_text("The audit for the chosen policy found nothing to fix.")
         self._initialised = False
 
-    rung_kind = MIXED_PRECISION
+    rung_kind = RungKind.MIXED_PRECISION
 
     @property
     def rung_slug(self) -> str:  # runs/NN-mixed_bfloat16, as `tfturbo tune` names the rung

@@ -1,4 +1,4 @@
-"""Step 9 — Record & report: the settings to train with, as recorded beside the checkpoint, and the PDF.
+"""Page 7 — Record & report: the settings to train with, as recorded beside the checkpoint, and the PDF.
 
 The recommendation is the best kept rung (`study.yaml` says so too); the
 code changes come from `tune.apply_snippet`, and the record is read back from
@@ -16,6 +16,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from tfturbo.runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, REPORT_PDF
+from tfturbo.settings import fixes_on
 
 from ..cards import FactsCard
 from ..code_block import CodeBlock
@@ -29,8 +30,7 @@ from .base import WizardPage, add_section, needs_baseline
 
 def settings_facts(settings, batch_size: int | None) -> list[tuple[str, str]]:
     """What to train with; `batch_size` is the one the run measured when the settings left it to the workload."""
-    fixes = [name for name, on in (("float32 output layer", settings.fix_head),
-                                   ("drop the partial last batch", settings.drop_remainder)) if on]
+    fixes = fixes_on(settings)
     return [("Precision policy", settings.policy), ("jit_compile", str(settings.jit_compile)),
             ("Batch size", str(settings.batch_size or batch_size or "the workload's default")),
             ("Learning rate", "unchanged" if settings.lr_scale == 1 else f"× {settings.lr_scale:.3g}"),

@@ -1,4 +1,4 @@
-"""Step 0 — Workload & hardware: what to tune, where the study goes, and what this machine recommends.
+"""Page 1 — Workload & hardware: what to tune, where the study goes, and what this machine recommends.
 
 The hardware report comes from the backend's `env` (started when the page
 first shows). Next validates the workload by running the backend's `audit`
@@ -231,7 +231,7 @@ class WorkloadPage(WizardPage):
         self.set_status(RUNNING)
 
     def _on_check_ended(self, data: RunData) -> None:
-        if data.status != protocol.COMPLETED or data.document is None:
+        if data.status != protocol.RunStatus.COMPLETED or data.document is None:
             self.set_status(ATTENTION)
             return
         self.session.workload = self.workload_edit.text().strip()

@@ -1,4 +1,4 @@
-"""Step 7 — XLA: audit the dataset's shapes, then compile with jit_compile=True and measure.
+"""Page 4 — XLA: audit the dataset's shapes, then compile with jit_compile=True and measure.
 
 XLA compiles once per input shape, so the audit looks for a partial last
 batch and dynamic dimensions first; dropping the partial batch can be applied
@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QWidget
 
 from tfturbo.settings import RunSettings
-from tfturbo.tune.study import XLA
+from tfturbo.tune.study import RungKind
 
 from ..run_process import Launcher
 from ..session import WizardSession, audit_argv
@@ -25,7 +25,7 @@ class XlaPage(RungPage):
              "steps compile and are excluded from the timings; a dataset whose batch shape varies makes XLA "
              "recompile, so the shapes are audited first.")
     run_button_text = "Run with XLA"
-    rung_kind = rung_slug = XLA
+    rung_kind = rung_slug = RungKind.XLA
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)

@@ -1,4 +1,4 @@
-"""`run`: one measured training run of a workload, into a run directory (DESIGN.md sections 4, 6, 8).
+"""`run`: one measured training run of a workload, into a run directory (docs/ARCHITECTURE.md).
 
 Order matters:
 1. Validate everything that can be the user's mistake — load the workload,
@@ -199,7 +199,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     from ..detectors import default_detectors
     from ..detectors.base import RunContext
     from ..instrument import Instrument, QuietCallbackList
-    from ..monitor import CANCELLED, RunMonitor
+    from ..monitor import RunMonitor, StopReason
 
     settings = job.settings
     devs = hardware.devices()
@@ -249,13 +249,13 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     wall_s = time.perf_counter() - started
 
     if error is not None:
-        status, code = protocol.FAILED, error.exit_code
+        status, code = protocol.RunStatus.FAILED, error.exit_code
     elif monitor.diverged:
-        status, code = protocol.NAN_STOPPED, 1
-    elif monitor.stop_reason == CANCELLED and instrument.completed < settings.steps:
-        status, code = protocol.CANCELLED, 1
+        status, code = protocol.RunStatus.NAN_STOPPED, 1
+    elif monitor.stop_reason == StopReason.CANCELLED and instrument.completed < settings.steps:
+        status, code = protocol.RunStatus.CANCELLED, 1
     else:
-        status, code = protocol.COMPLETED, 0
+        status, code = protocol.RunStatus.COMPLETED, 0
 
     checkpoint = None
     if error is None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tfturbo.findings import INPUT_BOUND, Finding
+from tfturbo.verdicts import ProbeVerdict
 
 from .dataset_audit import PipelineOps, pipeline_ops
 
@@ -88,7 +89,7 @@ def cached_batch(ds: Any) -> Any:
 
 
 @dataclass
-class Verdict:
+class ProbeResult:
     verdict: str
     input_fraction: float
     data_ms: float
@@ -100,16 +101,17 @@ class Verdict:
                 "train_steps_per_s": 1000 / self.train_ms}
 
 
-def decide(data_ms: list[float], compute_ms: list[float], train_ms: list[float]) -> Verdict:
+def decide(data_ms: list[float], compute_ms: list[float], train_ms: list[float]) -> ProbeResult:
     """The verdict from the three probes' step times (medians)."""
     t_data, t_compute, t_train = (statistics.median(x) for x in (data_ms, compute_ms, train_ms))
     gap = max(0.0, t_train - t_compute)
     fraction = min(1.0, gap / t_train) if t_train > 0 else 0.0
     input_bound = fraction >= INPUT_BOUND_FRACTION and t_data >= EXPLAINS_GAP * gap
-    return Verdict("input_bound" if input_bound else "compute_bound", fraction, t_data, t_compute, t_train)
+    verdict = ProbeVerdict.INPUT_BOUND if input_bound else ProbeVerdict.COMPUTE_BOUND
+    return ProbeResult(verdict, fraction, t_data, t_compute, t_train)
 
 
-def input_bound_finding(v: Verdict, ops: PipelineOps | None) -> Finding:
+def input_bound_finding(v: ProbeResult, ops: PipelineOps | None) -> Finding:
     """INPUT_BOUND with the tf.data changes as code, each marked where the pipeline's own ops show it applies."""
     def mark(applies: bool | None, why: str) -> str:
         return f"  # <- {why}" if applies else ""
@@ -149,7 +151,7 @@ def input_bound_finding(v: Verdict, ops: PipelineOps | None) -> Finding:
 
 def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], None] = lambda d, i: None,
           profile_dir: str | None = None) -> dict[str, Any]:
-    """Run the three probes and return the `probe-input` document (DESIGN.md section 4)."""
+    """Run the three probes and return the `probe-input` document."""
     from . import profile_reader
 
     warmup = warmup_steps(steps)
@@ -160,7 +162,7 @@ def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], 
     on_phase("real training steps", 2)
     train_ms = time_steps(model, train_ds, steps, warmup)
     v = decide(data_ms, compute_ms, train_ms)
-    findings = [input_bound_finding(v, pipeline_ops(train_ds))] if v.verdict == "input_bound" else []
+    findings = [input_bound_finding(v, pipeline_ops(train_ds))] if v.verdict == ProbeVerdict.INPUT_BOUND else []
     on_phase("profiler input analysis", 3)
     profiler = profile_reader.profile_steps(model, train_ds, profile_dir)
     return {

@@ -1,6 +1,6 @@
 """Built-in workloads, loaded with `builtin:NAME` (a `-` in NAME is `_` in the file name).
 
-Each module is a complete, self-contained workload file (DESIGN.md §3) that a
+Each module is a complete, self-contained workload file (docs/ARCHITECTURE.md, "Workloads") that a
 user can copy as a starting point: no downloads, data generated with numpy from
 fixed seeds, shuffled by tf.data under the global seed the runner sets.
 

@@ -1,0 +1,35 @@
+"""The words a measurement ends in, each owned here once.
+
+They are strings, not enum members, because they are written into files users
+keep (summary.json, study.yaml, `--json` documents) and compared with what
+those files hold; the classes only group them so that a name says what kind
+of word it is (`Verdict.BASELINE` is a speed verdict, `RungKind.BASELINE` a
+rung of the ladder).
+"""
+
+from __future__ import annotations
+
+
+class Verdict:
+    """A speed-up judged by its 95% interval (`trials.verdict.speed_verdict_of`), or the run every other is judged
+    against."""
+
+    FASTER = "faster"
+    SLOWER = "slower"
+    NO_CHANGE = "no measurable change"
+    BASELINE = "baseline"
+
+
+class AccuracyVerdict:
+    """B's validation metric against A's, paired on the same examples (`trials.accuracy.gate`)."""
+
+    WITHIN = "within tolerance"
+    WORSE = "worse"
+    INCONCLUSIVE = "inconclusive"
+
+
+class ProbeVerdict:
+    """What limits the step rate, by `probe-input` (its document's `verdict`)."""
+
+    INPUT_BOUND = "input_bound"
+    COMPUTE_BOUND = "compute_bound"
