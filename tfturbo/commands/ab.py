@@ -17,7 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..cli_args import non_negative, positive_int
+from ..arg_types import non_negative, positive_int
+from ..cli_args import WORKLOAD_HELP
 from ..commands.backend import log_path
 from ..errors import OutputDirError
 from ..runfiles import RUNS_DIR
@@ -32,7 +33,8 @@ TRIAL_JSON = "trial.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("workload", metavar="WORKLOAD", help="path to a workload .py file, or builtin:NAME")
+    parser.add_argument("workload", metavar="WORKLOAD", help=WORKLOAD_HELP)
+    parser.set_defaults(script_args=[])  # what follows `--`: the training script's own options, for every run
     parser.add_argument("--b", required=True, metavar="SETTINGS",
                         help="the candidate: key=value pairs joined by commas (policy, jit, batch, fix_head, "
                              "drop_remainder), e.g. policy=mixed_bfloat16,jit=on")
@@ -57,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_trial(args: argparse.Namespace) -> Trial:
-    base = RunSettings(args.workload, steps=args.steps, seed=args.seed, val_examples=args.val_examples)
+    base = RunSettings(args.workload, steps=args.steps, seed=args.seed, val_examples=args.val_examples,
+                       script_args=list(args.script_args))
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
     return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates),
