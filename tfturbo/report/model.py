@@ -28,7 +28,8 @@ from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study
 from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
 from ..trials.verdict import WORSE, Tolerance
-from ..tune.study import StudyStatus
+from ..trials.verdict import AccuracyVerdict as AccuracyVerdictDoc
+from ..tune.study import RungKind, StudyStatus
 from ..verdicts import ProbeVerdict, Verdict
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
@@ -51,6 +52,16 @@ class LadderRow:
         if self.row:
             return self.row.status
         return "skipped" if self.ladder.get("skipped") else "missing"
+
+    @property
+    def speed(self) -> dict[str, Any]:
+        """The trial's speed verdict (`ab`'s `speed` object) from study.yaml; empty without one."""
+        return self.ladder.get("speed") if isinstance(self.ladder.get("speed"), dict) else {}
+
+    @property
+    def accuracy(self) -> dict[str, Any]:
+        """The trial's accuracy verdict (`ab`'s `accuracy` object) from study.yaml; empty without one."""
+        return self.ladder.get("accuracy") if isinstance(self.ladder.get("accuracy"), dict) else {}
 
 
 @dataclass
@@ -92,7 +103,8 @@ class ReportData:
     has_ladder: bool
     metric: str | None
     options: dict[str, Any] = field(default_factory=dict)  # the tune options study.yaml recorded
-    adaptive: dict[str, Any] = field(default_factory=dict)  # steps/time adaptive measurement saved
+    measurement: dict[str, Any] = field(default_factory=dict)  # runs and replicate pairs (study.yaml)
+    design: str = ""  # how the trials measured, in words (from the ladder's trial verdicts)
 
 
 # ---------------------------------------------------------------- helpers
@@ -237,6 +249,17 @@ def _outcome(rung: LadderRow) -> str:
     return text
 
 
+def _headline_trial(tuned: LadderRow, rungs: list[LadderRow], baseline: LadderRow | None) -> LadderRow | None:
+    """The trial that measured the recommendation against the baseline itself: the confirmation rung, or the
+    recommended rung when it was measured against the baseline; None for studies without trial verdicts."""
+    confirmation = next((r for r in rungs if r.ladder.get("rung") == RungKind.CONFIRMATION and r.speed), None)
+    if confirmation is not None:
+        return confirmation
+    if tuned.speed and baseline is not None and tuned.ladder.get("compared_with") == baseline.name:
+        return tuned
+    return None
+
+
 def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: dict[str, Any] | None,
              has_ladder: bool, docs: dict[str, dict[str, Any]]) -> str:
     """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
@@ -258,16 +281,30 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
                 "accuracy on this hardware, so the recommendation is to keep the baseline settings."
                 + (f" Tried: {why}." if why else ""))
     row = tuned.row
-    lo, hi = row.speedup_ci95 or (float("nan"), float("nan"))
-    text = (source + f"Training with {row.label} is {row.speedup:.2f}x as fast as the baseline ({base.label}), "
-            f"measured as throughput per sample (95% confidence interval {lo:.2f}x to {hi:.2f}x, "
-            f"{row.verdict if row.verdict != 'faster' else 'faster beyond the noise'}). ")
+    trial = _headline_trial(tuned, rungs, baseline)
+    if trial is not None:
+        speed, acc = trial.speed, trial.accuracy
+        lo, hi = speed.get("ci95") or (float("nan"), float("nan"))
+        text = (source + f"Training with {row.label} is {speed['ratio']:.2f}x as fast as the baseline ({base.label}), "
+                f"measured as throughput per sample side by side with it (95% interval {lo:.2f}x to {hi:.2f}x over "
+                f"{speed.get('replicates')} interleaved replicate pairs, so run-to-run variation is included; "
+                f"{speed.get('verdict')}). ")
+    else:
+        lo, hi = row.speedup_ci95 or (float("nan"), float("nan"))
+        text = (source + f"Training with {row.label} is {row.speedup:.2f}x as fast as the baseline ({base.label}), "
+                f"measured as throughput per sample (95% confidence interval {lo:.2f}x to {hi:.2f}x, "
+                f"{row.verdict if row.verdict != 'faster' else 'faster beyond the noise'}). ")
     if row.memory_ratio is not None:
         kind = "device" if row.memory_kind == "device" else "host"
         change = f"is {_pct(row.memory_ratio)} {'lower' if row.memory_ratio < 1 else 'higher'}" \
             if round(abs(1 - row.memory_ratio) * 100) else "is unchanged"
         text += (f"Peak {kind} memory {change} "
                  f"({compare.fmt_bytes(base.peak_memory_bytes)} to {compare.fmt_bytes(row.peak_memory_bytes)}). ")
+    if trial is not None and trial.accuracy:
+        acc = AccuracyVerdictDoc.from_dict(trial.accuracy)
+        examples = f" on {acc.examples} validation examples at equal samples seen" if acc.paired else ""
+        text += f"Accuracy against the baseline{examples}: {acc.text()} — {acc.verdict}."
+        return text
     base_arm, tuned_arm = accuracy.ArmData(), accuracy.ArmData()
     base_arm.add_run(docs[baseline.name], baseline.row.path if baseline.row else None)
     tuned_arm.add_run(docs[tuned.name], tuned.row.path if tuned.row else None)
@@ -356,7 +393,7 @@ def _plots(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[Ladd
                   "A larger batch takes longer per step but processes more samples." + clipped),
              Plot("Training loss", "step", "loss", loss_curves),
              Plot(f"Validation: {metric}" if metric else "Validation", "step", metric or "", val_curves,
-                  "Same seed and data order in every run; a run stopped early by adaptive measurement ends sooner.")]
+                  "Same seed and data order in every run; a larger batch trains on as many samples in fewer steps.")]
     return [p for p in plots if p.curves]
 
 
@@ -450,7 +487,11 @@ def gather(study_dir: str | Path) -> ReportData:
         message = f": {study['message']}" if study.get("message") else ""
         warnings.append(f"the study did not finish (status {status}){message}; "
                         "this report shows the rungs it completed")
-    runs = {r.name: r for r in record.runs}
+    # a rung's other replicates (NN-slug.a1, .b2, ...) are measurements of its trial, not rungs of their own
+    replicas = {str(n) for e in study.get("ladder") or [] if isinstance(e, dict)
+                for n in e.get("replicates") or [] if n != e.get("name")}
+    runs = {r.name: r for r in record.runs if r.name not in replicas}
+    record.runs = [r for r in record.runs if r.name not in replicas]
     base_name = _baseline_name(study, record.runs)
     # the ladder's order first, then any other run
     ordered = [runs[e["name"]] for e in study.get("ladder") or [] if isinstance(e, dict) and e.get("name") in runs] \
@@ -486,5 +527,7 @@ def gather(study_dir: str | Path) -> ReportData:
         commands=_commands(study_dir, rungs, workload), warnings=_warnings(warnings, rungs),
         has_ladder=has_ladder, metric=metric,
         options=study.get("options") if isinstance(study.get("options"), dict) else {},
-        adaptive=study.get("adaptive") if isinstance(study.get("adaptive"), dict) else {},
+        measurement=study.get("measurement") if isinstance(study.get("measurement"), dict) else {},
+        design=next((str(e["design"]) for e in study.get("ladder") or [] if isinstance(e, dict) and e.get("design")),
+                    ""),
     )

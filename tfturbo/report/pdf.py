@@ -185,19 +185,52 @@ def with_ci(value: float | None, ci: tuple[float, float] | None, digits: int | N
     return P(text)
 
 
-def _relative_time(row: compare.CompareRow) -> Paragraph:
-    """Time per sample relative to the baseline = 1 / speed-up (the tutorial's 'relative step time')."""
-    if row.speedup is None or row.speedup <= 0:
+def _relative_time(rung: LadderRow) -> Paragraph:
+    """Time per sample relative to the configuration it was measured against = 1 / speed (the tutorial's
+    'relative step time')."""
+    speed, row = rung.speed, rung.row
+    ratio, ci = (speed.get("ratio"), speed.get("ci95")) if finite(speed.get("ratio")) else \
+        (row.speedup, row.speedup_ci95)
+    if not finite(ratio) or ratio <= 0:
         return P("n/a")
-    ci = row.speedup_ci95
-    inv = (1 / ci[1], 1 / ci[0]) if ci and ci[0] > 0 else None
-    return with_ci(1 / row.speedup, inv, 2, "x")
+    inv = (1 / ci[1], 1 / ci[0]) if ci and all(finite(c) for c in ci) and ci[0] > 0 else None
+    return with_ci(1 / ratio, inv, 2, "x")
 
 
-def _speedup(row: compare.CompareRow) -> Paragraph:
-    if row.verdict == Verdict.BASELINE:
+def _speedup(rung: LadderRow) -> Paragraph:
+    """The trial's ratio over the configuration it was measured against, with its interval and pairs."""
+    row = rung.row
+    if row is not None and row.verdict == Verdict.BASELINE:
         return P("1.00x<br/>(baseline)")
-    return with_ci(row.speedup, row.speedup_ci95, 2, "x")
+    speed = rung.speed
+    if finite(speed.get("ratio")):
+        lo, hi = speed.get("ci95") or (None, None)
+        ci = f"[{lo:.2f}, {hi:.2f}]" if finite(lo) and finite(hi) else "[no interval]"
+        against = rung.ladder.get("compared_with") or "the baseline"
+        return P(f"{speed['ratio']:.2f}x<br/><font color=\"{style.MUTED.hexval()}\">{ci} vs {esc(short(against, 30))}, "
+                 f"{speed.get('replicates')} pairs</font>")
+    return with_ci(row.speedup, row.speedup_ci95, 2, "x") if row is not None else P("n/a")
+
+
+def _accuracy(rung: LadderRow) -> Paragraph | str:
+    """The trial's paired accuracy change against the baseline, with its interval and verdict."""
+    acc = rung.accuracy
+    if rung.row is not None and rung.row.verdict == Verdict.BASELINE:
+        return "-"
+    if acc:
+        loss = str(acc.get("metric") or "").endswith("loss")
+        fmt = (lambda v: f"{v:+.4f}") if loss else (lambda v: f"{v * 100:+.2f} pp")
+        delta, ci = acc.get("delta"), acc.get("ci95")
+        text = fmt(delta) if finite(delta) else "n/a"
+        if isinstance(ci, list) and len(ci) == 2 and all(finite(c) for c in ci):
+            text += f'<br/><font color="{style.MUTED.hexval()}">[{fmt(ci[0])}, {fmt(ci[1])}]</font>'
+        n = acc.get("n_examples")
+        return P(f"{text}<br/>{esc(str(acc.get('verdict') or ''))}" + (f", {n} ex." if n else ""))
+    row = rung.row
+    if row is not None and row.val_delta:
+        name, d = row.val_delta
+        return P(f"{d * 100:+.2f} pp" if not name.endswith("loss") else f"{d:+.4f}")
+    return "n/a"
 
 
 def _ladder_only(rung: LadderRow, key: str) -> str:
@@ -211,8 +244,8 @@ def configuration_section(data: ReportData) -> list:
                 P("No configuration was measured: the study stopped before its first run (see the verdict).",
                   style.BODY)]
     metric = data.metric
-    header = ["Configuration", "Status", "Relative time per sample [95% CI]", "Speed-up [95% CI]",
-              "Peak memory vs baseline", "Validation change", "Decision"]
+    header = ["Configuration", "Status", "Relative time per sample [95% CI]", "Speed [95% CI]",
+              "Peak memory vs baseline", "Accuracy vs baseline [95% CI]", "Decision"]
     rows = []
     for rung in data.rungs:
         row = rung.row
@@ -220,17 +253,10 @@ def configuration_section(data: ReportData) -> list:
             rows.append([_rung_name(rung), status_cell(rung.status), "n/a", _ladder_only(rung, "speedup"), "n/a",
                          "n/a", _decision(rung)])
             continue
-        delta = "n/a"
-        if row.verdict == Verdict.BASELINE:
-            delta = "-"
-        elif row.val_delta:
-            name, d = row.val_delta
-            delta = f"{d * 100:+.2f} pp" if not name.endswith("loss") else f"{d:+.4f}"
-            delta += f"<br/>at step {row.val_step}" if row.val_step is not None else ""
-            delta = P(delta)
+        delta = _accuracy(rung)
         mem = P(f"{row.memory_ratio:.2f}x<br/>{esc(fmt_bytes(row.peak_memory_bytes))}") \
             if row.memory_ratio is not None else fmt_bytes(row.peak_memory_bytes)
-        rows.append([_rung_name(rung), status_cell(row.status), _relative_time(row), _speedup(row), mem,
+        rows.append([_rung_name(rung), status_cell(row.status), _relative_time(rung), _speedup(rung), mem,
                      delta, _decision(rung)])
     measured_header = ["Configuration", "Steps/s [95% CI]", "Step time ms [95% CI]", "Warm-up (s)",
                        "Final validation metrics", "Steps", "Findings"]
@@ -244,20 +270,23 @@ def configuration_section(data: ReportData) -> list:
                          with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1),
                          metrics, str(row.steps_completed or "n/a"),
                          P("<br/>".join(esc(c) for c in row.findings) or "-")])
-    val_note = (f" Validation change is the difference in <font name=\"{style.MONO}\">{esc(metric)}</font> from "
-                "the baseline at the last validation step both runs reached (runs stopped early by adaptive "
-                "measurement have trained less)" + (" in percentage points (pp)." if not metric.endswith("loss")
-                                                    else ".")) if metric else ""
+    val_note = (f" Accuracy is the change in <font name=\"{style.MONO}\">{esc(metric)}</font> from the baseline, "
+                "paired on the same validation examples at equal samples seen and averaged over the last "
+                "validation points, with its 95% interval" + (" in percentage points (pp); " if not
+                                                             metric.endswith("loss") else "; ") +
+                "within tolerance means the interval's worse end stays inside the tolerance, inconclusive that "
+                "the validation set is too small to tell.") if metric else ""
     kind = next((r.row.memory_kind for r in data.rungs if r.row and r.row.memory_kind), None)
     mem_note = {"device": "Peak memory is accelerator (device) memory.",
                 "host": "Peak memory is host memory (process RSS): this run had no accelerator."}.get(kind, "")
     return [
         P("Configurations", style.H1),
-        P("Each configuration was trained with the same seed and data order, for the same number of steps at "
-          "most (adaptive measurement stops a run once its step time is measured precisely enough). Speed-up is "
-          "throughput per sample against the baseline, with its 95% confidence interval from a block bootstrap "
-          "of the steady-state step times; an interval that contains 1.00 is reported as no measurable change. "
-          "Relative time per sample is its inverse (the tutorial's relative step time, measured). "
+        P("Each configuration was measured as an A/B trial against the best configuration kept before it "
+          "(its row says which): replicated runs of both, alternating AB, BA, …, each in its own process with the "
+          "same seed and data order. Speed is throughput per sample over that reference, from the device-drained "
+          "windows of the steady state, with a 95% interval across the replicate pairs, so run-to-run variation "
+          "is inside it; an interval that contains 1.00 is reported as no measurable change. Relative time per "
+          "sample is its inverse (the tutorial's relative step time, measured). "
           + esc(mem_note) + val_note, style.BODY),
         table(header, rows, [88, 50, 62, 62, 56, 54, 121]),
         Spacer(1, 0.5 * cm),
@@ -278,8 +307,7 @@ def plots_section(data: ReportData) -> list:
         if plot.note:
             block.append(P(esc(plot.note), style.SMALL))
         block.append(Spacer(1, 0.35 * cm))
-        # the heading travels with the first finding (keepWithNext does not reach into a KeepTogether)
-        out.append(KeepTogether(([heading] if not out else []) + block))
+        out.append(KeepTogether(block))
     return out
 
 
@@ -378,12 +406,15 @@ def appendix(data: ReportData) -> list:
         except (UserError, TypeError, ValueError):
             val_every = "not recorded"
         rows += [("Seed", str(base.get("seed", "n/a"))), ("Steps per run", str(base.get("steps", "n/a"))),
-                 ("Validation", f"{val_every}, {base.get('val_steps', 'n/a')} batches each")]
+                 ("Validation", f"{val_every}, on the first {base.get('val_examples', 'n/a')} validation examples "
+                                "(the same examples for every batch size)")]
     rows += [("Device", data.device), ("Versions", _versions_text(data.versions))]
-    adaptive = data.adaptive
-    if isinstance(adaptive.get("steps_planned"), int) and adaptive.get("steps_saved"):
-        rows.append(("Adaptive measurement", f"{adaptive.get('steps_run')} of {adaptive['steps_planned']} planned steps "
-                                             f"run; about {adaptive.get('seconds_saved', 0):g} s saved"))
+    if data.design:
+        rows.append(("How each trial measured", data.design))
+    if isinstance(data.measurement.get("runs"), int):
+        pairs = ", ".join(f"{k} {v}" for k, v in (data.measurement.get("pairs") or {}).items())
+        rows.append(("Runs measured", f"{data.measurement['runs']} in all" + (f"; replicate pairs: {pairs}"
+                                                                              if pairs else "")))
     options = ", ".join(f"{k} {v}" for k, v in data.options.items() if v is not None)
     if options:
         rows.append(("tfturbo tune options", options))
