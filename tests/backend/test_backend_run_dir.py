@@ -72,8 +72,17 @@ def test_summary_numbers(mlp_run):
     st = summary["step_ms"]
     assert st["ci95"][0] <= st["median"] <= st["ci95"][1]
     assert st["n"] == len(summary["step_ms_samples"]) > 50
-    # steady samples exclude warm-up, the 11 profiler steps and the last step of each of the 5 epochs
-    assert st["n"] <= 120 - summary["warmup_steps"] - 11 - 5 + 1
+    # steady samples exclude warm-up (decided on the whole run), the profiler steps after it and the last step
+    # of each epoch after it
+    first = summary["first_steady_step"]
+    assert first == summary["warmup_steps"] + 1
+    profiled_after = max(0, 40 - max(30, first) + 1)
+    epoch_ends_after = sum(1 for end in (24, 48, 72, 96, 120) if end >= first)
+    assert st["n"] <= 120 - summary["warmup_steps"] - profiled_after - epoch_ends_after + 1
+    # the throughput verdicts use: steady samples over the wall time of the device-drained windows
+    tp = summary["throughput"]
+    assert tp["samples_per_s"] > 0 and tp["steps"] <= 120 - summary["warmup_steps"] and tp["seconds"] > 0
+    assert all(a <= b for a, b, _ in summary["windows"])
     assert math.isclose(summary["steps_per_s"], 1000 / st["median"])
     assert summary["warmup_s"] > 0 and summary["wall_s"] > summary["warmup_s"]
     assert summary["memory_kind"] == "host" and summary["peak_memory_bytes"] > 10_000_000
