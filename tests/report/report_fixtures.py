@@ -34,7 +34,8 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
              val_accuracy: float = 0.90, peak_mb: float = 800.0, status: str = protocol.RunStatus.COMPLETED,
              findings: list[dict[str, Any]] | None = None, learning_rate: float = 1e-3, seed: int = 0,
              write_summary: bool = True, write_done: bool = True, truncate: bool = False,
-             checkpoint: bool = True, lr_scale: float = 1.0, correct: np.ndarray | None = None) -> Path:
+             checkpoint: bool = True, lr_scale: float = 1.0, correct: np.ndarray | None = None,
+             settings_seed: int = 1234) -> Path:
     """One recorded run directory, its events shaped like the backend's (warm-up, profiler window, validation).
 
     Steps 1..WARMUP are warm-up and steps in PROFILE are profiled: neither is in step_ms_samples.
@@ -44,7 +45,7 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
     run_dir = parent / name
     run_dir.mkdir(parents=True)
     settings = RunSettings(workload=workload, policy=policy, jit_compile=jit, batch_size=batch_size, steps=steps,
-                           seed=1234, lr_scale=lr_scale).to_dict()
+                           seed=settings_seed, lr_scale=lr_scale).to_dict()
     write_yaml(run_dir / RUN_YAML, {**settings, "versions": VERSIONS, "device": DEVICE})
     rng = np.random.default_rng(seed)
     # steps are numbered from 1, as the backend does; 1..WARMUP are warm-up, PROFILE steps are profiled
