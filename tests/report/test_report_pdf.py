@@ -80,8 +80,8 @@ def test_configuration_table_shows_each_trial_against_its_reference(study, repor
         assert f"{1 / s:.2f}x [{1 / b:.2f}, {1 / a:.2f}]" in text, name  # relative time per sample
         acc = e["accuracy"]
         lo, hi = acc["ci95"]
-        assert (f"{acc['delta'] * 100:+.2f} pp [{lo * 100:+.2f} pp, {hi * 100:+.2f} pp] {acc['verdict']}, "
-                "1000 ex.") in text, name
+        assert f"{acc['delta'] * 100:+.2f} pp [{lo * 100:+.2f}, {hi * 100:+.2f}] {acc['verdict']}, 1000 ex." \
+            in text, name
     assert entries["04-larger_batch"]["compared_with"] == "03-xla"  # the larger batch extends the kept XLA rung
     assert entries["02-mixed_bfloat16"]["accuracy"]["verdict"] == "inconclusive"
     # the decision column gives the trial's reason in full

@@ -222,8 +222,9 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
         fmt = (lambda v: f"{v:+.4f}") if loss else (lambda v: f"{v * 100:+.2f} pp")
         delta, ci = acc.get("delta"), acc.get("ci95")
         text = fmt(delta) if finite(delta) else "n/a"
-        if isinstance(ci, list) and len(ci) == 2 and all(finite(c) for c in ci):
-            text += f'<br/><font color="{style.MUTED.hexval()}">[{fmt(ci[0])}, {fmt(ci[1])}]</font>'
+        if isinstance(ci, list) and len(ci) == 2 and all(finite(c) for c in ci):  # in the delta's unit
+            bound = (lambda v: f"{v:+.4f}") if loss else (lambda v: f"{v * 100:+.2f}")
+            text += f'<br/><font color="{style.MUTED.hexval()}">[{bound(ci[0])}, {bound(ci[1])}]</font>'
         n = acc.get("n_examples")
         return P(f"{text}<br/>{esc(str(acc.get('verdict') or ''))}" + (f", {n} ex." if n else ""))
     row = rung.row
@@ -288,7 +289,7 @@ def configuration_section(data: ReportData) -> list:
           "is inside it; an interval that contains 1.00 is reported as no measurable change. Relative time per "
           "sample is its inverse (the tutorial's relative step time, measured). "
           + esc(mem_note) + val_note, style.BODY),
-        table(header, rows, [84, 50, 58, 72, 52, 72, 112]),
+        table(header, rows, [96, 50, 58, 66, 52, 70, 108]),
         Spacer(1, 0.5 * cm),
         P("Measured values", style.H2),
         table(measured_header, measured, [88, 62, 62, 48, 88, 34, 111]),
