@@ -1,24 +1,27 @@
 """Recorded study directories for the compare and report tests: no training.
 
 `make_run` writes a run directory the way the backend does (docs/ARCHITECTURE.md:
-run.yaml, events.jsonl through the real EventWriter, summary.json with the
-keys of COMMON.md, checkpoint/tfturbo-settings.yaml); `make_study` adds the
-study.yaml a `tfturbo tune` ladder writes. Step times are drawn from a seeded
+run.yaml, events.jsonl through the real EventWriter, summary.json,
+paired_validation.npz, checkpoint/tfturbo-settings.yaml); `make_study` runs a
+`tfturbo tune` ladder's trials through the real trial engine on such runs and
+saves the study.yaml it writes. Step times are drawn from a seeded
 generator, so every number in a test is reproducible.
 """
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tfturbo import protocol, summary as summ
+from tfturbo import protocol
 from tfturbo.runfiles import (CHECKPOINT_DIR, CHECKPOINT_SETTINGS, EVENTS, RUN_YAML, RUNS_DIR, STUDY_YAML,
                               SUMMARY, write_json_atomic, write_yaml)
 from tfturbo.settings import RunSettings
 from tfturbo.stats import median_ci
+from tfturbo.trials import accuracy
 
 VERSIONS = {"tfturbo": "0.1.0", "tensorflow": "2.21.0", "keras": "3.15.0", "python": "3.11.9"}
 DEVICE = "CPU (2 cores, host memory)"
@@ -31,15 +34,18 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
              val_accuracy: float = 0.90, peak_mb: float = 800.0, status: str = protocol.RunStatus.COMPLETED,
              findings: list[dict[str, Any]] | None = None, learning_rate: float = 1e-3, seed: int = 0,
              write_summary: bool = True, write_done: bool = True, truncate: bool = False,
-             checkpoint: bool = True) -> Path:
+             checkpoint: bool = True, lr_scale: float = 1.0, correct: np.ndarray | None = None,
+             settings_seed: int = 1234) -> Path:
     """One recorded run directory, its events shaped like the backend's (warm-up, profiler window, validation).
 
     Steps 1..WARMUP are warm-up and steps in PROFILE are profiled: neither is in step_ms_samples.
+    `correct`: every validation example's correctness (1/0), written to paired_validation.npz at each
+    validation point as the backend writes it (the same at every point).
     """
     run_dir = parent / name
     run_dir.mkdir(parents=True)
     settings = RunSettings(workload=workload, policy=policy, jit_compile=jit, batch_size=batch_size, steps=steps,
-                           seed=1234).to_dict()
+                           seed=settings_seed, lr_scale=lr_scale).to_dict()
     write_yaml(run_dir / RUN_YAML, {**settings, "versions": VERSIONS, "device": DEVICE})
     rng = np.random.default_rng(seed)
     # steps are numbered from 1, as the backend does; 1..WARMUP are warm-up, PROFILE steps are profiled
@@ -96,6 +102,15 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
     steady = [m for n, m in zip(step_no, ms) if n > WARMUP and not PROFILE[0] <= n < PROFILE[1]]
     median, ci = median_ci(steady)
     lr = learning_rate
+    paired = None
+    if correct is not None:
+        points = [(v["step"], v["step"] * batch_size) for v in val]
+        np.savez_compressed(run_dir / accuracy.PAIRED_FILE, step=np.array([p[0] for p in points]),
+                            samples=np.array([p[1] for p in points]),
+                            correct=np.stack([correct] * len(points)).astype(np.float32))
+        paired = {"file": accuracy.PAIRED_FILE, "examples": len(correct), "accuracy_metric": "val_accuracy",
+                  "loss": False, "fixed_examples": True, "eval_batch": 256, "points": [list(p) for p in points],
+                  "problem": None}
     if write_summary:  # what the backend's summary.json holds (COMMON.md contracts)
         final = val[-1]["metrics"]
         write_json_atomic(run_dir / SUMMARY, {
@@ -107,6 +122,9 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
             "device": DEVICE, "workload": {"spec": workload, "name": workload.split(":")[-1], "path": None},
             "learning_rate": lr, "loss_scale": None, "xla_active": jit or None,
             "profile": {"window": [PROFILE[0], PROFILE[1] - 1], "logdir": "tb"},
+            "throughput": {"samples_per_s": batch_size * 1000.0 * len(steady) / sum(steady), "steps": len(steady),
+                           "seconds": sum(steady) / 1000.0, "windows": 3},
+            **({"paired_validation": paired} if paired else {}),
         })
     if checkpoint:
         write_yaml(run_dir / CHECKPOINT_DIR / CHECKPOINT_SETTINGS, {
@@ -115,58 +133,114 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
     return run_dir
 
 
-def ladder_entry(base: Path, run: Path, kept: bool, reason: str) -> dict[str, Any]:
-    """A ladder rung as `tfturbo tune` records it, its numbers computed from the two summaries."""
+EXAMPLES = 1000  # validation examples of the per-example results
+RUN_NOISE = 0.02  # run-to-run spread of the speed of identical runs (each run is off by a seeded factor)
+DIM_FINDING = {"code": "DIM_NOT_MULTIPLE_OF_8", "severity": "warning", "where": "dense_<b>&evil</b>",
+               "message": "width 100 is not a multiple of 8", "fix": "keras.layers.Dense(104)  # was Dense(100)"}
+# What each configuration measures: (policy, XLA, batch) -> step time, validation examples it gets right beyond
+# the baseline's (negative: fewer), peak memory, final val_accuracy, findings.
+CONFIGS: dict[tuple[str, bool, int], dict[str, Any]] = {
+    ("float32", False, 64): {"step_ms": 200, "flips": 0, "peak_mb": 800, "val_accuracy": 0.900},
+    ("mixed_bfloat16", False, 64): {"step_ms": 520, "flips": -3, "peak_mb": 560, "val_accuracy": 0.897},
+    ("float32", True, 64): {"step_ms": 150, "flips": 2, "peak_mb": 700, "val_accuracy": 0.902,
+                            "findings": [DIM_FINDING]},
+    ("float32", True, 128): {"step_ms": 240, "flips": -1, "peak_mb": 1200, "val_accuracy": 0.899},
+}
+
+
+def correctness(flips: int) -> np.ndarray:
+    """The baseline gets the first 900 of EXAMPLES right; `flips` > 0 more right, < 0 that many of those wrong."""
+    c = np.zeros(EXAMPLES)
+    c[:900] = 1
+    if flips > 0:
+        c[900:900 + flips] = 1
+    elif flips < 0:
+        c[:-flips] = 0
+    return c
+
+
+def measure(runs: Path, workload: str):
+    """execute(planned) -> (summary, run dir): a recorded run for the trial engine, as `tfturbo tune`'s executor."""
     from tfturbo.runfiles import load_run
-    b, c = load_run(base).summary, load_run(run).summary
-    s, ci = summ.speedup(b, c)
-    delta = summ.val_delta(b, c)
-    return {"name": run.name, "settings": c["settings"], "steps_per_s": c["steps_per_s"], "speedup": s,
-            "speedup_ci95": list(ci), "val_delta": delta[1] if delta else None, "kept": kept, "reason": reason}
+
+    def execute(planned):
+        s = planned.settings
+        cfg = CONFIGS[(s.policy, s.jit_compile, s.batch_size)]
+        seed = zlib.crc32(planned.name.encode())
+        factor = 1.0 + RUN_NOISE * float(np.random.default_rng(seed).standard_normal())
+        path = make_run(runs, planned.name, workload=workload, policy=s.policy, jit=s.jit_compile,
+                        batch_size=s.batch_size, steps=s.steps, step_ms=cfg["step_ms"] * factor, seed=seed,
+                        peak_mb=cfg["peak_mb"], val_accuracy=cfg["val_accuracy"], findings=cfg.get("findings"),
+                        learning_rate=1e-3 * s.lr_scale, lr_scale=s.lr_scale, correct=correctness(cfg["flips"]))
+        return load_run(path).summary, path
+
+    return execute
 
 
-def make_study(root: Path, workload: str = "builtin:transformer", *, broken: bool = False) -> Path:
-    """A study with baseline, mixed_bfloat16 (slower, rejected), XLA (faster, kept) and a larger batch.
+def make_study(root: Path, workload: str = "builtin:transformer", *, broken: bool = False,
+               confirmation: bool = True) -> Path:
+    """The study `tfturbo tune` writes, its trials measured by the real trial engine on recorded runs.
 
-    `broken` adds a failed run, a cancelled run without summary and a crashed run with a truncated
-    events.jsonl.
+    01-baseline; 02-mixed_bfloat16 (slower, rejected; accuracy inconclusive), 03-xla (faster, kept) and
+    04-larger_batch (batch 128 on XLA, faster than 03-xla, kept) each a trial of 3 interleaved replicate
+    pairs against the best kept rung, with their replicate runs (NN-slug.a1, .b2, ...) in runs/; then
+    05-confirmation, the recommendation against the baseline side by side (left out with
+    `confirmation=False`, as in a study stopped before it). `broken` adds runs the ladder does not name:
+    a failed run, a cancelled run without summary and a crashed run with a truncated events.jsonl.
     """
+    from tfturbo.trials.policy import Candidate
+    from tfturbo.trials.trial import PlannedRun, run_trial
+    from tfturbo.tune.ladder import TuneOptions, baseline_verdict, finish_rung, make_trial
+    from tfturbo.tune.study import Rung, RungKind, Study, StudyStatus, measurement_only
+
     runs = root / RUNS_DIR
-    base = make_run(runs, "01-baseline", workload=workload, step_ms=200, seed=1)
-    bf16 = make_run(runs, "02-mixed_bfloat16", workload=workload, policy="mixed_bfloat16", step_ms=520,
-                    peak_mb=560, seed=2, val_accuracy=0.897)
-    xla = make_run(runs, "03-xla", workload=workload, jit=True, step_ms=150, peak_mb=700, seed=3,
-                   val_accuracy=0.902, findings=[{"code": "DIM_NOT_MULTIPLE_OF_8", "severity": "warning",
-                                                  "where": "dense_<b>&evil</b>", "message": "width 100 is not a multiple of 8",
-                                                  "fix": "keras.layers.Dense(104)  # was Dense(100)"}])
-    big = make_run(runs, "04-batch-128", workload=workload, jit=True, batch_size=128, step_ms=280, peak_mb=1200,
-                   seed=4, val_accuracy=0.899, learning_rate=2e-3)
-    ladder = [{**ladder_entry(base, base, True, "baseline"), "speedup": 1.0, "speedup_ci95": [1.0, 1.0], "val_delta": 0.0},
-              ladder_entry(base, bf16, False, "SLOWER_THAN_BASELINE"),
-              ladder_entry(base, xla, True, "faster beyond the noise, accuracy kept"),
-              ladder_entry(base, big, True, "faster beyond the noise, accuracy kept")]
+    runs.mkdir(parents=True)
+    options = TuneOptions(workload, root, steps=60, val_every=20, batch_size=64, min_replicates=3, max_replicates=3)
+    execute = measure(runs, workload)
+    study = Study(root, workload, options.to_dict(), created="2026-01-15T10:30:00")
+    study.environment = {"devices": [{"type": "CPU", "name": DEVICE}], "tensorflow": "2.21.0", "keras": "3.15.0",
+                         "recommended_policy": "float32", "reason": "CPU without native bfloat16"}
+    study.audit = [dict(DIM_FINDING)]
+    study.probe = {"verdict": "compute_bound", "input_fraction": 0.04, "data_steps_per_s": 950.0,
+                   "compute_steps_per_s": 5.1, "train_steps_per_s": 4.9, "findings": []}
+    settings = options.base_settings()
+    base = Rung("01-baseline", RungKind.BASELINE, settings, f"{RUNS_DIR}/01-baseline",
+                replicates=["01-baseline"])
+    base.summary, _ = execute(PlannedRun("a", 1, settings, base.name))
+    base.decision = baseline_verdict(base.summary)
+    study.rungs.append(base)
+
+    def trial(name: str, kind: str, b: RunSettings, reference: Rung, note: str) -> Rung:
+        candidate = Candidate(kind, name[3:], b, note, reference)
+        rung = Rung(name, kind, b, f"{RUNS_DIR}/{name}", compared_with=reference.name)
+        t = make_trial(candidate, name, base, root, options)
+        verdict = run_trial(t, execute)
+        finish_rung(rung, t, verdict, note)
+        rung.decision = verdict
+        study.rungs.append(rung)
+        return rung
+
+    trial("02-mixed_bfloat16", RungKind.MIXED_PRECISION, settings.with_(policy="mixed_bfloat16"), base,
+          "mixed_bfloat16 was chosen with --policy")
+    xla = trial("03-xla", RungKind.XLA, settings.with_(jit_compile=True), base, "XLA on the best configuration so far")
+    big = trial("04-larger_batch", RungKind.LARGER_BATCH, xla.settings.with_(batch_size=128, lr_scale=2.0), xla,
+                "batch 128: the kept rungs freed memory")
+    if confirmation:
+        trial("05-confirmation", RungKind.CONFIRMATION, big.settings, base,
+              "the recommended configuration against the baseline, side by side")
+    study.recommended = measurement_only(big.settings)
+    study.recommended_rung = big.name
+    study.status = StudyStatus.COMPLETED
+    study.save()
     if broken:
-        make_run(runs, "05-failed", workload=workload, policy="mixed_float16", status=protocol.RunStatus.FAILED, seed=5,
+        make_run(runs, "06-failed", workload=workload, policy="mixed_float16", status=protocol.RunStatus.FAILED, seed=5,
                  findings=[{"code": "NAN_LOSS", "severity": "error", "where": "step 40",
                             "message": "the loss became NaN", "fix": "keep the head in float32"}])
-        make_run(runs, "06-cancelled", workload=workload, status=protocol.RunStatus.CANCELLED, write_summary=False, seed=6,
-                 checkpoint=False)
-        make_run(runs, "07-crashed", workload=workload, write_summary=False, write_done=False, truncate=True,
+        make_run(runs, "07-cancelled", workload=workload, status=protocol.RunStatus.CANCELLED, write_summary=False,
+                 seed=6, checkpoint=False)
+        make_run(runs, "08-crashed", workload=workload, write_summary=False, write_done=False, truncate=True,
                  seed=7, checkpoint=False)
-    write_yaml(root / STUDY_YAML, {
-        "workload": workload,
-        "environment": {"devices": [{"type": "CPU", "name": DEVICE}], "tensorflow": "2.21.0", "keras": "3.15.0",
-                        "recommended_policy": "float32", "reason": "CPU without native bfloat16"},
-        "created": "2026-01-15T10:30:00",
-        "ladder": ladder,
-        "recommended": {**RunSettings(workload=workload, jit_compile=True, batch_size=128, lr_scale=2.0).to_dict()},
-        "findings": [{"code": "DIM_NOT_MULTIPLE_OF_8", "severity": "warning", "where": "dense_<b>&evil</b>",
-                      "message": "width 100 is not a multiple of 8", "fix": "keras.layers.Dense(104)  # was Dense(100)"}],
-        "probe": {"verdict": "compute_bound", "input_fraction": 0.04, "data_steps_per_s": 950.0,
-                  "compute_steps_per_s": 5.1, "train_steps_per_s": 4.9, "findings": []},
-    })
     return root
-
 
 def pdf_text(path: Path) -> str:
     """The PDF's text as a reader's copy-paste would give it (pypdf, a test dependency)."""

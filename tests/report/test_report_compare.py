@@ -1,4 +1,5 @@
-"""The compare table: every number equals what the runs' summary.json files say."""
+"""The compare table: every number equals what the runs' summary.json files say, and a speed verdict
+(faster / slower / no measurable change) is given only where replicates measured an interval."""
 
 from __future__ import annotations
 
@@ -8,25 +9,39 @@ import json
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from tfturbo import summary as summ
-from tfturbo.compare import (compare_runs, effective_summary, metric_names, steady_steps, to_csv, to_json,
-                             to_text)
+from tfturbo.compare import (SAME_SETTINGS, SINGLE_RUN, compare_runs, effective_summary, metric_names,
+                             replicate_key, steady_steps, to_csv, to_json, to_text)
 from tfturbo.errors import UserError
 from tfturbo.runfiles import RUNS_DIR, load_run, load_study
-from tfturbo.stats import median_ci
+from tfturbo.stats import median_ci, two_sample_ratio_ci
+from tfturbo.trials.speed import samples_per_s
 
-from report_fixtures import PROFILE, WARMUP
+from report_fixtures import PROFILE, WARMUP, make_run
+
+RUNGS = ["01-baseline", "02-mixed_bfloat16", "03-xla", "04-larger_batch", "05-confirmation"]
+
+
+def rung_records(study_dir):
+    """The runs of the study's rungs, without their trials' other replicates (NN-slug.a1, ...)."""
+    return [r for r in load_study(study_dir).runs if "." not in r.name]
 
 
 def rows_of(study_dir, baseline=0):
-    records = load_study(study_dir).runs
+    records = rung_records(study_dir)
     return records, compare_runs(records, baseline)
+
+
+def rate(record) -> float:
+    return samples_per_s(record.summary)
 
 
 def test_rows_carry_the_numbers_of_summary_json(study):
     records, rows = rows_of(study)
+    assert [r.name for r in rows] == RUNGS
     base = records[0].summary
     for record, row in zip(records, rows):
         s = json.loads((record.path / "summary.json").read_text())
@@ -38,29 +53,96 @@ def test_rows_carry_the_numbers_of_summary_json(study):
         assert row.metrics == {k: v for k, v in s["metrics"].items() if k.startswith("val_")}
         assert (row.policy, row.jit_compile, row.batch_size) == (
             s["settings"]["policy"], s["settings"]["jit_compile"], s["settings"]["batch_size"])
-        speedup, ci = summ.speedup(base, s)
+        # speed is throughput per sample from the device-drained windows, over the baseline's
         if row.verdict != "baseline":
-            assert row.speedup == speedup and row.speedup_ci95 == ci
+            assert row.speedup == pytest.approx(s["throughput"]["samples_per_s"] / base["throughput"]["samples_per_s"])
         assert row.memory_ratio == summ.memory_ratio(base, s)
 
 
-def test_verdicts_follow_the_intervals(study):
-    _, rows = rows_of(study)
+def test_a_configuration_measured_by_one_run_gets_no_interval_and_no_verdict(study):
+    """Issue 10: one run per configuration cannot tell a gain from a slow minute of the machine, however tight
+    each run's own interval; the table gives the ratio and says it is a single run."""
+    records, rows = rows_of(study)
     verdicts = {r.name: r.verdict for r in rows}
-    assert verdicts == {"01-baseline": "baseline", "02-mixed_bfloat16": "slower", "03-xla": "faster",
-                        "04-batch-128": "faster"}
+    assert verdicts == {"01-baseline": "baseline", "02-mixed_bfloat16": SINGLE_RUN, "03-xla": SINGLE_RUN,
+                        "04-larger_batch": SINGLE_RUN, "05-confirmation": SINGLE_RUN}
+    assert all(r.speedup_ci95 is None for r in rows[1:])
     base = rows[0]
     assert (base.speedup, base.speedup_ci95, base.memory_ratio) == (1.0, (1.0, 1.0), 1.0)
-    bigger = rows[3]  # 280 ms at batch 128 against 200 ms at batch 64: faster per sample
-    assert bigger.steps_per_s < base.steps_per_s and bigger.speedup == pytest.approx(2 * 200 / 280, rel=0.02)
+    bigger = rows[3]  # 240 ms at batch 128 against 200 ms at batch 64: fewer steps/s, more samples/s
+    assert bigger.steps_per_s < base.steps_per_s and bigger.speedup == pytest.approx(2 * 200 / 240, rel=0.08)
     assert rows[2].findings == ["DIM_NOT_MULTIPLE_OF_8"]
-    assert rows[2].val_delta == ("val_accuracy", pytest.approx(0.002))
+    # accuracy from the paired per-example results (paired_validation.npz) against the baseline's
+    assert rows[2].val_delta == ("val_accuracy", pytest.approx(2 / 1000))
+    assert rows[1].val_delta == ("val_accuracy", pytest.approx(-3 / 1000))
+    assert rows[3].val_delta == ("val_accuracy", pytest.approx(-1 / 1000))
+    text = to_text(rows)
+    assert not any(w in line for line in text.splitlines()[2:7] for w in (" faster", " slower", "no measurable"))
+
+
+def test_single_runs_of_identical_settings_are_never_called_different(tmp_path):
+    """The bug of issue 10: two runs of the same settings 15% apart, each with a tight interval of its own,
+    were judged 'faster'. Runs with another seed are another configuration measured once: no verdict."""
+    a = make_run(tmp_path, "a", step_ms=200, noise=0.005, seed=1)
+    b = make_run(tmp_path, "b", step_ms=230, noise=0.005, seed=2, settings_seed=99)
+    rows = compare_runs([load_run(a), load_run(b)])
+    assert rows[1].verdict == SINGLE_RUN and rows[1].speedup_ci95 is None
+    assert rows[1].speedup == pytest.approx(200 / 230, rel=0.01)
+    assert "0.87x" in to_text(rows) and "single run: no interval" in to_text(rows)
+    # the issue's own case: six runs of the same settings are replicates of one configuration, never "different"
+    same = identical_runs(tmp_path, 6, 1234, 30)
+    assert [r.verdict for r in compare_runs(same)] == ["baseline"] + [SAME_SETTINGS] * 5
+
+
+def test_replicated_runs_get_an_interval_and_a_verdict(study):
+    """With the trials' replicate runs in the comparison every configuration is measured several times: the
+    interval is across those runs (Welch on the log throughputs), so it covers run-to-run noise."""
+    records = load_study(study).runs
+    rows = compare_runs(records, "01-baseline")
+    groups: dict[tuple, list[float]] = {}
+    for r in records:
+        groups.setdefault(replicate_key(r.summary["settings"]), []).append(rate(r))
+    base_key = replicate_key(records[0].summary["settings"])
+    expected = {"mixed_bfloat16": "slower", "xla": "faster", "batch 128": "faster"}
+    for record, row in zip(records, rows):
+        key = replicate_key(record.summary["settings"])
+        if row.name == "01-baseline":
+            assert row.verdict == "baseline"
+        elif key == base_key:  # an A run of a trial: the baseline's own settings
+            assert row.verdict == SAME_SETTINGS and row.speedup_ci95 is None
+        else:
+            ratio, ci = two_sample_ratio_ci(groups[base_key], groups[key])
+            assert len(groups[key]) >= 3 and row.speedup == pytest.approx(ratio) and row.speedup_ci95 == ci
+            assert ci[0] <= row.speedup <= ci[1]
+            what = "mixed_bfloat16" if row.policy == "mixed_bfloat16" else \
+                "batch 128" if row.batch_size == 128 else "xla"
+            assert row.verdict == expected[what], row.name
+
+
+def identical_runs(parent, n: int, settings_seed: int, first_seed: int):
+    """n runs of one configuration, each off by a run-level factor (±8%): a busy machine's replicates."""
+    rng = np.random.default_rng(first_seed)
+    return [load_run(make_run(parent, f"s{settings_seed}-{i}", step_ms=200 * (1 + 0.08 * rng.standard_normal()),
+                              noise=0.005, seed=first_seed + i, settings_seed=settings_seed)) for i in range(n)]
+
+
+def test_two_identical_configurations_replicated_are_no_measurable_change(tmp_path):
+    a = identical_runs(tmp_path, 3, 1234, 10)
+    b = identical_runs(tmp_path, 3, 99, 20)  # another seed: the same speed, another configuration
+    rows = compare_runs(a + b)
+    assert [r.verdict for r in rows] == ["baseline", SAME_SETTINGS, SAME_SETTINGS] + ["no measurable change"] * 3
+    lo, hi = rows[3].speedup_ci95
+    assert lo < 1.0 < hi
+    # each single pair of runs, the way the old compare judged them, looks different often; replicated it is not
+    singles = [compare_runs([x, y])[1] for x in a for y in b]
+    assert all(r.verdict == SINGLE_RUN for r in singles)
+    assert max(r.speedup for r in singles) / min(r.speedup for r in singles) > 1.1
 
 
 def test_baseline_by_name_and_bad_baselines(study):
     records, rows = rows_of(study, "03-xla")
-    assert [r.verdict for r in rows] == ["slower", "slower", "baseline", "faster"]
-    assert rows[0].speedup == pytest.approx(1 / compare_runs(records)[2].speedup, rel=0.01)
+    assert [r.verdict for r in rows] == [SINGLE_RUN, SINGLE_RUN, "baseline", SINGLE_RUN, SINGLE_RUN]
+    assert rows[0].speedup == pytest.approx(1 / compare_runs(records)[2].speedup, rel=1e-9)
     with pytest.raises(UserError, match="not one of the compared runs"):
         compare_runs(records, "nope")
     with pytest.raises(UserError, match="out of range"):
@@ -70,12 +152,12 @@ def test_baseline_by_name_and_bad_baselines(study):
 def test_runs_without_summary_get_a_row_from_their_events(broken_study):
     records, rows = rows_of(broken_study)
     by_name = {r.name: r for r in rows}
-    assert {n: r.status for n, r in by_name.items() if n >= "05"} == {
-        "05-failed": "failed", "06-cancelled": "cancelled", "07-crashed": "crashed"}
-    cancelled = by_name["06-cancelled"]
+    assert {n: r.status for n, r in by_name.items() if n >= "06"} == {
+        "06-failed": "failed", "07-cancelled": "cancelled", "08-crashed": "crashed"}
+    cancelled = by_name["07-cancelled"]
     assert not cancelled.from_summary and any("summary.json is missing" in w for w in cancelled.warnings)
     # steady steps are those after warm-up and outside the profiler window, as the backend counts them
-    steps = load_run(broken_study / RUNS_DIR / "06-cancelled").steps()
+    steps = load_run(broken_study / RUNS_DIR / "07-cancelled").steps()
     median, ci = median_ci([ms for n, ms in zip(steps.step, steps.step_ms)
                             if n > WARMUP and not PROFILE[0] <= n < PROFILE[1]])
     assert cancelled.step_ms == median and cancelled.step_ms_ci95 == ci
@@ -83,9 +165,11 @@ def test_runs_without_summary_get_a_row_from_their_events(broken_study):
     assert cancelled.peak_memory_bytes == records[0].summary["peak_memory_bytes"]
     assert cancelled.metrics["val_accuracy"] == pytest.approx(0.9)
     assert cancelled.recorded_settings == {} and cancelled.learning_rate is None
-    crashed = by_name["07-crashed"]
+    # the baseline's own settings, measured again: a replicate, not a verdict
+    assert cancelled.verdict == SAME_SETTINGS and cancelled.speedup_ci95 is None
+    crashed = by_name["08-crashed"]
     assert any("truncated" in w for w in crashed.warnings)
-    assert by_name["05-failed"].findings == ["NAN_LOSS"]
+    assert by_name["06-failed"].findings == ["NAN_LOSS"]
 
 
 def test_steady_samples_from_events_equal_the_summarys(study):
@@ -107,7 +191,7 @@ def test_a_run_with_nothing_measured_still_gets_a_row(tmp_path, study):
     rows = compare_runs([load_run(study / RUNS_DIR / "01-baseline"), load_run(empty)])
     row = rows[1]
     assert row.status == "crashed" and row.steps_per_s is None and row.speedup is None
-    assert row.verdict == "no measurable change"
+    assert row.verdict == "not measured" and row.val_delta is None
     assert "n/a" in to_text(rows) and json.dumps(to_json(rows), allow_nan=False)
 
 
@@ -119,14 +203,17 @@ def test_settings_record_is_read_back_from_the_checkpoint(study):
 
 
 def test_csv_round_trip(broken_study):
-    _, rows = rows_of(broken_study)
+    rows = compare_runs(load_study(broken_study).runs)  # with the replicates: some rows have intervals
     parsed = list(csv.DictReader(io.StringIO(to_csv(rows))))
     assert [p["name"] for p in parsed] == [r.name for r in rows]
+    assert any(r.speedup_ci95 and r.verdict != "baseline" for r in rows)
     for p, r in zip(parsed, rows):
         for key in ("steps_per_s", "step_ms", "speedup", "memory_ratio", "warmup_s"):
             value = getattr(r, key)
             assert (p[key] == "" if value is None else float(p[key]) == value), key
-        assert (float(p["speedup_ci95_lo"]), float(p["speedup_ci95_hi"])) == r.speedup_ci95
+        lo_hi = (p["speedup_ci95_lo"], p["speedup_ci95_hi"])
+        assert (lo_hi == ("", "")) if r.speedup_ci95 is None else tuple(map(float, lo_hi)) == r.speedup_ci95
+        assert p["verdict"] == r.verdict
         assert int(p["peak_memory_bytes"]) == r.peak_memory_bytes and p["status"] == r.status
         for m in metric_names(rows):
             assert float(p[m]) == r.metrics[m]
@@ -144,20 +231,23 @@ def test_text_table_is_aligned_and_explains_itself(broken_study):
     for line, row in zip(lines[2:], rows):
         assert line.startswith(row.name)
         cell = "1.00x (baseline)" if row.verdict == "baseline" else \
-            f"{row.speedup:.2f}x [{row.speedup_ci95[0]:.2f}, {row.speedup_ci95[1]:.2f}]"
+            "n/a" if row.speedup is None else f"{row.speedup:.2f}x"
         assert line[col:].startswith(cell)
-    assert "warning: 07-crashed: events.jsonl: the last line is truncated" in text
+        assert f"  {row.verdict}" in line
+    assert "warning: 08-crashed: events.jsonl: the last line is truncated" in text
     # the settings record of each checkpoint, read back
-    assert ("  04-batch-128       float32, jit_compile True, batch 128, learning rate 0.002, TensorFlow 2.21.0, "
+    assert ("  04-larger_batch    float32, jit_compile True, batch 128, learning rate 0.002, TensorFlow 2.21.0, "
             "Keras 3.15.0, CPU (2 cores, host memory)") in text
-    assert "  06-cancelled       none (the run saved no checkpoint settings)" in text
-    assert "interval containing 1.00 is no measurable change" in text
+    assert "  07-cancelled       none (the run saved no checkpoint settings)" in text
+    assert "Its 95% interval comes from replicates (runs with the same settings)" in text
+    assert "`tfturbo ab` measures a verdict" in text
 
 
 def test_json_rows_are_strict_json(broken_study):
-    _, rows = rows_of(broken_study)
+    rows = compare_runs(load_study(broken_study).runs)
     doc = to_json(rows)
-    text = json.dumps(doc, allow_nan=False)
-    back = json.loads(text)
-    assert back[2]["speedup_ci95"] == list(rows[2].speedup_ci95)
+    back = json.loads(json.dumps(doc, allow_nan=False))
+    i = next(i for i, r in enumerate(rows) if r.speedup_ci95 and r.verdict != "baseline")
+    assert back[i]["speedup_ci95"] == list(rows[i].speedup_ci95)
+    assert all(d["speedup_ci95"] is None for d, r in zip(back, rows) if r.verdict == SINGLE_RUN)
     assert all(v is None or not (isinstance(v, float) and math.isnan(v)) for d in back for v in d.values())

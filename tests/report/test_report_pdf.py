@@ -37,27 +37,90 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_report_states_the_measured_speedup_and_settings(study, report_text):
-    base, tuned = summary_of(study, "01-baseline"), summary_of(study, "04-batch-128")
-    speedup, (lo, hi) = summ.speedup(base, tuned)
+def ladder(study: Path) -> dict[str, dict]:
+    return {e["name"]: e for e in yaml.safe_load((study / STUDY_YAML).read_text())["ladder"]}
+
+
+RUNGS = ["01-baseline", "02-mixed_bfloat16", "03-xla", "04-larger_batch", "05-confirmation"]
+
+
+def test_verdict_states_the_trials_ratio_interval_pairs_and_accuracy(study, report_text):
+    base, tuned = summary_of(study, "01-baseline"), summary_of(study, "04-larger_batch")
+    confirmation = ladder(study)["05-confirmation"]
+    speed, acc = confirmation["speed"], confirmation["accuracy"]
+    lo, hi = speed["ci95"]
     text = flat(report_text)
-    # the verdict: speed-up with its interval, memory, accuracy
-    assert f"is {speedup:.2f}x as fast as the baseline" in text
-    assert f"95% confidence interval {lo:.2f}x to {hi:.2f}x" in text
+    # the headline is the confirmation trial: the recommendation side by side with the baseline
+    assert speed["verdict"] == "faster" and speed["replicates"] == 3
+    assert (f"Training with float32 + XLA, batch 128 is {speed['ratio']:.2f}x as fast as the baseline "
+            "(float32, batch 64), measured as throughput per sample side by side with it "
+            f"(95% interval {lo:.2f}x to {hi:.2f}x over 3 interleaved replicate pairs, so run-to-run variation "
+            "is included; faster).") in text
     ratio = summ.memory_ratio(base, tuned)
     assert f"Peak host memory is {abs(1 - ratio) * 100:.0f}% higher" in text
-    assert "Accuracy is kept: val_accuracy -0.10 percentage points" in text
-    # the configuration table: every rung's speed-up and interval against the baseline
-    for name in ("02-mixed_bfloat16", "03-xla", "04-batch-128"):
-        s, (a, b) = summ.speedup(base, summary_of(study, name))
-        assert f"{s:.2f}x [{a:.2f}, {b:.2f}]" in text, name
-        assert f"{1 / s:.2f}x [{1 / b:.2f}, {1 / a:.2f}]" in text, name  # relative time per sample
+    alo, ahi = acc["ci95"]
+    assert acc["n_examples"] == 1000 and acc["verdict"] == "within tolerance"
+    assert (f"Accuracy against the baseline on 1000 validation examples at equal samples seen: val_accuracy "
+            f"{acc['delta'] * 100:+.2f} pp [{alo * 100:+.2f} pp, {ahi * 100:+.2f} pp] — within tolerance.") in text
     # the settings to apply, as recorded in the tuned run's summary
     settings = tuned["settings"]
     assert f"Precision policy {settings['policy']}" in text
     assert f"jit_compile (XLA) {settings['jit_compile']}" in text
     assert f"Batch size {settings['batch_size']}" in text
     assert f"Learning rate {tuned['learning_rate']:.6g}" in text
+
+
+def test_configuration_table_shows_each_trial_against_its_reference(study, report_text):
+    text = flat(report_text)
+    entries = ladder(study)
+    for name in RUNGS[1:]:
+        e = entries[name]
+        s, (a, b) = e["speed"]["ratio"], e["speed"]["ci95"]
+        assert f"{s:.2f}x [{a:.2f}, {b:.2f}] vs {e['compared_with']}, 3 pairs" in text, name
+        assert f"{1 / s:.2f}x [{1 / b:.2f}, {1 / a:.2f}]" in text, name  # relative time per sample
+        acc = e["accuracy"]
+        lo, hi = acc["ci95"]
+        assert f"{acc['delta'] * 100:+.2f} pp [{lo * 100:+.2f}, {hi * 100:+.2f}] {acc['verdict']}, 1000 ex." \
+            in text, name
+    assert entries["04-larger_batch"]["compared_with"] == "03-xla"  # the larger batch extends the kept XLA rung
+    assert entries["02-mixed_bfloat16"]["accuracy"]["verdict"] == "inconclusive"
+    # the decision column gives the trial's reason in full
+    assert f"rejected {entries['02-mixed_bfloat16']['reason']}" in text and "slower: 0.39× [" in text
+    assert f"kept {entries['03-xla']['reason']}" in text
+
+
+def test_replicate_runs_are_measurements_of_their_trial_not_rungs(study, report_text):
+    data = gather(study)
+    assert [r.name for r in data.rungs] == RUNGS
+    assert len(list((study / RUNS_DIR).iterdir())) == 1 + 4 * 6  # the baseline and 3 pairs of each trial
+    text = flat(report_text)
+    assert not any(f"{name}.{arm}" in text for name in RUNGS for arm in ("a1", "a2", "a3", "b2", "b3"))
+    assert "Runs measured 25 in all; replicate pairs: 02-mixed_bfloat16 3, 03-xla 3, 04-larger_batch 3, " \
+           "05-confirmation 3" in text
+
+
+def test_appendix_states_the_design(study, report_text):
+    text = flat(report_text)
+    design = ladder(study)["03-xla"]["design"]
+    assert design.startswith("3 replicate pair(s), each an A and a B run in their own processes, alternating AB/BA")
+    assert f"How each trial measured {design}" in text
+    assert "accuracy paired on the same 1000 validation examples at equal samples seen" in text
+    assert "the speed interval is a Student-t interval across the pairs' ratios, so it includes run-to-run " \
+           "variation" in text
+    assert "replicates {'min': 3, 'max': 3}" in text  # the tune options
+
+
+def test_without_a_confirmation_the_verdict_says_what_the_recommendation_was_measured_against(tmp_path):
+    """A study stopped before its confirmation: the recommended rung was measured against 03-xla only."""
+    study = make_study(tmp_path / "s", confirmation=False)
+    e = ladder(study)["04-larger_batch"]
+    lo, hi = e["speed"]["ci95"]
+    verdict = gather(study).verdict
+    assert (f"Training with float32 + XLA, batch 128 is recommended: it was {e['speed']['ratio']:.2f}x as fast as "
+            f"03-xla, the configuration kept before it (95% interval {lo:.2f}x to {hi:.2f}x over 3 interleaved "
+            "replicate pairs; faster). It was not measured side by side with the baseline") in verdict
+    assert "one run of each" in verdict and "nan" not in verdict
+    assert "Accuracy against the baseline on 1000 validation examples" in verdict
 
 
 def test_report_has_every_section_page_numbers_and_vector_plots(study):
@@ -82,16 +145,18 @@ def test_step_time_plot_leaves_the_profiler_window_as_a_gap(study):
         assert curve.x[0] == WARMUP + 1 and not any(PROFILE[0] <= x < PROFILE[1] for x in curve.x)
     chart = line_chart(plot, 400)
     lines = [node for node in chart.contents if isinstance(node, LinePlot)][0]
-    assert len(lines.data) == 4  # each curve drawn in two pieces: no line bridges the profiler window
-    assert [p[0] for p in lines.data[1]][0] == PROFILE[1]
+    # the baseline's 60 steps are drawn in two pieces: no line bridges the profiler window (the tuned run's
+    # 15 steady steps are too few to cut)
+    assert len(lines.data) == 3
+    assert [p[0] for p in lines.data[0]][-1] == PROFILE[0] - 1 and [p[0] for p in lines.data[1]][0] == PROFILE[1]
 
 
 def test_report_reads_back_each_runs_settings_record_and_reproduction_commands(study, report_text):
     text = flat(report_text)
     assert "checkpoint/tfturbo-settings.yaml" in text
-    assert "04-batch-128 float32 True 128 0.002" in text
-    # the exact commands, through cli_args.run_argv
-    assert ("tfturbo run builtin:transformer --out rerun/04-batch-128 --policy float32 --jit --steps 60 "
+    assert "04-larger_batch float32 True 128 0.002" in text
+    # the exact commands, through cli_args.run_argv (the larger batch trains as many samples in 30 steps)
+    assert ("tfturbo run builtin:transformer --out rerun/04-larger_batch --policy float32 --jit --steps 30 "
             "--seed 1234") in text
     assert "Seed 1234" in text and "Steps per run 60" in text and "TensorFlow 2.21.0" in text
 
@@ -121,6 +186,7 @@ def test_huge_and_odd_strings_never_break_the_layout(tmp_path):
     study = make_study(tmp_path / "s", workload="builtin:\u4e2d\u6587\x1b[31m" + "w" * 2000)
     data = yaml.safe_load((study / STUDY_YAML).read_text())
     data["ladder"][1]["reason"] = "a very long reason " * 600
+    data["ladder"][2]["compared_with"] = "r" * 300
     data["findings"].append({"code": "X", "severity": "warning", "where": "\x00\x07 layer", "message": "m " * 3000,
                              "fix": ("    y = f(x)  # " + "z" * 300 + "\n") * 150})
     (study / STUDY_YAML).write_text(yaml.safe_dump(data))
@@ -130,13 +196,14 @@ def test_huge_and_odd_strings_never_break_the_layout(tmp_path):
 
 def test_failed_cancelled_and_truncated_runs_are_marked(broken_study):
     text = flat(pdf_text(write_report(broken_study)))
-    assert "05-failed" in text and "06-cancelled" in text and "07-crashed" in text
+    assert "06-failed" in text and "07-cancelled" in text and "08-crashed" in text
     for status in ("failed", "cancelled", "crashed"):
         assert f" {status} " in text  # the status column
     assert "Warnings" in text
-    assert "06-cancelled (CANCELLED): no summary.json, so its numbers are what its events recorded" in text
-    assert "07-crashed (CRASHED)" in text and "events.jsonl: the last line is truncated" in text
-    assert "05-failed (FAILED)" in text
+    assert "07-cancelled (CANCELLED): no summary.json, so its numbers are what its events recorded" in text
+    assert "08-crashed (CRASHED)" in text and "events.jsonl: the last line is truncated" in text
+    assert "06-failed (FAILED)" in text
+    assert "not in the study's ladder" in text
 
 
 @pytest.mark.parametrize("damage", ["missing", "corrupt"])
@@ -148,7 +215,10 @@ def test_without_a_readable_study_yaml_the_runs_are_compared_with_the_first(stud
         path.write_text("ladder: [unclosed\n  : :")
     data = gather(study)
     assert not data.has_ladder and data.baseline.name == "01-baseline"
-    assert data.tuned.name == "04-batch-128"  # the fastest run that is faster beyond the noise
+    # without the ladder every run is a row, the trials' replicates too: runs with the same settings are
+    # replicates, so the batch-128 configuration (6 runs) is faster than the baseline's (10 runs) beyond the noise
+    assert data.tuned.row.batch_size == 128 and data.tuned.row.verdict == "faster"
+    assert data.tuned.row.speedup_ci95[0] > 1.0
     text = flat(pdf_text(write_report(study)))
     assert "no readable ladder decisions (study.yaml), so the runs are compared with the first one" in text
     assert "study.yaml" in text and "Warnings" in text
@@ -185,17 +255,31 @@ def test_when_nothing_beats_the_baseline_the_verdict_keeps_it(tmp_path):
     runs = tmp_path / "s" / RUNS_DIR
     make_run(runs, "01-baseline", seed=1)
     make_run(runs, "02-mixed_float16", policy="mixed_float16", step_ms=260, seed=2)
+    speed = {"ratio": 0.77, "ci95": [0.74, 0.80], "verdict": "slower", "replicates": 4}
     (tmp_path / "s" / STUDY_YAML).write_text(yaml.safe_dump({
         "workload": "builtin:mlp", "recommended": None, "recommended_rung": None,
-        "ladder": [{"name": "01-baseline", "kept": True, "reason": "baseline"},
-                   {"name": "02-mixed_float16", "kept": False, "reason": "slower: 0.77x [0.76, 0.78]"}]}))
+        "ladder": [{"name": "01-baseline", "kept": True, "reason": "baseline", "replicates": ["01-baseline"]},
+                   {"name": "02-mixed_float16", "kept": False, "reason": "slower: 0.77x [0.74, 0.80]",
+                    "speed": speed, "compared_with": "01-baseline",
+                    "replicates": ["02-mixed_float16.a1", "02-mixed_float16"]}]}))
     data = gather(tmp_path / "s")
     assert data.tuned is None
     assert "No configuration was measurably faster than the baseline" in data.verdict
-    s, (lo, hi) = summ.speedup(summary_of(tmp_path / "s", "01-baseline"), summary_of(tmp_path / "s", "02-mixed_float16"))
-    assert f"Tried: mixed_float16, batch 64: {s:.2f}x [{lo:.2f}, {hi:.2f}], slower." in data.verdict
+    # the trial's verdict, not a comparison of the two single runs
+    assert ("Tried: mixed_float16, batch 64: 0.77x [0.74, 0.80] over 4 replicate pairs vs 01-baseline, slower."
+            in data.verdict)
     assert [c.label for c in data.plots[0].curves] == ["baseline: float32, batch 64", "tried: mixed_float16, batch 64"]
     assert ("Precision policy", "float32") in data.apply_rows
+
+
+def test_runs_measured_once_each_get_no_interval_in_the_verdict(tmp_path):
+    """Without ladder decisions and without replicates nothing is 'faster beyond the noise'."""
+    runs = tmp_path / "s" / RUNS_DIR
+    make_run(runs, "01-baseline", seed=1)
+    make_run(runs, "02-xla", jit=True, step_ms=150, seed=2)
+    data = gather(tmp_path / "s")
+    assert data.tuned is None and data.rungs[1].row.verdict == "single run: no interval"
+    assert "Tried: float32 + XLA, batch 64: 1.33x, single run: no interval." in data.verdict
 
 
 def test_report_path_default_and_output_option(study, tmp_path):

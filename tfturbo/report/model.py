@@ -237,14 +237,25 @@ def _metric_phrase(metric: str, delta: float) -> str:
 
 
 def _outcome(rung: LadderRow) -> str:
-    """'mixed_bfloat16, batch 64: 0.37x [0.29, 0.61], slower' — one tried rung in a few words."""
+    """'mixed_bfloat16, batch 64: 0.37x [0.29, 0.61] over 3 replicate pairs vs 01-baseline, slower' — one tried
+    rung in a few words: its trial's speed verdict when the ladder has one, else the compare table's."""
     row = rung.row
-    if row is None or row.speedup is None:
+    speed = rung.speed
+    if row is not None and finite(speed.get("ratio")):
+        ci = speed.get("ci95") or [None, None]
+        interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if all(finite(c) for c in ci) else ""
+        against = f" vs {rung.ladder['compared_with']}" if rung.ladder.get("compared_with") else ""
+        text = (f"{row.label}: {speed['ratio']:.2f}x{interval} over {speed.get('replicates')} replicate pairs"
+                f"{against}, {speed.get('verdict')}")
+        faster = speed.get("verdict") == Verdict.FASTER
+    elif row is None or row.speedup is None:
         return f"{row.label if row else rung.name}: {rung.status}"
-    text = f"{row.label}: {compare.fmt_with_ci(row.speedup, row.speedup_ci95, 2, 'x')}, {row.verdict}"
+    else:
+        text = f"{row.label}: {compare.fmt_with_ci(row.speedup, row.speedup_ci95, 2, 'x')}, {row.verdict}"
+        faster = row.verdict == Verdict.FASTER
     if row.status != protocol.RunStatus.COMPLETED:
         text += f" ({row.status})"
-    elif rung.kept is False and row.verdict == Verdict.FASTER:
+    elif rung.kept is False and faster:
         text += " but rejected (see the table)"
     return text
 
@@ -252,10 +263,11 @@ def _outcome(rung: LadderRow) -> str:
 def _headline_trial(tuned: LadderRow, rungs: list[LadderRow], baseline: LadderRow | None) -> LadderRow | None:
     """The trial that measured the recommendation against the baseline itself: the confirmation rung, or the
     recommended rung when it was measured against the baseline; None for studies without trial verdicts."""
-    confirmation = next((r for r in rungs if r.ladder.get("rung") == RungKind.CONFIRMATION and r.speed), None)
+    confirmation = next((r for r in rungs if r.ladder.get("rung") == RungKind.CONFIRMATION
+                         and finite(r.speed.get("ratio"))), None)
     if confirmation is not None:
         return confirmation
-    if tuned.speed and baseline is not None and tuned.ladder.get("compared_with") == baseline.name:
+    if finite(tuned.speed.get("ratio")) and baseline is not None and tuned.ladder.get("compared_with") == baseline.name:
         return tuned
     return None
 
@@ -289,19 +301,34 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
                 f"measured as throughput per sample side by side with it (95% interval {lo:.2f}x to {hi:.2f}x over "
                 f"{speed.get('replicates')} interleaved replicate pairs, so run-to-run variation is included; "
                 f"{speed.get('verdict')}). ")
-    else:
-        lo, hi = row.speedup_ci95 or (float("nan"), float("nan"))
+    elif finite(tuned.speed.get("ratio")):  # its trial was against an earlier rung, and no confirmation followed
+        speed = tuned.speed
+        lo, hi = speed.get("ci95") or (float("nan"), float("nan"))
+        single = f" (one run of each: {row.speedup:.2f}x, without an interval)" if row.speedup is not None else ""
+        text = (source + f"Training with {row.label} is recommended: it was {speed['ratio']:.2f}x as fast as "
+                f"{tuned.ladder.get('compared_with')}, the configuration kept before it (95% interval {lo:.2f}x to "
+                f"{hi:.2f}x over {speed.get('replicates')} interleaved replicate pairs; {speed.get('verdict')}). "
+                f"It was not measured side by side with the baseline ({base.label}), so no interval against the "
+                f"baseline can be stated{single}. ")
+    elif row.speedup_ci95 is not None:
+        lo, hi = row.speedup_ci95
         text = (source + f"Training with {row.label} is {row.speedup:.2f}x as fast as the baseline ({base.label}), "
-                f"measured as throughput per sample (95% confidence interval {lo:.2f}x to {hi:.2f}x, "
-                f"{row.verdict if row.verdict != 'faster' else 'faster beyond the noise'}). ")
+                f"measured as throughput per sample (95% confidence interval {lo:.2f}x to {hi:.2f}x over the "
+                f"replicate runs of each, {row.verdict if row.verdict != 'faster' else 'faster beyond the noise'}). ")
+    else:
+        ratio = f"{row.speedup:.2f}x as fast as" if row.speedup is not None else "compared with"
+        text = (source + f"Training with {row.label} is {ratio} the baseline ({base.label}) in throughput per "
+                "sample, measured by one run of each, so without an interval: identical runs differ by more "
+                "than one run's own noise. ")
     if row.memory_ratio is not None:
         kind = "device" if row.memory_kind == "device" else "host"
         change = f"is {_pct(row.memory_ratio)} {'lower' if row.memory_ratio < 1 else 'higher'}" \
             if round(abs(1 - row.memory_ratio) * 100) else "is unchanged"
         text += (f"Peak {kind} memory {change} "
                  f"({compare.fmt_bytes(base.peak_memory_bytes)} to {compare.fmt_bytes(row.peak_memory_bytes)}). ")
-    if trial is not None and trial.accuracy:
-        acc = AccuracyVerdictDoc.from_dict(trial.accuracy)
+    judged = trial if trial is not None else tuned  # every trial judges accuracy against the baseline
+    if judged.accuracy:
+        acc = AccuracyVerdictDoc.from_dict(judged.accuracy)
         examples = f" on {acc.examples} validation examples at equal samples seen" if acc.paired else ""
         text += f"Accuracy against the baseline{examples}: {acc.text()} — {acc.verdict}."
         return text

@@ -93,8 +93,8 @@ def table(header: list[str], rows: list[list[Any]], widths: list[float], zebra: 
     return t
 
 
-def kv_table(rows: list[tuple[str, str]], key_width: float = 0.3) -> Table:
-    data = [[P(esc(short(k)), style.CELL_BOLD), P(esc(short(v)))] for k, v in rows]
+def kv_table(rows: list[tuple[str, str]], key_width: float = 0.3, limit: int = CELL_LIMIT) -> Table:
+    data = [[P(esc(short(k)), style.CELL_BOLD), P(esc(short(v, limit)))] for k, v in rows]
     t = Table(data, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign="LEFT")
     t.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),
                            ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3)]))
@@ -222,8 +222,9 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
         fmt = (lambda v: f"{v:+.4f}") if loss else (lambda v: f"{v * 100:+.2f} pp")
         delta, ci = acc.get("delta"), acc.get("ci95")
         text = fmt(delta) if finite(delta) else "n/a"
-        if isinstance(ci, list) and len(ci) == 2 and all(finite(c) for c in ci):
-            text += f'<br/><font color="{style.MUTED.hexval()}">[{fmt(ci[0])}, {fmt(ci[1])}]</font>'
+        if isinstance(ci, list) and len(ci) == 2 and all(finite(c) for c in ci):  # in the delta's unit
+            bound = (lambda v: f"{v:+.4f}") if loss else (lambda v: f"{v * 100:+.2f}")
+            text += f'<br/><font color="{style.MUTED.hexval()}">[{bound(ci[0])}, {bound(ci[1])}]</font>'
         n = acc.get("n_examples")
         return P(f"{text}<br/>{esc(str(acc.get('verdict') or ''))}" + (f", {n} ex." if n else ""))
     row = rung.row
@@ -288,7 +289,7 @@ def configuration_section(data: ReportData) -> list:
           "is inside it; an interval that contains 1.00 is reported as no measurable change. Relative time per "
           "sample is its inverse (the tutorial's relative step time, measured). "
           + esc(mem_note) + val_note, style.BODY),
-        table(header, rows, [88, 50, 62, 62, 56, 54, 121]),
+        table(header, rows, [96, 50, 58, 66, 52, 70, 108]),
         Spacer(1, 0.5 * cm),
         P("Measured values", style.H2),
         table(measured_header, measured, [88, 62, 62, 48, 88, 34, 111]),
@@ -419,7 +420,8 @@ def appendix(data: ReportData) -> list:
     if options:
         rows.append(("tfturbo tune options", options))
     rows.append(("Report written by", f"tfturbo {__version__}"))
-    out = [PageBreak(), P("Appendix: reproducibility", style.H1), kv_table(rows),
+    # the design and the options are our own text, long but bounded: printed in full
+    out = [PageBreak(), P("Appendix: reproducibility", style.H1), kv_table(rows, limit=4 * CELL_LIMIT),
            P("Commands", style.H2),
            P("Each command re-runs one configuration into a new directory (the study itself is never overwritten).",
              style.BODY)]
