@@ -1,0 +1,41 @@
+"""`tfturbo ab` through the real backend: the JSON document, a candidate that cannot train, and one that trains
+but stops learning (rejected on accuracy, not on speed)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import run_cli  # the suite runs from the repository root
+from tfturbo.findings import codes_of
+
+AB_KEYS = {"a", "b", "speed", "accuracy", "kept", "reason", "findings"}
+
+
+def test_a_diverging_candidate_is_rejected_and_its_trial_stops(tmp_path):
+    """builtin:fp16-softmax-head computes its softmax in float16: under mixed_float16 its loss overflows to NaN.
+    The trial ends at the failed run: no replicates of a configuration that cannot train."""
+    proc = run_cli("ab", "builtin:fp16-softmax-head", "--b", "policy=mixed_float16", "--steps", "60",
+                   "--out", str(tmp_path / "ab"), "--json", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    assert AB_KEYS <= set(doc)
+    assert doc["a"]["policy"] == "float32" and doc["b"]["policy"] == "mixed_float16"
+    assert not doc["kept"] and doc["status"] == "nan_stopped" and "NaN" in doc["reason"]
+    assert "NAN_LOSS" in codes_of(doc["findings"])
+    assert [r["name"] for r in doc["runs"]] == ["a1", "b1"]
+    assert (tmp_path / "ab" / "trial.json").exists() and (tmp_path / "ab" / "runs" / "b1").is_dir()
+
+
+def test_a_float16_loop_that_stops_learning_is_rejected_on_accuracy(tmp_path):
+    """builtin:custom-loop's train_step never scales the loss: under mixed_float16 it silently stops learning.
+    It trains at full speed, so only the paired accuracy gate can catch it."""
+    proc = run_cli("ab", "builtin:custom-loop", "--b", "policy=mixed_float16", "--steps", "150",
+                   "--min-replicates", "2", "--max-replicates", "2", "--json", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    acc = doc["accuracy"]
+    assert acc["verdict"] == "worse" and acc["paired"] and acc["n_examples"] == 1024
+    assert acc["ci95"][1] < -0.005  # the whole interval is beyond the tolerance
+    assert not doc["kept"] and "accuracy worse" in doc["reason"]
+    assert "ACCURACY_REGRESSION" in codes_of(doc["findings"])
+    assert doc["speed"]["replicates"] == 2 and len(doc["runs"]) == 4
