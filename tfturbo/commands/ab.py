@@ -69,7 +69,7 @@ def build_trial(args: argparse.Namespace) -> Trial:
 
 def document(trial: Trial, verdict: TrialVerdict) -> dict:
     """The `ab --json` document."""
-    return {"a": describe(trial.a), "b": describe(trial._settings("b")), **verdict.to_dict(),
+    return {"a": describe(trial.a), "b": describe(trial.settings_of("b")), **verdict.to_dict(),
             "runs": [{"name": r.planned.name, "arm": r.planned.arm, "replicate": r.planned.replicate,
                       "status": r.status, "samples_per_s": samples_per_s(r.summary)} for r in trial.runs]}
 

@@ -111,7 +111,8 @@ class Trial:
                     return b
         return None
 
-    def _settings(self, arm: str) -> RunSettings:
+    def settings_of(self, arm: str) -> RunSettings:
+        """The settings the next run of `arm` gets (B's steps follow A's batch for equal samples seen)."""
         if arm == A:
             return self.a
         a_batch, b_batch = self._batch(A), self._batch(B)
@@ -137,7 +138,7 @@ class Trial:
         done = len(self.runs)
         replicate = done // 2 + 1
         arm = self._order(replicate)[done % 2]
-        return PlannedRun(arm, replicate, self._settings(arm), self.names(arm, replicate))
+        return PlannedRun(arm, replicate, self.settings_of(arm), self.names(arm, replicate))
 
     def record(self, planned: PlannedRun, summary: dict[str, Any] | None, run_dir: Path | str | None) -> None:
         if self.started is None:
