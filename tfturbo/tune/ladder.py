@@ -126,6 +126,7 @@ def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> N
     rung.summary = first_b.summary if first_b is not None else None
     rung.settings = first_b.planned.settings if first_b is not None else rung.settings
     rung.replicates = [r.planned.name for r in trial.runs]
+    rung.run_seconds = trial.measured_seconds()
     if note:
         verdict.reason = f"{note}; {verdict.reason}"
 

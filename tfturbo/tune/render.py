@@ -78,7 +78,7 @@ def render_design(measurement: dict[str, Any], ladder: list[dict[str, Any]]) -> 
     design = next((e.get("design") for e in ladder if e.get("rung") != "baseline" and e.get("design")), None)
     if not design:
         return ""
-    runs, seconds = measurement.get("runs"), measurement.get("approx_run_seconds")
+    runs, seconds = measurement.get("runs"), measurement.get("run_seconds")
     total = f" {runs} runs in all, about {_duration(float(seconds))} of training processes." \
         if isinstance(runs, int) and isinstance(seconds, (int, float)) else ""
     return f"How each rung was measured: {design}{total}"

@@ -61,6 +61,7 @@ class Rung:
     skipped_reason: str | None = None
     compared_with: str | None = None  # the rung it was measured against (its trial's A)
     replicates: list[str] = field(default_factory=list)  # every run of its trial, A's and B's ("NN-slug.a1", …)
+    run_seconds: float | None = None  # the wall time of all its runs together
 
     @property
     def kept(self) -> bool:
@@ -152,13 +153,9 @@ class Study:
     def measurement(self) -> dict[str, Any]:
         """How much was measured: the runs of every trial and their wall time."""
         runs = sum(max(1, len(r.replicates)) for r in self.rungs if r.summary is not None)
-        seconds = 0.0
-        for r in self.rungs:
-            if r.decision is not None and r.decision.speed.replicates:
-                seconds += sum(num(x) or 0.0 for x in [(r.summary or {}).get("wall_s")]) * len(r.replicates)
-            else:
-                seconds += num((r.summary or {}).get("wall_s")) or 0.0
-        return {"runs": runs, "approx_run_seconds": round(seconds, 1),
+        seconds = sum(r.run_seconds if r.run_seconds is not None else num((r.summary or {}).get("wall_s")) or 0.0
+                      for r in self.rungs)
+        return {"runs": runs, "run_seconds": round(seconds, 1),
                 "pairs": {r.name: r.decision.speed.replicates for r in self.rungs
                           if r.decision is not None and r.kind != RungKind.BASELINE}}
 
