@@ -32,7 +32,7 @@ from tfturbo.errors import UserError
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
 
-from .. import hardware, measure, stdio
+from .. import ceiling, hardware, measure, stdio
 from . import emit_error
 
 
@@ -264,11 +264,23 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     scalars.close()
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
+    summary.update(utilization(job, summary, devs, env))
     if error is not None:
         summary["error"] = {"kind": error.kind, "message": error.message, "fix": error.fix}
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, summary)
     writer.emit(protocol.RESULT, command="run", document=summary)
     return status, code
+
+
+def utilization(job: PreparedRun, summary: dict[str, Any], devs: list, env: dict) -> dict[str, Any]:
+    """flops_per_step, its source, and MFU: achieved FLOP/s (steady window throughput) over the device's
+    measured matmul ceiling for the run's compute dtype."""
+    flops = ceiling.flops_per_step(job.model, job.train_ds.element_spec[0], job.settings.batch_size or 1)
+    rate = (summary.get("throughput") or {}).get("samples_per_s")
+    steps_per_s = rate / (job.settings.batch_size or 1) if rate else None
+    peaks = ceiling.ceilings(devs, env["device"], env["versions"]["tensorflow"]) if flops else {}
+    return {"flops_per_step": flops, "flops_source": ceiling.FLOPS_SOURCE if flops else None,
+            **ceiling.utilization(flops, steps_per_s, peaks, job.settings.policy)}
 
 
 def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int) -> str | None:
