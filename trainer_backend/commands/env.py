@@ -17,7 +17,7 @@ def document() -> dict:
     label = hardware.device_label(devs)
     return {"devices": devs, "tensorflow": v["tensorflow"], "keras": v["keras"], "versions": v,
             "device": label, "recommended_policy": policy, "reason": reason,
-            "ceiling": ceiling.ceilings(devs, label, v["tensorflow"])}
+            "ceiling": ceiling.ceilings(devs, label, v["tensorflow"]), "memory": hardware.available_memory(devs)}
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:

@@ -67,6 +67,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
     from ..workload import load_workload
 
+    settings = whole_calls(settings)
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"loading {settings.workload}")
     workload = load_workload(settings.workload, settings.script_args)
     keras.mixed_precision.set_global_policy(settings.policy)  # before build_model() (or the script) runs
@@ -98,6 +99,23 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
             findings.append(fix_not_applied("--drop-remainder", f"{type(exc).__name__}: {exc}",
                                             "batch the training data with ds.batch(batch_size, drop_remainder=True)"))
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings)
+
+
+def whole_calls(settings: RunSettings) -> RunSettings:
+    """Validation points on call boundaries: Keras runs whole calls of steps_per_execution steps, so a call that
+    spans a validation point would train past it. The default interval moves to a multiple of N; with an
+    interval given (a trial scales it for a larger batch), N becomes its largest divisor up to N (the summary's
+    settings say which N ran)."""
+    n = settings.steps_per_execution
+    val_every = min(settings.effective_val_every(), settings.steps)
+    if n == 1 or val_every % n == 0:
+        return settings
+    if settings.val_every is None:
+        return settings.with_(val_every=max(n, val_every // n * n))
+    fitted = max(d for d in range(1, n + 1) if val_every % d == 0)
+    print(f"tfturbo: --steps-per-execution {n} → {fitted}: calls must not span the validation interval "
+          f"({val_every} steps)", file=sys.stderr)
+    return settings.with_(steps_per_execution=fitted)
 
 
 def build_on_zeros(model, train_ds) -> None:
@@ -160,9 +178,11 @@ def recompile(model, settings: RunSettings) -> float | None:
     if model.compiled and compiled_with is not None and type(model).compile is keras.Model.compile:
         model.compile(**{**compiled_with.config, "optimizer": model.optimizer,
                          "jit_compile": settings.jit_compile,
+                         "steps_per_execution": settings.steps_per_execution,
                          "auto_scale_loss": False})  # model.optimizer is already loss-scaled if it should be
     else:  # a model with its own compile(): set what it compiled with, traced again on the next fit()
         model.jit_compile = settings.jit_compile
+        model.steps_per_execution = settings.steps_per_execution
         model.train_function = model.test_function = model.predict_function = None
     return scale_learning_rate(model.optimizer, settings.lr_scale)
 
@@ -322,6 +342,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         "step_ms": step_ms,
         "steps_per_s": 1000.0 / step_ms["median"] if step_ms["median"] else None,
         "step_ms_samples": [round(ms, 4) for ms in measure.thin(steady)],
+        "steps_per_sample": record.steps_per_sample,  # steps per call (steps_per_execution): one sample each
         "warmup_s": monitor.warmup_s,
         "warmup_steps": record.first_steady - 1 if record.first_steady else None,
         "first_steady_step": record.first_steady,
