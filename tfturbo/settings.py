@@ -98,6 +98,12 @@ class RunSettings:
     # learning-rate multiplier (linear scaling rule for a larger batch)
     lr_scale: float = setting(1.0, flag="--lr-scale", parse=positive, always=True, to_arg=lambda v: repr(float(v)),
                               help="multiply the learning rate (linear scaling rule)")
+    # TensorFlow's XLA auto-clustering (tf.config.optimizer.set_jit("autoclustering")): XLA compiles the clusters
+    # of ops it supports and leaves the rest to TensorFlow, where jit_compile=True needs the whole step.
+    xla_autoclustering: bool = setting(False, flag="--xla-autoclustering",
+                                       help="let XLA compile the parts of the step it supports "
+                                            "(tf.config.optimizer.set_jit('autoclustering'))",
+                                       report=("XLA", "tf.config.optimizer.set_jit('autoclustering')"))
     # Steps run by one call of the compiled train function (Keras' compile(steps_per_execution=N)): fewer
     # Python round trips when a step is short. Must divide the validation interval.
     steps_per_execution: int = setting(1, flag="--steps-per-execution", parse=positive_int, metavar="N",
@@ -162,7 +168,8 @@ class RunSettings:
 
     def label(self) -> str:
         """Short human name: 'mixed_bfloat16 + XLA, batch 128'."""
-        parts = [self.policy + (" + XLA" if self.jit_compile else "")]
+        parts = [self.policy + (" + XLA" if self.jit_compile else " + XLA auto-clustering"
+                                if self.xla_autoclustering else "")]
         if self.batch_size:
             parts.append(f"batch {self.batch_size}")
         if self.steps_per_execution > 1:

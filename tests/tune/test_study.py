@@ -296,3 +296,17 @@ def test_a_sixteen_bit_rung_that_lost_accuracy_is_not_retried_under_xla(tmp_path
     Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend, say=lambda line: None).run()
     assert ("mixed_float16", True) not in [(r.policy, r.jit_compile) for r in backend.runs]
     assert ("float32", True) in [(r.policy, r.jit_compile) for r in backend.runs]
+
+
+def test_xla_not_kept_is_followed_by_auto_clustering(tmp_path, make_summary, fake_backend):
+    def run(s):
+        ms = 100.0 * (1.3 if s.jit_compile else 1) * (0.8 if s.xla_autoclustering else 1)
+        return make_summary(ms, 0.90, jit=s.jit_compile, memory_kind="host", seed=int(ms))
+    backend = fake_backend(run)
+    doc = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100, max_batch_scale=1), runner=backend
+                 ).run().document()
+    xla = [e for e in doc["ladder"] if e["rung"] == "xla" and not e["settings"]["policy"].startswith("mixed")]
+    assert [e["name"] for e in xla] == ["03-xla", "05-xla-autoclustering"]
+    assert not xla[0]["kept"] and xla[1]["kept"] and xla[1]["settings"]["xla_autoclustering"]
+    assert "XLA_AUTOCLUSTERING" in codes_of(xla[1]["findings"])
+    assert doc["recommended"]["xla_autoclustering"] and 'set_jit("autoclustering")' in doc["snippet"]

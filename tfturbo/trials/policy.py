@@ -170,7 +170,10 @@ class TuningPolicy:
         raise ValueError(f"unknown stage {kind!r}")
 
     def follow_up(self, kind: str) -> list[Candidate]:
-        """More candidates of a stage once its last ones are judged: the batch search's next size."""
+        """More candidates of a stage once its last ones are judged: XLA auto-clustering when jit_compile=True
+        was refused or not faster; the batch search's next size."""
+        if kind == XLA:
+            return self._autoclustering()
         if kind != LARGER_BATCH or self._batch_start is None:
             return []
         tried = [(r.settings.batch_size, "kept" if r.kept else "failed" if _did_not_fit(r) else "rejected")
@@ -178,6 +181,20 @@ class TuningPolicy:
         if not tried:
             return []
         return [c for c in self._batch_candidates(tried) if c.skipped_reason is None]
+
+    def _autoclustering(self) -> list[Candidate]:
+        xla = [r for r in self.rungs if r.kind == XLA]
+        if not xla or any(r.kept or r.settings.xla_autoclustering for r in xla):
+            return []
+        first = xla[0].decision
+        refused = first is not None and F.XLA_NOT_ACTIVE in F.codes_of(
+            list(first.findings) + list((xla[0].summary or {}).get("findings") or []))
+        why = ("jit_compile=True was refused (XLA_NOT_ACTIVE)" if refused else
+               "jit_compile=True was not kept")
+        base = self.best.settings
+        return [Candidate(XLA, "xla-autoclustering", base.with_(xla_autoclustering=True),
+                          f"{why}: TensorFlow's auto-clustering compiles only the parts of the step XLA supports",
+                          self.best)]
 
     def _batch_candidates(self, tried: list[tuple[int, str]]) -> list[Candidate]:
         start = self._batch_start
@@ -203,6 +220,7 @@ class TuningPolicy:
         """Record a rung's verdict; a kept rung becomes the best so far (a confirmation only confirms)."""
         rung.decision = verdict
         self.rungs.append(rung)
+        verdict.findings = list(verdict.findings) + _lever_findings(rung, verdict)
         if rung.kind == CONFIRMATION:
             if not verdict.kept:  # the whole change did not hold up against the baseline: recommend nothing new
                 self.best = self.baseline
@@ -218,6 +236,26 @@ class TuningPolicy:
 def _peak(rung) -> float | None:
     v = (rung.summary or {}).get("peak_memory_bytes") if rung is not None else None
     return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+def _lever_findings(rung, verdict: TrialVerdict) -> list[dict[str, Any]]:
+    """The finding a lever's rung carries (docs/FINDINGS.md), kept or not."""
+    s = rung.settings
+    where = rung.name
+    if rung.kind == STEPS_PER_EXECUTION:
+        return [F.Finding(F.SHORT_STEPS, f"steps are short, so {s.steps_per_execution} steps per call were measured: "
+                          f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
+                          f"model.compile(..., steps_per_execution={s.steps_per_execution})" if verdict.kept else "",
+                          where, data={"steps_per_execution": s.steps_per_execution}).to_dict()]
+    if rung.kind == LARGER_BATCH and _did_not_fit(rung):
+        return [F.Finding(F.BATCH_DID_NOT_FIT, f"batch {s.batch_size} did not complete ({verdict.reason}); the batch "
+                          "search ends below it (an expected outcome: most often out of memory)",
+                          "keep a smaller batch", where, data={"batch_size": s.batch_size}).to_dict()]
+    if rung.kind == XLA and s.xla_autoclustering:
+        return [F.Finding(F.XLA_AUTOCLUSTERING, f"XLA auto-clustering measured: {'kept' if verdict.kept else 'not kept'}"
+                          f" ({verdict.reason})", 'tf.config.optimizer.set_jit("autoclustering")  # before training'
+                          if verdict.kept else "", where).to_dict()]
+    return []
 
 
 def _median_step_ms(rung) -> float | None:

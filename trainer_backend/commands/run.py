@@ -68,6 +68,8 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     from ..workload import load_workload
 
     settings = whole_calls(settings)
+    if settings.xla_autoclustering:  # before the step functions are traced
+        tf.config.optimizer.set_jit("autoclustering")
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"loading {settings.workload}")
     workload = load_workload(settings.workload, settings.script_args)
     keras.mixed_precision.set_global_policy(settings.policy)  # before build_model() (or the script) runs
