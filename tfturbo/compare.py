@@ -70,6 +70,7 @@ class CompareRow:
     from_summary: bool = True  # False: numbers recomputed from events.jsonl (no summary.json)
     recorded_settings: dict[str, Any] = field(default_factory=dict)  # checkpoint/tfturbo-settings.yaml
     path: str = ""
+    mfu: float | None = None  # achieved FLOP/s over the device's measured matmul ceiling (summary's "mfu")
 
 
 # ---------------------------------------------------------------- reading one run
@@ -298,6 +299,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
             from_summary=record.summary is not None,
             recorded_settings=recorded,
             path=str(record.path),
+            mfu=num(doc.get("mfu")),
         ))
     return rows
 
@@ -329,7 +331,7 @@ CSV_COLUMNS = ("name", "label", "status", "policy", "jit_compile", "batch_size",
                "steps_per_s_ci95_lo", "steps_per_s_ci95_hi", "step_ms", "step_ms_ci95_lo", "step_ms_ci95_hi",
                "speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict", "warmup_s", "peak_memory_bytes",
                "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "val_step", "learning_rate",
-               "steps_completed", "findings", "warnings", "settings_record")
+               "steps_completed", "mfu", "findings", "warnings", "settings_record")
 
 
 def _flat(row: CompareRow) -> dict[str, Any]:
@@ -403,6 +405,11 @@ def fmt_speedup(row: CompareRow) -> str:
     return fmt_with_ci(row.speedup, row.speedup_ci95, 2, "x")
 
 
+def fmt_mfu(mfu: float | None) -> str:
+    """'23%': the share of this device's measured matmul FLOP/s the run reached."""
+    return f"{mfu:.0%}" if mfu is not None else "n/a"
+
+
 def fmt_xla(row: CompareRow) -> str:
     return {True: "on", False: "off"}.get(row.jit_compile, "n/a")
 
@@ -412,7 +419,7 @@ def fmt_metric(v: float | None) -> str:
 
 
 TEXT_HEADER = ("run", "status", "policy", "XLA", "batch", "steps/s [95% CI]", "speed-up [95% CI]",
-               "verdict", "warm-up s", "peak memory")
+               "verdict", "warm-up s", "peak memory", "MFU")
 
 
 def text_cells(row: CompareRow, metrics: list[str]) -> list[str]:
@@ -420,7 +427,7 @@ def text_cells(row: CompareRow, metrics: list[str]) -> list[str]:
     return [row.name, row.status, row.policy or "n/a", fmt_xla(row),
             str(row.batch_size) if row.batch_size is not None else "n/a",
             fmt_with_ci(row.steps_per_s, row.steps_per_s_ci95, 2), fmt_speedup(row), row.verdict,
-            fmt_num(row.warmup_s, 1), fmt_memory(row)] + \
+            fmt_num(row.warmup_s, 1), fmt_memory(row), fmt_mfu(row.mfu)] + \
         [fmt_metric(row.metrics.get(m)) for m in metrics] + [", ".join(row.findings) or "-"]
 
 

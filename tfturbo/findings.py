@@ -27,6 +27,9 @@ XLA_NOT_ACTIVE = "XLA_NOT_ACTIVE"
 ACCURACY_REGRESSION = "ACCURACY_REGRESSION"
 SLOWER_THAN_BASELINE = "SLOWER_THAN_BASELINE"
 FIX_NOT_APPLIED = "FIX_NOT_APPLIED"  # an automatic fix (--fix-head, --drop-remainder) could not be applied
+SHORT_STEPS = "SHORT_STEPS"  # steps so short that several per call (steps_per_execution) were measured
+BATCH_DID_NOT_FIT = "BATCH_DID_NOT_FIT"  # a size of the batch search did not complete (out of memory): search ends
+XLA_AUTOCLUSTERING = "XLA_AUTOCLUSTERING"  # jit_compile=True was refused or slower: auto-clustering was measured
 
 # Default severity per code; a detector may raise a finding at another level.
 DEFAULT_SEVERITY = {
@@ -45,6 +48,9 @@ DEFAULT_SEVERITY = {
     ACCURACY_REGRESSION: ERROR,
     SLOWER_THAN_BASELINE: WARNING,
     FIX_NOT_APPLIED: WARNING,
+    SHORT_STEPS: INFO,
+    BATCH_DID_NOT_FIT: INFO,
+    XLA_AUTOCLUSTERING: INFO,
 }
 CODES = tuple(DEFAULT_SEVERITY)
 

@@ -98,6 +98,18 @@ class RunSettings:
     # learning-rate multiplier (linear scaling rule for a larger batch)
     lr_scale: float = setting(1.0, flag="--lr-scale", parse=positive, always=True, to_arg=lambda v: repr(float(v)),
                               help="multiply the learning rate (linear scaling rule)")
+    # TensorFlow's XLA auto-clustering (tf.config.optimizer.set_jit("autoclustering")): XLA compiles the clusters
+    # of ops it supports and leaves the rest to TensorFlow, where jit_compile=True needs the whole step.
+    xla_autoclustering: bool = setting(False, flag="--xla-autoclustering",
+                                       help="let XLA compile the parts of the step it supports "
+                                            "(tf.config.optimizer.set_jit('autoclustering'))",
+                                       report=("XLA", "tf.config.optimizer.set_jit('autoclustering')"))
+    # Steps run by one call of the compiled train function (Keras' compile(steps_per_execution=N)): fewer
+    # Python round trips when a step is short. Must divide the validation interval.
+    steps_per_execution: int = setting(1, flag="--steps-per-execution", parse=positive_int, metavar="N",
+                                       help="training steps per call of the compiled step function "
+                                            "(compile(steps_per_execution=N); default 1)",
+                                       report=("compile()", "steps_per_execution={}"))
     # Adaptive measurement: stop at the first validation point where the step-time 95% interval is
     # within ±until_ci of the median (e.g. 0.02) and at least min_steps have run. None: run all steps.
     until_ci: float | None = setting(None, flag="--until-ci", parse=fraction, metavar="FRACTION",
@@ -130,6 +142,9 @@ class RunSettings:
                             "pass e.g. --until-ci 0.02 for ±2%")
         if self.lr_scale <= 0:
             raise UserError(f"learning-rate scale must be positive, got {self.lr_scale}")
+        if self.steps_per_execution < 1:
+            raise UserError(f"steps per execution must be positive, got {self.steps_per_execution}",
+                            "pass --steps-per-execution N with N >= 1")
         if self.val_examples < 1:
             raise UserError(f"validation examples must be positive, got {self.val_examples}",
                             "pass --val-examples N with N >= 1")
@@ -153,9 +168,12 @@ class RunSettings:
 
     def label(self) -> str:
         """Short human name: 'mixed_bfloat16 + XLA, batch 128'."""
-        parts = [self.policy + (" + XLA" if self.jit_compile else "")]
+        parts = [self.policy + (" + XLA" if self.jit_compile else " + XLA auto-clustering"
+                                if self.xla_autoclustering else "")]
         if self.batch_size:
             parts.append(f"batch {self.batch_size}")
+        if self.steps_per_execution > 1:
+            parts.append(f"{self.steps_per_execution} steps/call")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -192,5 +210,7 @@ def fixes_on(settings: RunSettings) -> list[str]:
 
 
 def switched_on_rows(settings: dict[str, Any]) -> list[tuple[str, str]]:
-    """(row, value) for each switch on in a settings dict (run.yaml / study.yaml) that the report lists."""
-    return [s.report for f, s in declared() if s.report and settings.get(f.name)]
+    """(row, value) for each setting away from its default in a settings dict (run.yaml / study.yaml) that the
+    report lists; "{}" in the value is the setting's value."""
+    return [(s.report[0], s.report[1].format(settings[f.name])) for f, s in declared()
+            if s.report and settings.get(f.name) and settings.get(f.name) != f.default]

@@ -167,6 +167,16 @@ class MemoryMeter:
         return {"peak_bytes": _peak_rss(), "current_bytes": _current_rss(), "kind": "host"}
 
 
+def available_memory(devs: list[dict[str, Any]]) -> dict[str, Any]:
+    """{"kind", "available_bytes"}: what a larger batch may use — the host's available memory on a CPU; on an
+    accelerator its memory is not listed by TensorFlow, so None (the batch search then stops at an OOM)."""
+    if any(d.get("type") in ("GPU", "TPU") for d in devs):
+        return {"kind": "device", "available_bytes": None}
+    import psutil
+
+    return {"kind": "host", "available_bytes": int(psutil.virtual_memory().available)}
+
+
 def _peak_rss() -> int:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)  # bytes on macOS, KiB on Linux

@@ -9,6 +9,10 @@ converts those logs to Python floats on *every* step, whether or not any
 callback listens (even plain `fit(verbose=0)` does). On an accelerator that
 conversion waits for the step to finish: a device sync per step.
 
+With `compile(steps_per_execution=N)` the hooks fire once per call of N
+steps (`batch` is the call's first step): each sample is then one call, its
+time divided by N, never N copies of it.
+
 So this callback hooks only `on_train_batch_begin` (plus epoch and test
 hooks), and `QuietCallbackList` skips batch-end dispatch when no callback in
 it overrides a batch-end hook. Per step the callback takes one
@@ -157,7 +161,7 @@ class Instrument(keras.callbacks.Callback):
         self.fit_start = self._window_start = self._synced_at = time.perf_counter()
         self._probe = ModelProbe(self.model)
         self._prev_iterations = int(self.model.optimizer.iterations.numpy())
-        self._per_call = max(1, int(getattr(self.model, "steps_per_execution", 1) or 1))
+        self._per_call = self.record.steps_per_sample = max(1, int(getattr(self.model, "steps_per_execution", 1) or 1))
         self.monitor.on_train_begin(self.fit_start)
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -172,11 +176,8 @@ class Instrument(keras.callbacks.Callback):
     def on_train_batch_begin(self, batch, logs=None):
         now = time.perf_counter()
         step = self._epoch_first + batch
-        if self._last is not None:
-            n = step - self._last_step
-            ms = (now - self._last) * 1000.0 / n
-            for i in range(n):
-                self.record.add(self._last_step + i, ms, self._last + i * ms / 1000.0)
+        if self._last is not None:  # one sample per call: a block of steps_per_execution steps, timed as one
+            self.record.add(self._last_step, (now - self._last) * 1000.0 / (step - self._last_step), self._last)
         self._last, self._last_step = now, step
         self.completed = step - 1
         self.started = step + self._per_call - 1

@@ -31,7 +31,11 @@ WARMUP_SEARCH = 2000  # warm-up is looked for in the first samples only; none st
 
 @dataclass
 class StepRecord:
-    """Samples in step order: step number (1-based), its duration in ms, its start (perf_counter s)."""
+    """Samples in step order: step number (1-based), its duration in ms, its start (perf_counter s).
+
+    With steps_per_sample N > 1 (compile(steps_per_execution=N)) a sample is one call of N steps: `step` is its
+    first step, `ms` the call's time divided by N (comparable with single steps), `start` the call's start.
+    """
 
     step: list[int] = field(default_factory=list)
     ms: list[float] = field(default_factory=list)
@@ -40,6 +44,7 @@ class StepRecord:
     excluded: tuple[int, int] | None = None  # steps [lo, hi] (inclusive) touched by the profiler
     # (first step, last step, seconds between the device-draining reads that closed the window before and this one)
     windows: list[tuple[int, int, float]] = field(default_factory=list)
+    steps_per_sample: int = 1
 
     def add(self, step: int, ms: float, start: float) -> None:
         self.step.append(step)
@@ -65,9 +70,11 @@ class StepRecord:
             self.first_steady = self.step[index]
 
     def is_steady(self, step: int) -> bool:
+        """The sample starting at `step` (its whole call) is after warm-up and outside the profiler."""
         if self.first_steady is None or step < self.first_steady:
             return False
-        return not (self.excluded and self.excluded[0] <= step <= self.excluded[1])
+        last = step + self.steps_per_sample - 1
+        return not (self.excluded and self.excluded[0] <= last and step <= self.excluded[1])
 
     def steady_ms(self) -> list[float]:
         return [ms for step, ms in zip(self.step, self.ms) if self.is_steady(step)]

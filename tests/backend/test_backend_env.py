@@ -19,6 +19,7 @@ def test_env_lists_the_cpu_and_recommends_a_policy():
     assert doc["devices"][0]["type"] == "CPU" and doc["devices"][0]["cores"] >= 1
     assert doc["tensorflow"].startswith("2.") and doc["keras"].startswith("3.")
     assert doc["recommended_policy"] in POLICIES and doc["reason"]
+    assert doc["ceiling"]["float32"] > 1e8  # measured FLOP/s of a large float32 matmul
 
 
 @pytest.mark.parametrize("devices, policy, says", [

@@ -118,18 +118,18 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     go_next(qtbot, window, 5)
 
     batch = window.pages[5]
-    assert batch.batch.value() == 104 and batch.memory.values["Freed"].text() == "38.1 MiB"
-    assert batch.lr.text() == "× 1.62 of the tuned run's (linear scaling rule)"
+    assert batch.batch.value() == 128 and batch.memory.values["Freed"].text() == "38.1 MiB"  # the search doubles
+    assert batch.lr.text() == "× 2.00 of the tuned run's (linear scaling rule)"
     qtbot.mouseClick(batch.run_button, LEFT)
     qtbot.waitUntil(lambda: batch.rung is not None and batch.rung.decision is not None, timeout=20_000)
     go_next(qtbot, window, 6)
 
     record = window.pages[6]
-    assert session.best is batch.rung  # 104 samples per step beat 64 per sample: kept
-    assert record.recommended.values["Batch size"].text() == "104"
+    assert session.best is batch.rung  # 128 samples per step beat 64 per sample: kept
+    assert record.recommended.values["Batch size"].text() == "128"
     assert record.recommended.values["Automatic fixes"].text() == "float32 output layer"
     assert 'set_global_policy("mixed_float16")' in record.snippet.text()
-    assert "batch_size: 104" in record.record.text()
+    assert "batch_size: 128" in record.record.text()
     assert not window.next_button.isVisible() and window.back_button.isEnabled()
     study = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())
     assert [e["name"] for e in study["ladder"]] == ["01-baseline", "02-mixed_float16", "03-xla", "04-larger_batch"]

@@ -61,7 +61,8 @@ class FakeBackend:
 
     def __init__(self, run_summary: Callable[[RunSettings], dict], recommended: str = "float32",
                  audit: list[dict] | None = None, verdict: str = "compute_bound",
-                 on_run: Callable[[RunSettings], None] | None = None, run_noise: float = 0.02):
+                 on_run: Callable[[RunSettings], None] | None = None, run_noise: float = 0.02,
+                 available_memory: int | None = None):
         """`run_noise`: each run's speed is off by a seeded factor (1 + run_noise * N(0, 1)), as replicates are."""
         self.run_summary = run_summary
         self.recommended = recommended
@@ -71,6 +72,7 @@ class FakeBackend:
         self.calls: list[tuple[str, list[str]]] = []
         self.runs: list[RunSettings] = []
         self.run_noise = run_noise
+        self.available_memory = available_memory  # the env document's memory (None: not known)
         self._rng = np.random.default_rng(99)
 
     def __call__(self, command, argv, on_event=None, stderr_path=None, cancel=None, env=None) -> BackendResult:
@@ -78,7 +80,8 @@ class FakeBackend:
         if command == "env":
             return result(command, {"devices": [{"type": "CPU", "name": "fake CPU"}], "tensorflow": "2.21.0",
                                     "keras": "3.15.0", "recommended_policy": self.recommended,
-                                    "reason": "recorded"})
+                                    "reason": "recorded", "ceiling": {"float32": 1e11},
+                                    "memory": {"kind": "device", "available_bytes": self.available_memory}})
         if command == "audit":
             return result(command, {"findings": self.audit})
         if command == "probe-input":

@@ -1,41 +1,43 @@
-"""The larger-batch arithmetic: from measured peak memory to a batch size and learning-rate scale."""
+"""The batch-size search: doubling while kept, one binary step, within the memory available."""
 
 from __future__ import annotations
 
 import pytest
 
-from tfturbo.tune.batch import plan_larger_batch
+from tfturbo.tune.batch import next_size
 
-MB = 2 ** 20
-
-
-@pytest.mark.parametrize("batch, base_mb, best_mb, expected", [
-    (64, 1000, 625, 96),    # 1.6x freed: 102.4 rounded down to a multiple of 8
-    (64, 1000, 900, 72),    # 1.11x freed: 71 -> at least +8
-    (64, 1000, 300, 128),   # 3.3x freed: capped at 2x
-    (60, 1000, 500, 120),   # 2x of an unaligned batch: 120 is a multiple of 8
-    (30, 1000, 800, 40),    # 1.25x: 37.5 -> at least +8, on a multiple of 8
-    (4, 1000, 500, 8),      # small batch: capped at 2x = 8
-])
-def test_new_batch_from_freed_memory(batch, base_mb, best_mb, expected):
-    plan = plan_larger_batch(batch, base_mb * MB, best_mb * MB, "device")
-    assert not plan.skipped
-    assert plan.batch_size == expected and plan.batch_size % 8 == 0
-    assert plan.lr_scale == pytest.approx(expected / batch)
-    assert f"batch {batch} → {expected}" in plan.reason
-    assert "linear scaling rule" in plan.reason and f"{expected / batch:.2f}×" in plan.reason
+GB = 2 ** 30
 
 
-def test_no_freed_memory_skips_and_says_why():
-    plan = plan_larger_batch(64, 1000 * MB, 990 * MB, "host")
-    assert plan.skipped and plan.batch_size is None and plan.lr_scale == 1.0
-    assert "no memory was freed" in plan.reason and "host memory" in plan.reason
+def test_the_search_doubles_while_each_size_is_kept():
+    step = next_size(64, [], 1 * GB, 20 * GB, "host")
+    assert step.batch_size == 128 and step.lr_scale == 2.0
+    assert "linear scaling rule" in step.reason and "2.00×" in step.reason
+    assert next_size(64, [(128, "kept")], 1 * GB, 20 * GB).batch_size == 256
 
 
-def test_unmeasured_memory_is_not_guessed():
-    plan = plan_larger_batch(64, None, 500 * MB)
-    assert plan.skipped and "not measured" in plan.reason
+def test_a_loss_gets_one_binary_step_then_the_search_ends():
+    step = next_size(64, [(128, "kept"), (256, "rejected")], 1 * GB, 20 * GB)
+    assert step.batch_size == 192 and step.lr_scale == 3.0 and "binary step" in step.reason
+    end = next_size(64, [(128, "kept"), (256, "rejected"), (192, "kept")], 1 * GB, 20 * GB)
+    assert end.done and "largest batch kept is 192" in end.reason
 
 
-def test_custom_cap():
-    assert plan_larger_batch(64, 1000 * MB, 300 * MB, max_scale=1.5).batch_size == 96
+def test_out_of_memory_is_an_outcome_that_ends_the_doubling():
+    step = next_size(64, [(128, "failed")], None, None)  # an accelerator whose free memory is unknown
+    assert step.batch_size == 96 and "failed" in step.reason
+    assert next_size(64, [(128, "failed"), (96, "rejected")], None, None).done
+
+
+@pytest.mark.parametrize("available_gb, expected", [(20, 128), (1.5, 72), (1.1, None)])
+def test_sizes_stay_within_the_available_memory_with_a_margin(available_gb, expected):
+    # the baseline peaked at 1 GB at batch 64: a size fits when 1 GB × size/64 <= 80% of what is available
+    step = next_size(64, [], 1 * GB, available_gb * GB, "host")
+    assert step.batch_size == expected
+    if expected is None:
+        assert step.done and "would not fit" in step.reason and "host memory" in step.reason
+
+
+def test_the_cap_bounds_the_search():
+    assert next_size(64, [(128, "kept")], 1 * GB, 20 * GB, max_scale=2).done
+    assert next_size(60, [], None, None).batch_size == 120  # an unaligned batch stays unaligned

@@ -36,3 +36,11 @@ def test_no_change_says_so():
     text = snippet(BASE, BASE, [])
     assert "No code changes" in text
     assert "+" not in "".join(line[:1] for line in text.splitlines())
+
+
+def test_steps_per_execution_goes_into_compile():
+    from tfturbo.settings import RunSettings
+    from tfturbo.tune.apply_snippet import snippet
+
+    text = snippet(RunSettings("w.py", batch_size=64, steps_per_execution=4), RunSettings("w.py", batch_size=64))
+    assert "+              steps_per_execution=4)" in text and "jit_compile" not in text

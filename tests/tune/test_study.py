@@ -40,14 +40,17 @@ def gpu_like(make_summary):
 def test_cpu_ladder_keeps_what_measured_faster(tmp_path, make_summary, fake_backend):
     backend = fake_backend(cpu_like(make_summary), recommended="float32")
     lines = []
-    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend, say=lines.append).run()
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100, max_batch_scale=2), runner=backend,
+                   say=lines.append).run()
     doc = study.document()
     names = [e["name"] for e in doc["ladder"]]
-    assert names == ["01-baseline", "02-mixed_float16", "03-xla", "04-mixed_float16-xla", "05-larger_batch"]
-    assert [e["rung"] for e in doc["ladder"]] == ["baseline", "mixed_precision", "xla", "xla", "larger_batch"]
+    assert names == ["01-baseline", "02-mixed_float16", "03-xla", "04-mixed_float16-xla", "05-steps_per_execution",
+                     "06-batch128", "07-confirmation"]
+    assert [e["rung"] for e in doc["ladder"]] == ["baseline", "mixed_precision", "xla", "xla", "steps_per_execution",
+                                                  "larger_batch", "confirmation"]
     for e in doc["ladder"]:
         assert LADDER_KEYS <= set(e)
-    base, mp, xla, mp_xla, big = doc["ladder"]  # 03-xla was measured against the baseline: no confirmation
+    base, mp, xla, mp_xla, spe, big, confirmation = doc["ladder"]
     # the 16-bit policy lost only on speed, so it is measured under XLA too; it must beat float32 + XLA
     assert mp_xla["settings"]["policy"] == "mixed_float16" and mp_xla["settings"]["jit_compile"]
     assert not mp_xla["kept"] and mp_xla["compared_with"] == "03-xla"
@@ -60,14 +63,19 @@ def test_cpu_ladder_keeps_what_measured_faster(tmp_path, make_summary, fake_back
         assert e["speed"]["replicates"] >= 3 and len(e["replicates"]) == 2 * e["speed"]["replicates"]
         assert e["speed"]["ci95"][0] <= e["speed"]["ratio"] <= e["speed"]["ci95"][1]
         assert e["accuracy"]["verdict"] == "within tolerance"
-    assert big["skipped"] and not big["kept"] and "no memory was freed" in big["reason"]
+    assert spe["skipped"] and "ms" in spe["reason"] and "small share" in spe["reason"]  # 80 ms steps
+    # host memory on a CPU is not freed by 16-bit or XLA: the batch is searched anyway (per sample faster here)
+    assert big["kept"] and big["settings"]["batch_size"] == 128 and big["settings"]["lr_scale"] == 2.0
+    assert "doubling" in big["reason"] and big["compared_with"] == "03-xla"
+    assert confirmation["compared_with"] == "01-baseline" and confirmation["kept"]
     assert doc["recommended"]["jit_compile"] and doc["recommended"]["policy"] == "float32"
     assert doc["recommended"]["until_ci"] is None  # measurement-only settings are not part of the advice
     assert "jit_compile=True" in doc["snippet"] and "set_global_policy" not in doc["snippet"]
     assert doc["status"] == "completed"
     # one line per rung start and end, and one per run of its trial
-    assert sum("interleaved pairs" in line for line in lines) == 3 and any("larger batch" in line for line in lines)
-    assert sum(line.startswith("     0") for line in lines) == sum(len(e["replicates"]) for e in (mp, xla, mp_xla))
+    assert sum("interleaved pairs" in line for line in lines) == 5 and any("larger batch" in line for line in lines)
+    assert sum(line.startswith("     0") for line in lines) == \
+        sum(len(e["replicates"]) for e in (mp, xla, mp_xla, big, confirmation))
 
 
 def test_rungs_share_seed_steps_and_validation_points(tmp_path, make_summary, fake_backend):
@@ -79,8 +87,8 @@ def test_rungs_share_seed_steps_and_validation_points(tmp_path, make_summary, fa
     # each rung's trial alternates its reference (the best so far) and its candidate: AB, BA, AB, ...
     assert candidates[1:7] == [("float32", False, 64), ("mixed_bfloat16", False, 64)] + \
         [("mixed_bfloat16", False, 64), ("float32", False, 64)] + [("float32", False, 64), ("mixed_bfloat16", False, 64)]
-    assert ("mixed_bfloat16", True, 64) in candidates and ("mixed_bfloat16", True, 112) in candidates
-    # equal samples seen, whatever the batch (batch 112: 55 steps, 11 per validation point, within 5%)
+    assert ("mixed_bfloat16", True, 64) in candidates and ("mixed_bfloat16", True, 128) in candidates
+    # equal samples seen, whatever the batch (batch 96 of the binary step: 65 steps, 13 per point, within 5%)
     assert {r.seed for r in runs} == {7}
     for r in runs:
         assert r.steps * (r.batch_size or 64) == pytest.approx(6400, rel=0.05)
@@ -88,23 +96,39 @@ def test_rungs_share_seed_steps_and_validation_points(tmp_path, make_summary, fa
     assert {(r.until_ci, r.min_steps) for r in runs} == {(None, 0)}
     assert runs[0].profile is None  # the baseline gets the profiler window
     assert all(r.profile == (0, 0) for r in runs[1:])
-    assert next(r for r in runs if r.batch_size == 112).lr_scale == pytest.approx(112 / 64)
+    assert next(r for r in runs if r.batch_size == 128).lr_scale == pytest.approx(128 / 64)
 
 
-def test_gpu_ladder_spends_freed_memory_on_a_larger_batch(tmp_path, make_summary, fake_backend):
-    backend = fake_backend(gpu_like(make_summary), recommended="mixed_bfloat16")
+def test_gpu_ladder_searches_the_batch_size_within_the_memory_available(tmp_path, make_summary, fake_backend):
+    # bfloat16 + XLA peaks at 540 MB at batch 64; 80% of 1.5 GB holds about batch 144 by a linear estimate
+    backend = fake_backend(gpu_like(make_summary), recommended="mixed_bfloat16", available_memory=1536 * 2 ** 20)
     study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend).run()
     doc = study.document()
-    assert [e["kept"] for e in doc["ladder"]] == [True, True, True, True, True]
-    big = doc["ladder"][3]
-    confirmation = doc["ladder"][4]  # the recommendation against the baseline, side by side
-    assert confirmation["rung"] == "confirmation" and confirmation["compared_with"] == "01-baseline"
-    assert confirmation["speed"]["verdict"] == "faster" and confirmation["speedup"] > 2
-    assert big["settings"]["batch_size"] == 112  # 1000 / 540 MB frees 1.85x: 118.5 rounded down to 8s
-    assert "linear scaling rule" in big["reason"] and big["compared_with"] == "03-xla"
-    assert doc["recommended"]["batch_size"] == 112 and doc["recommended"]["lr_scale"] == pytest.approx(1.75)
-    assert doc["recommended_rung"] == "04-larger_batch"
-    assert "LEARNING_RATE * 1.75" in doc["snippet"]
+    names = [e["name"] for e in doc["ladder"]]
+    assert names == ["01-baseline", "02-mixed_bfloat16", "03-xla", "04-steps_per_execution", "05-batch128",
+                     "06-batch144", "07-confirmation"]
+    assert [e["kept"] for e in doc["ladder"]] == [True, True, True, False, True, True, True]
+    double, largest, confirmation = doc["ladder"][4:]
+    assert "doubling: batch 64 → 128" in double["reason"] and double["compared_with"] == "03-xla"
+    assert "the largest size allowed" in largest["reason"] and "about 144" in largest["reason"]
+    assert largest["compared_with"] == "05-batch128"  # each size against the best so far
+    assert confirmation["compared_with"] == "01-baseline" and confirmation["speed"]["verdict"] == "faster"
+    assert "linear scaling rule" in double["reason"]
+    assert doc["recommended"]["batch_size"] == 144 and doc["recommended"]["lr_scale"] == pytest.approx(144 / 64)
+    assert doc["recommended_rung"] == "06-batch144"
+    assert "LEARNING_RATE * 2.25" in doc["snippet"]
+
+
+def test_a_batch_that_runs_out_of_memory_ends_the_search_with_one_binary_step(tmp_path, make_summary,
+                                                                                fake_backend):
+    def run(s):
+        doc = gpu_like(make_summary)(s)
+        return {**doc, "status": "failed"} if (s.batch_size or 64) >= 256 else doc
+    backend = fake_backend(run, recommended="mixed_bfloat16")
+    doc = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend).run().document()
+    sizes = [(e["settings"]["batch_size"], e["kept"]) for e in doc["ladder"] if e["rung"] == "larger_batch"]
+    assert sizes == [(128, True), (256, False), (192, True)]
+    assert doc["status"] == "completed" and doc["recommended"]["batch_size"] == 192
 
 
 def test_study_yaml_records_every_decision(tmp_path, make_summary, fake_backend):
@@ -117,8 +141,8 @@ def test_study_yaml_records_every_decision(tmp_path, make_summary, fake_backend)
     assert [e["kept"] for e in data["ladder"]] == [e["kept"] for e in study.document()["ladder"]]
     assert all(e["reason"] for e in data["ladder"])
     assert data["recommended"]["jit_compile"] is True
-    # every run of every trial is counted; the larger batch was skipped
-    assert data["measurement"]["runs"] == 1 + sum(len(e["replicates"]) for e in data["ladder"][1:4])
+    # every run of every trial is counted; steps_per_execution was skipped (100 ms steps)
+    assert data["measurement"]["runs"] == 1 + sum(len(e["replicates"]) for e in data["ladder"][1:])
     json.dumps(data)  # plain data only
 
 
@@ -272,3 +296,17 @@ def test_a_sixteen_bit_rung_that_lost_accuracy_is_not_retried_under_xla(tmp_path
     Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend, say=lambda line: None).run()
     assert ("mixed_float16", True) not in [(r.policy, r.jit_compile) for r in backend.runs]
     assert ("float32", True) in [(r.policy, r.jit_compile) for r in backend.runs]
+
+
+def test_xla_not_kept_is_followed_by_auto_clustering(tmp_path, make_summary, fake_backend):
+    def run(s):
+        ms = 100.0 * (1.3 if s.jit_compile else 1) * (0.8 if s.xla_autoclustering else 1)
+        return make_summary(ms, 0.90, jit=s.jit_compile, memory_kind="host", seed=int(ms))
+    backend = fake_backend(run)
+    doc = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100, max_batch_scale=1), runner=backend
+                 ).run().document()
+    xla = [e for e in doc["ladder"] if e["rung"] == "xla" and not e["settings"]["policy"].startswith("mixed")]
+    assert [e["name"] for e in xla] == ["03-xla", "05-xla-autoclustering"]
+    assert not xla[0]["kept"] and xla[1]["kept"] and xla[1]["settings"]["xla_autoclustering"]
+    assert "XLA_AUTOCLUSTERING" in codes_of(xla[1]["findings"])
+    assert doc["recommended"]["xla_autoclustering"] and 'set_jit("autoclustering")' in doc["snippet"]

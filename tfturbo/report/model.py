@@ -326,6 +326,9 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
             if round(abs(1 - row.memory_ratio) * 100) else "is unchanged"
         text += (f"Peak {kind} memory {change} "
                  f"({compare.fmt_bytes(base.peak_memory_bytes)} to {compare.fmt_bytes(row.peak_memory_bytes)}). ")
+    if row.mfu is not None:
+        text += (f"This run uses {compare.fmt_mfu(row.mfu)} of what this device's matmuls reach"
+                 + (f" (the baseline {compare.fmt_mfu(base.mfu)})" if base.mfu is not None else "") + ". ")
     judged = trial if trial is not None else tuned  # every trial judges accuracy against the baseline
     if judged.accuracy:
         acc = AccuracyVerdictDoc.from_dict(judged.accuracy)

@@ -14,7 +14,10 @@ and the same recommendation whichever front end ran them:
 - a 16-bit policy rejected only for speed is measured once more under XLA
   (bfloat16 on a CPU pays only with XLA's fusion; a rung rejected for accuracy
   or NaN is not retried: XLA does not change the numerics that failed);
-- the larger batch is sized from the memory the kept rungs freed;
+- short steps (median under SHORT_STEP_MS) try compile(steps_per_execution=N):
+  the host's per-call overhead is then a large share of each step;
+- the larger batch is searched (`tune.batch.next_size`): doubling while kept,
+  then one binary step, within the memory available with a safety margin;
 - the recommendation is the best kept configuration, confirmed against the
   baseline by one last trial when it was never compared with it directly.
 """
@@ -26,14 +29,28 @@ from typing import Any
 
 from .. import findings as F
 from ..settings import RunSettings
-from ..tune.batch import DEFAULT_MAX_SCALE, plan_larger_batch
+from ..tune.batch import DEFAULT_MAX_SCALE, next_size
 from ..tune.study import RungKind
 from .verdict import FASTER, WORSE, TrialVerdict
 
 SIXTEEN_BIT = ("mixed_float16", "mixed_bfloat16")
 MIXED_PRECISION, XLA = RungKind.MIXED_PRECISION, RungKind.XLA
 LARGER_BATCH, CONFIRMATION = RungKind.LARGER_BATCH, RungKind.CONFIRMATION
-STAGES = (MIXED_PRECISION, XLA, LARGER_BATCH, CONFIRMATION)
+STEPS_PER_EXECUTION = RungKind.STEPS_PER_EXECUTION
+STAGES = (MIXED_PRECISION, XLA, STEPS_PER_EXECUTION, LARGER_BATCH, CONFIRMATION)
+SHORT_STEP_MS = 5.0  # below this median step time the host's per-call overhead is worth amortizing
+MAX_STEPS_PER_EXECUTION = 32
+
+
+def steps_per_execution_values(val_every: int) -> list[int]:
+    """A few N to try: the smallest divisor of the validation interval from 4 up, and a second one at least
+    twice as large when the interval allows (a call never spans a validation point; two calls per interval)."""
+    divisors = [d for d in range(2, min(MAX_STEPS_PER_EXECUTION, max(2, val_every // 2)) + 1) if val_every % d == 0]
+    small = next((d for d in divisors if d >= 4), divisors[-1] if divisors else None)
+    if small is None:
+        return []
+    large = [d for d in divisors if d >= 2 * small]
+    return [small] + ([large[-1]] if large else [])
 
 
 @dataclass
@@ -74,12 +91,15 @@ class TuningPolicy:
     """Owns the decisions of a study; the front ends own only how runs are executed and shown."""
 
     def __init__(self, audit: list[dict[str, Any]], policies: list[str], policy_reason: str, auto_fix: bool = True,
-                 max_batch_scale: float = DEFAULT_MAX_SCALE) -> None:
+                 max_batch_scale: float = DEFAULT_MAX_SCALE, available_memory: float | None = None) -> None:
+        """`available_memory`: bytes a larger batch may use (the env document's memory; None: unknown)."""
         self.audit = audit
         self.policies = policies
         self.policy_reason = policy_reason
         self.auto_fix = auto_fix
         self.max_batch_scale = max_batch_scale
+        self.available_memory = available_memory
+        self._batch_start = None  # Rung: the best configuration when the batch search began
         self.baseline = None  # Rung
         self.best = None  # Rung: the best kept configuration so far
         self.rungs: list[Any] = []  # every judged rung, in order
@@ -120,13 +140,27 @@ class TuningPolicy:
                                              f"{r.settings.policy} lost only on speed without XLA; XLA's fusion is "
                                              "what makes 16-bit pay on some hardware", best))
             return out
+        if kind == STEPS_PER_EXECUTION:
+            step = _median_step_ms(best)
+            values = steps_per_execution_values(base.effective_val_every())
+            skip = None
+            if base.steps_per_execution > 1:
+                skip = f"skipped: already {base.steps_per_execution} steps per call"
+            elif step is None:
+                skip = "skipped: the step time of the best configuration was not measured"
+            elif step >= SHORT_STEP_MS:
+                skip = (f"skipped: a step takes {step:.1f} ms, so the host's per-call overhead is a small share "
+                        f"(tried below {SHORT_STEP_MS:g} ms)")
+            elif not values:
+                skip = f"skipped: the validation interval ({base.effective_val_every()} steps) is too short"
+            if skip:
+                return [Candidate(kind, STEPS_PER_EXECUTION, base, skip, best, skipped_reason=skip)]
+            return [Candidate(kind, f"spe{n}", base.with_(steps_per_execution=n),
+                              f"a step takes {step:.1f} ms: {n} steps per call of the compiled function amortize "
+                              "the host's per-call overhead", best) for n in values]
         if kind == LARGER_BATCH:
-            plan = plan_larger_batch(base.batch_size, _peak(self.baseline), _peak(best), _memory_kind(best),
-                                     self.max_batch_scale)
-            settings = base.with_(batch_size=plan.batch_size or base.batch_size,
-                                  lr_scale=base.lr_scale * plan.lr_scale)
-            return [Candidate(kind, LARGER_BATCH, settings, plan.reason, best,
-                              skipped_reason=plan.reason if plan.skipped else None)]
+            self._batch_start = best
+            return self._batch_candidates([])
         if kind == CONFIRMATION:
             if best is self.baseline or best.compared_with in (None, self.baseline.name):
                 return []  # already measured against the baseline itself
@@ -134,6 +168,46 @@ class TuningPolicy:
                               f"the recommended configuration ({best.settings.label()}) against the baseline, "
                               "side by side", self.baseline)]
         raise ValueError(f"unknown stage {kind!r}")
+
+    def follow_up(self, kind: str) -> list[Candidate]:
+        """More candidates of a stage once its last ones are judged: XLA auto-clustering when jit_compile=True
+        was refused or not faster; the batch search's next size."""
+        if kind == XLA:
+            return self._autoclustering()
+        if kind != LARGER_BATCH or self._batch_start is None:
+            return []
+        tried = [(r.settings.batch_size, "kept" if r.kept else "failed" if _did_not_fit(r) else "rejected")
+                 for r in self.rungs if r.kind == LARGER_BATCH]
+        if not tried:
+            return []
+        return [c for c in self._batch_candidates(tried) if c.skipped_reason is None]
+
+    def _autoclustering(self) -> list[Candidate]:
+        xla = [r for r in self.rungs if r.kind == XLA]
+        if not xla or any(r.kept or r.settings.xla_autoclustering for r in xla):
+            return []
+        first = xla[0].decision
+        refused = first is not None and F.XLA_NOT_ACTIVE in F.codes_of(
+            list(first.findings) + list((xla[0].summary or {}).get("findings") or []))
+        why = ("jit_compile=True was refused (XLA_NOT_ACTIVE)" if refused else
+               "jit_compile=True was not kept")
+        base = self.best.settings
+        return [Candidate(XLA, "xla-autoclustering", base.with_(xla_autoclustering=True),
+                          f"{why}: TensorFlow's auto-clustering compiles only the parts of the step XLA supports",
+                          self.best)]
+
+    def _batch_candidates(self, tried: list[tuple[int, str]]) -> list[Candidate]:
+        start = self._batch_start
+        base = start.settings
+        if not base.batch_size:
+            why = "skipped: the batch size of the runs is not known"
+            return [Candidate(LARGER_BATCH, LARGER_BATCH, base, why, start, skipped_reason=why)]
+        plan = next_size(base.batch_size, tried, _peak(start), self.available_memory, _memory_kind(start),
+                         self.max_batch_scale)
+        if plan.done:
+            return [Candidate(LARGER_BATCH, LARGER_BATCH, base, plan.reason, start, skipped_reason=plan.reason)]
+        settings = base.with_(batch_size=plan.batch_size, lr_scale=base.lr_scale * plan.lr_scale)
+        return [Candidate(LARGER_BATCH, f"batch{plan.batch_size}", settings, plan.reason, self.best)]
 
     def reference_for(self, candidate: Candidate):
         """The rung a candidate is measured against now: the baseline for a confirmation, else the best so far
@@ -146,6 +220,7 @@ class TuningPolicy:
         """Record a rung's verdict; a kept rung becomes the best so far (a confirmation only confirms)."""
         rung.decision = verdict
         self.rungs.append(rung)
+        verdict.findings = list(verdict.findings) + _lever_findings(rung, verdict)
         if rung.kind == CONFIRMATION:
             if not verdict.kept:  # the whole change did not hold up against the baseline: recommend nothing new
                 self.best = self.baseline
@@ -161,6 +236,37 @@ class TuningPolicy:
 def _peak(rung) -> float | None:
     v = (rung.summary or {}).get("peak_memory_bytes") if rung is not None else None
     return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+def _lever_findings(rung, verdict: TrialVerdict) -> list[dict[str, Any]]:
+    """The finding a lever's rung carries (docs/FINDINGS.md), kept or not."""
+    s = rung.settings
+    where = rung.name
+    if rung.kind == STEPS_PER_EXECUTION:
+        return [F.Finding(F.SHORT_STEPS, f"steps are short, so {s.steps_per_execution} steps per call were measured: "
+                          f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
+                          f"model.compile(..., steps_per_execution={s.steps_per_execution})" if verdict.kept else "",
+                          where, data={"steps_per_execution": s.steps_per_execution}).to_dict()]
+    if rung.kind == LARGER_BATCH and _did_not_fit(rung):
+        return [F.Finding(F.BATCH_DID_NOT_FIT, f"batch {s.batch_size} did not complete ({verdict.reason}); the batch "
+                          "search ends below it (an expected outcome: most often out of memory)",
+                          "keep a smaller batch", where, data={"batch_size": s.batch_size}).to_dict()]
+    if rung.kind == XLA and s.xla_autoclustering:
+        return [F.Finding(F.XLA_AUTOCLUSTERING, f"XLA auto-clustering measured: {'kept' if verdict.kept else 'not kept'}"
+                          f" ({verdict.reason})", 'tf.config.optimizer.set_jit("autoclustering")  # before training'
+                          if verdict.kept else "", where).to_dict()]
+    return []
+
+
+def _median_step_ms(rung) -> float | None:
+    v = ((rung.summary or {}).get("step_ms") or {}).get("median") if rung is not None else None
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+def _did_not_fit(rung) -> bool:
+    """The run ended without completing (out of memory, most often): the search stops growing there."""
+    d = rung.decision
+    return d is not None and d.status != "completed"
 
 
 def _memory_kind(rung) -> str | None:

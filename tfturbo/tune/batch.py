@@ -1,66 +1,82 @@
-"""The larger-batch rung: spend the memory the earlier rungs freed, measured, not guessed.
+"""The larger-batch search: how far the batch can grow, measured size by size.
 
-Mixed precision and XLA usually lower peak memory; the ratio baseline_peak /
-best_peak says how much larger a batch fits in the memory the baseline
-already used. The new batch is the old one times that ratio, rounded down to
-a multiple of 8 (what 16-bit hardware wants), at least 8 more than before when
-any memory was freed, and capped (2× by default) because the learning rate
-is scaled with it by the linear scaling rule (Goyal et al., 2017:
-"when the minibatch size is multiplied by k, multiply the learning rate by
-k"), which holds less well the further the batch grows.
+The search starts from the best configuration kept so far (batch b0) and
+doubles the batch while each larger size is kept by its trial (faster per
+sample, accuracy within tolerance at equal samples seen); when a size is
+rejected or does not fit, one binary step tries the middle between the last
+kept size and that one, and the search ends. A size is proposed only when it
+fits with a safety margin: its peak memory, predicted linearly from the
+measured peak at b0 (an upper bound: part of the peak does not grow with the
+batch), must stay under SAFETY of the memory available — the device's on an
+accelerator, the host's available memory on a CPU. A size that runs out of
+memory anyway ends the search there; it is an outcome, not an error.
+
+The learning rate is scaled with the batch by the linear scaling rule
+(Goyal et al., 2017: "when the minibatch size is multiplied by k, multiply the
+learning rate by k"), which holds less well the further the batch grows, so
+the batch is capped at max_scale × b0 (4× by default). Sizes stay multiples
+of 8 (what 16-bit hardware wants) when b0 is one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Peak memory readings move a little from run to run: less than this much freed is "none freed".
-MIN_FREED_RATIO = 1.05
-DEFAULT_MAX_SCALE = 2.0
+DEFAULT_MAX_SCALE = 4.0
+SAFETY = 0.8  # use at most this share of the available memory
 
 
 @dataclass
-class BatchPlan:
-    """Either a new batch size with its learning-rate scale, or why the rung is skipped."""
+class BatchStep:
+    """The next size to measure with its learning-rate scale (relative to b0), or why the search stops."""
 
     batch_size: int | None
     lr_scale: float
-    freed_ratio: float | None
     reason: str
 
     @property
-    def skipped(self) -> bool:
+    def done(self) -> bool:
         return self.batch_size is None
 
 
-def _round_down8(x: float) -> int:
-    return int(x) // 8 * 8
+def _align(x: float, b0: int) -> int:
+    return int(x) // 8 * 8 if b0 % 8 == 0 and x >= 8 else int(x)
 
 
-def plan_larger_batch(batch: int | None, baseline_peak: float | None, best_peak: float | None,
-                      memory_kind: str | None = None, max_scale: float = DEFAULT_MAX_SCALE) -> BatchPlan:
-    """The next batch size from measured peak memory (bytes) of the baseline and the best rung so far."""
+def largest_fitting(b0: int, peak: float | None, available: float | None) -> int | None:
+    """The largest size whose linearly predicted peak stays under SAFETY × available (None: memory unknown)."""
+    if not (peak and available):
+        return None
+    return _align(SAFETY * available / peak * b0, b0)
+
+
+def next_size(b0: int, tried: list[tuple[int, str]], peak: float | None, available: float | None,
+              memory_kind: str | None = None, max_scale: float = DEFAULT_MAX_SCALE) -> BatchStep:
+    """The next batch of the search after `tried` [(size, "kept" | "rejected" | "failed")], in order."""
+    kept = [b for b, outcome in tried if outcome == "kept"]
+    lo = max(kept, default=b0)
+    cap = _align(b0 * max_scale, b0)
+    limit = largest_fitting(b0, peak, available)
     kind = f" {memory_kind}" if memory_kind else ""
-    if not batch:
-        return BatchPlan(None, 1.0, None, "skipped: the batch size of the runs is not known")
-    if not baseline_peak or not best_peak or baseline_peak <= 0 or best_peak <= 0:
-        return BatchPlan(None, 1.0, None, f"skipped: peak{kind} memory was not measured, so the freed memory "
-                                          "is unknown (the ladder does not guess)")
-    freed = baseline_peak / best_peak
-    measured = f"peak{kind} memory {best_peak / baseline_peak:.2f}× the baseline's"
-    if freed < MIN_FREED_RATIO:
-        note = "; host memory on a CPU, which 16-bit compute and XLA barely change" if memory_kind == "host" else ""
-        return BatchPlan(None, 1.0, freed, f"skipped: no memory was freed ({measured}{note}); "
-                                           f"try a larger --batch-size yourself if the device has room")
-    target = batch * min(freed, max_scale)
-    new = max(_round_down8(target), _round_down8(batch + 8 + 7))  # at least +8, on a multiple of 8
-    cap = max(8, _round_down8(batch * max_scale))
-    new = min(new, cap)
-    if new <= batch:
-        return BatchPlan(None, 1.0, freed, f"skipped: {measured}, but batch {batch} cannot grow by a multiple "
-                                           f"of 8 within the {max_scale:g}× cap")
-    scale = new / batch
-    capped = f", capped at {max_scale:g}×" if freed > max_scale else ""
-    reason = (f"batch {batch} → {new}: {measured} frees {freed:.2f}× the memory{capped}, rounded down to a "
-              f"multiple of 8; learning rate scaled {scale:.2f}× by the linear scaling rule")
-    return BatchPlan(new, scale, freed, reason)
+    budget = (f"; the largest that fits in {SAFETY:.0%} of the available{kind} memory is about {limit}"
+              if limit else "")
+    first_loss = next((i for i, (_, outcome) in enumerate(tried) if outcome != "kept"), None)
+    if first_loss is not None:  # the doubling stopped: one binary step between the last kept size and the loser
+        hi, outcome = tried[first_loss]
+        mid = _align((lo + hi) / 2, b0)
+        if first_loss == len(tried) - 1 and lo < mid < hi:
+            return _step(mid, b0, f"binary step between batch {lo} (kept) and {hi} ({outcome})")
+        return BatchStep(None, 1.0, f"search ended: the largest batch kept is {lo}")
+    target = min(lo * 2, cap, limit if limit is not None else lo * 2)
+    if target <= lo:
+        why = (f"batch {lo} is already at the {max_scale:g}× cap" if lo * 2 > cap else
+               f"a larger batch would not fit with a safety margin{budget}")
+        return BatchStep(None, 1.0, ("skipped: " if not tried else "search ended: ") + why)
+    return _step(target, b0, f"{'doubling' if target == lo * 2 else 'the largest size allowed'}: batch {lo} → "
+                             f"{target}{budget}")
+
+
+def _step(size: int, b0: int, why: str) -> BatchStep:
+    scale = size / b0
+    return BatchStep(size, scale, f"{why}; learning rate scaled {scale:.2f}× by the linear scaling rule "
+                                  "(batch ×k, learning rate ×k)")

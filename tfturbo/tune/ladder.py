@@ -10,7 +10,8 @@ runs/NN-slug (B's first replicate, the rung's own run) and runs/NN-slug.a1,
 
   mixed precision (the recommended 16-bit policy; both with both_policies)
   + XLA on the best kept configuration (and 16-bit + XLA when 16-bit lost only on speed)
-  + a larger batch, sized from the measured peak memory the kept rungs freed
+  + steps_per_execution (a few N) when steps are short
+  + a larger batch: doubling while kept, then one binary step, within the memory available
   confirmation: the recommendation against the baseline, side by side
 
 The backend is reached only through `runner` (default `run_backend`), so the
@@ -32,8 +33,8 @@ from ..errors import OutputDirError, UserError
 from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import backend_executor, fail_on_bad_input
-from ..trials.policy import (CONFIRMATION, LARGER_BATCH, MIXED_PRECISION, XLA, Candidate, TuningPolicy,
-                             sixteen_bit_policies)
+from ..trials.policy import (STAGES, Candidate,
+                             TuningPolicy, sixteen_bit_policies)
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedRun, Trial, run_trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
@@ -196,7 +197,7 @@ class Ladder:
         for step in (self._environment, self._audit, self._probe, self._baseline):
             if not step() or self._stopped():
                 return
-        for kind in (MIXED_PRECISION, XLA, LARGER_BATCH, CONFIRMATION):
+        for kind in STAGES:
             if not self._stage(kind) or self._stopped():
                 return
 
@@ -209,7 +210,9 @@ class Ladder:
             return False
         recommended = doc.get("recommended_policy")
         policies, reason = sixteen_bit_policies(recommended, self.opts.both_policies, self.opts.policy)
-        self.policy = TuningPolicy([], policies, reason, self.opts.auto_fix, self.opts.max_batch_scale)
+        available = (doc.get("memory") or {}).get("available_bytes")
+        self.policy = TuningPolicy([], policies, reason, self.opts.auto_fix, self.opts.max_batch_scale,
+                                   available if isinstance(available, (int, float)) else None)
         self.say(f"environment: {', '.join(self._device_names(doc)) or 'no device listed'}; "
                  f"recommended policy {recommended} ({doc.get('reason', '')})")
         return True
@@ -276,13 +279,16 @@ class Ladder:
         return True
 
     def _stage(self, kind: str) -> bool:
-        for candidate in self.policy.candidates(kind):
-            if candidate.skipped_reason is not None:
-                self._skip(candidate)
-                continue
-            self._trial(candidate)
-            if self._stopped():
-                return False
+        pending = self.policy.candidates(kind)
+        while pending:  # a search (the batch size) asks for its next candidate once the last is judged
+            for candidate in pending:
+                if candidate.skipped_reason is not None:
+                    self._skip(candidate)
+                    continue
+                self._trial(candidate)
+                if self._stopped():
+                    return False
+            pending = self.policy.follow_up(kind)
         return True
 
     def _skip(self, candidate: Candidate) -> None:

@@ -34,6 +34,7 @@ class RungKind:
     BASELINE = "baseline"
     MIXED_PRECISION = "mixed_precision"
     XLA = "xla"
+    STEPS_PER_EXECUTION = "steps_per_execution"  # compile(steps_per_execution=N): fewer host round trips
     LARGER_BATCH = "larger_batch"
     CONFIRMATION = "confirmation"  # the recommendation measured against the baseline, side by side
 

@@ -1,8 +1,8 @@
-"""Page 6 — Batch size: spend the memory the earlier steps freed, measured rather than guessed.
+"""Page 6 — Batch size: a larger batch, measured rather than guessed.
 
-The proposal is `tune.batch.plan_larger_batch` (the same one `tfturbo tune`
-uses): the baseline's peak memory over the tuned run's, rounded down to a
-multiple of 8 and capped, with the learning rate scaled by the linear rule.
+The proposal is the first step of `tune.batch.next_size` (the search
+`tfturbo tune` runs): double the batch, within the memory available with a
+safety margin, with the learning rate scaled by the linear rule.
 The user may change it; the run is kept only if throughput per sample rises
 beyond the noise and accuracy holds.
 """
@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox, QWidget
 from tfturbo import summary as summ
 from tfturbo.console import fmt_bytes
 from tfturbo.settings import RunSettings
-from tfturbo.tune.batch import plan_larger_batch
+from tfturbo.tune.batch import next_size
 from tfturbo.tune.study import RungKind
 
 from ..cards import FactsCard
@@ -71,8 +71,9 @@ class BatchPage(RungPage):
             ("Freed", fmt_bytes(base_peak - best_peak) if isinstance(base_peak, (int, float)) and
              isinstance(best_peak, (int, float)) and base_peak > best_peak else "nothing measurable"),
         ])
-        plan = plan_larger_batch(self.current_batch(), base_peak, best_peak, kind)
-        self.plan_text.setText(("Proposed: " if not plan.skipped else "") + plan.reason[0].upper() + plan.reason[1:])
+        available = ((self.session.environment or {}).get("memory") or {}).get("available_bytes")
+        plan = next_size(self.current_batch(), [], best_peak, available, kind)
+        self.plan_text.setText(("Proposed: " if not plan.done else "") + plan.reason[0].upper() + plan.reason[1:])
         self.batch.setValue(plan.batch_size or self.current_batch())
         self._on_batch(self.batch.value())
 

@@ -6,15 +6,18 @@ import argparse
 
 from tfturbo import protocol
 
-from .. import hardware
+from .. import ceiling, hardware
 
 
 def document() -> dict:
+    """Devices, versions, the recommended policy, and the measured matmul ceiling per dtype (FLOP/s, cached)."""
     devs = hardware.devices()
     policy, reason = hardware.recommend_policy(devs)
     v = hardware.versions()
+    label = hardware.device_label(devs)
     return {"devices": devs, "tensorflow": v["tensorflow"], "keras": v["keras"], "versions": v,
-            "device": hardware.device_label(devs), "recommended_policy": policy, "reason": reason}
+            "device": label, "recommended_policy": policy, "reason": reason,
+            "ceiling": ceiling.ceilings(devs, label, v["tensorflow"]), "memory": hardware.available_memory(devs)}
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:

@@ -32,7 +32,7 @@ from tfturbo.errors import UserError
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
 
-from .. import hardware, measure, stdio
+from .. import ceiling, hardware, measure, stdio
 from . import emit_error
 
 
@@ -67,6 +67,9 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
     from ..workload import load_workload
 
+    settings = whole_calls(settings)
+    if settings.xla_autoclustering:  # before the step functions are traced
+        tf.config.optimizer.set_jit("autoclustering")
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"loading {settings.workload}")
     workload = load_workload(settings.workload, settings.script_args)
     keras.mixed_precision.set_global_policy(settings.policy)  # before build_model() (or the script) runs
@@ -98,6 +101,23 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
             findings.append(fix_not_applied("--drop-remainder", f"{type(exc).__name__}: {exc}",
                                             "batch the training data with ds.batch(batch_size, drop_remainder=True)"))
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings)
+
+
+def whole_calls(settings: RunSettings) -> RunSettings:
+    """Validation points on call boundaries: Keras runs whole calls of steps_per_execution steps, so a call that
+    spans a validation point would train past it. The default interval moves to a multiple of N; with an
+    interval given (a trial scales it for a larger batch), N becomes its largest divisor up to N (the summary's
+    settings say which N ran)."""
+    n = settings.steps_per_execution
+    val_every = min(settings.effective_val_every(), settings.steps)
+    if n == 1 or val_every % n == 0:
+        return settings
+    if settings.val_every is None:
+        return settings.with_(val_every=max(n, val_every // n * n))
+    fitted = max(d for d in range(1, n + 1) if val_every % d == 0)
+    print(f"tfturbo: --steps-per-execution {n} → {fitted}: calls must not span the validation interval "
+          f"({val_every} steps)", file=sys.stderr)
+    return settings.with_(steps_per_execution=fitted)
 
 
 def build_on_zeros(model, train_ds) -> None:
@@ -160,9 +180,11 @@ def recompile(model, settings: RunSettings) -> float | None:
     if model.compiled and compiled_with is not None and type(model).compile is keras.Model.compile:
         model.compile(**{**compiled_with.config, "optimizer": model.optimizer,
                          "jit_compile": settings.jit_compile,
+                         "steps_per_execution": settings.steps_per_execution,
                          "auto_scale_loss": False})  # model.optimizer is already loss-scaled if it should be
     else:  # a model with its own compile(): set what it compiled with, traced again on the next fit()
         model.jit_compile = settings.jit_compile
+        model.steps_per_execution = settings.steps_per_execution
         model.train_function = model.test_function = model.predict_function = None
     return scale_learning_rate(model.optimizer, settings.lr_scale)
 
@@ -264,11 +286,23 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     scalars.close()
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
+    summary.update(utilization(job, summary, devs, env))
     if error is not None:
         summary["error"] = {"kind": error.kind, "message": error.message, "fix": error.fix}
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, summary)
     writer.emit(protocol.RESULT, command="run", document=summary)
     return status, code
+
+
+def utilization(job: PreparedRun, summary: dict[str, Any], devs: list, env: dict) -> dict[str, Any]:
+    """flops_per_step, its source, and MFU: achieved FLOP/s (steady window throughput) over the device's
+    measured matmul ceiling for the run's compute dtype."""
+    flops = ceiling.flops_per_step(job.model, job.train_ds.element_spec[0], job.settings.batch_size or 1)
+    rate = (summary.get("throughput") or {}).get("samples_per_s")
+    steps_per_s = rate / (job.settings.batch_size or 1) if rate else None
+    peaks = ceiling.ceilings(devs, env["device"], env["versions"]["tensorflow"]) if flops else {}
+    return {"flops_per_step": flops, "flops_source": ceiling.FLOPS_SOURCE if flops else None,
+            **ceiling.utilization(flops, steps_per_s, peaks, job.settings.policy)}
 
 
 def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int) -> str | None:
@@ -310,6 +344,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         "step_ms": step_ms,
         "steps_per_s": 1000.0 / step_ms["median"] if step_ms["median"] else None,
         "step_ms_samples": [round(ms, 4) for ms in measure.thin(steady)],
+        "steps_per_sample": record.steps_per_sample,  # steps per call (steps_per_execution): one sample each
         "warmup_s": monitor.warmup_s,
         "warmup_steps": record.first_steady - 1 if record.first_steady else None,
         "first_steady_step": record.first_steady,
