@@ -32,6 +32,7 @@ def mlp_script_audit(mlp_script) -> dict:
 def mlp_script_tune(mlp_script) -> dict:
     out = mlp_script.parent / "study"
     return cli_json("tune", mlp_script.name, "--out", str(out), "--steps", "30", "--no-report",
+                    "--stages", "mixed_precision,xla", "--min-replicates", "2", "--max-replicates", "2",
                     cwd=mlp_script.parent)
 
 
@@ -52,5 +53,6 @@ def text_script_run(text_script) -> tuple[dict, Path]:
 def text_script_tune(text_script) -> tuple[dict, Path]:
     out = text_script.parent / "study"
     doc = cli_json("tune", str(text_script), "--out", str(out), "--steps", "30", "--no-report",
-                   "--policy", "mixed_bfloat16", "--", "--length", "48", cwd=text_script.parent)
+                   "--policy", "mixed_bfloat16", "--stages", "mixed_precision", "--min-replicates", "2",
+                   "--max-replicates", "2", "--", "--length", "48", cwd=text_script.parent)
     return doc, out

@@ -24,7 +24,7 @@ from tfturbo.stats import replicate_ratio_ci
 from tfturbo.trials.speed import samples_per_s
 from tfturbo.trials.verdict import DISQUALIFYING, FASTER, SLOWER, WITHIN, WORSE, speed_verdict_of
 
-PAIRS = ["--min-replicates", "2", "--max-replicates", "2"]
+PAIRS = ["--min-replicates", "2", "--max-replicates", "2", "--stages", "mixed_precision,xla"]
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ from ..errors import OutputDirError, UserError
 from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import backend_executor, fail_on_bad_input
-from ..trials.policy import (STAGES, Candidate,
+from ..trials.policy import (CONFIRMATION, STAGES, Candidate,
                              TuningPolicy, sixteen_bit_policies)
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedRun, Trial, run_trial
@@ -62,6 +62,7 @@ class TuneOptions:
     auto_fix: bool = True  # apply the audit's automatic fixes (float32 head, drop_remainder) to the rungs
     max_batch_scale: float = DEFAULT_MAX_SCALE
     tolerance: Tolerance = field(default_factory=Tolerance)
+    stages: tuple[str, ...] = STAGES  # the stages to measure (the confirmation always ends the study)
     script_args: list[str] = field(default_factory=list)  # a training script's own options (after `--`)
 
     def base_settings(self) -> RunSettings:
@@ -79,7 +80,7 @@ class TuneOptions:
                 "replicates": {"min": self.min_replicates, "max": self.max_replicates},
                 "policy": self.policy, "both_policies": self.both_policies,
                 "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
-                "tolerance": self.tolerance.to_dict()}
+                "tolerance": self.tolerance.to_dict(), "stages": list(self.stages)}
 
 
 def baseline_verdict(base: dict[str, Any]) -> TrialVerdict:
@@ -197,7 +198,7 @@ class Ladder:
         for step in (self._environment, self._audit, self._probe, self._baseline):
             if not step() or self._stopped():
                 return
-        for kind in STAGES:
+        for kind in [k for k in STAGES if k in self.opts.stages or k == CONFIRMATION]:
             if not self._stage(kind) or self._stopped():
                 return
 
