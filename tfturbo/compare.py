@@ -25,6 +25,7 @@ from .numbers import finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord
 from .settings import RunSettings
 from . import steady
+from .run_summary import RunSummary
 from .stats import median_ci, two_sample_ratio_ci
 from .trials import accuracy
 from .trials.speed import samples_per_s
@@ -119,24 +120,34 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
     first = steps[0] if steps else math.inf
     warm = [ms for step, ms in zip(series.step, series.step_ms) if isinstance(step, int) and step < first
             and finite(ms)]
-    doc: dict[str, Any] = {"status": record.status, "settings": run_settings(record),
-                           "step_ms_samples": steady, "steps_completed": len(series.step)}
+    doc = RunSummary(status=record.status, settings=run_settings(record), step_ms_samples=steady,
+                     steps_completed=len(series.step), first_steady_step=steps[0] if steps else None)
     if steady:
         median, ci = median_ci(steady)
-        doc["step_ms"] = {"median": median, "ci95": list(ci), "n": len(steady)}
-        doc["steps_per_s"] = 1000.0 / median if median > 0 else None
-        doc["warmup_s"] = sum(warm) / 1000.0
+        doc.step_ms = {"median": median, "ci95": list(ci), "n": len(steady)}
+        doc.steps_per_s = 1000.0 / median if median > 0 else None
+        doc.warmup_s = sum(warm) / 1000.0
+    first_steady = steps[0] if steps else math.inf
+    profiled = steady_windows(record.events)[1]
+    windows = [w for w in series.windows if w[0] >= first_steady
+               and not any(lo <= w[1] and w[0] <= hi for lo, hi in profiled)]
+    if windows:
+        batch = (doc.settings or {}).get("batch_size") or 1
+        steps_in = sum(b - a + 1 for a, b, _ in windows)
+        seconds = sum(t for _, _, t in windows)
+        doc.throughput = {"samples_per_s": steps_in * batch / seconds if seconds > 0 else None, "steps": steps_in,
+                          "seconds": seconds, "windows": len(windows)}
     memory = [e for e in record.events if e.get("type") == protocol.MEMORY
               and isinstance(e.get("peak_bytes"), (int, float))]
     if memory:
         peak = max(memory, key=lambda e: e["peak_bytes"])
-        doc["peak_memory_bytes"] = int(peak["peak_bytes"])
-        doc["memory_kind"] = peak.get("kind")
+        doc.peak_memory_bytes = int(peak["peak_bytes"])
+        doc.memory_kind = peak.get("kind")
     validation = record.validation()
     if validation:
-        doc["metrics"] = dict(validation[-1].get("metrics") or {})
-        doc["validation"] = [{"step": v.get("step"), "metrics": v.get("metrics")} for v in validation]
-    return doc
+        doc.metrics = dict(validation[-1].get("metrics") or {})
+        doc.validation = [{"step": v.get("step"), "metrics": v.get("metrics")} for v in validation]
+    return doc.to_dict()
 
 
 def _steady_window(events: list[dict[str, Any]]):

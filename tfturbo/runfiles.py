@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from . import crash, protocol
+from .run_summary import RunSummary
 from .errors import OutputDirError
 from .numbers import json_safe
 
@@ -254,6 +255,10 @@ def load_run(path: str | os.PathLike[str]) -> RunRecord:
     settings = read_yaml(run_dir / RUN_YAML, warnings)
     events = read_events(run_dir / EVENTS, warnings)
     summary = read_json(run_dir / SUMMARY, warnings, missing_ok=True)
+    if summary is not None:  # the one reader of summary.json: wrong types are named and dropped
+        parsed = RunSummary.from_dict(summary, SUMMARY)
+        warnings += parsed.problems
+        summary = parsed.to_dict()
     record = RunRecord(run_dir, run_dir.name, settings, summary, events, warnings)
     if summary is None and not (run_dir / SUMMARY).exists():  # (a corrupt one was reported as such)
         status = record.status

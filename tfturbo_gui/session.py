@@ -20,6 +20,7 @@ from tfturbo import protocol
 from tfturbo import summary as summ
 from tfturbo.cli_args import run_argv
 from tfturbo.commands.backend import log_path as user_log_path
+from tfturbo.run_summary import RunSummary
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
 from tfturbo.trials.policy import Candidate, TuningPolicy, sixteen_bit_policies
@@ -200,7 +201,8 @@ class WizardSession:
     @staticmethod
     def _summary(data: RunData, settings: RunSettings) -> dict[str, Any]:
         """The run's summary, or what its events measured, with its error."""
-        doc = data.summary or {"status": data.status or protocol.RunStatus.CRASHED, "settings": settings.to_dict()}
+        doc = data.summary or RunSummary(status=data.status or protocol.RunStatus.CRASHED,
+                                         settings=settings.to_dict()).to_dict()
         if data.error and not doc.get("error"):
             doc = {**doc, "error": {k: data.error.get(k) for k in ("kind", "message", "fix")}}
         return doc

@@ -16,6 +16,7 @@ from .. import protocol
 from ..backend_client import BackendResult, run_backend
 from ..cli_args import run_argv
 from ..errors import WorkloadError
+from ..run_summary import RunSummary
 from ..runfiles import load_run
 from .trial import PlannedRun
 
@@ -29,7 +30,7 @@ def summary_of(result_document: dict[str, Any] | None, status: str, error: dict[
     if doc is None and run_dir.is_dir():
         doc = load_run(run_dir).summary
     if doc is None:
-        doc = {"status": status, "settings": planned.settings.to_dict()}
+        doc = RunSummary(status=status, settings=planned.settings.to_dict()).to_dict()
     if error and not doc.get("error"):
         doc = {**doc, "error": {k: error.get(k) for k in ("kind", "message", "fix")}}
     return doc

@@ -29,6 +29,7 @@ from tfturbo import findings as fcodes
 from tfturbo import protocol, runfiles
 from tfturbo.cli_args import run_argv, settings_from_args
 from tfturbo.errors import UserError
+from tfturbo.run_summary import RunSummary
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
 
@@ -286,19 +287,21 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     scalars.close()
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
-    summary.update(utilization(job, summary, devs, env))
+    for key, value in utilization(job, summary, devs, env).items():
+        setattr(summary, key, value)
     if error is not None:
-        summary["error"] = {"kind": error.kind, "message": error.message, "fix": error.fix}
-    runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, summary)
-    writer.emit(protocol.RESULT, command="run", document=summary)
+        summary.error = {"kind": error.kind, "message": error.message, "fix": error.fix}
+    document = summary.to_dict()
+    runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, document)
+    writer.emit(protocol.RESULT, command="run", document=document)
     return status, code
 
 
-def utilization(job: PreparedRun, summary: dict[str, Any], devs: list, env: dict) -> dict[str, Any]:
+def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) -> dict[str, Any]:
     """flops_per_step, its source, and MFU: achieved FLOP/s (steady window throughput) over the device's
     measured matmul ceiling for the run's compute dtype."""
     flops = ceiling.flops_per_step(job.model, job.train_ds.element_spec[0], job.settings.batch_size or 1)
-    rate = (summary.get("throughput") or {}).get("samples_per_s")
+    rate = (summary.throughput or {}).get("samples_per_s")
     steps_per_s = rate / (job.settings.batch_size or 1) if rate else None
     peaks = ceiling.ceilings(devs, env["device"], env["versions"]["tensorflow"]) if flops else {}
     return {"flops_per_step": flops, "flops_source": ceiling.FLOPS_SOURCE if flops else None,
@@ -325,7 +328,7 @@ def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int)
 
 
 def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: float, env: dict,
-                  workload: dict, checkpoint: str | None) -> dict[str, Any]:
+                  workload: dict, checkpoint: str | None) -> RunSummary:
     settings = job.settings
     record = monitor.record
     steady = record.steady_ms()
@@ -338,34 +341,34 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         xplanes = sorted(tb_dir.glob("plugins/profile/*/*.xplane.pb"))
         profile = {"window": list(instrument.profile), "logdir": runfiles.TB_DIR,
                    "xplane": xplanes[-1].relative_to(tb_dir.parent).as_posix() if xplanes else None}
-    return {
-        "status": status,
-        "settings": settings.to_dict(),
-        "step_ms": step_ms,
-        "steps_per_s": 1000.0 / step_ms["median"] if step_ms["median"] else None,
-        "step_ms_samples": [round(ms, 4) for ms in measure.thin(steady)],
-        "steps_per_sample": record.steps_per_sample,  # steps per call (steps_per_execution): one sample each
-        "warmup_s": monitor.warmup_s,
-        "warmup_steps": record.first_steady - 1 if record.first_steady else None,
-        "first_steady_step": record.first_steady,
-        "throughput": measure.throughput(windows, settings.batch_size or 1),
-        "windows": [[a, b, round(t, 6)] for a, b, t in record.windows],
-        "paired_validation": monitor.paired.describe() if monitor.paired is not None else None,
-        "steps_completed": instrument.completed,
-        "stopped_early": monitor.stopped_early,
-        "steps_saved": settings.steps - instrument.completed if monitor.stopped_early else 0,
-        "wall_s": wall_s,
-        "peak_memory_bytes": memory["peak_bytes"],
-        "memory_kind": memory["kind"],
-        "metrics": dict(monitor.last_logs),
-        "validation": monitor.validation,
-        "learning_rate": job.learning_rate,
-        "loss_scale": monitor.loss_scale_summary(),
-        "xla_active": bool(job.model.jit_compile) if settings.jit_compile else False,
-        "profile": profile,
-        "checkpoint": checkpoint,
-        "findings": monitor.findings,
-        "versions": env["versions"],
-        "device": env["device"],
-        "workload": workload,
-    }
+    return RunSummary(
+        status=status,
+        settings=settings.to_dict(),
+        step_ms=step_ms,
+        steps_per_s=1000.0 / step_ms["median"] if step_ms["median"] else None,
+        step_ms_samples=[round(ms, 4) for ms in measure.thin(steady)],
+        steps_per_sample=record.steps_per_sample,  # steps per call (steps_per_execution): one sample each
+        warmup_s=monitor.warmup_s,
+        warmup_steps=record.first_steady - 1 if record.first_steady else None,
+        first_steady_step=record.first_steady,
+        throughput=measure.throughput(windows, settings.batch_size or 1),
+        windows=[[a, b, round(t, 6)] for a, b, t in record.windows],
+        paired_validation=monitor.paired.describe() if monitor.paired is not None else None,
+        steps_completed=instrument.completed,
+        stopped_early=monitor.stopped_early,
+        steps_saved=settings.steps - instrument.completed if monitor.stopped_early else 0,
+        wall_s=wall_s,
+        peak_memory_bytes=memory["peak_bytes"],
+        memory_kind=memory["kind"],
+        metrics=dict(monitor.last_logs),
+        validation=monitor.validation,
+        learning_rate=job.learning_rate,
+        loss_scale=monitor.loss_scale_summary(),
+        xla_active=bool(job.model.jit_compile) if settings.jit_compile else False,
+        profile=profile,
+        checkpoint=checkpoint,
+        findings=monitor.findings,
+        versions=env["versions"],
+        device=env["device"],
+        workload=workload,
+    )

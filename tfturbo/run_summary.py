@@ -1,0 +1,122 @@
+"""summary.json: the one class that writes and reads a run's measured results.
+
+The backend builds a `RunSummary` at the end of a run and writes `to_dict()`;
+every reader gets the document through `RunSummary.from_dict()` (runfiles
+does it when it loads a run), and a run that wrote no summary is rebuilt
+from its events into the same class (`compare.effective_summary`). So the
+keys, their types and the version live here only.
+
+Reading is tolerant where it should be and strict where it must be: keys
+this version does not know are kept as they are (a newer tfturbo wrote
+them); a known key of the wrong type is dropped with a one-line problem
+("summary.json: steps_per_s is a str, not a number; ignored"), so a corrupt
+file still loads as far as it is valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .numbers import finite
+
+VERSION = 1
+
+NUMBER, INT, STR, BOOL, LIST, DICT = "number", "whole number", "text", "true/false", "list", "mapping"
+_CHECKS = {
+    NUMBER: lambda v: finite(v),
+    INT: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    STR: lambda v: isinstance(v, str),
+    BOOL: lambda v: isinstance(v, bool),
+    LIST: lambda v: isinstance(v, list),
+    DICT: lambda v: isinstance(v, dict),
+}
+
+
+def _kind(name: str, kind: str):
+    return field(default=None, metadata={"kind": kind})
+
+
+@dataclass
+class RunSummary:
+    """A run's results. Every field may be None (not measured); `extra` holds keys this version does not know."""
+
+    status: str | None = _kind("status", STR)
+    settings: dict | None = _kind("settings", DICT)  # RunSettings.to_dict()
+    error: dict | None = _kind("error", DICT)  # {kind, message, fix} of a failed run
+    # step time: one run's own noise, for plots and the run's own table
+    step_ms: dict | None = _kind("step_ms", DICT)  # {median, ci95, n, n_steady}
+    steps_per_s: float | None = _kind("steps_per_s", NUMBER)
+    step_ms_samples: list | None = _kind("step_ms_samples", LIST)
+    steps_per_sample: int | None = _kind("steps_per_sample", INT)  # steps per call (steps_per_execution)
+    # warm-up and the steady state (tfturbo.steady's final decision)
+    warmup_s: float | None = _kind("warmup_s", NUMBER)
+    warmup_steps: int | None = _kind("warmup_steps", INT)
+    first_steady_step: int | None = _kind("first_steady_step", INT)
+    # what verdicts use: steady samples over the wall time of the device-drained windows
+    throughput: dict | None = _kind("throughput", DICT)  # {samples_per_s, steps, seconds, windows}
+    windows: list | None = _kind("windows", LIST)  # [first step, last step, seconds]
+    paired_validation: dict | None = _kind("paired_validation", DICT)  # the accuracy gate's per-example file
+    steps_completed: int | None = _kind("steps_completed", INT)
+    stopped_early: bool | None = _kind("stopped_early", BOOL)
+    steps_saved: int | None = _kind("steps_saved", INT)
+    wall_s: float | None = _kind("wall_s", NUMBER)
+    peak_memory_bytes: int | None = _kind("peak_memory_bytes", INT)
+    memory_kind: str | None = _kind("memory_kind", STR)  # "device" | "host"
+    metrics: dict | None = _kind("metrics", DICT)  # the last training and validation metrics
+    validation: list | None = _kind("validation", LIST)  # [{step, metrics}]
+    learning_rate: float | None = _kind("learning_rate", NUMBER)
+    loss_scale: dict | None = _kind("loss_scale", DICT)
+    xla_active: bool | None = _kind("xla_active", BOOL)
+    profile: dict | None = _kind("profile", DICT)
+    checkpoint: str | None = _kind("checkpoint", STR)
+    findings: list | None = _kind("findings", LIST)
+    # compute used: FLOPs per step and the share of the measured matmul ceiling
+    flops_per_step: float | None = _kind("flops_per_step", NUMBER)
+    flops_source: str | None = _kind("flops_source", STR)
+    mfu: float | None = _kind("mfu", NUMBER)
+    ceiling_dtype: str | None = _kind("ceiling_dtype", STR)
+    ceiling_flops: float | None = _kind("ceiling_flops", NUMBER)
+    achieved_flops: float | None = _kind("achieved_flops", NUMBER)
+    versions: dict | None = _kind("versions", DICT)
+    device: str | None = _kind("device", STR)
+    workload: dict | None = _kind("workload", DICT)
+    extra: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list, repr=False, compare=False)  # what from_dict dropped
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary.json document: version first, then every known field, then the unknown ones as read."""
+        doc: dict[str, Any] = {"v": VERSION}
+        for f in _known():
+            doc[f.name] = getattr(self, f.name)
+        for key, value in self.extra.items():
+            doc.setdefault(key, value)
+        return doc
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any] | None, source: str = "summary.json") -> "RunSummary":
+        """The summary in `doc`; a known key of the wrong type is dropped and named in `problems`."""
+        out = cls()
+        if not isinstance(doc, dict):
+            out.problems.append(f"{source} is not a mapping; nothing in it was read")
+            return out
+        known = {f.name: f for f in _known()}
+        for key, value in doc.items():
+            if key == "v":
+                continue
+            f = known.get(key)
+            if f is None:
+                out.extra[key] = value
+                continue
+            kind = f.metadata["kind"]
+            if value is None or _CHECKS[kind](value) or (kind == NUMBER and isinstance(value, int)
+                                                          and not isinstance(value, bool)):
+                setattr(out, key, value)
+            else:
+                out.problems.append(f"{source}: {key} is {type(value).__name__} {value!r:.40}, not a {kind}; "
+                                    "ignored")
+        return out
+
+
+def _known():
+    return [f for f in fields(RunSummary) if "kind" in f.metadata]
