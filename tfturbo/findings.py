@@ -27,6 +27,7 @@ XLA_NOT_ACTIVE = "XLA_NOT_ACTIVE"
 ACCURACY_REGRESSION = "ACCURACY_REGRESSION"
 SLOWER_THAN_BASELINE = "SLOWER_THAN_BASELINE"
 FIX_NOT_APPLIED = "FIX_NOT_APPLIED"  # an automatic fix (--fix-head, --drop-remainder) could not be applied
+SCALING_INEFFICIENT = "SCALING_INEFFICIENT"  # `scaling`: N replicas give well under N times the throughput
 
 # Default severity per code; a detector may raise a finding at another level.
 DEFAULT_SEVERITY = {
@@ -45,6 +46,7 @@ DEFAULT_SEVERITY = {
     ACCURACY_REGRESSION: ERROR,
     SLOWER_THAN_BASELINE: WARNING,
     FIX_NOT_APPLIED: WARNING,
+    SCALING_INEFFICIENT: WARNING,
 }
 CODES = tuple(DEFAULT_SEVERITY)
 
