@@ -155,3 +155,16 @@ def test_remote_arguments_are_quoted_for_the_remote_shell(monkeypatch):
                                                                 "--name", "$(touch /tmp/pwned)"])
     assert argv[:3] == ["ssh", "-F", "cfg"] and argv[-2:-1] == ["user@box"] and argv[-3] == "--"
     assert "'/opt/py 3/bin/python'" in argv[-1] and "'$(touch /tmp/pwned)'" in argv[-1]
+
+
+def test_remote_env_answers_from_the_host(sshd):
+    proc = tfturbo(sshd, "env", *remote_args(sshd), "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    assert doc["devices"] and doc["tensorflow"]
+
+
+def test_an_unreachable_host_is_one_line_and_exit_2(sshd, tmp_path):
+    proc = tfturbo(sshd, "audit", "builtin:mlp", "--host", "nosuchhost.invalid", "--json", timeout=60)
+    assert proc.returncode == 2
+    assert "cannot prepare a folder on nosuchhost.invalid" in proc.stderr and "Traceback" not in proc.stderr
