@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -129,6 +130,7 @@ def test_killing_the_local_client_stops_the_remote_backend(sshd, tmp_path):
             time.sleep(0.3)
         pids = _backend_pids(name)
         assert pids, "no remote backend process found"
+        remote_folder = os.readlink(f"/proc/{pids[0]}/cwd")  # left behind by a killed client (documented)
     finally:
         client.send_signal(signal.SIGKILL)
         client.wait()
@@ -136,6 +138,7 @@ def test_killing_the_local_client_stops_the_remote_backend(sshd, tmp_path):
     while _backend_pids(name) and time.monotonic() < deadline:
         time.sleep(0.3)
     assert not _backend_pids(name), "the remote backend outlived its client"
+    shutil.rmtree(remote_folder, ignore_errors=True)
 
 
 def test_host_and_ssh_command_are_checked_before_anything_runs(monkeypatch):
