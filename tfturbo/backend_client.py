@@ -3,6 +3,10 @@
 The GUI does the same through QProcess; both parse the stream with
 `protocol.LineParser`. The child's stdin stays open for as long as we want it
 to run: closing it (or this process dying) makes the backend stop.
+
+With a `RemoteHost` (`--host`; `use_host()` sets it for every command of this
+process) the child is ssh running the backend on that host (`tfturbo.remote`);
+the events, the stop command and the run directory travel the same way.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import crash, protocol
+from pathlib import Path
+
+from . import crash, protocol, remote, runfiles
 
 STOP_GRACE_S = 10.0
 TERMINATE_GRACE_S = 5.0
@@ -49,26 +55,83 @@ class BackendResult:
         return str(e.get("status")) if e else protocol.RunStatus.CRASHED
 
 
+_host: remote.RemoteHost | None = None
+
+
+def use_host(host: remote.RemoteHost | None) -> None:
+    """Run every later backend command of this process on `host` (None: here). Set once by the CLI's --host."""
+    global _host
+    _host = host
+
+
 def backend_command(command: str, argv: list[str]) -> list[str]:
     return [sys.executable, "-m", "trainer_backend", command, *argv]
 
 
+def _workload_and_out(command: str, argv: list[str]) -> tuple[str | None, str | None]:
+    from .cli_args import build_backend_parser, parse_args
+
+    try:
+        args = parse_args(build_backend_parser("trainer_backend"), [command, *argv])
+    except SystemExit:  # the backend reports bad arguments in its own words
+        return None, None
+    return getattr(args, "workload", None), getattr(args, "out", None)
+
+
+class _LocalEvents:
+    """A remote run's events, appended to the local events.jsonl once the remote run directory exists."""
+
+    def __init__(self, out: str | None) -> None:
+        self.path = Path(out) / runfiles.EVENTS if out else None
+        self.file = None
+
+    def write(self, event: dict[str, Any]) -> None:
+        if self.path is None:
+            return
+        if self.file is None:
+            before_run_dir = event.get("type") in (protocol.HELLO, protocol.ERROR, protocol.DONE, protocol.RESULT) \
+                or (event.get("type") == protocol.PHASE and event.get("phase") in (protocol.BUILDING,
+                                                                                   protocol.COMPILING))
+            if before_run_dir:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.file = open(self.path, "a", encoding="utf-8")
+        self.file.write(protocol.encode(event) + "\n")
+        self.file.flush()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
 def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any]], None] | None = None,
                 stderr_path: str | None = None, env: dict[str, str] | None = None,
-                cancel: threading.Event | None = None) -> BackendResult:
+                cancel: threading.Event | None = None, host: remote.RemoteHost | None = None) -> BackendResult:
     """Run a backend command to completion, passing each event to `on_event` as it arrives.
 
     Ctrl-C (or `cancel` being set) sends the cooperative stop, then terminates
     and finally kills the child if it does not finish in time. No shell is
-    involved: arguments go to the child as a list.
+    involved: arguments go to the child as a list. `host` (default: `use_host()`'s)
+    runs it there over ssh.
     """
+    host = host or _host
     log_start = crash.log_size(stderr_path)
     stderr = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("PYTHONUNBUFFERED", "1")
+    workload = out = folder = None
+    local_events = _LocalEvents(None)
     try:
-        proc = subprocess.Popen(backend_command(command, argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=stderr, env=child_env)
+        if host is None:
+            child = backend_command(command, argv)
+        else:
+            workload, out = _workload_and_out(command, argv)
+            if out is not None and Path(out).exists():
+                runfiles.prepare_run_dir(out)  # refuse an existing run here, as the backend would there
+            folder = remote.make_folder(host, workload, stderr)
+            child = remote.backend_argv(host, folder, command, remote.remote_argv(argv, workload, out, folder))
+            local_events = _LocalEvents(out)
+        proc = subprocess.Popen(child, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=child_env)
     finally:
         if stderr_path:
             stderr.close()
@@ -83,6 +146,7 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
         for line in proc.stdout:
             for event in parser.feed(line):
                 result.events.append(event)
+                local_events.write(event)
                 if on_event:
                     on_event(event)
         result.events.extend(parser.close())
@@ -101,6 +165,9 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
                 proc.stdin.close()
             except OSError:
                 pass
+    local_events.close()
+    if host is not None and folder is not None:
+        _fetch(host, folder, out, stderr_path)
     result.skipped_lines = parser.skipped
     if result.last(protocol.DONE) is None and result.error is None:
         explained = crash.explain(stderr_path, log_start, argv)  # e.g. TensorFlow crashed after an OOM
@@ -109,6 +176,17 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
             if on_event:
                 on_event(explained)
     return result
+
+
+def _fetch(host: remote.RemoteHost, folder: str, out: str | None, stderr_path: str | None) -> None:
+    """The remote run directory into the local --out (the same layout), run.yaml naming the host."""
+    with open(stderr_path, "ab") if stderr_path else open(os.devnull, "wb") as log:
+        fetched = remote.fetch_and_clean(host, folder, out, Path(out) if out else None, log)
+    run_yaml = Path(out) / runfiles.RUN_YAML if out else None
+    if fetched and run_yaml is not None and run_yaml.exists():
+        record = runfiles.read_yaml(run_yaml, [])
+        record["host"] = host.describe()
+        runfiles.write_yaml(run_yaml, record)
 
 
 def request_stop(proc: subprocess.Popen) -> None:

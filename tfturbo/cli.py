@@ -12,7 +12,7 @@ import importlib
 import sys
 
 from . import __version__
-from .cli_args import add_backend_commands, parse_args
+from .cli_args import add_backend_commands, add_host, parse_args
 from .errors import UserError
 
 # command -> module in tfturbo.commands with add_arguments(parser) and main(args) -> exit code
@@ -20,9 +20,12 @@ EXTRA_COMMANDS = {
     "gui": "opens the wizard",
     "tune": "the whole checklist unattended; writes the study and its report",
     "ab": "one A/B trial, replicated and interleaved: speed and accuracy verdicts",
+    "scaling": "throughput per replica count and scaling efficiency",
     "compare": "side-by-side table of runs",
     "report": "the before/after PDF of a study",
 }
+
+REMOTE_COMMANDS = ("tune", "ab", "scaling")  # besides the backend's own: their runs can happen on --host
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,11 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     for name in add_backend_commands(sub):
         sub.choices[name].set_defaults(module="backend")
+        add_host(sub.choices[name])
     for name, help_ in EXTRA_COMMANDS.items():
         p = sub.add_parser(name, help=help_)
         module = _command_module(name)
         if module is not None:
             module.add_arguments(p)
+        if name in REMOTE_COMMANDS:
+            add_host(p)
         p.set_defaults(module=name)
     return parser
 
@@ -64,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tfturbo {args.command}: not available in this build yet", file=sys.stderr)
         return 2
     try:
+        if getattr(args, "host", None) or getattr(args, "remote_python", None):
+            from . import backend_client, remote
+
+            backend_client.use_host(remote.from_args(args.host, args.remote_python))
         return int(module.main(args) or 0)
     except UserError as e:
         print(f"tfturbo {args.command}: {e.line()}", file=sys.stderr)

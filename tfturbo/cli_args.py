@@ -75,6 +75,33 @@ def add_settings(p: argparse.ArgumentParser, names: list[str], **overrides: dict
                            default=own.get("default", f.default), help=help_text)
 
 
+HOST_OPTIONS = ("--host", "--remote-python")  # tfturbo's, never the backend's: they say where it runs
+
+
+def add_host(p: argparse.ArgumentParser) -> None:
+    """`--host [user@]HOST [--remote-python PATH]`: run the backend there over ssh (`tfturbo.remote`)."""
+    p.add_argument("--host", metavar="[USER@]HOST", default=None,
+                   help="run the backend on this ssh host (the ssh command from TFTURBO_SSH, default ssh); "
+                        "the workload's folder is copied there and the run files come back")
+    p.add_argument("--remote-python", metavar="PATH", default=None,
+                   help="with --host: the Python on the host that has tfturbo installed (default python3)")
+
+
+def without_host(argv: list[str]) -> list[str]:
+    """`argv` minus --host/--remote-python and their values (before a script's `--`)."""
+    own, script_args = split_script_args(argv)
+    kept: list[str] = []
+    skip = False
+    for arg in own:
+        if skip:
+            skip = False
+        elif arg in HOST_OPTIONS:
+            skip = True
+        elif not arg.startswith(tuple(f"{o}=" for o in HOST_OPTIONS)):
+            kept.append(arg)
+    return kept + script_argv(script_args)
+
+
 def add_backend_commands(sub: argparse._SubParsersAction) -> dict[str, argparse.ArgumentParser]:
     """The four commands the backend serves, with identical arguments in both programs."""
     parsers = {}

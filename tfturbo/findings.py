@@ -30,6 +30,7 @@ FIX_NOT_APPLIED = "FIX_NOT_APPLIED"  # an automatic fix (--fix-head, --drop-rema
 SHORT_STEPS = "SHORT_STEPS"  # steps so short that several per call (steps_per_execution) were measured
 BATCH_DID_NOT_FIT = "BATCH_DID_NOT_FIT"  # a size of the batch search did not complete (out of memory): search ends
 XLA_AUTOCLUSTERING = "XLA_AUTOCLUSTERING"  # jit_compile=True was refused or slower: auto-clustering was measured
+SCALING_INEFFICIENT = "SCALING_INEFFICIENT"  # `scaling`: N replicas give well under N times the throughput
 
 # Default severity per code; a detector may raise a finding at another level.
 DEFAULT_SEVERITY = {
@@ -51,6 +52,7 @@ DEFAULT_SEVERITY = {
     SHORT_STEPS: INFO,
     BATCH_DID_NOT_FIT: INFO,
     XLA_AUTOCLUSTERING: INFO,
+    SCALING_INEFFICIENT: WARNING,
 }
 CODES = tuple(DEFAULT_SEVERITY)
 

@@ -56,6 +56,8 @@ class RunSummary:
     # what verdicts use: steady samples over the wall time of the device-drained windows
     throughput: dict | None = _kind("throughput", DICT)  # {samples_per_s, steps, seconds, windows}
     windows: list | None = _kind("windows", LIST)  # [first step, last step, seconds]
+    replicas: int | None = _kind("replicas", INT)  # model replicas in sync (devices x workers)
+    per_replica_batch_size: int | None = _kind("per_replica_batch_size", INT)
     paired_validation: dict | None = _kind("paired_validation", DICT)  # the accuracy gate's per-example file
     steps_completed: int | None = _kind("steps_completed", INT)
     stopped_early: bool | None = _kind("stopped_early", BOOL)

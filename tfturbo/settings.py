@@ -19,7 +19,7 @@ from .arg_types import fraction, positive, positive_int, step_window
 from .errors import UserError
 
 POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
-STRATEGIES = ("default", "mirrored")
+STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
 DEFAULT_STEPS = 300
 DEFAULT_SEED = 1234
 NO_PROFILE = (0, 0)  # a `profile` window that turns the profiler off
@@ -70,7 +70,19 @@ class RunSettings:
     seed: int = setting(DEFAULT_SEED, flag="--seed", parse=int, always=True,
                         help="seed for data order and initial weights")
     strategy: str = setting("default", flag="--strategy", choices=STRATEGIES, parse=str, always=True,
-                            help="tf.distribute strategy")
+                            help="tf.distribute strategy: mirrored (the devices of this machine), multiworker "
+                                 "(MultiWorkerMirroredStrategy: --workers local processes, or a cluster from "
+                                 "--tf-config / TF_CONFIG), tpu (TPUStrategy)")
+    # None: every device MirroredStrategy finds
+    devices: int | None = setting(None, flag="--devices", parse=positive_int, metavar="N",
+                                  help="with --strategy mirrored: replicate over the first N devices (default all)")
+    workers: int = setting(1, flag="--workers", parse=positive_int, metavar="N",
+                           help="with --strategy multiworker: start N local worker processes (default 1)")
+    # a cluster this process joins as one member (instead of starting local workers)
+    tf_config: str | None = setting(None, flag="--tf-config", parse=str, metavar="FILE",
+                                    help="with --strategy multiworker: join the cluster this TF_CONFIG JSON file "
+                                         "describes (default: the TF_CONFIG environment variable, else local "
+                                         "workers)")
     # Profiler window [start, stop) in steps; None picks one after warm-up; NO_PROFILE disables.
     profile: tuple[int, int] | None = setting(None, flag="--profile", parse=step_window, metavar="START:STOP",
                                               to_arg=lambda w: f"{w[0]}:{w[1]}",
@@ -127,6 +139,12 @@ class RunSettings:
             raise UserError(f"unknown precision policy {self.policy!r}", f"use one of {', '.join(POLICIES)}")
         if self.strategy not in STRATEGIES:
             raise UserError(f"unknown strategy {self.strategy!r}", f"use one of {', '.join(STRATEGIES)}")
+        if self.workers > 1 and self.strategy != "multiworker":
+            raise UserError(f"--workers {self.workers} needs --strategy multiworker", "add --strategy multiworker")
+        if self.tf_config and self.strategy != "multiworker":
+            raise UserError("--tf-config needs --strategy multiworker", "add --strategy multiworker")
+        if self.devices is not None and self.strategy != "mirrored":
+            raise UserError(f"--devices {self.devices} needs --strategy mirrored", "add --strategy mirrored")
         if self.batch_size is not None and self.batch_size < 1:
             raise UserError(f"batch size must be positive, got {self.batch_size}", "pass --batch-size N with N >= 1")
         if self.steps < 1:

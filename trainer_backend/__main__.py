@@ -52,12 +52,16 @@ def _quiet_tensorflow() -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # C++ INFO lines off; warnings stay in backend.log
 
 
-def _hello(writer: protocol.EventWriter, command: str) -> None:
-    from . import hardware
+def _hello(writer: protocol.EventWriter, args: argparse.Namespace) -> None:
+    from . import distribute, hardware
 
+    if args.command == "run":  # a multi-worker or TPU strategy must exist before the first device query
+        from tfturbo.cli_args import settings_from_args
+
+        distribute.before_devices(settings_from_args(args), writer)
     hardware.configure_logical_cpus()
-    writer.emit(protocol.HELLO, command=command, versions=hardware.versions(), devices=hardware.devices(),
-                pid=os.getpid())
+    writer.emit(protocol.HELLO, command=args.command, versions=hardware.versions(), devices=hardware.devices(),
+                pid=os.getpid(), workers=distribute.worker_pids())
 
 
 def run_command(argv: list[str], events: protocol.EventWriter) -> int:
@@ -67,7 +71,7 @@ def run_command(argv: list[str], events: protocol.EventWriter) -> int:
         args = _parse(argv)
         if getattr(args, "out", None):
             events.run = Path(args.out).name
-        _hello(events, args.command)
+        _hello(events, args)
         module = importlib.import_module(f"{__package__}.commands.{args.command.replace('-', '_')}")
         result = module.main(args, events)
         if isinstance(result, tuple):
@@ -111,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run_command(sys.argv[1:] if argv is None else argv, writer)
     finally:
+        from . import distribute
+
+        distribute.shutdown()
         stdio.release_streams()
         out.close()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import console, protocol
 from ..backend_client import run_backend
-from ..cli_args import script_argv, split_script_args
+from ..cli_args import script_argv, split_script_args, without_host
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:  # arguments come from cli_args
@@ -29,9 +29,9 @@ def log_path() -> str:
 
 
 def backend_argv(argv: list[str]) -> list[str]:
-    """The user's own arguments after the sub-command, minus the CLI-only --json (a script's own `--json`
-    after `--` stays)."""
-    own, script_args = split_script_args(argv)
+    """The user's own arguments after the sub-command, minus the CLI-only --json, --host and --remote-python
+    (a script's own `--json` after `--` stays)."""
+    own, script_args = split_script_args(without_host(argv))
     return [a for a in own if a != "--json"] + script_argv(script_args)
 
 

@@ -33,7 +33,7 @@ from tfturbo.run_summary import RunSummary
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
 
-from .. import ceiling, hardware, measure, stdio
+from .. import ceiling, distribute, hardware, measure, stdio
 from . import emit_error
 
 
@@ -48,6 +48,11 @@ class PreparedRun:
     val_ds: Any
     learning_rate: float | None
     findings: list[Finding] = field(default_factory=list)  # found while preparing (a fix not applied)
+    strategy: Any = None  # the tf.distribute strategy the model was built under
+
+    @property
+    def replicas(self) -> int:
+        return int(getattr(self.strategy, "num_replicas_in_sync", 1) or 1)
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, int]:
@@ -79,7 +84,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         # TensorFlow's XLA cannot reach the variables each logical CPU replica keeps on its own device
         raise UserError("--jit with --strategy mirrored needs GPUs: XLA cannot run replicas on logical CPU devices",
                         "use --no-jit, or --strategy default")
-    strategy = tf.distribute.MirroredStrategy() if settings.strategy == "mirrored" else tf.distribute.get_strategy()
+    strategy = distribute.strategy_for(settings)
     findings: list[Finding] = []
     with strategy.scope():
         model = workload.build_model()  # a script runs here, up to its first fit()
@@ -101,7 +106,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         except Exception as exc:  # noqa: BLE001 - tfturbo's own fix never fails the run
             findings.append(fix_not_applied("--drop-remainder", f"{type(exc).__name__}: {exc}",
                                             "batch the training data with ds.batch(batch_size, drop_remainder=True)"))
-    return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings)
+    return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy)
 
 
 def whole_calls(settings: RunSettings) -> RunSettings:
@@ -233,6 +238,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
         "command_line": shlex.join(["tfturbo", "run", *run_argv(settings, str(run_dir))]),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     })
+    distribute.attach(run_dir)
     writer.attach(open(run_dir / runfiles.EVENTS, "a", encoding="utf-8"))
     writer.forget_history()
     stdio.attach_log(run_dir / runfiles.BACKEND_LOG)
@@ -259,8 +265,9 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     started = time.perf_counter()
     error = None
     try:
-        job.model.fit(job.train_ds.repeat(), epochs=epochs, steps_per_epoch=val_every, validation_data=val,
-                      callbacks=callbacks, verbose=0)
+        with distribute.fit_scope(job.model, job.strategy):
+            job.model.fit(job.train_ds.repeat(), epochs=epochs, steps_per_epoch=val_every, validation_data=val,
+                          callbacks=callbacks, verbose=0)
     except Exception as exc:  # noqa: BLE001 - the run failed: say why and keep what was measured
         print("trainer_backend: training failed", file=sys.stderr)
         import traceback
@@ -268,7 +275,8 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
         traceback.print_exc(file=sys.stderr)
         if instrument.profiling:
             instrument.stop_profiler(instrument.completed)
-        error = emit_error(writer, exc, kind=protocol.TRAINING_ERROR, batch_size=settings.batch_size)
+        error = emit_error(writer, distribute.explain_failure(exc), kind=protocol.TRAINING_ERROR,
+                           batch_size=settings.batch_size)
     wall_s = time.perf_counter() - started
 
     if error is not None:
@@ -351,7 +359,9 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         warmup_s=monitor.warmup_s,
         warmup_steps=record.first_steady - 1 if record.first_steady else None,
         first_steady_step=record.first_steady,
-        throughput=measure.throughput(windows, settings.batch_size or 1),
+        throughput=measure.throughput(windows, settings.batch_size or 1),  # global: every replica's samples
+        replicas=job.replicas,
+        per_replica_batch_size=(settings.batch_size or 1) // job.replicas,
         windows=[[a, b, round(t, 6)] for a, b, t in record.windows],
         paired_validation=monitor.paired.describe() if monitor.paired is not None else None,
         steps_completed=instrument.completed,

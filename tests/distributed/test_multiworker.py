@@ -1,0 +1,94 @@
+"""`--strategy multiworker`: local worker processes on TF_CONFIG, the chief reporting (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tfturbo.backend_client import run_backend
+from tfturbo.errors import UserError
+from tfturbo.settings import RunSettings
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def _gone(pids: list[int], within: float = 10) -> bool:
+    deadline = time.monotonic() + within
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return not any(_alive(p) for p in pids)
+
+
+@pytest.fixture(autouse=True)
+def this_checkout(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+
+
+def test_two_local_workers_train_in_sync_and_none_is_left(tmp_path):
+    out = tmp_path / "mw"
+    hello = {}
+    result = run_backend("run", ["builtin:mlp", "--out", str(out), "--strategy", "multiworker", "--workers", "2",
+                                 "--steps", "30"],
+                         on_event=lambda e: hello.update(e) if e.get("type") == "hello" else None,
+                         stderr_path=str(tmp_path / "stderr.log"))
+    assert result.exit_code == 0, (tmp_path / "stderr.log").read_text()[-2000:]
+    doc = result.document
+    assert doc["status"] == "completed"
+    assert doc["replicas"] == 2 and doc["per_replica_batch_size"] * 2 == doc["settings"]["batch_size"]
+    assert doc["settings"]["strategy"] == "multiworker" and doc["settings"]["workers"] == 2
+    assert (out / "backend.log").is_file() and (out / "worker-1.log").stat().st_size > 0
+    assert len(hello["workers"]) == 1 and _gone(hello["workers"])
+
+
+def test_a_worker_that_dies_fails_the_run_with_its_last_log_line(tmp_path):
+    out = tmp_path / "killed"
+    hello: dict = {}
+    killed: list[int] = []
+
+    def on_event(e):
+        if e.get("type") == "hello":
+            hello.update(e)
+        elif e.get("type") == "steps" and not killed:
+            killed.append(hello["workers"][0])
+            os.kill(hello["workers"][0], signal.SIGKILL)
+
+    started = time.monotonic()
+    result = run_backend("run", ["builtin:mlp", "--out", str(out), "--strategy", "multiworker", "--workers", "2",
+                                 "--steps", "100000"], on_event=on_event, stderr_path=str(tmp_path / "stderr.log"))
+    assert killed, "the run never reported steps"
+    assert result.exit_code == 1 and result.status == "failed"
+    assert "worker 1 of 2 ended (signal 9)" in result.error["message"]
+    assert json.loads((out / "summary.json").read_text())["status"] == "failed"
+    assert (out / "worker-1.log").is_file()
+    assert time.monotonic() - started < 120
+
+
+def test_a_cluster_file_that_cannot_be_read_is_one_line_and_exit_2(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "tfturbo.cli", "run", "builtin:mlp", "--out", str(tmp_path / "r"),
+                           "--strategy", "multiworker", "--tf-config", str(tmp_path / "missing.json")],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "cannot read --tf-config" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("changes, flag", [({"workers": 2}, "--workers"), ({"devices": 2}, "--devices"),
+                                           ({"tf_config": "c.json"}, "--tf-config")])
+def test_distribution_options_need_their_strategy(changes, flag):
+    with pytest.raises(UserError, match=flag):
+        RunSettings("builtin:mlp", **changes)

@@ -1,0 +1,295 @@
+"""MultiWorkerMirroredStrategy: a local cluster of worker processes, or one member of a real cluster.
+
+`--strategy multiworker --workers N` without a cluster description makes this
+process the chief (worker 0) of N local workers, the documented way to try the
+strategy on one machine: each worker is `python -m trainer_backend run` with
+the same settings, its own `TF_CONFIG` (free localhost ports) and a private
+output folder; only the chief speaks the event protocol and writes the run
+directory. Every worker's stderr ends up in the run directory as
+`worker-K.log`. A worker that dies makes the chief end the run as failed with
+the worker's last log line; the chief stops every worker when it ends, and a
+worker whose chief disappears (even killed) exits by itself.
+
+With `--tf-config FILE` or `TF_CONFIG` in the environment this process is one
+member of a cluster someone else started (several hosts); nothing is spawned.
+
+TensorFlow requires the strategy before anything initialises the devices, so
+`start()` runs before the backend's first device query.
+
+Keras 3's `fit` fails under this strategy (keras-team/keras#20585): while
+building, it all-reduces a distributed input batch the collective ops cannot
+convert, and it reduces scalar logs across workers with an axis they do not
+have. `fit_scope()` avoids both: the model forgets the strategy it was built
+under (no symbolic build from a distributed batch) and fit runs inside the
+strategy's scope instead, and logs are reduced on each worker's own replicas —
+Keras metrics are summed across workers already, so every worker reports the
+same values. Checked on TF 2.21 / Keras 3.15: two workers end with identical
+weights.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from tfturbo import protocol, runfiles
+from tfturbo.cli_args import run_argv
+from tfturbo.errors import UserError
+from tfturbo.settings import RunSettings
+
+PARENT_ENV = "TFTURBO_CLUSTER_PARENT"  # set for local workers: the chief's pid, whose end ends them
+WORKER_LOG = "worker-{}.log"
+FAILURE_GRACE_S = 10.0  # the chief usually fails by itself (a collective operation reports the lost peer)
+STOP_GRACE_S = 5.0
+UPSTREAM = "keras-team/keras#20585"
+
+
+def worker_log_name(index: int) -> str:
+    return WORKER_LOG.format(index)
+
+
+# ------------------------------------------------------------------------------ TF_CONFIG
+
+def read_tf_config(path: str) -> dict[str, Any]:
+    """A cluster description from a TF_CONFIG JSON file, checked enough to fail with one line."""
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UserError(f"cannot read --tf-config {path} ({e.strerror or e})", "pass a readable JSON file") from e
+    except ValueError as e:
+        raise UserError(f"--tf-config {path} is not JSON ({e})",
+                        'write {"cluster": {"worker": ["host1:port", ...]}, "task": {"type": "worker", "index": 0}}'
+                        ) from e
+    check_tf_config(config, f"--tf-config {path}")
+    return config
+
+
+def check_tf_config(config: Any, where: str) -> None:
+    task = config.get("task") if isinstance(config, dict) else None
+    cluster = config.get("cluster") if isinstance(config, dict) else None
+    if not isinstance(cluster, dict) or not cluster or not isinstance(task, dict) or "type" not in task:
+        raise UserError(f"{where} has no cluster and task",
+                        'write {"cluster": {"worker": ["host1:port", ...]}, "task": {"type": "worker", "index": 0}}')
+
+
+def is_chief(config: dict[str, Any]) -> bool:
+    """The member that reports: the `chief` task, else worker 0."""
+    task = config.get("task") or {}
+    if "chief" in (config.get("cluster") or {}):
+        return task.get("type") == "chief"
+    return task.get("type") == "worker" and int(task.get("index", 0)) == 0
+
+
+def local_tf_config(ports: list[int], index: int) -> dict[str, Any]:
+    return {"cluster": {"worker": [f"localhost:{p}" for p in ports]}, "task": {"type": "worker", "index": index}}
+
+
+def free_ports(n: int) -> list[int]:
+    """n distinct free localhost ports (held open together while chosen, so they differ)."""
+    sockets = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+# ------------------------------------------------------------------------------ the local cluster
+
+class WorkerFailed(RuntimeError):
+    """A local worker ended while the chief trained; the message is that worker's last log line."""
+
+
+class LocalCluster:
+    """Workers 1..N-1 of a local cluster whose worker 0 is this process."""
+
+    def __init__(self, settings: RunSettings, writer: protocol.EventWriter) -> None:
+        self.settings = settings
+        self.writer = writer
+        self.folder = Path(tempfile.mkdtemp(prefix="tfturbo-workers-"))
+        self.procs: list[subprocess.Popen] = []
+        self.run_dir: Path | None = None
+        self._closing = threading.Event()
+        self._lock = threading.Lock()
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs]
+
+    def log(self, index: int) -> Path:
+        return self.folder / worker_log_name(index)
+
+    def start(self) -> None:
+        n = self.settings.workers
+        ports = free_ports(n)
+        for index in range(1, n):
+            env = {**os.environ, "TF_CONFIG": json.dumps(local_tf_config(ports, index)),
+                   PARENT_ENV: str(os.getpid()), "PYTHONUNBUFFERED": "1"}
+            out = self.folder / f"worker-{index}"
+            argv = run_argv(self.settings.with_(tf_config=None), str(out))
+            with open(self.log(index), "ab") as log:
+                self.procs.append(subprocess.Popen([sys.executable, "-m", "trainer_backend", "run", *argv],
+                                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                                   stderr=log, env=env))
+        os.environ["TF_CONFIG"] = json.dumps(local_tf_config(ports, 0))
+        threading.Thread(target=self._watch, name="worker-watch", daemon=True).start()
+
+    def attach(self, run_dir: Path) -> None:
+        """The run directory exists: worker logs and a failure's summary go there."""
+        self.run_dir = run_dir
+
+    def explain(self, exc: BaseException) -> BaseException:
+        """The chief's training error, or — when a worker died — that worker's end, which caused it."""
+        time.sleep(0.5)  # the lost peer is often reported before its exit status is collected
+        dead = self.dead_worker()
+        if dead is None:
+            return exc
+        return WorkerFailed(dead)
+
+    def _watch(self) -> None:
+        while not self._closing.is_set():
+            for index, proc in enumerate(self.procs, start=1):
+                code = proc.poll()
+                if code not in (None, 0):
+                    if not self._closing.wait(FAILURE_GRACE_S):
+                        self._fail(index, code)
+                    return
+            self._closing.wait(0.2)
+
+    def dead_worker(self) -> str | None:
+        """'worker K of N ended (signal 9): its last log line' for the first worker that failed, or None."""
+        for index, proc in enumerate(self.procs, start=1):
+            code = proc.poll()
+            if code not in (None, 0):
+                how = f"signal {-code}" if code < 0 else f"exit {code}"
+                line = last_line(self.log(index)) or "(its log is empty)"
+                return f"worker {index} of {self.settings.workers} ended ({how}): {line}"
+        return None
+
+    def _fail(self, index: int, code: int) -> None:
+        """A worker died while the chief still runs (it waits for that worker forever): end the run as failed."""
+        with self._lock:
+            if self._closing.is_set():
+                return
+            message = self.dead_worker() or f"worker {index} ended"
+            fix = f"see {worker_log_name(index)} in the run directory"
+            print(f"trainer_backend: {message}", file=sys.stderr)
+            error = {"kind": protocol.TRAINING_ERROR, "message": message, "fix": fix}
+            self.writer.emit(protocol.ERROR, **error)
+            if self.run_dir is not None and not (self.run_dir / runfiles.SUMMARY).exists():
+                runfiles.write_json_atomic(self.run_dir / runfiles.SUMMARY, {
+                    "status": protocol.RunStatus.FAILED, "settings": self.settings.to_dict(),
+                    "replicas": None, "error": error})
+            self.writer.emit(protocol.DONE, status=protocol.RunStatus.FAILED, exit_code=1)
+        self.close()
+        sys.stderr.flush()
+        os._exit(1)  # the main thread is blocked in a collective operation that will never complete
+
+    def close(self) -> None:
+        """Stop every worker (they finish with the chief, or are waiting for it), keep their logs."""
+        self._closing.set()
+        for proc in self.procs:
+            if proc.poll() is None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self.run_dir is not None and self.run_dir.is_dir():
+            for index in range(1, len(self.procs) + 1):
+                if self.log(index).exists():
+                    shutil.copyfile(self.log(index), self.run_dir / worker_log_name(index))
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def last_line(path: Path) -> str:
+    """The last non-empty line of a log (its end only: logs can be long)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 8192))
+            lines = [ln.strip() for ln in f.read().decode("utf-8", errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:300] if lines else ""
+
+
+def exit_with_parent() -> None:
+    """A local worker: exit when the chief that started it is gone (killed, crashed), so none is left behind."""
+    parent = os.environ.get(PARENT_ENV)
+    if not parent:
+        return
+
+    def watch() -> None:
+        while os.getppid() == int(parent):
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+# ------------------------------------------------------------------------------ the strategy and fit
+
+def start(settings: RunSettings, writer: protocol.EventWriter) -> tuple[Any, LocalCluster | None]:
+    """(the strategy, the local cluster this process is the chief of, or None when it joins one)."""
+    cluster = None
+    if settings.tf_config:
+        os.environ["TF_CONFIG"] = json.dumps(read_tf_config(settings.tf_config))
+    elif os.environ.get("TF_CONFIG"):
+        try:
+            check_tf_config(json.loads(os.environ["TF_CONFIG"]), "TF_CONFIG")
+        except ValueError as e:
+            raise UserError(f"TF_CONFIG is not JSON ({e})", "unset TF_CONFIG or set it to the cluster's JSON") from e
+        exit_with_parent()
+    else:
+        cluster = LocalCluster(settings, writer)
+        cluster.start()
+    import tensorflow as tf
+
+    try:
+        strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    except BaseException:
+        if cluster is not None:
+            cluster.close()
+        raise
+    return strategy, cluster
+
+
+@contextlib.contextmanager
+def fit_scope(model, strategy):
+    """Keras 3's fit under MultiWorkerMirroredStrategy, around keras-team/keras#20585 (see the module docstring)."""
+    try:
+        from keras.src.backend.tensorflow import trainer as keras_trainer
+    except ImportError:
+        keras_trainer = None
+    if keras_trainer is None or not hasattr(keras_trainer, "_collective_all_reduce_multi_worker") \
+            or not hasattr(model, "_distribute_strategy"):
+        import keras
+
+        raise UserError(f"Keras {keras.__version__}'s fit cannot train under MultiWorkerMirroredStrategy "
+                        f"({UPSTREAM}) and tfturbo's workaround does not fit this Keras version",
+                        "use --strategy mirrored on one host, or Keras 3.15")
+    keras_trainer._collective_all_reduce_multi_worker = lambda _strategy: False
+    model._distribute_strategy = None
+    with strategy.scope():
+        yield
