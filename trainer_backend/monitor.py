@@ -164,7 +164,12 @@ class RunMonitor:
                 return
             first = self.record.step[1]  # step 1 is always warm-up; nothing steadier was seen
         if self.profile_started_in_warmup and self.record.excluded and first <= self.record.excluded[1]:
-            first = self.record.excluded[1] + 1  # the profiler's steps are no steady state
+            after = self.record.excluded[1] + 1  # the profiler's steps are no steady state
+            if not (final and after > self.record.step[-1]):
+                first = after
+            # else: the run ended inside the profiler window; its steps stay excluded (`is_steady`), the
+            # steps before it are all the steady state there is
+
         elif self.profile_started_in_warmup and not self.record.excluded:
             return  # the profiler is still running: decide once it has stopped
         self.record.first_steady = first

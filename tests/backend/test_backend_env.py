@@ -64,3 +64,27 @@ def test_long_runs_are_summarised_from_an_even_subsample():
     st = step_time(samples)
     assert (st["n"], st["n_steady"]) == (len(used), len(samples)) and st["median"] == 13.0
     assert thin(samples[:100]) == samples[:100]
+
+
+def test_a_run_that_ends_in_the_profiler_window_before_settling_keeps_its_earlier_steps():
+    """A short, noisy run: no steady stretch was seen before the profiler started, and the run ended with it.
+    The steps before the profiler are its steady state (the profiler's own stay out), not nothing."""
+    from tfturbo.protocol import EventWriter
+    from tfturbo.settings import RunSettings
+    from trainer_backend.detectors.base import RunContext
+    from trainer_backend.monitor import RunMonitor
+
+    class Memory:
+        def read(self):
+            return {"peak_bytes": 1, "kind": "host"}
+
+    settings = RunSettings("w", steps=30)
+    monitor = RunMonitor(EventWriter(), settings, [], RunContext(settings, None, None), Memory())
+    ms = [900.0, 5.0, 9.0, 4.0, 12.0, 3.0] * 4  # never 5 steps within 1.5x of each other
+    for i, v in enumerate(ms, start=1):
+        monitor.record.add(i, v, float(i))
+    monitor.on_profile_start(25)
+    monitor.on_profile_stop(25, 30)
+    monitor.on_train_end(30)
+    assert monitor.record.first_steady is not None and monitor.record.first_steady <= 24
+    assert monitor.record.steady_ms()  # something to measure
