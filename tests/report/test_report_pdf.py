@@ -226,3 +226,17 @@ def test_symbols_without_a_glyph_in_the_font_are_spelled_out(tmp_path):
     (study / STUDY_YAML).write_text(yaml.safe_dump(data))
     text = pdf_text(write_report(study))
     assert "units = 250 -> 256" in text and "→" not in text
+
+
+def test_greek_and_cyrillic_study_names_print_in_the_shipped_font(tmp_path):
+    """Issue 12: a workload path in Cyrillic printed as empty boxes; DejaVu Sans (resources/fonts) has the glyphs."""
+    from reportlab.pdfbase import pdfmetrics
+
+    from tfturbo.report import style
+
+    name = "модель_αβγ"
+    study = make_study(tmp_path / "s", workload=f"./{name}.py")
+    text = pdf_text(write_report(study))
+    assert f"./{name}.py" in text
+    face = pdfmetrics.getFont(style.FONT).face
+    assert all(ord(c) in face.charToGlyph for c in name)  # a glyph for each, not the .notdef box

@@ -37,7 +37,7 @@ WIDTH = PAGE_W - 2 * MARGIN
 CELL_LIMIT = 400  # characters of file-supplied text in one table cell (a table row cannot span pages)
 
 
-# Symbols our own messages use that the embedded Vera font has no glyph for (they would print as boxes).
+# Symbols our own messages use that the embedded font may lack a glyph for (they would print as boxes).
 _NO_GLYPH = str.maketrans({"→": "->", "←": "<-", "✓": "yes", "✗": "no"})
 
 
