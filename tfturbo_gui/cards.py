@@ -125,7 +125,8 @@ class DecisionCard(QFrame):
         layout.addWidget(self.reason)
         self.hide()
 
-    def set_decision(self, decision: RungDecision, label: str, compared_with: str | None = None) -> None:
+    def set_decision(self, decision: RungDecision, label: str, compared_with: str | None = None,
+                     fixes: list[str] | None = None) -> None:
         kept = decision.kept
         self.badge.setText("KEPT" if kept else "NOT KEPT")
         self.badge.setProperty("kept", "yes" if kept else "no")
@@ -146,6 +147,8 @@ class DecisionCard(QFrame):
             if decision.val_step is not None:
                 accuracy += f" at step {decision.val_step}"
             facts.append(("Accuracy vs baseline", accuracy))
+        if fixes is not None:  # what the run used, as recorded in its run.yaml
+            facts.append(("Automatic fixes used", ", ".join(fixes) or "none"))
         self.facts.set_facts(facts)
         self.reason.setText(decision.reason)
         self.show()

@@ -23,6 +23,7 @@ from tfturbo import crash, protocol
 from tfturbo.backend_client import backend_command
 
 from .run_data import RunData
+from .run_gate import GATE, MEASURING_COMMANDS
 
 Launcher = Callable[[str, list[str]], list[str]]  # (command, argv) -> [program, *arguments]
 
@@ -64,6 +65,9 @@ class BackendProcess(QObject):
         """Start `command` with `argv`; returns the RunData that fills as events arrive."""
         if self.is_running():
             raise RuntimeError("a backend command is already running here; stop it first")
+        measuring = command in MEASURING_COMMANDS
+        if measuring:
+            GATE.check(name or command)  # raises TrainingBusy while another training runs
         self.data = RunData(name or command, command)
         self.stop_requested = False
         self._parser = protocol.LineParser()
@@ -84,6 +88,8 @@ class BackendProcess(QObject):
         process.errorOccurred.connect(self._on_error)
         self._process = process
         process.start(program, arguments)
+        if measuring and self.is_running():
+            GATE.acquire(self, name or command)
         return self.data
 
     def stop(self) -> None:
@@ -156,6 +162,7 @@ class BackendProcess(QObject):
         self._end(-1)
 
     def _end(self, exit_code: int) -> None:
+        GATE.release(self)
         process, self._process = self._process, None
         if process is not None:
             process.deleteLater()

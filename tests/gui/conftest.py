@@ -49,3 +49,13 @@ def go_next(qtbot, window, to: int, timeout: int = 20_000) -> None:
 def _left():
     from PySide6.QtCore import Qt
     return Qt.MouseButton.LeftButton
+
+
+@pytest.fixture(autouse=True)
+def free_training_gate():
+    """Each test starts with no training going (the gate is per app, and the app outlives a test)."""
+    from tfturbo_gui.run_gate import GATE
+
+    GATE.holder, GATE.label = None, ""
+    yield
+

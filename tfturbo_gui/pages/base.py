@@ -16,9 +16,11 @@ from tfturbo.settings import RunSettings
 from tfturbo.tune.study import Rung
 
 from ..cards import DecisionCard
+from ..failures import explain
 from ..findings_panel import AUTO_FIXES, FindingsPanel
 from ..live_plots import RunPlots
 from ..run_data import RunData
+from ..run_gate import GATE
 from ..run_panel import RunPanel
 from ..run_process import Launcher
 from ..session import WizardSession
@@ -73,6 +75,7 @@ class WizardPage(QWidget):
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([LEFT_WIDTH, 800])
+        GATE.changed.connect(self._on_gate)  # a bound slot: disconnected when the page is destroyed
 
     def set_status(self, status: str) -> None:
         if status != self.status:
@@ -97,6 +100,21 @@ class WizardPage(QWidget):
 
     def request_next(self) -> None:
         self.advance.emit()
+
+    def _on_gate(self, _busy: bool) -> None:
+        self.update_controls()
+
+    def update_controls(self) -> None:
+        """Enable what may be used now; every Run button waits while any training goes (run_gate)."""
+
+    def run_action(self) -> None:
+        """Ctrl+Enter: the page's main Run button, when it is enabled."""
+
+    def stop_action(self) -> None:
+        """Esc: stop the page's run."""
+        for panel in self.findChildren(RunPanel):
+            if panel.is_running() and panel.stoppable:
+                panel.stop()
 
 
 def add_section(layout: QVBoxLayout, title: str) -> QLabel:
@@ -128,10 +146,16 @@ class RungPage(WizardPage):
         self.audit_panel.hide()
         self.left.addWidget(self.audit_panel)
         self._audited: str | None = None
+        self._audit_findings: list[dict] = []
         self.run_button = QPushButton(self.run_button_text)
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(self.start_run)
         self.left.addWidget(self.run_button)
+        self.busy_note = QLabel("")
+        self.busy_note.setObjectName("muted")
+        self.busy_note.setWordWrap(True)
+        self.busy_note.hide()
+        self.left.addWidget(self.busy_note)
         self.run_panel = RunPanel(launcher)
         self.run_panel.ended.connect(self._on_run_ended)
         self.run_panel.events_received.connect(self._on_events)
@@ -150,9 +174,30 @@ class RungPage(WizardPage):
         if self.rung is None:
             self.plots.show_run(None, self.session.data_of(self.session.baseline))
         self.audit()
+        self.update_controls()
+
+    def configure(self) -> RunSettings:
+        """The configuration this page measures, before the automatic fixes the user ticked."""
+        raise NotImplementedError
 
     def rung_settings(self) -> RunSettings:
-        raise NotImplementedError
+        """What the next run uses: the page's configuration with exactly the fix boxes shown on this page."""
+        return self.configure().with_(**self.findings.offered_fixes())
+
+    def can_run(self) -> bool:
+        """Page-specific conditions for the Run button (besides no run or audit going)."""
+        return True
+
+    def update_controls(self) -> None:
+        why = GATE.why_busy() if not self.run_panel.is_running() else ""
+        self.run_button.setEnabled(not why and not self.run_panel.is_running() and not self.audit_panel.is_running()
+                                   and self.session.baseline is not None and self.can_run())
+        self.busy_note.setText(why[0].upper() + why[1:] if why else "")
+        self.busy_note.setVisible(bool(why))
+
+    def run_action(self) -> None:
+        if self.run_button.isEnabled():
+            self.start_run()
 
     # ------------------------------------------------------------ the audit before the run (optional)
 
@@ -168,17 +213,18 @@ class RungPage(WizardPage):
         key, argv, busy = request
         self._audited = key
         self.audit_panel.show()
-        self.run_button.setEnabled(False)
         self.audit_panel.start("audit", argv, busy_text=busy, log_path=self.session.log_path())
+        self.update_controls()
 
     def _on_audit_ended(self, data: RunData) -> None:
-        self.run_button.setEnabled(not self.run_panel.is_running())
         self.audit_panel.setVisible(data.document is None)  # its error stays; a clean audit shows as findings
         if data.document is not None:
             found = [f for f in data.document.get("findings") or [] if isinstance(f, dict)]
+            self._audit_findings = found
             self.session.record_audit(found)
             self.findings.set_findings(found)
             self._preselect_fixes(found)
+        self.update_controls()
         self.audit()  # the request changed while the audit ran
 
     def _preselect_fixes(self, found: list[dict]) -> None:
@@ -191,16 +237,19 @@ class RungPage(WizardPage):
     # ------------------------------------------------------------ the run
 
     def start_run(self) -> None:
-        if self.run_panel.is_running() or self.session.baseline is None:
+        if self.run_panel.is_running() or self.session.baseline is None or GATE.busy():
             return
-        self.rung, argv = self.session.start_rung(self.rung_kind, self.rung_slug, self.rung_settings())
+        settings = self.rung_settings()
+        self.rung, argv = self.session.start_rung(self.rung_kind, self.rung_slug, settings)
         self.decision_card.hide()
+        self.findings.set_findings(self._audit_findings)  # the last run's verdict findings are superseded
+        self.findings.set_fixes_locked(True)
         data = self.run_panel.start("run", argv, name=self.rung.settings.label(),
                                     busy_text="Starting the backend (loading TensorFlow)…",
                                     log_path=self.session.log_path())
         self.plots.show_run(data, self.session.data_of(self.session.baseline))
-        self.run_button.setEnabled(False)
         self.set_status(RUNNING)
+        self.update_controls()
 
     def _on_events(self, events: list) -> None:
         if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
@@ -208,15 +257,38 @@ class RungPage(WizardPage):
 
     def _on_run_ended(self, data: RunData) -> None:
         self.plots.refresh()  # paint the last samples now, not at the next timer tick
-        self.run_button.setEnabled(True)
         assert self.rung is not None
         self.session.finish_rung(self.rung, data)
+        self.findings.set_fixes_locked(False)
         self.findings.add_findings(data.findings)
+        if data.status == protocol.COMPLETED:
+            self.findings.mark_applied(self.rung.settings)
+        self._explain_failure(data)
         decision = self.rung.decision
         if decision is not None:
-            self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with)
+            self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
+                                            fixes=applied_fixes(self.rung.settings))
             self.findings.add_findings(decision.findings)
         self.set_status(PASSED if decision is not None and decision.kept else ATTENTION)
+        self.update_controls()
+
+    def _explain_failure(self, data: RunData) -> None:
+        """A run that did not complete says what to do in the app's words; an automatic fix that failed
+        gets a button to run again without it."""
+        assert self.rung is not None
+        why = explain(data.status, data.error, self.rung.settings)
+        if why is None:
+            return
+        box = self.run_panel.error_box
+        box.show_error(why.message, why.fix, why.details)
+        if why.untick is not None:
+            field = why.untick
+
+            def run_without() -> None:
+                self.findings.set_fix(field, False)
+                self.start_run()
+
+            box.set_action("Run again without the automatic fix", run_without)
 
     def can_go_next(self) -> bool:
         return not self.run_panel.is_running()
@@ -225,3 +297,9 @@ class RungPage(WizardPage):
         if self.run_panel.is_running():
             return "Measuring…"
         return "You may skip this step: nothing is kept unless measured" if self.rung is None else ""
+
+
+def applied_fixes(settings: RunSettings) -> list[str]:
+    """The automatic fixes a run used, in words (shown on its result and the Record page)."""
+    return [text for field, text in (("fix_head", "float32 output layer"),
+                                     ("drop_remainder", "drop the partial last batch")) if getattr(settings, field)]

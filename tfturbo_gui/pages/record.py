@@ -24,13 +24,12 @@ from ..report_export import ReportJob, export_report
 from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, PASSED, RUNNING
-from .base import WizardPage, add_section, needs_baseline
+from .base import WizardPage, add_section, applied_fixes, needs_baseline
 
 
 def settings_facts(settings, batch_size: int | None) -> list[tuple[str, str]]:
     """What to train with; `batch_size` is the one the run measured when the settings left it to the workload."""
-    fixes = [name for name, on in (("float32 output layer", settings.fix_head),
-                                   ("drop the partial last batch", settings.drop_remainder)) if on]
+    fixes = applied_fixes(settings)
     return [("Precision policy", settings.policy), ("jit_compile", str(settings.jit_compile)),
             ("Batch size", str(settings.batch_size or batch_size or "the workload's default")),
             ("Learning rate", "unchanged" if settings.lr_scale == 1 else f"× {settings.lr_scale:.3g}"),
