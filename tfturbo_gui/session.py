@@ -183,6 +183,21 @@ class WizardSession:
                 self.best = rung
         self.ensure_study().save()
 
+    def start_confirmation(self) -> tuple[Rung, list[str]]:
+        """A rung that measures the recommended configuration again, to be decided against the baseline alone."""
+        assert self.best is not None and self.best is not self.baseline, "nothing to confirm"
+        return self.start_rung(self.best.kind, "confirm", self.best.settings)
+
+    def finish_confirmation(self, rung: Rung, data: RunData) -> None:
+        """Decide the confirmation against the baseline; a confirmation that is not kept withdraws the
+        recommendation (the last measurement decides)."""
+        best = self.best
+        self.best = self.baseline  # finish_rung then compares with the baseline only
+        self.finish_rung(rung, data)
+        self.best = rung if rung.decision is not None and rung.decision.kept else self.baseline
+        if self.best is self.baseline and best is not None:
+            self.ensure_study().save()
+
     def data_of(self, rung: Rung | None) -> RunData | None:
         return self.run_data.get(id(rung)) if rung is not None else None
 

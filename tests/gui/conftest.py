@@ -33,6 +33,7 @@ def make_window(qtbot, tmp_path, workload: str = "builtin:mlp", launcher=None, s
     from tfturbo_gui.main_window import MainWindow
 
     window = MainWindow(workload, launcher=launcher or fake_launcher(), steps=steps)
+    window.ask_close = lambda: True  # a modal question would block the test; tests that check it replace this
     qtbot.addWidget(window)
     window.show()
     window.pages[0].study_edit.setText(str(tmp_path / "study"))
