@@ -1,0 +1,99 @@
+"""Issue 12: the window at 1024×640 and 1920×1080, nothing clipped; plots readable; colours tell 8 runs apart."""
+
+import itertools
+
+import numpy as np
+import pytest
+from conftest import go_next, make_window
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QLabel, QLineEdit, QSpinBox,
+                               QWidget)
+
+from tfturbo_gui import live_plots
+from tfturbo_gui.step_status import PASSED
+
+LEFT = Qt.MouseButton.LeftButton
+CHECKED = (QLabel, QAbstractButton, QLineEdit, QComboBox, QSpinBox)
+
+
+def scrolled(widget: QWidget, top: QWidget) -> bool:
+    """Inside a scroll area's viewport (it may lie outside the visible part: the user scrolls to it)."""
+    w = widget.parentWidget()
+    while w is not None and w is not top:
+        if isinstance(w.parentWidget(), QAbstractScrollArea) and w is w.parentWidget().viewport():
+            return True
+        w = w.parentWidget()
+    return False
+
+
+def clipped(top: QWidget) -> list[str]:
+    """Visible controls narrower than they need or outside the window, and scroll areas that scroll sideways."""
+    bad = []
+    window_rect = QRect(QPoint(0, 0), top.size())
+    for w in top.findChildren(QWidget):
+        if not w.isVisibleTo(top) or w.width() == 0:
+            continue
+        if isinstance(w, QAbstractScrollArea) and w.horizontalScrollBar().maximum() > 0 \
+                and w.horizontalScrollBarPolicy() != Qt.ScrollBarPolicy.ScrollBarAlwaysOn \
+                and w.objectName() not in ("codeBlock",) and not hasattr(w, "setHorizontalHeaderLabels"):
+            bad.append(f"{type(w).__name__} {w.objectName()!r} scrolls sideways by {w.horizontalScrollBar().maximum()}")
+        if not isinstance(w, CHECKED) or scrolled(w, top):
+            continue
+        if isinstance(w, QLabel) and w.wordWrap():
+            need = 0
+        else:
+            need = w.minimumSizeHint().width()
+        if w.width() + 1 < need:
+            bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r}: {w.width()} < {need} px")
+        rect = QRect(w.mapTo(top, QPoint(0, 0)), w.size())
+        if not window_rect.contains(rect):
+            bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r} outside the window: {rect}")
+    return bad
+
+
+@pytest.mark.parametrize("size", [(1024, 640), (1920, 1080)])
+def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
+    window = make_window(qtbot, tmp_path)
+    assert window.minimumSizeHint().width() <= 1024 and window.minimumSizeHint().height() <= 640
+    window.resize(*size)
+    go_next(qtbot, window, 1)
+    page = window.pages[1]
+    qtbot.mouseClick(page.measure_button, LEFT)
+    qtbot.waitUntil(lambda: page.status == PASSED, timeout=20_000)
+    for i in range(len(window.pages)):
+        window.goto(i)
+        qtbot.wait(30)
+        assert (window.width(), window.height()) == size
+        problems = clipped(window)
+        assert problems == [], f"page {i + 1} ({window.pages[i].title}) at {size}: {problems}"
+
+
+def _lab(hex_colour: str, matrix: np.ndarray) -> np.ndarray:
+    rgb = np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]) / 255
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    linear = np.clip(matrix @ linear, 0, 1)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ linear
+    xyz /= np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+# Machado, Oliveira & Fernandes (2009), full severity, on linear RGB
+VISION = {
+    "normal": np.eye(3),
+    "protanopia": np.array([[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                            [-0.003882, -0.048116, 1.051998]]),
+    "deuteranopia": np.array([[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
+                              [-0.011820, 0.042940, 0.968881]]),
+    "tritanopia": np.array([[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
+                            [0.004733, 0.691367, 0.303900]]),
+}
+
+
+@pytest.mark.parametrize("vision", sorted(VISION))
+def test_the_palette_tells_eight_runs_apart_with_colour_blindness(vision):
+    """The old palette had two near-identical oranges, and two colours 0.6 ΔE apart under protanopia."""
+    assert len(live_plots.PALETTE) >= 8
+    labs = [_lab(c, VISION[vision]) for c in live_plots.PALETTE[:8]]
+    closest = min(np.linalg.norm(a - b) for a, b in itertools.combinations(labs, 2))
+    assert closest > 15, f"two run colours are {closest:.1f} ΔE apart under {vision}"
