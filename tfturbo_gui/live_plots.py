@@ -129,6 +129,7 @@ class RunPlots(QWidget):
         self._scale_note.setPos(0.5, 0.5)
         self.curves: dict[str, list[pg.PlotDataItem]] = {"step_ms": [], "loss": [], "val": [], "loss_scale": []}
         self._decor: list[tuple[pg.PlotWidget, object]] = []
+        self._decor_key: tuple | None = None  # what the shaded windows were drawn for
         # its value is in the plot's title, not a label over the data
         self.median_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(self.foreground, width=1,
                                                                  style=Qt.PenStyle.DotLine))
@@ -168,10 +169,12 @@ class RunPlots(QWidget):
         self.primary = primary
         for s in self.series:
             for plot_name in self.curves:
-                curve = pg.PlotDataItem(pen=_pen(s), connect="finite")
+                # a noisy step-time curve drawn antialiased costs most of a repaint; at 1 px it looks the same
+                curve = pg.PlotDataItem(pen=_pen(s), connect="finite", antialias=plot_name != "step_ms")
                 self._widget(plot_name).addItem(curve)
                 self.curves[plot_name].append(curve)
         self._fill_legend()
+        self._decor_key = None
         self._ranges.clear()
         self.user_zoomed.clear()
         self._painted = ()
@@ -245,17 +248,25 @@ class RunPlots(QWidget):
                     return steps
                 return x[np.clip(np.searchsorted(data.step.view(), steps), 0, len(x) - 1)]
 
-            self.curves["step_ms"][i].setData(x, data.step_ms.view())
-            self.curves["loss"][i].setData(at(data.loss_step.view()), data.loss.view())
+            self._set(i, "step_ms", x, data.step_ms.view())
+            self._set(i, "loss", at(data.loss_step.view()), data.loss.view())
             any_scale |= data.has_loss_scale
-            self.curves["loss_scale"][i].setData(at(data.scale_step.view()), data.loss_scale.view())
+            self._set(i, "loss_scale", at(data.scale_step.view()), data.loss_scale.view())
             vx, vy = data.metric_series(self.val_metric) if self.val_metric else (np.empty(0), np.empty(0))
-            self.curves["val"][i].setData(at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color,
-                                          symbolPen=None)
+            self._set(i, "val", at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color, symbolPen=None)
         self._scale_note.setVisible(not any_scale)
         self._paint_primary()
         self._fit_ranges()
         self._mark_spikes()
+
+    def _set(self, i: int, plot_name: str, x: np.ndarray, y: np.ndarray, **opts) -> None:
+        """setData only when the curve's points changed: each call repaints its plot."""
+        curve = self.curves[plot_name][i]
+        key = (len(x), float(x[-1]) if len(x) else None, self.by_time, self.val_metric if plot_name == "val" else "")
+        if getattr(curve, "_shown", None) == key:
+            return
+        curve._shown = key
+        curve.setData(x, y, **opts)
 
     def _choose_metric(self) -> str:
         names: list[str] = []
@@ -267,23 +278,35 @@ class RunPlots(QWidget):
         return names[0] if names else ""
 
     def _paint_primary(self) -> None:
+        data = self.primary
+        steps = data.step.view() if data is not None else ()
+        open_ended = data is not None and (data.first_steady_step is None or
+                                           any(stop == float("inf") for _, stop in data.profile_windows))
+        key = None if data is None or not len(steps) or self.by_time else (
+            id(data), float(steps[0]), data.first_steady_step, tuple(map(tuple, data.profile_windows)),
+            float(steps[-1]) if open_ended else None)
+        if key is not None and key == self._decor_key:  # the shaded windows did not move: keep them
+            self._update_median(data)
+            return
+        self._decor_key = key
         for widget, item in self._decor:
             widget.removeItem(item)
         self._decor.clear()
-        data = self.primary
-        if data is None or len(data.step.view()) == 0 or self.by_time:
+        if key is None:
             self.step_plot.removeItem(self.median_line)
             return
-        steps = data.step.view()
         first = float(steps[0])
         if data.first_steady_step is not None and data.first_steady_step > first:
             self._shade(first - 0.5, data.first_steady_step - 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.2)
         elif data.first_steady_step is None:
             self._shade(first - 0.5, float(steps[-1]) + 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.2)
-        # labels sit below the steady curve (at a third of the height) and the legend (top right)
+        # labels sit below the steady curve (at a third of the height)
         for start, stop in data.profile_windows:
             self._shade(start - 0.5, min(stop, float(steps[-1]) + 1) - 0.5, PROFILE_BRUSH, "profiler", "#6b21a8",
                         0.09)
+        self._update_median(data)
+
+    def _update_median(self, data: RunData) -> None:
         median = data.steady_median_ms()
         if median is None:
             self.step_plot.removeItem(self.median_line)
