@@ -17,6 +17,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
 from tfturbo import compare
 from tfturbo.runfiles import RunRecord
 
+from tfturbo import protocol
+
+from .failures import outcome_cell
 from .live_plots import PALETTE, RunPlots, Series
 from .run_data import RunData
 
@@ -125,14 +128,36 @@ class CompareView(QWidget):
         self.table.setColumnCount(len(header))
         self.table.setRowCount(len(self.rows))
         self.table.setHorizontalHeaderLabels(header)
+        verdict_column = header.index("verdict") if "verdict" in header else -1
         for r, row in enumerate(self.rows):
             for c, text in enumerate(compare.text_cells(row, metrics)):
+                if c == verdict_column and row.status != protocol.COMPLETED and r != self.baseline:
+                    text = outcome_cell(row.status)  # a crash is not "no measurable change"
                 item = QTableWidgetItem(text)
-                if row.warnings:
-                    item.setToolTip("\n".join(row.warnings))
+                item.setToolTip("\n".join([text] + list(row.warnings)))
                 self.table.setItem(r, c, item)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns sized to their contents, the widest ones narrowed (their text elided, whole in the
+        tooltip) until the table fits its width: no sideways scrolling."""
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.resizeColumnsToContents()
+        available = self.table.viewport().width() - 2
+        widths = [self.table.columnWidth(c) for c in range(self.table.columnCount())]
+        while widths and sum(widths) > available and max(widths) > 70:
+            widest = widths.index(max(widths))
+            widths[widest] = max(70, widths[widest] - (sum(widths) - available))
+        for c, w in enumerate(widths):
+            self.table.setColumnWidth(c, w)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        if self.rows:
+            self._fit_columns()
 
     def cell(self, row: int, column: str) -> str:
         """The text shown in `column` (a header label) of `row`."""

@@ -61,3 +61,10 @@ def explain(status: str | None, error: dict[str, Any] | None, settings: RunSetti
     if status == protocol.CRASHED and not message:
         message = "the training backend ended unexpectedly, without a summary"
     return Explanation(message or f"the run {status or 'failed'}", fix, details)
+
+
+def outcome_cell(status: str | None) -> str:
+    """The verdict of a run that has no measured result, as the compare table and the run browser say it."""
+    return {protocol.CRASHED: "not measured: the run crashed", protocol.FAILED: "not measured: the run failed",
+            protocol.NAN_STOPPED: "not measured: the loss became NaN",
+            protocol.CANCELLED: "stopped early: partial measurement"}.get(str(status), f"not measured ({status})")

@@ -17,6 +17,9 @@ from tfturbo import compare
 from tfturbo.runfiles import RunRecord, load_run, load_study
 
 from .compare_view import CompareView
+from .failures import outcome_cell
+
+MAX_NAME_WIDTH = 220  # px; longer run names are elided in the middle (the tooltip has them whole)
 
 RUN_ROLE = Qt.ItemDataRole.UserRole
 MAX_WARNING_LINES = 6  # of the study opened last
@@ -47,8 +50,9 @@ class RunBrowser(QMainWindow):
         splitter.setChildrenCollapsible(False)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["run", "status", "configuration", "steps/s"])
-        self.tree.setMinimumWidth(330)
+        self.tree.setMinimumWidth(300)
         self.tree.setAlternatingRowColors(True)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.tree.itemChanged.connect(self._on_item_changed)
         self.compare = CompareView(plot_columns=2)
         splitter.addWidget(self.tree)
@@ -78,16 +82,24 @@ class RunBrowser(QMainWindow):
         study = load_study(path)
         workload = study.study.get("workload")
         title = f"{Path(path).name}" + (f" — {workload}" if workload else "")
-        self.add_runs(title, study.runs, study.warnings)
+        found = {r.path.resolve() for r in study.runs}
+        # a rung whose run ended before its folder was written (e.g. the model failed to build) is still listed
+        lost = [e for e in study.study.get("ladder") or [] if isinstance(e, dict) and e.get("run")
+                and not e.get("skipped") and (Path(path) / str(e["run"])).resolve() not in found]
+        self.add_runs(title, study.runs, study.warnings, lost)
 
-    def add_runs(self, title: str, records: list[RunRecord], warnings: list[str]) -> None:
+    def add_runs(self, title: str, records: list[RunRecord], warnings: list[str],
+                 lost: list[dict] | None = None) -> None:
         self.tree.blockSignals(True)
         top = QTreeWidgetItem([title])
         top.setFirstColumnSpanned(True)
         self.tree.addTopLevelItem(top)
         for record in records:
             row = compare.compare_runs([record])[0]
-            item = QTreeWidgetItem([record.name, record.status, row.label, compare.fmt_num(row.steps_per_s, 1)])
+            status = record.status if record.status == "completed" else outcome_cell(record.status)
+            item = QTreeWidgetItem([record.name, status, row.label, compare.fmt_num(row.steps_per_s, 1)])
+            item.setToolTip(0, record.name)
+            item.setToolTip(2, row.label)
             item.setData(0, RUN_ROLE, len(self.records))
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(0, Qt.CheckState.Checked)
@@ -96,9 +108,17 @@ class RunBrowser(QMainWindow):
                 item.setToolTip(1, "\n".join(record.warnings))
             top.addChild(item)
             self.records.append(record)
+        for entry in lost or []:
+            status = str(entry.get("status") or "crashed")
+            item = QTreeWidgetItem([str(entry.get("name") or entry["run"]), outcome_cell(status),
+                                    str(entry.get("label") or ""), "n/a"])
+            item.setToolTip(1, str(entry.get("reason") or "the run left no folder"))
+            item.setDisabled(True)  # nothing to plot
+            top.addChild(item)
         top.setExpanded(True)
         for c in range(self.tree.columnCount()):
             self.tree.resizeColumnToContents(c)
+            self.tree.setColumnWidth(c, min(self.tree.columnWidth(c), MAX_NAME_WIDTH))
         self.tree.blockSignals(False)
         notes = [f"{title}: {w}" for w in warnings] + \
                 [f"{r.name}: {w}" for r in records for w in r.warnings]

@@ -16,6 +16,7 @@ from tfturbo.runfiles import RUNS_DIR
 from tfturbo.tune.study import BASELINE
 
 from ..cards import FactsCard, run_facts
+from ..code_block import CodeBlock
 from ..error_box import ErrorBox
 from ..findings_panel import FindingsPanel
 from ..live_plots import RunPlots
@@ -107,6 +108,9 @@ class BaselinePage(WizardPage):
         self.tensorboard_note = QLabel("")
         self.tensorboard_note.setObjectName("muted")
         self.tensorboard_error = ErrorBox()
+        self.tensorboard_url = CodeBlock(max_lines=1)  # shown when no browser opened the address
+        self.tensorboard_url.hide()
+        self.tensorboard.not_opened.connect(self._on_tensorboard_not_opened)
         top = QHBoxLayout()
         add_section(top, "Live measurements")
         top.addStretch(1)
@@ -114,6 +118,7 @@ class BaselinePage(WizardPage):
         top.addWidget(self.tensorboard_button)
         self.right.addLayout(top)
         self.right.addWidget(self.tensorboard_error)
+        self.right.addWidget(self.tensorboard_url)
         self.plots = RunPlots()
         self.right.addWidget(self.plots, 1)
 
@@ -239,6 +244,11 @@ class BaselinePage(WizardPage):
             self.tensorboard_error.clear()
             self.tensorboard_note.setText("Starting TensorBoard…")
             self.tensorboard.open(str(self.session.study.path / RUNS_DIR))
+
+    def _on_tensorboard_not_opened(self, url: str) -> None:
+        self.tensorboard_note.setText("No browser opened TensorBoard: open this address yourself")
+        self.tensorboard_url.set_text(url)
+        self.tensorboard_url.show()
 
     def _on_tensorboard_failed(self, message: str) -> None:
         self.tensorboard_note.setText("")
