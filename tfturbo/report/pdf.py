@@ -162,7 +162,7 @@ def _decision(rung: Rung) -> Paragraph:
     colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
     head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
     reason = rung.reason[len(head) + 1:].strip() if rung.reason.lower().startswith(head + ":") else rung.reason
-    reason = short(reason)
+    reason = short(reason.strip().splitlines()[0] if reason.strip() else "")  # a traceback's first line only
     return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
              + (f"<br/>{esc(reason)}" if reason else ""))
 
@@ -196,6 +196,8 @@ def _relative_time(row: compare.CompareRow) -> Paragraph:
 def _speedup(row: compare.CompareRow) -> Paragraph:
     if row.verdict == compare.BASELINE:
         return P("1.00x<br/>(baseline)")
+    if row.status != protocol.COMPLETED:  # as the app says it: a crash is not "no measurable change"
+        return P(f"not measured<br/>(the run {esc(row.status)})")
     return with_ci(row.speedup, row.speedup_ci95, 2, "x")
 
 
