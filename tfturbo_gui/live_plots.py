@@ -123,10 +123,7 @@ class RunPlots(QWidget):
             grid.addWidget(widget, i // columns, i % columns)
         self.spikes = pg.ScatterPlotItem(symbol="t1", size=7, pen=None, brush=pg.mkBrush(SPIKE_COLOR))
         self.step_plot.addItem(self.spikes, ignoreBounds=True)
-        self._scale_note = pg.TextItem("no dynamic loss scale\n(only mixed_float16 has one)", color="#6b7280",
-                                       anchor=(0.5, 0.5))
-        self.scale_plot.addItem(self._scale_note, ignoreBounds=True)
-        self._scale_note.setPos(0.5, 0.5)
+        self.has_scale = False  # said in the plot's title: a TextItem in the view re-paints the plot every tick
         self.curves: dict[str, list[pg.PlotDataItem]] = {"step_ms": [], "loss": [], "val": [], "loss_scale": []}
         self._decor: list[tuple[pg.PlotWidget, object]] = []
         self._decor_key: tuple | None = None  # what the shaded windows were drawn for
@@ -235,8 +232,7 @@ class RunPlots(QWidget):
             return
         self._painted = state
         self.val_metric = self._choose_metric()
-        self.val_plot.getPlotItem().setTitle(f"Validation {self.val_metric}" if self.val_metric else "Validation",
-                                             size="10pt")
+        self._title(self.val_plot, f"Validation {self.val_metric}" if self.val_metric else "Validation")
         any_scale = False
         for i, s in enumerate(self.series):
             data = s.data
@@ -254,10 +250,18 @@ class RunPlots(QWidget):
             self._set(i, "loss_scale", at(data.scale_step.view()), data.loss_scale.view())
             vx, vy = data.metric_series(self.val_metric) if self.val_metric else (np.empty(0), np.empty(0))
             self._set(i, "val", at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color, symbolPen=None)
-        self._scale_note.setVisible(not any_scale)
+        self.has_scale = any_scale
+        self._title(self.scale_plot, "Loss scale" if any_scale else "Loss scale — none (only mixed_float16 has one)")
         self._paint_primary()
         self._fit_ranges()
         self._mark_spikes()
+
+    @staticmethod
+    def _title(widget: pg.PlotWidget, text: str) -> None:
+        """Set a plot's title only when it changes (each set repaints the plot)."""
+        if getattr(widget, "_title_text", None) != text:
+            widget._title_text = text
+            widget.getPlotItem().setTitle(text, size="10pt")
 
     def _set(self, i: int, plot_name: str, x: np.ndarray, y: np.ndarray, **opts) -> None:
         """setData only when the curve's points changed: each call repaints its plot."""
@@ -321,13 +325,19 @@ class RunPlots(QWidget):
         return 3 * max(medians) if medians else None
 
     def _fit_ranges(self) -> None:
-        """Set each plot's range when its fitted range changed (never on a plot the user zoomed)."""
+        """Set each plot's range when its fitted range changed (never on a plot the user zoomed).
+
+        By step, the x axis spans the run's planned steps from its first progress event, so it is set
+        once per run; by time (or before the total is known) it grows in 'nice' steps.
+        """
         x_max = 0.0
         for s in self.series:
             x = _x(s.data, self.by_time)
             if len(x):
                 x_max = max(x_max, float(x[-1]))
-        x_range = (0.0, _grow(x_max) if x_max > 0 else 1.0)
+            if not self.by_time and s.data.progress is not None and s.data.progress[1]:
+                x_max = max(x_max, float(s.data.progress[1]))
+        x_range = (0.0, _grow(x_max) if self.by_time or not x_max else x_max)
         top = self._step_top()
         if top is None:
             peaks = [float(np.nanmax(s.data.step_ms.view())) for s in self.series if len(s.data.step_ms.view())]
@@ -338,12 +348,15 @@ class RunPlots(QWidget):
                              ("val", [self.curves["val"][i].yData for i in range(len(self.series))])):
             finite = [v[np.isfinite(v)] for v in values if v is not None and len(v)]
             finite = [v for v in finite if len(v)]
-            if finite:
-                lo, hi = min(float(v.min()) for v in finite), max(float(v.max()) for v in finite)
-                pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 1.0
-                y = (lo - pad, hi + pad)
-            else:
+            if not finite:
                 y = (0.0, 1.0)
+            else:
+                lo, hi = min(float(v.min()) for v in finite), max(float(v.max()) for v in finite)
+                if name == "val":  # a few points: fit them tightly, the differences are what matters
+                    pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 1.0
+                    y = (lo - pad, hi + pad)
+                else:  # a falling loss must not re-range (and repaint) the plot at every tick
+                    y = (0.0 if lo >= 0 else -_grow(-lo), _grow(hi) if hi > 0 else 1.0)
             self._set_range(name, x_range, y)
 
     def _set_range(self, plot_name: str, x: tuple[float, float], y: tuple[float, float]) -> None:
@@ -367,10 +380,10 @@ class RunPlots(QWidget):
                 over = over[np.linspace(0, len(over) - 1, MAX_SPIKE_MARKS).astype(int)]
             self.spikes.setData(steps[over], np.full(len(over), _grow(top) * 0.985))
         median = data.steady_median_ms() if data is not None else None
-        title = "Step time" + (f" — steady median {median:.2f} ms" if median is not None and not self.by_time else "")
+        title = "Step time" + (f" — steady median {median:.3g} ms" if median is not None and not self.by_time else "")
         if self.spikes_above:
             title += f" — ▲ {self.spikes_above} step{'s' if self.spikes_above != 1 else ''} above the range"
-        self.step_plot.getPlotItem().setTitle(title, size="10pt")
+        self._title(self.step_plot, title)
 
     def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, position: float) -> None:
         region = pg.LinearRegionItem(values=(start, stop), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),
