@@ -109,6 +109,9 @@ class RunPlots(QWidget):
         self.legend_row = QHBoxLayout()
         self.legend_row.setSpacing(14)
         self.legend_row.addStretch(1)
+        self.spike_note = QLabel("")  # steady steps above the step-time range, said beside the legend
+        self.spike_note.setObjectName("muted")
+        self.legend_row.addWidget(self.spike_note)
         outer.addLayout(self.legend_row)
         self.legend_labels: list[QLabel] = []
         grid = QGridLayout()
@@ -188,7 +191,7 @@ class RunPlots(QWidget):
             label = QLabel(f'<span style="color:{s.color}; font-weight:700">{line}</span> {_html(s.label)}')
             label.setObjectName("legendEntry")
             label.setToolTip(s.label)
-            self.legend_row.insertWidget(self.legend_row.count() - 1, label)
+            self.legend_row.insertWidget(self.legend_row.count() - 2, label)
             self.legend_labels.append(label)
 
     def legend_texts(self) -> list[str]:
@@ -251,7 +254,7 @@ class RunPlots(QWidget):
             vx, vy = data.metric_series(self.val_metric) if self.val_metric else (np.empty(0), np.empty(0))
             self._set(i, "val", at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color, symbolPen=None)
         self.has_scale = any_scale
-        self._title(self.scale_plot, "Loss scale" if any_scale else "Loss scale — none (only mixed_float16 has one)")
+        self._title(self.scale_plot, "Loss scale" if any_scale else "Loss scale (float16 only)")
         self._paint_primary()
         self._fit_ranges()
         self._mark_spikes()
@@ -380,10 +383,13 @@ class RunPlots(QWidget):
                 over = over[np.linspace(0, len(over) - 1, MAX_SPIKE_MARKS).astype(int)]
             self.spikes.setData(steps[over], np.full(len(over), _grow(top) * 0.985))
         median = data.steady_median_ms() if data is not None else None
-        title = "Step time" + (f" — steady median {median:.3g} ms" if median is not None and not self.by_time else "")
-        if self.spikes_above:
-            title += f" — ▲ {self.spikes_above} step{'s' if self.spikes_above != 1 else ''} above the range"
-        self._title(self.step_plot, title)
+        self._title(self.step_plot, "Step time" + (f" — median {median:.3g} ms" if median is not None
+                                                   and not self.by_time else ""))
+        n = self.spikes_above
+        note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} steady step{"s" if n != 1 else ""} above the ' \
+            "step-time range" if n else ""
+        if self.spike_note.text() != note:
+            self.spike_note.setText(note)
 
     def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, position: float) -> None:
         region = pg.LinearRegionItem(values=(start, stop), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),

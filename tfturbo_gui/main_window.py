@@ -61,12 +61,12 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(*MIN_SIZE)
         self.resize(1280, 800)
         self.browser: RunBrowser | None = None
-        self.confirm_close = True  # tests answer the question themselves
+        self.confirm_close = True  # False: close without asking (scripts, e.g. docs/screenshots/capture.py)
         self._remembered: str | None = None
 
         self.stack = QStackedWidget()
         self.steps = StepList([cls.title for cls in PAGES])
-        self.steps.setFixedWidth(212)
+        self.steps.setFixedWidth(214)
         self.steps.step_clicked.connect(self._on_step_clicked)
         self.back_button = QPushButton("Back")
         self.back_button.setToolTip("Previous step (Alt+Left)")

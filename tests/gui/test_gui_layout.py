@@ -64,7 +64,8 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
         window.goto(i)
         qtbot.wait(30)
         assert (window.width(), window.height()) == size
-        problems = clipped(window)
+        problems = clipped(window) + [f"step {row.title.text()!r} cut" for row in window.steps.rows
+                                      if row.title.width() < row.title.sizeHint().width()]
         assert problems == [], f"page {i + 1} ({window.pages[i].title}) at {size}: {problems}"
 
 
@@ -97,3 +98,29 @@ def test_the_palette_tells_eight_runs_apart_with_colour_blindness(vision):
     labs = [_lab(c, VISION[vision]) for c in live_plots.PALETTE[:8]]
     closest = min(np.linalg.norm(a - b) for a, b in itertools.combinations(labs, 2))
     assert closest > 15, f"two run colours are {closest:.1f} ΔE apart under {vision}"
+
+
+def test_spikes_above_the_step_time_range_are_marked_and_the_users_zoom_is_kept(qtbot):
+    from tfturbo_gui.live_plots import RunPlots
+    from tfturbo_gui.run_data import RunData
+
+    data = RunData("r")
+    ms = [10.0] * 200
+    ms[120] = ms[150] = 400.0  # two steady steps far above 3x the median
+    data.ingest([{"type": "phase", "phase": "warmup", "step": 1}, {"type": "phase", "phase": "training", "step": 6},
+                 {"type": "steps", "step": list(range(1, 201)), "step_ms": ms, "loss": [1.0] * 200},
+                 {"type": "progress", "step": 200, "total": 300, "eta_s": 1.0}])
+    plots = RunPlots()
+    qtbot.addWidget(plots)
+    plots.show_run(data)
+    assert plots.spikes_above == 2 and "2 steady steps above" in plots.spike_note.text()
+    marks = plots.spikes.getData()
+    assert list(marks[0]) == [121.0, 151.0]
+    view = plots.step_plot.getPlotItem().getViewBox()
+    assert view.viewRange()[0] == [0.0, 300.0]  # the planned steps, set once
+    assert not any(view.state["autoRange"])  # pyqtgraph's auto-range (a repaint per refresh) stays off
+    view.setRange(xRange=(100, 160), padding=0)
+    view.sigRangeChangedManually.emit(view.state["mouseEnabled"])  # what a wheel or drag emits
+    data.ingest([{"type": "steps", "step": list(range(201, 251)), "step_ms": [10.0] * 50, "loss": [1.0] * 50}])
+    plots.refresh()
+    assert view.viewRange()[0] == [100.0, 160.0]  # the user's zoom is kept while the run streams in
