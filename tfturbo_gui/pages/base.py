@@ -8,7 +8,7 @@ once the run ends.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
 from tfturbo import protocol
@@ -74,8 +74,26 @@ class WizardPage(QWidget):
         self.splitter.addWidget(right_body)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
+        self._user_split = False  # the user dragged the divider: leave it where they put it
+        self.splitter.splitterMoved.connect(lambda *_a: setattr(self, "_user_split", True))
         self.splitter.setSizes([LEFT_WIDTH, 800])
         GATE.changed.connect(self._on_gate)  # a bound slot: disconnected when the page is destroyed
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        """The left column gives up width first in a small window, so the plots keep room (down to 1024 px)."""
+        super().resizeEvent(event)
+        QTimer.singleShot(0, self, self._fit_columns)  # once the splitter has its new width (not after the page)
+
+    def _fit_columns(self) -> None:
+        if not self._user_split and self.splitter.widget(0).isVisibleTo(self):
+            total = sum(self.splitter.sizes())
+            scroll = self.splitter.widget(0)
+            need = scroll.widget().minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 2
+            left = max(360, need, min(LEFT_WIDTH, int(total * 0.42)))
+            if total > left and self.splitter.sizes()[0] != left:
+                self.splitter.blockSignals(True)
+                self.splitter.setSizes([left, total - left])
+                self.splitter.blockSignals(False)
 
     def set_status(self, status: str) -> None:
         if status != self.status:
