@@ -26,6 +26,16 @@ from .run_data import RunData
 ALIGN_STEP, ALIGN_TIME = "step", "training time"
 
 
+def _two_lines(text: str) -> str:
+    """'800.60 [785.2, 815.9]' -> value over interval; 'peak memory' -> two words over each other."""
+    if " [" in text:
+        return text.replace(" [", "\n[", 1)
+    if " " in text and len(text) > 10 and "," not in text:
+        head, _, tail = text.rpartition(" ")
+        return f"{head}\n{tail}"
+    return text
+
+
 class CompareView(QWidget):
     baseline_changed = Signal(int)
 
@@ -124,16 +134,19 @@ class CompareView(QWidget):
     def _fill_table(self) -> None:
         metrics = compare.metric_names(self.rows)
         header = list(compare.TEXT_HEADER) + metrics + ["findings"]
+        self.header = header
         self.table.clear()
         self.table.setColumnCount(len(header))
         self.table.setRowCount(len(self.rows))
-        self.table.setHorizontalHeaderLabels(header)
+        # intervals and long headers on a second line: narrow columns, no sideways scrolling
+        self.table.setHorizontalHeaderLabels([_two_lines(h) for h in header])
+        self.table.setWordWrap(True)
         verdict_column = header.index("verdict") if "verdict" in header else -1
         for r, row in enumerate(self.rows):
             for c, text in enumerate(compare.text_cells(row, metrics)):
                 if c == verdict_column and row.status != protocol.COMPLETED and r != self.baseline:
                     text = outcome_cell(row.status)  # a crash is not "no measurable change"
-                item = QTableWidgetItem(text)
+                item = QTableWidgetItem(_two_lines(text))
                 item.setToolTip("\n".join([text] + list(row.warnings)))
                 self.table.setItem(r, c, item)
         self._fit_columns()
@@ -153,6 +166,7 @@ class CompareView(QWidget):
             widths[widest] = max(70, widths[widest] - (sum(widths) - available))
         for c, w in enumerate(widths):
             self.table.setColumnWidth(c, w)
+        self.table.resizeRowsToContents()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
@@ -160,11 +174,8 @@ class CompareView(QWidget):
             self._fit_columns()
 
     def cell(self, row: int, column: str) -> str:
-        """The text shown in `column` (a header label) of `row`."""
-        for c in range(self.table.columnCount()):
-            if self.table.horizontalHeaderItem(c).text() == column:
-                return self.table.item(row, c).text()
-        raise KeyError(column)
+        """The text shown in `column` (a header label) of `row`, on one line."""
+        return self.table.item(row, self.header.index(column)).text().replace("\n", " ")
 
     # ------------------------------------------------------------ CSV
 

@@ -26,7 +26,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from . import theme
 from .run_data import RunData
@@ -109,10 +109,12 @@ class RunPlots(QWidget):
         self.legend_row = QHBoxLayout()
         self.legend_row.setSpacing(14)
         self.legend_row.addStretch(1)
-        self.spike_note = QLabel("")  # steady steps above the step-time range, said beside the legend
-        self.spike_note.setObjectName("muted")
-        self.legend_row.addWidget(self.spike_note)
         outer.addLayout(self.legend_row)
+        self.spike_note = QLabel("")  # steady steps above the step-time range, said under the legend
+        self.spike_note.setObjectName("muted")
+        self.spike_note.setWordWrap(True)
+        self.spike_note.hide()
+        outer.addWidget(self.spike_note)
         self.legend_labels: list[QLabel] = []
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
@@ -146,7 +148,7 @@ class RunPlots(QWidget):
         name = {"Step time": "step_ms", "Training loss": "loss", "Validation": "val", "Loss scale": "loss_scale"}[title]
         item.getViewBox().sigRangeChangedManually.connect(lambda *_a, n=name: self.user_zoomed.add(n))
         item.autoBtn.clicked.connect(lambda *_a, n=name: self._reset_zoom(n))
-        item.setTitle(title, size="10pt")
+        item.setTitle(title, size="9pt")
         item.setLabel("bottom", "step")
         if unit:
             item.setLabel("left", unit)
@@ -191,7 +193,9 @@ class RunPlots(QWidget):
             label = QLabel(f'<span style="color:{s.color}; font-weight:700">{line}</span> {_html(s.label)}')
             label.setObjectName("legendEntry")
             label.setToolTip(s.label)
-            self.legend_row.insertWidget(self.legend_row.count() - 2, label)
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the page
+            label.setMinimumWidth(40)
+            self.legend_row.insertWidget(self.legend_row.count() - 1, label, 1)
             self.legend_labels.append(label)
 
     def legend_texts(self) -> list[str]:
@@ -235,7 +239,7 @@ class RunPlots(QWidget):
             return
         self._painted = state
         self.val_metric = self._choose_metric()
-        self._title(self.val_plot, f"Validation {self.val_metric}" if self.val_metric else "Validation")
+        self._title(self.val_plot, self.val_metric or "Validation")
         any_scale = False
         for i, s in enumerate(self.series):
             data = s.data
@@ -264,7 +268,7 @@ class RunPlots(QWidget):
         """Set a plot's title only when it changes (each set repaints the plot)."""
         if getattr(widget, "_title_text", None) != text:
             widget._title_text = text
-            widget.getPlotItem().setTitle(text, size="10pt")
+            widget.getPlotItem().setTitle(text, size="9pt")
 
     def _set(self, i: int, plot_name: str, x: np.ndarray, y: np.ndarray, **opts) -> None:
         """setData only when the curve's points changed: each call repaints its plot."""
@@ -383,13 +387,14 @@ class RunPlots(QWidget):
                 over = over[np.linspace(0, len(over) - 1, MAX_SPIKE_MARKS).astype(int)]
             self.spikes.setData(steps[over], np.full(len(over), _grow(top) * 0.985))
         median = data.steady_median_ms() if data is not None else None
-        self._title(self.step_plot, "Step time" + (f" — median {median:.3g} ms" if median is not None
-                                                   and not self.by_time else ""))
+        shown = median is not None and not self.by_time
+        self._title(self.step_plot, f"Step time, median {median:.3g} ms" if shown else "Step time")
         n = self.spikes_above
         note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} steady step{"s" if n != 1 else ""} above the ' \
-            "step-time range" if n else ""
+            "step-time range (marked at its top)" if n else ""
         if self.spike_note.text() != note:
             self.spike_note.setText(note)
+            self.spike_note.setVisible(bool(n))
 
     def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, position: float) -> None:
         region = pg.LinearRegionItem(values=(start, stop), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),

@@ -86,7 +86,7 @@ class ComparePage(WizardPage):
         ladder.addStretch(1)
         top.addLayout(ladder, 2)
         self.right.addLayout(top)
-        self.view = CompareView(plot_columns=2)
+        self.view = CompareView(plot_columns=4)  # one row of plots, the table below
         self.right.addWidget(self.view, 1)
 
     def available(self) -> str:
