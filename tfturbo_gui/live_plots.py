@@ -186,6 +186,7 @@ class RunPlots(QWidget):
         """One label per run above the plots: a line in its colour (dashed for the reference) and its name."""
         for label in self.legend_labels:
             self.legend_row.removeWidget(label)
+            label.hide()  # until deleteLater runs it would still paint under the new one
             label.deleteLater()
         self.legend_labels = []
         for s in self.series:

@@ -53,6 +53,7 @@ class RunBrowser(QMainWindow):
         self.tree.setMinimumWidth(300)
         self.tree.setAlternatingRowColors(True)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # names elide instead
         self.tree.itemChanged.connect(self._on_item_changed)
         self.compare = CompareView(plot_columns=2)
         splitter.addWidget(self.tree)
@@ -116,9 +117,7 @@ class RunBrowser(QMainWindow):
             item.setDisabled(True)  # nothing to plot
             top.addChild(item)
         top.setExpanded(True)
-        for c in range(self.tree.columnCount()):
-            self.tree.resizeColumnToContents(c)
-            self.tree.setColumnWidth(c, min(self.tree.columnWidth(c), MAX_NAME_WIDTH))
+        self._fit_tree()
         self.tree.blockSignals(False)
         notes = [f"{title}: {w}" for w in warnings] + \
                 [f"{r.name}: {w}" for r in records for w in r.warnings]
@@ -129,6 +128,24 @@ class RunBrowser(QMainWindow):
             self.warnings.setText("\n".join(shown))
             self.warnings.show()
         self._update_compare()
+
+    def _fit_tree(self) -> None:
+        """Columns to their contents, capped, then the widest narrowed until the tree fits its width."""
+        widths = []
+        for c in range(self.tree.columnCount()):
+            self.tree.resizeColumnToContents(c)
+            widths.append(min(self.tree.columnWidth(c), MAX_NAME_WIDTH))
+        available = self.tree.viewport().width() - 4
+        while sum(widths) > available and max(widths) > 60:
+            widest = widths.index(max(widths))
+            widths[widest] = max(60, widths[widest] - (sum(widths) - available))
+        for c, w in enumerate(widths):
+            self.tree.setColumnWidth(c, w)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        if self.records:
+            self._fit_tree()
 
     # ------------------------------------------------------------ comparing
 

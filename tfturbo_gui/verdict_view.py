@@ -157,8 +157,8 @@ class VerdictView(QFrame):
         self.setObjectName("card")
         self.document: dict[str, Any] | None = None
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(12, 10, 12, 10)
-        layout.setSpacing(5)
+        layout.setContentsMargins(12, 8, 12, 8)
+        layout.setSpacing(3)
         header = QHBoxLayout()
         self.badge = QLabel()
         self.badge.setObjectName("verdictBadge")
@@ -218,6 +218,6 @@ class VerdictView(QFrame):
         colour = {WITHIN: "#009E73", WORSE: "#D55E00"}.get(str(accuracy.get("verdict")), "#E69F00")
         self.accuracy_bar.set_values(delta * factor if _finite(delta) else None,
                                      (aci[0] * factor, aci[1] * factor) if aci else None, 0.0, colour)
-        self.accuracy_bar.setVisible(_finite(delta))
+        self.accuracy_bar.setVisible(bool(aci))  # a lone point at 0 says nothing: drawn once there is an interval
         self.reason.setText(str(document.get("reason") or ""))
         self.show()
