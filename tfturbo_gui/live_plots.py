@@ -389,7 +389,10 @@ class RunPlots(QWidget):
             self.spikes.setData(steps[over], np.full(len(over), _grow(top) * 0.985))
         median = data.steady_median_ms() if data is not None else None
         shown = median is not None and not self.by_time
-        self._title(self.step_plot, f"Step time, median {median:.3g} ms" if shown else "Step time")
+        label = f"ms, median {median:.3g}" if shown else "ms"  # on the axis: the title stays short enough to fit
+        if getattr(self, "_axis_label", None) != label:
+            self._axis_label = label
+            self.step_plot.getPlotItem().setLabel("left", label)
         n = self.spikes_above
         note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} steady step{"s" if n != 1 else ""} above the ' \
             "step-time range (marked at its top)" if n else ""
