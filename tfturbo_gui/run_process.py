@@ -98,8 +98,8 @@ class BackendProcess(QObject):
         process.errorOccurred.connect(self._on_error)
         self._process = process
         process.start(program, arguments)
-        if measuring and self._alive():
-            GATE.acquire(self, name or command)
+        if measuring:
+            GATE.acquire(self, name or command) if self._alive() else GATE.abandon()
         return self.data
 
     def stop(self) -> None:

@@ -275,3 +275,24 @@ def test_resources_icon_desktop_entry_theme_and_shortcuts(qtbot, tmp_path):
     assert window.current() == 1
     QTest.keyClick(window, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)  # Ctrl+Enter runs the step
     qtbot.waitUntil(lambda: window.pages[1].status == PASSED, timeout=20_000)
+
+
+def test_another_tfturbo_training_on_this_machine_blocks_a_run_here(qtbot, tmp_path):
+    """The per-device rule: a second app (here: the lock file another process would hold) blocks training."""
+    from PySide6.QtCore import QLockFile
+
+    window = make_window(qtbot, tmp_path)
+    go_next(qtbot, window, 1)
+    page = window.pages[1]
+    other = QLockFile(GATE._lock_file().fileName())  # a second lock object: what another window holds
+    assert other.tryLock(0)
+    try:
+        page.start()
+        assert page.stage == "" and page.run_panel.data is None  # nothing started
+        assert page.busy_note.text().startswith("Another tfturbo window on this machine is training")
+        with pytest.raises(TrainingBusy, match="another tfturbo window"):
+            BackendProcess(fake_launcher()).start("run", run_argv(RunSettings("builtin:mlp"), str(tmp_path / "r")))
+    finally:
+        other.unlock()
+    qtbot.mouseClick(page.measure_button, LEFT)
+    qtbot.waitUntil(lambda: page.status == PASSED, timeout=20_000)

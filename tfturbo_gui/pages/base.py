@@ -128,6 +128,16 @@ class WizardPage(QWidget):
     def run_action(self) -> None:
         """Ctrl+Enter: the page's main Run button, when it is enabled."""
 
+    def training_blocked(self) -> str:
+        """Why no training may start now ('' if one may): one here, or in another tfturbo on this machine.
+        Said on the page's busy note."""
+        why = GATE.why_busy() or GATE.device_busy()
+        note = getattr(self, "busy_note", None)
+        if why and note is not None:
+            note.setText(why[0].upper() + why[1:])
+            note.show()
+        return why
+
     def stop_action(self) -> None:
         """Esc: stop the page's run."""
         for panel in self.findChildren(RunPanel):
@@ -255,7 +265,7 @@ class RungPage(WizardPage):
     # ------------------------------------------------------------ the run
 
     def start_run(self) -> None:
-        if self.run_panel.is_running() or self.session.baseline is None or GATE.busy():
+        if self.run_panel.is_running() or self.session.baseline is None or self.training_blocked():
             return
         settings = self.rung_settings()
         self.rung, argv = self.session.start_rung(self.rung_kind, self.rung_slug, settings)

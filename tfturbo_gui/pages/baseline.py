@@ -141,7 +141,7 @@ class BaselinePage(WizardPage):
     # ------------------------------------------------------------ probe, then run
 
     def start(self) -> None:
-        if self.run_panel.is_running() or GATE.busy():
+        if self.run_panel.is_running() or self.training_blocked():
             return
         self.stage = "probe"
         self.findings.set_findings([])
@@ -155,7 +155,7 @@ class BaselinePage(WizardPage):
                              log_path=self.session.log_path())
 
     def start_run(self) -> None:
-        if self.run_panel.is_running() or GATE.busy():
+        if self.run_panel.is_running() or self.training_blocked():
             return
         self.stage = "run"
         self.anyway_button.hide()

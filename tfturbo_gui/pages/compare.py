@@ -151,7 +151,7 @@ class ComparePage(WizardPage):
             self.start_run()
 
     def start_run(self) -> None:
-        if self.run_panel.is_running() or self.candidate() is None or GATE.busy():
+        if self.run_panel.is_running() or self.candidate() is None or self.training_blocked():
             return
         self.confirmation, argv = self.session.start_confirmation()
         self.verdict.hide()
