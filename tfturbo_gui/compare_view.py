@@ -161,9 +161,9 @@ class CompareView(QWidget):
         self.table.resizeColumnsToContents()
         available = self.table.viewport().width() - 2
         widths = [self.table.columnWidth(c) for c in range(self.table.columnCount())]
-        while widths and sum(widths) > available and max(widths) > 70:
+        while widths and sum(widths) > available and max(widths) > 56:
             widest = widths.index(max(widths))
-            widths[widest] = max(70, widths[widest] - (sum(widths) - available))
+            widths[widest] = max(56, widths[widest] - (sum(widths) - available))
         for c, w in enumerate(widths):
             self.table.setColumnWidth(c, w)
         self.table.resizeRowsToContents()

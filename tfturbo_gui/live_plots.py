@@ -259,7 +259,10 @@ class RunPlots(QWidget):
             vx, vy = data.metric_series(self.val_metric) if self.val_metric else (np.empty(0), np.empty(0))
             self._set(i, "val", at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color, symbolPen=None)
         self.has_scale = any_scale
-        self._title(self.scale_plot, "Loss scale" if any_scale else "Loss scale (float16 only)")
+        label = "" if any_scale else "none: mixed_float16 only"  # on the axis: the title stays short enough to fit
+        if getattr(self, "_scale_label", None) != label:
+            self._scale_label = label
+            self.scale_plot.getPlotItem().setLabel("left", label)
         self._paint_primary()
         self._fit_ranges()
         self._mark_spikes()

@@ -58,7 +58,7 @@ class RunBrowser(QMainWindow):
         self.compare = CompareView(plot_columns=2)
         splitter.addWidget(self.tree)
         splitter.addWidget(self.compare)
-        splitter.setSizes([520, 720])
+        splitter.setSizes([420, 820])
         layout.addWidget(splitter, 1)
         self.warnings = QLabel("")
         self.warnings.setObjectName("warningText")
