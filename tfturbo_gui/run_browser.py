@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QP
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from tfturbo import compare
-from tfturbo.runfiles import RunRecord, load_run, load_study
+from tfturbo.runfiles import RUNS_DIR, RunRecord, load_run, load_study
 
 from .compare_view import CompareView
 from .failures import outcome_cell
@@ -84,9 +84,16 @@ class RunBrowser(QMainWindow):
         workload = study.study.get("workload")
         title = f"{Path(path).name}" + (f" — {workload}" if workload else "")
         found = {r.path.resolve() for r in study.runs}
-        # a rung whose run ended before its folder was written (e.g. the model failed to build) is still listed
+        runs_dir = (Path(path) / RUNS_DIR).resolve()
+
+        def lost_run(entry: dict) -> bool:
+            """A rung whose run ended before its folder under runs/ was written (e.g. the model failed to
+            build): still listed. A path leading anywhere else is not a run of this study."""
+            where = (Path(path) / str(entry.get("run"))).resolve()
+            return where.parent == runs_dir and where not in found and not where.exists()
+
         lost = [e for e in study.study.get("ladder") or [] if isinstance(e, dict) and e.get("run")
-                and not e.get("skipped") and (Path(path) / str(e["run"])).resolve() not in found]
+                and not e.get("skipped") and lost_run(e)]
         self.add_runs(title, study.runs, study.warnings, lost)
 
     def add_runs(self, title: str, records: list[RunRecord], warnings: list[str],
@@ -97,8 +104,7 @@ class RunBrowser(QMainWindow):
         self.tree.addTopLevelItem(top)
         for record in records:
             row = compare.compare_runs([record])[0]
-            status = record.status if record.status == "completed" else outcome_cell(record.status)
-            item = QTreeWidgetItem([record.name, status, row.label, compare.fmt_num(row.steps_per_s, 1)])
+            item = QTreeWidgetItem([record.name, record.status, row.label, compare.fmt_num(row.steps_per_s, 1)])
             item.setToolTip(0, record.name)
             item.setToolTip(2, row.label)
             item.setData(0, RUN_ROLE, len(self.records))
@@ -107,13 +113,15 @@ class RunBrowser(QMainWindow):
             if record.warnings:
                 item.setToolTip(0, "\n".join(record.warnings))
                 item.setToolTip(1, "\n".join(record.warnings))
+            if record.status != "completed":  # the status as the table and the report say it, explained
+                item.setToolTip(1, "\n".join([outcome_cell(record.status)] + list(record.warnings)))
             top.addChild(item)
             self.records.append(record)
         for entry in lost or []:
             status = str(entry.get("status") or "crashed")
-            item = QTreeWidgetItem([str(entry.get("name") or entry["run"]), outcome_cell(status),
+            item = QTreeWidgetItem([str(entry.get("name") or entry["run"]), status,
                                     str(entry.get("label") or ""), "n/a"])
-            item.setToolTip(1, str(entry.get("reason") or "the run left no folder"))
+            item.setToolTip(1, f"{outcome_cell(status)} — {entry.get('reason') or 'the run left no folder'}")
             item.setDisabled(True)  # nothing to plot
             top.addChild(item)
         top.setExpanded(True)

@@ -209,7 +209,9 @@ def test_an_automatic_fix_that_fails_says_to_untick_it_and_one_click_gets_a_resu
     browser.open_study(tmp_path / "study")
     top = browser.tree.topLevelItem(0)
     rows = {top.child(i).text(0): top.child(i).text(1) for i in range(top.childCount())}
-    assert rows[failed.name] == "not measured: the run failed"  # listed, though it left no run folder
+    assert rows[failed.name] == "failed"  # listed, though it left no run folder, with why
+    item = next(top.child(i) for i in range(top.childCount()) if top.child(i).text(0) == failed.name)
+    assert item.toolTip(1).startswith("not measured: the run failed — ") and "TypeError: MyHead" in item.toolTip(1)
 
 
 def test_a_crashed_run_is_not_no_measurable_change_in_the_compare_table(qtbot, tmp_path):
