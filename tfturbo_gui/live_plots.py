@@ -128,7 +128,8 @@ class RunPlots(QWidget):
             grid.addWidget(widget, i // columns, i % columns)
         self.spikes = pg.ScatterPlotItem(symbol="t1", size=7, pen=None, brush=pg.mkBrush(SPIKE_COLOR))
         self.step_plot.addItem(self.spikes, ignoreBounds=True)
-        self.has_scale = False  # said in the plot's title: a TextItem in the view re-paints the plot every tick
+        self.has_scale = False  # said on its axis: a TextItem in the view re-painted the plot every tick
+        self.scale_plot.setToolTip("The dynamic loss scale: only mixed_float16 has one")
         self.curves: dict[str, list[pg.PlotDataItem]] = {"step_ms": [], "loss": [], "val": [], "loss_scale": []}
         self._decor: list[tuple[pg.PlotWidget, object]] = []
         self._decor_key: tuple | None = None  # what the shaded windows were drawn for
@@ -259,7 +260,7 @@ class RunPlots(QWidget):
             vx, vy = data.metric_series(self.val_metric) if self.val_metric else (np.empty(0), np.empty(0))
             self._set(i, "val", at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color, symbolPen=None)
         self.has_scale = any_scale
-        label = "" if any_scale else "none: mixed_float16 only"  # on the axis: the title stays short enough to fit
+        label = "" if any_scale else "none"  # only mixed_float16 has one (the tooltip says so)
         if getattr(self, "_scale_label", None) != label:
             self._scale_label = label
             self.scale_plot.getPlotItem().setLabel("left", label)
