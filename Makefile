@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 WORKLOAD ?= builtin:transformer
 
-.PHONY: run test install clean bench
+.PHONY: run test install clean bench install-desktop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,3 +28,17 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# The desktop entry and icon for the current user (XDG paths): tfturbo then appears in the application menu.
+XDG_DATA_HOME ?= $(HOME)/.local/share
+install-desktop: $(STAMP)
+	mkdir -p $(XDG_DATA_HOME)/applications $(XDG_DATA_HOME)/icons/hicolor/scalable/apps
+	sed 's|^Exec=tfturbo |Exec=$(abspath $(BIN))/tfturbo |' resources/tfturbo.desktop > $(XDG_DATA_HOME)/applications/tfturbo.desktop
+	cp resources/icons/tfturbo.svg $(XDG_DATA_HOME)/icons/hicolor/scalable/apps/tfturbo.svg
+	for s in 16 24 32 48 64 128 256; do \
+		mkdir -p $(XDG_DATA_HOME)/icons/hicolor/$${s}x$${s}/apps; \
+		cp resources/icons/tfturbo-$$s.png $(XDG_DATA_HOME)/icons/hicolor/$${s}x$${s}/apps/tfturbo.png; \
+	done
+	@if command -v update-desktop-database >/dev/null; then update-desktop-database $(XDG_DATA_HOME)/applications; fi
+	@if command -v gtk-update-icon-cache >/dev/null; then gtk-update-icon-cache -qt $(XDG_DATA_HOME)/icons/hicolor; fi
+	@echo "installed $(XDG_DATA_HOME)/applications/tfturbo.desktop and the tfturbo icon"

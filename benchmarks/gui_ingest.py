@@ -89,7 +89,7 @@ def replay(path: Path, workdir: Path) -> dict:
     """Measure the baseline page of the real main window while it ingests the stream at `path`."""
     from PySide6.QtCore import QElapsedTimer, QTimer
 
-    from tfturbo_gui.app import make_app
+    from tfturbo_gui.app import freeze_startup_heap, make_app
 
     app = make_app([sys.argv[0]])
     from tfturbo_gui.main_window import MainWindow
@@ -102,6 +102,7 @@ def replay(path: Path, workdir: Path) -> dict:
     window.session.study_path = workdir / "study"
     page = next(p for p in window.pages if isinstance(p, BaselinePage))
     window.stack.setCurrentWidget(page)
+    freeze_startup_heap()  # as `tfturbo gui` does once its window is built
     window.show()
     for _ in range(20):
         app.processEvents()

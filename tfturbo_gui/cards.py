@@ -121,7 +121,8 @@ class DecisionCard(QFrame):
         layout.addWidget(self.reason)
         self.hide()
 
-    def set_decision(self, decision: TrialVerdict, label: str, compared_with: str | None = None) -> None:
+    def set_decision(self, decision: TrialVerdict, label: str, compared_with: str | None = None,
+                     fixes: list[str] | None = None) -> None:
         kept = decision.kept
         self.badge.setText("KEPT" if kept else "NOT KEPT")
         self.badge.setProperty("kept", "yes" if kept else "no")
@@ -131,6 +132,8 @@ class DecisionCard(QFrame):
         against = f"vs {compared_with}" if compared_with else "vs the baseline"
         facts = [(f"Speed {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),
                  ("Accuracy vs baseline", f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
+        if fixes is not None:  # what the run used, as recorded in its run.yaml
+            facts.append(("Automatic fixes used", ", ".join(fixes) or "none"))
         self.facts.set_facts(facts)
         self.reason.setText(decision.reason)
         self.show()

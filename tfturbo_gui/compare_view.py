@@ -17,10 +17,23 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
 from tfturbo import compare
 from tfturbo.runfiles import RunRecord
 
+from tfturbo import protocol
+
+from .failures import outcome_cell
 from .live_plots import PALETTE, RunPlots, Series
 from .run_data import RunData
 
 ALIGN_STEP, ALIGN_TIME = "step", "training time"
+
+
+def _two_lines(text: str) -> str:
+    """'800.60 [785.2, 815.9]' -> value over interval; 'peak memory' -> two words over each other."""
+    if " [" in text:
+        return text.replace(" [", "\n[", 1)
+    if " " in text and len(text) > 10 and "," not in text:
+        head, _, tail = text.rpartition(" ")
+        return f"{head}\n{tail}"
+    return text
 
 
 class CompareView(QWidget):
@@ -62,12 +75,12 @@ class CompareView(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(24)
-        self.table.setMinimumHeight(110)
+        self.table.setMinimumHeight(90)
         splitter.addWidget(self.plots)
         splitter.addWidget(self.table)
         splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setSizes([250, 160])
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([300, 110])
         layout.addWidget(splitter, 1)
         self.note = QLabel("Speed-up is throughput per sample against the baseline, with its 95% confidence "
                            "interval; an interval containing 1.00 is no measurable change.")
@@ -121,25 +134,48 @@ class CompareView(QWidget):
     def _fill_table(self) -> None:
         metrics = compare.metric_names(self.rows)
         header = list(compare.TEXT_HEADER) + metrics + ["findings"]
+        self.header = header
         self.table.clear()
         self.table.setColumnCount(len(header))
         self.table.setRowCount(len(self.rows))
-        self.table.setHorizontalHeaderLabels(header)
+        # intervals and long headers on a second line: narrow columns, no sideways scrolling
+        self.table.setHorizontalHeaderLabels([_two_lines(h) for h in header])
+        self.table.setWordWrap(True)
+        verdict_column = header.index("verdict") if "verdict" in header else -1
         for r, row in enumerate(self.rows):
             for c, text in enumerate(compare.text_cells(row, metrics)):
-                item = QTableWidgetItem(text)
-                if row.warnings:
-                    item.setToolTip("\n".join(row.warnings))
+                if c == verdict_column and row.status != protocol.RunStatus.COMPLETED and r != self.baseline:
+                    text = outcome_cell(row.status)  # a crash is not "no measurable change"
+                item = QTableWidgetItem(_two_lines(text))
+                item.setToolTip("\n".join([text] + list(row.warnings)))
                 self.table.setItem(r, c, item)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns sized to their contents, the widest ones narrowed (their text elided, whole in the
+        tooltip) until the table fits its width: no sideways scrolling."""
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.resizeColumnsToContents()
+        available = self.table.viewport().width() - 2
+        widths = [self.table.columnWidth(c) for c in range(self.table.columnCount())]
+        while widths and sum(widths) > available and max(widths) > 56:
+            widest = widths.index(max(widths))
+            widths[widest] = max(56, widths[widest] - (sum(widths) - available))
+        for c, w in enumerate(widths):
+            self.table.setColumnWidth(c, w)
+        self.table.resizeRowsToContents()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        if self.rows:
+            self._fit_columns()
 
     def cell(self, row: int, column: str) -> str:
-        """The text shown in `column` (a header label) of `row`."""
-        for c in range(self.table.columnCount()):
-            if self.table.horizontalHeaderItem(c).text() == column:
-                return self.table.item(row, c).text()
-        raise KeyError(column)
+        """The text shown in `column` (a header label) of `row`, on one line."""
+        return self.table.item(row, self.header.index(column)).text().replace("\n", " ")
 
     # ------------------------------------------------------------ CSV
 

@@ -34,6 +34,12 @@ class ErrorBox(QFrame):
         row.addWidget(self.details_button)
         layout.addLayout(row)
         layout.addWidget(self.fix)
+        self.action_button = QPushButton()  # the one-click way out, when there is one
+        self.action_button.setObjectName("primaryButton")
+        self.action_button.hide()
+        self._action = None
+        self.action_button.clicked.connect(lambda: self._action and self._action())
+        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.details = CodeBlock(max_lines=14)
         self.details.hide()
         layout.addWidget(self.details)
@@ -46,7 +52,14 @@ class ErrorBox(QFrame):
         self.details.set_text(traceback.rstrip())
         self.details_button.setVisible(bool(traceback.strip()))
         self.details_button.setChecked(False)
+        self.set_action("", None)
         self.show()
+
+    def set_action(self, text: str, action) -> None:
+        """A button under the fix that does it (e.g. run again without the automatic fix); '' hides it."""
+        self._action = action
+        self.action_button.setText(text)
+        self.action_button.setVisible(bool(text) and action is not None)
 
     def show_event(self, error: dict) -> None:
         """Show a backend `error` event (or RunData.error)."""
@@ -54,6 +67,7 @@ class ErrorBox(QFrame):
                         str(error.get("traceback") or ""))
 
     def clear(self) -> None:
+        self.set_action("", None)
         self.hide()
         self.details_button.setChecked(False)
 

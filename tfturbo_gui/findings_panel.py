@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QCheckBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo import findings as F
 from tfturbo.settings import automatic_fixes
@@ -21,6 +20,17 @@ from .code_block import CodeBlock
 
 # finding code -> (RunSettings field, checkbox text), as the settings declare them
 AUTO_FIXES = automatic_fixes()
+
+
+APPLIED = "applied"  # the card's state once a completed run applied its automatic fix
+
+
+def code_text(finding: dict[str, Any]) -> str:
+    """The finding's name as shown: a speed finding says what was measured, never "slower" for a tie."""
+    code = str(finding.get("code") or "")
+    if code == F.SLOWER_THAN_BASELINE and (finding.get("data") or {}).get("verdict") not in (None, "slower"):
+        return "NOT_MEASURABLY_FASTER"
+    return code
 
 
 class FindingCard(QFrame):
@@ -34,11 +44,12 @@ class FindingCard(QFrame):
         layout.setContentsMargins(12, 8, 12, 10)
         layout.setSpacing(4)
         header = QHBoxLayout()
-        badge = QLabel(severity.upper())
+        self.badge = badge = QLabel(severity.upper())
         badge.setObjectName("severityBadge")
         badge.setProperty("severity", severity)
-        self.code_label = QLabel(str(finding.get("code") or ""))
+        self.code_label = QLabel(code_text(finding))
         self.code_label.setObjectName("findingCode")
+        self.code_label.setToolTip(f"finding code {finding.get('code')}")
         header.addWidget(badge)
         header.addWidget(self.code_label)
         where = QLabel(str(finding.get("where") or ""))
@@ -65,6 +76,21 @@ class FindingCard(QFrame):
             self.checkbox.setChecked(checked)
             self.checkbox.toggled.connect(lambda on, f=field: on_fix(f, on))
             layout.addWidget(self.checkbox)
+        self.applied_note = QLabel()
+        self.applied_note.setObjectName("appliedNote")
+        self.applied_note.setWordWrap(True)
+        self.applied_note.hide()
+        layout.addWidget(self.applied_note)
+
+    def mark_applied(self, note: str) -> None:
+        """A completed run applied this card's automatic fix: the finding no longer stands against it."""
+        for widget, prop in ((self, "severity"), (self.badge, "severity")):
+            widget.setProperty(prop, APPLIED)
+            widget.style().unpolish(widget)
+            widget.style().polish(widget)
+        self.badge.setText("FIXED IN RUN")
+        self.applied_note.setText(note)
+        self.applied_note.show()
 
 
 class FindingsPanel(QWidget):
@@ -82,12 +108,7 @@ class FindingsPanel(QWidget):
         self.title = QLabel(title)
         self.title.setObjectName("sectionTitle")
         outer.addWidget(self.title)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # cards wrap to the width
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.viewport().setObjectName("findingsViewport")
-        body = QWidget()
+        body = QWidget()  # no scroll area of its own: the page's column scrolls, so no card hides in a small one
         body.setObjectName("findingsBody")
         self.list_layout = QVBoxLayout(body)
         self.list_layout.setContentsMargins(0, 0, 4, 0)
@@ -96,8 +117,7 @@ class FindingsPanel(QWidget):
         self.empty.setObjectName("muted")
         self.list_layout.addWidget(self.empty)
         self.list_layout.addStretch(1)
-        self.scroll.setWidget(body)
-        outer.addWidget(self.scroll, 1)
+        outer.addWidget(body, 1)
 
     def set_empty_text(self, text: str) -> None:
         self.empty.setText(text)
@@ -124,6 +144,26 @@ class FindingsPanel(QWidget):
             self.cards.append(card)
             self.list_layout.insertWidget(self.list_layout.count() - 1, card)
         self.empty.setVisible(not self.findings)
+
+    def offered_fixes(self) -> dict[str, bool]:
+        """{RunSettings field: ticked} for every automatic fix a shown card offers: what the next run uses."""
+        return {AUTO_FIXES[c.finding["code"]][0]: c.checkbox.isChecked() for c in self.cards if c.checkbox is not None}
+
+    def set_fixes_locked(self, locked: bool) -> None:
+        """While a run goes its fixes are fixed: the boxes show what it uses and cannot change under it."""
+        for card in self.cards:
+            if card.checkbox is not None:
+                card.checkbox.setEnabled(not locked)
+
+    def mark_applied(self, settings: Any) -> list[str]:
+        """Mark the cards whose automatic fix `settings` applied; returns their codes."""
+        marked = []
+        for card in self.cards:
+            code = card.finding.get("code")
+            if code in AUTO_FIXES and getattr(settings, AUTO_FIXES[code][0], False):
+                card.mark_applied("Applied by tfturbo in the last run; make the same change in your own code.")
+                marked.append(code)
+        return marked
 
     def codes(self) -> list[str]:
         return F.codes_of(self.findings)

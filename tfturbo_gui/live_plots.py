@@ -7,29 +7,56 @@ a run of a million steps stays cheap to draw. The primary run (the one the
 page is measuring) gets its warm-up and profiler windows shaded and its
 steady-state median drawn as a line; other runs (the baseline, or runs picked
 in the compare view) are drawn beside it.
+
+Ranges are set explicitly, and only when they change: pyqtgraph's auto-range
+re-fits after every `setData` and repaints the window several times per
+refresh (benchmarks/gui_ingest.py: 100+ ms UI stalls). The x range grows in
+steps (`_grow`), so a long run re-ranges a few dozen times, not every tick.
+A plot the user zoomed or panned keeps the user's view until its "A" button.
+The legend is a row of labels above the plots, never over the data; step
+times above the step-time plot's range are marked at its top edge.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QGridLayout, QWidget
+from PySide6.QtWidgets import QApplication, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
 
+from . import theme
 from .run_data import RunData
 
 REFRESH_MS = 100
-ACCENT = "#2563eb"
+# Okabe & Ito's palette: eight colours that stay apart for the common colour-vision deficiencies
+# (tests/gui/test_gui_layout.py checks it); yellow last, it is the weakest on white.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+ACCENT = PALETTE[0]
 BASELINE_GREY = "#8b95a5"
-PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#be185d", "#4d7c0f")
+SPIKE_COLOR = "#D55E00"
+MAX_SPIKE_MARKS = 2000
 WARMUP_BRUSH = (245, 158, 11, 45)
 PROFILE_BRUSH = (147, 51, 234, 30)
 
 pg.setConfigOptions(antialias=True, background="w", foreground="#374151")
+
+
+def _grow(value: float) -> float:
+    """The next 'nice' bound at or above `value` (1, 1.25, 1.6, 2, 2.5, 3.2, 4, 5, 6.4, 8 × 10^k), so a
+    growing run changes its axis range rarely."""
+    if not math.isfinite(value) or value <= 0:
+        return 1.0
+    exp = math.floor(math.log10(value))
+    for m in (1, 1.25, 1.6, 2, 2.5, 3.2, 4, 5, 6.4, 8, 10):
+        if m * 10 ** exp >= value:
+            return m * 10 ** exp
+    return 10 ** (exp + 1)
 
 
 @dataclass
@@ -49,6 +76,10 @@ def _pen(series: Series) -> object:
     return pg.mkPen(series.color, width=1, style=Qt.PenStyle.DashLine if series.dashed else Qt.PenStyle.SolidLine)
 
 
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _x(data: RunData, by_time: bool) -> np.ndarray:
     """Step number, or training time in seconds (cumulative step time) to align runs by wall time."""
     if not by_time:
@@ -66,28 +97,45 @@ class RunPlots(QWidget):
         self.primary: RunData | None = None
         self.by_time = False
         self._painted: tuple = ()
-        grid = QGridLayout(self)
+        self._ranges: dict[str, tuple] = {}  # plot name -> the range last set
+        self.user_zoomed: set[str] = set()  # plots whose view the user chose
+        self.spikes_above = 0
+        dark = theme.system_is_dark() if QApplication.instance() is not None else False
+        self.background, self.foreground = theme.plot_colors(dark)
+        pg.setConfigOptions(background=self.background, foreground=self.foreground)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(4)
+        self.legend_row = QHBoxLayout()
+        self.legend_row.setSpacing(14)
+        self.legend_row.addStretch(1)
+        outer.addLayout(self.legend_row)
+        self.spike_note = QLabel("")  # steady steps above the step-time range, said under the legend
+        self.spike_note.setObjectName("muted")
+        self.spike_note.setWordWrap(True)
+        self.spike_note.hide()
+        outer.addWidget(self.spike_note)
+        self.legend_labels: list[QLabel] = []
+        grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(8)
+        outer.addLayout(grid, 1)
         self.step_plot = self._plot("Step time", "ms")
         self.loss_plot = self._plot("Training loss", "")
         self.val_plot = self._plot("Validation", "")
         self.scale_plot = self._plot("Loss scale", "")
         for i, widget in enumerate((self.step_plot, self.loss_plot, self.val_plot, self.scale_plot)):
             grid.addWidget(widget, i // columns, i % columns)
-        self.legend = self.step_plot.getPlotItem().addLegend(offset=(-8, 6), labelTextSize="8pt",
-                                                               brush=(255, 255, 255, 210),
-                                                               labelTextColor="#374151")
-        self._scale_note = pg.TextItem("no dynamic loss scale\n(only mixed_float16 has one)", color="#6b7280",
-                                       anchor=(0.5, 0.5))
-        self.scale_plot.addItem(self._scale_note, ignoreBounds=True)
-        self._scale_note.setPos(0.5, 0.5)
+        self.spikes = pg.ScatterPlotItem(symbol="t1", size=7, pen=None, brush=pg.mkBrush(SPIKE_COLOR))
+        self.step_plot.addItem(self.spikes, ignoreBounds=True)
+        self.has_scale = False  # said on its axis: a TextItem in the view re-painted the plot every tick
+        self.scale_plot.setToolTip("The dynamic loss scale: only mixed_float16 has one")
         self.curves: dict[str, list[pg.PlotDataItem]] = {"step_ms": [], "loss": [], "val": [], "loss_scale": []}
         self._decor: list[tuple[pg.PlotWidget, object]] = []
-        self.median_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#1e3a8a", width=1, style=Qt.PenStyle.DotLine),
-                                           label="", labelOpts={"position": 0.92, "color": "#1e3a8a",
-                                                                "anchors": [(1, 1), (1, 1)],
-                                                                "fill": (255, 255, 255, 215)})
+        self._decor_key: tuple | None = None  # what the shaded windows were drawn for
+        # its value is in the plot's title, not a label over the data
+        self.median_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(self.foreground, width=1,
+                                                                 style=Qt.PenStyle.DotLine))
         self.val_metric = ""
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.refresh)
@@ -95,9 +143,13 @@ class RunPlots(QWidget):
 
     def _plot(self, title: str, unit: str) -> pg.PlotWidget:
         widget = pg.PlotWidget()
-        widget.setMinimumSize(200, 140)
+        widget.setMinimumSize(160, 110)
         item = widget.getPlotItem()
-        item.setTitle(title, size="10pt")
+        item.disableAutoRange()  # ranges are set by `_set_range`, only when they change
+        name = {"Step time": "step_ms", "Training loss": "loss", "Validation": "val", "Loss scale": "loss_scale"}[title]
+        item.getViewBox().sigRangeChangedManually.connect(lambda *_a, n=name: self.user_zoomed.add(n))
+        item.autoBtn.clicked.connect(lambda *_a, n=name: self._reset_zoom(n))
+        item.setTitle(title, size="9pt")
         item.setLabel("bottom", "step")
         if unit:
             item.setLabel("left", unit)
@@ -119,11 +171,43 @@ class RunPlots(QWidget):
         self.series = list(series)
         self.primary = primary
         for s in self.series:
-            for plot_name in self.curves:  # the legend (step-time plot) names each run once
-                curve = pg.PlotDataItem(pen=_pen(s), name=s.label if plot_name == "step_ms" else None,
-                                        connect="finite")
+            for plot_name in self.curves:
+                # a noisy step-time curve drawn antialiased costs most of a repaint; at 1 px it looks the same
+                curve = pg.PlotDataItem(pen=_pen(s), connect="finite", antialias=plot_name != "step_ms")
                 self._widget(plot_name).addItem(curve)
                 self.curves[plot_name].append(curve)
+        self._fill_legend()
+        self._decor_key = None
+        self._ranges.clear()
+        self.user_zoomed.clear()
+        self._painted = ()
+        self.refresh()
+
+    def _fill_legend(self) -> None:
+        """One label per run above the plots: a line in its colour (dashed for the reference) and its name."""
+        for label in self.legend_labels:
+            self.legend_row.removeWidget(label)
+            label.hide()  # until deleteLater runs it would still paint under the new one
+            label.deleteLater()
+        self.legend_labels = []
+        for s in self.series:
+            line = "╌╌" if s.dashed else "━━"
+            label = QLabel(f'<span style="color:{s.color}; font-weight:700">{line}</span> {_html(s.label)}')
+            label.setObjectName("legendEntry")
+            label.setToolTip(s.label)
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the page
+            label.setMinimumWidth(40)
+            self.legend_row.insertWidget(self.legend_row.count() - 1, label, 1)
+            self.legend_labels.append(label)
+
+    def legend_texts(self) -> list[str]:
+        return [s.label for s in self.series]
+
+    def _reset_zoom(self, plot_name: str) -> None:
+        """The plot's "A" button: back to the fitted view (pyqtgraph's own auto-range stays off)."""
+        self.user_zoomed.discard(plot_name)
+        self._widget(plot_name).getPlotItem().disableAutoRange()
+        self._ranges.pop(plot_name, None)
         self._painted = ()
         self.refresh()
 
@@ -157,8 +241,7 @@ class RunPlots(QWidget):
             return
         self._painted = state
         self.val_metric = self._choose_metric()
-        self.val_plot.getPlotItem().setTitle(f"Validation {self.val_metric}" if self.val_metric else "Validation",
-                                             size="10pt")
+        self._title(self.val_plot, self.val_metric or "Validation")
         any_scale = False
         for i, s in enumerate(self.series):
             data = s.data
@@ -170,16 +253,36 @@ class RunPlots(QWidget):
                     return steps
                 return x[np.clip(np.searchsorted(data.step.view(), steps), 0, len(x) - 1)]
 
-            self.curves["step_ms"][i].setData(x, data.step_ms.view())
-            self.curves["loss"][i].setData(at(data.loss_step.view()), data.loss.view())
+            self._set(i, "step_ms", x, data.step_ms.view())
+            self._set(i, "loss", at(data.loss_step.view()), data.loss.view())
             any_scale |= data.has_loss_scale
-            self.curves["loss_scale"][i].setData(at(data.scale_step.view()), data.loss_scale.view())
+            self._set(i, "loss_scale", at(data.scale_step.view()), data.loss_scale.view())
             vx, vy = data.metric_series(self.val_metric) if self.val_metric else (np.empty(0), np.empty(0))
-            self.curves["val"][i].setData(at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color,
-                                          symbolPen=None)
-        self._scale_note.setVisible(not any_scale)
+            self._set(i, "val", at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color, symbolPen=None)
+        self.has_scale = any_scale
+        label = "" if any_scale else "none"  # only mixed_float16 has one (the tooltip says so)
+        if getattr(self, "_scale_label", None) != label:
+            self._scale_label = label
+            self.scale_plot.getPlotItem().setLabel("left", label)
         self._paint_primary()
-        self._fit_step_range()
+        self._fit_ranges()
+        self._mark_spikes()
+
+    @staticmethod
+    def _title(widget: pg.PlotWidget, text: str) -> None:
+        """Set a plot's title only when it changes (each set repaints the plot)."""
+        if getattr(widget, "_title_text", None) != text:
+            widget._title_text = text
+            widget.getPlotItem().setTitle(text, size="9pt")
+
+    def _set(self, i: int, plot_name: str, x: np.ndarray, y: np.ndarray, **opts) -> None:
+        """setData only when the curve's points changed: each call repaints its plot."""
+        curve = self.curves[plot_name][i]
+        key = (len(x), float(x[-1]) if len(x) else None, self.by_time, self.val_metric if plot_name == "val" else "")
+        if getattr(curve, "_shown", None) == key:
+            return
+        curve._shown = key
+        curve.setData(x, y, **opts)
 
     def _choose_metric(self) -> str:
         names: list[str] = []
@@ -189,42 +292,115 @@ class RunPlots(QWidget):
         return preferred[0] if preferred else (names[0] if names else "")
 
     def _paint_primary(self) -> None:
+        data = self.primary
+        steps = data.step.view() if data is not None else ()
+        open_ended = data is not None and (data.first_steady_step is None or
+                                           any(stop == float("inf") for _, stop in data.profile_windows))
+        key = None if data is None or not len(steps) or self.by_time else (
+            id(data), float(steps[0]), data.first_steady_step, tuple(map(tuple, data.profile_windows)),
+            float(steps[-1]) if open_ended else None)
+        if key is not None and key == self._decor_key:  # the shaded windows did not move: keep them
+            self._update_median(data)
+            return
+        self._decor_key = key
         for widget, item in self._decor:
             widget.removeItem(item)
         self._decor.clear()
-        data = self.primary
-        if data is None or len(data.step.view()) == 0 or self.by_time:
+        if key is None:
             self.step_plot.removeItem(self.median_line)
             return
-        steps = data.step.view()
         first = float(steps[0])
         if data.first_steady_step is not None and data.first_steady_step > first:
             self._shade(first - 0.5, data.first_steady_step - 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.2)
         elif data.first_steady_step is None:
             self._shade(first - 0.5, float(steps[-1]) + 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.2)
-        # labels sit below the steady curve (at a third of the height) and the legend (top right)
+        # labels sit below the steady curve (at a third of the height)
         for start, stop in data.profile_windows:
             self._shade(start - 0.5, min(stop, float(steps[-1]) + 1) - 0.5, PROFILE_BRUSH, "profiler", "#6b21a8",
                         0.09)
+        self._update_median(data)
+
+    def _update_median(self, data: RunData) -> None:
         median = data.steady_median_ms()
         if median is None:
             self.step_plot.removeItem(self.median_line)
             return
         self.median_line.setValue(median)
-        self.median_line.label.setText(f"steady median {median:.2f} ms")
         if self.median_line.scene() is None:
             self.step_plot.addItem(self.median_line, ignoreBounds=True)
 
-    def _fit_step_range(self) -> None:
-        """Warm-up steps can be 100x slower than steady ones: scale the step-time axis to the steady state.
-
-        The shaded warm-up marks the steps that go off the top; pyqtgraph's "A" button shows everything.
-        """
+    def _step_top(self) -> float | None:
+        """Top of the step-time axis: 3x the slowest steady median (warm-up steps can be 100x slower)."""
         medians = [m for m in (s.data.steady_median_ms() for s in self.series) if m is not None]
-        if medians:
-            self.step_plot.setYRange(0, 3 * max(medians), padding=0)
+        return 3 * max(medians) if medians else None
+
+    def _fit_ranges(self) -> None:
+        """Set each plot's range when its fitted range changed (never on a plot the user zoomed).
+
+        By step, the x axis spans the run's planned steps from its first progress event, so it is set
+        once per run; by time (or before the total is known) it grows in 'nice' steps.
+        """
+        x_max = 0.0
+        for s in self.series:
+            x = _x(s.data, self.by_time)
+            if len(x):
+                x_max = max(x_max, float(x[-1]))
+            if not self.by_time and s.data.progress is not None and s.data.progress[1]:
+                x_max = max(x_max, float(s.data.progress[1]))
+        x_range = (0.0, _grow(x_max) if self.by_time or not x_max else x_max)
+        top = self._step_top()
+        if top is None:
+            peaks = [float(np.nanmax(s.data.step_ms.view())) for s in self.series if len(s.data.step_ms.view())]
+            top = max(peaks) if peaks else 1.0
+        self._set_range("step_ms", x_range, (0.0, _grow(top)))
+        for name, values in (("loss", [s.data.loss.view() for s in self.series]),
+                             ("loss_scale", [s.data.loss_scale.view() for s in self.series]),
+                             ("val", [self.curves["val"][i].yData for i in range(len(self.series))])):
+            finite = [v[np.isfinite(v)] for v in values if v is not None and len(v)]
+            finite = [v for v in finite if len(v)]
+            if not finite:
+                y = (0.0, 1.0)
+            else:
+                lo, hi = min(float(v.min()) for v in finite), max(float(v.max()) for v in finite)
+                if name == "val":  # a few points: fit them tightly, the differences are what matters
+                    pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 1.0
+                    y = (lo - pad, hi + pad)
+                else:  # a falling loss must not re-range (and repaint) the plot at every tick
+                    y = (0.0 if lo >= 0 else -_grow(-lo), _grow(hi) if hi > 0 else 1.0)
+            self._set_range(name, x_range, y)
+
+    def _set_range(self, plot_name: str, x: tuple[float, float], y: tuple[float, float]) -> None:
+        if plot_name in self.user_zoomed or self._ranges.get(plot_name) == (x, y):
+            return
+        self._ranges[plot_name] = (x, y)
+        self._widget(plot_name).getPlotItem().getViewBox().setRange(xRange=x, yRange=y, padding=0)
+
+    def _mark_spikes(self) -> None:
+        """Steady steps of the page's run slower than the axis top: a mark at the top edge, and a count."""
+        data, top = self.primary, self._step_top()
+        self.spikes_above = 0
+        if data is None or top is None or self.by_time or not len(data.step.view()):
+            self.spikes.setData([], [])
         else:
-            self.step_plot.enableAutoRange(y=True)
+            steps, ms = data.step.view(), data.step_ms.view()
+            over = np.flatnonzero(ms > _grow(top))
+            over = over[data.steady_mask(steps[over])]
+            self.spikes_above = len(over)
+            if len(over) > MAX_SPIKE_MARKS:  # a mark per pixel column is all the eye can see
+                over = over[np.linspace(0, len(over) - 1, MAX_SPIKE_MARKS).astype(int)]
+            self.spikes.setData(steps[over], np.full(len(over), _grow(top) * 0.985))
+        median = data.steady_median_ms() if data is not None else None
+        shown = median is not None and not self.by_time
+        label = f"ms, median {median:.3g}" if shown else "ms"  # on the axis: the title stays short enough to fit
+        if getattr(self, "_axis_label", None) != label:
+            self._axis_label = label
+            self.step_plot.getPlotItem().setLabel("left", label)
+        n = self.spikes_above
+        note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} steady step{"s" if n != 1 else ""} above the ' \
+            "step-time range (marked at its top)" if n else ""
+        if self.spike_note.text() != note:
+            self.spike_note.setText(note)
+            self.spike_note.setVisible(bool(n))
 
     def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, position: float) -> None:
         region = pg.LinearRegionItem(values=(start, stop), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),

@@ -1,12 +1,18 @@
 """The main window: the step list beside the current page, Back/Next, and the File menu.
 
-Closing the window stops every backend it started (cooperative stop, then
-terminate, then kill) and TensorBoard, so no child outlives the app.
+File → New study starts over on a fresh session; File → Recent studies
+reopens the studies made here (kept in the user's QSettings). Closing the
+window during a run asks first, then stops every backend it started
+(cooperative stop, then terminate, then kill) and TensorBoard, so no child
+outlives the app, and marks an unfinished study `interrupted`.
 """
 
 from __future__ import annotations
 
-from PySide6.QtGui import QAction, QKeySequence
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QPushButton,
                                QStackedWidget, QVBoxLayout, QWidget)
 
@@ -23,44 +29,59 @@ from .pages.record import RecordPage
 from .pages.workload import WorkloadPage
 from .pages.xla import XlaPage
 from .run_browser import RunBrowser
+from .run_gate import GATE
 from .run_process import BackendProcess, Launcher
 from .session import WizardSession
 from .step_list import StepList
 from .tensorboard_launcher import TensorBoardLauncher
 
 PAGES = (WorkloadPage, BaselinePage, PrecisionPage, XlaPage, ComparePage, BatchPage, RecordPage)
+RECENT_KEY = "recent_studies"
+MAX_RECENT = 8
+MIN_SIZE = (1024, 640)
+
+
+def recent_studies() -> list[str]:
+    """Study folders made or opened here, newest first, that still exist."""
+    value = QSettings().value(RECENT_KEY, []) or []
+    paths = [value] if isinstance(value, str) else list(value)
+    return [p for p in paths if Path(p, "study.yaml").exists()]
+
+
+def remember_study(path: str | Path) -> None:
+    paths = [str(path)] + [p for p in recent_studies() if p != str(path)]
+    QSettings().setValue(RECENT_KEY, paths[:MAX_RECENT])
 
 
 class MainWindow(QMainWindow):
     def __init__(self, workload: str = "", launcher: Launcher = backend_command, steps: int = DEFAULT_STEPS):
         super().__init__()
-        self.session = WizardSession(workload or "builtin:transformer", steps=steps)
+        self.launcher = launcher
         self.setWindowTitle("tfturbo — make training faster, measured")
+        self.setMinimumSize(*MIN_SIZE)
         self.resize(1280, 800)
         self.browser: RunBrowser | None = None
+        self.confirm_close = True  # False: close without asking (scripts, e.g. docs/screenshots/capture.py)
+        self._remembered: str | None = None
 
-        self.pages: list[WizardPage] = [cls(self.session, launcher) for cls in PAGES]
-        self.steps = StepList([p.title for p in self.pages])
-        self.steps.setFixedWidth(236)
-        self.steps.step_clicked.connect(self._on_step_clicked)
         self.stack = QStackedWidget()
-        for i, page in enumerate(self.pages):
-            self.stack.addWidget(page)
-            page.status_changed.connect(lambda status, i=i: self.steps.set_status(i, status))
-            page.navigation_changed.connect(self._update_nav)
-            page.advance.connect(lambda i=i: self.goto(i + 1))
-
+        self.steps = StepList([cls.title for cls in PAGES])
+        self.steps.setFixedWidth(214)
+        self.steps.step_clicked.connect(self._on_step_clicked)
         self.back_button = QPushButton("Back")
+        self.back_button.setToolTip("Previous step (Alt+Left)")
         self.back_button.clicked.connect(lambda: self.goto(self.current() - 1))
         self.next_button = QPushButton("Next")
+        self.next_button.setToolTip("Next step (Alt+Right)")
         self.next_button.setObjectName("primaryButton")
         self.next_button.clicked.connect(self._on_next)
         self.hint = QLabel("")
         self.hint.setObjectName("muted")
+        self.hint.setWordWrap(True)
         nav = QHBoxLayout()
         nav.setContentsMargins(24, 8, 24, 14)
-        nav.addStretch(1)
-        nav.addWidget(self.hint)
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        nav.addWidget(self.hint, 1)
         nav.addSpacing(12)
         nav.addWidget(self.back_button)
         nav.addWidget(self.next_button)
@@ -80,15 +101,47 @@ class MainWindow(QMainWindow):
         row.addLayout(right, 1)
         self.setCentralWidget(body)
         self._build_menus()
+        self._build_shortcuts()
+        self._build_pages(WizardSession(workload or "builtin:transformer", steps=steps))
+        GATE.changed.connect(self._on_gate)
+
+    def _build_pages(self, session: WizardSession) -> None:
+        """A fresh set of pages on `session` (at start, and for File → New study)."""
+        for page in getattr(self, "pages", []):
+            self.stack.removeWidget(page)
+            page.deleteLater()
+        self.session = session
+        self._remembered = None
+        self.pages: list[WizardPage] = [cls(self.session, self.launcher) for cls in PAGES]
+        for i, page in enumerate(self.pages):
+            self.stack.addWidget(page)
+            self.steps.set_status(i, page.status)
+            page.status_changed.connect(lambda status, i=i: self._on_status(i, status))
+            page.navigation_changed.connect(self._update_nav)
+            page.advance.connect(lambda i=i: self.goto(i + 1))
         self.statusBar().showMessage("Choose a workload to start.")
         self.goto(0)
 
+    def _on_status(self, index: int, status: str) -> None:
+        self.steps.set_status(index, status)
+        study = self.session.study
+        if study is not None and self._remembered != str(study.path):
+            self._remembered = str(study.path)
+            remember_study(study.path)
+            self._fill_recent()
+
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
+        self.new_action = QAction("&New study", self)
+        self.new_action.setShortcut(QKeySequence.StandardKey.New)
+        self.new_action.triggered.connect(self.new_study)
+        file_menu.addAction(self.new_action)
         self.open_action = QAction("&Open study…", self)
         self.open_action.setShortcut(QKeySequence.StandardKey.Open)
         self.open_action.triggered.connect(self.choose_study)
         file_menu.addAction(self.open_action)
+        self.recent_menu = file_menu.addMenu("&Recent studies")
+        self._fill_recent()
         self.export_action = QAction("&Export PDF report…", self)
         self.export_action.triggered.connect(self._export_report)
         file_menu.addAction(self.export_action)
@@ -107,6 +160,39 @@ class MainWindow(QMainWindow):
             self, "About tfturbo", f"tfturbo {__version__}\nMake Keras/TensorFlow training faster without losing "
             "accuracy — every recommendation measured on your own model and hardware."))
         help_menu.addAction(about)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        paths = recent_studies()
+        for path in paths:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _checked=False, p=path: self.show_browser().open_study(p))
+        self.recent_menu.setEnabled(bool(paths))
+
+    def _build_shortcuts(self) -> None:
+        """Ctrl+Enter runs the page's step, Esc stops its run, Alt+Left/Right move between steps."""
+        for keys, slot in ((("Ctrl+Return", "Ctrl+Enter"), lambda: self.page().run_action()),
+                           (("Esc",), lambda: self.page().stop_action()),
+                           (("Alt+Left",), lambda: self.goto(self.current() - 1)),
+                           (("Alt+Right",), self._on_next)):
+            for key in keys:
+                shortcut = QShortcut(QKeySequence(key), self)
+                shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+                shortcut.activated.connect(slot)
+
+    def new_study(self) -> None:
+        """Start over: a fresh session on the same machine (its hardware report is kept)."""
+        if GATE.busy():
+            QMessageBox.information(self, "New study", "A run is going: stop it first (Esc), then start a new study.")
+            return
+        self.stop_children()
+        self.session.interrupt()
+        fresh = WizardSession(self.session.workload, steps=self.session.steps, seed=self.session.seed)
+        fresh.environment = self.session.environment
+        self._build_pages(fresh)
+
+    def _on_gate(self, busy: bool) -> None:
+        self.new_action.setEnabled(not busy)
 
     # ------------------------------------------------------------ navigation
 
@@ -171,11 +257,24 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ closing
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
-        """Stop every backend (cooperatively, then by force) and TensorBoard before the window goes."""
+        """Ask when a run is going; then stop every backend (cooperatively, then by force) and TensorBoard,
+        and leave study.yaml saying how the study ended."""
+        if GATE.busy() and self.confirm_close and not self.ask_close():
+            event.ignore()
+            return
         self.stop_children()
+        self.session.interrupt()
         if self.browser is not None:
             self.browser.close()
         super().closeEvent(event)
+
+    def ask_close(self) -> bool:
+        answer = QMessageBox.question(
+            self, "Stop the run and quit?",
+            f"{GATE.label} is still running. Quit stops it: what it measured so far is kept in the study "
+            "folder, and the study is marked interrupted.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def stop_children(self) -> None:
         for process in self.findChildren(BackendProcess):

@@ -14,9 +14,12 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QP
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from tfturbo import compare
-from tfturbo.runfiles import RunRecord, load_run, load_study
+from tfturbo.runfiles import RUNS_DIR, RunRecord, load_run, load_study
 
 from .compare_view import CompareView
+from .failures import outcome_cell
+
+MAX_NAME_WIDTH = 220  # px; longer run names are elided in the middle (the tooltip has them whole)
 
 RUN_ROLE = Qt.ItemDataRole.UserRole
 MAX_WARNING_LINES = 6  # of the study opened last
@@ -47,13 +50,15 @@ class RunBrowser(QMainWindow):
         splitter.setChildrenCollapsible(False)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["run", "status", "configuration", "steps/s"])
-        self.tree.setMinimumWidth(330)
+        self.tree.setMinimumWidth(300)
         self.tree.setAlternatingRowColors(True)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # names elide instead
         self.tree.itemChanged.connect(self._on_item_changed)
         self.compare = CompareView(plot_columns=2)
         splitter.addWidget(self.tree)
         splitter.addWidget(self.compare)
-        splitter.setSizes([520, 720])
+        splitter.setSizes([420, 820])
         layout.addWidget(splitter, 1)
         self.warnings = QLabel("")
         self.warnings.setObjectName("warningText")
@@ -78,9 +83,21 @@ class RunBrowser(QMainWindow):
         study = load_study(path)
         workload = study.study.get("workload")
         title = f"{Path(path).name}" + (f" — {workload}" if workload else "")
-        self.add_runs(title, study.runs, study.warnings)
+        found = {r.path.resolve() for r in study.runs}
+        runs_dir = (Path(path) / RUNS_DIR).resolve()
 
-    def add_runs(self, title: str, records: list[RunRecord], warnings: list[str]) -> None:
+        def lost_run(entry: dict) -> bool:
+            """A rung whose run ended before its folder under runs/ was written (e.g. the model failed to
+            build): still listed. A path leading anywhere else is not a run of this study."""
+            where = (Path(path) / str(entry.get("run"))).resolve()
+            return where.parent == runs_dir and where not in found and not where.exists()
+
+        lost = [e for e in study.study.get("ladder") or [] if isinstance(e, dict) and e.get("run")
+                and not e.get("skipped") and lost_run(e)]
+        self.add_runs(title, study.runs, study.warnings, lost)
+
+    def add_runs(self, title: str, records: list[RunRecord], warnings: list[str],
+                 lost: list[dict] | None = None) -> None:
         self.tree.blockSignals(True)
         top = QTreeWidgetItem([title])
         top.setFirstColumnSpanned(True)
@@ -88,17 +105,27 @@ class RunBrowser(QMainWindow):
         for record in records:
             row = compare.compare_runs([record])[0]
             item = QTreeWidgetItem([record.name, record.status, row.label, compare.fmt_num(row.steps_per_s, 1)])
+            item.setToolTip(0, record.name)
+            item.setToolTip(2, row.label)
             item.setData(0, RUN_ROLE, len(self.records))
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(0, Qt.CheckState.Checked)
             if record.warnings:
                 item.setToolTip(0, "\n".join(record.warnings))
                 item.setToolTip(1, "\n".join(record.warnings))
+            if record.status != "completed":  # the status as the table and the report say it, explained
+                item.setToolTip(1, "\n".join([outcome_cell(record.status)] + list(record.warnings)))
             top.addChild(item)
             self.records.append(record)
+        for entry in lost or []:
+            status = str(entry.get("status") or "crashed")
+            item = QTreeWidgetItem([str(entry.get("name") or entry["run"]), status,
+                                    str(entry.get("label") or ""), "n/a"])
+            item.setToolTip(1, f"{outcome_cell(status)} — {entry.get('reason') or 'the run left no folder'}")
+            item.setDisabled(True)  # nothing to plot
+            top.addChild(item)
         top.setExpanded(True)
-        for c in range(self.tree.columnCount()):
-            self.tree.resizeColumnToContents(c)
+        self._fit_tree()
         self.tree.blockSignals(False)
         notes = [f"{title}: {w}" for w in warnings] + \
                 [f"{r.name}: {w}" for r in records for w in r.warnings]
@@ -109,6 +136,24 @@ class RunBrowser(QMainWindow):
             self.warnings.setText("\n".join(shown))
             self.warnings.show()
         self._update_compare()
+
+    def _fit_tree(self) -> None:
+        """Columns to their contents, capped, then the widest narrowed until the tree fits its width."""
+        widths = []
+        for c in range(self.tree.columnCount()):
+            self.tree.resizeColumnToContents(c)
+            widths.append(min(self.tree.columnWidth(c), MAX_NAME_WIDTH))
+        available = self.tree.viewport().width() - 4
+        while sum(widths) > available and max(widths) > 60:
+            widest = widths.index(max(widths))
+            widths[widest] = max(60, widths[widest] - (sum(widths) - available))
+        for c, w in enumerate(widths):
+            self.tree.setColumnWidth(c, w)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        if self.records:
+            self._fit_tree()
 
     # ------------------------------------------------------------ comparing
 

@@ -43,9 +43,32 @@ def fmt_eta(seconds: float | None) -> str:
     return f"about {hours} h {minutes:02d} min left"
 
 
+ETA_AFTER_STEADY_STEPS = 5  # warm-up steps are slow by nature: a time left from them is wrong by minutes
+
+
+def steps_done(data: RunData) -> int:
+    """Steps the run completed: the summary's count, else the last progress, else the steps received.
+
+    One number for every place that says it (the state line, the facts card, the progress line).
+    """
+    done = (data.summary or {}).get("steps_completed")
+    if isinstance(done, int) and not isinstance(done, bool):
+        return done
+    received = len(data.step.view())
+    return max(received, data.progress[0]) if data.progress is not None else received
+
+
+def eta_text(data: RunData) -> str:
+    """The time left once the steady state has a few steps to extrapolate from; '' before (or after the end)."""
+    if data.finished or data.progress is None or data.first_steady_step is None:
+        return ""
+    step, _total, eta = data.progress
+    return fmt_eta(eta) if step >= data.first_steady_step + ETA_AFTER_STEADY_STEPS else ""
+
+
 def outcome_text(data: RunData, log_path: str = "") -> tuple[str, str]:
     """(text, state) describing how a finished command ended."""
-    kept = len(data.step.view())
+    kept = steps_done(data)
     measured = f"{kept} step{'s' if kept != 1 else ''} recorded"
     status = data.status
     if status == protocol.RunStatus.COMPLETED:
@@ -152,11 +175,12 @@ class RunPanel(QWidget):
             text, state = PHASE_TEXT.get(data.phase, (data.phase.capitalize(), "running"))
             self._set_state(text, state)
         if data.progress is not None:
-            step, total, eta = data.progress
+            step, total, _eta = data.progress
+            step = steps_done(data) if data.finished else step
             if total:
                 self.bar.setRange(0, total)
                 self.bar.setValue(min(step, total))
-            parts = [f"step {step}" + (f" / {total}" if total else ""), "" if data.finished else fmt_eta(eta)]
+            parts = [f"step {step}" + (f" / {total}" if total else ""), eta_text(data)]
             median = data.steady_median_ms()
             if median is not None:
                 parts.append(f"median step {median:.2f} ms")

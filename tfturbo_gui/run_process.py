@@ -23,9 +23,11 @@ from tfturbo import crash, protocol
 from tfturbo.backend_client import backend_command
 
 from .run_data import RunData
+from .run_gate import GATE, MEASURING_COMMANDS
 
 Launcher = Callable[[str, list[str]], list[str]]  # (command, argv) -> [program, *arguments]
 
+READ_CHUNK = 32 * 1024  # bytes parsed per event-loop pass: a fast run's backlog never stalls the UI
 STOP_GRACE_MS = 10_000  # the backend finishes its step and writes the summary
 TERMINATE_GRACE_MS = 5_000
 
@@ -48,6 +50,10 @@ class BackendProcess(QObject):
         self._log: tuple[str | None, int, list[str]] = (None, 0, [])
         self._terminate_timer = self._single_shot(self._terminate)
         self._kill_timer = self._single_shot(self._kill)
+        self._read_timer = self._single_shot(self._on_stdout)  # the rest of a backlog, next loop pass
+        self._finish_timer = self._single_shot(self._drain_then_finish)
+        self._exit_code = 0
+        self._closing = False
 
     def _single_shot(self, slot: Callable[[], None]) -> QTimer:
         timer = QTimer(self)
@@ -58,14 +64,22 @@ class BackendProcess(QObject):
     # ------------------------------------------------------------ control
 
     def is_running(self) -> bool:
+        """A command is going: its process runs, or it ended and its last output is still being parsed."""
+        return self._process is not None
+
+    def _alive(self) -> bool:
         return self._process is not None and self._process.state() != QProcess.ProcessState.NotRunning
 
     def start(self, command: str, argv: list[str], name: str = "", stderr_path: str | None = None) -> RunData:
         """Start `command` with `argv`; returns the RunData that fills as events arrive."""
         if self.is_running():
             raise RuntimeError("a backend command is already running here; stop it first")
+        measuring = command in MEASURING_COMMANDS
+        if measuring:
+            GATE.check(name or command)  # raises TrainingBusy while another training runs
         self.data = RunData(name or command, command)
         self.stop_requested = False
+        self._closing = False
         self._parser = protocol.LineParser()
         self._log = (stderr_path, crash.log_size(stderr_path), list(argv))  # where this command's stderr starts
         program, *arguments = self.launcher(command, argv)
@@ -84,11 +98,13 @@ class BackendProcess(QObject):
         process.errorOccurred.connect(self._on_error)
         self._process = process
         process.start(program, arguments)
+        if measuring:
+            GATE.acquire(self, name or command) if self._alive() else GATE.abandon()
         return self.data
 
     def stop(self) -> None:
         """Cooperative stop now; terminate after the grace period; kill after another."""
-        if not self.is_running() or self.stop_requested:
+        if not self._alive() or self.stop_requested:
             return
         self.stop_requested = True
         self._send_stop()
@@ -97,9 +113,14 @@ class BackendProcess(QObject):
     def shutdown(self, grace_ms: int = 3000) -> None:
         """Blocking stop for application exit: stop line and end of stdin, then terminate, then kill."""
         process = self._process
-        if process is None or not self.is_running():
+        if process is None:
+            return
+        if not self._alive():  # ended; its last output was still being parsed
+            self._finish_timer.stop()
+            self._finish()
             return
         self.stop_requested = True
+        self._closing = True  # `finished` arrives inside waitForFinished: end the command there, synchronously
         self._send_stop()
         process.closeWriteChannel()
         if not process.waitForFinished(grace_ms):
@@ -109,7 +130,7 @@ class BackendProcess(QObject):
                 process.waitForFinished(1000)
 
     def pid(self) -> int | None:
-        return int(self._process.processId()) if self.is_running() else None
+        return int(self._process.processId()) if self._alive() else None
 
     # ------------------------------------------------------------ internals
 
@@ -118,12 +139,12 @@ class BackendProcess(QObject):
             self._process.write((protocol.encode(protocol.STOP_COMMAND) + "\n").encode())
 
     def _terminate(self) -> None:
-        if self.is_running():
+        if self._alive():
             self._process.terminate()
             self._kill_timer.start(self.terminate_grace_ms)
 
     def _kill(self) -> None:
-        if self.is_running():
+        if self._alive():
             self._process.kill()
 
     def _deliver(self, events: list[dict[str, Any]]) -> None:
@@ -132,12 +153,34 @@ class BackendProcess(QObject):
             self.events_received.emit(events)
 
     def _on_stdout(self) -> None:
-        if self._process is not None:
-            self._deliver(self._parser.feed(self._process.readAllStandardOutput().data()))
+        """Parse at most READ_CHUNK bytes, and come back for the rest after the UI had its turn."""
+        if self._process is None:
+            return
+        self._deliver(self._parser.feed(self._process.read(READ_CHUNK).data()))
+        if self._process.bytesAvailable() > 0 and not self._read_timer.isActive():
+            self._read_timer.start(0)
 
     def _on_finished(self, exit_code: int, _status: QProcess.ExitStatus) -> None:
         self._terminate_timer.stop()
         self._kill_timer.stop()
+        self._exit_code = exit_code
+        if self._closing or self._process is None:
+            self._finish()
+        else:
+            self._drain_then_finish()
+
+    def _drain_then_finish(self) -> None:
+        """A backlog left when the process ended is parsed chunk by chunk too, then the command ends."""
+        process = self._process
+        if process is not None and process.bytesAvailable() > READ_CHUNK:
+            self._deliver(self._parser.feed(process.read(READ_CHUNK).data()))
+            self._finish_timer.start(0)
+            return
+        self._finish()
+
+    def _finish(self) -> None:
+        self._read_timer.stop()
+        exit_code = self._exit_code
         if self._process is not None:
             self._deliver(self._parser.feed(self._process.readAllStandardOutput().data()) + self._parser.close())
             if self.data is not None and self.data.status is None and self.data.error is None:
@@ -156,6 +199,7 @@ class BackendProcess(QObject):
         self._end(-1)
 
     def _end(self, exit_code: int) -> None:
+        GATE.release(self)
         process, self._process = self._process, None
         if process is not None:
             process.deleteLater()

@@ -21,7 +21,7 @@ from tfturbo import summary as summ
 from tfturbo.cli_args import run_argv
 from tfturbo.commands.backend import log_path as user_log_path
 from tfturbo.run_summary import RunSummary
-from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR
+from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
 from tfturbo.trials.policy import Candidate, TuningPolicy, sixteen_bit_policies
 from tfturbo.trials.trial import PlannedRun, Trial
@@ -77,7 +77,9 @@ class WizardSession:
     # ------------------------------------------------------------ study
 
     def options(self) -> TuneOptions:
-        return TuneOptions(workload=self.workload, out=self.study_path or Path("."), steps=self.steps, seed=self.seed)
+        if self.study_path is None:  # never the current directory (that is often the code checkout)
+            self.study_path = default_study_dir(self.workload)
+        return TuneOptions(workload=self.workload, out=self.study_path, steps=self.steps, seed=self.seed)
 
     def ensure_study(self) -> Study:
         """Create the study folder on the first run (the user may change it until then)."""
@@ -89,6 +91,41 @@ class WizardSession:
             self.study.environment = self.environment
             self.study.save()
         return self.study
+
+    def folder_locked(self) -> bool:
+        """The study folder may change until its first run starts."""
+        return self.study is not None and bool(self.study.rungs)
+
+    def move_study(self, path: Path) -> None:
+        """Use `path` for the study instead (before its first run): the new folder is checked and created,
+        the old one's study.yaml and backend.log move there, and the old folder goes if nothing else is in it."""
+        path = Path(path).expanduser()
+        if self.folder_locked():
+            raise RuntimeError("the study folder cannot change once a run has started")
+        if path == self.study_path:
+            return
+        if self.study is None:
+            self.study_path = path
+            return
+        old = self.study.path
+        prepare_study_dir(path)
+        if (old / BACKEND_LOG).exists():
+            (old / BACKEND_LOG).replace(path / BACKEND_LOG)
+        self.study.path = path
+        self.study.save()
+        for leftover in (old / STUDY_YAML, old / RUNS_DIR, old):
+            try:
+                leftover.unlink() if leftover.is_file() else leftover.rmdir()
+            except OSError:
+                pass  # something of the user's is there: leave it
+        self.study_path = path
+
+    def interrupt(self) -> None:
+        """The window closes before the study finished: study.yaml must not keep saying `running`."""
+        if self.study is not None and self.study.status == StudyStatus.RUNNING:
+            self.study.status = StudyStatus.INTERRUPTED
+            self.study.message = "the wizard was closed before the study finished"
+            self.study.save()
 
     def log_path(self) -> str:
         """Where backend stderr goes: the study's backend.log (as `tfturbo tune`), else the user's log."""

@@ -38,6 +38,7 @@ def free_port() -> int:
 class TensorBoardLauncher(QObject):
     url_ready = Signal(str)
     failed = Signal(str)
+    not_opened = Signal(str)  # the URL, when no browser opened it: the page shows it to copy
 
     def __init__(self, parent: QObject | None = None,
                  command: Callable[[str, int], list[str]] = tensorboard_command,
@@ -57,7 +58,7 @@ class TensorBoardLauncher(QObject):
         """Show `logdir` in the browser, starting TensorBoard for it if needed."""
         if self.is_running() and self.logdir == logdir:
             if self.url:
-                self.open_url(QUrl(self.url))
+                self._open()
             return
         self.stop()
         self.logdir, self.url, self._output = logdir, None, b""
@@ -86,7 +87,11 @@ class TensorBoardLauncher(QObject):
         if match and self.url is None:
             self.url = match.group(0).decode(errors="replace")
             self.url_ready.emit(self.url)
-            self.open_url(QUrl(self.url))
+            self._open()
+
+    def _open(self) -> None:
+        if not self.open_url(QUrl(self.url)):
+            self.not_opened.emit(self.url)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart and self._process is not None:

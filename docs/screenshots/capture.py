@@ -1,6 +1,9 @@
-"""Regenerate the wizard screenshots in this folder: one real study, every page at 1280×800.
+"""Regenerate the wizard screenshots in this folder: one real study, every page at 1280×800 and 1024×640.
 
     xvfb-run -s "-screen 0 1280x800x24" .venv/bin/python docs/screenshots/capture.py
+
+Each page is saved at 1280×800 here and at 1024×640 (the smallest window
+the wizard supports) in `1024x640/`.
 
 Runs the real backend (`python -m trainer_backend`) on a built-in workload,
 clicks through the pages as a user would, and saves each page as PNG. Under
@@ -61,9 +64,14 @@ def main() -> int:
             app.processEvents()
             time.sleep(0.03)
 
+    small = args.out / "1024x640"
+    small.mkdir(exist_ok=True)
+
     def shot(name: str) -> None:
-        settle()
-        save_small(window.grab(), args.out / f"{name}.png")
+        for size, folder in (((1024, 640), small), ((1280, 800), args.out)):
+            window.resize(*size)
+            settle()
+            save_small(window.grab(), folder / f"{name}.png")
         print("saved", name, flush=True)
 
     pages = window.pages
@@ -86,6 +94,11 @@ def main() -> int:
     wait(lambda: pages[3].rung.decision is not None)
     shot("4-xla")
     window._on_next()
+    wait(lambda: window.current() == 4)
+    if pages[4].candidate() is not None:  # something was kept: confirm it against the baseline
+        shot("5-compare-needs-confirmation")
+        pages[4].start_run()
+        wait(lambda: pages[4].confirmation is not None and pages[4].confirmation.decision is not None)
     shot("5-compare")
     window._on_next()
     shot("6-batch-size")
@@ -106,6 +119,7 @@ def main() -> int:
 
     # a run in progress, on a workload slow enough to watch (the transformer: ~0.2 s a step on a CPU)
     window = MainWindow(args.running_workload, steps=args.steps)
+    window.confirm_close = False  # closing stops the run without asking
     window.resize(1280, 800)
     window.show()
     window.pages[0].study_edit.setText(str(Path(tempfile.mkdtemp()) / "study"))

@@ -33,6 +33,7 @@ def make_window(qtbot, tmp_path, workload: str = "builtin:mlp", launcher=None, s
     from tfturbo_gui.main_window import MainWindow
 
     window = MainWindow(workload, launcher=launcher or fake_launcher(), steps=steps)
+    window.ask_close = lambda: True  # a modal question would block the test; tests that check it replace this
     qtbot.addWidget(window)
     window.show()
     window.pages[0].study_edit.setText(str(tmp_path / "study"))
@@ -49,3 +50,13 @@ def go_next(qtbot, window, to: int, timeout: int = 20_000) -> None:
 def _left():
     from PySide6.QtCore import Qt
     return Qt.MouseButton.LeftButton
+
+
+@pytest.fixture(autouse=True)
+def free_training_gate():
+    """Each test starts with no training going (the gate is per app, and the app outlives a test)."""
+    from tfturbo_gui.run_gate import GATE
+
+    GATE.holder, GATE.label = None, ""
+    yield
+

@@ -12,7 +12,8 @@ Scenarios: ok (default), slow (steps trickle until stopped), fail (a training
 error with a traceback), crash (killed mid-run, no `done`), flood (a run of
 `--steps` steps as fast as it can print), stubborn (like slow, but ignores the
 stop command and SIGTERM: only a kill ends it). Workload names pick audit findings:
-`builtin:fp16-softmax-head` has a 16-bit head, `builtin:ragged-batches` a
+`builtin:fp16-softmax-head` has a 16-bit head, `builtin:custom-head` too, but its custom layer
+has no get_config so the automatic float32 head fails, `builtin:ragged-batches` a
 partial last batch, `builtin:slow-input` is input-bound, `builtin:broken`
 fails to load.
 """
@@ -71,7 +72,7 @@ def audit(writer: protocol.EventWriter, args) -> int:
     if args.workload == "builtin:broken":
         return bad_workload(writer, args.workload)
     found = []
-    if args.workload == "builtin:fp16-softmax-head" and args.policy != "float32":
+    if args.workload in ("builtin:fp16-softmax-head", "builtin:custom-head") and args.policy != "float32":
         found.append(Finding("HEAD_NOT_FLOAT32", "the output layer 'head' computes its softmax in float16",
                              'keras.layers.Dense(10, activation="softmax", dtype="float32")', "layer head"))
     if args.workload == "builtin:ragged-batches" and args.jit:
@@ -112,6 +113,13 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
     settings = settings.with_(batch_size=settings.batch_size or 64)  # the workload's default, as the backend does
     if args.workload == "builtin:broken":
         return bad_workload(writer, args.workload)
+    if args.workload == "builtin:custom-head" and settings.fix_head:  # fails while building, before the run folder
+        writer.emit(protocol.ERROR, kind=protocol.INTERNAL, message="TypeError: MyHead.__init__() missing 1 "
+                    "required positional argument: 'units'", fix="see the traceback in backend.log",
+                    traceback="Traceback (most recent call last):\n  File \"trainer_backend/fixes.py\", line 44, "
+                    "in float32_head\n    clone = layer.__class__.from_config(config)\nTypeError: MyHead.__init__()")
+        writer.emit(protocol.DONE, status=protocol.FAILED, exit_code=1)
+        return 1
     run_dir = runfiles.prepare_run_dir(args.out)
     writer.run = run_dir.name
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {**settings.to_dict(), "versions": VERSIONS, "device": "CPU"})

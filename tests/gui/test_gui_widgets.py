@@ -129,9 +129,11 @@ def test_plots_overlay_the_baseline_and_mark_warmup_and_median(qtbot, tmp_path):
     lengths = plots.plotted_lengths()
     assert lengths["step_ms"] == [40, 60] and lengths["loss_scale"] == [0, 60]  # baseline first, then this run
     assert lengths["val"] == [len(base.validation), len(data.validation)] and plots.val_metric == "val_accuracy"
-    assert not plots._scale_note.isVisible()  # the mixed_float16 run has a loss scale
+    assert plots.has_scale and plots.scale_plot.getPlotItem().getAxis("left").labelText == ""  # mixed_float16
     assert plots.median_line.value() == data.summary["step_ms"]["median"]
-    assert plots.median_line.label.toPlainText().startswith("steady median")
+    axis = plots.step_plot.getPlotItem().getAxis("left").labelText
+    assert axis == f"ms, median {data.summary['step_ms']['median']:.3g}"  # on the axis, not over the data
+    assert plots.legend_texts() == ["baseline", data.name]  # beside the plots, not on them
     regions = [item for _, item in plots._decor]
     assert regions[0].getRegion() == (0.5, 5.5)  # warm-up: steps 1-5
 

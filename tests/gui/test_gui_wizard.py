@@ -113,8 +113,17 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert [r.name for r in view.rows] == ["01-baseline", "02-mixed_float16", "03-xla"]
     assert view.cell(0, "speed-up [95% CI]") == "1.00x (baseline)" and view.cell(2, "verdict") == "faster"
     assert view.plots.plotted_lengths()["step_ms"] == [60, 60]  # baseline and the tuned run
+    # issue 12: the step measures something; it is not passed on arrival
+    assert comparison.status == NOT_STARTED and not comparison.verdict.isVisible()
+    assert comparison.needs.text().startswith("Needs a confirmation run: mixed_float16 + XLA, batch 64")
+    assert comparison.run_button.isEnabled() and window.hint.text() == "Run the confirmation first, or skip it"
+    qtbot.mouseClick(comparison.run_button, LEFT)
+    qtbot.waitUntil(lambda: comparison.confirmation is not None and comparison.confirmation.decision is not None,
+                    timeout=20_000)
     assert comparison.verdict.headline.text() == "mixed_float16 + XLA, batch 64: recommended"
-    assert comparison.status == PASSED
+    assert comparison.verdict.speed_label.text().startswith("faster: ")
+    assert comparison.verdict.accuracy_label.text().startswith("within tolerance: val_accuracy")
+    assert comparison.status == PASSED and session.best is comparison.confirmation
     go_next(qtbot, window, 5)
 
     batch = window.pages[5]
@@ -132,9 +141,10 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert "batch_size: 128" in record.record.text()
     assert not window.next_button.isVisible() and window.back_button.isEnabled()
     study = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())
-    assert [e["name"] for e in study["ladder"]] == ["01-baseline", "02-mixed_float16", "03-xla", "04-larger_batch"]
+    assert [e["name"] for e in study["ladder"]] == ["01-baseline", "02-mixed_float16", "03-xla", "04-confirm",
+                                                    "05-larger_batch"]
     assert study["status"] == "completed" and study["recommended"]["batch_size"] == 104
-    assert [e["kept"] for e in study["ladder"]] == [True, True, True, True]
+    assert [e["kept"] for e in study["ladder"]] == [True, True, True, True, True]
 
     pdf = tmp_path / "out" / "report.pdf"
     record.export(pdf)
@@ -153,10 +163,19 @@ def test_closing_the_window_stops_every_backend(qtbot, tmp_path):
     qtbot.waitUntil(lambda: page.stage == "run" and page.run_panel.data is not None
                     and len(page.run_panel.data.step.view()) > 20, timeout=20_000)
     assert any("fake_backend.py" in " ".join(p.cmdline()) for p in children())
+    asked = []
+    window.ask_close = lambda: asked.append(1) or False  # issue 12: closing mid-run asks; "No" keeps it going
     window.close()
+    assert asked and window.isVisible() and page.run_panel.is_running()
+    window.ask_close = lambda: asked.append(2) or True
+    window.close()
+    assert asked == [1, 2] and not window.isVisible()
     assert [p for p in children() if "fake_backend.py" in " ".join(p.cmdline())] == []
     summary = load_run(window.session.rung_path(page.rung)).summary
     assert summary["status"] == "cancelled"  # stopped cooperatively: the summary was still written
+    study = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())
+    assert study["status"] == "interrupted"  # not "running" forever
+    assert study["ladder"][0]["status"] == "cancelled"
 
 
 def test_run_browser_opens_a_study_and_compares_any_runs(qtbot, tmp_path):
@@ -208,7 +227,7 @@ w.pages[1].start(); wait(lambda: w.session.baseline is not None)
 for i in range(2, 7):
     w.goto(i)
     page = w.pages[i]
-    if hasattr(page, "run_button"):
+    if hasattr(page, "audit_panel"):
         wait(lambda: not page.audit_panel.is_running())
     w.stop_children()
 print(sorted(m for m in ("tensorflow", "keras", "trainer_backend") if m in sys.modules))

@@ -310,3 +310,30 @@ def test_symbols_without_a_glyph_in_the_font_are_spelled_out(tmp_path):
     (study / STUDY_YAML).write_text(yaml.safe_dump(data))
     text = pdf_text(write_report(study))
     assert "units = 250 -> 256" in text and "→" not in text
+
+
+def test_greek_and_cyrillic_study_names_print_in_the_shipped_font(tmp_path):
+    """Issue 12: a workload path in Cyrillic printed as empty boxes; DejaVu Sans (resources/fonts) has the glyphs."""
+    from reportlab.pdfbase import pdfmetrics
+
+    from tfturbo.report import style
+
+    name = "модель_αβγ"
+    study = make_study(tmp_path / "s", workload=f"./{name}.py")
+    text = pdf_text(write_report(study))
+    assert f"./{name}.py" in text
+    face = pdfmetrics.getFont(style.FONT).face
+    assert all(ord(c) in face.charToGlyph for c in name)  # a glyph for each, not the .notdef box
+
+
+def test_a_run_that_failed_before_its_folder_reads_as_failed_not_missing(tmp_path):
+    """Issue 12: such a run read "missing", with its whole traceback in a narrow column."""
+    study = make_study(tmp_path / "s")
+    data = yaml.safe_load((study / STUDY_YAML).read_text())
+    data["ladder"].append({**data["ladder"][1], "name": "05-mixed_float16", "run": "runs/05-mixed_float16",
+                           "status": "failed", "kept": False, "findings": [],
+                           "reason": "the run failed: TypeError: boom\nTraceback (most recent call last):\n  File x"})
+    (study / STUDY_YAML).write_text(yaml.safe_dump(data))
+    text = flat(pdf_text(write_report(study)))
+    assert "05-mixed_float16" in text and "TypeError: boom" in text
+    assert "Traceback (most recent call last)" not in text and "missing" not in text.lower().split("05-mixed")[1][:80]

@@ -51,7 +51,9 @@ class LadderRow:
     def status(self) -> str:
         if self.row:
             return self.row.status
-        return "skipped" if self.ladder.get("skipped") else "missing"
+        if self.ladder.get("skipped"):
+            return "skipped"
+        return str(self.ladder.get("status") or "missing")  # e.g. failed before its run folder was written
 
     @property
     def speed(self) -> dict[str, Any]:

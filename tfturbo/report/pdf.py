@@ -38,7 +38,7 @@ WIDTH = PAGE_W - 2 * MARGIN
 CELL_LIMIT = 400  # characters of file-supplied text in one table cell (a table row cannot span pages)
 
 
-# Symbols our own messages use that the embedded Vera font has no glyph for (they would print as boxes).
+# Symbols our own messages use that the embedded font may lack a glyph for (they would print as boxes).
 _NO_GLYPH = str.maketrans({"→": "->", "←": "<-", "✓": "yes", "✗": "no"})
 
 
@@ -163,7 +163,7 @@ def _decision(rung: LadderRow) -> Paragraph:
     colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
     head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
     reason = rung.reason[len(head) + 1:].strip() if rung.reason.lower().startswith(head + ":") else rung.reason
-    reason = short(reason)
+    reason = short(reason.strip().splitlines()[0] if reason.strip() else "")  # a traceback's first line only
     return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
              + (f"<br/>{esc(reason)}" if reason else ""))
 
@@ -202,6 +202,8 @@ def _speedup(rung: LadderRow) -> Paragraph:
     row = rung.row
     if row is not None and row.verdict == Verdict.BASELINE:
         return P("1.00x<br/>(baseline)")
+    if row is not None and row.status != protocol.RunStatus.COMPLETED:  # a crash is not "no measurable change"
+        return P(f"not measured<br/>(the run {esc(row.status)})")
     speed = rung.speed
     if finite(speed.get("ratio")):
         lo, hi = speed.get("ci95") or (None, None)

@@ -1,16 +1,15 @@
 """The report's look in one place: one accent colour, one sans family, monospace for code.
 
-The sans family is Bitstream Vera, shipped inside reportlab, and is embedded
+The sans family is DejaVu Sans, shipped in resources/fonts, and is embedded
 (subset) in the PDF: every viewer then draws exactly the layout reportlab
-measured, so no table cell that fits here overflows there. Code uses the
-PDF core Courier, whose metrics every viewer's substitute shares.
+measured, so no table cell that fits here overflows there, and a study name or
+workload path in Greek, Cyrillic, Hebrew or Arabic script prints (CJK
+ideographs are not in DejaVu and print as boxes). Code uses the PDF core
+Courier, whose metrics every viewer's substitute shares.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import reportlab
 from reportlab.lib import colors
 from reportlab.lib.enums import TA_LEFT
 from reportlab.lib.fonts import addMapping
@@ -18,14 +17,18 @@ from reportlab.lib.styles import ParagraphStyle
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 
-FONT, FONT_BOLD, FONT_ITALIC, FONT_BOLD_ITALIC, MONO = "Vera", "VeraBd", "VeraIt", "VeraBI", "Courier"
+import resources
+
+FONT, FONT_BOLD, FONT_ITALIC, FONT_BOLD_ITALIC, MONO = "DejaVuSans", "DejaVuSans-Bold", "DejaVuSans-Oblique", \
+    "DejaVuSans-BoldOblique", "Courier"
 
 
 def _register_fonts() -> None:
-    folder = Path(reportlab.__file__).parent / "fonts"
-    for name in (FONT, FONT_BOLD, FONT_ITALIC, FONT_BOLD_ITALIC):
+    files = resources.PDF_FONTS
+    for name, key in ((FONT, "regular"), (FONT_BOLD, "bold"), (FONT_ITALIC, "italic"),
+                      (FONT_BOLD_ITALIC, "bold_italic")):
         if name not in pdfmetrics.getRegisteredFontNames():
-            pdfmetrics.registerFont(TTFont(name, str(folder / f"{name}.ttf")))
+            pdfmetrics.registerFont(TTFont(name, str(resources.path(files[key]))))
     for bold, italic, name in ((0, 0, FONT), (1, 0, FONT_BOLD), (0, 1, FONT_ITALIC), (1, 1, FONT_BOLD_ITALIC)):
         addMapping(FONT, bold, italic, name)
 

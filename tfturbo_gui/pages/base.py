@@ -8,17 +8,19 @@ once the run ends.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
 from tfturbo import protocol
-from tfturbo.settings import RunSettings
+from tfturbo.settings import RunSettings, fixes_on
 from tfturbo.tune.study import Rung
 
 from ..cards import DecisionCard
+from ..failures import explain
 from ..findings_panel import AUTO_FIXES, FindingsPanel
 from ..live_plots import RunPlots
 from ..run_data import RunData
+from ..run_gate import GATE
 from ..run_panel import RunPanel
 from ..run_process import Launcher
 from ..session import WizardSession
@@ -72,7 +74,26 @@ class WizardPage(QWidget):
         self.splitter.addWidget(right_body)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
+        self._user_split = False  # the user dragged the divider: leave it where they put it
+        self.splitter.splitterMoved.connect(lambda *_a: setattr(self, "_user_split", True))
         self.splitter.setSizes([LEFT_WIDTH, 800])
+        GATE.changed.connect(self._on_gate)  # a bound slot: disconnected when the page is destroyed
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        """The left column gives up width first in a small window, so the plots keep room (down to 1024 px)."""
+        super().resizeEvent(event)
+        QTimer.singleShot(0, self, self._fit_columns)  # once the splitter has its new width (not after the page)
+
+    def _fit_columns(self) -> None:
+        if not self._user_split and self.splitter.widget(0).isVisibleTo(self):
+            total = sum(self.splitter.sizes())
+            scroll = self.splitter.widget(0)
+            need = scroll.widget().minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 2
+            left = max(360, need, min(LEFT_WIDTH, int(total * 0.42)))
+            if total > left and self.splitter.sizes()[0] != left:
+                self.splitter.blockSignals(True)
+                self.splitter.setSizes([left, total - left])
+                self.splitter.blockSignals(False)
 
     def set_status(self, status: str) -> None:
         if status != self.status:
@@ -97,6 +118,31 @@ class WizardPage(QWidget):
 
     def request_next(self) -> None:
         self.advance.emit()
+
+    def _on_gate(self, _busy: bool) -> None:
+        self.update_controls()
+
+    def update_controls(self) -> None:
+        """Enable what may be used now; every Run button waits while any training goes (run_gate)."""
+
+    def run_action(self) -> None:
+        """Ctrl+Enter: the page's main Run button, when it is enabled."""
+
+    def training_blocked(self) -> str:
+        """Why no training may start now ('' if one may): one here, or in another tfturbo on this machine.
+        Said on the page's busy note."""
+        why = GATE.why_busy() or GATE.device_busy()
+        note = getattr(self, "busy_note", None)
+        if why and note is not None:
+            note.setText(why[0].upper() + why[1:])
+            note.show()
+        return why
+
+    def stop_action(self) -> None:
+        """Esc: stop the page's run."""
+        for panel in self.findChildren(RunPanel):
+            if panel.is_running() and panel.stoppable:
+                panel.stop()
 
 
 def add_section(layout: QVBoxLayout, title: str) -> QLabel:
@@ -128,10 +174,16 @@ class RungPage(WizardPage):
         self.audit_panel.hide()
         self.left.addWidget(self.audit_panel)
         self._audited: str | None = None
+        self._audit_findings: list[dict] = []
         self.run_button = QPushButton(self.run_button_text)
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(self.start_run)
         self.left.addWidget(self.run_button)
+        self.busy_note = QLabel("")
+        self.busy_note.setObjectName("muted")
+        self.busy_note.setWordWrap(True)
+        self.busy_note.hide()
+        self.left.addWidget(self.busy_note)
         self.run_panel = RunPanel(launcher)
         self.run_panel.ended.connect(self._on_run_ended)
         self.run_panel.events_received.connect(self._on_events)
@@ -150,9 +202,30 @@ class RungPage(WizardPage):
         if self.rung is None:
             self.plots.show_run(None, self.session.data_of(self.session.baseline))
         self.audit()
+        self.update_controls()
+
+    def configure(self) -> RunSettings:
+        """The configuration this page measures, before the automatic fixes the user ticked."""
+        raise NotImplementedError
 
     def rung_settings(self) -> RunSettings:
-        raise NotImplementedError
+        """What the next run uses: the page's configuration with exactly the fix boxes shown on this page."""
+        return self.configure().with_(**self.findings.offered_fixes())
+
+    def can_run(self) -> bool:
+        """Page-specific conditions for the Run button (besides no run or audit going)."""
+        return True
+
+    def update_controls(self) -> None:
+        why = GATE.why_busy() if not self.run_panel.is_running() else ""
+        self.run_button.setEnabled(not why and not self.run_panel.is_running() and not self.audit_panel.is_running()
+                                   and self.session.baseline is not None and self.can_run())
+        self.busy_note.setText(why[0].upper() + why[1:] if why else "")
+        self.busy_note.setVisible(bool(why))
+
+    def run_action(self) -> None:
+        if self.run_button.isEnabled():
+            self.start_run()
 
     # ------------------------------------------------------------ the audit before the run (optional)
 
@@ -168,17 +241,18 @@ class RungPage(WizardPage):
         key, argv, busy = request
         self._audited = key
         self.audit_panel.show()
-        self.run_button.setEnabled(False)
         self.audit_panel.start("audit", argv, busy_text=busy, log_path=self.session.log_path())
+        self.update_controls()
 
     def _on_audit_ended(self, data: RunData) -> None:
-        self.run_button.setEnabled(not self.run_panel.is_running())
         self.audit_panel.setVisible(data.document is None)  # its error stays; a clean audit shows as findings
         if data.document is not None:
             found = [f for f in data.document.get("findings") or [] if isinstance(f, dict)]
+            self._audit_findings = found
             self.session.record_audit(found)
             self.findings.set_findings(found)
             self._preselect_fixes(found)
+        self.update_controls()
         self.audit()  # the request changed while the audit ran
 
     def _preselect_fixes(self, found: list[dict]) -> None:
@@ -192,15 +266,18 @@ class RungPage(WizardPage):
 
     def start_run(self) -> None:
         """Start the page's trial: its runs follow one another (A and B, alternating) until it is decided."""
-        if self.run_panel.is_running() or self.session.baseline is None:
+        if self.run_panel.is_running() or self.session.baseline is None or self.training_blocked():
             return
         self.rung = self.session.start_trial(self.rung_kind, self.rung_slug, self.rung_settings())
         self.decision_card.hide()
-        self.run_button.setEnabled(False)
+        self.findings.set_findings(self._audit_findings)  # the last run's verdict findings are superseded
+        self.findings.set_fixes_locked(True)
         self.set_status(RUNNING)
         self._start_next_run()
+        self.update_controls()
 
     def _start_next_run(self) -> bool:
+        """The trial's next run (reference or candidate), or False when the trial is decided."""
         nxt = self.session.next_run(self.rung)
         if nxt is None:
             return False
@@ -224,11 +301,34 @@ class RungPage(WizardPage):
         self.findings.add_findings(data.findings)
         if data.status == protocol.RunStatus.COMPLETED and self._start_next_run():
             return
-        self.run_button.setEnabled(True)
+        self.findings.set_fixes_locked(False)
+        if data.status == protocol.RunStatus.COMPLETED:
+            self.findings.mark_applied(self.rung.settings)
+        self._explain_failure(data)
         decision = self.session.finish_trial(self.rung)
-        self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with)
+        self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
+                                        fixes=fixes_on(self.rung.settings))
         self.findings.add_findings(decision.findings)
         self.set_status(PASSED if decision.kept else ATTENTION)
+        self.update_controls()
+
+    def _explain_failure(self, data: RunData) -> None:
+        """A run that did not complete says what to do in the app's words; an automatic fix that failed
+        gets a button to run again without it."""
+        assert self.rung is not None
+        why = explain(data.status, data.error, self.rung.settings)
+        if why is None:
+            return
+        box = self.run_panel.error_box
+        box.show_error(why.message, why.fix, why.details)
+        if why.untick is not None:
+            field = why.untick
+
+            def run_without() -> None:
+                self.findings.set_fix(field, False)
+                self.start_run()
+
+            box.set_action("Run again without the automatic fix", run_without)
 
     def can_go_next(self) -> bool:
         return not self.run_panel.is_running()

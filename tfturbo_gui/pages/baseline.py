@@ -17,12 +17,15 @@ from tfturbo.tune.study import RungKind
 from tfturbo.verdicts import ProbeVerdict
 
 from ..cards import FactsCard, run_facts
+from ..code_block import CodeBlock
 from ..error_box import ErrorBox
 from ..findings_panel import FindingsPanel
 from ..live_plots import RunPlots
 from ..run_data import RunData
 from ..run_panel import RunPanel
 from ..run_process import Launcher
+from ..failures import explain
+from ..run_gate import GATE
 from ..session import WizardSession, probe_argv
 from ..step_status import ATTENTION, PASSED, RUNNING
 from ..tensorboard_launcher import TensorBoardLauncher
@@ -71,6 +74,11 @@ class BaselinePage(WizardPage):
         self.settings_label.setObjectName("muted")
         self.settings_label.setWordWrap(True)
         self.left.addWidget(self.settings_label)
+        self.busy_note = QLabel("")
+        self.busy_note.setObjectName("muted")
+        self.busy_note.setWordWrap(True)
+        self.busy_note.hide()
+        self.left.addWidget(self.busy_note)
         self.run_panel = RunPanel(launcher)
         self.run_panel.ended.connect(self._on_ended)
         self.run_panel.events_received.connect(self._on_events)
@@ -100,6 +108,9 @@ class BaselinePage(WizardPage):
         self.tensorboard_note = QLabel("")
         self.tensorboard_note.setObjectName("muted")
         self.tensorboard_error = ErrorBox()
+        self.tensorboard_url = CodeBlock(max_lines=1)  # shown when no browser opened the address
+        self.tensorboard_url.hide()
+        self.tensorboard.not_opened.connect(self._on_tensorboard_not_opened)
         top = QHBoxLayout()
         add_section(top, "Live measurements")
         top.addStretch(1)
@@ -107,6 +118,7 @@ class BaselinePage(WizardPage):
         top.addWidget(self.tensorboard_button)
         self.right.addLayout(top)
         self.right.addWidget(self.tensorboard_error)
+        self.right.addWidget(self.tensorboard_url)
         self.plots = RunPlots()
         self.right.addWidget(self.plots, 1)
 
@@ -116,14 +128,20 @@ class BaselinePage(WizardPage):
     def on_enter(self) -> None:
         s = self.session.baseline_settings()
         window = s.effective_profile()
-        profile = f"profiler on steps {window[0]}–{window[1]}" if window else "no profiler window"
+        # the backend places the window after the warm-up it measures, so its steps are known only then
+        profile = (f"profiler on {window[1] - window[0]} steady steps after warm-up" if window else "no profiler window")
+        data = self.run_panel.data
+        if self.stage == "run" and data is not None and data.profile_windows:
+            start, stop = data.profile_windows[0]
+            profile = f"profiler on steps {int(start)}–{int(stop) - 1}" if stop != float("inf") \
+                else f"profiler from step {int(start)}"
         self.settings_label.setText(f"{s.label()}, {s.steps} steps, seed {s.seed}, {profile}; stops early once the "
                                     f"step-time interval is within ±{(s.until_ci or 0):.0%}.")
 
     # ------------------------------------------------------------ probe, then run
 
     def start(self) -> None:
-        if self.run_panel.is_running():
+        if self.run_panel.is_running() or self.training_blocked():
             return
         self.stage = "probe"
         self.findings.set_findings([])
@@ -137,7 +155,7 @@ class BaselinePage(WizardPage):
                              log_path=self.session.log_path())
 
     def start_run(self) -> None:
-        if self.run_panel.is_running():
+        if self.run_panel.is_running() or self.training_blocked():
             return
         self.stage = "run"
         self.anyway_button.hide()
@@ -152,6 +170,20 @@ class BaselinePage(WizardPage):
     def _on_events(self, events: list) -> None:
         if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
             self.findings.add_findings(self.run_panel.data.findings)
+        if any(e.get("type") == protocol.PHASE for e in events):
+            self.on_enter()  # the profiler window's real steps: the text and the shaded band agree
+
+    def update_controls(self) -> None:
+        why = GATE.why_busy() if not self.run_panel.is_running() else ""
+        free = not why and not self.run_panel.is_running()
+        self.measure_button.setEnabled(free)
+        self.anyway_button.setEnabled(free)
+        self.busy_note.setText(why[0].upper() + why[1:] if why else "")
+        self.busy_note.setVisible(bool(why))
+
+    def run_action(self) -> None:
+        if self.measure_button.isEnabled():
+            self.start()
 
     def _on_ended(self, data: RunData) -> None:
         self.plots.refresh()  # paint the last samples now, not at the next timer tick
@@ -164,7 +196,7 @@ class BaselinePage(WizardPage):
     def _probe_ended(self, data: RunData) -> None:
         doc = data.document
         if doc is None or self.run_panel.process.stop_requested:  # failed, or the user stopped it
-            self.measure_button.setEnabled(True)
+            self.update_controls()
             self.set_status(ATTENTION)
             return
         self.session.record_probe(doc)
@@ -174,15 +206,21 @@ class BaselinePage(WizardPage):
             self.input_warning.show()
             self.anyway_button.show()
             self.measure_button.setText("Check the input pipeline again")
-            self.measure_button.setEnabled(True)
+            self.update_controls()
             self.set_status(ATTENTION)
             return
         self.start_run()
 
     def _run_ended(self, data: RunData) -> None:
         self.measure_button.setText("Measure baseline again")
-        self.measure_button.setEnabled(True)
+        self.update_controls()
         self.session.finish_rung(self.rung, data)
+        self.findings.set_empty_text("The input probe and the baseline run found nothing to fix.")
+        self.findings.add_findings([])  # refresh the empty text's visibility
+        self.on_enter()
+        why = explain(data.status, data.error, self.rung.settings)
+        if why is not None:
+            self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         if data.summary is not None:
             self.results.set_facts(run_facts(data.summary))
         ok = self.session.baseline is not None and self.session.baseline is self.rung
@@ -206,6 +244,11 @@ class BaselinePage(WizardPage):
             self.tensorboard_error.clear()
             self.tensorboard_note.setText("Starting TensorBoard…")
             self.tensorboard.open(str(self.session.study.path / RUNS_DIR))
+
+    def _on_tensorboard_not_opened(self, url: str) -> None:
+        self.tensorboard_note.setText("No browser opened TensorBoard: open this address yourself")
+        self.tensorboard_url.set_text(url)
+        self.tensorboard_url.show()
 
     def _on_tensorboard_failed(self, message: str) -> None:
         self.tensorboard_note.setText("")

@@ -84,8 +84,11 @@ class BatchPage(RungPage):
         scale = self.lr_scale()
         self.lr.setText(f"× {scale:.2f} of the tuned run's (linear scaling rule)" if value != self.current_batch()
                         else "unchanged")
-        self.run_button.setEnabled(value != self.current_batch() and not self.run_panel.is_running())
+        self.update_controls()
 
-    def rung_settings(self) -> RunSettings:
+    def can_run(self) -> bool:
+        return self.batch.value() != self.current_batch()
+
+    def configure(self) -> RunSettings:
         s = self._best().settings
         return s.with_(batch_size=self.batch.value(), lr_scale=s.lr_scale * self.lr_scale())

@@ -1,46 +1,80 @@
-"""Page 5 — Re-measure & compare: the baseline and the tuned configuration side by side.
+"""Page 5 — Re-measure & compare: a confirmation trial of the recommended configuration against the baseline.
 
-Both were measured on the same seed, data order and step budget. The page
-shows the verdict of the best configuration kept (speed-up with its interval,
-the accuracy gate), the curves of both runs, and the table of every rung of
-the study.
+Every rung before was measured against the best configuration kept before
+it. This step measures the configuration the wizard would recommend side by
+side with the baseline itself — a trial of the trial engine (replicated
+pairs, alternating), the same `confirmation` rung `tfturbo tune` ends with —
+and shows its verdict (speed interval, accuracy interval, kept or not) beside
+the curves and the table of every rung. The page is not passed until that
+confirmation has run; a confirmation that is not kept withdraws the
+recommendation (`TuningPolicy.conclude`).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from tfturbo.runfiles import load_run
+from tfturbo import protocol
+from tfturbo.tune.study import Rung, RungKind
 
-from ..cards import DecisionCard
 from ..compare_view import CompareView
+from ..failures import explain
+from ..run_data import RunData
+from ..run_gate import GATE
+from ..run_panel import RunPanel
 from ..run_process import Launcher
 from ..session import WizardSession
-from ..step_status import ATTENTION, PASSED
+from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
+from ..verdict_view import VerdictView
 from .base import WizardPage, add_section, needs_baseline
+
+
+def confirmation_verdict(rung: Rung) -> dict[str, Any] | None:
+    """The verdict document (the `ab --json` shape) of a finished confirmation rung."""
+    return rung.decision.to_dict() if rung.decision is not None else None
 
 
 class ComparePage(WizardPage):
     title = "Re-measure & compare"
-    intro = ("Baseline and tuned runs use the same seed, data order and number of steps. A speed-up counts only "
-             "when its 95% interval is above 1, and only if the validation metric stays within tolerance.")
+    intro = ("Measure the recommended configuration against the baseline, side by side: replicated runs of both, "
+             "alternating, on the same seed and data order. It is kept only if the speed-up's 95% interval is "
+             "above 1 and its accuracy is shown to be within tolerance on the same validation examples.")
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
         self.splitter.widget(0).hide()  # one wide column: the table needs the width
+        self.confirmation: Rung | None = None
         top = QHBoxLayout()
         top.setSpacing(16)
-        verdict = QVBoxLayout()
-        self.verdict = DecisionCard()
-        self.verdict.setMaximumWidth(560)
-        verdict.addWidget(self.verdict)
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.PlainText)
-        verdict.addWidget(self.summary)
-        verdict.addStretch(1)
-        top.addLayout(verdict, 3)
+        left = QVBoxLayout()
+        self.needs = QLabel()
+        self.needs.setWordWrap(True)
+        self.needs.setTextFormat(Qt.TextFormat.PlainText)
+        left.addWidget(self.needs)
+        row = QHBoxLayout()
+        self.run_button = QPushButton("Run the confirmation")
+        self.run_button.setObjectName("primaryButton")
+        self.run_button.clicked.connect(self.start_run)
+        row.addWidget(self.run_button)
+        row.addStretch(1)
+        left.addLayout(row)
+        self.busy_note = QLabel("")
+        self.busy_note.setObjectName("muted")
+        self.busy_note.setWordWrap(True)
+        self.busy_note.hide()
+        left.addWidget(self.busy_note)
+        self.run_panel = RunPanel(launcher)
+        self.run_panel.ended.connect(self._on_run_ended)
+        self.run_panel.hide()
+        left.addWidget(self.run_panel)
+        self.verdict = VerdictView()
+        left.addWidget(self.verdict)
+        left.addStretch(1)
+        top.addLayout(left, 3)
         ladder = QVBoxLayout()
         add_section(ladder, "Every configuration measured")
         self.ladder = QLabel()
@@ -51,36 +85,125 @@ class ComparePage(WizardPage):
         ladder.addStretch(1)
         top.addLayout(ladder, 2)
         self.right.addLayout(top)
-        self.view = CompareView()
+        self.view = CompareView(plot_columns=4)  # one row of plots, the table below
         self.right.addWidget(self.view, 1)
 
     def available(self) -> str:
         return needs_baseline(self.session)
 
+    # ------------------------------------------------------------ what needs confirming
+
+    def candidate(self) -> Rung | None:
+        """The configuration to confirm: the best kept rung (None when nothing beat the baseline)."""
+        best = self.session.best
+        if self.confirmation is not None and best is self.confirmation:
+            return self.confirmation  # confirmed: a rerun measures the same configuration again
+        return best if best is not None and best is not self.session.baseline else None
+
     def on_enter(self) -> None:
-        session = self.session
-        base, best = session.baseline, session.best
-        if base is None or best is None:
+        base = self.session.baseline
+        if base is None:
             return
+        candidate = self.candidate()
+        if self.confirmation is None:
+            if candidate is None:
+                self.needs.setText("No change beat the baseline beyond the measurement noise while keeping the "
+                                   f"validation metric: nothing to confirm, keep {base.settings.label()}.")
+                self.set_status(PASSED if len(self.session.study.rungs) > 1 else NOT_STARTED)
+            else:
+                self.needs.setText(f"Needs a confirmation run: {candidate.settings.label()} was kept after one "
+                                   "run. Measure it again against the baseline before recommending it.")
+                if self.status != RUNNING:
+                    self.set_status(NOT_STARTED)
+        self._show_runs()
+        self.update_controls()
+
+    def _show_runs(self) -> None:
+        session = self.session
+        base = session.baseline
         rungs = [r for r in session.study.rungs if r.summary is not None and r.run]
+        if base not in rungs:
+            return
         records = [load_run(session.rung_path(r)) for r in rungs]
         live = {str(session.rung_path(r)): session.data_of(r) for r in rungs if session.data_of(r) is not None}
-        # baseline beside the tuned run; with nothing kept, beside every candidate measured
-        plotted = [rungs.index(base), rungs.index(best)] if best is not base else list(range(len(rungs)))
+        shown = self.confirmation if self.confirmation in rungs else self.candidate()
+        plotted = [rungs.index(base)] + ([rungs.index(shown)] if shown in rungs else
+                                         [i for i, r in enumerate(rungs) if r is not base])
         self.view.set_records(records, baseline=rungs.index(base), plotted=plotted, live=live)
-        if best is base:
-            self.verdict.hide()
-            self.summary.setText("No change beat the baseline beyond the measurement noise while keeping the "
-                                 f"validation metric: keep {base.settings.label()}.")
-            self.set_status(ATTENTION if len(rungs) > 1 else self.status)
-        else:
-            self.verdict.set_decision(best.decision, best.settings.label(), best.compared_with)
-            self.summary.setText(f"Tuned: {best.settings.label()} (run {best.run}) against the baseline "
-                                 f"{base.settings.label()} (run {base.run}).")
-            self.set_status(PASSED)
         lines = []
         for r in rungs[1:]:
             d = r.decision
             verdict = "kept" if d and d.kept else "not kept"
             lines.append(f"• {r.name} ({r.settings.label()}): {verdict}" + (f" — {d.reason}" if d else ""))
         self.ladder.setText("\n".join(lines) or "Only the baseline has been measured.")
+
+    # ------------------------------------------------------------ the confirmation run
+
+    def update_controls(self) -> None:
+        why = GATE.why_busy() if not self.run_panel.is_running() else ""
+        self.run_button.setEnabled(not why and not self.run_panel.is_running() and self.candidate() is not None)
+        self.run_button.setText("Run the confirmation again" if self.confirmation is not None
+                                else "Run the confirmation")
+        self.busy_note.setText(why[0].upper() + why[1:] if why else "")
+        self.busy_note.setVisible(bool(why))
+
+    def run_action(self) -> None:
+        if self.run_button.isEnabled():
+            self.start_run()
+
+    def start_run(self) -> None:
+        candidate = self.candidate()
+        if self.run_panel.is_running() or candidate is None or self.training_blocked():
+            return
+        self.confirmation = self.session.start_trial(RungKind.CONFIRMATION, RungKind.CONFIRMATION,
+                                                     candidate.settings,
+                                                     f"{candidate.settings.label()} against the baseline")
+        self.verdict.hide()
+        self.run_panel.show()
+        self.set_status(RUNNING)
+        self._start_next_run()
+        self.update_controls()
+
+    def _start_next_run(self) -> bool:
+        nxt = self.session.next_run(self.confirmation)
+        if nxt is None:
+            return False
+        self._planned, argv = nxt
+        arm = "recommended" if self._planned.arm == "b" else "baseline"
+        data = self.run_panel.start("run", argv, name=f"confirm: {self._planned.settings.label()} ({arm}, pair "
+                                                      f"{self._planned.replicate})",
+                                    busy_text="Starting the confirmation run (loading TensorFlow)…",
+                                    log_path=self.session.log_path())
+        self.view.plots.show_run(data, self.session.data_of(self.session.baseline))
+        return True
+
+    def _on_run_ended(self, data: RunData) -> None:
+        rung = self.confirmation
+        assert rung is not None
+        self.session.record_run(rung, self._planned, data)
+        if data.status == protocol.RunStatus.COMPLETED and self._start_next_run():
+            return
+        why = explain(data.status, data.error, rung.settings)
+        if why is not None:
+            self.run_panel.error_box.show_error(why.message, why.fix, why.details)
+        self.session.finish_trial(rung)
+        document = confirmation_verdict(rung)
+        if document is not None:
+            self.verdict.set_verdict(document, rung.settings.label())
+            self.needs.setText(f"Confirmation of {rung.settings.label()} against the baseline "
+                               f"{self.session.baseline.settings.label()} ({len(rung.replicates)} runs, "
+                               f"{rung.run} and its replicates).")
+        kept = document is not None and document.get("kept")
+        self.set_status(PASSED if kept else ATTENTION)
+        self._show_runs()
+        self.update_controls()
+
+    def can_go_next(self) -> bool:
+        return not self.run_panel.is_running()
+
+    def next_hint(self) -> str:
+        if self.run_panel.is_running():
+            return "Measuring…"
+        if self.candidate() is not None and self.confirmation is None:
+            return "Run the confirmation first, or skip it"
+        return ""

@@ -74,7 +74,5 @@ class PrecisionPage(RungPage):
         batch = self.session.common_settings().batch_size
         return policy, audit_argv(self.session.workload, policy, batch_size=batch), f"Auditing the model under {policy}…"
 
-    def rung_settings(self) -> RunSettings:
-        fixes = self.findings.chosen_fixes()
-        return self.session.common_settings().with_(policy=self.policy.currentText(),
-                                                    fix_head=fixes.get("fix_head", False))
+    def configure(self) -> RunSettings:
+        return self.session.common_settings().with_(policy=self.policy.currentText())

@@ -54,7 +54,8 @@ class RecordPage(WizardPage):
         self.export_button.clicked.connect(self.choose_report)
         self.open_button = QPushButton("Open the report")
         self.open_button.hide()
-        self.open_button.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(self.report_path)))
+        self.open_button.clicked.connect(self.open_report)
+        self.open_url = QDesktopServices.openUrl  # replaced in tests
         row = QHBoxLayout()
         row.addWidget(self.export_button)
         row.addWidget(self.open_button)
@@ -66,6 +67,9 @@ class RecordPage(WizardPage):
         self.left.addWidget(self.report_status)
         self.report_error = ErrorBox()
         self.left.addWidget(self.report_error)
+        self.report_where = CodeBlock(max_lines=1)  # the PDF's path to copy, when no viewer opened it
+        self.report_where.hide()
+        self.left.addWidget(self.report_where)
         add_section(self.left, "Recorded beside the checkpoint")
         self.record_path = QLabel("")
         self.record_path.setObjectName("muted")
@@ -124,6 +128,13 @@ class RecordPage(WizardPage):
         self.report_status.setText(f"Report written: {path}")
         self.open_button.show()
         self.set_status(PASSED)
+
+    def open_report(self) -> None:
+        """Open the PDF in the desktop's viewer; without one, show its path to copy."""
+        if self.report_path and not self.open_url(QUrl.fromLocalFile(self.report_path)):
+            self.report_status.setText("No PDF viewer opened the report: it is here")
+            self.report_where.set_text(self.report_path)
+            self.report_where.show()
 
     def _on_failed(self, message: str, details: str) -> None:
         self.export_button.setEnabled(True)

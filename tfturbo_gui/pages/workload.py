@@ -101,8 +101,10 @@ class WorkloadPage(WizardPage):
         self.left.addLayout(form)
 
         add_section(self.left, "Study")
-        self.study_edit = QLineEdit()
+        self.study_edit = QLineEdit(str(session.study_path or default_study_dir(session.workload or "workload")))
         self.study_edit.setObjectName("monoEdit")
+        self.study_edit.setToolTip("A new folder for this study; it can change until the first run starts")
+        self.study_edit.editingFinished.connect(self._on_study_edited)
         self.study_button = QPushButton("Choose…")
         self.study_button.clicked.connect(self._choose_study)
         folder = QHBoxLayout()
@@ -144,10 +146,13 @@ class WorkloadPage(WizardPage):
     # ------------------------------------------------------------ workload choice
 
     def _select(self, spec: str) -> None:
-        for i in range(self.builtins.count()):
-            item = self.builtins.item(i)
-            if item.data(Qt.ItemDataRole.UserRole) == spec:
-                self.builtins.setCurrentItem(item)
+        match = [self.builtins.item(i) for i in range(self.builtins.count())
+                 if self.builtins.item(i).data(Qt.ItemDataRole.UserRole) == spec]
+        if match:
+            self.builtins.setCurrentItem(match[0])
+        else:  # a file of the user's: no built-in stays highlighted
+            self.builtins.clearSelection()
+            self.builtins.setCurrentItem(None)
         if self.workload_edit.text() != spec:
             self.workload_edit.setText(spec)
 
@@ -156,6 +161,12 @@ class WorkloadPage(WizardPage):
             self.workload_edit.setText(item.data(Qt.ItemDataRole.UserRole))
 
     def _on_workload_text(self, text: str) -> None:
+        current = self.builtins.currentItem()
+        if current is not None and current.data(Qt.ItemDataRole.UserRole) != text.strip():
+            self.builtins.blockSignals(True)
+            self.builtins.clearSelection()
+            self.builtins.setCurrentItem(None)
+            self.builtins.blockSignals(False)
         self.study_edit.setText(str(default_study_dir(text.strip() or "workload")))
         if self.status == ATTENTION:
             self.set_status(RUNNING if self.check_panel.is_running() else "not started")
@@ -170,6 +181,25 @@ class WorkloadPage(WizardPage):
         path = QFileDialog.getExistingDirectory(self, "Folder for the study", str(Path(self.study_edit.text()).parent))
         if path:
             self.study_edit.setText(str(Path(path) / Path(self.study_edit.text()).name))
+            self._on_study_edited()
+
+    def _on_study_edited(self) -> None:
+        """A checked study not yet run moves to the folder typed (the folder is created at the check)."""
+        if self.session.study is None or self.session.folder_locked():
+            return
+        try:
+            self.session.move_study(Path(self.study_edit.text().strip()))
+        except UserError as e:
+            self.check_panel.error_box.show_error(e.problem, e.fix)
+            self.study_edit.setText(str(self.session.study_path))
+            return
+        self.check_panel.error_box.clear()
+        self.check_hint.setText(self._checked_text())
+
+    def _checked_text(self) -> str:
+        return (f"{self.session.workload} loads and keeps the contract. The study is saved in "
+                f"{self.session.study_path}" + ("." if self.session.folder_locked() else
+                                               " (you may change the folder until the first run)."))
 
     def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         if self._dropped_file(event) is not None:
@@ -191,6 +221,14 @@ class WorkloadPage(WizardPage):
     # ------------------------------------------------------------ hardware
 
     def on_enter(self) -> None:
+        locked = self.session.folder_locked()
+        for widget in (self.study_edit, self.study_button):
+            widget.setEnabled(not locked)
+        if self.session.study is not None:
+            self.check_hint.setText(self._checked_text())
+        if not self._env_started and self.session.environment is not None:  # a new study on the same machine
+            self._env_started = True
+            self._show_environment(self.session.environment)
         if not self._env_started:
             self._env_started = True
             self.env_panel.start("env", [], busy_text="Asking the backend about this machine (loading TensorFlow)…",
@@ -204,6 +242,9 @@ class WorkloadPage(WizardPage):
         if self.session.study is not None:
             self.session.study.environment = doc
             self.session.study.save()
+        self._show_environment(doc)
+
+    def _show_environment(self, doc: dict[str, Any]) -> None:
         self.env_panel.hide()
         facts = [("Device", str(doc.get("device") or ", ".join(device_names(doc)) or "none listed")),
                  ("TensorFlow", str(doc.get("tensorflow") or "?")), ("Keras", str(doc.get("keras") or "?"))]
@@ -244,11 +285,10 @@ class WorkloadPage(WizardPage):
             self.set_status(ATTENTION)
             return
         self.session.record_audit([f for f in data.document.get("findings") or [] if isinstance(f, dict)])
-        for widget in (self.builtins, self.workload_edit, self.open_button, self.study_edit, self.study_button,
-                       self.steps):
-            widget.setEnabled(False)
+        for widget in (self.builtins, self.workload_edit, self.open_button, self.steps):
+            widget.setEnabled(False)  # checked: File -> New study to choose another
+            widget.setToolTip("Checked and fixed for this study; File → New study starts another")
         self.setAcceptDrops(False)
-        self.check_hint.setText(f"{self.session.workload} loads and keeps the contract. "
-                                f"The study is saved in {self.session.study_path}.")
+        self.check_hint.setText(self._checked_text())
         self.set_status(PASSED)
         self.advance.emit()

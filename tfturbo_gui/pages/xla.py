@@ -49,7 +49,5 @@ class XlaPage(RungPage):
         argv = audit_argv(self.session.workload, s.policy, jit=True, batch_size=s.batch_size)
         return " ".join(argv), argv, "Auditing the dataset's shapes for XLA…"
 
-    def rung_settings(self) -> RunSettings:
-        s = self.base_settings()
-        drop = s.drop_remainder or self.findings.chosen_fixes().get("drop_remainder", False)
-        return s.with_(jit_compile=True, drop_remainder=drop)
+    def configure(self) -> RunSettings:
+        return self.base_settings().with_(jit_compile=True)

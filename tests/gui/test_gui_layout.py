@@ -1,0 +1,134 @@
+"""Issue 12: the window at 1024×640 and 1920×1080, nothing clipped; plots readable; colours tell 8 runs apart."""
+
+import itertools
+
+import numpy as np
+import pytest
+from conftest import go_next, make_window
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QLabel, QLineEdit, QSpinBox,
+                               QWidget)
+
+from tfturbo_gui import live_plots
+from tfturbo_gui.step_status import PASSED
+
+LEFT = Qt.MouseButton.LeftButton
+CHECKED = (QLabel, QAbstractButton, QLineEdit, QComboBox, QSpinBox)
+
+
+def scrolled(widget: QWidget, top: QWidget) -> bool:
+    """Inside a scroll area's viewport (it may lie outside the visible part: the user scrolls to it)."""
+    w = widget.parentWidget()
+    while w is not None and w is not top:
+        if isinstance(w.parentWidget(), QAbstractScrollArea) and w is w.parentWidget().viewport():
+            return True
+        w = w.parentWidget()
+    return False
+
+
+def clipped(top: QWidget) -> list[str]:
+    """Visible controls narrower than they need or outside the window, and scroll areas that scroll sideways."""
+    bad = []
+    window_rect = QRect(QPoint(0, 0), top.size())
+    for w in top.findChildren(QWidget):
+        if not w.isVisibleTo(top) or w.width() == 0:
+            continue
+        if isinstance(w, QAbstractScrollArea) and w.horizontalScrollBar().maximum() > 0 \
+                and w.horizontalScrollBarPolicy() != Qt.ScrollBarPolicy.ScrollBarAlwaysOn \
+                and w.objectName() not in ("codeBlock",) and not hasattr(w, "setHorizontalHeaderLabels"):
+            bad.append(f"{type(w).__name__} {w.objectName()!r} scrolls sideways by {w.horizontalScrollBar().maximum()}")
+        if scrolled(w, top):
+            continue
+        rect = QRect(w.mapTo(top, QPoint(0, 0)), w.size())
+        if not window_rect.contains(rect) and w.isWindow() is False and type(w).__name__ != "QWidget":
+            bad.append(f"{type(w).__name__} {w.objectName()!r} outside the window: {rect}")
+            continue
+        if not isinstance(w, CHECKED):
+            continue
+        if isinstance(w, QLabel) and w.wordWrap():
+            need = 0
+        else:
+            need = w.minimumSizeHint().width()
+        if w.width() + 1 < need:
+            bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r}: {w.width()} < {need} px")
+    return bad
+
+
+@pytest.mark.parametrize("size", [(1024, 640), (1920, 1080)])
+def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
+    window = make_window(qtbot, tmp_path)
+    assert window.minimumSizeHint().width() <= 1024 and window.minimumSizeHint().height() <= 640
+    window.resize(*size)
+    go_next(qtbot, window, 1)
+    page = window.pages[1]
+    qtbot.mouseClick(page.measure_button, LEFT)
+    qtbot.waitUntil(lambda: page.status == PASSED, timeout=20_000)
+    window.goto(3)  # a finished run with its verdict and findings: the fullest a page gets
+    xla = window.pages[3]
+    qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
+    qtbot.mouseClick(xla.run_button, LEFT)
+    qtbot.waitUntil(lambda: xla.rung.decision is not None, timeout=20_000)
+    for i in range(len(window.pages)):
+        window.goto(i)
+        qtbot.wait(30)
+        assert (window.width(), window.height()) == size
+        problems = clipped(window) + [f"step {row.title.text()!r} cut" for row in window.steps.rows
+                                      if row.title.width() < row.title.sizeHint().width()]
+        assert problems == [], f"page {i + 1} ({window.pages[i].title}) at {size}: {problems}"
+
+
+def _lab(hex_colour: str, matrix: np.ndarray) -> np.ndarray:
+    rgb = np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]) / 255
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    linear = np.clip(matrix @ linear, 0, 1)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ linear
+    xyz /= np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+# Machado, Oliveira & Fernandes (2009), full severity, on linear RGB
+VISION = {
+    "normal": np.eye(3),
+    "protanopia": np.array([[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                            [-0.003882, -0.048116, 1.051998]]),
+    "deuteranopia": np.array([[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
+                              [-0.011820, 0.042940, 0.968881]]),
+    "tritanopia": np.array([[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
+                            [0.004733, 0.691367, 0.303900]]),
+}
+
+
+@pytest.mark.parametrize("vision", sorted(VISION))
+def test_the_palette_tells_eight_runs_apart_with_colour_blindness(vision):
+    """The old palette had two near-identical oranges, and two colours 0.6 ΔE apart under protanopia."""
+    assert len(live_plots.PALETTE) >= 8
+    labs = [_lab(c, VISION[vision]) for c in live_plots.PALETTE[:8]]
+    closest = min(np.linalg.norm(a - b) for a, b in itertools.combinations(labs, 2))
+    assert closest > 15, f"two run colours are {closest:.1f} ΔE apart under {vision}"
+
+
+def test_spikes_above_the_step_time_range_are_marked_and_the_users_zoom_is_kept(qtbot):
+    from tfturbo_gui.live_plots import RunPlots
+    from tfturbo_gui.run_data import RunData
+
+    data = RunData("r")
+    ms = [10.0] * 200
+    ms[120] = ms[150] = 400.0  # two steady steps far above 3x the median
+    data.ingest([{"type": "phase", "phase": "warmup", "step": 1}, {"type": "phase", "phase": "training", "step": 6},
+                 {"type": "steps", "step": list(range(1, 201)), "step_ms": ms, "loss": [1.0] * 200},
+                 {"type": "progress", "step": 200, "total": 300, "eta_s": 1.0}])
+    plots = RunPlots()
+    qtbot.addWidget(plots)
+    plots.show_run(data)
+    assert plots.spikes_above == 2 and "2 steady steps above" in plots.spike_note.text()
+    marks = plots.spikes.getData()
+    assert list(marks[0]) == [121.0, 151.0]
+    view = plots.step_plot.getPlotItem().getViewBox()
+    assert view.viewRange()[0] == [0.0, 300.0]  # the planned steps, set once
+    assert not any(view.state["autoRange"])  # pyqtgraph's auto-range (a repaint per refresh) stays off
+    view.setRange(xRange=(100, 160), padding=0)
+    view.sigRangeChangedManually.emit(view.state["mouseEnabled"])  # what a wheel or drag emits
+    data.ingest([{"type": "steps", "step": list(range(201, 251)), "step_ms": [10.0] * 50, "loss": [1.0] * 50}])
+    plots.refresh()
+    assert view.viewRange()[0] == [100.0, 160.0]  # the user's zoom is kept while the run streams in

@@ -1,0 +1,70 @@
+"""A failed run explained in the app's words: what went wrong, what to do, and a one-click way out.
+
+The backend's `error` event says what failed in its own terms (an exception
+and a traceback). When the failure comes from an automatic fix tfturbo
+applied itself (the float32 head, dropping the partial batch), the user's
+way out is not in backend.log: it is to run without that fix, or to make the
+change in their own code. `explain` says so, and names the fix to untick.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tfturbo import protocol
+from tfturbo.settings import RunSettings
+
+# RunSettings field -> (what tfturbo tried, where its code lives in a traceback, the change to make by hand)
+FIX_FAILURES = {
+    "fix_head": ("apply the float32 head to this model", "float32_head",
+                 'add dtype="float32" to the output layer in build_model()'),
+    "drop_remainder": ("drop the partial last batch of this dataset", "drop_partial_batches",
+                       "batch the training dataset with drop_remainder=True in make_datasets()"),
+}
+LOG_ONLY_FIXES = ("see the traceback in backend.log", "see backend.log")
+
+
+@dataclass
+class Explanation:
+    message: str
+    fix: str
+    details: str
+    untick: str | None = None  # the RunSettings field of the automatic fix to run without
+
+
+def _failed_fix(settings: RunSettings, error: dict[str, Any]) -> str | None:
+    """The automatic fix this error came from, if any (its code is in the traceback or the message)."""
+    text = f"{error.get('message') or ''}\n{error.get('traceback') or ''}"
+    for field, (_what, where, _by_hand) in FIX_FAILURES.items():
+        if getattr(settings, field, False) and (where in text or f"--{field.replace('_', '-')}" in text):
+            return field
+    return None
+
+
+def explain(status: str | None, error: dict[str, Any] | None, settings: RunSettings | None) -> Explanation | None:
+    """How to show a run that did not complete; None for a completed (or cancelled-by-the-user) run."""
+    if status in (protocol.RunStatus.COMPLETED, protocol.RunStatus.CANCELLED, None) and not error:
+        return None
+    error = error or {}
+    message = str(error.get("message") or "")
+    details = str(error.get("traceback") or "")
+    field = _failed_fix(settings, error) if settings is not None else None
+    if field is not None:
+        what, _where, by_hand = FIX_FAILURES[field]
+        return Explanation(f"tfturbo could not {what}: {message or 'the automatic fix failed'}",
+                           f"run without the automatic fix (untick it and run again), or {by_hand}", details, field)
+    fix = str(error.get("fix") or "")
+    if fix.strip().lower().rstrip(".") in LOG_ONLY_FIXES or not fix:
+        fix = "the details below show where it failed" if details else "run it again; if it keeps failing, " \
+            "the backend's messages are in backend.log in the study folder"
+    if status == protocol.RunStatus.CRASHED and not message:
+        message = "the training backend ended unexpectedly, without a summary"
+    return Explanation(message or f"the run {status or 'failed'}", fix, details)
+
+
+def outcome_cell(status: str | None) -> str:
+    """The verdict of a run that has no measured result, as the compare table and the run browser say it."""
+    return {protocol.RunStatus.CRASHED: "not measured: the run crashed", protocol.RunStatus.FAILED: "not measured: the run failed",
+            protocol.RunStatus.NAN_STOPPED: "not measured: the loss became NaN",
+            protocol.RunStatus.CANCELLED: "stopped early: partial measurement"}.get(str(status), f"not measured ({status})")

@@ -1,0 +1,198 @@
+"""The verdict of a confirmation (A/B) trial: the speed interval, the accuracy interval, kept or not, and why.
+
+It renders a verdict document of the `tfturbo ab --json` shape:
+
+    {"speed": {"ratio", "ci95": [lo, hi], "verdict": "faster" | "slower" | "no measurable change",
+               "replicates"},
+     "accuracy": {"metric", "delta", "ci95": [lo, hi], "verdict": "within tolerance" | "worse" | "inconclusive",
+                  "n_examples"},
+     "kept", "reason", "findings"}
+
+The document is the trial engine's own verdict (`TrialVerdict.to_dict()`), the
+same one `tfturbo ab` prints and study.yaml records. An "inconclusive"
+accuracy verdict always says why (how many validation examples, how wide the
+interval).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from tfturbo.numbers import finite
+from tfturbo.verdicts import AccuracyVerdict
+
+WITHIN, WORSE, INCONCLUSIVE = AccuracyVerdict.WITHIN, AccuracyVerdict.WORSE, AccuracyVerdict.INCONCLUSIVE
+
+
+def _is_loss(metric: str | None) -> bool:
+    return bool(metric) and str(metric).endswith("loss")
+
+
+def _scale(metric: str | None) -> tuple[float, str]:
+    """Accuracy deltas in percentage points, losses as they are."""
+    return (1.0, "") if _is_loss(metric) else (100.0, " pp")
+
+
+def speed_text(speed: dict[str, Any]) -> str:
+    ratio, ci = speed.get("ratio"), speed.get("ci95") or [math.nan, math.nan]
+    if not finite(ratio):
+        return "not measured (no steady-state steps)"
+    reps = speed.get("replicates")
+    runs = f" over {reps} replicate{'s' if reps != 1 else ''}" if isinstance(reps, int) else ""
+    interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if all(finite(c) for c in ci) else ""
+    return f"{speed.get('verdict')}: {ratio:.2f}×{interval}{runs}"
+
+
+def accuracy_text(accuracy: dict[str, Any]) -> str:
+    metric, delta, ci = accuracy.get("metric"), accuracy.get("delta"), accuracy.get("ci95")
+    verdict = str(accuracy.get("verdict") or INCONCLUSIVE)
+    factor, unit = _scale(metric)
+    interval = (f"interval [{ci[0] * factor:+.1f}, {ci[1] * factor:+.1f}]{unit}"
+                if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(finite(c) for c in ci) else "")
+    n = accuracy.get("n_examples")
+    if verdict == INCONCLUSIVE:
+        if metric is None:
+            return "inconclusive: the workload reports no validation metric to compare"
+        if not finite(delta):
+            return f"inconclusive: {metric} was not measured on both sides"
+        parts = [f"{n} validation examples" if isinstance(n, int) else "", interval]
+        return f"inconclusive: {', '.join(p for p in parts if p) or 'the interval is too wide to decide'}"
+    shown = f"{metric} {delta * factor:+.2f}{unit}" if finite(delta) else f"{metric}"
+    step = accuracy.get("step")
+    where = f" at step {step}" if isinstance(step, int) else ""
+    extra = f", {interval}" if interval else ", no interval yet (one run each side)"
+    return f"{verdict}: {shown}{where}{extra}"
+
+
+class IntervalBar(QWidget):
+    """An interval on a small axis with the reference value marked: the estimate, [lo, hi], and `ref`."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.estimate: float | None = None
+        self.interval: tuple[float, float] | None = None
+        self.ref = 0.0
+        self.band: tuple[float, float] | None = None  # e.g. the accuracy tolerance
+        self.color = QColor("#0072B2")
+        self.setMinimumHeight(26)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return QSize(240, 28)
+
+    def set_values(self, estimate: float | None, interval: tuple[float, float] | None, ref: float,
+                   color: str, band: tuple[float, float] | None = None) -> None:
+        self.estimate = estimate if finite(estimate) else None
+        ok = interval is not None and all(finite(v) for v in interval)
+        self.interval = (float(interval[0]), float(interval[1])) if ok else None
+        self.ref, self.band, self.color = ref, band, QColor(color)
+        self.update()
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt API)
+        values = [self.ref] + ([self.estimate] if self.estimate is not None else []) + list(self.interval or ()) \
+            + list(self.band or ())
+        lo, hi = min(values), max(values)
+        pad = (hi - lo) * 0.15 or 0.05 * (abs(self.ref) or 1)
+        lo, hi = lo - pad, hi + pad
+        w, h = self.width() - 12, self.height()
+        x = lambda v: 6 + (v - lo) / (hi - lo) * w  # noqa: E731
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        mid = h / 2
+        muted = self.palette().color(self.foregroundRole())
+        muted.setAlpha(90)
+        p.setPen(QPen(muted, 1))
+        p.drawLine(QPointF(6, mid), QPointF(6 + w, mid))
+        if self.band is not None:
+            band = QColor("#009E73")
+            band.setAlpha(45)
+            p.fillRect(QRectF(x(self.band[0]), 3, x(self.band[1]) - x(self.band[0]), h - 6), band)
+        p.setPen(QPen(muted, 1, Qt.PenStyle.DashLine))
+        p.drawLine(QPointF(x(self.ref), 2), QPointF(x(self.ref), h - 2))
+        if self.interval is not None:
+            p.setPen(QPen(self.color, 5, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+            p.drawLine(QPointF(x(self.interval[0]), mid), QPointF(x(self.interval[1]), mid))
+        if self.estimate is not None:
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(self.color.darker(140))
+            p.drawEllipse(QPointF(x(self.estimate), mid), 5, 5)
+        p.end()
+
+
+class VerdictView(QFrame):
+    """Kept or not, the speed interval and the accuracy interval, each in words and drawn, and why."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("card")
+        self.document: dict[str, Any] | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 8, 12, 8)
+        layout.setSpacing(3)
+        header = QHBoxLayout()
+        self.badge = QLabel()
+        self.badge.setObjectName("verdictBadge")
+        self.headline = QLabel()
+        self.headline.setObjectName("cardTitle")
+        self.headline.setWordWrap(True)
+        header.addWidget(self.badge)
+        header.addWidget(self.headline, 1)
+        layout.addLayout(header)
+        self.speed_label = self._line(layout, "Speed vs baseline")
+        self.speed_bar = IntervalBar()
+        layout.addWidget(self.speed_bar)
+        self.accuracy_label = self._line(layout, "Accuracy vs baseline")
+        self.accuracy_bar = IntervalBar()
+        layout.addWidget(self.accuracy_bar)
+        self.reason = QLabel()
+        self.reason.setObjectName("muted")
+        self.reason.setWordWrap(True)
+        self.reason.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.reason)
+        self.hide()
+
+    @staticmethod
+    def _line(layout: QVBoxLayout, title: str) -> QLabel:
+        name = QLabel(title)
+        name.setObjectName("muted")
+        font = QFont(name.font())
+        font.setPointSizeF(max(7.0, font.pointSizeF() - 0.5))
+        name.setFont(font)
+        layout.addWidget(name)
+        value = QLabel()
+        value.setObjectName("verdictLine")
+        value.setWordWrap(True)
+        value.setTextFormat(Qt.TextFormat.PlainText)
+        value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(value)
+        return value
+
+    def set_verdict(self, document: dict[str, Any], label: str) -> None:
+        self.document = document
+        kept = bool(document.get("kept"))
+        self.badge.setText("KEPT" if kept else "NOT KEPT")
+        self.badge.setProperty("kept", "yes" if kept else "no")
+        self.badge.style().unpolish(self.badge)
+        self.badge.style().polish(self.badge)
+        self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
+        speed = document.get("speed") or {}
+        self.speed_label.setText(speed_text(speed))
+        colour = {"faster": "#009E73", "slower": "#D55E00"}.get(str(speed.get("verdict")), "#0072B2")
+        ci = speed.get("ci95")
+        self.speed_bar.set_values(speed.get("ratio"), tuple(ci) if ci else None, 1.0, colour)
+        accuracy = document.get("accuracy") or {}
+        self.accuracy_label.setText(accuracy_text(accuracy))
+        factor, _unit = _scale(accuracy.get("metric"))
+        delta = accuracy.get("delta")
+        aci = accuracy.get("ci95")
+        colour = {WITHIN: "#009E73", WORSE: "#D55E00"}.get(str(accuracy.get("verdict")), "#E69F00")
+        self.accuracy_bar.set_values(delta * factor if finite(delta) else None,
+                                     (aci[0] * factor, aci[1] * factor) if aci else None, 0.0, colour)
+        self.accuracy_bar.setVisible(bool(aci))  # a lone point at 0 says nothing: drawn once there is an interval
+        self.reason.setText(str(document.get("reason") or ""))
+        self.show()
