@@ -236,14 +236,17 @@ def replicate_key(settings: dict[str, Any]) -> tuple:
     return tuple(str(settings.get(k)) for k in keys)
 
 
-def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[CompareRow]:
+def compare_runs(records: list[RunRecord], baseline: int | str = 0,
+                 replicates: list[RunRecord] = ()) -> list[CompareRow]:
     """One row per record, in order; speed-up (per sample), memory and accuracy against `baseline`.
 
     The speed-up's interval and verdict come from replicates: every run with
     the same settings counts as one (`replicate_key`), and the interval of
     the ratio of their throughputs covers the run-to-run noise. A
     configuration measured by one run gets its ratio without an interval and
-    the verdict SINGLE_RUN — `tfturbo ab` measures a verdict.
+    the verdict SINGLE_RUN — `tfturbo ab` measures a verdict. `replicates` are
+    more runs that count in the groups without a row of their own (a study's
+    trial replicates behind the rungs shown).
     """
     if not records:
         return []
@@ -257,6 +260,11 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0) -> list[Comp
     for key, rate in zip(keys, rates):
         if rate:
             groups.setdefault(key, []).append(rate)
+    for record in replicates:
+        doc = effective_summary(record)
+        rate = samples_per_s(doc) if doc.get("status") == protocol.RunStatus.COMPLETED else None
+        if rate:
+            groups.setdefault(replicate_key(doc.get("settings") or {}), []).append(rate)
     base_arm = accuracy.ArmData()
     base_arm.add_run(base, records[base_i].path)
     rows = []

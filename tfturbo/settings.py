@@ -135,6 +135,7 @@ class RunSettings:
     extra: dict[str, Any] = setting(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.script_args = [str(a) for a in self.script_args]  # a tuple or list given: one shape, equal after a round trip
         if self.policy not in POLICIES:
             raise UserError(f"unknown precision policy {self.policy!r}", f"use one of {', '.join(POLICIES)}")
         if self.strategy not in STRATEGIES:

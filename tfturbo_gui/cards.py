@@ -15,6 +15,7 @@ from tfturbo import summary as summ
 from tfturbo.console import fmt_bytes
 from tfturbo.numbers import finite
 from tfturbo.trials.verdict import TrialVerdict
+from tfturbo.tune.study import RungKind
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 
 
@@ -129,8 +130,8 @@ class DecisionCard(QFrame):
         self.badge.style().unpolish(self.badge)
         self.badge.style().polish(self.badge)
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
-        against = f"vs {compared_with}" if compared_with else "vs the baseline"
-        facts = [(f"Speed {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),
+        against = "baseline" if not compared_with or compared_with.endswith(RungKind.BASELINE) else compared_with
+        facts = [(f"Speed-up vs {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),
                  ("Accuracy vs baseline", f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
         if fixes is not None:  # what the run used, as recorded in its run.yaml
             facts.append(("Automatic fixes used", ", ".join(fixes) or "none"))

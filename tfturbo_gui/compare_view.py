@@ -42,6 +42,7 @@ class CompareView(QWidget):
     def __init__(self, parent: QWidget | None = None, plot_columns: int = 4):
         super().__init__(parent)
         self.records: list[RunRecord] = []
+        self.replicates: list[RunRecord] = []  # trial runs behind the rows: they give the rows their intervals
         self.rows: list[compare.CompareRow] = []
         self.baseline = 0
         self.plotted: list[int] = []
@@ -91,13 +92,15 @@ class CompareView(QWidget):
     # ------------------------------------------------------------ data
 
     def set_records(self, records: list[RunRecord], baseline: int = 0, plotted: list[int] | None = None,
-                    live: dict[str, RunData] | None = None) -> None:
+                    live: dict[str, RunData] | None = None, replicates: list[RunRecord] = ()) -> None:
         """Compare `records` against `records[baseline]`; draw `plotted` (default: all).
 
         `live` maps a run's path to the RunData already in memory (the wizard's runs), so
-        curves are not re-read from disk.
+        curves are not re-read from disk. `replicates` are the trials' other runs: they give the
+        rows their intervals (`compare.compare_runs`) without rows of their own.
         """
         self.records = list(records)
+        self.replicates = list(replicates)
         self.baseline = baseline if 0 <= baseline < len(records) else 0
         self.plotted = list(range(len(records))) if plotted is None else list(plotted)
         self._datas = dict(live or {})
@@ -122,7 +125,7 @@ class CompareView(QWidget):
             self.baseline_changed.emit(index)
 
     def _refresh(self) -> None:
-        self.rows = compare.compare_runs(self.records, self.baseline) if self.records else []
+        self.rows = compare.compare_runs(self.records, self.baseline, self.replicates) if self.records else []
         series = []
         for n, i in enumerate(self.plotted):
             record = self.records[i]

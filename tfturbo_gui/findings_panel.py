@@ -115,6 +115,7 @@ class FindingsPanel(QWidget):
         self.list_layout.setSpacing(8)
         self.empty = QLabel("No findings yet.")
         self.empty.setObjectName("muted")
+        self.empty.setWordWrap(True)
         self.list_layout.addWidget(self.empty)
         self.list_layout.addStretch(1)
         outer.addWidget(body, 1)

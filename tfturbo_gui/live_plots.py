@@ -197,7 +197,8 @@ class RunPlots(QWidget):
             label.setToolTip(s.label)
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the page
             label.setMinimumWidth(40)
-            self.legend_row.insertWidget(self.legend_row.count() - 1, label, 1)
+            # shares the row in proportion to what each name needs (the trailing stretch takes what is left)
+            self.legend_row.insertWidget(self.legend_row.count() - 1, label, max(1, label.sizeHint().width()))
             self.legend_labels.append(label)
 
     def legend_texts(self) -> list[str]:

@@ -24,6 +24,7 @@ from tfturbo.run_summary import RunSummary
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
 from tfturbo.trials.policy import Candidate, TuningPolicy, sixteen_bit_policies
+from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.tune.apply_snippet import snippet
@@ -66,6 +67,8 @@ class WizardSession:
         self.workload = workload
         self.steps = steps
         self.seed = seed
+        # replicate pairs per trial (the wizard's "Measurement" setting; defaults as `tfturbo tune`)
+        self.min_replicates, self.max_replicates = SpeedRule.min_pairs, SpeedRule.max_pairs
         self.study_path: Path | None = None
         self.study: Study | None = None
         self.environment: dict[str, Any] | None = None
@@ -79,7 +82,8 @@ class WizardSession:
     def options(self) -> TuneOptions:
         if self.study_path is None:  # never the current directory (that is often the code checkout)
             self.study_path = default_study_dir(self.workload)
-        return TuneOptions(workload=self.workload, out=self.study_path, steps=self.steps, seed=self.seed)
+        return TuneOptions(workload=self.workload, out=self.study_path, steps=self.steps, seed=self.seed,
+                           min_replicates=self.min_replicates, max_replicates=self.max_replicates)
 
     def ensure_study(self) -> Study:
         """Create the study folder on the first run (the user may change it until then)."""

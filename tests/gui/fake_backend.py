@@ -118,7 +118,7 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
                     "required positional argument: 'units'", fix="see the traceback in backend.log",
                     traceback="Traceback (most recent call last):\n  File \"trainer_backend/fixes.py\", line 44, "
                     "in float32_head\n    clone = layer.__class__.from_config(config)\nTypeError: MyHead.__init__()")
-        writer.emit(protocol.DONE, status=protocol.FAILED, exit_code=1)
+        writer.emit(protocol.DONE, status=protocol.RunStatus.FAILED, exit_code=1)
         return 1
     run_dir = runfiles.prepare_run_dir(args.out)
     writer.run = run_dir.name
@@ -174,7 +174,7 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
             events.flush()
             os._exit(9)
         if step % val_every < n or step == total:
-            acc = 0.9 - 0.6 * math.exp(-step / 100)
+            acc = 0.9 - 0.6 * math.exp(-step * settings.batch_size / 64 / 100)  # learns per sample seen, as a model does
             metrics = {"val_loss": loss * 1.1, "val_accuracy": acc}
             validation.append({"step": step, "metrics": metrics})
             writer.emit(protocol.VALIDATION, step=step, metrics=metrics)

@@ -105,7 +105,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     qtbot.mouseClick(xla.run_button, LEFT)
     qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=20_000)
     assert xla.rung.compared_with == "02-mixed_float16" and xla.status == PASSED
-    assert xla.decision_card.facts.values["vs 02-mixed_float16"].text().endswith("— faster")
+    assert xla.decision_card.facts.values["Speed-up vs 02-mixed_float16"].text().endswith("— faster")
     go_next(qtbot, window, 4)
 
     comparison = window.pages[4]
@@ -123,7 +123,8 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert comparison.verdict.headline.text() == "mixed_float16 + XLA, batch 64: recommended"
     assert comparison.verdict.speed_label.text().startswith("faster: ")
     assert comparison.verdict.accuracy_label.text().startswith("within tolerance: val_accuracy")
-    assert comparison.status == PASSED and session.best is comparison.confirmation
+    # a confirmation only confirms: the kept XLA rung stays the best the next steps build on (the policy's rule)
+    assert comparison.status == PASSED and session.best is xla.rung
     go_next(qtbot, window, 5)
 
     batch = window.pages[5]
@@ -141,9 +142,9 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert "batch_size: 128" in record.record.text()
     assert not window.next_button.isVisible() and window.back_button.isEnabled()
     study = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())
-    assert [e["name"] for e in study["ladder"]] == ["01-baseline", "02-mixed_float16", "03-xla", "04-confirm",
+    assert [e["name"] for e in study["ladder"]] == ["01-baseline", "02-mixed_float16", "03-xla", "04-confirmation",
                                                     "05-larger_batch"]
-    assert study["status"] == "completed" and study["recommended"]["batch_size"] == 104
+    assert study["status"] == "completed" and study["recommended"]["batch_size"] == 128
     assert [e["kept"] for e in study["ladder"]] == [True, True, True, True, True]
 
     pdf = tmp_path / "out" / "report.pdf"

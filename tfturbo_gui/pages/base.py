@@ -283,9 +283,9 @@ class RungPage(WizardPage):
             return False
         self._planned, argv = nxt
         arm = "candidate" if self._planned.arm == "b" else "reference"
-        data = self.run_panel.start("run", argv, name=f"{self._planned.settings.label()} ({arm}, pair "
-                                                      f"{self._planned.replicate})",
-                                    busy_text="Starting the backend (loading TensorFlow)…",
+        data = self.run_panel.start("run", argv, name=self._planned.settings.label(),
+                                    busy_text=f"Trial pair {self._planned.replicate}, the {arm} run: starting the "
+                                              "backend (loading TensorFlow)…",
                                     log_path=self.session.log_path())
         self.plots.show_run(data, self.session.data_of(self.session.baseline))
         return True

@@ -44,6 +44,7 @@ class BatchPage(RungPage):
         self.batch.setSingleStep(8)
         self.batch.valueChanged.connect(self._on_batch)
         self.lr = QLabel()
+        self.lr.setWordWrap(True)
         form = QFormLayout()
         form.addRow("Batch size", self.batch)
         form.addRow("Learning rate", self.lr)

@@ -17,7 +17,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from tfturbo.runfiles import load_run
+from tfturbo.runfiles import RUNS_DIR, load_run
 from tfturbo import protocol
 from tfturbo.tune.study import Rung, RungKind
 
@@ -125,11 +125,15 @@ class ComparePage(WizardPage):
         if base not in rungs:
             return
         records = [load_run(session.rung_path(r)) for r in rungs]
+        own = {r.name for r in rungs}
+        runs_dir = session.ensure_study().path / RUNS_DIR
+        replicates = [load_run(runs_dir / name) for r in rungs for name in r.replicates
+                      if name not in own and (runs_dir / name).is_dir()]
         live = {str(session.rung_path(r)): session.data_of(r) for r in rungs if session.data_of(r) is not None}
         shown = self.confirmation if self.confirmation in rungs else self.candidate()
         plotted = [rungs.index(base)] + ([rungs.index(shown)] if shown in rungs else
                                          [i for i, r in enumerate(rungs) if r is not base])
-        self.view.set_records(records, baseline=rungs.index(base), plotted=plotted, live=live)
+        self.view.set_records(records, baseline=rungs.index(base), plotted=plotted, live=live, replicates=replicates)
         lines = []
         for r in rungs[1:]:
             d = r.decision
@@ -170,9 +174,9 @@ class ComparePage(WizardPage):
             return False
         self._planned, argv = nxt
         arm = "recommended" if self._planned.arm == "b" else "baseline"
-        data = self.run_panel.start("run", argv, name=f"confirm: {self._planned.settings.label()} ({arm}, pair "
-                                                      f"{self._planned.replicate})",
-                                    busy_text="Starting the confirmation run (loading TensorFlow)…",
+        data = self.run_panel.start("run", argv, name=self._planned.settings.label(),
+                                    busy_text=f"Confirmation pair {self._planned.replicate}, the {arm} run: "
+                                              "starting the backend (loading TensorFlow)…",
                                     log_path=self.session.log_path())
         self.view.plots.show_run(data, self.session.data_of(self.session.baseline))
         return True
