@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
 from tfturbo.console import fmt_bytes
@@ -17,6 +17,8 @@ from tfturbo.numbers import finite
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.tune.study import RungKind
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
+
+from .labels import card_header, card_reason, set_badge
 
 
 def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
@@ -103,32 +105,17 @@ class DecisionCard(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 12, 10)
         layout.setSpacing(6)
-        header = QHBoxLayout()
-        self.badge = QLabel()
-        self.badge.setObjectName("verdictBadge")
-        self.headline = QLabel()
-        self.headline.setObjectName("cardTitle")
-        self.headline.setWordWrap(True)
-        header.addWidget(self.badge)
-        header.addWidget(self.headline, 1)
-        layout.addLayout(header)
+        self.badge, self.headline = card_header(layout)
         self.facts = FactsCard()
         self.facts.setObjectName("plain")
         layout.addWidget(self.facts)
-        self.reason = QLabel()
-        self.reason.setObjectName("muted")
-        self.reason.setWordWrap(True)
-        self.reason.setTextFormat(Qt.TextFormat.PlainText)
-        layout.addWidget(self.reason)
+        self.reason = card_reason(layout)
         self.hide()
 
     def set_decision(self, decision: TrialVerdict, label: str, compared_with: str | None = None,
                      fixes: list[str] | None = None) -> None:
         kept = decision.kept
-        self.badge.setText("KEPT" if kept else "NOT KEPT")
-        self.badge.setProperty("kept", "yes" if kept else "no")
-        self.badge.style().unpolish(self.badge)
-        self.badge.style().polish(self.badge)
+        set_badge(self.badge, kept)
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
         against = "baseline" if not compared_with or compared_with.endswith(RungKind.BASELINE) else compared_with
         facts = [(f"Speed-up vs {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),

@@ -21,10 +21,12 @@ from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo.numbers import finite
 from tfturbo.verdicts import AccuracyVerdict
+
+from .labels import card_header, card_reason, set_badge
 
 WITHIN, WORSE, INCONCLUSIVE = AccuracyVerdict.WITHIN, AccuracyVerdict.WORSE, AccuracyVerdict.INCONCLUSIVE
 
@@ -134,26 +136,14 @@ class VerdictView(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
         layout.setSpacing(3)
-        header = QHBoxLayout()
-        self.badge = QLabel()
-        self.badge.setObjectName("verdictBadge")
-        self.headline = QLabel()
-        self.headline.setObjectName("cardTitle")
-        self.headline.setWordWrap(True)
-        header.addWidget(self.badge)
-        header.addWidget(self.headline, 1)
-        layout.addLayout(header)
+        self.badge, self.headline = card_header(layout)
         self.speed_label = self._line(layout, "Speed vs baseline")
         self.speed_bar = IntervalBar()
         layout.addWidget(self.speed_bar)
         self.accuracy_label = self._line(layout, "Accuracy vs baseline")
         self.accuracy_bar = IntervalBar()
         layout.addWidget(self.accuracy_bar)
-        self.reason = QLabel()
-        self.reason.setObjectName("muted")
-        self.reason.setWordWrap(True)
-        self.reason.setTextFormat(Qt.TextFormat.PlainText)
-        layout.addWidget(self.reason)
+        self.reason = card_reason(layout)
         self.hide()
 
     @staticmethod
@@ -175,10 +165,7 @@ class VerdictView(QFrame):
     def set_verdict(self, document: dict[str, Any], label: str) -> None:
         self.document = document
         kept = bool(document.get("kept"))
-        self.badge.setText("KEPT" if kept else "NOT KEPT")
-        self.badge.setProperty("kept", "yes" if kept else "no")
-        self.badge.style().unpolish(self.badge)
-        self.badge.style().polish(self.badge)
+        set_badge(self.badge, kept)
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
         speed = document.get("speed") or {}
         self.speed_label.setText(speed_text(speed))

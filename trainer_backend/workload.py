@@ -29,9 +29,12 @@ import types
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfturbo.errors import WorkloadError
+
+if TYPE_CHECKING:  # imported lazily at run time (load_workload): script mode needs keras
+    from .script import ScriptWorkload
 
 BUILTIN_PREFIX = "builtin:"
 BUILTIN_DIR = Path(__file__).resolve().parent / "workloads"

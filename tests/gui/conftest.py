@@ -34,6 +34,8 @@ def make_window(qtbot, tmp_path, workload: str = "builtin:mlp", launcher=None, s
 
     window = MainWindow(workload, launcher=launcher or fake_launcher(), steps=steps)
     window.ask_close = lambda: True  # a modal question would block the test; tests that check it replace this
+    # the fake backend's throughput is the same in every replicate: two pairs decide, a third adds only time
+    window.session.min_replicates = window.session.max_replicates = 2
     qtbot.addWidget(window)
     window.show()
     window.pages[0].study_edit.setText(str(tmp_path / "study"))

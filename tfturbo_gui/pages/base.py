@@ -18,6 +18,7 @@ from tfturbo.tune.study import Rung
 from ..cards import DecisionCard
 from ..failures import explain
 from ..findings_panel import AUTO_FIXES, FindingsPanel
+from ..labels import muted_label
 from ..live_plots import RunPlots
 from ..run_data import RunData
 from ..run_gate import GATE
@@ -179,10 +180,7 @@ class RungPage(WizardPage):
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(self.start_run)
         self.left.addWidget(self.run_button)
-        self.busy_note = QLabel("")
-        self.busy_note.setObjectName("muted")
-        self.busy_note.setWordWrap(True)
-        self.busy_note.hide()
+        self.busy_note = muted_label(hidden=True)  # why the run button is disabled
         self.left.addWidget(self.busy_note)
         self.run_panel = RunPanel(launcher)
         self.run_panel.ended.connect(self._on_run_ended)

@@ -20,6 +20,7 @@ from ..cards import FactsCard, run_facts
 from ..code_block import CodeBlock
 from ..error_box import ErrorBox
 from ..findings_panel import FindingsPanel
+from ..labels import muted_label
 from ..live_plots import RunPlots
 from ..run_data import RunData
 from ..run_panel import RunPanel
@@ -70,14 +71,9 @@ class BaselinePage(WizardPage):
         buttons.addWidget(self.anyway_button)
         buttons.addStretch(1)
         self.left.addLayout(buttons)
-        self.settings_label = QLabel()
-        self.settings_label.setObjectName("muted")
-        self.settings_label.setWordWrap(True)
+        self.settings_label = muted_label()
         self.left.addWidget(self.settings_label)
-        self.busy_note = QLabel("")
-        self.busy_note.setObjectName("muted")
-        self.busy_note.setWordWrap(True)
-        self.busy_note.hide()
+        self.busy_note = muted_label(hidden=True)  # why the run button is disabled
         self.left.addWidget(self.busy_note)
         self.run_panel = RunPanel(launcher)
         self.run_panel.ended.connect(self._on_ended)

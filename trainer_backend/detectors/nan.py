@@ -36,8 +36,8 @@ class NanLossDetector(Detector):
         if sixteen:
             message = (f"The training loss became {_kind(window.loss)} in {span}. First suspect: the {where} "
                        f"computes in {dtype} — a softmax or loss in 16-bit overflows; then the learning rate{lr_text}.")
-            fix = (f"# compute the head in float32 (or rerun with --fix-head)\n"
-                   f"outputs = keras.layers.Activation('softmax', dtype='float32')(x)")
+            fix = ("# compute the head in float32 (or rerun with --fix-head)\n"
+                   "outputs = keras.layers.Activation('softmax', dtype='float32')(x)")
         else:
             message = (f"The training loss became {_kind(window.loss)} in {span}. The {where} already computes in "
                        f"{dtype}, so suspect the learning rate{lr_text} or the data (NaN/Inf inputs or labels).")
