@@ -272,17 +272,18 @@ def load_run(path: str | os.PathLike[str]) -> RunRecord:
 
 
 @dataclass
-class StudyRecord:
+class StudyRuns:
+    """The runs of a study directory; its study.yaml is read by `tfturbo.tune.study.Study.load`."""
+
     path: Path
-    study: dict[str, Any]
     runs: list[RunRecord]
     warnings: list[str]
 
 
-def load_study(path: str | os.PathLike[str]) -> StudyRecord:
+def load_study_runs(path: str | os.PathLike[str]) -> StudyRuns:
+    """Every run folder under the study's runs/, oldest first (a link is not followed)."""
     study_dir = Path(path)
     warnings: list[str] = []
-    study = read_yaml(study_dir / STUDY_YAML, warnings)
     runs_dir = study_dir / RUNS_DIR
     runs: list[RunRecord] = []
     if runs_dir.is_dir():
@@ -291,4 +292,4 @@ def load_study(path: str | os.PathLike[str]) -> StudyRecord:
                 runs.append(load_run(child))
     else:
         warnings.append(f"{study_dir} has no runs/ folder")
-    return StudyRecord(study_dir, study, runs, warnings)
+    return StudyRuns(study_dir, runs, warnings)

@@ -7,7 +7,8 @@ import pytest
 
 from tfturbo import protocol, runfiles
 from tfturbo.errors import OutputDirError
-from tfturbo.runfiles import load_run, load_study, prepare_run_dir, safe_child, write_json_atomic, write_yaml
+from tfturbo.runfiles import load_run, load_study_runs, prepare_run_dir, safe_child, write_json_atomic, write_yaml
+from tfturbo.tune.study import Study
 
 
 def make_run(d, summary=True, done=True, events_tail=b""):
@@ -65,9 +66,9 @@ def test_yaml_is_safe_loaded(tmp_path):
 def test_study_lists_runs_and_survives_missing_study_yaml(tmp_path):
     make_run(tmp_path / "s" / "runs" / "01-baseline")
     make_run(tmp_path / "s" / "runs" / "02-mixed", summary=False, done=False)
-    study = load_study(tmp_path / "s")
-    assert [r.name for r in study.runs] == ["01-baseline", "02-mixed"]
-    assert any("study.yaml is missing" in w for w in study.warnings)
+    study = load_study_runs(tmp_path / "s")
+    assert [r.name for r in study.runs] == ["01-baseline", "02-mixed"] and study.warnings == []
+    assert Study.load(tmp_path / "s").problems == ["study.yaml is missing"]
 
 
 def test_prepare_run_dir_refuses_an_existing_run_and_unwritable_dirs(tmp_path):

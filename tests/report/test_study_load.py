@@ -83,3 +83,17 @@ def test_a_run_path_outside_the_study_is_never_read(study, tmp_path):
     assert loaded.rungs[1].summary is None or set(loaded.rungs[1].summary) == {"status"}
     assert any("is not under runs/" in p for p in loaded.problems)
     assert any("format 99, newer than this tfturbo reads" in p for p in loaded.problems)
+
+
+def test_a_report_of_a_study_with_a_mistyped_field_renders_and_names_it(study):
+    from report_fixtures import pdf_text
+    from tfturbo.report import write_report
+
+    data = read(study)
+    data["ladder"][2]["compared_with"] = 3
+    data["recommended_rung"] = {"name": "04-larger_batch"}
+    write(study, data)
+    text = " ".join(pdf_text(write_report(study)).split())
+    assert "study.yaml: ladder[2]: compared_with is int 3, not a text; ignored" in text
+    assert "study.yaml: recommended_rung is dict" in text
+    assert "03-xla" in text and "04-larger_batch" in text  # every rung is still in the table

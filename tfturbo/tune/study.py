@@ -150,6 +150,8 @@ class Study:
     snippet: str | None = None
     report: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # study.yaml keys a newer tfturbo wrote (kept as read)
+    # findings study.yaml recorded that no rung gives any more (its run folder is gone, or a user added one)
+    recorded_findings: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list, repr=False, compare=False)  # what load() could not read
 
     @property
@@ -163,6 +165,7 @@ class Study:
         for r in self.rungs:
             groups.append((r.summary or {}).get("findings") or [])
             groups.append(r.decision.findings if r.decision else [])
+        groups.append(self.recorded_findings)
         for group in groups:
             for f in group:
                 if not isinstance(f, dict):
@@ -250,7 +253,9 @@ class Study:
                     status=doc.get("status") or "", message=doc.get("message") or "",
                     environment=doc.get("environment"), audit=_audit_findings(doc.get("audit")),
                     probe=doc.get("probe"), recommended_rung=doc.get("recommended_rung"),
-                    snippet=doc.get("snippet"), report=doc.get("report"), extra=extra, problems=problems)
+                    snippet=doc.get("snippet"), report=doc.get("report"), extra=extra,
+                    recorded_findings=[f for f in doc.get("findings") or [] if isinstance(f, dict)],
+                    problems=problems)
         study.recommended = _settings(doc.get("recommended"), f"{STUDY_YAML}: recommended", problems)
         for i, entry in enumerate(doc.get("ladder") or []):
             rung = _rung(path, entry, f"{STUDY_YAML}: ladder[{i}]", workload, problems)
