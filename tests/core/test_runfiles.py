@@ -8,6 +8,7 @@ import pytest
 from tfturbo import protocol, runfiles
 from tfturbo.errors import OutputDirError
 from tfturbo.runfiles import load_run, load_study_runs, prepare_run_dir, safe_child, write_json_atomic, write_yaml
+from tfturbo.settings import RunSettings
 from tfturbo.tune.study import Study
 
 
@@ -103,3 +104,14 @@ def test_names_from_files_never_leave_the_study(tmp_path, name):
 
 def test_safe_child_accepts_run_names(tmp_path):
     assert safe_child(tmp_path, "03-mixed_bfloat16+xla") == (tmp_path / "03-mixed_bfloat16+xla").resolve()
+
+
+def test_the_checkpoint_settings_record_reads_back_as_the_runs_settings(tmp_path):
+    settings = RunSettings("builtin:mlp", policy="mixed_bfloat16", jit_compile=True, batch_size=128, lr_scale=2.0,
+                           fix_head=True, script_args=["--length", "48"])
+    d = make_run(tmp_path / "r")
+    runfiles.write_checkpoint_settings(d, settings, 0.002, 120, {"versions": {"tensorflow": "2.21.0"}, "device": "CPU"})
+    record = load_run(d)
+    assert record.trained_settings() == settings.with_(steps=120)  # the steps it actually trained
+    assert record.checkpoint_settings()["learning_rate"] == 0.002 and record.checkpoint_settings()["device"] == "CPU"
+    assert load_run(make_run(tmp_path / "none")).trained_settings() is None
