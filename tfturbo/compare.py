@@ -22,7 +22,7 @@ from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
 from .numbers import finite, num
-from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord
+from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord, trained_settings
 from .settings import RunSettings
 from . import steady
 from .run_summary import RunSummary
@@ -454,8 +454,11 @@ def fmt_settings_record(record: dict[str, Any]) -> str:
     """checkpoint/tfturbo-settings.yaml in one line: how the saved model was trained."""
     if not record:
         return "none (the run saved no checkpoint settings)"
-    parts = [str(record.get("policy", "policy n/a")), f"jit_compile {record.get('jit_compile', 'n/a')}",
-             f"batch {record.get('batch_size', 'n/a')}"]
+    settings = trained_settings(record)
+    if settings is None:
+        return "unreadable (its settings are not valid)"
+    parts = [settings.policy, f"jit_compile {settings.jit_compile}",
+             f"batch {settings.batch_size if settings.batch_size is not None else 'n/a'}"]
     lr = record.get("learning_rate")
     parts.append(f"learning rate {lr:.6g}" if finite(lr) else "learning rate n/a")
     versions = record.get("versions") if isinstance(record.get("versions"), dict) else {}

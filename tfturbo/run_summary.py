@@ -102,23 +102,33 @@ class RunSummary:
         if not isinstance(doc, dict):
             out.problems.append(f"{source} is not a mapping; nothing in it was read")
             return out
-        known = {f.name: f for f in _known()}
-        for key, value in doc.items():
-            if key == "v":
-                continue
-            f = known.get(key)
-            if f is None:
-                out.extra[key] = value
-                continue
-            kind = f.metadata["kind"]
-            if value is None or _CHECKS[kind](value) or (kind == NUMBER and isinstance(value, int)
-                                                          and not isinstance(value, bool)):
-                setattr(out, key, value)
-            else:
-                out.problems.append(f"{source}: {key} is {type(value).__name__} {value!r:.40}, not a {kind}; "
-                                    "ignored")
+        kinds = {f.name: f.metadata["kind"] for f in _known()}
+        known, out.extra = read_typed({k: v for k, v in doc.items() if k != "v"}, kinds, source, out.problems)
+        for key, value in known.items():
+            setattr(out, key, value)
         return out
 
 
 def _known():
     return [f for f in fields(RunSummary) if "kind" in f.metadata]
+
+
+def read_typed(doc: dict[str, Any], kinds: dict[str, str], source: str, problems: list[str]
+               ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(known, unknown): the keys of `doc` that `kinds` names, each of its kind or None, and the rest as read.
+
+    The one rule for every tfturbo file read back into a class: a newer
+    version's keys survive untouched, and a known key of the wrong type is
+    dropped with one line in `problems`, so the rest of the file still loads.
+    """
+    known: dict[str, Any] = {}
+    unknown: dict[str, Any] = {}
+    for key, value in doc.items():
+        kind = kinds.get(key)
+        if kind is None:
+            unknown[key] = value
+        elif value is None or _CHECKS[kind](value):
+            known[key] = value
+        else:
+            problems.append(f"{source}: {key} is {type(value).__name__} {value!r:.40}, not a {kind}; ignored")
+    return known, unknown

@@ -22,8 +22,9 @@ import yaml
 
 from . import crash, protocol
 from .run_summary import RunSummary
-from .errors import OutputDirError
+from .errors import OutputDirError, UserError
 from .numbers import json_safe
+from .settings import RunSettings
 
 RUN_YAML = "run.yaml"
 EVENTS = "events.jsonl"
@@ -49,6 +50,14 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 
 def write_yaml(path: Path, data: dict[str, Any]) -> None:
     write_text_atomic(Path(path), yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def write_checkpoint_settings(run_dir: Path, settings: RunSettings, learning_rate: float | None, steps: int,
+                              env: dict[str, Any]) -> None:
+    """checkpoint/tfturbo-settings.yaml: the run's own RunSettings, so the record reads back as the settings that
+    trained the saved model; `steps` is how many it trained, and `env` (versions, device) where."""
+    write_yaml(Path(run_dir) / CHECKPOINT_DIR / CHECKPOINT_SETTINGS,
+               json_safe({**settings.to_dict(), "learning_rate": learning_rate, "steps": steps, **env}))
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -245,8 +254,22 @@ class RunRecord:
         return [e.get("finding", {}) for e in self.events if e.get("type") == protocol.FINDING]
 
     def checkpoint_settings(self) -> dict[str, Any]:
+        """checkpoint/tfturbo-settings.yaml as written: the settings, learning rate, versions and device."""
         path = self.path / CHECKPOINT_DIR / CHECKPOINT_SETTINGS
         return read_yaml(path, []) if path.exists() else {}
+
+    def trained_settings(self) -> RunSettings | None:
+        """The RunSettings that trained the saved model, read back from its settings record; None without one."""
+        record = self.checkpoint_settings()
+        return trained_settings(record) if record else None
+
+
+def trained_settings(record: dict[str, Any]) -> RunSettings | None:
+    """A settings record (checkpoint/tfturbo-settings.yaml) as RunSettings; None when its settings are not valid."""
+    try:
+        return RunSettings.from_dict(record)
+    except (UserError, TypeError, ValueError):
+        return None
 
 
 def load_run(path: str | os.PathLike[str]) -> RunRecord:
@@ -272,17 +295,18 @@ def load_run(path: str | os.PathLike[str]) -> RunRecord:
 
 
 @dataclass
-class StudyRecord:
+class StudyRuns:
+    """The runs of a study directory; its study.yaml is read by `tfturbo.tune.study.Study.load`."""
+
     path: Path
-    study: dict[str, Any]
     runs: list[RunRecord]
     warnings: list[str]
 
 
-def load_study(path: str | os.PathLike[str]) -> StudyRecord:
+def load_study_runs(path: str | os.PathLike[str]) -> StudyRuns:
+    """Every run folder under the study's runs/, oldest first (a link is not followed)."""
     study_dir = Path(path)
     warnings: list[str] = []
-    study = read_yaml(study_dir / STUDY_YAML, warnings)
     runs_dir = study_dir / RUNS_DIR
     runs: list[RunRecord] = []
     if runs_dir.is_dir():
@@ -291,4 +315,4 @@ def load_study(path: str | os.PathLike[str]) -> StudyRecord:
                 runs.append(load_run(child))
     else:
         warnings.append(f"{study_dir} has no runs/ folder")
-    return StudyRecord(study_dir, study, runs, warnings)
+    return StudyRuns(study_dir, runs, warnings)

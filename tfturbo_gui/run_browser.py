@@ -14,7 +14,8 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QP
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from tfturbo import compare
-from tfturbo.runfiles import RUNS_DIR, RunRecord, load_run, load_study
+from tfturbo.runfiles import RUNS_DIR, RunRecord, load_run, load_study_runs
+from tfturbo.tune.study import Rung, Study
 
 from .compare_view import CompareView
 from .failures import outcome_cell
@@ -80,24 +81,23 @@ class RunBrowser(QMainWindow):
             self.add_runs(Path(path).name, [load_run(path)], [])
 
     def open_study(self, path: str | Path) -> None:
-        study = load_study(path)
-        workload = study.study.get("workload")
-        title = f"{Path(path).name}" + (f" — {workload}" if workload else "")
-        found = {r.path.resolve() for r in study.runs}
+        runs = load_study_runs(path)
+        study = Study.load(path)
+        title = f"{Path(path).name}" + (f" — {study.workload}" if study.workload else "")
+        found = {r.path.resolve() for r in runs.runs}
         runs_dir = (Path(path) / RUNS_DIR).resolve()
 
-        def lost_run(entry: dict) -> bool:
+        def lost_run(rung: Rung) -> bool:
             """A rung whose run ended before its folder under runs/ was written (e.g. the model failed to
             build): still listed. A path leading anywhere else is not a run of this study."""
-            where = (Path(path) / str(entry.get("run"))).resolve()
+            where = (Path(path) / str(rung.run)).resolve()
             return where.parent == runs_dir and where not in found and not where.exists()
 
-        lost = [e for e in study.study.get("ladder") or [] if isinstance(e, dict) and e.get("run")
-                and not e.get("skipped") and lost_run(e)]
-        self.add_runs(title, study.runs, study.warnings, lost)
+        lost = [r for r in study.rungs if r.run and r.skipped_reason is None and lost_run(r)]
+        self.add_runs(title, runs.runs, study.problems + runs.warnings, lost)
 
     def add_runs(self, title: str, records: list[RunRecord], warnings: list[str],
-                 lost: list[dict] | None = None) -> None:
+                 lost: list[Rung] | None = None) -> None:
         self.tree.blockSignals(True)
         top = QTreeWidgetItem([title])
         top.setFirstColumnSpanned(True)
@@ -117,11 +117,11 @@ class RunBrowser(QMainWindow):
                 item.setToolTip(1, "\n".join([outcome_cell(record.status)] + list(record.warnings)))
             top.addChild(item)
             self.records.append(record)
-        for entry in lost or []:
-            status = str(entry.get("status") or "crashed")
-            item = QTreeWidgetItem([str(entry.get("name") or entry["run"]), status,
-                                    str(entry.get("label") or ""), "n/a"])
-            item.setToolTip(1, f"{outcome_cell(status)} — {entry.get('reason') or 'the run left no folder'}")
+        for rung in lost or []:
+            status = str((rung.summary or {}).get("status") or "crashed")
+            reason = rung.decision.reason if rung.decision else ""
+            item = QTreeWidgetItem([rung.name, status, rung.settings.label(), "n/a"])
+            item.setToolTip(1, f"{outcome_cell(status)} — {reason or 'the run left no folder'}")
             item.setDisabled(True)  # nothing to plot
             top.addChild(item)
         top.setExpanded(True)

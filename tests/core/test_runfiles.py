@@ -7,7 +7,9 @@ import pytest
 
 from tfturbo import protocol, runfiles
 from tfturbo.errors import OutputDirError
-from tfturbo.runfiles import load_run, load_study, prepare_run_dir, safe_child, write_json_atomic, write_yaml
+from tfturbo.runfiles import load_run, load_study_runs, prepare_run_dir, safe_child, write_json_atomic, write_yaml
+from tfturbo.settings import RunSettings
+from tfturbo.tune.study import Study
 
 
 def make_run(d, summary=True, done=True, events_tail=b""):
@@ -65,9 +67,9 @@ def test_yaml_is_safe_loaded(tmp_path):
 def test_study_lists_runs_and_survives_missing_study_yaml(tmp_path):
     make_run(tmp_path / "s" / "runs" / "01-baseline")
     make_run(tmp_path / "s" / "runs" / "02-mixed", summary=False, done=False)
-    study = load_study(tmp_path / "s")
-    assert [r.name for r in study.runs] == ["01-baseline", "02-mixed"]
-    assert any("study.yaml is missing" in w for w in study.warnings)
+    study = load_study_runs(tmp_path / "s")
+    assert [r.name for r in study.runs] == ["01-baseline", "02-mixed"] and study.warnings == []
+    assert Study.load(tmp_path / "s").problems == ["study.yaml is missing"]
 
 
 def test_prepare_run_dir_refuses_an_existing_run_and_unwritable_dirs(tmp_path):
@@ -102,3 +104,14 @@ def test_names_from_files_never_leave_the_study(tmp_path, name):
 
 def test_safe_child_accepts_run_names(tmp_path):
     assert safe_child(tmp_path, "03-mixed_bfloat16+xla") == (tmp_path / "03-mixed_bfloat16+xla").resolve()
+
+
+def test_the_checkpoint_settings_record_reads_back_as_the_runs_settings(tmp_path):
+    settings = RunSettings("builtin:mlp", policy="mixed_bfloat16", jit_compile=True, batch_size=128, lr_scale=2.0,
+                           fix_head=True, script_args=["--length", "48"])
+    d = make_run(tmp_path / "r")
+    runfiles.write_checkpoint_settings(d, settings, 0.002, 120, {"versions": {"tensorflow": "2.21.0"}, "device": "CPU"})
+    record = load_run(d)
+    assert record.trained_settings() == settings.with_(steps=120)  # the steps it actually trained
+    assert record.checkpoint_settings()["learning_rate"] == 0.002 and record.checkpoint_settings()["device"] == "CPU"
+    assert load_run(make_run(tmp_path / "none")).trained_settings() is None

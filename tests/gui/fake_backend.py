@@ -193,10 +193,7 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
                "workload": {"spec": settings.workload, "name": settings.workload.split(":")[-1], "path": ""},
                "loss_scale": {"final": 32768.0, "min": 32768.0, "skipped_steps": 0} if sixteen else None,
                "xla_active": settings.jit_compile, "error": error}
-    recorded = {"policy": settings.policy, "jit_compile": settings.jit_compile,
-                "batch_size": settings.batch_size, "learning_rate": 0.003, "versions": VERSIONS,
-                "device": "CPU"}
-    runfiles.write_yaml(run_dir / runfiles.CHECKPOINT_DIR / runfiles.CHECKPOINT_SETTINGS, recorded)
+    runfiles.write_checkpoint_settings(run_dir, settings, 0.003, step, {"versions": VERSIONS, "device": "CPU"})
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, summary)
     writer.emit(protocol.RESULT, command="run", document=summary)
     code = 0 if status in (protocol.RunStatus.COMPLETED, protocol.RunStatus.CANCELLED) else 1

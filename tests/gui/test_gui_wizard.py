@@ -9,7 +9,7 @@ from conftest import FAKE_BACKEND, children, fake_launcher, go_next, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo import compare
-from tfturbo.runfiles import load_run, load_study
+from tfturbo.runfiles import load_run, load_study_runs
 from tfturbo_gui import live_plots
 from tfturbo_gui.step_status import ATTENTION, NOT_STARTED, PASSED
 
@@ -198,7 +198,7 @@ def test_run_browser_opens_a_study_and_compares_any_runs(qtbot, tmp_path):
     browser.compare.baseline_combo.setCurrentIndex(1)
     assert browser.compare.cell(1, "speed-up [95% CI]") == "1.00x (baseline)"
     csv_path = browser.compare.export_csv(tmp_path / "table.csv")
-    records = load_study(tmp_path / "study").runs
+    records = load_study_runs(tmp_path / "study").runs
     assert csv_path.read_text() == compare.to_csv(compare.compare_runs(records, baseline=1))
     browser.compare.align_combo.setCurrentText("training time")
     assert browser.compare.plots.by_time

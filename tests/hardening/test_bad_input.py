@@ -19,7 +19,8 @@ from hardening_helpers import ROOT
 from tests.report.report_fixtures import make_study, pdf_text
 from tfturbo import protocol, runfiles
 from tfturbo.cli import main as tfturbo_main
-from tfturbo.runfiles import load_study
+from tfturbo.runfiles import load_study_runs
+from tfturbo.tune.study import Study
 from tfturbo_gui.run_browser import RunBrowser
 
 RUN_NAMES = ["01-baseline", "02-mixed_bfloat16", "03-xla", "04-batch-128", "05-failed", "06-cancelled", "07-crashed"]
@@ -39,9 +40,10 @@ def damaged_study(tmp_path) -> Path:
 
 
 def test_a_study_with_corrupt_files_still_loads_every_run(damaged_study):
-    record = load_study(damaged_study)
+    record = load_study_runs(damaged_study)
     assert [r.name for r in record.runs] == RUN_NAMES
-    assert record.study == {} and any("study.yaml is corrupt" in w for w in record.warnings)
+    study = Study.load(damaged_study)
+    assert study.rungs == [] and any("study.yaml is corrupt" in p for p in study.problems)
     runs = {r.name: r for r in record.runs}
     assert any("run.yaml is corrupt" in w for w in runs["02-mixed_bfloat16"].warnings)
     assert any("summary.json is corrupt" in w for w in runs["03-xla"].warnings)

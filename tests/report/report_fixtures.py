@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from tfturbo import protocol
-from tfturbo.runfiles import (CHECKPOINT_DIR, CHECKPOINT_SETTINGS, EVENTS, RUN_YAML, RUNS_DIR, STUDY_YAML,
-                              SUMMARY, write_json_atomic, write_yaml)
+from tfturbo.runfiles import (EVENTS, RUN_YAML, RUNS_DIR, SUMMARY, write_checkpoint_settings, write_json_atomic,
+                              write_yaml)
 from tfturbo.settings import RunSettings
 from tfturbo.stats import median_ci
 from tfturbo.trials import accuracy
@@ -127,9 +127,8 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
             **({"paired_validation": paired} if paired else {}),
         })
     if checkpoint:
-        write_yaml(run_dir / CHECKPOINT_DIR / CHECKPOINT_SETTINGS, {
-            "policy": policy, "jit_compile": jit, "batch_size": batch_size, "learning_rate": lr,
-            "versions": VERSIONS, "device": DEVICE})
+        write_checkpoint_settings(run_dir, RunSettings.from_dict(settings), lr, steps,
+                                  {"versions": VERSIONS, "device": DEVICE})
     return run_dir
 
 

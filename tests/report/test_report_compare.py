@@ -16,7 +16,7 @@ from tfturbo import summary as summ
 from tfturbo.compare import (SAME_SETTINGS, SINGLE_RUN, compare_runs, effective_summary, metric_names,
                              replicate_key, steady_steps, to_csv, to_json, to_text)
 from tfturbo.errors import UserError
-from tfturbo.runfiles import RUNS_DIR, load_run, load_study
+from tfturbo.runfiles import RUNS_DIR, load_run, load_study_runs
 from tfturbo.stats import median_ci, two_sample_ratio_ci
 from tfturbo.trials.speed import samples_per_s
 
@@ -27,7 +27,7 @@ RUNGS = ["01-baseline", "02-mixed_bfloat16", "03-xla", "04-larger_batch", "05-co
 
 def rung_records(study_dir):
     """The runs of the study's rungs, without their trials' other replicates (NN-slug.a1, ...)."""
-    return [r for r in load_study(study_dir).runs if "." not in r.name]
+    return [r for r in load_study_runs(study_dir).runs if "." not in r.name]
 
 
 def rows_of(study_dir, baseline=0):
@@ -97,7 +97,7 @@ def test_single_runs_of_identical_settings_are_never_called_different(tmp_path):
 def test_replicated_runs_get_an_interval_and_a_verdict(study):
     """With the trials' replicate runs in the comparison every configuration is measured several times: the
     interval is across those runs (Welch on the log throughputs), so it covers run-to-run noise."""
-    records = load_study(study).runs
+    records = load_study_runs(study).runs
     rows = compare_runs(records, "01-baseline")
     groups: dict[tuple, list[float]] = {}
     for r in records:
@@ -174,7 +174,7 @@ def test_runs_without_summary_get_a_row_from_their_events(broken_study):
 
 def test_steady_samples_from_events_equal_the_summarys(study):
     """The event-derived statistics of a run without summary agree with what the backend would write."""
-    for record in load_study(study).runs:
+    for record in load_study_runs(study).runs:
         steps, ms = steady_steps(record)
         assert ms == record.summary["step_ms_samples"]
         assert steps[0] == WARMUP + 1 and not any(PROFILE[0] <= n < PROFILE[1] for n in steps)
@@ -203,7 +203,7 @@ def test_settings_record_is_read_back_from_the_checkpoint(study):
 
 
 def test_csv_round_trip(broken_study):
-    rows = compare_runs(load_study(broken_study).runs)  # with the replicates: some rows have intervals
+    rows = compare_runs(load_study_runs(broken_study).runs)  # with the replicates: some rows have intervals
     parsed = list(csv.DictReader(io.StringIO(to_csv(rows))))
     assert [p["name"] for p in parsed] == [r.name for r in rows]
     assert any(r.speedup_ci95 and r.verdict != "baseline" for r in rows)
@@ -244,7 +244,7 @@ def test_text_table_is_aligned_and_explains_itself(broken_study):
 
 
 def test_json_rows_are_strict_json(broken_study):
-    rows = compare_runs(load_study(broken_study).runs)
+    rows = compare_runs(load_study_runs(broken_study).runs)
     doc = to_json(rows)
     back = json.loads(json.dumps(doc, allow_nan=False))
     i = next(i for i, r in enumerate(rows) if r.speedup_ci95 and r.verdict != "baseline")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..cli_args import add_json
 from ..errors import UserError
-from ..runfiles import EVENTS, RUN_YAML, RUNS_DIR, SUMMARY, load_run, load_study, write_text_atomic
+from ..runfiles import EVENTS, RUN_YAML, RUNS_DIR, SUMMARY, load_run, load_study_runs, write_text_atomic
 from ..verdicts import Verdict
 
 
@@ -37,7 +37,7 @@ def load_records(paths: list[str]):
         if is_run_dir(path):
             records.append(load_run(path))
         elif (path / RUNS_DIR).is_dir():
-            records += load_study(path).runs
+            records += load_study_runs(path).runs
         else:
             raise UserError(f"{arg} holds no run (no {RUN_YAML}, {EVENTS} or {SUMMARY})",
                             "pass a run directory or a study directory")

@@ -7,8 +7,8 @@ baseline, which rung is recommended, the configuration table (from
 curves, findings, the input probe, the settings records and the commands
 that re-run each rung.
 
-The study's ladder (study.yaml, written by `tfturbo tune`) decides which rungs
-were kept. Without a readable study.yaml the runs in runs/ are compared with
+The study's ladder (study.yaml, written by `tfturbo tune` and read through
+`Study.load`) decides which rungs were kept. Without a readable study.yaml the runs in runs/ are compared with
 the first as baseline and the report says so.
 """
 
@@ -24,12 +24,11 @@ from .. import compare, protocol, summary as summ
 from ..cli_args import run_argv
 from ..errors import UserError
 from ..numbers import finite
-from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study
+from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
-from ..trials.verdict import WORSE, Tolerance
-from ..trials.verdict import AccuracyVerdict as AccuracyVerdictDoc
-from ..tune.study import RungKind, StudyStatus
+from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
+from ..tune.study import Rung, RungKind, Study, StudyStatus
 from ..verdicts import ProbeVerdict, Verdict
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
@@ -42,28 +41,53 @@ class LadderRow:
 
     name: str
     row: compare.CompareRow | None  # None: the ladder names a run that is not in runs/
-    kept: bool | None  # None: no ladder decision recorded
-    reason: str
     settings: dict[str, Any]
-    ladder: dict[str, Any] = field(default_factory=dict)  # the study.yaml entry, if any
+    rung: Rung | None = None  # the study's ladder rung; None: a run the ladder does not name
+    note: str = ""  # the reason shown for a run without a ladder decision
+
+    @property
+    def kept(self) -> bool | None:
+        """The ladder's decision; None when none was recorded (no ladder, or a trial that never finished)."""
+        if self.rung is None:
+            return None
+        if self.rung.skipped_reason is not None:
+            return False
+        return self.rung.decision.kept if self.rung.decision else None
+
+    @property
+    def reason(self) -> str:
+        if self.rung is None:
+            return self.note
+        if self.rung.skipped_reason is not None:
+            return self.rung.skipped_reason
+        return self.rung.decision.reason if self.rung.decision else ""
 
     @property
     def status(self) -> str:
         if self.row:
             return self.row.status
-        if self.ladder.get("skipped"):
+        if self.rung is not None and self.rung.skipped_reason is not None:
             return "skipped"
-        return str(self.ladder.get("status") or "missing")  # e.g. failed before its run folder was written
+        # e.g. failed before its run folder was written: study.yaml still says how it ended
+        return str(((self.rung.summary if self.rung else None) or {}).get("status") or "missing")
 
     @property
-    def speed(self) -> dict[str, Any]:
-        """The trial's speed verdict (`ab`'s `speed` object) from study.yaml; empty without one."""
-        return self.ladder.get("speed") if isinstance(self.ladder.get("speed"), dict) else {}
+    def compared_with(self) -> str | None:
+        """The rung its trial measured it against."""
+        return self.rung.compared_with if self.rung else None
 
     @property
-    def accuracy(self) -> dict[str, Any]:
-        """The trial's accuracy verdict (`ab`'s `accuracy` object) from study.yaml; empty without one."""
-        return self.ladder.get("accuracy") if isinstance(self.ladder.get("accuracy"), dict) else {}
+    def speed(self) -> SpeedVerdict | None:
+        """The trial's speed verdict when it measured a ratio; None for runs measured outside a trial."""
+        decision = self.rung.decision if self.rung else None
+        return decision.speed if decision is not None and finite(decision.speed.ratio) else None
+
+    @property
+    def accuracy(self) -> AccuracyVerdict | None:
+        """The trial's accuracy verdict when it recorded one (a metric, or why there was none)."""
+        decision = self.rung.decision if self.rung else None
+        acc = decision.accuracy if decision is not None else None
+        return acc if acc is not None and (acc.metric or acc.explanation) else None
 
 
 @dataclass
@@ -134,12 +158,9 @@ def _device_name(d: Any) -> str:
     return str(d)
 
 
-def _workload(study: dict[str, Any], records: list[RunRecord]) -> str:
-    w = study.get("workload")
-    if isinstance(w, dict):
-        w = w.get("spec") or w.get("name") or w.get("path")
-    if w:
-        return str(w)
+def _workload(study: Study, records: list[RunRecord]) -> str:
+    if study.workload:
+        return study.workload
     for r in records:
         meta = _run_meta(r, "workload")
         if isinstance(meta, dict) and (meta.get("spec") or meta.get("name")):
@@ -178,42 +199,28 @@ def _label(rung: LadderRow, role: str) -> str:
 
 # ---------------------------------------------------------------- the pieces
 
-def _rungs(study: dict[str, Any], rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[LadderRow]:
-    ladder = study.get("ladder")
-    rungs: list[LadderRow] = []
-    if isinstance(ladder, list) and ladder:
-        for entry in ladder:
-            if not isinstance(entry, dict):
-                continue
-            name = str(entry.get("name", ""))
-            row = rows.get(name)
-            settings = entry.get("settings") if isinstance(entry.get("settings"), dict) else \
-                (compare.run_settings(next(r for r in records if r.name == name)) if row else {})
-            kept = entry.get("kept") if isinstance(entry.get("kept"), bool) else None
-            rungs.append(LadderRow(name, row, kept, str(entry.get("reason") or ""), settings, entry))
-        # runs of the study that the ladder does not mention (a rung still running, an extra run)
-        named = {r.name for r in rungs}
-        rungs += [LadderRow(r.name, rows[r.name], None, "not in the study's ladder", compare.run_settings(r))
-                  for r in records if r.name not in named]
-        return rungs
-    return [LadderRow(r.name, rows[r.name], None, "", compare.run_settings(r)) for r in records]
+def _rungs(study: Study, rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[LadderRow]:
+    """The ladder's rungs in its order, then the runs it does not mention (a rung still running, an extra run)."""
+    rungs = [LadderRow(r.name, rows.get(r.name), r.settings.to_dict(), r) for r in study.rungs]
+    named = {r.name for r in rungs}
+    note = "not in the study's ladder" if study.rungs else ""
+    return rungs + [LadderRow(r.name, rows[r.name], compare.run_settings(r), note=note)
+                    for r in records if r.name not in named]
 
 
-def _baseline_name(study: dict[str, Any], records: list[RunRecord]) -> str | None:
-    ladder = study.get("ladder")
-    if isinstance(ladder, list):
-        for entry in ladder:
-            if isinstance(entry, dict) and any(r.name == entry.get("name") for r in records):
-                return str(entry["name"])
-    return records[0].name if records else None
+def _baseline_name(study: Study, records: list[RunRecord]) -> str | None:
+    """The first rung of the ladder that has a run, else the first run."""
+    names = {r.name for r in records}
+    first = next((r.name for r in study.rungs if r.name in names), None)
+    return first or (records[0].name if records else None)
 
 
-def _pick_tuned(rungs: list[LadderRow], baseline: LadderRow | None, study: dict[str, Any], has_ladder: bool
+def _pick_tuned(rungs: list[LadderRow], baseline: LadderRow | None, study: Study, has_ladder: bool
                 ) -> LadderRow | None:
     """The rung whose settings the study recommends; None when the baseline stays best."""
     candidates = [r for r in rungs if r is not baseline and r.row is not None]
-    recommended = study.get("recommended") if isinstance(study.get("recommended"), dict) else {}
-    named = study.get("recommended_rung")
+    recommended = study.recommended.to_dict() if study.recommended else {}
+    named = study.recommended_rung
     if has_ladder and named is not None:
         return next((r for r in candidates if r.name == named), None)
     if has_ladder:
@@ -243,13 +250,13 @@ def _outcome(rung: LadderRow) -> str:
     rung in a few words: its trial's speed verdict when the ladder has one, else the compare table's."""
     row = rung.row
     speed = rung.speed
-    if row is not None and finite(speed.get("ratio")):
-        ci = speed.get("ci95") or [None, None]
+    if row is not None and speed is not None:
+        ci = speed.ci95
         interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if all(finite(c) for c in ci) else ""
-        against = f" vs {rung.ladder['compared_with']}" if rung.ladder.get("compared_with") else ""
-        text = (f"{row.label}: {speed['ratio']:.2f}x{interval} over {speed.get('replicates')} replicate pairs"
-                f"{against}, {speed.get('verdict')}")
-        faster = speed.get("verdict") == Verdict.FASTER
+        against = f" vs {rung.compared_with}" if rung.compared_with else ""
+        text = (f"{row.label}: {speed.ratio:.2f}x{interval} over {speed.replicates} replicate pairs"
+                f"{against}, {speed.verdict}")
+        faster = speed.verdict == Verdict.FASTER
     elif row is None or row.speedup is None:
         return f"{row.label if row else rung.name}: {rung.status}"
     else:
@@ -265,11 +272,11 @@ def _outcome(rung: LadderRow) -> str:
 def _headline_trial(tuned: LadderRow, rungs: list[LadderRow], baseline: LadderRow | None) -> LadderRow | None:
     """The trial that measured the recommendation against the baseline itself: the confirmation rung, or the
     recommended rung when it was measured against the baseline; None for studies without trial verdicts."""
-    confirmation = next((r for r in rungs if r.ladder.get("rung") == RungKind.CONFIRMATION
-                         and finite(r.speed.get("ratio"))), None)
+    confirmation = next((r for r in rungs if r.rung is not None and r.rung.kind == RungKind.CONFIRMATION
+                         and r.speed is not None), None)
     if confirmation is not None:
         return confirmation
-    if finite(tuned.speed.get("ratio")) and baseline is not None and tuned.ladder.get("compared_with") == baseline.name:
+    if tuned.speed is not None and baseline is not None and tuned.compared_with == baseline.name:
         return tuned
     return None
 
@@ -297,19 +304,19 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
     row = tuned.row
     trial = _headline_trial(tuned, rungs, baseline)
     if trial is not None:
-        speed, acc = trial.speed, trial.accuracy
-        lo, hi = speed.get("ci95") or (float("nan"), float("nan"))
-        text = (source + f"Training with {row.label} is {speed['ratio']:.2f}x as fast as the baseline ({base.label}), "
+        speed = trial.speed
+        lo, hi = speed.ci95
+        text = (source + f"Training with {row.label} is {speed.ratio:.2f}x as fast as the baseline ({base.label}), "
                 f"measured as throughput per sample side by side with it (95% interval {lo:.2f}x to {hi:.2f}x over "
-                f"{speed.get('replicates')} interleaved replicate pairs, so run-to-run variation is included; "
-                f"{speed.get('verdict')}). ")
-    elif finite(tuned.speed.get("ratio")):  # its trial was against an earlier rung, and no confirmation followed
+                f"{speed.replicates} interleaved replicate pairs, so run-to-run variation is included; "
+                f"{speed.verdict}). ")
+    elif tuned.speed is not None:  # its trial was against an earlier rung, and no confirmation followed
         speed = tuned.speed
-        lo, hi = speed.get("ci95") or (float("nan"), float("nan"))
+        lo, hi = speed.ci95
         single = f" (one run of each: {row.speedup:.2f}x, without an interval)" if row.speedup is not None else ""
-        text = (source + f"Training with {row.label} is recommended: it was {speed['ratio']:.2f}x as fast as "
-                f"{tuned.ladder.get('compared_with')}, the configuration kept before it (95% interval {lo:.2f}x to "
-                f"{hi:.2f}x over {speed.get('replicates')} interleaved replicate pairs; {speed.get('verdict')}). "
+        text = (source + f"Training with {row.label} is recommended: it was {speed.ratio:.2f}x as fast as "
+                f"{tuned.compared_with}, the configuration kept before it (95% interval {lo:.2f}x to "
+                f"{hi:.2f}x over {speed.replicates} interleaved replicate pairs; {speed.verdict}). "
                 f"It was not measured side by side with the baseline ({base.label}), so no interval against the "
                 f"baseline can be stated{single}. ")
     elif row.speedup_ci95 is not None:
@@ -332,8 +339,8 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         text += (f"This run uses {compare.fmt_mfu(row.mfu)} of what this device's matmuls reach"
                  + (f" (the baseline {compare.fmt_mfu(base.mfu)})" if base.mfu is not None else "") + ". ")
     judged = trial if trial is not None else tuned  # every trial judges accuracy against the baseline
-    if judged.accuracy:
-        acc = AccuracyVerdictDoc.from_dict(judged.accuracy)
+    if judged.accuracy is not None:
+        acc = judged.accuracy
         examples = f" on {acc.examples} validation examples at equal samples seen" if acc.paired else ""
         text += f"Accuracy against the baseline{examples}: {acc.text()} — {acc.verdict}."
         return text
@@ -371,13 +378,13 @@ def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended
     return rows + switched_on_rows(settings)
 
 
-def _findings(study: dict[str, Any], records: list[RunRecord]) -> list[dict[str, Any]]:
+def _findings(study: Study, records: list[RunRecord]) -> list[dict[str, Any]]:
     """The study's findings, then each run's, without repeats; each tagged with the run it came from."""
     seen: set[tuple[str, str, str]] = set()
     out = []
-    sources = [("study", study.get("findings"))] + [(r.name, r.findings()) for r in records]
+    sources = [("study", study.findings())] + [(r.name, r.findings()) for r in records]
     for source, items in sources:
-        for f in items if isinstance(items, list) else []:
+        for f in items:
             if not isinstance(f, dict):
                 continue
             key = (str(f.get("code")), str(f.get("where")), str(f.get("message")))
@@ -503,38 +510,34 @@ def gather(study_dir: str | Path) -> ReportData:
     study_dir = Path(study_dir)
     if not study_dir.is_dir():
         raise UserError(f"{study_dir} is not a directory", "pass a study directory written by `tfturbo tune`")
-    record = load_study(study_dir)
-    study = record.study
-    if not record.runs and not study:
+    record = load_study_runs(study_dir)
+    if not record.runs and not (study_dir / STUDY_YAML).is_file():
         raise UserError(f"{study_dir} holds no runs (no {RUNS_DIR}/ with run directories) and no {STUDY_YAML}",
                         "pass a study directory written by `tfturbo tune`")
+    study = Study.load(study_dir)
     # A study with no runs still has a story to tell (an input-bound job stops after the probe).
-    has_ladder = isinstance(study.get("ladder"), list) and bool(study.get("ladder"))
-    stopped_early = study.get("status") == StudyStatus.STOPPED_INPUT_BOUND  # no runs is the expected outcome, not a problem
-    warnings = [w for w in record.warnings if not (stopped_early and "runs/" in w)]
+    has_ladder = bool(study.rungs)
+    stopped_early = study.status == StudyStatus.STOPPED_INPUT_BOUND  # no runs is the expected outcome, not a problem
+    warnings = study.problems + [w for w in record.warnings if not (stopped_early and "runs/" in w)]
     if not has_ladder and record.runs:
         warnings.append(f"{STUDY_YAML} has no ladder decisions: the runs are compared with the first as baseline")
-    status = study.get("status")
-    if status in ("running", "interrupted", "failed"):
-        message = f": {study['message']}" if study.get("message") else ""
-        warnings.append(f"the study did not finish (status {status}){message}; "
+    if study.status in (StudyStatus.RUNNING, StudyStatus.INTERRUPTED, StudyStatus.FAILED):
+        message = f": {study.message}" if study.message else ""
+        warnings.append(f"the study did not finish (status {study.status}){message}; "
                         "this report shows the rungs it completed")
     # a rung's other replicates (NN-slug.a1, .b2, ...) are measurements of its trial, not rungs of their own
-    replicas = {str(n) for e in study.get("ladder") or [] if isinstance(e, dict)
-                for n in e.get("replicates") or [] if n != e.get("name")}
-    runs = {r.name: r for r in record.runs if r.name not in replicas}
+    replicas = {n for r in study.rungs for n in r.replicates if n != r.name}
     record.runs = [r for r in record.runs if r.name not in replicas]
+    runs = {r.name: r for r in record.runs}
     base_name = _baseline_name(study, record.runs)
     # the ladder's order first, then any other run
-    ordered = [runs[e["name"]] for e in study.get("ladder") or [] if isinstance(e, dict) and e.get("name") in runs] \
-        if has_ladder else []
+    ordered = [runs[r.name] for r in study.rungs if r.name in runs]
     ordered += [r for r in record.runs if r not in ordered]
     rows = {row.name: row for row in compare.compare_runs(ordered, base_name)}
-    rungs = _rungs(study if has_ladder else {}, rows, ordered)
+    rungs = _rungs(study, rows, ordered)
     baseline = next((r for r in rungs if r.name == base_name), None)
-    recommended = study.get("recommended") if isinstance(study.get("recommended"), dict) else {}
+    recommended = study.recommended.to_dict() if study.recommended else {}
     tuned = _pick_tuned(rungs, baseline, study, has_ladder)
-    probe = study.get("probe") if isinstance(study.get("probe"), dict) else None
     docs = {r.name: compare.effective_summary(r) for r in ordered}
     base_record = runs.get(base_name) if base_name else None
     primary = summ.primary_metric(docs[base_name]) if base_record else None
@@ -542,24 +545,22 @@ def gather(study_dir: str | Path) -> ReportData:
     findings = _findings(study, ordered)
     workload = _workload(study, ordered)
     ref = base_record or (ordered[0] if ordered else None)
-    env = study.get("environment") if isinstance(study.get("environment"), dict) else {}
+    env = study.environment or {}
     device = (_run_meta(ref, "device") if ref else None) or \
         ", ".join(_device_name(d) for d in env.get("devices") or []) or "unknown"
     versions = (_run_meta(ref, "versions") if ref else None) or \
         {k: env[k] for k in ("tensorflow", "keras") if env.get(k)}
     return ReportData(
-        study_dir=study_dir, workload=workload, created=str(study.get("created") or "not recorded"),
+        study_dir=study_dir, workload=workload, created=study.created or "not recorded",
         device=str(device), versions={str(k): str(v) for k, v in (versions or {}).items()}, environment=env,
         rungs=rungs, baseline=baseline, tuned=tuned,
-        verdict=_verdict(baseline, tuned, rungs, probe, has_ladder, docs),
+        verdict=_verdict(baseline, tuned, rungs, study.probe, has_ladder, docs),
         recommended=recommended, apply_rows=_apply_rows(tuned, baseline, recommended),
-        findings=findings, probe=probe, plots=_plots(baseline, tuned, rungs, runs, metric),
-        snippet=study["snippet"] if isinstance(study.get("snippet"), str) and study["snippet"].strip() else
+        findings=findings, probe=study.probe, plots=_plots(baseline, tuned, rungs, runs, metric),
+        snippet=study.snippet if study.snippet and study.snippet.strip() else
         _snippet(recommended or (tuned.settings if tuned else {}), baseline, findings),
         commands=_commands(study_dir, rungs, workload), warnings=_warnings(warnings, rungs),
-        has_ladder=has_ladder, metric=metric,
-        options=study.get("options") if isinstance(study.get("options"), dict) else {},
-        measurement=study.get("measurement") if isinstance(study.get("measurement"), dict) else {},
-        design=next((str(e["design"]) for e in study.get("ladder") or [] if isinstance(e, dict) and e.get("design")),
-                    ""),
+        has_ladder=has_ladder, metric=metric, options=study.options,
+        measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)
+        design=next((r.decision.design for r in study.rungs if r.decision and r.decision.design), ""),
     )

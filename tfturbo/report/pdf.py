@@ -189,8 +189,7 @@ def _relative_time(rung: LadderRow) -> Paragraph:
     """Time per sample relative to the configuration it was measured against = 1 / speed (the tutorial's
     'relative step time')."""
     speed, row = rung.speed, rung.row
-    ratio, ci = (speed.get("ratio"), speed.get("ci95")) if finite(speed.get("ratio")) else \
-        (row.speedup, row.speedup_ci95)
+    ratio, ci = (speed.ratio, speed.ci95) if speed is not None else (row.speedup, row.speedup_ci95)
     if not finite(ratio) or ratio <= 0:
         return P("n/a")
     inv = (1 / ci[1], 1 / ci[0]) if ci and all(finite(c) for c in ci) and ci[0] > 0 else None
@@ -205,12 +204,12 @@ def _speedup(rung: LadderRow) -> Paragraph:
     if row is not None and row.status != protocol.RunStatus.COMPLETED:  # a crash is not "no measurable change"
         return P(f"not measured<br/>(the run {esc(row.status)})")
     speed = rung.speed
-    if finite(speed.get("ratio")):
-        lo, hi = speed.get("ci95") or (None, None)
+    if speed is not None:
+        lo, hi = speed.ci95
         ci = f"[{lo:.2f}, {hi:.2f}]" if finite(lo) and finite(hi) else "[no interval]"
-        against = rung.ladder.get("compared_with") or "the baseline"
-        return P(f"{speed['ratio']:.2f}x<br/><font color=\"{style.MUTED.hexval()}\">{ci} vs {esc(short(against, 30))}, "
-                 f"{speed.get('replicates')} pairs</font>")
+        against = rung.compared_with or "the baseline"
+        return P(f"{speed.ratio:.2f}x<br/><font color=\"{style.MUTED.hexval()}\">{ci} vs {esc(short(against, 30))}, "
+                 f"{speed.replicates} pairs</font>")
     return with_ci(row.speedup, row.speedup_ci95, 2, "x") if row is not None else P("n/a")
 
 
@@ -219,16 +218,13 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
     acc = rung.accuracy
     if rung.row is not None and rung.row.verdict == Verdict.BASELINE:
         return "-"
-    if acc:
-        loss = str(acc.get("metric") or "").endswith("loss")
-        fmt = (lambda v: f"{v:+.4f}") if loss else (lambda v: f"{v * 100:+.2f} pp")
-        delta, ci = acc.get("delta"), acc.get("ci95")
-        text = fmt(delta) if finite(delta) else "n/a"
-        if isinstance(ci, list) and len(ci) == 2 and all(finite(c) for c in ci):  # in the delta's unit
-            bound = (lambda v: f"{v:+.4f}") if loss else (lambda v: f"{v * 100:+.2f}")
-            text += f'<br/><font color="{style.MUTED.hexval()}">[{bound(ci[0])}, {bound(ci[1])}]</font>'
-        n = acc.get("n_examples")
-        return P(f"{text}<br/>{esc(str(acc.get('verdict') or ''))}" + (f", {n} ex." if n else ""))
+    if acc is not None:
+        text = acc.shown(acc.delta) if finite(acc.delta) else "n/a"
+        if acc.ci95 and all(finite(c) for c in acc.ci95):  # in the delta's unit
+            bound = (lambda v: f"{v:+.4f}") if acc.is_loss else (lambda v: f"{v * 100:+.2f}")
+            text += f'<br/><font color="{style.MUTED.hexval()}">[{bound(acc.ci95[0])}, {bound(acc.ci95[1])}]</font>'
+        n = acc.examples
+        return P(f"{text}<br/>{esc(acc.verdict)}" + (f", {n} ex." if n else ""))
     row = rung.row
     if row is not None and row.val_delta:
         name, d = row.val_delta
@@ -236,9 +232,9 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
     return "n/a"
 
 
-def _ladder_only(rung: LadderRow, key: str) -> str:
-    v = rung.ladder.get(key)
-    return f"{v:.2f}x (study.yaml)" if finite(v) else "n/a"
+def _ladder_only(rung: LadderRow) -> str:
+    """The speed-up study.yaml recorded for a rung whose run folder is gone."""
+    return f"{rung.speed.ratio:.2f}x (study.yaml)" if rung.speed is not None else "n/a"
 
 
 def configuration_section(data: ReportData) -> list:
@@ -253,7 +249,7 @@ def configuration_section(data: ReportData) -> list:
     for rung in data.rungs:
         row = rung.row
         if row is None:
-            rows.append([_rung_name(rung), status_cell(rung.status), "n/a", _ladder_only(rung, "speedup"), "n/a",
+            rows.append([_rung_name(rung), status_cell(rung.status), "n/a", _ladder_only(rung), "n/a",
                          "n/a", _decision(rung)])
             continue
         delta = _accuracy(rung)

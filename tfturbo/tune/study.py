@@ -10,6 +10,9 @@ completed | input_bound | failed | interrupted), message, environment (the
 `env` document), options, audit (findings), probe (the `probe-input`
 document), ladder (entries as in `tune --json`), recommended (settings or
 null), findings, measurement (runs and pairs per rung), snippet, report.
+`Study.load` is its typed inverse, the one reader of study.yaml: rungs come
+back as `Rung`s with their run's summary read from its run directory, and
+keys this version does not know are kept and written back.
 """
 
 from __future__ import annotations
@@ -20,12 +23,26 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, summary
+from ..errors import UserError
 from ..numbers import json_safe, num
-from ..runfiles import STUDY_YAML, write_yaml
+from ..run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, read_typed
+from ..runfiles import RUNS_DIR, STUDY_YAML, load_run, read_yaml, safe_child, write_yaml
 from ..settings import RunSettings
 from ..trials.verdict import TrialVerdict
 
 STUDY_FORMAT = 1
+
+# study.yaml's keys and their types (checked on load); findings and measurement are derived again on save
+_STUDY_KINDS = {"format": INT, "tool": STR, "workload": STR, "created": STR, "status": STR, "message": STR,
+                "environment": DICT, "options": DICT, "audit": DICT, "probe": DICT, "ladder": LIST,
+                "recommended": DICT, "recommended_rung": STR, "findings": LIST, "measurement": DICT,
+                "snippet": STR, "report": STR}
+# what a ladder entry records of its own; the rest of its keys are derived from its run's summary on save
+_ENTRY_KINDS = {"name": STR, "rung": STR, "run": STR, "settings": DICT, "status": STR, "skipped": BOOL,
+                "compared_with": STR, "replicates": LIST, "kept": BOOL, "reason": STR, "findings": LIST,
+                "speed": DICT, "accuracy": DICT, "design": STR, "run_seconds": NUMBER}
+_ENTRY_DERIVED = {"label", "steps_per_s", "samples_per_s", "step_ms", "steps_completed", "speedup", "speedup_ci95",
+                  "val_delta", "metric", "peak_memory_bytes", "memory_kind", "memory_ratio"}
 
 
 class RungKind:
@@ -63,6 +80,7 @@ class Rung:
     compared_with: str | None = None  # the rung it was measured against (its trial's A)
     replicates: list[str] = field(default_factory=list)  # every run of its trial, A's and B's ("NN-slug.a1", …)
     run_seconds: float | None = None  # the wall time of all its runs together
+    extra: dict[str, Any] = field(default_factory=dict)  # entry keys a newer tfturbo wrote (kept as read)
 
     @property
     def kept(self) -> bool:
@@ -105,6 +123,8 @@ class Rung:
             "kept": self.kept,
             "reason": self.skipped_reason if self.skipped_reason is not None else (d.reason if d else ""),
             "findings": list(d.findings) if d else [],
+            "run_seconds": self.run_seconds,
+            **{k: v for k, v in self.extra.items() if k not in _ENTRY_KINDS and k not in _ENTRY_DERIVED},
         }
 
 
@@ -129,6 +149,10 @@ class Study:
     recommended_rung: str | None = None  # the name of the ladder entry the recommendation comes from
     snippet: str | None = None
     report: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # study.yaml keys a newer tfturbo wrote (kept as read)
+    # findings study.yaml recorded that no rung gives any more (its run folder is gone, or a user added one)
+    recorded_findings: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list, repr=False, compare=False)  # what load() could not read
 
     @property
     def baseline(self) -> Rung | None:
@@ -141,6 +165,7 @@ class Study:
         for r in self.rungs:
             groups.append((r.summary or {}).get("findings") or [])
             groups.append(r.decision.findings if r.decision else [])
+        groups.append(self.recorded_findings)
         for group in groups:
             for f in group:
                 if not isinstance(f, dict):
@@ -202,7 +227,111 @@ class Study:
             "measurement": doc["measurement"],
             "snippet": self.snippet,
             "report": self.report,
+            **{k: v for k, v in self.extra.items() if k not in _STUDY_KINDS},
         }
         path = self.path / STUDY_YAML
         write_yaml(path, json_safe(data))
         return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Study":
+        """The study saved in `path`: as much of its study.yaml as is valid, every problem named in `problems`.
+
+        Never raises on a damaged file: a missing or corrupt study.yaml gives a
+        study without rungs (readers then fall back to the runs in runs/), a
+        key of the wrong type is dropped, a ladder entry that cannot be read is
+        skipped, and the rest still loads.
+        """
+        path = Path(path)
+        problems: list[str] = []
+        doc, extra = read_typed(read_yaml(path / STUDY_YAML, problems), _STUDY_KINDS, STUDY_YAML, problems)
+        if (doc.get("format") or STUDY_FORMAT) > STUDY_FORMAT:
+            problems.append(f"{STUDY_YAML} is format {doc['format']}, newer than this tfturbo reads "
+                            f"({STUDY_FORMAT}); it was read as far as it is understood")
+        workload = doc.get("workload") or ""
+        study = cls(path, workload, doc.get("options") or {}, created=doc.get("created") or "",
+                    status=doc.get("status") or "", message=doc.get("message") or "",
+                    environment=doc.get("environment"), audit=_audit_findings(doc.get("audit")),
+                    probe=doc.get("probe"), recommended_rung=doc.get("recommended_rung"),
+                    snippet=doc.get("snippet"), report=doc.get("report"), extra=extra,
+                    recorded_findings=[f for f in doc.get("findings") or [] if isinstance(f, dict)],
+                    problems=problems)
+        study.recommended = _settings(doc.get("recommended"), f"{STUDY_YAML}: recommended", problems)
+        for i, entry in enumerate(doc.get("ladder") or []):
+            rung = _rung(path, entry, f"{STUDY_YAML}: ladder[{i}]", workload, problems)
+            if rung is not None:
+                study.rungs.append(rung)
+        return study
+
+
+def _audit_findings(audit: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The audit's findings (`audit: {findings: [...]}`), the ones that are findings at all."""
+    return [f for f in (audit or {}).get("findings") or [] if isinstance(f, dict)]
+
+
+def _settings(doc: dict[str, Any] | None, source: str, problems: list[str]) -> RunSettings | None:
+    """RunSettings from a settings mapping; None, with the reason in `problems`, when they are not valid."""
+    if doc is None:
+        return None
+    try:
+        return RunSettings.from_dict(doc)
+    except (UserError, TypeError, ValueError) as e:
+        problems.append(f"{source}: the settings are not valid ({e}); ignored")
+        return None
+
+
+def _rung(study_dir: Path, raw: Any, source: str, workload: str, problems: list[str]) -> Rung | None:
+    """One ladder entry as a Rung, its summary read from its run directory; None when it names no rung."""
+    if not isinstance(raw, dict):
+        problems.append(f"{source} is not a mapping; skipped")
+        return None
+    entry, extra = read_typed(raw, _ENTRY_KINDS, source, problems)
+    name = entry.get("name")
+    if not name:
+        problems.append(f"{source} has no name; skipped")
+        return None
+    source = f"{STUDY_YAML}: {name}"
+    record_summary = _run_summary(study_dir, entry.get("run"), source, problems)
+    summary_settings = (record_summary or {}).get("settings")
+    settings = (_settings(entry.get("settings"), source, problems) or _settings(summary_settings, source, problems)
+                or RunSettings(workload=workload))
+    skipped = bool(entry.get("skipped"))
+    if record_summary is None and entry.get("status") and not skipped:  # its run left no summary.json
+        record_summary = {"status": entry["status"]}
+    return Rung(name, entry.get("rung") or "", settings, run=entry.get("run"), summary=record_summary,
+                decision=None if skipped else _decision(entry, source, problems),
+                skipped_reason=(entry.get("reason") or "") if skipped else None,
+                compared_with=entry.get("compared_with"), replicates=[str(n) for n in entry.get("replicates") or []],
+                run_seconds=entry.get("run_seconds"),
+                extra={k: v for k, v in extra.items() if k not in _ENTRY_DERIVED})
+
+
+def _run_summary(study_dir: Path, run: str | None, source: str, problems: list[str]) -> dict[str, Any] | None:
+    """The summary.json of a rung's run ("runs/NN-slug"), read by runfiles; None when there is none.
+
+    Only a folder directly under the study's runs/ is read: a path in the
+    file never leads anywhere else.
+    """
+    if not run:
+        return None
+    parent, _, name = run.rpartition("/")
+    try:
+        if parent != RUNS_DIR:
+            raise ValueError(f"{run!r} is not under {RUNS_DIR}/")
+        run_dir = safe_child(study_dir / RUNS_DIR, name)
+    except ValueError as e:
+        problems.append(f"{source}: run {e}; its run is not read")
+        return None
+    return load_run(run_dir).summary if run_dir.is_dir() else None
+
+
+def _decision(entry: dict[str, Any], source: str, problems: list[str]) -> TrialVerdict | None:
+    """The entry's trial verdict; None when it records no decision (a rung that never finished its trial)."""
+    if not (entry.get("speed") or entry.get("accuracy") or entry.get("reason")):
+        return None
+    try:
+        return TrialVerdict.from_dict({**entry, "speed": entry.get("speed") or {},
+                                       "accuracy": entry.get("accuracy") or {}})
+    except (TypeError, ValueError) as e:
+        problems.append(f"{source}: its decision could not be read ({e}); ignored")
+        return None

@@ -320,13 +320,7 @@ def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int)
     """checkpoint/model.keras and, beside it, the settings that produced it (tutorial step 5)."""
     folder = run_dir / runfiles.CHECKPOINT_DIR
     folder.mkdir(exist_ok=True)
-    s = job.settings
-    runfiles.write_yaml(folder / runfiles.CHECKPOINT_SETTINGS, {
-        "policy": s.policy, "jit_compile": s.jit_compile, "batch_size": s.batch_size,
-        "learning_rate": job.learning_rate, "lr_scale": s.lr_scale, "seed": s.seed, "steps": steps_done,
-        "strategy": s.strategy, "fix_head": s.fix_head, "drop_remainder": s.drop_remainder,
-        "workload": job.workload.spec, "script_args": list(s.script_args), **env,
-    })
+    runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env)
     try:
         job.model.save(folder / runfiles.CHECKPOINT_MODEL)
     except Exception as exc:  # noqa: BLE001 - an unsaveable model does not void the measurements
