@@ -76,8 +76,9 @@ def last_step(ops: PipelineOps) -> str | None:
 
 
 def in_memory_arrays(ops: PipelineOps) -> bool:
-    """Slices of in-memory arrays with no map: the data are already in memory and there is nothing to speed up."""
-    return ops.ops[:1] == list(_ARRAY_SOURCES) and not any("Map" in op for op in ops.ops)
+    """Slices of in-memory arrays, no map, prefetched (what tfturbo makes of NumPy inputs): nothing to speed up."""
+    return (ops.ops[:1] == list(_ARRAY_SOURCES) and not any("Map" in op for op in ops.ops)
+            and last_step(ops) == "PrefetchDataset")
 
 
 def plan_fixes(ops: PipelineOps | None, options_off: list[str], dataset_bytes: float | None,
@@ -85,8 +86,8 @@ def plan_fixes(ops: PipelineOps | None, options_off: list[str], dataset_bytes: f
     """The fixes for a pipeline made of `ops` whose one pass takes `dataset_bytes` (None: unknown)."""
     plan = InputFixPlan(options_off=list(options_off))
     if ops is not None and in_memory_arrays(ops):
-        plan.left.append("nothing to fix: the training data are in-memory arrays (no map to parallelize; "
-                         "tfturbo already shuffles, batches and prefetches them)")
+        plan.left.append("nothing to fix: the training data are in-memory arrays, already prefetched, with no "
+                         "map to parallelize (NumPy inputs: tfturbo batches and prefetches them itself)")
         plan.options_off = []
         return plan
     plan.applied.append("tf.data.Options: autotune, map_parallelization, parallel_batch on"

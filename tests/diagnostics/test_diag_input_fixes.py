@@ -56,6 +56,8 @@ def test_numpy_arrays_need_no_fix():
     plan = plan_fixes(ops("TensorSliceDataset", "ShuffleDatasetV3", "BatchDatasetV2", "PrefetchDataset"),
                       [], 2 ** 20, 8 * GiB)
     assert plan.applied == [] and "in-memory arrays" in plan.left[0]
+    unprefetched = plan_fixes(ops("TensorSliceDataset", "BatchDatasetV2"), [], 2 ** 20, 8 * GiB)
+    assert unprefetched.prefetch and unprefetched.cache  # the user's own slices: fixed like any pipeline
 
 
 def test_options_turned_off_by_the_pipeline_are_named():
