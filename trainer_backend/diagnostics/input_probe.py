@@ -171,11 +171,12 @@ def input_bound_finding(v: ProbeResult, ops: PipelineOps | None) -> Finding:
 
 
 def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], None] = lambda d, i: None,
-          profile_dir: str | None = None) -> dict[str, Any]:
-    """Run the three probes and return the `probe-input` document."""
+          profile_dir: str | None = None, warmup: int | None = None) -> dict[str, Any]:
+    """Run the three probes and return the `probe-input` document (`warmup`: batches skipped by each probe,
+    default `warmup_steps(steps)`)."""
     from . import profile_reader
 
-    warmup = warmup_steps(steps)
+    warmup = warmup_steps(steps) if warmup is None else warmup
     on_phase("input pipeline alone (no model)", 0)
     data_ms = time_input(train_ds, steps, warmup)
     on_phase("training step alone (one cached batch)", 1)
