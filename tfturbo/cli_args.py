@@ -115,7 +115,7 @@ def add_backend_commands(sub: argparse._SubParsersAction) -> dict[str, argparse.
     parsers["audit"] = p
 
     p = sub.add_parser("probe-input", help="is the job input-bound or compute-bound?")
-    add_settings(p, ["workload", "batch_size", "steps", "seed"],
+    add_settings(p, ["workload", "batch_size", "steps", "seed", "input_fixes"],
                  steps={"default": 60, "help": "steps measured per probe (default 60)"})
     add_json(p)
     parsers["probe-input"] = p

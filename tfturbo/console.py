@@ -128,7 +128,8 @@ def render_probe(doc: dict[str, Any]) -> str:
     ]
     frac = doc.get("input_fraction")
     if isinstance(frac, (int, float)):
-        lines.append(f"input fraction     {frac:.0%} of the step is spent waiting for data")
+        band = f" ({doc['band']} band, XProf's)" if doc.get("band") else ""
+        lines.append(f"input fraction     {frac:.0%} of the step is spent waiting for data{band}")
     if doc.get("findings"):
         lines.append(render_findings(doc))
     return "\n".join(lines)

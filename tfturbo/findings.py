@@ -13,6 +13,8 @@ INFO, WARNING, ERROR = "info", "warning", "error"
 SEVERITIES = (INFO, WARNING, ERROR)
 
 INPUT_BOUND = "INPUT_BOUND"
+INPUT_MODERATELY_BOUND = "INPUT_MODERATELY_BOUND"  # 5-20% of each step waits for data (XProf's "moderately")
+INPUT_FIXES_APPLIED = "INPUT_FIXES_APPLIED"  # --input-fixes: what tfturbo changed in the training dataset
 HEAD_NOT_FLOAT32 = "HEAD_NOT_FLOAT32"
 DIM_NOT_MULTIPLE_OF_8 = "DIM_NOT_MULTIPLE_OF_8"
 BATCH_NOT_MULTIPLE_OF_8 = "BATCH_NOT_MULTIPLE_OF_8"
@@ -35,6 +37,8 @@ SCALING_INEFFICIENT = "SCALING_INEFFICIENT"  # `scaling`: N replicas give well u
 # Default severity per code; a detector may raise a finding at another level.
 DEFAULT_SEVERITY = {
     INPUT_BOUND: ERROR,
+    INPUT_MODERATELY_BOUND: WARNING,
+    INPUT_FIXES_APPLIED: INFO,
     HEAD_NOT_FLOAT32: ERROR,
     DIM_NOT_MULTIPLE_OF_8: WARNING,
     BATCH_NOT_MULTIPLE_OF_8: WARNING,

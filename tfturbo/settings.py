@@ -107,6 +107,17 @@ class RunSettings:
                                    fixes=F.PARTIAL_LAST_BATCH, offer="Fix it in the next run: drop the partial batch",
                                    shown_as="drop the partial last batch",
                                    report=("Training data", "batch(..., drop_remainder=True)"))
+    # tf.data fixes applied to the training dataset without editing the workload (trainer_backend/input_fixes.py):
+    # Options (autotune, map_parallelization, parallel_batch), prefetch(AUTOTUNE) at the end when missing, and
+    # cache() when the data fit in memory with no randomness upstream. The data order is kept (deterministic).
+    input_fixes: bool = setting(False, flag="--input-fixes",
+                                help="apply tf.data fixes to the training data: autotune, parallel map and "
+                                     "batch, prefetch, and cache() when it fits in memory with no shuffle or "
+                                     "random map upstream (automatic fix; the data order is kept)",
+                                fixes=F.INPUT_BOUND, offer="Fix it in the next run: automatic tf.data fixes",
+                                shown_as="tf.data input fixes",
+                                report=("Input pipeline", "tf.data.Options (autotune, parallel map and batch), "
+                                        "prefetch(tf.data.AUTOTUNE); cache() where safe (INPUT_FIXES_APPLIED)"))
     # learning-rate multiplier (linear scaling rule for a larger batch)
     lr_scale: float = setting(1.0, flag="--lr-scale", parse=positive, always=True, to_arg=lambda v: repr(float(v)),
                               help="multiply the learning rate (linear scaling rule)")
@@ -193,6 +204,8 @@ class RunSettings:
             parts.append(f"batch {self.batch_size}")
         if self.steps_per_execution > 1:
             parts.append(f"{self.steps_per_execution} steps/call")
+        if self.input_fixes:
+            parts.append("tf.data fixes")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:

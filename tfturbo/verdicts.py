@@ -33,3 +33,12 @@ class ProbeVerdict:
 
     INPUT_BOUND = "input_bound"
     COMPUTE_BOUND = "compute_bound"
+
+
+class ProbeBand:
+    """How much of a step waits for input, in XProf's overview-page bands (the probe document's `band`):
+    HIGH is the input-bound verdict, MODERATE a warning, LOW not input-bound."""
+
+    HIGH = "high"
+    MODERATE = "moderate"
+    LOW = "low"

@@ -42,6 +42,16 @@ def probe_slow_input() -> dict:
 
 
 @pytest.fixture(scope="session")
+def slow_input_fixed_run(tmp_path_factory) -> tuple[dict, list[dict]]:
+    """`tfturbo run builtin:slow-input --input-fixes` (a short run): its summary and its events."""
+    out = tmp_path_factory.mktemp("diag") / "slow-input-fixed"
+    doc = _cli_json("run", "builtin:slow-input", "--input-fixes", "--steps", "30", "--val-examples", "64",
+                    "--profile", "0:0", "--out", str(out))
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    return doc, events
+
+
+@pytest.fixture(scope="session")
 def probe_mlp() -> dict:
     return _cli_json("probe-input", "builtin:mlp", "--steps", "40")
 

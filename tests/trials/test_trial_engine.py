@@ -110,6 +110,7 @@ def test_ab_settings_parse_and_name_their_mistakes():
     b = parse_settings("policy=mixed_bfloat16, jit=on,batch=128,fix_head=on", base, "--b")
     assert (b.policy, b.jit_compile, b.batch_size, b.fix_head) == ("mixed_bfloat16", True, 128, True)
     assert parse_settings("", base, "--a") == base
+    assert parse_settings("input-fixes=on", base, "--b").input_fixes is True
     with pytest.raises(UserError, match="jit='maybe' is not valid"):
         parse_settings("jit=maybe", base, "--b")
     with pytest.raises(UserError, match="known key"):

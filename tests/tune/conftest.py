@@ -62,8 +62,10 @@ class FakeBackend:
     def __init__(self, run_summary: Callable[[RunSettings], dict], recommended: str = "float32",
                  audit: list[dict] | None = None, verdict: str = "compute_bound",
                  on_run: Callable[[RunSettings], None] | None = None, run_noise: float = 0.02,
-                 available_memory: int | None = None):
-        """`run_noise`: each run's speed is off by a seeded factor (1 + run_noise * N(0, 1)), as replicates are."""
+                 available_memory: int | None = None, fixed_verdict: str | None = None):
+        """`run_noise`: each run's speed is off by a seeded factor (1 + run_noise * N(0, 1)), as replicates are.
+        `fixed_verdict`: the probe's verdict with --input-fixes (default: `verdict`)."""
+        self.fixed_verdict = fixed_verdict or verdict
         self.run_summary = run_summary
         self.recommended = recommended
         self.audit = audit or []
@@ -85,10 +87,11 @@ class FakeBackend:
         if command == "audit":
             return result(command, {"findings": self.audit})
         if command == "probe-input":
-            found = [] if self.verdict == "compute_bound" else [
+            verdict = self.fixed_verdict if "--input-fixes" in argv else self.verdict
+            found = [] if verdict == "compute_bound" else [
                 {"code": "INPUT_BOUND", "severity": "error", "where": "train_ds", "message": "input-bound",
                  "fix": "ds = ds.cache().prefetch(tf.data.AUTOTUNE)"}]
-            return result(command, {"verdict": self.verdict, "input_fraction": 0.05 if not found else 0.8,
+            return result(command, {"verdict": verdict, "input_fraction": 0.05 if not found else 0.8,
                                     "data_steps_per_s": 100.0, "compute_steps_per_s": 10.0,
                                     "train_steps_per_s": 9.5, "findings": found})
         settings = parse_run_settings(argv)

@@ -170,14 +170,70 @@ def test_both_policies_are_measured_when_asked(tmp_path, make_summary, fake_back
     assert names[:3] == ["01-baseline", "02-mixed_float16", "03-mixed_bfloat16"]
 
 
-def test_input_bound_job_stops_after_the_probe(tmp_path, make_summary, fake_backend):
+def input_bound_like(make_summary, fixes_ms: float):
+    """float32 100 ms on the user's pipeline, `fixes_ms` with the automatic tf.data fixes; the rest as cpu_like."""
+    cpu = cpu_like(make_summary)
+
+    def run(s):
+        doc = cpu(s)
+        if s.input_fixes:
+            doc = make_summary(fixes_ms * (0.8 if s.jit_compile else 1), 0.90, policy=s.policy, jit=s.jit_compile,
+                               memory_kind="host", peak_mb=800, seed=7 + 10 * s.jit_compile,
+                               findings=[{"code": "INPUT_FIXES_APPLIED", "severity": "info", "where": "train_ds",
+                                          "message": "tf.data fixes applied",
+                                          "fix": "train_ds = train_ds.prefetch(tf.data.AUTOTUNE)"}])
+        return doc
+    return run
+
+
+def test_input_bound_job_stops_after_the_probe_without_the_input_stage(tmp_path, make_summary, fake_backend):
     backend = fake_backend(cpu_like(make_summary), verdict="input_bound")
-    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s"), runner=backend).run()
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", stages=("mixed_precision",)), runner=backend).run()
     doc = study.document()
     assert doc["status"] == "input_bound" and doc["ladder"] == [] and doc["recommended"] is None
     assert "INPUT_BOUND" in codes_of(doc["findings"])
     assert [c for c, _ in backend.calls] == ["env", "audit", "probe-input"]
     assert yaml.safe_load((tmp_path / "s" / "study.yaml").read_text())["probe"]["verdict"] == "input_bound"
+
+
+def test_input_fixes_that_cure_the_job_continue_the_ladder_from_them(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(input_bound_like(make_summary, 50.0), verdict="input_bound", fixed_verdict="compute_bound")
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", stages=("input_pipeline", "xla")),
+                   runner=backend).run()
+    doc = study.document()
+    assert doc["status"] == "completed", doc["message"]
+    rungs = {e["rung"]: e for e in doc["ladder"]}
+    assert rungs["input_pipeline"]["kept"] and rungs["input_pipeline"]["settings"]["input_fixes"]
+    assert rungs["xla"]["settings"]["input_fixes"]  # the ladder goes on from the fixed configuration
+    probes = [argv for c, argv in backend.calls if c == "probe-input"]
+    assert len(probes) == 2 and "--input-fixes" in probes[1]  # re-probed with the fixes on
+    assert doc["probe_input_fixes"]["verdict"] == "compute_bound"
+    assert doc["recommended"]["input_fixes"] and "prefetch(tf.data.AUTOTUNE)" in doc["snippet"]
+    assert "INPUT_FIXES_APPLIED" in codes_of(rungs["input_pipeline"]["findings"])
+
+
+def test_input_fixes_that_leave_the_job_input_bound_stop_the_study(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(input_bound_like(make_summary, 50.0), verdict="input_bound")
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s"), runner=backend).run()
+    doc = study.document()
+    assert doc["status"] == "input_bound" and [e["rung"] for e in doc["ladder"]] == ["baseline", "input_pipeline"]
+    assert "still input-bound" in doc["message"] and "faster" in doc["message"]  # what the fixes gained
+    assert doc["probe_input_fixes"]["verdict"] == "input_bound"
+
+
+def test_input_fixes_not_kept_stop_the_study_without_a_second_probe(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(input_bound_like(make_summary, 100.0), verdict="input_bound", fixed_verdict="compute_bound")
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s"), runner=backend).run()
+    doc = study.document()
+    assert doc["status"] == "input_bound" and "were not kept" in doc["message"]
+    assert [c for c, _ in backend.calls].count("probe-input") == 1 and doc["probe_input_fixes"] is None
+
+
+def test_a_compute_bound_job_has_no_input_pipeline_rung(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(cpu_like(make_summary))
+    doc = Ladder(TuneOptions("builtin:fake", tmp_path / "s", stages=("input_pipeline",)), runner=backend).run().document()
+    assert doc["status"] == "completed" and [e["rung"] for e in doc["ladder"]] == ["baseline"]
+    assert not any(r.input_fixes for r in backend.runs)
 
 
 def test_broken_workload_writes_nothing(tmp_path, make_summary, fake_backend, backend_result):

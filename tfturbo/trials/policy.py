@@ -8,6 +8,10 @@ and the same recommendation whichever front end ran them:
 - every candidate is measured against the best configuration kept so far
   (speed), and judged on accuracy against the baseline run, so tolerances do
   not add up along the ladder;
+- an input-bound job (the probe's verdict) first measures the automatic tf.data
+  fixes (`input_fixes`); the ladder goes on from them only when they were kept
+  and the probe, run again with them, no longer finds the job input-bound
+  (`input_stop_reason`); otherwise the study stops with the code changes;
 - the audit's automatic fixes (float32 head for a 16-bit policy, dropping the
   partial last batch under XLA) are applied when `auto_fix` is on and the
   audit raised the finding they fix;
@@ -31,13 +35,16 @@ from .. import findings as F
 from ..settings import RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE, next_size
 from ..tune.study import RungKind
+from ..verdicts import ProbeVerdict
 from .verdict import FASTER, WORSE, TrialVerdict
 
 SIXTEEN_BIT = ("mixed_float16", "mixed_bfloat16")
 MIXED_PRECISION, XLA = RungKind.MIXED_PRECISION, RungKind.XLA
 LARGER_BATCH, CONFIRMATION = RungKind.LARGER_BATCH, RungKind.CONFIRMATION
-STEPS_PER_EXECUTION = RungKind.STEPS_PER_EXECUTION
-STAGES = (MIXED_PRECISION, XLA, STEPS_PER_EXECUTION, LARGER_BATCH, CONFIRMATION)
+STEPS_PER_EXECUTION, INPUT_PIPELINE = RungKind.STEPS_PER_EXECUTION, RungKind.INPUT_PIPELINE
+STAGES = (INPUT_PIPELINE, MIXED_PRECISION, XLA, STEPS_PER_EXECUTION, LARGER_BATCH, CONFIRMATION)
+INPUT_BOUND_ADVICE = ("the device waits for data, so precision and XLA would not make it faster; make the "
+                      "input pipeline changes of the INPUT_BOUND finding in your code, then tune again")
 SHORT_STEP_MS = 5.0  # below this median step time the host's per-call overhead is worth amortizing
 MAX_STEPS_PER_EXECUTION = 32
 
@@ -99,6 +106,7 @@ class TuningPolicy:
         self.auto_fix = auto_fix
         self.max_batch_scale = max_batch_scale
         self.available_memory = available_memory
+        self.input_bound = False  # the probe's verdict on the baseline's configuration (`probed`)
         self._batch_start = None  # Rung: the best configuration when the batch search began
         self.baseline = None  # Rung
         self.best = None  # Rung: the best kept configuration so far
@@ -115,6 +123,45 @@ class TuningPolicy:
             fix_head=settings.fix_head or (settings.sixteen_bit and F.HEAD_NOT_FLOAT32 in codes),
             drop_remainder=settings.drop_remainder or (settings.jit_compile and F.PARTIAL_LAST_BATCH in codes))
 
+    # -- the input probe ------------------------------------------------------------------------
+
+    def probed(self, verdict: str | None) -> None:
+        """The first probe's verdict: an input-bound job measures the automatic tf.data fixes first."""
+        self.input_bound = verdict == ProbeVerdict.INPUT_BOUND
+
+    def needs_reprobe(self) -> bool:
+        """The input fixes were kept: probe again with them on before anything else is tuned."""
+        rung = self._input_rung()
+        return self.input_bound and rung is not None and rung.kept
+
+    def input_stop_reason(self, reprobe: dict[str, Any] | None) -> str | None:
+        """None when the ladder goes on; else why the study stops input-bound, with what the fixes gained.
+
+        `reprobe` is the probe-input document with the fixes on (None: not run or failed). The ladder goes on
+        only from a configuration that is not input-bound: the fixes kept and the re-probe compute-bound.
+        """
+        if not self.input_bound:
+            return None
+        rung = self._input_rung()
+        if rung is None:
+            return f"the job is input-bound: {INPUT_BOUND_ADVICE}"
+        d = rung.decision
+        gained = f"speed {d.speed.text()}, {d.speed.verdict}" if d is not None else "not measured"
+        if not rung.kept:
+            return (f"the job is input-bound and the automatic tf.data fixes were not kept ({gained}: "
+                    f"{d.reason if d else 'no verdict'}): {INPUT_BOUND_ADVICE}")
+        verdict = (reprobe or {}).get("verdict")
+        if verdict != ProbeVerdict.COMPUTE_BOUND:
+            share = (reprobe or {}).get("input_fraction")
+            still = (f"{share:.0%} of each step still waits for data" if isinstance(share, (int, float))
+                     else "the probe with the fixes on did not answer")
+            return (f"the job is still input-bound with the automatic tf.data fixes (kept: {gained}; {still}): "
+                    f"{INPUT_BOUND_ADVICE}")
+        return None
+
+    def _input_rung(self):
+        return next((r for r in reversed(self.rungs) if r.kind == INPUT_PIPELINE), None)
+
     # -- candidates -----------------------------------------------------------------------------
 
     def set_baseline(self, rung) -> None:
@@ -124,6 +171,11 @@ class TuningPolicy:
         """What to measure for a stage, built on the best kept configuration so far."""
         assert self.best is not None, "the baseline must be measured first"
         best, base = self.best, self.best.settings
+        if kind == INPUT_PIPELINE:
+            if not self.input_bound or base.input_fixes:
+                return []
+            return [Candidate(kind, "input_fixes", base.with_(input_fixes=True),
+                              "the probe found the job input-bound: the automatic tf.data fixes first", best)]
         if kind == MIXED_PRECISION:
             chosen = [policy] if policy else self.policies
             return [Candidate(kind, p, self.fixes_for(base.with_(policy=p)),
@@ -251,6 +303,11 @@ def _lever_findings(rung, verdict: TrialVerdict) -> list[dict[str, Any]]:
         return [F.Finding(F.BATCH_DID_NOT_FIT, f"batch {s.batch_size} did not complete ({verdict.reason}); the batch "
                           "search ends below it (an expected outcome: most often out of memory)",
                           "keep a smaller batch", where, data={"batch_size": s.batch_size}).to_dict()]
+    if rung.kind == INPUT_PIPELINE:
+        applied = [f for f in (rung.summary or {}).get("findings") or [] if f.get("code") == F.INPUT_FIXES_APPLIED]
+        return [F.Finding(F.INPUT_FIXES_APPLIED, f"automatic tf.data fixes measured: "
+                          f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
+                          applied[0].get("fix", "") if applied and verdict.kept else "", where).to_dict()]
     if rung.kind == XLA and s.xla_autoclustering:
         return [F.Finding(F.XLA_AUTOCLUSTERING, f"XLA auto-clustering measured: {'kept' if verdict.kept else 'not kept'}"
                           f" ({verdict.reason})", 'tf.config.optimizer.set_jit("autoclustering")  # before training'

@@ -74,6 +74,11 @@ def snippet(recommended_settings: RunSettings | dict[str, Any] | None,
             " import tensorflow as tf",
             '+tf.config.optimizer.set_jit("autoclustering")',
         ]))
+    if rec.input_fixes and not base.input_fixes:
+        applied = next((f.get("fix") for f in _where(findings, F.INPUT_FIXES_APPLIED) if f.get("fix")), None)
+        hunks.append((
+            "input pipeline: the automatic tf.data fixes tfturbo measured (at the end of make_datasets())",
+            ["+" + line for line in (applied or "train_ds = train_ds.prefetch(tf.data.AUTOTUNE)").splitlines()]))
     batch_changed = rec.batch_size and base.batch_size and rec.batch_size != base.batch_size
     drop = rec.drop_remainder or rec.jit_compile
     if batch_changed or (drop and not base.drop_remainder):

@@ -8,6 +8,9 @@ judged against the baseline's run. The runs of rung NN are
 runs/NN-slug (B's first replicate, the rung's own run) and runs/NN-slug.a1,
 .b2, … (the others). The order of stages:
 
+  input pipeline, only when the probe found the job input-bound: the automatic
+    tf.data fixes, then the probe again with them on; the study goes on only
+    when they were kept and the job is no longer input-bound
   mixed precision (the recommended 16-bit policy; both with both_policies)
   + XLA on the best kept configuration (and 16-bit + XLA when 16-bit lost only on speed)
   + steps_per_execution (a few N) when steps are short
@@ -33,7 +36,7 @@ from ..errors import OutputDirError, UserError
 from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import backend_executor, fail_on_bad_input
-from ..trials.policy import (CONFIRMATION, STAGES, Candidate,
+from ..trials.policy import (CONFIRMATION, INPUT_PIPELINE, STAGES, Candidate,
                              TuningPolicy, sixteen_bit_policies)
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedRun, Trial, run_trial
@@ -199,7 +202,8 @@ class Ladder:
             if not step() or self._stopped():
                 return
         for kind in [k for k in STAGES if k in self.opts.stages or k == CONFIRMATION]:
-            if not self._stage(kind) or self._stopped():
+            stage = self._input_pipeline if kind == INPUT_PIPELINE else self._stage
+            if not stage(kind) or self._stopped():
                 return
 
     def _environment(self) -> bool:
@@ -237,26 +241,50 @@ class Ladder:
         return True
 
     def _probe(self) -> bool:
-        """No tuning of a job that is waiting on data: an input-bound verdict ends the study."""
-        opts, study = self.opts, self.study
-        argv = [opts.workload, "--seed", str(opts.seed)]
+        """No tuning of a job that is waiting on data: an input-bound verdict ends the study, unless the
+        input_pipeline stage is to measure the automatic tf.data fixes first."""
+        document = self.study.probe = self._run_probe([])
+        verdict = document.get("verdict")
+        self.policy.probed(verdict)
+        if verdict == ProbeVerdict.INPUT_BOUND and INPUT_PIPELINE in self.opts.stages:
+            self.say("input probe: the automatic tf.data fixes are measured first")
+            return True
+        return self._go_on_unless_input_bound()
+
+    def _run_probe(self, extra: list[str]) -> dict[str, Any]:
+        """The probe-input document (`extra`: more options, e.g. --input-fixes); a failed probe is recorded with
+        its error and no verdict."""
+        opts = self.opts
+        argv = [opts.workload, "--seed", str(opts.seed), *extra]
         if opts.batch_size:
             argv += ["--batch-size", str(opts.batch_size)]
         probe = self._call("probe-input", argv + script_argv(opts.script_args))
         fail_on_bad_input(probe.error, "the input probe")
+        label = "input probe" + (" with " + " ".join(extra) if extra else "")
         if probe.document is None:
-            self.say("input probe: failed (" + self._error_text(probe) + "); continuing without its verdict")
-            study.probe = {"verdict": None, "error": self._error_text(probe), "findings": []}
-            return True
-        study.probe = probe.document
-        verdict = probe.document.get("verdict")
-        self.say(f"input probe: {str(verdict).replace('_', '-')}")
-        if verdict == ProbeVerdict.INPUT_BOUND:
-            study.status = StudyStatus.STOPPED_INPUT_BOUND
-            study.message = ("the job is input-bound: the device waits for data, so precision and XLA "
-                             "would not make it faster; fix the input pipeline first (see StudyStatus.STOPPED_INPUT_BOUND)")
+            self.say(f"{label}: failed ({self._error_text(probe)}); continuing without its verdict")
+            return {"verdict": None, "error": self._error_text(probe), "findings": []}
+        band = probe.document.get("band")
+        self.say(f"{label}: {str(probe.document.get('verdict')).replace('_', '-')}"
+                 + (f" ({band} share of step time waiting on input)" if band else ""))
+        return probe.document
+
+    def _input_pipeline(self, kind: str) -> bool:
+        """The automatic tf.data fixes as a measured rung, then the probe again with them on."""
+        if not self._stage(kind) or self._stopped():
             return False
-        return True
+        if self.policy.needs_reprobe():
+            self.study.probe_input_fixes = self._run_probe(["--input-fixes"])
+        return self._go_on_unless_input_bound()
+
+    def _go_on_unless_input_bound(self) -> bool:
+        """Stop the study (STOPPED_INPUT_BOUND) when the policy says the job is still input-bound."""
+        reason = self.policy.input_stop_reason(self.study.probe_input_fixes)
+        if reason is None:
+            return True
+        self.study.status = StudyStatus.STOPPED_INPUT_BOUND
+        self.study.message = reason
+        return False
 
     def _baseline(self) -> bool:
         base = self.base = self._single_run(RungKind.BASELINE, RungKind.BASELINE, self.opts.base_settings())  # default profiler window

@@ -102,6 +102,10 @@ def render_study(doc: dict[str, Any]) -> str:
         frac = probe.get("input_fraction")
         extra = f", {frac:.0%} of the step waits for data" if isinstance(frac, (int, float)) else ""
         lines.append(f"input: {str(probe['verdict']).replace('_', '-')}{extra}")
+        fixed = doc.get("probe_input_fixes") or {}
+        if isinstance(fixed.get("input_fraction"), (int, float)):
+            lines.append(f"input with the automatic tf.data fixes: {str(fixed.get('verdict')).replace('_', '-')}, "
+                         f"{fixed['input_fraction']:.0%} of the step waits for data")
     ladder = doc.get("ladder") or []
     if ladder:
         lines += ["", render_table(ladder), "", render_reasons(ladder)]

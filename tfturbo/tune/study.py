@@ -8,7 +8,8 @@ rung: a study stopped by Ctrl-C or a crash still says what it decided.
 study.yaml keys: format, tool, workload, created, status (running |
 completed | input_bound | failed | interrupted), message, environment (the
 `env` document), options, audit (findings), probe (the `probe-input`
-document), ladder (entries as in `tune --json`), recommended (settings or
+document), probe_input_fixes (the probe again with --input-fixes, when the
+input_pipeline rung was kept), ladder (entries as in `tune --json`), recommended (settings or
 null), findings, measurement (runs and pairs per rung), snippet, report.
 `Study.load` is its typed inverse, the one reader of study.yaml: rungs come
 back as `Rung`s with their run's summary read from its run directory, and
@@ -49,6 +50,7 @@ class RungKind:
     """What a rung of the ladder changes (a rung's `kind` in study.yaml)."""
 
     BASELINE = "baseline"
+    INPUT_PIPELINE = "input_pipeline"  # the automatic tf.data fixes, first when the probe found the job input-bound
     MIXED_PRECISION = "mixed_precision"
     XLA = "xla"
     STEPS_PER_EXECUTION = "steps_per_execution"  # compile(steps_per_execution=N): fewer host round trips
@@ -144,6 +146,7 @@ class Study:
     environment: dict[str, Any] | None = None
     audit: list[dict[str, Any]] = field(default_factory=list)
     probe: dict[str, Any] | None = None
+    probe_input_fixes: dict[str, Any] | None = None  # the probe again with --input-fixes (input_pipeline rung kept)
     rungs: list[Rung] = field(default_factory=list)
     recommended: RunSettings | None = None
     recommended_rung: str | None = None  # the name of the ladder entry the recommendation comes from
@@ -161,7 +164,8 @@ class Study:
     def findings(self) -> list[dict[str, Any]]:
         """Audit, probe, run and decision findings, each once."""
         out, seen = [], set()
-        groups = [self.audit, (self.probe or {}).get("findings") or []]
+        groups = [self.audit, (self.probe or {}).get("findings") or [],
+                  (self.probe_input_fixes or {}).get("findings") or []]
         for r in self.rungs:
             groups.append((r.summary or {}).get("findings") or [])
             groups.append(r.decision.findings if r.decision else [])
@@ -203,6 +207,7 @@ class Study:
             "report": self.report,
             "environment": self.environment,
             "probe": self.probe,
+            "probe_input_fixes": self.probe_input_fixes,
             "measurement": self.measurement(),
             "snippet": self.snippet,
         }
@@ -220,6 +225,7 @@ class Study:
             "options": self.options,
             "audit": {"findings": self.audit},
             "probe": self.probe,
+            "probe_input_fixes": self.probe_input_fixes,
             "ladder": doc["ladder"],
             "recommended": doc["recommended"],
             "recommended_rung": self.recommended_rung,

@@ -106,7 +106,24 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         except Exception as exc:  # noqa: BLE001 - tfturbo's own fix never fails the run
             findings.append(fix_not_applied("--drop-remainder", f"{type(exc).__name__}: {exc}",
                                             "batch the training data with ds.batch(batch_size, drop_remainder=True)"))
+    if settings.input_fixes:
+        train_ds, finding = input_fixes(train_ds, settings.batch_size)
+        findings.append(finding)
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy)
+
+
+def input_fixes(train_ds, batch_size: int) -> tuple[Any, Finding]:
+    """--input-fixes: the fixed dataset and the INPUT_FIXES_APPLIED finding (events, summary and log say what
+    changed), or the dataset unchanged and FIX_NOT_APPLIED when the pipeline cannot be changed."""
+    from ..input_fixes import fix_training_data
+
+    try:
+        fixed, finding = fix_training_data(train_ds, batch_size)
+    except Exception as exc:  # noqa: BLE001 - tfturbo's own fix never fails the run
+        return train_ds, fix_not_applied("--input-fixes", f"{type(exc).__name__}: {exc}",
+                                         "add .prefetch(tf.data.AUTOTUNE) at the end of the training pipeline")
+    print(f"tfturbo: --input-fixes: {finding.message}", file=sys.stderr)
+    return fixed, finding
 
 
 def whole_calls(settings: RunSettings) -> RunSettings:

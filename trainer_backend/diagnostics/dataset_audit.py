@@ -228,9 +228,24 @@ class PipelineOps:
 
     ops: list[str]
     py_function: bool  # a map runs Python (tf.py_function / numpy_function): holds the GIL
+    random_ops: list[str] = field(default_factory=list)  # random ops inside its functions (augmentation)
 
     def has(self, *names: str) -> bool:
         return any(op in names for op in self.ops)
+
+    def randomness(self) -> str | None:
+        """Why one pass may differ from the next (shuffle, random ops, Python code tfturbo cannot read), or None.
+
+        A cache() after such a step would replay the first pass forever, so it decides whether caching is safe.
+        """
+        shuffles = [op for op in self.ops if "Shuffle" in op or "Random" in op]
+        if shuffles:
+            return f"the pipeline shuffles ({shuffles[0]})"
+        if self.random_ops:
+            return f"a map draws random numbers ({self.random_ops[0]})"
+        if self.py_function:
+            return "a map runs Python code (tf.py_function / numpy_function) that may be random"
+        return None
 
 
 def pipeline_ops(ds: Any) -> PipelineOps | None:
@@ -245,4 +260,5 @@ def pipeline_ops(ds: Any) -> PipelineOps | None:
         return None
     ops = [node.op for node in graph.node if "Dataset" in node.op]
     inner = {node.op for fn in graph.library.function for node in fn.node_def}
-    return PipelineOps(ops=ops, py_function=bool(inner & {"PyFunc", "EagerPyFunc", "PyFuncStateless"}))
+    return PipelineOps(ops=ops, py_function=bool(inner & {"PyFunc", "EagerPyFunc", "PyFuncStateless"}),
+                       random_ops=sorted(op for op in inner if "Random" in op))

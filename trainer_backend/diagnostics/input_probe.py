@@ -12,9 +12,13 @@ from measurements that work on any device:
 Each probe skips its warm-up steps (tracing, shuffle-buffer fill) and reports
 the median step time, so a stray slow step on a shared machine does not move
 it. `input_fraction` is the share of a real step not explained by compute:
-(t_real - t_compute) / t_real. The job is input-bound when that share is at
-least INPUT_BOUND_FRACTION and the input alone is slow enough to account for
-it — otherwise the gap is host noise, not the pipeline.
+(t_real - t_compute) / t_real. The share is put in XProf's bands (its
+overview page): "high" at HIGH_INPUT_SHARE (20%) or more, "moderate" from
+MODERATE_INPUT_SHARE (5%), else "low" — and "low" too when the input alone is
+not slow enough to account for the gap (then it is host noise, not the
+pipeline). "high" is the input-bound verdict (INPUT_BOUND, the study stops
+unless the automatic tf.data fixes cure it); "moderate" is a warning
+(INPUT_MODERATELY_BOUND) and tuning goes on.
 """
 
 from __future__ import annotations
@@ -24,12 +28,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tfturbo.findings import INPUT_BOUND, Finding
-from tfturbo.verdicts import ProbeVerdict
+from tfturbo.findings import INPUT_BOUND, INPUT_MODERATELY_BOUND, Finding
+from tfturbo.verdicts import ProbeBand, ProbeVerdict
 
 from .dataset_audit import PipelineOps, pipeline_ops
 
-INPUT_BOUND_FRACTION = 0.25
+# XProf's overview-page bands of the share of step time waiting on input.
+HIGH_INPUT_SHARE = 0.20
+MODERATE_INPUT_SHARE = 0.05
 # The input alone must take at least this share of the unexplained gap to be blamed for it.
 EXPLAINS_GAP = 0.5
 
@@ -88,9 +94,17 @@ def cached_batch(ds: Any) -> Any:
     return tf.data.Dataset.from_tensors(next(iter(ds))).repeat()
 
 
+def band(fraction: float, explained: bool) -> str:
+    """XProf's band for the share of a step waiting on input; LOW when the input alone cannot explain the gap."""
+    if not explained or fraction < MODERATE_INPUT_SHARE:
+        return ProbeBand.LOW
+    return ProbeBand.HIGH if fraction >= HIGH_INPUT_SHARE else ProbeBand.MODERATE
+
+
 @dataclass
 class ProbeResult:
     verdict: str
+    band: str
     input_fraction: float
     data_ms: float
     compute_ms: float
@@ -106,13 +120,14 @@ def decide(data_ms: list[float], compute_ms: list[float], train_ms: list[float])
     t_data, t_compute, t_train = (statistics.median(x) for x in (data_ms, compute_ms, train_ms))
     gap = max(0.0, t_train - t_compute)
     fraction = min(1.0, gap / t_train) if t_train > 0 else 0.0
-    input_bound = fraction >= INPUT_BOUND_FRACTION and t_data >= EXPLAINS_GAP * gap
-    verdict = ProbeVerdict.INPUT_BOUND if input_bound else ProbeVerdict.COMPUTE_BOUND
-    return ProbeResult(verdict, fraction, t_data, t_compute, t_train)
+    share = band(fraction, t_data >= EXPLAINS_GAP * gap)
+    verdict = ProbeVerdict.INPUT_BOUND if share == ProbeBand.HIGH else ProbeVerdict.COMPUTE_BOUND
+    return ProbeResult(verdict, share, fraction, t_data, t_compute, t_train)
 
 
 def input_bound_finding(v: ProbeResult, ops: PipelineOps | None) -> Finding:
-    """INPUT_BOUND with the tf.data changes as code, each marked where the pipeline's own ops show it applies."""
+    """INPUT_BOUND (high band) or INPUT_MODERATELY_BOUND (moderate band) with the tf.data changes as code, each
+    marked where the pipeline's own ops show it applies."""
     def mark(applies: bool | None, why: str) -> str:
         return f"  # <- {why}" if applies else ""
 
@@ -139,22 +154,29 @@ def input_bound_finding(v: ProbeResult, ops: PipelineOps | None) -> Finding:
         lines.append("# a tf.py_function/numpy_function holds the Python GIL: parallel map helps little;"
                      " rewrite it in tf ops or cache its output")
     rates = v.rates()
-    return Finding(
-        INPUT_BOUND,
-        f"input-bound: {v.input_fraction:.0%} of each training step waits for data — the input pipeline "
-        f"alone delivers {rates['data_steps_per_s']:.1f} batches/s, the training step alone runs "
-        f"{rates['compute_steps_per_s']:.1f} steps/s, real training {rates['train_steps_per_s']:.1f} steps/s. "
-        "Fix the pipeline first: mixed precision and XLA cannot speed up a job that waits for data",
-        fix="\n".join(lines), where="train_ds (make_datasets)",
-        data={"input_fraction": v.input_fraction, "pipeline_ops": ops.ops if known else None})
+    measured = (f"{v.input_fraction:.0%} of each training step waits for data — the input pipeline "
+                f"alone delivers {rates['data_steps_per_s']:.1f} batches/s, the training step alone runs "
+                f"{rates['compute_steps_per_s']:.1f} steps/s, real training {rates['train_steps_per_s']:.1f} steps/s")
+    if v.band == ProbeBand.MODERATE:
+        code, message = INPUT_MODERATELY_BOUND, (
+            f"moderately input-bound ({MODERATE_INPUT_SHARE:.0%}–{HIGH_INPUT_SHARE:.0%} waiting, XProf's band): "
+            f"{measured}. Tuning goes on; the pipeline changes below would win that share back")
+    else:
+        code, message = INPUT_BOUND, (
+            f"input-bound (at least {HIGH_INPUT_SHARE:.0%} waiting, XProf's \"highly input-bound\"): {measured}. "
+            "Fix the pipeline first: mixed precision and XLA cannot speed up a job that waits for data")
+    return Finding(code, message, fix="\n".join(lines), where="train_ds (make_datasets)",
+                   data={"input_fraction": v.input_fraction, "band": v.band,
+                         "pipeline_ops": ops.ops if known else None})
 
 
 def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], None] = lambda d, i: None,
-          profile_dir: str | None = None) -> dict[str, Any]:
-    """Run the three probes and return the `probe-input` document."""
+          profile_dir: str | None = None, warmup: int | None = None) -> dict[str, Any]:
+    """Run the three probes and return the `probe-input` document (`warmup`: batches skipped by each probe,
+    default `warmup_steps(steps)`)."""
     from . import profile_reader
 
-    warmup = warmup_steps(steps)
+    warmup = warmup_steps(steps) if warmup is None else warmup
     on_phase("input pipeline alone (no model)", 0)
     data_ms = time_input(train_ds, steps, warmup)
     on_phase("training step alone (one cached batch)", 1)
@@ -162,17 +184,18 @@ def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], 
     on_phase("real training steps", 2)
     train_ms = time_steps(model, train_ds, steps, warmup)
     v = decide(data_ms, compute_ms, train_ms)
-    findings = [input_bound_finding(v, pipeline_ops(train_ds))] if v.verdict == ProbeVerdict.INPUT_BOUND else []
+    findings = [input_bound_finding(v, pipeline_ops(train_ds))] if v.band != ProbeBand.LOW else []
     on_phase("profiler input analysis", 3)
     profiler = profile_reader.profile_steps(model, train_ds, profile_dir)
     return {
         "verdict": v.verdict,
+        "band": v.band,
         "input_fraction": round(v.input_fraction, 4),
         **{k: round(r, 3) for k, r in v.rates().items()},
         "findings": [f.to_dict() for f in findings],
         "step_ms": {"data": round(v.data_ms, 3), "compute": round(v.compute_ms, 3), "train": round(v.train_ms, 3)},
         "steps_per_probe": steps,
         "warmup_steps": warmup,
-        "thresholds": {"input_fraction": INPUT_BOUND_FRACTION, "data_explains_gap": EXPLAINS_GAP},
+        "thresholds": {"high": HIGH_INPUT_SHARE, "moderate": MODERATE_INPUT_SHARE, "data_explains_gap": EXPLAINS_GAP},
         "profiler": profiler,
     }
