@@ -12,14 +12,16 @@ runs, with which fixes, and may repeat one. No Qt here.
 from __future__ import annotations
 
 import re
+import shlex
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tfturbo import protocol
 from tfturbo import summary as summ
-from tfturbo.cli_args import run_argv
+from tfturbo.cli_args import run_argv, script_argv
 from tfturbo.commands.backend import log_path as user_log_path
+from tfturbo.errors import UserError
 from tfturbo.run_summary import RunSummary
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
@@ -48,16 +50,27 @@ def default_study_dir(spec: str, now: datetime | None = None) -> Path:
     return Path.home() / STUDIES_FOLDER / f"{workload_name(spec)}-{stamp}"
 
 
-def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None) -> list[str]:
-    """`audit` arguments (the shared backend parser's)."""
+def script_options(text: str) -> list[str]:
+    """The wizard's "Script options" line as the script's argv, split as a shell would (no shell runs it)."""
+    try:
+        return shlex.split(text)
+    except ValueError as e:  # "No closing quotation", "No escaped character"
+        raise UserError(f"script options: {str(e).lower()}",
+                        "close the quote, or put a backslash before a lone quote or a trailing backslash") from e
+
+
+def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
+               script_args: list[str] = ()) -> list[str]:
+    """`audit` arguments (the shared backend parser's); a script's options follow `--`."""
     argv = [workload, "--policy", policy, "--jit" if jit else "--no-jit"]
-    return argv + (["--batch-size", str(batch_size)] if batch_size else [])
+    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
 
 
-def probe_argv(workload: str, seed: int = DEFAULT_SEED, batch_size: int | None = None) -> list[str]:
-    """`probe-input` arguments (the shared backend parser's)."""
+def probe_argv(workload: str, seed: int = DEFAULT_SEED, batch_size: int | None = None,
+               script_args: list[str] = ()) -> list[str]:
+    """`probe-input` arguments (the shared backend parser's); a script's options follow `--`."""
     argv = [workload, "--seed", str(seed)]
-    return argv + (["--batch-size", str(batch_size)] if batch_size else [])
+    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
 
 
 class WizardSession:
@@ -65,6 +78,7 @@ class WizardSession:
 
     def __init__(self, workload: str = "", steps: int = DEFAULT_STEPS, seed: int = DEFAULT_SEED):
         self.workload = workload
+        self.script_args: list[str] = []  # a training script's own options, given to every command (after `--`)
         self.steps = steps
         self.seed = seed
         # replicate pairs per trial (the wizard's "Measurement" setting; defaults as `tfturbo tune`)
@@ -83,7 +97,8 @@ class WizardSession:
         if self.study_path is None:  # never the current directory (that is often the code checkout)
             self.study_path = default_study_dir(self.workload)
         return TuneOptions(workload=self.workload, out=self.study_path, steps=self.steps, seed=self.seed,
-                           min_replicates=self.min_replicates, max_replicates=self.max_replicates)
+                           min_replicates=self.min_replicates, max_replicates=self.max_replicates,
+                           script_args=list(self.script_args))
 
     def ensure_study(self) -> Study:
         """Create the study folder on the first run (the user may change it until then)."""

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tfturbo import protocol, runfiles  # noqa: E402
-from tfturbo.cli_args import build_backend_parser, settings_from_args  # noqa: E402
+from tfturbo.cli_args import build_backend_parser, parse_args, settings_from_args  # noqa: E402
 from tfturbo.findings import Finding  # noqa: E402
 from tfturbo.stats import median_ci  # noqa: E402
 
@@ -213,7 +213,7 @@ def main() -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         stop.wait = lambda timeout=None: time.sleep(timeout or 0) or False  # deaf to stop and end of stdin
         stop.is_set = lambda: False
-    args = build_backend_parser("fake_backend").parse_args(rest)
+    args = parse_args(build_backend_parser("fake_backend"), rest)  # a script's options after `--`, as the backend
     writer = protocol.EventWriter(sinks=[sys.stdout])
     writer.emit(protocol.HELLO, command=args.command, versions=VERSIONS, devices=["CPU"], pid=os.getpid())
     threading.Thread(target=watch_stdin, daemon=True).start()
