@@ -125,6 +125,8 @@ class ScalingSection(QWidget):
             return
         if data.status != protocol.RunStatus.COMPLETED:
             self.session.scaling.stop()  # stopped or failed: judge the pairs measured so far
+        else:
+            self.panel.hide()  # the table says what the runs measured; a failure keeps its error shown
         self.show_result(self.session.finish_scaling())
 
     def show_result(self, result: ScalingResult) -> None:
