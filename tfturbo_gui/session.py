@@ -12,16 +12,19 @@ runs, with which fixes, and may repeat one. No Qt here.
 from __future__ import annotations
 
 import re
+import shlex
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tfturbo import protocol
 from tfturbo import summary as summ
-from tfturbo.cli_args import run_argv
+from tfturbo.cli_args import run_argv, script_argv
 from tfturbo.commands.backend import log_path as user_log_path
+from tfturbo.errors import UserError
 from tfturbo.run_summary import RunSummary
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
+from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
 from tfturbo.trials.policy import Candidate, TuningPolicy, sixteen_bit_policies
 from tfturbo.trials.speed import SpeedRule
@@ -48,16 +51,47 @@ def default_study_dir(spec: str, now: datetime | None = None) -> Path:
     return Path.home() / STUDIES_FOLDER / f"{workload_name(spec)}-{stamp}"
 
 
-def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None) -> list[str]:
-    """`audit` arguments (the shared backend parser's)."""
+def script_options(text: str) -> list[str]:
+    """The wizard's "Script options" line as the script's argv, split as a shell would (no shell runs it)."""
+    try:
+        return shlex.split(text)
+    except ValueError as e:  # "No closing quotation", "No escaped character"
+        raise UserError(f"script options: {str(e).lower()}",
+                        "close the quote, or put a backslash before a lone quote or a trailing backslash") from e
+
+
+def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
+               script_args: list[str] = ()) -> list[str]:
+    """`audit` arguments (the shared backend parser's); a script's options follow `--`."""
     argv = [workload, "--policy", policy, "--jit" if jit else "--no-jit"]
-    return argv + (["--batch-size", str(batch_size)] if batch_size else [])
+    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
 
 
-def probe_argv(workload: str, seed: int = DEFAULT_SEED, batch_size: int | None = None) -> list[str]:
-    """`probe-input` arguments (the shared backend parser's)."""
+def probe_argv(workload: str, seed: int = DEFAULT_SEED, batch_size: int | None = None,
+               script_args: list[str] = ()) -> list[str]:
+    """`probe-input` arguments (the shared backend parser's); a script's options follow `--`."""
     argv = [workload, "--seed", str(seed)]
-    return argv + (["--batch-size", str(batch_size)] if batch_size else [])
+    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
+
+
+def scaling_offer(environment: dict[str, Any] | None) -> tuple[list[int], str]:
+    """(replica counts, '') to measure scaling over this machine's GPUs (MirroredStrategy), or ([], why not).
+
+    Only where there are devices to scale over: logical CPU devices share the
+    same cores, so on a CPU the measurement shows contention, not scaling.
+    """
+    devices = [d for d in (environment or {}).get("devices") or [] if isinstance(d, dict)]
+    gpus = sum(1 for d in devices if d.get("type") == "GPU")
+    if gpus >= 2:
+        counts = [1]
+        while counts[-1] * 2 <= gpus:
+            counts.append(counts[-1] * 2)
+        return counts + ([gpus] if counts[-1] != gpus else []), ""
+    if environment is None:
+        return [], "the hardware report has not arrived yet"
+    what = "one GPU" if gpus == 1 else "only the CPU (replicas would share its cores)"
+    return [], (f"this machine has {what}: scaling needs two or more GPUs. On a machine with several, measure "
+                "it here or with `tfturbo scaling WORKLOAD --replicas 1,2 --out STUDY_DIR`.")
 
 
 class WizardSession:
@@ -65,6 +99,7 @@ class WizardSession:
 
     def __init__(self, workload: str = "", steps: int = DEFAULT_STEPS, seed: int = DEFAULT_SEED):
         self.workload = workload
+        self.script_args: list[str] = []  # a training script's own options, given to every command (after `--`)
         self.steps = steps
         self.seed = seed
         # replicate pairs per trial (the wizard's "Measurement" setting; defaults as `tfturbo tune`)
@@ -76,6 +111,7 @@ class WizardSession:
         self.policy: TuningPolicy | None = None  # made when the baseline is measured
         self.trials: dict[int, Trial] = {}  # id(rung) -> its trial
         self.run_data: dict[int, RunData] = {}  # id(rung) -> live data of its own run (B's first replicate)
+        self.scaling: ScalingMeasurement | None = None  # the Batch size page's scaling measurement
 
     # ------------------------------------------------------------ study
 
@@ -83,7 +119,8 @@ class WizardSession:
         if self.study_path is None:  # never the current directory (that is often the code checkout)
             self.study_path = default_study_dir(self.workload)
         return TuneOptions(workload=self.workload, out=self.study_path, steps=self.steps, seed=self.seed,
-                           min_replicates=self.min_replicates, max_replicates=self.max_replicates)
+                           min_replicates=self.min_replicates, max_replicates=self.max_replicates,
+                           script_args=list(self.script_args))
 
     def ensure_study(self) -> Study:
         """Create the study folder on the first run (the user may change it until then)."""
@@ -247,6 +284,33 @@ class WizardSession:
         if data.error and not doc.get("error"):
             doc = {**doc, "error": {k: data.error.get(k) for k in ("kind", "message", "fix")}}
         return doc
+
+    # ------------------------------------------------------------ scaling (STUDY/scaling/, as `tfturbo scaling`)
+
+    def start_scaling(self, counts: list[int]) -> None:
+        """Measure the best configuration so far on 1…N GPUs, each N an A/B trial against one replica."""
+        assert self.best is not None, "the baseline has not been measured"
+        self.scaling = ScalingMeasurement(self.best.settings.with_(profile=NO_PROFILE), "mirrored", counts,
+                                          SpeedRule(self.min_replicates, self.max_replicates))
+
+    def next_scaling_run(self) -> tuple[PlannedRun, list[str]] | None:
+        """The measurement's next run and its `run` arguments (into STUDY/scaling/runs/), or None when done."""
+        planned = self.scaling.next_run()
+        if planned is None:
+            return None
+        return planned, run_argv(planned.settings, str(self.scaling_path() / RUNS_DIR / planned.name))
+
+    def record_scaling_run(self, planned: PlannedRun, data: RunData) -> None:
+        self.scaling.record(planned, self._summary(data, planned.settings), self.scaling_path() / RUNS_DIR / planned.name)
+
+    def finish_scaling(self) -> ScalingResult:
+        """Judge what was measured and write scaling.json, where the report finds it."""
+        result = self.scaling.result()
+        result.save(self.scaling_path())
+        return result
+
+    def scaling_path(self) -> Path:
+        return self.ensure_study().path / SCALING_DIR
 
     def data_of(self, rung: Rung | None) -> RunData | None:
         return self.run_data.get(id(rung)) if rung is not None else None

@@ -1,6 +1,6 @@
 """Script mode: measure an unchanged training script (README, "Your training script, unchanged").
 
-A `.py` file that defines `build_model` and `make_datasets` at module level is
+A `.py` file that defines `build_model` and `make_datasets` at module level (`tfturbo.workload_kind`) is
 a contract workload (`trainer_backend.workload`); any other `.py` file is a
 training script as people write them: top-level code or `main()` with
 argparse, NumPy arrays or tf.data, callbacks, evaluate and save after `fit()`.
@@ -42,7 +42,6 @@ The captured call becomes a workload with the contract's interface
 
 from __future__ import annotations
 
-import ast
 import inspect
 import itertools
 import math
@@ -54,31 +53,9 @@ from pathlib import Path
 from typing import Any
 
 from tfturbo.errors import WorkloadError
+from tfturbo.workload_kind import CONTRACT_FUNCTIONS
 
-CONTRACT_FUNCTIONS = ("build_model", "make_datasets")
 KERAS_DEFAULT_BATCH = 32  # what model.fit uses for arrays when the script gives no batch_size
-
-
-def defines_contract(path: Path) -> bool:
-    """True when the file defines (or imports) `build_model` and `make_datasets` at module level.
-
-    Decided from the source, without running it: running a script is what trains.
-    A file that does not parse is treated as a contract workload, whose import
-    reports the syntax error.
-    """
-    try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"), filename=str(path))
-    except SyntaxError:
-        return True
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update(alias.asname or alias.name for alias in node.names)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return all(name in names for name in CONTRACT_FUNCTIONS)
 
 
 class _FitReached(BaseException):

@@ -122,7 +122,9 @@ def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = ()) -> "
     """Resolve `spec` (a path or `builtin:NAME`) to a contract workload, imported in isolation with its
     functions checked, or to a training script (`trainer_backend.script`), which runs later, in
     `build_model()`. `script_args` are a script's own options (its sys.argv[1:])."""
-    from .script import ScriptWorkload, defines_contract
+    from tfturbo.workload_kind import defines_contract
+
+    from .script import ScriptWorkload
 
     spec = str(spec)
     if spec.startswith(BUILTIN_PREFIX):

@@ -16,10 +16,11 @@ import pytest
 FAKE_BACKEND = Path(__file__).with_name("fake_backend.py")
 
 
-def fake_launcher(scenario: str = "ok", delay: float = 0.0):
-    """A launcher running the fake backend with a scenario (see fake_backend.py)."""
+def fake_launcher(scenario: str = "ok", delay: float = 0.0, gpus: int = 0):
+    """A launcher running the fake backend with a scenario, on a machine with `gpus` GPUs (see fake_backend.py)."""
     def launch(command: str, argv: list[str]) -> list[str]:
-        return [sys.executable, str(FAKE_BACKEND), "--scenario", scenario, "--delay", str(delay), command, *argv]
+        return [sys.executable, str(FAKE_BACKEND), "--scenario", scenario, "--delay", str(delay), "--gpus", str(gpus),
+                command, *argv]
     return launch
 
 

@@ -6,7 +6,7 @@ a flood of steps, a run that waits to be stopped). It parses its arguments
 with the shared backend parser, so an argv the GUI builds wrongly fails here
 exactly as it would in the real backend.
 
-    python fake_backend.py [--scenario NAME] [--delay S] COMMAND ARGS...
+    python fake_backend.py [--scenario NAME] [--delay S] [--gpus N] COMMAND ARGS...
 
 Scenarios: ok (default), slow (steps trickle until stopped), fail (a training
 error with a traceback), crash (killed mid-run, no `done`), flood (a run of
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tfturbo import protocol, runfiles  # noqa: E402
-from tfturbo.cli_args import build_backend_parser, settings_from_args  # noqa: E402
+from tfturbo.cli_args import build_backend_parser, parse_args, settings_from_args  # noqa: E402
 from tfturbo.findings import Finding  # noqa: E402
 from tfturbo.stats import median_ci  # noqa: E402
 
@@ -59,9 +59,11 @@ def bad_workload(writer: protocol.EventWriter, spec: str) -> int:
     return 2
 
 
-def env(writer: protocol.EventWriter, args) -> int:
+def env(writer: protocol.EventWriter, args, gpus: int) -> int:
     writer.emit(protocol.RESULT, command="env", document={
-        "devices": [{"name": "/CPU:0", "type": "CPU"}], "tensorflow": "2.21.0", "keras": "3.15.0",
+        "devices": [{"name": "/CPU:0", "type": "CPU"}] + [{"name": f"Fake GPU {i}", "type": "GPU",
+                                                           "compute_capability": "9.0"} for i in range(gpus)],
+        "tensorflow": "2.21.0", "keras": "3.15.0",
         "recommended_policy": "float32",
         "reason": "CPU without native bfloat16: 16-bit policies are emulated and slower"})
     writer.emit(protocol.DONE, status=protocol.RunStatus.COMPLETED, exit_code=0)
@@ -104,7 +106,10 @@ def probe(writer: protocol.EventWriter, args) -> int:
 def step_time(settings, rng: random.Random) -> float:
     ms = {"float32": 10.0, "mixed_bfloat16": 8.0, "mixed_float16": 7.0}[settings.policy]
     ms *= 0.8 if settings.jit_compile else 1.0
-    ms *= settings.batch_size / 64 * 0.9 if settings.batch_size > 64 else 1.0
+    replicas = (settings.devices or 1) if settings.strategy == "mirrored" else 1
+    batch = settings.batch_size // replicas  # each replica computes its share of the global batch
+    ms *= batch / 64 * 0.9 if batch > 64 else 1.0
+    ms *= 1.6 if replicas > 1 else 1.0  # the all-reduce between replicas: efficiency about 0.6
     return ms * (1 + rng.gauss(0, 0.02))
 
 
@@ -205,17 +210,18 @@ def main() -> int:
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--scenario", default="ok")
     pre.add_argument("--delay", type=float, default=0.0)
+    pre.add_argument("--gpus", type=int, default=0)  # GPUs the env report lists
     opts, rest = pre.parse_known_args()
     if opts.scenario == "stubborn":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         stop.wait = lambda timeout=None: time.sleep(timeout or 0) or False  # deaf to stop and end of stdin
         stop.is_set = lambda: False
-    args = build_backend_parser("fake_backend").parse_args(rest)
+    args = parse_args(build_backend_parser("fake_backend"), rest)  # a script's options after `--`, as the backend
     writer = protocol.EventWriter(sinks=[sys.stdout])
     writer.emit(protocol.HELLO, command=args.command, versions=VERSIONS, devices=["CPU"], pid=os.getpid())
     threading.Thread(target=watch_stdin, daemon=True).start()
     if args.command == "env":
-        return env(writer, args)
+        return env(writer, args, opts.gpus)
     if args.command == "audit":
         return audit(writer, args)
     if args.command == "probe-input":

@@ -11,7 +11,8 @@ from tfturbo.cli_args import build_backend_parser, parse_args, parse_run_setting
 from tfturbo.commands.backend import backend_argv
 from tfturbo.errors import WorkloadError
 from tfturbo.settings import RunSettings
-from trainer_backend.script import ScriptWorkload, defines_contract
+from tfturbo.workload_kind import defines_contract
+from trainer_backend.script import ScriptWorkload
 from trainer_backend.workload import BUILTIN_DIR, load_workload
 
 

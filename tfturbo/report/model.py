@@ -25,6 +25,7 @@ from ..cli_args import run_argv
 from ..errors import UserError
 from ..numbers import finite
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
+from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
@@ -131,6 +132,7 @@ class ReportData:
     options: dict[str, Any] = field(default_factory=dict)  # the tune options study.yaml recorded
     measurement: dict[str, Any] = field(default_factory=dict)  # runs and replicate pairs (study.yaml)
     design: str = ""  # how the trials measured, in words (from the ladder's trial verdicts)
+    scaling: ScalingResult | None = None  # STUDY/scaling/scaling.json, when the study measured scaling
 
 
 # ---------------------------------------------------------------- helpers
@@ -546,6 +548,9 @@ def gather(study_dir: str | Path) -> ReportData:
     workload = _workload(study, ordered)
     ref = base_record or (ordered[0] if ordered else None)
     env = study.environment or {}
+    scaling = ScalingResult.load(study_dir)
+    if scaling is not None:
+        warnings += [f"scaling: {p}" for p in scaling.problems]
     device = (_run_meta(ref, "device") if ref else None) or \
         ", ".join(_device_name(d) for d in env.get("devices") or []) or "unknown"
     versions = (_run_meta(ref, "versions") if ref else None) or \
@@ -563,4 +568,5 @@ def gather(study_dir: str | Path) -> ReportData:
         has_ladder=has_ladder, metric=metric, options=study.options,
         measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)
         design=next((r.decision.design for r in study.rungs if r.decision and r.decision.design), ""),
+        scaling=scaling if scaling is not None and scaling.points else None,
     )

@@ -356,6 +356,39 @@ def probe_section(data: ReportData) -> list:
     return out + [kv_table(rows, 0.4)]
 
 
+def _ci_text(ci: list, fmt: str) -> str:
+    return f"[{fmt.format(ci[0])}, {fmt.format(ci[1])}]" if ci[0] is not None else "[no interval]"
+
+
+def scaling_section(data: ReportData) -> list:
+    """Throughput and efficiency per replica count, how to read them, and the findings with their fixes."""
+    result = data.scaling
+    if result is None:
+        return []
+    rows = []
+    for p in result.points:
+        rate = P(f"{p.samples_per_s:,.0f}<br/><font color=\"{style.MUTED.hexval()}\">{_ci_text(p.ci95, '{:,.0f}')}"
+                 "</font>") if p.samples_per_s is not None else status_cell(p.status)
+        eff = P(f"{p.efficiency:.2f}<br/><font color=\"{style.MUTED.hexval()}\">{_ci_text(p.efficiency_ci95, '{:.2f}')}"
+                "</font>") if p.efficiency is not None else P("n/a")
+        rows.append([P(f"<b>{p.replicas}</b>"), rate, eff, str(p.replicates)])
+    batch = f", {result.per_replica_batch_size} samples per replica per step" if result.per_replica_batch_size else ""
+    out = [P("Scaling", style.H1),
+           P(f"Strategy {esc(result.strategy or 'not recorded')}{batch}. Each replica count N is an A/B trial "
+             "against one replica with the same per-replica batch, runs replicated and interleaved; efficiency = "
+             "throughput(N) / (N x throughput(1)), with the speed-up's 95% interval divided by N.", style.BODY),
+           table(["Replicas", "Samples/s [95% CI]", "Efficiency [95% CI]", "Replicate pairs"], rows,
+                 [60, 140, 140, 80]),
+           Spacer(1, 0.3 * cm), P(esc(result.interpretation()), style.BODY)]
+    for f in result.findings:
+        block = [P(f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>: {esc(f.get("message", ""))}',
+                   style.BODY)]
+        if str(f.get("fix") or "").strip():
+            block.append(code_block(str(f["fix"]).strip()))
+        out.append(KeepTogether(block))
+    return out
+
+
 def settings_section(data: ReportData) -> list:
     if not data.apply_rows:
         return [P("Settings to apply", style.H1),
@@ -469,7 +502,7 @@ class NumberedCanvas(rl_canvas.Canvas):
 def render(data: ReportData, out_path: str) -> None:
     """Write the report for `data` to `out_path`."""
     story = (title_page(data) + configuration_section(data) + plots_section(data) + findings_section(data)
-             + probe_section(data) + settings_section(data) + warnings_section(data) + appendix(data))
+             + probe_section(data) + scaling_section(data) + settings_section(data) + warnings_section(data) + appendix(data))
     doc = SimpleDocTemplate(out_path, pagesize=A4, leftMargin=MARGIN, rightMargin=MARGIN, topMargin=MARGIN,
                             bottomMargin=MARGIN, title=f"Training speed-up report: {data.workload}",
                             author=f"tfturbo {__version__}", subject="Before/after training performance",

@@ -146,7 +146,8 @@ class BaselinePage(WizardPage):
         self.anyway_button.hide()
         self.measure_button.setEnabled(False)
         self.set_status(RUNNING)
-        self.run_panel.start("probe-input", probe_argv(self.session.workload, self.session.seed),
+        self.run_panel.start("probe-input", probe_argv(self.session.workload, self.session.seed,
+                                                        script_args=self.session.script_args),
                              busy_text="Probing the input pipeline (loading TensorFlow)…",
                              log_path=self.session.log_path())
 

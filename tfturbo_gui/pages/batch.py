@@ -4,7 +4,8 @@ The proposal is the first step of `tune.batch.next_size` (the search
 `tfturbo tune` runs): double the batch, within the memory available with a
 safety margin, with the learning rate scaled by the linear rule.
 The user may change it; the run is kept only if throughput per sample rises
-beyond the noise and accuracy holds.
+beyond the noise and accuracy holds. Below, on a machine with several GPUs,
+the same configuration's scaling across them (`ScalingSection`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tfturbo.tune.study import RungKind
 
 from ..cards import FactsCard
 from ..run_process import Launcher
+from ..scaling_section import ScalingSection
 from ..session import WizardSession
 from .base import RungPage
 
@@ -50,6 +52,9 @@ class BatchPage(RungPage):
         form.addRow("Learning rate", self.lr)
         self.controls.addLayout(form)
         self.findings.set_empty_text("No findings for this run yet.")
+        self.scaling = ScalingSection(session, launcher)
+        self.scaling.running_changed.connect(self.navigation_changed)
+        self.left.addWidget(self.scaling)
 
     def _best(self):
         return self.session.best or self.session.baseline
@@ -89,6 +94,16 @@ class BatchPage(RungPage):
 
     def can_run(self) -> bool:
         return self.batch.value() != self.current_batch()
+
+    def update_controls(self) -> None:
+        super().update_controls()
+        self.scaling.update_controls()
+
+    def can_go_next(self) -> bool:
+        return super().can_go_next() and not self.scaling.is_running()
+
+    def next_hint(self) -> str:
+        return "Measuring scaling…" if self.scaling.is_running() else super().next_hint()
 
     def configure(self) -> RunSettings:
         s = self._best().settings

@@ -72,7 +72,8 @@ class PrecisionPage(RungPage):
     def audit_request(self) -> tuple[str, list[str], str] | None:
         policy = self.policy.currentText()
         batch = self.session.common_settings().batch_size
-        return policy, audit_argv(self.session.workload, policy, batch_size=batch), f"Auditing the model under {policy}…"
+        return policy, audit_argv(self.session.workload, policy, batch_size=batch,
+                                  script_args=self.session.script_args), f"Auditing the model under {policy}…"
 
     def configure(self) -> RunSettings:
         return self.session.common_settings().with_(policy=self.policy.currentText())

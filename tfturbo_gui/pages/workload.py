@@ -3,7 +3,9 @@
 The hardware report comes from the backend's `env` (started when the page
 first shows). Next validates the workload by running the backend's `audit`
 on it: a broken workload shows its one-line error and fix and keeps the
-user here; nothing is created until it loads.
+user here; nothing is created until it loads. A training script's own
+options (what follows `--` on the command line) are typed in "Script
+options", shown only for a script, and go to every command of the study.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from ..cards import FactsCard
 from ..run_data import RunData
 from ..run_panel import RunPanel
 from ..run_process import Launcher
-from ..session import WizardSession, audit_argv, default_study_dir
+from ..session import WizardSession, audit_argv, default_study_dir, script_options
 from ..step_status import ATTENTION, PASSED, RUNNING
-from ..workload_catalog import builtin_workloads
+from ..workload_catalog import builtin_workloads, is_script
 from .base import WizardPage, add_section
 
 
@@ -60,14 +62,15 @@ class WorkloadRow(QWidget):
 
 class WorkloadPage(WizardPage):
     title = "Workload & hardware"
-    intro = ("Choose the training job to tune — a built-in example or your own workload file with "
-             "build_model() and make_datasets(batch_size) — and where the study is saved. "
+    intro = ("Choose the training job to tune — a built-in example, your training script as it is, or a workload "
+             "file with build_model() and make_datasets(batch_size) — and where the study is saved. "
              "Every number the wizard shows is measured on this machine.")
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
         self.setAcceptDrops(True)
         self._env_started = False
+        self._script = False  # the chosen workload is a training script (it takes script options)
 
         add_section(self.left, "Workload")
         self.builtins = QListWidget()
@@ -96,8 +99,21 @@ class WorkloadPage(WizardPage):
         self.workload_edit.setObjectName("monoEdit")
         self.workload_edit.setPlaceholderText("builtin:NAME or /path/to/workload.py")
         self.workload_edit.textChanged.connect(self._on_workload_text)
+        self.script_edit = QLineEdit(" ".join(session.script_args))
+        self.script_edit.setObjectName("monoEdit")
+        self.script_edit.setPlaceholderText("--epochs 3 --data ~/data  (as after `--`)")
+        self.script_edit.setToolTip("The training script's own options, split as a shell would; every run of "
+                                    "the study gets them")
+        self.script_edit.textChanged.connect(self._on_script_text)
+        self.script_error = QLabel("")
+        self.script_error.setObjectName("errorMessage")
+        self.script_error.setWordWrap(True)
+        self.script_error.hide()
         form = QFormLayout()
         form.addRow("Selected", self.workload_edit)
+        form.addRow("Script options", self.script_edit)
+        form.addRow("", self.script_error)
+        self.script_form = form
         self.left.addLayout(form)
 
         add_section(self.left, "Study")
@@ -142,6 +158,7 @@ class WorkloadPage(WizardPage):
         self.right.addWidget(self.check_panel)
         self.right.addStretch(1)
         self._select(session.workload)
+        self._show_script_options()
 
     # ------------------------------------------------------------ workload choice
 
@@ -168,8 +185,36 @@ class WorkloadPage(WizardPage):
             self.builtins.setCurrentItem(None)
             self.builtins.blockSignals(False)
         self.study_edit.setText(str(default_study_dir(text.strip() or "workload")))
+        self._show_script_options()
         if self.status == ATTENTION:
             self.set_status(RUNNING if self.check_panel.is_running() else "not started")
+        self.navigation_changed.emit()
+
+    def _show_script_options(self) -> None:
+        """The script options row only for a training script (a contract workload takes none)."""
+        self._script = is_script(self.workload_edit.text().strip())
+        self.script_form.setRowVisible(self.script_edit, self._script)
+        self._on_script_text(self.script_edit.text())
+
+    def script_args(self) -> list[str] | None:
+        """The script options as argv ([] for a contract workload), or None while they do not parse."""
+        if not self._script:
+            return []
+        try:
+            return script_options(self.script_edit.text())
+        except UserError:
+            return None
+
+    def _on_script_text(self, text: str) -> None:
+        """A parse error is said under the field at once, with its fix; Next waits for it."""
+        error = ""
+        if self._script:
+            try:
+                script_options(text)
+            except UserError as e:
+                error = f"{e.problem[0].upper()}{e.problem[1:]}: {e.fix}."
+        self.script_error.setText(error)
+        self.script_form.setRowVisible(self.script_error, bool(error))
         self.navigation_changed.emit()
 
     def _choose_file(self) -> None:
@@ -255,11 +300,14 @@ class WorkloadPage(WizardPage):
     # ------------------------------------------------------------ Next: check the workload
 
     def can_go_next(self) -> bool:
-        return bool(self.workload_edit.text().strip()) and not self.check_panel.is_running()
+        return (bool(self.workload_edit.text().strip()) and not self.check_panel.is_running()
+                and self.script_args() is not None)
 
     def next_hint(self) -> str:
         if self.check_panel.is_running():
             return "Checking the workload…"
+        if self.script_args() is None:
+            return "Fix the script options"
         return "" if self.workload_edit.text().strip() else "Choose a workload"
 
     def request_next(self) -> None:
@@ -267,7 +315,7 @@ class WorkloadPage(WizardPage):
             self.advance.emit()
             return
         spec = self.workload_edit.text().strip()
-        self.check_panel.start("audit", audit_argv(spec), busy_text=f"Loading {spec} in the backend…",
+        self.check_panel.start("audit", audit_argv(spec, script_args=self.script_args() or []), busy_text=f"Loading {spec} in the backend…",
                                log_path=self.session.log_path())
         self.set_status(RUNNING)
 
@@ -276,6 +324,7 @@ class WorkloadPage(WizardPage):
             self.set_status(ATTENTION)
             return
         self.session.workload = self.workload_edit.text().strip()
+        self.session.script_args = self.script_args() or []
         self.session.steps = self.steps.value()
         self.session.study_path = Path(self.study_edit.text()).expanduser()
         try:
@@ -285,7 +334,7 @@ class WorkloadPage(WizardPage):
             self.set_status(ATTENTION)
             return
         self.session.record_audit([f for f in data.document.get("findings") or [] if isinstance(f, dict)])
-        for widget in (self.builtins, self.workload_edit, self.open_button, self.steps):
+        for widget in (self.builtins, self.workload_edit, self.script_edit, self.open_button, self.steps):
             widget.setEnabled(False)  # checked: File -> New study to choose another
             widget.setToolTip("Checked and fixed for this study; File → New study starts another")
         self.setAcceptDrops(False)
