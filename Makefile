@@ -24,7 +24,7 @@ test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
+	for b in benchmarks/[!_]*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info

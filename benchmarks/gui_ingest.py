@@ -37,6 +37,8 @@ import psutil  # noqa: E402
 
 from tfturbo import protocol  # noqa: E402
 
+from _targets import print_targets  # noqa: E402 - benchmarks/ is the script's own directory
+
 WINDOW = 700  # steps per `steps` event: one second of a 1.4 ms/step run (builtin:mlp on a 2-core CPU)
 WARMUP = 12
 PROBE_MS = 10
@@ -178,10 +180,7 @@ def main() -> int:
          f"< {TARGET_RSS_MB} MB", r["rss_growth"] < TARGET_RSS_MB),
         ("lines skipped by the parser", f"{r['skipped']}", "0", r["skipped"] == 0),
     ]
-    print(f"{'measure':<36} {'value':<34} {'target':<12} result")
-    print("-" * 92)
-    for name, value, target, passed in rows:
-        print(f"{name:<36} {value:<34} {target:<12} {'' if passed is None else 'met' if passed else 'MISSED'}")
+    print_targets(rows)
     return 0
 
 

@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _targets import print_targets  # benchmarks/ is the script's own directory
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 1.5
 TIMEOUT_S = 60
@@ -89,10 +91,7 @@ def main() -> int:
          None),
         ("TensorFlow or Keras imported by the GUI", "yes" if tf_seen else "no", "no", not tf_seen),
     ]
-    print(f"{'measure':<44} {'value':<36} {'target':<8} result")
-    print("-" * 98)
-    for name, value, target, passed in rows:
-        print(f"{name:<44} {value:<36} {target:<8} {'' if passed is None else 'met' if passed else 'MISSED'}")
+    print_targets(rows)
     return 0
 
 

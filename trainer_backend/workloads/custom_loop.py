@@ -20,8 +20,6 @@ from trainer_backend.workloads._arrays import array_datasets
 
 BATCH_SIZE = 64
 FEATURES = 32
-TRAIN_SIZE = 8192
-VAL_SIZE = 1024
 
 
 def _make_arrays(n: int, seed: int):
@@ -59,4 +57,4 @@ def build_model() -> keras.Model:
 
 
 def make_datasets(batch_size: int):
-    return array_datasets(_make_arrays, TRAIN_SIZE, VAL_SIZE, batch_size)
+    return array_datasets(_make_arrays, batch_size)

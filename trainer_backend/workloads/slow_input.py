@@ -17,10 +17,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from trainer_backend.workloads._arrays import TRAIN_SIZE, VAL_SIZE
+
 BATCH_SIZE = 64
 FEATURES = 32
-TRAIN_SIZE = 8192
-VAL_SIZE = 1024
 READ_DELAY_S = 0.0001
 
 

@@ -17,8 +17,6 @@ VOCAB = 64
 LENGTH = 32
 WIDTH = 64
 HEADS = 4
-TRAIN_SIZE = 8192
-VAL_SIZE = 1024
 SENTIMENT_WORDS = 9
 NOT, POSITIVE, NEGATIVE = 2, range(4, 12), range(12, 20)
 
@@ -70,4 +68,4 @@ def build_model() -> keras.Model:
 
 
 def make_datasets(batch_size: int):
-    return array_datasets(_make_arrays, TRAIN_SIZE, VAL_SIZE, batch_size)
+    return array_datasets(_make_arrays, batch_size)

@@ -47,4 +47,4 @@ def build_model() -> keras.Model:
 
 
 def make_datasets(batch_size: int):
-    return array_datasets(_make_arrays, TRAIN_SIZE, VAL_SIZE, batch_size)
+    return array_datasets(_make_arrays, batch_size, TRAIN_SIZE, VAL_SIZE)
