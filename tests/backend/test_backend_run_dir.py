@@ -71,7 +71,7 @@ def test_summary_numbers(mlp_run):
     assert summary["status"] == "completed" and summary["steps_completed"] == 120
     st = summary["step_ms"]
     assert st["ci95"][0] <= st["median"] <= st["ci95"][1]
-    assert st["n"] == len(summary["step_ms_samples"]) > 50
+    assert st["n"] == len(summary["step_ms_samples"]) > 20  # fewer when a loaded machine settles late
     # steady samples exclude warm-up (decided on the whole run), the profiler steps after it and the last step
     # of each epoch after it
     first = summary["first_steady_step"]
