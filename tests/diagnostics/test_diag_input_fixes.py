@@ -105,3 +105,34 @@ def test_slow_input_run_applies_and_records_the_fixes(slow_input_fixed_run):
     assert any("shuffles" in line for line in recorded["data"]["left"])
     assert any("tf.numpy_function" in line for line in recorded["data"]["left"])
     assert any(e["type"] == "finding" and e["finding"]["code"] == INPUT_FIXES_APPLIED for e in events)
+
+
+def _fake_probe(monkeypatch, train_rounds: list[float]) -> dict:
+    """probe() with timed probes replaced: data 50 ms, compute 80 ms, real training per round as given."""
+    from trainer_backend.diagnostics import input_probe, profile_reader
+
+    rounds = iter(train_rounds)
+    monkeypatch.setattr(input_probe, "time_input", lambda ds, steps, warmup: [50.0] * steps)
+    monkeypatch.setattr(input_probe, "cached_batch", lambda ds: "cached")
+    monkeypatch.setattr(input_probe, "time_steps", lambda model, ds, steps, warmup:
+                        [80.0] * steps if ds == "cached" else [next(rounds)] * steps)
+    monkeypatch.setattr(input_probe, "pipeline_ops", lambda ds: SEQUENTIAL)
+    monkeypatch.setattr(profile_reader, "profile_steps", lambda model, ds, logdir: None)
+    return input_probe.probe(None, "train", 20)
+
+
+def test_a_wait_seen_once_is_measured_again_and_a_burst_of_load_is_not_called_input_bound(monkeypatch):
+    doc = _fake_probe(monkeypatch, [110.0, 82.0])  # a load burst during the first real-training probe
+    assert doc["rounds"] == 2 and doc["verdict"] == ProbeVerdict.COMPUTE_BOUND and doc["band"] == ProbeBand.LOW
+    assert doc["findings"] == []
+
+
+def test_a_wait_seen_in_both_rounds_is_input_bound_with_the_smaller_share(monkeypatch):
+    doc = _fake_probe(monkeypatch, [110.0, 105.0])
+    assert doc["rounds"] == 2 and doc["verdict"] == ProbeVerdict.INPUT_BOUND
+    assert doc["input_fraction"] == round(25 / 105, 4) and doc["findings"][0]["code"] == INPUT_BOUND
+
+
+def test_no_wait_needs_no_second_round(monkeypatch):
+    doc = _fake_probe(monkeypatch, [81.0])
+    assert doc["rounds"] == 1 and doc["verdict"] == ProbeVerdict.COMPUTE_BOUND
