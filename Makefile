@@ -20,8 +20,10 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/tfturbo gui $(WORKLOAD)
 
+# Two workers, a test file each at a time (its shared backend runs stay in one process): most of the
+# suite's time is backend processes starting TensorFlow, one core each.
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
 	for b in benchmarks/[!_]*.py; do $(BIN)/python $$b || exit 1; done

@@ -17,6 +17,17 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# The files that train most (tens of backend processes each), first: `make test` runs the files on two
+# workers in collection order, and a long file started last would leave one worker idle at the end.
+LONGEST_FIRST = ("tests/tune/test_tune_e2e.py", "tests/script/test_script_cli.py",
+                 "tests/diagnostics/test_diag_cli.py", "tests/gui/test_gui_end_to_end.py",
+                 "tests/trials/test_ab_cli.py", "tests/gui/test_gui_trust.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(LONGEST_FIRST)))  # stable otherwise
+
 
 def run_cli(*args: str, timeout: float = 300, check_json: bool = False, stdin: str | None = None,
             cwd: Path | None = None) -> subprocess.CompletedProcess:
