@@ -44,3 +44,8 @@ def set_badge(badge: QLabel, kept: bool) -> None:
     badge.setProperty("kept", "yes" if kept else "no")
     badge.style().unpolish(badge)
     badge.style().polish(badge)
+
+
+def sentence(text: str) -> str:
+    """A policy note or reason (lower case, no full stop: it is also used inside lines) as a sentence."""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")

@@ -15,7 +15,8 @@ stop command and SIGTERM: only a kill ends it). Workload names pick audit findin
 `builtin:fp16-softmax-head` has a 16-bit head, `builtin:custom-head` too, but its custom layer
 has no get_config so the automatic float32 head fails, `builtin:ragged-batches` a
 partial last batch, `builtin:slow-input` is input-bound, `builtin:broken`
-fails to load.
+fails to load, `builtin:no-jit` refuses jit_compile=True (XLA_NOT_ACTIVE, no faster) while
+auto-clustering pays, `builtin:short-steps` takes 2 ms a step (steps_per_execution pays).
 """
 
 from __future__ import annotations
@@ -103,9 +104,18 @@ def probe(writer: protocol.EventWriter, args) -> int:
     return 0
 
 
+def xla_refused(settings) -> bool:
+    """`builtin:no-jit` trains without XLA although jit_compile=True was asked for (XLA_NOT_ACTIVE)."""
+    return settings.jit_compile and settings.workload == "builtin:no-jit"
+
+
 def step_time(settings, rng: random.Random) -> float:
+    """A deterministic step time per setting, so every lever's verdict is known in advance."""
     ms = {"float32": 10.0, "mixed_bfloat16": 8.0, "mixed_float16": 7.0}[settings.policy]
-    ms *= 0.8 if settings.jit_compile else 1.0
+    ms *= 0.2 if settings.workload == "builtin:short-steps" else 1.0
+    ms *= 0.8 if settings.jit_compile and not xla_refused(settings) else 1.0
+    ms *= 0.85 if settings.xla_autoclustering else 1.0
+    ms *= 0.5 + 0.5 / settings.steps_per_execution  # the host's per-call half of a step, amortized over N
     replicas = (settings.devices or 1) if settings.strategy == "mirrored" else 1
     batch = settings.batch_size // replicas  # each replica computes its share of the global batch
     ms *= batch / 64 * 0.9 if batch > 64 else 1.0
@@ -139,7 +149,7 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
     step, chunk = 0, 10 if scenario != "flood" else 200
     val_every = settings.effective_val_every()
     window = settings.effective_profile(WARMUP)
-    status, error = protocol.RunStatus.COMPLETED, None
+    status, error, findings = protocol.RunStatus.COMPLETED, None, []
     while step < total:
         if stop.is_set():
             status = protocol.RunStatus.CANCELLED
@@ -186,6 +196,11 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
         writer.emit(protocol.PROGRESS, step=step, total=total, eta_s=(total - step) * 0.01)
         if delay:
             stop.wait(delay)
+    if xla_refused(settings):
+        refused = Finding("XLA_NOT_ACTIVE", "jit_compile=True was requested but the model runs without XLA",
+                          "use XLA auto-clustering instead", "model")
+        writer.emit(protocol.FINDING, finding=refused.to_dict())
+        findings.append(refused.to_dict())
     peak = int(100e6 * (0.6 if settings.sixteen_bit else 1.0) * (settings.batch_size or 64) / 64)
     writer.emit(protocol.MEMORY, peak_bytes=peak, current_bytes=peak // 2, kind="host")
     median, ci = median_ci(steady[-2000:])  # the bootstrap of a flood's every step would dominate the test
@@ -194,10 +209,10 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
                "warmup_s": sum(samples[:WARMUP]) / 1000, "warmup_steps": WARMUP, "steps_completed": step,
                "peak_memory_bytes": peak, "memory_kind": "host", "validation": validation,
                "metrics": {"loss": loss, **(validation[-1]["metrics"] if validation else {})},
-               "findings": [], "versions": VERSIONS, "device": "CPU", "learning_rate": 0.003,
+               "findings": findings, "versions": VERSIONS, "device": "CPU", "learning_rate": 0.003,
                "workload": {"spec": settings.workload, "name": settings.workload.split(":")[-1], "path": ""},
                "loss_scale": {"final": 32768.0, "min": 32768.0, "skipped_steps": 0} if sixteen else None,
-               "xla_active": settings.jit_compile, "error": error}
+               "xla_active": settings.jit_compile and not xla_refused(settings), "error": error}
     runfiles.write_checkpoint_settings(run_dir, settings, 0.003, step, {"versions": VERSIONS, "device": "CPU"})
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, summary)
     writer.emit(protocol.RESULT, command="run", document=summary)

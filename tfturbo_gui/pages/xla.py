@@ -5,18 +5,28 @@ batch and dynamic dimensions first; dropping the partial batch can be applied
 by the run itself. During the run a recompilation storm shows up live as a
 finding. The rung extends the best configuration kept so far and must beat
 it as well as the baseline.
+
+The page holds the other compilation and host-overhead levers of the ladder,
+as `tfturbo tune` measures them, from the same `TuningPolicy`: once the XLA
+trial is judged, the policy's follow-up (TensorFlow's auto-clustering when
+jit_compile=True was refused or not kept) becomes the main button's action;
+steps_per_execution is offered in its own section when the policy has
+candidates for it (short steps), else the policy's reason why not is shown.
 """
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
 from tfturbo.settings import RunSettings
-from tfturbo.tune.study import RungKind
+from tfturbo.trials.policy import STEPS_PER_EXECUTION, XLA, Candidate
 
+from ..labels import muted_label, sentence
 from ..run_process import Launcher
 from ..session import WizardSession, audit_argv
-from .base import RungPage
+from .base import RungPage, add_section
+
+AUTOCLUSTERING_TEXT = "Try TensorFlow's auto-clustering instead"
 
 
 class XlaPage(RungPage):
@@ -25,7 +35,6 @@ class XlaPage(RungPage):
              "steps compile and are excluded from the timings; a dataset whose batch shape varies makes XLA "
              "recompile, so the shapes are audited first.")
     run_button_text = "Run with XLA"
-    rung_kind = rung_slug = RungKind.XLA
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
@@ -33,7 +42,24 @@ class XlaPage(RungPage):
         self.extends.setObjectName("muted")
         self.extends.setWordWrap(True)
         self.controls.addWidget(self.extends)
+        self.follow_up_note = muted_label(hidden=True)  # why the policy's follow-up is the next action
+        self.controls.addWidget(self.follow_up_note)
+        add_section(self.controls, "Steps per execution")
+        self.spe_note = muted_label()  # the candidate's note, or the policy's reason it is not offered
+        self.controls.addWidget(self.spe_note)
+        self.spe_button = QPushButton()
+        self.spe_button.clicked.connect(self.start_steps_per_execution)
+        self.controls.addWidget(self.spe_button)
         self.findings.set_empty_text("The shape audit found no partial batch and no dynamic dimension.")
+        self.measuring: Candidate | None = None  # the policy's candidate of the trial started last (None: XLA)
+
+    @property
+    def rung_kind(self) -> str:
+        return self.measuring.kind if self.measuring is not None else XLA
+
+    @property
+    def rung_slug(self) -> str:  # runs/NN-xla-autoclustering, NN-spe4, … as `tfturbo tune` names the rungs
+        return self.measuring.slug if self.measuring is not None else XLA
 
     def base_settings(self) -> RunSettings:
         best = self.session.best
@@ -51,4 +77,55 @@ class XlaPage(RungPage):
         return " ".join(argv), argv, "Auditing the dataset's shapes for XLA…"
 
     def configure(self) -> RunSettings:
+        if self.measuring is not None:
+            return self.measuring.settings
         return self.base_settings().with_(jit_compile=True)
+
+    def follow_up(self) -> Candidate | None:
+        """The policy's next XLA candidate once the XLA trial is judged (auto-clustering), or None."""
+        policy = self.session.policy
+        return next(iter(policy.follow_up(XLA)), None) if policy is not None else None
+
+    def steps_per_execution(self) -> tuple[Candidate | None, str]:
+        """(the policy's next steps_per_execution candidate not yet measured, its note) or (None, why not)."""
+        policy = self.session.policy
+        if policy is None:
+            return None, "Offered once the baseline's step time is measured."
+        offered = policy.candidates(STEPS_PER_EXECUTION)
+        if offered[0].skipped_reason is not None:
+            return None, sentence(f"not offered — {offered[0].skipped_reason.removeprefix('skipped: ')}")
+        measured = [r.settings.steps_per_execution for r in policy.rungs if r.kind == STEPS_PER_EXECUTION]
+        left = [c for c in offered if c.settings.steps_per_execution not in measured]
+        if not left:
+            return None, sentence(f"measured {', '.join(map(str, measured))} steps per call: none was kept")
+        return left[0], sentence(left[0].note)
+
+    def start_run(self) -> None:
+        """The main button measures the policy's follow-up when there is one, else jit_compile=True."""
+        self.measuring = self.follow_up()
+        super().start_run()
+
+    def start_steps_per_execution(self) -> None:
+        """Measure the policy's next steps_per_execution candidate as this page's trial."""
+        self.measuring = self.steps_per_execution()[0]
+        if self.measuring is not None:
+            super().start_run()
+
+    def update_controls(self) -> None:
+        """Each lever's button says what the policy would measure next (it changes as verdicts come in)."""
+        super().update_controls()
+        nxt = self.follow_up() if not self.run_panel.is_running() else None
+        self.run_button.setText(AUTOCLUSTERING_TEXT if nxt is not None else self.run_button_text)
+        self.follow_up_note.setText(sentence(nxt.note) if nxt is not None else "")
+        self.follow_up_note.setVisible(nxt is not None)
+        spe, note = self.steps_per_execution()
+        self.spe_note.setText(note)
+        self.spe_button.setVisible(spe is not None)
+        if spe is not None:
+            self.spe_button.setText(f"Measure steps_per_execution={spe.settings.steps_per_execution}")
+        self.spe_button.setEnabled(spe is not None and self.run_button.isEnabled())
+
+    def passed(self, decision) -> bool:
+        """The step passes when any of its levers was kept (XLA, auto-clustering or steps_per_execution)."""
+        kinds = (XLA, STEPS_PER_EXECUTION)
+        return decision.kept or any(r.kept for r in self.session.policy.rungs if r.kind in kinds)
