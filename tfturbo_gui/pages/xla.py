@@ -114,7 +114,7 @@ class XlaPage(RungPage):
     def update_controls(self) -> None:
         """Each lever's button says what the policy would measure next (it changes as verdicts come in)."""
         super().update_controls()
-        nxt = self.follow_up() if not self.run_panel.is_running() else None
+        nxt = self.follow_up()
         self.run_button.setText(AUTOCLUSTERING_TEXT if nxt is not None else self.run_button_text)
         self.follow_up_note.setText(sentence(nxt.note) if nxt is not None else "")
         self.follow_up_note.setVisible(nxt is not None)

@@ -1,0 +1,71 @@
+"""The XLA page's other levers, from the tuning policy as `tfturbo tune` measures them (issue 14 item 6):
+TensorFlow's auto-clustering once jit_compile=True is refused, and steps_per_execution when steps are short.
+
+The fake backend's step time follows both settings (fake_backend.step_time), so every verdict is known.
+"""
+
+from __future__ import annotations
+
+import yaml
+from conftest import go_next, make_window
+from PySide6.QtCore import Qt
+
+from tfturbo_gui.pages.xla import AUTOCLUSTERING_TEXT
+from tfturbo_gui.step_status import ATTENTION, PASSED
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def xla_page(qtbot, tmp_path, workload: str):
+    """The XLA page of a window whose baseline of `workload` is measured."""
+    window = make_window(qtbot, tmp_path, workload=workload)
+    go_next(qtbot, window, 1)
+    baseline = window.pages[1]
+    qtbot.mouseClick(baseline.measure_button, LEFT)
+    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=20_000)
+    window.goto(3)
+    xla = window.pages[3]
+    qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
+    return window, xla
+
+
+def judge(qtbot, page, button) -> None:
+    """Click one of the page's lever buttons and wait for its trial's verdict."""
+    before = page.rung
+    qtbot.mouseClick(button, LEFT)
+    qtbot.waitUntil(lambda: page.rung is not before and page.rung.decision is not None, timeout=30_000)
+
+
+def ladder(window) -> list[tuple[str, str, bool]]:
+    study = window.session.finish_study()
+    entries = yaml.safe_load((study.path / "study.yaml").read_text())["ladder"]
+    return [(e["name"], e["rung"], e["kept"]) for e in entries]
+
+
+def test_a_refused_jit_compile_offers_auto_clustering_and_measures_it(qtbot, tmp_path):
+    window, xla = xla_page(qtbot, tmp_path, "builtin:no-jit")
+    assert xla.run_button.text() == "Run with XLA" and not xla.follow_up_note.isVisible()
+    assert xla.spe_note.text().startswith("Not offered — a step takes 10") and not xla.spe_button.isVisible()
+    judge(qtbot, xla, xla.run_button)
+    assert xla.status == ATTENTION and xla.decision_card.badge.text() != "KEPT"
+    assert xla.run_button.text() == AUTOCLUSTERING_TEXT
+    assert xla.follow_up_note.text().startswith("Jit_compile=True was refused (XLA_NOT_ACTIVE)")
+    judge(qtbot, xla, xla.run_button)
+    assert xla.rung.name == "03-xla-autoclustering" and xla.rung.settings.xla_autoclustering
+    assert xla.status == PASSED and xla.decision_card.badge.text() == "KEPT"
+    assert xla.run_button.text() == "Run with XLA" and not xla.follow_up_note.isVisible()  # the policy is done
+    assert ladder(window) == [("01-baseline", "baseline", True), ("02-xla", "xla", False),
+                              ("03-xla-autoclustering", "xla", True)]
+    assert window.session.study.recommended.xla_autoclustering
+
+
+def test_short_steps_offer_steps_per_execution_measured_as_a_trial(qtbot, tmp_path):
+    window, xla = xla_page(qtbot, tmp_path, "builtin:short-steps")
+    assert xla.spe_button.isVisible() and xla.spe_button.text() == "Measure steps_per_execution=4"
+    assert xla.spe_note.text().startswith("A step takes 2.")
+    judge(qtbot, xla, xla.spe_button)
+    assert xla.rung.name == "02-spe4" and xla.rung.settings.steps_per_execution == 4
+    assert xla.status == PASSED and xla.decision_card.badge.text() == "KEPT"
+    assert xla.spe_note.text() == "Not offered — already 4 steps per call." and not xla.spe_button.isVisible()
+    assert ladder(window) == [("01-baseline", "baseline", True), ("02-spe4", "steps_per_execution", True)]
+    assert window.session.study.recommended.steps_per_execution == 4
