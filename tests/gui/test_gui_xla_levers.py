@@ -49,7 +49,7 @@ def test_a_refused_jit_compile_offers_auto_clustering_and_measures_it(qtbot, tmp
     judge(qtbot, xla, xla.run_button)
     assert xla.status == ATTENTION and xla.decision_card.badge.text() != "KEPT"
     assert xla.run_button.text() == AUTOCLUSTERING_TEXT
-    assert xla.follow_up_note.text().startswith("Jit_compile=True was refused (XLA_NOT_ACTIVE)")
+    assert xla.follow_up_note.text().startswith("Why: jit_compile=True was refused (XLA_NOT_ACTIVE)")
     judge(qtbot, xla, xla.run_button)
     assert xla.rung.name == "03-xla-autoclustering" and xla.rung.settings.xla_autoclustering
     assert xla.status == PASSED and xla.decision_card.badge.text() == "KEPT"

@@ -16,7 +16,7 @@ candidates for it (short steps), else the policy's reason why not is shown.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from tfturbo.settings import RunSettings
 from tfturbo.trials.policy import STEPS_PER_EXECUTION, XLA, Candidate
@@ -44,12 +44,14 @@ class XlaPage(RungPage):
         self.controls.addWidget(self.extends)
         self.follow_up_note = muted_label(hidden=True)  # why the policy's follow-up is the next action
         self.controls.addWidget(self.follow_up_note)
-        add_section(self.controls, "Steps per execution")
+        spe = QVBoxLayout()  # below the main button, above the run and its verdict: a lever of its own
+        add_section(spe, "Steps per execution")
         self.spe_note = muted_label()  # the candidate's note, or the policy's reason it is not offered
-        self.controls.addWidget(self.spe_note)
+        spe.addWidget(self.spe_note)
         self.spe_button = QPushButton()
         self.spe_button.clicked.connect(self.start_steps_per_execution)
-        self.controls.addWidget(self.spe_button)
+        spe.addWidget(self.spe_button)
+        self.left.insertLayout(self.left.indexOf(self.busy_note) + 1, spe)
         self.findings.set_empty_text("The shape audit found no partial batch and no dynamic dimension.")
         self.measuring: Candidate | None = None  # the policy's candidate of the trial started last (None: XLA)
 
@@ -116,7 +118,7 @@ class XlaPage(RungPage):
         super().update_controls()
         nxt = self.follow_up()
         self.run_button.setText(AUTOCLUSTERING_TEXT if nxt is not None else self.run_button_text)
-        self.follow_up_note.setText(sentence(nxt.note) if nxt is not None else "")
+        self.follow_up_note.setText(f"Why: {nxt.note}." if nxt is not None else "")
         self.follow_up_note.setVisible(nxt is not None)
         spe, note = self.steps_per_execution()
         self.spe_note.setText(note)
