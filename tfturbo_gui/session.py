@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tfturbo import protocol
+from tfturbo import protocol, remote
 from tfturbo import summary as summ
 from tfturbo.cli_args import run_argv, script_argv
 from tfturbo.commands.backend import log_path as user_log_path
@@ -112,6 +112,7 @@ class WizardSession:
         self.trials: dict[int, Trial] = {}  # id(rung) -> its trial
         self.run_data: dict[int, RunData] = {}  # id(rung) -> live data of its own run (B's first replicate)
         self.scaling: ScalingMeasurement | None = None  # the Batch size page's scaling measurement
+        self.host: remote.RemoteHost | None = None  # "Run on": None is this machine; else every command runs there
 
     # ------------------------------------------------------------ study
 
