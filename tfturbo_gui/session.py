@@ -60,6 +60,19 @@ def script_options(text: str) -> list[str]:
                         "close the quote, or put a backslash before a lone quote or a trailing backslash") from e
 
 
+def run_on(host: str, python: str) -> remote.RemoteHost:
+    """The "Run on: ssh host" fields as a host, checked by `RemoteHost` as the CLI's --host is,
+    but said in the wizard's words (its fields, not --host)."""
+    host, python = host.strip(), python.strip() or remote.DEFAULT_PYTHON
+    if not host:
+        raise UserError("ssh host: empty", "type [user@]host as you would after `ssh`, or choose this machine")
+    try:
+        return remote.RemoteHost(host, python)
+    except UserError as e:
+        raise UserError(f"ssh host {host!r} is not an ssh destination",
+                        "type [user@]host as you would after `ssh`: no spaces, no leading '-'") from e
+
+
 def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
                script_args: list[str] = ()) -> list[str]:
     """`audit` arguments (the shared backend parser's); a script's options follow `--`."""
