@@ -18,6 +18,7 @@ import yaml
 from conftest import FAKE_BACKEND, fake_launcher, go_next, make_window
 
 from tfturbo.cli_args import run_argv
+from tfturbo.protocol import RunStatus
 from tfturbo.remote import RemoteHost
 from tfturbo.settings import RunSettings
 from tfturbo_gui.run_process import BackendProcess, SessionLauncher
@@ -61,7 +62,7 @@ def test_a_run_goes_through_ssh_and_its_files_come_back_into_the_local_run_dir(q
     with qtbot.waitSignal(process.ended, timeout=60_000):
         data = process.start("run", run_argv(RunSettings("builtin:mlp", steps=30), str(out)), name="baseline",
                              stderr_path=str(tmp_path / "backend.log"))
-    assert data.status == "completed", (tmp_path / "backend.log").read_text()[-2000:]
+    assert data.status == RunStatus.COMPLETED, (tmp_path / "backend.log").read_text()[-2000:]
     backend = [argv for argv in ssh_calls(log) if "trainer_backend" in argv[-1]]
     assert len(backend) == 1 and backend[0][-2] == "me@gpu-box"
     assert f"{host.python} -m trainer_backend run builtin:mlp" in backend[0][-1]
@@ -80,10 +81,11 @@ def test_stop_ends_the_remote_backend(qtbot, tmp_path, monkeypatch):
     out = tmp_path / "run"
     data = process.start("run", run_argv(RunSettings("builtin:mlp", steps=100_000), str(out)), name="baseline")
     qtbot.waitUntil(lambda: len(data.step.view()) > 3, timeout=60_000)
-    with qtbot.waitSignal(process.ended, timeout=30_000):
+    with qtbot.waitSignal(process.ended, timeout=process.stop_grace_ms - 1000):  # the stop line, not a kill
         process.stop()
-    assert data.status == "stopped"
-    assert (out / "summary.json").is_file() and os.listdir(remote_tmp) == []
+    assert data.status == RunStatus.CANCELLED
+    assert json.loads((out / "summary.json").read_text())["status"] == RunStatus.CANCELLED
+    assert os.listdir(remote_tmp) == []
 
 
 def test_the_ssh_host_field_is_checked_as_typed_and_locked_after_the_check(qtbot, tmp_path, monkeypatch):
