@@ -100,7 +100,9 @@ def test_the_ssh_host_field_is_checked_as_typed_and_locked_after_the_check(qtbot
     host, log, _ = fake_host(tmp_path, monkeypatch)
     page.python_edit.setText(host.python)
     page.host_edit.setText("me@gpu-box")
-    assert page.host_error.text() == "" and window.session.host == host
+    assert page.host_error.text() == "" and window.session.host is None  # not asked per keystroke
+    page.host_edit.editingFinished.emit()
+    assert window.session.host == host
     qtbot.waitUntil(lambda: window.session.environment is not None, timeout=60_000)  # asked again, on the host
     assert page.machine_title.text() == "Host me@gpu-box"
     assert any("-m trainer_backend env" in argv[-1] for argv in ssh_calls(log))

@@ -293,9 +293,10 @@ class WorkloadPage(WizardPage):
         self.run_on_form = form
         self.run_on.setCurrentIndex(1 if self.session.host else 0)
         self.run_on.currentIndexChanged.connect(self._on_run_on)
-        self.host_edit.textChanged.connect(self._on_run_on)
-        self.python_edit.textChanged.connect(self._on_run_on)
-        self._on_run_on()
+        for edit in (self.host_edit, self.python_edit):
+            edit.textChanged.connect(self._show_host_problem)
+            edit.editingFinished.connect(self._apply_run_on)  # not per keystroke: each change asks the host
+        self._show_host_problem()
 
     def host_problem(self) -> str:
         """What is wrong with the ssh host fields, with its fix ('' when valid or when running here)."""
@@ -308,19 +309,28 @@ class WorkloadPage(WizardPage):
         return ""
 
     def _on_run_on(self, *_: Any) -> None:
-        """Show the host fields for "ssh host", say a problem under them, and use a valid choice at once."""
+        self._show_host_problem()
+        self._apply_run_on()
+
+    def _show_host_problem(self, *_: Any) -> None:
+        """Show the host fields for "ssh host" and say a problem under them as it is typed; Next waits for it."""
         remote_chosen = self.run_on.currentIndex() == 1
         self.host_edit.setVisible(remote_chosen)
         self.python_edit.setVisible(remote_chosen)
         error = self.host_problem()
         self.host_error.setText(error)
         self.run_on_form.setRowVisible(self.host_error, bool(error))
-        if not error:
-            host = run_on(self.host_edit.text(), self.python_edit.text()) if remote_chosen else None
-            if host != self.session.host:
-                self.session.host, self.session.environment = host, None
-                self._ask_environment()
         self.navigation_changed.emit()
+
+    def _apply_run_on(self) -> None:
+        """A valid choice becomes the session's (until the check locks it); the hardware report is asked there."""
+        if self.host_problem() or self.session.study is not None:
+            return
+        remote_chosen = self.run_on.currentIndex() == 1
+        host = run_on(self.host_edit.text(), self.python_edit.text()) if remote_chosen else None
+        if host != self.session.host:
+            self.session.host, self.session.environment = host, None
+            self._ask_environment()
 
     # ------------------------------------------------------------ hardware
 
@@ -390,6 +400,7 @@ class WorkloadPage(WizardPage):
         if self.session.study is not None:  # already checked; the study exists
             self.advance.emit()
             return
+        self._apply_run_on()  # a host typed and not yet left: the check runs there
         spec = self.workload_edit.text().strip()
         self.check_panel.start("audit", audit_argv(spec, script_args=self.script_args() or []), busy_text=f"Loading {spec} in the backend…",
                                log_path=self.session.log_path())
