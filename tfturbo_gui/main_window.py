@@ -30,7 +30,7 @@ from .pages.workload import WorkloadPage
 from .pages.xla import XlaPage
 from .run_browser import RunBrowser
 from .run_gate import GATE
-from .run_process import BackendProcess, Launcher
+from .run_process import BackendProcess, Launcher, SessionLauncher
 from .session import WizardSession
 from .step_list import StepList
 from .tensorboard_launcher import TensorBoardLauncher
@@ -112,7 +112,8 @@ class MainWindow(QMainWindow):
             page.deleteLater()
         self.session = session
         self._remembered = None
-        self.pages: list[WizardPage] = [cls(self.session, self.launcher) for cls in PAGES]
+        launcher = SessionLauncher(session, self.launcher)  # on the session's ssh host once it has one
+        self.pages: list[WizardPage] = [cls(self.session, launcher) for cls in PAGES]
         for i, page in enumerate(self.pages):
             self.stack.addWidget(page)
             self.steps.set_status(i, page.status)
@@ -188,7 +189,7 @@ class MainWindow(QMainWindow):
         self.stop_children()
         self.session.interrupt()
         fresh = WizardSession(self.session.workload, steps=self.session.steps, seed=self.session.seed)
-        fresh.environment = self.session.environment
+        fresh.environment, fresh.host = self.session.environment, self.session.host
         self._build_pages(fresh)
 
     def _on_gate(self, busy: bool) -> None:

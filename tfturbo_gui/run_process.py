@@ -9,7 +9,10 @@ finishes the step and writes its summary), then terminate, then kill. Closing
 stdin also stops the backend, so a GUI that dies leaves no orphan.
 
 Which program runs is injected (`launcher`), so tests can drive the widgets
-with a scripted fake backend that speaks the same protocol.
+with a scripted fake backend that speaks the same protocol. `SessionLauncher`
+sends every command to the session's ssh host when it has one: the child is
+then `tfturbo.remote_relay`, which runs the CLI's remote path (upload, ssh,
+fetch back, clean up) off the UI thread and speaks the same protocol.
 """
 
 from __future__ import annotations
@@ -21,11 +24,25 @@ from PySide6.QtCore import QIODevice, QObject, QProcess, QProcessEnvironment, QT
 
 from tfturbo import crash, protocol
 from tfturbo.backend_client import backend_command
+from tfturbo.remote_relay import relay_command
 
 from .run_data import RunData
 from .run_gate import GATE, MEASURING_COMMANDS
 
 Launcher = Callable[[str, list[str]], list[str]]  # (command, argv) -> [program, *arguments]
+
+
+class SessionLauncher:
+    """Starts each command where the session says, read at start time: here (`local`), or on `session.host`."""
+
+    def __init__(self, session: Any, local: Launcher):
+        self.session = session
+        self.local = local
+
+    def __call__(self, command: str, argv: list[str]) -> list[str]:
+        host = self.session.host
+        return self.local(command, argv) if host is None else relay_command(host, command, argv)
+
 
 READ_CHUNK = 32 * 1024  # bytes parsed per event-loop pass: a fast run's backlog never stalls the UI
 STOP_GRACE_MS = 10_000  # the backend finishes its step and writes the summary

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tfturbo import protocol
+from tfturbo import protocol, remote
 from tfturbo import summary as summ
 from tfturbo.cli_args import run_argv, script_argv
 from tfturbo.commands.backend import log_path as user_log_path
@@ -58,6 +58,19 @@ def script_options(text: str) -> list[str]:
     except ValueError as e:  # "No closing quotation", "No escaped character"
         raise UserError(f"script options: {str(e).lower()}",
                         "close the quote, or put a backslash before a lone quote or a trailing backslash") from e
+
+
+def run_on(host: str, python: str) -> remote.RemoteHost:
+    """The "Run on: ssh host" fields as a host, checked by `RemoteHost` as the CLI's --host is,
+    but said in the wizard's words (its fields, not --host)."""
+    host, python = host.strip(), python.strip() or remote.DEFAULT_PYTHON
+    if not host:
+        raise UserError("ssh host: empty", "type [user@]host as you would after `ssh`, or choose this machine")
+    try:
+        return remote.RemoteHost(host, python)
+    except UserError as e:
+        raise UserError(f"ssh host {host!r} is not an ssh destination",
+                        "type [user@]host as you would after `ssh`: no spaces, no leading '-'") from e
 
 
 def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
@@ -112,6 +125,7 @@ class WizardSession:
         self.trials: dict[int, Trial] = {}  # id(rung) -> its trial
         self.run_data: dict[int, RunData] = {}  # id(rung) -> live data of its own run (B's first replicate)
         self.scaling: ScalingMeasurement | None = None  # the Batch size page's scaling measurement
+        self.host: remote.RemoteHost | None = None  # "Run on": None is this machine; else every command runs there
 
     # ------------------------------------------------------------ study
 

@@ -6,6 +6,9 @@ on it: a broken workload shows its one-line error and fix and keeps the
 user here; nothing is created until it loads. A training script's own
 options (what follows `--` on the command line) are typed in "Script
 options", shown only for a script, and go to every command of the study.
+"Run on" picks this machine or an ssh host (`[user@]host` and the Python
+there, as the CLI's --host/--remote-python): every command of the study,
+the hardware report included, then runs there.
 """
 
 from __future__ import annotations
@@ -14,17 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
-from tfturbo import protocol
+from tfturbo import protocol, remote
 from tfturbo.errors import UserError
 
 from ..cards import FactsCard
 from ..run_data import RunData
 from ..run_panel import RunPanel
 from ..run_process import Launcher
-from ..session import WizardSession, audit_argv, default_study_dir, script_options
+from ..session import WizardSession, audit_argv, default_study_dir, run_on, script_options
 from ..step_status import ATTENTION, PASSED, RUNNING
 from ..workload_catalog import builtin_workloads, is_script
 from .base import WizardPage, add_section
@@ -71,6 +74,7 @@ class WorkloadPage(WizardPage):
         self.setAcceptDrops(True)
         self._env_started = False
         self._script = False  # the chosen workload is a training script (it takes script options)
+        self._env_host: remote.RemoteHost | None = None  # where the last hardware report was asked
 
         add_section(self.left, "Workload")
         self.builtins = QListWidget()
@@ -137,10 +141,11 @@ class WorkloadPage(WizardPage):
         seed = QLabel(f"Every run uses seed {session.seed} and the same data order.")
         seed.setObjectName("muted")
         study_form.addRow("", seed)
+        self._add_run_on(study_form)
         self.left.addLayout(study_form)
         self.left.addStretch(0)
 
-        add_section(self.right, "This machine")
+        self.machine_title = add_section(self.right, "This machine")
         self.env_panel = RunPanel(launcher, stoppable=False)
         self.env_panel.ended.connect(self._on_env_ended)
         self.right.addWidget(self.env_panel)
@@ -263,6 +268,70 @@ class WorkloadPage(WizardPage):
         paths = [u.toLocalFile() for u in urls if u.isLocalFile() and u.toLocalFile().endswith(".py")]
         return paths[0] if paths else None
 
+    # ------------------------------------------------------------ where it runs
+
+    def _add_run_on(self, form: QFormLayout) -> None:
+        """"Run on": this machine, or an ssh host and its Python; checked as typed, applied when valid."""
+        self.run_on = QComboBox()
+        self.run_on.addItems(["this machine", "ssh host"])
+        self.host_edit = QLineEdit(self.session.host.host if self.session.host else "")
+        self.host_edit.setObjectName("monoEdit")
+        self.host_edit.setPlaceholderText("[user@]host")
+        self.host_edit.setToolTip("As you would type it after `ssh` (~/.ssh/config, keys and agents apply; "
+                                  "TFTURBO_SSH sets the ssh command)")
+        self.python_edit = QLineEdit(self.session.host.python if self.session.host else remote.DEFAULT_PYTHON)
+        self.python_edit.setObjectName("monoEdit")
+        self.python_edit.setToolTip("The Python on the host that has tfturbo installed")
+        row = QHBoxLayout()
+        for widget, stretch in ((self.run_on, 0), (self.host_edit, 2), (self.python_edit, 1)):
+            row.addWidget(widget, stretch)
+        self.host_error = QLabel("")
+        self.host_error.setObjectName("errorMessage")
+        self.host_error.setWordWrap(True)
+        form.addRow("Run on", row)
+        form.addRow("", self.host_error)
+        self.run_on_form = form
+        self.run_on.setCurrentIndex(1 if self.session.host else 0)
+        self.run_on.currentIndexChanged.connect(self._on_run_on)
+        for edit in (self.host_edit, self.python_edit):
+            edit.textChanged.connect(self._show_host_problem)
+            edit.editingFinished.connect(self._apply_run_on)  # not per keystroke: each change asks the host
+        self._show_host_problem()
+
+    def host_problem(self) -> str:
+        """What is wrong with the ssh host fields, with its fix ('' when valid or when running here)."""
+        if self.run_on.currentIndex() == 0:
+            return ""
+        try:
+            run_on(self.host_edit.text(), self.python_edit.text())
+        except UserError as e:
+            return f"{e.problem[0].upper()}{e.problem[1:]}: {e.fix}."
+        return ""
+
+    def _on_run_on(self, *_: Any) -> None:
+        self._show_host_problem()
+        self._apply_run_on()
+
+    def _show_host_problem(self, *_: Any) -> None:
+        """Show the host fields for "ssh host" and say a problem under them as it is typed; Next waits for it."""
+        remote_chosen = self.run_on.currentIndex() == 1
+        self.host_edit.setVisible(remote_chosen)
+        self.python_edit.setVisible(remote_chosen)
+        error = self.host_problem()
+        self.host_error.setText(error)
+        self.run_on_form.setRowVisible(self.host_error, bool(error))
+        self.navigation_changed.emit()
+
+    def _apply_run_on(self) -> None:
+        """A valid choice becomes the session's (until the check locks it); the hardware report is asked there."""
+        if self.host_problem() or self.session.study is not None:
+            return
+        remote_chosen = self.run_on.currentIndex() == 1
+        host = run_on(self.host_edit.text(), self.python_edit.text()) if remote_chosen else None
+        if host != self.session.host:
+            self.session.host, self.session.environment = host, None
+            self._ask_environment()
+
     # ------------------------------------------------------------ hardware
 
     def on_enter(self) -> None:
@@ -276,10 +345,25 @@ class WorkloadPage(WizardPage):
             self._show_environment(self.session.environment)
         if not self._env_started:
             self._env_started = True
-            self.env_panel.start("env", [], busy_text="Asking the backend about this machine (loading TensorFlow)…",
-                                 log_path=self.session.log_path())
+            self._ask_environment()
+
+    def _ask_environment(self) -> None:
+        """The hardware report of where the study runs (again when "Run on" changes; once the page showed)."""
+        where = "this machine" if self.session.host is None else self.session.host.host
+        self.machine_title.setText("This machine" if self.session.host is None else f"Host {where}")
+        if not self._env_started or self.env_panel.is_running():
+            return  # started on entering the page, or again when the report going now ends
+        self._env_host = self.session.host
+        self.env_card.set_facts([])  # the other machine's report would mislead
+        self.policy_card.set_facts([])
+        self.env_panel.show()
+        self.env_panel.start("env", [], busy_text=f"Asking the backend about {where} (loading TensorFlow)…",
+                             log_path=self.session.log_path())
 
     def _on_env_ended(self, data: RunData) -> None:
+        if self._env_host != self.session.host:  # "Run on" changed while it ran: ask the new place
+            self._ask_environment()
+            return
         doc = data.document
         if doc is None:
             return  # the panel shows the error
@@ -301,19 +385,22 @@ class WorkloadPage(WizardPage):
 
     def can_go_next(self) -> bool:
         return (bool(self.workload_edit.text().strip()) and not self.check_panel.is_running()
-                and self.script_args() is not None)
+                and self.script_args() is not None and not self.host_problem())
 
     def next_hint(self) -> str:
         if self.check_panel.is_running():
             return "Checking the workload…"
         if self.script_args() is None:
             return "Fix the script options"
+        if self.host_problem():
+            return "Fix the ssh host"
         return "" if self.workload_edit.text().strip() else "Choose a workload"
 
     def request_next(self) -> None:
         if self.session.study is not None:  # already checked; the study exists
             self.advance.emit()
             return
+        self._apply_run_on()  # a host typed and not yet left: the check runs there
         spec = self.workload_edit.text().strip()
         self.check_panel.start("audit", audit_argv(spec, script_args=self.script_args() or []), busy_text=f"Loading {spec} in the backend…",
                                log_path=self.session.log_path())
@@ -334,7 +421,8 @@ class WorkloadPage(WizardPage):
             self.set_status(ATTENTION)
             return
         self.session.record_audit([f for f in data.document.get("findings") or [] if isinstance(f, dict)])
-        for widget in (self.builtins, self.workload_edit, self.script_edit, self.open_button, self.steps):
+        for widget in (self.builtins, self.workload_edit, self.script_edit, self.open_button, self.steps,
+                       self.run_on, self.host_edit, self.python_edit):
             widget.setEnabled(False)  # checked: File -> New study to choose another
             widget.setToolTip("Checked and fixed for this study; File → New study starts another")
         self.setAcceptDrops(False)
