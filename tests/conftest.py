@@ -40,12 +40,19 @@ def run_cli(*args: str, timeout: float = 300, check_json: bool = False, stdin: s
     return proc
 
 
+@pytest.fixture(scope="session")
+def _machine_cache(tmp_path_factory) -> Path:
+    """One cache for the session: the matmul ceiling is measured once per machine, as for a user."""
+    return tmp_path_factory.mktemp("machine-cache")
+
+
 @pytest.fixture(autouse=True)
-def _private_home(tmp_path_factory, monkeypatch):
+def _private_home(tmp_path_factory, monkeypatch, _machine_cache):
     """Logs and default study folders go to a temporary home, not the user's."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("TFTURBO_CACHE_DIR", str(_machine_cache))
     return home
 
 

@@ -312,8 +312,9 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     scalars.close()
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
-    for key, value in utilization(job, summary, devs, env).items():
-        setattr(summary, key, value)
+    if status == protocol.RunStatus.COMPLETED:  # a stopped run ends now: no FLOP count, no ceiling benchmark
+        for key, value in utilization(job, summary, devs, env).items():
+            setattr(summary, key, value)
     if error is not None:
         summary.error = {"kind": error.kind, "message": error.message, "fix": error.fix}
     document = summary.to_dict()
