@@ -22,6 +22,7 @@ RSS growth < 200 MB.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import sys
@@ -132,12 +133,24 @@ def replay(path: Path, workdir: Path) -> dict:
         QTimer.singleShot(300, app.quit)  # a few more repaints and probe ticks after the end
 
     panel.ended.connect(ended)
+    full_collections: list[float] = []  # ms each full (oldest-generation) collection held the UI thread
+    started = [0.0]
+
+    def on_gc(phase: str, info: dict) -> None:
+        if info.get("generation") == 2:
+            if phase == "start":
+                started[0] = time.perf_counter()
+            else:
+                full_collections.append((time.perf_counter() - started[0]) * 1000)
+
+    gc.callbacks.append(on_gc)
     clock.start()
     probe.start()
     result["start"] = time.perf_counter()
     page.start_run()  # what "Measure the baseline anyway" does: a run command, its data on the plots
     data = panel.data
     app.exec()
+    gc.callbacks.remove(on_gc)
     probe.stop()
     peak[0] = max(peak[0], proc.memory_info().rss)
     plots.refresh()
@@ -152,6 +165,7 @@ def replay(path: Path, workdir: Path) -> dict:
             "p99_gap": float(np.percentile(ingesting, 99)) if len(ingesting) else float("nan"),
             "over_50": int((ingesting > TARGET_STALL_MS).sum()), "ticks": len(ingesting),
             "end_gap": float(ending.max()) if len(ending) else float("nan"),
+            "full_gc": len(full_collections), "full_gc_ms": max(full_collections, default=0.0),
             "rss0": rss0 / 2**20, "rss_growth": (peak[0] - rss0) / 2**20, "skipped": panel.process._parser.skipped}
 
 
@@ -174,6 +188,7 @@ def main() -> int:
          r["max_gap"] <= TARGET_STALL_MS),
         ("99th percentile gap while ingesting", f"{r['p99_gap']:.0f} ms", "", None),
         ("gaps over 50 ms while ingesting", f"{r['over_50']} of {r['ticks']} ticks", "0", r["over_50"] == 0),
+        ("full garbage collections (longest)", f"{r['full_gc']} ({r['full_gc_ms']:.0f} ms)", "", None),
         ("longest gap after the end (results)", f"{r['end_gap']:.0f} ms", f"<= {TARGET_STALL_MS} ms",
          r["end_gap"] <= TARGET_STALL_MS),
         ("RSS growth (peak - start)", f"{r['rss_growth']:.0f} MB (start {r['rss0']:.0f} MB)",

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QV
 
 from tfturbo import protocol
 
-from . import gc_pause
 from .error_box import ErrorBox
 from .run_data import RunData
 from .run_process import BackendProcess, Launcher
@@ -130,7 +129,6 @@ class RunPanel(QWidget):
         layout.addWidget(self.error_box)
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.refresh)
-        self._streaming = False  # between start and end of a run: full garbage collections wait (gc_pause)
 
     # ------------------------------------------------------------ control
 
@@ -151,8 +149,6 @@ class RunPanel(QWidget):
         data = self.data = self.process.start(command, argv, name, stderr_path=log_path or None)
         if not data.finished:  # a program that cannot start has already ended here
             self.timer.start(100)
-            gc_pause.run_started()
-            self._streaming = True
         return data
 
     def stop(self) -> None:
@@ -192,9 +188,6 @@ class RunPanel(QWidget):
         self.detail.setVisible(bool(self.detail.text()))
 
     def _on_ended(self, data: RunData) -> None:
-        if self._streaming:  # a program that could not start never streamed
-            self._streaming = False
-            gc_pause.run_ended()
         self.timer.stop()
         self._painted = -1
         self.refresh()

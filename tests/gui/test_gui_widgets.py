@@ -42,19 +42,6 @@ def test_completed_run_fills_the_data_and_says_so(qtbot, tmp_path):
     assert not panel.stop_button.isVisible() and not panel.error_box.isVisible()
 
 
-def test_full_garbage_collections_wait_while_a_run_streams_in(qtbot, tmp_path):
-    import gc
-
-    from tfturbo_gui.gc_pause import STREAMING_OLDEST_THRESHOLD
-
-    before = gc.get_threshold()
-    panel, data = start_run(qtbot, tmp_path)
-    assert gc.get_threshold() == (before[0], before[1], STREAMING_OLDEST_THRESHOLD)  # no 50 ms pauses mid-run
-    with qtbot.waitSignal(panel.ended, timeout=20_000):
-        pass
-    assert gc.get_threshold() == before  # collections resume between runs
-
-
 def test_failing_backend_shows_message_and_fix_with_traceback_behind_details(qtbot, tmp_path):
     panel, data = start_run(qtbot, tmp_path, scenario="fail")
     with qtbot.waitSignal(panel.ended, timeout=20_000):
