@@ -18,7 +18,7 @@ from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.tune.study import RungKind
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 
-from .labels import card_header, card_reason, set_badge
+from .labels import card_column, card_header, card_reason, set_badge
 
 
 def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
@@ -101,10 +101,7 @@ class DecisionCard(QFrame):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.setObjectName("card")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(12, 10, 12, 10)
-        layout.setSpacing(6)
+        layout = card_column(self, "card")
         self.badge, self.headline = card_header(layout)
         self.facts = FactsCard()
         self.facts.setObjectName("plain")

@@ -7,18 +7,16 @@ the first two, a bug report needs the third.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from .code_block import CodeBlock
+from .labels import card_column
 
 
 class ErrorBox(QFrame):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.setObjectName("errorBox")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(12, 10, 12, 10)
-        layout.setSpacing(6)
+        layout = card_column(self, "errorBox")
         self.message = QLabel()
         self.message.setObjectName("errorMessage")
         self.message.setWordWrap(True)

@@ -17,6 +17,7 @@ from tfturbo import findings as F
 from tfturbo.settings import automatic_fixes
 
 from .code_block import CodeBlock
+from .labels import muted_label
 
 # finding code -> (RunSettings field, checkbox text), as the settings declare them
 AUTO_FIXES = automatic_fixes()
@@ -113,9 +114,7 @@ class FindingsPanel(QWidget):
         self.list_layout = QVBoxLayout(body)
         self.list_layout.setContentsMargins(0, 0, 4, 0)
         self.list_layout.setSpacing(8)
-        self.empty = QLabel("No findings yet.")
-        self.empty.setObjectName("muted")
-        self.empty.setWordWrap(True)
+        self.empty = muted_label("No findings yet.")
         self.list_layout.addWidget(self.empty)
         self.list_layout.addStretch(1)
         outer.addWidget(body, 1)

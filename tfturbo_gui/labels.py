@@ -1,9 +1,9 @@
-"""Labels the pages share, built one way so they look and wrap the same everywhere."""
+"""Labels and card frames the pages share, built one way so they look and wrap the same everywhere."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel
+from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QVBoxLayout
 
 
 def muted_label(text: str = "", hidden: bool = False) -> QLabel:
@@ -14,6 +14,16 @@ def muted_label(text: str = "", hidden: bool = False) -> QLabel:
     if hidden:
         label.hide()
     return label
+
+
+def card_column(frame: QFrame, name: str, margins: tuple[int, int, int, int] = (12, 10, 12, 10),
+                spacing: int = 6) -> QVBoxLayout:
+    """A card: `frame` named for the style sheet (its border and background), its content in one column."""
+    frame.setObjectName(name)
+    layout = QVBoxLayout(frame)
+    layout.setContentsMargins(*margins)
+    layout.setSpacing(spacing)
+    return layout
 
 
 def card_header(layout: QBoxLayout) -> tuple[QLabel, QLabel]:

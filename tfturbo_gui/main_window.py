@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QPushButton,
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QMainWindow, QMessageBox, QPushButton,
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from tfturbo import __version__
@@ -34,6 +34,7 @@ from .run_process import BackendProcess, Launcher, SessionLauncher
 from .session import WizardSession
 from .step_list import StepList
 from .tensorboard_launcher import TensorBoardLauncher
+from .labels import muted_label
 
 PAGES = (WorkloadPage, BaselinePage, PrecisionPage, XlaPage, ComparePage, BatchPage, RecordPage)
 RECENT_KEY = "recent_studies"
@@ -75,9 +76,7 @@ class MainWindow(QMainWindow):
         self.next_button.setToolTip("Next step (Alt+Right)")
         self.next_button.setObjectName("primaryButton")
         self.next_button.clicked.connect(self._on_next)
-        self.hint = QLabel("")
-        self.hint.setObjectName("muted")
-        self.hint.setWordWrap(True)
+        self.hint = muted_label("")
         nav = QHBoxLayout()
         nav.setContentsMargins(24, 8, 24, 14)
         self.hint.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

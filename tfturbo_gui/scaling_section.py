@@ -23,6 +23,7 @@ from .run_gate import GATE
 from .run_panel import RunPanel
 from .run_process import Launcher
 from .session import WizardSession, scaling_offer
+from .labels import muted_label
 
 
 def point_text(p: ScalingPoint) -> str:
@@ -62,9 +63,7 @@ class ScalingSection(QWidget):
         self.button = QPushButton("Measure scaling")
         self.button.clicked.connect(self.start)
         layout.addWidget(self.button)
-        self.why_not = QLabel("")
-        self.why_not.setObjectName("muted")
-        self.why_not.setWordWrap(True)
+        self.why_not = muted_label("")
         layout.addWidget(self.why_not)
         self.panel = RunPanel(launcher)
         self.panel.ended.connect(self._on_run_ended)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from tfturbo.numbers import finite
 from tfturbo.verdicts import AccuracyVerdict
 
-from .labels import card_header, card_reason, set_badge
+from .labels import card_column, card_header, card_reason, set_badge
 
 WITHIN, WORSE, INCONCLUSIVE = AccuracyVerdict.WITHIN, AccuracyVerdict.WORSE, AccuracyVerdict.INCONCLUSIVE
 
@@ -131,11 +131,8 @@ class VerdictView(QFrame):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.setObjectName("card")
         self.document: dict[str, Any] | None = None
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(12, 8, 12, 8)
-        layout.setSpacing(3)
+        layout = card_column(self, "card", margins=(12, 8, 12, 8), spacing=3)
         self.badge, self.headline = card_header(layout)
         self.speed_label = self._line(layout, "Speed vs baseline")
         self.speed_bar = IntervalBar()

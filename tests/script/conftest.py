@@ -12,6 +12,12 @@ from pathlib import Path
 import pytest
 from script_helpers import cli_json, script_in_folder
 
+def run_beside(script: Path, workload: str, *args: str) -> tuple[dict, Path]:
+    """`tfturbo run` from the script's own folder (as its user would), into run/ beside it."""
+    out = script.parent / "run"
+    return cli_json("run", workload, "--out", str(out), *args, cwd=script.parent), out
+
+
 @pytest.fixture(scope="session")
 def mlp_script(tmp_path_factory) -> Path:
     return script_in_folder(tmp_path_factory, "mlp_top_level.py")
@@ -19,8 +25,7 @@ def mlp_script(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def mlp_script_run(mlp_script) -> tuple[dict, Path]:
-    out = mlp_script.parent / "run"
-    return cli_json("run", mlp_script.name, "--out", str(out), "--steps", "40", cwd=mlp_script.parent), out
+    return run_beside(mlp_script, mlp_script.name, "--steps", "40")
 
 
 @pytest.fixture(scope="session")
@@ -43,10 +48,8 @@ def text_script(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def text_script_run(text_script) -> tuple[dict, Path]:
-    out = text_script.parent / "run"
-    doc = cli_json("run", str(text_script), "--out", str(out), "--steps", "30", "--policy", "mixed_bfloat16",
-                   "--fix-head", "--", "--epochs", "2", "--length", "48", cwd=text_script.parent)
-    return doc, out
+    return run_beside(text_script, str(text_script), "--steps", "30", "--policy", "mixed_bfloat16", "--fix-head",
+                      "--", "--epochs", "2", "--length", "48")
 
 
 @pytest.fixture(scope="session")

@@ -245,25 +245,19 @@ def configuration_section(data: ReportData) -> list:
     metric = data.metric
     header = ["Configuration", "Status", "Relative time per sample [95% CI]", "Speed [95% CI]",
               "Peak memory vs baseline", "Accuracy vs baseline [95% CI]", "Decision"]
-    rows = []
+    measured_header = ["Configuration", "Steps/s [95% CI]", "Step time ms [95% CI]", "Warm-up (s)",
+                       "Final validation metrics", "Steps", "Findings"]
+    rows, measured = [], []  # every rung; the rungs with a run of their own
     for rung in data.rungs:
         row = rung.row
         if row is None:
             rows.append([_rung_name(rung), status_cell(rung.status), "n/a", _ladder_only(rung), "n/a",
                          "n/a", _decision(rung)])
             continue
-        delta = _accuracy(rung)
         mem = P(f"{row.memory_ratio:.2f}x<br/>{esc(fmt_bytes(row.peak_memory_bytes))}") \
             if row.memory_ratio is not None else fmt_bytes(row.peak_memory_bytes)
         rows.append([_rung_name(rung), status_cell(row.status), _relative_time(rung), _speedup(rung), mem,
-                     delta, _decision(rung)])
-    measured_header = ["Configuration", "Steps/s [95% CI]", "Step time ms [95% CI]", "Warm-up (s)",
-                       "Final validation metrics", "Steps", "Findings"]
-    measured = []
-    for rung in data.rungs:
-        row = rung.row
-        if row is None:
-            continue
+                     _accuracy(rung), _decision(rung)])
         metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
         measured.append([P(f"<b>{esc(short(rung.name, 80))}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95),
                          with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1),

@@ -23,6 +23,7 @@ from ..run_process import Launcher
 from ..scaling_section import ScalingSection
 from ..session import WizardSession
 from .base import RungPage
+from ..labels import muted_label
 
 
 class BatchPage(RungPage):
@@ -37,9 +38,7 @@ class BatchPage(RungPage):
         super().__init__(session, launcher, parent)
         self.memory = FactsCard("Memory")
         self.controls.addWidget(self.memory)
-        self.plan_text = QLabel()
-        self.plan_text.setObjectName("muted")
-        self.plan_text.setWordWrap(True)
+        self.plan_text = muted_label()
         self.controls.addWidget(self.plan_text)
         self.batch = QSpinBox()
         self.batch.setRange(1, 1 << 20)

@@ -31,6 +31,7 @@ from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
 from .base import WizardPage, add_section, needs_baseline
+from ..labels import muted_label
 
 
 def confirmation_verdict(rung: Rung) -> dict[str, Any] | None:
@@ -62,9 +63,7 @@ class ComparePage(WizardPage):
         row.addWidget(self.run_button)
         row.addStretch(1)
         left.addLayout(row)
-        self.busy_note = QLabel("")
-        self.busy_note.setObjectName("muted")
-        self.busy_note.setWordWrap(True)
+        self.busy_note = muted_label("")
         self.busy_note.hide()
         left.addWidget(self.busy_note)
         self.run_panel = RunPanel(launcher)
@@ -77,9 +76,7 @@ class ComparePage(WizardPage):
         top.addLayout(left, 3)
         ladder = QVBoxLayout()
         add_section(ladder, "Every configuration measured")
-        self.ladder = QLabel()
-        self.ladder.setObjectName("muted")
-        self.ladder.setWordWrap(True)
+        self.ladder = muted_label()
         self.ladder.setTextFormat(Qt.TextFormat.PlainText)
         ladder.addWidget(self.ladder)
         ladder.addStretch(1)

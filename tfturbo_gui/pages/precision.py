@@ -9,7 +9,7 @@ under mixed_float16, and kept only if it is faster and as accurate.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QWidget
 
 from tfturbo.settings import POLICIES, RunSettings
 from tfturbo.tune.study import RungKind
@@ -17,6 +17,7 @@ from tfturbo.tune.study import RungKind
 from ..run_process import Launcher
 from ..session import WizardSession, audit_argv
 from .base import RungPage
+from ..labels import muted_label
 
 SIXTEEN_BIT = tuple(p for p in POLICIES if p != "float32")
 
@@ -36,9 +37,7 @@ class PrecisionPage(RungPage):
         form = QFormLayout()
         form.addRow("Policy", self.policy)
         self.controls.addLayout(form)
-        self.recommendation = QLabel()
-        self.recommendation.setObjectName("muted")
-        self.recommendation.setWordWrap(True)
+        self.recommendation = muted_label()
         self.controls.addWidget(self.recommendation)
         self.findings.set_empty_text("The audit for the chosen policy found nothing to fix.")
         self._initialised = False

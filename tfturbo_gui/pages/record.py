@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from tfturbo.runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, REPORT_PDF
 from tfturbo.settings import fixes_on
@@ -26,6 +26,7 @@ from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, PASSED, RUNNING
 from .base import WizardPage, add_section, needs_baseline
+from ..labels import muted_label
 
 
 def settings_facts(settings, batch_size: int | None) -> list[tuple[str, str]]:
@@ -61,9 +62,7 @@ class RecordPage(WizardPage):
         row.addWidget(self.open_button)
         row.addStretch(1)
         self.left.addLayout(row)
-        self.report_status = QLabel("")
-        self.report_status.setObjectName("muted")
-        self.report_status.setWordWrap(True)
+        self.report_status = muted_label("")
         self.left.addWidget(self.report_status)
         self.report_error = ErrorBox()
         self.left.addWidget(self.report_error)
@@ -71,9 +70,7 @@ class RecordPage(WizardPage):
         self.report_where.hide()
         self.left.addWidget(self.report_where)
         add_section(self.left, "Recorded beside the checkpoint")
-        self.record_path = QLabel("")
-        self.record_path.setObjectName("muted")
-        self.record_path.setWordWrap(True)
+        self.record_path = muted_label("")
         self.left.addWidget(self.record_path)
         self.record = CodeBlock(max_lines=18)
         self.left.addWidget(self.record)

@@ -31,6 +31,7 @@ from ..session import WizardSession, audit_argv, default_study_dir, run_on, scri
 from ..step_status import ATTENTION, PASSED, RUNNING
 from ..workload_catalog import builtin_workloads, is_script
 from .base import WizardPage, add_section
+from ..labels import muted_label
 
 
 def device_names(env: dict[str, Any]) -> list[str]:
@@ -156,9 +157,7 @@ class WorkloadPage(WizardPage):
         add_section(self.right, "Workload check")
         self.check_panel = RunPanel(launcher, stoppable=False)
         self.check_panel.ended.connect(self._on_check_ended)
-        self.check_hint = QLabel("Next loads the workload in the backend and checks that it keeps the contract.")
-        self.check_hint.setObjectName("muted")
-        self.check_hint.setWordWrap(True)
+        self.check_hint = muted_label("Next loads the workload in the backend and checks that it keeps the contract.")
         self.right.addWidget(self.check_hint)
         self.right.addWidget(self.check_panel)
         self.right.addStretch(1)

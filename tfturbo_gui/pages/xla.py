@@ -16,7 +16,7 @@ candidates for it (short steps), else the policy's reason why not is shown.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
 from tfturbo.settings import RunSettings
 from tfturbo.trials.policy import STEPS_PER_EXECUTION, XLA, Candidate
@@ -38,9 +38,7 @@ class XlaPage(RungPage):
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
-        self.extends = QLabel()
-        self.extends.setObjectName("muted")
-        self.extends.setWordWrap(True)
+        self.extends = muted_label()
         self.controls.addWidget(self.extends)
         self.follow_up_note = muted_label(hidden=True)  # why the policy's follow-up is the next action
         self.controls.addWidget(self.follow_up_note)
