@@ -26,6 +26,22 @@ def test_slow_input_is_input_bound_with_the_three_rates_and_the_tfdata_fixes(pro
     assert doc["profiler"]["available"] is False and "CPU" in doc["profiler"]["reason"]
 
 
+def probe(*args: str) -> dict:
+    proc = run_cli("probe-input", *args, "--steps", "40", "--json", timeout=400)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def test_an_uncached_pipeline_is_input_bound_until_the_automatic_tfdata_fixes_cache_and_prefetch_it():
+    plain = probe("builtin:uncached-input")
+    assert plain["verdict"] == "input_bound" and plain["band"] == "high"
+    fixed = probe("builtin:uncached-input", "--input-fixes")
+    assert fixed["verdict"] == "compute_bound" and fixed["input_fixes"] is True
+    assert fixed["data_steps_per_s"] > 5 * plain["data_steps_per_s"]  # the map runs once, then from the cache
+    [applied] = findings_of(fixed, "INPUT_FIXES_APPLIED")
+    assert ".cache()" in applied["fix"] and "prefetch" in applied["fix"]
+
+
 def test_mlp_is_compute_bound(probe_mlp):
     assert probe_mlp["verdict"] == "compute_bound" and probe_mlp["band"] in ("low", "moderate")
     assert all(probe_mlp[k] > 0 for k in RATES)

@@ -197,7 +197,8 @@ def make_datasets(batch_size):
 
 def test_builtin_names_are_the_shipped_workloads():
     assert builtin_names() == sorted(["cnn", "custom-loop", "fp16-softmax-head", "mlp", "ragged-batches",
-                                      "slow-input", "train-script", "transformer", "unaligned-widths"])
+                                      "slow-input", "train-script", "transformer", "uncached-input",
+                                      "unaligned-widths"])
 
 
 def test_forgetting_to_return_the_model_says_so(tmp_path):

@@ -6,5 +6,6 @@ fixed seeds, shuffled by tf.data under the global seed the runner sets.
 
 Clean, learnable tasks: `mlp`, `cnn`, `transformer`.
 Demos with exactly one planted problem each (fixtures for the diagnostics):
-`fp16-softmax-head`, `ragged-batches`, `slow-input`, `unaligned-widths`, `custom-loop`.
+`fp16-softmax-head`, `ragged-batches`, `slow-input` (input-bound, a Python step no option can fix),
+`uncached-input` (input-bound, cured by the automatic tf.data fixes), `unaligned-widths`, `custom-loop`.
 """
