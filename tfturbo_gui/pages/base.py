@@ -30,6 +30,20 @@ from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 LEFT_WIDTH = 430
 
 
+def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, arms: tuple[str, str]):
+    """Start `rung`'s next planned run on `panel`: (planned run, its RunData), or None once the trial is
+    decided. `arms` name B and A in the busy text ("Trial pair 2, the candidate run: …")."""
+    nxt = session.next_run(rung)
+    if nxt is None:
+        return None
+    planned, argv = nxt
+    arm = arms[0] if planned.arm == "b" else arms[1]
+    data = panel.start("run", argv, name=planned.settings.label(),
+                       busy_text=f"{what} pair {planned.replicate}, the {arm} run: starting the backend "
+                                 "(loading TensorFlow)…", log_path=session.log_path())
+    return planned, data
+
+
 class WizardPage(QWidget):
     """A checklist step. Subclasses fill `self.left` / `self.right` and override the hooks."""
 
@@ -276,15 +290,10 @@ class RungPage(WizardPage):
 
     def _start_next_run(self) -> bool:
         """The trial's next run (reference or candidate), or False when the trial is decided."""
-        nxt = self.session.next_run(self.rung)
-        if nxt is None:
+        started = start_trial_run(self.session, self.rung, self.run_panel, "Trial", ("candidate", "reference"))
+        if started is None:
             return False
-        self._planned, argv = nxt
-        arm = "candidate" if self._planned.arm == "b" else "reference"
-        data = self.run_panel.start("run", argv, name=self._planned.settings.label(),
-                                    busy_text=f"Trial pair {self._planned.replicate}, the {arm} run: starting the "
-                                              "backend (loading TensorFlow)…",
-                                    log_path=self.session.log_path())
+        self._planned, data = started
         self.plots.show_run(data, self.session.data_of(self.session.baseline))
         return True
 

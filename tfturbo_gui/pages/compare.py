@@ -30,7 +30,7 @@ from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
-from .base import WizardPage, add_section, needs_baseline
+from .base import WizardPage, add_section, needs_baseline, start_trial_run
 from ..labels import muted_label
 
 
@@ -166,15 +166,11 @@ class ComparePage(WizardPage):
         self.update_controls()
 
     def _start_next_run(self) -> bool:
-        nxt = self.session.next_run(self.confirmation)
-        if nxt is None:
+        started = start_trial_run(self.session, self.confirmation, self.run_panel, "Confirmation",
+                                  ("recommended", "baseline"))
+        if started is None:
             return False
-        self._planned, argv = nxt
-        arm = "recommended" if self._planned.arm == "b" else "baseline"
-        data = self.run_panel.start("run", argv, name=self._planned.settings.label(),
-                                    busy_text=f"Confirmation pair {self._planned.replicate}, the {arm} run: "
-                                              "starting the backend (loading TensorFlow)…",
-                                    log_path=self.session.log_path())
+        self._planned, data = started
         self.view.plots.show_run(data, self.session.data_of(self.session.baseline))
         return True
 
