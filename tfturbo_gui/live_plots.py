@@ -98,6 +98,7 @@ class RunPlots(QWidget):
         self.by_time = False
         self._painted: tuple = ()
         self._ranges: dict[str, tuple] = {}  # plot name -> the range last set
+        self._wanted: dict[str, tuple] = {}  # plot name -> its fitted range, set one plot per tick
         self.user_zoomed: set[str] = set()  # plots whose view the user chose
         self.spikes_above = 0
         dark = theme.system_is_dark() if QApplication.instance() is not None else False
@@ -106,15 +107,20 @@ class RunPlots(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(4)
-        self.legend_row = QHBoxLayout()
+        # The legend strip has its height from the start and holds the spike note at its right: a strip
+        # that appeared with the first data re-laid and repainted all four plots at once (50-70 ms, the
+        # longest UI stall of a run's start in benchmarks/gui_ingest.py).
+        strip = QWidget()
+        strip.setFixedHeight(strip.fontMetrics().height() + 4)
+        self.legend_row = QHBoxLayout(strip)
+        self.legend_row.setContentsMargins(0, 0, 0, 0)
         self.legend_row.setSpacing(14)
         self.legend_row.addStretch(1)
-        outer.addLayout(self.legend_row)
-        self.spike_note = QLabel("")  # steady steps above the step-time range, said under the legend
+        self.spike_note = QLabel("")  # steady steps above the step-time range; the legend names give way to it
         self.spike_note.setObjectName("muted")
-        self.spike_note.setWordWrap(True)
         self.spike_note.hide()
-        outer.addWidget(self.spike_note)
+        self.legend_row.addWidget(self.spike_note)
+        outer.addWidget(strip)
         self.legend_labels: list[QLabel] = []
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
@@ -145,7 +151,7 @@ class RunPlots(QWidget):
         widget = pg.PlotWidget()
         widget.setMinimumSize(160, 110)
         item = widget.getPlotItem()
-        item.disableAutoRange()  # ranges are set by `_set_range`, only when they change
+        item.disableAutoRange()  # ranges are set by `_apply_one_range`, only when they change
         name = {"Step time": "step_ms", "Training loss": "loss", "Validation": "val", "Loss scale": "loss_scale"}[title]
         item.getViewBox().sigRangeChangedManually.connect(lambda *_a, n=name: self.user_zoomed.add(n))
         item.autoBtn.clicked.connect(lambda *_a, n=name: self._reset_zoom(n))
@@ -154,6 +160,8 @@ class RunPlots(QWidget):
         if unit:
             item.setLabel("left", unit)
         item.showGrid(x=True, y=True, alpha=0.15)
+        for side in ("left", "bottom"):  # major and minor grid lines; a third level of faint ones cost 3/4 of
+            item.getAxis(side).setStyle(maxTickLevel=1)  # a repaint (benchmarks/gui_ingest.py), barely visible
         item.setDownsampling(auto=True, mode="peak")  # auto: without it pyqtgraph draws every point
         item.setClipToView(True)
         widget.setMenuEnabled(False)
@@ -197,8 +205,8 @@ class RunPlots(QWidget):
             label.setToolTip(s.label)
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the page
             label.setMinimumWidth(40)
-            # shares the row in proportion to what each name needs (the trailing stretch takes what is left)
-            self.legend_row.insertWidget(self.legend_row.count() - 1, label, max(1, label.sizeHint().width()))
+            # shares the row in proportion to what each name needs (the stretch takes what is left)
+            self.legend_row.insertWidget(self.legend_row.count() - 2, label, max(1, label.sizeHint().width()))
             self.legend_labels.append(label)
 
     def legend_texts(self) -> list[str]:
@@ -239,6 +247,7 @@ class RunPlots(QWidget):
         """Repaint if any run changed since the last paint (cheap no-op otherwise)."""
         state = (self.by_time,) + tuple((id(s.data), s.data.version) for s in self.series)
         if state == self._painted:
+            self._apply_one_range()  # a range still waiting for its turn
             return
         self._painted = state
         self.val_metric = self._choose_metric()
@@ -266,7 +275,8 @@ class RunPlots(QWidget):
             self._scale_label = label
             self.scale_plot.getPlotItem().setLabel("left", label)
         self._paint_primary()
-        self._fit_ranges()
+        self._wanted = self._fitted_ranges()
+        self._apply_one_range()
         self._mark_spikes()
 
     @staticmethod
@@ -335,8 +345,8 @@ class RunPlots(QWidget):
         medians = [m for m in (s.data.steady_median_ms() for s in self.series) if m is not None]
         return 3 * max(medians) if medians else None
 
-    def _fit_ranges(self) -> None:
-        """Set each plot's range when its fitted range changed (never on a plot the user zoomed).
+    def _fitted_ranges(self) -> dict[str, tuple[tuple[float, float], tuple[float, float]]]:
+        """Each plot's fitted (x, y) range.
 
         By step, the x axis spans the run's planned steps from its first progress event, so it is set
         once per run; by time (or before the total is known) it grows in 'nice' steps.
@@ -353,10 +363,10 @@ class RunPlots(QWidget):
         if top is None:
             peaks = [float(np.nanmax(s.data.step_ms.view())) for s in self.series if len(s.data.step_ms.view())]
             top = max(peaks) if peaks else 1.0
-        self._set_range("step_ms", x_range, (0.0, _grow(top)))
+        wanted = {"step_ms": (x_range, (0.0, _grow(top)))}
         for name, values in (("loss", [s.data.loss.view() for s in self.series]),
-                             ("loss_scale", [s.data.loss_scale.view() for s in self.series]),
-                             ("val", [self.curves["val"][i].yData for i in range(len(self.series))])):
+                             ("val", [self.curves["val"][i].yData for i in range(len(self.series))]),
+                             ("loss_scale", [s.data.loss_scale.view() for s in self.series])):
             finite = [v[np.isfinite(v)] for v in values if v is not None and len(v)]
             finite = [v for v in finite if len(v)]
             if not finite:
@@ -368,13 +378,23 @@ class RunPlots(QWidget):
                     y = (lo - pad, hi + pad)
                 else:  # a falling loss must not re-range (and repaint) the plot at every tick
                     y = (0.0 if lo >= 0 else -_grow(-lo), _grow(hi) if hi > 0 else 1.0)
-            self._set_range(name, x_range, y)
+            wanted[name] = (x_range, y)
+        return wanted
 
-    def _set_range(self, plot_name: str, x: tuple[float, float], y: tuple[float, float]) -> None:
-        if plot_name in self.user_zoomed or self._ranges.get(plot_name) == (x, y):
-            return
-        self._ranges[plot_name] = (x, y)
-        self._widget(plot_name).getPlotItem().getViewBox().setRange(xRange=x, yRange=y, padding=0)
+    def _apply_one_range(self) -> None:
+        """Set the first plot whose fitted range changed (never one the user zoomed), the rest on later ticks.
+
+        A new range re-lays the plot's axes and repaints it (~5 ms each here): the four plots changed at
+        once while a run streams in (its first progress event, a time axis growing) stalled the UI for
+        their sum. Finished runs (a stored run, a comparison) get all their ranges at once.
+        """
+        live = any(not s.data.finished for s in self.series)
+        for name, (x, y) in self._wanted.items():
+            if name not in self.user_zoomed and self._ranges.get(name) != (x, y):
+                self._ranges[name] = (x, y)
+                self._widget(name).getPlotItem().getViewBox().setRange(xRange=x, yRange=y, padding=0)
+                if live:
+                    return
 
     def _mark_spikes(self) -> None:
         """Steady steps of the page's run slower than the axis top: a mark at the top edge, and a count."""
@@ -398,10 +418,12 @@ class RunPlots(QWidget):
             self.step_plot.getPlotItem().setLabel("left", label)
         n = self.spikes_above
         note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} steady step{"s" if n != 1 else ""} above the ' \
-            "step-time range (marked at its top)" if n else ""
+            "range" if n else ""
         if self.spike_note.text() != note:
             self.spike_note.setText(note)
             self.spike_note.setVisible(bool(n))
+            self.spike_note.setToolTip("Steady steps slower than the top of the step-time plot, marked at its top "
+                                       "edge" if n else "")
 
     def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, position: float) -> None:
         region = pg.LinearRegionItem(values=(start, stop), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),

@@ -87,7 +87,7 @@ def outcome_text(data: RunData, log_path: str = "") -> tuple[str, str]:
 class RunPanel(QWidget):
     """Starts commands through its own BackendProcess, one at a time."""
 
-    events_received = Signal(list)
+    events_received = Signal(object)
     ended = Signal(object)  # RunData
 
     def __init__(self, launcher: Launcher, parent: QWidget | None = None, stoppable: bool = True):

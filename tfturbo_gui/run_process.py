@@ -52,7 +52,7 @@ TERMINATE_GRACE_MS = 5_000
 class BackendProcess(QObject):
     """Runs one backend command at a time; `data` holds what it reported."""
 
-    events_received = Signal(list)  # parsed events, in order
+    events_received = Signal(object)  # parsed events, in order
     ended = Signal(object)  # the RunData, once the process exited and its output was read
 
     def __init__(self, launcher: Launcher = backend_command, parent: QObject | None = None):

@@ -132,3 +132,52 @@ def test_spikes_above_the_step_time_range_are_marked_and_the_users_zoom_is_kept(
     data.ingest([{"type": "steps", "step": list(range(201, 251)), "step_ms": [10.0] * 50, "loss": [1.0] * 50}])
     plots.refresh()
     assert view.viewRange()[0] == [100.0, 160.0]  # the user's zoom is kept while the run streams in
+
+
+def _spiky_run(total=300):
+    from tfturbo_gui.run_data import RunData
+
+    data = RunData("r")
+    ms = [10.0] * 200
+    ms[120] = 400.0
+    data.ingest([{"type": "phase", "phase": "warmup", "step": 1}, {"type": "phase", "phase": "training", "step": 6},
+                 {"type": "steps", "step": list(range(1, 201)), "step_ms": ms, "loss": [3.0] * 200},
+                 {"type": "progress", "step": 200, "total": total, "eta_s": 1.0}])
+    return data
+
+
+def test_the_plots_keep_their_place_when_a_run_and_its_legend_and_spike_note_appear(qtbot):
+    """The legend row appeared with the first data and re-laid all four plots: a 50-70 ms repaint at a run's start."""
+    from tfturbo_gui.live_plots import RunPlots
+
+    plots = RunPlots()
+    qtbot.addWidget(plots)
+    plots.resize(640, 480)
+    plots.show()
+    qtbot.waitExposed(plots)
+    before = [w.geometry() for w in (plots.step_plot, plots.loss_plot, plots.val_plot, plots.scale_plot)]
+    plots.show_run(_spiky_run(), baseline=_spiky_run())
+    qtbot.wait(50)
+    assert plots.spike_note.isVisible() and len(plots.legend_labels) == 2
+    assert [w.geometry() for w in (plots.step_plot, plots.loss_plot, plots.val_plot, plots.scale_plot)] == before
+
+
+def test_a_live_run_changes_one_plots_range_per_refresh_and_a_finished_run_all_at_once(qtbot):
+    """Four plots re-ranged in one pass (a run's first progress event) were four repaints back to back."""
+    from tfturbo_gui.live_plots import RunPlots
+
+    plots = RunPlots()
+    qtbot.addWidget(plots)
+    views = [w.getPlotItem().getViewBox() for w in (plots.step_plot, plots.loss_plot, plots.val_plot, plots.scale_plot)]
+    plots.show_run(_spiky_run(total=500))  # live: no `done` yet
+    changed = [1]  # show_run's own refresh set the step-time plot
+    for _ in range(4):
+        old = [v.viewRange() for v in views]
+        plots.refresh()
+        changed.append(sum(v.viewRange() != o for v, o in zip(views, old)))
+    assert changed == [1, 1, 1, 1, 0]
+    assert all(v.viewRange()[0] == [0.0, 500.0] for v in views)
+    finished = _spiky_run(total=400)
+    finished.ingest([{"type": "done", "status": "completed", "exit_code": 0}])
+    plots.show_run(finished)
+    assert all(v.viewRange()[0] == [0.0, 400.0] for v in views)
