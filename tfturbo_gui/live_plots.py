@@ -2,7 +2,8 @@
 
 Data arrives at the backend's rate; the screen is repainted at most every
 `REFRESH_MS` and only when a run's `version` changed (pyqtgraph's
-scrollingPlots pattern). Curves use peak downsampling and clip to the view, so
+scrollingPlots pattern). The step-time curve is min/max-decimated as it grows
+(`decimate.PeakDecimator`: spikes stay visible) and curves clip to the view, so
 a run of a million steps stays cheap to draw. The primary run (the one the
 page is measuring) gets its warm-up and profiler windows shaded and its
 steady-state median drawn as a line; other runs (the baseline, or runs picked
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import QApplication, QGridLayout, QHBoxLayout, QLabel, QS
 from tfturbo import summary as summ
 
 from . import theme
+from .decimate import PeakDecimator
 from .run_data import RunData
 
 REFRESH_MS = 100
@@ -153,7 +155,7 @@ class RunPlots(QWidget):
         item = widget.getPlotItem()
         item.disableAutoRange()  # ranges are set by `_apply_one_range`, only when they change
         name = {"Step time": "step_ms", "Training loss": "loss", "Validation": "val", "Loss scale": "loss_scale"}[title]
-        item.getViewBox().sigRangeChangedManually.connect(lambda *_a, n=name: self.user_zoomed.add(n))
+        item.getViewBox().sigRangeChangedManually.connect(lambda *_a, n=name: self._user_zoomed(n))
         item.autoBtn.clicked.connect(lambda *_a, n=name: self._reset_zoom(n))
         item.setTitle(title, size="9pt")
         item.setLabel("bottom", "step")
@@ -182,6 +184,7 @@ class RunPlots(QWidget):
             for plot_name in self.curves:
                 # a noisy step-time curve drawn antialiased costs most of a repaint; at 1 px it looks the same
                 curve = pg.PlotDataItem(pen=_pen(s), connect="finite", antialias=plot_name != "step_ms")
+                curve._decimator = PeakDecimator()
                 self._widget(plot_name).addItem(curve)
                 self.curves[plot_name].append(curve)
         self._fill_legend()
@@ -212,6 +215,11 @@ class RunPlots(QWidget):
     def legend_texts(self) -> list[str]:
         return [s.label for s in self.series]
 
+    def _user_zoomed(self, plot_name: str) -> None:
+        """The user's view from now on; the next tick draws every step time, for the detail they zoomed into."""
+        self.user_zoomed.add(plot_name)
+        self._painted = ()
+
     def _reset_zoom(self, plot_name: str) -> None:
         """The plot's "A" button: back to the fitted view (pyqtgraph's own auto-range stays off)."""
         self.user_zoomed.discard(plot_name)
@@ -231,6 +239,8 @@ class RunPlots(QWidget):
 
     def set_align_by_time(self, by_time: bool) -> None:
         self.by_time = by_time
+        for curve in self.curves["step_ms"]:
+            curve._decimator.reset()  # other x values for the same steps
         label = "training time (s)" if by_time else "step"
         for widget in (self.step_plot, self.loss_plot, self.val_plot, self.scale_plot):
             widget.getPlotItem().setLabel("bottom", label)
@@ -287,12 +297,21 @@ class RunPlots(QWidget):
             widget.getPlotItem().setTitle(text, size="9pt")
 
     def _set(self, i: int, plot_name: str, x: np.ndarray, y: np.ndarray, **opts) -> None:
-        """setData only when the curve's points changed: each call repaints its plot."""
+        """setData only when the curve's points changed: each call repaints its plot.
+
+        Step times (one per step, a million in a long run) are drawn min/max-decimated, updated with the new
+        steps only; a plot the user zoomed gets every point (pyqtgraph then downsamples what is in view).
+        """
         curve = self.curves[plot_name][i]
-        key = (len(x), float(x[-1]) if len(x) else None, self.by_time, self.val_metric if plot_name == "val" else "")
+        whole = plot_name == "step_ms" and plot_name in self.user_zoomed
+        key = (len(x), float(x[-1]) if len(x) else None, self.by_time, self.val_metric if plot_name == "val" else "",
+               whole)
         if getattr(curve, "_shown", None) == key:
             return
         curve._shown = key
+        curve._samples = min(len(x), len(y))
+        if plot_name == "step_ms" and not whole:
+            x, y = curve._decimator.update(x, y)
         curve.setData(x, y, **opts)
 
     def _choose_metric(self) -> str:
@@ -436,6 +455,5 @@ class RunPlots(QWidget):
     # ------------------------------------------------------------ for tests and benchmarks
 
     def plotted_lengths(self) -> dict[str, list[int]]:
-        """Number of points each curve holds (before downsampling), per plot, in series order."""
-        return {name: [0 if c.xData is None else len(c.xData) for c in curves]
-                for name, curves in self.curves.items()}
+        """Number of samples each curve draws (before decimation and downsampling), per plot, in series order."""
+        return {name: [getattr(c, "_samples", 0) for c in curves] for name, curves in self.curves.items()}

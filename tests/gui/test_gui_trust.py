@@ -9,7 +9,6 @@ from conftest import fake_launcher, go_next, make_window
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from tfturbo import protocol
 from tfturbo.cli_args import run_argv
 from tfturbo.settings import RunSettings
 from tfturbo_gui.findings_panel import FindingsPanel
