@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QMainWindow, QMessageBox, QPushButton,
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QPushButton,
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from tfturbo import __version__
@@ -101,6 +101,10 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(body)
         self._build_menus()
         self._build_shortcuts()
+        # a normal status-bar widget: a temporary message (why a step is not open yet) covers it, then it returns
+        self.study_label = QLabel("")
+        self.study_label.setObjectName("muted")
+        self.statusBar().addWidget(self.study_label, 1)
         self._build_pages(WizardSession(workload or "builtin:transformer", steps=steps))
         GATE.changed.connect(self._on_gate)
 
@@ -119,7 +123,6 @@ class MainWindow(QMainWindow):
             page.status_changed.connect(lambda status, i=i: self._on_status(i, status))
             page.navigation_changed.connect(self._update_nav)
             page.advance.connect(lambda i=i: self.goto(i + 1))
-        self.statusBar().showMessage("Choose a workload to start.")
         self.goto(0)
 
     def _on_status(self, index: int, status: str) -> None:
@@ -213,8 +216,6 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentIndex(index)
         self.steps.set_current(index)
         self.pages[index].on_enter()
-        if self.session.study is not None:
-            self.statusBar().showMessage(f"Study: {self.session.study.path}")
         self._update_nav()
 
     def _on_step_clicked(self, index: int) -> None:
@@ -231,6 +232,15 @@ class MainWindow(QMainWindow):
         self.next_button.setVisible(not last)
         self.next_button.setEnabled(page.can_go_next())
         self.hint.setText(page.next_hint())
+        if self.study_label.text() != self.study_status():
+            self.study_label.setText(self.study_status())
+
+    def study_status(self) -> str:
+        """The status bar's lasting text: where the study is, or that Next creates it (a true sentence whatever
+        the workload page shows; what to do next is the navigation bar's hint)."""
+        study = self.session.study
+        return f"Study: {study.path}" if study is not None else \
+            "No study yet: Next checks the workload and creates the study folder."
 
     # ------------------------------------------------------------ studies and report
 

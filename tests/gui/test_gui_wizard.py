@@ -28,6 +28,7 @@ def test_workload_page_lists_builtins_and_shows_the_hardware_recommendation(qtbo
     assert window.next_button.isEnabled() and not window.back_button.isEnabled()
     assert [window.steps.status_text(i) for i in range(7)] == [NOT_STARTED] * 7
     assert window.pages[1].available()  # nothing to measure before the workload is checked
+    assert window.study_label.text().startswith("No study yet") and not window.statusBar().currentMessage()
     window.goto(3)
     assert window.current() == 0 and "measure the baseline first" in window.statusBar().currentMessage()
 
@@ -72,6 +73,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     session = window.session
     go_next(qtbot, window, 1)
     assert window.steps.status_text(0) == PASSED and session.study.path == tmp_path / "study"
+    assert window.study_label.text() == f"Study: {tmp_path / 'study'}"
 
     baseline = window.pages[1]
     assert not window.next_button.isEnabled() and window.hint.text() == "Measure the baseline first"
