@@ -59,11 +59,11 @@ def versions() -> dict[str, str]:
             "python": platform.python_version()}
 
 
-def _cpu_info() -> tuple[str, set[str]]:
+def _cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[str, set[str]]:
     """(model name, feature flags) from /proc/cpuinfo on Linux; (platform name, {}) elsewhere."""
     name, flags = platform.processor() or platform.machine(), set()
     try:
-        text = Path("/proc/cpuinfo").read_text(errors="replace")
+        text = cpuinfo.read_text(errors="replace")
     except OSError:
         return name, flags
     for line in text.splitlines():

@@ -88,3 +88,15 @@ def test_a_run_that_ends_in_the_profiler_window_before_settling_keeps_its_earlie
     monitor.on_train_end(30)
     assert monitor.record.first_steady is not None and monitor.record.first_steady <= 24
     assert monitor.record.steady_ms()  # something to measure
+
+
+def test_cpu_flags_are_read_from_the_first_processor_of_cpuinfo(tmp_path):
+    """The bfloat16 decision rests on these flags (oneDNN agrees: on an AVX2-only host it reports `isa:Intel AVX2`)."""
+    from trainer_backend import hardware
+
+    block = "processor\t: {i}\nmodel name\t: AMD EPYC 9B14\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 {extra}\n\n"
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(block.format(i=0, extra="amx_bf16") + block.format(i=1, extra=""))
+    name, flags = hardware._cpu_info(cpuinfo)
+    assert name == "AMD EPYC 9B14" and {"avx512_bf16", "amx_bf16"} <= flags
+    assert hardware._cpu_info(tmp_path / "missing")[1] == set()
