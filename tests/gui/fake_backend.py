@@ -78,7 +78,7 @@ def audit(writer: protocol.EventWriter, args) -> int:
     if args.workload in ("builtin:fp16-softmax-head", "builtin:custom-head") and args.policy != "float32":
         found.append(Finding("HEAD_NOT_FLOAT32", "the output layer 'head' computes its softmax in float16",
                              'keras.layers.Dense(10, activation="softmax", dtype="float32")', "layer head"))
-    if args.workload == "builtin:ragged-batches" and args.jit:
+    if args.workload in ("builtin:ragged-batches", "builtin:short-steps") and args.jit:
         found.append(Finding("PARTIAL_LAST_BATCH", "the last training batch has 40 of 64 samples",
                              "train_ds = train_ds.batch(BATCH, drop_remainder=True)", "train_ds"))
     for f in found:

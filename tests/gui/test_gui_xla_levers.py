@@ -63,8 +63,10 @@ def test_short_steps_offer_steps_per_execution_measured_as_a_trial(qtbot, tmp_pa
     window, xla = xla_page(qtbot, tmp_path, "builtin:short-steps")
     assert xla.spe_button.isVisible() and xla.spe_button.text() == "Measure steps_per_execution=4"
     assert xla.spe_note.text().startswith("A step takes 2.")
+    assert xla.findings.offered_fixes() == {"drop_remainder": True}  # the shape audit of jit_compile=True
     judge(qtbot, xla, xla.spe_button)
     assert xla.rung.name == "02-spe4" and xla.rung.settings.steps_per_execution == 4
+    assert not xla.rung.settings.drop_remainder  # the policy's candidate, as tune measures it: the box is XLA's
     assert xla.status == PASSED and xla.decision_card.badge.text() == "KEPT"
     assert xla.spe_note.text() == "Not offered — already 4 steps per call." and not xla.spe_button.isVisible()
     assert ladder(window) == [("01-baseline", "baseline", True), ("02-spe4", "steps_per_execution", True)]

@@ -77,9 +77,15 @@ class XlaPage(RungPage):
         return " ".join(argv), argv, "Auditing the dataset's shapes for XLA…"
 
     def configure(self) -> RunSettings:
+        return self.base_settings().with_(jit_compile=True)
+
+    def rung_settings(self) -> RunSettings:
+        """jit_compile=True with the fix boxes shown; a policy candidate (auto-clustering, steps_per_execution)
+        exactly as `tfturbo tune` measures it: the boxes answer the shape audit of jit_compile=True, and
+        unticked they took a fix out of the kept configuration the candidate builds on."""
         if self.measuring is not None:
             return self.measuring.settings
-        return self.base_settings().with_(jit_compile=True)
+        return super().rung_settings()
 
     def follow_up(self) -> Candidate | None:
         """The policy's next XLA candidate once the XLA trial is judged (auto-clustering), or None."""
