@@ -26,7 +26,7 @@ from tfturbo.run_summary import RunSummary
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
-from tfturbo.trials.policy import Candidate, TuningPolicy, sixteen_bit_policies
+from tfturbo.trials.policy import STEPS_PER_EXECUTION, Candidate, TuningPolicy, sixteen_bit_policies
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
@@ -221,7 +221,7 @@ class WizardSession:
     def start_rung(self, kind: str, slug: str, settings: RunSettings) -> tuple[Rung, list[str]]:
         """A new single-run rung (the baseline) and the `run` arguments that measure it into runs/NN-slug."""
         study = self.ensure_study()
-        name = f"{len(study.rungs) + 1:02d}-{slug}"
+        name = study.next_name(slug)
         rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}", replicates=[name])
         study.rungs.append(rung)
         study.save()
@@ -252,7 +252,7 @@ class WizardSession:
         study = self.ensure_study()
         candidate = Candidate(kind, slug, settings, note, None)
         candidate.reference = reference = self.policy.reference_for(candidate)
-        name = f"{len(study.rungs) + 1:02d}-{slug}"
+        name = study.next_name(slug)
         rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}", compared_with=reference.name)
         self.trials[id(rung)] = make_trial(candidate, name, self.baseline, study.path, self.options())
         study.rungs.append(rung)
@@ -332,9 +332,21 @@ class WizardSession:
     def rung_path(self, rung: Rung) -> Path:
         return self.ensure_study().path / str(rung.run)
 
+    def _record_levers_not_offered(self) -> None:
+        """steps_per_execution, when the policy never offered it, goes into the ladder as skipped with the
+        policy's reason, as `tfturbo tune` records it (the XLA page shows the same reason)."""
+        study = self.study
+        if self.policy is None or study is None or any(r.kind == STEPS_PER_EXECUTION for r in study.rungs):
+            return
+        candidate = self.policy.candidates(STEPS_PER_EXECUTION)[0]
+        if candidate.skipped_reason is not None:
+            study.add_skipped(candidate.kind, candidate.slug, candidate.settings, candidate.skipped_reason,
+                              candidate.reference.name)
+
     def finish_study(self) -> Study:
         """The recommendation: the best kept rung, as the user would train with it."""
         study = self.ensure_study()
+        self._record_levers_not_offered()
         best = self.best
         if self.baseline is not None and best is not None:
             study.recommended = measurement_only(best.settings)

@@ -145,9 +145,9 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert not window.next_button.isVisible() and window.back_button.isEnabled()
     study = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())
     assert [e["name"] for e in study["ladder"]] == ["01-baseline", "02-mixed_float16", "03-xla", "04-confirmation",
-                                                    "05-larger_batch"]
+                                                    "05-larger_batch", "06-steps_per_execution"]  # skipped: 10 ms
     assert study["status"] == "completed" and study["recommended"]["batch_size"] == 128
-    assert [e["kept"] for e in study["ladder"]] == [True, True, True, True, True]
+    assert [e["kept"] for e in study["ladder"]] == [True, True, True, True, True, False]
 
     pdf = tmp_path / "out" / "report.pdf"
     record.export(pdf)

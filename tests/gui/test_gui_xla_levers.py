@@ -55,8 +55,13 @@ def test_a_refused_jit_compile_offers_auto_clustering_and_measures_it(qtbot, tmp
     assert xla.status == PASSED and xla.decision_card.badge.text() == "KEPT"
     assert xla.run_button.text() == "Run with XLA" and not xla.follow_up_note.isVisible()  # the policy is done
     assert ladder(window) == [("01-baseline", "baseline", True), ("02-xla", "xla", False),
-                              ("03-xla-autoclustering", "xla", True)]
+                              ("03-xla-autoclustering", "xla", True),
+                              ("04-steps_per_execution", "steps_per_execution", False)]
+    skipped = yaml.safe_load((window.session.study.path / "study.yaml").read_text())["ladder"][3]
+    assert skipped["skipped"] and skipped["reason"].startswith("skipped: a step takes")  # as tune records it
     assert window.session.study.recommended.xla_autoclustering
+    window.session.finish_study()  # the report is exported again: the skipped lever is recorded once
+    assert len(ladder(window)) == 4
 
 
 def test_short_steps_offer_steps_per_execution_measured_as_a_trial(qtbot, tmp_path):

@@ -321,17 +321,14 @@ class Ladder:
         return True
 
     def _skip(self, candidate: Candidate) -> None:
-        n = len(self.study.rungs) + 1
-        rung = Rung(f"{n:02d}-{candidate.slug}", candidate.kind, candidate.settings,
-                    skipped_reason=candidate.skipped_reason, compared_with=candidate.reference.name)
-        self.study.rungs.append(rung)
-        self.say(f"[{n:02d}] {candidate.kind.replace('_', ' ')} — {candidate.skipped_reason}")
-        self.study.save()
+        rung = self.study.add_skipped(candidate.kind, candidate.slug, candidate.settings, candidate.skipped_reason,
+                                      candidate.reference.name)
+        self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')} — {candidate.skipped_reason}")
 
     def _trial(self, candidate: Candidate) -> Rung:
         candidate.reference = self.policy.reference_for(candidate)
+        name = self.study.next_name(candidate.slug)
         n = len(self.study.rungs) + 1
-        name = f"{n:02d}-{candidate.slug}"
         rung = Rung(name, candidate.kind, candidate.settings, f"{RUNS_DIR}/{name}",
                     compared_with=candidate.reference.name)
         self.study.rungs.append(rung)
@@ -355,7 +352,7 @@ class Ladder:
 
     def _single_run(self, slug: str, kind: str, settings: RunSettings) -> Rung:
         n = len(self.study.rungs) + 1
-        name = f"{n:02d}-{slug}"
+        name = self.study.next_name(slug)
         rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}")
         self.study.rungs.append(rung)
         self.say(f"[{n:02d}] {kind.replace('_', ' ')}: {settings.label()} — running {settings.steps} steps in {rung.run}")

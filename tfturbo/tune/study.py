@@ -161,6 +161,17 @@ class Study:
     def baseline(self) -> Rung | None:
         return self.rungs[0] if self.rungs and self.rungs[0].kind == RungKind.BASELINE else None
 
+    def next_name(self, slug: str) -> str:
+        """The next ladder entry's name, NN-slug (its run folder is runs/NN-slug)."""
+        return f"{len(self.rungs) + 1:02d}-{slug}"
+
+    def add_skipped(self, kind: str, slug: str, settings: RunSettings, reason: str, compared_with: str) -> Rung:
+        """A step of the ladder that was not run, with why (tune and the wizard record them alike)."""
+        rung = Rung(self.next_name(slug), kind, settings, skipped_reason=reason, compared_with=compared_with)
+        self.rungs.append(rung)
+        self.save()
+        return rung
+
     def findings(self) -> list[dict[str, Any]]:
         """Audit, probe, run and decision findings, each once."""
         out, seen = [], set()
