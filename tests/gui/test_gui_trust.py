@@ -178,6 +178,7 @@ def test_steps_eta_and_profiler_texts_agree_with_the_run(qtbot, tmp_path):
     page = baseline_done(qtbot, window)
     start, stop = page.run_panel.data.profile_windows[0]
     assert f"profiler on steps {int(start)}–{int(stop) - 1}" in page.settings_label.text()
+    assert "±0%" not in page.settings_label.text()  # no early stop asked: no interval promised
     regions = [item.getRegion() for _, item in page.plots._decor]
     assert (start - 0.5, stop - 0.5) in regions  # the shaded band is the text's window
 

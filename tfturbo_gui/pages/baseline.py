@@ -131,8 +131,9 @@ class BaselinePage(WizardPage):
             start, stop = data.profile_windows[0]
             profile = f"profiler on steps {int(start)}–{int(stop) - 1}" if stop != float("inf") \
                 else f"profiler from step {int(start)}"
-        self.settings_label.setText(f"{s.label()}, {s.steps} steps, seed {s.seed}, {profile}; stops early once the "
-                                    f"step-time interval is within ±{(s.until_ci or 0):.0%}.")
+        early = (f"; stops early once the step-time interval is within ±{s.until_ci:.0%}" if s.until_ci
+                 else "")
+        self.settings_label.setText(f"{s.label()}, {s.steps} steps, seed {s.seed}, {profile}{early}.")
 
     # ------------------------------------------------------------ probe, then run
 
