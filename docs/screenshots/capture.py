@@ -9,11 +9,23 @@ Runs the real backend (`python -m trainer_backend`) on a built-in workload,
 clicks through the pages as a user would, and saves each page as PNG. Under
 an X server (Xvfb) it also saves what the X server shows (`screen.png`), to
 check that the window renders the same outside the offscreen platform.
+
+`1-workload-script-remote` shows the fields only a training script and a
+remote host bring ("Script options", "Run on: ssh host"). No host is
+reachable here, so TFTURBO_SSH points at a stand-in for ssh that runs the
+remote command on this machine: the hardware report under "Host …" goes
+through the real remote path (upload, backend, clean-up) but describes this
+machine.
+
+`5-compare-needs-confirmation` can be taken only when a rung was kept (on a
+CPU that is down to the noise); when none was, the script says the earlier
+file was left as it was.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -22,17 +34,69 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
+import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402  (pillow comes with reportlab, a dependency of the report)
+from PySide6.QtCore import QEvent  # noqa: E402
 
 from tfturbo_gui.app import make_app  # noqa: E402
 
 
 def save_small(pixmap, path: Path) -> None:
-    """A 256-colour PNG: a fraction of the size, and the UI's few flat colours survive exactly."""
+    """A 256-colour PNG, a fraction of the size, in which every colour stays within a few units of its own.
+
+    A page has a few thousand colours, nearly all of them antialiasing. The
+    palette keeps the EXACT most frequent colours as they are (fills, text,
+    grid lines), then, in order of frequency, every colour farther than
+    SPREAD (the sum of the channels' differences) from all those chosen, so a
+    rare but distinct colour (a status dot, a marker) keeps a palette entry;
+    each pixel takes the nearest entry. Pillow's quantizers lost such colours:
+    fast octree merged the plots' white, the page's background and the minor
+    grid lines into one (the minor grid vanished), median cut drew the orange
+    "above the range" markers grey and a green status dot teal."""
     pixmap.save(str(path))
-    image = Image.open(path).convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE,
-                                                     dither=Image.Dither.NONE)
+    pixels = np.asarray(Image.open(path).convert("RGB"), dtype=np.int64)
+    keys = (pixels[..., 0] << 16) | (pixels[..., 1] << 8) | pixels[..., 2]
+    colours, index, counts = np.unique(keys.ravel(), return_inverse=True, return_counts=True)
+    rgb = np.stack([(colours >> 16) & 255, (colours >> 8) & 255, colours & 255], axis=1)
+    order = np.argsort(-counts, kind="stable")
+    chosen = list(order[:EXACT])
+    for i in order[EXACT:]:
+        if len(chosen) == 256:
+            break
+        if np.abs(rgb[chosen] - rgb[i]).sum(axis=1).min() > SPREAD:
+            chosen.append(i)
+    taken = set(chosen)
+    chosen += [i for i in order if i not in taken][:256 - len(chosen)]  # room left: the next most frequent
+    palette = rgb[chosen]
+    nearest = np.argmin(((rgb[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2), axis=1)
+    image = Image.fromarray(nearest[index].reshape(keys.shape).astype(np.uint8), mode="P")
+    image.putpalette(palette.astype(np.uint8).ravel().tolist())
     image.save(path, optimize=True)
+
+
+EXACT, SPREAD = 64, 20
+
+
+FAKE_SSH = """\
+import os, subprocess, sys
+# a stand-in for ssh: `ssh [options] -- HOST COMMAND` runs COMMAND here, with `python3` the capture's Python
+args = sys.argv[1:]
+command = args[args.index("--") + 2]
+bin_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin")
+env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+sys.exit(subprocess.call(["sh", "-c", command], env=env))
+"""
+
+
+def fake_ssh() -> str:
+    """A TFTURBO_SSH command that runs the 'remote' command on this machine (see the module docstring)."""
+    folder = Path(tempfile.mkdtemp(prefix="fake-ssh-"))
+    (folder / "ssh.py").write_text(FAKE_SSH)
+    (folder / "bin").mkdir()
+    python3 = folder / "bin" / "python3"
+    python3.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python3.chmod(0o755)
+    return f"{sys.executable} {folder / 'ssh.py'}"
 
 
 def main() -> int:
@@ -43,6 +107,7 @@ def main() -> int:
                         help="workload for the screenshot of a run in progress")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args()
+    os.environ["TFTURBO_SSH"] = fake_ssh()
     app = make_app()
     from tfturbo_gui.main_window import MainWindow
 
@@ -51,17 +116,23 @@ def main() -> int:
     window.move(0, 0)
     window.show()
 
+    def process_events() -> None:
+        """What the event loop would do. Without app.exec() Qt never runs deleteLater(): widgets a page
+        replaces (a card's rows, a finding) would stay painted under the new ones."""
+        app.processEvents()
+        app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
     def wait(cond, timeout: float = 600) -> None:
         end = time.time() + timeout
         while not cond():
             if time.time() > end:
                 raise TimeoutError("the page did not finish in time")
-            app.processEvents()
+            process_events()
             time.sleep(0.02)
 
     def settle() -> None:
         for _ in range(15):  # let the plots' timer repaint
-            app.processEvents()
+            process_events()
             time.sleep(0.03)
 
     small = args.out / "1024x640"
@@ -75,9 +146,25 @@ def main() -> int:
         print("saved", name, flush=True)
 
     pages = window.pages
-    pages[0].study_edit.setText(str(Path(tempfile.mkdtemp()) / "study"))
+    study = str(Path(tempfile.mkdtemp()) / "study")
+    pages[0].study_edit.setText(study)
     wait(lambda: window.session.environment is not None)
     shot("1-workload")
+
+    # a training script with its own options, run on an ssh host (see the module docstring)
+    workload_page = pages[0]
+    workload_page._select("builtin:train-script")
+    workload_page.script_edit.setText("--epochs 3 --lr 0.001")
+    workload_page.run_on.setCurrentIndex(1)
+    workload_page.host_edit.setText("me@gpu-box")
+    workload_page.host_edit.editingFinished.emit()  # as when the user leaves the field: the report is asked there
+    wait(lambda: window.session.environment is not None and not workload_page.env_panel.is_running())
+    shot("1-workload-script-remote")
+    workload_page.run_on.setCurrentIndex(0)  # back to this machine and the study's workload
+    workload_page.script_edit.setText("")
+    workload_page._select(args.workload)
+    workload_page.study_edit.setText(study)
+    wait(lambda: window.session.environment is not None and not workload_page.env_panel.is_running())
     window._on_next()
     wait(lambda: window.current() == 1)
     pages[1].start()
@@ -99,6 +186,8 @@ def main() -> int:
         shot("5-compare-needs-confirmation")
         pages[4].start_run()
         wait(lambda: pages[4].confirmation is not None and pages[4].confirmation.decision is not None)
+    else:  # nothing to confirm; README links the file, so an earlier capture's is left, and said to be
+        print("WARNING: nothing was kept, 5-compare-needs-confirmation.png was not regenerated", flush=True)
     shot("5-compare")
     window._on_next()
     shot("6-batch-size")
