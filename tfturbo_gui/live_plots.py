@@ -345,9 +345,11 @@ class RunPlots(QWidget):
         elif data.first_steady_step is None:
             self._shade(first - 0.5, float(steps[-1]) + 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.2)
         # labels sit below the steady curve (at a third of the height)
-        for start, stop in data.profile_windows:
-            self._shade(start - 0.5, min(stop, float(steps[-1]) + 1) - 0.5, PROFILE_BRUSH, "profiler", "#6b21a8",
-                        0.09)
+        for start, stop in data.profile_windows:  # a window still open reaches the last step received; a closed
+            # one is its own steps, even when its phase event came before them (the steps of a fast run arrive
+            # once a second): clamped to the steps received, it stayed a sliver (docs/screenshots, 2-baseline)
+            end = float(steps[-1]) + 1 if stop == float("inf") else stop
+            self._shade(start - 0.5, end - 0.5, PROFILE_BRUSH, "profiler", "#6b21a8", 0.09)
         self._update_median(data)
 
     def _update_median(self, data: RunData) -> None:

@@ -181,3 +181,23 @@ def test_a_live_run_changes_one_plots_range_per_refresh_and_a_finished_run_all_a
     finished.ingest([{"type": "done", "status": "completed", "exit_code": 0}])
     plots.show_run(finished)
     assert all(v.viewRange()[0] == [0.0, 400.0] for v in views)
+
+
+def test_the_profiler_band_covers_its_window_when_the_phase_event_comes_before_the_steps(qtbot):
+    """A fast run's steps arrive once a second, after the phase that closed the profiler window: the band was
+    clamped to the steps received so far and stayed a 3 px sliver beside "profiler on steps 15–35"."""
+    from tfturbo_gui.live_plots import RunPlots
+    from tfturbo_gui.run_data import RunData
+
+    data = RunData("r")
+    plots = RunPlots()
+    qtbot.addWidget(plots)
+    plots.show_run(data)
+    data.ingest([{"type": "phase", "phase": "warmup", "step": 1}, {"type": "phase", "phase": "training", "step": 6},
+                 {"type": "steps", "step": list(range(1, 13)), "step_ms": [5.0] * 12, "loss": [1.0] * 12},
+                 {"type": "phase", "phase": "profiling", "step": 15},
+                 {"type": "phase", "phase": "training", "step": 36, "excluded": [15, 35]}])
+    plots.refresh()
+    data.ingest([{"type": "steps", "step": list(range(13, 101)), "step_ms": [5.0] * 88, "loss": [1.0] * 88}])
+    plots.refresh()
+    assert (14.5, 35.5) in [item.getRegion() for _, item in plots._decor]

@@ -78,6 +78,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     baseline = window.pages[1]
     assert not window.next_button.isEnabled() and window.hint.text() == "Measure the baseline first"
     qtbot.mouseClick(baseline.measure_button, LEFT)
+    assert window.hint.text() == "Measuring…"  # it said "Measure the baseline first" while measuring
     qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=20_000)
     assert baseline.verdict_card.values["Verdict"].text() == "compute-bound — the device is the limit"
     assert baseline.results.values["Steps"].text() == "60"

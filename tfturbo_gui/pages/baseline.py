@@ -151,6 +151,7 @@ class BaselinePage(WizardPage):
                                                         script_args=self.session.script_args),
                              busy_text="Probing the input pipeline (loading TensorFlow)…",
                              log_path=self.session.log_path())
+        self.navigation_changed.emit()  # "Measuring…", not "Measure the baseline first"
 
     def start_run(self) -> None:
         if self.run_panel.is_running() or self.training_blocked():
@@ -164,6 +165,7 @@ class BaselinePage(WizardPage):
                                     busy_text="Starting the baseline run (loading TensorFlow)…")
         self.plots.show_run(data)
         self.tensorboard_button.setEnabled(True)
+        self.navigation_changed.emit()
 
     def _on_events(self, events: list) -> None:
         if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
