@@ -18,7 +18,7 @@ from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.tune.study import RungKind
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 
-from .labels import card_column, card_header, card_reason, set_badge
+from .labels import card_column, card_header, card_reason, sentence, set_badge
 
 
 def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
@@ -120,5 +120,9 @@ class DecisionCard(QFrame):
         if fixes is not None:  # what the run used, as recorded in its run.yaml
             facts.append(("Automatic fixes used", ", ".join(fixes) or "none"))
         self.facts.set_facts(facts)
-        self.reason.setText(decision.reason)
+        # the rule's reason, less what the two facts above already say (it repeated the speed-up line)
+        said = [t for t in (decision.speed.text(), decision.accuracy.text()) if t]
+        extra = [part for part in decision.reason.split("; ") if not any(t in part for t in said)]
+        self.reason.setText(sentence("; ".join(extra)) if extra else "")
+        self.reason.setVisible(bool(extra))
         self.show()

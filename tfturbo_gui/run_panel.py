@@ -187,6 +187,16 @@ class RunPanel(QWidget):
             self.detail.setText(" · ".join(p for p in parts if p))
         self.detail.setVisible(bool(self.detail.text()))
 
+    def show_finished(self, data: RunData) -> None:
+        """Describe a finished command other than the last one this panel ran: a trial's own run, when its
+        reference run happened to end last (the page then shows the configuration it measured)."""
+        if self.is_running():
+            return
+        self.data = data
+        self._painted = -1
+        self.refresh()
+        self._set_state(*outcome_text(data, self.log_path))
+
     def _on_ended(self, data: RunData) -> None:
         self.timer.stop()
         self._painted = -1

@@ -1,9 +1,14 @@
-"""The four states a checklist step shows in the step list."""
+"""The states a checklist step shows in the step list.
+
+A trial measured and judged "not kept" is an answer, not a problem: it is NOT_KEPT (neutral), and
+ATTENTION is kept for what needs the user (a failed run, an input-bound job, a fix to make).
+"""
 
 NOT_STARTED = "not started"
 RUNNING = "running"
 PASSED = "passed"
 ATTENTION = "needs attention"
-STATUSES = (NOT_STARTED, RUNNING, PASSED, ATTENTION)
+NOT_KEPT = "measured — not kept"
+STATUSES = (NOT_STARTED, RUNNING, PASSED, ATTENTION, NOT_KEPT)
 
-COLORS = {NOT_STARTED: "#9ca3af", RUNNING: "#2563eb", PASSED: "#16a34a", ATTENTION: "#d97706"}
+COLORS = {NOT_STARTED: "#9ca3af", RUNNING: "#2563eb", PASSED: "#16a34a", ATTENTION: "#d97706", NOT_KEPT: "#64748b"}

@@ -129,7 +129,7 @@ def test_plots_overlay_the_baseline_and_mark_warmup_and_median(qtbot, tmp_path):
     lengths = plots.plotted_lengths()
     assert lengths["step_ms"] == [40, 60] and lengths["loss_scale"] == [0, 60]  # baseline first, then this run
     assert lengths["val"] == [len(base.validation), len(data.validation)] and plots.val_metric == "val_accuracy"
-    assert plots.has_scale and plots.scale_plot.getPlotItem().getAxis("left").labelText == ""  # mixed_float16
+    assert plots.has_scale and plots.scale_plot._title_text == "Loss scale"  # mixed_float16
     assert plots.median_line.value() == data.summary["step_ms"]["median"]
     axis = plots.step_plot.getPlotItem().getAxis("left").labelText
     assert axis == f"ms, median {data.summary['step_ms']['median']:.3g}"  # on the axis, not over the data
@@ -137,6 +137,9 @@ def test_plots_overlay_the_baseline_and_mark_warmup_and_median(qtbot, tmp_path):
     regions = [item for _, item in plots._decor]
     assert regions[0].getRegion() == (0.5, 5.5)  # warm-up: steps 1-5
 
+    plots.show_run(base)  # float32: no loss scale, said in the title, no empty axis numbers
+    assert not plots.has_scale and plots.scale_plot._title_text == "Loss scale: none in these runs"
+    assert not plots.scale_plot.getPlotItem().getAxis("left").style["showValues"]
 
 def test_findings_show_fix_as_copyable_monospace_and_offer_the_automatic_fix(qtbot):
     panel = FindingsPanel()

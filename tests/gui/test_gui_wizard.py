@@ -98,6 +98,9 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert precision.status == PASSED and precision.decision_card.badge.text() == "KEPT"
     assert precision.decision_card.facts.values["Speed-up vs baseline"].text().endswith("— faster")
     assert precision.plots.plotted_lengths()["step_ms"] == [60, 60]  # baseline beside this run
+    # the trial ended on its float32 reference run (ABBA): the page shows its own mixed_float16 run, not that one
+    assert precision.plots.legend_texts() == ["baseline", "mixed_float16, batch 64"]
+    assert precision.run_panel.data is session.data_of(precision.rung)
     run_yaml = yaml.safe_load((session.rung_path(precision.rung) / "run.yaml").read_text())
     assert run_yaml["policy"] == "mixed_float16" and run_yaml["fix_head"] is True
     go_next(qtbot, window, 3)

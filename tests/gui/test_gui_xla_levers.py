@@ -11,7 +11,7 @@ from conftest import go_next, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo_gui.pages.xla import AUTOCLUSTERING_TEXT
-from tfturbo_gui.step_status import ATTENTION, PASSED
+from tfturbo_gui.step_status import NOT_KEPT, PASSED
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -47,7 +47,7 @@ def test_a_refused_jit_compile_offers_auto_clustering_and_measures_it(qtbot, tmp
     assert xla.run_button.text() == "Run with XLA" and not xla.follow_up_note.isVisible()
     assert xla.spe_note.text().startswith("Not offered — a step takes 10") and not xla.spe_button.isVisible()
     judge(qtbot, xla, xla.run_button)
-    assert xla.status == ATTENTION and xla.decision_card.badge.text() != "KEPT"
+    assert xla.status == NOT_KEPT and xla.decision_card.badge.text() != "KEPT"  # an answer, not a problem
     assert xla.run_button.text() == AUTOCLUSTERING_TEXT
     assert xla.follow_up_note.text().startswith("Why: jit_compile=True was refused (XLA_NOT_ACTIVE)")
     judge(qtbot, xla, xla.run_button)

@@ -25,7 +25,7 @@ from ..run_gate import GATE
 from ..run_panel import RunPanel
 from ..run_process import Launcher
 from ..session import WizardSession
-from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
+from ..step_status import ATTENTION, NOT_KEPT, NOT_STARTED, PASSED, RUNNING
 
 LEFT_WIDTH = 430
 
@@ -313,10 +313,16 @@ class RungPage(WizardPage):
             self.findings.mark_applied(self.rung.settings)
         self._explain_failure(data)
         decision = self.session.finish_trial(self.rung)
+        own = self.session.data_of(self.rung)  # the candidate's first run: the rung's own
+        if data.status == protocol.RunStatus.COMPLETED and own is not None and own is not data:
+            # the trial's last run was its reference (runs alternate AB, BA): show what this page measured
+            self.plots.show_run(own, self.session.data_of(self.session.baseline))
+            self.run_panel.show_finished(own)
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
                                         fixes=fixes_on(self.rung.settings))
         self.findings.add_findings(decision.findings)
-        self.set_status(PASSED if self.passed(decision) else ATTENTION)
+        self.set_status(PASSED if self.passed(decision) else
+                        NOT_KEPT if data.status == protocol.RunStatus.COMPLETED else ATTENTION)
         self.update_controls()
 
     def passed(self, decision) -> bool:

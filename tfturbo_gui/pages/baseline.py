@@ -44,8 +44,10 @@ def probe_facts(doc: dict) -> list[tuple[str, str]]:
               else "compute-bound — the device is the limit" if verdict == ProbeVerdict.COMPUTE_BOUND else str(verdict))]
     if isinstance(doc.get("input_fraction"), (int, float)):
         facts.append(("Time waiting for input", f"{doc['input_fraction']:.0%}"))
+    # a few seconds each, one after the other on a shared machine: they decide input- or compute-bound; the
+    # baseline card below has the measured speed (the probe's training rate beside it read as a contradiction)
     facts += [("Input pipeline alone", rate("data_steps_per_s")), ("Compute alone", rate("compute_steps_per_s")),
-              ("Training", rate("train_steps_per_s"))]
+              ("Both (training)", rate("train_steps_per_s"))]
     return facts
 
 
@@ -79,7 +81,7 @@ class BaselinePage(WizardPage):
         self.run_panel.ended.connect(self._on_ended)
         self.run_panel.events_received.connect(self._on_events)
         self.left.addWidget(self.run_panel)
-        self.verdict_card = FactsCard("Input pipeline")
+        self.verdict_card = FactsCard("Input pipeline probe (a few seconds each)")
         self.left.addWidget(self.verdict_card)
         self.input_warning = QLabel(
             "This job is input-bound: mixed precision and XLA would not make it faster. Fix the input pipeline "
