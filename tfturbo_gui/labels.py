@@ -3,7 +3,37 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout
+
+
+class ElidedLabel(QLabel):
+    """One line that ends in "…" when it does not fit (the tooltip has it whole), never cut mid-word."""
+
+    def __init__(self, text: str = ""):
+        super().__init__()
+        self.full_text = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens its parent
+        self.setMinimumWidth(0)
+        self.set_full_text(text)
+
+    def set_full_text(self, text: str) -> None:
+        self.full_text = text
+        self.setToolTip(text)
+        self._elide()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._elide()
+
+    def minimumSizeHint(self):  # noqa: N802 - Qt's name: any width will do, the text elides
+        hint = super().minimumSizeHint()
+        hint.setWidth(0)
+        return hint
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(0, self.width()))
+        if shown != self.text():
+            self.setText(shown)
 
 
 def muted_label(text: str = "", hidden: bool = False) -> QLabel:

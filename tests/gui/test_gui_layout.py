@@ -201,3 +201,19 @@ def test_the_profiler_band_covers_its_window_when_the_phase_event_comes_before_t
     data.ingest([{"type": "steps", "step": list(range(13, 101)), "step_ms": [5.0] * 88, "loss": [1.0] * 88}])
     plots.refresh()
     assert (14.5, 35.5) in [item.getRegion() for _, item in plots._decor]
+
+
+def test_workload_descriptions_end_in_an_ellipsis_when_the_window_is_narrow(qtbot, tmp_path):
+    """At 1024x640 they were cut mid-word ("a custom train  step without lo"); the tooltip has them whole."""
+    window = make_window(qtbot, tmp_path)
+    window.resize(1024, 640)
+    qtbot.wait(50)
+    page = window.pages[0]
+    rows = [page.builtins.itemWidget(page.builtins.item(i)) for i in range(page.builtins.count())]
+    long_rows = [r for r in rows if r.about.fontMetrics().horizontalAdvance(r.about.full_text) > r.about.width()]
+    assert long_rows, "no description is too long at 1024 px: the test checks nothing"
+    viewport = page.builtins.viewport()
+    for row in long_rows:
+        assert row.about.text().endswith("…") and row.about.toolTip() == row.about.full_text
+        assert row.about.mapTo(viewport, row.about.rect().topRight()).x() <= viewport.width()  # all of it in view
+        assert row.about.fontMetrics().horizontalAdvance(row.about.text()) <= row.about.width()

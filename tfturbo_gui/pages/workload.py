@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget,
                                QListWidgetItem, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from tfturbo import protocol, remote
@@ -31,7 +31,7 @@ from ..session import WizardSession, audit_argv, default_study_dir, run_on, scri
 from ..step_status import ATTENTION, PASSED, RUNNING
 from ..workload_catalog import builtin_workloads, is_script
 from .base import WizardPage, add_section
-from ..labels import muted_label
+from ..labels import ElidedLabel, muted_label
 
 
 def device_names(env: dict[str, Any]) -> list[str]:
@@ -58,17 +58,18 @@ class WorkloadRow(QWidget):
         name.setObjectName("workloadName")
         layout.addWidget(name)
         text = description.replace("demo workload; ", "demo — ").rstrip(".")
-        about = QLabel(text)
+        about = ElidedLabel(text)  # ends in "…" in a narrow window (it was cut mid-word)
         about.setObjectName("muted")
         about.setTextFormat(Qt.TextFormat.PlainText)
         layout.addWidget(about)
+        self.about = about
 
 
 class WorkloadPage(WizardPage):
     title = "Workload & hardware"
     intro = ("Choose the training job to tune — a built-in example, your training script as it is, or a workload "
              "file with build_model() and make_datasets(batch_size) — and where the study is saved. "
-             "Every number the wizard shows is measured on this machine.")
+             "Every number the wizard shows is measured where the runs run: this machine, or the ssh host you choose.")
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
@@ -81,12 +82,13 @@ class WorkloadPage(WizardPage):
         self.builtins = QListWidget()
         self.builtins.setObjectName("workloadList")
         self.builtins.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.builtins.setResizeMode(QListView.ResizeMode.Adjust)  # rows follow the list's width as the window does
         for w in builtin_workloads():
             item = QListWidgetItem()
             item.setData(Qt.ItemDataRole.UserRole, w.spec)
             item.setToolTip(w.description)
             row = WorkloadRow(w.spec, w.description)
-            item.setSizeHint(row.sizeHint())
+            item.setSizeHint(QSize(0, row.sizeHint().height()))  # as wide as the list: the description elides
             self.builtins.addItem(item)
             self.builtins.setItemWidget(item, row)
         self.builtins.setMinimumHeight(190)
