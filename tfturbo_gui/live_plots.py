@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
@@ -90,6 +90,86 @@ def _x(data: RunData, by_time: bool) -> np.ndarray:
     return np.cumsum(ms) / 1000.0
 
 
+def _legend_line(series: Series) -> str:
+    line = "╌╌" if series.dashed else "━━"
+    return f'<span style="color:{series.color}; font-weight:700">{line}</span>'
+
+
+def _legend_html(series: Series) -> str:
+    return f"{_legend_line(series)} {_html(series.label)}"
+
+
+class LegendStrip(QWidget):
+    """The row above the plots: legend entries, whole, as many as fit its width, then "+N more" (its tooltip
+    names the rest, each with its colour); the spike note at the right. It asks for no width of its own, so
+    a study of 25 runs cannot widen the window (it did: 25 × 40 px minimum)."""
+
+    SPACING = 14
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.setSpacing(self.SPACING)
+        self.more = QLabel("")
+        self.more.setObjectName("muted")
+        self.more.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+        self.more.hide()
+        self.row.addWidget(self.more)
+        self.row.addStretch(1)
+        self.spike_note = QLabel("")
+        self.spike_note.setObjectName("muted")
+        self.spike_note.hide()
+        self.row.addWidget(self.spike_note)
+        self.entries: list[QLabel] = []
+        self.htmls: list[str] = []
+
+    def set_entries(self, entries: list[QLabel], htmls: list[str]) -> None:
+        self.entries, self.htmls = list(entries), list(htmls)
+        self.fit()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return QSize(0, super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return QSize(0, super().sizeHint().height())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.fit()
+
+    def event(self, event) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest:  # the spike note came, went or changed its text
+            self.fit()
+        return handled
+
+    def fit(self) -> None:
+        """Show the first entries that fit whole, hide the rest behind "+N more" (a change of visibility
+        lays the strip out again, then this finds nothing more to change)."""
+        available = self.width()
+        if not self.spike_note.isHidden():
+            available -= self.spike_note.sizeHint().width() + self.SPACING
+        widths = [label.sizeHint().width() for label in self.entries]
+        shown = len(widths)
+        if sum(widths) + self.SPACING * max(0, shown - 1) > available:
+            used, shown = self.more.fontMetrics().horizontalAdvance(f"+{len(widths)} more") + 4, 0
+            for w in widths:
+                if used + w + self.SPACING > available:
+                    break
+                used += w + self.SPACING
+                shown += 1
+        for i, label in enumerate(self.entries):
+            if label.isHidden() != (i >= shown):
+                label.setHidden(i >= shown)
+        rest = len(self.entries) - shown
+        if rest:
+            self.more.setText(f"+{rest} more")
+            self.more.setToolTip("<br>".join(self.htmls[shown:]))
+        if self.more.isHidden() != (rest == 0):
+            self.more.setHidden(rest == 0)
+
+
 class RunPlots(QWidget):
     """Four plots in a grid; `set_series` chooses the runs, `refresh` repaints what changed."""
 
@@ -111,19 +191,15 @@ class RunPlots(QWidget):
         outer.setSpacing(4)
         # The legend strip has its height from the start and holds the spike note at its right: a strip
         # that appeared with the first data re-laid and repainted all four plots at once (50-70 ms, the
-        # longest UI stall of a run's start in benchmarks/gui_ingest.py).
-        strip = QWidget()
+        # longest UI stall of a run's start in benchmarks/gui_ingest.py). It never asks for width: the
+        # names that fit are shown whole, the rest are named in the tooltip of "+N more" (`LegendStrip`).
+        self.legend_strip = strip = LegendStrip()
         strip.setFixedHeight(strip.fontMetrics().height() + 4)
-        self.legend_row = QHBoxLayout(strip)
-        self.legend_row.setContentsMargins(0, 0, 0, 0)
-        self.legend_row.setSpacing(14)
-        self.legend_row.addStretch(1)
-        self.spike_note = QLabel("")  # steady steps above the step-time range; the legend names give way to it
-        self.spike_note.setObjectName("muted")
-        self.spike_note.hide()
-        self.legend_row.addWidget(self.spike_note)
+        self.legend_row = strip.row
+        self.spike_note = strip.spike_note  # steady steps above the step-time range; the legend names give way to it
+        self.more_label = strip.more
         outer.addWidget(strip)
-        self.legend_labels: list[QLabel] = []
+        self.legend_labels: list[QLabel] = []  # one per series, in series order; those that do not fit are hidden
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(8)
@@ -195,25 +271,31 @@ class RunPlots(QWidget):
         self.refresh()
 
     def _fill_legend(self) -> None:
-        """One label per run above the plots: a line in its colour (dashed for the reference) and its name."""
+        """One label per run above the plots: a line in its colour (dashed for the reference) and its whole
+        name; the strip shows as many as fit and "+N more" for the rest (`LegendStrip.fit`)."""
         for label in self.legend_labels:
             self.legend_row.removeWidget(label)
             label.hide()  # until deleteLater runs it would still paint under the new one
             label.deleteLater()
         self.legend_labels = []
         for s in self.series:
-            line = "╌╌" if s.dashed else "━━"
-            label = QLabel(f'<span style="color:{s.color}; font-weight:700">{line}</span> {_html(s.label)}')
+            label = QLabel(_legend_html(s))
             label.setObjectName("legendEntry")
             label.setToolTip(s.label)
-            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the page
-            label.setMinimumWidth(40)
-            # shares the row in proportion to what each name needs (the stretch takes what is left)
-            self.legend_row.insertWidget(self.legend_row.count() - 2, label, max(1, label.sizeHint().width()))
+            label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)  # whole or hidden, never cut
+            label.hide()  # until `fit` shows it (else the layout shows every new label on the next event loop pass)
+            self.legend_row.insertWidget(self.legend_row.indexOf(self.more_label), label)
             self.legend_labels.append(label)
+        self.legend_strip.set_entries(self.legend_labels, [_legend_html(s) for s in self.series])
 
     def legend_texts(self) -> list[str]:
+        """Every run's legend name, in series order (shown or named under "+N more")."""
         return [s.label for s in self.series]
+
+    def legend_shown(self) -> list[str]:
+        """What the strip shows: the names that fit, then "+N more" when some did not."""
+        shown = [s.label for s, label in zip(self.series, self.legend_labels) if not label.isHidden()]
+        return shown + ([self.more_label.text()] if not self.more_label.isHidden() else [])
 
     def _user_zoomed(self, plot_name: str) -> None:
         """The user's view from now on; the next tick draws every step time, for the detail they zoomed into."""

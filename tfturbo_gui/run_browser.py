@@ -3,6 +3,11 @@
 Studies from `tfturbo tune`, from the wizard or from another machine open the
 same way (docs/ARCHITECTURE.md, "Run and study directories"). A run that crashed, was cancelled or has a
 truncated events file still shows what it measured, with the warning.
+
+A study is opened with each rung's own run ticked (what the wizard's Compare
+page shows); the trials' replicate runs are listed unticked and still give
+the table's rows their intervals. A study of 25 runs all ticked drew 25
+tangled step-time curves in 8 repeating colours.
 """
 
 from __future__ import annotations
@@ -10,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QPushButton, QSplitter, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QPushButton, QSplitter,
+                               QStyledItemDelegate, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from tfturbo import compare
 from tfturbo.runfiles import RUNS_DIR, RunRecord, load_run, load_study_runs
@@ -19,11 +24,39 @@ from tfturbo.tune.study import Rung, Study
 
 from .compare_view import CompareView
 from .failures import outcome_cell
+from .live_plots import PALETTE
 
-MAX_NAME_WIDTH = 220  # px; longer run names are elided in the middle (the tooltip has them whole)
+MAX_NAME_WIDTH = 260  # px, a column's most: run names elide in the middle, settings at their end (tooltips whole)
+NAME, STATUS, CONFIGURATION, SPEED = range(4)
+# when the columns do not fit the tree: the settings are narrowed first (elided, whole in their tooltip),
+# then the speed, the status, and the run's name last
+SHRINK_ORDER = (CONFIGURATION, SPEED, STATUS, NAME)
+MIN_COLUMN = 48  # px: what a column is narrowed to at most
+RECENT_RUNS = 3  # ticked at first, with the first run, when a folder has no ladder to choose from
 
 RUN_ROLE = Qt.ItemDataRole.UserRole
 MAX_WARNING_LINES = 6  # of the study opened last
+
+
+class _ElideRight(QStyledItemDelegate):
+    """The settings and status columns keep their beginning ("mixed_float16, XLA on…"); the tree elides run
+    names in the middle, so a replicate keeps its ".b2"."""
+
+    def initStyleOption(self, option, index) -> None:  # noqa: N802 (Qt API)
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideRight
+
+
+def default_ticked(names: list[str], own: list[str]) -> set[str]:
+    """The runs ticked when a folder opens: each ladder rung's own run (`own`, in ladder order) that is
+    there; with none, the first run (the baseline of a study) and the latest few. At most one per palette
+    colour, the first ones and the latest kept."""
+    chosen = [n for n in own if n in names]
+    if not chosen:
+        chosen = names[:1] + [n for n in names[-RECENT_RUNS:] if n not in names[:1]]
+    if len(chosen) > len(PALETTE):
+        chosen = chosen[:1] + chosen[1 - len(PALETTE):]
+    return set(chosen)
 
 
 class RunBrowser(QMainWindow):
@@ -45,21 +78,29 @@ class RunBrowser(QMainWindow):
         bar.addStretch(1)
         hint = QLabel("Tick runs to overlay and compare them.")
         hint.setObjectName("muted")
+        hint.setToolTip("A study opens with each rung's own run ticked; its trials' replicate runs are listed "
+                        "unticked and give the table's speed-ups their intervals.")
         bar.addWidget(hint)
         layout.addLayout(bar)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setChildrenCollapsible(False)
         self.tree = QTreeWidget()
-        self.tree.setHeaderLabels(["run", "status", "configuration", "steps/s"])
+        self.tree.setHeaderLabels(["run", "status", "settings", "steps/s"])  # short: "configuration" was cut
         self.tree.setMinimumWidth(300)
         self.tree.setAlternatingRowColors(True)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # names elide instead
+        self._elide_right = _ElideRight(self.tree)
+        for column in (STATUS, CONFIGURATION):
+            self.tree.setItemDelegateForColumn(column, self._elide_right)
+        self.replicate_of: dict[int, str] = {}  # record index -> the rung whose trial the run is a replicate of
         self.tree.itemChanged.connect(self._on_item_changed)
         self.compare = CompareView(plot_columns=2)
         splitter.addWidget(self.tree)
         splitter.addWidget(self.compare)
-        splitter.setSizes([420, 820])
+        splitter.setStretchFactor(1, 1)  # the plots take what the window gains or loses beyond the tree's share
+        splitter.setSizes([440, 800])
+        splitter.splitterMoved.connect(lambda *_: self._fit_tree() if self.records else None)
         layout.addWidget(splitter, 1)
         self.warnings = QLabel("")
         self.warnings.setObjectName("warningText")
@@ -94,24 +135,38 @@ class RunBrowser(QMainWindow):
             return where.parent == runs_dir and where not in found and not where.exists()
 
         lost = [r for r in study.rungs if r.run and r.skipped_reason is None and lost_run(r)]
-        self.add_runs(title, runs.runs, study.problems + runs.warnings, lost)
+        measured = [r for r in study.rungs if r.run and r.skipped_reason is None]
+        own = [Path(str(r.run)).name for r in measured]
+        replicate_of = {name: r.name for r in measured for name in r.replicates if name not in own}
+        self.add_runs(title, runs.runs, study.problems + runs.warnings, lost, own=own, replicate_of=replicate_of,
+                      where=str(path))
 
     def add_runs(self, title: str, records: list[RunRecord], warnings: list[str],
-                 lost: list[Rung] | None = None) -> None:
+                 lost: list[Rung] | None = None, own: list[str] = (), replicate_of: dict[str, str] | None = None,
+                 where: str = "") -> None:
+        """List `records` under `title`, the default set ticked (`default_ticked`: `own` are the ladder's
+        runs); `replicate_of` names the rung whose trial each replicate run belongs to."""
+        replicate_of = replicate_of or {}
+        ticked = default_ticked([r.name for r in records], list(own))
         self.tree.blockSignals(True)
         top = QTreeWidgetItem([title])
-        top.setFirstColumnSpanned(True)
+        top.setToolTip(0, where or title)
         self.tree.addTopLevelItem(top)
+        top.setFirstColumnSpanned(True)  # (only once in the tree: before, it did nothing and the title was "s…d")
         for record in records:
             row = compare.compare_runs([record])[0]
             item = QTreeWidgetItem([record.name, record.status, row.label, compare.fmt_num(row.steps_per_s, 1)])
-            item.setToolTip(0, record.name)
+            about = [record.name]
+            if record.name in replicate_of:
+                self.replicate_of[len(self.records)] = replicate_of[record.name]
+                about.append(f"A replicate run of {replicate_of[record.name]}'s trial: unticked, it still gives the "
+                             "table's speed-ups their intervals.")
+            item.setToolTip(0, "\n".join(about + list(record.warnings)))
             item.setToolTip(2, row.label)
             item.setData(0, RUN_ROLE, len(self.records))
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(0, Qt.CheckState.Checked)
+            item.setCheckState(0, Qt.CheckState.Checked if record.name in ticked else Qt.CheckState.Unchecked)
             if record.warnings:
-                item.setToolTip(0, "\n".join(record.warnings))
                 item.setToolTip(1, "\n".join(record.warnings))
             if record.status != "completed":  # the status as the table and the report say it, explained
                 item.setToolTip(1, "\n".join([outcome_cell(record.status)] + list(record.warnings)))
@@ -138,15 +193,22 @@ class RunBrowser(QMainWindow):
         self._update_compare()
 
     def _fit_tree(self) -> None:
-        """Columns to their contents, capped, then the widest narrowed until the tree fits its width."""
-        widths = []
+        """Columns to their contents (the names capped at MAX_NAME_WIDTH), then, until the tree fits its width,
+        narrowed in SHRINK_ORDER: the settings first, the run names last. (Narrowing the widest first
+        left every column 60 px wide: no run name showed, only its checkbox.)"""
+        header = self.tree.header()
+        widths, floors = [], []
         for c in range(self.tree.columnCount()):
-            self.tree.resizeColumnToContents(c)
-            widths.append(min(self.tree.columnWidth(c), MAX_NAME_WIDTH))
-        available = self.tree.viewport().width() - 4
-        while sum(widths) > available and max(widths) > 60:
-            widest = widths.index(max(widths))
-            widths[widest] = max(60, widths[widest] - (sum(widths) - available))
+            self.tree.resizeColumnToContents(c)  # (the spanned study titles do not count)
+            widths.append(min(max(self.tree.columnWidth(c), header.sectionSizeHint(c)), MAX_NAME_WIDTH))
+            floors.append(min(widths[c], MIN_COLUMN))
+        excess = sum(widths) - (self.tree.viewport().width() - 4)
+        for c in SHRINK_ORDER:
+            if excess <= 0:
+                break
+            cut = min(excess, widths[c] - floors[c])
+            widths[c] -= cut
+            excess -= cut
         for c, w in enumerate(widths):
             self.tree.setColumnWidth(c, w)
 
@@ -172,5 +234,9 @@ class RunBrowser(QMainWindow):
             self._update_compare()
 
     def _update_compare(self) -> None:
-        chosen = [self.records[i] for i in self.checked()]
-        self.compare.set_records(chosen, baseline=0)
+        checked = self.checked()
+        chosen = [self.records[i] for i in checked]
+        # the unticked replicates of a trial still count in their configuration's interval, as on the wizard's
+        # Compare page (`CompareView.set_records`)
+        replicates = [self.records[i] for i in sorted(self.replicate_of) if i not in checked]
+        self.compare.set_records(chosen, baseline=0, replicates=replicates)

@@ -200,8 +200,10 @@ def main() -> int:
     browser = window.show_browser()
     browser.resize(1280, 800)
     browser.open_study(window.session.study.path)
-    settle()
-    save_small(browser.grab(), args.out / "8-run-browser.png")
+    for size, folder in (((1024, 640), small), ((1280, 800), args.out)):
+        browser.resize(*size)
+        settle()
+        save_small(browser.grab(), folder / "8-run-browser.png")
     print("saved 8-run-browser", flush=True)
     browser.close()
     window.close()
