@@ -10,7 +10,9 @@ shows it. It is offered only where it means something (two or more GPUs,
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+import html
+
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from tfturbo import protocol
@@ -64,6 +66,7 @@ class ScalingSection(QWidget):
         self.button.clicked.connect(self.start)
         layout.addWidget(self.button)
         self.why_not = muted_label("")
+        self.why_not.setTextFormat(Qt.TextFormat.RichText)  # escaped text, and the command in monospace
         layout.addWidget(self.why_not)
         self.panel = RunPanel(launcher)
         self.panel.ended.connect(self._on_run_ended)
@@ -94,7 +97,12 @@ class ScalingSection(QWidget):
         self.button.setText(f"Measure scaling on {', '.join(map(str, counts))} GPUs" if counts else "Measure scaling")
         self.button.setEnabled(not why and not busy and not self.is_running())
         note = why or busy
-        self.why_not.setText(note[0].upper() + note[1:] if note else "")
+        # the command on a line of its own that never breaks (word wrap split it inside "--out")
+        head, _, command = note.partition(": tfturbo ")
+        text = html.escape(head[:1].upper() + head[1:]) + (
+            f':<br><span style="white-space:pre; font-family:monospace">tfturbo {html.escape(command)}</span>'
+            if command else "")
+        self.why_not.setText(text)
         self.why_not.setVisible(bool(note))
 
     def start(self) -> None:

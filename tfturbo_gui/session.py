@@ -104,7 +104,7 @@ def scaling_offer(environment: dict[str, Any] | None) -> tuple[list[int], str]:
         return [], "the hardware report has not arrived yet"
     what = "one GPU" if gpus == 1 else "only the CPU (replicas would share its cores)"
     return [], (f"this machine has {what}: scaling needs two or more GPUs. On a machine with several, measure "
-                "it here or with `tfturbo scaling WORKLOAD --replicas 1,2 --out STUDY_DIR`.")
+                "it here or in a terminal with: tfturbo scaling WORKLOAD --replicas 1,2 --out STUDY_DIR")
 
 
 class WizardSession:

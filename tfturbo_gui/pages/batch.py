@@ -78,7 +78,9 @@ class BatchPage(RungPage):
         ])
         available = ((self.session.environment or {}).get("memory") or {}).get("available_bytes")
         plan = next_size(self.current_batch(), [], best_peak, available, kind)
-        self.plan_text.setText(("Proposed: " if not plan.done else "") + plan.reason[0].upper() + plan.reason[1:])
+        how, _, what = plan.reason.partition(": ")  # "doubling: batch 64 → 128; …" reads "Proposed (doubling): …"
+        self.plan_text.setText(f"Proposed ({how}): {what}" if not plan.done and what else
+                               plan.reason[0].upper() + plan.reason[1:])
         self.batch.setValue(plan.batch_size or self.current_batch())
         self._on_batch(self.batch.value())
 
