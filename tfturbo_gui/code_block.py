@@ -46,11 +46,24 @@ class CodeBlock(QWidget):
     def set_text(self, text: str) -> None:
         self.editor.setPlainText(text)
         if self.fill:
+            self._fit_wrapped()
             return
         lines = min(max(1, text.count("\n") + 1), self.max_lines)
         metrics = self.editor.fontMetrics()
         # room for a horizontal scroll bar when a long line does not fit
         self.editor.setFixedHeight(lines * metrics.lineSpacing() + 2 * self.editor.frameWidth() + 14 + 12)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if self.fill:
+            self._fit_wrapped()
+
+    def _fit_wrapped(self) -> None:
+        """A filling block is never taller than its wrapped lines: four lines of advice in a 580 px box
+        looked like a page left empty."""
+        lines = self.editor.document().documentLayout().documentSize().height()  # lines, wrapping included
+        metrics = self.editor.fontMetrics()
+        self.editor.setMaximumHeight(int(max(1, lines) * metrics.lineSpacing()) + 2 * self.editor.frameWidth() + 14)
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.text())

@@ -32,7 +32,7 @@ from ..labels import muted_label
 def settings_facts(settings, batch_size: int | None) -> list[tuple[str, str]]:
     """What to train with; `batch_size` is the one the run measured when the settings left it to the workload."""
     fixes = fixes_on(settings)
-    return [("Precision policy", settings.policy), ("jit_compile", str(settings.jit_compile)),
+    return [("Precision policy", settings.policy), ("jit_compile", "true" if settings.jit_compile else "false"),
             ("Batch size", str(settings.batch_size or batch_size or "the workload's default")),
             ("Learning rate", "unchanged" if settings.lr_scale == 1 else f"× {settings.lr_scale:.3g}"),
             ("Automatic fixes", ", ".join(fixes) or "none")]
@@ -70,7 +70,7 @@ class RecordPage(WizardPage):
         self.report_where.hide()
         self.left.addWidget(self.report_where)
         add_section(self.left, "Recorded beside the checkpoint")
-        self.record_path = muted_label("")
+        self.record_path = CodeBlock(max_lines=1)  # a path to copy whole (wrapped, it broke at "tfturbo-")
         self.left.addWidget(self.record_path)
         self.record = CodeBlock(max_lines=18)
         self.left.addWidget(self.record)
@@ -78,7 +78,8 @@ class RecordPage(WizardPage):
 
         add_section(self.right, "Changes to make in your training script")
         self.snippet = CodeBlock(fill=True)
-        self.right.addWidget(self.snippet, 1)
+        self.right.addWidget(self.snippet)
+        self.right.addStretch(1)
 
     def available(self) -> str:
         return needs_baseline(self.session)
@@ -97,7 +98,7 @@ class RecordPage(WizardPage):
             text = path.read_text(encoding="utf-8")
         except OSError:
             text = "(the run wrote no settings record)"
-        self.record_path.setText(str(path))
+        self.record_path.set_text(str(path))
         self.record.set_text(text.rstrip())
         self.set_status(PASSED)  # the recommendation is recorded in study.yaml
 
