@@ -17,9 +17,9 @@ remote command on this machine: the hardware report under "Host …" goes
 through the real remote path (upload, backend, clean-up) but describes this
 machine.
 
-`5-compare-needs-confirmation` can be taken only when a rung was kept (on a
-CPU that is down to the noise); when none was, the script says the earlier
-file was left as it was.
+`5-compare-needs-confirmation` is taken only when a rung was kept (on a CPU
+that is down to the noise); when none was, there is no such state to show
+and no file is written (README does not link it).
 """
 
 from __future__ import annotations
@@ -186,8 +186,8 @@ def main() -> int:
         shot("5-compare-needs-confirmation")
         pages[4].start_run()
         wait(lambda: pages[4].confirmation is not None and pages[4].confirmation.decision is not None)
-    else:  # nothing to confirm; README links the file, so an earlier capture's is left, and said to be
-        print("WARNING: nothing was kept, 5-compare-needs-confirmation.png was not regenerated", flush=True)
+    else:  # nothing to confirm: the page has no such state in this study
+        print("note: nothing was kept, so there is no 5-compare-needs-confirmation.png", flush=True)
     shot("5-compare")
     window._on_next()
     shot("6-batch-size")

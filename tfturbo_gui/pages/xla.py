@@ -42,14 +42,14 @@ class XlaPage(RungPage):
         self.controls.addWidget(self.extends)
         self.follow_up_note = muted_label(hidden=True)  # why the policy's follow-up is the next action
         self.controls.addWidget(self.follow_up_note)
-        spe = QVBoxLayout()  # below the main button, above the run and its verdict: a lever of its own
+        spe = QVBoxLayout()  # a lever of its own, below the XLA run and its verdict (between them it read as theirs)
         add_section(spe, "Steps per execution")
         self.spe_note = muted_label()  # the candidate's note, or the policy's reason it is not offered
         spe.addWidget(self.spe_note)
         self.spe_button = QPushButton()
         self.spe_button.clicked.connect(self.start_steps_per_execution)
         spe.addWidget(self.spe_button)
-        self.left.insertLayout(self.left.indexOf(self.busy_note) + 1, spe)
+        self.left.insertLayout(self.left.indexOf(self.decision_card) + 1, spe)
         self.findings.set_empty_text("The shape audit found no partial batch and no dynamic dimension.")
         self.measuring: Candidate | None = None  # the policy's candidate of the trial started last (None: XLA)
 
