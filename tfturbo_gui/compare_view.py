@@ -1,52 +1,170 @@
 """Runs side by side: overlaid curves and the compare table, exportable as CSV.
 
-The table is `tfturbo.compare` — the same rows, cells and CSV as `tfturbo
-compare` and the report — so the app, the terminal and the PDF never
-disagree. Curves align by step, or by training time to compare runs whose
-steps take different time.
+The rows and their numbers are `tfturbo.compare`'s (the CSV is its CSV), but
+the speed columns say what each number is, as the report does: a run's own
+steps/s; that run's samples/s over the baseline run's, computed from the
+numbers in the row (one run against one run: noise included, no verdict); and
+the speed-up a rung's trial measured against the run it names, with the
+interval its replicate pairs give. A run no trial measured shows no speed-up
+of its own, so no row holds two speed-ups that disagree. Curves align by step,
+or by training time to compare runs whose steps take different time.
+
+Numbers are never elided: columns narrow by wrapping their text (run names at
+their '-', '_' and '.', intervals between value and interval) down to their
+widest unbreakable piece; past that the table scrolls sideways. With
+`fit_rows` the table is as tall as its rows (up to ROWS_SHOWN) and the plots
+keep PLOTS_MIN_HEIGHT: the page around the view scrolls instead of squeezing
+them (the compare page).
 """
 
 from __future__ import annotations
 
+import math
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
-                               QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QPushButton, QSizePolicy, QSplitter, QStyle, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
 
-from tfturbo import compare
-from tfturbo.runfiles import RunRecord
-
-from tfturbo import protocol
+from tfturbo import compare, protocol
+from tfturbo.runfiles import RUNS_DIR, STUDY_YAML, RunRecord
+from tfturbo.tune.study import Rung, RungKind, Study
+from tfturbo.verdicts import Verdict
 
 from .failures import outcome_cell
 from .live_plots import PALETTE, RunPlots, Series
 from .run_data import RunData
 
 ALIGN_STEP, ALIGN_TIME = "step", "training time"
+ROW_PADDING = 6  # px above and below a row's text together
+ROWS_SHOWN = 12  # fit_rows: rows shown whole before the table scrolls on its own
+PLOTS_MIN_HEIGHT = 250  # fit_rows: the four plots' strip, legend and axes included (~170 px of plot area)
+NBSP, ZWSP = "\u00a0", "\u200b"  # no break here; a break allowed here
+HEADER_PADDING = (4, 6)  # QHeaderView::section padding (vertical, horizontal) in resources/style.qss
+
+# (key: the column's name in cell() and the CSV sense, label as shown, what the column means)
+RUN = ("run", "run", "The run's folder name, and its configuration: precision policy, XLA, batch size and the "
+                      "other settings that differ between configurations.")
+STEPS = ("steps/s [95% CI]", "steps/s\n[95% CI]",
+         "This run's steady steps per second: 1000 ÷ its median step time. The interval is the 95% interval of "
+         "that median: this run's own step-to-step noise, not the spread between runs.")
+RATIO = ("samples/s ÷ baseline", "samples/s\n÷ baseline",
+         "This run's samples per second (steps/s × batch) divided by the baseline run's, from the numbers in "
+         "these rows. One run against one run: it includes run-to-run noise (identical runs on a busy machine "
+         "differ by 10% or more), so it decides nothing.")
+SPEEDUP = ("speed-up [95% CI]", "speed-up\n[95% CI]",
+           "The speed-up a trial measured: throughput per sample against the run named in the cell, from "
+           "replicate pairs run alternately, with the 95% interval of their ratios (run-to-run noise included). "
+           "An interval containing 1.00 is no measurable change. Only a rung measured by a trial has one.")
+VERDICT = ("verdict", "verdict", "The trial's speed verdict and whether the configuration was kept.")
+WARMUP = ("warm-up s", "warm-\nup (s)", "Seconds before the steady state (compilation, first steps).")
+MEMORY = ("peak memory", "peak\nmemory", "The run's peak memory, and its ratio to the baseline run's.")
+MFU = ("MFU", "MFU", "Model FLOP utilisation: the share of this device's measured matmul FLOP/s the run reached.")
+FINDINGS = ("findings", "findings", "Codes of the findings in this run (their text is in the run's tooltip).")
+NO_TRIAL = "—"
+TEXT_MIN_CAP = 160  # a run name or findings piece wider than this is elided (whole in its tooltip), not scrolled to
 
 
-def _two_lines(text: str) -> str:
-    """'800.60 [785.2, 815.9]' -> value over interval; 'peak memory' -> two words over each other."""
-    if " [" in text:
-        return text.replace(" [", "\n[", 1)
-    if " " in text and len(text) > 10 and "," not in text:
-        head, _, tail = text.rpartition(" ")
-        return f"{head}\n{tail}"
-    return text
+@dataclass
+class _Trial:
+    """What a rung's trial measured: B/A throughput per sample against `reference`, with its pairs."""
+
+    ratio: float
+    ci95: tuple[float, float]
+    verdict: str
+    pairs: int
+    reference: str
+    kept: bool
+    reason: str
+
+
+def _trial_of(rung: Rung | None) -> _Trial | None:
+    """A rung's trial, or None: the baseline rung, a skipped step, a trial without a decision."""
+    if rung is None or rung.kind == RungKind.BASELINE or rung.decision is None:
+        return None
+    speed = rung.decision.speed
+    if speed.replicates < 1:
+        return None
+    return _Trial(speed.ratio, speed.ci95, speed.verdict, speed.replicates, rung.compared_with or "the baseline",
+                  rung.decision.kept, rung.decision.reason)
+
+
+def _study_trials(records: list[RunRecord]) -> dict[str, _Trial]:
+    """The trials of records that are a study's rungs (STUDY/runs/NAME), from that study's study.yaml."""
+    out: dict[str, _Trial] = {}
+    studies: dict[Path, Study] = {}
+    for record in records:
+        parent = record.path.parent
+        if parent.name != RUNS_DIR or not (parent.parent / STUDY_YAML).is_file():
+            continue
+        root = parent.parent
+        if root not in studies:
+            studies[root] = Study.load(root)
+        rung = next((r for r in studies[root].rungs if r.name == record.name
+                     and r.run == f"{RUNS_DIR}/{record.name}"), None)
+        trial = _trial_of(rung)
+        if trial is not None:
+            out[str(record.path)] = trial
+    return out
+
+
+class _PreferredMinimum(RunPlots):
+    """The plots asking for no more than their minimum height: in a page that scrolls they take the room
+    left over, instead of making the page taller than the window for their own sake."""
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return QSize(super().sizeHint().width(), self.minimumHeight())
+
+
+def breakable(name: str, whole: int = 12) -> str:
+    """'02-mixed_float16.a1' may wrap after its '-', '_' and '.' (zero-width spaces), never elsewhere; a name
+    of up to `whole` characters ('01-baseline') stays in one piece."""
+    return name if len(name) <= whole else re.sub(r"([-_.])(?=.)", lambda m: m.group(1) + ZWSP, name)
+
+
+def _digits(value: float) -> int:
+    """About three significant figures, as the report shows steps/s."""
+    return 2 if abs(value) < 100 else 1 if abs(value) < 1000 else 0
+
+
+def _interval(ci: tuple[float, float] | None, digits: int) -> str:
+    if not ci or not all(math.isfinite(c) for c in ci):
+        return "[no interval]"
+    return f"[{ci[0]:.{digits}f},{NBSP}{ci[1]:.{digits}f}]"
+
+
+def _rate(row: compare.CompareRow) -> float | None:
+    """Samples per second as the table shows it: steps/s × batch (None when either is not known)."""
+    if row.steps_per_s is None or not row.batch_size:
+        return None
+    return row.steps_per_s * row.batch_size
+
+
+def plain(text: str) -> str:
+    """A cell's text on one line, as a user reads it."""
+    return text.replace("\n", " ").replace(ZWSP, "").replace(NBSP, " ")
 
 
 class CompareView(QWidget):
     baseline_changed = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None, plot_columns: int = 4):
+    def __init__(self, parent: QWidget | None = None, plot_columns: int = 4, fit_rows: bool = False):
         super().__init__(parent)
         self.records: list[RunRecord] = []
         self.replicates: list[RunRecord] = []  # trial runs behind the rows: they give the rows their intervals
         self.rows: list[compare.CompareRow] = []
         self.baseline = 0
         self.plotted: list[int] = []
+        self.header: list[str] = []
+        self.fit_rows = fit_rows
+        self._trials: dict[str, _Trial] = {}  # run path -> the trial that measured it
         self._datas: dict[str, RunData] = {}
+        self._fitted_width = -1
+        self._filling = self._fitting = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         bar = QHBoxLayout()
@@ -67,43 +185,65 @@ class CompareView(QWidget):
         bar.addWidget(self.export_button)
         bar.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.setChildrenCollapsible(False)
-        self.plots = RunPlots(columns=plot_columns)
+        self.plots = (_PreferredMinimum if fit_rows else RunPlots)(columns=plot_columns)
         self.table = QTableWidget()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(True)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(24)
-        self.table.setMinimumHeight(90)
-        splitter.addWidget(self.plots)
-        splitter.addWidget(self.table)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([300, 110])
-        layout.addWidget(splitter, 1)
-        self.note = QLabel("Speed-up is throughput per sample against the baseline, with its 95% confidence "
-                           "interval; an interval containing 1.00 is no measurable change.")
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(False)
+        self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.table.viewport().installEventFilter(self)
+        self.note = QLabel("")
         self.note.setObjectName("muted")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)
+        if fit_rows:
+            # the page scrolls: the plots keep a readable height, the table shows every row
+            self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
+            self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+            layout.addWidget(self.plots, 1)
+            layout.addWidget(self.table)
+        else:
+            splitter = QSplitter(Qt.Orientation.Vertical)
+            splitter.setChildrenCollapsible(False)
+            self.table.setMinimumHeight(90)
+            splitter.addWidget(self.plots)
+            splitter.addWidget(self.table)
+            splitter.setStretchFactor(0, 3)
+            splitter.setStretchFactor(1, 1)
+            splitter.setSizes([300, 110])
+            layout.addWidget(splitter, 1)
         layout.addWidget(self.note)
 
     # ------------------------------------------------------------ data
 
     def set_records(self, records: list[RunRecord], baseline: int = 0, plotted: list[int] | None = None,
-                    live: dict[str, RunData] | None = None, replicates: list[RunRecord] = ()) -> None:
+                    live: dict[str, RunData] | None = None, replicates: list[RunRecord] = (),
+                    trials: list[Rung] | None = None) -> None:
         """Compare `records` against `records[baseline]`; draw `plotted` (default: all).
 
         `live` maps a run's path to the RunData already in memory (the wizard's runs), so
         curves are not re-read from disk. `replicates` are the trials' other runs: they give the
-        rows their intervals (`compare.compare_runs`) without rows of their own.
+        rows their intervals (`compare.compare_runs`) without rows of their own. `trials`: the
+        rungs whose trials measured records (matched by run name); None reads them from the
+        study.yaml of records that lie in a study's runs/ folder.
         """
         self.records = list(records)
         self.replicates = list(replicates)
         self.baseline = baseline if 0 <= baseline < len(records) else 0
         self.plotted = list(range(len(records))) if plotted is None else list(plotted)
         self._datas = dict(live or {})
+        if trials is None:
+            self._trials = _study_trials(self.records)
+        else:
+            by_name = {r.name: _trial_of(r) for r in trials}
+            self._trials = {str(rec.path): by_name[rec.name] for rec in self.records
+                            if by_name.get(rec.name) is not None}
         self.baseline_combo.blockSignals(True)
         self.baseline_combo.clear()
         self.baseline_combo.addItems([r.name for r in self.records])
@@ -134,51 +274,236 @@ class CompareView(QWidget):
         self.plots.set_series(series)
         self._fill_table()
 
+    # ------------------------------------------------------------ the table
+
+    def trial(self, row: int) -> _Trial | None:
+        """The trial that measured row `row`'s run, or None."""
+        return self._trials.get(self.rows[row].path) if 0 <= row < len(self.rows) else None
+
+    def _columns(self, metrics: list[str]) -> list[tuple[str, str, str]]:
+        columns = [RUN, STEPS, RATIO, SPEEDUP, VERDICT, WARMUP, MEMORY]
+        if any(r.mfu is not None for r in self.rows):
+            columns.append(MFU)
+        for m in metrics:  # 'val_accuracy' over two lines: 'val_' / 'accuracy'
+            label = m.replace("_", "_\n", 1) if len(m) > 6 and "_" in m else m
+            columns.append((m, label, f"The run's final {m} (the last validation)."))
+        if any(r.findings for r in self.rows):
+            columns.append(FINDINGS)
+        return columns
+
+    def _cells(self, i: int, metrics: list[str], has_findings: bool, has_mfu: bool) -> list[tuple[str, str]]:
+        """(text, tooltip) of every column of row `i`."""
+        row, base = self.rows[i], self.rows[self.baseline]
+        is_base = i == self.baseline
+        completed = row.status == protocol.RunStatus.COMPLETED
+        trial = self.trial(i)
+        configuration = row.label.replace(" + ", f" +{NBSP}").replace("batch ", f"batch{NBSP}")
+        cells = [(f"{breakable(row.name)}\n{configuration}",
+                  "\n".join([row.name, row.label, row.path,
+                             f"settings record: {compare.fmt_settings_record(row.recorded_settings)}"]
+                            + list(row.warnings)))]
+        # steps/s: this run alone
+        if row.steps_per_s is None:
+            cells.append(("n/a", "No steady step was measured."))
+        else:
+            d = _digits(row.steps_per_s)
+            steps = f"{row.steps_per_s:.{d}f}"
+            tip = f"{steps} steps/s = 1000 ÷ the median step, {row.step_ms:.3f} ms" if row.step_ms else steps
+            if row.steps_per_s_ci95:
+                steps += "\n" + _interval(row.steps_per_s_ci95, d)
+                tip += "; its 95% interval covers this run's own step-to-step noise, not the spread between runs"
+            cells.append((steps, tip))
+        # samples/s ÷ baseline: from the steps/s and batch shown in the two rows
+        rate, base_rate = _rate(row), _rate(base)
+        if is_base:
+            cells.append(("1.00x\n(baseline)", f"{row.name} is the baseline the other runs are divided by."))
+        elif rate is None or base_rate is None:
+            cells.append(("n/a", "steps/s or the batch size of this run or of the baseline is not known."))
+        else:
+            ratio = rate / base_rate
+            cells.append((f"{ratio:.2f}x",
+                          f"({row.steps_per_s:.2f} steps/s × {row.batch_size}) ÷ ({base.steps_per_s:.2f} steps/s "
+                          f"× {base.batch_size} of {base.name}) = {ratio:.3f}.\nOne run against one run: "
+                          "run-to-run noise included, no verdict."))
+        # speed-up: a trial's, against the run it names
+        if not completed and not is_base:
+            cells.append(("not measured", f"The run {row.status}: no speed-up was measured."))
+        elif trial is not None:
+            d = 2
+            text = (f"{trial.ratio:.{d}f}x {_interval(trial.ci95, d)}" if math.isfinite(trial.ratio)
+                    else "no throughput measured")
+            cells.append((f"{text}\n{trial.pairs}{NBSP}pairs vs {breakable(trial.reference)}",
+                          f"{plain(text)}: this rung's trial against {trial.reference}, over {trial.pairs} "
+                          f"replicate pair(s) run alternately.\n{trial.reason}"))
+        elif is_base:
+            cells.append(("1.00x (baseline)", f"{row.name} is the baseline."))
+        elif row.speedup is not None and row.speedup_ci95 is not None and \
+                row.verdict in (Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE):
+            text = f"{row.speedup:.2f}x {_interval(row.speedup_ci95, 2)}"
+            cells.append((f"{text}\nunpaired runs vs {breakable(base.name)}",
+                          f"{plain(text)}: no trial measured this run. The runs with its settings against the "
+                          f"runs with {base.name}'s settings, not run in pairs (ratio of their geometric means, "
+                          "Welch interval)."))
+        else:
+            cells.append((NO_TRIAL, "No trial measured this run: one run cannot tell a speed-up from the "
+                                    "machine's noise. Its one-run ratio is under samples/s ÷ baseline."))
+        # verdict
+        if not completed:
+            text = outcome_cell(row.status)
+            cells.append(((f"baseline,\n{text}" if is_base else text), "\n".join(row.warnings) or text))
+        elif trial is not None:
+            cells.append((f"{trial.verdict},\n{'kept' if trial.kept else 'not kept'}", trial.reason))
+        elif is_base:
+            cells.append(("baseline", "The run the others are compared with."))
+        elif row.verdict == compare.SAME_SETTINGS:
+            cells.append(("same settings as the baseline",
+                          "A replicate of the baseline's own settings: any difference is run-to-run noise."))
+        else:
+            cells.append((row.verdict, row.verdict))
+        cells.append((compare.fmt_num(row.warmup_s, 1), "Seconds before the steady state."))
+        memory = compare.fmt_memory(row)
+        cells.append((memory.replace(" ", NBSP, 1).replace(" (", "\n(", 1), memory))
+        if has_mfu:
+            cells.append((compare.fmt_mfu(row.mfu), "Share of this device's measured matmul FLOP/s."))
+        cells += [(compare.fmt_metric(row.metrics.get(m)), f"{m} at the run's last validation") for m in metrics]
+        if has_findings:
+            cells.append((breakable(", ".join(row.findings)) or "-", "\n".join(row.findings) or "no findings"))
+        return cells
+
     def _fill_table(self) -> None:
         metrics = compare.metric_names(self.rows)
-        header = list(compare.TEXT_HEADER) + metrics + ["findings"]
-        self.header = header
+        columns = self._columns(metrics)
+        self.header = [c[0] for c in columns]
+        self._filling = True  # the table's resizes while it fills must not fit a half-filled table
         self.table.clear()
-        self.table.setColumnCount(len(header))
+        self.table.setColumnCount(len(columns))
         self.table.setRowCount(len(self.rows))
-        # intervals and long headers on a second line: narrow columns, no sideways scrolling
-        self.table.setHorizontalHeaderLabels([_two_lines(h) for h in header])
-        self.table.setWordWrap(True)
-        verdict_column = header.index("verdict") if "verdict" in header else -1
-        for r, row in enumerate(self.rows):
-            for c, text in enumerate(compare.text_cells(row, metrics)):
-                if c == verdict_column and row.status != protocol.RunStatus.COMPLETED and r != self.baseline:
-                    text = outcome_cell(row.status)  # a crash is not "no measurable change"
-                item = QTableWidgetItem(_two_lines(text))
-                item.setToolTip("\n".join([text] + list(row.warnings)))
+        for c, (_key, label, meaning) in enumerate(columns):
+            item = QTableWidgetItem(label)
+            item.setToolTip(meaning)
+            self.table.setHorizontalHeaderItem(c, item)
+        for r in range(len(self.rows)):
+            for c, (text, tip) in enumerate(self._cells(r, metrics, FINDINGS in columns, MFU in columns)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(tip)
                 self.table.setItem(r, c, item)
+        self.note.setText(self._footer(columns))
+        self._filling = False
+        self._fitted_width = -1
         self._fit_columns()
 
-    def _fit_columns(self) -> None:
-        """Columns sized to their contents, the widest ones narrowed (their text elided, whole in the
-        tooltip) until the table fits its width: no sideways scrolling."""
-        header = self.table.horizontalHeader()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.table.resizeColumnsToContents()
-        available = self.table.viewport().width() - 2
-        widths = [self.table.columnWidth(c) for c in range(self.table.columnCount())]
-        while widths and sum(widths) > available and max(widths) > 56:
-            widest = widths.index(max(widths))
-            widths[widest] = max(56, widths[widest] - (sum(widths) - available))
-        for c, w in enumerate(widths):
-            self.table.setColumnWidth(c, w)
-        self.table.resizeRowsToContents()
+    def _footer(self, columns: list[tuple[str, str, str]]) -> str:
+        shown = {c[0] for c in columns}
+        base = self.rows[self.baseline].name if self.rows else "the baseline"
+        lines = ["steps/s: each run's own, 1000 ÷ its median step; its interval is that run's step-to-step noise.",
+                 f"samples/s ÷ baseline: that run's steps/s × batch over {base}'s, one run each: it includes "
+                 "run-to-run noise and is no verdict.",
+                 "speed-up: measured by the rung's trial against the run named in the cell, over replicate pairs "
+                 "run alternately; its 95% interval includes run-to-run noise, and one containing 1.00 is no "
+                 f"measurable change. Verdict: that trial's, and whether it was kept. {NO_TRIAL}: no trial "
+                 "measured the run."]
+        if any("unpaired" in (self.table.item(r, self.header.index(SPEEDUP[0])).text())
+               for r in range(self.table.rowCount())):
+            lines.append(f"unpaired runs: no trial measured the run; the runs with its settings against those with "
+                         f"{base}'s settings, not run in pairs, so less certain than a trial.")
+        lines.append(f"peak memory: the run's peak and its ratio to {base}'s"
+                     + ("; MFU: share of the device's measured matmul FLOP/s." if MFU[0] in shown else "."))
+        return "\n".join(lines)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
-        super().resizeEvent(event)
-        if self.rows:
+    # ------------------------------------------------------------ sizing
+
+    def _header_font(self) -> QFont:
+        font = QFont(self.table.horizontalHeader().font())
+        font.setBold(True)  # the theme's sections are semi-bold; bold is the wider of the two
+        return font
+
+    def column_needs(self) -> tuple[list[int], list[int]]:
+        """(natural, minimum) width of every column: its widest line, and its widest piece that cannot wrap
+        (a number, an interval, a header line), each with the cell's margins."""
+        table = self.table
+        fm, bold = table.fontMetrics(), QFontMetrics(self._header_font())
+        # the text's margins in a cell (the focus frame's, one pixel more each side) and the grid line
+        margin = 2 * (table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, table) + 1) + 2
+        head_margin = 2 * HEADER_PADDING[1] + 2
+        natural, minimum = [], []
+        for c in range(table.columnCount()):
+            label = table.horizontalHeaderItem(c).text()
+            head = max(bold.horizontalAdvance(line) for line in label.split("\n")) + head_margin
+            nat = low = head
+            for r in range(table.rowCount()):
+                text = table.item(r, c).text()
+                nat = max(nat, max(fm.horizontalAdvance(line) for line in text.split("\n")) + margin)
+                pieces = [p for p in re.split(f"[ \n{ZWSP}]", text) if p]
+                low = max(low, max((fm.horizontalAdvance(p) for p in pieces), default=0) + margin)
+            if label in (RUN[1], FINDINGS[1]):
+                low = min(low, max(head, TEXT_MIN_CAP))
+            natural.append(nat)
+            minimum.append(min(low, nat))
+        return natural, minimum
+
+    def _fit_columns(self) -> None:
+        """Every column as wide as its widest line; when they do not all fit, the widest wrap first, none
+        below its widest unbreakable piece (then the table scrolls sideways rather than cut a number)."""
+        table = self.table
+        if table.columnCount() == 0 or self._filling or self._fitting:
+            return
+        self._fitting = True
+        try:
+            self._fit_to(table.viewport().width())
+        finally:
+            self._fitting = False
+
+    def _fit_to(self, available: int) -> None:
+        table = self.table
+        self._fitted_width = available
+        natural, minimum = self.column_needs()
+        widths = list(natural)
+        excess = sum(widths) - available
+        while excess > 0:
+            open_ = [c for c in range(len(widths)) if widths[c] > minimum[c]]
+            if not open_:
+                break
+            top = max(widths[c] for c in open_)
+            at_top = [c for c in open_ if widths[c] == top]
+            below = [widths[c] for c in open_ if widths[c] < top]
+            floor = max(below + [max(minimum[c] for c in at_top)])
+            step = max(1, min(top - floor, -(-excess // len(at_top))))
+            for c in at_top:
+                new = max(minimum[c], widths[c] - step)
+                excess -= widths[c] - new
+                widths[c] = new
+        if excess < 0:  # room to spare: shared out, rather than one huge last column or a grey void
+            share, rest = divmod(-excess, len(widths))
+            widths = [w + share + (1 if c < rest else 0) for c, w in enumerate(widths)]
+        for c, w in enumerate(widths):
+            table.setColumnWidth(c, w)
+        table.resizeRowsToContents()
+        for r in range(table.rowCount()):  # the lines of neighbouring rows must not touch
+            table.setRowHeight(r, table.rowHeight(r) + ROW_PADDING)
+        lines = max(table.horizontalHeaderItem(c).text().count("\n") + 1 for c in range(table.columnCount()))
+        header = table.horizontalHeader()
+        header.setMinimumHeight(lines * QFontMetrics(self._header_font()).lineSpacing() + 2 * HEADER_PADDING[0] + 3)
+        header_height = max(header.minimumHeight(), header.sizeHint().height())
+        if self.fit_rows:
+            shown = sum(table.rowHeight(r) for r in range(min(table.rowCount(), ROWS_SHOWN)))
+            sideways = table.horizontalScrollBar().sizeHint().height() if sum(widths) > available else 0
+            table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded if table.rowCount() > ROWS_SHOWN
+                                             else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            table.setFixedHeight(2 * table.frameWidth() + header_height + shown + sideways)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize and self.rows \
+                and event.size().width() != self._fitted_width:
+            QTimer.singleShot(0, self, self._refit)  # after the layout has settled (never inside its resize)
+        return super().eventFilter(watched, event)
+
+    def _refit(self) -> None:
+        if self.rows and self.table.viewport().width() != self._fitted_width:
             self._fit_columns()
 
     def cell(self, row: int, column: str) -> str:
-        """The text shown in `column` (a header label) of `row`, on one line."""
-        return self.table.item(row, self.header.index(column)).text().replace("\n", " ")
+        """The text shown in `column` (a header name, on one line) of `row`, on one line."""
+        return plain(self.table.item(row, self.header.index(column)).text())
 
     # ------------------------------------------------------------ CSV
 

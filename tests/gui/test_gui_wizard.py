@@ -117,7 +117,8 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     comparison = window.pages[4]
     view = comparison.view
     assert [r.name for r in view.rows] == ["01-baseline", "02-mixed_float16", "03-xla"]
-    assert view.cell(0, "speed-up [95% CI]") == "1.00x (baseline)" and view.cell(2, "verdict") == "faster"
+    assert view.cell(0, "speed-up [95% CI]") == "1.00x (baseline)" and view.cell(2, "verdict") == "faster, kept"
+    assert view.cell(2, "speed-up [95% CI]").endswith("] 2 pairs vs 02-mixed_float16")  # its trial's reference
     assert view.plots.plotted_lengths()["step_ms"] == [60, 60]  # baseline and the tuned run
     # issue 12: the step measures something; it is not passed on arrival
     assert comparison.status == NOT_STARTED and not comparison.verdict.isVisible()

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from tfturbo.runfiles import RUNS_DIR, load_run
 from tfturbo import protocol
@@ -49,6 +49,19 @@ class ComparePage(WizardPage):
         super().__init__(session, launcher, parent)
         self.splitter.widget(0).hide()  # one wide column: the table needs the width
         self.confirmation: Rung | None = None
+        # One column that scrolls vertically, as the other pages' left column does: in a small window the
+        # table keeps every row and the plots their height, instead of both being squeezed to a sliver.
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = QWidget()
+        body.setObjectName("pageColumn")
+        column = QVBoxLayout(body)
+        column.setContentsMargins(0, 0, 4, 0)
+        column.setSpacing(10)
+        self.scroll.setWidget(body)
+        self.right.addWidget(self.scroll, 1)
         top = QHBoxLayout()
         top.setSpacing(16)
         left = QVBoxLayout()
@@ -81,9 +94,21 @@ class ComparePage(WizardPage):
         ladder.addWidget(self.ladder)
         ladder.addStretch(1)
         top.addLayout(ladder, 2)
-        self.right.addLayout(top)
-        self.view = CompareView(plot_columns=4)  # one row of plots, the table below
-        self.right.addWidget(self.view, 1)
+        column.addLayout(top)
+        self.view = CompareView(plot_columns=4, fit_rows=True)  # one row of plots, every row of the table below
+        column.addWidget(self.view, 1)
+        for plot in (self.view.plots.step_plot, self.view.plots.loss_plot, self.view.plots.val_plot,
+                     self.view.plots.scale_plot):
+            plot.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        """The wheel over a plot scrolls the page (a plot under the pointer would otherwise stop the page and
+        zoom); Ctrl+wheel zooms the plot."""
+        if event.type() == QEvent.Type.Wheel and not event.modifiers() & Qt.KeyboardModifier.ControlModifier \
+                and self.scroll.verticalScrollBar().maximum() > 0:
+            self.scroll.verticalScrollBar().event(event)
+            return True
+        return super().eventFilter(watched, event)
 
     def available(self) -> str:
         return needs_baseline(self.session)
@@ -130,7 +155,8 @@ class ComparePage(WizardPage):
         shown = self.confirmation if self.confirmation in rungs else self.candidate()
         plotted = [rungs.index(base)] + ([rungs.index(shown)] if shown in rungs else
                                          [i for i, r in enumerate(rungs) if r is not base])
-        self.view.set_records(records, baseline=rungs.index(base), plotted=plotted, live=live, replicates=replicates)
+        self.view.set_records(records, baseline=rungs.index(base), plotted=plotted, live=live, replicates=replicates,
+                              trials=rungs)
         lines = []
         for r in rungs[1:]:
             d = r.decision
