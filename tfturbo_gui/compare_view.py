@@ -43,7 +43,7 @@ ALIGN_STEP, ALIGN_TIME = "step", "training time"
 ROW_PADDING = 6  # px above and below a row's text together
 ROWS_SHOWN = 12  # fit_rows: rows shown whole before the table scrolls on its own
 PLOTS_MIN_HEIGHT = 250  # fit_rows: the four plots' strip, legend and axes included (~170 px of plot area)
-NBSP, ZWSP = "\u00a0", "\u200b"  # no break here; a break allowed here
+NBSP, ZWSP, WJ = "\u00a0", "\u200b", "\u2060"  # no break here (a space); a break allowed here; no break here
 HEADER_PADDING = (4, 6)  # QHeaderView::section padding (vertical, horizontal) in resources/style.qss
 
 # (key: the column's name in cell() and the CSV sense, label as shown, what the column means)
@@ -122,8 +122,9 @@ class _PreferredMinimum(RunPlots):
 
 def breakable(name: str, whole: int = 12) -> str:
     """'02-mixed_float16.a1' may wrap after its '-', '_' and '.' (zero-width spaces), never elsewhere; a name
-    of up to `whole` characters ('01-baseline') stays in one piece."""
-    return name if len(name) <= whole else re.sub(r"([-_.])(?=.)", lambda m: m.group(1) + ZWSP, name)
+    of up to `whole` characters ('01-baseline') stays in one piece (word joiners: Qt breaks after a '-')."""
+    joint = WJ if len(name) <= whole else ZWSP
+    return re.sub(r"([-_.])(?=.)", lambda m: m.group(1) + joint, name)
 
 
 def _digits(value: float) -> int:
@@ -138,15 +139,14 @@ def _interval(ci: tuple[float, float] | None, digits: int) -> str:
 
 
 def _rate(row: compare.CompareRow) -> float | None:
-    """Samples per second as the table shows it: steps/s × batch (None when either is not known)."""
-    if row.steps_per_s is None or not row.batch_size:
-        return None
-    return row.steps_per_s * row.batch_size
+    """Samples per second as the table shows it: steps/s × batch (a batch not recorded counts as 1, as the
+    trial engine counts it: `summary.batch_size`)."""
+    return row.steps_per_s * (row.batch_size or 1) if row.steps_per_s is not None else None
 
 
 def plain(text: str) -> str:
     """A cell's text on one line, as a user reads it."""
-    return text.replace("\n", " ").replace(ZWSP, "").replace(NBSP, " ")
+    return text.replace("\n", " ").replace(ZWSP, "").replace(WJ, "").replace(NBSP, " ")
 
 
 class CompareView(QWidget):
@@ -317,14 +317,15 @@ class CompareView(QWidget):
         rate, base_rate = _rate(row), _rate(base)
         if is_base:
             cells.append(("1.00x\n(baseline)", f"{row.name} is the baseline the other runs are divided by."))
-        elif rate is None or base_rate is None:
-            cells.append(("n/a", "steps/s or the batch size of this run or of the baseline is not known."))
+        elif not rate or not base_rate:
+            cells.append(("n/a", "No steady step of this run or of the baseline was measured."))
         else:
             ratio = rate / base_rate
             cells.append((f"{ratio:.2f}x",
-                          f"({row.steps_per_s:.2f} steps/s × {row.batch_size}) ÷ ({base.steps_per_s:.2f} steps/s "
-                          f"× {base.batch_size} of {base.name}) = {ratio:.3f}.\nOne run against one run: "
-                          "run-to-run noise included, no verdict."))
+                          f"({row.steps_per_s:.2f} steps/s × batch {row.batch_size or '1 (not recorded)'}) ÷ "
+                          f"({base.steps_per_s:.2f} steps/s × batch {base.batch_size or '1 (not recorded)'} of "
+                          f"{base.name}) = {ratio:.3f}.\nOne run against one run: run-to-run noise included, "
+                          "no verdict."))
         # speed-up: a trial's, against the run it names
         if not completed and not is_base:
             cells.append(("not measured", f"The run {row.status}: no speed-up was measured."))
