@@ -1,7 +1,8 @@
 """Runs side by side: overlaid curves and the compare table, exportable as CSV.
 
-The rows and their numbers are `tfturbo.compare`'s (the CSV is its CSV), but
-the speed columns say what each number is, as the report does: a run's own
+The rows and their numbers are `tfturbo.compare`'s (the exported CSV is its
+CSV, with the table's own columns after it), but the speed columns say what
+each number is, as the report does: a run's own
 steps/s; that run's samples/s over the baseline run's, computed from the
 numbers in the row (one run against one run: noise included, no verdict); and
 the speed-up a rung's trial measured against the run it names, with the
@@ -19,6 +20,8 @@ them (the compare page).
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 from dataclasses import dataclass
@@ -66,6 +69,9 @@ MEMORY = ("peak memory", "peak\nmemory", "The run's peak memory, and its ratio t
 MFU = ("MFU", "MFU", "Model FLOP utilisation: the share of this device's measured matmul FLOP/s the run reached.")
 FINDINGS = ("findings", "findings", "Codes of the findings in this run (their text is in the run's tooltip).")
 NO_TRIAL = "—"
+# columns the exported CSV adds to `tfturbo compare`'s: the table's one-run ratio and the rung's trial
+CSV_EXTRA = ("samples_per_s_vs_baseline", "trial_speedup", "trial_speedup_ci95_lo", "trial_speedup_ci95_hi",
+             "trial_pairs", "trial_against", "trial_verdict", "trial_kept")
 TEXT_MIN_CAP = 160  # a run name or findings piece wider than this is elided (whole in its tooltip), not scrolled to
 
 
@@ -509,7 +515,26 @@ class CompareView(QWidget):
     # ------------------------------------------------------------ CSV
 
     def csv_text(self) -> str:
-        return compare.to_csv(self.rows)
+        """`tfturbo compare`'s CSV (its `speedup` is the unpaired ratio of all runs with a row's settings
+        over the baseline settings' runs), then what this table shows beside it: the one-run ratio and the
+        trial (CSV_EXTRA)."""
+        lines = list(csv.reader(io.StringIO(compare.to_csv(self.rows))))
+        if not lines:
+            return ""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(lines[0] + list(CSV_EXTRA))
+        base_rate = _rate(self.rows[self.baseline]) if self.rows else None
+        for i, (line, row) in enumerate(zip(lines[1:], self.rows)):
+            rate, trial = _rate(row), self.trial(i)
+            extra = [repr(rate / base_rate) if rate and base_rate else ""]
+            if trial is None:
+                extra += [""] * 7
+            else:
+                extra += [repr(v) if math.isfinite(v) else "" for v in (trial.ratio, *trial.ci95)]
+                extra += [str(trial.pairs), trial.reference, trial.verdict, str(trial.kept)]
+            writer.writerow(line + extra)
+        return out.getvalue()
 
     def export_csv(self, path: str | Path) -> Path:
         path = Path(path)

@@ -10,6 +10,8 @@ steps/s column (0.84x beside 648 vs 730 steps/s, "against the baseline").
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 
 import pytest
@@ -181,6 +183,13 @@ def test_no_row_shows_two_speed_ups_that_disagree(qtbot, tmp_path):
     assert view.rows[3].name == "04-larger_batch" and view.cell(3, "speed-up [95% CI]").endswith("vs 03-xla")
     note = view.note.text()
     assert "one run each" in note and "named in the cell" in note
+    # the exported CSV carries what the table shows (its `speedup` column stays `tfturbo compare`'s)
+    exported = list(csv.DictReader(io.StringIO(view.csv_text())))
+    for i, line in enumerate(exported[1:], start=1):
+        speed = rungs[line["name"]].decision.speed
+        assert float(line["trial_speedup"]) == pytest.approx(speed.ratio)
+        assert line["trial_against"] == rungs[line["name"]].compared_with and int(line["trial_pairs"]) == 3
+        assert f"{float(line['samples_per_s_vs_baseline']):.2f}x" == view.cell(i, "samples/s ÷ baseline")
 
     # runs no trial measured (the replicates behind a rung) show their one-run ratio and no speed-up
     runs = study.path / RUNS_DIR
