@@ -364,7 +364,7 @@ class RunPlots(QWidget):
         if any_scale != getattr(self, "_scale_shown", None):  # only mixed_float16 has one (the tooltip says so)
             self._scale_shown = any_scale
             # without one, the title says so and the axis has no numbers (empty axes 0.2-0.8 looked broken)
-            self._title(self.scale_plot, "Loss scale" if any_scale else "Loss scale: none in these runs")
+            self._title(self.scale_plot, "Loss scale" if any_scale else "Loss scale: none")
             self.scale_plot.getPlotItem().getAxis("left").setStyle(showValues=any_scale)
         self.has_scale = any_scale
         self._paint_primary()

@@ -138,7 +138,7 @@ def test_plots_overlay_the_baseline_and_mark_warmup_and_median(qtbot, tmp_path):
     assert regions[0].getRegion() == (0.5, 5.5)  # warm-up: steps 1-5
 
     plots.show_run(base)  # float32: no loss scale, said in the title, no empty axis numbers
-    assert not plots.has_scale and plots.scale_plot._title_text == "Loss scale: none in these runs"
+    assert not plots.has_scale and plots.scale_plot._title_text == "Loss scale: none"
     assert not plots.scale_plot.getPlotItem().getAxis("left").style["showValues"]
 
 def test_findings_show_fix_as_copyable_monospace_and_offer_the_automatic_fix(qtbot):
