@@ -299,3 +299,16 @@ def test_another_tfturbo_training_on_this_machine_blocks_a_run_here(qtbot, tmp_p
         other.unlock()
     qtbot.mouseClick(page.measure_button, LEFT)
     qtbot.waitUntil(lambda: page.status == PASSED, timeout=20_000)
+
+
+def test_the_probe_card_agrees_with_its_moderately_input_bound_warning():
+    """It said "compute-bound — the device is the limit" beside a WARNING that 13% of each step waits for data,
+    and "steps/s" for the input pipeline the finding measures in batches/s."""
+    from tfturbo_gui.pages.baseline import probe_facts
+
+    facts = dict(probe_facts({"verdict": "compute_bound", "band": "moderate", "input_fraction": 0.13,
+                              "data_steps_per_s": 4272.1, "compute_steps_per_s": 691.9, "train_steps_per_s": 604.2}))
+    assert facts["Verdict"] == "compute-bound, moderately input-bound (see the warning)"
+    assert facts["Input pipeline alone"] == "4272.1 batches/s" and facts["Time waiting for input"] == "13%"
+    low = dict(probe_facts({"verdict": "compute_bound", "band": "low", "input_fraction": 0.02}))
+    assert low["Verdict"] == "compute-bound — the device is the limit"

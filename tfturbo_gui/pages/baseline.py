@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 from tfturbo import protocol
 from tfturbo.runfiles import RUNS_DIR
 from tfturbo.tune.study import RungKind
-from tfturbo.verdicts import ProbeVerdict
+from tfturbo.verdicts import ProbeBand, ProbeVerdict
 
 from ..cards import FactsCard, run_facts
 from ..code_block import CodeBlock
@@ -35,18 +35,22 @@ from .base import WizardPage, add_section
 
 
 def probe_facts(doc: dict) -> list[tuple[str, str]]:
-    def rate(key: str) -> str:
+    def rate(key: str, unit: str = "steps/s") -> str:
         v = doc.get(key)
-        return f"{v:.1f} steps/s" if isinstance(v, (int, float)) else "n/a"
+        return f"{v:.1f} {unit}" if isinstance(v, (int, float)) else "n/a"
 
     verdict = doc.get("verdict")
+    # the moderate band is a compute-bound job with a warning beside it: the verdict says so itself
+    moderate = doc.get("band") == ProbeBand.MODERATE
     facts = [("Verdict", "input-bound — the device waits for data" if verdict == ProbeVerdict.INPUT_BOUND
+              else "compute-bound, moderately input-bound (see the warning)" if moderate and
+              verdict == ProbeVerdict.COMPUTE_BOUND
               else "compute-bound — the device is the limit" if verdict == ProbeVerdict.COMPUTE_BOUND else str(verdict))]
     if isinstance(doc.get("input_fraction"), (int, float)):
         facts.append(("Time waiting for input", f"{doc['input_fraction']:.0%}"))
     # a few seconds each, one after the other on a shared machine: they decide input- or compute-bound; the
     # baseline card below has the measured speed (the probe's training rate beside it read as a contradiction)
-    facts += [("Input pipeline alone", rate("data_steps_per_s")), ("Compute alone", rate("compute_steps_per_s")),
+    facts += [("Input pipeline alone", rate("data_steps_per_s", "batches/s")), ("Compute alone", rate("compute_steps_per_s")),
               ("Both (training)", rate("train_steps_per_s"))]
     return facts
 
