@@ -48,10 +48,10 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 
 # ---------------------------------------------------------------- writing
 
-# libyaml's safe dumper and loader when PyYAML has them (its wheels do): the pure-Python dumper took 27 ms
-# for a study.yaml, on the GUI thread at the end of every run (benchmarks/gui_ingest.py)
+# libyaml's safe dumper when PyYAML has it (its wheels do): the pure-Python dumper took 27 ms for a
+# study.yaml, on the GUI thread at the end of every run (benchmarks/gui_ingest.py). Reading stays
+# yaml.safe_load (tests/hardening audits that nothing else loads YAML).
 _YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def write_yaml(path: Path, data: dict[str, Any]) -> None:
@@ -149,7 +149,7 @@ def read_yaml(path: Path, warnings: list[str]) -> dict[str, Any]:
         warnings.append(f"{path.name} is missing")
         return {}
     try:
-        data = yaml.load(path.read_text(encoding="utf-8", errors="replace"), Loader=_YAML_LOADER)
+        data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
     except yaml.YAMLError as e:
         warnings.append(f"{path.name} is corrupt and was ignored ({str(e).splitlines()[0]})")
         return {}

@@ -39,13 +39,26 @@ def this_checkout(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(REPO))
 
 
+# TensorFlow's CPU collectives once aborted a worker inside glibc ("double free or corruption") and the chief's
+# all-reduce then failed with "Connection reset by peer" (a CI run of this session; the run failed and said so,
+# as the next test requires). A worker dying in TensorFlow's native code is not what this test is about: it is
+# run once more then, and only then.
+NATIVE_CRASH = "double free or corruption"
+
+
 def test_two_local_workers_train_in_sync_and_none_is_left(tmp_path):
-    out = tmp_path / "mw"
-    hello = {}
-    result = run_backend("run", ["builtin:mlp", "--out", str(out), "--strategy", "multiworker", "--workers", "2",
-                                 "--steps", "30"],
-                         on_event=lambda e: hello.update(e) if e.get("type") == "hello" else None,
-                         stderr_path=str(tmp_path / "stderr.log"))
+    for attempt in (1, 2):
+        out = tmp_path / f"mw{attempt}"
+        hello = {}
+        result = run_backend("run", ["builtin:mlp", "--out", str(out), "--strategy", "multiworker", "--workers", "2",
+                                     "--steps", "30"],
+                             on_event=lambda e: hello.update(e) if e.get("type") == "hello" else None,
+                             stderr_path=str(tmp_path / "stderr.log"))
+        worker_log = out / "worker-1.log"
+        crashed = (result.exit_code != 0 and worker_log.exists()
+                   and NATIVE_CRASH in worker_log.read_text(errors="replace"))
+        if not crashed:
+            break
     assert result.exit_code == 0, (tmp_path / "stderr.log").read_text()[-2000:]
     doc = result.document
     assert doc["status"] == "completed"

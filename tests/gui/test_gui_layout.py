@@ -146,15 +146,21 @@ def _spiky_run(total=300):
     return data
 
 
-def test_the_plots_keep_their_place_when_a_run_and_its_legend_and_spike_note_appear(qtbot):
-    """The legend row appeared with the first data and re-laid all four plots: a 50-70 ms repaint at a run's start."""
+def shown_plots(qtbot, size=(640, 480)):
+    """A RunPlots on screen at `size`, with no runs yet."""
     from tfturbo_gui.live_plots import RunPlots
 
     plots = RunPlots()
     qtbot.addWidget(plots)
-    plots.resize(640, 480)
+    plots.resize(*size)
     plots.show()
     qtbot.waitExposed(plots)
+    return plots
+
+
+def test_the_plots_keep_their_place_when_a_run_and_its_legend_and_spike_note_appear(qtbot):
+    """The legend row appeared with the first data and re-laid all four plots: a 50-70 ms repaint at a run's start."""
+    plots = shown_plots(qtbot)
     before = [w.geometry() for w in (plots.step_plot, plots.loss_plot, plots.val_plot, plots.scale_plot)]
     plots.show_run(_spiky_run(), baseline=_spiky_run())
     qtbot.wait(50)

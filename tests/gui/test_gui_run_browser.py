@@ -72,14 +72,10 @@ def test_a_legend_of_25_runs_never_widens_the_plots_and_names_the_runs_that_do_n
 
 
 def test_the_spike_note_keeps_its_place_and_the_legend_gives_way(qtbot):
-    from tfturbo_gui.live_plots import RunPlots, Series
-    from test_gui_layout import _spiky_run
+    from tfturbo_gui.live_plots import Series
+    from test_gui_layout import _spiky_run, shown_plots
 
-    plots = RunPlots()
-    qtbot.addWidget(plots)
-    plots.resize(640, 480)
-    plots.show()
-    qtbot.waitExposed(plots)
+    plots = shown_plots(qtbot)
     spiky = _spiky_run()
     series = many_series(6)
     plots.set_series([Series(spiky, "this run")] + series, primary=spiky)
