@@ -521,13 +521,13 @@ class RunPlots(QWidget):
             self._axis_label = label
             self.step_plot.getPlotItem().setLabel("left", label)
         n = self.spikes_above
-        note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} steady step{"s" if n != 1 else ""} above the ' \
-            "range" if n else ""
+        # short, so the runs' names keep their room in the legend strip at 1024 px (the tooltip says the rest)
+        note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} step{"s" if n != 1 else ""} above range' if n else ""
         if self.spike_note.text() != note:
             self.spike_note.setText(note)
             self.spike_note.setVisible(bool(n))
-            self.spike_note.setToolTip("Steady steps slower than the top of the step-time plot, marked at its top "
-                                       "edge" if n else "")
+            self.spike_note.setToolTip(f"{n} steady step{'s' if n != 1 else ''} slower than the top of the step-time "
+                                       "plot, marked at its top edge" if n else "")
 
     def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, position: float) -> None:
         region = pg.LinearRegionItem(values=(start, stop), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),

@@ -121,7 +121,8 @@ def test_spikes_above_the_step_time_range_are_marked_and_the_users_zoom_is_kept(
     plots = RunPlots()
     qtbot.addWidget(plots)
     plots.show_run(data)
-    assert plots.spikes_above == 2 and "2 steady steps above" in plots.spike_note.text()
+    assert plots.spikes_above == 2 and "2 steps above range" in plots.spike_note.text()
+    assert plots.spike_note.toolTip().startswith("2 steady steps slower than the top")
     marks = plots.spikes.getData()
     assert list(marks[0]) == [121.0, 151.0]
     view = plots.step_plot.getPlotItem().getViewBox()
