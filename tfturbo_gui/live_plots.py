@@ -199,7 +199,8 @@ class RunPlots(QWidget):
         self.spike_note = strip.spike_note  # steady steps above the step-time range; the legend names give way to it
         self.more_label = strip.more
         outer.addWidget(strip)
-        self.legend_labels: list[QLabel] = []  # one per series, in series order; those that do not fit are hidden
+        self.legend_labels: list[QLabel] = []  # one per series, the page's run first; those that do not fit are hidden
+        self._legend_series: list[Series] = []  # the series of `legend_labels`, in their order
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(8)
@@ -278,7 +279,10 @@ class RunPlots(QWidget):
             label.hide()  # until deleteLater runs it would still paint under the new one
             label.deleteLater()
         self.legend_labels = []
-        for s in self.series:
+        # the page's own run first: when the strip is narrow (1024 px, a spike note) it is the name to keep
+        self._legend_series = [s for s in self.series if s.data is self.primary] + \
+            [s for s in self.series if s.data is not self.primary]
+        for s in self._legend_series:
             label = QLabel(_legend_html(s))
             label.setObjectName("legendEntry")
             label.setToolTip(s.label)
@@ -286,7 +290,7 @@ class RunPlots(QWidget):
             label.hide()  # until `fit` shows it (else the layout shows every new label on the next event loop pass)
             self.legend_row.insertWidget(self.legend_row.indexOf(self.more_label), label)
             self.legend_labels.append(label)
-        self.legend_strip.set_entries(self.legend_labels, [_legend_html(s) for s in self.series])
+        self.legend_strip.set_entries(self.legend_labels, [_legend_html(s) for s in self._legend_series])
 
     def legend_texts(self) -> list[str]:
         """Every run's legend name, in series order (shown or named under "+N more")."""
@@ -294,7 +298,7 @@ class RunPlots(QWidget):
 
     def legend_shown(self) -> list[str]:
         """What the strip shows: the names that fit, then "+N more" when some did not."""
-        shown = [s.label for s, label in zip(self.series, self.legend_labels) if not label.isHidden()]
+        shown = [s.label for s, label in zip(self._legend_series, self.legend_labels) if not label.isHidden()]
         return shown + ([self.more_label.text()] if not self.more_label.isHidden() else [])
 
     def _user_zoomed(self, plot_name: str) -> None:

@@ -224,3 +224,28 @@ def test_workload_descriptions_end_in_an_ellipsis_when_the_window_is_narrow(qtbo
         assert row.about.text().endswith("…") and row.about.toolTip() == row.about.full_text
         assert row.about.mapTo(viewport, row.about.rect().topRight()).x() <= viewport.width()  # all of it in view
         assert row.about.fontMetrics().horizontalAdvance(row.about.text()) <= row.about.width()
+
+
+def test_a_narrow_legend_keeps_the_pages_own_run_and_puts_the_baseline_under_more(qtbot):
+    """At 1024 px with a spike note, the trial page showed "baseline  +1 more": its own run was the one hidden."""
+    from tfturbo_gui.run_data import RunData
+
+    plots = shown_plots(qtbot)
+    run = _spiky_run()
+    run.name = "mixed_float16, batch 64"
+    base = RunData("b")
+    base.ingest([{"type": "steps", "step": [1, 2], "step_ms": [10.0, 10.0]}])
+    from tfturbo_gui.live_plots import BASELINE_GREY, Series
+    plots.set_series([Series(base, "01-baseline, float32, batch 64", BASELINE_GREY, dashed=True),
+                      Series(run, run.name)], primary=run)  # what show_run does, with a longer reference name
+    qtbot.wait(20)
+    strip = plots.legend_strip
+    own, baseline = (label.sizeHint().width() for label in plots.legend_labels)
+    more = strip.more.fontMetrics().horizontalAdvance("+1 more") + 4
+    room_for_one = own + more + strip.spike_note.sizeHint().width() + 3 * strip.SPACING + 4
+    assert baseline > more + strip.SPACING + 4  # so the strip below has room for one name, not both
+    plots.resize(room_for_one + (plots.width() - strip.width()), 300)
+    qtbot.wait(20)
+    assert plots.spike_note.isVisible()
+    assert plots.legend_shown() == ["mixed_float16, batch 64", "+1 more"]
+    assert plots.legend_texts() == ["01-baseline, float32, batch 64", "mixed_float16, batch 64"]  # series order kept
