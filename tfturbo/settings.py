@@ -12,7 +12,7 @@ field here plus the code that acts on it (docs/ARCHITECTURE.md, "Adding a settin
 from __future__ import annotations
 
 from dataclasses import Field, asdict, dataclass, field, fields, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from . import findings as F
 from .arg_types import fraction, positive, positive_int, step_window
@@ -236,9 +236,31 @@ def automatic_fixes() -> dict[str, tuple[str, str]]:
     return {s.fixes: (f.name, s.offer) for f, s in declared() if s.fixes}
 
 
-def fixes_on(settings: RunSettings) -> list[str]:
-    """The automatic fixes switched on in `settings`, as the user reads them."""
-    return [s.shown_as for f, s in declared() if s.shown_as and getattr(settings, f.name)]
+def fixes_on(settings: RunSettings, not_applied: Iterable[str] = ()) -> list[str]:
+    """The automatic fixes switched on in `settings`, as the user reads them; those in `not_applied` (fields,
+    see `fixes_not_applied`) say the run went without them."""
+    skipped = set(not_applied)
+    return [s.shown_as + (": not applied" if f.name in skipped else "")
+            for f, s in declared() if s.shown_as and getattr(settings, f.name)]
+
+
+def fixes_not_applied(findings: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """{RunSettings field: why} for each automatic fix a run switched on but went without.
+
+    The backend never fails a run over its own fix: it trains without it and
+    says so in a FIX_NOT_APPLIED finding naming the fix's option ("--fix-head").
+    What a run really used is therefore its settings less these.
+    """
+    by_flag = {s.flag: f.name for f, s in declared() if s.fixes and s.flag}
+    skipped: dict[str, str] = {}
+    for finding in findings:
+        if finding.get("code") != F.FIX_NOT_APPLIED:
+            continue
+        data = finding.get("data") or {}
+        name = by_flag.get(str(data.get("fix") or finding.get("where") or ""))
+        if name:
+            skipped.setdefault(name, str(data.get("reason") or finding.get("message") or ""))
+    return skipped
 
 
 def switched_on_rows(settings: dict[str, Any]) -> list[tuple[str, str]]:

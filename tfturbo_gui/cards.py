@@ -117,8 +117,8 @@ class DecisionCard(QFrame):
         against = "baseline" if not compared_with or compared_with.endswith(RungKind.BASELINE) else compared_with
         facts = [(f"Speed-up vs {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),
                  ("Accuracy vs baseline", f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
-        if fixes is not None:  # what the run used, as recorded in its run.yaml
-            facts.append(("Automatic fixes used", ", ".join(fixes) or "none"))
+        if fixes is not None:  # what the run used: its run.yaml, less the fixes it could not apply
+            facts.append(("Automatic fixes", ", ".join(fixes) or "none"))
         self.facts.set_facts(facts)
         # the rule's reason, less what the two facts above already say (it repeated the speed-up line)
         said = [t for t in (decision.speed.text(), decision.accuracy.text()) if t]

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo import findings as F
-from tfturbo.settings import automatic_fixes
+from tfturbo.settings import automatic_fixes, fixes_not_applied
 
 from .code_block import CodeBlock
 from .labels import muted_label
@@ -93,6 +93,14 @@ class FindingCard(QFrame):
         self.applied_note.setText(note)
         self.applied_note.show()
 
+    def note_not_applied(self, note: str) -> None:
+        """The last run switched this card's fix on but could not apply it: the finding still stands."""
+        self.applied_note.setObjectName("notAppliedNote")
+        self.applied_note.style().unpolish(self.applied_note)
+        self.applied_note.style().polish(self.applied_note)
+        self.applied_note.setText(note)
+        self.applied_note.show()
+
 
 class FindingsPanel(QWidget):
     """A titled, scrollable list of finding cards; `chosen_fixes()` says which automatic fixes are on."""
@@ -156,11 +164,21 @@ class FindingsPanel(QWidget):
                 card.checkbox.setEnabled(not locked)
 
     def mark_applied(self, settings: Any) -> list[str]:
-        """Mark the cards whose automatic fix `settings` applied; returns their codes."""
+        """Mark the cards whose automatic fix the last run (`settings`) applied; returns their codes.
+
+        A fix the run switched on but went without (its FIX_NOT_APPLIED finding is in this panel) is not
+        "fixed": its card stays as it was and says the run trained without it."""
+        skipped = fixes_not_applied(self.findings)
         marked = []
         for card in self.cards:
             code = card.finding.get("code")
-            if code in AUTO_FIXES and getattr(settings, AUTO_FIXES[code][0], False):
+            field = AUTO_FIXES[code][0] if code in AUTO_FIXES else ""
+            if not field or not getattr(settings, field, False):
+                continue
+            if field in skipped:
+                card.note_not_applied(f"tfturbo could not apply this fix, so the last run trained without it: "
+                                      f"{skipped[field]}. Make the change above in your own code.")
+            else:
                 card.mark_applied("Applied by tfturbo in the last run; make the same change in your own code.")
                 marked.append(code)
         return marked

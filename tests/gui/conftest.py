@@ -24,6 +24,16 @@ def fake_launcher(scenario: str = "ok", delay: float = 0.0, gpus: int = 0):
     return launch
 
 
+@pytest.fixture(autouse=True)
+def never_ask_on_close(monkeypatch):
+    """Closing a window mid-run asks in a modal box, which nobody answers in a test: a test that fails while a
+    run goes would hang at teardown (pytest-qt closes its widgets) instead of failing. Tests of the question
+    replace `ask_close` on their window."""
+    from tfturbo_gui.main_window import MainWindow
+
+    monkeypatch.setattr(MainWindow, "ask_close", lambda self: True)
+
+
 def children() -> list[psutil.Process]:
     return [p for p in psutil.Process().children(recursive=True) if p.is_running()
             and p.status() != psutil.STATUS_ZOMBIE]
@@ -34,7 +44,6 @@ def make_window(qtbot, tmp_path, workload: str = "builtin:mlp", launcher=None, s
     from tfturbo_gui.main_window import MainWindow
 
     window = MainWindow(workload, launcher=launcher or fake_launcher(), steps=steps)
-    window.ask_close = lambda: True  # a modal question would block the test; tests that check it replace this
     # the fake backend's throughput is the same in every replicate: two pairs decide, a third adds only time
     window.session.min_replicates = window.session.max_replicates = 2
     qtbot.addWidget(window)

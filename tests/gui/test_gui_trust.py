@@ -44,7 +44,6 @@ def test_the_default_study_folder_is_in_the_home_never_the_checkout_and_moves_un
     from tfturbo_gui.main_window import MainWindow
 
     window = MainWindow("builtin:mlp", launcher=fake_launcher(), steps=60)
-    window.ask_close = lambda: True
     qtbot.addWidget(window)
     page = window.pages[0]
     default = Path(page.study_edit.text())
@@ -136,7 +135,7 @@ def test_the_fix_boxes_are_what_the_run_uses_and_a_fixed_finding_stops_standing(
     assert precision.decision_card.badge.text() == "KEPT"
     card = precision.findings.cards[0]
     assert card.badge.text() == "FIXED IN RUN" and card.property("severity") == "applied"  # no red ERROR beside KEPT
-    assert precision.decision_card.facts.values["Automatic fixes used"].text() == "float32 output layer"
+    assert precision.decision_card.facts.values["Automatic fixes"].text() == "float32 output layer"
     assert not precision.audit_panel.isVisible()  # no "Auditing…" beside finished findings
     go_next(qtbot, window, 3)
 
@@ -148,7 +147,7 @@ def test_the_fix_boxes_are_what_the_run_uses_and_a_fixed_finding_stops_standing(
     qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=20_000)
     run_yaml = yaml.safe_load((window.session.rung_path(xla.rung) / "run.yaml").read_text())
     assert run_yaml["fix_head"] is False and xla.rung.settings.fix_head is False
-    assert xla.decision_card.facts.values["Automatic fixes used"].text() == "none"
+    assert xla.decision_card.facts.values["Automatic fixes"].text() == "none"
 
 
 def test_a_tie_is_not_called_slower_and_a_new_run_clears_the_old_verdict(qtbot):
@@ -213,6 +212,28 @@ def test_an_automatic_fix_that_fails_says_to_untick_it_and_one_click_gets_a_resu
     assert rows[failed.name] == "failed"  # listed, though it left no run folder, with why
     item = next(top.child(i) for i in range(top.childCount()) if top.child(i).text(0) == failed.name)
     assert item.toolTip(1).startswith("not measured: the run failed — ") and "TypeError: MyHead" in item.toolTip(1)
+
+
+def test_a_fix_the_backend_could_not_apply_is_never_shown_as_fixed(qtbot, tmp_path):
+    """The backend trains without a fix it cannot apply (FIX_NOT_APPLIED); the page said "FIXED IN RUN" and
+    "Automatic fixes used: float32 output layer" for a run that had its 16-bit head all along."""
+    window = make_window(qtbot, tmp_path, workload="builtin:head-in-call")
+    baseline_done(qtbot, window)
+    go_next(qtbot, window, 2)
+    precision = window.pages[2]
+    qtbot.waitUntil(lambda: precision.findings.codes() == ["HEAD_NOT_FLOAT32"] and precision.run_button.isEnabled(),
+                    timeout=20_000)
+    assert precision.findings.cards[0].checkbox.isChecked()  # the audit's recommended answer
+    qtbot.mouseClick(precision.run_button, LEFT)
+    qtbot.waitUntil(lambda: precision.rung.decision is not None and not precision.run_panel.is_running(),
+                    timeout=20_000)
+    head, skipped = precision.findings.cards[:2]
+    assert skipped.finding["code"] == "FIX_NOT_APPLIED" and precision.findings.codes().count("FIX_NOT_APPLIED") == 1
+    assert head.badge.text() == "ERROR" and head.property("severity") != "applied"  # the finding still stands
+    assert head.applied_note.isVisible() and head.applied_note.text().startswith(
+        "tfturbo could not apply this fix, so the last run trained without it: the model still returns float16")
+    assert precision.decision_card.facts.values["Automatic fixes"].text() == "float32 output layer: not applied"
+    assert not precision.run_panel.error_box.isVisible()  # a completed, usable result: nothing failed
 
 
 def test_a_crashed_run_is_not_no_measurable_change_in_the_compare_table(qtbot, tmp_path):

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
 from tfturbo import protocol
-from tfturbo.settings import RunSettings, fixes_on
+from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
 from tfturbo.tune.study import Rung
 
 from ..cards import DecisionCard
@@ -319,7 +319,7 @@ class RungPage(WizardPage):
             self.plots.show_run(own, self.session.data_of(self.session.baseline))
             self.run_panel.show_finished(own)
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
-                                        fixes=fixes_on(self.rung.settings))
+                                        fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)))
         self.findings.add_findings(decision.findings)
         self.set_status(PASSED if self.passed(decision) else
                         NOT_KEPT if data.status == protocol.RunStatus.COMPLETED else ATTENTION)
