@@ -244,23 +244,16 @@ def fixes_on(settings: RunSettings, not_applied: Iterable[str] = ()) -> list[str
             for f, s in declared() if s.shown_as and getattr(settings, f.name)]
 
 
-def fixes_not_applied(findings: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """{RunSettings field: why} for each automatic fix a run switched on but went without.
+def fixes_not_applied(findings: Iterable[dict[str, Any]]) -> set[str]:
+    """The RunSettings fields of the automatic fixes a run switched on but went without.
 
     The backend never fails a run over its own fix: it trains without it and
-    says so in a FIX_NOT_APPLIED finding naming the fix's option ("--fix-head").
-    What a run really used is therefore its settings less these.
+    says so in a FIX_NOT_APPLIED finding naming the fix's option ("--fix-head")
+    and why. What a run really used is therefore its settings less these.
     """
     by_flag = {s.flag: f.name for f, s in declared() if s.fixes and s.flag}
-    skipped: dict[str, str] = {}
-    for finding in findings:
-        if finding.get("code") != F.FIX_NOT_APPLIED:
-            continue
-        data = finding.get("data") or {}
-        name = by_flag.get(str(data.get("fix") or finding.get("where") or ""))
-        if name:
-            skipped.setdefault(name, str(data.get("reason") or finding.get("message") or ""))
-    return skipped
+    return {by_flag[flag] for flag in (str((f.get("data") or {}).get("fix") or f.get("where") or "")
+                                       for f in findings if f.get("code") == F.FIX_NOT_APPLIED) if flag in by_flag}
 
 
 def switched_on_rows(settings: dict[str, Any]) -> list[tuple[str, str]]:

@@ -176,8 +176,8 @@ class FindingsPanel(QWidget):
             if not field or not getattr(settings, field, False):
                 continue
             if field in skipped:
-                card.note_not_applied(f"tfturbo could not apply this fix, so the last run trained without it: "
-                                      f"{skipped[field]}. Make the change above in your own code.")
+                card.note_not_applied("tfturbo could not apply this fix, so the last run trained without it: "
+                                      "FIX_NOT_APPLIED below says why and what to change in your own code.")
             else:
                 card.mark_applied("Applied by tfturbo in the last run; make the same change in your own code.")
                 marked.append(code)

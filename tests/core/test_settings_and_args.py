@@ -70,3 +70,18 @@ def test_automatic_fixes_are_offered_recorded_and_reported_from_their_declaratio
     assert fixes_on(s) == ["drop the partial last batch"]
     assert switched_on_rows(s.to_dict()) == [("Training data", "batch(..., drop_remainder=True)")]
     assert "--drop-remainder" in run_argv(s, "o") and "--fix-head" not in run_argv(s, "o")
+
+
+def test_a_fix_the_backend_went_without_is_named_from_its_finding():
+    """The backend's FIX_NOT_APPLIED finding (as its `run` command writes it) tells which switched-on fix a run
+    did not really use; the wizard must not call that fix applied."""
+    from trainer_backend.commands.run import fix_not_applied
+
+    from tfturbo.settings import fixes_not_applied, fixes_on
+    s = RunSettings(workload="w.py", fix_head=True, drop_remainder=True)
+    found = [fix_not_applied("--fix-head", "the model still returns float16 outputs", "tf.cast(...)").to_dict(),
+             {"code": "HEAD_NOT_FLOAT32", "where": "--fix-head", "message": "not this one"}]
+    assert fixes_not_applied(found) == {"fix_head"}
+    assert fixes_on(s, fixes_not_applied(found)) == ["float32 output layer: not applied",
+                                                     "drop the partial last batch"]
+    assert fixes_not_applied([]) == set() and fixes_on(s) == ["float32 output layer", "drop the partial last batch"]

@@ -231,7 +231,8 @@ def test_a_fix_the_backend_could_not_apply_is_never_shown_as_fixed(qtbot, tmp_pa
     assert skipped.finding["code"] == "FIX_NOT_APPLIED" and precision.findings.codes().count("FIX_NOT_APPLIED") == 1
     assert head.badge.text() == "ERROR" and head.property("severity") != "applied"  # the finding still stands
     assert head.applied_note.isVisible() and head.applied_note.text().startswith(
-        "tfturbo could not apply this fix, so the last run trained without it: the model still returns float16")
+        "tfturbo could not apply this fix, so the last run trained without it: FIX_NOT_APPLIED below says why")
+    assert skipped.message.text().startswith("fix not applied: --fix-head: the model still returns float16")
     assert precision.decision_card.facts.values["Automatic fixes"].text() == "float32 output layer: not applied"
     assert not precision.run_panel.error_box.isVisible()  # a completed, usable result: nothing failed
 

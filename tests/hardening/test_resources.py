@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 from hardening_helpers import HERE, PYTHON, ROOT, WORKLOADS, mlp_argv
 
