@@ -34,14 +34,6 @@ def mlp_script_audit(mlp_script) -> dict:
 
 
 @pytest.fixture(scope="session")
-def mlp_script_tune(mlp_script) -> dict:
-    out = mlp_script.parent / "study"
-    return cli_json("tune", mlp_script.name, "--out", str(out), "--steps", "30", "--no-report",
-                    "--stages", "mixed_precision", "--min-replicates", "2", "--max-replicates", "2",
-                    cwd=mlp_script.parent)
-
-
-@pytest.fixture(scope="session")
 def text_script(tmp_path_factory) -> Path:
     return script_in_folder(tmp_path_factory, "text_main_argparse.py")
 

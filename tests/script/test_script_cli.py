@@ -32,7 +32,7 @@ def test_run_measures_the_first_fit_with_its_validation_split(mlp_script_run):
 
 def test_code_after_fit_never_runs_and_nothing_is_saved(mlp_script_run, mlp_script):
     _doc, out = mlp_script_run
-    assert set(_files(mlp_script.parent)) <= {"mlp_top_level.py", "run", "study"}  # the tune shares the folder
+    assert set(_files(mlp_script.parent)) <= {"mlp_top_level.py", "run"}
     assert not list(mlp_script.parent.rglob("mlp_top_level_saved.keras"))
     assert "evaluate" not in (out / "backend.log").read_text()
 
@@ -41,15 +41,6 @@ def test_audit_sees_the_model_the_script_compiled(mlp_script_audit):
     codes = [f["code"] for f in mlp_script_audit["findings"]]
     assert F.HEAD_NOT_FLOAT32 in codes and F.DIM_NOT_MULTIPLE_OF_8 in codes
     assert mlp_script_audit["batch_size"] == 32
-
-
-def test_tune_measures_every_rung_of_a_script(mlp_script_tune):
-    ladder = mlp_script_tune["ladder"]
-    measured = [rung for rung in ladder if rung.get("status") != "skipped"]
-    assert len(measured) >= 2  # baseline and the 16-bit rung (the stages the test asks for)
-    for rung in measured:
-        assert rung.get("status") == "completed", rung
-        assert rung.get("steps_per_s"), rung
 
 
 # ------------------------------------------------------------------ main() + argparse, custom layers
@@ -72,6 +63,17 @@ def test_fix_head_works_on_custom_layers_without_get_config(text_script_run):
     assert F.FIX_NOT_APPLIED not in [f["code"] for f in doc["findings"]]
     assert "--fix-head: dense_1 now compute(s) in float32" in (out / "backend.log").read_text()
     assert doc["settings"]["fix_head"] is True and doc["settings"]["policy"] == "mixed_bfloat16"
+
+
+def test_tune_measures_every_rung_of_a_script(text_script_tune):
+    """One tune of a script serves the tune tests (a study is a dozen backend processes); the top-level script
+    above runs through the same script runner."""
+    ladder = text_script_tune[0]["ladder"]
+    measured = [rung for rung in ladder if rung.get("status") != "skipped"]
+    assert len(measured) >= 2  # baseline and the 16-bit rung (the stages the test asks for)
+    for rung in measured:
+        assert rung.get("status") == "completed", rung
+        assert rung.get("steps_per_s"), rung
 
 
 def test_tune_measures_the_16bit_rung_of_a_script_with_custom_layers(text_script_tune):
