@@ -24,6 +24,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo.numbers import finite
+from tfturbo.trials.verdict import AccuracyVerdict as AccuracyResult
 from tfturbo.verdicts import AccuracyVerdict
 
 from .labels import card_column, card_header, card_reason, set_badge
@@ -51,20 +52,20 @@ def speed_text(speed: dict[str, Any]) -> str:
 
 
 def accuracy_text(accuracy: dict[str, Any]) -> str:
-    metric, delta, ci = accuracy.get("metric"), accuracy.get("delta"), accuracy.get("ci95")
-    verdict = str(accuracy.get("verdict") or INCONCLUSIVE)
-    factor, unit = _scale(metric)
-    interval = (f"interval [{ci[0] * factor:+.1f}, {ci[1] * factor:+.1f}]{unit}"
-                if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(finite(c) for c in ci) else "")
+    result = AccuracyResult.from_dict(accuracy)  # its `shown` prints every delta the way every front end does
+    metric, delta, ci, verdict = result.metric, result.delta, result.ci95, result.verdict
+    unit = "" if result.is_loss else " pp"
+    interval = (f"interval [{result.shown(ci[0], '')}, {result.shown(ci[1], '')}]{unit}"
+                if ci and all(finite(c) for c in ci) else "")
     n = accuracy.get("n_examples")
     if verdict == INCONCLUSIVE:
         if metric is None:
             return "inconclusive: the workload reports no validation metric to compare"
-        if not finite(delta):
+        if delta is None:
             return f"inconclusive: {metric} was not measured on both sides"
         parts = [f"{n} validation examples" if isinstance(n, int) else "", interval]
         return f"inconclusive: {', '.join(p for p in parts if p) or 'the interval is too wide to decide'}"
-    shown = f"{metric} {delta * factor:+.2f}{unit}" if finite(delta) else f"{metric}"
+    shown = f"{metric} {result.shown(delta)}" if delta is not None else f"{metric}"
     step = accuracy.get("step")
     where = f" at step {step}" if isinstance(step, int) else ""
     extra = f", {interval}" if interval else ", no interval yet (one run each side)"

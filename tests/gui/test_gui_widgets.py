@@ -183,3 +183,15 @@ def test_tensorboard_that_is_missing_explains_how_to_install_it(qtbot, tmp_path)
     with qtbot.waitSignal(launcher.failed, timeout=10_000) as signal:
         launcher.open(str(tmp_path))
     assert "pip install tensorboard" in signal.args[0]
+
+
+def test_the_verdict_view_prints_a_tiny_loss_change_as_the_report_does():
+    """The compare page printed loss deltas with two decimals ("val_loss -0.00"), the report with four: one rule now."""
+    from tfturbo.trials.verdict import AccuracyVerdict
+    from tfturbo_gui.verdict_view import accuracy_text
+
+    doc = {"metric": "val_loss", "delta": -2.3e-5, "ci95": [-8.4e-5, 1.1e-6], "verdict": "within tolerance"}
+    assert accuracy_text(doc) == "within tolerance: val_loss -0.000023, interval [-0.000084, +0.000001]"
+    assert AccuracyVerdict.from_dict(doc).text() == "val_loss -0.000023 [-0.000084, +0.000001]"
+    pp = {"metric": "val_accuracy", "delta": -0.004, "ci95": [-0.01, 0.002], "verdict": "within tolerance", "step": 60}
+    assert accuracy_text(pp) == "within tolerance: val_accuracy -0.40 pp at step 60, interval [-1.00, +0.20] pp"

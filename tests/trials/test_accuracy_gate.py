@@ -126,3 +126,13 @@ def test_unpaired_fallback_is_labelled(tmp_path):
         return {"status": "completed", "validation": [{"step": 60, "metrics": {"val_accuracy": acc}}]}
     v = accuracy.gate(arm((summary(0.90), None)), arm((summary(0.80), None)), Tolerance())
     assert v.verdict == WORSE and not v.paired and "unpaired" in v.explanation
+
+
+def test_a_tiny_loss_difference_is_never_printed_as_zero():
+    """A real run's verdict read "val_loss -0.0000 [-0.0001, -0.0000]": a difference that is not zero."""
+    from tfturbo.trials.verdict import AccuracyVerdict
+
+    v = AccuracyVerdict("val_loss", -2.3e-5, (-8.4e-5, -1.1e-6), WITHIN)
+    assert v.text() == "val_loss -0.000023 [-0.000084, -0.000001]"
+    assert AccuracyVerdict("val_loss", 0.0123, (0.0, 0.02), WITHIN).text() == "val_loss +0.0123 [+0.0000, +0.0200]"
+    assert AccuracyVerdict("val_accuracy", -0.004, None, WITHIN).text() == "val_accuracy -0.40 pp"

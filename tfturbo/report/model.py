@@ -242,9 +242,7 @@ def _pct(ratio: float) -> str:
 
 
 def _metric_phrase(metric: str, delta: float) -> str:
-    if metric.endswith("loss"):
-        return f"{metric} {delta:+.4f}"
-    return f"{metric} {delta * 100:+.2f} percentage points"
+    return f"{metric} {AccuracyVerdict(metric, delta, None, '').shown(delta, ' percentage points')}"
 
 
 def _outcome(rung: LadderRow) -> str:

@@ -25,6 +25,7 @@ from ..console import fmt_bytes
 from ..errors import UserError
 from ..numbers import finite
 from ..settings import RunSettings
+from ..trials.verdict import AccuracyVerdict
 from ..verdicts import ProbeVerdict, Verdict
 from . import style
 from .charts import line_chart
@@ -221,14 +222,14 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
     if acc is not None:
         text = acc.shown(acc.delta) if finite(acc.delta) else "n/a"
         if acc.ci95 and all(finite(c) for c in acc.ci95):  # in the delta's unit
-            bound = (lambda v: f"{v:+.4f}") if acc.is_loss else (lambda v: f"{v * 100:+.2f}")
-            text += f'<br/><font color="{style.MUTED.hexval()}">[{bound(acc.ci95[0])}, {bound(acc.ci95[1])}]</font>'
+            lo, hi = (acc.shown(c, "") for c in acc.ci95)
+            text += f'<br/><font color="{style.MUTED.hexval()}">[{lo}, {hi}]</font>'
         n = acc.examples
         return P(f"{text}<br/>{esc(acc.verdict)}" + (f", {n} ex." if n else ""))
     row = rung.row
     if row is not None and row.val_delta:
         name, d = row.val_delta
-        return P(f"{d * 100:+.2f} pp" if not name.endswith("loss") else f"{d:+.4f}")
+        return P(AccuracyVerdict(name, d, None, "").shown(d))
     return "n/a"
 
 

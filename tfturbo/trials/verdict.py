@@ -113,8 +113,16 @@ class AccuracyVerdict:
     def is_loss(self) -> bool:
         return bool(self.metric and self.metric.endswith("loss"))
 
-    def shown(self, value: float) -> str:
-        return f"{value:+.4f}" if self.is_loss else f"{value * 100:+.2f} pp"
+    def shown(self, value: float, points: str = " pp") -> str:
+        """A difference as the user reads it (every front end prints it through here): an accuracy in
+        percentage points (`points`: the unit's text); a loss in its own units with enough decimals (at least
+        four) that this verdict's delta shows two significant digits, so a tiny difference never prints as
+        "-0.0000" and the interval's bounds keep the delta's precision."""
+        if not self.is_loss:
+            return f"{value * 100:+.2f}{points}"
+        delta = abs(self.delta or 0.0)
+        decimals = 4 if not delta or not math.isfinite(delta) else max(4, min(8, 1 - math.floor(math.log10(delta))))
+        return f"{value:+.{decimals}f}"
 
     def text(self) -> str:
         if self.explanation:

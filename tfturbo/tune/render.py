@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from ..console import format_finding
+from ..trials.verdict import AccuracyVerdict
 
 
 def _speed(entry: dict[str, Any]) -> str:
@@ -36,13 +37,13 @@ def _accuracy(entry: dict[str, Any]) -> str:
     acc = entry.get("accuracy") or {}
     if entry.get("rung") == "baseline" or not acc:
         return "—"
-    metric, delta, ci = acc.get("metric"), acc.get("delta"), acc.get("ci95")
-    if not metric or not isinstance(delta, (int, float)):
+    verdict = AccuracyVerdict.from_dict(acc)
+    if not verdict.metric or verdict.delta is None:
         return str(acc.get("verdict") or "—")
-    loss = metric.endswith("loss")
-    fmt = (lambda v: f"{v:+.4f}") if loss else (lambda v: f"{v * 100:+.2f}pp")
-    interval = f" [{fmt(ci[0])}, {fmt(ci[1])}]" if isinstance(ci, list) and None not in ci else ""
-    return f"{metric.replace('val_', '')} {fmt(delta)}{interval} {acc.get('verdict', '')}".rstrip()
+    ci = verdict.ci95
+    interval = f" [{verdict.shown(ci[0], 'pp')}, {verdict.shown(ci[1], 'pp')}]" if ci else ""
+    return f"{verdict.metric.replace('val_', '')} {verdict.shown(verdict.delta, 'pp')}{interval} " \
+           f"{acc.get('verdict', '')}".rstrip()
 
 
 def _kept(entry: dict[str, Any]) -> str:
