@@ -184,16 +184,24 @@ def test_steps_eta_and_profiler_texts_agree_with_the_run(qtbot, tmp_path):
 
 # 4. failures explained ------------------------------------------------------------------------------------------
 
-def test_an_automatic_fix_that_fails_says_to_untick_it_and_one_click_gets_a_result(qtbot, tmp_path):
-    window = make_window(qtbot, tmp_path, workload="builtin:custom-head")
+def precision_run_with_the_head_fix(qtbot, tmp_path, workload: str):
+    """The wizard on a workload with a 16-bit head, through the baseline to one mixed-precision trial with the
+    audit's automatic float32-head fix ticked (the recommended answer); returns the window and the page."""
+    window = make_window(qtbot, tmp_path, workload=workload)
     baseline_done(qtbot, window)
     go_next(qtbot, window, 2)
     precision = window.pages[2]
     qtbot.waitUntil(lambda: precision.findings.codes() == ["HEAD_NOT_FLOAT32"] and precision.run_button.isEnabled(),
                     timeout=20_000)
+    assert precision.findings.cards[0].checkbox.isChecked()
     qtbot.mouseClick(precision.run_button, LEFT)
     qtbot.waitUntil(lambda: precision.rung.decision is not None and not precision.run_panel.is_running(),
                     timeout=20_000)
+    return window, precision
+
+
+def test_an_automatic_fix_that_fails_says_to_untick_it_and_one_click_gets_a_result(qtbot, tmp_path):
+    window, precision = precision_run_with_the_head_fix(qtbot, tmp_path, "builtin:custom-head")
     box = precision.run_panel.error_box
     assert box.message.text().startswith("tfturbo could not apply the float32 head to this model: TypeError")
     assert "run without the automatic fix" in box.fix.text() and 'dtype="float32"' in box.fix.text()
@@ -217,16 +225,7 @@ def test_an_automatic_fix_that_fails_says_to_untick_it_and_one_click_gets_a_resu
 def test_a_fix_the_backend_could_not_apply_is_never_shown_as_fixed(qtbot, tmp_path):
     """The backend trains without a fix it cannot apply (FIX_NOT_APPLIED); the page said "FIXED IN RUN" and
     "Automatic fixes used: float32 output layer" for a run that had its 16-bit head all along."""
-    window = make_window(qtbot, tmp_path, workload="builtin:head-in-call")
-    baseline_done(qtbot, window)
-    go_next(qtbot, window, 2)
-    precision = window.pages[2]
-    qtbot.waitUntil(lambda: precision.findings.codes() == ["HEAD_NOT_FLOAT32"] and precision.run_button.isEnabled(),
-                    timeout=20_000)
-    assert precision.findings.cards[0].checkbox.isChecked()  # the audit's recommended answer
-    qtbot.mouseClick(precision.run_button, LEFT)
-    qtbot.waitUntil(lambda: precision.rung.decision is not None and not precision.run_panel.is_running(),
-                    timeout=20_000)
+    _window, precision = precision_run_with_the_head_fix(qtbot, tmp_path, "builtin:head-in-call")
     head, skipped = precision.findings.cards[:2]
     assert skipped.finding["code"] == "FIX_NOT_APPLIED" and precision.findings.codes().count("FIX_NOT_APPLIED") == 1
     assert head.badge.text() == "ERROR" and head.property("severity") != "applied"  # the finding still stands
