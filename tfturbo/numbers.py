@@ -32,3 +32,9 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return value
+
+
+def digits_for(value: float) -> int:
+    """Decimals that keep about three significant figures of a rate without crowding a cell (the report's and
+    the app's compare tables print steps/s with it)."""
+    return 2 if abs(value) < 100 else 1 if abs(value) < 1000 else 0

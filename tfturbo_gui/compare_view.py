@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
                                QVBoxLayout, QWidget)
 
 from tfturbo import compare, protocol
+from tfturbo.numbers import digits_for
 from tfturbo.runfiles import RUNS_DIR, STUDY_YAML, RunRecord
 from tfturbo.tune.study import Rung, RungKind, Study
 from tfturbo.verdicts import Verdict
@@ -131,11 +132,6 @@ def breakable(name: str, whole: int = 12) -> str:
     of up to `whole` characters ('01-baseline') stays in one piece (word joiners: Qt breaks after a '-')."""
     joint = WJ if len(name) <= whole else ZWSP
     return re.sub(r"([-_.])(?=.)", lambda m: m.group(1) + joint, name)
-
-
-def _digits(value: float) -> int:
-    """About three significant figures, as the report shows steps/s."""
-    return 2 if abs(value) < 100 else 1 if abs(value) < 1000 else 0
 
 
 def _interval(ci: tuple[float, float] | None, digits: int) -> str:
@@ -312,7 +308,7 @@ class CompareView(QWidget):
         if row.steps_per_s is None:
             cells.append(("n/a", "No steady step was measured."))
         else:
-            d = _digits(row.steps_per_s)
+            d = digits_for(row.steps_per_s)
             steps = f"{row.steps_per_s:.{d}f}"
             tip = f"{steps} steps/s = 1000 ÷ the median step, {row.step_ms:.3f} ms" if row.step_ms else steps
             if row.steps_per_s_ci95:

@@ -213,7 +213,9 @@ class RunPlots(QWidget):
             grid.addWidget(widget, i // columns, i % columns)
         self.spikes = pg.ScatterPlotItem(symbol="t1", size=7, pen=None, brush=pg.mkBrush(SPIKE_COLOR))
         self.step_plot.addItem(self.spikes, ignoreBounds=True)
-        self.has_scale = False  # said in its title: a TextItem in the view re-painted the plot every tick
+        # whether a run has a loss scale, said in the plot's title (a TextItem in the view re-painted the plot
+        # every tick); None until the first refresh sets the title
+        self.has_scale: bool | None = None
         self.scale_plot.setToolTip("The dynamic loss scale: only mixed_float16 has one")
         self.curves: dict[str, list[pg.PlotDataItem]] = {"step_ms": [], "loss": [], "val": [], "loss_scale": []}
         self._decor: list[tuple[pg.PlotWidget, object]] = []
@@ -365,12 +367,11 @@ class RunPlots(QWidget):
             self._set(i, "loss_scale", at(data.scale_step.view()), data.loss_scale.view())
             vx, vy = data.metric_series(self.val_metric) if self.val_metric else (np.empty(0), np.empty(0))
             self._set(i, "val", at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color, symbolPen=None)
-        if any_scale != getattr(self, "_scale_shown", None):  # only mixed_float16 has one (the tooltip says so)
-            self._scale_shown = any_scale
+        if any_scale != self.has_scale:  # only mixed_float16 has one (the tooltip says so)
+            self.has_scale = any_scale
             # without one, the title says so and the axis has no numbers (empty axes 0.2-0.8 looked broken)
             self._title(self.scale_plot, "Loss scale" if any_scale else "Loss scale: none")
             self.scale_plot.getPlotItem().getAxis("left").setStyle(showValues=any_scale)
-        self.has_scale = any_scale
         self._paint_primary()
         self._wanted = self._fitted_ranges()
         self._apply_one_range()

@@ -23,7 +23,7 @@ from reportlab.platypus import (KeepTogether, PageBreak, Paragraph, SimpleDocTem
 from .. import __version__, compare, protocol
 from ..console import fmt_bytes
 from ..errors import UserError
-from ..numbers import finite
+from ..numbers import digits_for, finite
 from ..settings import RunSettings
 from ..trials.verdict import AccuracyVerdict
 from ..verdicts import ProbeVerdict, Verdict
@@ -167,11 +167,6 @@ def _decision(rung: LadderRow) -> Paragraph:
     reason = short(reason.strip().splitlines()[0] if reason.strip() else "")  # a traceback's first line only
     return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
              + (f"<br/>{esc(reason)}" if reason else ""))
-
-
-def digits_for(value: float) -> int:
-    """Decimals that keep about three significant figures without crowding a cell."""
-    return 2 if abs(value) < 100 else 1 if abs(value) < 1000 else 0
 
 
 def with_ci(value: float | None, ci: tuple[float, float] | None, digits: int | None = None,
