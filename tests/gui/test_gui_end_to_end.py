@@ -48,7 +48,10 @@ def test_wizard_from_workload_to_compare_on_the_real_backend(qtbot, tmp_path):
     baseline = window.pages[1]
     qtbot.mouseClick(baseline.measure_button, LEFT)
     qtbot.waitUntil(lambda: not baseline.measure_button.isEnabled() and baseline.stage == "run", timeout=BACKEND_S)
-    assert baseline.verdict_card.values["Verdict"].text() == "compute-bound — the device is the limit"
+    # builtin:mlp is compute-bound; on a loaded machine its probe may land in XProf's moderate band (5-20% of the
+    # step waiting for data), which the card says beside the verdict (seen once in CI)
+    assert baseline.verdict_card.values["Verdict"].text() in (
+        "compute-bound — the device is the limit", "compute-bound, moderately input-bound (see the warning)")
     qtbot.waitUntil(lambda: baseline.measure_button.isEnabled(), timeout=BACKEND_S)
     assert baseline.status == PASSED, baseline.run_panel.state.text()
     summary = window.session.baseline.summary
