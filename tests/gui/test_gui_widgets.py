@@ -163,6 +163,37 @@ def test_findings_show_fix_as_copyable_monospace_and_offer_the_automatic_fix(qtb
     assert panel.cards[0].checkbox.isChecked()
 
 
+_NO_FONTS_CHILD = """
+from PySide6.QtGui import QFontDatabase, QFontInfo
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+system = QFontInfo(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)).fixedPitch()
+from tfturbo_gui import app as gui_app
+gui_app.make_app()
+from tfturbo_gui.code_block import CodeBlock
+block = CodeBlock("x = 1")
+info = QFontInfo(block.editor.font())
+print(system, info.family(), info.fixedPitch())
+"""
+
+
+def test_code_is_monospace_on_a_machine_without_a_monospace_font(tmp_path):
+    """Issue 22: on a fresh machine the system's fixed font resolved to a proportional face, so code (and the
+    suite's monospace test) failed; the app registers the DejaVu Sans Mono it ships at start."""
+    import os
+    import subprocess
+
+    conf = tmp_path / "fonts.conf"  # fontconfig with no font directories: a machine without fonts
+    conf.write_text(f'<?xml version="1.0"?><fontconfig><cachedir>{tmp_path}/cache</cachedir></fontconfig>')
+    env = {**os.environ, "FONTCONFIG_FILE": str(conf), "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", _NO_FONTS_CHILD], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    system, *family, fixed = out.stdout.split()
+    assert system == "False"  # the machine really has no monospace face of its own
+    assert " ".join(family) == "DejaVu Sans Mono" and fixed == "True"
+
+
 def test_tensorboard_opens_the_address_it_prints_and_stops_with_the_app(qtbot, tmp_path):
     opened = []
     script = "import sys, time; print('TensorBoard 2.21 at http://localhost:%s/ (Press CTRL+C to quit)' % sys.argv[1]," \

@@ -13,6 +13,7 @@ from pypdf import PdfReader
 
 from reportlab.graphics.charts.lineplots import LinePlot
 
+import resources
 from report_fixtures import PROFILE, WARMUP, make_run, make_study, pdf_text
 from tfturbo import summary as summ
 from tfturbo.errors import UserError
@@ -337,3 +338,51 @@ def test_a_run_that_failed_before_its_folder_reads_as_failed_not_missing(tmp_pat
     text = flat(pdf_text(write_report(study)))
     assert "05-mixed_float16" in text and "TypeError: boom" in text
     assert "Traceback (most recent call last)" not in text and "missing" not in text.lower().split("05-mixed")[1][:80]
+
+
+def _embedded_fonts(path: Path) -> set[str]:
+    """The base names of the fonts embedded in the PDF (a font file in their descriptor)."""
+    from pypdf import PdfReader
+
+    out = set()
+    for page in PdfReader(str(path)).pages:
+        for font in (page["/Resources"].get("/Font") or {}).values():
+            font = font.get_object()
+            for desc in [font] + [d.get_object() for d in font.get("/DescendantFonts", [])]:
+                descriptor = desc.get("/FontDescriptor")
+                if descriptor is not None and any(k in descriptor.get_object() for k in ("/FontFile2", "/FontFile")):
+                    out.add(str(font["/BaseFont"]).split("+")[-1])
+    return out
+
+
+@pytest.mark.parametrize("name, fallback", [("модель_цифры", None), ("цифры_数字", "DroidSansFallback"),
+                                            ("日本語のモデル", "DroidSansFallback"), ("한국어_모델", "NanumSquare")])
+def test_cyrillic_chinese_japanese_and_korean_names_print_in_an_embedded_font(tmp_path, name, fallback):
+    """Issue 22: a study of `цифры_数字.py` printed the Cyrillic and not the Chinese (DejaVu has no CJK)."""
+    from reportlab.pdfbase import pdfmetrics
+
+    from tfturbo.report import style
+
+    study = make_study(tmp_path / name, workload=f"./{name}.py")
+    pdf = write_report(study)
+    text = pdf_text(pdf)
+    assert f"./{name}.py" in text and name in text  # the workload and the study folder, read back
+    embedded = _embedded_fonts(pdf)
+
+    def face(font: str) -> str:  # the name the PDF gives it
+        return pdfmetrics.getFont(font).face.name.decode() if isinstance(pdfmetrics.getFont(font).face.name, bytes) \
+            else str(pdfmetrics.getFont(font).face.name)
+
+    for char in name:
+        font = style.fallback_for(char) or style.FONT
+        assert ord(char) in pdfmetrics.getFont(font).face.charToGlyph, char  # a glyph, not the .notdef box
+        assert face(font) in embedded, (char, font, embedded)
+    fallbacks = {f for f in resources.FALLBACK_FONTS if f in pdfmetrics.getRegisteredFontNames() and face(f) in embedded}
+    assert fallbacks == ({fallback} if fallback else set())  # loaded only when the text needs it
+
+
+def test_code_is_set_in_the_embedded_monospace_face(tmp_path):
+    from tfturbo.report import style
+
+    pdf = write_report(make_study(tmp_path / "s"))
+    assert style.MONO == "DejaVuSansMono" and "DejaVuSansMono" in _embedded_fonts(pdf)

@@ -44,8 +44,9 @@ _NO_GLYPH = str.maketrans({"→": "->", "←": "<-", "✓": "yes", "✗": "no"})
 
 
 def esc(value: Any) -> str:
-    """A value as literal Paragraph text (markup characters escaped, glyph-less symbols spelled out)."""
-    return escape(str(value).translate(_NO_GLYPH))
+    """A value as literal Paragraph text (markup characters escaped, glyph-less symbols spelled out, CJK in
+    the fallback font)."""
+    return style.with_fallback(escape(str(value).translate(_NO_GLYPH)))
 
 
 def short(value: Any, limit: int = CELL_LIMIT) -> str:
@@ -479,9 +480,9 @@ class NumberedCanvas(rl_canvas.Canvas):
         self.setStrokeColor(style.RULE)
         self.setLineWidth(0.5)
         self.line(MARGIN, 1.4 * cm, PAGE_W - MARGIN, 1.4 * cm)
-        self.setFont(style.FONT, 7.5)
         self.setFillColor(style.MUTED)
-        self.drawString(MARGIN, 1.0 * cm, self.footer[:110])
+        style.draw_string(self, MARGIN, 1.0 * cm, self.footer[:110], style.FONT, 7.5)
+        self.setFont(style.FONT, 7.5)
         self.drawRightString(PAGE_W - MARGIN, 1.0 * cm, f"Page {self._pageNumber} of {total}")
         if self._pageNumber > 1:
             self.setFillColor(style.ACCENT)
