@@ -71,14 +71,18 @@ def test_verdict_states_the_trials_ratio_interval_pairs_and_accuracy(study, repo
     assert f"Learning rate {tuned['learning_rate']:.6g}" in text
 
 
-def test_configuration_table_shows_each_trial_against_its_reference(study, report_text):
+def test_configuration_table_shows_each_configurations_headline(study, report_text):
+    """One speed-up per configuration (`tfturbo.headline`): the last trial against the baseline, else its own
+    trial against its reference; the larger batch shows the confirmation's number, as the verdict does."""
     text = flat(report_text)
     entries = ladder(study)
+    confirmation = entries["05-confirmation"]
     for name in RUNGS[1:]:
         e = entries[name]
-        s, (a, b) = e["speed"]["ratio"], e["speed"]["ci95"]
-        assert f"{s:.2f}x [{a:.2f}, {b:.2f}] vs {e['compared_with']}, 3 pairs" in text, name
-        assert f"{1 / s:.2f}x [{1 / b:.2f}, {1 / a:.2f}]" in text, name  # relative time per sample
+        source = confirmation if name == "04-larger_batch" else e
+        s, (a, b) = source["speed"]["ratio"], source["speed"]["ci95"]
+        whose = " (05-confirmation's trial)" if source is not e else ""
+        assert f"{s:.2f}x [{a:.2f}, {b:.2f}] vs {source['compared_with']}, 3 pairs{whose}" in text, name
         acc = e["accuracy"]
         lo, hi = acc["ci95"]
         assert f"{acc['delta'] * 100:+.2f} pp [{lo * 100:+.2f}, {hi * 100:+.2f}] {acc['verdict']}, 1000 ex." \

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import compare, protocol, summary as summ
+from ..headline import Headline, headlines
 from ..cli_args import run_argv
 from ..errors import UserError
 from ..numbers import finite
@@ -45,6 +46,7 @@ class LadderRow:
     settings: dict[str, Any]
     rung: Rung | None = None  # the study's ladder rung; None: a run the ladder does not name
     note: str = ""  # the reason shown for a run without a ladder decision
+    headline: Headline | None = None  # the configuration's one speed-up (tfturbo.headline), None: no trial
 
     @property
     def kept(self) -> bool | None:
@@ -203,7 +205,9 @@ def _label(rung: LadderRow, role: str) -> str:
 
 def _rungs(study: Study, rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[LadderRow]:
     """The ladder's rungs in its order, then the runs it does not mention (a rung still running, an extra run)."""
-    rungs = [LadderRow(r.name, rows.get(r.name), r.settings.to_dict(), r) for r in study.rungs]
+    shown = headlines(study.rungs)
+    rungs = [LadderRow(r.name, rows.get(r.name), r.settings.to_dict(), r, headline=shown.get(r.name))
+             for r in study.rungs]
     named = {r.name for r in rungs}
     note = "not in the study's ladder" if study.rungs else ""
     return rungs + [LadderRow(r.name, rows[r.name], compare.run_settings(r), note=note)
@@ -249,14 +253,10 @@ def _outcome(rung: LadderRow) -> str:
     """'mixed_bfloat16, batch 64: 0.37x [0.29, 0.61] over 3 replicate pairs vs 01-baseline, slower' — one tried
     rung in a few words: its trial's speed verdict when the ladder has one, else the compare table's."""
     row = rung.row
-    speed = rung.speed
-    if row is not None and speed is not None:
-        ci = speed.ci95
-        interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if all(finite(c) for c in ci) else ""
-        against = f" vs {rung.compared_with}" if rung.compared_with else ""
-        text = (f"{row.label}: {speed.ratio:.2f}x{interval} over {speed.replicates} replicate pairs"
-                f"{against}, {speed.verdict}")
-        faster = speed.verdict == Verdict.FASTER
+    shown = rung.headline
+    if row is not None and shown is not None:
+        text = f"{row.label}: {shown.text('x')} over {shown.pairs} replicate pairs vs {shown.against}, {shown.verdict}"
+        faster = shown.verdict == Verdict.FASTER
     elif row is None or row.speedup is None:
         return f"{row.label if row else rung.name}: {rung.status}"
     else:
@@ -269,16 +269,13 @@ def _outcome(rung: LadderRow) -> str:
     return text
 
 
-def _headline_trial(tuned: LadderRow, rungs: list[LadderRow], baseline: LadderRow | None) -> LadderRow | None:
-    """The trial that measured the recommendation against the baseline itself: the confirmation rung, or the
-    recommended rung when it was measured against the baseline; None for studies without trial verdicts."""
-    confirmation = next((r for r in rungs if r.rung is not None and r.rung.kind == RungKind.CONFIRMATION
-                         and r.speed is not None), None)
-    if confirmation is not None:
-        return confirmation
-    if tuned.speed is not None and baseline is not None and tuned.compared_with == baseline.name:
-        return tuned
-    return None
+def _headline_trial(tuned: LadderRow, rungs: list[LadderRow]) -> LadderRow | None:
+    """The rung whose trial gives the recommendation its headline against the baseline (`tfturbo.headline`):
+    the confirmation, or the recommended rung itself; None when no trial measured it against the baseline."""
+    shown = tuned.headline
+    if shown is None or not shown.vs_baseline:
+        return None
+    return next((r for r in rungs if r.name == shown.trial), None)
 
 
 def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: dict[str, Any] | None,
@@ -302,7 +299,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
                 "accuracy on this hardware, so the recommendation is to keep the baseline settings."
                 + (f" Tried: {why}." if why else ""))
     row = tuned.row
-    trial = _headline_trial(tuned, rungs, baseline)
+    trial = _headline_trial(tuned, rungs)
     if trial is not None:
         speed = trial.speed
         lo, hi = speed.ci95

@@ -182,31 +182,20 @@ def with_ci(value: float | None, ci: tuple[float, float] | None, digits: int | N
     return P(text)
 
 
-def _relative_time(rung: LadderRow) -> Paragraph:
-    """Time per sample relative to the configuration it was measured against = 1 / speed (the tutorial's
-    'relative step time')."""
-    speed, row = rung.speed, rung.row
-    ratio, ci = (speed.ratio, speed.ci95) if speed is not None else (row.speedup, row.speedup_ci95)
-    if not finite(ratio) or ratio <= 0:
-        return P("n/a")
-    inv = (1 / ci[1], 1 / ci[0]) if ci and all(finite(c) for c in ci) and ci[0] > 0 else None
-    return with_ci(1 / ratio, inv, 2, "x")
-
-
 def _speedup(rung: LadderRow) -> Paragraph:
-    """The trial's ratio over the configuration it was measured against, with its interval and pairs."""
+    """The configuration's headline (`tfturbo.headline`): the ratio, its interval, against what, how many pairs."""
     row = rung.row
     if row is not None and row.verdict == Verdict.BASELINE:
         return P("1.00x<br/>(baseline)")
     if row is not None and row.status != protocol.RunStatus.COMPLETED:  # a crash is not "no measurable change"
         return P(f"not measured<br/>(the run {esc(row.status)})")
-    speed = rung.speed
-    if speed is not None:
-        lo, hi = speed.ci95
-        ci = f"[{lo:.2f}, {hi:.2f}]" if finite(lo) and finite(hi) else "[no interval]"
-        against = rung.compared_with or "the baseline"
-        return P(f"{speed.ratio:.2f}x<br/><font color=\"{style.MUTED.hexval()}\">{ci} vs {esc(short(against, 30))}, "
-                 f"{speed.replicates} pairs</font>")
+    shown = rung.headline
+    if shown is not None:
+        lo, hi = shown.ci95
+        ci = f"[{lo:.2f}, {hi:.2f}]" if shown.has_interval else "[no interval]"
+        whose = f"<br/>({esc(short(shown.trial, 30))}'s trial)" if shown.trial != rung.name else ""
+        return P(f"{shown.ratio:.2f}x<br/><font color=\"{style.MUTED.hexval()}\">{ci} vs "
+                 f"{esc(short(shown.against, 30))}, {shown.pairs} pairs{whose}</font>")
     return with_ci(row.speedup, row.speedup_ci95, 2, "x") if row is not None else P("n/a")
 
 
@@ -231,7 +220,7 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
 
 def _ladder_only(rung: LadderRow) -> str:
     """The speed-up study.yaml recorded for a rung whose run folder is gone."""
-    return f"{rung.speed.ratio:.2f}x (study.yaml)" if rung.speed is not None else "n/a"
+    return f"{rung.headline.ratio:.2f}x (study.yaml)" if rung.headline is not None else "n/a"
 
 
 def configuration_section(data: ReportData) -> list:
@@ -240,26 +229,19 @@ def configuration_section(data: ReportData) -> list:
                 P("No configuration was measured: the study stopped before its first run (see the verdict).",
                   style.BODY)]
     metric = data.metric
-    header = ["Configuration", "Status", "Relative time per sample [95% CI]", "Speed [95% CI]",
-              "Peak memory vs baseline", "Accuracy vs baseline [95% CI]", "Decision"]
-    measured_header = ["Configuration", "Steps/s [95% CI]", "Step time ms [95% CI]", "Warm-up (s)",
-                       "Final validation metrics", "Steps", "Findings"]
-    rows, measured = [], []  # every rung; the rungs with a run of their own
+    header = ["Configuration", "Status", "Speed-up [95% CI]", "Peak memory vs baseline",
+              "Accuracy vs baseline [95% CI]", "Decision"]
+    rows = []
     for rung in data.rungs:
         row = rung.row
         if row is None:
-            rows.append([_rung_name(rung), status_cell(rung.status), "n/a", _ladder_only(rung), "n/a",
+            rows.append([_rung_name(rung), status_cell(rung.status), _ladder_only(rung), "n/a",
                          "n/a", _decision(rung)])
             continue
         mem = P(f"{row.memory_ratio:.2f}x<br/>{esc(fmt_bytes(row.peak_memory_bytes))}") \
             if row.memory_ratio is not None else fmt_bytes(row.peak_memory_bytes)
-        rows.append([_rung_name(rung), status_cell(row.status), _relative_time(rung), _speedup(rung), mem,
-                     _accuracy(rung), _decision(rung)])
-        metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
-        measured.append([P(f"<b>{esc(short(rung.name, 80))}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95),
-                         with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1),
-                         metrics, str(row.steps_completed or "n/a"),
-                         P("<br/>".join(esc(c) for c in row.findings) or "-")])
+        rows.append([_rung_name(rung), status_cell(row.status), _speedup(rung), mem, _accuracy(rung),
+                     _decision(rung)])
     val_note = (f" Accuracy is the change in <font name=\"{style.MONO}\">{esc(metric)}</font> from the baseline, "
                 "paired on the same validation examples at equal samples seen and averaged over the last "
                 "validation points, with its 95% interval" + (" in percentage points (pp); " if not
@@ -275,14 +257,33 @@ def configuration_section(data: ReportData) -> list:
           "(its row says which): replicated runs of both, alternating AB, BA, …, each in its own process with the "
           "same seed and data order. Speed is throughput per sample over that reference, from the device-drained "
           "windows of the steady state, with a 95% interval across the replicate pairs, so run-to-run variation "
-          "is inside it; an interval that contains 1.00 is reported as no measurable change. Relative time per "
-          "sample is its inverse (the tutorial's relative step time, measured). "
+          "is inside it; an interval that contains 1.00 is reported as no measurable change. A configuration "
+          "measured again against the baseline (the confirmation) shows that trial's number on every row. "
           + esc(mem_note) + val_note, style.BODY),
-        table(header, rows, [96, 50, 58, 66, 52, 70, 108]),
-        Spacer(1, 0.5 * cm),
-        P("Measured values", style.H2),
-        table(measured_header, measured, [88, 62, 62, 48, 88, 34, 111]),
+        table(header, rows, [100, 50, 98, 56, 76, 120]),
     ]
+
+
+def single_runs_section(data: ReportData) -> list:
+    """Each rung's one run on its own: details, never a comparison (the speed-ups are the trials')."""
+    measured = [_measured_row(r) for r in data.rungs if r.row is not None]
+    if not measured:
+        return []
+    header = ["Configuration", "Steps/s [95% CI]", "Step time ms [95% CI]", "Warm-up (s)",
+              "Final validation metrics", "Steps", "Findings"]
+    return [P("Single runs on their own", style.H2),
+            P("Each rung's own run, measured alone: its interval is that run's step-to-step noise, not the spread "
+              "between runs, so these rates are not comparisons (a larger batch also takes longer per step). The "
+              "speed-ups are the trials' (Configurations).", style.BODY),
+            table(header, measured, [88, 62, 62, 48, 88, 34, 111])]
+
+
+def _measured_row(rung: LadderRow) -> list:
+    row = rung.row
+    metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
+    return [P(f"<b>{esc(short(rung.name, 80))}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95),
+            with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1), metrics,
+            str(row.steps_completed or "n/a"), P("<br/>".join(esc(c) for c in row.findings) or "-")]
 
 
 def plots_section(data: ReportData) -> list:
@@ -449,7 +450,7 @@ def appendix(data: ReportData) -> list:
              style.BODY)]
     for name, command in data.commands:
         out += [P(f"<b>{esc(name)}</b>", style.CELL), code_block(command)]
-    return out
+    return out + single_runs_section(data)
 
 
 # ---------------------------------------------------------------- the document
