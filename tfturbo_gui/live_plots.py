@@ -325,6 +325,18 @@ class RunPlots(QWidget):
             series.append(Series(current, current.name or "this run", ACCENT))
         self.set_series(series, primary=current)
 
+    def show_pair(self, candidate: RunData | None, reference: RunData | None, candidate_label: str,
+                  reference_label: str, running: RunData | None = None) -> None:
+        """A trial's view: its candidate run in colour beside its reference run, grey and dashed (what the
+        verdict compares, run against interleaved run); the run going (`running`, default the candidate)
+        gets the warm-up shading and the median line, whichever arm it is."""
+        series = []
+        if reference is not None:
+            series.append(Series(reference, reference_label, BASELINE_GREY, dashed=True))
+        if candidate is not None:
+            series.append(Series(candidate, candidate_label, ACCENT))
+        self.set_series(series, primary=running or candidate or reference)
+
     def set_align_by_time(self, by_time: bool) -> None:
         self.by_time = by_time
         for curve in self.curves["step_ms"]:

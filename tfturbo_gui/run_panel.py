@@ -112,6 +112,7 @@ class RunPanel(QWidget):
         self.stop_button.setObjectName("stopButton")
         self.stop_button.setToolTip("Finish the current step, write the summary, and end the run")
         self.stoppable = stoppable
+        self.context = ""  # what the current run is within its trial, before each phase text
         self.stop_button.hide()  # shown only while a command runs
         self.stop_button.clicked.connect(self.stop)
         row.addWidget(self.stop_button)
@@ -136,9 +137,11 @@ class RunPanel(QWidget):
         return self.process.is_running()
 
     def start(self, command: str, argv: list[str], name: str = "", busy_text: str = "Starting…",
-              log_path: str = "") -> RunData:
+              log_path: str = "", context: str = "") -> RunData:
+        """`context` ("Trial pair 2, the candidate run") stays before each phase's text while it runs."""
         self.error_box.clear()
         self.log_path = log_path
+        self.context = context
         self._set_state(busy_text, "busy")
         self.bar.setRange(0, 0)  # busy until the first progress event
         self.bar.show()
@@ -173,7 +176,7 @@ class RunPanel(QWidget):
         self._painted = data.version
         if data.phase and not data.finished and not self.process.stop_requested:
             text, state = PHASE_TEXT.get(data.phase, (data.phase.capitalize(), "running"))
-            self._set_state(text, state)
+            self._set_state(f"{self.context}: {text[0].lower()}{text[1:]}" if self.context else text, state)
         if data.progress is not None:
             step, total, _eta = data.progress
             step = steps_done(data) if data.finished else step

@@ -42,6 +42,19 @@ def test_completed_run_fills_the_data_and_says_so(qtbot, tmp_path):
     assert not panel.stop_button.isVisible() and not panel.error_box.isVisible()
 
 
+def test_a_trial_run_keeps_saying_which_pair_and_arm_through_its_phases(qtbot, tmp_path):
+    """Issue 22: "Trial pair N" gave way to "Warm-up / compilation" as soon as the run's phases arrived."""
+    panel = RunPanel(fake_launcher("ok", 0.02))
+    qtbot.addWidget(panel)
+    argv = run_argv(RunSettings("builtin:mlp", steps=60), str(tmp_path / "run"))
+    data = panel.start("run", argv, name="r", busy_text="Trial pair 2, the candidate run: starting",
+                       context="Trial pair 2, the candidate run")
+    seen = set()
+    qtbot.waitUntil(lambda: seen.add(panel.state.text()) or data.finished, timeout=20_000)
+    phases = [t for t in seen if "warm-up" in t.lower() or "training" in t.lower()]
+    assert phases and all(t.startswith("Trial pair 2, the candidate run: ") for t in phases), seen
+
+
 def test_failing_backend_shows_message_and_fix_with_traceback_behind_details(qtbot, tmp_path):
     panel, data = start_run(qtbot, tmp_path, scenario="fail")
     with qtbot.waitSignal(panel.ended, timeout=20_000):

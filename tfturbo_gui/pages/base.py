@@ -38,9 +38,10 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
         return None
     planned, argv = nxt
     arm = arms[0] if planned.arm == "b" else arms[1]
+    context = f"{what} pair {planned.replicate}, the {arm} run"
     data = panel.start("run", argv, name=planned.settings.label(),
-                       busy_text=f"{what} pair {planned.replicate}, the {arm} run: starting the backend "
-                                 "(loading TensorFlow)…", log_path=session.log_path())
+                       busy_text=f"{context}: starting the backend (loading TensorFlow)…", log_path=session.log_path(),
+                       context=context)
     return planned, data
 
 
@@ -206,6 +207,7 @@ class RungPage(WizardPage):
         self.left.addWidget(self.findings, 1)
         self.plots = RunPlots()
         self.right.addWidget(self.plots, 1)
+        self._arm_runs: dict = {}  # arm ("a", "b") -> (its latest RunData, its planned run)
 
     def available(self) -> str:
         return needs_baseline(self.session)
@@ -281,6 +283,7 @@ class RungPage(WizardPage):
         if self.run_panel.is_running() or self.session.baseline is None or self.training_blocked():
             return
         self.rung = self.session.start_trial(self.rung_kind, self.rung_slug, self.rung_settings())
+        self._arm_runs = {}
         self.decision_card.hide()
         self.findings.set_findings(self._audit_findings)  # the last run's verdict findings are superseded
         self.findings.set_fixes_locked(True)
@@ -294,8 +297,20 @@ class RungPage(WizardPage):
         if started is None:
             return False
         self._planned, data = started
-        self.plots.show_run(data, self.session.data_of(self.session.baseline))
+        self._arm_runs[self._planned.arm] = (data, self._planned)
+        self._show_pair(running=data)
         return True
+
+    def _show_pair(self, running: RunData | None = None) -> None:
+        """The trial's latest candidate run beside its latest reference run, each labelled by its arm: the
+        runs the verdict compares (the one original baseline run, minutes older, showed 3.26 against
+        1.42 ms beside a verdict of no change)."""
+        (b, b_plan), (a, a_plan) = self._arm_runs.get("b", (None, None)), self._arm_runs.get("a", (None, None))
+
+        def label(plan) -> str:  # 'mixed_float16, batch 64 (b2)': the configuration and which replicate
+            return f"{plan.settings.label()} ({plan.arm}{plan.replicate})" if plan else ""
+
+        self.plots.show_pair(b, a, label(b_plan), f"reference {label(a_plan)}", running=running)
 
     def _on_events(self, events: list) -> None:
         if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
@@ -316,7 +331,7 @@ class RungPage(WizardPage):
         own = self.session.data_of(self.rung)  # the candidate's first run: the rung's own
         if data.status == protocol.RunStatus.COMPLETED and own is not None and own is not data:
             # the trial's last run was its reference (runs alternate AB, BA): show what this page measured
-            self.plots.show_run(own, self.session.data_of(self.session.baseline))
+            self._show_pair()
             self.run_panel.show_finished(own)
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
                                         fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)))
