@@ -80,8 +80,10 @@ def snippet(recommended_settings: RunSettings | dict[str, Any] | None,
             "input pipeline: the automatic tf.data fixes tfturbo measured (at the end of make_datasets())",
             ["+" + line for line in (applied or "train_ds = train_ds.prefetch(tf.data.AUTOTUNE)").splitlines()]))
     batch_changed = rec.batch_size and base.batch_size and rec.batch_size != base.batch_size
-    drop = rec.drop_remainder or rec.jit_compile
-    if batch_changed or (drop and not base.drop_remainder):
+    # only what was measured and kept: the recommended settings' own drop_remainder (XLA alone never adds it,
+    # the runs measured XLA without it unless its shape audit found a partial batch and the fix was kept)
+    drop = rec.drop_remainder and not base.drop_remainder
+    if batch_changed or drop:
         old_batch = base.batch_size or "BATCH_SIZE"
         new_batch = rec.batch_size or old_batch
         why = []

@@ -31,6 +31,9 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
     keras.mixed_precision.set_global_policy(args.policy)
     model = workload.build_model()  # a training script runs here, up to its first fit()
     batch_size = args.batch_size or workload.default_batch_size
+    from ..script import ScriptWorkload
+
+    script = isinstance(workload, ScriptWorkload)  # the batch fix in the words of the workload's kind
     train_ds, _val = workload.make_datasets(batch_size)
     first_batch = next(iter(train_ds))
 
@@ -44,7 +47,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
     checks = [("output head dtype", lambda: model_audit.head_findings(model, sample_x=first_batch[0]))]
     if args.policy != "float32":
         checks += [("layer sizes", lambda: model_audit.dim_findings(model)),
-                   ("batch size", lambda: dataset_audit.batch_findings(batch_size, args.policy)),
+                   ("batch size", lambda: dataset_audit.batch_findings(batch_size, args.policy, script)),
                    ("custom train_step loss scaling",
                     lambda: loss_scaling_audit.custom_loop_findings(model, args.policy, first_batch))]
     if args.jit:
