@@ -29,6 +29,7 @@ def test_all_changes_appear_as_patch_lines():
 def test_xla_only_keeps_policy_and_batch():
     text = snippet(BASE.with_(jit_compile=True), BASE, [])
     assert "jit_compile=True" in text and "drop_remainder" not in text and "train_ds" not in text
+    assert "set_global_policy" not in text and "LEARNING_RATE" not in text and 'dtype="float32"' not in text
 
 
 def test_the_code_holds_exactly_the_measured_kept_changes():
@@ -43,7 +44,6 @@ def test_the_code_holds_exactly_the_measured_kept_changes():
         assert ("set_global_policy" in text) == (rec.policy != BASE.policy), rec
         assert (f"batch {BASE.batch_size} → {rec.batch_size}" in text) == (rec.batch_size != BASE.batch_size), rec
         assert ("LEARNING_RATE *" in text) == (rec.lr_scale != BASE.lr_scale), rec
-    assert "set_global_policy" not in text and "LEARNING_RATE" not in text and 'dtype="float32"' not in text
 
 
 def test_no_change_says_so():
