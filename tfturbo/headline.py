@@ -67,7 +67,7 @@ def headline(name: str, rungs: list[Rung]) -> Headline | None:
     ratio, a run outside the ladder)."""
     by_name = {r.name: r for r in rungs}
     rung = by_name.get(name)
-    if rung is None:
+    if rung is None or rung.skipped_reason is not None:  # a skipped step was never measured
         return None
     base = rungs[0] if rungs and rungs[0].kind == RungKind.BASELINE else None
     if rung is base:

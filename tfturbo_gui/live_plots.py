@@ -30,15 +30,13 @@ from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
+from tfturbo.palette import PALETTE
 
 from . import theme
 from .decimate import PeakDecimator
 from .run_data import RunData
 
 REFRESH_MS = 100
-# Okabe & Ito's palette: eight colours that stay apart for the common colour-vision deficiencies
-# (tests/gui/test_gui_layout.py checks it); yellow last, it is the weakest on white.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 ACCENT = PALETTE[0]
 BASELINE_GREY = "#8b95a5"
 SPIKE_COLOR = "#D55E00"

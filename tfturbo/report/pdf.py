@@ -25,11 +25,11 @@ from ..console import fmt_bytes
 from ..errors import UserError
 from ..numbers import digits_for, finite
 from ..settings import RunSettings
-from ..trials.verdict import AccuracyVerdict
+from ..trials.verdict import AccuracyVerdict, Tolerance
 from ..verdicts import ProbeVerdict, Verdict
-from . import style
+from . import executive, style
 from .charts import line_chart
-from .model import ReportData, LadderRow
+from .model import LadderRow, ReportData, validation_examples
 
 PAGE_W, PAGE_H = A4
 MARGIN = 1.8 * cm
@@ -128,33 +128,79 @@ def _when(iso: str) -> str:
     return t.strftime("%Y-%m-%d %H:%M")
 
 
+MAX_CHANGES = 3  # on page 1; the rest are under Settings to apply
+
+
 def title_page(data: ReportData) -> list:
+    """Page 1, the executive summary (`executive`); page 2, the study's details and the verdict in full."""
+    tolerance = Tolerance.from_dict(data.options.get("tolerance") if isinstance(data.options, dict) else None)
+    big, under = executive.headline_sentence(data)
+    accuracy = executive.accuracy_sentence(data, tolerance)
+    lines = [[P(esc(big), style.HEADLINE)], [P(esc(under), style.VERDICT)]]
+    if accuracy:
+        lines.append([P(esc(accuracy), style.VERDICT)])
+    box = Table(lines, colWidths=[WIDTH])
+    box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), style.TINT),
+                             ("LINEBEFORE", (0, 0), (0, -1), 3, style.ACCENT),
+                             ("LEFTPADDING", (0, 0), (-1, -1), 12), ("RIGHTPADDING", (0, 0), (-1, -1), 12),
+                             ("TOPPADDING", (0, 0), (-1, -1), 4), ("BOTTOMPADDING", (0, 0), (-1, -1), 4),
+                             ("TOPPADDING", (0, 0), (-1, 0), 10), ("BOTTOMPADDING", (0, -1), (-1, -1), 10)]))
+    when = _when(data.created)
+    out = [Spacer(1, 0.6 * cm), P("Training speed-up report", style.TITLE),
+           P(esc(data.workload) + f' <font size="9">· {esc(data.device)} · {esc(when)}</font>', style.SUBTITLE),
+           box, Spacer(1, 0.5 * cm)]
+    chart = executive.configurations_chart(data, WIDTH, tolerance)
+    if chart is not None:
+        out += [P("Every configuration measured", style.H2), chart,
+                P("Each bar is a 95% interval, the square the measured value; blue: kept, grey: not kept; the "
+                  f"shaded band is the accuracy tolerance (±{tolerance.accuracy_pp:g} pp). An arrow marks an "
+                  "interval that runs past the axis.", style.SMALL), Spacer(1, 0.4 * cm)]
+    out.append(P("Changes to make", style.H2))
+    if data.changes:
+        out += [Paragraph(esc(c), style.BULLET, bulletText="\u2022") for c in data.changes[:MAX_CHANGES]]
+        if len(data.changes) > MAX_CHANGES:
+            out.append(P(f"and {len(data.changes) - MAX_CHANGES} more: see Settings to apply.", style.SMALL))
+        out.append(P("The code for these changes is under Settings to apply; nothing there was left unmeasured.",
+                     style.SMALL))
+    else:
+        out.append(P("None: keep the current settings.", style.BODY))
     env = data.environment
     rec = env.get("recommended_policy")
     meta = [("Workload", data.workload), ("Study", str(data.study_dir.name)), ("Hardware", data.device),
-            ("Study created", _when(data.created)),
+            ("Study created", when),
             ("Report generated", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
             ("Versions", _versions_text(data.versions))]
     if rec:
         meta.append(("Policy for this hardware", f"{rec}" + (f" ({env.get('reason')})" if env.get("reason") else "")))
     verdict_box = Table([[P(esc(data.verdict), style.VERDICT)]], colWidths=[WIDTH])
     verdict_box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), style.TINT),
-                                     ("LINEBEFORE", (0, 0), (0, -1), 3, style.ACCENT),
                                      ("LEFTPADDING", (0, 0), (-1, -1), 12), ("RIGHTPADDING", (0, 0), (-1, -1), 12),
-                                     ("TOPPADDING", (0, 0), (-1, -1), 10), ("BOTTOMPADDING", (0, 0), (-1, -1), 10)]))
-    out = [Spacer(1, 2.5 * cm), P("Training speed-up report", style.TITLE),
-           P(esc(data.workload), style.SUBTITLE), kv_table(meta), Spacer(1, 1 * cm),
-           P("Verdict", style.H1), verdict_box, Spacer(1, 0.4 * cm)]
-    if data.apply_rows:
-        out += [P("Settings to apply", style.H2), kv_table(data.apply_rows)]
-    out.append(PageBreak())
-    return out
+                                     ("TOPPADDING", (0, 0), (-1, -1), 8), ("BOTTOMPADDING", (0, 0), (-1, -1), 8)]))
+    return out + [Spacer(1, 0.3 * cm), P("About this study", style.H2), kv_table(meta), PageBreak(),
+                  P("Verdict in full", style.H1), verdict_box,
+                  P("A replicate pair is one run of each configuration, one after the other in alternating order; "
+                    "the interval across the pairs includes how much identical runs differ.", style.SMALL)]
+
+
+NAME_COLUMN = 100 / 500  # the configuration column's share of the configurations table
+
+
+def fitted_name(name: str, width: float) -> str:
+    """A run name in bold, in a smaller size when it is wider than `width` points: split inside a word it
+    read "06-steps_per_execut ion" (a name has no spaces to wrap at)."""
+    from reportlab.pdfbase import pdfmetrics
+
+    size = style.CELL.fontSize
+    while size > 5.5 and pdfmetrics.stringWidth(name, style.FONT_BOLD, size) > width:
+        size -= 0.25
+    text = f"<b>{esc(name)}</b>"
+    return text if size == style.CELL.fontSize else f'<font size="{size:g}">{text}</font>'
 
 
 def _rung_name(rung: LadderRow) -> Paragraph:
     label = rung.row.label if rung.row else ""
     role = " (baseline)" if rung.row and rung.row.verdict == Verdict.BASELINE else ""
-    return P(f"<b>{esc(short(rung.name, 80))}</b>{esc(role)}<br/>"
+    return P(f"{fitted_name(short(rung.name, 80), WIDTH * NAME_COLUMN - 8)}{esc(role)}<br/>"
              f'<font color="{style.MUTED.hexval()}">{esc(short(label, 120))}</font>')
 
 
@@ -260,7 +306,7 @@ def configuration_section(data: ReportData) -> list:
           "is inside it; an interval that contains 1.00 is reported as no measurable change. A configuration "
           "measured again against the baseline (the confirmation) shows that trial's number on every row. "
           + esc(mem_note) + val_note, style.BODY),
-        table(header, rows, [100, 50, 98, 56, 76, 120]),
+        table(header, rows, [NAME_COLUMN * 500, 50, 98, 56, 76, 120]),
     ]
 
 
@@ -271,11 +317,12 @@ def single_runs_section(data: ReportData) -> list:
         return []
     header = ["Configuration", "Steps/s [95% CI]", "Step time ms [95% CI]", "Warm-up (s)",
               "Final validation metrics", "Steps", "Findings"]
-    return [P("Single runs on their own", style.H2),
-            P("Each rung's own run, measured alone: its interval is that run's step-to-step noise, not the spread "
-              "between runs, so these rates are not comparisons (a larger batch also takes longer per step). The "
-              "speed-ups are the trials' (Configurations).", style.BODY),
-            table(header, measured, [88, 62, 62, 48, 88, 34, 111])]
+    return [KeepTogether([
+        P("Single runs on their own", style.H2),
+        P("Each rung's own run, measured alone: its interval is that run's step-to-step noise, not the spread "
+          "between runs, so these rates are not comparisons (a larger batch also takes longer per step). The "
+          "speed-ups are the trials' (Configurations).", style.BODY),
+        table(header, measured, [88, 62, 62, 48, 88, 34, 111])])]
 
 
 def _measured_row(rung: LadderRow) -> list:
@@ -290,7 +337,8 @@ def plots_section(data: ReportData) -> list:
     if not data.plots:
         return [P("Before and after", style.H1), P("No per-step measurements were recorded to plot.", style.BODY)]
     out = [PageBreak(), P("Before and after", style.H1),
-           P(("Baseline and tuned configuration" if data.tuned else
+           P(("The runs the headline compares: the median run of each configuration in the trial that measured "
+              "the recommendation against the baseline" if data.tuned else
               "Nothing was recommended over the baseline; it is shown with every configuration tried")
              + ", step by step, from the runs' events.jsonl.", style.BODY)]
     for plot in data.plots:
@@ -408,7 +456,7 @@ def settings_section(data: ReportData) -> list:
         P(f"Read back from each run's <font name=\"{style.MONO}\">checkpoint/tfturbo-settings.yaml</font>, "
           "which is saved beside the model so a deployed checkpoint can be traced to how it was trained.",
           style.BODY),
-        table(header, rows, [92, 70, 54, 36, 48, 84, 109])]))
+        table(header, rows, [104, 76, 58, 34, 46, 72, 105])]))
     return out
 
 
@@ -421,6 +469,28 @@ def warnings_section(data: ReportData) -> list:
         [P("\u2022 " + esc(w), style.BODY) for w in data.warnings]
 
 
+def _options_text(options: dict[str, Any]) -> str:
+    """The recorded tune options in words ('steps 60, seed 1234, 3 to 6 replicate pairs, ...')."""
+    parts = []
+    for key, value in options.items():
+        if value is None or value == [] or value == {}:
+            continue
+        if key == "replicates" and isinstance(value, dict):
+            span = value.get("min") if value.get("min") == value.get("max") else \
+                f"{value.get('min')} to {value.get('max')}"
+            parts.append(f"{span} replicate pairs per trial")
+        elif key == "tolerance" and isinstance(value, dict):
+            parts.append(f"accuracy tolerance {value.get('accuracy_pp', 0.5):g} pp, loss tolerance "
+                         f"{float(value.get('loss_rel', 0.02)):.0%}")
+        elif isinstance(value, list):
+            parts.append(f"{key.replace('_', ' ')} {', '.join(map(str, value))}")
+        elif isinstance(value, bool):
+            parts.append(f"{key.replace('_', ' ')} {'on' if value else 'off'}")
+        else:
+            parts.append(f"{key.replace('_', ' ')} {value}")
+    return "; ".join(parts)
+
+
 def appendix(data: ReportData) -> list:
     base = data.baseline.settings if data.baseline else {}
     rows = []
@@ -429,8 +499,9 @@ def appendix(data: ReportData) -> list:
             val_every = f"every {RunSettings.from_dict(base).effective_val_every()} steps"
         except (UserError, TypeError, ValueError):
             val_every = "not recorded"
+        examples = validation_examples(data.rungs) or base.get("val_examples", "n/a")
         rows += [("Seed", str(base.get("seed", "n/a"))), ("Steps per run", str(base.get("steps", "n/a"))),
-                 ("Validation", f"{val_every}, on the first {base.get('val_examples', 'n/a')} validation examples "
+                 ("Validation", f"{val_every}, on the first {examples} validation examples "
                                 "(the same examples for every batch size)")]
     rows += [("Device", data.device), ("Versions", _versions_text(data.versions))]
     if data.design:
@@ -439,9 +510,9 @@ def appendix(data: ReportData) -> list:
         pairs = ", ".join(f"{k} {v}" for k, v in (data.measurement.get("pairs") or {}).items())
         rows.append(("Runs measured", f"{data.measurement['runs']} in all" + (f"; replicate pairs: {pairs}"
                                                                               if pairs else "")))
-    options = ", ".join(f"{k} {v}" for k, v in data.options.items() if v is not None)
+    options = _options_text(data.options)
     if options:
-        rows.append(("tfturbo tune options", options))
+        rows.append(("Study options", options))
     rows.append(("Report written by", f"tfturbo {__version__}"))
     # the design and the options are our own text, long but bounded: printed in full
     out = [PageBreak(), P("Appendix: reproducibility", style.H1), kv_table(rows, limit=4 * CELL_LIMIT),
