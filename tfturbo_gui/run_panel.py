@@ -68,8 +68,9 @@ def eta_text(data: RunData) -> str:
 
 def outcome_text(data: RunData, log_path: str = "") -> tuple[str, str]:
     """(text, state) describing how a finished command ended."""
-    kept = steps_done(data)
-    measured = f"{kept} step{'s' if kept != 1 else ''} recorded"
+    training = data.command == "run"  # an audit's or probe's progress counts checks, not training steps
+    kept = steps_done(data) if training else 0
+    measured = f"{kept} step{'s' if kept != 1 else ''} recorded" if training else "nothing was trained"
     status = data.status
     if status == protocol.RunStatus.COMPLETED:
         return (f"Completed — {measured}" if kept else "Completed"), "passed"
@@ -183,7 +184,8 @@ class RunPanel(QWidget):
             if total:
                 self.bar.setRange(0, total)
                 self.bar.setValue(min(step, total))
-            parts = [f"step {step}" + (f" / {total}" if total else ""), eta_text(data)]
+            unit = "step" if data.command == "run" else "check"  # the workload check is no training run
+            parts = [f"{unit} {step}" + (f" / {total}" if total else ""), eta_text(data)]
             median = data.steady_median_ms()
             if median is not None:
                 parts.append(f"median step {median:.2f} ms")

@@ -236,6 +236,9 @@ class RungPage(WizardPage):
                                    and self.session.baseline is not None and self.can_run())
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
+        self.navigation_changed.emit()  # Next follows the run: set_status(RUNNING) came before it started
+        self.findings.set_busy("The audit is running…" if self.audit_panel.is_running() else
+                               "No findings so far in this trial." if self.run_panel.is_running() else None)
 
     def run_action(self) -> None:
         if self.run_button.isEnabled():
@@ -336,9 +339,12 @@ class RungPage(WizardPage):
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
                                         fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)))
         self.findings.add_findings(decision.findings)
+        self.findings.set_empty_text(self.after_trial_text)
         self.set_status(PASSED if self.passed(decision) else
                         NOT_KEPT if data.status == protocol.RunStatus.COMPLETED else ATTENTION)
         self.update_controls()
+
+    after_trial_text = "The audit and the trial's runs found nothing to fix."  # an empty panel, once decided
 
     def passed(self, decision) -> bool:
         """The step passes when its rung was kept (a page measuring several levers overrides this)."""

@@ -179,6 +179,7 @@ class ComparePage(WizardPage):
                                 else "Run the confirmation")
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
+        self.navigation_changed.emit()  # Next follows the run (it stayed enabled and did nothing)
 
     def run_action(self) -> None:
         if self.run_button.isEnabled():
