@@ -99,3 +99,23 @@ def test_the_record_page_states_the_speed_up_it_records(qtbot, tmp_path):
     else:
         shown = headline(best.name, window.session.study.rungs)
         assert fact.startswith(shown.text()) and shown.source() in fact
+
+
+def test_an_inconclusive_card_says_it_once_and_offers_a_way_forward(qtbot):
+    """"inconclusive" three times in one card, then "No findings for this run yet", and no way forward."""
+    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo_gui.cards import DecisionCard
+
+    acc = AccuracyVerdict("val_accuracy", 0.0004, (-0.0076, 0.0084), "inconclusive", 400,
+                          explanation="inconclusive: 400 examples, interval [-0.76 pp, +0.84 pp] (tolerance 0.5 pp); "
+                                      "about 872 examples would decide it")
+    speed = SpeedVerdict(1.26, (1.19, 1.35), "faster", 4)
+    decision = TrialVerdict(speed, acc, False, f"faster: {speed.text()}; accuracy {acc.explanation}", [],
+                            protocol.RunStatus.COMPLETED, "")
+    card = DecisionCard()
+    qtbot.addWidget(card)
+    way = ["Recommended: Judge on the validation loss …", "Or: Validate on more examples …"]
+    card.set_decision(decision, "batch 128", "01-baseline", way_forward=way)
+    text = card.facts.text() + "\n" + card.reason.text()
+    assert text.count("inconclusive") == 1, text
+    assert "What would decide the accuracy:\n" + "\n".join(way) in card.reason.text()

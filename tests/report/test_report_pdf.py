@@ -446,3 +446,17 @@ def test_counts_commands_and_names_are_the_studys(study):
     commands = text.split("Commands")[1]
     assert "06-steps_per_execution" not in commands.split("Single runs")[0]  # skipped: nothing to re-run
     assert "06-steps_per_execution" in text  # but it is in the table, whole
+
+
+def test_a_faster_configuration_with_undecided_accuracy_gets_a_way_forward_in_the_report(study):
+    """Issue 22: on a small validation set nothing could be kept, and the report offered nothing to do next."""
+    data = yaml.safe_load((study / STUDY_YAML).read_text())
+    entry = next(e for e in data["ladder"] if e["name"] == "02-mixed_bfloat16")
+    assert entry["accuracy"]["verdict"] == "inconclusive"
+    entry["speed"].update({"ratio": 1.26, "ci95": [1.19, 1.35], "verdict": "faster"})
+    (study / STUDY_YAML).write_text(yaml.safe_dump(data))
+    text = flat(pdf_text(write_report(study)))
+    section = text.split("Accuracy not decided: what would decide it")[1]
+    assert section.split("02-mixed_bfloat16")[1].lstrip().startswith("• Recommended: ")
+    assert "--accuracy-tolerance" in section and "--val-examples" in section
+    assert "03-xla" not in section.split("Before and after")[0]  # decided rungs get none

@@ -31,6 +31,7 @@ from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
 from ..trials.speed import samples_per_s
+from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune.study import Rung, RungKind, Study, StudyStatus
 from ..verdicts import ProbeVerdict, Verdict
@@ -140,6 +141,7 @@ class ReportData:
     design: str = ""  # how the trials measured, in words (from the ladder's trial verdicts)
     scaling: ScalingResult | None = None  # STUDY/scaling/scaling.json, when the study measured scaling
     changes: list[str] = field(default_factory=list)  # the measured, kept changes in words (page 1)
+    way_forward: list[tuple[str, list[str]]] = field(default_factory=list)  # rung -> what would decide its accuracy
 
 
 # ---------------------------------------------------------------- helpers
@@ -711,4 +713,6 @@ def gather(study_dir: str | Path) -> ReportData:
         design=_design(study.rungs),
         scaling=scaling if scaling is not None and scaling.points else None,
         changes=_changes(tuned, baseline, recommended),
+        way_forward=[(r.name, w.lines()) for r in study.rungs
+                     if (w := for_rung(study_dir, r, Tolerance.from_dict((study.options or {}).get("tolerance")))) is not None],
     )

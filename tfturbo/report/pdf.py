@@ -307,7 +307,20 @@ def configuration_section(data: ReportData) -> list:
           "measured again against the baseline (the confirmation) shows that trial's number on every row. "
           + esc(mem_note) + val_note, style.BODY),
         table(header, rows, [NAME_COLUMN * 500, 50, 98, 56, 76, 120]),
-    ]
+    ] + way_forward_section(data)
+
+
+def way_forward_section(data: ReportData) -> list:
+    """For each faster configuration whose accuracy was not decided: what would decide it, recommended first."""
+    if not data.way_forward:
+        return []
+    out = [P("Accuracy not decided: what would decide it", style.H2),
+           P("These configurations were faster, but the validation set could not tell whether accuracy held, so "
+             "they were not kept. Nothing is kept without a decision; these are the ways to reach one.", style.BODY)]
+    for name, lines in data.way_forward:
+        out.append(P(f"<b>{esc(name)}</b>", style.BODY))
+        out += [Paragraph(esc(line), style.BULLET, bulletText="\u2022") for line in lines]
+    return out
 
 
 def single_runs_section(data: ReportData) -> list:

@@ -129,4 +129,4 @@ H2 = _p("h2", fontName=FONT_BOLD, fontSize=10.5, leading=14, textColor=INK, spac
         keepWithNext=1)
 VERDICT = _p("verdict", fontSize=10, leading=14.5)
 HEADLINE = _p("headline", fontName=FONT_BOLD, fontSize=22, leading=27, textColor=ACCENT, spaceAfter=2)
-BULLET = _p("bullet", fontSize=9.5, leading=13.5, leftIndent=12, bulletIndent=0, spaceAfter=3)
+BULLET = _p("bullet", fontSize=9.5, leading=13.5, leftIndent=12, bulletIndent=0, spaceAfter=3, bulletFontName=FONT)

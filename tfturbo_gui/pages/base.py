@@ -13,6 +13,8 @@ from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitt
 
 from tfturbo import protocol
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
+from tfturbo.trials.verdict import Tolerance
+from tfturbo.trials.way_forward import for_rung
 from tfturbo.tune.study import Rung
 
 from ..cards import DecisionCard
@@ -336,8 +338,11 @@ class RungPage(WizardPage):
             # the trial's last run was its reference (runs alternate AB, BA): show what this page measured
             self._show_pair()
             self.run_panel.show_finished(own)
+        study = self.session.study
+        way = for_rung(study.path, self.rung, Tolerance.from_dict((study.options or {}).get("tolerance")))
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
-                                        fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)))
+                                        fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)),
+                                        way_forward=way.lines() if way else ())
         self.findings.add_findings(decision.findings)
         self.findings.set_empty_text(self.after_trial_text)
         self.set_status(PASSED if self.passed(decision) else
