@@ -66,7 +66,8 @@ class FindingCard(QFrame):
         layout.addWidget(self.message)
         self.fix_block = None
         if finding.get("fix"):
-            self.fix_block = CodeBlock(str(finding["fix"]), max_lines=8)
+            # wrapped to the card (a long fix scrolled sideways at 1024 px); Copy keeps its lines whole
+            self.fix_block = CodeBlock(str(finding["fix"]), max_lines=8, fill=True)
             layout.addWidget(self.fix_block)
         self.checkbox = None
         if finding.get("code") in AUTO_FIXES:
