@@ -225,3 +225,16 @@ def test_a_kept_rung_waiting_for_its_confirmation_says_how_it_was_measured(qtbot
     kept = study.rungs[-1]
     assert "after one run" not in text
     assert f"kept after its trial against {kept.compared_with} ({kept.decision.speed.replicates} pairs)" in text
+
+
+def test_the_table_and_the_pdf_show_the_same_speed_up_for_each_configuration(qtbot, tmp_path):
+    """One number per configuration across front ends: the compare table's cell is the PDF's."""
+    from tests.report.report_fixtures import pdf_text
+    from tfturbo.report import write_report
+
+    window, page = compare_page(qtbot, tmp_path, (1280, 800))
+    view = page.view
+    text = " ".join(pdf_text(write_report(window.session.study.path)).split())
+    for i, row in enumerate(view.rows[1:], start=1):
+        value, interval = view.cell(i, "speed-up [95% CI]").split(" pairs vs ")[0].rsplit(" ", 1)[0].split(" ", 1)
+        assert f"{value} {interval} vs" in text, (row.name, value, interval)
