@@ -239,3 +239,27 @@ def test_the_verdict_view_prints_a_tiny_loss_change_as_the_report_does():
     assert AccuracyVerdict.from_dict(doc).text() == "val_loss -0.000023 [-0.000084, +0.000001]"
     pp = {"metric": "val_accuracy", "delta": -0.004, "ci95": [-0.01, 0.002], "verdict": "within tolerance", "step": 60}
     assert accuracy_text(pp) == "within tolerance: val_accuracy -0.40 pp at step 60, interval [-1.00, +0.20] pp"
+
+
+def test_runs_of_different_batch_sizes_are_aligned_by_samples_seen(qtbot):
+    """Issue 22: plots show what the verdict compared, aligned by samples when batch sizes differ."""
+    from tfturbo_gui.run_data import RunData
+
+    def run(name: str, steps: int) -> RunData:
+        data = RunData(name)
+        data.ingest([{"type": protocol.STEPS, "step": list(range(1, steps + 1)), "step_ms": [5.0] * steps,
+                      "loss": [1.0] * steps, "loss_scale": [None] * steps, "warmup": [s <= 3 for s in range(1, steps + 1)]},
+                     {"type": protocol.DONE, "status": protocol.RunStatus.COMPLETED, "exit_code": 0}])
+        return data
+
+    plots = RunPlots()
+    qtbot.addWidget(plots)
+    reference, candidate = run("a", 60), run("b", 30)  # batch 64 and 128: the same samples
+    plots.show_pair(candidate, reference, "batch 128 (b1)", "reference batch 64 (a1)", batches=(128, 64))
+    plots.refresh()
+    ref_curve, cand_curve = plots.curves["step_ms"]
+    assert max(ref_curve.xData) == 60 * 64 and max(cand_curve.xData) == 30 * 128
+    assert plots.step_plot.getPlotItem().getAxis("bottom").labelText == "samples seen"
+    plots.show_pair(candidate, reference, "b", "a", batches=(64, 64))  # the same batch: by step
+    plots.refresh()
+    assert plots.step_plot.getPlotItem().getAxis("bottom").labelText == "step"

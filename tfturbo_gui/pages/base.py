@@ -315,7 +315,8 @@ class RungPage(WizardPage):
         def label(plan) -> str:  # 'mixed_float16, batch 64 (b2)': the configuration and which replicate
             return f"{plan.settings.label()} ({plan.arm}{plan.replicate})" if plan else ""
 
-        self.plots.show_pair(b, a, label(b_plan), f"reference {label(a_plan)}", running=running)
+        batches = tuple((plan.settings.batch_size or 1) if plan else 1 for plan in (b_plan, a_plan))
+        self.plots.show_pair(b, a, label(b_plan), f"reference {label(a_plan)}", running=running, batches=batches)
 
     def _on_events(self, events: list) -> None:
         if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
