@@ -310,6 +310,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
         writer.emit(protocol.PHASE, phase=protocol.SAVING, step=instrument.completed, detail="checkpoint")
         checkpoint = save_checkpoint(job, run_dir, env, instrument.completed)
     scalars.close()
+    read_profile(job, instrument, monitor, run_dir)
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
     if status == protocol.RunStatus.COMPLETED:  # a stopped run ends now: no FLOP count, no ceiling benchmark
@@ -321,6 +322,17 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, document)
     writer.emit(protocol.RESULT, command="run", document=document)
     return status, code
+
+
+def read_profile(job: PreparedRun, instrument, monitor, run_dir: Path) -> None:
+    """profile.json from the capture, after training (never in the measurement), and the findings it raises."""
+    from tfturbo.profile_findings import run_findings
+
+    from ..profile_capture_read import after_training
+
+    document = after_training(run_dir, instrument, monitor.record)
+    for finding in run_findings(document, job.settings) if document is not None else []:
+        monitor.add_finding(finding)
 
 
 def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) -> dict[str, Any]:
