@@ -77,6 +77,12 @@ def base_type(op_type: str) -> str:
     return re.sub(r"^Fused(?=MatMul|Conv|BatchMatMul)", "", t)
 
 
+def short_name(name: str) -> str:
+    """An op's name without the callers the profile puts in front: 'StatefulPartitionedCall/gradient_tape/…/MatMul'
+    → 'gradient_tape/…/MatMul'."""
+    return "/".join(p for p in (name or "").split("/") if p != "StatefulPartitionedCall")
+
+
 def _scopes(name: str) -> list[str]:
     return [s.lower() for s in (name or "").split("/")[:-1]]
 

@@ -18,11 +18,12 @@ Thresholds, and where they come from:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from . import findings as fc
 from .findings import Finding
-from .profile import HEAVY, LABELS, MATMUL, CASTS, Profile, compare
+from .profile import CASTS, HEAVY, LABELS, Profile, compare, short_name
 
 SIXTEEN_BIT_MIN_SHARE = 0.5
 CASTS_MAX_SHARE = 0.10
@@ -44,7 +45,7 @@ def run_findings(profile: Profile, settings: Any) -> list[Finding]:
     policy = str(_get(settings, "policy", "float32"))
     share = profile.sixteen_bit_share()
     if policy != "float32" and share is not None and share < SIXTEEN_BIT_MIN_SHARE:
-        ops = profile.sixteen_bit.get("float32_ops") or []
+        ops = [short_name(n) for n in profile.sixteen_bit.get("float32_ops") or []]
         named = ", ".join(ops[:4]) or "the heavy ops"
         out.append(Finding(
             fc.MATMUL_NOT_16BIT,
@@ -97,7 +98,7 @@ def compare_findings(base: Profile, run: Profile, base_settings: Any, run_settin
         rel = c.relative
         if rel is None or rel < SLOWER_RELATIVE or change.points(c) < SLOWER_POINTS:
             continue
-        ops = [r.name or r.type for r in run.top_ops if r.category == c.category][:3]
+        ops = [short_name(r.name) or r.type for r in run.top_ops if r.category == c.category][:3]
         layers = sorted({_layer(n) for n in ops if _layer(n)})
         fix = ("# compute these layers in float32, the rest stays 16-bit:\n" +
                "\n".join(f'model.get_layer("{name}").dtype_policy = keras.DTypePolicy("float32")'
@@ -113,18 +114,13 @@ def compare_findings(base: Profile, run: Profile, base_settings: Any, run_settin
             + (f"; most of it in {', '.join(ops)}" if ops else ""),
             fix=fix, where=LABELS[c.category],
             data={"category": c.category, "base_ms": c.base_ms, "run_ms": c.run_ms, "relative": rel,
-                  "points": change.points(c), "heavy": c.category in HEAVY or c.category == MATMUL}))
+                  "points": change.points(c), "heavy": c.category in HEAVY}))
     return out
 
 
 def _layer(op_name: str) -> str:
     """The layer scope an op ran in ('StatefulPartitionedCall/functional_1/layer_normalization_1/Mul' →
     'layer_normalization'): the innermost scope that is not the model, a gradient or the call."""
-    scopes = [s for s in op_name.split("/")[:-1]
-              if s not in ("StatefulPartitionedCall", "gradient_tape") and not s.startswith(("functional",
-                                                                                             "sequential"))]
-    if not scopes:
-        return ""
-    import re
-
-    return re.sub(r"_\d+$", "", scopes[0])
+    scopes = [s for s in short_name(op_name).split("/")[:-1]
+              if s != "gradient_tape" and not s.startswith(("functional", "sequential"))]
+    return re.sub(r"_\d+$", "", scopes[0]) if scopes else ""

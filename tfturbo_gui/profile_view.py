@@ -22,11 +22,6 @@ from .live_plots import ACCENT, BASELINE_GREY
 TOP_OPS = 8
 
 
-def short_op(name: str) -> str:
-    """'StatefulPartitionedCall/gradient_tape/functional_1/dense_1/MatMul' → 'gradient_tape/functional_1/dense_1/MatMul'."""
-    return "/".join(p for p in name.split("/") if p != "StatefulPartitionedCall")
-
-
 def rung_profile(session, rung) -> tuple[prof.Profile, Path | None]:
     """The profile of a rung: the baseline's own run, or a trial's candidate run that captured one (the first
     pair profiles)."""
@@ -156,7 +151,7 @@ class ProfileView(QWidget):
         rows = (self.profile.top_ops if self.profile and self.profile.available else [])[:TOP_OPS]
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
-            cells = [short_op(r.name or r.type), prof.base_type(r.type), prof.LABELS[r.category],
+            cells = [prof.short_name(r.name or r.type), prof.base_type(r.type), prof.LABELS[r.category],
                      f"{r.ms_per_step:.3f}", f"{100 * r.share:.1f}%"]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -176,7 +171,7 @@ class ProfileView(QWidget):
                  f"({100 * p.share(category):.0f}% of op time)"]
         if self.base is not None and self.base.available:
             lines.append(f"baseline: {self.base.categories.get(category, 0):.3f} ms per step")
-        lines += [f"  {short_op(r.name or r.type)}: {r.ms_per_step:.3f} ms"
+        lines += [f"  {prof.short_name(r.name or r.type)}: {r.ms_per_step:.3f} ms"
                   for r in p.top_ops if r.category == category][:5]
         types = [r for r in p.top_types if r.category == category][:3]
         if types:
