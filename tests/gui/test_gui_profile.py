@@ -15,7 +15,7 @@ def measure_baseline(qtbot, window):
     baseline = window.pages[1]
     assert baseline.profile_view.isHidden()  # nothing to show before the run
     qtbot.mouseClick(baseline.measure_button, LEFT)
-    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=20_000)
+    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=60_000)
     return baseline
 
 
@@ -24,7 +24,7 @@ def run_precision(qtbot, window):
     precision = window.pages[2]
     qtbot.waitUntil(lambda: precision.run_button.isEnabled(), timeout=20_000)
     qtbot.mouseClick(precision.run_button, LEFT)
-    qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=90_000)
     return precision
 
 
