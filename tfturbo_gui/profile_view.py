@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWid
 
 from tfturbo import profile as prof
 
-from .labels import muted_label
+from .labels import add_section, muted_label
 from .live_plots import ACCENT, BASELINE_GREY
 
 TOP_OPS = 8
@@ -53,9 +53,7 @@ class ProfileView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
-        title = QLabel("Where the time goes")
-        title.setObjectName("sectionTitle")
-        layout.addWidget(title)
+        add_section(layout, "Where the time goes")
         self.summary = muted_label()
         layout.addWidget(self.summary)
         self.change = QLabel("")

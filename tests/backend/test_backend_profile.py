@@ -49,3 +49,23 @@ def test_planted_float32_heavy_layers_under_16bit_raise_the_finding(planted_run)
     found = [f for f in summary["findings"] if f["code"] == fc.MATMUL_NOT_16BIT]
     assert len(found) == 1
     assert "wide_a" in found[0]["message"] or "wide_b" in found[0]["message"]
+
+
+def test_every_run_writes_its_settings_and_results_as_tensorboard_hparams(mlp_run):
+    """`tensorboard --logdir STUDY/runs` lists the run in its HParams tab: policy, jit_compile, batch size, and
+    the measured samples/s."""
+    from tensorboard.backend.event_processing import event_accumulator
+    from tensorboard.plugins.hparams import metadata
+    from tensorboard.util import tensor_util
+
+    acc = event_accumulator.EventAccumulator(str(mlp_run / "tb" / "hparams"),
+                                             size_guidance={event_accumulator.TENSORS: 0})
+    acc.Reload()
+    content = acc.PluginTagToContent(metadata.PLUGIN_NAME)
+    start = metadata.parse_session_start_info_plugin_data(content[metadata.SESSION_START_INFO_TAG])
+    assert start.hparams["policy"].string_value == "float32"
+    assert start.hparams["jit_compile"].bool_value is False
+    assert start.hparams["batch_size"].number_value == 64
+    summary = json.loads((mlp_run / "summary.json").read_text())
+    rate = float(tensor_util.make_ndarray(acc.Tensors("samples_per_s")[0].tensor_proto))
+    assert rate == pytest.approx(summary["throughput"]["samples_per_s"], rel=1e-5)

@@ -19,7 +19,7 @@ from tfturbo.tune.study import Rung
 from ..cards import DecisionCard
 from ..failures import explain
 from ..findings_panel import AUTO_FIXES, FindingsPanel
-from ..labels import muted_label
+from ..labels import add_section, muted_label  # noqa: F401 - add_section: the pages import it from here
 from ..live_plots import RunPlots
 from ..profile_view import ProfileView, rung_profile
 from ..run_data import RunData
@@ -160,13 +160,6 @@ class WizardPage(QWidget):
         for panel in self.findChildren(RunPanel):
             if panel.is_running() and panel.stoppable:
                 panel.stop()
-
-
-def add_section(layout: QVBoxLayout, title: str) -> QLabel:
-    label = QLabel(title)
-    label.setObjectName("sectionTitle")
-    layout.addWidget(label)
-    return label
 
 
 def needs_baseline(session: WizardSession) -> str:
