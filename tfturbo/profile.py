@@ -366,6 +366,7 @@ class ProfileChange:
     base: Profile
     run: Profile
     changes: list[CategoryChange]
+    note: str = ""  # how the categories were compared, when not one to one
 
     def points(self, change: CategoryChange) -> float:
         total = self.base.op_ms_per_step or 0.0
@@ -384,7 +385,7 @@ class ProfileChange:
     def describe_change(self, c: CategoryChange) -> str:
         """'matmul/conv −45%' for a category the reference had a real share of, else 'casts +6% of step'."""
         rel = c.relative
-        if rel is not None and self.base.share(c.category) >= 0.05:
+        if rel is not None and c.base_ms >= 0.05 * (self.base.op_ms_per_step or 0.0):
             return f"{LABELS[c.category]} {_signed(100 * rel)}%"
         return f"{LABELS[c.category]} {_signed(self.points(c))}% of step"
 
@@ -398,13 +399,31 @@ def _signed(v: float) -> str:
     return f"{'+' if v >= 0 else '−'}{abs(v):.0f}"
 
 
+# XLA's compiled ops are named by HLO instruction, without the layer scopes that tell attention from a matmul
+# or a normalization from other elementwise math: against a profile of TensorFlow ops, those are compared folded
+FOLDED_ACROSS_SOURCES = {ATTENTION: MATMUL, NORMALIZATION: ELEMENTWISE}
+FOLDED_NOTE = ("XLA's compiled ops carry no layer names: attention is counted with matmul/conv and normalization "
+               "with elementwise in this comparison")
+
+
+def _folded(p: Profile) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for c, ms in p.categories.items():
+        key = FOLDED_ACROSS_SOURCES.get(c, c)
+        out[key] = out.get(key, 0.0) + ms
+    return out
+
+
 def compare(base: Profile, run: Profile) -> ProfileChange | None:
-    """The per-category change of `run` against `base`; None when either has no op times."""
+    """The per-category change of `run` against `base`; None when either has no op times. Profiles read from
+    different sources (TensorFlow ops, XLA's HLO ops) are compared on the categories both can tell apart."""
     if not (base.available and run.available and base.op_ms_per_step and run.op_ms_per_step):
         return None
-    cats = [c for c in CATEGORIES if base.categories.get(c, 0) > 0 or run.categories.get(c, 0) > 0]
-    return ProfileChange(base, run, [CategoryChange(c, base.categories.get(c, 0.0), run.categories.get(c, 0.0))
-                                     for c in cats])
+    folded = base.source != run.source
+    b, r = (_folded(base), _folded(run)) if folded else (base.categories, run.categories)
+    cats = [c for c in CATEGORIES if b.get(c, 0) > 0 or r.get(c, 0) > 0]
+    return ProfileChange(base, run, [CategoryChange(c, b.get(c, 0.0), r.get(c, 0.0)) for c in cats],
+                         FOLDED_NOTE if folded else "")
 
 
 def find(run_dirs: list[Path | str | None]) -> tuple[Profile, Path | None]:

@@ -97,7 +97,8 @@ class ProfileView(QWidget):
         self.summary.setText(_describe(profile))
         change = prof.compare(base, profile) if base is not None else None
         if change is not None:
-            self.change.setText(f"Against the baseline: {change.sentence()}.")
+            self.change.setText(f"Against the baseline: {change.sentence()}."
+                                + (f" ({change.note}.)" if change.note else ""))
             self.change.show()
         elif base is not None:
             self.change.setText("No comparison with the baseline: "

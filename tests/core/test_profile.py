@@ -135,3 +135,15 @@ def test_a_category_that_got_slower_under_16bit_names_its_layers():
     assert compare_findings(base, run, {"policy": "float32"}, {"policy": "float32", "batch_size": 128}) == []
     small = profile({prof.MATMUL: 10.0, prof.NORMALIZATION: 2.2})
     assert compare_findings(base, small, {"policy": "float32"}, {"policy": "mixed_bfloat16"}) == []
+
+
+def test_xla_profiles_are_compared_on_the_categories_both_sources_tell_apart():
+    base = profile({prof.MATMUL: 5.0, prof.ATTENTION: 5.0, prof.NORMALIZATION: 2.0, prof.ELEMENTWISE: 2.0})
+    xla = prof.build([("dot.1", "dot.1", 9.0e4, 10, None), ("add_rsqrt_fusion", "add_rsqrt_fusion", 3.5e4, 10, None)],
+                     10, prof.SOURCE_XLA_TRACE)
+    assert xla.categories[prof.ATTENTION] == 0 and xla.categories[prof.ELEMENTWISE] == pytest.approx(3.5)
+    change = prof.compare(base, xla)
+    assert change.note.startswith("XLA's compiled ops carry no layer names")
+    assert {c.category: round(c.relative, 3) for c in change.changes} == {prof.MATMUL: -0.1, prof.ELEMENTWISE: -0.125}
+    # without folding, matmul would have "got slower" (+80%) and elementwise too: nothing did
+    assert compare_findings(base, xla, {"jit_compile": False}, {"jit_compile": True}) == []

@@ -135,7 +135,8 @@ def section(data: Any) -> list:
                                   "recommended over it.")), style.BODY),
         bar_chart(went, WIDTH), Spacer(1, 0.3 * cm)]
     if went.change is not None:
-        out.append(P(esc(f"Against the baseline: {went.change.sentence()}."), style.BODY))
+        out.append(P(esc(f"Against the baseline: {went.change.sentence()}."
+                         + (f" ({went.change.note}.)" if went.change.note else "")), style.BODY))
     elif run is not None:
         out.append(P(esc(f"The recommended configuration's profile is not available: {run.reason}."), style.BODY))
     change = {c.category: c for c in went.change.changes} if went.change else {}
