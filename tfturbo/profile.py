@@ -214,6 +214,13 @@ class Profile:
     def sixteen_bit_share(self) -> float | None:
         return num(self.sixteen_bit.get("share")) if self.sixteen_bit.get("available") else None
 
+    def source_note(self) -> str:
+        """What the op times leave out, for a profile read from XLA's compiled ops ('' otherwise)."""
+        if self.source == SOURCE_XLA_TRACE:
+            return ("XLA-compiled code, read op by op from the trace: the XLA runtime's time between its ops is not "
+                    "in the categories")
+        return ""
+
     def headline(self) -> str:
         """'matmul/conv 41%, attention 22%, elementwise 18%' (top three), or 'not available: why'."""
         if not self.available:

@@ -42,7 +42,7 @@ def _describe(p: prof.Profile) -> str:
     share = p.sixteen_bit_share()
     if share is not None:
         text += f"; {100 * share:.0f}% of matmul/attention time in 16-bit"
-    return text + "."
+    return text + "." + (f" {p.source_note()}." if p.source_note() else "")
 
 
 class ProfileView(QWidget):

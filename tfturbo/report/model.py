@@ -569,5 +569,5 @@ def gather(study_dir: str | Path) -> ReportData:
         measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)
         design=next((r.decision.design for r in study.rungs if r.decision and r.decision.design), ""),
         scaling=scaling if scaling is not None and scaling.points else None,
-        time_went=profile_page.gather(study_dir, baseline, tuned, findings),
+        time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
     )

@@ -34,15 +34,19 @@ class TimeWent:
     run: prof.Profile | None = None
     change: prof.ProfileChange | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)
+    # every other configuration tried that captured a profile: (label, its change against the baseline)
+    tried: list[tuple[str, prof.ProfileChange]] = field(default_factory=list)
 
 
 def _settings(row: Any) -> dict[str, Any]:
     return dict(getattr(row, "settings", None) or {})
 
 
-def gather(study_dir: Path, baseline: Any, tuned: Any, run_findings: list[dict[str, Any]]) -> TimeWent | None:
-    """The page's data for the baseline and the recommended rung (`LadderRow`s; `tuned` may be None); a rung's
-    own run folder is its trial's first candidate replicate, the one that captured the profile."""
+def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
+           run_findings: list[dict[str, Any]]) -> TimeWent | None:
+    """The page's data for the baseline and the recommended rung (`LadderRow`s; `tuned` may be None), and the
+    change of every other rung; a rung's own run folder is its trial's first candidate replicate, the one that
+    captured the profile."""
     if baseline is None:
         return None
     base = prof.Profile.load(Path(study_dir) / RUNS_DIR / baseline.name)
@@ -53,6 +57,12 @@ def gather(study_dir: Path, baseline: Any, tuned: Any, run_findings: list[dict[s
         data.change = prof.compare(base, data.run)
         data.findings = [f.to_dict() for f in compare_findings(base, data.run, _settings(baseline), _settings(tuned))]
     data.findings = [f for f in run_findings if f.get("code") in PROFILE_CODES] + data.findings
+    for rung in rungs:
+        if rung is baseline or rung is tuned:
+            continue
+        change = prof.compare(base, prof.Profile.load(Path(study_dir) / RUNS_DIR / rung.name))
+        if change is not None:
+            data.tried.append((rung.row.label if rung.row else rung.name, change))
     return data
 
 
@@ -134,6 +144,9 @@ def section(data: Any) -> list:
                                   if went.run_label else f"Baseline: {went.base_label}; nothing was "
                                   "recommended over it.")), style.BODY),
         bar_chart(went, WIDTH), Spacer(1, 0.3 * cm)]
+    shown = [base, run] + [change.run for _label, change in went.tried]
+    notes = sorted({p.source_note() for p in shown if p is not None and p.source_note()})
+    out += [P(esc(f"{n}."), style.SMALL) for n in notes]
     if went.change is not None:
         out.append(P(esc(f"Against the baseline: {went.change.sentence()}."
                          + (f" ({went.change.note}.)" if went.change.note else "")), style.BODY))
@@ -162,6 +175,11 @@ def section(data: Any) -> list:
         rows.append([label, fn(base)] + ([fn(run) if run.available else "n/a", "", ""] if run is not None else []))
     out.append(table(header, rows, widths))
     out.append(Spacer(1, 0.3 * cm))
+    if went.tried:
+        out.append(P("Every other configuration tried, against the baseline", style.H2))
+        out.append(table(["Configuration", "Per category, against the baseline"],
+                         [[label, change.sentence() + (f" ({change.note})" if change.note else "")]
+                          for label, change in went.tried], [150, 340]))
     out += _top_ops(went, P, table)
     if went.findings:
         out.append(P("What the profiles say", style.H2))
