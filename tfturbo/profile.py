@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .formats import FormatVersionError, check_version
 from .numbers import finite, num
 
 FORMAT = "tfturbo.profile"
@@ -231,7 +232,7 @@ class Profile:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "format": FORMAT, "version": VERSION, "available": self.available, "reason": self.reason,
+            "format": FORMAT, "v": VERSION, "available": self.available, "reason": self.reason,
             "device": self.device, "source": self.source, "steps": self.steps, "window": self.window,
             "wall_ms_per_step": self.wall_ms_per_step, "op_ms_per_step": self.op_ms_per_step,
             "coverage": self.coverage, "categories": dict(self.categories),
@@ -248,9 +249,10 @@ class Profile:
         problems: list[str] = []
         if d.get("format") != FORMAT:
             return cls.unavailable(f"{FILE} is not a tfturbo profile")
-        if isinstance(d.get("version"), int) and d["version"] > VERSION:
-            problems.append(f"{FILE} was written by a newer tfturbo (version {d['version']}); read as version "
-                            f"{VERSION}")
+        try:
+            check_version(d.get("v"), VERSION, FILE)  # the one rule: older read, a newer major refused
+        except FormatVersionError as exc:
+            return cls.unavailable(str(exc))
         categories: dict[str, float] = {}
         for c, ms in (d.get("categories") or {}).items() if isinstance(d.get("categories"), dict) else ():
             if c in CATEGORIES and finite(ms):

@@ -37,7 +37,7 @@ def test_float32_run_writes_a_profile_whose_categories_add_up(mlp_run):
     assert doc.read_s is not None and doc.read_s < 30
     assert not doc.step_breakdown["available"] and "No step time" in doc.step_breakdown["reason"]
     raw = json.loads((mlp_run / prof.FILE).read_text())
-    assert raw["format"] == prof.FORMAT and raw["version"] == prof.VERSION
+    assert raw["format"] == prof.FORMAT and raw["v"] == prof.VERSION
 
 
 def test_planted_float32_heavy_layers_under_16bit_raise_the_finding(planted_run):

@@ -72,6 +72,13 @@ def test_missing_corrupt_and_foreign_files_are_not_available(tmp_path):
     assert prof.Profile.load(tmp_path).headline().startswith("not available: ")
 
 
+def test_a_newer_major_format_is_not_available_with_the_fix_and_an_older_one_is_read():
+    d = profile({prof.MATMUL: 2.0}).to_dict()
+    newer = prof.Profile.from_dict({**d, "v": prof.VERSION + 1})
+    assert not newer.available and "newer tfturbo" in newer.reason and "upgrade tfturbo" in newer.reason
+    assert prof.Profile.from_dict({k: v for k, v in d.items() if k != "v"}).available
+
+
 def test_wrong_values_are_dropped_with_a_problem():
     d = profile({prof.MATMUL: 2.0}).to_dict()
     d["categories"]["bogus"] = 1.0
