@@ -232,7 +232,7 @@ def _resolve(path: str) -> Path | None:
 def replicate_key(settings: dict[str, Any]) -> tuple:
     """Runs with equal keys are replicates of one configuration (what differs between them is only noise)."""
     keys = ("workload", "policy", "jit_compile", "batch_size", "steps", "seed", "strategy", "fix_head",
-            "drop_remainder", "lr_scale")
+            "fix_int_inputs", "drop_remainder", "lr_scale")
     return tuple(str(settings.get(k)) for k in keys)
 
 

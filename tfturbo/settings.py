@@ -102,6 +102,13 @@ class RunSettings:
                              fixes=F.HEAD_NOT_FLOAT32, offer="Fix it in the next run: float32 output layer",
                              shown_as="float32 output layer",
                              report=("Output layer", "dtype='float32' (float32 head)"))
+    fix_int_inputs: bool = setting(False, flag="--fix-int-inputs",
+                                   help="compute in float32 the layers that would round integer-valued float "
+                                        "inputs (token ids) to 16-bit before their lookup (automatic fix)",
+                                   fixes=F.INTEGER_INPUT_16BIT,
+                                   offer="Fix it in the next run: keep the ids exact (float32 input layers)",
+                                   shown_as="integer inputs kept exact (float32 input layers)",
+                                   report=("Integer inputs", 'keras.Input(..., dtype="int32") (ids kept exact)'))
     drop_remainder: bool = setting(False, flag="--drop-remainder",
                                    help="drop the partial last batch of the training data (automatic fix)",
                                    fixes=F.PARTIAL_LAST_BATCH, offer="Fix it in the next run: drop the partial batch",

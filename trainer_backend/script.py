@@ -103,6 +103,11 @@ class ScriptWorkload:
         return self._native_batch_size()
 
     @property
+    def array_data(self) -> bool:
+        """fit() was given NumPy arrays (not a dataset or generator): fixes are written for arrays."""
+        return self.call is not None and not _is_dataset_like(self.call.x)
+
+    @property
     def fit_where(self) -> str:
         line = f" line {self.call.line}" if self.call and self.call.line else ""
         return f"{Path(self.path).name}{line}"

@@ -13,6 +13,7 @@ KEYS = {  # key -> (RunSettings field, parser, what it takes)
     "jit": ("jit_compile", lambda v: ON_OFF.get(v.lower()), "on|off"),
     "batch": ("batch_size", lambda v: int(v) if v.isdigit() and int(v) > 0 else None, "a positive whole number"),
     "fix_head": ("fix_head", lambda v: ON_OFF.get(v.lower()), "on|off"),
+    "fix_int_inputs": ("fix_int_inputs", lambda v: ON_OFF.get(v.lower()), "on|off"),
     "drop_remainder": ("drop_remainder", lambda v: ON_OFF.get(v.lower()), "on|off"),
     "input_fixes": ("input_fixes", lambda v: ON_OFF.get(v.lower()), "on|off"),
 }
@@ -38,6 +39,7 @@ def parse_settings(text: str, base: RunSettings, flag: str) -> RunSettings:
 def describe(settings: RunSettings) -> dict[str, Any]:
     """The SETTINGS keys of a run's settings (what `ab --json` prints as `a` and `b`), plus the rest."""
     return {"policy": settings.policy, "jit": settings.jit_compile, "batch": settings.batch_size,
-            "fix_head": settings.fix_head, "drop_remainder": settings.drop_remainder,
+            "fix_head": settings.fix_head, "fix_int_inputs": settings.fix_int_inputs,
+            "drop_remainder": settings.drop_remainder,
             "input_fixes": settings.input_fixes, "steps": settings.steps,
             "seed": settings.seed}

@@ -95,6 +95,8 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         build_on_zeros(model, train_ds)
         if settings.fix_head:
             findings += apply_fix_head(model, train_ds)
+        if settings.fix_int_inputs:
+            findings += apply_fix_int_inputs(model, train_ds)
         writer.emit(protocol.PHASE, phase=protocol.COMPILING, step=None,
                     detail=f"{settings.policy}, jit_compile={settings.jit_compile}")
         learning_rate = recompile(model, settings)
@@ -177,6 +179,21 @@ def apply_fix_head(model, train_ds) -> list[Finding]:
         return [fix_not_applied("--fix-head", str(exc), code or 'create the output layer with dtype="float32"')]
     if changed:
         print(f"tfturbo: --fix-head: {', '.join(changed)} now compute(s) in float32", file=sys.stderr)
+    return []
+
+
+def apply_fix_int_inputs(model, train_ds) -> list[Finding]:
+    """--fix-int-inputs in place; [] when applied (or nothing to do), else the FIX_NOT_APPLIED finding."""
+    from ..diagnostics.integer_inputs import float32_id_layers
+
+    try:
+        changed = float32_id_layers(model, train_ds.element_spec[0])
+    except Exception as exc:  # noqa: BLE001 - tfturbo's own fix never fails the run
+        return [fix_not_applied("--fix-int-inputs", f"{type(exc).__name__}: {exc}",
+                                'declare the ids as integers: keras.Input(shape=..., dtype="int32")')]
+    if changed:
+        print(f"tfturbo: --fix-int-inputs: {', '.join(changed)} now compute(s) in float32, so integer ids reach "
+              "their lookup exact", file=sys.stderr)
     return []
 
 
@@ -292,8 +309,13 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
         traceback.print_exc(file=sys.stderr)
         if instrument.profiling:
             instrument.stop_profiler(instrument.completed)
+        from ..diagnostics.training_failure import diagnose
+
+        cause = diagnose(exc, job.model, settings)
+        if cause is not None:
+            monitor.add_finding(cause[0])
         error = emit_error(writer, distribute.explain_failure(exc), kind=protocol.TRAINING_ERROR,
-                           batch_size=settings.batch_size)
+                           batch_size=settings.batch_size, fix=cause[1] if cause else None)
     wall_s = time.perf_counter() - started
 
     if error is not None:

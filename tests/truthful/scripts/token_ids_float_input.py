@@ -1,0 +1,36 @@
+"""A text classifier written like keras-io's "Text classification with Transformer": a custom
+TokenAndPositionEmbedding layer (no get_config) on a float Input(shape=(maxlen,)), token ids as NumPy arrays."""
+import numpy as np
+import keras
+from keras import layers
+
+vocab_size = 20000
+maxlen = 32
+
+
+class TokenAndPositionEmbedding(layers.Layer):
+    def __init__(self, maxlen, vocab_size, embed_dim):
+        super().__init__()
+        self.token_emb = layers.Embedding(input_dim=vocab_size, output_dim=embed_dim)
+        self.pos_emb = layers.Embedding(input_dim=maxlen, output_dim=embed_dim)
+
+    def call(self, x):
+        maxlen = keras.ops.shape(x)[-1]
+        positions = keras.ops.arange(start=0, stop=maxlen, step=1)
+        return self.token_emb(x) + self.pos_emb(positions)
+
+
+rng = np.random.default_rng(0)
+x_train = rng.integers(0, vocab_size, size=(2048, maxlen))
+y_train = (x_train[:, 0] % 2).astype("int64")  # the class is a property of the first token's exact id
+x_val = rng.integers(0, vocab_size, size=(512, maxlen))
+y_val = (x_val[:, 0] % 2).astype("int64")
+
+inputs = layers.Input(shape=(maxlen,))
+x = TokenAndPositionEmbedding(maxlen, vocab_size, 16)(inputs)
+x = layers.GlobalAveragePooling1D()(x)
+x = layers.Dense(16, activation="relu")(x)
+outputs = layers.Dense(2, activation="softmax")(x)
+model = keras.Model(inputs=inputs, outputs=outputs)
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+model.fit(x_train, y_train, batch_size=32, epochs=2, validation_data=(x_val, y_val))
