@@ -248,15 +248,57 @@ def failure_line(status: str, error: dict[str, Any] | None) -> str:
     return text
 
 
+SIXTEEN_BIT_DTYPES = ("float16", "bfloat16")
+
+
+@dataclass
+class Change:
+    """What B changed against A and what B's runs saw: the evidence `likely_causes` orders causes from."""
+
+    a: Any = None  # RunSettings of A (None: not known)
+    b: Any = None  # RunSettings of B
+    b_output_dtypes: list[str] | None = None  # what B's model head computed in (summary `output_dtypes`)
+
+
+def likely_causes(change: Change, b_findings: list[dict[str, Any]], nan: bool = False) -> list[str]:
+    """The most likely causes of B's accuracy loss (or NaN loss), most likely first, each with its fix: what the
+    runs saw (integer ids rounded, a 16-bit head) before what the settings changed (policy, batch, XLA)."""
+    a, b = change.a, change.b
+    codes = set(F.codes_of(b_findings))
+    causes: list[str] = []
+    sixteen = b is not None and b.policy != "float32" and (a is None or a.policy != b.policy)
+    if sixteen and F.INTEGER_INPUT_16BIT in codes and not b.fix_int_inputs:
+        causes.append("integer ids are rounded to 16-bit before their lookup (INTEGER_INPUT_16BIT): "
+                      'keras.Input(shape=..., dtype="int32"), or fix_int_inputs=on')
+    head16 = change.b_output_dtypes is None or any(d in SIXTEEN_BIT_DTYPES for d in change.b_output_dtypes)
+    if sixteen and head16 and not b.fix_head:
+        causes.append(f"the output layer computes in {b.policy.split('_')[-1]}: compute it in float32 "
+                      "(dtype=\"float32\" on the last layer, or fix_head=on)")
+    elif sixteen:
+        causes.append(f"16-bit numerics inside the model (its head is float32 already): keep float32, or keep "
+                      "the layers that lose precision (custom layers, normalization, attention) in float32")
+    if nan and (a is None or b.lr_scale > a.lr_scale):
+        causes.append(f"the learning rate (×{b.lr_scale:g}): lower it (--lr-scale)")
+    if a is not None and b is not None and a.batch_size and b.batch_size and a.batch_size != b.batch_size:
+        causes.append(f"the batch size ({a.batch_size} → {b.batch_size}, learning rate ×{b.lr_scale / a.lr_scale:g}):"
+                      f" keep batch {a.batch_size}, or scale the learning rate less (--lr-scale)")
+    if a is not None and b is not None and b.jit_compile and not a.jit_compile:
+        causes.append("XLA reorders floating-point operations: a small difference is expected; decide on more "
+                      "validation examples (--val-examples)")
+    if nan and not causes:
+        causes.append("lower the learning rate (--lr-scale 0.1) or check the inputs for NaN/inf")
+    return causes or ["keep the previous settings"]
+
+
 def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings: list[dict[str, Any]],
          where: str, against: str, xla_requested: bool = False, xla_active: bool = True,
-         error: dict[str, Any] | None = None) -> tuple[bool, str, list[dict[str, Any]]]:
+         error: dict[str, Any] | None = None, change: Change | None = None) -> tuple[bool, str, list[dict[str, Any]]]:
     """(kept, reason, findings): the one keep/reject rule of tfturbo. A failed run's reason is its
-    `failure_line` (its `error` document: message and fix)."""
+    `failure_line` (its `error` document: message and fix); ACCURACY_REGRESSION and NAN_LOSS name the likely
+    causes from `change` (what B changed and saw), in order."""
+    change = change or Change()
     if status == "nan_stopped":
-        nan = next((f for f in b_findings if f.get("code") == F.NAN_LOSS), None)
-        fix = (nan or {}).get("fix") or ("keep the earlier settings; under mixed precision compute the output layer "
-                                          "and loss in float32 (dtype='float32' on the last layer)")
+        fix = "; or ".join(likely_causes(change, b_findings, nan=True))
         line = failure_line(status, {"message": "NaN loss: the loss became NaN or infinite; training was stopped",
                                      "fix": fix})
         return False, line, [_finding(F.NAN_LOSS, f"{where}: the loss became NaN or infinite; training was stopped",
@@ -291,8 +333,8 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
         reasons.append(f"accuracy worse: {accuracy.text()}")
         found.append(_finding(
             F.ACCURACY_REGRESSION, f"{where}: {accuracy.metric} is worse beyond the tolerance ({accuracy.text()})",
-            "not recommended; if only the 16-bit policy changed, compute the output layer in float32 or keep the "
-            "previous settings", where, metric=accuracy.metric, delta=accuracy.delta,
+            "not recommended; most likely cause first: " + "; or ".join(likely_causes(change, b_findings)),
+            where, metric=accuracy.metric, delta=accuracy.delta,
             ci95=list(accuracy.ci95) if accuracy.ci95 else None))
     elif accuracy.verdict == INCONCLUSIVE and accuracy.checked:
         reasons.append(f"accuracy {accuracy.text()}")

@@ -49,6 +49,7 @@ class PreparedRun:
     learning_rate: float | None
     findings: list[Finding] = field(default_factory=list)  # found while preparing (a fix not applied)
     strategy: Any = None  # the tf.distribute strategy the model was built under
+    output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
 
     @property
     def replicas(self) -> int:
@@ -111,7 +112,40 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     if settings.input_fixes:
         train_ds, finding = input_fixes(train_ds, settings.batch_size)
         findings.append(finding)
-    return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy)
+    if settings.sixteen_bit and not settings.fix_int_inputs and val_ds is not None:
+        findings += integer_input_hazards(workload, model, val_ds)
+    return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
+                       output_dtypes(model, train_ds))
+
+
+def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
+    """INTEGER_INPUT_16BIT from the first validation batch (never the training data: reading it would change
+    the data order of this run), so an accuracy verdict can name the cause. Never fails the run."""
+    from ..diagnostics import advice, integer_inputs
+
+    try:
+        batch = next(iter(val_ds))[0]
+        spec = val_ds.element_spec[0]
+        first = spec[0] if isinstance(spec, (tuple, list)) else spec
+        dims = tuple(d if d is not None else "None" for d in getattr(first, "shape", (None,))[1:])
+        return integer_inputs.findings(model, [batch], advice.integer_input_fix(
+            dims, advice.shape_of(workload, model)))
+    except Exception as exc:  # noqa: BLE001 - a check, not the measurement
+        print(f"trainer_backend: integer-input check skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return []
+
+
+def output_dtypes(model, train_ds) -> list[str] | None:
+    """The compute dtypes of the model's outputs: from its graph, or one call on zeros (subclassed)."""
+    import keras
+
+    from ..fixes import zero_batch
+
+    try:
+        outputs = getattr(model, "outputs", None) or model(zero_batch(train_ds.element_spec[0]), training=False)
+        return sorted({str(keras.backend.standardize_dtype(t.dtype)) for t in keras.tree.flatten(outputs)})
+    except Exception:  # noqa: BLE001 - unknown: the verdict then does not use it
+        return None
 
 
 def input_fixes(train_ds, batch_size: int) -> tuple[Any, Finding]:
@@ -409,6 +443,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         learning_rate=job.learning_rate,
         loss_scale=monitor.loss_scale_summary(),
         xla_active=bool(job.model.jit_compile) if settings.jit_compile else False,
+        output_dtypes=job.output_dtypes,
         profile=profile,
         checkpoint=checkpoint,
         findings=monitor.findings,
