@@ -423,7 +423,7 @@ def retry_reason(held: list[dict[str, Any]], code: int, out: Path | None) -> str
         return None
     if done.get("status") != protocol.RunStatus.FAILED or error is None or error.get("kind") == protocol.BAD_INPUT:
         return None
-    message = str(error.get("message") or "")
+    message = str(error.get("message") or "").removeprefix(f"{WorkerFailed.__name__}: ")
     return message if RETRYABLE.search(message) else None
 
 
