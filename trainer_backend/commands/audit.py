@@ -49,7 +49,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
     if args.policy != "float32":
         checks += [("integer inputs under 16-bit", lambda: integer_input_findings(model, train_ds, shape)),
                    ("layer sizes", lambda: model_audit.dim_findings(model)),
-                   ("batch size", lambda: dataset_audit.batch_findings(batch_size, args.policy)),
+                   ("batch size", lambda: dataset_audit.batch_findings(batch_size, args.policy, shape)),
                    ("custom train_step loss scaling",
                     lambda: loss_scaling_audit.custom_loop_findings(model, args.policy, first_batch))]
     if args.jit:

@@ -313,8 +313,11 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
 
     tb_dir = run_dir / runfiles.TB_DIR
     scalars = tf.summary.create_file_writer(str(tb_dir))
+    from ..diagnostics.advice import shape_of
+
     context = RunContext(settings=settings, model=job.model, train_ds=job.train_ds, backend_log=stdio.stderr_text,
-                         extra={"learning_rate": job.learning_rate, "val_ds": job.val_ds, "run_dir": run_dir})
+                         extra={"learning_rate": job.learning_rate, "val_ds": job.val_ds, "run_dir": run_dir,
+                                "workload_shape": shape_of(job.workload, job.model)})
     monitor = RunMonitor(writer, settings, default_detectors(settings), context, hardware.MemoryMeter(), scalars)
     for finding in job.findings:
         monitor.add_finding(finding)

@@ -103,3 +103,15 @@ def integer_input_fix(input_shape: tuple, shape: WorkloadShape) -> str:
     else:
         line = f"train_ds = train_ds.map(lambda x, y: (tf.cast(x, tf.int32), y))  # and val_ds; {shape.data_place}"
     return line + "\n# or let tfturbo keep the ids exact: tfturbo run ... --fix-int-inputs (ab/tune: fix_int_inputs=on)"
+
+
+def batch_size_fix(batch_size: int, shape: WorkloadShape | None = None) -> str:
+    """Where this workload sets its batch size: BATCH_SIZE, fit(batch_size=...) or the script's .batch()."""
+    shape = shape or WorkloadShape()
+    if shape.source == CONTRACT:
+        line = f"BATCH_SIZE = {batch_size}  # in the workload file"
+    elif shape.data == NUMPY:
+        line = f"model.fit(x_train, y_train, batch_size={batch_size}, ...)  # at {shape.fit_where or 'the fit() call'}"
+    else:
+        line = f"train_ds = train_ds.batch({batch_size})  # {shape.data_place}"
+    return f"{line}\n# or: tfturbo run ... --batch-size {batch_size}"

@@ -22,8 +22,10 @@ SAMPLE_BUDGET_S = 5.0  # reading stops after this long (a slow pipeline's audit 
 _TOP_NAMES = {2: ("x", "y"), 3: ("x", "y", "sample_weight")}
 
 
-def batch_findings(batch_size: int, policy: str) -> list[Finding]:
-    """BATCH_NOT_MULTIPLE_OF_8 under a 16-bit policy."""
+def batch_findings(batch_size: int, policy: str, shape: Any = None) -> list[Finding]:
+    """BATCH_NOT_MULTIPLE_OF_8 under a 16-bit policy, its fix where this workload sets its batch size."""
+    from .advice import batch_size_fix
+
     if policy == "float32" or batch_size % ALIGN == 0:
         return []
     better = round_up(batch_size)
@@ -32,7 +34,7 @@ def batch_findings(batch_size: int, policy: str) -> list[Finding]:
         f"batch size {batch_size} is not a multiple of {ALIGN}: 16-bit matmuls over the batch "
         f"dimension fall back to slower kernels; use {better} (or {better - ALIGN})" if better > ALIGN else
         f"batch size {batch_size} is not a multiple of {ALIGN}: use {better}",
-        fix=f"BATCH_SIZE = {better}   # in the workload, or: tfturbo run ... --batch-size {better}",
+        fix=batch_size_fix(better, shape),
         where="batch size", data={"batch_size": batch_size, "proposed": better})]
 
 
