@@ -47,7 +47,8 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
     checks = [("output head dtype", lambda: model_audit.head_findings(
         model, sample_x=first_batch[0], sample_y=first_batch[1], shape=shape))]
     if args.policy != "float32":
-        checks += [("integer inputs under 16-bit", lambda: integer_input_findings(model, train_ds, shape)),
+        checks += [("integer inputs under 16-bit", lambda: integer_inputs.workload_findings(
+                       workload, model, [b[0] for b in train_ds.take(INPUT_SAMPLE_BATCHES)], train_ds.element_spec[0])),
                    ("layer sizes", lambda: model_audit.dim_findings(model)),
                    ("batch size", lambda: dataset_audit.batch_findings(batch_size, args.policy, shape)),
                    ("custom train_step loss scaling",
@@ -74,11 +75,3 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
     writer.emit(protocol.RESULT, command="audit", document=document)
     return 0
 
-
-def integer_input_findings(model, train_ds, shape: advice.WorkloadShape) -> list[Finding]:
-    """INTEGER_INPUT_16BIT from a few training batches, with the fix for this workload's kind."""
-    batches = [batch[0] for batch in train_ds.take(INPUT_SAMPLE_BATCHES)]
-    spec = train_ds.element_spec[0]
-    first = spec[0] if isinstance(spec, (tuple, list)) else spec
-    dims = tuple(d if d is not None else "None" for d in getattr(first, "shape", (None,))[1:])
-    return integer_inputs.findings(model, batches, advice.integer_input_fix(dims, shape))

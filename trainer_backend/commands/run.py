@@ -121,15 +121,10 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
     """INTEGER_INPUT_16BIT from the first validation batch (never the training data: reading it would change
     the data order of this run), so an accuracy verdict can name the cause. Never fails the run."""
-    from ..diagnostics import advice, integer_inputs
+    from ..diagnostics.integer_inputs import workload_findings
 
     try:
-        batch = next(iter(val_ds))[0]
-        spec = val_ds.element_spec[0]
-        first = spec[0] if isinstance(spec, (tuple, list)) else spec
-        dims = tuple(d if d is not None else "None" for d in getattr(first, "shape", (None,))[1:])
-        return integer_inputs.findings(model, [batch], advice.integer_input_fix(
-            dims, advice.shape_of(workload, model)))
+        return workload_findings(workload, model, [next(iter(val_ds))[0]], val_ds.element_spec[0])
     except Exception as exc:  # noqa: BLE001 - a check, not the measurement
         print(f"trainer_backend: integer-input check skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
         return []

@@ -164,6 +164,16 @@ def findings(model: Any, batches: list[Any], input_fix: str) -> list[Finding]:
     return out
 
 
+def workload_findings(workload: Any, model: Any, batches: list[Any], features_spec: Any) -> list[Finding]:
+    """`findings` with the fix written for this workload (`advice`): an int32 Input of the model's own input
+    shape (Sequential/Functional) or a cast where the data is made."""
+    from .advice import integer_input_fix, shape_of
+
+    first = features_spec[0] if isinstance(features_spec, (tuple, list)) else features_spec
+    dims = tuple(d if d is not None else "None" for d in getattr(first, "shape", (None,))[1:])
+    return findings(model, batches, integer_input_fix(dims, shape_of(workload, model)))
+
+
 def float32_id_layers(model: Any, input_spec: Any) -> list[str]:
     """--fix-int-inputs: the layers that would round a float input to 16-bit before their lookup compute in
     float32 instead (in place, weights kept, as --fix-head does); the layers changed. Found on a zero batch
