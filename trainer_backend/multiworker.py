@@ -8,7 +8,18 @@ output folder; only the chief speaks the event protocol and writes the run
 directory. Every worker's stderr ends up in the run directory as
 `worker-K.log`. A worker that dies makes the chief end the run as failed with
 the worker's last log line; the chief stops every worker when it ends, and a
-worker whose chief disappears (even killed) exits by itself.
+worker whose chief disappears (even killed) exits by itself. The backend
+process the parent started supervises that chief (`supervise`): when a
+worker died from a signal or a collective error, the whole run is retried
+once as the same replicate, and a second failure fails it with both reasons.
+
+Why workers died on a loaded machine (`benchmarks/multiworker_holds.py`): the
+instrumentation read Keras' loss tracker once per time-based window, and under
+this strategy that read is a cross-worker all-reduce, issued by each worker at
+its own moment — the collectives got out of order and TensorFlow aborted the
+step ("Shape mismatch in the collective instance"). `local_value` reads this
+worker's replicas only. TensorFlow's 10 s heartbeat and shutdown-barrier
+timeouts are raised for local clusters (`patient_coordination`).
 
 With `--tf-config FILE` or `TF_CONFIG` in the environment this process is one
 member of a cluster someone else started (several hosts); nothing is spawned.
