@@ -10,10 +10,11 @@ and batched at a fixed evaluation batch size. Keras' own validation runs on the
 same examples, so the validation curve and the gate agree.
 
 At each validation point the model's output on every example gives its
-correctness (for a classifier: argmax, or a 0.5 threshold for one output, as
-Keras' accuracy metrics compute it) and its loss (the compiled loss, unreduced).
-They are written to `paired_validation.npz` in the run directory, rewritten
-atomically after each point so a run that stops early keeps what it measured.
+correctness and its loss exactly as the compiled metric and loss compute them
+(`ExampleJudge`: every label shape Keras' fit accepts), written to
+`paired_validation.npz` in the run directory, rewritten atomically after each
+point so a run that stops early keeps what it measured. When they cannot be
+computed, `problem` says why and the gate reports "not paired (why)".
 """
 
 from __future__ import annotations
