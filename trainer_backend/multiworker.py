@@ -376,7 +376,7 @@ def supervises(argv: list[str]) -> bool:
     try:
         from tfturbo.cli_args import build_backend_parser, parse_args, settings_from_args
 
-        with contextlib.redirect_stderr(open(os.devnull, "w")):
+        with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
             args = parse_args(build_backend_parser("trainer_backend"), argv)
         settings = settings_from_args(args)
     except (SystemExit, Exception):  # noqa: BLE001 - the backend itself reports a bad command line
