@@ -275,9 +275,9 @@ def likely_causes(change: Change, b_findings: list[dict[str, Any]], nan: bool = 
         causes.append(f"the output layer computes in {b.policy.split('_')[-1]}: compute it in float32 "
                       "(dtype=\"float32\" on the last layer, or fix_head=on)")
     elif sixteen:
-        causes.append(f"16-bit numerics inside the model (its head is float32 already): keep float32, or keep "
+        causes.append("16-bit numerics inside the model (its head is float32 already): keep float32, or keep "
                       "the layers that lose precision (custom layers, normalization, attention) in float32")
-    if nan and (a is None or b.lr_scale > a.lr_scale):
+    if nan and b is not None and (a is None or b.lr_scale > a.lr_scale):
         causes.append(f"the learning rate (×{b.lr_scale:g}): lower it (--lr-scale)")
     if a is not None and b is not None and a.batch_size and b.batch_size and a.batch_size != b.batch_size:
         causes.append(f"the batch size ({a.batch_size} → {b.batch_size}, learning rate ×{b.lr_scale / a.lr_scale:g}):"
