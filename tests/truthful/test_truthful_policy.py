@@ -65,3 +65,18 @@ def test_ab_text_reads_like_tune_without_python_dicts():
     assert lines[1].startswith("B  policy=mixed_bfloat16")
     assert "speed     B/A 1.31× [1.20, 1.40] over 3 replicate pair(s) — faster" in lines
     assert "{" not in text and "'" not in text
+
+
+def test_the_recommendations_code_is_the_audits_code_for_this_model():
+    from tfturbo.settings import RunSettings
+    from tfturbo.tune.apply_snippet import snippet
+
+    head = {"code": "HEAD_NOT_FLOAT32", "where": "sequential/dense_1", "message": "...",
+            "fix": 'keras.layers.Dense(10, dtype="float32"),  # in the keras.Sequential([...]) list'}
+    ids = {"code": "INTEGER_INPUT_16BIT", "where": "token_and_position_embedding", "message": "...",
+           "fix": 'inputs = keras.Input(shape=(9,), dtype="int32")  # where the script builds the model'}
+    base = RunSettings("train.py")
+    text = snippet(base.with_(policy="mixed_bfloat16", fix_head=True, fix_int_inputs=True), base, [head, ids])
+    assert '+keras.layers.Dense(10, dtype="float32"),  # in the keras.Sequential([...]) list' in text
+    assert 'outputs = keras.layers.Dense(num_classes' not in text  # not the generic Functional code
+    assert '+inputs = keras.Input(shape=(9,), dtype="int32")' in text
