@@ -3,38 +3,28 @@ failed rung (no speed or accuracy verdict), and is measured once more with the f
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-
-def _tune_fakes():
-    spec = importlib.util.spec_from_file_location("tune_fakes", Path(__file__).resolve().parents[1] / "tune" /
-                                                  "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.tune.conftest import FakeBackend, summary  # the tune tests' recorded summaries and fake backend
 
 
 def test_a_failed_16bit_rung_is_measured_again_with_the_fix_its_error_names(tmp_path):
     from tfturbo.tune.ladder import Ladder, TuneOptions
     from tfturbo.tune.render import render_table
 
-    fakes = _tune_fakes()
     refused = {"code": "HEAD_NOT_FLOAT32", "severity": "error", "where": "output layer",
                "message": "the run failed because the InTopKV2 op (a top-k metric) cannot take the model's 16-bit "
                           "outputs under mixed_bfloat16", "fix": "fix_head=on", "data": {"from": "training error"}}
 
     def measured(s):
         if s.policy == "mixed_bfloat16" and not s.fix_head:
-            doc = fakes.summary(100.0, None, status="failed", policy=s.policy, findings=[refused])
+            doc = summary(100.0, None, status="failed", policy=s.policy, findings=[refused])
             return {**doc, "error": {"kind": "training", "message": "TypeError: Input 'predictions' of 'InTopKV2' "
                                      "Op has type bfloat16 that does not match expected type of float32.",
                                      "fix": "compute the output layer in float32: --fix-head (ab/tune settings: "
                                             "fix_head=on)"}}
-        return fakes.summary(80.0 if s.policy == "mixed_bfloat16" else 100.0, 0.9, policy=s.policy,
+        return summary(80.0 if s.policy == "mixed_bfloat16" else 100.0, 0.9, policy=s.policy,
                              memory_kind="host", peak_mb=800)
 
-    backend = fakes.FakeBackend(measured, recommended="mixed_bfloat16")
+    backend = FakeBackend(measured, recommended="mixed_bfloat16")
     doc = Ladder(TuneOptions("builtin:fake", tmp_path / "tune", steps=100), runner=backend).run().document()
     rungs = {e["name"].split("-", 1)[1]: e for e in doc["ladder"]}
     failed, fixed = rungs["mixed_bfloat16"], rungs["mixed_bfloat16-fixed"]

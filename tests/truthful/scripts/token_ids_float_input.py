@@ -9,7 +9,7 @@ vocab_size = 20000
 maxlen = 9
 
 
-class TokenAndPositionEmbedding(layers.Layer):
+class TokenAndPositionEmbedding(layers.Layer):  # as keras-io writes it
     def __init__(self, maxlen, vocab_size, embed_dim):
         super().__init__()
         self.token_emb = layers.Embedding(input_dim=vocab_size, output_dim=embed_dim)
@@ -18,7 +18,9 @@ class TokenAndPositionEmbedding(layers.Layer):
     def call(self, x):
         maxlen = keras.ops.shape(x)[-1]
         positions = keras.ops.arange(start=0, stop=maxlen, step=1)
-        return self.token_emb(x) + self.pos_emb(positions)
+        positions = self.pos_emb(positions)
+        x = self.token_emb(x)
+        return x + positions
 
 
 rng = np.random.default_rng(0)
