@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tests.paired_fake import write_paired  # noqa: E402
 from tfturbo import protocol, runfiles  # noqa: E402
 from tfturbo.cli_args import build_backend_parser, parse_args, settings_from_args  # noqa: E402
 from tfturbo import profile as prof  # noqa: E402
@@ -262,6 +263,8 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
                "workload": {"spec": settings.workload, "name": settings.workload.split(":")[-1], "path": ""},
                "loss_scale": {"final": 32768.0, "min": 32768.0, "skipped_steps": 0} if sixteen else None,
                "xla_active": settings.jit_compile and not xla_refused(settings), "error": error}
+    if status == protocol.RunStatus.COMPLETED:  # the per-example file the accuracy gate pairs
+        summary["paired_validation"] = write_paired(run_dir, validation, settings.batch_size)
     runfiles.write_checkpoint_settings(run_dir, settings, 0.003, step, {"versions": VERSIONS, "device": "CPU"})
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, summary)
     writer.emit(protocol.RESULT, command="run", document=summary)
