@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QTabWidget,
-                               QToolTip, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem,
+                               QTabWidget, QToolTip, QVBoxLayout, QWidget)
 
 from tfturbo import profile as prof
 
@@ -31,6 +31,18 @@ def rung_profile(session, rung) -> tuple[prof.Profile, Path | None]:
     if trial is None:
         return prof.find([session.rung_path(rung)])
     return prof.find([r.run_dir for r in trial.runs if r.planned.arm == "b"])
+
+
+def under_plots(plots: QWidget, view: "ProfileView") -> QSplitter:
+    """The live plots above the profile view, halves of the column; the divider is the user's to move."""
+    split = QSplitter(Qt.Orientation.Vertical)
+    split.setChildrenCollapsible(False)
+    split.addWidget(plots)
+    split.addWidget(view)
+    split.setStretchFactor(0, 1)
+    split.setStretchFactor(1, 1)
+    view.splitter = split
+    return split
 
 
 def _describe(p: prof.Profile) -> str:
@@ -84,10 +96,19 @@ class ProfileView(QWidget):
         self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)  # the op's own name is at the end of its path
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.tabs.addTab(self.table, "Top ops")
+        self.splitter: QSplitter | None = None  # set by under_plots
         self.profile: prof.Profile | None = None
         self.base: prof.Profile | None = None
         self.shown: list[str] = []  # the categories on the chart, bottom to top
         self.set_profile(prof.Profile.unavailable("no run measured yet"))
+
+    def reveal(self) -> None:
+        """Show the view; the first time, it takes half of the column from the plots (it was hidden at layout)."""
+        if self.isHidden():
+            self.show()
+            if self.splitter is not None:
+                total = sum(self.splitter.sizes())
+                self.splitter.setSizes([total - total // 2, total // 2])
 
     # ------------------------------------------------------------ content
 
