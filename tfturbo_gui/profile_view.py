@@ -33,6 +33,17 @@ def rung_profile(session, rung) -> tuple[prof.Profile, Path | None]:
     return prof.find([r.run_dir for r in trial.runs if r.planned.arm == "b"])
 
 
+def reference_profile(session, rung) -> tuple[prof.Profile, str]:
+    """What a rung's profile is compared with: its trial's pair-1 reference run, profiled in the same minutes
+    (a busier machine weighs on both alike), else the baseline's own run; with the words for it."""
+    trial = session.trial_of(rung)
+    if trial is not None:
+        ref, _ = prof.find([r.run_dir for r in trial.runs if r.planned.arm == "a" and r.planned.replicate == 1])
+        if ref.available:
+            return ref, f"its reference ({trial.a.label()}, measured beside it)"
+    return rung_profile(session, session.baseline)[0], "the baseline"
+
+
 def under_plots(plots: QWidget, view: "ProfileView") -> QSplitter:
     """The live plots above the profile view, halves of the column; the divider is the user's to move."""
     split = QSplitter(Qt.Orientation.Vertical)
@@ -112,17 +123,19 @@ class ProfileView(QWidget):
 
     # ------------------------------------------------------------ content
 
-    def set_profile(self, profile: prof.Profile, base: prof.Profile | None = None) -> prof.ProfileChange | None:
-        """Show `profile`, beside `base` when given; returns the per-category change (None without one)."""
+    def set_profile(self, profile: prof.Profile, base: prof.Profile | None = None,
+                    against: str = "the baseline") -> prof.ProfileChange | None:
+        """Show `profile`, beside `base` (described by `against`) when given; returns the per-category change
+        (None without one)."""
         self.profile, self.base = profile, base
         self.summary.setText(_describe(profile))
         change = prof.compare(base, profile) if base is not None else None
         if change is not None:
-            self.change.setText(f"Against the baseline: {change.sentence()}."
+            self.change.setText(f"Against {against}: {change.sentence()}."
                                 + (f" ({change.note}.)" if change.note else ""))
             self.change.show()
         elif base is not None:
-            self.change.setText("No comparison with the baseline: "
+            self.change.setText(f"No comparison with {against}: "
                                 + (base.reason if not base.available else profile.reason or "no op times") + ".")
             self.change.show()
         else:
@@ -153,7 +166,7 @@ class ProfileView(QWidget):
                                          brush=BASELINE_GREY, pen=None))
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=[y - 0.2 for y in ys], height=0.38, width=run_ms,
                                          brush=ACCENT, pen=None))
-            self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=BASELINE_GREY), "baseline")
+            self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=BASELINE_GREY), "reference")
             self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=ACCENT), "this run")
         else:
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=ys, height=0.6, width=run_ms, brush=ACCENT, pen=None))
@@ -190,7 +203,7 @@ class ProfileView(QWidget):
         lines = [f"{prof.LABELS[category]}: {p.categories.get(category, 0):.3f} ms per step "
                  f"({100 * p.share(category):.0f}% of op time)"]
         if self.base is not None and self.base.available:
-            lines.append(f"baseline: {self.base.categories.get(category, 0):.3f} ms per step")
+            lines.append(f"reference: {self.base.categories.get(category, 0):.3f} ms per step")
         lines += [f"  {prof.short_name(r.name or r.type)}: {r.ms_per_step:.3f} ms"
                   for r in p.top_ops if r.category == category][:5]
         types = [r for r in p.top_types if r.category == category][:3]
