@@ -126,6 +126,18 @@ class RunSettings:
                              failure=FixFailure("apply the float32 head to this model", "float32_head",
                                                 'add dtype="float32" to the output layer in build_model()'),
                              report=("Output layer", "dtype='float32' (float32 head)"))
+    fix_int_inputs: bool = setting(False, flag="--fix-int-inputs",
+                                   help="compute in float32 the layers that would round integer-valued float "
+                                        "inputs (token ids) to 16-bit before their lookup (automatic fix)",
+                                   fixes=F.INTEGER_INPUT_16BIT,
+                                   offer="Fix it in the next run: keep the ids exact (float32 input layers)",
+                                   shown_as="integer inputs kept exact (float32 input layers)",
+                                   ab="fix_int_inputs", auto_when=lambda s: s.sixteen_bit,
+                                   failure=FixFailure("keep this model's integer inputs exact",
+                                                      "apply_fix_int_inputs",
+                                                      'declare the id input as keras.Input(..., dtype="int32") '
+                                                      "in your model"),
+                                   report=("Integer inputs", 'keras.Input(..., dtype="int32") (ids kept exact)'))
     drop_remainder: bool = setting(False, flag="--drop-remainder",
                                    help="drop the partial last batch of the training data (automatic fix)",
                                    fixes=F.PARTIAL_LAST_BATCH, offer="Fix it in the next run: drop the partial batch",

@@ -18,6 +18,7 @@ class Verdict:
     SLOWER = "slower"
     NO_CHANGE = "no measurable change"
     BASELINE = "baseline"
+    FAILED = "failed"  # B's runs failed (error, NaN, crash): nothing was measured to judge
 
 
 class AccuracyVerdict:
@@ -26,6 +27,7 @@ class AccuracyVerdict:
     WITHIN = "within tolerance"
     WORSE = "worse"
     INCONCLUSIVE = "inconclusive"
+    NOT_MEASURED = "not measured"  # B's runs failed: there is no accuracy to judge
 
 
 class ProbeVerdict:

@@ -107,13 +107,18 @@ _interrupt.count = 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    from . import multiworker
+
+    argv = sys.argv[1:] if argv is None else argv
+    if multiworker.supervises(argv):  # a local cluster: its chief runs as a child, retried once if a worker dies
+        return multiworker.supervise(argv)
     out = stdio.take_streams()
     _quiet_tensorflow()
     stdio.listen_for_stop()
     signal.signal(signal.SIGINT, _interrupt)
     writer = protocol.EventWriter(sinks=[out])
     try:
-        return run_command(sys.argv[1:] if argv is None else argv, writer)
+        return run_command(argv, writer)
     finally:
         from . import distribute
 

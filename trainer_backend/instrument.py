@@ -88,11 +88,13 @@ class ModelProbe:
 
     def read(self) -> dict[str, float | None]:
         """{"loss_total", "loss_count", "loss_scale", "iterations"} (None where the model has none)."""
+        from .multiworker import local_value  # this worker's values: no collective at a time-dependent moment
+
         total = count = None
         for metric in self.loss_metrics:
-            c = float(metric.count.numpy())
+            c = local_value(metric.count)
             if c > 0 or metric is self.loss_metrics[-1]:
-                total, count = float(metric.total.numpy()), c
+                total, count = local_value(metric.total), c
                 break
         scale = float(self.loss_scale_optimizer.dynamic_scale.numpy()) if self.loss_scale_optimizer else None
         return {"loss_total": total, "loss_count": count, "loss_scale": scale,

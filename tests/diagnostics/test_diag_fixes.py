@@ -150,12 +150,3 @@ def test_drop_partial_batches_only_drops_when_the_length_is_fixed():
     assert [tuple(s.shape) for s in fixed.element_spec] == [(16, 5), (16,)]
     assert sum(1 for _ in fixed) == 6
 
-
-def test_the_batch_fix_is_in_the_words_of_the_workload_kind():
-    """Issue 22: a plain script was told `BATCH_SIZE = 56  # in the workload`; it sets its batch in fit()."""
-    from trainer_backend.diagnostics.dataset_audit import batch_findings
-
-    contract, = batch_findings(50, "mixed_float16")
-    script, = batch_findings(50, "mixed_float16", script=True)
-    assert contract.fix.startswith("BATCH_SIZE = 56") and "in the workload" in contract.fix
-    assert script.fix.startswith("model.fit(..., batch_size=56)") and "BATCH_SIZE" not in script.fix

@@ -62,6 +62,28 @@ def test_a_failed_candidate_ends_the_trial_at_once():
     verdict = run_trial(trial, execute)
     assert calls == ["a", "b"] and not verdict.kept and verdict.status == "nan_stopped"
     assert "NaN" in verdict.reason and verdict.findings[0]["code"] == "NAN_LOSS"
+    assert verdict.speed.verdict == "failed" and verdict.accuracy.verdict == "not measured"
+
+
+def test_a_candidate_that_fails_after_completed_pairs_is_a_failed_trial_not_a_verdict():
+    """B's runs fail in the third pair (e.g. a metric that refuses 16-bit predictions): the two completed pairs
+    must not become "no measurable change" / "worse"; the verdict is "failed" with the error and the fix."""
+    a = RunSettings("builtin:fake", batch_size=64)
+    trial = Trial(a, a.with_(policy="mixed_bfloat16"), SpeedRule(3, 6))
+    error = {"kind": "training_error", "message": "TypeError: Input 'predictions' of 'InTopKV2' Op has type "
+             "bfloat16 that does not match expected type of float32", "fix": "fix_head=on"}
+
+    def execute(planned):
+        if planned.arm == "b":
+            return {**recorded(planned.settings, status="failed"), "error": error}, None
+        return recorded(planned.settings), None
+
+    verdict = run_trial(trial, execute)
+    assert verdict.failed and not verdict.kept and verdict.status == "failed"
+    assert verdict.speed.verdict == "failed" and verdict.accuracy.verdict == "not measured"
+    assert verdict.reason == verdict.failure_text() == f"failed: {error['message']} — fix: fix_head=on"
+    again = TrialVerdict.from_dict(verdict.to_dict())
+    assert again.failed and again.error["fix"] == "fix_head=on" and again.speed.verdict == "failed"
 
 
 def test_a_larger_batch_trains_on_as_many_samples():
@@ -72,11 +94,18 @@ def test_a_larger_batch_trains_on_as_many_samples():
     assert odd.val_every == 40 and odd.steps == 200
 
 
-def test_trial_runs_never_profile_nor_stop_early():
-    a = RunSettings("w", batch_size=64, profile=None, until_ci=0.02, min_steps=10)
+def test_trial_runs_never_stop_early_and_only_the_first_pair_profiles():
+    a = RunSettings("w", batch_size=64, profile=(5, 9), until_ci=0.02, min_steps=10)
     trial = Trial(a, a.with_(jit_compile=True))
-    planned = trial.next_run()
-    assert planned.settings.profile == (0, 0) and planned.settings.until_ci is None
+    planned = []
+    for _ in range(4):
+        p = trial.next_run()
+        planned.append(p)
+        trial.record(p, {"status": "completed", "throughput": {"samples_per_s": 100.0}}, None)
+    assert all(p.settings.until_ci is None for p in planned)
+    # both runs of pair 1 get the default profiler window (profile.json for the per-category comparison)
+    assert [(p.arm, p.replicate, p.settings.profile) for p in planned] == [
+        ("a", 1, None), ("b", 1, None), ("b", 2, (0, 0)), ("a", 2, (0, 0))]
 
 
 def test_the_verdict_document_round_trips_with_the_ab_keys():
@@ -133,8 +162,8 @@ def test_tune_and_the_wizard_decide_the_same_on_the_same_measurements(tmp_path):
 
     wizard_backend = FakeBackend(measured, recommended="mixed_bfloat16")  # the same seeded run-to-run noise
 
-    def run_data(settings: RunSettings) -> RunData:
-        result = wizard_backend("run", __import__("tfturbo.cli_args", fromlist=["run_argv"]).run_argv(
+    def run_data(settings: RunSettings, argv: list[str] | None = None) -> RunData:
+        result = wizard_backend("run", argv or __import__("tfturbo.cli_args", fromlist=["run_argv"]).run_argv(
             settings, str(tmp_path / "x")))
         data = RunData()
         data.ingest(result.events)
@@ -147,8 +176,9 @@ def test_tune_and_the_wizard_decide_the_same_on_the_same_measurements(tmp_path):
     wizard_backend("env", [])
     wizard_backend("audit", [])
     wizard_backend("probe-input", [])
-    rung, _ = session.start_rung("baseline", "baseline", TuneOptions("builtin:fake", tmp_path, steps=100).base_settings())
-    session.finish_rung(rung, run_data(rung.settings))
+    rung, argv = session.start_rung("baseline", "baseline",
+                                    TuneOptions("builtin:fake", tmp_path, steps=100).base_settings())
+    session.finish_rung(rung, run_data(rung.settings, argv))
     wizard_verdicts = {}
     for kind, slug, settings in (("mixed_precision", "mixed_bfloat16",
                                   session.common_settings().with_(policy="mixed_bfloat16")),
@@ -156,8 +186,8 @@ def test_tune_and_the_wizard_decide_the_same_on_the_same_measurements(tmp_path):
         settings = settings or session.best.settings.with_(jit_compile=True)
         r = session.start_trial(kind, slug, settings)
         while (nxt := session.next_run(r)) is not None:
-            planned, _argv = nxt
-            session.record_run(r, planned, run_data(planned.settings))
+            planned, argv = nxt
+            session.record_run(r, planned, run_data(planned.settings, argv))
         v = session.finish_trial(r)
         wizard_verdicts[slug] = (v.kept, v.speed.verdict)
     assert wizard_verdicts == tune_verdicts

@@ -5,7 +5,9 @@ batch size). The runs alternate AB, BA, … until the speed verdict is clear or
 `--max-replicates` pairs are measured; then B's accuracy is compared with A's
 on the same validation examples. Prints the verdict (stdout), progress
 (stderr), or with `--json` the `ab` document. Exit codes: 0 the trial was
-judged (whatever the verdict), 1 the reference run A failed, 2 bad input.
+judged, 1 a run failed (the reference A, or the candidate B: then the trial is
+"failed" with B's error and the fix to try, never a speed or accuracy verdict),
+2 bad input.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from ..arg_types import non_negative, positive_int
 from ..cli_args import WORKLOAD_HELP
 from ..backend_client import log_path
+from ..console import format_finding
 from ..errors import OutputDirError
 from ..runfiles import RUNS_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
@@ -74,14 +77,26 @@ def document(trial: Trial, verdict: TrialVerdict) -> dict:
                       "status": r.status, "samples_per_s": samples_per_s(r.summary)} for r in trial.runs]}
 
 
+def _settings_text(settings: dict) -> str:
+    """A side's settings as SETTINGS (what `--a`/`--b` take): `policy=float32 jit=off batch=32 ...`."""
+    words = {True: "on", False: "off", None: "default"}
+    return "  ".join(f"{k}={words.get(v, v) if isinstance(v, (bool, type(None))) else v}"
+                     for k, v in settings.items() if k in keys())
+
+
 def render(doc: dict) -> str:
+    """The text output: the two sides, then the verdict lines as `tune` prints a rung, then the findings."""
     v = TrialVerdict.from_dict(doc)
-    lines = [f"A: {doc['a']}", f"B: {doc['b']}",
-             f"speed     B/A {v.speed.text()} — {v.speed.verdict}",
-             f"accuracy  {v.accuracy.text()} — {v.accuracy.verdict}",
-             ("KEPT: " if v.kept else "not kept: ") + v.reason, "", v.design]
-    for f in v.findings:
-        lines.append(f"{f.get('code')}: {f.get('message')}")
+    lines = [f"A  {_settings_text(doc['a'])}", f"B  {_settings_text(doc['b'])}", ""]
+    if v.failed:
+        lines += [f"B {v.failure_text()}", "decision  not kept: the candidate cannot train as configured"]
+    else:
+        lines += [f"speed     B/A {v.speed.text()} — {v.speed.verdict}",
+                  f"accuracy  {v.accuracy.text()} — {v.accuracy.verdict}",
+                  "decision  " + ("KEPT: " if v.kept else "not kept: ") + v.reason, "", v.design]
+    serious = [f for f in v.findings if f.get("severity") in ("warning", "error")]
+    if serious:
+        lines += ["", "Findings:"] + [format_finding(f) for f in serious]
     return "\n".join(lines)
 
 
@@ -119,4 +134,4 @@ def main(args: argparse.Namespace) -> int:
             shutil.rmtree(out, ignore_errors=True)
     print(json.dumps(doc, indent=2) if args.json else render(doc))
     failed_reference = any(r.planned.arm == "a" and r.status != "completed" for r in trial.runs)
-    return 1 if failed_reference else 0
+    return 1 if failed_reference or verdict.failed else 0

@@ -34,6 +34,7 @@ from ..trials.speed import samples_per_s
 from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune.study import Rung, RungKind, Study, StudyStatus
+from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
@@ -142,6 +143,7 @@ class ReportData:
     scaling: ScalingResult | None = None  # STUDY/scaling/scaling.json, when the study measured scaling
     changes: list[str] = field(default_factory=list)  # the measured, kept changes in words (page 1)
     way_forward: list[tuple[str, list[str]]] = field(default_factory=list)  # rung -> what would decide its accuracy
+    time_went: Any = None  # profile_page.TimeWent: the baseline's and the recommended run's profiles
 
 
 # ---------------------------------------------------------------- helpers
@@ -715,4 +717,5 @@ def gather(study_dir: str | Path) -> ReportData:
         changes=_changes(tuned, baseline, recommended),
         way_forward=[(r.name, w.lines()) for r in study.rungs
                      if (w := for_rung(study_dir, r, Tolerance.from_dict((study.options or {}).get("tolerance")))) is not None],
+        time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
     )

@@ -25,10 +25,13 @@ from typing import Any, Callable
 from ..settings import RunSettings
 from . import accuracy
 from .speed import SpeedRule, samples_per_s
-from .verdict import Tolerance, TrialVerdict, keep
+from .verdict import Change, Tolerance, TrialVerdict, keep
 
 A, B = "a", "b"
 NO_PROFILE = (0, 0)
+# The first pair captures a profile (the default window after warm-up) in both runs, so every candidate has a
+# profile.json to compare with the baseline's; its profiled steps stay out of the throughput, as in any run.
+PROFILED_REPLICATE = 1
 COMPLETED = "completed"
 
 
@@ -54,7 +57,8 @@ class MeasuredRun:
 
 
 def trial_settings(settings: RunSettings) -> RunSettings:
-    """A replicate measures the whole step budget, without the profiler (it slows steps) or the adaptive stop."""
+    """A replicate measures the whole step budget, without the adaptive stop, and without the profiler (it slows
+    steps) except in the first pair (`PROFILED_REPLICATE`)."""
     return settings.with_(profile=NO_PROFILE, until_ci=None, min_steps=0)
 
 
@@ -138,7 +142,10 @@ class Trial:
         done = len(self.runs)
         replicate = done // 2 + 1
         arm = self._order(replicate)[done % 2]
-        return PlannedRun(arm, replicate, self.settings_of(arm), self.names(arm, replicate))
+        settings = self.settings_of(arm)
+        if replicate == PROFILED_REPLICATE:  # both arms alike, so the pair's ratio stays fair
+            settings = settings.with_(profile=None)
+        return PlannedRun(arm, replicate, settings, self.names(arm, replicate))
 
     def record(self, planned: PlannedRun, summary: dict[str, Any] | None, run_dir: Path | str | None) -> None:
         if self.started is None:
@@ -195,16 +202,27 @@ class Trial:
         status = next((r.status for r in b_runs if r.status != COMPLETED), COMPLETED if b_runs else "crashed")
         findings = [f for r in b_runs for f in (r.summary or {}).get("findings") or [] if isinstance(f, dict)]
         xla_active = all((r.summary or {}).get("xla_active", True) is not False for r in b_runs if r.status == COMPLETED)
+        error = next(((r.summary or {}).get("error") for r in b_runs if r.status != COMPLETED), None)
+        error = error if isinstance(error, dict) else None
+        outputs = next(((r.summary or {}).get("output_dtypes") for r in b_runs if (r.summary or {}).get(
+            "output_dtypes")), None)
         kept, reason, found = keep(speed, acc, status, findings, self.label_b, self.label_a,
                                    xla_requested=self.b.jit_compile and not self.a.jit_compile,
-                                   xla_active=xla_active)
+                                   xla_active=xla_active, error=error,
+                                   change=Change(self._accuracy_reference_settings(), self.settings_of(B), outputs))
         if failed_a is not None and status == COMPLETED:
             kept = False
             reason = f"the reference run ({self.label_a}) ended as {failed_a.status}, so nothing was compared"
-        error = next(((r.summary or {}).get("error") for r in b_runs if r.status != COMPLETED), None)
-        if isinstance(error, dict) and error.get("message"):
-            reason += f": {error['message']}"
-        return TrialVerdict(speed, acc, kept, reason, found, status, self.design(speed.replicates, acc.examples))
+        return TrialVerdict(speed, acc, kept, reason, found, status, self.design(speed.replicates, acc.examples),
+                            error=error)
+
+    def _accuracy_reference_settings(self) -> RunSettings:
+        """The settings B's accuracy is judged against (the baseline's in a ladder), for naming causes."""
+        for summary, _ in self.accuracy_reference or []:
+            settings = (summary or {}).get("settings")
+            if isinstance(settings, dict):
+                return RunSettings.from_dict(settings)
+        return self.a
 
     def design(self, pairs: int, examples: int) -> str:
         """How this trial measured, in words, for the report and the wizard."""

@@ -370,6 +370,8 @@ class Ladder:
         if rung.kind == RungKind.BASELINE:
             self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}"
                      + (d.reason if d else ""))
+        elif d is not None and d.failed:
+            self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {d.reason}")
         elif d is not None:
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {'KEPT' if d.kept else 'not kept'} — "
                      f"speed {d.speed.text()} ({d.speed.verdict}); accuracy {d.accuracy.text()} "
