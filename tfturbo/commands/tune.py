@@ -23,7 +23,7 @@ from ..cli_args import WORKLOAD_HELP
 from ..runfiles import REPORT_PDF
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE
-from ..trials.policy import STAGES
+from ..tune.levers import stages
 from ..trials.speed import SpeedRule
 from ..trials.verdict import Tolerance
 from ..tune.ladder import Ladder, TuneOptions
@@ -58,9 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default {Tolerance.loss_rel})")
     parser.add_argument("--max-batch-scale", type=float, default=DEFAULT_MAX_SCALE, metavar="X",
                         help=f"the larger-batch rung grows the batch at most X times (default {DEFAULT_MAX_SCALE:g})")
-    parser.add_argument("--stages", type=stages_list, default=STAGES, metavar="STAGE,...",
+    parser.add_argument("--stages", type=stages_list, default=None, metavar="STAGE,...",
                         help="the stages to measure, in their fixed order (default all: "
-                             f"{','.join(STAGES)}); the recommendation is always confirmed against the baseline")
+                             f"{','.join(stages())}); the recommendation is always confirmed against the baseline")
     parser.add_argument("--no-fixes", dest="auto_fix", action="store_false",
                         help="measure the workload as written: do not apply the audit's automatic fixes "
                              "(float32 head, drop_remainder)")
@@ -72,10 +72,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def stages_list(value: str) -> tuple[str, ...]:
     chosen = tuple(v.strip() for v in value.split(",") if v.strip())
-    unknown = [v for v in chosen if v not in STAGES]
+    unknown = [v for v in chosen if v not in stages()]
     if unknown or not chosen:
         raise argparse.ArgumentTypeError(f"unknown stage(s) {', '.join(unknown) or '(none)'}; "
-                                         f"choose from {','.join(STAGES)}")
+                                         f"choose from {','.join(stages())}")
     return chosen
 
 
@@ -85,7 +85,7 @@ def options_from_args(args: argparse.Namespace) -> TuneOptions:
         val_every=args.val_every, val_examples=args.val_examples, min_replicates=args.min_replicates,
         max_replicates=max(args.min_replicates, args.max_replicates), policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
         tolerance=Tolerance(args.accuracy_tolerance, args.loss_tolerance), script_args=list(args.script_args),
-        stages=tuple(args.stages))
+        stages=tuple(args.stages) if args.stages else None)
 
 
 def write_report(study: Study, out_pdf: str | None, say) -> None:
