@@ -19,11 +19,13 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QM
 from tfturbo import __version__
 from tfturbo.backend_client import backend_command
 from tfturbo.settings import DEFAULT_STEPS
+from tfturbo.tune import levers
 
 from .pages.base import WizardPage
 from .pages.baseline import BaselinePage
 from .pages.batch import BatchPage
 from .pages.compare import ComparePage
+from .pages.lever import page_for
 from .pages.precision import PrecisionPage
 from .pages.record import RecordPage
 from .pages.workload import WorkloadPage
@@ -36,7 +38,20 @@ from .step_list import StepList
 from .tensorboard_launcher import TensorBoardLauncher
 from .labels import muted_label
 
-PAGES = (WorkloadPage, BaselinePage, PrecisionPage, XlaPage, ComparePage, BatchPage, RecordPage)
+LEVER_PAGES = {"baseline": BaselinePage, "precision": PrecisionPage, "xla": XlaPage, "batch": BatchPage,
+               "compare": ComparePage}  # a lever's `page` -> the page that shows it
+
+
+def page_classes() -> list[type[WizardPage]]:
+    """The wizard's pages in the checklist's order: the workload and the baseline, one page per lever page in
+    the levers' order (`tune.levers.LEVERS`; a lever without a page gets one of its own), the record."""
+    out: list[type[WizardPage]] = [WorkloadPage, BaselinePage]
+    for lever in levers.LEVERS:
+        cls = LEVER_PAGES[lever.page] if lever.page else page_for(lever)
+        if cls not in out:
+            out.append(cls)
+    return out + [RecordPage]
+
 RECENT_KEY = "recent_studies"
 MAX_RECENT = 8
 MIN_SIZE = (1024, 640)
@@ -66,7 +81,8 @@ class MainWindow(QMainWindow):
         self._remembered: str | None = None
 
         self.stack = QStackedWidget()
-        self.steps = StepList([cls.title for cls in PAGES])
+        self.page_classes = page_classes()
+        self.steps = StepList([cls.title for cls in self.page_classes])
         self.steps.setFixedWidth(214)
         self.steps.step_clicked.connect(self._on_step_clicked)
         self.back_button = QPushButton("Back")
@@ -116,7 +132,7 @@ class MainWindow(QMainWindow):
         self.session = session
         self._remembered = None
         launcher = SessionLauncher(session, self.launcher)  # on the session's ssh host once it has one
-        self.pages: list[WizardPage] = [cls(self.session, launcher) for cls in PAGES]
+        self.pages: list[WizardPage] = [cls(self.session, launcher) for cls in self.page_classes]
         for i, page in enumerate(self.pages):
             self.stack.addWidget(page)
             self.steps.set_status(i, page.status)

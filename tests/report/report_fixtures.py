@@ -187,9 +187,8 @@ def make_study(root: Path, workload: str = "builtin:transformer", *, broken: boo
     `confirmation=False`, as in a study stopped before it). `broken` adds runs the ladder does not name:
     a failed run, a cancelled run without summary and a crashed run with a truncated events.jsonl.
     """
-    from tfturbo.trials.policy import Candidate
     from tfturbo.trials.trial import PlannedRun, run_trial
-    from tfturbo.tune.ladder import TuneOptions, baseline_verdict, finish_rung, make_trial
+    from tfturbo.tune.engine import TuneOptions, baseline_verdict, finish_rung, make_trial
     from tfturbo.tune.study import Rung, RungKind, Study, StudyStatus, measurement_only
 
     runs = root / RUNS_DIR
@@ -210,9 +209,8 @@ def make_study(root: Path, workload: str = "builtin:transformer", *, broken: boo
     study.rungs.append(base)
 
     def trial(name: str, kind: str, b: RunSettings, reference: Rung, note: str) -> Rung:
-        candidate = Candidate(kind, name[3:], b, note, reference)
         rung = Rung(name, kind, b, f"{RUNS_DIR}/{name}", compared_with=reference.name)
-        t = make_trial(candidate, name, base, root, options)
+        t = make_trial(b, reference, name, base, root, options)
         verdict = run_trial(t, execute)
         finish_rung(rung, t, verdict, note)
         rung.decision = verdict

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..arg_types import non_negative, positive_int
 from ..cli_args import WORKLOAD_HELP
-from ..commands.backend import log_path
+from ..backend_client import log_path
 from ..errors import OutputDirError
 from ..runfiles import RUNS_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings

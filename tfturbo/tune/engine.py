@@ -35,7 +35,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterator
+from typing import Any, Callable, Generator
 
 from .. import findings as F
 from .. import protocol, summary
@@ -158,6 +158,27 @@ def rung_run_names(name: str) -> Callable[[str, int], str]:
     return lambda arm, replicate: name if (arm == "b" and replicate == 1) else f"{name}.{arm}{replicate}"
 
 
+def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
+               options: TuneOptions) -> Trial:
+    """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run."""
+    return Trial(reference.settings, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
+                 accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
+                 label_a=reference.settings.label() if reference is not baseline else "the baseline",
+                 label_b=settings.label())
+
+
+def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
+    """What a rung keeps of its trial: B's first run as its own, every run's name, the verdict's reason after
+    why the rung was measured."""
+    first_b = next((r for r in trial.runs if r.planned.arm == "b"), None)
+    rung.summary = first_b.summary if first_b is not None else None
+    rung.settings = first_b.planned.settings if first_b is not None else rung.settings
+    rung.replicates = [r.planned.name for r in trial.runs]
+    rung.run_seconds = trial.measured_seconds()
+    if note:
+        verdict.reason = f"{note}; {verdict.reason}"
+
+
 def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
                script_args: list[str] = ()) -> list[str]:
     """`audit` arguments (the shared backend parser's); a script's options follow `--`."""
@@ -170,6 +191,14 @@ def probe_argv(workload: str, seed: int = DEFAULT_SEED, batch_size: int | None =
     """`probe-input` arguments (the shared backend parser's); a script's options follow `--`."""
     argv = [workload, "--seed", str(seed), *extra]
     return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
+
+
+def audit_action(options: TuneOptions, recommended: str | None, workload: str | None = None,
+                 script_args: list[str] | None = None) -> Action:
+    """The audit under the 16-bit policy and XLA the study will try, so the fixes of what it finds apply."""
+    policy = sixteen_bit_policies(recommended, options.both_policies, options.policy)[0][0]
+    return Action("audit", audit_argv(workload or options.workload, policy, jit=True, batch_size=options.batch_size,
+                                      script_args=options.script_args if script_args is None else script_args), AUDIT)
 
 
 Flow = Generator[Action, Outcome, Any]
@@ -194,6 +223,7 @@ class StudyEngine:
         self._started = False
         self._stop = False  # the user stopped: no new trial starts, the study ends interrupted
         self._visited: set[str] = set()  # levers whose stage began (their skips are recorded once)
+        self._unattended = False  # planning the whole study (tune): a failed baseline ends it
 
     # ------------------------------------------------------------ the plan
 
@@ -210,6 +240,7 @@ class StudyEngine:
 
     def run_all(self) -> None:
         """Plan the whole study (tune): every stage in order, then the recommendation."""
+        self._unattended = True
         self._start(self._whole())
 
     def begin(self, stage: str, settings: RunSettings | None = None) -> None:
@@ -304,20 +335,12 @@ class StudyEngine:
         self.policy = TuningPolicy(self.study.audit, policies, reason, self.opts.auto_fix, self.opts.max_batch_scale,
                                    available if isinstance(available, (int, float)) else None)
 
-    def audit_action(self, workload: str | None = None, script_args: list[str] | None = None) -> Action:
-        """The audit under the 16-bit policy and XLA the study will try (so their fixes apply)."""
-        policy = self.policy.policies[0] if self.policy is not None else sixteen_bit_policies(None, False)[0][0]
-        return Action("audit", audit_argv(workload or self.opts.workload, policy, jit=True,
-                                          batch_size=self.opts.batch_size,
-                                          script_args=self.opts.script_args if script_args is None else script_args),
-                      AUDIT)
-
     def _audit(self) -> Flow:
         recorded = self.recorded
         if recorded is not None and (recorded.audit or recorded.probe is not None or recorded.rungs):
             self.record_audit(recorded.audit)
             return
-        action = self.audit_action()
+        action = audit_action(self.opts, self.study.environment.get("recommended_policy"))
         outcome = yield from self._ask(action)
         if outcome.document is None:
             self.fail("the audit failed: " + error_text(outcome))
@@ -396,7 +419,7 @@ class StudyEngine:
             rung.decision.kept = False
             rung.decision.reason = f"the baseline run ended as {status}{detail}"
             self._report_end(rung)
-            if not self._stop:
+            if self._unattended and not self._stop:  # the wizard's user may measure it again
                 self.fail(f"the baseline run ended as {status}{detail}, so nothing can be compared with it; "
                           f"see {rung.run}/backend.log")
             return
@@ -426,10 +449,10 @@ class StudyEngine:
         lever = levers.lever(lever) if isinstance(lever, str) else lever
         if self.policy is None or self.policy.best is None:
             return []
-        measured = [r for r in self.policy.rungs if r.kind == lever.rung_kind]
+        measured = {r.name[3:] for r in self.policy.rungs if r.kind == lever.rung_kind}  # NN-slug
         follow = lever.follow_up(self.policy) if measured else []
         return follow or [c for c in lever.candidates(self.policy)
-                          if c.skipped_reason is not None or not any(r.settings == c.settings for r in measured)]
+                          if c.skipped_reason is not None or c.slug not in measured]
 
     def _lever(self, lever: Lever, chosen: list[Candidate] | None, follow: bool) -> Flow:
         pending = chosen if chosen is not None else self.policy.candidates(lever)
@@ -453,13 +476,9 @@ class StudyEngine:
     def _trial(self, candidate: Candidate, lever: Lever) -> Flow:
         reference = self.policy.reference_for(candidate, lever)
         rung = self._new_rung(candidate.kind, candidate.slug, candidate.settings, compared_with=reference.name)
-        base = self.policy.baseline
         o = self.opts
-        trial = self.trial = self.trials[rung.name] = Trial(
-            reference.settings, candidate.settings, o.speed_rule(), o.tolerance, names=rung_run_names(rung.name),
-            accuracy_reference=[(base.summary, self.study.path / str(base.run))],
-            label_a=reference.settings.label() if reference is not base else "the baseline",
-            label_b=candidate.settings.label())
+        trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
+                                                                 self.policy.baseline, self.study.path, o)
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
                  f"{trial.label_a} — {o.min_replicates}–{o.max_replicates} interleaved pairs of {o.steps}-step runs")
         while (planned := trial.next_run()) is not None:
@@ -469,12 +488,7 @@ class StudyEngine:
             rung.replicates = [r.planned.name for r in trial.runs]
             self.study.save()
         verdict = trial.verdict()
-        first_b = next((r for r in trial.runs if r.planned.arm == "b"), None)
-        rung.summary = first_b.summary if first_b is not None else None
-        rung.settings = first_b.planned.settings if first_b is not None else rung.settings
-        rung.run_seconds = trial.measured_seconds()
-        if candidate.note:
-            verdict.reason = f"{candidate.note}; {verdict.reason}"
+        finish_rung(rung, trial, verdict, candidate.note)
         self.policy.conclude(rung, verdict, lever)
         self.trial = None
         self._report_end(rung)
@@ -542,12 +556,4 @@ def error_text(outcome: Outcome) -> str:
     if err:
         return str(err.get("message") or err.get("kind") or "error")
     return f"the backend ended without a result ({outcome.status})"
-
-
-def lever_pages() -> Iterator[tuple[str, list[Lever]]]:
-    """The wizard's lever pages in order: (page, its levers); a lever without a page has one of its own."""
-    seen: dict[str, list[Lever]] = {}
-    for lv in levers.LEVERS:
-        seen.setdefault(lv.page or lv.name, []).append(lv)
-    return iter(seen.items())
 

@@ -174,8 +174,7 @@ def needs_baseline(session: WizardSession) -> str:
 class RungPage(WizardPage):
     """A page that measures one configuration against the baseline and decides whether to keep it."""
 
-    rung_kind = ""  # tune.study kind: mixed_precision | xla | larger_batch
-    rung_slug = ""  # the run folder's name after NN-
+    stage = ""  # the engine's stage (a lever's name) this page's Run button measures
     run_button_text = "Run"
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
@@ -280,7 +279,7 @@ class RungPage(WizardPage):
         """Start the page's trial: its runs follow one another (A and B, alternating) until it is decided."""
         if self.run_panel.is_running() or self.session.baseline is None or self.training_blocked():
             return
-        self.rung = self.session.start_trial(self.rung_kind, self.rung_slug, self.rung_settings())
+        self.rung = self.session.start_trial(self.stage, self.rung_settings())
         self.decision_card.hide()
         self.findings.set_findings(self._audit_findings)  # the last run's verdict findings are superseded
         self.findings.set_fixes_locked(True)

@@ -24,6 +24,7 @@ class InputPipeline(Lever):
     name = "input_pipeline"
     order = 10
     title = "Input pipeline"
+    page = "baseline"  # the wizard shows an input-bound job on the Profile & baseline page
     intro = ("The input probe found the device waiting for data: the automatic tf.data fixes (prefetch, a "
              "finite cache, parallel maps that keep the data order) are measured first, then the probe runs "
              "again with them on.")
