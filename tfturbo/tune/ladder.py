@@ -73,8 +73,14 @@ class Ladder:
         """A new study, or the unfinished one in the directory continued (resume)."""
         recorded = unfinished_study(self.path) if self.resume else None
         if recorded is None:
+            if (self.path / STUDY_YAML).exists():
+                status = Study.load(self.path).status or "unreadable"
+                raise OutputDirError(f"{self.path} already holds a finished study ({status})",
+                                     "choose a new --out directory, or add --restart to measure it again")
             self._created_dir = prepare_study_dir(self.path)
-            return StudyEngine(self.opts, Study(self.path, self.opts.workload, self.opts.to_dict()), self.say)
+            study = Study(self.path, self.opts.workload, self.opts.to_dict())
+            study.save()  # from now on a kill leaves a study that the same command continues
+            return StudyEngine(self.opts, study, self.say)
         if recorded.options != self.opts.to_dict():
             differ = sorted(k for k in set(recorded.options) | set(self.opts.to_dict())
                             if recorded.options.get(k) != self.opts.to_dict().get(k))
