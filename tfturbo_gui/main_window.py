@@ -19,7 +19,9 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QM
 from tfturbo import __version__
 from tfturbo.backend_client import backend_command
 from tfturbo.settings import DEFAULT_STEPS
+from tfturbo.runfiles import STUDY_YAML
 from tfturbo.tune import levers
+from tfturbo.tune.study import Study
 
 from .pages.base import WizardPage
 from .pages.baseline import BaselinePage
@@ -38,8 +40,7 @@ from .step_list import StepList
 from .tensorboard_launcher import TensorBoardLauncher
 from .labels import muted_label
 
-LEVER_PAGES = {"baseline": BaselinePage, "precision": PrecisionPage, "xla": XlaPage, "batch": BatchPage,
-               "compare": ComparePage}  # a lever's `page` -> the page that shows it
+LEVER_PAGES = {cls.page_key: cls for cls in (BaselinePage, PrecisionPage, XlaPage, BatchPage, ComparePage)}
 
 
 def page_classes() -> list[type[WizardPage]]:
@@ -47,7 +48,7 @@ def page_classes() -> list[type[WizardPage]]:
     the levers' order (`tune.levers.LEVERS`; a lever without a page gets one of its own), the record."""
     out: list[type[WizardPage]] = [WorkloadPage, BaselinePage]
     for lever in levers.LEVERS:
-        cls = LEVER_PAGES[lever.page] if lever.page else page_for(lever)
+        cls = LEVER_PAGES[lever.page] if lever.page else page_for(lever)  # a lever's `page` shows it
         if cls not in out:
             out.append(cls)
     return out + [RecordPage]
@@ -185,7 +186,7 @@ class MainWindow(QMainWindow):
         paths = recent_studies()
         for path in paths:
             action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda _checked=False, p=path: self.show_browser().open_study(p))
+            action.triggered.connect(lambda _checked=False, p=path: self.open_study(p))
         self.recent_menu.setEnabled(bool(paths))
 
     def _build_shortcuts(self) -> None:
@@ -270,7 +271,28 @@ class MainWindow(QMainWindow):
     def choose_study(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a study folder", str(self.session.study_path or ""))
         if path:
+            self.open_study(path)
+
+    def open_study(self, path: str | Path) -> None:
+        """An unfinished study continues in the wizard at its next stage; a finished one opens in the browser."""
+        if (Path(path) / STUDY_YAML).exists() and Study.load(path).unfinished and not GATE.busy():
+            self.continue_study(Path(path))
+        else:
             self.show_browser().open_study(path)
+
+    def continue_study(self, path: Path) -> None:
+        """The wizard on the study in `path`, its decided rungs replayed, on the page of its next stage."""
+        self.stop_children()
+        self.session.interrupt()
+        session = WizardSession.open(path)
+        session.host = self.session.host
+        self._build_pages(session)
+        for page in self.pages:
+            page.show_recorded()
+        stage = session.next_stage()
+        index = next((i for i, page in enumerate(self.pages) if stage in page.stages()), len(self.pages) - 1)
+        self.statusBar().showMessage(f"Continuing the unfinished study in {path} at {self.pages[index].title}", 8000)
+        self.goto(index)
 
     def _export_report(self) -> None:
         record = self.pages[-1]

@@ -22,7 +22,7 @@ from tfturbo import remote
 from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv
 from tfturbo.errors import UserError
-from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
+from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
 from tfturbo.trials.speed import SpeedRule
@@ -120,6 +120,37 @@ class WizardSession:
         self._action: Action | None = None  # the engine's action a page is executing
 
     # ------------------------------------------------------------ study
+
+    @classmethod
+    def open(cls, path: Path) -> "WizardSession":
+        """The study in `path` continued: its options, every decided rung replayed from its runs on disk (the
+        same engine, so the same verdicts and the same best configuration), ready for its next stage."""
+        recorded = Study.load(path)
+        options = TuneOptions.from_dict(recorded.workload, Path(path), recorded.options)
+        session = cls(recorded.workload, steps=options.steps, seed=options.seed)
+        session.script_args = list(options.script_args)
+        session.min_replicates, session.max_replicates = options.min_replicates, options.max_replicates
+        session.study_path = Path(path)
+        session._environment = recorded.environment
+        study = Study(Path(path), recorded.workload, options.to_dict(), created=recorded.created)
+        session.engine = engine = StudyEngine(options, study, recorded=recorded)
+        engine.replay()
+        if engine.next_action() is not None:  # a run that is not on disk: its stage is measured again
+            engine.abandon()
+        for rung in study.rungs:
+            if rung.run and (study.path / rung.run).is_dir():
+                session.run_data[rung.name] = RunData.from_record(load_run(study.path / rung.run))
+        study.save()
+        return session
+
+    def next_stage(self) -> str:
+        """The stage to continue with: the baseline, or the lever after the last one measured."""
+        if self.baseline is None:
+            return BASELINE
+        measured = [r.kind for r in self.study.rungs[1:] if r.skipped_reason is None]
+        order = [lv for lv in self.engine.opts.selected()]
+        last = max((i for i, lv in enumerate(order) if lv.rung_kind in measured), default=-1)
+        return order[min(last + 1, len(order) - 1)].name
 
     @property
     def study(self) -> Study | None:

@@ -63,3 +63,35 @@ def test_the_wizard_and_tune_write_the_same_study_from_the_same_runs(qtbot, tmp_
     assert tune.recommended.batch_size == 128
     assert ladder[-1]["rung"] == "confirmation" and ladder[-1]["compared_with"] == "01-baseline"
     assert ladder[-1]["settings"]["batch_size"] == 128 and ladder[-1]["kept"]
+
+
+def test_open_study_continues_an_unfinished_study_at_its_next_stage(qtbot, tmp_path):
+    from tfturbo.runfiles import SUMMARY
+    from tfturbo_gui.step_status import PASSED
+
+    window = make_window(qtbot, tmp_path, workload="builtin:fp16-softmax-head")
+    go_next(qtbot, window, 1)
+    qtbot.mouseClick(window.pages[1].measure_button, LEFT)
+    qtbot.waitUntil(lambda: window.session.baseline is not None and not window.pages[1].run_panel.is_running(),
+                    timeout=20_000)
+    window.goto(2)
+    precision = window.pages[2]
+    qtbot.waitUntil(lambda: precision.run_button.isEnabled(), timeout=20_000)
+    qtbot.mouseClick(precision.run_button, LEFT)
+    qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=20_000)
+    path = window.session.study.path
+    runs = {p.name: (p / SUMMARY).stat().st_mtime_ns for p in (path / "runs").iterdir()}
+    window.close()  # the study says "interrupted"
+
+    again = make_window(qtbot, tmp_path / "again", workload="builtin:mlp")
+    again.open_study(path)  # File → Open study / Recent studies
+    session = again.session
+    assert session.study.path == path and again.current() == 3  # XLA: the stage after mixed precision
+    assert [again.steps.status_text(i) for i in range(3)] == [PASSED] * 3
+    assert session.best.name == "02-mixed_float16" and session.best.kept
+    xla = again.pages[3]
+    qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
+    qtbot.mouseClick(xla.run_button, LEFT)
+    qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=20_000)
+    assert xla.rung.name == "03-xla" and xla.rung.compared_with == "02-mixed_float16"
+    assert {name: (path / "runs" / name / SUMMARY).stat().st_mtime_ns for name in runs} == runs  # none re-measured

@@ -102,6 +102,17 @@ class TuneOptions:
                 "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
                 "tolerance": self.tolerance.to_dict(), "stages": list(self.stages)}
 
+    @classmethod
+    def from_dict(cls, workload: str, out: Path, d: dict[str, Any]) -> "TuneOptions":
+        """The options a study recorded (study.yaml's `options`), to continue it with them."""
+        replicates = d.get("replicates") or {}
+        known = {k: d[k] for k in ("steps", "seed", "batch_size", "val_every", "val_examples", "policy",
+                                   "both_policies", "auto_fix", "max_batch_scale") if d.get(k) is not None}
+        return cls(workload, Path(out), **known, min_replicates=replicates.get("min", SpeedRule.min_pairs),
+                   max_replicates=replicates.get("max", SpeedRule.max_pairs),
+                   tolerance=Tolerance.from_dict(d.get("tolerance")), script_args=list(d.get("script_args") or []),
+                   stages=tuple(d["stages"]) if d.get("stages") else None)
+
     def selected(self) -> list[Lever]:
         """The levers this study measures, in order (a confirming lever always)."""
         return [lv for lv in levers.LEVERS if lv.stage_name in self.stages or lv.confirms]
@@ -270,6 +281,57 @@ class StudyEngine:
         """What came of `action` (the one `next_action` returned)."""
         assert action is self._pending, "record the action next_action() returned"
         self._pending, self._outcome = None, outcome
+
+    def replay(self) -> None:
+        """Plan the recorded study's decided rungs again from their runs on disk (the wizard's Open study): the
+        policy, the best configuration and every verdict come back as they were. A rung whose runs are not all
+        on disk asks for a run: the front end then `abandon()`s the replay there."""
+        self._start(self._replay())
+
+    def abandon(self) -> None:
+        """Drop the stage being planned (a replay that reached a run not on disk): its undecided rung goes."""
+        if self._flow is not None:
+            self._flow.close()
+        self._flow, self._pending, self.trial = None, None, None
+        if self.study.rungs and self.study.rungs[-1].decision is None and self.study.rungs[-1].skipped_reason is None:
+            self.study.rungs.pop()
+        self.study.save()
+
+    def _replay(self) -> Flow:
+        recorded = self.recorded
+        if recorded.environment is not None:
+            self.record_environment(recorded.environment)
+        self.record_audit(recorded.audit)
+        if recorded.probe is not None:
+            self.record_probe(recorded.probe)
+        self.study.probe_input_fixes = recorded.probe_input_fixes
+        for rung in recorded.rungs:
+            if rung.skipped_reason is not None:
+                self.study.add_skipped(rung.kind, rung.name[3:], rung.settings, rung.skipped_reason,
+                                       rung.compared_with or "")
+                self._visited.update(lv.name for lv in levers.of_kind(rung.kind))
+            elif rung.decision is None or self.policy is None:
+                return  # the rung never finished: its stage is the next one
+            elif rung.kind == BASELINE:
+                yield from self._baseline()
+            elif self.best is not None:
+                lever = self._lever_of(rung)
+                self._visited.add(lever.name)
+                slug = rung.name[3:]
+                candidate = next((c for c in lever.candidates(self.policy) + lever.follow_up(self.policy)
+                                  if c.slug == slug and c.skipped_reason is None), None)
+                yield from self._trial(candidate or Candidate(rung.kind, slug, rung.settings,
+                                                              f"chosen in the wizard: {rung.settings.label()}",
+                                                              self.best), lever)
+
+    def _lever_of(self, rung: Rung) -> Lever:
+        """The lever a recorded rung measured: of its kind, the last that changes a setting it differs in from
+        the rung it was measured against."""
+        kind = levers.of_kind(rung.kind)
+        reference = self.policy.rung(rung.compared_with).settings
+        changed = [lv for lv in kind if any(getattr(rung.settings, f) != getattr(reference, f)
+                                            for f in lv.settings_changed)]
+        return (changed or kind)[-1]
 
     def stop(self) -> None:
         """The user stopped: the current trial is judged on its complete pairs, and no new trial starts."""

@@ -27,7 +27,6 @@ from .study import Study, StudyStatus
 
 Runner = Callable[..., BackendResult]
 WHAT = {"env": "the environment report", "audit": "the audit", "probe-input": "the input probe", "run": "the run"}
-UNFINISHED = (StudyStatus.RUNNING, StudyStatus.INTERRUPTED)
 
 __all__ = ["Ladder", "TuneOptions", "unfinished_study", "remove_study"]
 
@@ -37,7 +36,7 @@ def unfinished_study(path: Path) -> Study | None:
     if not (Path(path) / STUDY_YAML).exists():
         return None
     study = Study.load(path)
-    return study if study.status in UNFINISHED else None
+    return study if study.unfinished else None
 
 
 def remove_study(path: Path) -> None:

@@ -161,6 +161,11 @@ class Study:
     def baseline(self) -> Rung | None:
         return self.rungs[0] if self.rungs and self.rungs[0].kind == RungKind.BASELINE else None
 
+    @property
+    def unfinished(self) -> bool:
+        """It stopped before its end (a kill, a crash, Ctrl-C, the wizard closed): the same command continues it."""
+        return self.status in (StudyStatus.RUNNING, StudyStatus.INTERRUPTED)
+
     def next_name(self, slug: str) -> str:
         """The next ladder entry's name, NN-slug (its run folder is runs/NN-slug)."""
         return f"{len(self.rungs) + 1:02d}-{slug}"

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitt
 
 from tfturbo import protocol
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
+from tfturbo.tune import levers
 from tfturbo.tune.study import Rung
 
 from ..cards import DecisionCard
@@ -49,6 +50,7 @@ class WizardPage(QWidget):
 
     title = ""
     intro = ""
+    page_key = ""  # the `Lever.page` of the levers this page shows ("": none)
     status_changed = Signal(str)
     navigation_changed = Signal()  # can_go_next() or next_hint() may have changed
     advance = Signal()  # the page finished its asynchronous Next
@@ -124,6 +126,18 @@ class WizardPage(QWidget):
 
     def on_enter(self) -> None:
         """Called each time the page is shown; refresh from the session."""
+
+    def stages(self) -> list[str]:
+        """The engine's stages this page shows (its levers' names)."""
+        return [lv.name for lv in levers.LEVERS if self.page_key and lv.page == self.page_key]
+
+    def show_recorded(self) -> None:
+        """A continued study: the step's status from the rungs its stages recorded (kept, measured, or none)."""
+        kinds = {lv.rung_kind for lv in levers.LEVERS if lv.name in self.stages()}
+        decided = [r for r in (self.session.study.rungs if self.session.study else [])
+                   if r.kind in kinds and r.decision is not None]
+        if decided:
+            self.set_status(PASSED if any(r.kept for r in decided) else NOT_KEPT)
 
     def can_go_next(self) -> bool:
         return True

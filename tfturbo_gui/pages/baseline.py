@@ -123,6 +123,16 @@ class BaselinePage(WizardPage):
         self.plots = RunPlots()
         self.right.addWidget(self.plots, 1)
 
+    page_key = "baseline"
+
+    def stages(self) -> list[str]:
+        return ["baseline", *super().stages()]
+
+    def show_recorded(self) -> None:
+        if self.session.baseline is not None:
+            self.rung = self.session.baseline
+            self.set_status(PASSED)
+
     def available(self) -> str:
         return "" if self.session.study is not None else "choose and check a workload first"
 

@@ -31,6 +31,7 @@ class BatchPage(RungPage):
     intro = BATCH.intro
     run_button_text = "Run with this batch size"
     stage = BATCH.name
+    page_key = BATCH.page
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)

@@ -43,6 +43,7 @@ def confirmation_verdict(rung: Rung) -> dict[str, Any] | None:
 class ComparePage(WizardPage):
     title = CONFIRMATION.title
     intro = CONFIRMATION.intro
+    page_key = CONFIRMATION.page
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
@@ -111,6 +112,12 @@ class ComparePage(WizardPage):
 
     def available(self) -> str:
         return needs_baseline(self.session)
+
+    def show_recorded(self) -> None:
+        """A continued study: its last confirmation is this page's."""
+        super().show_recorded()
+        self.confirmation = next((r for r in reversed(self.session.study.rungs)
+                                  if r.kind == CONFIRMATION.rung_kind and r.decision is not None), None)
 
     # ------------------------------------------------------------ what needs confirming
 

@@ -32,6 +32,9 @@ class LeverPage(RungPage):
     def stage(self) -> str:
         return self.lever.name
 
+    def stages(self) -> list[str]:
+        return [self.lever.name]
+
     def candidate(self) -> Candidate | None:
         """The engine's next candidate of this lever (None: nothing to measure; `plan_text` says why)."""
         pending = self.session.pending(self.lever.name)

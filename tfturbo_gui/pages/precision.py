@@ -41,6 +41,7 @@ class PrecisionPage(RungPage):
         self._initialised = False
 
     stage = MIXED_PRECISION.name
+    page_key = MIXED_PRECISION.page
 
     def on_enter(self) -> None:
         if not self._initialised:

@@ -36,6 +36,7 @@ class XlaPage(RungPage):
     title = XLA.title
     intro = XLA.intro
     run_button_text = "Run with XLA"
+    page_key = XLA.page
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
