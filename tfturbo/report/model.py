@@ -29,6 +29,7 @@ from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
+from ..tune import levers
 from ..tune.study import Rung, RungKind, Study, StudyStatus
 from ..verdicts import ProbeVerdict, Verdict
 
@@ -54,6 +55,12 @@ class LadderRow:
         if self.rung.skipped_reason is not None:
             return False
         return self.rung.decision.kept if self.rung.decision else None
+
+    @property
+    def lever_title(self) -> str:
+        """The lever's own words for what this rung changed ("" for the baseline or a run outside the ladder)."""
+        kind = self.rung.kind if self.rung is not None else ""
+        return next((lv.title for lv in levers.LEVERS if lv.rung_kind == kind), "")
 
     @property
     def reason(self) -> str:
