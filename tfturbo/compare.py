@@ -23,7 +23,7 @@ from .errors import UserError
 from .findings import codes_of
 from .numbers import finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord, trained_settings
-from .settings import RunSettings
+from .settings import RunSettings, configuration_defaults
 from . import steady
 from .run_summary import RunSummary
 from .stats import median_ci, two_sample_ratio_ci
@@ -230,10 +230,12 @@ def _resolve(path: str) -> Path | None:
 
 
 def replicate_key(settings: dict[str, Any]) -> tuple:
-    """Runs with equal keys are replicates of one configuration (what differs between them is only noise)."""
-    keys = ("workload", "policy", "jit_compile", "batch_size", "steps", "seed", "strategy", "fix_head",
-            "drop_remainder", "lr_scale")
-    return tuple(str(settings.get(k)) for k in keys)
+    """Runs with equal keys are replicates of one configuration (what differs between them is only noise).
+
+    Every declared setting counts but those that only say how a run is measured
+    (`Setting.measurement`); a key missing from an older file is its default.
+    """
+    return tuple(str(settings.get(name, default)) for name, default in configuration_defaults().items())
 
 
 def compare_runs(records: list[RunRecord], baseline: int | str = 0,

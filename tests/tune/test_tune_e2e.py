@@ -140,6 +140,7 @@ def test_input_bound_job_stops_after_the_probe(tmp_path):
     assert math.isfinite(doc["probe"]["input_fraction"])
 
 
+@pytest.mark.timeout(1500)  # two dozen backend processes on a shared machine
 def test_a_study_killed_during_its_third_trial_resumes_without_measuring_a_finished_run_twice(tmp_path):
     """SIGKILL (the process group: tune and its backend child) while the third trial's first run trains; the
     same command again finishes the study, re-using every run that had written its summary."""
@@ -152,8 +153,10 @@ def test_a_study_killed_during_its_third_trial_resumes_without_measuring_a_finis
     from tests.conftest import ROOT
 
     out = tmp_path / "mlp"
-    args = ["tune", "builtin:mlp", "--out", str(out), "--steps", "30", "--min-replicates", "2",
-            "--max-replicates", "2", "--stages", "mixed_precision,xla,larger_batch", "--no-report"]
+    # three trials quickly: both 16-bit policies, then the batch search (capped at one doubling)
+    args = ["tune", "builtin:mlp", "--out", str(out), "--steps", "20", "--min-replicates", "2",
+            "--max-replicates", "2", "--stages", "mixed_precision,larger_batch", "--both-policies",
+            "--max-batch-scale", "2", "--no-report"]
     proc = subprocess.Popen([sys.executable, "-m", "tfturbo.cli", *args], cwd=ROOT, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     runs = out / "runs"
@@ -176,16 +179,15 @@ def test_a_study_killed_during_its_third_trial_resumes_without_measuring_a_finis
     unfinished = [p.name for p in runs.iterdir() if not (p / SUMMARY).exists()]
     assert unfinished, "the kill came while a run trained"
 
-    again = run_cli(*args, timeout=900)
+    again = run_cli(*args, timeout=1200)
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"resume: continuing the unfinished study in {out}" in again.stderr
     assert f"resume: {len(finished)} finished run(s) re-used" in again.stderr
     for name, mtime in finished.items():  # no finished run measured twice
         assert (runs / name / SUMMARY).stat().st_mtime_ns == mtime, name
-    for name in unfinished:  # the killed run measured again, from the start
-        assert (runs / name / SUMMARY).exists() or name not in {r for e in yaml.safe_load(
-            (out / "study.yaml").read_text())["ladder"] for r in e["replicates"]}
     study = yaml.safe_load((out / "study.yaml").read_text())
+    for name in unfinished:  # the killed run measured again, from the start
+        assert (runs / name / SUMMARY).exists(), name
     assert study["status"] == "completed"
     named = {r for e in study["ladder"] for r in e["replicates"]}
     assert set(finished) <= named

@@ -12,8 +12,8 @@ recommendation:
   not add up along the ladder; a confirming lever (the confirmation) is
   measured against the baseline itself;
 - the audit's automatic fixes (float32 head for a 16-bit policy, dropping the
-  partial last batch under XLA) are applied when `auto_fix` is on and the
-  audit raised the finding they fix;
+  partial last batch under XLA: each setting's `auto_when`) are applied when
+  `auto_fix` is on and the audit raised the finding they fix;
 - the recommendation is the best kept configuration; a confirmation that is
   not kept withdraws it.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import findings as F
-from ..settings import RunSettings
+from ..settings import RunSettings, with_audit_fixes
 from ..trials.verdict import TrialVerdict
 from ..verdicts import ProbeVerdict
 from . import levers
@@ -67,12 +67,7 @@ class TuningPolicy:
 
     def fixes_for(self, settings: RunSettings) -> RunSettings:
         """The audit's automatic fixes that apply to `settings` (only with auto_fix, only for raised findings)."""
-        codes = F.codes_of(self.audit)
-        if not self.auto_fix:
-            return settings
-        return settings.with_(
-            fix_head=settings.fix_head or (settings.sixteen_bit and F.HEAD_NOT_FLOAT32 in codes),
-            drop_remainder=settings.drop_remainder or (settings.jit_compile and F.PARTIAL_LAST_BATCH in codes))
+        return with_audit_fixes(settings, F.codes_of(self.audit)) if self.auto_fix else settings
 
     def probed(self, verdict: str | None) -> None:
         """The first probe's verdict: an input-bound job measures the automatic tf.data fixes first."""
