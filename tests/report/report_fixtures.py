@@ -218,13 +218,13 @@ def make_study(root: Path, workload: str = "builtin:transformer", *, broken: boo
         study.rungs.append(rung)
         return rung
 
-    trial("02-mixed_bfloat16", RungKind.MIXED_PRECISION, settings.with_(policy="mixed_bfloat16"), base,
+    trial("02-mixed_bfloat16", "mixed_precision", settings.with_(policy="mixed_bfloat16"), base,
           "mixed_bfloat16 was chosen with --policy")
-    xla = trial("03-xla", RungKind.XLA, settings.with_(jit_compile=True), base, "XLA on the best configuration so far")
-    big = trial("04-larger_batch", RungKind.LARGER_BATCH, xla.settings.with_(batch_size=128, lr_scale=2.0), xla,
+    xla = trial("03-xla", "xla", settings.with_(jit_compile=True), base, "XLA on the best configuration so far")
+    big = trial("04-larger_batch", "larger_batch", xla.settings.with_(batch_size=128, lr_scale=2.0), xla,
                 "batch 128: the kept rungs freed memory")
     if confirmation:
-        trial("05-confirmation", RungKind.CONFIRMATION, big.settings, base,
+        trial("05-confirmation", "confirmation", big.settings, base,
               "the recommended configuration against the baseline, side by side")
     study.recommended = measurement_only(big.settings)
     study.recommended_rung = big.name

@@ -18,7 +18,6 @@ import pytest
 import yaml
 
 from tfturbo import runfiles
-from tfturbo.cli_args import parse_run_settings
 from tfturbo.errors import OutputDirError
 from tfturbo.tune import study as study_mod
 from tfturbo.tune.ladder import Ladder, TuneOptions

@@ -30,7 +30,7 @@ from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune import levers
-from ..tune.study import Rung, RungKind, Study, StudyStatus
+from ..tune.study import Rung, Study, StudyStatus
 from ..verdicts import ProbeVerdict, Verdict
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
@@ -279,7 +279,7 @@ def _outcome(rung: LadderRow) -> str:
 def _headline_trial(tuned: LadderRow, rungs: list[LadderRow], baseline: LadderRow | None) -> LadderRow | None:
     """The trial that measured the recommendation against the baseline itself: the confirmation rung, or the
     recommended rung when it was measured against the baseline; None for studies without trial verdicts."""
-    confirmation = next((r for r in rungs if r.rung is not None and r.rung.kind == RungKind.CONFIRMATION
+    confirmation = next((r for r in rungs if r.rung is not None and any(lv.confirms and lv.rung_kind == r.rung.kind for lv in levers.LEVERS)
                          and r.speed is not None), None)
     if confirmation is not None:
         return confirmation

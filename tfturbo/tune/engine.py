@@ -246,9 +246,6 @@ class StudyEngine:
     def best(self) -> Rung | None:
         return self.policy.best if self.policy is not None else None
 
-    def busy(self) -> bool:
-        return self._flow is not None
-
     def run_all(self) -> None:
         """Plan the whole study (tune): every stage in order, then the recommendation."""
         self._unattended = True
@@ -316,6 +313,8 @@ class StudyEngine:
                 yield from self._baseline()
             elif self.best is not None:
                 lever = self._lever_of(rung)
+                if lever is None:  # a lever this tfturbo does not have (a newer version's, a plug-in's)
+                    return
                 self._visited.add(lever.name)
                 slug = rung.name[3:]
                 candidate = next((c for c in lever.candidates(self.policy) + lever.follow_up(self.policy)
@@ -324,10 +323,12 @@ class StudyEngine:
                                                               f"chosen in the wizard: {rung.settings.label()}",
                                                               self.best), lever)
 
-    def _lever_of(self, rung: Rung) -> Lever:
+    def _lever_of(self, rung: Rung) -> Lever | None:
         """The lever a recorded rung measured: of its kind, the last that changes a setting it differs in from
-        the rung it was measured against."""
+        the rung it was measured against (None: no lever has its kind)."""
         kind = levers.of_kind(rung.kind)
+        if not kind:
+            return None
         reference = self.policy.rung(rung.compared_with).settings
         changed = [lv for lv in kind if any(getattr(rung.settings, f) != getattr(reference, f)
                                             for f in lv.settings_changed)]
@@ -394,8 +395,12 @@ class StudyEngine:
         policies, reason = sixteen_bit_policies(doc.get("recommended_policy"), self.opts.both_policies,
                                                 self.opts.policy)
         available = (doc.get("memory") or {}).get("available_bytes")
-        self.policy = TuningPolicy(self.study.audit, policies, reason, self.opts.auto_fix, self.opts.max_batch_scale,
-                                   available if isinstance(available, (int, float)) else None)
+        available = available if isinstance(available, (int, float)) else None
+        if self.policy is None:
+            self.policy = TuningPolicy(self.study.audit, policies, reason, self.opts.auto_fix,
+                                       self.opts.max_batch_scale, available)
+        else:  # the report again (the wizard asks when its page shows): what was measured stays
+            self.policy.policies, self.policy.policy_reason, self.policy.available_memory = policies, reason, available
 
     def _audit(self) -> Flow:
         recorded = self.recorded

@@ -294,6 +294,9 @@ class RungPage(WizardPage):
         if self.run_panel.is_running() or self.session.baseline is None or self.training_blocked():
             return
         self.rung = self.session.start_trial(self.stage, self.rung_settings())
+        if self.rung is None:  # the engine had nothing to measure: it recorded why (the stage's skip)
+            self.update_controls()
+            return
         self.decision_card.hide()
         self.findings.set_findings(self._audit_findings)  # the last run's verdict findings are superseded
         self.findings.set_fixes_locked(True)
