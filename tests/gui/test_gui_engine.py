@@ -25,13 +25,13 @@ def wizard_study(qtbot, tmp_path, workload: str) -> str:
     baseline = window.pages[1]
     qtbot.mouseClick(baseline.measure_button, LEFT)
     qtbot.waitUntil(lambda: window.session.baseline is not None and not baseline.run_panel.is_running(),
-                    timeout=20_000)
+                    timeout=60_000)
     for index in range(2, 6):  # mixed precision, XLA (and its follow-ups), batch size (the search), confirmation
         window.goto(index)
         page = window.pages[index]
         while True:
             qtbot.waitUntil(lambda: not page.run_panel.is_running() and (
-                not hasattr(page, "audit_panel") or not page.audit_panel.is_running()), timeout=20_000)
+                not hasattr(page, "audit_panel") or not page.audit_panel.is_running()), timeout=60_000)
             more = {3: lambda: page.rung is None or page.follow_up() is not None or page.spe_button.isVisible(),
                     4: lambda: page.rung is None or bool([c for c in window.session.pending("larger_batch")
                                                           if c.skipped_reason is None]),
@@ -46,7 +46,7 @@ def wizard_study(qtbot, tmp_path, workload: str) -> str:
             before = len(window.session.study.rungs)
             qtbot.mouseClick(button, LEFT)
             qtbot.waitUntil(lambda: len(window.session.study.rungs) > before and not page.run_panel.is_running(),
-                            timeout=30_000)
+                            timeout=60_000)
     window.goto(6)  # Record & report: the recommendation
     return (tmp_path / "study" / "study.yaml").read_text()
 
@@ -73,12 +73,12 @@ def test_open_study_continues_an_unfinished_study_at_its_next_stage(qtbot, tmp_p
     go_next(qtbot, window, 1)
     qtbot.mouseClick(window.pages[1].measure_button, LEFT)
     qtbot.waitUntil(lambda: window.session.baseline is not None and not window.pages[1].run_panel.is_running(),
-                    timeout=20_000)
+                    timeout=60_000)
     window.goto(2)
     precision = window.pages[2]
-    qtbot.waitUntil(lambda: precision.run_button.isEnabled(), timeout=20_000)
+    qtbot.waitUntil(lambda: precision.run_button.isEnabled(), timeout=60_000)
     qtbot.mouseClick(precision.run_button, LEFT)
-    qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=60_000)
     path = window.session.study.path
     runs = {p.name: (p / SUMMARY).stat().st_mtime_ns for p in (path / "runs").iterdir()}
     window.close()  # the study says "interrupted"
@@ -90,8 +90,8 @@ def test_open_study_continues_an_unfinished_study_at_its_next_stage(qtbot, tmp_p
     assert [again.steps.status_text(i) for i in range(3)] == [PASSED] * 3
     assert session.best.name == "02-mixed_float16" and session.best.kept
     xla = again.pages[3]
-    qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
+    qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=60_000)
     qtbot.mouseClick(xla.run_button, LEFT)
-    qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=60_000)
     assert xla.rung.name == "03-xla" and xla.rung.compared_with == "02-mixed_float16"
     assert {name: (path / "runs" / name / SUMMARY).stat().st_mtime_ns for name in runs} == runs  # none re-measured
