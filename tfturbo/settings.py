@@ -141,6 +141,11 @@ class RunSettings:
                                           "±FRACTION (e.g. 0.02)")
     min_steps: int = setting(0, flag="--min-steps", parse=int, requires="until_ci",
                              help="with --until-ci: never stop before this step")
+    # A replicate that measures speed only (a trial's pairs after the first, docs/ARCHITECTURE.md "Measurement
+    # rules"): no validation and no saved model, so all its time after warm-up is steady measurement.
+    speed_only: bool = setting(False, flag="--speed-only",
+                               help="measure speed only: no validation, no saved model (checkpoint/model.keras); "
+                                    "the settings beside it are still written")
     # A training script's own options (what follows `--` on the command line): its sys.argv[1:].
     script_args: list[str] = setting(default_factory=list)
     extra: dict[str, Any] = setting(default_factory=dict)

@@ -38,4 +38,8 @@ def test_a_float16_loop_that_stops_learning_is_rejected_on_accuracy(tmp_path):
     assert acc["ci95"][1] < -0.005  # the whole interval is beyond the tolerance
     assert not doc["kept"] and "accuracy worse" in doc["reason"]
     assert "ACCURACY_REGRESSION" in codes_of(doc["findings"])
-    assert doc["speed"]["replicates"] == 2 and len(doc["runs"]) == 4
+    # 150 steps of a ~1 ms model are a fraction of a second of steady state: one pair shows that two cannot
+    # measure enough, so the trial ends there with no speed ratio, and says what would be enough
+    speed = doc["speed"]
+    assert speed["verdict"] == "not enough measurement" and speed["ratio"] is None and len(doc["runs"]) == 2
+    assert "longer runs" in speed["note"] and "not enough measurement" in doc["reason"]

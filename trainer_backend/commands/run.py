@@ -273,7 +273,8 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     epochs = math.ceil(settings.steps / val_every)
     callbacks = QuietCallbackList([instrument], add_history=True, model=job.model, verbose=0,
                                   epochs=epochs, steps=val_every)
-    if job.val_ds is not None:  # the same examples for every batch size, so candidates are compared pairwise
+    if job.val_ds is not None and not settings.speed_only:  # the same examples for every batch size, so
+        # candidates are compared pairwise; a speed-only replicate does not validate
         from ..paired_validation import PairedValidation
 
         monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
@@ -308,7 +309,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     checkpoint = None
     if error is None:
         writer.emit(protocol.PHASE, phase=protocol.SAVING, step=instrument.completed, detail="checkpoint")
-        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed)
+        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed, model=not settings.speed_only)
     scalars.close()
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
@@ -334,11 +335,16 @@ def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) ->
             **ceiling.utilization(flops, steps_per_s, peaks, job.settings.policy)}
 
 
-def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int) -> str | None:
-    """checkpoint/model.keras and, beside it, the settings that produced it (tutorial step 5)."""
+def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int, model: bool = True) -> str | None:
+    """checkpoint/model.keras and, beside it, the settings that produced it (tutorial step 5).
+
+    `model` False (a speed-only replicate, whose model nobody keeps): the settings only — saving a model
+    costs seconds per run."""
     folder = run_dir / runfiles.CHECKPOINT_DIR
     folder.mkdir(exist_ok=True)
     runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env)
+    if not model:
+        return None
     try:
         job.model.save(folder / runfiles.CHECKPOINT_MODEL)
     except Exception as exc:  # noqa: BLE001 - an unsaveable model does not void the measurements
