@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from .numbers import finite
-from .stats import median_ci, speedup_ci
+from .stats import median_ci, speedup_ci, weighted_median_ci
 
 # Validation metrics in order of preference for the accuracy gate; higher_is_better per metric.
 PRIMARY_METRICS = (("val_accuracy", True), ("val_sparse_categorical_accuracy", True),
@@ -48,7 +48,8 @@ def samples_per_s(summary: dict[str, Any] | None) -> float | None:
 
 
 def window_throughput(windows: Iterable[Sequence[float]], batch_size: int) -> dict[str, Any]:
-    """{"samples_per_s", "steps", "seconds", "windows"} of a run's steady windows (first step, last step, seconds).
+    """{"samples_per_s", "ci95", "steps", "seconds", "windows"} of a run's steady windows (first step, last
+    step, seconds).
 
     Each window ends in a read that waits for the device, so its rate cannot be
     flattered by asynchronous dispatch. The run's figure is the median of the
@@ -58,30 +59,22 @@ def window_throughput(windows: Iterable[Sequence[float]], batch_size: int) -> di
     such window move it by a factor 3), and a short window (an epoch's tail)
     counts for the few steps it holds. Time lost to stalls and recompilations
     is reported by the findings (RECOMPILE_STORM's time lost), not hidden in
-    this figure's noise. `steps` and `seconds` are the totals measured.
+    this figure's noise. `ci95`: its block-bootstrap interval over the windows
+    (None from fewer than 3). `steps` and `seconds` are the totals measured.
     """
     rows = [(int(last) - int(first) + 1, float(seconds)) for first, last, seconds in windows
             if float(seconds) > 0 and int(last) >= int(first)]
     steps = sum(n for n, _ in rows)
     seconds = sum(t for _, t in rows)
-    return {"samples_per_s": weighted_median([n * batch_size / t for n, t in rows], [n for n, _ in rows]),
-            "steps": steps, "seconds": seconds, "windows": len(rows)}
+    rate, ci = weighted_median_ci([n * batch_size / t for n, t in rows], [n for n, _ in rows])
+    return {"samples_per_s": rate, "ci95": list(ci) if ci else None, "steps": steps, "seconds": seconds,
+            "windows": len(rows)}
 
 
-def weighted_median(values: Sequence[float], weights: Sequence[float]) -> float | None:
-    """The value below and above which half the weight lies (the mean of the two middle values on a tie)."""
-    pairs = sorted((v, w) for v, w in zip(values, weights) if w > 0)
-    if not pairs:
-        return None
-    total = sum(w for _, w in pairs)
-    acc = 0.0
-    for i, (v, w) in enumerate(pairs):
-        acc += w
-        if acc > total / 2:
-            return v
-        if acc == total / 2:
-            return (v + pairs[i + 1][0]) / 2
-    return pairs[-1][0]
+def steps_per_s(summary: dict[str, Any] | None) -> float | None:
+    """The same throughput in steps/s (`samples_per_s` / batch): never a second figure."""
+    rate = samples_per_s(summary)
+    return rate / batch_size(summary or {}) if rate else None
 
 
 def step_time(summary: dict[str, Any]) -> tuple[float, tuple[float, float]]:

@@ -23,7 +23,7 @@ iterator (one reset measured 1.1 s) and compiles its test function before
 `on_test_begin` fires, and none of that is training. Per step the callback takes one
 `perf_counter()` stamp; a step's time is the difference between the stamps of
 consecutive batch starts within an epoch. Every window (a quarter second or
-10 steps during warm-up, then a second) it reads the loss tracker, the loss
+10 steps during warm-up, then half a second) it reads the loss tracker, the loss
 scale and the optimizer's step count once — the only sync — and hands the
 window to the run monitor, with the wall time from the previous read to the
 end of this one: the window's throughput, which asynchronous dispatch cannot
@@ -46,7 +46,7 @@ from .monitor import StopReason
 WARMUP_WINDOW_S = 0.25
 WARMUP_WINDOW_STEPS = 10  # small windows while warming up: warm-up is found a few steps after it ends
 WARMUP_SHORT_WINDOWS_UNTIL = 200  # ... for the first steps only: each search scans every sample so far
-STEADY_WINDOW_S = 1.0
+STEADY_WINDOW_S = 0.5  # several windows in a replicate's few steady seconds: the run's figure is their median
 
 
 class QuietCallbackList(keras.callbacks.CallbackList):

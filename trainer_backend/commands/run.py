@@ -360,6 +360,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
     steady = record.steady_ms()
     windows = record.steady_windows()
     step_ms = measure.step_time(steady)
+    throughput = measure.throughput(windows, settings.batch_size or 1)  # global: every replica's samples
     memory = monitor.memory.read()
     profile = None
     if instrument.profile_done and instrument.profile:
@@ -371,13 +372,15 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         status=status,
         settings=settings.to_dict(),
         step_ms=step_ms,
-        steps_per_s=1000.0 / step_ms["median"] if step_ms["median"] else None,
+        # the run's one throughput (tfturbo.summary.samples_per_s) in steps; the median step only without windows
+        steps_per_s=(throughput["samples_per_s"] / (settings.batch_size or 1) if throughput["samples_per_s"]
+                     else 1000.0 / step_ms["median"] if step_ms["median"] else None),
         step_ms_samples=[round(ms, 4) for ms in measure.thin(steady)],
         steps_per_sample=record.steps_per_sample,  # steps per call (steps_per_execution): one sample each
         warmup_s=monitor.warmup_s,
         warmup_steps=record.first_steady - 1 if record.first_steady else None,
         first_steady_step=record.first_steady,
-        throughput=measure.throughput(windows, settings.batch_size or 1),  # global: every replica's samples
+        throughput=throughput,
         replicas=job.replicas,
         per_replica_batch_size=(settings.batch_size or 1) // job.replicas,
         windows=[[a, b, round(t, 6)] for a, b, t in record.windows],
