@@ -146,6 +146,11 @@ class RunSettings:
     speed_only: bool = setting(False, flag="--speed-only",
                                help="measure speed only: no validation, no saved model (checkpoint/model.keras); "
                                     "the settings beside it are still written")
+    # XLA's persistent compilation cache (TF_XLA_FLAGS=--tf_xla_persistent_cache_directory): a study's runs share
+    # one folder, so a configuration compiled by one replicate loads in the next instead of compiling again.
+    xla_cache: str | None = setting(None, flag="--xla-cache", parse=str, metavar="DIR",
+                                    help="keep XLA's compiled programs in DIR and reuse them (a folder shared by "
+                                         "runs of the same model; TF_XLA_FLAGS=--tf_xla_persistent_cache_directory)")
     # A training script's own options (what follows `--` on the command line): its sys.argv[1:].
     script_args: list[str] = setting(default_factory=list)
     extra: dict[str, Any] = setting(default_factory=dict)

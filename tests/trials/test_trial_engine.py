@@ -232,6 +232,9 @@ def test_later_pairs_measure_speed_only_sized_for_the_steady_seconds():
     assert abs(sized_a - (30 + 300)) <= 8 and sized_b == third.settings.steps
     low, high = trial.estimate_remaining_s()
     assert 0 <= low <= high
+    # each speed-only run: its overhead (≈0 s here) plus the 3 s it aims at; 4 runs to the minimum, 10 to the max
+    assert low == pytest.approx(4 * 3.0, abs=1.0) and high == pytest.approx(10 * 3.0, abs=2.0)
+    assert trial.progress_text().startswith("pair 2 of 3–6 · about 12 s left (at most 30 s)")
 
 
 def test_the_accuracy_gate_uses_only_the_runs_that_validated():

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..numbers import duration_text
 from ..settings import RunSettings
 from . import accuracy
 from .speed import SpeedRule
@@ -167,12 +168,15 @@ class Trial:
     accuracy_reference: list[tuple[dict[str, Any], Path | None]] | None = None
     label_a: str = "A"
     label_b: str = "B"
+    xla_cache: str | None = None  # XLA's persistent compilation cache folder, shared by every run of the trial
     runs: list[MeasuredRun] = field(default_factory=list)
     started: float | None = None
 
     def __post_init__(self) -> None:
         self.a = trial_settings(self.a)
         self.b = trial_settings(self.b)
+        if self.xla_cache:
+            self.a, self.b = self.a.with_(xla_cache=self.xla_cache), self.b.with_(xla_cache=self.xla_cache)
         self._stopped = False
         self._asked: float | None = None  # when next_run() first offered the run not yet recorded
 
@@ -245,6 +249,23 @@ class Trial:
                 total += per_run[self._order(replicate)[k % 2]]  # type: ignore[operator]
             return total
         return left(max(self.rule.min_pairs, math.ceil(done / 2))), left(self.rule.max_pairs)
+
+    def progress_text(self) -> str:
+        """Where the trial stands, for a log line or a page: "pair 2 of 3–6 · about 1 min 40 s left (at most
+        3 min 10 s)"; before its first pair only the pair, once decided ""."""
+        planned = self.next_run()
+        if planned is None:
+            return ""
+        rule = self.rule
+        span = f"{rule.min_pairs}–{rule.max_pairs}" if rule.max_pairs > rule.min_pairs else str(rule.min_pairs)
+        text = f"pair {planned.replicate} of {span}"
+        left = self.estimate_remaining_s()
+        if left is not None:
+            low, high = left
+            text += f" · about {duration_text(low)} left"
+            if high > low * 1.1 + 5:
+                text += f" (at most {duration_text(high)})"
+        return text
 
     def _run_estimate(self, arm: str) -> float | None:
         runs = [r for r in self.runs if r.planned.arm == arm and r.elapsed_s]

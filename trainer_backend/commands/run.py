@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shlex
 import sys
 import time
@@ -57,6 +58,8 @@ class PreparedRun:
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, int]:
     settings = settings_from_args(args)
+    if settings.xla_cache:
+        use_xla_cache(settings.xla_cache)
     out = Path(args.out)
     if out.exists():
         runfiles.prepare_run_dir(out)  # refuse an existing run before the expensive part; creates nothing
@@ -66,6 +69,26 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
 
 
 # ------------------------------------------------------------------------------ preparing
+
+XLA_CACHE_FLAG = "--tf_xla_persistent_cache_directory"
+
+
+def use_xla_cache(folder: str) -> None:
+    """Point XLA's persistent compilation cache at `folder` (TF_XLA_FLAGS), before TensorFlow reads its flags.
+
+    TensorFlow keeps each compiled cluster there, keyed by its program and
+    device, and loads it instead of compiling when the same program comes
+    again — in the next replicate of a trial, or the next rung with the same
+    model. A flag the user already set wins.
+    """
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    flags = os.environ.get("TF_XLA_FLAGS", "")
+    if XLA_CACHE_FLAG in flags:
+        return
+    if "tensorflow" in sys.modules:
+        print("trainer_backend: --xla-cache given after TensorFlow was imported; it may not take effect",
+              file=sys.stderr)
+    os.environ["TF_XLA_FLAGS"] = f"{flags} {XLA_CACHE_FLAG}={folder}".strip()
 
 def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     import keras
