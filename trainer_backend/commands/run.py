@@ -58,8 +58,6 @@ class PreparedRun:
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, int]:
     settings = settings_from_args(args)
-    if settings.xla_cache:
-        use_xla_cache(settings.xla_cache)
     out = Path(args.out)
     if out.exists():
         runfiles.prepare_run_dir(out)  # refuse an existing run before the expensive part; creates nothing
@@ -85,9 +83,6 @@ def use_xla_cache(folder: str) -> None:
     flags = os.environ.get("TF_XLA_FLAGS", "")
     if XLA_CACHE_FLAG in flags:
         return
-    if "tensorflow" in sys.modules:
-        print("trainer_backend: --xla-cache given after TensorFlow was imported; it may not take effect",
-              file=sys.stderr)
     os.environ["TF_XLA_FLAGS"] = f"{flags} {XLA_CACHE_FLAG}={folder}".strip()
 
 def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
