@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from .numbers import finite
-from .stats import median_ci, speedup_ci, weighted_median_ci
+from .stats import median_ci, weighted_median_ci
 
 # Validation metrics in order of preference for the accuracy gate; higher_is_better per metric.
 PRIMARY_METRICS = (("val_accuracy", True), ("val_sparse_categorical_accuracy", True),
@@ -83,13 +83,6 @@ def step_time(summary: dict[str, Any]) -> tuple[float, tuple[float, float]]:
     if isinstance(st.get("median"), (int, float)) and isinstance(st.get("ci95"), (list, tuple)):
         return float(st["median"]), (float(st["ci95"][0]), float(st["ci95"][1]))
     return median_ci(steady_samples(summary))
-
-
-def speedup(baseline: dict[str, Any], candidate: dict[str, Any]) -> tuple[float, tuple[float, float]]:
-    """Throughput speed-up of candidate over baseline (>1 faster), per sample, with its 95% interval."""
-    a = [ms / batch_size(baseline) for ms in steady_samples(baseline)]
-    b = [ms / batch_size(candidate) for ms in steady_samples(candidate)]
-    return speedup_ci(a, b)
 
 
 def preferred_metric(names: Iterable[str], prefer: str | None = None) -> tuple[str, bool] | None:
