@@ -249,3 +249,17 @@ def test_the_accuracy_gate_uses_only_the_runs_that_validated():
     assert [r.planned.settings.speed_only for r in trial.runs] == [False, False, True, True, True, True]
     assert verdict.speed.verdict == FASTER and verdict.speed.replicates == 3
     assert "speed only" in verdict.design
+
+
+def test_the_estimate_never_says_nothing_is_left_while_a_pair_is_under_way():
+    a = RunSettings("builtin:fake", batch_size=64, steps=300)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6))
+    jitter = iter([1.0, 1.3, 0.8, 1.25, 0.85, 1.2, 1.0, 1.0])  # too noisy to decide at 3 pairs
+    for _ in range(6):
+        planned = trial.next_run()
+        trial.record(planned, measured(planned.settings, 100.0 * next(jitter)), None)
+    assert trial.next_run() is not None and trial.next_run().replicate == 4
+    low, high = trial.estimate_remaining_s()
+    speed_run = sorted(r.elapsed_s for r in trial.runs if r.planned.settings.speed_only)[2]
+    assert low == pytest.approx(2 * speed_run, rel=0.5) and low > 0  # pair 4's two runs at least
+    assert high == pytest.approx(6 * speed_run, rel=0.5)

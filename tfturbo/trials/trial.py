@@ -226,7 +226,8 @@ class Trial:
                          (self.speed_steps_of(A), self.speed_steps_of(B)))
 
     def estimate_remaining_s(self) -> tuple[float, float] | None:
-        """(at least, at most) seconds of runs left: to the fewest pairs the rule allows, and to its maximum.
+        """(at least, at most) seconds of runs left: to the fewest pairs the rule allows (at least the pair under
+        way), and to its maximum.
 
         None before the first pair has completed (nothing to estimate from) and
         once the trial is decided, (0, 0). Each run still to come is estimated
@@ -248,7 +249,7 @@ class Trial:
                 replicate = k // 2 + 1
                 total += per_run[self._order(replicate)[k % 2]]  # type: ignore[operator]
             return total
-        return left(max(self.rule.min_pairs, math.ceil(done / 2))), left(self.rule.max_pairs)
+        return left(max(self.rule.min_pairs, done // 2 + 1)), left(self.rule.max_pairs)  # the pair begun counts
 
     def progress_text(self) -> str:
         """Where the trial stands, for a log line or a page: "pair 2 of 3–6 · about 1 min 40 s left (at most
