@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import protocol, summary as summ
+from . import profile, protocol, summary as summ
 from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
@@ -72,6 +72,9 @@ class CompareRow:
     recorded_settings: dict[str, Any] = field(default_factory=dict)  # checkpoint/tfturbo-settings.yaml
     path: str = ""
     mfu: float | None = None  # achieved FLOP/s over the device's measured matmul ceiling (summary's "mfu")
+    # profile.json: op ms per profiled step by category (tfturbo.profile.CATEGORIES), empty without a profile
+    profile_ms: dict[str, float] = field(default_factory=dict)
+    sixteen_bit_share: float | None = None  # of the matmul/attention op time, from the profile
 
 
 # ---------------------------------------------------------------- reading one run
@@ -133,10 +136,9 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
                and not any(lo <= w[1] and w[0] <= hi for lo, hi in profiled)]
     if windows:
         batch = (doc.settings or {}).get("batch_size") or 1
-        steps_in = sum(b - a + 1 for a, b, _ in windows)
-        seconds = sum(t for _, _, t in windows)
-        doc.throughput = {"samples_per_s": steps_in * batch / seconds if seconds > 0 else None, "steps": steps_in,
-                          "seconds": seconds, "windows": len(windows)}
+        doc.throughput = summ.window_throughput(windows, batch)
+        if doc.throughput["samples_per_s"]:
+            doc.steps_per_s = doc.throughput["samples_per_s"] / batch
     memory = [e for e in record.events if e.get("type") == protocol.MEMORY
               and isinstance(e.get("peak_bytes"), (int, float))]
     if memory:
@@ -232,8 +234,10 @@ def _resolve(path: str) -> Path | None:
 def replicate_key(settings: dict[str, Any]) -> tuple:
     """Runs with equal keys are replicates of one configuration (what differs between them is only noise).
 
-    Every declared setting counts but those that only say how a run is measured
-    (`Setting.measurement`); a key missing from an older file is its default.
+    Every declared setting counts but those that only say how a run is measured (`Setting.measurement`:
+    the profiler window, validation cadence, how long it trains and whether it validates, so a trial's
+    speed-only replicates measure the same configuration as its first, full-length pair); a key missing from
+    an older file is its default.
     """
     return tuple(str(settings.get(name, default)) for name, default in configuration_defaults().items())
 
@@ -277,8 +281,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         if doc.get("step_ms") or summ.steady_samples(doc):
             m, c = summ.step_time(doc)
             median, ci = num(m), _interval(c)
-        sps = num(doc.get("steps_per_s"))
-        sps_ci = (1000.0 / ci[1], 1000.0 / ci[0]) if ci and ci[0] > 0 else None
+        sps, sps_ci = _steps_per_s(doc, ci)
         val_delta = None
         if i == base_i:
             speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), Verdict.BASELINE
@@ -321,8 +324,18 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             recorded_settings=recorded,
             path=str(record.path),
             mfu=num(doc.get("mfu")),
+            **_profile_columns(record.path),
         ))
     return rows
+
+
+def _profile_columns(run_dir: Path) -> dict[str, Any]:
+    """The run's profile.json as the row's category columns (empty when it has none)."""
+    p = profile.Profile.load(run_dir)
+    if not p.available:
+        return {}
+    return {"profile_ms": {c: p.categories.get(c, 0.0) for c in profile.CATEGORIES},
+            "sixteen_bit_share": p.sixteen_bit_share()}
 
 
 def _speed(base_rates: list[float], rates: list[float], same: bool, base_rate: float | None,
@@ -352,7 +365,8 @@ CSV_COLUMNS = ("name", "label", "status", "policy", "jit_compile", "batch_size",
                "steps_per_s_ci95_lo", "steps_per_s_ci95_hi", "step_ms", "step_ms_ci95_lo", "step_ms_ci95_hi",
                "speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict", "warmup_s", "peak_memory_bytes",
                "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "val_step", "learning_rate",
-               "steps_completed", "mfu", "findings", "warnings", "settings_record")
+               "steps_completed", "mfu", "findings", "warnings", "settings_record", "profile_op_ms_per_step",
+               *(f"profile_{c}_ms" for c in profile.CATEGORIES), "profile_sixteen_bit_share")
 
 
 def _flat(row: CompareRow) -> dict[str, Any]:
@@ -365,6 +379,11 @@ def _flat(row: CompareRow) -> dict[str, Any]:
     d["findings"] = ";".join(row.findings)
     d["warnings"] = " | ".join(row.warnings)
     d["settings_record"] = fmt_settings_record(row.recorded_settings)
+    ms = d.pop("profile_ms")
+    d["profile_op_ms_per_step"] = sum(ms.values()) if ms else None
+    for c in profile.CATEGORIES:
+        d[f"profile_{c}_ms"] = ms.get(c)
+    d["profile_sixteen_bit_share"] = d.pop("sixteen_bit_share")
     return d
 
 
@@ -424,6 +443,19 @@ def fmt_speedup(row: CompareRow) -> str:
     if row.verdict == Verdict.BASELINE:
         return "1.00x (baseline)"
     return fmt_with_ci(row.speedup, row.speedup_ci95, 2, "x")
+
+
+def _steps_per_s(doc: dict[str, Any], step_ci: tuple[float, float] | None
+                 ) -> tuple[float | None, tuple[float, float] | None]:
+    """The run's throughput in steps/s with its interval: the windows' (`summary.window_throughput`), else, for
+    runs from before the windows, the median step's."""
+    tp = doc.get("throughput") if isinstance(doc.get("throughput"), dict) else {}
+    batch = summ.batch_size(doc)
+    ci = _interval(tp.get("ci95"))
+    if ci:
+        return num(doc.get("steps_per_s")), (ci[0] / batch, ci[1] / batch)
+    return num(doc.get("steps_per_s")), (1000.0 / step_ci[1], 1000.0 / step_ci[0]) if step_ci and step_ci[0] > 0 \
+        else None
 
 
 def fmt_mfu(mfu: float | None) -> str:

@@ -16,6 +16,7 @@ INPUT_BOUND = "INPUT_BOUND"
 INPUT_MODERATELY_BOUND = "INPUT_MODERATELY_BOUND"  # 5-20% of each step waits for data (XProf's "moderately")
 INPUT_FIXES_APPLIED = "INPUT_FIXES_APPLIED"  # --input-fixes: what tfturbo changed in the training dataset
 HEAD_NOT_FLOAT32 = "HEAD_NOT_FLOAT32"
+INTEGER_INPUT_16BIT = "INTEGER_INPUT_16BIT"  # token ids / indices / counts in a float input, rounded to 16-bit
 DIM_NOT_MULTIPLE_OF_8 = "DIM_NOT_MULTIPLE_OF_8"
 BATCH_NOT_MULTIPLE_OF_8 = "BATCH_NOT_MULTIPLE_OF_8"
 PARTIAL_LAST_BATCH = "PARTIAL_LAST_BATCH"
@@ -33,6 +34,11 @@ SHORT_STEPS = "SHORT_STEPS"  # steps so short that several per call (steps_per_e
 BATCH_DID_NOT_FIT = "BATCH_DID_NOT_FIT"  # a size of the batch search did not complete (out of memory): search ends
 XLA_AUTOCLUSTERING = "XLA_AUTOCLUSTERING"  # jit_compile=True was refused or slower: auto-clustering was measured
 SCALING_INEFFICIENT = "SCALING_INEFFICIENT"  # `scaling`: N replicas give well under N times the throughput
+# from the profile (tfturbo/profile_findings.py)
+MATMUL_NOT_16BIT = "MATMUL_NOT_16BIT"  # a 16-bit policy whose matmul/conv time is mostly still float32
+CASTS_HEAVY = "CASTS_HEAVY"  # Cast ops take a large share of the step's op time
+HOST_OVERHEAD = "HOST_OVERHEAD"  # the step waits on the host / kernel launches (XProf's 3%/15% bands)
+OP_SLOWER = "OP_SLOWER"  # a category of ops got slower under 16-bit or XLA than in the baseline
 
 # Default severity per code; a detector may raise a finding at another level.
 DEFAULT_SEVERITY = {
@@ -40,6 +46,7 @@ DEFAULT_SEVERITY = {
     INPUT_MODERATELY_BOUND: WARNING,
     INPUT_FIXES_APPLIED: INFO,
     HEAD_NOT_FLOAT32: ERROR,
+    INTEGER_INPUT_16BIT: ERROR,
     DIM_NOT_MULTIPLE_OF_8: WARNING,
     BATCH_NOT_MULTIPLE_OF_8: WARNING,
     PARTIAL_LAST_BATCH: WARNING,
@@ -57,6 +64,10 @@ DEFAULT_SEVERITY = {
     BATCH_DID_NOT_FIT: INFO,
     XLA_AUTOCLUSTERING: INFO,
     SCALING_INEFFICIENT: WARNING,
+    MATMUL_NOT_16BIT: WARNING,
+    CASTS_HEAVY: WARNING,
+    HOST_OVERHEAD: WARNING,
+    OP_SLOWER: WARNING,
 }
 CODES = tuple(DEFAULT_SEVERITY)
 

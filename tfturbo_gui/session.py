@@ -111,6 +111,7 @@ class WizardSession:
         self.seed = seed
         # replicate pairs per trial (the wizard's "Measurement" setting; defaults as `tfturbo tune`)
         self.min_replicates, self.max_replicates = SpeedRule.min_pairs, SpeedRule.max_pairs
+        self.steady_s = SpeedRule.steady_s  # steady seconds each speed-only replicate aims at (0: none)
         self.study_path: Path | None = None
         self.engine: StudyEngine | None = None  # made with the study folder
         self._environment: dict[str, Any] | None = None
@@ -130,6 +131,7 @@ class WizardSession:
         session = cls(recorded.workload, steps=options.steps, seed=options.seed)
         session.script_args = list(options.script_args)
         session.min_replicates, session.max_replicates = options.min_replicates, options.max_replicates
+        session.steady_s = options.steady_s
         session.study_path = Path(path)
         session._environment = recorded.environment
         study = Study(Path(path), recorded.workload, options.to_dict(), created=recorded.created)
@@ -177,7 +179,7 @@ class WizardSession:
             self.study_path = default_study_dir(self.workload)
         return TuneOptions(workload=self.workload, out=self.study_path, steps=self.steps, seed=self.seed,
                            min_replicates=self.min_replicates, max_replicates=self.max_replicates,
-                           script_args=list(self.script_args))
+                           steady_s=self.steady_s, script_args=list(self.script_args))
 
     def ensure_study(self) -> Study:
         """Create the study folder on the first run (the user may change it until then)."""

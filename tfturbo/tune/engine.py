@@ -41,7 +41,7 @@ from .. import findings as F
 from .. import protocol, summary
 from ..cli_args import run_argv, script_argv
 from ..errors import OutputDirError
-from ..runfiles import RUNS_DIR, STUDY_YAML, load_run
+from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import summary_of
 from ..trials.speed import SpeedRule, samples_per_s
@@ -73,6 +73,7 @@ class TuneOptions:
     val_examples: int = RunSettings.val_examples
     min_replicates: int = SpeedRule.min_pairs
     max_replicates: int = SpeedRule.max_pairs
+    steady_s: float = SpeedRule.steady_s  # steady-state seconds each replicate aims at (0: full-length pairs only)
     policy: str | None = None  # the 16-bit policy to measure; None: the recommended one
     both_policies: bool = False
     auto_fix: bool = True  # apply the audit's automatic fixes (float32 head, drop_remainder) to the rungs
@@ -92,12 +93,12 @@ class TuneOptions:
         return plain.with_(val_every=plain.effective_val_every())
 
     def speed_rule(self) -> SpeedRule:
-        return SpeedRule(self.min_replicates, self.max_replicates)
+        return SpeedRule(self.min_replicates, self.max_replicates, steady_s=self.steady_s)
 
     def to_dict(self) -> dict[str, Any]:
         return {"steps": self.steps, "seed": self.seed, "batch_size": self.batch_size,
                 "val_every": self.base_settings().val_every, "val_examples": self.val_examples,
-                "replicates": {"min": self.min_replicates, "max": self.max_replicates},
+                "replicates": {"min": self.min_replicates, "max": self.max_replicates, "steady_s": self.steady_s},
                 "policy": self.policy, "both_policies": self.both_policies,
                 "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
                 "tolerance": self.tolerance.to_dict(), "stages": list(self.stages)}
@@ -110,6 +111,7 @@ class TuneOptions:
                                    "both_policies", "auto_fix", "max_batch_scale") if d.get(k) is not None}
         return cls(workload, Path(out), **known, min_replicates=replicates.get("min", SpeedRule.min_pairs),
                    max_replicates=replicates.get("max", SpeedRule.max_pairs),
+                   steady_s=replicates.get("steady_s", SpeedRule.steady_s),
                    tolerance=Tolerance.from_dict(d.get("tolerance")), script_args=list(d.get("script_args") or []),
                    stages=tuple(d["stages"]) if d.get("stages") else None)
 
@@ -175,7 +177,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     return Trial(reference.settings, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
                  accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
-                 label_b=settings.label())
+                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR))
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -547,9 +549,11 @@ class StudyEngine:
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
                                                                  self.policy.baseline, self.study.path, o)
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
-                 f"{trial.label_a} — {o.min_replicates}–{o.max_replicates} interleaved pairs of {o.steps}-step runs")
+                 f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:
-            self.say(f"     {planned.name}: {planned.settings.label()}")
+            what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
+                f"{planned.settings.steps} steps"
+            self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
             result = yield from self._run(planned, rung, lever.name)
             trial.record(planned, result, self.study.path / RUNS_DIR / planned.name)
             rung.replicates = [r.planned.name for r in trial.runs]
@@ -593,6 +597,8 @@ class StudyEngine:
         rate_text = f"{rate:,.0f} samples/s; " if rate else ""
         if rung.kind == RungKind.BASELINE:
             self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}" + (d.reason if d else ""))
+        elif d is not None and d.failed:
+            self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {d.reason}")
         elif d is not None:
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {'KEPT' if d.kept else 'not kept'} — "
                      f"speed {d.speed.text()} ({d.speed.verdict}); accuracy {d.accuracy.text()} "

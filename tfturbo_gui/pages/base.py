@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
 from tfturbo import protocol
+from tfturbo.profile_findings import compare_findings
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
 from tfturbo.tune import levers
 from tfturbo.tune.study import Rung
@@ -19,8 +20,9 @@ from tfturbo.tune.study import Rung
 from ..cards import DecisionCard
 from ..failures import explain
 from ..findings_panel import AUTO_FIXES, FindingsPanel
-from ..labels import muted_label
+from ..labels import add_section, muted_label  # noqa: F401 - add_section: the pages import it from here
 from ..live_plots import RunPlots
+from ..profile_view import ProfileView, reference_profile, rung_profile, under_plots
 from ..run_data import RunData
 from ..run_gate import GATE
 from ..run_panel import RunPanel
@@ -174,13 +176,6 @@ class WizardPage(QWidget):
                 panel.stop()
 
 
-def add_section(layout: QVBoxLayout, title: str) -> QLabel:
-    label = QLabel(title)
-    label.setObjectName("sectionTitle")
-    layout.addWidget(label)
-    return label
-
-
 def needs_baseline(session: WizardSession) -> str:
     return "" if session.baseline is not None else "measure the baseline first (Profile & baseline)"
 
@@ -218,7 +213,9 @@ class RungPage(WizardPage):
         self.findings = FindingsPanel()
         self.left.addWidget(self.findings, 1)
         self.plots = RunPlots()
-        self.right.addWidget(self.plots, 1)
+        self.profile_view = ProfileView()  # this rung's op categories beside the baseline's
+        self.profile_view.hide()
+        self.right.addWidget(under_plots(self.plots, self.profile_view), 1)
 
     def available(self) -> str:
         return needs_baseline(self.session)
@@ -337,9 +334,20 @@ class RungPage(WizardPage):
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
                                         fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)))
         self.findings.add_findings(decision.findings)
+        self.show_profile()
         self.set_status(PASSED if self.passed(decision) else
                         NOT_KEPT if data.status == protocol.RunStatus.COMPLETED else ATTENTION)
         self.update_controls()
+
+    def show_profile(self) -> None:
+        """Where this rung's time went against its reference's, and the categories that got slower (OP_SLOWER)."""
+        run, _ = rung_profile(self.session, self.rung)
+        base, against = reference_profile(self.session, self.rung)
+        trial = self.session.trial_of(self.rung)
+        self.profile_view.set_profile(run, base, against)
+        self.profile_view.reveal()
+        self.findings.add_findings([f.to_dict() for f in compare_findings(
+            base, run, trial.a if trial is not None else self.session.baseline.settings, self.rung.settings)])
 
     def passed(self, decision) -> bool:
         """The step passes when its rung was kept (a page measuring several levers overrides this)."""

@@ -21,6 +21,7 @@ from ..error_box import ErrorBox
 from ..findings_panel import FindingsPanel
 from ..labels import muted_label
 from ..live_plots import RunPlots
+from ..profile_view import ProfileView, rung_profile, under_plots
 from ..run_data import RunData
 from ..run_panel import RunPanel
 from ..run_process import Launcher
@@ -121,7 +122,9 @@ class BaselinePage(WizardPage):
         self.right.addWidget(self.tensorboard_error)
         self.right.addWidget(self.tensorboard_url)
         self.plots = RunPlots()
-        self.right.addWidget(self.plots, 1)
+        self.profile_view = ProfileView()  # where the baseline's time goes, once its profile is read
+        self.profile_view.hide()
+        self.right.addWidget(under_plots(self.plots, self.profile_view), 1)
 
     page_key = "baseline"
 
@@ -238,6 +241,8 @@ class BaselinePage(WizardPage):
             self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         if data.summary is not None:
             self.results.set_facts(run_facts(data.summary))
+        self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
+        self.profile_view.reveal()
         ok = self.session.baseline is not None and self.session.baseline is self.rung
         self.set_status(PASSED if ok and not self.input_bound else ATTENTION)
 
