@@ -1,15 +1,28 @@
 """Command-line value types: each turns one argument string into a value or says what was expected.
 
 argparse reports an `ArgumentTypeError` as a one-line usage error with exit 2,
-so a bad value never reaches the settings' own checks as a traceback.
+so a bad value never reaches the settings' own checks as a traceback. Each
+type also says what it takes (`takes`), for messages outside argparse
+(`tfturbo ab`'s SETTINGS).
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from typing import Callable, TypeVar
+
+T = TypeVar("T", bound=Callable)
 
 
+def takes(text: str) -> Callable[[T], T]:
+    """Mark an argument type with what it takes, in words ("a whole number >= 1")."""
+    def mark(parse: T) -> T:
+        parse.takes = text  # type: ignore[attr-defined]
+        return parse
+    return mark
+
+
+@takes("a whole number >= 1")
 def positive_int(value: str) -> int:
     try:
         n = int(value)
@@ -30,18 +43,22 @@ def _checked_float(value: str, ok: Callable[[float], bool], expectation: str) ->
     return v
 
 
+@takes("a fraction between 0 and 1 (e.g. 0.02)")
 def fraction(value: str) -> float:
     return _checked_float(value, lambda v: 0 < v < 1, "a fraction between 0 and 1 (e.g. 0.02)")
 
 
+@takes("a number >= 0")
 def non_negative(value: str) -> float:
     return _checked_float(value, lambda v: v >= 0, "a number >= 0")
 
 
+@takes("a number > 0")
 def positive(value: str) -> float:
     return _checked_float(value, lambda v: v > 0, "a number > 0")
 
 
+@takes("START:STOP in steps (e.g. 20:40)")
 def step_window(value: str) -> tuple[int, int]:
     """`START:STOP` in steps."""
     try:

@@ -27,6 +27,14 @@ STOP_GRACE_S = 10.0
 TERMINATE_GRACE_S = 5.0
 
 
+def log_path() -> str:
+    """Where the child's stderr goes when it has no run directory (env, audit, probe, early errors): the user's
+    cache folder, for the CLI's commands and the wizard alike."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tfturbo"
+    base.mkdir(parents=True, exist_ok=True)
+    return str(base / "backend.log")
+
+
 @dataclass
 class BackendResult:
     exit_code: int

@@ -17,13 +17,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import protocol, summary as summ
+from . import profile, protocol, summary as summ
 from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
 from .numbers import finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord, trained_settings
-from .settings import RunSettings
+from .settings import RunSettings, configuration_defaults
 from . import steady
 from .run_summary import RunSummary
 from .stats import median_ci, two_sample_ratio_ci
@@ -72,6 +72,9 @@ class CompareRow:
     recorded_settings: dict[str, Any] = field(default_factory=dict)  # checkpoint/tfturbo-settings.yaml
     path: str = ""
     mfu: float | None = None  # achieved FLOP/s over the device's measured matmul ceiling (summary's "mfu")
+    # profile.json: op ms per profiled step by category (tfturbo.profile.CATEGORIES), empty without a profile
+    profile_ms: dict[str, float] = field(default_factory=dict)
+    sixteen_bit_share: float | None = None  # of the matmul/attention op time, from the profile
 
 
 # ---------------------------------------------------------------- reading one run
@@ -230,10 +233,12 @@ def _resolve(path: str) -> Path | None:
 
 
 def replicate_key(settings: dict[str, Any]) -> tuple:
-    """Runs with equal keys are replicates of one configuration (what differs between them is only noise)."""
-    keys = ("workload", "policy", "jit_compile", "batch_size", "steps", "seed", "strategy", "fix_head",
-            "fix_int_inputs", "drop_remainder", "lr_scale")
-    return tuple(str(settings.get(k)) for k in keys)
+    """Runs with equal keys are replicates of one configuration (what differs between them is only noise).
+
+    Every declared setting counts but those that only say how a run is measured
+    (`Setting.measurement`); a key missing from an older file is its default.
+    """
+    return tuple(str(settings.get(name, default)) for name, default in configuration_defaults().items())
 
 
 def compare_runs(records: list[RunRecord], baseline: int | str = 0,
@@ -319,8 +324,18 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             recorded_settings=recorded,
             path=str(record.path),
             mfu=num(doc.get("mfu")),
+            **_profile_columns(record.path),
         ))
     return rows
+
+
+def _profile_columns(run_dir: Path) -> dict[str, Any]:
+    """The run's profile.json as the row's category columns (empty when it has none)."""
+    p = profile.Profile.load(run_dir)
+    if not p.available:
+        return {}
+    return {"profile_ms": {c: p.categories.get(c, 0.0) for c in profile.CATEGORIES},
+            "sixteen_bit_share": p.sixteen_bit_share()}
 
 
 def _speed(base_rates: list[float], rates: list[float], same: bool, base_rate: float | None,
@@ -350,7 +365,8 @@ CSV_COLUMNS = ("name", "label", "status", "policy", "jit_compile", "batch_size",
                "steps_per_s_ci95_lo", "steps_per_s_ci95_hi", "step_ms", "step_ms_ci95_lo", "step_ms_ci95_hi",
                "speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict", "warmup_s", "peak_memory_bytes",
                "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "val_step", "learning_rate",
-               "steps_completed", "mfu", "findings", "warnings", "settings_record")
+               "steps_completed", "mfu", "findings", "warnings", "settings_record", "profile_op_ms_per_step",
+               *(f"profile_{c}_ms" for c in profile.CATEGORIES), "profile_sixteen_bit_share")
 
 
 def _flat(row: CompareRow) -> dict[str, Any]:
@@ -363,6 +379,11 @@ def _flat(row: CompareRow) -> dict[str, Any]:
     d["findings"] = ";".join(row.findings)
     d["warnings"] = " | ".join(row.warnings)
     d["settings_record"] = fmt_settings_record(row.recorded_settings)
+    ms = d.pop("profile_ms")
+    d["profile_op_ms_per_step"] = sum(ms.values()) if ms else None
+    for c in profile.CATEGORIES:
+        d[f"profile_{c}_ms"] = ms.get(c)
+    d["profile_sixteen_bit_share"] = d.pop("sixteen_bit_share")
     return d
 
 

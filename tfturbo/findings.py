@@ -34,6 +34,11 @@ SHORT_STEPS = "SHORT_STEPS"  # steps so short that several per call (steps_per_e
 BATCH_DID_NOT_FIT = "BATCH_DID_NOT_FIT"  # a size of the batch search did not complete (out of memory): search ends
 XLA_AUTOCLUSTERING = "XLA_AUTOCLUSTERING"  # jit_compile=True was refused or slower: auto-clustering was measured
 SCALING_INEFFICIENT = "SCALING_INEFFICIENT"  # `scaling`: N replicas give well under N times the throughput
+# from the profile (tfturbo/profile_findings.py)
+MATMUL_NOT_16BIT = "MATMUL_NOT_16BIT"  # a 16-bit policy whose matmul/conv time is mostly still float32
+CASTS_HEAVY = "CASTS_HEAVY"  # Cast ops take a large share of the step's op time
+HOST_OVERHEAD = "HOST_OVERHEAD"  # the step waits on the host / kernel launches (XProf's 3%/15% bands)
+OP_SLOWER = "OP_SLOWER"  # a category of ops got slower under 16-bit or XLA than in the baseline
 
 # Default severity per code; a detector may raise a finding at another level.
 DEFAULT_SEVERITY = {
@@ -59,6 +64,10 @@ DEFAULT_SEVERITY = {
     BATCH_DID_NOT_FIT: INFO,
     XLA_AUTOCLUSTERING: INFO,
     SCALING_INEFFICIENT: WARNING,
+    MATMUL_NOT_16BIT: WARNING,
+    CASTS_HEAVY: WARNING,
+    HOST_OVERHEAD: WARNING,
+    OP_SLOWER: WARNING,
 }
 CODES = tuple(DEFAULT_SEVERITY)
 

@@ -2,7 +2,8 @@
 
 Writers: run.yaml first, events.jsonl line by line, summary.json last and
 atomically. Readers load whatever is valid and collect a warning for the rest,
-so a study from a crashed run or another machine still opens. YAML is only
+so a study from a crashed run or another machine still opens; a file in a
+newer format than this tfturbo reads is refused (`formats`). YAML is only
 ever `safe_load`ed; names found inside files never become paths outside the
 study directory.
 """
@@ -21,6 +22,8 @@ from typing import Any
 import yaml
 
 from . import crash, protocol
+from .formats import check_version
+from . import run_summary
 from .run_summary import RunSummary
 from .errors import OutputDirError, UserError
 from .numbers import json_safe
@@ -180,7 +183,11 @@ def read_json(path: Path, warnings: list[str], missing_ok: bool = False) -> dict
 
 
 def read_events(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
-    """Every valid event of an events.jsonl; skipped lines and a truncated tail become warnings."""
+    """Every valid event of an events.jsonl; skipped lines and a truncated tail become warnings.
+
+    A file a newer tfturbo wrote in a newer protocol is refused (`formats.check_version` on the first
+    event's "v": one backend writes the whole file).
+    """
     path = Path(path)
     if not path.exists():
         warnings.append(f"{path.name} is missing")
@@ -191,6 +198,8 @@ def read_events(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
     events = parser.feed(data)
     truncated = bool(data) and not data.endswith(b"\n")
     events += parser.close()
+    if events:
+        check_version(events[0].get("v"), protocol.PROTOCOL_VERSION, path)
     if parser.skipped:
         what = "the last line is truncated" if truncated and parser.skipped == 1 else \
             f"{parser.skipped} line(s) are not valid events"
@@ -285,6 +294,7 @@ def load_run(path: str | os.PathLike[str]) -> RunRecord:
     events = read_events(run_dir / EVENTS, warnings)
     summary = read_json(run_dir / SUMMARY, warnings, missing_ok=True)
     if summary is not None:  # the one reader of summary.json: wrong types are named and dropped
+        check_version(summary.get("v"), run_summary.VERSION, run_dir / SUMMARY)
         parsed = RunSummary.from_dict(summary, SUMMARY)
         warnings += parsed.problems
         summary = parsed.to_dict()

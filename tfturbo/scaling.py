@@ -26,6 +26,7 @@ from typing import Any
 
 from . import findings as F
 from .findings import Finding
+from .formats import check_version
 from .numbers import finite
 from .runfiles import STUDY_YAML, read_json, write_json_atomic
 from .settings import RunSettings
@@ -185,7 +186,8 @@ class ScalingResult:
 
     @classmethod
     def load(cls, folder: Path) -> "ScalingResult | None":
-        """The scaling document in `folder` (or in a study's scaling/ folder); None when there is none."""
+        """The scaling document in `folder` (or in a study's scaling/ folder); None when there is none.
+        A scaling.json in a newer format than this tfturbo reads raises FormatVersionError."""
         path = scaling_dir(folder) / SCALING_JSON
         if not path.is_file():
             return None
@@ -193,6 +195,7 @@ class ScalingResult:
         doc = read_json(path, warnings)
         if doc is None:
             return cls("", "", None, [], [], warnings)
+        check_version(doc.get("v"), VERSION, path)
         return cls.from_dict(doc, path.name)
 
     def interpretation(self) -> str:

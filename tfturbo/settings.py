@@ -6,12 +6,16 @@ help, and how it is shown when it is an automatic fix. The CLI arguments
 (`cli_args`), the arguments a ladder passes to the backend (`cli_args.run_argv`),
 the findings panel's fix checkboxes, the wizard's record and the report's
 settings rows are all derived from these declarations, so a new setting is one
-field here plus the code that acts on it (docs/ARCHITECTURE.md, "Adding a setting").
+field here plus the code that acts on it (docs/ARCHITECTURE.md, "Adding a setting"). So are the lists
+that once drifted from them: which settings make runs replicates of one configuration
+(`compare.replicate_key`), the `tfturbo ab` keys (`trials.spec`), the audit fixes the
+tuning policy switches on (`with_audit_fixes`) and what the app says when one fails
+(`tfturbo_gui.failures`).
 """
 
 from __future__ import annotations
 
-from dataclasses import Field, asdict, dataclass, field, fields, replace
+from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
 from typing import Any, Callable, Iterable
 
 from . import findings as F
@@ -23,6 +27,15 @@ STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
 DEFAULT_STEPS = 300
 DEFAULT_SEED = 1234
 NO_PROFILE = (0, 0)  # a `profile` window that turns the profiler off
+
+
+@dataclass(frozen=True)
+class FixFailure:
+    """What the app says when an automatic fix fails: the way out is to run without it or make it by hand."""
+
+    tried: str  # what tfturbo tried ("apply the float32 head to this model")
+    code_at: str  # a name of the backend code that applies it, as a traceback shows it ("float32_head")
+    by_hand: str  # the same change made in the user's code
 
 
 @dataclass(frozen=True)
@@ -44,6 +57,14 @@ class Setting:
     offer: str = ""  # the checkbox text on that finding
     shown_as: str = ""  # the switched-on fix as the wizard's record names it
     report: tuple[str, str] | None = None  # (row, value) in the report's settings to apply, when on
+    # with auto_fix, the tuning policy switches this fix on for a candidate where this holds and the audit
+    # raised `fixes` (None: the fix is not an audit fix; input_fixes has a stage of its own)
+    auto_when: Callable[["RunSettings"], bool] | None = None
+    failure: FixFailure | None = None  # how the app explains a run this fix made fail
+    ab: str | None = None  # its key in `tfturbo ab` SETTINGS ("batch=128"); None: not one
+    # how a run is measured (profiler window, validation cadence, adaptive stop), not what is run: runs that
+    # differ only in such settings are replicates of one configuration (compare.replicate_key)
+    measurement: bool = False
 
 
 def setting(default: Any = None, *, default_factory: Callable[[], Any] | None = None, **meta: Any) -> Any:
@@ -58,12 +79,13 @@ class RunSettings:
     workload: str = setting("", positional=True, metavar="WORKLOAD",
                             help="a training script (.py), a workload .py file defining build_model() and "
                                  "make_datasets(), or builtin:NAME; options for the script follow `--`")
-    policy: str = setting("float32", flag="--policy", choices=POLICIES, parse=str, always=True,
+    policy: str = setting("float32", flag="--policy", choices=POLICIES, parse=str, always=True, ab="policy",
                           help="Keras dtype policy")
     jit_compile: bool = setting(False, flag="--jit", dest="jit", off=("--no-jit", "no XLA (default)"), always=True,
+                                ab="jit",
                                 help="compile with XLA (jit_compile=True)")
     # None: the workload's BATCH_SIZE (or 32)
-    batch_size: int | None = setting(None, flag="--batch-size", parse=positive_int,
+    batch_size: int | None = setting(None, flag="--batch-size", parse=positive_int, ab="batch",
                                      help="batch size (default: the workload's)")
     steps: int = setting(DEFAULT_STEPS, flag="--steps", parse=positive_int, always=True,
                          help=f"training steps (default {DEFAULT_STEPS})")
@@ -85,22 +107,24 @@ class RunSettings:
                                          "workers)")
     # Profiler window [start, stop) in steps; None picks one after warm-up; NO_PROFILE disables.
     profile: tuple[int, int] | None = setting(None, flag="--profile", parse=step_window, metavar="START:STOP",
-                                              to_arg=lambda w: f"{w[0]}:{w[1]}",
+                                              to_arg=lambda w: f"{w[0]}:{w[1]}", measurement=True,
                                               help="profiler window in steps (default: 20 steps after warm-up; "
                                                    "0:0 disables)")
     # None: steps // 5 (five points on the validation curve)
-    val_every: int | None = setting(None, flag="--val-every", parse=positive_int,
+    val_every: int | None = setting(None, flag="--val-every", parse=positive_int, measurement=True,
                                     help="validate every N steps (default steps/5)")
-    val_steps: int = setting(20, flag="--val-steps", parse=positive_int, always=True,
+    val_steps: int = setting(20, flag="--val-steps", parse=positive_int, always=True, measurement=True,
                              help="validation batches per evaluation when the examples cannot be re-batched "
                                   "(a dimension varies between batches)")
     # the first N validation examples, the same for every batch size: the paired accuracy gate compares them
     val_examples: int = setting(2048, flag="--val-examples", parse=positive_int,
-                                to_arg=str, help="validation examples the accuracy gate compares pairwise "
+                                to_arg=str, measurement=True, help="validation examples the accuracy gate compares pairwise "
                                                  "(default 2048)")
     fix_head: bool = setting(False, flag="--fix-head", help="compute the output layer in float32 (automatic fix)",
                              fixes=F.HEAD_NOT_FLOAT32, offer="Fix it in the next run: float32 output layer",
-                             shown_as="float32 output layer",
+                             shown_as="float32 output layer", ab="fix_head", auto_when=lambda s: s.sixteen_bit,
+                             failure=FixFailure("apply the float32 head to this model", "float32_head",
+                                                'add dtype="float32" to the output layer in build_model()'),
                              report=("Output layer", "dtype='float32' (float32 head)"))
     fix_int_inputs: bool = setting(False, flag="--fix-int-inputs",
                                    help="compute in float32 the layers that would round integer-valued float "
@@ -108,11 +132,19 @@ class RunSettings:
                                    fixes=F.INTEGER_INPUT_16BIT,
                                    offer="Fix it in the next run: keep the ids exact (float32 input layers)",
                                    shown_as="integer inputs kept exact (float32 input layers)",
-                                   report=("Integer inputs", 'keras.Input(..., dtype="int32") (ids kept exact)'))
+                                   report=("Integer inputs", 'keras.Input(..., dtype="int32") (ids kept exact)'),
+                                   ab="fix_int_inputs", auto_when=lambda s: s.sixteen_bit,
+                                   failure=FixFailure("keep this model's integer inputs exact", "float32_id_layers",
+                                                      'declare the ids as integers: keras.Input(shape=..., '
+                                                      'dtype="int32")'))
     drop_remainder: bool = setting(False, flag="--drop-remainder",
                                    help="drop the partial last batch of the training data (automatic fix)",
                                    fixes=F.PARTIAL_LAST_BATCH, offer="Fix it in the next run: drop the partial batch",
-                                   shown_as="drop the partial last batch",
+                                   shown_as="drop the partial last batch", ab="drop_remainder",
+                                   auto_when=lambda s: s.jit_compile,  # XLA recompiles for the odd last shape
+                                   failure=FixFailure("drop the partial last batch of this dataset",
+                                                      "drop_partial_batches", "batch the training dataset with "
+                                                      "drop_remainder=True in make_datasets()"),
                                    report=("Training data", "batch(..., drop_remainder=True)"))
     # tf.data fixes applied to the training dataset without editing the workload (trainer_backend/input_fixes.py):
     # Options (autotune, map_parallelization, parallel_batch), prefetch(AUTOTUNE) at the end when missing, and
@@ -122,31 +154,36 @@ class RunSettings:
                                      "batch, prefetch, and cache() when it fits in memory with no shuffle or "
                                      "random map upstream (automatic fix; the data order is kept)",
                                 fixes=F.INPUT_BOUND, offer="Fix it in the next run: automatic tf.data fixes",
-                                shown_as="tf.data input fixes",
+                                shown_as="tf.data input fixes", ab="input_fixes",
+                                failure=FixFailure("apply the automatic tf.data fixes to this dataset",
+                                                   "fix_training_data", "make the input pipeline changes of "
+                                                   "the INPUT_BOUND finding in make_datasets()"),
                                 report=("Input pipeline", "tf.data.Options (autotune, parallel map and batch), "
                                         "prefetch(tf.data.AUTOTUNE); cache() where safe (INPUT_FIXES_APPLIED)"))
     # learning-rate multiplier (linear scaling rule for a larger batch)
     lr_scale: float = setting(1.0, flag="--lr-scale", parse=positive, always=True, to_arg=lambda v: repr(float(v)),
+                              ab="lr_scale",
                               help="multiply the learning rate (linear scaling rule)")
     # TensorFlow's XLA auto-clustering (tf.config.optimizer.set_jit("autoclustering")): XLA compiles the clusters
     # of ops it supports and leaves the rest to TensorFlow, where jit_compile=True needs the whole step.
-    xla_autoclustering: bool = setting(False, flag="--xla-autoclustering",
+    xla_autoclustering: bool = setting(False, flag="--xla-autoclustering", ab="xla_autoclustering",
                                        help="let XLA compile the parts of the step it supports "
                                             "(tf.config.optimizer.set_jit('autoclustering'))",
                                        report=("XLA", "tf.config.optimizer.set_jit('autoclustering')"))
     # Steps run by one call of the compiled train function (Keras' compile(steps_per_execution=N)): fewer
     # Python round trips when a step is short. Must divide the validation interval.
     steps_per_execution: int = setting(1, flag="--steps-per-execution", parse=positive_int, metavar="N",
+                                       ab="steps_per_execution",
                                        help="training steps per call of the compiled step function "
                                             "(compile(steps_per_execution=N); default 1)",
                                        report=("compile()", "steps_per_execution={}"))
     # Adaptive measurement: stop at the first validation point where the step-time 95% interval is
     # within ±until_ci of the median (e.g. 0.02) and at least min_steps have run. None: run all steps.
     until_ci: float | None = setting(None, flag="--until-ci", parse=fraction, metavar="FRACTION",
-                                     to_arg=lambda v: repr(float(v)),
+                                     to_arg=lambda v: repr(float(v)), measurement=True,
                                      help="stop at a validation point once the step-time 95% CI is within "
                                           "±FRACTION (e.g. 0.02)")
-    min_steps: int = setting(0, flag="--min-steps", parse=int, requires="until_ci",
+    min_steps: int = setting(0, flag="--min-steps", parse=int, requires="until_ci", measurement=True,
                              help="with --until-ci: never stop before this step")
     # A training script's own options (what follows `--` on the command line): its sys.argv[1:].
     script_args: list[str] = setting(default_factory=list)
@@ -236,6 +273,32 @@ class RunSettings:
 def declared() -> list[tuple[Field, Setting]]:
     """Every RunSettings field with its declaration, in declaration order."""
     return [(f, f.metadata["setting"]) for f in fields(RunSettings)]
+
+
+def default_of(f: Field) -> Any:
+    """A declared field's default value (a fresh one for a list or dict)."""
+    return f.default_factory() if f.default_factory is not MISSING else f.default
+
+
+def configuration_defaults() -> dict[str, Any]:
+    """field -> default of every setting that makes a configuration (all but the `measurement` ones): runs
+    equal in all of these are replicates of one configuration, whatever differs in how they were measured."""
+    return {f.name: default_of(f) for f, s in declared() if not s.measurement}
+
+
+def with_audit_fixes(settings: RunSettings, raised: Iterable[str]) -> RunSettings:
+    """`settings` with each audit fix switched on that applies to them (`auto_when`) and whose finding was
+    raised: the automatic fixes the tuning policy adds to a candidate."""
+    codes = set(raised)
+    changes = {f.name: True for f, s in declared()
+               if s.auto_when is not None and s.fixes in codes and not getattr(settings, f.name)
+               and s.auto_when(settings)}
+    return settings.with_(**changes) if changes else settings
+
+
+def fix_failures() -> dict[str, FixFailure]:
+    """RunSettings field -> how a failure of that automatic fix is explained."""
+    return {f.name: s.failure for f, s in declared() if s.failure is not None}
 
 
 def automatic_fixes() -> dict[str, tuple[str, str]]:

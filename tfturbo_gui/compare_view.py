@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
                                QVBoxLayout, QWidget)
 
 from tfturbo import compare, protocol
+from tfturbo.formats import FormatVersionError
 from tfturbo.numbers import digits_for
 from tfturbo.runfiles import RUNS_DIR, STUDY_YAML, RunRecord
 from tfturbo.tune.study import Rung, RungKind, Study
@@ -103,14 +104,19 @@ def _trial_of(rung: Rung | None) -> _Trial | None:
 def _study_trials(records: list[RunRecord]) -> dict[str, _Trial]:
     """The trials of records that are a study's rungs (STUDY/runs/NAME), from that study's study.yaml."""
     out: dict[str, _Trial] = {}
-    studies: dict[Path, Study] = {}
+    studies: dict[Path, Study | None] = {}
     for record in records:
         parent = record.path.parent
         if parent.name != RUNS_DIR or not (parent.parent / STUDY_YAML).is_file():
             continue
         root = parent.parent
         if root not in studies:
-            studies[root] = Study.load(root)
+            try:
+                studies[root] = Study.load(root)
+            except FormatVersionError:  # a newer tfturbo's study.yaml: its runs are compared without its trials
+                studies[root] = None
+        if studies[root] is None:
+            continue
         rung = next((r for r in studies[root].rungs if r.name == record.name
                      and r.run == f"{RUNS_DIR}/{record.name}"), None)
         trial = _trial_of(rung)

@@ -2,9 +2,11 @@
 
 The backend's `error` event says what failed in its own terms (an exception
 and a traceback). When the failure comes from an automatic fix tfturbo
-applied itself (the float32 head, dropping the partial batch), the user's
-way out is not in backend.log: it is to run without that fix, or to make the
-change in their own code. `explain` says so, and names the fix to untick.
+applied itself (the float32 head, dropping the partial batch, the tf.data
+fixes), the user's way out is not in backend.log: it is to run without that
+fix, or to make the change in their own code. `explain` says so, and names
+the fix to untick; the words come from the setting's declaration
+(`Setting.failure` in tfturbo/settings.py).
 """
 
 from __future__ import annotations
@@ -13,15 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfturbo import protocol
-from tfturbo.settings import RunSettings
+from tfturbo.settings import RunSettings, declared, fix_failures
 
-# RunSettings field -> (what tfturbo tried, where its code lives in a traceback, the change to make by hand)
-FIX_FAILURES = {
-    "fix_head": ("apply the float32 head to this model", "float32_head",
-                 'add dtype="float32" to the output layer in build_model()'),
-    "drop_remainder": ("drop the partial last batch of this dataset", "drop_partial_batches",
-                       "batch the training dataset with drop_remainder=True in make_datasets()"),
-}
 LOG_ONLY_FIXES = ("see the traceback in backend.log", "see backend.log")
 
 
@@ -36,8 +31,9 @@ class Explanation:
 def _failed_fix(settings: RunSettings, error: dict[str, Any]) -> str | None:
     """The automatic fix this error came from, if any (its code is in the traceback or the message)."""
     text = f"{error.get('message') or ''}\n{error.get('traceback') or ''}"
-    for field, (_what, where, _by_hand) in FIX_FAILURES.items():
-        if getattr(settings, field, False) and (where in text or f"--{field.replace('_', '-')}" in text):
+    flags = {f.name: s.flag for f, s in declared()}
+    for field, failure in fix_failures().items():
+        if getattr(settings, field, False) and any(mark and mark in text for mark in (failure.code_at, flags[field])):
             return field
     return None
 
@@ -51,9 +47,10 @@ def explain(status: str | None, error: dict[str, Any] | None, settings: RunSetti
     details = str(error.get("traceback") or "")
     field = _failed_fix(settings, error) if settings is not None else None
     if field is not None:
-        what, _where, by_hand = FIX_FAILURES[field]
-        return Explanation(f"tfturbo could not {what}: {message or 'the automatic fix failed'}",
-                           f"run without the automatic fix (untick it and run again), or {by_hand}", details, field)
+        failure = fix_failures()[field]
+        return Explanation(f"tfturbo could not {failure.tried}: {message or 'the automatic fix failed'}",
+                           f"run without the automatic fix (untick it and run again), or {failure.by_hand}",
+                           details, field)
     fix = str(error.get("fix") or "")
     if fix.strip().lower().rstrip(".") in LOG_ONLY_FIXES or not fix:
         fix = "the details below show where it failed" if details else "run it again; if it keeps failing, " \

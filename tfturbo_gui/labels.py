@@ -36,6 +36,14 @@ class ElidedLabel(QLabel):
             self.setText(shown)
 
 
+def add_section(layout: QBoxLayout, title: str) -> QLabel:
+    """A section's title in the pages' heading style."""
+    label = QLabel(title)
+    label.setObjectName("sectionTitle")
+    layout.addWidget(label)
+    return label
+
+
 def muted_label(text: str = "", hidden: bool = False) -> QLabel:
     """Secondary text in the muted style, wrapped so it never widens its page."""
     label = QLabel(text)

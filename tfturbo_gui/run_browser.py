@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QP
                                QStyledItemDelegate, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from tfturbo import compare
+from tfturbo.formats import FormatVersionError
 from tfturbo.runfiles import RUNS_DIR, RunRecord, load_run, load_study_runs
 from tfturbo.tune.study import Rung, Study
 
@@ -119,11 +120,25 @@ class RunBrowser(QMainWindow):
     def choose_run(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Add a run folder", str(Path.home()))
         if path:
-            self.add_runs(Path(path).name, [load_run(path)], [])
+            try:
+                record = load_run(path)
+            except FormatVersionError as e:
+                self.refuse(e)
+                return
+            self.add_runs(Path(path).name, [record], [])
+
+    def refuse(self, error: FormatVersionError) -> None:
+        """A folder a newer tfturbo wrote: not opened, and the line says why and what to do."""
+        self.warnings.setText(f"Not opened: {error.line()}")
+        self.warnings.show()
 
     def open_study(self, path: str | Path) -> None:
-        runs = load_study_runs(path)
-        study = Study.load(path)
+        try:
+            study = Study.load(path)
+            runs = load_study_runs(path)
+        except FormatVersionError as e:
+            self.refuse(e)
+            return
         title = f"{Path(path).name}" + (f" — {study.workload}" if study.workload else "")
         found = {r.path.resolve() for r in runs.runs}
         runs_dir = (Path(path) / RUNS_DIR).resolve()

@@ -19,8 +19,8 @@ from typing import Any
 
 from tfturbo import protocol, remote
 from tfturbo import summary as summ
+from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv, script_argv
-from tfturbo.commands.backend import log_path as user_log_path
 from tfturbo.errors import UserError
 from tfturbo.run_summary import RunSummary
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML

@@ -1,89 +1,73 @@
-"""The architecture as a checked rule: which package may import what (docs/ARCHITECTURE.md, "Packages")."""
+"""The architecture as checked rules (docs/ARCHITECTURE.md, "Packages").
 
-import ast
+The import rules are import-linter contracts in pyproject.toml (`[tool.importlinter]`): which package may
+import what, the GUI's plain-Python models free of Qt, no CLI command module in the GUI. The first test runs
+them, so `make test` and CI fail on a broken contract. What the linter cannot express stays here: Python runs
+every package's __init__ before a module inside it (an import graph has no such edge), which modules say
+they are Qt-free, and what the CLI really loads at start-up.
+"""
+
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+import grimp
+from importlinter import api
 
 ROOT = Path(__file__).resolve().parents[2]
-FORBIDDEN = {
-    "tfturbo": {"tensorflow", "keras", "PySide6", "pyqtgraph", "trainer_backend", "tfturbo_gui"},
-    "tfturbo_gui": {"tensorflow", "keras", "trainer_backend"},
-}
-
-
-def imported_top_level_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return names
-
-
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_package_never_imports_forbidden_layers(package):
-    offenders = {}
-    for path in sorted((ROOT / package).rglob("*.py")):
-        bad = imported_top_level_modules(path) & FORBIDDEN[package]
-        # tfturbo.commands.gui is the one bridge that starts the GUI, lazily, inside main()
-        if path.relative_to(ROOT).as_posix() == "tfturbo/commands/gui.py":
-            bad -= {"tfturbo_gui"}
-        if bad:
-            offenders[str(path.relative_to(ROOT))] = sorted(bad)
-    assert offenders == {}
-
-
-# The GUI's plain-Python models: tested and used without a display, so they hold no Qt.
-QT_FREE_GUI_MODULES = ("tfturbo_gui/run_data.py", "tfturbo_gui/session.py", "tfturbo_gui/step_status.py",
-                       "tfturbo_gui/workload_catalog.py")
 QT = {"PySide6", "pyqtgraph"}
 
 
-def gui_modules_imported_by(path: Path) -> set[Path]:
-    """`path` and every tfturbo_gui module it imports, directly or through others (with their packages)."""
-    seen: set[Path] = set()
-    todo = [path]
+def test_import_contracts_are_kept():
+    """`lint-imports` on the repository's own contracts (no cache file is left in the checkout)."""
+    out = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command as c; c()",
+                          "--no-cache", "--no-logo"], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 broken" in out.stdout
+
+
+def qt_free_gui_modules() -> list[str]:
+    """The source modules of the contract that keeps Qt out of the GUI's plain-Python models."""
+    contracts = api.read_configuration(str(ROOT / "pyproject.toml"))["contracts_options"]
+    found = [c for c in contracts if c.get("type") == "forbidden" and set(c["forbidden_modules"]) == QT
+             and all(m.startswith("tfturbo_gui.") for m in c["source_modules"])]
+    assert len(found) == 1, "pyproject.toml has no (or more than one) Qt-free GUI models contract"
+    return sorted(found[0]["source_modules"])
+
+
+def loaded_by(graph, module: str) -> set[str]:
+    """What `import module` runs: the module, what it imports (directly or not), and the __init__ of every
+    package on the way (the edge an import graph does not have)."""
+    seen: set[str] = set()
+    todo = [module]
     while todo:
         current = todo.pop()
-        if current in seen or not current.exists():
+        if current in seen:
             continue
         seen.add(current)
-        package = current.parent
-        todo += [p / "__init__.py" for p in current.parents if (p / "__init__.py").exists() and ROOT in p.parents]
-        tree = ast.parse(current.read_text(encoding="utf-8"), filename=str(current))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level > 0:
-                base = package
-                for _ in range(node.level - 1):
-                    base = base.parent
-                parts = node.module.split(".") if node.module else []
-                target = base.joinpath(*parts)
-                todo += [target.with_suffix(".py"), target / "__init__.py"]
-                todo += [target / f"{a.name}.py" for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tfturbo_gui"):
-                target = ROOT.joinpath(*node.module.split("."))
-                todo += [target.with_suffix(".py"), target / "__init__.py"]
+        todo += graph.find_modules_directly_imported_by(current)
+        parts = current.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in graph.modules]
     return seen
 
 
-@pytest.mark.parametrize("module", QT_FREE_GUI_MODULES)
-def test_qt_free_gui_models_import_no_qt(module):
-    path = ROOT / module
-    assert path.exists(), f"{module} is listed as Qt-free but does not exist"
-    offenders = {str(p.relative_to(ROOT)): sorted(imported_top_level_modules(p) & QT)
-                 for p in sorted(gui_modules_imported_by(path))}
-    assert {name: bad for name, bad in offenders.items() if bad} == {}
+def test_qt_free_gui_models_load_no_qt_through_their_packages():
+    graph = grimp.build_graph("tfturbo_gui", "tfturbo", include_external_packages=True, cache_dir=None)
+    offenders = {}
+    for module in qt_free_gui_modules():
+        assert module in graph.modules, f"{module} is listed as Qt-free but does not exist"
+        loaded = loaded_by(graph, module)
+        bad = {m: sorted(graph.find_modules_directly_imported_by(m) & QT) for m in loaded
+               if m not in QT and graph.find_modules_directly_imported_by(m) & QT}
+        if bad:
+            offenders[module] = bad
+    assert offenders == {}
 
 
-def test_gui_modules_that_say_no_qt_are_checked():
-    says = {str(p.relative_to(ROOT)) for p in (ROOT / "tfturbo_gui").rglob("*.py")
+def test_gui_modules_that_say_no_qt_are_in_the_contract():
+    says = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "tfturbo_gui").rglob("*.py")
             if "No Qt here" in p.read_text(encoding="utf-8")}
-    assert says <= set(QT_FREE_GUI_MODULES)
+    assert says <= set(qt_free_gui_modules())
 
 
 def test_cli_start_up_imports_neither_tensorflow_nor_qt():

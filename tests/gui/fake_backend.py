@@ -18,7 +18,9 @@ has no get_config and the automatic float32 head fails in a way the backend did 
 without it, as the backend does (FIX_NOT_APPLIED), `builtin:ragged-batches` a
 partial last batch, `builtin:slow-input` is input-bound, `builtin:broken`
 fails to load, `builtin:no-jit` refuses jit_compile=True (XLA_NOT_ACTIVE, no faster) while
-auto-clustering pays, `builtin:short-steps` takes 2 ms a step (steps_per_execution pays).
+auto-clustering pays, `builtin:short-steps` takes 2 ms a step (steps_per_execution pays),
+`builtin:float32-heavy` keeps its matmuls in float32 under a 16-bit policy (MATMUL_NOT_16BIT in its profile).
+A run whose profiler window ran writes a profile.json (`fake_profile`) as the real backend does.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ sys.path.insert(0, str(ROOT))
 from tests.paired_fake import write_paired  # noqa: E402
 from tfturbo import protocol, runfiles  # noqa: E402
 from tfturbo.cli_args import build_backend_parser, parse_args, settings_from_args  # noqa: E402
+from tfturbo import profile as prof  # noqa: E402
 from tfturbo.findings import Finding  # noqa: E402
+from tfturbo.profile_findings import run_findings  # noqa: E402
 from tfturbo.stats import median_ci  # noqa: E402
 
 VERSIONS = {"tfturbo": "0.1.0", "tensorflow": "2.21.0", "keras": "3.15.0", "python": "3.11"}
@@ -129,6 +133,32 @@ def step_time(settings, rng: random.Random) -> float:
     return ms * (1 + rng.gauss(0, 0.02))
 
 
+def fake_profile(settings, window: tuple[int, int]) -> prof.Profile:
+    """What the real backend's profile of a transformer-like model looks like: 16-bit halves the matmuls and adds
+    casts, XLA fuses the elementwise ops (each time in µs over the window's steps)."""
+    steps = window[1] - window[0]
+    heavy16 = settings.sixteen_bit and settings.workload != "builtin:float32-heavy"
+    matmul = 4000.0 * (0.55 if heavy16 else 1.0)
+    elementwise = 2000.0 * (0.5 if settings.jit_compile else 1.0)
+    rows = [("_MklMatMul", "StatefulPartitionedCall/functional_1/dense_1/Tensordot/MatMul", matmul * steps, steps,
+             heavy16),
+            ("_MklEinsum", "StatefulPartitionedCall/functional_1/multi_head_attention_1/einsum/Einsum",
+             2500.0 * (0.7 if heavy16 else 1.0) * steps, steps, heavy16),
+            ("Mul", "StatefulPartitionedCall/functional_1/layer_normalization_1/mul", 900.0 * steps, steps, None),
+            ("AddV2", "StatefulPartitionedCall/functional_1/add", elementwise * steps, steps, None),
+            ("Dataset", "Iterator::Root::Prefetch", 200.0 * steps, steps, None)]
+    if settings.sixteen_bit:
+        rows.append(("Cast", "StatefulPartitionedCall/functional_1/dense_1/Cast", 700.0 * steps, steps, None))
+    doc = prof.build(rows, steps, prof.SOURCE_OP_STATS, device="CPU_ONLY", window=list(window),
+                     wall_ms_per_step=step_time(settings, random.Random(0)), coverage=1.0,
+                     sixteen_bit=prof.sixteen_bit_from_ops(rows, prof.SOURCE_OP_STATS, "fake backend"),
+                     step_breakdown=prof.not_available("the CPU marks no device steps"),
+                     compile=prof.not_available("the profiler window starts after warm-up"),
+                     tools={"framework_op_stats": "ok", "overview_page": "ok"})
+    doc.read_s = 0.01
+    return doc
+
+
 def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
     settings = settings_from_args(args)
     settings = settings.with_(batch_size=settings.batch_size or 64)  # the workload's default, as the backend does
@@ -215,6 +245,12 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
                           "use XLA auto-clustering instead", "model")
         writer.emit(protocol.FINDING, finding=refused.to_dict())
         findings.append(refused.to_dict())
+    if window and step >= window[1]:
+        document = fake_profile(settings, window)
+        document.save(run_dir)
+        for f in run_findings(document, settings):
+            writer.emit(protocol.FINDING, finding=f.to_dict())
+            findings.append(f.to_dict())
     peak = int(100e6 * (0.6 if settings.sixteen_bit else 1.0) * (settings.batch_size or 64) / 64)
     writer.emit(protocol.MEMORY, peak_bytes=peak, current_bytes=peak // 2, kind="host")
     median, ci = median_ci(steady[-2000:])  # the bootstrap of a flood's every step would dominate the test

@@ -171,3 +171,23 @@ def test_a_folder_without_a_ladder_opens_with_its_first_and_latest_runs_ticked(q
     browser.add_runs("one run", [load_run(study / "runs" / "06-failed")], [])  # "Add run folder…"
     assert browser.tree.topLevelItem(1).child(0).checkState(0) == Qt.CheckState.Checked
     assert [row.name for row in browser.compare.rows] == ["01-run", "05-run", "06-run", "07-run", "06-failed"]
+
+
+def test_a_study_a_newer_tfturbo_wrote_is_not_opened_and_the_browser_says_why(qtbot, study):
+    """Issue 19: study.yaml in a newer major format is refused, not half-read; the app stays up and says to
+    upgrade. The study opens again once its format is one this tfturbo reads."""
+    import yaml
+
+    from tfturbo.runfiles import STUDY_YAML
+
+    path = study / STUDY_YAML
+    data = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**data, "format": 9}))
+    browser = open_browser(qtbot, study, (1024, 640))
+    assert browser.tree.topLevelItemCount() == 0 and browser.records == []
+    text = browser.warnings.text()
+    assert browser.warnings.isVisible() and text.startswith(f"Not opened: {path} is format version 9")
+    assert "upgrade tfturbo" in text
+    path.write_text(yaml.safe_dump(data))
+    browser.open_study(study)
+    assert browser.tree.topLevelItemCount() == 1

@@ -35,17 +35,18 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
              findings: list[dict[str, Any]] | None = None, learning_rate: float = 1e-3, seed: int = 0,
              write_summary: bool = True, write_done: bool = True, truncate: bool = False,
              checkpoint: bool = True, lr_scale: float = 1.0, correct: np.ndarray | None = None,
-             settings_seed: int = 1234) -> Path:
+             settings_seed: int = 1234, **more_settings: Any) -> Path:
     """One recorded run directory, its events shaped like the backend's (warm-up, profiler window, validation).
 
     Steps 1..WARMUP are warm-up and steps in PROFILE are profiled: neither is in step_ms_samples.
     `correct`: every validation example's correctness (1/0), written to paired_validation.npz at each
-    validation point as the backend writes it (the same at every point).
+    validation point as the backend writes it (the same at every point). `more_settings`: other RunSettings
+    fields of the run (e.g. steps_per_execution=4).
     """
     run_dir = parent / name
     run_dir.mkdir(parents=True)
     settings = RunSettings(workload=workload, policy=policy, jit_compile=jit, batch_size=batch_size, steps=steps,
-                           seed=settings_seed, lr_scale=lr_scale).to_dict()
+                           seed=settings_seed, lr_scale=lr_scale, **more_settings).to_dict()
     write_yaml(run_dir / RUN_YAML, {**settings, "versions": VERSIONS, "device": DEVICE})
     rng = np.random.default_rng(seed)
     # steps are numbered from 1, as the backend does; 1..WARMUP are warm-up, PROFILE steps are profiled

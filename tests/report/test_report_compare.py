@@ -126,6 +126,18 @@ def identical_runs(parent, n: int, settings_seed: int, first_seed: int):
                               noise=0.005, seed=first_seed + i, settings_seed=settings_seed)) for i in range(n)]
 
 
+def test_a_run_with_another_steps_per_execution_is_not_a_replicate_of_the_baseline(tmp_path):
+    """Issue 19: the replicate key was a hand-kept list without steps_per_execution (nor XLA auto-clustering,
+    the tf.data fixes, devices, workers), so a steps_per_execution=4 run counted in the baseline's own group:
+    'same settings', its 25% gain hidden. Now every declared setting counts but how a run is measured."""
+    base = identical_runs(tmp_path, 3, 1234, 10)
+    spe = load_run(make_run(tmp_path, "spe4", step_ms=150, noise=0.005, seed=40, steps_per_execution=4))
+    profiled = load_run(make_run(tmp_path, "other-profile", step_ms=200, noise=0.005, seed=41, profile=(5, 9)))
+    rows = compare_runs(base + [spe, profiled])
+    assert [r.verdict for r in rows] == ["baseline", SAME_SETTINGS, SAME_SETTINGS, SINGLE_RUN, SAME_SETTINGS]
+    assert rows[3].speedup == pytest.approx(200 / 150, rel=0.15)
+
+
 def test_two_identical_configurations_replicated_are_no_measurable_change(tmp_path):
     a = identical_runs(tmp_path, 3, 1234, 10)
     b = identical_runs(tmp_path, 3, 99, 20)  # another seed: the same speed, another configuration

@@ -94,11 +94,18 @@ def test_a_larger_batch_trains_on_as_many_samples():
     assert odd.val_every == 40 and odd.steps == 200
 
 
-def test_trial_runs_never_profile_nor_stop_early():
-    a = RunSettings("w", batch_size=64, profile=None, until_ci=0.02, min_steps=10)
+def test_trial_runs_never_stop_early_and_only_the_first_pair_profiles():
+    a = RunSettings("w", batch_size=64, profile=(5, 9), until_ci=0.02, min_steps=10)
     trial = Trial(a, a.with_(jit_compile=True))
-    planned = trial.next_run()
-    assert planned.settings.profile == (0, 0) and planned.settings.until_ci is None
+    planned = []
+    for _ in range(4):
+        p = trial.next_run()
+        planned.append(p)
+        trial.record(p, {"status": "completed", "throughput": {"samples_per_s": 100.0}}, None)
+    assert all(p.settings.until_ci is None for p in planned)
+    # both runs of pair 1 get the default profiler window (profile.json for the per-category comparison)
+    assert [(p.arm, p.replicate, p.settings.profile) for p in planned] == [
+        ("a", 1, None), ("b", 1, None), ("b", 2, (0, 0)), ("a", 2, (0, 0))]
 
 
 def test_the_verdict_document_round_trips_with_the_ab_keys():

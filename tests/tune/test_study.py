@@ -95,7 +95,8 @@ def test_rungs_share_seed_steps_and_validation_points(tmp_path, make_summary, fa
         assert r.val_every * (r.batch_size or 64) == pytest.approx(1280, rel=0.05)
     assert {(r.until_ci, r.min_steps) for r in runs} == {(None, 0)}
     assert runs[0].profile is None  # the baseline gets the profiler window
-    assert all(r.profile == (0, 0) for r in runs[1:])
+    assert all(r.profile is None for r in runs[1:3])  # a trial's first pair profiles both runs
+    assert all(r.profile == (0, 0) for r in runs[3:7])
     assert next(r for r in runs if r.batch_size == 128).lr_scale == pytest.approx(128 / 64)
 
 

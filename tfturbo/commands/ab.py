@@ -21,13 +21,13 @@ from pathlib import Path
 
 from ..arg_types import non_negative, positive_int
 from ..cli_args import WORKLOAD_HELP
-from ..commands.backend import log_path
+from ..backend_client import log_path
 from ..console import format_finding
 from ..errors import OutputDirError
 from ..runfiles import RUNS_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import backend_executor
-from ..trials.spec import KEYS, describe, parse_settings
+from ..trials.spec import describe, keys, parse_settings
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedRun, Trial, run_trial
 from ..trials.verdict import Tolerance, TrialVerdict
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workload", metavar="WORKLOAD", help=WORKLOAD_HELP)
     parser.set_defaults(script_args=[])  # what follows `--`: the training script's own options, for every run
     parser.add_argument("--b", required=True, metavar="SETTINGS",
-                        help=f"the candidate: key=value pairs joined by commas ({', '.join(KEYS)}), "
+                        help=f"the candidate: key=value pairs joined by commas ({', '.join(keys())}), "
                              "e.g. policy=mixed_bfloat16,jit=on")
     parser.add_argument("--a", default="", metavar="SETTINGS",
                         help="the reference (default: the workload as written: float32, no XLA, its batch size)")
@@ -81,7 +81,7 @@ def _settings_text(settings: dict) -> str:
     """A side's settings as SETTINGS (what `--a`/`--b` take): `policy=float32 jit=off batch=32 ...`."""
     words = {True: "on", False: "off", None: "default"}
     return "  ".join(f"{k}={words.get(v, v) if isinstance(v, (bool, type(None))) else v}"
-                     for k, v in settings.items() if k in KEYS)
+                     for k, v in settings.items() if k in keys())
 
 
 def render(doc: dict) -> str:

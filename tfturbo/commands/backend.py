@@ -8,24 +8,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from pathlib import Path
 
 from .. import console, protocol
-from ..backend_client import run_backend
+from ..backend_client import log_path, run_backend
 from ..cli_args import script_argv, split_script_args, without_host
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:  # arguments come from cli_args
     pass
-
-
-def log_path() -> str:
-    """Where the child's stderr goes when it has no run directory (env, audit, probe, early errors)."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tfturbo"
-    base.mkdir(parents=True, exist_ok=True)
-    return str(base / "backend.log")
 
 
 def backend_argv(argv: list[str]) -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..arg_types import positive_int
 from ..cli_args import WORKLOAD_HELP
-from ..commands.backend import log_path
+from ..backend_client import log_path
 from ..errors import OutputDirError
 from ..runfiles import RUNS_DIR
 from ..scaling import STRATEGIES, ScalingMeasurement, render, scaling_dir

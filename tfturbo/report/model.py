@@ -30,6 +30,7 @@ from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune.study import Rung, RungKind, Study, StudyStatus
+from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
@@ -133,6 +134,7 @@ class ReportData:
     measurement: dict[str, Any] = field(default_factory=dict)  # runs and replicate pairs (study.yaml)
     design: str = ""  # how the trials measured, in words (from the ladder's trial verdicts)
     scaling: ScalingResult | None = None  # STUDY/scaling/scaling.json, when the study measured scaling
+    time_went: Any = None  # profile_page.TimeWent: the baseline's and the recommended run's profiles
 
 
 # ---------------------------------------------------------------- helpers
@@ -567,4 +569,5 @@ def gather(study_dir: str | Path) -> ReportData:
         measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)
         design=next((r.decision.design for r in study.rungs if r.decision and r.decision.design), ""),
         scaling=scaling if scaling is not None and scaling.points else None,
+        time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
     )

@@ -27,7 +27,7 @@ from ..numbers import digits_for, finite
 from ..settings import RunSettings
 from ..trials.verdict import AccuracyVerdict
 from ..verdicts import ProbeVerdict, Verdict
-from . import style
+from . import profile_page, style
 from .charts import line_chart
 from .model import ReportData, LadderRow
 
@@ -491,7 +491,8 @@ class NumberedCanvas(rl_canvas.Canvas):
 
 def render(data: ReportData, out_path: str) -> None:
     """Write the report for `data` to `out_path`."""
-    story = (title_page(data) + configuration_section(data) + plots_section(data) + findings_section(data)
+    story = (title_page(data) + configuration_section(data) + plots_section(data) + profile_page.section(data)
+             + findings_section(data)
              + probe_section(data) + scaling_section(data) + settings_section(data) + warnings_section(data) + appendix(data))
     doc = SimpleDocTemplate(out_path, pagesize=A4, leftMargin=MARGIN, rightMargin=MARGIN, topMargin=MARGIN,
                             bottomMargin=MARGIN, title=f"Training speed-up report: {data.workload}",

@@ -13,8 +13,8 @@ and the same recommendation whichever front end ran them:
   and the probe, run again with them, no longer finds the job input-bound
   (`input_stop_reason`); otherwise the study stops with the code changes;
 - the audit's automatic fixes (float32 head for a 16-bit policy, dropping the
-  partial last batch under XLA) are applied when `auto_fix` is on and the
-  audit raised the finding they fix;
+  partial last batch under XLA: each setting's `auto_when`) are applied when
+  `auto_fix` is on and the audit raised the finding they fix;
 - a 16-bit policy rejected only for speed is measured once more under XLA
   (bfloat16 on a CPU pays only with XLA's fusion; a rung rejected for accuracy
   or NaN is not retried: XLA does not change the numerics that failed);
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import findings as F
-from ..settings import RunSettings
+from ..settings import RunSettings, with_audit_fixes
 from ..tune.batch import DEFAULT_MAX_SCALE, next_size
 from ..tune.study import RungKind
 from ..verdicts import ProbeVerdict
@@ -116,13 +116,7 @@ class TuningPolicy:
 
     def fixes_for(self, settings: RunSettings) -> RunSettings:
         """The audit's automatic fixes that apply to `settings` (only with auto_fix, only for raised findings)."""
-        codes = F.codes_of(self.audit)
-        if not self.auto_fix:
-            return settings
-        return settings.with_(
-            fix_head=settings.fix_head or (settings.sixteen_bit and F.HEAD_NOT_FLOAT32 in codes),
-            fix_int_inputs=settings.fix_int_inputs or (settings.sixteen_bit and F.INTEGER_INPUT_16BIT in codes),
-            drop_remainder=settings.drop_remainder or (settings.jit_compile and F.PARTIAL_LAST_BATCH in codes))
+        return with_audit_fixes(settings, F.codes_of(self.audit)) if self.auto_fix else settings
 
     # -- the input probe ------------------------------------------------------------------------
 
@@ -245,8 +239,7 @@ class TuningPolicy:
             return []
         codes = set(F.codes_of(list((last.summary or {}).get("findings") or [])))
         s = last.settings
-        fixed = s.with_(fix_head=s.fix_head or F.HEAD_NOT_FLOAT32 in codes,
-                        fix_int_inputs=s.fix_int_inputs or F.INTEGER_INPUT_16BIT in codes)
+        fixed = with_audit_fixes(s, codes)
         if fixed == s or any(r.settings == fixed for r in self.rungs):
             return []
         self.audit = list(self.audit) + [f for f in (last.summary or {}).get("findings") or []

@@ -29,6 +29,9 @@ from .verdict import Change, Tolerance, TrialVerdict, keep
 
 A, B = "a", "b"
 NO_PROFILE = (0, 0)
+# The first pair captures a profile (the default window after warm-up) in both runs, so every candidate has a
+# profile.json to compare with the baseline's; its profiled steps stay out of the throughput, as in any run.
+PROFILED_REPLICATE = 1
 COMPLETED = "completed"
 
 
@@ -54,7 +57,8 @@ class MeasuredRun:
 
 
 def trial_settings(settings: RunSettings) -> RunSettings:
-    """A replicate measures the whole step budget, without the profiler (it slows steps) or the adaptive stop."""
+    """A replicate measures the whole step budget, without the adaptive stop, and without the profiler (it slows
+    steps) except in the first pair (`PROFILED_REPLICATE`)."""
     return settings.with_(profile=NO_PROFILE, until_ci=None, min_steps=0)
 
 
@@ -138,7 +142,10 @@ class Trial:
         done = len(self.runs)
         replicate = done // 2 + 1
         arm = self._order(replicate)[done % 2]
-        return PlannedRun(arm, replicate, self.settings_of(arm), self.names(arm, replicate))
+        settings = self.settings_of(arm)
+        if replicate == PROFILED_REPLICATE:  # both arms alike, so the pair's ratio stays fair
+            settings = settings.with_(profile=None)
+        return PlannedRun(arm, replicate, settings, self.names(arm, replicate))
 
     def record(self, planned: PlannedRun, summary: dict[str, Any] | None, run_dir: Path | str | None) -> None:
         if self.started is None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from .. import __version__, summary
 from ..errors import UserError
+from ..formats import check_version
 from ..numbers import json_safe, num
 from ..run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, read_typed
 from ..runfiles import RUNS_DIR, STUDY_YAML, load_run, read_yaml, safe_child, write_yaml
@@ -254,17 +255,17 @@ class Study:
     def load(cls, path: str | Path) -> "Study":
         """The study saved in `path`: as much of its study.yaml as is valid, every problem named in `problems`.
 
-        Never raises on a damaged file: a missing or corrupt study.yaml gives a
+        Raises FormatVersionError for a study.yaml in a newer format than this
+        tfturbo reads; never raises on a damaged file: a missing or corrupt study.yaml gives a
         study without rungs (readers then fall back to the runs in runs/), a
         key of the wrong type is dropped, a ladder entry that cannot be read is
         skipped, and the rest still loads.
         """
         path = Path(path)
         problems: list[str] = []
-        doc, extra = read_typed(read_yaml(path / STUDY_YAML, problems), _STUDY_KINDS, STUDY_YAML, problems)
-        if (doc.get("format") or STUDY_FORMAT) > STUDY_FORMAT:
-            problems.append(f"{STUDY_YAML} is format {doc['format']}, newer than this tfturbo reads "
-                            f"({STUDY_FORMAT}); it was read as far as it is understood")
+        raw = read_yaml(path / STUDY_YAML, problems)
+        check_version(raw.get("format"), STUDY_FORMAT, path / STUDY_YAML)
+        doc, extra = read_typed(raw, _STUDY_KINDS, STUDY_YAML, problems)
         workload = doc.get("workload") or ""
         study = cls(path, workload, doc.get("options") or {}, created=doc.get("created") or "",
                     status=doc.get("status") or "", message=doc.get("message") or "",

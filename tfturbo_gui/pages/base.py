@@ -12,14 +12,16 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
 from tfturbo import protocol
+from tfturbo.profile_findings import compare_findings
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
 from tfturbo.tune.study import Rung
 
 from ..cards import DecisionCard
 from ..failures import explain
 from ..findings_panel import AUTO_FIXES, FindingsPanel
-from ..labels import muted_label
+from ..labels import add_section, muted_label  # noqa: F401 - add_section: the pages import it from here
 from ..live_plots import RunPlots
+from ..profile_view import ProfileView, rung_profile
 from ..run_data import RunData
 from ..run_gate import GATE
 from ..run_panel import RunPanel
@@ -160,13 +162,6 @@ class WizardPage(QWidget):
                 panel.stop()
 
 
-def add_section(layout: QVBoxLayout, title: str) -> QLabel:
-    label = QLabel(title)
-    label.setObjectName("sectionTitle")
-    layout.addWidget(label)
-    return label
-
-
 def needs_baseline(session: WizardSession) -> str:
     return "" if session.baseline is not None else "measure the baseline first (Profile & baseline)"
 
@@ -205,7 +200,10 @@ class RungPage(WizardPage):
         self.findings = FindingsPanel()
         self.left.addWidget(self.findings, 1)
         self.plots = RunPlots()
-        self.right.addWidget(self.plots, 1)
+        self.right.addWidget(self.plots, 3)
+        self.profile_view = ProfileView()  # this rung's op categories beside the baseline's
+        self.profile_view.hide()
+        self.right.addWidget(self.profile_view, 2)
 
     def available(self) -> str:
         return needs_baseline(self.session)
@@ -321,9 +319,19 @@ class RungPage(WizardPage):
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
                                         fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)))
         self.findings.add_findings(decision.findings)
+        self.show_profile()
         self.set_status(PASSED if self.passed(decision) else
                         NOT_KEPT if data.status == protocol.RunStatus.COMPLETED else ATTENTION)
         self.update_controls()
+
+    def show_profile(self) -> None:
+        """Where this rung's time went against the baseline's, and the categories that got slower (OP_SLOWER)."""
+        run, _ = rung_profile(self.session, self.rung)
+        base, _ = rung_profile(self.session, self.session.baseline)
+        self.profile_view.set_profile(run, base)
+        self.profile_view.show()
+        self.findings.add_findings([f.to_dict() for f in compare_findings(
+            base, run, self.session.baseline.settings, self.rung.settings)])
 
     def passed(self, decision) -> bool:
         """The step passes when its rung was kept (a page measuring several levers overrides this)."""

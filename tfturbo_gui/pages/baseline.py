@@ -22,6 +22,7 @@ from ..error_box import ErrorBox
 from ..findings_panel import FindingsPanel
 from ..labels import muted_label
 from ..live_plots import RunPlots
+from ..profile_view import ProfileView, rung_profile
 from ..run_data import RunData
 from ..run_panel import RunPanel
 from ..run_process import Launcher
@@ -122,7 +123,10 @@ class BaselinePage(WizardPage):
         self.right.addWidget(self.tensorboard_error)
         self.right.addWidget(self.tensorboard_url)
         self.plots = RunPlots()
-        self.right.addWidget(self.plots, 1)
+        self.right.addWidget(self.plots, 3)
+        self.profile_view = ProfileView()  # where the baseline's time goes, once its profile is read
+        self.profile_view.hide()
+        self.right.addWidget(self.profile_view, 2)
 
     def available(self) -> str:
         return "" if self.session.study is not None else "choose and check a workload first"
@@ -229,6 +233,8 @@ class BaselinePage(WizardPage):
             self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         if data.summary is not None:
             self.results.set_facts(run_facts(data.summary))
+        self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
+        self.profile_view.show()
         ok = self.session.baseline is not None and self.session.baseline is self.rung
         self.set_status(PASSED if ok and not self.input_bound else ATTENTION)
 

@@ -33,7 +33,7 @@ from tfturbo.run_summary import RunSummary
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
 
-from .. import ceiling, distribute, hardware, measure, stdio
+from .. import ceiling, distribute, hardware, hparams_record, measure, stdio
 from . import emit_error
 
 
@@ -364,6 +364,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
         writer.emit(protocol.PHASE, phase=protocol.SAVING, step=instrument.completed, detail="checkpoint")
         checkpoint = save_checkpoint(job, run_dir, env, instrument.completed)
     scalars.close()
+    profile = read_profile(job, instrument, monitor, run_dir)
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
     if status == protocol.RunStatus.COMPLETED:  # a stopped run ends now: no FLOP count, no ceiling benchmark
@@ -372,9 +373,23 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     if error is not None:
         summary.error = {"kind": error.kind, "message": error.message, "fix": error.fix}
     document = summary.to_dict()
+    hparams_record.write(run_dir, document, profile)  # tensorboard --logdir STUDY/runs: the HParams tab
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, document)
     writer.emit(protocol.RESULT, command="run", document=document)
     return status, code
+
+
+def read_profile(job: PreparedRun, instrument, monitor, run_dir: Path):
+    """profile.json from the capture, after training (never in the measurement), and the findings it raises;
+    the Profile, or None without a capture."""
+    from tfturbo.profile_findings import run_findings
+
+    from ..profile_capture_read import after_training
+
+    document = after_training(run_dir, instrument, monitor.record)
+    for finding in run_findings(document, job.settings) if document is not None else []:
+        monitor.add_finding(finding)
+    return document
 
 
 def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) -> dict[str, Any]:

@@ -1,0 +1,127 @@
+"""Reading xprof's answers into profile.json, on JSON recorded from real CPU captures of builtin:transformer
+(tests/backend/data/xprof/, trimmed to their first 80 op rows) — no TensorFlow needed.
+
+The GPU parts (kernel stats, the overview's step breakdown) are fed tables built with the column ids and
+property names xprof 2.24 documents (the CPU capture's kernel_stats has the same columns, empty): unverified on
+a real GPU.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tfturbo import profile as prof
+from trainer_backend import profile_capture_read as reader
+
+DATA = Path(__file__).parent / "data" / "xprof"
+
+
+def recorded(name: str):
+    return json.loads((DATA / name).read_text())
+
+
+def test_float32_transformer_categories_add_up_and_matmul_and_attention_lead():
+    rows, coverage, on_device = reader.op_rows(recorded("transformer_f32_framework_op_stats.json"), {})
+    doc = prof.build(rows, 11, prof.SOURCE_OP_STATS, coverage=coverage)
+    assert not on_device
+    assert doc.available
+    assert sum(doc.categories.values()) == pytest.approx(doc.op_ms_per_step)
+    # the 80 recorded rows hold most of the op time xprof measured (its own percentages say how much)
+    assert 0.9 < doc.coverage <= 1.0
+    top = [c for c, _ in doc.ranked_categories()[:2]]
+    assert set(top) == {prof.MATMUL, prof.ATTENTION}
+    assert sum(r.share for r in doc.top_ops) <= 1.0
+    assert doc.top_types[0].ms_per_step >= doc.top_types[-1].ms_per_step
+
+
+def test_sixteen_bit_share_comes_from_the_traced_dtypes_and_names_the_float32_ops():
+    table = recorded("transformer_bf16_framework_op_stats.json")
+    names = [r["operation"] for r in reader.table_rows(table[1])]
+    heavy = [n for n, r in zip(names, reader.table_rows(table[1]))
+             if prof.categorize(r["type"], n) in prof.HEAVY]
+    graph = {n.removeprefix("StatefulPartitionedCall/"): "bfloat16" for n in heavy}
+    graph[heavy[0].removeprefix("StatefulPartitionedCall/")] = "float32"  # one planted float32 op
+    rows, _cov, _dev = reader.op_rows(table, graph)
+    sixteen = prof.sixteen_bit_from_ops(rows, prof.SOURCE_OP_STATS, "traced graph")
+    assert sixteen["available"]
+    assert 0.5 < sixteen["share"] < 1.0
+    assert sixteen["float32_ops"] == [heavy[0]]
+    none16, *_ = reader.op_rows(table, {n: "float32" for n in graph})
+    assert prof.sixteen_bit_from_ops(none16, prof.SOURCE_OP_STATS, "x")["share"] == 0.0
+    unknown, *_ = reader.op_rows(table, {})
+    assert not prof.sixteen_bit_from_ops(unknown, prof.SOURCE_OP_STATS, "x")["available"]
+
+
+def test_dtype_of_strips_the_callers_the_profile_puts_in_front():
+    graph = {"gradient_tape/functional_1/dense_1/Tensordot/MatMul/MatMul": "bfloat16"}
+    assert reader.dtype_of("StatefulPartitionedCall/gradient_tape/functional_1/dense_1/Tensordot/MatMul/MatMul",
+                           graph) == "bfloat16"
+    assert reader.dtype_of("StatefulPartitionedCall/functional_1/dense_9/MatMul", graph) is None
+
+
+def test_xla_capture_reads_the_compiled_ops_from_the_trace():
+    op_rows, *_ = reader.op_rows(recorded("transformer_xla_framework_op_stats.json"), {})
+    assert all(prof.categorize(t, n) == prof.INPUT for t, n, *_ in op_rows)  # XLA code is not in the op stats
+    rows = reader.hlo_rows(recorded("transformer_xla_trace_hlo_events.json"))
+    doc = prof.build(rows, 11, prof.SOURCE_XLA_TRACE)
+    assert doc.ranked_categories()[0][0] == prof.MATMUL
+    assert doc.categories[prof.DATA_MOVEMENT] > 0
+
+
+def test_cpu_overview_has_no_step_breakdown_and_says_why():
+    breakdown, compile_part, hardware = reader.step_breakdown(recorded("cpu_overview_page.json"))
+    assert hardware == "CPU_ONLY"
+    assert breakdown == {"available": False, "reason": breakdown["reason"]}
+    assert "No step time measured" in breakdown["reason"]
+    assert not compile_part["available"] and "warm-up" in compile_part["reason"]
+    assert not reader.kernel_sixteen_bit(recorded("cpu_kernel_stats.json"), [])["available"]
+
+
+def _gpu_overview(step_ms: float, host: float, launch: float) -> list:
+    tables = recorded("cpu_overview_page.json")
+    tables[1]["p"].update({"hardware_type": "GPU", "steptime_ms_average": str(step_ms),
+                           "host_compute_time_ms_avg": str(host), "kernel_launch_time_ms_avg": str(launch),
+                           "device_compute_time_ms_avg": str(step_ms - host - launch),
+                           "compile_time_ms_avg": "0.5"})
+    return tables
+
+
+def test_gpu_step_breakdown_and_kernel_stats_unverified():
+    breakdown, compile_part, hardware = reader.step_breakdown(_gpu_overview(10.0, 1.0, 1.0))
+    assert hardware == "GPU" and breakdown["available"] and breakdown["step_ms"] == 10.0
+    assert breakdown["ms"]["kernel_launch"] == 1.0 and compile_part["ms_per_step"] == 0.5
+    assert "unverified" in breakdown["note"]
+    kernels = recorded("cpu_kernel_stats.json")
+    row = lambda name, op, us, tc: {"c": [{"v": v} for v in (  # noqa: E731 - the documented column order
+        1, name, 64, 0, "", "", 50.0, True, tc, op, 10, us, us / 10, 1.0, 1.0)]}
+    kernels["rows"] = [row("ampere_bf16_s16816gemm_bf16_128x128", "model/dense/MatMul", 300.0, True),
+                       row("ampere_sgemm_128x64_nn", "model/dense_1/MatMul", 100.0, False),
+                       row("redzone_checker", "model/add", 50.0, False)]
+    sixteen = reader.kernel_sixteen_bit(kernels, [("MatMul", "model/dense/MatMul", 1.0, 1, None),
+                                                  ("MatMul", "model/dense_1/MatMul", 1.0, 1, None),
+                                                  ("AddV2", "model/add", 1.0, 1, None)])
+    assert sixteen["share"] == pytest.approx(0.75) and sixteen["tensor_core_share"] == pytest.approx(0.75)
+    assert sixteen["float32_ops"] == ["model/dense_1/MatMul"] and sixteen["verified"] is False
+
+
+@pytest.mark.parametrize("content", [b"", b"this is not an xplane"])
+def test_empty_or_corrupt_capture_is_not_available_never_an_error(tmp_path, content):
+    xplane = tmp_path / "vm.xplane.pb"
+    xplane.write_bytes(content)
+
+    class Record:
+        step, ms = [1, 2], [5.0, 6.0]
+
+    doc = reader.write_profile(tmp_path, [xplane], (1, 3), Record(), {})
+    assert not doc.available and doc.reason
+    assert doc.read_s is not None
+    again = prof.Profile.load(tmp_path)
+    assert not again.available and again.reason == doc.reason
+
+
+def test_no_capture_is_not_available(tmp_path):
+    doc = reader.write_profile(tmp_path, [], None, None, {})
+    assert not doc.available and "no profile captured" in doc.reason

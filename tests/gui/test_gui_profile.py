@@ -1,0 +1,59 @@
+"""Where the time goes, on the wizard's pages (fake backend): the baseline's op categories and top ops, every
+rung's change against the baseline per category, and the profile's findings."""
+
+from conftest import go_next, make_window
+from PySide6.QtCore import Qt
+
+from tfturbo import profile as prof
+from tfturbo_gui.step_status import PASSED
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def measure_baseline(qtbot, window):
+    go_next(qtbot, window, 1)
+    baseline = window.pages[1]
+    assert baseline.profile_view.isHidden()  # nothing to show before the run
+    qtbot.mouseClick(baseline.measure_button, LEFT)
+    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=60_000)
+    return baseline
+
+
+def run_precision(qtbot, window):
+    go_next(qtbot, window, 2)
+    precision = window.pages[2]
+    qtbot.waitUntil(lambda: precision.run_button.isEnabled(), timeout=20_000)
+    qtbot.mouseClick(precision.run_button, LEFT)
+    qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=90_000)
+    return precision
+
+
+def test_baseline_shows_where_the_time_goes_and_a_rung_the_change(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path, workload="builtin:transformer")
+    baseline = measure_baseline(qtbot, window)
+    view = baseline.profile_view
+    assert view.isVisible() and view.tabs.isVisible()
+    assert view.shown[-1] == prof.MATMUL  # the first category is drawn on top
+    assert view.summary.text().startswith("Op time ") and "; 0% of matmul/attention time in 16-bit" in view.summary.text()
+    assert view.table.rowCount() >= 4
+    assert view.table.item(0, 0).text() == "functional_1/dense_1/Tensordot/MatMul"  # the caller prefix is dropped
+    assert view.table.item(0, 2).text() == "matmul/conv"
+    assert "functional_1/dense_1/Tensordot/MatMul" in view.category_tooltip(prof.MATMUL)  # on hover
+    assert view.change.isHidden()
+
+    precision = run_precision(qtbot, window)
+    pview = precision.profile_view
+    assert pview.isVisible()
+    text = pview.change.text()
+    assert text.startswith("Against the baseline: matmul/conv −45%") and "casts +" in text and "of step" in text
+    assert "baseline:" in pview.category_tooltip(prof.MATMUL)
+    assert pview.legend.isVisible()
+    assert "MATMUL_NOT_16BIT" not in precision.findings.codes()
+
+
+def test_a_16bit_policy_whose_matmuls_stay_float32_says_so(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path, workload="builtin:float32-heavy")
+    measure_baseline(qtbot, window)
+    precision = run_precision(qtbot, window)
+    assert "MATMUL_NOT_16BIT" in precision.findings.codes()
+    assert "0% of matmul/attention time in 16-bit" in precision.profile_view.summary.text()

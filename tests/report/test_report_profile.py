@@ -1,0 +1,63 @@
+"""The report's "Where the time went" page and compare's CSV categories, from recorded profile.json files."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from report_fixtures import make_study, pdf_text
+from tfturbo import profile as prof
+from tfturbo.compare import compare_runs, to_csv
+from tfturbo.report import gather, write_report
+from tfturbo.runfiles import RUNS_DIR, load_run
+
+
+def fake_profile(matmul: float, norm: float, casts: float) -> prof.Profile:
+    rows = [("_MklMatMul", "StatefulPartitionedCall/functional_1/dense_1/Tensordot/MatMul", matmul * 10e3, 10, True),
+            ("Mul", "StatefulPartitionedCall/functional_1/layer_normalization_1/mul", norm * 10e3, 10, None),
+            ("AddV2", "StatefulPartitionedCall/functional_1/add", 2.0 * 10e3, 10, None)]
+    if casts:
+        rows.append(("Cast", "StatefulPartitionedCall/functional_1/Cast", casts * 10e3, 10, None))
+    return prof.build(rows, 10, prof.SOURCE_OP_STATS, wall_ms_per_step=9.0,
+                      sixteen_bit=prof.sixteen_bit_from_ops(rows, prof.SOURCE_OP_STATS, "test"),
+                      step_breakdown=prof.not_available("the CPU marks no device steps"))
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_where_the_time_went_page_compares_baseline_and_recommendation(tmp_path):
+    study = make_study(tmp_path / "study")
+    data = gather(study)
+    fake_profile(10.0, 2.0, 0.0).save(study / RUNS_DIR / data.baseline.name)
+    fake_profile(5.5, 3.5, 1.0).save(study / RUNS_DIR / data.tuned.name)
+    text = flat(pdf_text(write_report(study)))
+    assert "Where the time went" in text
+    assert "Against the baseline: matmul/conv −45%, normalization +75%, casts +7% of step." in text
+    assert "10.00 (71%)" in text and "5.50 (46%)" in text  # baseline and recommended ms (share)
+    assert "not available: the CPU marks no device steps" in text
+    assert "OP_SLOWER" in text and "normalization got slower" in text  # the finding from the two profiles
+    assert "Top ops, baseline" in text and "functional_1/dense_1/Tensordot/MatMul" in text
+
+
+def test_without_profiles_the_page_says_why(tmp_path):
+    study = make_study(tmp_path / "study")
+    text = flat(pdf_text(write_report(study)))
+    assert "Where the time went" in text
+    assert "The baseline's profile is not available: this run captured no profile" in text
+
+
+def test_compare_csv_gains_the_categories(tmp_path):
+    for name, p in (("a", fake_profile(10.0, 2.0, 0.0)), ("b", None)):
+        run = tmp_path / name
+        run.mkdir()
+        (run / "summary.json").write_text('{"status": "completed", "settings": {"policy": "float32"}}')
+        if p is not None:
+            p.save(run)
+    rows = compare_runs([load_run(tmp_path / "a"), load_run(tmp_path / "b")])
+    parsed = list(csv.DictReader(io.StringIO(to_csv(rows))))
+    assert float(parsed[0]["profile_matmul_conv_ms"]) == 10.0
+    assert float(parsed[0]["profile_op_ms_per_step"]) == 14.0
+    assert float(parsed[0]["profile_sixteen_bit_share"]) == 1.0
+    assert parsed[1]["profile_matmul_conv_ms"] == "" and parsed[1]["profile_op_ms_per_step"] == ""

@@ -1,0 +1,215 @@
+"""The report's "Where the time went" page: the baseline's profile beside the recommended configuration's, per
+op category, with the findings the two profiles raise.
+
+`gather` builds the page's data from the runs' profile.json (`tfturbo.profile`, the same documents, categories
+and comparison the wizard shows); `section` draws it (a reportlab bar chart and tables). A study whose runs
+captured no profile gets the page with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reportlab.graphics.charts.barcharts import HorizontalBarChart
+from reportlab.graphics.charts.legends import Legend
+from reportlab.graphics.shapes import Drawing, String
+from reportlab.lib import colors
+
+from .. import profile as prof
+from ..profile_findings import compare_findings
+from ..runfiles import RUNS_DIR
+from . import style
+
+PROFILE_CODES = ("MATMUL_NOT_16BIT", "CASTS_HEAVY", "HOST_OVERHEAD", "OP_SLOWER")
+BASE_COLOR = colors.HexColor("#9AA5B1")
+
+
+@dataclass
+class TimeWent:
+    base_label: str
+    base: prof.Profile
+    run_label: str | None = None  # None: nothing was recommended over the baseline
+    run: prof.Profile | None = None
+    change: prof.ProfileChange | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    # every other configuration tried that captured a profile: (label, its change against the baseline)
+    tried: list[tuple[str, prof.ProfileChange]] = field(default_factory=list)
+
+
+def _settings(row: Any) -> dict[str, Any]:
+    return dict(getattr(row, "settings", None) or {})
+
+
+def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
+           run_findings: list[dict[str, Any]]) -> TimeWent | None:
+    """The page's data for the baseline and the recommended rung (`LadderRow`s; `tuned` may be None), and the
+    change of every other rung; a rung's own run folder is its trial's first candidate replicate, the one that
+    captured the profile."""
+    if baseline is None:
+        return None
+    base = prof.Profile.load(Path(study_dir) / RUNS_DIR / baseline.name)
+    data = TimeWent(baseline.row.label if baseline.row else baseline.name, base)
+    if tuned is not None and tuned is not baseline:
+        data.run_label = tuned.row.label if tuned.row else tuned.name
+        data.run = prof.Profile.load(Path(study_dir) / RUNS_DIR / tuned.name)
+        data.change = prof.compare(base, data.run)
+        data.findings = [f.to_dict() for f in compare_findings(base, data.run, _settings(baseline), _settings(tuned))]
+    data.findings = [f for f in run_findings if f.get("code") in PROFILE_CODES] + data.findings
+    for rung in rungs:
+        if rung is baseline or rung is tuned:
+            continue
+        change = prof.compare(base, prof.Profile.load(Path(study_dir) / RUNS_DIR / rung.name))
+        if change is not None:
+            data.tried.append((rung.row.label if rung.row else rung.name, change))
+    return data
+
+
+# ---------------------------------------------------------------- drawing
+
+def bar_chart(data: TimeWent, width: float) -> Drawing:
+    """Per category, ms per profiled step: the baseline (grey) and the recommended configuration (accent)."""
+    profiles = [p for p in (data.base, data.run) if p is not None and p.available]
+    cats = [c for c in prof.CATEGORIES if any(p.categories.get(c, 0) > 0 for p in profiles)]
+    row_h = 22 if len(profiles) > 1 else 14
+    height = 40 + row_h * len(cats)
+    d = Drawing(width, height + 16)
+    chart = HorizontalBarChart()
+    chart.x, chart.y = 92, 28
+    chart.width, chart.height = width - 110, row_h * len(cats)
+    # the last series is drawn on top of each group: the baseline above the recommendation
+    chart.data = [[p.categories.get(c, 0.0) for c in reversed(cats)] for p in reversed(profiles)]
+    chart.categoryAxis.categoryNames = [prof.LABELS[c] for c in reversed(cats)]
+    chart.categoryAxis.labels.fontName = style.FONT
+    chart.categoryAxis.labels.fontSize = 7.5
+    chart.categoryAxis.labels.dx = -4
+    chart.categoryAxis.strokeColor = style.RULE
+    chart.valueAxis.valueMin = 0
+    chart.valueAxis.labels.fontName = style.FONT
+    chart.valueAxis.labels.fontSize = 7
+    chart.valueAxis.labels.fillColor = style.MUTED
+    chart.valueAxis.strokeColor = style.RULE
+    chart.valueAxis.visibleGrid = True
+    chart.valueAxis.gridStrokeColor = colors.HexColor("#E3E7EC")
+    chart.barSpacing = 1
+    chart.groupSpacing = 5
+    for i, colour in enumerate((style.ACCENT, BASE_COLOR)[:len(profiles)]):
+        chart.bars[i].fillColor = colour
+        chart.bars[i].strokeColor = None
+    d.add(chart)
+    d.add(String(chart.x + chart.width / 2, 6, "ms per profiled step (op self time, summed over threads)",
+                 fontName=style.FONT, fontSize=7.5, fillColor=style.MUTED, textAnchor="middle"))
+    if len(profiles) > 1:
+        legend = Legend()
+        legend.x, legend.y = chart.x + chart.width - 150, height + 12
+        legend.alignment = "right"
+        legend.columnMaximum = 1
+        legend.dx, legend.dy, legend.dxTextSpace = 8, 6, 4
+        legend.fontName, legend.fontSize = style.FONT, 7.5
+        legend.strokeColor = None
+        legend.colorNamePairs = [(BASE_COLOR, "baseline"), (style.ACCENT, "recommended")]
+        d.add(legend)
+    return d
+
+
+def _ms(p: prof.Profile | None, c: str) -> str:
+    if p is None or not p.available:
+        return "n/a"
+    return f"{p.categories.get(c, 0.0):.2f} ({100 * p.share(c):.0f}%)"
+
+
+def _signed(v: float | None, unit: str = "%") -> str:
+    return "—" if v is None else f"{'+' if v >= 0 else '−'}{abs(v):.0f}{unit}"
+
+
+def section(data: Any) -> list:
+    """The page's flowables for a `model.ReportData` whose `time_went` was gathered."""
+    from reportlab.platypus import KeepTogether, PageBreak, Spacer
+    from reportlab.lib.units import cm
+
+    from .pdf import WIDTH, P, code_block, esc, table
+
+    heading = [PageBreak(), P("Where the time went", style.H1)]
+    went: TimeWent | None = data.time_went
+    if went is None:
+        return heading + [P("No baseline run: there is no profile to show.", style.BODY)]
+    base, run = went.base, went.run
+    if not base.available:
+        return heading + [P(esc(f"The baseline's profile is not available: {base.reason}."), style.BODY)]
+    out = heading + [P(esc(
+        "Op self time per profiled step, by category, from each run's profiler window (profile.json, read "
+        "with xprof). On a CPU several ops run at once, so op time can exceed a step's wall time; the shares "
+        "are of the op time. " + (f"Baseline: {went.base_label}; recommended: {went.run_label}."
+                                  if went.run_label else f"Baseline: {went.base_label}; nothing was "
+                                  "recommended over it.")), style.BODY),
+        bar_chart(went, WIDTH), Spacer(1, 0.3 * cm)]
+    shown = [base, run] + [change.run for _label, change in went.tried]
+    notes = sorted({p.source_note() for p in shown if p is not None and p.source_note()})
+    out += [P(esc(f"{n}."), style.SMALL) for n in notes]
+    if went.change is not None:
+        out.append(P(esc(f"Against the baseline: {went.change.sentence()}."
+                         + (f" ({went.change.note}.)" if went.change.note else "")), style.BODY))
+    elif run is not None:
+        out.append(P(esc(f"The recommended configuration's profile is not available: {run.reason}."), style.BODY))
+    change = {c.category: c for c in went.change.changes} if went.change else {}
+    header = ["Category", "Baseline ms (share)"] + (["Recommended ms (share)", "Change", "Points of step"]
+                                                   if run is not None else [])
+    rows = []
+    for c in prof.CATEGORIES:
+        if not base.categories.get(c) and not (run and run.available and run.categories.get(c)):
+            continue
+        cells = [prof.LABELS[c], _ms(base, c)]
+        if run is not None:
+            ch = change.get(c)
+            cells += [_ms(run, c), _signed(100 * ch.relative if ch and ch.relative is not None else None),
+                      _signed(went.change.points(ch), " pts") if ch else "—"]
+        rows.append(cells)
+    widths = [110, 110] + ([110, 70, 80] if run is not None else [])
+    facts = [("Op time per step", lambda p: f"{p.op_ms_per_step:.2f} ms" if p.op_ms_per_step else "n/a"),
+             ("Steps in the window took", lambda p: f"{p.wall_ms_per_step:.2f} ms" if p.wall_ms_per_step else "n/a"),
+             ("Matmul/attention in 16-bit", lambda p: f"{100 * p.sixteen_bit_share():.0f}%"
+              if p.sixteen_bit_share() is not None else f"not available: {p.sixteen_bit.get('reason', '')}"),
+             ("Step breakdown", _breakdown)]
+    for label, fn in facts:
+        rows.append([label, fn(base)] + ([fn(run) if run.available else "n/a", "", ""] if run is not None else []))
+    out.append(table(header, rows, widths))
+    out.append(Spacer(1, 0.3 * cm))
+    if went.tried:
+        out.append(P("Every other configuration tried, against the baseline", style.H2))
+        out.append(table(["Configuration", "Per category, against the baseline"],
+                         [[label, change.sentence() + (f" ({change.note})" if change.note else "")]
+                          for label, change in went.tried], [150, 340]))
+    out += _top_ops(went, P, table)
+    if went.findings:
+        out.append(P("What the profiles say", style.H2))
+        for f in went.findings:
+            block = [P(f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font> ' + esc(f.get("message", "")),
+                       style.BODY)]
+            if str(f.get("fix") or "").strip():
+                block.append(code_block(str(f["fix"]).strip()))
+            out.append(KeepTogether(block))
+    return out
+
+
+def _breakdown(p: prof.Profile) -> str:
+    """'device compute 7.1, host compute 0.4, kernel launch 0.3 of 8.0 ms' where the device marks steps."""
+    b = p.step_breakdown
+    if not b.get("available"):
+        return f"not available: {b.get('reason', '')}"
+    parts = [f"{k.replace('_', ' ')} {v:.2f}" for k, v in (b.get("ms") or {}).items()
+             if isinstance(v, (int, float)) and v > 0]
+    return f"{', '.join(parts)} of {b.get('step_ms', 0):.2f} ms (unverified)"
+
+
+def _top_ops(went: TimeWent, P, table) -> list:
+    out = []
+    for label, p in (("baseline", went.base), ("recommended", went.run)):
+        if p is None or not p.available or not p.top_ops:
+            continue
+        rows = [[prof.short_name(r.name) or r.type,
+                 prof.base_type(r.type), prof.LABELS[r.category], f"{r.ms_per_step:.3f}",
+                 f"{100 * r.share:.1f}%"] for r in p.top_ops[:6]]
+        out += [P(f"Top ops, {label}", style.H2),
+                table(["Op", "Type", "Category", "ms/step", "Share"], rows, [250, 80, 70, 50, 40])]
+    return out

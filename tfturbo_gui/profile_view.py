@@ -1,0 +1,187 @@
+"""Where the step's time goes: a run's profile.json as a bar chart of op categories, its top ops in a table,
+and — on a rung page — the change of each category against the baseline's profile.
+
+Everything shown comes from `tfturbo.profile` (the document, the categories, `compare`) and
+`tfturbo.profile_findings` (OP_SLOWER): the report and `compare`'s CSV show the same numbers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QTabWidget,
+                               QToolTip, QVBoxLayout, QWidget)
+
+from tfturbo import profile as prof
+
+from .labels import add_section, muted_label
+from .live_plots import ACCENT, BASELINE_GREY
+
+TOP_OPS = 8
+
+
+def rung_profile(session, rung) -> tuple[prof.Profile, Path | None]:
+    """The profile of a rung: the baseline's own run, or a trial's candidate run that captured one (the first
+    pair profiles)."""
+    if rung is None:
+        return prof.Profile.unavailable("not measured yet"), None
+    trial = session.trial_of(rung)
+    if trial is None:
+        return prof.find([session.rung_path(rung)])
+    return prof.find([r.run_dir for r in trial.runs if r.planned.arm == "b"])
+
+
+def _describe(p: prof.Profile) -> str:
+    if not p.available:
+        return f"Profile not available: {p.reason}"
+    text = f"Op time {p.op_ms_per_step:.2f} ms per profiled step"
+    if p.wall_ms_per_step:
+        text += f" (summed over threads; those steps took {p.wall_ms_per_step:.2f} ms)"
+    share = p.sixteen_bit_share()
+    if share is not None:
+        text += f"; {100 * share:.0f}% of matmul/attention time in 16-bit"
+    return text + "." + (f" {p.source_note()}." if p.source_note() else "")
+
+
+class ProfileView(QWidget):
+    """The categories of one profile, or of a run beside its baseline."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        add_section(layout, "Where the time goes")
+        self.summary = muted_label()
+        layout.addWidget(self.summary)
+        self.change = QLabel("")
+        self.change.setWordWrap(True)
+        self.change.hide()
+        layout.addWidget(self.change)
+        self.tabs = QTabWidget()  # the categories and the top ops share the room under the live plots
+        layout.addWidget(self.tabs, 1)
+        self.chart = pg.PlotWidget()
+        self.chart.setMinimumHeight(150)
+        self.chart.setMenuEnabled(False)
+        self.chart.setMouseEnabled(x=False, y=False)
+        self.chart.hideButtons()
+        self.chart.getPlotItem().setLabel("bottom", "ms per profiled step (op self time)")
+        self.chart.getPlotItem().showGrid(x=True, y=False, alpha=0.25)
+        self.chart.scene().sigMouseMoved.connect(self._hover)
+        self.legend = self.chart.getPlotItem().addLegend(offset=(-10, -30))  # bottom right: the small categories
+        self.tabs.addTab(self.chart, "By category")
+        self.table = QTableWidget(0, 5)
+        self.table.setHorizontalHeaderLabels(["Op", "Type", "Category", "ms/step", "Share"])
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in range(1, 5):
+            self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)  # the op's own name is at the end of its path
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        self.tabs.addTab(self.table, "Top ops")
+        self.profile: prof.Profile | None = None
+        self.base: prof.Profile | None = None
+        self.shown: list[str] = []  # the categories on the chart, bottom to top
+        self.set_profile(prof.Profile.unavailable("no run measured yet"))
+
+    # ------------------------------------------------------------ content
+
+    def set_profile(self, profile: prof.Profile, base: prof.Profile | None = None) -> prof.ProfileChange | None:
+        """Show `profile`, beside `base` when given; returns the per-category change (None without one)."""
+        self.profile, self.base = profile, base
+        self.summary.setText(_describe(profile))
+        change = prof.compare(base, profile) if base is not None else None
+        if change is not None:
+            self.change.setText(f"Against the baseline: {change.sentence()}."
+                                + (f" ({change.note}.)" if change.note else ""))
+            self.change.show()
+        elif base is not None:
+            self.change.setText("No comparison with the baseline: "
+                                + (base.reason if not base.available else profile.reason or "no op times") + ".")
+            self.change.show()
+        else:
+            self.change.hide()
+        self._draw(change)
+        self._fill_table()
+        return change
+
+    def _draw(self, change: prof.ProfileChange | None) -> None:
+        plot = self.chart.getPlotItem()
+        plot.clear()
+        self.legend.clear()
+        self.legend.setVisible(change is not None)
+        p = self.profile
+        if p is None or not p.available:
+            self.shown = []
+            self.tabs.setVisible(False)
+            return
+        self.tabs.setVisible(True)
+        cats = [c for c in prof.CATEGORIES if p.categories.get(c, 0) > 0
+                or (self.base is not None and self.base.categories.get(c, 0) > 0)]
+        self.shown = list(reversed(cats))  # first category on top
+        ys = list(range(len(self.shown)))
+        run_ms = [p.categories.get(c, 0.0) for c in self.shown]
+        if change is not None:
+            base_ms = [self.base.categories.get(c, 0.0) for c in self.shown]
+            plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=[y + 0.2 for y in ys], height=0.38, width=base_ms,
+                                         brush=BASELINE_GREY, pen=None))
+            plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=[y - 0.2 for y in ys], height=0.38, width=run_ms,
+                                         brush=ACCENT, pen=None))
+            self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=BASELINE_GREY), "baseline")
+            self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=ACCENT), "this run")
+        else:
+            plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=ys, height=0.6, width=run_ms, brush=ACCENT, pen=None))
+        top = max(run_ms + ([self.base.categories.get(c, 0.0) for c in self.shown] if change else []) or [1.0])
+        for y, c in zip(ys, self.shown):
+            share = p.share(c)
+            text = pg.TextItem(f"{100 * share:.0f}%", color="#374151", anchor=(0, 0.5))
+            text.setPos(p.categories.get(c, 0.0), y - (0.2 if change else 0))
+            plot.addItem(text)
+        plot.getAxis("left").setTicks([[(y, prof.LABELS[c]) for y, c in zip(ys, self.shown)]])
+        plot.setYRange(-0.6, len(ys) - 0.4, padding=0)
+        plot.setXRange(0, top * 1.18, padding=0)
+
+    def _fill_table(self) -> None:
+        rows = (self.profile.top_ops if self.profile and self.profile.available else [])[:TOP_OPS]
+        self.table.setRowCount(len(rows))
+        for i, r in enumerate(rows):
+            cells = [prof.short_name(r.name or r.type), prof.base_type(r.type), prof.LABELS[r.category],
+                     f"{r.ms_per_step:.3f}", f"{100 * r.share:.1f}%"]
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if col == 0:
+                    item.setToolTip(r.name)
+                if col >= 3:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(i, col, item)
+
+    # ------------------------------------------------------------ hover: the category's top ops
+
+    def category_tooltip(self, category: str) -> str:
+        p = self.profile
+        if p is None or not p.available:
+            return ""
+        lines = [f"{prof.LABELS[category]}: {p.categories.get(category, 0):.3f} ms per step "
+                 f"({100 * p.share(category):.0f}% of op time)"]
+        if self.base is not None and self.base.available:
+            lines.append(f"baseline: {self.base.categories.get(category, 0):.3f} ms per step")
+        lines += [f"  {prof.short_name(r.name or r.type)}: {r.ms_per_step:.3f} ms"
+                  for r in p.top_ops if r.category == category][:5]
+        types = [r for r in p.top_types if r.category == category][:3]
+        if types:
+            lines.append("types: " + ", ".join(f"{prof.base_type(r.type)} {r.ms_per_step:.3f} ms" for r in types))
+        return "\n".join(lines)
+
+    def _hover(self, pos) -> None:
+        if not self.shown:
+            return
+        y = self.chart.getPlotItem().vb.mapSceneToView(pos).y()
+        index = round(y)
+        if 0 <= index < len(self.shown):
+            QToolTip.showText(self.chart.mapToGlobal(self.chart.mapFromScene(pos).toPoint()),
+                              self.category_tooltip(self.shown[index]), self.chart)
