@@ -381,6 +381,12 @@ class ProfileChange:
         total = self.base.op_ms_per_step or 0.0
         return 100 * (change.run_ms - change.base_ms) / total if total > 0 else 0.0
 
+    def share_points(self, change: CategoryChange) -> float:
+        """How many points the category's share of op time moved: robust to a machine that was busier during
+        one run (every category slower alike moves no share)."""
+        b, r = self.base.op_ms_per_step or 0.0, self.run.op_ms_per_step or 0.0
+        return 100 * (change.run_ms / r - change.base_ms / b) if b > 0 and r > 0 else 0.0
+
     @property
     def total_relative(self) -> float | None:
         b, r = self.base.op_ms_per_step, self.run.op_ms_per_step
@@ -433,6 +439,12 @@ def compare(base: Profile, run: Profile) -> ProfileChange | None:
     cats = [c for c in CATEGORIES if b.get(c, 0) > 0 or r.get(c, 0) > 0]
     return ProfileChange(base, run, [CategoryChange(c, b.get(c, 0.0), r.get(c, 0.0)) for c in cats],
                          FOLDED_NOTE if folded else "")
+
+
+def reference_dir(rung_dir: Path) -> Path:
+    """The run measured beside a trial's first candidate run: its pair-1 reference (`NN-slug.a1`), profiled in the
+    same minutes, so a busier machine weighs on both alike."""
+    return rung_dir.with_name(rung_dir.name + ".a1")
 
 
 def find(run_dirs: list[Path | str | None]) -> tuple[Profile, Path | None]:

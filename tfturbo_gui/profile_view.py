@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QTabWidget,
-                               QToolTip, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem,
+                               QTabWidget, QToolTip, QVBoxLayout, QWidget)
 
 from tfturbo import profile as prof
 
@@ -31,6 +31,29 @@ def rung_profile(session, rung) -> tuple[prof.Profile, Path | None]:
     if trial is None:
         return prof.find([session.rung_path(rung)])
     return prof.find([r.run_dir for r in trial.runs if r.planned.arm == "b"])
+
+
+def reference_profile(session, rung) -> tuple[prof.Profile, str]:
+    """What a rung's profile is compared with: its trial's pair-1 reference run, profiled in the same minutes
+    (a busier machine weighs on both alike), else the baseline's own run; with the words for it."""
+    trial = session.trial_of(rung)
+    if trial is not None:
+        ref, _ = prof.find([r.run_dir for r in trial.runs if r.planned.arm == "a" and r.planned.replicate == 1])
+        if ref.available:
+            return ref, f"its reference ({trial.a.label()}, measured beside it)"
+    return rung_profile(session, session.baseline)[0], "the baseline"
+
+
+def under_plots(plots: QWidget, view: "ProfileView") -> QSplitter:
+    """The live plots above the profile view, halves of the column; the divider is the user's to move."""
+    split = QSplitter(Qt.Orientation.Vertical)
+    split.setChildrenCollapsible(False)
+    split.addWidget(plots)
+    split.addWidget(view)
+    split.setStretchFactor(0, 1)
+    split.setStretchFactor(1, 1)
+    view.splitter = split
+    return split
 
 
 def _describe(p: prof.Profile) -> str:
@@ -84,24 +107,35 @@ class ProfileView(QWidget):
         self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)  # the op's own name is at the end of its path
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.tabs.addTab(self.table, "Top ops")
+        self.splitter: QSplitter | None = None  # set by under_plots
         self.profile: prof.Profile | None = None
         self.base: prof.Profile | None = None
         self.shown: list[str] = []  # the categories on the chart, bottom to top
         self.set_profile(prof.Profile.unavailable("no run measured yet"))
 
+    def reveal(self) -> None:
+        """Show the view; the first time, it takes half of the column from the plots (it was hidden at layout)."""
+        if self.isHidden():
+            self.show()
+            if self.splitter is not None:
+                total = sum(self.splitter.sizes())
+                self.splitter.setSizes([total - total // 2, total // 2])
+
     # ------------------------------------------------------------ content
 
-    def set_profile(self, profile: prof.Profile, base: prof.Profile | None = None) -> prof.ProfileChange | None:
-        """Show `profile`, beside `base` when given; returns the per-category change (None without one)."""
+    def set_profile(self, profile: prof.Profile, base: prof.Profile | None = None,
+                    against: str = "the baseline") -> prof.ProfileChange | None:
+        """Show `profile`, beside `base` (described by `against`) when given; returns the per-category change
+        (None without one)."""
         self.profile, self.base = profile, base
         self.summary.setText(_describe(profile))
         change = prof.compare(base, profile) if base is not None else None
         if change is not None:
-            self.change.setText(f"Against the baseline: {change.sentence()}."
+            self.change.setText(f"Against {against}: {change.sentence()}."
                                 + (f" ({change.note}.)" if change.note else ""))
             self.change.show()
         elif base is not None:
-            self.change.setText("No comparison with the baseline: "
+            self.change.setText(f"No comparison with {against}: "
                                 + (base.reason if not base.available else profile.reason or "no op times") + ".")
             self.change.show()
         else:
@@ -132,7 +166,7 @@ class ProfileView(QWidget):
                                          brush=BASELINE_GREY, pen=None))
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=[y - 0.2 for y in ys], height=0.38, width=run_ms,
                                          brush=ACCENT, pen=None))
-            self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=BASELINE_GREY), "baseline")
+            self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=BASELINE_GREY), "reference")
             self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=ACCENT), "this run")
         else:
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=ys, height=0.6, width=run_ms, brush=ACCENT, pen=None))
@@ -169,7 +203,7 @@ class ProfileView(QWidget):
         lines = [f"{prof.LABELS[category]}: {p.categories.get(category, 0):.3f} ms per step "
                  f"({100 * p.share(category):.0f}% of op time)"]
         if self.base is not None and self.base.available:
-            lines.append(f"baseline: {self.base.categories.get(category, 0):.3f} ms per step")
+            lines.append(f"reference: {self.base.categories.get(category, 0):.3f} ms per step")
         lines += [f"  {prof.short_name(r.name or r.type)}: {r.ms_per_step:.3f} ms"
                   for r in p.top_ops if r.category == category][:5]
         types = [r for r in p.top_types if r.category == category][:3]

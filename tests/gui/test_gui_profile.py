@@ -45,8 +45,10 @@ def test_baseline_shows_where_the_time_goes_and_a_rung_the_change(qtbot, tmp_pat
     pview = precision.profile_view
     assert pview.isVisible()
     text = pview.change.text()
-    assert text.startswith("Against the baseline: matmul/conv −45%") and "casts +" in text and "of step" in text
-    assert "baseline:" in pview.category_tooltip(prof.MATMUL)
+    # compared with the trial's reference run profiled beside it (pair 1's A: the baseline's settings here)
+    assert text.startswith("Against its reference (float32, batch 64, measured beside it): matmul/conv −45%")
+    assert "casts +" in text and "of step" in text
+    assert "reference:" in pview.category_tooltip(prof.MATMUL)
     assert pview.legend.isVisible()
     assert "MATMUL_NOT_16BIT" not in precision.findings.codes()
 

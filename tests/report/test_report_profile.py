@@ -34,11 +34,24 @@ def test_where_the_time_went_page_compares_baseline_and_recommendation(tmp_path)
     fake_profile(5.5, 3.5, 1.0).save(study / RUNS_DIR / data.tuned.name)
     text = flat(pdf_text(write_report(study)))
     assert "Where the time went" in text
+    # no reference run profiled beside it (a study from before pair 1 profiled): the baseline's own run
     assert "Against the baseline: matmul/conv −45%, normalization +75%, casts +7% of step." in text
     assert "10.00 (71%)" in text and "5.50 (46%)" in text  # baseline and recommended ms (share)
     assert "not available: the CPU marks no device steps" in text
     assert "OP_SLOWER" in text and "normalization got slower" in text  # the finding from the two profiles
     assert "Top ops, baseline" in text and "functional_1/dense_1/Tensordot/MatMul" in text
+
+
+def test_the_recommendation_is_compared_with_the_reference_profiled_beside_it(tmp_path):
+    """A busier machine during the baseline run (every category 2x slower) does not read as a speed-up."""
+    study = make_study(tmp_path / "study")
+    data = gather(study)
+    fake_profile(20.0, 4.0, 0.0).save(study / RUNS_DIR / data.baseline.name)
+    fake_profile(10.0, 2.0, 0.0).save(study / RUNS_DIR / f"{data.tuned.name}.a1")
+    fake_profile(10.0, 2.0, 0.0).save(study / RUNS_DIR / data.tuned.name)
+    text = flat(pdf_text(write_report(study)))
+    assert "compared with its trial's reference run, profiled beside it" in text
+    assert "Against its trial's reference run, profiled beside it: no category changed" in text
 
 
 def test_without_profiles_the_page_says_why(tmp_path):

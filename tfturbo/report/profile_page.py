@@ -36,6 +36,8 @@ class TimeWent:
     findings: list[dict[str, Any]] = field(default_factory=list)
     # every other configuration tried that captured a profile: (label, its change against the baseline)
     tried: list[tuple[str, prof.ProfileChange]] = field(default_factory=list)
+    reference: prof.Profile | None = None  # what the recommended run is compared with, when not the baseline run
+    reference_label: str = "the baseline"
 
 
 def _settings(row: Any) -> dict[str, Any]:
@@ -49,18 +51,26 @@ def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
     captured the profile."""
     if baseline is None:
         return None
-    base = prof.Profile.load(Path(study_dir) / RUNS_DIR / baseline.name)
+    runs = Path(study_dir) / RUNS_DIR
+    base = prof.Profile.load(runs / baseline.name)
     data = TimeWent(baseline.row.label if baseline.row else baseline.name, base)
     if tuned is not None and tuned is not baseline:
         data.run_label = tuned.row.label if tuned.row else tuned.name
-        data.run = prof.Profile.load(Path(study_dir) / RUNS_DIR / tuned.name)
-        data.change = prof.compare(base, data.run)
-        data.findings = [f.to_dict() for f in compare_findings(base, data.run, _settings(baseline), _settings(tuned))]
+        data.run = prof.Profile.load(runs / tuned.name)
+        # compared with the run profiled beside it (its trial's pair-1 reference) when there is one: the same
+        # minutes of the machine; else with the baseline's own run
+        paired = prof.Profile.load(prof.reference_dir(runs / tuned.name))
+        if paired.available:
+            data.reference, data.reference_label = paired, "its trial's reference run, profiled beside it"
+        data.change = prof.compare(data.reference or base, data.run)
+        data.findings = [f.to_dict() for f in compare_findings(data.reference or base, data.run,
+                                                               _settings(baseline), _settings(tuned))]
     data.findings = [f for f in run_findings if f.get("code") in PROFILE_CODES] + data.findings
     for rung in rungs:
         if rung is baseline or rung is tuned:
             continue
-        change = prof.compare(base, prof.Profile.load(Path(study_dir) / RUNS_DIR / rung.name))
+        paired = prof.Profile.load(prof.reference_dir(runs / rung.name))
+        change = prof.compare(paired if paired.available else base, prof.Profile.load(runs / rung.name))
         if change is not None:
             data.tried.append((rung.row.label if rung.row else rung.name, change))
     return data
@@ -70,7 +80,7 @@ def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
 
 def bar_chart(data: TimeWent, width: float) -> Drawing:
     """Per category, ms per profiled step: the baseline (grey) and the recommended configuration (accent)."""
-    profiles = [p for p in (data.base, data.run) if p is not None and p.available]
+    profiles = [p for p in (data.reference or data.base, data.run) if p is not None and p.available]
     cats = [c for c in prof.CATEGORIES if any(p.categories.get(c, 0) > 0 for p in profiles)]
     row_h = 22 if len(profiles) > 1 else 14
     height = 40 + row_h * len(cats)
@@ -108,7 +118,8 @@ def bar_chart(data: TimeWent, width: float) -> Drawing:
         legend.dx, legend.dy, legend.dxTextSpace = 8, 6, 4
         legend.fontName, legend.fontSize = style.FONT, 7.5
         legend.strokeColor = None
-        legend.colorNamePairs = [(BASE_COLOR, "baseline"), (style.ACCENT, "recommended")]
+        legend.colorNamePairs = [(BASE_COLOR, "reference" if data.reference else "baseline"),
+                                 (style.ACCENT, "recommended")]
         d.add(legend)
     return d
 
@@ -134,13 +145,15 @@ def section(data: Any) -> list:
     went: TimeWent | None = data.time_went
     if went is None:
         return heading + [P("No baseline run: there is no profile to show.", style.BODY)]
-    base, run = went.base, went.run
-    if not base.available:
-        return heading + [P(esc(f"The baseline's profile is not available: {base.reason}."), style.BODY)]
+    run = went.run
+    if not went.base.available:
+        return heading + [P(esc(f"The baseline's profile is not available: {went.base.reason}."), style.BODY)]
+    base = went.reference or went.base  # the left column: what the recommendation is compared with
     out = heading + [P(esc(
         "Op self time per profiled step, by category, from each run's profiler window (profile.json, read "
         "with xprof). On a CPU several ops run at once, so op time can exceed a step's wall time; the shares "
-        "are of the op time. " + (f"Baseline: {went.base_label}; recommended: {went.run_label}."
+        "are of the op time. " + (f"Baseline: {went.base_label}; recommended: {went.run_label}, compared with "
+                                  f"{went.reference_label}."
                                   if went.run_label else f"Baseline: {went.base_label}; nothing was "
                                   "recommended over it.")), style.BODY),
         bar_chart(went, WIDTH), Spacer(1, 0.3 * cm)]
@@ -148,12 +161,12 @@ def section(data: Any) -> list:
     notes = sorted({p.source_note() for p in shown if p is not None and p.source_note()})
     out += [P(esc(f"{n}."), style.SMALL) for n in notes]
     if went.change is not None:
-        out.append(P(esc(f"Against the baseline: {went.change.sentence()}."
+        out.append(P(esc(f"Against {went.reference_label}: {went.change.sentence()}."
                          + (f" ({went.change.note}.)" if went.change.note else "")), style.BODY))
     elif run is not None:
         out.append(P(esc(f"The recommended configuration's profile is not available: {run.reason}."), style.BODY))
     change = {c.category: c for c in went.change.changes} if went.change else {}
-    header = ["Category", "Baseline ms (share)"] + (["Recommended ms (share)", "Change", "Points of step"]
+    header = ["Category", ("Reference" if went.reference else "Baseline") + " ms (share)"] + (["Recommended ms (share)", "Change", "Points of step"]
                                                    if run is not None else [])
     rows = []
     for c in prof.CATEGORIES:
@@ -176,8 +189,8 @@ def section(data: Any) -> list:
     out.append(table(header, rows, widths))
     out.append(Spacer(1, 0.3 * cm))
     if went.tried:
-        out.append(P("Every other configuration tried, against the baseline", style.H2))
-        out.append(table(["Configuration", "Per category, against the baseline"],
+        out.append(P("Every other configuration tried, against its reference run profiled beside it", style.H2))
+        out.append(table(["Configuration", "Per category"],
                          [[label, change.sentence() + (f" ({change.note})" if change.note else "")]
                           for label, change in went.tried], [150, 340]))
     out += _top_ops(went, P, table)
@@ -204,7 +217,8 @@ def _breakdown(p: prof.Profile) -> str:
 
 def _top_ops(went: TimeWent, P, table) -> list:
     out = []
-    for label, p in (("baseline", went.base), ("recommended", went.run)):
+    for label, p in (("reference" if went.reference else "baseline", went.reference or went.base),
+                     ("recommended", went.run)):
         if p is None or not p.available or not p.top_ops:
             continue
         rows = [[prof.short_name(r.name) or r.type,

@@ -21,7 +21,7 @@ from ..failures import explain
 from ..findings_panel import AUTO_FIXES, FindingsPanel
 from ..labels import add_section, muted_label  # noqa: F401 - add_section: the pages import it from here
 from ..live_plots import RunPlots
-from ..profile_view import ProfileView, rung_profile
+from ..profile_view import ProfileView, reference_profile, rung_profile, under_plots
 from ..run_data import RunData
 from ..run_gate import GATE
 from ..run_panel import RunPanel
@@ -200,10 +200,9 @@ class RungPage(WizardPage):
         self.findings = FindingsPanel()
         self.left.addWidget(self.findings, 1)
         self.plots = RunPlots()
-        self.right.addWidget(self.plots, 3)
         self.profile_view = ProfileView()  # this rung's op categories beside the baseline's
         self.profile_view.hide()
-        self.right.addWidget(self.profile_view, 2)
+        self.right.addWidget(under_plots(self.plots, self.profile_view), 1)
 
     def available(self) -> str:
         return needs_baseline(self.session)
@@ -325,13 +324,14 @@ class RungPage(WizardPage):
         self.update_controls()
 
     def show_profile(self) -> None:
-        """Where this rung's time went against the baseline's, and the categories that got slower (OP_SLOWER)."""
+        """Where this rung's time went against its reference's, and the categories that got slower (OP_SLOWER)."""
         run, _ = rung_profile(self.session, self.rung)
-        base, _ = rung_profile(self.session, self.session.baseline)
-        self.profile_view.set_profile(run, base)
-        self.profile_view.show()
+        base, against = reference_profile(self.session, self.rung)
+        trial = self.session.trial_of(self.rung)
+        self.profile_view.set_profile(run, base, against)
+        self.profile_view.reveal()
         self.findings.add_findings([f.to_dict() for f in compare_findings(
-            base, run, self.session.baseline.settings, self.rung.settings)])
+            base, run, trial.a if trial is not None else self.session.baseline.settings, self.rung.settings)])
 
     def passed(self, decision) -> bool:
         """The step passes when its rung was kept (a page measuring several levers overrides this)."""

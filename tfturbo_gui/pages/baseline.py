@@ -22,7 +22,7 @@ from ..error_box import ErrorBox
 from ..findings_panel import FindingsPanel
 from ..labels import muted_label
 from ..live_plots import RunPlots
-from ..profile_view import ProfileView, rung_profile
+from ..profile_view import ProfileView, rung_profile, under_plots
 from ..run_data import RunData
 from ..run_panel import RunPanel
 from ..run_process import Launcher
@@ -123,10 +123,9 @@ class BaselinePage(WizardPage):
         self.right.addWidget(self.tensorboard_error)
         self.right.addWidget(self.tensorboard_url)
         self.plots = RunPlots()
-        self.right.addWidget(self.plots, 3)
         self.profile_view = ProfileView()  # where the baseline's time goes, once its profile is read
         self.profile_view.hide()
-        self.right.addWidget(self.profile_view, 2)
+        self.right.addWidget(under_plots(self.plots, self.profile_view), 1)
 
     def available(self) -> str:
         return "" if self.session.study is not None else "choose and check a workload first"
@@ -234,7 +233,7 @@ class BaselinePage(WizardPage):
         if data.summary is not None:
             self.results.set_facts(run_facts(data.summary))
         self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
-        self.profile_view.show()
+        self.profile_view.reveal()
         ok = self.session.baseline is not None and self.session.baseline is self.rung
         self.set_status(PASSED if ok and not self.input_bound else ATTENTION)
 
