@@ -70,6 +70,8 @@ class RunSummary:
     learning_rate: float | None = _kind("learning_rate", NUMBER)
     loss_scale: dict | None = _kind("loss_scale", DICT)
     xla_active: bool | None = _kind("xla_active", BOOL)
+    output_dtypes: list | None = _kind("output_dtypes", LIST)  # compute dtypes of the model's outputs (its head)
+    retries: list | None = _kind("retries", LIST)  # a multi-worker run retried once: [{attempt, reason, dir}]
     profile: dict | None = _kind("profile", DICT)
     checkpoint: str | None = _kind("checkpoint", STR)
     findings: list | None = _kind("findings", LIST)

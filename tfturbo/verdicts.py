@@ -17,7 +17,9 @@ class Verdict:
     FASTER = "faster"
     SLOWER = "slower"
     NO_CHANGE = "no measurable change"
+    NOT_ENOUGH = "not enough measurement"  # too few measured pairs, or replicates too short: no ratio at all
     BASELINE = "baseline"
+    FAILED = "failed"  # B's runs failed (error, NaN, crash): nothing was measured to judge
 
 
 class AccuracyVerdict:
@@ -26,6 +28,7 @@ class AccuracyVerdict:
     WITHIN = "within tolerance"
     WORSE = "worse"
     INCONCLUSIVE = "inconclusive"
+    NOT_MEASURED = "not measured"  # B's runs failed: there is no accuracy to judge
 
 
 class ProbeVerdict:

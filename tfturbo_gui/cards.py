@@ -113,6 +113,12 @@ class DecisionCard(QFrame):
                      fixes: list[str] | None = None) -> None:
         kept = decision.kept
         set_badge(self.badge, kept)
+        if decision.failed:  # a failed arm is a failed trial: its error and the fix, never a verdict
+            self.headline.setText(f"{label}: failed")
+            self.facts.set_facts([("Candidate's run", decision.failure_text())])
+            self.reason.setVisible(False)
+            self.show()
+            return
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
         against = "baseline" if not compared_with or compared_with.endswith(RungKind.BASELINE) else compared_with
         facts = [(f"Speed-up vs {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),

@@ -117,6 +117,7 @@ class WizardSession:
         self.seed = seed
         # replicate pairs per trial (the wizard's "Measurement" setting; defaults as `tfturbo tune`)
         self.min_replicates, self.max_replicates = SpeedRule.min_pairs, SpeedRule.max_pairs
+        self.steady_s = SpeedRule.steady_s  # steady seconds each speed-only replicate aims at (0: none)
         self.study_path: Path | None = None
         self.study: Study | None = None
         self.environment: dict[str, Any] | None = None
@@ -134,7 +135,7 @@ class WizardSession:
             self.study_path = default_study_dir(self.workload)
         return TuneOptions(workload=self.workload, out=self.study_path, steps=self.steps, seed=self.seed,
                            min_replicates=self.min_replicates, max_replicates=self.max_replicates,
-                           script_args=list(self.script_args))
+                           steady_s=self.steady_s, script_args=list(self.script_args))
 
     def ensure_study(self) -> Study:
         """Create the study folder on the first run (the user may change it until then)."""

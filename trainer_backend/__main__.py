@@ -58,7 +58,12 @@ def _hello(writer: protocol.EventWriter, args: argparse.Namespace) -> None:
     if args.command == "run":  # a multi-worker or TPU strategy must exist before the first device query
         from tfturbo.cli_args import settings_from_args
 
-        distribute.before_devices(settings_from_args(args), writer)
+        from .commands.run import use_xla_cache
+
+        settings = settings_from_args(args)
+        if settings.xla_cache:  # before TensorFlow reads its XLA flags (the device query below)
+            use_xla_cache(settings.xla_cache)
+        distribute.before_devices(settings, writer)
     hardware.configure_logical_cpus()
     writer.emit(protocol.HELLO, command=args.command, versions=hardware.versions(), devices=hardware.devices(),
                 pid=os.getpid(), workers=distribute.worker_pids())
@@ -107,13 +112,18 @@ _interrupt.count = 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    from . import multiworker
+
+    argv = sys.argv[1:] if argv is None else argv
+    if multiworker.supervises(argv):  # a local cluster: its chief runs as a child, retried once if a worker dies
+        return multiworker.supervise(argv)
     out = stdio.take_streams()
     _quiet_tensorflow()
     stdio.listen_for_stop()
     signal.signal(signal.SIGINT, _interrupt)
     writer = protocol.EventWriter(sinks=[out])
     try:
-        return run_command(sys.argv[1:] if argv is None else argv, writer)
+        return run_command(argv, writer)
     finally:
         from . import distribute
 

@@ -8,7 +8,18 @@ output folder; only the chief speaks the event protocol and writes the run
 directory. Every worker's stderr ends up in the run directory as
 `worker-K.log`. A worker that dies makes the chief end the run as failed with
 the worker's last log line; the chief stops every worker when it ends, and a
-worker whose chief disappears (even killed) exits by itself.
+worker whose chief disappears (even killed) exits by itself. The backend
+process the parent started supervises that chief (`supervise`): when a
+worker died from a signal or a collective error, the whole run is retried
+once as the same replicate, and a second failure fails it with both reasons.
+
+Why workers died on a loaded machine (`benchmarks/multiworker_holds.py`): the
+instrumentation read Keras' loss tracker once per time-based window, and under
+this strategy that read is a cross-worker all-reduce, issued by each worker at
+its own moment — the collectives got out of order and TensorFlow aborted the
+step ("Shape mismatch in the collective instance"). `local_value` reads this
+worker's replicas only. TensorFlow's 10 s heartbeat and shutdown-barrier
+timeouts are raised for local clusters (`patient_coordination`).
 
 With `--tf-config FILE` or `TF_CONFIG` in the environment this process is one
 member of a cluster someone else started (several hosts); nothing is spawned.
@@ -32,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -266,6 +278,8 @@ def start(settings: RunSettings, writer: protocol.EventWriter) -> tuple[Any, Loc
         cluster.start()
     import tensorflow as tf
 
+    if cluster is not None or os.environ.get(PARENT_ENV):
+        patient_coordination(settings.workers)
     try:
         strategy = tf.distribute.MultiWorkerMirroredStrategy()
     except BaseException:
@@ -273,6 +287,54 @@ def start(settings: RunSettings, writer: protocol.EventWriter) -> tuple[Any, Loc
             cluster.close()
         raise
     return strategy, cluster
+
+
+def local_value(variable) -> float:
+    """A variable's value on this worker alone, with no collective operation.
+
+    Under MultiWorkerMirroredStrategy a Keras metric's state (the loss
+    tracker's total and count) is a SyncOnRead variable: its `.numpy()` is an
+    all-reduce across the workers. The instrumentation reads it once per
+    window, at moments each process times by its own clock, so the workers
+    issued those all-reduces at different points of the step sequence and
+    TensorFlow aborted the run ("Shape mismatch in the collective instance 179
+    ... expected shape [] but another member ... expected shape [21252]",
+    seen on a loaded machine in `benchmarks/multiworker_holds.py`). The local
+    replicas' own values are read instead (summed for a SUM variable).
+    """
+    import tensorflow as tf
+
+    raw = getattr(variable, "value", variable)  # a keras.Variable holds the tf.Variable
+    if isinstance(raw, tf.distribute.DistributedValues):
+        parts = [float(v.numpy()) for v in raw.values]
+        if getattr(raw, "aggregation", None) == tf.VariableAggregation.SUM:
+            return sum(parts)
+        return parts[0]
+    return float(raw.numpy())
+
+
+# TensorFlow's coordination service declares a peer dead after 10 s without a heartbeat and gives the shutdown
+# barrier 10 s: on a loaded machine a worker can be descheduled that long, and the chief's work after training
+# (checkpoint, FLOP count) outlasts a worker that finished first. Local clusters wait longer for both.
+HEARTBEAT_TIMEOUT_MS = 120_000
+SHUTDOWN_BARRIER_TIMEOUT_MS = 600_000
+
+
+def patient_coordination(workers: int) -> None:
+    """Configure the coordination service of a local cluster as the strategy would, with longer timeouts."""
+    try:
+        from tensorflow.compiler.xla.tsl.protobuf import coordination_config_pb2
+        from tensorflow.python.eager import context
+
+        if context.context().coordination_service is None:
+            context.context().configure_coordination_service(
+                service_type="standalone", service_leader="/job:worker/replica:0/task:0",
+                coordinated_jobs=[coordination_config_pb2.CoordinatedJob(name="worker", num_tasks=workers)],
+                heartbeat_timeout_in_ms=HEARTBEAT_TIMEOUT_MS,
+                shutdown_barrier_timeout_in_ms=SHUTDOWN_BARRIER_TIMEOUT_MS)
+    except Exception as exc:  # noqa: BLE001 - TensorFlow's defaults then apply
+        print(f"trainer_backend: coordination timeouts left at TensorFlow's defaults ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -293,3 +355,122 @@ def fit_scope(model, strategy):
     model._distribute_strategy = None
     with strategy.scope():
         yield
+
+
+# ------------------------------------------------------------------------------ one retry of a local cluster
+
+SUPERVISED_ENV = "TFTURBO_CLUSTER_SUPERVISED"  # set for the chief a supervisor started: it runs the cluster itself
+ATTEMPT_DIR = "attempt-1"  # the first attempt's run directory, kept inside the run's when it was retried
+# A local cluster's run is retried once when a worker died from a signal (TensorFlow's native code under load:
+# SIGSEGV, glibc's "double free or corruption") or a collective operation lost its peer.
+RETRYABLE = re.compile(r"worker \d+ of \d+ ended \(signal|Collective|collective|Connection reset by peer|"
+                       r"Socket closed|UNAVAILABLE|DEADLINE_EXCEEDED|failed to connect|heartbeat|"
+                       r"double free or corruption")
+HELD = (protocol.ERROR, protocol.RESULT, protocol.DONE)
+
+
+def supervises(argv: list[str]) -> bool:
+    """`run --strategy multiworker` of a local cluster (no TF_CONFIG, no --tf-config), not already supervised."""
+    if not argv or argv[0] != "run" or os.environ.get(SUPERVISED_ENV) or os.environ.get("TF_CONFIG"):
+        return False
+    try:
+        from tfturbo.cli_args import build_backend_parser, parse_args, settings_from_args
+
+        with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
+            args = parse_args(build_backend_parser("trainer_backend"), argv)
+        settings = settings_from_args(args)
+    except (SystemExit, Exception):  # noqa: BLE001 - the backend itself reports a bad command line
+        return False
+    return settings.strategy == "multiworker" and not settings.tf_config and settings.workers > 1
+
+
+def supervise(argv: list[str]) -> int:
+    """Run the local cluster's chief as a child, relaying its events; retry the whole run once, as the same
+    replicate, when a worker died from a signal or a collective error. The first attempt is kept in
+    `RUN_DIR/attempt-1/` and recorded in the summary's `retries`; a second failure fails the run with both
+    reasons. The supervisor imports no TensorFlow: every attempt is a fresh cluster."""
+    out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else None
+    writer = protocol.EventWriter(run=out.name if out else "", sinks=[sys.stdout])
+    current: list[subprocess.Popen] = []
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the chief (same process group): it stops
+    signal.signal(signal.SIGTERM, lambda *_: [p.terminate() for p in current if p.poll() is None])
+    retries: list[dict[str, Any]] = []
+    aside = out.parent / f".{out.name}.{ATTEMPT_DIR}" if out else None
+    for attempt in (1, 2):
+        proc = subprocess.Popen([sys.executable, "-m", "trainer_backend", *argv], stdout=subprocess.PIPE,
+                                env={**os.environ, SUPERVISED_ENV: "1"})
+        current[:] = [proc]
+        held: list[dict[str, Any]] = []
+        for line in proc.stdout:
+            event = protocol.parse_line(line)
+            if event is None:
+                continue
+            if event["type"] in HELD:
+                held.append(event)
+            else:
+                writer.emit(event["type"], **_payload(event))
+        code = proc.wait()
+        reason = retry_reason(held, code, out)
+        if reason is None or attempt == 2:
+            break
+        retries.append({"attempt": attempt, "reason": reason, "dir": ATTEMPT_DIR})
+        print(f"trainer_backend: the multi-worker run failed ({reason}); retrying it once", file=sys.stderr)
+        if out is not None and out.exists():
+            shutil.rmtree(aside, ignore_errors=True)
+            out.rename(aside)
+        writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None,
+                    detail=f"retrying the run once: {reason}")
+    return _finish(writer, held, code, out, aside, retries, reason if retries else None)
+
+
+def retry_reason(held: list[dict[str, Any]], code: int, out: Path | None) -> str | None:
+    """Why an attempt failed, when a retry can help (a worker's signal, a collective error), else None."""
+    done = next((e for e in held if e["type"] == protocol.DONE), None)
+    error = next((e for e in held if e["type"] == protocol.ERROR), None)
+    if done is None:
+        if code < 0:
+            log = last_line(out / runfiles.BACKEND_LOG) if out else ""
+            return f"worker 0 of the cluster ended (signal {-code})" + (f": {log}" if log else "")
+        return None
+    if done.get("status") != protocol.RunStatus.FAILED or error is None or error.get("kind") == protocol.BAD_INPUT:
+        return None
+    message = str(error.get("message") or "").removeprefix(f"{WorkerFailed.__name__}: ")
+    return message if RETRYABLE.search(message) else None
+
+
+def _payload(event: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in event.items() if k not in ("v", "type", "run", "seq", "t")}
+
+
+def _finish(writer: protocol.EventWriter, held: list[dict[str, Any]], code: int, out: Path | None,
+            aside: Path | None, retries: list[dict[str, Any]], first_reason: str | None) -> int:
+    """The last attempt's error, result and done, with the retry recorded (summary.json and the document)."""
+    if retries and out is not None and aside is not None and aside.exists():
+        out.mkdir(parents=True, exist_ok=True)
+        aside.rename(out / ATTEMPT_DIR)
+    if not any(e["type"] == protocol.DONE for e in held):  # the chief itself died: say so, as a failed run
+        reason = retry_reason(held, code, out) or f"the run's process ended with exit code {code}"
+        held = [{"type": protocol.ERROR, "kind": protocol.TRAINING_ERROR, "message": reason,
+                 "fix": "see backend.log in the run directory"},
+                {"type": protocol.DONE, "status": protocol.RunStatus.FAILED, "exit_code": 1}]
+        if out is not None and not (out / runfiles.SUMMARY).exists() and out.exists():
+            runfiles.write_json_atomic(out / runfiles.SUMMARY, {"status": protocol.RunStatus.FAILED,
+                                                                "error": _payload(held[0])})
+    exit_code = 1
+    for event in held:
+        payload = _payload(event)
+        if event["type"] == protocol.ERROR and first_reason:
+            payload["message"] = f"{payload.get('message')} (retried once; the first attempt: {first_reason})"
+        if event["type"] == protocol.RESULT and retries and isinstance(payload.get("document"), dict):
+            payload["document"] = {**payload["document"], "retries": retries}
+            if out is not None and (out / runfiles.SUMMARY).exists():
+                summary = json.loads((out / runfiles.SUMMARY).read_text(encoding="utf-8"))
+                runfiles.write_json_atomic(out / runfiles.SUMMARY, {**summary, "retries": retries})
+        if event["type"] == protocol.DONE:
+            exit_code = int(payload.get("exit_code", 1))
+        writer.emit(event["type"], **payload)
+    if retries and out is not None and (out / runfiles.SUMMARY).exists() and not any(
+            e["type"] == protocol.RESULT for e in held):
+        summary = json.loads((out / runfiles.SUMMARY).read_text(encoding="utf-8"))
+        runfiles.write_json_atomic(out / runfiles.SUMMARY, {**summary, "retries": retries})
+    return exit_code

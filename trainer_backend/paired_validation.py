@@ -10,10 +10,11 @@ and batched at a fixed evaluation batch size. Keras' own validation runs on the
 same examples, so the validation curve and the gate agree.
 
 At each validation point the model's output on every example gives its
-correctness (for a classifier: argmax, or a 0.5 threshold for one output, as
-Keras' accuracy metrics compute it) and its loss (the compiled loss, unreduced).
-They are written to `paired_validation.npz` in the run directory, rewritten
-atomically after each point so a run that stops early keeps what it measured.
+correctness and its loss exactly as the compiled metric and loss compute them
+(`ExampleJudge`: every label shape Keras' fit accepts), written to
+`paired_validation.npz` in the run directory, rewritten atomically after each
+point so a run that stops early keeps what it measured. When they cannot be
+computed, `problem` says why and the gate reports "not paired (why)".
 """
 
 from __future__ import annotations
@@ -56,30 +57,31 @@ class PairedValidation:
         if self.problem is not None:
             return
         if self.accuracy_metric is None:
-            self.accuracy_metric = _accuracy_name(val_logs)
+            self.accuracy_metric = _accuracy_name(val_logs, model)
         correct: list[np.ndarray] = []
         losses: list[np.ndarray] = []
-        loss_fn = _per_example_loss(model)
         try:
+            judge = ExampleJudge(model, self.accuracy_metric)
             for batch in self.dataset:
                 x, y = batch[0], batch[1]
+                weights = batch[2] if len(batch) > 2 else None
                 pred = model(x, training=False)
-                if isinstance(pred, (list, tuple, dict)):
-                    self.problem = "the model has several outputs; examples are compared on one output only"
-                    return
-                p = np.asarray(pred, dtype=np.float32)
-                truth = np.asarray(y)
                 if self.accuracy_metric is not None:
-                    c = _correctness(truth, p)
+                    c = judge.correctness(y, pred)
                     if c is None:
                         self.accuracy_metric = None
                     else:
                         correct.append(c)
-                if loss_fn is not None:
-                    losses.append(_reduce(np.asarray(loss_fn(y, p.astype(np.float32)), dtype=np.float64)))
+                loss = judge.loss(y, pred, weights)
+                if loss is not None:
+                    losses.append(loss)
         except Exception as exc:  # noqa: BLE001 - the gate then says why it has no pairs; training goes on
-            self.problem = f"{type(exc).__name__}: {exc}"
+            self.problem = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
             print(f"trainer_backend: per-example validation failed: {self.problem}", file=sys.stderr)
+            return
+        if self.accuracy_metric is None and not losses:
+            self.problem = judge.why_not or "neither an accuracy metric nor the loss could be computed per example"
+            print(f"trainer_backend: per-example validation not possible: {self.problem}", file=sys.stderr)
             return
         self.steps.append(step)
         self.samples.append(samples_seen)
@@ -113,14 +115,168 @@ class PairedValidation:
                 "points": [[s, n] for s, n in zip(self.steps, self.samples)], "problem": self.problem}
 
 
-def _accuracy_name(val_logs: dict[str, Any]) -> str | None:
-    """The validation accuracy metric Keras reported, preferring plain `val_accuracy`."""
+def _accuracy_name(val_logs: dict[str, Any], model=None) -> str | None:
+    """The validation accuracy metric Keras reported, preferring plain `val_accuracy`: a name with "acc" in
+    it, or a compiled metric whose function is an accuracy (a top-k metric named "top2")."""
     names = [k for k in val_logs if k.startswith("val_") and "acc" in k]
+    names += [f"val_{name}" for name in _accuracy_metric_names(model) if f"val_{name}" in val_logs]
+    names = list(dict.fromkeys(names))
     return "val_accuracy" if "val_accuracy" in names else (sorted(names)[0] if names else None)
 
 
+def _compiled_metrics(model) -> list[tuple[int, str, Any]]:
+    """(output index, name as Keras reports it, metric) of the model's compiled metrics, once fit built them."""
+    compiled = getattr(model, "_compile_metrics", None)
+    if compiled is None or not getattr(compiled, "built", False):
+        return []
+    out = []
+    for index, group in enumerate(getattr(compiled, "_flat_metrics", None) or []):
+        for m in getattr(group, "metrics", None) or []:
+            output = getattr(group, "output_name", None)
+            out.append((index, f"{output}_{m.name}" if output else m.name, m))
+    return out
+
+
+def _accuracy_metric_names(model) -> list[str]:
+    if model is None:
+        return []
+    return [name for _, name, m in _compiled_metrics(model)
+            if "accuracy" in getattr(getattr(m, "_fn", None), "__name__", "")]
+
+
+class ExampleJudge:
+    """Each example's correctness and loss exactly as the model's compiled metric and loss compute them.
+
+    Keras' `fit` accepts labels of many shapes for one loss — (N,) or (N, 1) for a
+    one-unit sigmoid head, sparse or one-hot for a softmax, a dict or list per
+    output, sample weights — and aligns them inside its loss and metric objects
+    (`squeeze_or_expand_to_same_rank`, `"accuracy"` resolved to binary, sparse
+    or categorical accuracy by the shapes). So the per-example values come from
+    those same objects, after fit built them: the metric's own function
+    (`MeanMetricWrapper._fn` with its arguments, e.g. a top-k's k), and each
+    output's compiled loss with its reduction switched off, weighted by the
+    loss weights and the sample weights and summed over the outputs, as Keras
+    sums them. Predictions are cast to float32 first: the gate judges what the
+    model predicts, not whether a metric accepts 16-bit tensors.
+    Without compiled objects (a model with its own compile or train_step), a
+    plain argmax / 0.5-threshold correctness and the `loss` attribute are used.
+    """
+
+    def __init__(self, model, accuracy_metric: str | None) -> None:
+        self.model = model
+        self.why_not: str | None = None
+        self.metric = self._find_metric(accuracy_metric) if accuracy_metric else None
+        compile_loss = getattr(model, "_compile_loss", None)
+        self.flat_losses = list(getattr(compile_loss, "_flat_losses", None) or []) \
+            if getattr(compile_loss, "built", False) else []
+        self.compile_loss = compile_loss if self.flat_losses else None
+        self.fallback_loss = None if self.flat_losses else _loss_callable(model)
+        if not self.flat_losses and self.fallback_loss is None:
+            self.why_not = "the model has no compiled loss to evaluate per example (its own train_step computes it)"
+
+    # -- correctness ----------------------------------------------------------------------------
+
+    def _find_metric(self, val_name: str):
+        """(output index, metric function, its kwargs) of the compiled metric Keras reported as `val_name`."""
+        from keras.src.metrics.reduction_metrics import MeanMetricWrapper
+
+        wanted = val_name[len("val_"):]
+        for index, name, m in _compiled_metrics(self.model):
+            if name == wanted and isinstance(m, MeanMetricWrapper):
+                return index, m._fn, dict(m._fn_kwargs)
+        return None
+
+    def correctness(self, y, pred) -> np.ndarray | None:
+        """Per-example share of correct predictions (1.0/0.0 for one label per example), or None."""
+        import keras
+
+        outputs = self._flatten(pred)
+        labels = self._flatten(y)
+        if self.metric is not None:
+            index, fn, kwargs = self.metric
+            if index >= len(outputs) or index >= len(labels):
+                return None
+            p = keras.ops.cast(outputs[index], "float32")
+            values = np.asarray(fn(keras.ops.convert_to_tensor(labels[index]), p, **kwargs), dtype=np.float64)
+            return _per_example(values, len(p)).astype(np.float32)
+        if len(outputs) != 1 or len(labels) != 1:
+            return None
+        return _correctness(np.asarray(labels[0]), np.asarray(keras.ops.cast(outputs[0], "float32")))
+
+    def _flatten(self, structure) -> list:
+        """Outputs or labels in the order of the compiled metrics (dicts by the model's output names)."""
+        import keras
+
+        compiled = getattr(self.model, "_compile_metrics", None)
+        if compiled is not None and getattr(compiled, "built", False):
+            return list(compiled._flatten_y(structure))
+        return list(keras.tree.flatten(structure))
+
+    # -- loss -----------------------------------------------------------------------------------
+
+    def loss(self, y, pred, sample_weight) -> np.ndarray | None:
+        """Per-example loss as the compiled loss sums it over the outputs, or None if there is none."""
+        import keras
+
+        if self.compile_loss is None:
+            if self.fallback_loss is None:
+                return None
+            return _reduce(np.asarray(self.fallback_loss(y, keras.ops.cast(pred, "float32")), dtype=np.float64))
+        y_true, y_pred = self._loss_structures(y, pred)
+        total = None
+        for path, loss_fn, weight, _name in self.flat_losses:
+            y_t, y_p = _resolve(path, y_true), _resolve(path, y_pred)
+            w = _resolve(path, sample_weight) if sample_weight is not None and keras.tree.is_nested(sample_weight) \
+                else sample_weight
+            saved = loss_fn.reduction
+            loss_fn.reduction = None
+            try:
+                values = loss_fn(y_t, keras.ops.cast(y_p, "float32"), w)
+            finally:
+                loss_fn.reduction = saved
+            per = _reduce(np.asarray(values, dtype=np.float64))
+            if weight is not None:
+                per = per * float(weight)
+            total = per if total is None else total + per
+        return total
+
+    def _loss_structures(self, y, pred):
+        """Labels and outputs packed like the compiled loss was built (a dict of labels for a list of outputs,
+        one label for a one-output list, ...), as `CompileLoss.call` packs them."""
+        import keras
+
+        cl = self.compile_loss
+        tree = keras.tree
+        if not tree.is_nested(y) and not tree.is_nested(pred):
+            return y, pred
+        if isinstance(pred, (list, tuple)) and isinstance(y, dict) and set(cl.output_names or []) == set(y):
+            y = [y[name] for name in cl.output_names]
+        if not tree.is_nested(y) and hasattr(pred, "__len__") and len(pred) == 1:
+            y = [y]
+        try:
+            pred = tree.pack_sequence_as(cl._y_pred_build_structure, tree.flatten(pred))
+            y = tree.pack_sequence_as(cl._y_true_build_structure, tree.flatten(y))
+        except (ValueError, TypeError, AttributeError):
+            pass
+        return y, pred
+
+
+def _resolve(path, structure):
+    for key in path:
+        structure = structure[key]
+    return structure
+
+
+def _per_example(values: np.ndarray, n: int) -> np.ndarray:
+    """Mean over every axis but the first."""
+    if values.ndim == 0:
+        raise ValueError("the metric returned one number for the whole batch, not one per example")
+    return values.reshape(n, -1).mean(axis=1)
+
+
 def _correctness(truth: np.ndarray, p: np.ndarray) -> np.ndarray | None:
-    """Per-example share of correct predictions (1.0/0.0 for one label per example), or None if not a classifier."""
+    """Per-example correctness without a compiled metric: argmax for several classes, a 0.5 threshold for one
+    output; labels (N,) and (N, 1) are the same labels, as in Keras."""
     n = len(p)
     if p.ndim >= 2 and p.shape[-1] > 1:
         predicted = np.argmax(p, axis=-1)
@@ -139,20 +295,27 @@ def _correctness(truth: np.ndarray, p: np.ndarray) -> np.ndarray | None:
     return hit.reshape(n, -1).mean(axis=1).astype(np.float32)
 
 
-def _per_example_loss(model):
-    """A callable (y, y_pred) -> per-example loss from the compiled loss, or None (custom or several losses)."""
+def _loss_callable(model):
+    """A Loss object (reduction off, rank alignment on) from the model's `loss` attribute, or None."""
     import keras
 
     loss = getattr(model, "loss", None)
-    if isinstance(loss, str):
-        try:
+    if isinstance(loss, (dict, list, tuple)) or loss is None:
+        return None
+    try:
+        if isinstance(loss, str):
             loss = keras.losses.get(loss)
-        except (ValueError, TypeError):
-            return None
+    except (ValueError, TypeError):
+        return None
     if isinstance(loss, keras.losses.Loss):
-        return loss.call  # the unreduced loss of a Loss object
-    if callable(loss) and not isinstance(loss, (dict, list, tuple)):
-        return loss
+        config = loss.get_config()
+        config["reduction"] = None
+        try:
+            return type(loss).from_config(config)
+        except (TypeError, ValueError):
+            return None
+    if callable(loss):
+        return keras.losses.LossFunctionWrapper(loss, reduction=None)
     return None
 
 

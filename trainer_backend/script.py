@@ -15,6 +15,9 @@ How a script runs (autolog style):
 - with `keras.Model.compile` recorded (it still runs), `keras.Model.fit`
   captured, and `keras.mixed_precision.set_global_policy` held at the run's
   policy (the policy under test must not be overridden by the script);
+- a script that selects another Keras backend (`os.environ["KERAS_BACKEND"] =
+  "jax"` as keras-io examples start, or `keras.config.set_backend`) stops with
+  one line: tfturbo measures TensorFlow, and Keras is already imported on it;
 - the first `fit()` call is captured — model, data, batch size, validation
   data or split, class/sample weights — and unwinds the script with a private
   `BaseException` (an `except Exception` in the script cannot swallow it).
@@ -45,6 +48,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+import os
 import runpy
 import sys
 import traceback
@@ -56,10 +60,16 @@ from tfturbo.errors import WorkloadError
 from tfturbo.workload_kind import CONTRACT_FUNCTIONS
 
 KERAS_DEFAULT_BATCH = 32  # what model.fit uses for arrays when the script gives no batch_size
+BACKEND_VARIABLE = "KERAS_BACKEND"
 
 
 class _FitReached(BaseException):
     """Raised by the patched `fit()` to unwind the script once its first call is captured."""
+
+
+class _OtherBackend(BaseException):
+    """The script asked for a Keras backend other than TensorFlow (`keras.config.set_backend`, or
+    `os.environ["KERAS_BACKEND"]` seen when it stops); its argument is the backend's name."""
 
 
 @dataclass
@@ -101,6 +111,11 @@ class ScriptWorkload:
         if self.call is None:
             raise RuntimeError("the script has not run yet: call build_model() first")
         return self._native_batch_size()
+
+    @property
+    def array_data(self) -> bool:
+        """fit() was given NumPy arrays (not a dataset or generator): fixes are written for arrays."""
+        return self.call is not None and not _is_dataset_like(self.call.x)
 
     @property
     def fit_where(self) -> str:
@@ -212,10 +227,14 @@ class ScriptWorkload:
                 print(f"tfturbo: the script's set_global_policy({name!r}) was ignored: this run measures "
                       f"{policy.name}", file=sys.stderr)
 
+        def set_backend(name):
+            raise _OtherBackend(str(name))
+
         saved_argv, saved_path = sys.argv, list(sys.path)
+        saved_backend = os.environ.get(BACKEND_VARIABLE)
         patches = [(keras.Model, "fit", fit), (keras.Model, "compile", compile_),
                    (keras.mixed_precision, "set_global_policy", hold_policy),
-                   (keras.config, "set_dtype_policy", hold_policy)]
+                   (keras.config, "set_dtype_policy", hold_policy), (keras.config, "set_backend", set_backend)]
         saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patches]
         for owner, attr, value in patches:
             setattr(owner, attr, value)
@@ -223,7 +242,17 @@ class ScriptWorkload:
         sys.path.insert(0, str(path.parent))
         stderr = sys.stderr = _Tail(sys.stderr)
         try:
-            self._defined = runpy.run_path(str(path), run_name="__main__")
+            try:
+                self._defined = runpy.run_path(str(path), run_name="__main__")
+            finally:
+                asked = os.environ.get(BACKEND_VARIABLE)
+                if asked != saved_backend:  # the script's own choice must not leak into the backend process
+                    os.environ.pop(BACKEND_VARIABLE, None) if saved_backend is None else \
+                        os.environ.__setitem__(BACKEND_VARIABLE, saved_backend)
+                if asked != saved_backend and asked and asked.lower() != "tensorflow":
+                    raise _OtherBackend(asked)
+        except _OtherBackend as exc:
+            raise self._backend_error(str(exc)) from None
         except _FitReached:
             pass
         except SystemExit as exc:
@@ -257,6 +286,15 @@ class ScriptWorkload:
         return captured[0]
 
     # -- helpers --------------------------------------------------------------------------------
+
+    def _backend_error(self, backend: str) -> WorkloadError:
+        """The script asks for another Keras backend: tfturbo measures TensorFlow only."""
+        lines = [i for i, text in enumerate(Path(self.path).read_text(encoding="utf-8", errors="replace")
+                                           .splitlines(), 1) if BACKEND_VARIABLE in text or "set_backend" in text]
+        at = f" (line {lines[0]})" if lines else ""
+        return self._error(f"the script selects the Keras backend {backend!r}{at}; tfturbo measures TensorFlow",
+                           f"remove that line, or write os.environ.setdefault(\"{BACKEND_VARIABLE}\", \"{backend}\") "
+                           f"and run tfturbo with {BACKEND_VARIABLE}=tensorflow")
 
     def _error(self, problem: str, fix: str) -> WorkloadError:
         return WorkloadError(problem, fix, where=self.path)

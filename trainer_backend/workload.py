@@ -53,6 +53,7 @@ class Workload:
     path: str
     default_batch_size: int
     module: types.ModuleType
+    array_data: bool = False  # make_datasets() returned NumPy arrays (the fixes are written for arrays)
 
     def build_model(self):
         """Call the module's `build_model()` and check it returned a compiled `keras.Model`."""
@@ -102,6 +103,8 @@ class Workload:
         import tensorflow as tf
 
         if _is_array_tuple(ds):
+            if shuffle:
+                self.array_data = True
             ds = _arrays_to_dataset(ds, batch_size, shuffle)
         if not isinstance(ds, tf.data.Dataset):
             raise self._error(f"make_datasets() returned {_describe(ds)} as {label}, not a tf.data.Dataset",

@@ -62,10 +62,11 @@ def test_every_declared_setting_is_a_run_option_and_nothing_else_is():
 
 
 def test_automatic_fixes_are_offered_recorded_and_reported_from_their_declaration():
-    from tfturbo.findings import HEAD_NOT_FLOAT32, INPUT_BOUND, PARTIAL_LAST_BATCH
+    from tfturbo.findings import HEAD_NOT_FLOAT32, INPUT_BOUND, INTEGER_INPUT_16BIT, PARTIAL_LAST_BATCH
     from tfturbo.settings import automatic_fixes, fixes_on, switched_on_rows
     assert {code: name for code, (name, _) in automatic_fixes().items()} == {
-        HEAD_NOT_FLOAT32: "fix_head", PARTIAL_LAST_BATCH: "drop_remainder", INPUT_BOUND: "input_fixes"}
+        HEAD_NOT_FLOAT32: "fix_head", INTEGER_INPUT_16BIT: "fix_int_inputs", PARTIAL_LAST_BATCH: "drop_remainder",
+        INPUT_BOUND: "input_fixes"}
     s = RunSettings(workload="w.py", drop_remainder=True)
     assert fixes_on(s) == ["drop the partial last batch"]
     assert switched_on_rows(s.to_dict()) == [("Training data", "batch(..., drop_remainder=True)")]

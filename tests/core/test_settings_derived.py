@@ -63,11 +63,12 @@ def test_a_new_setting_gets_its_replicate_key_ab_key_audit_fix_and_failure_text(
 # then says whether runs that differ in it are replicates)
 OTHER = {"workload": "other.py", "policy": "mixed_bfloat16", "jit_compile": True, "batch_size": 128, "steps": 100,
          "seed": 7, "strategy": "mirrored", "devices": 2, "workers": 3, "tf_config": "cluster.json",
-         "profile": [5, 9], "val_every": 10, "val_steps": 3, "val_examples": 64, "fix_head": True,
+         "profile": [5, 9], "val_every": 10, "val_steps": 3, "val_examples": 64, "fix_head": True, "fix_int_inputs": True,
          "drop_remainder": True, "input_fixes": True, "lr_scale": 2.0, "xla_autoclustering": True,
-         "steps_per_execution": 4, "until_ci": 0.02, "min_steps": 50, "script_args": ["--depth", "3"],
+         "steps_per_execution": 4, "until_ci": 0.02, "min_steps": 50, "speed_only": True, "xla_cache": "/tmp/xla", "script_args": ["--depth", "3"],
          "extra": {"a": 1}}
-MEASUREMENT = {"profile", "val_every", "val_steps", "val_examples", "until_ci", "min_steps"}
+MEASUREMENT = {"profile", "val_every", "val_steps", "val_examples", "until_ci", "min_steps", "steps", "speed_only",
+               "xla_cache"}
 
 
 def test_runs_differing_in_any_setting_but_how_they_are_measured_are_not_replicates():
@@ -85,7 +86,7 @@ def test_runs_differing_in_any_setting_but_how_they_are_measured_are_not_replica
 
 def test_ab_keys_are_the_declared_ones_with_what_each_takes():
     assert {k: v.field for k, v in keys().items()} == {
-        "policy": "policy", "jit": "jit_compile", "batch": "batch_size", "fix_head": "fix_head",
+        "policy": "policy", "jit": "jit_compile", "batch": "batch_size", "fix_head": "fix_head", "fix_int_inputs": "fix_int_inputs",
         "drop_remainder": "drop_remainder", "input_fixes": "input_fixes", "lr_scale": "lr_scale",
         "xla_autoclustering": "xla_autoclustering", "steps_per_execution": "steps_per_execution"}
     base = RunSettings("w.py")

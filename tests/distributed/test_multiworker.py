@@ -68,27 +68,31 @@ def test_two_local_workers_train_in_sync_and_none_is_left(tmp_path):
     assert len(hello["workers"]) == 1 and _gone(hello["workers"])
 
 
-def test_a_worker_that_dies_fails_the_run_with_its_last_log_line(tmp_path):
+def test_a_worker_that_dies_is_retried_once_and_a_second_death_fails_the_run_with_both_reasons(tmp_path):
+    """Worker 1 is killed in the first attempt and again in the retry: the run is retried once as the same replicate
+    (the first attempt kept in attempt-1/ and recorded), then fails with the reason of each."""
     out = tmp_path / "killed"
-    hello: dict = {}
     killed: list[int] = []
+    workers: list[int] = []
 
     def on_event(e):
         if e.get("type") == "hello":
-            hello.update(e)
-        elif e.get("type") == "steps" and not killed:
-            killed.append(hello["workers"][0])
-            os.kill(hello["workers"][0], signal.SIGKILL)
+            workers[:] = e["workers"]
+        elif e.get("type") == "steps" and workers and workers[0] not in killed:
+            killed.append(workers[0])
+            os.kill(workers[0], signal.SIGKILL)
 
     started = time.monotonic()
     result = run_backend("run", ["builtin:mlp", "--out", str(out), "--strategy", "multiworker", "--workers", "2",
                                  "--steps", "100000"], on_event=on_event, stderr_path=str(tmp_path / "stderr.log"))
-    assert killed, "the run never reported steps"
+    assert len(killed) == 2, "each attempt's worker was killed once"
     assert result.exit_code == 1 and result.status == "failed"
-    assert "worker 1 of 2 ended (signal 9)" in result.error["message"]
-    assert json.loads((out / "summary.json").read_text())["status"] == "failed"
-    assert (out / "worker-1.log").is_file()
-    assert time.monotonic() - started < 120
+    message = result.error["message"]
+    assert "worker 1 of 2 ended (signal 9)" in message and "(retried once; the first attempt: worker 1 of 2" in message
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "failed" and summary["retries"][0]["attempt"] == 1
+    assert (out / "worker-1.log").is_file() and (out / "attempt-1" / "worker-1.log").is_file()
+    assert time.monotonic() - started < 240
 
 
 def test_a_cluster_file_that_cannot_be_read_is_one_line_and_exit_2(tmp_path):
@@ -105,3 +109,17 @@ def test_a_cluster_file_that_cannot_be_read_is_one_line_and_exit_2(tmp_path):
 def test_distribution_options_need_their_strategy(changes, flag):
     with pytest.raises(UserError, match=flag):
         RunSettings("builtin:mlp", **changes)
+
+
+def test_only_a_workers_signal_or_a_collective_error_is_retried():
+    from trainer_backend.multiworker import retry_reason
+
+    def ended(message, status="failed", kind="training"):
+        return [{"type": "error", "kind": kind, "message": message}, {"type": "done", "status": status}]
+
+    assert retry_reason(ended("worker 1 of 2 ended (signal 11): Segmentation fault"), 1, None)
+    assert retry_reason(ended("InvalidArgumentError: Collective ops is aborted by: Shape mismatch"), 1, None)
+    assert retry_reason(ended("ValueError: shapes (64, 10) and (64, 4) are incompatible"), 1, None) is None
+    assert retry_reason(ended("worker 1 of 2 ended (signal 9)", kind="bad_input"), 2, None) is None
+    assert retry_reason([{"type": "done", "status": "nan_stopped"}], 1, None) is None
+    assert retry_reason([], -11, None) == "worker 0 of the cluster ended (signal 11)"  # the chief itself died

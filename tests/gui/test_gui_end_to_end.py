@@ -24,7 +24,8 @@ BACKEND_S = 120_000  # ms: a backend command on a busy 2-core machine, TensorFlo
 def test_wizard_from_workload_to_compare_on_the_real_backend(qtbot, tmp_path):
     tensorflow_before = "tensorflow" in sys.modules or "keras" in sys.modules
     window = MainWindow("builtin:mlp", launcher=backend_command, steps=20)
-    window.session.min_replicates = window.session.max_replicates = 2  # a trial of two pairs: four runs
+    window.session.min_replicates = window.session.max_replicates = 2  # a trial of two pairs: four runs,
+    window.session.steady_s = 0  # all full length (no speed-only pairs)
     qtbot.addWidget(window)
     window.show()
     workload = window.pages[0]

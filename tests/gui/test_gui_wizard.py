@@ -94,7 +94,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert card.checkbox.isChecked() and precision.run_button.isEnabled()
     qtbot.mouseClick(precision.run_button, LEFT)
     assert window.steps.status_text(2) == "running"
-    qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=45_000)
     assert precision.status == PASSED and precision.decision_card.badge.text() == "KEPT"
     assert precision.decision_card.facts.values["Speed-up vs baseline"].text().endswith("— faster")
     assert precision.plots.plotted_lengths()["step_ms"] == [60, 60]  # baseline beside this run
@@ -109,7 +109,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert xla.extends.text() == "Builds on the best configuration kept so far: mixed_float16, batch 64."
     qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
     qtbot.mouseClick(xla.run_button, LEFT)
-    qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=45_000)
     assert xla.rung.compared_with == "02-mixed_float16" and xla.status == PASSED
     assert xla.decision_card.facts.values["Speed-up vs 02-mixed_float16"].text().endswith("— faster")
     go_next(qtbot, window, 4)
@@ -126,7 +126,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert comparison.run_button.isEnabled() and window.hint.text() == "Run the confirmation first, or skip it"
     qtbot.mouseClick(comparison.run_button, LEFT)
     qtbot.waitUntil(lambda: comparison.confirmation is not None and comparison.confirmation.decision is not None,
-                    timeout=20_000)
+                    timeout=45_000)
     assert comparison.verdict.headline.text() == "mixed_float16 + XLA, batch 64: recommended"
     assert comparison.verdict.speed_label.text().startswith("faster: ")
     assert comparison.verdict.accuracy_label.text().startswith("within tolerance: val_accuracy")
@@ -138,7 +138,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert batch.batch.value() == 128 and batch.memory.values["Freed"].text() == "38.1 MiB"  # the search doubles
     assert batch.lr.text() == "× 2.00 of the tuned run's (linear scaling rule)"
     qtbot.mouseClick(batch.run_button, LEFT)
-    qtbot.waitUntil(lambda: batch.rung is not None and batch.rung.decision is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: batch.rung is not None and batch.rung.decision is not None, timeout=45_000)
     go_next(qtbot, window, 6)
 
     record = window.pages[6]

@@ -13,15 +13,17 @@ AB_KEYS = {"a", "b", "speed", "accuracy", "kept", "reason", "findings"}
 
 def test_a_diverging_candidate_is_rejected_and_its_trial_stops(tmp_path):
     """builtin:fp16-softmax-head computes its softmax in float16: under mixed_float16 its loss overflows to NaN.
-    The trial ends at the failed run: no replicates of a configuration that cannot train."""
+    The trial ends at the failed run: no replicates of a configuration that cannot train, no speed or accuracy
+    verdict, and `ab` exits 1 (a run failed)."""
     proc = run_cli("ab", "builtin:fp16-softmax-head", "--b", "policy=mixed_float16", "--steps", "60",
                    "--out", str(tmp_path / "ab"), "--json", timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == 1, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
     assert AB_KEYS <= set(doc)
     assert doc["a"]["policy"] == "float32" and doc["b"]["policy"] == "mixed_float16"
     assert not doc["kept"] and doc["status"] == "nan_stopped" and "NaN" in doc["reason"]
     assert "NAN_LOSS" in codes_of(doc["findings"])
+    assert doc["speed"]["verdict"] == "failed" and doc["accuracy"]["verdict"] == "not measured"
     assert [r["name"] for r in doc["runs"]] == ["a1", "b1"]
     assert (tmp_path / "ab" / "trial.json").exists() and (tmp_path / "ab" / "runs" / "b1").is_dir()
 
@@ -30,7 +32,7 @@ def test_a_float16_loop_that_stops_learning_is_rejected_on_accuracy(tmp_path):
     """builtin:custom-loop's train_step never scales the loss: under mixed_float16 it silently stops learning.
     It trains at full speed, so only the paired accuracy gate can catch it."""
     proc = run_cli("ab", "builtin:custom-loop", "--b", "policy=mixed_float16", "--steps", "150",
-                   "--min-replicates", "2", "--max-replicates", "2", "--json", timeout=600)
+                   "--min-replicates", "2", "--max-replicates", "2", "--steady-s", "0", "--json", timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
     acc = doc["accuracy"]
@@ -38,4 +40,4 @@ def test_a_float16_loop_that_stops_learning_is_rejected_on_accuracy(tmp_path):
     assert acc["ci95"][1] < -0.005  # the whole interval is beyond the tolerance
     assert not doc["kept"] and "accuracy worse" in doc["reason"]
     assert "ACCURACY_REGRESSION" in codes_of(doc["findings"])
-    assert doc["speed"]["replicates"] == 2 and len(doc["runs"]) == 4
+    assert doc["speed"]["replicates"] == 2 and len(doc["runs"]) == 4  # --steady-s 0: every pair full length

@@ -85,7 +85,7 @@ def test_larger_batch_is_compared_at_equal_samples_seen(tmp_path):
     # points that never meet in samples seen are not paired: the gate falls back to what it can say
     far = [(1, 100), (2, 200), (3, 300)]
     w = accuracy.gate(arm(write_run(tmp_path / "c", a)), arm(write_run(tmp_path / "d", b, points=far)), Tolerance())
-    assert not w.paired
+    assert not w.paired and w.verdict == INCONCLUSIVE
 
 
 def test_replicates_and_last_points_are_averaged_per_example(tmp_path):
@@ -121,11 +121,32 @@ def test_without_validation_data_nothing_is_checked():
     assert not v.checked and v.verdict == INCONCLUSIVE and "no validation data" in v.explanation
 
 
-def test_unpaired_fallback_is_labelled(tmp_path):
+def test_without_pairs_the_gate_never_guesses(tmp_path):
+    """A point estimate without an interval is never a verdict: a real binary classifier's gate once said
+    "within tolerance" at -0.50 pp from one unpaired point, because its per-example validation had failed."""
+    def summary(acc, problem=None):
+        s = {"status": "completed", "validation": [{"step": 60, "metrics": {"val_accuracy": acc}}]}
+        if problem:
+            s["paired_validation"] = {"file": None, "problem": problem}
+        return s
+    for b_acc in (0.895, 0.80, 0.95):
+        v = accuracy.gate(arm((summary(0.90), None)), arm((summary(b_acc), None)), Tolerance())
+        assert v.verdict == INCONCLUSIVE and not v.paired and v.ci95 is None
+        assert v.explanation.startswith("inconclusive: not paired (") and "no interval" in v.explanation
+    why = "ValueError: Arguments `target` and `output` must have the same rank"
+    v = accuracy.gate(arm((summary(0.90, why), None)), arm((summary(0.895, why), None)), Tolerance())
+    assert v.text().startswith(f"inconclusive: not paired (per-example validation failed in A's runs: {why})")
+    assert "val_accuracy -0.50 pp" in v.text()
+
+
+def test_without_pairs_a_trial_is_not_kept(tmp_path):
+    from tfturbo.trials.verdict import SpeedVerdict, keep
+
     def summary(acc):
         return {"status": "completed", "validation": [{"step": 60, "metrics": {"val_accuracy": acc}}]}
-    v = accuracy.gate(arm((summary(0.90), None)), arm((summary(0.80), None)), Tolerance())
-    assert v.verdict == WORSE and not v.paired and "unpaired" in v.explanation
+    acc = accuracy.gate(arm((summary(0.90), None)), arm((summary(0.90), None)), Tolerance())
+    kept, reason, _ = keep(SpeedVerdict(1.5, (1.3, 1.7), "faster", 3), acc, "completed", [], "B", "A")
+    assert not kept and "not paired" in reason and "within tolerance" not in reason
 
 
 def test_a_tiny_loss_difference_is_never_printed_as_zero():

@@ -62,6 +62,28 @@ def test_a_failed_candidate_ends_the_trial_at_once():
     verdict = run_trial(trial, execute)
     assert calls == ["a", "b"] and not verdict.kept and verdict.status == "nan_stopped"
     assert "NaN" in verdict.reason and verdict.findings[0]["code"] == "NAN_LOSS"
+    assert verdict.speed.verdict == "failed" and verdict.accuracy.verdict == "not measured"
+
+
+def test_a_candidate_that_fails_after_completed_pairs_is_a_failed_trial_not_a_verdict():
+    """B's runs fail in the third pair (e.g. a metric that refuses 16-bit predictions): the two completed pairs
+    must not become "no measurable change" / "worse"; the verdict is "failed" with the error and the fix."""
+    a = RunSettings("builtin:fake", batch_size=64)
+    trial = Trial(a, a.with_(policy="mixed_bfloat16"), SpeedRule(3, 6))
+    error = {"kind": "training_error", "message": "TypeError: Input 'predictions' of 'InTopKV2' Op has type "
+             "bfloat16 that does not match expected type of float32", "fix": "fix_head=on"}
+
+    def execute(planned):
+        if planned.arm == "b":
+            return {**recorded(planned.settings, status="failed"), "error": error}, None
+        return recorded(planned.settings), None
+
+    verdict = run_trial(trial, execute)
+    assert verdict.failed and not verdict.kept and verdict.status == "failed"
+    assert verdict.speed.verdict == "failed" and verdict.accuracy.verdict == "not measured"
+    assert verdict.reason == verdict.failure_text() == f"failed: {error['message']} — fix: fix_head=on"
+    again = TrialVerdict.from_dict(verdict.to_dict())
+    assert again.failed and again.error["fix"] == "fix_head=on" and again.speed.verdict == "failed"
 
 
 def test_a_larger_batch_trains_on_as_many_samples():
@@ -140,8 +162,8 @@ def test_tune_and_the_wizard_decide_the_same_on_the_same_measurements(tmp_path):
 
     wizard_backend = FakeBackend(measured, recommended="mixed_bfloat16")  # the same seeded run-to-run noise
 
-    def run_data(settings: RunSettings) -> RunData:
-        result = wizard_backend("run", __import__("tfturbo.cli_args", fromlist=["run_argv"]).run_argv(
+    def run_data(settings: RunSettings, argv: list[str] | None = None) -> RunData:
+        result = wizard_backend("run", argv or __import__("tfturbo.cli_args", fromlist=["run_argv"]).run_argv(
             settings, str(tmp_path / "x")))
         data = RunData()
         data.ingest(result.events)
@@ -154,8 +176,9 @@ def test_tune_and_the_wizard_decide_the_same_on_the_same_measurements(tmp_path):
     wizard_backend("env", [])
     wizard_backend("audit", [])
     wizard_backend("probe-input", [])
-    rung, _ = session.start_rung("baseline", "baseline", TuneOptions("builtin:fake", tmp_path, steps=100).base_settings())
-    session.finish_rung(rung, run_data(rung.settings))
+    rung, argv = session.start_rung("baseline", "baseline",
+                                    TuneOptions("builtin:fake", tmp_path, steps=100).base_settings())
+    session.finish_rung(rung, run_data(rung.settings, argv))
     wizard_verdicts = {}
     for kind, slug, settings in (("mixed_precision", "mixed_bfloat16",
                                   session.common_settings().with_(policy="mixed_bfloat16")),
@@ -163,9 +186,110 @@ def test_tune_and_the_wizard_decide_the_same_on_the_same_measurements(tmp_path):
         settings = settings or session.best.settings.with_(jit_compile=True)
         r = session.start_trial(kind, slug, settings)
         while (nxt := session.next_run(r)) is not None:
-            planned, _argv = nxt
-            session.record_run(r, planned, run_data(planned.settings))
+            planned, argv = nxt
+            session.record_run(r, planned, run_data(planned.settings, argv))
         v = session.finish_trial(r)
         wizard_verdicts[slug] = (v.kept, v.speed.verdict)
     assert wizard_verdicts == tune_verdicts
     assert wizard_verdicts["mixed_bfloat16"] == (False, "slower") and wizard_verdicts["xla"] == (True, "faster")
+
+
+def measured(settings: RunSettings, ms: float, steady_from: int | None = 5, windows: int = 6,
+             seconds: float = 3.0) -> dict:
+    """A recorded run with its steady windows (None, 0: it never reached a steady state)."""
+    doc = recorded(settings, ms)
+    doc["steps_completed"] = settings.steps
+    doc["first_steady_step"] = steady_from
+    rate = 64 * 1000.0 / ms
+    doc["throughput"] = {"samples_per_s": rate if windows else None, "steps": int(seconds * 1000 / ms) if windows else 0,
+                         "seconds": seconds if windows else 0.0, "windows": windows}
+    if steady_from is None:
+        doc["step_ms"] = {"median": None, "ci95": None}
+        doc["wall_s"] = settings.steps * ms / 1000.0
+    return doc
+
+
+def test_a_trial_whose_runs_never_reach_a_steady_state_ends_within_its_maximum():
+    """The digits-MLP rung that ran 77 pairs: B never settled, so no ratio was ever formed."""
+    a = RunSettings("builtin:fake", batch_size=64, steps=150)
+    trial = Trial(a, a.with_(batch_size=128), SpeedRule(3, 6))
+    calls = []
+
+    def execute(planned):
+        calls.append(planned)
+        if planned.arm == "b":
+            return measured(planned.settings, 2.0, steady_from=None, windows=0), None
+        return measured(planned.settings, 1.0), None
+
+    verdict = run_trial(trial, execute)
+    assert len(calls) <= 2 * 6
+    assert verdict.speed.verdict == "not enough measurement" and verdict.speed.replicates == 0
+    assert "not enough measurement" in verdict.speed.text() and "[" not in verdict.speed.text()
+    assert "longer runs" in verdict.speed.note and not verdict.kept
+    # the later pairs were sized to reach a steady state: B's speed-only runs grew past twice its length
+    assert calls[2].settings.speed_only and calls[2].arm == "b" and calls[2].settings.steps >= 2 * 75
+
+
+def test_a_trial_stopped_after_its_first_pair_gives_no_ratio():
+    a = RunSettings("builtin:fake", batch_size=64)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6))
+    for _ in range(2):
+        planned = trial.next_run()
+        trial.record(planned, measured(planned.settings, 80.0 if planned.arm == "b" else 100.0), None)
+    trial.stop()
+    verdict = trial.verdict()
+    assert verdict.speed.verdict == "not enough measurement" and not verdict.kept
+    assert "1 of the 3 replicate pairs" in verdict.speed.note and "inf" not in verdict.reason
+
+
+def test_later_pairs_measure_speed_only_sized_for_the_steady_seconds():
+    a = RunSettings("builtin:fake", batch_size=64, steps=300)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6, steady_s=3.0))
+    plan = trial.plan()
+    assert (plan.min_pairs, plan.max_pairs, plan.min_runs, plan.max_runs) == (3, 6, 6, 12)
+    assert "pairs 3–6 (6–12 runs)" in plan.text() and "3 s of steady state" in plan.text()
+    assert trial.estimate_remaining_s() is None  # nothing measured yet
+    first = trial.next_run()
+    assert not first.settings.speed_only and first.settings.steps == 300
+    trial.record(first, measured(first.settings, 10.0, steady_from=21), None)
+    second = trial.next_run()
+    trial.record(second, measured(second.settings, 5.0, steady_from=41), None)
+    third = trial.next_run()  # pair 2 starts with B (BA order)
+    assert third.arm == "b" and third.settings.speed_only
+    # B: warm-up 40 steps × 1.5 + 3 s at 5 ms/step
+    assert abs(third.settings.steps - (60 + 600)) <= 15 and third.settings.val_every == third.settings.steps
+    sized_a, sized_b = trial.plan().speed_steps
+    assert abs(sized_a - (30 + 300)) <= 8 and sized_b == third.settings.steps
+    low, high = trial.estimate_remaining_s()
+    assert 0 <= low <= high
+    # each speed-only run: its overhead (≈0 s here) plus the 3 s it aims at; 4 runs to the minimum, 10 to the max
+    assert low == pytest.approx(4 * 3.0, abs=1.0) and high == pytest.approx(10 * 3.0, abs=2.0)
+    assert trial.progress_text().startswith("pair 2 of 3–6 · about 12 s left (at most 30 s)")
+
+
+def test_the_accuracy_gate_uses_only_the_runs_that_validated():
+    a = RunSettings("builtin:fake", batch_size=64, steps=300)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 3))
+    jitter = iter([1.0, 1.02, 0.98, 1.01, 0.99, 1.0])
+
+    def execute(planned):
+        return measured(planned.settings, (80.0 if planned.arm == "b" else 100.0) * next(jitter)), None
+
+    verdict = run_trial(trial, execute)
+    assert [r.planned.settings.speed_only for r in trial.runs] == [False, False, True, True, True, True]
+    assert verdict.speed.verdict == FASTER and verdict.speed.replicates == 3
+    assert "speed only" in verdict.design
+
+
+def test_the_estimate_never_says_nothing_is_left_while_a_pair_is_under_way():
+    a = RunSettings("builtin:fake", batch_size=64, steps=300)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6))
+    jitter = iter([1.0, 1.3, 0.8, 1.25, 0.85, 1.2, 1.0, 1.0])  # too noisy to decide at 3 pairs
+    for _ in range(6):
+        planned = trial.next_run()
+        trial.record(planned, measured(planned.settings, 100.0 * next(jitter)), None)
+    assert trial.next_run() is not None and trial.next_run().replicate == 4
+    low, high = trial.estimate_remaining_s()
+    speed_run = sorted(r.elapsed_s for r in trial.runs if r.planned.settings.speed_only)[2]
+    assert low == pytest.approx(2 * speed_run, rel=0.5) and low > 0  # pair 4's two runs at least
+    assert high == pytest.approx(6 * speed_run, rel=0.5)

@@ -16,6 +16,8 @@ from tfturbo.backend_client import BackendResult
 from tfturbo.cli_args import parse_run_settings
 from tfturbo.settings import RunSettings
 
+from tests.paired_fake import write_paired
+
 
 def summary(step_ms: float = 100.0, val_accuracy: float | None = 0.90, *, status: str = "completed",
             policy: str = "float32", jit: bool = False, batch_size: int = 64, steps: int = 100,
@@ -100,6 +102,11 @@ class FakeBackend:
             self.on_run(settings)
         doc = self.run_summary(settings)
         doc = {**doc, "settings": {**settings.to_dict(), "batch_size": settings.batch_size or 64}}
+        if doc.get("status") == "completed" and "--out" in argv:  # the per-example file the accuracy gate pairs
+            every = settings.effective_val_every()
+            paired = write_paired(argv[argv.index("--out") + 1], doc.get("validation") or [],
+                                  settings.batch_size or 64, steps=list(range(every, settings.steps + 1, every)))
+            doc["paired_validation"] = paired
         factor = 1.0 + self.run_noise * float(self._rng.standard_normal())
         if doc.get("step_ms_samples"):
             doc["step_ms_samples"] = [ms * factor for ms in doc["step_ms_samples"]]

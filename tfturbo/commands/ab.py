@@ -5,7 +5,9 @@ batch size). The runs alternate AB, BA, … until the speed verdict is clear or
 `--max-replicates` pairs are measured; then B's accuracy is compared with A's
 on the same validation examples. Prints the verdict (stdout), progress
 (stderr), or with `--json` the `ab` document. Exit codes: 0 the trial was
-judged (whatever the verdict), 1 the reference run A failed, 2 bad input.
+judged, 1 a run failed (the reference A, or the candidate B: then the trial is
+"failed" with B's error and the fix to try, never a speed or accuracy verdict),
+2 bad input.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from pathlib import Path
 from ..arg_types import non_negative, positive_int
 from ..cli_args import WORKLOAD_HELP
 from ..backend_client import log_path
+from ..console import format_finding
 from ..errors import OutputDirError
-from ..runfiles import RUNS_DIR
+from ..runfiles import RUNS_DIR, XLA_CACHE_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import backend_executor
 from ..trials.spec import describe, keys, parse_settings
@@ -47,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"replicate pairs before the verdict may stop (default {SpeedRule.min_pairs}, at least 2)")
     parser.add_argument("--max-replicates", type=positive_int, default=SpeedRule.max_pairs,
                         help=f"replicate pairs at most (default {SpeedRule.max_pairs})")
+    parser.add_argument("--steady-s", type=non_negative, default=SpeedRule.steady_s, metavar="SECONDS",
+                        help=f"steady-state seconds each speed-only replicate aims at (default {SpeedRule.steady_s:g}; "
+                             "0: every pair trains the full length with validation)")
     parser.add_argument("--val-examples", type=positive_int, default=RunSettings.val_examples,
                         help=f"validation examples the accuracy gate pairs (default {RunSettings.val_examples})")
     parser.add_argument("--accuracy-tolerance", type=non_negative, default=Tolerance.accuracy_pp, metavar="PP",
@@ -63,7 +69,7 @@ def build_trial(args: argparse.Namespace) -> Trial:
                        script_args=list(args.script_args))
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
-    return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates),
+    return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates, steady_s=args.steady_s),
                  Tolerance(args.accuracy_tolerance, args.loss_tolerance), label_a=a.label(), label_b=b.label())
 
 
@@ -74,14 +80,26 @@ def document(trial: Trial, verdict: TrialVerdict) -> dict:
                       "status": r.status, "samples_per_s": samples_per_s(r.summary)} for r in trial.runs]}
 
 
+def _settings_text(settings: dict) -> str:
+    """A side's settings as SETTINGS (what `--a`/`--b` take): `policy=float32 jit=off batch=32 ...`."""
+    words = {True: "on", False: "off", None: "default"}
+    return "  ".join(f"{k}={words.get(v, v) if isinstance(v, (bool, type(None))) else v}"
+                     for k, v in settings.items() if k in keys())
+
+
 def render(doc: dict) -> str:
+    """The text output: the two sides, then the verdict lines as `tune` prints a rung, then the findings."""
     v = TrialVerdict.from_dict(doc)
-    lines = [f"A: {doc['a']}", f"B: {doc['b']}",
-             f"speed     B/A {v.speed.text()} — {v.speed.verdict}",
-             f"accuracy  {v.accuracy.text()} — {v.accuracy.verdict}",
-             ("KEPT: " if v.kept else "not kept: ") + v.reason, "", v.design]
-    for f in v.findings:
-        lines.append(f"{f.get('code')}: {f.get('message')}")
+    lines = [f"A  {_settings_text(doc['a'])}", f"B  {_settings_text(doc['b'])}", ""]
+    if v.failed:
+        lines += [f"B {v.failure_text()}", "decision  not kept: the candidate cannot train as configured"]
+    else:
+        lines += [f"speed     B/A {v.speed.text()} — {v.speed.verdict}",
+                  f"accuracy  {v.accuracy.text()} — {v.accuracy.verdict}",
+                  "decision  " + ("KEPT: " if v.kept else "not kept: ") + v.reason, "", v.design]
+    serious = [f for f in v.findings if f.get("severity") in ("warning", "error")]
+    if serious:
+        lines += ["", "Findings:"] + [format_finding(f) for f in serious]
     return "\n".join(lines)
 
 
@@ -96,9 +114,13 @@ def main(args: argparse.Namespace) -> int:
     except OSError as e:
         raise OutputDirError(f"cannot write to {out} ({e.strerror or e})", "choose a writable --out directory") from e
 
+    trial.a, trial.b = (s.with_(xla_cache=s.xla_cache or str(out / XLA_CACHE_DIR)) for s in (trial.a, trial.b))
+    print(f"plan: {trial.plan().text()}", file=sys.stderr)
+
     def started(planned: PlannedRun, path: Path) -> None:
-        print(f"[{planned.name}] {planned.settings.label()} — running {planned.settings.steps} steps",
-              file=sys.stderr)
+        what = "speed only, " if planned.settings.speed_only else ""
+        print(f"[{planned.name}] {planned.settings.label()} — running {what}{planned.settings.steps} steps; "
+              f"{trial.progress_text()}", file=sys.stderr)
 
     execute = backend_executor(out / RUNS_DIR, log_path=log_path(), on_start=started)
 
@@ -119,4 +141,4 @@ def main(args: argparse.Namespace) -> int:
             shutil.rmtree(out, ignore_errors=True)
     print(json.dumps(doc, indent=2) if args.json else render(doc))
     failed_reference = any(r.planned.arm == "a" and r.status != "completed" for r in trial.runs)
-    return 1 if failed_reference else 0
+    return 1 if failed_reference or verdict.failed else 0

@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "at least 2)")
     parser.add_argument("--max-replicates", type=positive_int, default=SpeedRule.max_pairs,
                         help=f"replicate pairs per rung at most (default {SpeedRule.max_pairs})")
+    parser.add_argument("--steady-s", type=non_negative, default=SpeedRule.steady_s, metavar="SECONDS",
+                        help=f"steady-state seconds each speed-only replicate aims at (default {SpeedRule.steady_s:g}; "
+                             "0: every pair trains the full length with validation)")
     parser.add_argument("--policy", choices=("mixed_float16", "mixed_bfloat16"), default=None,
                         help="the 16-bit policy to measure (default: the one `tfturbo env` recommends)")
     parser.add_argument("--both-policies", action="store_true",
@@ -85,7 +88,7 @@ def options_from_args(args: argparse.Namespace) -> TuneOptions:
         val_every=args.val_every, val_examples=args.val_examples, min_replicates=args.min_replicates,
         max_replicates=max(args.min_replicates, args.max_replicates), policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
         tolerance=Tolerance(args.accuracy_tolerance, args.loss_tolerance), script_args=list(args.script_args),
-        stages=tuple(args.stages))
+        stages=tuple(args.stages), steady_s=args.steady_s)
 
 
 def write_report(study: Study, out_pdf: str | None, say) -> None:

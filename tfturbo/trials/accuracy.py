@@ -15,10 +15,12 @@ independent of the batch size). The gate:
    worse when the whole interval is beyond it, inconclusive otherwise — and
    then it says how many examples it had and roughly how many would decide.
 
-Without per-example data (a model with several outputs, a run from an older
-version) it falls back to the runs' validation metrics at the last point,
-unpaired: the point estimate against the tolerance, labelled as such, with
-no interval.
+Without pairs (per-example validation failed in a run, a run from an older
+version, no validation points at equal samples seen) the gate never guesses:
+the verdict is "inconclusive: not paired (why)", with the runs' unpaired point
+estimate shown beside it for information. One point estimate without an
+interval is never called within tolerance (nor worse: a difference of that
+size is inside the noise of one validation pass more often than not).
 """
 
 from __future__ import annotations
@@ -106,7 +108,23 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
             if n >= 2:
                 metric = a.metric if kind == "correct" else "val_loss"
                 return _judge(metric, vb[:n] - va[:n], float(np.mean(va[:n])), tolerance, [p for p, _ in common])
-    return _unpaired(a, b, tolerance)
+    return _unpaired(a, b, _why_not_paired(a, b, bool(common)))
+
+
+def _why_not_paired(a: ArmData, b: ArmData, had_common_points: bool) -> str:
+    """Why the two arms could not be paired, in words, from what their runs recorded."""
+    for arm, label in ((a, "A"), (b, "B")):
+        for s in arm.summaries:
+            problem = (s.get("paired_validation") or {}).get("problem") if isinstance(
+                s.get("paired_validation"), dict) else None
+            if problem:
+                return f"per-example validation failed in {label}'s runs: {problem}"
+    for arm, label in ((a, "A"), (b, "B")):
+        if arm.summaries and not (arm.correct or arm.loss):
+            return f"{label}'s runs wrote no per-example results"
+    if not had_common_points:
+        return "no validation points of A and B at equal samples seen"
+    return "fewer than 2 examples in common"
 
 
 def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, common: list[int]
@@ -143,8 +161,8 @@ def _examples_needed(n: int, delta: float, lo: float, hi: float, bound: float, l
     return int(math.ceil(n * (half / room) ** 2))
 
 
-def _unpaired(a: ArmData, b: ArmData, tolerance: Tolerance) -> AccuracyVerdict:
-    """Without per-example results: the validation metrics at the last common step, as measured."""
+def _unpaired(a: ArmData, b: ArmData, why: str) -> AccuracyVerdict:
+    """Without pairs: inconclusive, saying why, with the validation metrics at the last point shown as measured."""
     from ..summary import primary_metric
 
     def last(arm: ArmData) -> dict[str, Any]:
@@ -170,7 +188,6 @@ def _unpaired(a: ArmData, b: ArmData, tolerance: Tolerance) -> AccuracyVerdict:
         return AccuracyVerdict(name, None, None, WORSE, 0, False,
                                explanation=f"{name} of B was not measured or is not a finite number")
     delta = float(value) - base
-    beyond = (-delta > tolerance.accuracy_pp / 100.0) if higher else (delta > tolerance.loss_rel * abs(base))
-    v = AccuracyVerdict(name, delta, None, WORSE if beyond else WITHIN, 0, False)
-    v.explanation = f"{name} {v.shown(delta)} (unpaired point estimate: no per-example results to pair)"
+    v = AccuracyVerdict(name, delta, None, INCONCLUSIVE, 0, False)
+    v.explanation = f"inconclusive: not paired ({why}); unpaired point estimate {name} {v.shown(delta)}, no interval"
     return v

@@ -221,6 +221,8 @@ class TuningPolicy:
         was refused or not faster; the batch search's next size."""
         if kind == XLA:
             return self._autoclustering()
+        if kind == MIXED_PRECISION:
+            return self._fixed_retry()
         if kind != LARGER_BATCH or self._batch_start is None:
             return []
         tried = [(r.settings.batch_size, "kept" if r.kept else "failed" if _did_not_fit(r) else "rejected")
@@ -228,6 +230,23 @@ class TuningPolicy:
         if not tried:
             return []
         return [c for c in self._batch_candidates(tried) if c.skipped_reason is None]
+
+    def _fixed_retry(self) -> list[Candidate]:
+        """A 16-bit rung whose runs failed on a cause an automatic fix cures (its first failing step named it:
+        a metric refusing 16-bit outputs, integer ids rounded) is measured once more with that fix."""
+        last = next((r for r in reversed(self.rungs) if r.kind == MIXED_PRECISION), None)
+        if not self.auto_fix or last is None or last.decision is None or not last.decision.failed:
+            return []
+        codes = set(F.codes_of(list((last.summary or {}).get("findings") or [])))
+        s = last.settings
+        fixed = s.with_(fix_head=s.fix_head or F.HEAD_NOT_FLOAT32 in codes,
+                        fix_int_inputs=s.fix_int_inputs or F.INTEGER_INPUT_16BIT in codes)
+        if fixed == s or any(r.settings == fixed for r in self.rungs):
+            return []
+        self.audit = list(self.audit) + [f for f in (last.summary or {}).get("findings") or []
+                                         if f.get("code") in (F.HEAD_NOT_FLOAT32, F.INTEGER_INPUT_16BIT)]
+        return [Candidate(MIXED_PRECISION, f"{s.policy}-fixed", fixed,
+                          f"the {s.policy} run {last.decision.reason}; measured again with that fix", self.best)]
 
     def _autoclustering(self) -> list[Candidate]:
         xla = [r for r in self.rungs if r.kind == XLA]

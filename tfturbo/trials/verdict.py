@@ -22,7 +22,13 @@ from ..verdicts import Verdict
 
 # the words of the two verdicts, as this module's code reads them (owned by tfturbo.verdicts)
 FASTER, SLOWER, NO_CHANGE = Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE
+FAILED, NOT_ENOUGH = Verdict.FAILED, Verdict.NOT_ENOUGH
 WITHIN, WORSE, INCONCLUSIVE = _Accuracy.WITHIN, _Accuracy.WORSE, _Accuracy.INCONCLUSIVE
+NOT_MEASURED = _Accuracy.NOT_MEASURED
+
+# B's run statuses that make the trial a failed one: no speed or accuracy verdict, the run's error and its fix.
+FAILED_STATUSES = ("failed", "crashed", "nan_stopped")
+NO_FIX = "see the traceback in backend.log"  # the backend's fix when it knows no better one
 
 # Findings of B's own runs that disqualify it whatever its speed: it is not training correctly.
 DISQUALIFYING = {
@@ -72,8 +78,13 @@ class SpeedVerdict:
     ratios: list[float] = field(default_factory=list)  # one per replicate pair, in run order
     a_samples_per_s: float | None = None  # geometric means over the replicates
     b_samples_per_s: float | None = None
+    note: str = ""  # with NOT_ENOUGH: what would be enough (longer runs, more pairs)
 
     def text(self) -> str:
+        if self.verdict == FAILED:
+            return "not measured: the candidate's run failed"
+        if self.verdict == NOT_ENOUGH:
+            return f"not enough measurement ({self.note})" if self.note else "not enough measurement"
         if not math.isfinite(self.ratio):
             return "no throughput measured"
         lo, hi = self.ci95
@@ -83,7 +94,8 @@ class SpeedVerdict:
         return {"ratio": _json_float(self.ratio), "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])],
                 "verdict": self.verdict, "replicates": self.replicates,
                 "ratios": [_json_float(r) for r in self.ratios],
-                "a_samples_per_s": self.a_samples_per_s, "b_samples_per_s": self.b_samples_per_s}
+                "a_samples_per_s": self.a_samples_per_s, "b_samples_per_s": self.b_samples_per_s,
+                **({"note": self.note} if self.note else {})}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "SpeedVerdict":
@@ -92,7 +104,7 @@ class SpeedVerdict:
         return cls(ratio if ratio is not None else math.nan, ci or (math.nan, math.nan),
                    str(d.get("verdict") or NO_CHANGE), int(d.get("replicates") or 0),
                    [float(r) for r in d.get("ratios") or [] if _num(r) is not None],
-                   _num(d.get("a_samples_per_s")), _num(d.get("b_samples_per_s")))
+                   _num(d.get("a_samples_per_s")), _num(d.get("b_samples_per_s")), str(d.get("note") or ""))
 
 
 @dataclass
@@ -159,6 +171,24 @@ class TrialVerdict:
     findings: list[dict[str, Any]] = field(default_factory=list)
     status: str = "completed"  # B's run status (completed, failed, nan_stopped, cancelled, crashed)
     design: str = ""  # how it was measured, in words (for the report)
+    error: dict[str, Any] | None = None  # B's failed run's error: {"kind", "message", "fix"}
+
+    def __post_init__(self) -> None:
+        """A failed arm is a failed trial: whatever pairs completed before it, neither speed nor accuracy is
+        judged (a ratio of the runs that did complete would describe a configuration that cannot train)."""
+        if self.status in FAILED_STATUSES:
+            self.speed = SpeedVerdict(math.nan, (math.nan, math.nan), FAILED, self.speed.replicates)
+            self.accuracy = AccuracyVerdict(None, None, None, NOT_MEASURED, explanation=(
+                "not measured: the candidate's run failed"), checked=False)
+            self.kept = False
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED_STATUSES
+
+    def failure_text(self) -> str:
+        """"failed: <the run's error in one line>", the one line every front end shows for a failed trial."""
+        return failure_line(self.status, self.error)
 
     # -- the names the ladder table, the compare view and older readers use ---------------------
     @property
@@ -180,14 +210,14 @@ class TrialVerdict:
     def to_dict(self) -> dict[str, Any]:
         return {"speed": self.speed.to_dict(), "accuracy": self.accuracy.to_dict(), "kept": self.kept,
                 "reason": self.reason, "findings": list(self.findings), "status": self.status,
-                "design": self.design}
+                "design": self.design, "error": dict(self.error) if self.error else None}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrialVerdict":
         return cls(SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {}),
                    bool(d.get("kept")), str(d.get("reason") or ""),
                    [f for f in d.get("findings") or [] if isinstance(f, dict)], str(d.get("status") or "completed"),
-                   str(d.get("design") or ""))
+                   str(d.get("design") or ""), d.get("error") if isinstance(d.get("error"), dict) else None)
 
 
 def speed_verdict_of(ci: tuple[float, float]) -> str:
@@ -206,18 +236,82 @@ def _finding(code: str, message: str, fix: str, where: str, **data: Any) -> dict
     return F.Finding(code, message, fix, where, data={k: v for k, v in data.items() if v is not None}).to_dict()
 
 
-def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings: list[dict[str, Any]],
-         where: str, against: str, xla_requested: bool = False, xla_active: bool = True
-         ) -> tuple[bool, str, list[dict[str, Any]]]:
-    """(kept, reason, findings): the one keep/reject rule of tfturbo."""
+def failure_line(status: str, error: dict[str, Any] | None) -> str:
+    """What a failed run says in one line: its error's message and the fix to try (when the backend knew one)."""
+    error = error or {}
+    message = " ".join(str(error.get("message") or "").split())
+    fix = " ".join(str(error.get("fix") or "").split())
     if status == "nan_stopped":
-        return False, "NaN loss: the loss became NaN or infinite; training was stopped", [_finding(
-            F.NAN_LOSS, f"{where}: the loss became NaN or infinite; training was stopped",
-            "keep the earlier settings; under mixed precision compute the output layer and loss in float32 "
-            "(dtype='float32' on the last layer)", where)]
+        message = message or "the loss became NaN or infinite; training was stopped"
+    elif status == "crashed":
+        message = message or "the backend ended without a summary (crashed)"
+    text = f"failed: {message or 'the run failed'}"
+    if fix and fix != NO_FIX:
+        text += f" — fix: {fix}"
+    elif fix:
+        text += f" ({fix})"
+    return text
+
+
+SIXTEEN_BIT_DTYPES = ("float16", "bfloat16")
+
+
+@dataclass
+class Change:
+    """What B changed against A and what B's runs saw: the evidence `likely_causes` orders causes from."""
+
+    a: Any = None  # RunSettings of A (None: not known)
+    b: Any = None  # RunSettings of B
+    b_output_dtypes: list[str] | None = None  # what B's model head computed in (summary `output_dtypes`)
+
+
+def likely_causes(change: Change, b_findings: list[dict[str, Any]], nan: bool = False) -> list[str]:
+    """The most likely causes of B's accuracy loss (or NaN loss), most likely first, each with its fix: what the
+    runs saw (integer ids rounded, a 16-bit head) before what the settings changed (policy, batch, XLA)."""
+    a, b = change.a, change.b
+    codes = set(F.codes_of(b_findings))
+    causes: list[str] = []
+    sixteen = b is not None and b.policy != "float32" and (a is None or a.policy != b.policy)
+    if sixteen and F.INTEGER_INPUT_16BIT in codes and not b.fix_int_inputs:
+        causes.append("integer ids are rounded to 16-bit before their lookup (INTEGER_INPUT_16BIT): "
+                      'keras.Input(shape=..., dtype="int32"), or fix_int_inputs=on')
+    head16 = change.b_output_dtypes is None or any(d in SIXTEEN_BIT_DTYPES for d in change.b_output_dtypes)
+    if sixteen and head16 and not b.fix_head:
+        causes.append(f"the output layer computes in {b.policy.split('_')[-1]}: compute it in float32 "
+                      "(dtype=\"float32\" on the last layer, or fix_head=on)")
+    elif sixteen:
+        causes.append("16-bit numerics inside the model (its head is float32 already): keep float32, or keep "
+                      "the layers that lose precision (custom layers, normalization, attention) in float32")
+    if nan and b is not None and (a is None or b.lr_scale > a.lr_scale):
+        causes.append(f"the learning rate (×{b.lr_scale:g}): lower it (--lr-scale)")
+    if a is not None and b is not None and a.batch_size and b.batch_size and a.batch_size != b.batch_size:
+        causes.append(f"the batch size ({a.batch_size} → {b.batch_size}, learning rate ×{b.lr_scale / a.lr_scale:g}):"
+                      f" keep batch {a.batch_size}, or scale the learning rate less (--lr-scale)")
+    if a is not None and b is not None and b.jit_compile and not a.jit_compile:
+        causes.append("XLA reorders floating-point operations: a small difference is expected; decide on more "
+                      "validation examples (--val-examples)")
+    if nan and not causes:
+        causes.append("lower the learning rate (--lr-scale 0.1) or check the inputs for NaN/inf")
+    return causes or ["keep the previous settings"]
+
+
+def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings: list[dict[str, Any]],
+         where: str, against: str, xla_requested: bool = False, xla_active: bool = True,
+         error: dict[str, Any] | None = None, change: Change | None = None) -> tuple[bool, str, list[dict[str, Any]]]:
+    """(kept, reason, findings): the one keep/reject rule of tfturbo. A failed run's reason is its
+    `failure_line` (its `error` document: message and fix); ACCURACY_REGRESSION and NAN_LOSS name the likely
+    causes from `change` (what B changed and saw), in order."""
+    change = change or Change()
+    if status == "nan_stopped":
+        fix = "; or ".join(likely_causes(change, b_findings, nan=True))
+        line = failure_line(status, {"message": "NaN loss: the loss became NaN or infinite; training was stopped",
+                                     "fix": fix})
+        return False, line, [_finding(F.NAN_LOSS, f"{where}: the loss became NaN or infinite; training was stopped",
+                                      fix, where)]
+    if status in FAILED_STATUSES:
+        return False, failure_line(status, error), []
     if status != "completed":
-        what = {"cancelled": "was cancelled before it finished",
-                "crashed": "crashed (the backend ended without a summary)"}.get(status, "failed")
+        what = {"cancelled": "was cancelled before it finished"}.get(status, f"ended as {status}")
         return False, f"the run {what}", []
 
     reasons: list[str] = []
@@ -231,7 +325,9 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
         reasons.append("XLA never switched on in this run (XLA_NOT_ACTIVE): its speed is not XLA's")
 
     speed_text = f"{speed.verdict}: {speed.text()} vs {against}"
-    if speed.verdict != FASTER:
+    if speed.verdict == NOT_ENOUGH:
+        reasons.insert(0, speed.text())
+    elif speed.verdict != FASTER:
         reasons.insert(0, "not measurably faster: " + speed.text() + f" vs {against}"
                        if speed.verdict == NO_CHANGE else speed_text)
     if speed.verdict == SLOWER:
@@ -244,8 +340,8 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
         reasons.append(f"accuracy worse: {accuracy.text()}")
         found.append(_finding(
             F.ACCURACY_REGRESSION, f"{where}: {accuracy.metric} is worse beyond the tolerance ({accuracy.text()})",
-            "not recommended; if only the 16-bit policy changed, compute the output layer in float32 or keep the "
-            "previous settings", where, metric=accuracy.metric, delta=accuracy.delta,
+            "not recommended; most likely cause first: " + "; or ".join(likely_causes(change, b_findings)),
+            where, metric=accuracy.metric, delta=accuracy.delta,
             ci95=list(accuracy.ci95) if accuracy.ci95 else None))
     elif accuracy.verdict == INCONCLUSIVE and accuracy.checked:
         reasons.append(f"accuracy {accuracy.text()}")

@@ -48,14 +48,20 @@ def snippet(recommended_settings: RunSettings | dict[str, Any] | None,
     if rec.sixteen_bit:
         heads = _where(findings, F.HEAD_NOT_FLOAT32)
         found = "; ".join(f"{f.get('where') or 'output layer'}: {f.get('message', '')}".strip() for f in heads)
+        own = next((f.get("fix") for f in heads if f.get("fix")), None)  # written for this model's kind
         hunks.append((
             "float32 head: the output layer / final activation must compute in float32"
-            + (f" (the audit found: {found})" if found else " (keeps softmax and loss from overflowing in 16-bit)"), [
+            + (f" (the audit found: {found})" if found else " (keeps softmax and loss from overflowing in 16-bit)"),
+            [line if line.startswith("#") else f"+{line}" for line in own.splitlines()] if own else [
             '-outputs = keras.layers.Dense(num_classes, activation="softmax")(x)',
             '+outputs = keras.layers.Dense(num_classes, activation="softmax", dtype="float32")(x)',
             "# or, after a 16-bit Dense without activation:",
             '+outputs = keras.layers.Activation("softmax", dtype="float32")(x)',
         ]))
+        ids = next((f.get("fix") for f in _where(findings, F.INTEGER_INPUT_16BIT) if f.get("fix")), None)
+        if ids:
+            hunks.append(("integer inputs: token ids / indices must reach their lookup as integers (16-bit floats "
+                          "round them)", [line if line.startswith("#") else f"+{line}" for line in ids.splitlines()]))
     xla = rec.jit_compile and not base.jit_compile
     spe = rec.steps_per_execution != base.steps_per_execution
     if xla or spe:

@@ -33,7 +33,7 @@ from .. import protocol, summary
 from ..backend_client import BackendResult, run_backend
 from ..cli_args import script_argv
 from ..errors import OutputDirError, UserError
-from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
+from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import backend_executor, fail_on_bad_input
 from ..trials.policy import (CONFIRMATION, INPUT_PIPELINE, STAGES, Candidate,
@@ -60,6 +60,7 @@ class TuneOptions:
     val_examples: int = RunSettings.val_examples
     min_replicates: int = SpeedRule.min_pairs
     max_replicates: int = SpeedRule.max_pairs
+    steady_s: float = SpeedRule.steady_s  # steady-state seconds each replicate aims at (0: full-length pairs only)
     policy: str | None = None  # the 16-bit policy to measure; None: the recommended one
     both_policies: bool = False
     auto_fix: bool = True  # apply the audit's automatic fixes (float32 head, drop_remainder) to the rungs
@@ -75,12 +76,12 @@ class TuneOptions:
         return plain.with_(val_every=plain.effective_val_every())
 
     def speed_rule(self) -> SpeedRule:
-        return SpeedRule(self.min_replicates, self.max_replicates)
+        return SpeedRule(self.min_replicates, self.max_replicates, steady_s=self.steady_s)
 
     def to_dict(self) -> dict[str, Any]:
         return {"steps": self.steps, "seed": self.seed, "batch_size": self.batch_size,
                 "val_every": self.base_settings().val_every, "val_examples": self.val_examples,
-                "replicates": {"min": self.min_replicates, "max": self.max_replicates},
+                "replicates": {"min": self.min_replicates, "max": self.max_replicates, "steady_s": self.steady_s},
                 "policy": self.policy, "both_policies": self.both_policies,
                 "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
                 "tolerance": self.tolerance.to_dict(), "stages": list(self.stages)}
@@ -122,7 +123,7 @@ def make_trial(candidate: Candidate, name: str, baseline: Rung, study_path: Path
                  names=rung_run_names(name),
                  accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
-                 label_b=candidate.settings.label())
+                 label_b=candidate.settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR))
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -334,11 +335,12 @@ class Ladder:
         self.study.rungs.append(rung)
         trial = make_trial(candidate, name, self.base, self.path, self.opts)
         self.say(f"[{n:02d}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
-                 f"{trial.label_a} — {self.opts.min_replicates}–{self.opts.max_replicates} interleaved pairs of "
-                 f"{self.opts.steps}-step runs")
+                 f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
 
         def started(planned: PlannedRun, path: Path) -> None:
-            self.say(f"     {planned.name}: {planned.settings.label()}")
+            what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
+                f"{planned.settings.steps} steps"
+            self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
 
         execute = backend_executor(self.path / RUNS_DIR, self.runner, str(self.path / BACKEND_LOG), self.live,
                                    self.cancel, on_start=started)
@@ -370,6 +372,8 @@ class Ladder:
         if rung.kind == RungKind.BASELINE:
             self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}"
                      + (d.reason if d else ""))
+        elif d is not None and d.failed:
+            self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {d.reason}")
         elif d is not None:
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {'KEPT' if d.kept else 'not kept'} — "
                      f"speed {d.speed.text()} ({d.speed.verdict}); accuracy {d.accuracy.text()} "

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..console import format_finding
 from ..trials.verdict import AccuracyVerdict
+from ..verdicts import Verdict
 
 
 def _speed(entry: dict[str, Any]) -> str:
@@ -51,6 +52,8 @@ def _kept(entry: dict[str, Any]) -> str:
         return "skipped"
     if entry.get("rung") == "baseline":
         return "baseline" if entry.get("kept") else str(entry.get("status") or "failed")
+    if (entry.get("speed") or {}).get("verdict") == Verdict.FAILED:
+        return "failed"
     return "KEPT" if entry.get("kept") else "rejected"
 
 

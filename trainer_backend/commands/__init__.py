@@ -43,8 +43,11 @@ def describe_error(exc: BaseException, kind: str = protocol.INTERNAL, batch_size
 
 
 def emit_error(writer: protocol.EventWriter, exc: BaseException, kind: str = protocol.INTERNAL,
-               batch_size: int | None = None) -> ErrorReport:
+               batch_size: int | None = None, fix: str | None = None) -> ErrorReport:
+    """The `error` event; `fix` replaces the generic fix when the cause is known (a training-failure diagnosis)."""
     report = describe_error(exc, kind, batch_size)
+    if fix:
+        report.fix = fix
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     writer.emit(protocol.ERROR, kind=report.kind, message=report.message, fix=report.fix, traceback=tb)
     return report

@@ -16,7 +16,9 @@ from tfturbo.findings import Finding
 from tfturbo.settings import DEFAULT_SEED
 
 from ..detectors.xla import jit_support_findings
-from ..diagnostics import dataset_audit, loss_scaling_audit, model_audit
+from ..diagnostics import advice, dataset_audit, integer_inputs, loss_scaling_audit, model_audit
+
+INPUT_SAMPLE_BATCHES = 8  # batches read to see whether a float input holds integer ids
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
@@ -41,14 +43,18 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
             writer.emit(protocol.FINDING, finding=finding.to_dict())
         findings.extend(new)
 
-    checks = [("output head dtype", lambda: model_audit.head_findings(model, sample_x=first_batch[0]))]
+    shape = advice.shape_of(workload, model)
+    checks = [("output head dtype", lambda: model_audit.head_findings(
+        model, sample_x=first_batch[0], sample_y=first_batch[1], shape=shape))]
     if args.policy != "float32":
-        checks += [("layer sizes", lambda: model_audit.dim_findings(model)),
-                   ("batch size", lambda: dataset_audit.batch_findings(batch_size, args.policy)),
+        checks += [("integer inputs under 16-bit", lambda: integer_inputs.workload_findings(
+                       workload, model, [b[0] for b in train_ds.take(INPUT_SAMPLE_BATCHES)], train_ds.element_spec[0])),
+                   ("layer sizes", lambda: model_audit.dim_findings(model)),
+                   ("batch size", lambda: dataset_audit.batch_findings(batch_size, args.policy, shape)),
                    ("custom train_step loss scaling",
                     lambda: loss_scaling_audit.custom_loop_findings(model, args.policy, first_batch))]
     if args.jit:
-        checks += [("dataset shapes under XLA", lambda: dataset_audit.xla_findings(train_ds, batch_size)),
+        checks += [("dataset shapes under XLA", lambda: dataset_audit.xla_findings(train_ds, batch_size, shape=shape)),
                    ("XLA support", lambda: jit_support_findings(model))]
     for i, (what, check) in enumerate(checks):
         writer.emit(protocol.PROGRESS, step=i, total=len(checks), eta_s=None, detail=what)
@@ -68,3 +74,4 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
     }
     writer.emit(protocol.RESULT, command="audit", document=document)
     return 0
+

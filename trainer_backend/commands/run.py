@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shlex
 import sys
 import time
@@ -49,6 +50,7 @@ class PreparedRun:
     learning_rate: float | None
     findings: list[Finding] = field(default_factory=list)  # found while preparing (a fix not applied)
     strategy: Any = None  # the tf.distribute strategy the model was built under
+    output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
 
     @property
     def replicas(self) -> int:
@@ -66,6 +68,23 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
 
 
 # ------------------------------------------------------------------------------ preparing
+
+XLA_CACHE_FLAG = "--tf_xla_persistent_cache_directory"
+
+
+def use_xla_cache(folder: str) -> None:
+    """Point XLA's persistent compilation cache at `folder` (TF_XLA_FLAGS), before TensorFlow reads its flags.
+
+    TensorFlow keeps each compiled cluster there, keyed by its program and
+    device, and loads it instead of compiling when the same program comes
+    again — in the next replicate of a trial, or the next rung with the same
+    model. A flag the user already set wins.
+    """
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    flags = os.environ.get("TF_XLA_FLAGS", "")
+    if XLA_CACHE_FLAG in flags:
+        return
+    os.environ["TF_XLA_FLAGS"] = f"{flags} {XLA_CACHE_FLAG}={folder}".strip()
 
 def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     import keras
@@ -95,6 +114,8 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         build_on_zeros(model, train_ds)
         if settings.fix_head:
             findings += apply_fix_head(model, train_ds)
+        if settings.fix_int_inputs:
+            findings += apply_fix_int_inputs(model, train_ds)
         writer.emit(protocol.PHASE, phase=protocol.COMPILING, step=None,
                     detail=f"{settings.policy}, jit_compile={settings.jit_compile}")
         learning_rate = recompile(model, settings)
@@ -109,7 +130,35 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     if settings.input_fixes:
         train_ds, finding = input_fixes(train_ds, settings.batch_size)
         findings.append(finding)
-    return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy)
+    if settings.sixteen_bit and not settings.fix_int_inputs and val_ds is not None:
+        findings += integer_input_hazards(workload, model, val_ds)
+    return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
+                       output_dtypes(model, train_ds))
+
+
+def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
+    """INTEGER_INPUT_16BIT from the first validation batch (never the training data: reading it would change
+    the data order of this run), so an accuracy verdict can name the cause. Never fails the run."""
+    from ..diagnostics.integer_inputs import workload_findings
+
+    try:
+        return workload_findings(workload, model, [next(iter(val_ds))[0]], val_ds.element_spec[0])
+    except Exception as exc:  # noqa: BLE001 - a check, not the measurement
+        print(f"trainer_backend: integer-input check skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return []
+
+
+def output_dtypes(model, train_ds) -> list[str] | None:
+    """The compute dtypes of the model's outputs: from its graph, or one call on zeros (subclassed)."""
+    import keras
+
+    from ..fixes import zero_batch
+
+    try:
+        outputs = getattr(model, "outputs", None) or model(zero_batch(train_ds.element_spec[0]), training=False)
+        return sorted({str(keras.backend.standardize_dtype(t.dtype)) for t in keras.tree.flatten(outputs)})
+    except Exception:  # noqa: BLE001 - unknown: the verdict then does not use it
+        return None
 
 
 def input_fixes(train_ds, batch_size: int) -> tuple[Any, Finding]:
@@ -177,6 +226,21 @@ def apply_fix_head(model, train_ds) -> list[Finding]:
         return [fix_not_applied("--fix-head", str(exc), code or 'create the output layer with dtype="float32"')]
     if changed:
         print(f"tfturbo: --fix-head: {', '.join(changed)} now compute(s) in float32", file=sys.stderr)
+    return []
+
+
+def apply_fix_int_inputs(model, train_ds) -> list[Finding]:
+    """--fix-int-inputs in place; [] when applied (or nothing to do), else the FIX_NOT_APPLIED finding."""
+    from ..diagnostics.integer_inputs import float32_id_layers
+
+    try:
+        changed = float32_id_layers(model, train_ds.element_spec[0])
+    except Exception as exc:  # noqa: BLE001 - tfturbo's own fix never fails the run
+        return [fix_not_applied("--fix-int-inputs", f"{type(exc).__name__}: {exc}",
+                                'declare the ids as integers: keras.Input(shape=..., dtype="int32")')]
+    if changed:
+        print(f"tfturbo: --fix-int-inputs: {', '.join(changed)} now compute(s) in float32, so integer ids reach "
+              "their lookup exact", file=sys.stderr)
     return []
 
 
@@ -262,8 +326,11 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
 
     tb_dir = run_dir / runfiles.TB_DIR
     scalars = tf.summary.create_file_writer(str(tb_dir))
+    from ..diagnostics.advice import shape_of
+
     context = RunContext(settings=settings, model=job.model, train_ds=job.train_ds, backend_log=stdio.stderr_text,
-                         extra={"learning_rate": job.learning_rate, "val_ds": job.val_ds, "run_dir": run_dir})
+                         extra={"learning_rate": job.learning_rate, "val_ds": job.val_ds, "run_dir": run_dir,
+                                "workload_shape": shape_of(job.workload, job.model)})
     monitor = RunMonitor(writer, settings, default_detectors(settings), context, hardware.MemoryMeter(), scalars)
     for finding in job.findings:
         monitor.add_finding(finding)
@@ -273,7 +340,8 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     epochs = math.ceil(settings.steps / val_every)
     callbacks = QuietCallbackList([instrument], add_history=True, model=job.model, verbose=0,
                                   epochs=epochs, steps=val_every)
-    if job.val_ds is not None:  # the same examples for every batch size, so candidates are compared pairwise
+    if job.val_ds is not None and not settings.speed_only:  # the same examples for every batch size, so
+        # candidates are compared pairwise; a speed-only replicate does not validate
         from ..paired_validation import PairedValidation
 
         monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
@@ -292,8 +360,13 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
         traceback.print_exc(file=sys.stderr)
         if instrument.profiling:
             instrument.stop_profiler(instrument.completed)
+        from ..diagnostics.training_failure import diagnose
+
+        cause = diagnose(exc, job.model, settings)
+        if cause is not None:
+            monitor.add_finding(cause[0])
         error = emit_error(writer, distribute.explain_failure(exc), kind=protocol.TRAINING_ERROR,
-                           batch_size=settings.batch_size)
+                           batch_size=settings.batch_size, fix=cause[1] if cause else None)
     wall_s = time.perf_counter() - started
 
     if error is not None:
@@ -308,7 +381,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     checkpoint = None
     if error is None:
         writer.emit(protocol.PHASE, phase=protocol.SAVING, step=instrument.completed, detail="checkpoint")
-        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed)
+        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed, model=not settings.speed_only)
     scalars.close()
     profile = read_profile(job, instrument, monitor, run_dir)
 
@@ -349,11 +422,16 @@ def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) ->
             **ceiling.utilization(flops, steps_per_s, peaks, job.settings.policy)}
 
 
-def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int) -> str | None:
-    """checkpoint/model.keras and, beside it, the settings that produced it (tutorial step 5)."""
+def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int, model: bool = True) -> str | None:
+    """checkpoint/model.keras and, beside it, the settings that produced it (tutorial step 5).
+
+    `model` False (a speed-only replicate, whose model nobody keeps): the settings only — saving a model
+    costs seconds per run."""
     folder = run_dir / runfiles.CHECKPOINT_DIR
     folder.mkdir(exist_ok=True)
     runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env)
+    if not model:
+        return None
     try:
         job.model.save(folder / runfiles.CHECKPOINT_MODEL)
     except Exception as exc:  # noqa: BLE001 - an unsaveable model does not void the measurements
@@ -369,6 +447,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
     steady = record.steady_ms()
     windows = record.steady_windows()
     step_ms = measure.step_time(steady)
+    throughput = measure.throughput(windows, settings.batch_size or 1)  # global: every replica's samples
     memory = monitor.memory.read()
     profile = None
     if instrument.profile_done and instrument.profile:
@@ -380,13 +459,15 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         status=status,
         settings=settings.to_dict(),
         step_ms=step_ms,
-        steps_per_s=1000.0 / step_ms["median"] if step_ms["median"] else None,
+        # the run's one throughput (tfturbo.summary.samples_per_s) in steps; the median step only without windows
+        steps_per_s=(throughput["samples_per_s"] / (settings.batch_size or 1) if throughput["samples_per_s"]
+                     else 1000.0 / step_ms["median"] if step_ms["median"] else None),
         step_ms_samples=[round(ms, 4) for ms in measure.thin(steady)],
         steps_per_sample=record.steps_per_sample,  # steps per call (steps_per_execution): one sample each
         warmup_s=monitor.warmup_s,
         warmup_steps=record.first_steady - 1 if record.first_steady else None,
         first_steady_step=record.first_steady,
-        throughput=measure.throughput(windows, settings.batch_size or 1),  # global: every replica's samples
+        throughput=throughput,
         replicas=job.replicas,
         per_replica_batch_size=(settings.batch_size or 1) // job.replicas,
         windows=[[a, b, round(t, 6)] for a, b, t in record.windows],
@@ -402,6 +483,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         learning_rate=job.learning_rate,
         loss_scale=monitor.loss_scale_summary(),
         xla_active=bool(job.model.jit_compile) if settings.jit_compile else False,
+        output_dtypes=job.output_dtypes,
         profile=profile,
         checkpoint=checkpoint,
         findings=monitor.findings,

@@ -108,7 +108,7 @@ class RecompileStorm(Detector):
             message += ("Cause: " + "; ".join(describe_varying(varying)) +
                         f" — {distinct} distinct input shapes in the first {len(self.sample.shapes)} batches, "
                         "one compilation each.")
-            fix = static_shape_fix(self.sample, batch_size)
+            fix = static_shape_fix(self.sample, batch_size, ctx.extra.get("workload_shape"))
             where = ", ".join(dict.fromkeys("batch dimension" if v.dim == 0 else f"{v.component} dimension {v.dim}"
                                             for v in sorted(varying, key=lambda v: v.dim == 0)))
         else:

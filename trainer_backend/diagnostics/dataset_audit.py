@@ -22,8 +22,10 @@ SAMPLE_BUDGET_S = 5.0  # reading stops after this long (a slow pipeline's audit 
 _TOP_NAMES = {2: ("x", "y"), 3: ("x", "y", "sample_weight")}
 
 
-def batch_findings(batch_size: int, policy: str) -> list[Finding]:
-    """BATCH_NOT_MULTIPLE_OF_8 under a 16-bit policy."""
+def batch_findings(batch_size: int, policy: str, shape: Any = None) -> list[Finding]:
+    """BATCH_NOT_MULTIPLE_OF_8 under a 16-bit policy, its fix where this workload sets its batch size."""
+    from .advice import batch_size_fix
+
     if policy == "float32" or batch_size % ALIGN == 0:
         return []
     better = round_up(batch_size)
@@ -32,7 +34,7 @@ def batch_findings(batch_size: int, policy: str) -> list[Finding]:
         f"batch size {batch_size} is not a multiple of {ALIGN}: 16-bit matmuls over the batch "
         f"dimension fall back to slower kernels; use {better} (or {better - ALIGN})" if better > ALIGN else
         f"batch size {batch_size} is not a multiple of {ALIGN}: use {better}",
-        fix=f"BATCH_SIZE = {better}   # in the workload, or: tfturbo run ... --batch-size {better}",
+        fix=batch_size_fix(better, shape),
         where="batch size", data={"batch_size": batch_size, "proposed": better})]
 
 
@@ -136,7 +138,7 @@ def varying_dims(sample: ShapeSample) -> list[VaryingDim]:
     return found
 
 
-def partial_batch_finding(sample: ShapeSample, batch_size: int) -> Finding | None:
+def partial_batch_finding(sample: ShapeSample, batch_size: int, shape: Any = None) -> Finding | None:
     """PARTIAL_LAST_BATCH when a batch smaller than `batch_size` was seen."""
     sizes = sample.batch_sizes()
     small = sorted({s for s in sizes if s is not None and s < batch_size})
@@ -146,7 +148,7 @@ def partial_batch_finding(sample: ShapeSample, batch_size: int) -> Finding | Non
         PARTIAL_LAST_BATCH,
         f"the training data yields batches of {', '.join(map(str, small))} besides {batch_size}: "
         "the partial last batch of each pass has a new shape, and XLA compiles a second program for it",
-        fix=static_shape_fix(sample, batch_size), where="train_ds batch dimension",
+        fix=static_shape_fix(sample, batch_size, shape), where="train_ds batch dimension",
         data={"batch_size": batch_size, "partial_sizes": small})
 
 
@@ -172,12 +174,14 @@ def _padded_shapes_code(sample: ShapeSample) -> str:
     return str(shapes)
 
 
-def static_shape_fix(sample: ShapeSample, batch_size: int) -> str:
-    """Code giving every batch one shape: fixed batch size, varying dimensions padded to one size."""
+def static_shape_fix(sample: ShapeSample, batch_size: int, shape: Any = None) -> str:
+    """Code giving every batch one shape: fixed batch size, varying dimensions padded to one size; `shape`
+    (`advice.WorkloadShape`) says where the training data is made and whether it is NumPy arrays."""
+    from .advice import WorkloadShape, partial_batch_fix
+
     varying = [v for v in varying_dims(sample) if v.dim > 0]
     if not varying:
-        return (f"train_ds = train_ds.batch({batch_size}, drop_remainder=True)   # in make_datasets()\n"
-                "# or let tfturbo drop the partial batch: tfturbo run ... --drop-remainder")
+        return partial_batch_fix(batch_size, shape or WorkloadShape())
     longest = max(max(v.seen) for v in varying)
     length = max(t for j in range(len(sample.names)) for t in fixed_shape(sample, j) if t)
     return (f"# pad to one fixed size (the longest seen, {longest}, rounded up to a multiple of {ALIGN}):\n"
@@ -203,13 +207,13 @@ def dynamic_shape_findings(sample: ShapeSample, batch_size: int) -> list[Finding
     return findings
 
 
-def xla_findings(ds: Any, batch_size: int, sample: ShapeSample | None = None) -> list[Finding]:
+def xla_findings(ds: Any, batch_size: int, sample: ShapeSample | None = None, shape: Any = None) -> list[Finding]:
     """PARTIAL_LAST_BATCH and DYNAMIC_SHAPE for a training dataset that will run under XLA."""
     if sample is None and all(spec.shape.is_fully_defined() for _, spec in components(ds.element_spec)):
         return []  # every batch has the static shape of the spec: nothing to sample
     sample = sample or sample_shapes(ds)
     findings = []
-    partial = partial_batch_finding(sample, batch_size)
+    partial = partial_batch_finding(sample, batch_size, shape)
     if partial:
         findings.append(partial)
     findings.extend(dynamic_shape_findings(sample, batch_size))

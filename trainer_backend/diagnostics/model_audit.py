@@ -72,56 +72,171 @@ def _activation_name(layer: Any) -> str | None:
     return name
 
 
-def _head_fix(layer: Any) -> str:
-    """The head with dtype="float32", written as the user's own layer call."""
+def _head_fix(layer: Any, model: Any, shape: Any = None) -> str:
+    """The head with dtype="float32", written as the user's own layer for this model kind."""
+    from .advice import WorkloadShape, head_fix
+
     cls = type(layer).__name__
     config = layer.get_config() if hasattr(layer, "get_config") else {}
     activation = _activation_name(layer)
     if cls == "Dense":
-        act = f', activation="{activation}"' if activation not in (None, "linear") else ""
-        line = f'outputs = keras.layers.Dense({config.get("units")}{act}, dtype="float32")(x)'
+        args = f'{config.get("units")}' + (f', activation="{activation}"' if activation not in (None, "linear") else "")
     elif cls == "Activation":
-        line = f'outputs = keras.layers.Activation("{activation}", dtype="float32")(x)'
+        args = f'"{activation}"'
     elif cls == "Softmax":
-        line = 'outputs = keras.layers.Softmax(dtype="float32")(x)'
+        args = ""
     else:
-        line = f'outputs = keras.layers.{cls}(..., dtype="float32")(x)  # was {layer.name!r}'
-    return (f"{line}\n"
-            "# or keep the logits 16-bit and add a float32 final activation:\n"
-            "# outputs = keras.layers.Activation(\"softmax\", dtype=\"float32\")(logits)\n"
-            "# or let tfturbo do it (any model): tfturbo run ... --fix-head")
+        args = f"...  # was {layer.name!r}"
+    return head_fix(cls, args, activation, _from_logits(model), shape or WorkloadShape())
 
 
-def head_findings(model: Any, sample_x: Any = None) -> list[Finding]:
-    """HEAD_NOT_FLOAT32 for each output layer computing in 16-bit.
+def _from_logits(model: Any) -> bool:
+    """The compiled loss takes logits (from_logits=True)."""
+    loss = getattr(model, "loss", None)
+    get = getattr(loss, "get_config", None)
+    try:
+        return bool((get() if get else {}).get("from_logits"))
+    except Exception:  # noqa: BLE001 - a loss without a readable config
+        return False
+
+
+def head_findings(model: Any, sample_x: Any = None, sample_y: Any = None, shape: Any = None) -> list[Finding]:
+    """HEAD_NOT_FLOAT32 for each output layer computing in 16-bit, with what is at risk for that head.
 
     Sequential and Functional models are checked from their graph. A subclassed
     model has no graph to read: if `sample_x` (one input batch) is given, the
-    dtype of what the model actually returns is checked instead.
+    dtype of what the model actually returns is checked instead. With
+    `sample_y` (its labels) too, each compiled metric is tried on the model's
+    own 16-bit predictions: one that refuses them (a top-k metric's InTopKV2
+    takes float32 only) would fail every training step. `shape`
+    (`advice.WorkloadShape`) writes the fix for this kind of workload.
     """
     heads = output_layers(model)
+    refusing = metrics_refusing_16bit(model, sample_x, sample_y) if sample_x is not None else []
     findings = []
     for layer in heads:
         dtype = compute_dtype(layer)
         if dtype not in SIXTEEN_BIT:
             continue
         activation = _activation_name(layer)
-        if activation in _PROBABILITY_ACTIVATIONS:
-            what = f"output layer {layer_path(layer)!r} computes its {activation} in {dtype}"
-        else:
-            what = f"output layer {layer_path(layer)!r} computes in {dtype}, so the loss sees {dtype} outputs"
+        risks = head_risks(model, dtype, activation, refusing)
+        how = f"computes its {activation} in {dtype}" if activation in _PROBABILITY_ACTIVATIONS \
+            else f"computes in {dtype}"
         findings.append(Finding(
-            HEAD_NOT_FLOAT32,
-            f"{what}: a 16-bit softmax/loss overflows or saturates (NaN loss, lost accuracy)",
-            fix=_head_fix(layer), where=layer_path(layer),
+            HEAD_NOT_FLOAT32, f"output layer {layer_path(layer)!r} {how}: {'; '.join(risks)}",
+            fix=_head_fix(layer, model, shape), where=layer_path(layer),
+            severity=_severity(activation, dtype, refusing, model),
             data={"layer": layer_path(layer), "class": type(layer).__name__, "compute_dtype": dtype,
-                  "activation": activation}))
+                  "activation": activation, "risks": risks,
+                  "metrics_refusing": [name for name, _ in refusing]}))
     if not heads and sample_x is not None:
-        findings.extend(_subclassed_head_findings(model, sample_x))
+        findings.extend(_subclassed_head_findings(model, sample_x, refusing))
     return findings
 
 
-def _subclassed_head_findings(model: Any, sample_x: Any) -> list[Finding]:
+def head_risks(model: Any, dtype: str, activation: str | None, refusing: list[tuple[str, str]]) -> list[str]:
+    """What a 16-bit head actually puts at risk, most serious first. Keras 3 losses convert their inputs to
+    float32 themselves, so a logits head's loss is safe; its softmax, its metrics and code outside Keras'
+    losses are not."""
+    risks = []
+    if refusing:
+        names = ", ".join(name for name, _ in refusing)
+        risks.append(f"metric(s) {names} cannot take {dtype} predictions ({refusing[0][1]}): every training "
+                     "step fails")
+    if activation in ("softmax", "log_softmax"):
+        risks.append(f"a float16 {activation} overflows (NaN loss)" if dtype == "float16" else
+                     f"a bfloat16 {activation} keeps 3 significant digits: probabilities saturate and accuracy "
+                     "can be lost")
+    elif activation == "sigmoid":
+        risks.append(f"a {dtype} sigmoid saturates near 0 and 1 (the loss sees rounded probabilities)")
+    if type(model).train_step is not _keras_train_step() or type(model).compute_loss is not _keras_compute_loss():
+        risks.append(f"the model's own train_step/compute_loss computes its loss on {dtype} outputs")
+    if not risks:
+        risks.append(f"Keras 3 losses convert outputs to float32, so the loss itself is safe; the outputs are "
+                     f"rounded to {dtype}, and any loss, metric or post-processing outside Keras' sees {dtype}")
+    return risks
+
+
+def _severity(activation: str | None, dtype: str, refusing: list, model: Any) -> str:
+    """An error where training fails or the numbers are wrong (a 16-bit softmax/sigmoid, a metric that refuses
+    16-bit, a custom loss), a warning for a logits head whose Keras loss is already computed in float32."""
+    from tfturbo.findings import ERROR, WARNING
+
+    if refusing or activation in _PROBABILITY_ACTIVATIONS:
+        return ERROR
+    if type(model).train_step is not _keras_train_step() or type(model).compute_loss is not _keras_compute_loss():
+        return ERROR
+    return WARNING
+
+
+def _keras_train_step():
+    import keras
+
+    return keras.Model.train_step
+
+
+def _keras_compute_loss():
+    import keras
+
+    return keras.Model.compute_loss
+
+
+def metrics_refusing_16bit(model: Any, sample_x: Any, sample_y: Any) -> list[tuple[str, str]]:
+    """(metric name, its error in one line) for each compiled metric that raises on the model's own 16-bit
+    predictions of `sample_x` — tried on a fresh copy of the metric, so the model's own state is untouched."""
+    import keras
+
+    if sample_y is None:
+        return []
+    compiled = getattr(model, "_compile_metrics", None)
+    user = getattr(compiled, "_user_metrics", None) if compiled is not None else None
+    if not user:
+        return []
+    try:
+        outputs = keras.tree.flatten(model(sample_x, training=False))
+        labels = keras.tree.flatten(sample_y)
+    except Exception:  # noqa: BLE001 - a model that cannot be called here is checked by the run
+        return []
+    if not any(str(keras.backend.standardize_dtype(o.dtype)) in SIXTEEN_BIT for o in outputs):
+        return []
+    names = list(getattr(model, "output_names", None) or [])
+    pairs: list[tuple[Any, int]] = []
+    if isinstance(user, dict):
+        pairs = [(m, names.index(k)) for k, ms in user.items() if k in names for m in keras.tree.flatten(ms)]
+    elif len(outputs) == 1:
+        pairs = [(m, 0) for m in keras.tree.flatten(user)]
+    refusing = []
+    for identifier, index in pairs:
+        if index >= len(outputs) or index >= len(labels):
+            continue
+        y_true, y_pred = labels[index], outputs[index]
+        if str(keras.backend.standardize_dtype(y_pred.dtype)) not in SIXTEEN_BIT:
+            continue
+        metric = _fresh_metric(identifier, y_true, y_pred)
+        if metric is None:
+            continue
+        try:
+            metric.update_state(y_true, y_pred)
+        except Exception as exc:  # noqa: BLE001 - this is what the check looks for
+            text = " ".join(str(exc).split())
+            refusing.append((metric.name, f"{type(exc).__name__}: {text[:160]}"))
+    return refusing
+
+
+def _fresh_metric(identifier: Any, y_true: Any, y_pred: Any):
+    """A new metric object like `identifier` ("accuracy" resolved by the shapes, as compile does), or None."""
+    import keras
+    from keras.src.trainers.compile_utils import get_metric
+
+    try:
+        if isinstance(identifier, keras.metrics.Metric):
+            return type(identifier).from_config(identifier.get_config())
+        return get_metric(identifier, y_true, y_pred)
+    except Exception:  # noqa: BLE001 - a metric that cannot be copied is not checked
+        return None
+
+
+def _subclassed_head_findings(model: Any, sample_x: Any, refusing: list[tuple[str, str]]) -> list[Finding]:
     import keras
 
     outputs = keras.tree.flatten(model(sample_x, training=False))
@@ -130,13 +245,15 @@ def _subclassed_head_findings(model: Any, sample_x: Any) -> list[Finding]:
     if not sixteen:
         return []
     where = f"{model.name} (output of call())"
+    risks = head_risks(model, sixteen[0], None, refusing)
     return [Finding(
         HEAD_NOT_FLOAT32,
-        f"model {model.name!r} returns {', '.join(sixteen)} outputs: its last layer or final activation "
-        "computes in 16-bit, which overflows or saturates the softmax/loss",
+        f"model {model.name!r} returns {', '.join(sixteen)} outputs (its last layer or final activation computes "
+        f"in 16-bit): {'; '.join(risks)}",
         fix=('# in __init__, create the last layer (or the final activation) in float32:\n'
              'self.head = keras.layers.Dense(num_classes, activation="softmax", dtype="float32")'),
-        where=where, data={"output_dtypes": dtypes})]
+        where=where, data={"output_dtypes": dtypes, "risks": risks,
+                           "metrics_refusing": [name for name, _ in refusing]})]
 
 
 def _unaligned_sizes(layer: Any) -> list[tuple[str, int, int, str]]:
