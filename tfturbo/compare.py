@@ -136,10 +136,9 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
                and not any(lo <= w[1] and w[0] <= hi for lo, hi in profiled)]
     if windows:
         batch = (doc.settings or {}).get("batch_size") or 1
-        steps_in = sum(b - a + 1 for a, b, _ in windows)
-        seconds = sum(t for _, _, t in windows)
-        doc.throughput = {"samples_per_s": steps_in * batch / seconds if seconds > 0 else None, "steps": steps_in,
-                          "seconds": seconds, "windows": len(windows)}
+        doc.throughput = summ.window_throughput(windows, batch)
+        if doc.throughput["samples_per_s"]:
+            doc.steps_per_s = doc.throughput["samples_per_s"] / batch
     memory = [e for e in record.events if e.get("type") == protocol.MEMORY
               and isinstance(e.get("peak_bytes"), (int, float))]
     if memory:
@@ -235,8 +234,10 @@ def _resolve(path: str) -> Path | None:
 def replicate_key(settings: dict[str, Any]) -> tuple:
     """Runs with equal keys are replicates of one configuration (what differs between them is only noise).
 
-    Every declared setting counts but those that only say how a run is measured
-    (`Setting.measurement`); a key missing from an older file is its default.
+    Every declared setting counts but those that only say how a run is measured (`Setting.measurement`:
+    the profiler window, validation cadence, how long it trains and whether it validates, so a trial's
+    speed-only replicates measure the same configuration as its first, full-length pair); a key missing from
+    an older file is its default.
     """
     return tuple(str(settings.get(name, default)) for name, default in configuration_defaults().items())
 
@@ -280,8 +281,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         if doc.get("step_ms") or summ.steady_samples(doc):
             m, c = summ.step_time(doc)
             median, ci = num(m), _interval(c)
-        sps = num(doc.get("steps_per_s"))
-        sps_ci = (1000.0 / ci[1], 1000.0 / ci[0]) if ci and ci[0] > 0 else None
+        sps, sps_ci = _steps_per_s(doc, ci)
         val_delta = None
         if i == base_i:
             speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), Verdict.BASELINE
@@ -443,6 +443,19 @@ def fmt_speedup(row: CompareRow) -> str:
     if row.verdict == Verdict.BASELINE:
         return "1.00x (baseline)"
     return fmt_with_ci(row.speedup, row.speedup_ci95, 2, "x")
+
+
+def _steps_per_s(doc: dict[str, Any], step_ci: tuple[float, float] | None
+                 ) -> tuple[float | None, tuple[float, float] | None]:
+    """The run's throughput in steps/s with its interval: the windows' (`summary.window_throughput`), else, for
+    runs from before the windows, the median step's."""
+    tp = doc.get("throughput") if isinstance(doc.get("throughput"), dict) else {}
+    batch = summ.batch_size(doc)
+    ci = _interval(tp.get("ci95"))
+    if ci:
+        return num(doc.get("steps_per_s")), (ci[0] / batch, ci[1] / batch)
+    return num(doc.get("steps_per_s")), (1000.0 / step_ci[1], 1000.0 / step_ci[0]) if step_ci and step_ci[0] > 0 \
+        else None
 
 
 def fmt_mfu(mfu: float | None) -> str:

@@ -12,6 +12,7 @@ import sys
 from typing import IO, Any
 
 from . import protocol
+from .summary import samples_per_s
 
 
 def fmt_ci(ci: Any, digits: int = 1, unit: str = "") -> str:
@@ -94,8 +95,15 @@ def render_run_summary(doc: dict[str, Any]) -> str:
         lines.append(f"script opts   {shlex.join(str(a) for a in s['script_args'])}")
     if isinstance(step.get("median"), (int, float)):
         lines.append(f"step time     {step['median']:.2f} ms median, 95% CI {fmt_ci(step.get('ci95'), 2, ' ms')}")
-    if isinstance(doc.get("steps_per_s"), (int, float)):
-        lines.append(f"throughput    {doc['steps_per_s']:.2f} steps/s")
+    rate = samples_per_s(doc)
+    if rate:
+        batch = s.get("batch_size") or 1
+        tp = doc.get("throughput") if isinstance(doc.get("throughput"), dict) else {}
+        ci = f", 95% CI {fmt_ci(tp['ci95'], 0)}" if tp.get("ci95") else ""
+        where = (f"median of {tp['windows']} device-drained windows, {tp['seconds']:.1f} s"
+                 if tp.get("windows") else "median step")
+        lines.append(f"throughput    {rate:,.0f} samples/s{ci} ({rate / batch:.2f} steps/s at batch {batch}; "
+                     f"{where})")
     if isinstance(doc.get("warmup_s"), (int, float)):
         lines.append(f"warm-up       {doc['warmup_s']:.2f} s (compile/tracing, excluded)")
     lines.append(f"peak memory   {fmt_bytes(doc.get('peak_memory_bytes'))} ({doc.get('memory_kind', 'n/a')})")

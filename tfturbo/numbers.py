@@ -38,3 +38,15 @@ def digits_for(value: float) -> int:
     """Decimals that keep about three significant figures of a rate without crowding a cell (the report's and
     the app's compare tables print steps/s with it)."""
     return 2 if abs(value) < 100 else 1 if abs(value) < 1000 else 0
+
+
+def duration_text(seconds: float) -> str:
+    """A time left as a person says it: "40 s", "1 min 40 s", "1 h 05 min"."""
+    seconds = int(round(max(0.0, seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {sec:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"

@@ -39,6 +39,7 @@ CHECKPOINT_SETTINGS = "tfturbo-settings.yaml"
 BACKEND_LOG = "backend.log"
 STUDY_YAML = "study.yaml"
 RUNS_DIR = "runs"
+XLA_CACHE_DIR = "xla-cache"  # a study's (or ab's) XLA persistent compilation cache, shared by its runs
 REPORT_PDF = "report.pdf"
 
 MIN_FREE_BYTES = 50 * 1024 * 1024  # a run writes a profile and a checkpoint; refuse below this

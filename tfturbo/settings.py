@@ -87,7 +87,7 @@ class RunSettings:
     # None: the workload's BATCH_SIZE (or 32)
     batch_size: int | None = setting(None, flag="--batch-size", parse=positive_int, ab="batch",
                                      help="batch size (default: the workload's)")
-    steps: int = setting(DEFAULT_STEPS, flag="--steps", parse=positive_int, always=True,
+    steps: int = setting(DEFAULT_STEPS, flag="--steps", parse=positive_int, always=True, measurement=True,
                          help=f"training steps (default {DEFAULT_STEPS})")
     seed: int = setting(DEFAULT_SEED, flag="--seed", parse=int, always=True,
                         help="seed for data order and initial weights")
@@ -186,6 +186,16 @@ class RunSettings:
                                           "±FRACTION (e.g. 0.02)")
     min_steps: int = setting(0, flag="--min-steps", parse=int, requires="until_ci", measurement=True,
                              help="with --until-ci: never stop before this step")
+    # A replicate that measures speed only (a trial's pairs after the first, docs/ARCHITECTURE.md "Measurement
+    # rules"): no validation and no saved model, so all its time after warm-up is steady measurement.
+    speed_only: bool = setting(False, flag="--speed-only", measurement=True,
+                               help="measure speed only: no validation, no saved model (checkpoint/model.keras); "
+                                    "the settings beside it are still written")
+    # XLA's persistent compilation cache (TF_XLA_FLAGS=--tf_xla_persistent_cache_directory): a study's runs share
+    # one folder, so a configuration compiled by one replicate loads in the next instead of compiling again.
+    xla_cache: str | None = setting(None, flag="--xla-cache", parse=str, metavar="DIR", measurement=True,
+                                    help="keep XLA's compiled programs in DIR and reuse them (a folder shared by "
+                                         "runs of the same model; TF_XLA_FLAGS=--tf_xla_persistent_cache_directory)")
     # A training script's own options (what follows `--` on the command line): its sys.argv[1:].
     script_args: list[str] = setting(default_factory=list)
     extra: dict[str, Any] = setting(default_factory=dict)

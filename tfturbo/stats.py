@@ -53,6 +53,47 @@ def median_ci(samples: Sequence[float], confidence: float = 0.95,
     return med, (float(lo), float(hi))
 
 
+def weighted_median(values: Sequence[float], weights: Sequence[float]) -> float | None:
+    """The value below and above which half the weight lies (the mean of the two middle values on a tie)."""
+    pairs = sorted((float(v), float(w)) for v, w in zip(values, weights) if w > 0 and math.isfinite(v))
+    if not pairs:
+        return None
+    total = sum(w for _, w in pairs)
+    acc = 0.0
+    for i, (v, w) in enumerate(pairs):
+        acc += w
+        if math.isclose(acc, total / 2) and i + 1 < len(pairs):
+            return (v + pairs[i + 1][0]) / 2
+        if acc > total / 2:
+            return v
+    return pairs[-1][0]
+
+
+def weighted_median_ci(values: Sequence[float], weights: Sequence[float], confidence: float = 0.95,
+                       n_boot: int = BOOTSTRAP_SAMPLES) -> tuple[float | None, tuple[float, float] | None]:
+    """Weighted median and its moving-block bootstrap interval (blocks of consecutive values keep their
+    autocorrelation); no interval from fewer than 3 values."""
+    v = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    centre = weighted_median(v, w)
+    if centre is None or len(v) < 3:
+        return centre, None
+    rng = np.random.default_rng(_RNG_SEED)
+    n = len(v)
+    b = _block_length(n)
+    starts = rng.integers(0, n - b + 1, size=(n_boot, math.ceil(n / b)))
+    idx = (starts[:, :, None] + np.arange(b)[None, None, :]).reshape(n_boot, -1)[:, :n]
+    vals, wts = v[idx], w[idx]
+    order = np.argsort(vals, axis=1)
+    vals, wts = np.take_along_axis(vals, order, 1), np.take_along_axis(wts, order, 1)
+    cum = np.cumsum(wts, axis=1)
+    first = np.argmax(cum >= cum[:, -1:] / 2, axis=1)  # the lower weighted median of each resample
+    meds = vals[np.arange(n_boot), first]
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(meds, [alpha, 1 - alpha])
+    return centre, (float(lo), float(hi))
+
+
 def speedup_ci(baseline_ms: Sequence[float], candidate_ms: Sequence[float], confidence: float = 0.95,
                n_boot: int = BOOTSTRAP_SAMPLES) -> tuple[float, tuple[float, float]]:
     """Speed-up of candidate over baseline (>1 is faster) = median(baseline) / median(candidate),

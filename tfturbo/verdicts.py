@@ -17,6 +17,7 @@ class Verdict:
     FASTER = "faster"
     SLOWER = "slower"
     NO_CHANGE = "no measurable change"
+    NOT_ENOUGH = "not enough measurement"  # too few measured pairs, or replicates too short: no ratio at all
     BASELINE = "baseline"
     FAILED = "failed"  # B's runs failed (error, NaN, crash): nothing was measured to judge
 

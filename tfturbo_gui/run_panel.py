@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from tfturbo import protocol
+from tfturbo.numbers import duration_text
 
 from .error_box import ErrorBox
 from .run_data import RunData
@@ -31,16 +32,7 @@ PHASE_TEXT = {
 
 
 def fmt_eta(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"about {seconds} s left"
-    minutes, sec = divmod(seconds, 60)
-    if minutes < 60:
-        return f"about {minutes} min {sec:02d} s left"
-    hours, minutes = divmod(minutes, 60)
-    return f"about {hours} h {minutes:02d} min left"
+    return "" if seconds is None else f"about {duration_text(seconds)} left"
 
 
 ETA_AFTER_STEADY_STEPS = 5  # warm-up steps are slow by nature: a time left from them is wrong by minutes

@@ -58,7 +58,12 @@ def _hello(writer: protocol.EventWriter, args: argparse.Namespace) -> None:
     if args.command == "run":  # a multi-worker or TPU strategy must exist before the first device query
         from tfturbo.cli_args import settings_from_args
 
-        distribute.before_devices(settings_from_args(args), writer)
+        from .commands.run import use_xla_cache
+
+        settings = settings_from_args(args)
+        if settings.xla_cache:  # before TensorFlow reads its XLA flags (the device query below)
+            use_xla_cache(settings.xla_cache)
+        distribute.before_devices(settings, writer)
     hardware.configure_logical_cpus()
     writer.emit(protocol.HELLO, command=args.command, versions=hardware.versions(), devices=hardware.devices(),
                 pid=os.getpid(), workers=distribute.worker_pids())

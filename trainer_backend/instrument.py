@@ -15,10 +15,15 @@ time divided by N, never N copies of it.
 
 So this callback hooks only `on_train_batch_begin` (plus epoch and test
 hooks), and `QuietCallbackList` skips batch-end dispatch when no callback in
-it overrides a batch-end hook. Per step the callback takes one
+it overrides a batch-end hook — except `Instrument.after_train_batch`, called
+without any log conversion, which closes the window at the end of an epoch's
+last training call. That is the last moment that belongs to a step: after it
+`fit()` reads the epoch's metrics and `evaluate()` builds and resets its
+iterator (one reset measured 1.1 s) and compiles its test function before
+`on_test_begin` fires, and none of that is training. Per step the callback takes one
 `perf_counter()` stamp; a step's time is the difference between the stamps of
 consecutive batch starts within an epoch. Every window (a quarter second or
-10 steps during warm-up, then a second) it reads the loss tracker, the loss
+10 steps during warm-up, then half a second) it reads the loss tracker, the loss
 scale and the optimizer's step count once — the only sync — and hands the
 window to the run monitor, with the wall time from the previous read to the
 end of this one: the window's throughput, which asynchronous dispatch cannot
@@ -41,7 +46,7 @@ from .monitor import StopReason
 WARMUP_WINDOW_S = 0.25
 WARMUP_WINDOW_STEPS = 10  # small windows while warming up: warm-up is found a few steps after it ends
 WARMUP_SHORT_WINDOWS_UNTIL = 200  # ... for the first steps only: each search scans every sample so far
-STEADY_WINDOW_S = 1.0
+STEADY_WINDOW_S = 0.5  # several windows in a replicate's few steady seconds: the run's figure is their median
 
 
 class QuietCallbackList(keras.callbacks.CallbackList):
@@ -58,10 +63,13 @@ class QuietCallbackList(keras.callbacks.CallbackList):
         super().__init__(callbacks, **kwargs)
         self._train_batch_end = _any_overrides(self.callbacks, ("on_train_batch_end", "on_batch_end"))
         self._test_batch_end = _any_overrides(self.callbacks, ("on_test_batch_end",))
+        self._epoch_closers = [cb for cb in self.callbacks if isinstance(cb, Instrument)]
 
     def on_train_batch_end(self, batch, logs=None):
         if self._train_batch_end:
             super().on_train_batch_end(batch, logs)
+        for cb in self._epoch_closers:  # no log conversion: the instrument reads what it needs itself
+            cb.after_train_batch(batch)
 
     def on_batch_end(self, batch, logs=None):
         if self._train_batch_end:
@@ -194,10 +202,19 @@ class Instrument(keras.callbacks.Callback):
                                                      self.completed - self._flushed_step >= WARMUP_WINDOW_STEPS)
             if due:
                 self._flush(now)
+                # the read and the monitor's work belong to no step: nothing is in flight, start the clocks anew
+                self._last = self._synced_at = time.perf_counter()
         if stdio.stop_requested() and not self.monitor.stop_reason:
             self.monitor.stop_reason = StopReason.CANCELLED
         if self.monitor.stop_reason or self.started >= self.total_steps:
             self.model.stop_training = True  # this step still runs, then fit() ends the epoch and returns
+
+    def after_train_batch(self, batch: int) -> None:
+        """After each training call (`batch`: its last step in the epoch): at the epoch's end, or when training
+        stops, close the window now, before fit() validates, reads its metrics or resets an iterator."""
+        if batch + 1 >= self.steps_per_epoch or self.model.stop_training or self.started >= self.total_steps:
+            self.completed = self.started
+            self._flush(time.perf_counter())
 
     def on_test_begin(self, logs=None):
         self.completed = self.started

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from tfturbo import stats, steady
+from tfturbo.summary import window_throughput
 
 MIN_STEADY_FOR_STOP = 10  # the adaptive stop needs at least this many steady samples
 MAX_STAT_SAMPLES = 5000  # the bootstrap costs samples × 2000: longer runs are thinned evenly
@@ -129,8 +130,6 @@ def finite_or_none(value) -> float | None:
 
 
 def throughput(windows: list[tuple[int, int, float]], batch_size: int) -> dict:
-    """{"samples_per_s", "steps", "seconds", "windows"}: steady samples over the steady wall time."""
-    steps = sum(last - first + 1 for first, last, _ in windows)
-    seconds = sum(s for _, _, s in windows)
-    return {"samples_per_s": steps * batch_size / seconds if seconds > 0 else None,
-            "steps": steps, "seconds": seconds, "windows": len(windows)}
+    """{"samples_per_s", "steps", "seconds", "windows"} of the steady windows (`tfturbo.summary.window_throughput`,
+    the one statistic every reader of a run uses)."""
+    return window_throughput(windows, batch_size)

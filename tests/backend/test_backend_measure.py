@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from backend_helpers import TINY, run_backend
+from backend_helpers import TINY, WORKLOADS, run_backend
 
 from tfturbo import protocol
 
@@ -34,3 +34,28 @@ def test_until_ci_stops_once_the_step_time_is_precise_and_lr_scale_applies(tmp_p
     half_width = (doc["step_ms"]["ci95"][1] - doc["step_ms"]["ci95"][0]) / 2
     assert half_width <= 0.2 * doc["step_ms"]["median"]
     assert abs(doc["learning_rate"] - 0.02) < 1e-6  # tiny's Adam(0.01) × 2
+
+
+def test_time_before_validation_starts_enters_no_window(tmp_path):
+    """Keras makes its test function and resets its iterator before on_test_begin: 0.3 s per validation here."""
+    run = run_backend("run", str(WORKLOADS / "slow_eval_start.py"), "--out", str(tmp_path / "r"), "--steps", "60",
+                      "--val-every", "20", "--profile", "0:0")
+    assert run.exit_code == 0, run.stderr[-3000:]
+    doc = run.document
+    assert len(doc["validation"]) == 3
+    assert doc["windows"][1:] and all(seconds < 0.2 for _, _, seconds in doc["windows"][1:])  # after step 1
+    assert doc["wall_s"] > 3 * 0.3  # the gaps happened, outside the windows
+
+
+def test_a_speed_only_replicate_neither_validates_nor_saves_its_model_and_shares_the_xla_cache(tmp_path):
+    cache = tmp_path / "xla-cache"
+    run = run_backend("run", TINY, "--out", str(tmp_path / "r"), "--steps", "300", "--val-every", "300",
+                      "--profile", "0:0", "--speed-only", "--jit", "--xla-cache", str(cache))
+    assert run.exit_code == 0, run.stderr[-3000:]
+    doc = run.document
+    assert doc["validation"] == [] and doc["paired_validation"] is None and doc["checkpoint"] is None
+    assert (tmp_path / "r" / "checkpoint" / "tfturbo-settings.yaml").exists()  # how it was trained, still
+    assert not (tmp_path / "r" / "checkpoint" / "model.keras").exists()
+    assert doc["settings"]["speed_only"] and doc["throughput"]["windows"] >= 1
+    assert doc["steps_per_s"] == doc["throughput"]["samples_per_s"] / doc["settings"]["batch_size"]
+    assert list(cache.glob("xla_compile_cache__*")), "XLA kept nothing in its persistent cache"

@@ -44,8 +44,10 @@ def make_window(qtbot, tmp_path, workload: str = "builtin:mlp", launcher=None, s
     from tfturbo_gui.main_window import MainWindow
 
     window = MainWindow(workload, launcher=launcher or fake_launcher(), steps=steps)
-    # the fake backend's throughput is the same in every replicate: two pairs decide, a third adds only time
-    window.session.min_replicates = window.session.max_replicates = 2
+    # the fake backend's throughput is the same in every replicate: two measured pairs decide. A trial's first
+    # pair trains the page's short runs (too little steady state for a throughput when steps are fast), so a
+    # third, speed-only pair may be needed
+    window.session.min_replicates, window.session.max_replicates = 2, 3
     qtbot.addWidget(window)
     window.show()
     window.pages[0].study_edit.setText(str(tmp_path / "study"))

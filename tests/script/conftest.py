@@ -49,5 +49,5 @@ def text_script_tune(text_script) -> tuple[dict, Path]:
     out = text_script.parent / "study"
     doc = cli_json("tune", str(text_script), "--out", str(out), "--steps", "30", "--no-report",
                    "--policy", "mixed_bfloat16", "--stages", "mixed_precision", "--min-replicates", "2",
-                   "--max-replicates", "2", "--", "--length", "48", cwd=text_script.parent)
+                   "--max-replicates", "2", "--steady-s", "0", "--", "--length", "48", cwd=text_script.parent)
     return doc, out

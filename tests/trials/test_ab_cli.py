@@ -32,7 +32,7 @@ def test_a_float16_loop_that_stops_learning_is_rejected_on_accuracy(tmp_path):
     """builtin:custom-loop's train_step never scales the loss: under mixed_float16 it silently stops learning.
     It trains at full speed, so only the paired accuracy gate can catch it."""
     proc = run_cli("ab", "builtin:custom-loop", "--b", "policy=mixed_float16", "--steps", "150",
-                   "--min-replicates", "2", "--max-replicates", "2", "--json", timeout=600)
+                   "--min-replicates", "2", "--max-replicates", "2", "--steady-s", "0", "--json", timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout)
     acc = doc["accuracy"]
@@ -40,4 +40,4 @@ def test_a_float16_loop_that_stops_learning_is_rejected_on_accuracy(tmp_path):
     assert acc["ci95"][1] < -0.005  # the whole interval is beyond the tolerance
     assert not doc["kept"] and "accuracy worse" in doc["reason"]
     assert "ACCURACY_REGRESSION" in codes_of(doc["findings"])
-    assert doc["speed"]["replicates"] == 2 and len(doc["runs"]) == 4
+    assert doc["speed"]["replicates"] == 2 and len(doc["runs"]) == 4  # --steady-s 0: every pair full length

@@ -146,49 +146,110 @@ def test_ab_settings_parse_and_name_their_mistakes():
         parse_settings("precision=16", base, "--b")
 
 
-def test_tune_and_the_wizard_decide_the_same_on_the_same_measurements(tmp_path):
-    """The same recorded runs, driven once by the headless ladder and once by the wizard's session."""
-    from tfturbo.tune.ladder import Ladder, TuneOptions
-    from tfturbo_gui.run_data import RunData
-    from tfturbo_gui.session import WizardSession
+def measured(settings: RunSettings, ms: float, steady_from: int | None = 5, windows: int = 6,
+             seconds: float = 3.0) -> dict:
+    """A recorded run with its steady windows (None, 0: it never reached a steady state)."""
+    doc = recorded(settings, ms)
+    doc["steps_completed"] = settings.steps
+    doc["first_steady_step"] = steady_from
+    rate = 64 * 1000.0 / ms
+    doc["throughput"] = {"samples_per_s": rate if windows else None, "steps": int(seconds * 1000 / ms) if windows else 0,
+                         "seconds": seconds if windows else 0.0, "windows": windows}
+    if steady_from is None:
+        doc["step_ms"] = {"median": None, "ci95": None}
+        doc["wall_s"] = settings.steps * ms / 1000.0
+    return doc
 
-    def measured(s: RunSettings) -> dict:
-        ms = {"float32": 100.0, "mixed_bfloat16": 130.0}[s.policy] * (0.8 if s.jit_compile else 1.0)
-        return summary(ms, 0.9, policy=s.policy, jit=s.jit_compile, memory_kind="host", peak_mb=800)
 
-    ladder_backend = FakeBackend(measured, recommended="mixed_bfloat16")
-    doc = Ladder(TuneOptions("builtin:fake", tmp_path / "tune", steps=100), runner=ladder_backend).run().document()
-    tune_verdicts = {e["name"].split("-", 1)[1]: (e["kept"], e["speed"]["verdict"]) for e in doc["ladder"][1:3]}
+def test_a_trial_whose_runs_never_reach_a_steady_state_ends_within_its_maximum():
+    """The digits-MLP rung that ran 77 pairs: B never settled, so no ratio was ever formed."""
+    a = RunSettings("builtin:fake", batch_size=64, steps=150)
+    trial = Trial(a, a.with_(batch_size=128), SpeedRule(3, 6))
+    calls = []
 
-    wizard_backend = FakeBackend(measured, recommended="mixed_bfloat16")  # the same seeded run-to-run noise
+    def execute(planned):
+        calls.append(planned)
+        if planned.arm == "b":
+            return measured(planned.settings, 2.0, steady_from=None, windows=0), None
+        return measured(planned.settings, 1.0), None
 
-    def run_data(settings: RunSettings, argv: list[str] | None = None) -> RunData:
-        result = wizard_backend("run", argv or __import__("tfturbo.cli_args", fromlist=["run_argv"]).run_argv(
-            settings, str(tmp_path / "x")))
-        data = RunData()
-        data.ingest(result.events)
-        data.process_ended(result.exit_code)
-        return data
+    verdict = run_trial(trial, execute)
+    assert len(calls) <= 2 * 6
+    assert verdict.speed.verdict == "not enough measurement" and verdict.speed.replicates == 0
+    assert "not enough measurement" in verdict.speed.text() and "[" not in verdict.speed.text()
+    assert "longer runs" in verdict.speed.note and not verdict.kept
+    # the later pairs were sized to reach a steady state: B's speed-only runs grew past twice its length
+    assert calls[2].settings.speed_only and calls[2].arm == "b" and calls[2].settings.steps >= 2 * 75
 
-    session = WizardSession("builtin:fake", steps=100)
-    session.study_path = tmp_path / "wizard"
-    session.environment = {"recommended_policy": "mixed_bfloat16"}
-    wizard_backend("env", [])
-    wizard_backend("audit", [])
-    wizard_backend("probe-input", [])
-    rung, argv = session.start_rung("baseline", "baseline",
-                                    TuneOptions("builtin:fake", tmp_path, steps=100).base_settings())
-    session.finish_rung(rung, run_data(rung.settings, argv))
-    wizard_verdicts = {}
-    for kind, slug, settings in (("mixed_precision", "mixed_bfloat16",
-                                  session.common_settings().with_(policy="mixed_bfloat16")),
-                                 ("xla", "xla", None)):
-        settings = settings or session.best.settings.with_(jit_compile=True)
-        r = session.start_trial(kind, slug, settings)
-        while (nxt := session.next_run(r)) is not None:
-            planned, argv = nxt
-            session.record_run(r, planned, run_data(planned.settings, argv))
-        v = session.finish_trial(r)
-        wizard_verdicts[slug] = (v.kept, v.speed.verdict)
-    assert wizard_verdicts == tune_verdicts
-    assert wizard_verdicts["mixed_bfloat16"] == (False, "slower") and wizard_verdicts["xla"] == (True, "faster")
+
+def test_a_trial_stopped_after_its_first_pair_gives_no_ratio():
+    a = RunSettings("builtin:fake", batch_size=64)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6))
+    for _ in range(2):
+        planned = trial.next_run()
+        trial.record(planned, measured(planned.settings, 80.0 if planned.arm == "b" else 100.0), None)
+    trial.stop()
+    verdict = trial.verdict()
+    assert verdict.speed.verdict == "not enough measurement" and not verdict.kept
+    assert "1 of the 3 replicate pairs" in verdict.speed.note and "inf" not in verdict.reason
+
+
+def test_later_pairs_measure_speed_only_sized_for_the_steady_seconds():
+    a = RunSettings("builtin:fake", batch_size=64, steps=300)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6, steady_s=3.0))
+    plan = trial.plan()
+    assert (plan.min_pairs, plan.max_pairs, plan.min_runs, plan.max_runs) == (3, 6, 6, 12)
+    assert "pairs 3–6 (6–12 runs)" in plan.text() and "3 s of steady state" in plan.text()
+    assert trial.estimate_remaining_s() is None  # nothing measured yet
+    first = trial.next_run()
+    assert not first.settings.speed_only and first.settings.steps == 300
+    trial.record(first, measured(first.settings, 10.0, steady_from=21), None)
+    second = trial.next_run()
+    trial.record(second, measured(second.settings, 5.0, steady_from=41), None)
+    third = trial.next_run()  # pair 2 starts with B (BA order)
+    assert third.arm == "b" and third.settings.speed_only
+    # B: warm-up 40 steps × 1.5 + 3 s at 5 ms/step
+    assert abs(third.settings.steps - (60 + 600)) <= 15 and third.settings.val_every == third.settings.steps
+    sized_a, sized_b = trial.plan().speed_steps
+    assert abs(sized_a - (30 + 300)) <= 8 and sized_b == third.settings.steps
+    low, high = trial.estimate_remaining_s()
+    assert 0 <= low <= high
+    # each speed-only run: its overhead (≈0 s here) plus the 3 s it aims at; 4 runs to the minimum, 10 to the max
+    assert low == pytest.approx(4 * 3.0, abs=1.0) and high == pytest.approx(10 * 3.0, abs=2.0)
+    assert trial.progress_text().startswith("pair 2 of 3–6 · about 12 s left (at most 30 s)")
+
+
+def test_the_accuracy_gate_uses_only_the_runs_that_validated():
+    a = RunSettings("builtin:fake", batch_size=64, steps=300)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 3))
+    jitter = iter([1.0, 1.02, 0.98, 1.01, 0.99, 1.0])
+
+    def execute(planned):
+        return measured(planned.settings, (80.0 if planned.arm == "b" else 100.0) * next(jitter)), None
+
+    verdict = run_trial(trial, execute)
+    assert [r.planned.settings.speed_only for r in trial.runs] == [False, False, True, True, True, True]
+    assert verdict.speed.verdict == FASTER and verdict.speed.replicates == 3
+    assert "speed only" in verdict.design
+
+
+def test_the_estimate_never_says_nothing_is_left_while_a_pair_is_under_way():
+    a = RunSettings("builtin:fake", batch_size=64, steps=300)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6))
+    jitter = iter([1.0, 1.3, 0.8, 1.25, 0.85, 1.2, 1.0, 1.0])  # too noisy to decide at 3 pairs
+    for _ in range(6):
+        planned = trial.next_run()
+        trial.record(planned, measured(planned.settings, 100.0 * next(jitter)), None)
+    assert trial.next_run() is not None and trial.next_run().replicate == 4
+    low, high = trial.estimate_remaining_s()
+    assert low > 0 and high == pytest.approx(3 * low)  # pair 4's two runs at least; at most pairs 4, 5 and 6
+
+
+def test_without_a_steady_target_every_pair_is_full_length_and_any_window_counts():
+    rule = SpeedRule(2, 2, steady_s=0)
+    a = RunSettings("builtin:fake", batch_size=64, steps=60)
+    trial = Trial(a, a.with_(jit_compile=True), rule)
+    verdict = run_trial(trial, lambda p: (measured(p.settings, 80.0 if p.arm == "b" else 100.0, windows=2,
+                                                   seconds=0.05), None))
+    assert not any(r.planned.settings.speed_only for r in trial.runs) and len(trial.runs) == 4
+    assert verdict.speed.replicates == 2 and verdict.speed.verdict != "not enough measurement"

@@ -24,7 +24,7 @@ from ..cli_args import WORKLOAD_HELP
 from ..backend_client import log_path
 from ..console import format_finding
 from ..errors import OutputDirError
-from ..runfiles import RUNS_DIR
+from ..runfiles import RUNS_DIR, XLA_CACHE_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import backend_executor
 from ..trials.spec import describe, keys, parse_settings
@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"replicate pairs before the verdict may stop (default {SpeedRule.min_pairs}, at least 2)")
     parser.add_argument("--max-replicates", type=positive_int, default=SpeedRule.max_pairs,
                         help=f"replicate pairs at most (default {SpeedRule.max_pairs})")
+    parser.add_argument("--steady-s", type=non_negative, default=SpeedRule.steady_s, metavar="SECONDS",
+                        help=f"steady-state seconds each speed-only replicate aims at (default {SpeedRule.steady_s:g}; "
+                             "0: every pair trains the full length with validation, and any steady window counts)")
     parser.add_argument("--val-examples", type=positive_int, default=RunSettings.val_examples,
                         help=f"validation examples the accuracy gate pairs (default {RunSettings.val_examples})")
     parser.add_argument("--accuracy-tolerance", type=non_negative, default=Tolerance.accuracy_pp, metavar="PP",
@@ -66,7 +69,7 @@ def build_trial(args: argparse.Namespace) -> Trial:
                        script_args=list(args.script_args))
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
-    return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates),
+    return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates, steady_s=args.steady_s),
                  Tolerance(args.accuracy_tolerance, args.loss_tolerance), label_a=a.label(), label_b=b.label())
 
 
@@ -111,9 +114,13 @@ def main(args: argparse.Namespace) -> int:
     except OSError as e:
         raise OutputDirError(f"cannot write to {out} ({e.strerror or e})", "choose a writable --out directory") from e
 
+    trial.a, trial.b = (s.with_(xla_cache=s.xla_cache or str(out / XLA_CACHE_DIR)) for s in (trial.a, trial.b))
+    print(f"plan: {trial.plan().text()}", file=sys.stderr)
+
     def started(planned: PlannedRun, path: Path) -> None:
-        print(f"[{planned.name}] {planned.settings.label()} — running {planned.settings.steps} steps",
-              file=sys.stderr)
+        what = "speed only, " if planned.settings.speed_only else ""
+        print(f"[{planned.name}] {planned.settings.label()} — running {what}{planned.settings.steps} steps; "
+              f"{trial.progress_text()}", file=sys.stderr)
 
     execute = backend_executor(out / RUNS_DIR, log_path=log_path(), on_start=started)
 

@@ -33,7 +33,8 @@ from ..trials import accuracy
 from ..trials.speed import samples_per_s
 from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
-from ..tune.study import Rung, RungKind, Study, StudyStatus
+from ..tune import levers
+from ..tune.study import Rung, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 
@@ -60,6 +61,12 @@ class LadderRow:
         if self.rung.skipped_reason is not None:
             return False
         return self.rung.decision.kept if self.rung.decision else None
+
+    @property
+    def lever_title(self) -> str:
+        """The lever's own words for what this rung changed ("" for the baseline or a run outside the ladder)."""
+        kind = self.rung.kind if self.rung is not None else ""
+        return next((lv.title for lv in levers.LEVERS if lv.rung_kind == kind), "")
 
     @property
     def reason(self) -> str:

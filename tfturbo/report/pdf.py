@@ -199,6 +199,7 @@ def fitted_name(name: str, width: float) -> str:
 
 def _rung_name(rung: LadderRow) -> Paragraph:
     label = rung.row.label if rung.row else ""
+    label = f"{rung.lever_title}: {label}" if rung.lever_title and label else label
     role = " (baseline)" if rung.row and rung.row.verdict == Verdict.BASELINE else ""
     return P(f"{fitted_name(short(rung.name, 80), WIDTH * NAME_COLUMN - 8)}{esc(role)}<br/>"
              f'<font color="{style.MUTED.hexval()}">{esc(short(label, 120))}</font>')

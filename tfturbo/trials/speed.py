@@ -20,24 +20,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..numbers import finite
 from ..stats import replicate_ratio_ci
-from .verdict import NO_CHANGE, SpeedVerdict, speed_verdict_of
+from ..summary import batch_size, samples_per_s  # noqa: F401 - the one throughput, read here by the trial
+from .verdict import NOT_ENOUGH, SpeedVerdict, speed_verdict_of
 
-
-def batch_size(summary: dict[str, Any]) -> int:
-    return int((summary.get("settings") or {}).get("batch_size") or 1)
-
-
-def samples_per_s(summary: dict[str, Any] | None) -> float | None:
-    """Steady throughput in samples/s: from the device-drained windows, else from the median step (older runs)."""
-    if not summary:
-        return None
-    tp = summary.get("throughput")
-    if isinstance(tp, dict) and finite(tp.get("samples_per_s")) and tp["samples_per_s"] > 0:
-        return float(tp["samples_per_s"])
-    sps = summary.get("steps_per_s")
-    return float(sps) * batch_size(summary) if finite(sps) and sps > 0 else None
+STEADY_S = 3.0  # steady-state seconds a replicate's speed measurement aims at (docs/ARCHITECTURE.md)
+MIN_WINDOWS = 3  # a replicate's throughput is a median over windows: fewer than this and one window decides it
 
 
 @dataclass
@@ -49,6 +37,11 @@ class SpeedRule:
     gives chance more tries) excludes 1, or the whole 95% interval lies within
     ±`equivalence` (any difference is smaller than that); else go on until
     `max_pairs`. The final verdict is the 95% interval's.
+
+    Each replicate aims at `steady_s` seconds of steady state (the trial sizes
+    its runs for it); a replicate that measured less than a third of that, or
+    fewer than MIN_WINDOWS windows, has no throughput, and a verdict with
+    fewer than `min_pairs` measured pairs is "not enough measurement".
     """
 
     min_pairs: int = 3
@@ -56,10 +49,35 @@ class SpeedRule:
     equivalence: float = 0.03
     confidence: float = 0.95
     interim_confidence: float = 0.99
+    steady_s: float = STEADY_S
 
     def __post_init__(self) -> None:
         self.min_pairs = max(2, int(self.min_pairs))
         self.max_pairs = max(self.min_pairs, int(self.max_pairs))
+        self.steady_s = max(0.0, float(self.steady_s))
+
+    @property
+    def min_steady_s(self) -> float:
+        """The least steady time a replicate must have measured for its throughput to count: a tenth of what
+        it aims at. The figure is a median over windows, so what this floor guards against is a run whose
+        every window is a few milliseconds, all of them inside one descheduled moment."""
+        return self.steady_s / 10
+
+    def shortfall(self, summary: dict[str, Any] | None) -> str | None:
+        """Why this completed run's throughput does not count (too little steady measurement), or None."""
+        tp = (summary or {}).get("throughput")
+        if not isinstance(tp, dict):  # a run from before the windows: its median step rate is all there is
+            return None if samples_per_s(summary) else "it reached no steady state"
+        windows, seconds = int(tp.get("windows") or 0), float(tp.get("seconds") or 0.0)
+        if not windows:
+            return "it reached no steady state"
+        if self.steady_s and (windows < MIN_WINDOWS or seconds < self.min_steady_s):  # 0: any steady window
+            return f"it measured {seconds:.1f} s of steady state in {windows} window(s)"
+        return None
+
+    def rate(self, summary: dict[str, Any] | None) -> float | None:
+        """The replicate's throughput (samples/s) if it measured enough, else None."""
+        return None if self.shortfall(summary) else samples_per_s(summary)
 
     def clear(self, ratios: list[float]) -> bool:
         """True when the pairs so far decide the speed verdict."""
@@ -73,19 +91,27 @@ class SpeedRule:
         _, (lo, hi) = replicate_ratio_ci(ratios, self.confidence)
         return 1.0 - self.equivalence <= lo and hi <= 1.0 + self.equivalence
 
-    def verdict(self, a_rates: list[float | None], b_rates: list[float | None]) -> SpeedVerdict:
-        """The speed verdict from the throughput of each pair's A and B run (None: not measured)."""
+    def verdict(self, a_rates: list[float | None], b_rates: list[float | None], needed: str = "") -> SpeedVerdict:
+        """The speed verdict from the throughput of each pair's A and B run (None: not measured).
+
+        Fewer than `min_pairs` measured pairs give no ratio: "not enough
+        measurement", with `needed` (what would be enough) as its note.
+        """
         ratios = [b / a for a, b in zip(a_rates, b_rates) if a and b and math.isfinite(a) and math.isfinite(b)]
-        if not ratios:
-            return SpeedVerdict(math.nan, (math.nan, math.nan), NO_CHANGE, 0)
-        ratio, ci = replicate_ratio_ci(ratios, self.confidence)
         good_a = [a for a in a_rates if a]
         good_b = [b for b in b_rates if b]
+        if len(ratios) < self.min_pairs:
+            note = needed or (f"{len(ratios)} of the {self.min_pairs} replicate pairs it needs were measured: "
+                              f"run {self.min_pairs - len(ratios)} more pair(s)")
+            return SpeedVerdict(math.nan, (math.nan, math.nan), NOT_ENOUGH, len(ratios), ratios,
+                                _geomean(good_a), _geomean(good_b), note=note)
+        ratio, ci = replicate_ratio_ci(ratios, self.confidence)
         return SpeedVerdict(ratio, ci, speed_verdict_of(ci), len(ratios), ratios, _geomean(good_a), _geomean(good_b))
 
     def to_dict(self) -> dict[str, Any]:
         return {"min_pairs": self.min_pairs, "max_pairs": self.max_pairs, "equivalence": self.equivalence,
-                "confidence": self.confidence, "interim_confidence": self.interim_confidence}
+                "confidence": self.confidence, "interim_confidence": self.interim_confidence,
+                "steady_s": self.steady_s}
 
 
 def _geomean(values: list[float]) -> float | None:

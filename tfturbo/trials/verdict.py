@@ -21,7 +21,8 @@ from ..verdicts import AccuracyVerdict as _Accuracy
 from ..verdicts import Verdict
 
 # the words of the two verdicts, as this module's code reads them (owned by tfturbo.verdicts)
-FASTER, SLOWER, NO_CHANGE, FAILED = Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE, Verdict.FAILED
+FASTER, SLOWER, NO_CHANGE = Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE
+FAILED, NOT_ENOUGH = Verdict.FAILED, Verdict.NOT_ENOUGH
 WITHIN, WORSE, INCONCLUSIVE = _Accuracy.WITHIN, _Accuracy.WORSE, _Accuracy.INCONCLUSIVE
 NOT_MEASURED = _Accuracy.NOT_MEASURED
 
@@ -77,10 +78,13 @@ class SpeedVerdict:
     ratios: list[float] = field(default_factory=list)  # one per replicate pair, in run order
     a_samples_per_s: float | None = None  # geometric means over the replicates
     b_samples_per_s: float | None = None
+    note: str = ""  # with NOT_ENOUGH: what would be enough (longer runs, more pairs)
 
     def text(self) -> str:
         if self.verdict == FAILED:
             return "not measured: the candidate's run failed"
+        if self.verdict == NOT_ENOUGH:
+            return f"not enough measurement ({self.note})" if self.note else "not enough measurement"
         if not math.isfinite(self.ratio):
             return "no throughput measured"
         lo, hi = self.ci95
@@ -90,7 +94,8 @@ class SpeedVerdict:
         return {"ratio": _json_float(self.ratio), "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])],
                 "verdict": self.verdict, "replicates": self.replicates,
                 "ratios": [_json_float(r) for r in self.ratios],
-                "a_samples_per_s": self.a_samples_per_s, "b_samples_per_s": self.b_samples_per_s}
+                "a_samples_per_s": self.a_samples_per_s, "b_samples_per_s": self.b_samples_per_s,
+                **({"note": self.note} if self.note else {})}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "SpeedVerdict":
@@ -99,7 +104,7 @@ class SpeedVerdict:
         return cls(ratio if ratio is not None else math.nan, ci or (math.nan, math.nan),
                    str(d.get("verdict") or NO_CHANGE), int(d.get("replicates") or 0),
                    [float(r) for r in d.get("ratios") or [] if _num(r) is not None],
-                   _num(d.get("a_samples_per_s")), _num(d.get("b_samples_per_s")))
+                   _num(d.get("a_samples_per_s")), _num(d.get("b_samples_per_s")), str(d.get("note") or ""))
 
 
 @dataclass
@@ -320,7 +325,9 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
         reasons.append("XLA never switched on in this run (XLA_NOT_ACTIVE): its speed is not XLA's")
 
     speed_text = f"{speed.verdict}: {speed.text()} vs {against}"
-    if speed.verdict != FASTER:
+    if speed.verdict == NOT_ENOUGH:
+        reasons.insert(0, speed.text())
+    elif speed.verdict != FASTER:
         reasons.insert(0, "not measurably faster: " + speed.text() + f" vs {against}"
                        if speed.verdict == NO_CHANGE else speed_text)
     if speed.verdict == SLOWER:

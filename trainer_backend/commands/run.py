@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shlex
 import sys
 import time
@@ -67,6 +68,23 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
 
 
 # ------------------------------------------------------------------------------ preparing
+
+XLA_CACHE_FLAG = "--tf_xla_persistent_cache_directory"
+
+
+def use_xla_cache(folder: str) -> None:
+    """Point XLA's persistent compilation cache at `folder` (TF_XLA_FLAGS), before TensorFlow reads its flags.
+
+    TensorFlow keeps each compiled cluster there, keyed by its program and
+    device, and loads it instead of compiling when the same program comes
+    again — in the next replicate of a trial, or the next rung with the same
+    model. A flag the user already set wins.
+    """
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    flags = os.environ.get("TF_XLA_FLAGS", "")
+    if XLA_CACHE_FLAG in flags:
+        return
+    os.environ["TF_XLA_FLAGS"] = f"{flags} {XLA_CACHE_FLAG}={folder}".strip()
 
 def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     import keras
@@ -322,7 +340,8 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     epochs = math.ceil(settings.steps / val_every)
     callbacks = QuietCallbackList([instrument], add_history=True, model=job.model, verbose=0,
                                   epochs=epochs, steps=val_every)
-    if job.val_ds is not None:  # the same examples for every batch size, so candidates are compared pairwise
+    if job.val_ds is not None and not settings.speed_only:  # the same examples for every batch size, so
+        # candidates are compared pairwise; a speed-only replicate does not validate
         from ..paired_validation import PairedValidation
 
         monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
@@ -362,7 +381,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     checkpoint = None
     if error is None:
         writer.emit(protocol.PHASE, phase=protocol.SAVING, step=instrument.completed, detail="checkpoint")
-        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed)
+        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed, model=not settings.speed_only)
     scalars.close()
     profile = read_profile(job, instrument, monitor, run_dir)
 
@@ -403,11 +422,16 @@ def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) ->
             **ceiling.utilization(flops, steps_per_s, peaks, job.settings.policy)}
 
 
-def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int) -> str | None:
-    """checkpoint/model.keras and, beside it, the settings that produced it (tutorial step 5)."""
+def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int, model: bool = True) -> str | None:
+    """checkpoint/model.keras and, beside it, the settings that produced it (tutorial step 5).
+
+    `model` False (a speed-only replicate, whose model nobody keeps): the settings only — saving a model
+    costs seconds per run."""
     folder = run_dir / runfiles.CHECKPOINT_DIR
     folder.mkdir(exist_ok=True)
     runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env)
+    if not model:
+        return None
     try:
         job.model.save(folder / runfiles.CHECKPOINT_MODEL)
     except Exception as exc:  # noqa: BLE001 - an unsaveable model does not void the measurements
@@ -423,6 +447,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
     steady = record.steady_ms()
     windows = record.steady_windows()
     step_ms = measure.step_time(steady)
+    throughput = measure.throughput(windows, settings.batch_size or 1)  # global: every replica's samples
     memory = monitor.memory.read()
     profile = None
     if instrument.profile_done and instrument.profile:
@@ -434,13 +459,15 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         status=status,
         settings=settings.to_dict(),
         step_ms=step_ms,
-        steps_per_s=1000.0 / step_ms["median"] if step_ms["median"] else None,
+        # the run's one throughput (tfturbo.summary.samples_per_s) in steps; the median step only without windows
+        steps_per_s=(throughput["samples_per_s"] / (settings.batch_size or 1) if throughput["samples_per_s"]
+                     else 1000.0 / step_ms["median"] if step_ms["median"] else None),
         step_ms_samples=[round(ms, 4) for ms in measure.thin(steady)],
         steps_per_sample=record.steps_per_sample,  # steps per call (steps_per_execution): one sample each
         warmup_s=monitor.warmup_s,
         warmup_steps=record.first_steady - 1 if record.first_steady else None,
         first_steady_step=record.first_steady,
-        throughput=measure.throughput(windows, settings.batch_size or 1),  # global: every replica's samples
+        throughput=throughput,
         replicas=job.replicas,
         per_replica_batch_size=(settings.batch_size or 1) // job.replicas,
         windows=[[a, b, round(t, 6)] for a, b, t in record.windows],

@@ -1,0 +1,169 @@
+"""Where a `tfturbo tune` study's wall time goes: steady measurement versus everything else.
+
+    python benchmarks/trial_efficiency.py run builtin:mlp --code /path/to/checkout --out DIR [--label after]
+    python benchmarks/trial_efficiency.py analyze DIR [DIR ...]
+
+`run` times `tfturbo tune WORKLOAD --out DIR/study --no-report` at default
+settings with the tfturbo of `--code` (PYTHONPATH), sampling the machine's
+load average while it runs, and writes DIR/bench.json; `analyze` reads one or
+more such folders and prints one markdown table (benchmarks/RESULTS.md).
+
+The breakdown comes from each run's events.jsonl (every event carries its
+wall-clock time `t`) and summary.json:
+
+- process start and imports: the backend's `hello` to its `building` phase
+  (TensorFlow's import), plus everything outside the runs' own spans — the
+  interpreter start before `hello`, the study's env/audit/probe commands and
+  the tune process itself (study wall time less the runs' spans);
+- build: `building` to `compiling` (workload, model, datasets);
+- warm-up and compilation: `compiling` to the start of the first steady window;
+- validation: each `validating` phase to the next phase;
+- steady measurement: the seconds of the run's steady windows
+  (summary.json's `throughput.seconds`: what verdicts are measured on);
+- checkpoint and summary: `saving` to `done` (model save, FLOP count);
+- profiler: each `profiling` phase to the next phase;
+- other training: what is left of the run's span (non-steady windows after
+  warm-up: the profiler's neighbours, an epoch's first step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+PHASES = ("process start and imports", "build", "warm-up and compilation", "validation", "steady measurement",
+          "checkpoint and summary", "profiler", "other training")
+
+
+def run(workload: str, code: Path, out: Path, label: str, extra: list[str]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    loads: list[float] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(10.0):
+            loads.append(os.getloadavg()[0])
+
+    threading.Thread(target=sample, daemon=True).start()
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    command = [sys.executable, "-c", "import sys; from tfturbo.cli import main; sys.exit(main())", "tune", workload,
+               "--out", str(out / "study"), "--no-report", *extra]
+    started, load_start = time.time(), os.getloadavg()[0]
+    with open(out / "tune.stderr", "w") as err, open(out / "tune.stdout", "w") as std:
+        code_ = subprocess.call(command, cwd=str(code), env=env, stdout=std, stderr=err)
+    wall = time.time() - started
+    stop.set()
+    doc = {"workload": workload, "label": label, "code": str(code), "exit_code": code_, "wall_s": wall,
+           "load_start": load_start, "load_mean": sum(loads) / len(loads) if loads else load_start,
+           "load_max": max(loads, default=load_start), "cpus": os.cpu_count(), "extra": extra}
+    (out / "bench.json").write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def run_breakdown(run_dir: Path) -> tuple[dict[str, float], float] | None:
+    """(seconds per phase, the run's span from hello to done) of one run directory."""
+    try:
+        events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
+    except (OSError, json.JSONDecodeError):
+        return None
+    summary_path = run_dir / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    times = [e["t"] for e in events if isinstance(e.get("t"), (int, float))]
+    if not times:
+        return None
+    out = dict.fromkeys(PHASES, 0.0)
+    phases = [(e["t"], e.get("phase")) for e in events if e.get("type") == "phase"]
+    hello = next((e["t"] for e in events if e.get("type") == "hello"), times[0])
+    end = next((e["t"] for e in events if e.get("type") == "done"), times[-1])
+    at = {name: t for t, name in reversed(phases)}  # the first time of each phase
+    building, compiling = at.get("building", hello), at.get("compiling")
+    out["process start and imports"] = building - hello
+    if compiling is not None:
+        out["build"] = compiling - building
+    steady = float((summary.get("throughput") or {}).get("seconds") or 0.0)
+    out["steady measurement"] = steady
+    first_steady = summary.get("first_steady_step")
+    steady_start = None
+    for e in events:
+        if e.get("type") == "steps" and isinstance(e.get("window"), list) and first_steady is not None \
+                and e["window"][0] >= first_steady:
+            steady_start = e["t"] - float(e["window"][2])
+            break
+    aside = []  # (start, end) of validation and profiler phases
+    for (t, name), (t_next, _) in zip(phases, phases[1:] + [(end, None)]):
+        if name == "validating":
+            out["validation"] += t_next - t
+            aside.append((t, t_next))
+        elif name == "profiling":
+            out["profiler"] += t_next - t
+            aside.append((t, t_next))
+    if compiling is not None:  # to the first steady window, less the validation and profiling inside
+        until = steady_start if steady_start is not None else at.get("saving", end)
+        inside = sum(max(0.0, min(b, until) - max(a, compiling)) for a, b in aside)
+        out["warm-up and compilation"] = max(0.0, until - compiling - inside)
+    if "saving" in at:
+        out["checkpoint and summary"] = end - at["saving"]
+    span = end - hello
+    out["other training"] = max(0.0, span - sum(v for k, v in out.items() if k != "other training"))
+    return out, span
+
+
+def analyze(folder: Path) -> dict:
+    bench = json.loads((folder / "bench.json").read_text())
+    runs = sorted(p for p in (folder / "study" / "runs").iterdir() if p.is_dir())
+    totals = dict.fromkeys(PHASES, 0.0)
+    spans = 0.0
+    counted = 0
+    for run_dir in runs:
+        found = run_breakdown(run_dir)
+        if found is None:
+            continue
+        phases, span = found
+        counted += 1
+        spans += span
+        for k, v in phases.items():
+            totals[k] += v
+    wall = float(bench["wall_s"])
+    totals["process start and imports"] += max(0.0, wall - spans)
+    return {**bench, "runs": counted, "phases": totals, "steady_share": totals["steady measurement"] / wall}
+
+
+def table(results: list[dict]) -> str:
+    head = ["workload", "code", "wall time", "runs", "steady share", *PHASES, "machine load (1-min avg, mean/max)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results:
+        wall = r["wall_s"]
+        note = "" if r.get("exit_code") == 0 else f" (did not finish: {r.get('note') or 'exit ' + str(r.get('exit_code'))})"
+        cells = [r["workload"], r["label"], f"{wall:.0f} s{note}", str(r["runs"]), f"{r['steady_share']:.1%}"]
+        cells += [f"{r['phases'][p]:.0f} s ({r['phases'][p] / wall:.0%})" for p in PHASES]
+        cells.append(f"{r['load_mean']:.1f} / {r['load_max']:.1f} on {r['cpus']} cores")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("workload")
+    r.add_argument("--code", type=Path, default=Path(__file__).resolve().parents[1])
+    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--label", default="after")
+    r.add_argument("extra", nargs="*", help="more `tune` options (after --)")
+    a = sub.add_parser("analyze")
+    a.add_argument("folders", type=Path, nargs="+")
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args.workload, args.code, args.out, args.label, args.extra)
+        print(table([analyze(args.out)]))
+    else:
+        print(table([analyze(f) for f in args.folders]))
+
+
+if __name__ == "__main__":
+    main()
