@@ -22,7 +22,6 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from tests.report.report_fixtures import make_study
 from tfturbo.runfiles import RUNS_DIR, load_run
-from tfturbo.tune.study import RungKind
 from tfturbo_gui import theme
 from tfturbo_gui.compare_view import CompareView, plain
 
@@ -212,7 +211,7 @@ def test_a_kept_rung_waiting_for_its_confirmation_says_how_it_was_measured(qtbot
     """Issue 22: "… was kept after one run" after a 6-pair trial."""
     window, page = compare_page(qtbot, tmp_path, (1280, 800))
     study = window.session.study
-    study.rungs = [r for r in study.rungs if r.kind != RungKind.CONFIRMATION]
+    study.rungs = [r for r in study.rungs if r.kind != "confirmation"]
     page.confirmation = None
     page.candidate = lambda: study.rungs[-1]  # the kept rung waiting for its confirmation
     page.on_enter()

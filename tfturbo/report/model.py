@@ -34,7 +34,7 @@ from ..trials.speed import samples_per_s
 from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune import levers
-from ..tune.study import Rung, Study, StudyStatus
+from ..tune.study import Rung, RungKind, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 
