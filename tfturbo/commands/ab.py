@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"replicate pairs at most (default {SpeedRule.max_pairs})")
     parser.add_argument("--steady-s", type=non_negative, default=SpeedRule.steady_s, metavar="SECONDS",
                         help=f"steady-state seconds each speed-only replicate aims at (default {SpeedRule.steady_s:g}; "
-                             "0: every pair trains the full length with validation)")
+                             "0: every pair trains the full length with validation, and any steady window counts)")
     parser.add_argument("--val-examples", type=positive_int, default=RunSettings.val_examples,
                         help=f"validation examples the accuracy gate pairs (default {RunSettings.val_examples})")
     parser.add_argument("--accuracy-tolerance", type=non_negative, default=Tolerance.accuracy_pp, metavar="PP",

@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"replicate pairs per rung at most (default {SpeedRule.max_pairs})")
     parser.add_argument("--steady-s", type=non_negative, default=SpeedRule.steady_s, metavar="SECONDS",
                         help=f"steady-state seconds each speed-only replicate aims at (default {SpeedRule.steady_s:g}; "
-                             "0: every pair trains the full length with validation)")
+                             "0: every pair trains the full length with validation, and any steady window counts)")
     parser.add_argument("--policy", choices=("mixed_float16", "mixed_bfloat16"), default=None,
                         help="the 16-bit policy to measure (default: the one `tfturbo env` recommends)")
     parser.add_argument("--both-policies", action="store_true",

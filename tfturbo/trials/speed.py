@@ -71,7 +71,7 @@ class SpeedRule:
         windows, seconds = int(tp.get("windows") or 0), float(tp.get("seconds") or 0.0)
         if not windows:
             return "it reached no steady state"
-        if windows < MIN_WINDOWS or seconds < self.min_steady_s:
+        if self.steady_s and (windows < MIN_WINDOWS or seconds < self.min_steady_s):  # 0: any steady window
             return f"it measured {seconds:.1f} s of steady state in {windows} window(s)"
         return None
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import findings as F
+from ...settings import with_audit_fixes
 from . import Candidate, Hunk, Lever
 
 
@@ -45,8 +46,7 @@ class MixedPrecision(Lever):
             return []
         codes = set(F.codes_of(list((last.summary or {}).get("findings") or [])))
         s = last.settings
-        fixed = s.with_(fix_head=s.fix_head or F.HEAD_NOT_FLOAT32 in codes,
-                        fix_int_inputs=s.fix_int_inputs or F.INTEGER_INPUT_16BIT in codes)
+        fixed = with_audit_fixes(s, codes)
         if fixed == s or any(r.settings == fixed for r in policy.rungs):
             return []
         policy.audit = list(policy.audit) + [f for f in (last.summary or {}).get("findings") or []
