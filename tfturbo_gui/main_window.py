@@ -19,11 +19,15 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QM
 from tfturbo import __version__
 from tfturbo.backend_client import backend_command
 from tfturbo.settings import DEFAULT_STEPS
+from tfturbo.runfiles import STUDY_YAML
+from tfturbo.tune import levers
+from tfturbo.tune.study import Study
 
 from .pages.base import WizardPage
 from .pages.baseline import BaselinePage
 from .pages.batch import BatchPage
 from .pages.compare import ComparePage
+from .pages.lever import page_for
 from .pages.precision import PrecisionPage
 from .pages.record import RecordPage
 from .pages.workload import WorkloadPage
@@ -36,7 +40,19 @@ from .step_list import StepList
 from .tensorboard_launcher import TensorBoardLauncher
 from .labels import muted_label
 
-PAGES = (WorkloadPage, BaselinePage, PrecisionPage, XlaPage, ComparePage, BatchPage, RecordPage)
+LEVER_PAGES = {cls.page_key: cls for cls in (BaselinePage, PrecisionPage, XlaPage, BatchPage, ComparePage)}
+
+
+def page_classes() -> list[type[WizardPage]]:
+    """The wizard's pages in the checklist's order: the workload and the baseline, one page per lever page in
+    the levers' order (`tune.levers.LEVERS`; a lever without a page gets one of its own), the record."""
+    out: list[type[WizardPage]] = [WorkloadPage, BaselinePage]
+    for lever in levers.LEVERS:
+        cls = LEVER_PAGES[lever.page] if lever.page else page_for(lever)  # a lever's `page` shows it
+        if cls not in out:
+            out.append(cls)
+    return out + [RecordPage]
+
 RECENT_KEY = "recent_studies"
 MAX_RECENT = 8
 MIN_SIZE = (1024, 640)
@@ -66,7 +82,8 @@ class MainWindow(QMainWindow):
         self._remembered: str | None = None
 
         self.stack = QStackedWidget()
-        self.steps = StepList([cls.title for cls in PAGES])
+        self.page_classes = page_classes()
+        self.steps = StepList([cls.title for cls in self.page_classes])
         self.steps.setFixedWidth(214)
         self.steps.step_clicked.connect(self._on_step_clicked)
         self.back_button = QPushButton("Back")
@@ -116,7 +133,7 @@ class MainWindow(QMainWindow):
         self.session = session
         self._remembered = None
         launcher = SessionLauncher(session, self.launcher)  # on the session's ssh host once it has one
-        self.pages: list[WizardPage] = [cls(self.session, launcher) for cls in PAGES]
+        self.pages: list[WizardPage] = [cls(self.session, launcher) for cls in self.page_classes]
         for i, page in enumerate(self.pages):
             self.stack.addWidget(page)
             self.steps.set_status(i, page.status)
@@ -169,7 +186,7 @@ class MainWindow(QMainWindow):
         paths = recent_studies()
         for path in paths:
             action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda _checked=False, p=path: self.show_browser().open_study(p))
+            action.triggered.connect(lambda _checked=False, p=path: self.open_study(p))
         self.recent_menu.setEnabled(bool(paths))
 
     def _build_shortcuts(self) -> None:
@@ -254,7 +271,28 @@ class MainWindow(QMainWindow):
     def choose_study(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a study folder", str(self.session.study_path or ""))
         if path:
+            self.open_study(path)
+
+    def open_study(self, path: str | Path) -> None:
+        """An unfinished study continues in the wizard at its next stage; a finished one opens in the browser."""
+        if (Path(path) / STUDY_YAML).exists() and Study.load(path).unfinished and not GATE.busy():
+            self.continue_study(Path(path))
+        else:
             self.show_browser().open_study(path)
+
+    def continue_study(self, path: Path) -> None:
+        """The wizard on the study in `path`, its decided rungs replayed, on the page of its next stage."""
+        self.stop_children()
+        self.session.interrupt()
+        session = WizardSession.open(path)
+        session.host = self.session.host
+        self._build_pages(session)
+        for page in self.pages:
+            page.show_recorded()
+        stage = session.next_stage()
+        index = next((i for i, page in enumerate(self.pages) if stage in page.stages()), len(self.pages) - 1)
+        self.statusBar().showMessage(f"Continuing the unfinished study in {path} at {self.pages[index].title}", 8000)
+        self.goto(index)
 
     def _export_report(self) -> None:
         record = self.pages[-1]

@@ -1,12 +1,13 @@
-"""The wizard's state: the workload, the study folder, and the ladder of measured rungs.
+"""The wizard's state: the workload, the study folder, and the study engine the pages drive.
 
-The wizard makes the same study as `tfturbo tune`: the same `runs/NN-name/`
-folders, the same run settings (`TuneOptions`), the same trials and verdicts
-(`tfturbo.trials`: a rung is an A/B trial against the best configuration kept
-so far, judged by `TuningPolicy.conclude`) and the same `study.yaml`
-(`tune.study.Study`), so File → Open, `tfturbo compare` and `tfturbo report`
-read either. Unlike the unattended ladder, the user chooses when each rung
-runs, with which fixes, and may repeat one. No Qt here.
+The wizard makes the same study as `tfturbo tune` because it drives the same
+object: a `tune.engine.StudyEngine`, whose stages the pages show. The user
+chooses when a stage runs and may change its settings (`start_trial` with the
+page's configuration); the engine decides what it is measured against, what
+is kept and what is recommended, and writes the same `runs/NN-name/` folders
+and the same study.yaml, so File → Open, `tfturbo compare` and `tfturbo
+report` read either. This module turns the pages' RunData into the engine's
+outcomes and back. No Qt here.
 """
 
 from __future__ import annotations
@@ -17,24 +18,26 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tfturbo import protocol, remote
-from tfturbo import summary as summ
+from tfturbo import remote
 from tfturbo.backend_client import log_path as user_log_path
-from tfturbo.cli_args import run_argv, script_argv
+from tfturbo.cli_args import run_argv
 from tfturbo.errors import UserError
-from tfturbo.run_summary import RunSummary
-from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
+from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
-from tfturbo.trials.policy import STEPS_PER_EXECUTION, Candidate, TuningPolicy, sixteen_bit_policies
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
-from tfturbo.tune.apply_snippet import snippet
-from tfturbo.tune.ladder import TuneOptions, baseline_verdict, finish_rung, make_trial, prepare_study_dir
-from tfturbo.tune.study import Rung, RungKind, Study, StudyStatus, measurement_only
+from tfturbo.trials.execute import summary_of
+from tfturbo.tune.engine import (BASELINE, Action, Outcome, StudyEngine, TuneOptions, audit_action, audit_argv,
+                                 prepare_study_dir, probe_argv)
+from tfturbo.tune.levers import Candidate
+from tfturbo.tune.study import Rung, Study, StudyStatus
 
 from .run_data import RunData
+
+__all__ = ["WizardSession", "audit_argv", "probe_argv", "default_study_dir", "workload_name", "script_options",
+           "run_on", "scaling_offer"]
 
 STUDIES_FOLDER = "tfturbo-studies"  # under the user's home
 
@@ -73,20 +76,6 @@ def run_on(host: str, python: str) -> remote.RemoteHost:
                         "type [user@]host as you would after `ssh`: no spaces, no leading '-'") from e
 
 
-def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
-               script_args: list[str] = ()) -> list[str]:
-    """`audit` arguments (the shared backend parser's); a script's options follow `--`."""
-    argv = [workload, "--policy", policy, "--jit" if jit else "--no-jit"]
-    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
-
-
-def probe_argv(workload: str, seed: int = DEFAULT_SEED, batch_size: int | None = None,
-               script_args: list[str] = ()) -> list[str]:
-    """`probe-input` arguments (the shared backend parser's); a script's options follow `--`."""
-    argv = [workload, "--seed", str(seed)]
-    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
-
-
 def scaling_offer(environment: dict[str, Any] | None) -> tuple[list[int], str]:
     """(replica counts, '') to measure scaling over this machine's GPUs (MirroredStrategy), or ([], why not).
 
@@ -107,8 +96,13 @@ def scaling_offer(environment: dict[str, Any] | None) -> tuple[list[int], str]:
                 "it here or in a terminal with: tfturbo scaling WORKLOAD --replicas 1,2 --out STUDY_DIR")
 
 
+def outcome_of(data: RunData) -> Outcome:
+    """What a backend child left behind, as the engine takes it (it makes the fallback summary)."""
+    return Outcome(data.document if data.document is not None else data.summary, data.status or "crashed", data.error)
+
+
 class WizardSession:
-    """What the pages share. A rung is added when its run starts and decided when it ends."""
+    """What the pages share: the workload and study folder until the study exists, then its engine."""
 
     def __init__(self, workload: str = "", steps: int = DEFAULT_STEPS, seed: int = DEFAULT_SEED):
         self.workload = workload
@@ -119,16 +113,66 @@ class WizardSession:
         self.min_replicates, self.max_replicates = SpeedRule.min_pairs, SpeedRule.max_pairs
         self.steady_s = SpeedRule.steady_s  # steady seconds each speed-only replicate aims at (0: none)
         self.study_path: Path | None = None
-        self.study: Study | None = None
-        self.environment: dict[str, Any] | None = None
-        self.baseline: Rung | None = None
-        self.policy: TuningPolicy | None = None  # made when the baseline is measured
-        self.trials: dict[int, Trial] = {}  # id(rung) -> its trial
-        self.run_data: dict[int, RunData] = {}  # id(rung) -> live data of its own run (B's first replicate)
+        self.engine: StudyEngine | None = None  # made with the study folder
+        self._environment: dict[str, Any] | None = None
+        self.run_data: dict[str, RunData] = {}  # rung name -> live data of its own run (B's first replicate)
         self.scaling: ScalingMeasurement | None = None  # the Batch size page's scaling measurement
         self.host: remote.RemoteHost | None = None  # "Run on": None is this machine; else every command runs there
+        self._action: Action | None = None  # the engine's action a page is executing
 
     # ------------------------------------------------------------ study
+
+    @classmethod
+    def open(cls, path: Path) -> "WizardSession":
+        """The study in `path` continued: its options, every decided rung replayed from its runs on disk (the
+        same engine, so the same verdicts and the same best configuration), ready for its next stage."""
+        recorded = Study.load(path)
+        options = TuneOptions.from_dict(recorded.workload, Path(path), recorded.options)
+        session = cls(recorded.workload, steps=options.steps, seed=options.seed)
+        session.script_args = list(options.script_args)
+        session.min_replicates, session.max_replicates = options.min_replicates, options.max_replicates
+        session.steady_s = options.steady_s
+        session.study_path = Path(path)
+        session._environment = recorded.environment
+        study = Study(Path(path), recorded.workload, options.to_dict(), created=recorded.created)
+        session.engine = engine = StudyEngine(options, study, recorded=recorded)
+        engine.replay()
+        if engine.next_action() is not None:  # a run that is not on disk: its stage is measured again
+            engine.abandon()
+        for rung in study.rungs:
+            if rung.run and (study.path / rung.run).is_dir():
+                session.run_data[rung.name] = RunData.from_record(load_run(study.path / rung.run))
+        study.save()
+        return session
+
+    def next_stage(self) -> str:
+        """The stage to continue with: the baseline, or the lever after the last one measured."""
+        if self.baseline is None:
+            return BASELINE
+        measured = [r.kind for r in self.study.rungs[1:] if r.skipped_reason is None]
+        order = [lv for lv in self.engine.opts.selected()]
+        last = max((i for i, lv in enumerate(order) if lv.rung_kind in measured), default=-1)
+        return order[min(last + 1, len(order) - 1)].name
+
+    @property
+    def study(self) -> Study | None:
+        return self.engine.study if self.engine is not None else None
+
+    @property
+    def environment(self) -> dict[str, Any] | None:
+        return self._environment
+
+    @environment.setter
+    def environment(self, doc: dict[str, Any] | None) -> None:
+        """The hardware report (the workload page asks for it); the study's once it exists."""
+        self._environment = doc
+        if self.engine is not None and doc is not None:
+            self.engine.record_environment(doc)
+            self.engine.study.save()
+
+    @property
+    def policy(self):
+        return self.engine.policy if self.engine is not None else None
 
     def options(self) -> TuneOptions:
         if self.study_path is None:  # never the current directory (that is often the code checkout)
@@ -139,14 +183,13 @@ class WizardSession:
 
     def ensure_study(self) -> Study:
         """Create the study folder on the first run (the user may change it until then)."""
-        if self.study is None:
-            if self.study_path is None:
-                self.study_path = default_study_dir(self.workload)
+        if self.engine is None:
+            options = self.options()
             prepare_study_dir(self.study_path)
-            self.study = Study(self.study_path, self.workload, {**self.options().to_dict(), "tool": "tfturbo gui"})
-            self.study.environment = self.environment
-            self.study.save()
-        return self.study
+            self.engine = StudyEngine(options, Study(self.study_path, self.workload, options.to_dict()))
+            self.environment = self._environment or {}
+            self.engine.study.save()
+        return self.engine.study
 
     def folder_locked(self) -> bool:
         """The study folder may change until its first run starts."""
@@ -168,6 +211,7 @@ class WizardSession:
         if (old / BACKEND_LOG).exists():
             (old / BACKEND_LOG).replace(path / BACKEND_LOG)
         self.study.path = path
+        self.engine.opts.out = path
         self.study.save()
         for leftover in (old / STUDY_YAML, old / RUNS_DIR, old):
             try:
@@ -187,118 +231,103 @@ class WizardSession:
         """Where backend stderr goes: the study's backend.log (as `tfturbo tune`), else the user's log."""
         return str(self.study.path / BACKEND_LOG) if self.study is not None else user_log_path()
 
+    def audit_argv(self, workload: str, script_args: list[str]) -> list[str]:
+        """The study's audit, as `tfturbo tune` runs it (under the 16-bit policy and XLA it will try); the
+        workload page runs it to check the workload before the study exists."""
+        recommended = (self._environment or {}).get("recommended_policy")
+        return audit_action(self.options(), recommended, workload, script_args).argv
+
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
-        study = self.ensure_study()
-        seen = {(f.get("code"), f.get("where"), f.get("message")) for f in study.audit}
-        study.audit += [f for f in findings if (f.get("code"), f.get("where"), f.get("message")) not in seen]
-        study.save()
+        self.ensure_study()
+        self.engine.record_audit(findings)
 
     def record_probe(self, document: dict[str, Any] | None) -> None:
-        study = self.ensure_study()
-        study.probe = document
-        study.save()
+        self.ensure_study()
+        self.engine.record_probe(document)
 
     # ------------------------------------------------------------ rungs
 
     @property
+    def baseline(self) -> Rung | None:
+        return self.engine.baseline if self.engine is not None else None
+
+    @property
     def best(self) -> Rung | None:
         """The best configuration kept so far (the baseline until a rung is kept)."""
-        return self.policy.best if self.policy is not None else self.baseline
+        return self.engine.best if self.engine is not None else None
 
-    def recommended_policies(self) -> tuple[list[str], str]:
-        recommended = (self.environment or {}).get("recommended_policy")
-        return sixteen_bit_policies(recommended, both=True)
+    def recommended_policies(self) -> list[str]:
+        """The 16-bit policies the study measures, the recommended one first."""
+        return self.policy.policies
 
     def baseline_settings(self) -> RunSettings:
         return self.options().base_settings()
 
-    def common_settings(self) -> RunSettings:
-        """The baseline's settings for later rungs: its measured batch size, no profiler window."""
-        base = self.baseline
-        assert base is not None and base.summary is not None, "the baseline has not been measured"
-        batch = summ.batch_size(base.summary) if (base.summary.get("settings") or {}).get("batch_size") else None
-        return base.settings.with_(batch_size=batch or base.settings.batch_size, profile=NO_PROFILE)
+    def pending(self, stage: str) -> list[Candidate]:
+        """What the engine would measure next on a stage (skips included), for the page to offer."""
+        return self.engine.pending(stage) if self.engine is not None else []
 
-    def start_rung(self, kind: str, slug: str, settings: RunSettings) -> tuple[Rung, list[str]]:
-        """A new single-run rung (the baseline) and the `run` arguments that measure it into runs/NN-slug."""
-        study = self.ensure_study()
-        name = study.next_name(slug)
-        rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}", replicates=[name])
-        study.rungs.append(rung)
-        study.save()
-        return rung, run_argv(settings, str(study.path / rung.run))
+    def start_baseline(self) -> tuple[Rung, list[str]]:
+        """The baseline's rung and the `run` arguments that measure it into runs/NN-baseline."""
+        self.ensure_study()
+        self.engine.begin(BASELINE)
+        action = self._action = self.engine.next_action()
+        return action.rung, action.argv
 
-    def finish_rung(self, rung: Rung, data: RunData) -> None:
-        """A single-run rung ended: a completed baseline becomes the reference of every later trial."""
-        self.run_data[id(rung)] = data
-        rung.summary = self._summary(data, rung.settings)
-        if rung.kind == RungKind.BASELINE:
-            completed = rung.summary.get("status") == protocol.RunStatus.COMPLETED
-            rung.decision = baseline_verdict(rung.summary) if completed else None
-            if completed:
-                if (rung.summary.get("settings") or {}).get("batch_size"):
-                    rung.settings = rung.settings.with_(batch_size=summ.batch_size(rung.summary))
-                self.baseline = rung
-                policies, why = self.recommended_policies()
-                self.policy = TuningPolicy(self.ensure_study().audit, policies, why)
-                self.policy.set_baseline(rung)
-        self.ensure_study().save()
+    def finish_baseline(self, rung: Rung, data: RunData) -> None:
+        """The baseline run ended: a completed baseline becomes the reference of every later trial."""
+        self.run_data[rung.name] = data
+        self._record(data)
+        while self.engine.next_action() is not None:  # nothing more is planned for the baseline
+            raise AssertionError("the baseline is one run")
+
+    def _record(self, data: RunData) -> None:
+        action, self._action = self._action, None
+        self.engine.record(action, outcome_of(data))
 
     # ------------------------------------------------------------ trials
 
-    def start_trial(self, kind: str, slug: str, settings: RunSettings, note: str = "") -> Rung:
-        """A new rung measured as a trial: `settings` against the best configuration kept so far
-        (the baseline for a confirmation), its accuracy against the baseline run."""
-        assert self.policy is not None and self.baseline is not None, "the baseline has not been measured"
-        study = self.ensure_study()
-        candidate = Candidate(kind, slug, settings, note, None)
-        candidate.reference = reference = self.policy.reference_for(candidate)
-        name = study.next_name(slug)
-        rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}", compared_with=reference.name)
-        self.trials[id(rung)] = make_trial(candidate, name, self.baseline, study.path, self.options())
-        study.rungs.append(rung)
-        study.save()
-        return rung
+    def start_trial(self, stage: str, settings: RunSettings | None = None) -> Rung | None:
+        """A new rung of `stage` measured as a trial: `settings` (None: the engine's next candidate) against
+        what the engine measures it against; None when the stage has nothing to measure (recorded as skipped)."""
+        assert self.baseline is not None, "the baseline has not been measured"
+        self.engine.begin(stage, settings)
+        self._action = self.engine.next_action()
+        if self._action is None:
+            return None
+        return self._action.rung
 
     def next_run(self, rung: Rung) -> tuple[PlannedRun, list[str]] | None:
         """The trial's next run and its `run` arguments, or None when the trial is decided."""
-        planned = self.trials[id(rung)].next_run()
-        if planned is None:
+        if self._action is None:
+            self._action = self.engine.next_action()
+        if self._action is None or self._action.rung is not rung:
             return None
-        return planned, run_argv(planned.settings, str(self.ensure_study().path / RUNS_DIR / planned.name))
+        return self._action.planned, self._action.argv
 
     def record_run(self, rung: Rung, planned: PlannedRun, data: RunData) -> None:
-        trial = self.trials[id(rung)]
-        trial.record(planned, self._summary(data, planned.settings), self.ensure_study().path / RUNS_DIR / planned.name)
+        assert self._action is not None and self._action.planned == planned
         if planned.arm == "b" and planned.replicate == 1:
-            self.run_data[id(rung)] = data
-        rung.replicates = [r.planned.name for r in trial.runs]
-        self.ensure_study().save()
+            self.run_data[rung.name] = data
+        self._record(data)
 
     def stop_trial(self, rung: Rung) -> None:
         """The user stopped: judge what the complete pairs measured."""
-        self.trials[id(rung)].stop()
+        self.engine.stop_trial()
 
     def finish_trial(self, rung: Rung) -> TrialVerdict:
-        """Judge the trial (the same `TuningPolicy.conclude` as `tfturbo tune`) and save study.yaml."""
-        trial = self.trials[id(rung)]
-        verdict = trial.verdict()
-        finish_rung(rung, trial, verdict, "")
-        self.policy.conclude(rung, verdict)
-        self.ensure_study().save()
-        return verdict
+        """The trial's verdict (the engine judges it once its last run is recorded)."""
+        while (action := self.engine.next_action()) is not None:  # the stage needs nothing more from this page
+            raise AssertionError(f"the engine planned more than the page measured: {action.command}")
+        return rung.decision
 
     def trial_of(self, rung: Rung | None) -> Trial | None:
-        return self.trials.get(id(rung)) if rung is not None else None
+        return self.engine.trials.get(rung.name) if rung is not None and self.engine is not None else None
 
-    @staticmethod
-    def _summary(data: RunData, settings: RunSettings) -> dict[str, Any]:
-        """The run's summary, or what its events measured, with its error."""
-        doc = data.summary or RunSummary(status=data.status or protocol.RunStatus.CRASHED,
-                                         settings=settings.to_dict()).to_dict()
-        if data.error and not doc.get("error"):
-            doc = {**doc, "error": {k: data.error.get(k) for k in ("kind", "message", "fix")}}
-        return doc
+    def finish_study(self) -> Study:
+        """The recommendation: the best kept rung, as the user would train with it."""
+        self.ensure_study()
+        return self.engine.finish()
 
     # ------------------------------------------------------------ scaling (STUDY/scaling/, as `tfturbo scaling`)
 
@@ -316,7 +345,9 @@ class WizardSession:
         return planned, run_argv(planned.settings, str(self.scaling_path() / RUNS_DIR / planned.name))
 
     def record_scaling_run(self, planned: PlannedRun, data: RunData) -> None:
-        self.scaling.record(planned, self._summary(data, planned.settings), self.scaling_path() / RUNS_DIR / planned.name)
+        run_dir = self.scaling_path() / RUNS_DIR / planned.name
+        self.scaling.record(planned, summary_of(data.summary, data.status or "crashed", data.error, run_dir, planned),
+                            run_dir)
 
     def finish_scaling(self) -> ScalingResult:
         """Judge what was measured and write scaling.json, where the report finds it."""
@@ -328,31 +359,7 @@ class WizardSession:
         return self.ensure_study().path / SCALING_DIR
 
     def data_of(self, rung: Rung | None) -> RunData | None:
-        return self.run_data.get(id(rung)) if rung is not None else None
+        return self.run_data.get(rung.name) if rung is not None else None
 
     def rung_path(self, rung: Rung) -> Path:
         return self.ensure_study().path / str(rung.run)
-
-    def _record_levers_not_offered(self) -> None:
-        """steps_per_execution, when the policy never offered it, goes into the ladder as skipped with the
-        policy's reason, as `tfturbo tune` records it (the XLA page shows the same reason)."""
-        study = self.study
-        if self.policy is None or study is None or any(r.kind == STEPS_PER_EXECUTION for r in study.rungs):
-            return
-        candidate = self.policy.candidates(STEPS_PER_EXECUTION)[0]
-        if candidate.skipped_reason is not None:
-            study.add_skipped(candidate.kind, candidate.slug, candidate.settings, candidate.skipped_reason,
-                              candidate.reference.name)
-
-    def finish_study(self) -> Study:
-        """The recommendation: the best kept rung, as the user would train with it."""
-        study = self.ensure_study()
-        self._record_levers_not_offered()
-        best = self.best
-        if self.baseline is not None and best is not None:
-            study.recommended = measurement_only(best.settings)
-            study.recommended_rung = best.name
-            study.snippet = snippet(study.recommended, measurement_only(self.baseline.settings), study.findings())
-        study.status = StudyStatus.COMPLETED
-        study.save()
-        return study

@@ -14,7 +14,7 @@ from tfturbo.compare import replicate_key
 from tfturbo.errors import UserError
 from tfturbo.findings import HEAD_NOT_FLOAT32, PARTIAL_LAST_BATCH
 from tfturbo.settings import FixFailure, RunSettings, declared, setting
-from tfturbo.trials.policy import TuningPolicy
+from tfturbo.tune.policy import TuningPolicy
 from tfturbo.trials.spec import describe, keys, parse_settings
 from tfturbo_gui.failures import explain
 

@@ -22,8 +22,6 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from tests.report.report_fixtures import make_study
 from tfturbo.runfiles import RUNS_DIR, load_run
-from tfturbo.trials.policy import TuningPolicy
-from tfturbo.tune.study import Study
 from tfturbo_gui import theme
 from tfturbo_gui.compare_view import CompareView, plain
 
@@ -41,18 +39,14 @@ def themed():
 
 
 def compare_page(qtbot, tmp_path, size):
-    """The wizard at `size` on page 5, its session holding the recorded study as if it had measured it."""
+    """The wizard at `size` on the Re-measure & compare page, continuing the recorded study."""
     root = make_study(tmp_path / "recorded")
     window = make_window(qtbot, tmp_path)
     window.resize(*size)
-    session = window.session
-    session.study = Study.load(root)
-    session.baseline = session.study.rungs[0]
-    session.policy = TuningPolicy([], ["float32"], "")
-    session.policy.set_baseline(session.baseline)
-    page = window.pages[4]
-    page.confirmation = session.policy.best = session.study.rungs[-1]  # 05-confirmation, measured
-    window.goto(4)
+    window.continue_study(root)  # its rungs replayed from their runs; the next stage is the record
+    page = window.pages[5]
+    assert page.confirmation is window.session.study.rungs[-1]  # 05-confirmation, measured
+    window.goto(5)
     qtbot.waitUntil(lambda: len(page.view.rows) == 5 and page.view.table.viewport().width()
                     == page.view._fitted_width, timeout=5_000)
     qtbot.wait(50)

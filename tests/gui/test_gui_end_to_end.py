@@ -83,9 +83,10 @@ def test_wizard_from_workload_to_compare_on_the_real_backend(qtbot, tmp_path):
     xla = window.pages[3]
     qtbot.waitUntil(lambda: not xla.audit_panel.is_running() and xla.run_button.isEnabled(), timeout=BACKEND_S)
     assert not xla.audit_panel.error_box.isVisible()
-    go_next(qtbot, window, 4)  # XLA is skipped here: the compare page needs only what was measured
+    go_next(qtbot, window, 4)  # XLA is skipped here, and the batch size: the compare page needs only what was measured
+    go_next(qtbot, window, 5)
 
-    comparison = window.pages[4]
+    comparison = window.pages[5]
     names = [row.name for row in comparison.view.rows]
     assert names == ["01-baseline", precision.rung.name]
     assert comparison.view.cell(0, "speed-up [95% CI]") == "1.00x (baseline)"

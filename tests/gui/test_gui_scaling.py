@@ -22,7 +22,7 @@ def test_scaling_is_offered_only_over_two_or_more_gpus():
 
 def test_on_a_cpu_the_button_is_disabled_and_says_why(qtbot, tmp_path):
     window = make_window(qtbot, tmp_path)
-    section = window.pages[5].scaling
+    section = window.pages[4].scaling
     section.update_controls()
     assert not section.button.isEnabled()
     assert section.why_not.text().startswith("This machine has only the CPU (replicas would share its cores)")
@@ -36,8 +36,8 @@ def test_measure_scaling_on_two_gpus_shows_the_table_and_the_finding_and_saves_i
     baseline = window.pages[1]
     qtbot.mouseClick(baseline.measure_button, LEFT)
     qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=20_000)
-    window.goto(5)
-    page = window.pages[5]
+    window.goto(4)
+    page = window.pages[4]
     section = page.scaling
     assert section.button.isEnabled() and section.button.text() == "Measure scaling on 1, 2 GPUs"
     qtbot.mouseClick(section.button, LEFT)

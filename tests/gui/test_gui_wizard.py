@@ -114,45 +114,48 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert xla.decision_card.facts.values["Speed-up vs 02-mixed_float16"].text().endswith("— faster")
     go_next(qtbot, window, 4)
 
-    comparison = window.pages[4]
-    view = comparison.view
-    assert [r.name for r in view.rows] == ["01-baseline", "02-mixed_float16", "03-xla"]
-    assert view.cell(0, "speed-up [95% CI]") == "1.00x (baseline)" and view.cell(2, "verdict") == "faster, kept"
-    assert view.cell(2, "speed-up [95% CI]").endswith("] 2 pairs vs 02-mixed_float16")  # its trial's reference
-    assert view.plots.plotted_lengths()["step_ms"] == [60, 60]  # baseline and the tuned run
-    # issue 12: the step measures something; it is not passed on arrival
-    assert comparison.status == NOT_STARTED and not comparison.verdict.isVisible()
-    assert comparison.needs.text().startswith("Needs a confirmation run: mixed_float16 + XLA, batch 64")
-    assert comparison.run_button.isEnabled() and window.hint.text() == "Run the confirmation first, or skip it"
-    qtbot.mouseClick(comparison.run_button, LEFT)
-    qtbot.waitUntil(lambda: comparison.confirmation is not None and comparison.confirmation.decision is not None,
-                    timeout=45_000)
-    assert comparison.verdict.headline.text() == "mixed_float16 + XLA, batch 64: recommended"
-    assert comparison.verdict.speed_label.text().startswith("faster: ")
-    assert comparison.verdict.accuracy_label.text().startswith("within tolerance: val_accuracy")
-    # a confirmation only confirms: the kept XLA rung stays the best the next steps build on (the policy's rule)
-    assert comparison.status == PASSED and session.best is xla.rung
-    go_next(qtbot, window, 5)
-
-    batch = window.pages[5]
+    batch = window.pages[4]
     assert batch.batch.value() == 128 and batch.memory.values["Freed"].text() == "38.1 MiB"  # the search doubles
     assert batch.lr.text() == "× 2.00 of the tuned run's (linear scaling rule)"
     qtbot.mouseClick(batch.run_button, LEFT)
     qtbot.waitUntil(lambda: batch.rung is not None and batch.rung.decision is not None, timeout=45_000)
+    assert session.best is batch.rung  # 128 samples per step beat 64 per sample: kept
+    go_next(qtbot, window, 5)
+
+    # the confirmation comes last: it measures the final recommendation, the larger batch included
+    comparison = window.pages[5]
+    view = comparison.view
+    assert [r.name for r in view.rows] == ["01-baseline", "02-mixed_float16", "03-xla", "05-batch128"]
+    assert view.cell(0, "speed-up [95% CI]") == "1.00x (baseline)" and view.cell(2, "verdict") == "faster, kept"
+    assert view.cell(2, "speed-up [95% CI]").endswith("] 2 pairs vs 02-mixed_float16")  # its trial's reference
+    assert view.plots.plotted_lengths()["step_ms"] == [60, 30]  # baseline and the tuned run (half the steps)
+    # issue 12: the step measures something; it is not passed on arrival
+    assert comparison.status == NOT_STARTED and not comparison.verdict.isVisible()
+    assert comparison.needs.text().startswith("Needs a confirmation run: mixed_float16 + XLA, batch 128")
+    assert comparison.run_button.isEnabled() and window.hint.text() == "Run the confirmation first, or skip it"
+    qtbot.mouseClick(comparison.run_button, LEFT)
+    qtbot.waitUntil(lambda: comparison.confirmation is not None and comparison.confirmation.decision is not None,
+                    timeout=45_000)
+    assert comparison.confirmation.compared_with == "01-baseline"
+    assert comparison.verdict.headline.text() == "mixed_float16 + XLA, batch 128: recommended"
+    assert comparison.verdict.speed_label.text().startswith("faster: ")
+    assert comparison.verdict.accuracy_label.text().startswith("within tolerance: val_accuracy")
+    # a confirmation only confirms: the kept batch rung stays the recommendation (the policy's rule)
+    assert comparison.status == PASSED and session.best is batch.rung
     go_next(qtbot, window, 6)
 
     record = window.pages[6]
-    assert session.best is batch.rung  # 128 samples per step beat 64 per sample: kept
     assert record.recommended.values["Batch size"].text() == "128"
     assert record.recommended.values["Automatic fixes"].text() == "float32 output layer"
     assert 'set_global_policy("mixed_float16")' in record.snippet.text()
     assert "batch_size: 128" in record.record.text()
     assert not window.next_button.isVisible() and window.back_button.isEnabled()
     study = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())
-    assert [e["name"] for e in study["ladder"]] == ["01-baseline", "02-mixed_float16", "03-xla", "04-confirmation",
-                                                    "05-larger_batch", "06-steps_per_execution"]  # skipped: 10 ms
+    assert [e["name"] for e in study["ladder"]] == ["01-baseline", "02-mixed_float16", "03-xla",
+                                                    "04-steps_per_execution", "05-batch128", "06-confirmation"]
+    assert study["ladder"][3]["skipped"]  # 10 ms steps: recorded at its place when the batch page began
     assert study["status"] == "completed" and study["recommended"]["batch_size"] == 128
-    assert [e["kept"] for e in study["ladder"]] == [True, True, True, True, True, False]
+    assert [e["kept"] for e in study["ladder"]] == [True, True, True, False, True, True]
 
     pdf = tmp_path / "out" / "report.pdf"
     record.export(pdf)

@@ -188,9 +188,8 @@ def make_study(root: Path, workload: str = "builtin:transformer", *, broken: boo
     `confirmation=False`, as in a study stopped before it). `broken` adds runs the ladder does not name:
     a failed run, a cancelled run without summary and a crashed run with a truncated events.jsonl.
     """
-    from tfturbo.trials.policy import Candidate
     from tfturbo.trials.trial import PlannedRun, run_trial
-    from tfturbo.tune.ladder import TuneOptions, baseline_verdict, finish_rung, make_trial
+    from tfturbo.tune.engine import TuneOptions, baseline_verdict, finish_rung, make_trial
     from tfturbo.tune.study import Rung, RungKind, Study, StudyStatus, measurement_only
 
     runs = root / RUNS_DIR
@@ -211,22 +210,21 @@ def make_study(root: Path, workload: str = "builtin:transformer", *, broken: boo
     study.rungs.append(base)
 
     def trial(name: str, kind: str, b: RunSettings, reference: Rung, note: str) -> Rung:
-        candidate = Candidate(kind, name[3:], b, note, reference)
         rung = Rung(name, kind, b, f"{RUNS_DIR}/{name}", compared_with=reference.name)
-        t = make_trial(candidate, name, base, root, options)
+        t = make_trial(b, reference, name, base, root, options)
         verdict = run_trial(t, execute)
         finish_rung(rung, t, verdict, note)
         rung.decision = verdict
         study.rungs.append(rung)
         return rung
 
-    trial("02-mixed_bfloat16", RungKind.MIXED_PRECISION, settings.with_(policy="mixed_bfloat16"), base,
+    trial("02-mixed_bfloat16", "mixed_precision", settings.with_(policy="mixed_bfloat16"), base,
           "mixed_bfloat16 was chosen with --policy")
-    xla = trial("03-xla", RungKind.XLA, settings.with_(jit_compile=True), base, "XLA on the best configuration so far")
-    big = trial("04-larger_batch", RungKind.LARGER_BATCH, xla.settings.with_(batch_size=128, lr_scale=2.0), xla,
+    xla = trial("03-xla", "xla", settings.with_(jit_compile=True), base, "XLA on the best configuration so far")
+    big = trial("04-larger_batch", "larger_batch", xla.settings.with_(batch_size=128, lr_scale=2.0), xla,
                 "batch 128: the kept rungs freed memory")
     if confirmation:
-        trial("05-confirmation", RungKind.CONFIRMATION, big.settings, base,
+        trial("05-confirmation", "confirmation", big.settings, base,
               "the recommended configuration against the baseline, side by side")
     study.recommended = measurement_only(big.settings)
     study.recommended_rung = big.name

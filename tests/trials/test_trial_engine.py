@@ -146,54 +146,6 @@ def test_ab_settings_parse_and_name_their_mistakes():
         parse_settings("precision=16", base, "--b")
 
 
-def test_tune_and_the_wizard_decide_the_same_on_the_same_measurements(tmp_path):
-    """The same recorded runs, driven once by the headless ladder and once by the wizard's session."""
-    from tfturbo.tune.ladder import Ladder, TuneOptions
-    from tfturbo_gui.run_data import RunData
-    from tfturbo_gui.session import WizardSession
-
-    def measured(s: RunSettings) -> dict:
-        ms = {"float32": 100.0, "mixed_bfloat16": 130.0}[s.policy] * (0.8 if s.jit_compile else 1.0)
-        return summary(ms, 0.9, policy=s.policy, jit=s.jit_compile, memory_kind="host", peak_mb=800)
-
-    ladder_backend = FakeBackend(measured, recommended="mixed_bfloat16")
-    doc = Ladder(TuneOptions("builtin:fake", tmp_path / "tune", steps=100), runner=ladder_backend).run().document()
-    tune_verdicts = {e["name"].split("-", 1)[1]: (e["kept"], e["speed"]["verdict"]) for e in doc["ladder"][1:3]}
-
-    wizard_backend = FakeBackend(measured, recommended="mixed_bfloat16")  # the same seeded run-to-run noise
-
-    def run_data(settings: RunSettings, argv: list[str] | None = None) -> RunData:
-        result = wizard_backend("run", argv or __import__("tfturbo.cli_args", fromlist=["run_argv"]).run_argv(
-            settings, str(tmp_path / "x")))
-        data = RunData()
-        data.ingest(result.events)
-        data.process_ended(result.exit_code)
-        return data
-
-    session = WizardSession("builtin:fake", steps=100)
-    session.study_path = tmp_path / "wizard"
-    session.environment = {"recommended_policy": "mixed_bfloat16"}
-    wizard_backend("env", [])
-    wizard_backend("audit", [])
-    wizard_backend("probe-input", [])
-    rung, argv = session.start_rung("baseline", "baseline",
-                                    TuneOptions("builtin:fake", tmp_path, steps=100).base_settings())
-    session.finish_rung(rung, run_data(rung.settings, argv))
-    wizard_verdicts = {}
-    for kind, slug, settings in (("mixed_precision", "mixed_bfloat16",
-                                  session.common_settings().with_(policy="mixed_bfloat16")),
-                                 ("xla", "xla", None)):
-        settings = settings or session.best.settings.with_(jit_compile=True)
-        r = session.start_trial(kind, slug, settings)
-        while (nxt := session.next_run(r)) is not None:
-            planned, argv = nxt
-            session.record_run(r, planned, run_data(planned.settings, argv))
-        v = session.finish_trial(r)
-        wizard_verdicts[slug] = (v.kept, v.speed.verdict)
-    assert wizard_verdicts == tune_verdicts
-    assert wizard_verdicts["mixed_bfloat16"] == (False, "slower") and wizard_verdicts["xla"] == (True, "faster")
-
-
 def measured(settings: RunSettings, ms: float, steady_from: int | None = 5, windows: int = 6,
              seconds: float = 3.0) -> dict:
     """A recorded run with its steady windows (None, 0: it never reached a steady state)."""

@@ -140,3 +140,56 @@ def test_input_bound_job_stops_after_the_probe(tmp_path):
     assert not any((out / "runs").iterdir())  # no training run was started
     assert yaml.safe_load((out / "study.yaml").read_text())["status"] == "input_bound"
     assert math.isfinite(doc["probe"]["input_fraction"])
+
+
+@pytest.mark.timeout(1500)  # two dozen backend processes on a shared machine
+def test_a_study_killed_during_its_third_trial_resumes_without_measuring_a_finished_run_twice(tmp_path):
+    """SIGKILL (the process group: tune and its backend child) while the third trial's first run trains; the
+    same command again finishes the study, re-using every run that had written its summary."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    out = tmp_path / "mlp"
+    # three trials quickly: both 16-bit policies, then the batch search (capped at one doubling)
+    args = ["tune", "builtin:mlp", "--out", str(out), "--steps", "20", "--min-replicates", "2",
+            "--max-replicates", "2", "--stages", "mixed_precision,larger_batch", "--both-policies",
+            "--max-batch-scale", "2", "--no-report"]
+    proc = subprocess.Popen([sys.executable, "-m", "tfturbo.cli", *args], cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runs = out / "runs"
+
+    def third_trial_training() -> bool:
+        trials = sorted({p.name[:2] for p in runs.iterdir() if p.name[:2] != "01"}) if runs.is_dir() else []
+        if len(trials) < 3:
+            return False
+        events = [p / "events.jsonl" for p in runs.iterdir() if p.name.startswith(trials[2])]
+        return any(e.exists() and '"steps"' in e.read_text() for e in events)
+
+    deadline = time.monotonic() + 600
+    while not third_trial_training():
+        assert proc.poll() is None, "the study ended before its third trial"
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = {p.name: (p / SUMMARY).stat().st_mtime_ns for p in runs.iterdir() if (p / SUMMARY).exists()}
+    unfinished = [p.name for p in runs.iterdir() if not (p / SUMMARY).exists()]
+    assert unfinished, "the kill came while a run trained"
+
+    again = run_cli(*args, timeout=1200)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"resume: continuing the unfinished study in {out}" in again.stderr
+    assert f"resume: {len(finished)} finished run(s) re-used" in again.stderr
+    for name, mtime in finished.items():  # no finished run measured twice
+        assert (runs / name / SUMMARY).stat().st_mtime_ns == mtime, name
+    study = yaml.safe_load((out / "study.yaml").read_text())
+    for name in unfinished:  # the killed run measured again, from the start
+        assert (runs / name / SUMMARY).exists(), name
+    assert study["status"] == "completed"
+    named = {r for e in study["ladder"] for r in e["replicates"]}
+    assert set(finished) <= named

@@ -1,4 +1,8 @@
-"""`tfturbo tune WORKLOAD --out STUDY_DIR`: the whole checklist unattended .
+"""`tfturbo tune WORKLOAD --out STUDY_DIR`: the whole checklist unattended.
+
+The same command on a STUDY_DIR whose study did not finish (killed, a lost
+ssh session, Ctrl-C) continues it: one line says so, every finished run is
+re-used and only what was incomplete is measured (`--restart` starts over).
 
 Prints one line per rung while it works (stderr), then the table, the
 recommendation and the code changes (stdout), or with `--json` the `tune`
@@ -20,13 +24,14 @@ from pathlib import Path
 from .. import console, protocol
 from ..arg_types import non_negative, positive_int
 from ..cli_args import WORKLOAD_HELP
-from ..runfiles import REPORT_PDF
+from ..errors import UserError
+from ..runfiles import REPORT_PDF, RUNS_DIR, STUDY_YAML
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE
-from ..trials.policy import STAGES
+from ..tune.levers import stages
 from ..trials.speed import SpeedRule
 from ..trials.verdict import Tolerance
-from ..tune.ladder import Ladder, TuneOptions
+from ..tune.ladder import Ladder, TuneOptions, remove_study, unfinished_study
 from ..tune.render import render_study
 from ..tune.study import Study, StudyStatus
 
@@ -34,7 +39,11 @@ from ..tune.study import Study, StudyStatus
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workload", metavar="WORKLOAD", help=WORKLOAD_HELP)
     parser.set_defaults(script_args=[])  # what follows `--`: the training script's own options, for every rung
-    parser.add_argument("--out", required=True, metavar="STUDY_DIR", help="study directory to create")
+    parser.add_argument("--out", required=True, metavar="STUDY_DIR",
+                        help="study directory to create, or an unfinished study's to continue")
+    parser.add_argument("--restart", action="store_true",
+                        help="start the study in STUDY_DIR over, deleting its runs (asks first in a terminal); "
+                             "without it an unfinished study continues and nothing is deleted")
     parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS,
                         help=f"training steps of every run (default {DEFAULT_STEPS})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the same seed for every rung")
@@ -61,9 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default {Tolerance.loss_rel})")
     parser.add_argument("--max-batch-scale", type=float, default=DEFAULT_MAX_SCALE, metavar="X",
                         help=f"the larger-batch rung grows the batch at most X times (default {DEFAULT_MAX_SCALE:g})")
-    parser.add_argument("--stages", type=stages_list, default=STAGES, metavar="STAGE,...",
+    parser.add_argument("--stages", type=stages_list, default=None, metavar="STAGE,...",
                         help="the stages to measure, in their fixed order (default all: "
-                             f"{','.join(STAGES)}); the recommendation is always confirmed against the baseline")
+                             f"{','.join(stages())}); the recommendation is always confirmed against the baseline")
     parser.add_argument("--no-fixes", dest="auto_fix", action="store_false",
                         help="measure the workload as written: do not apply the audit's automatic fixes "
                              "(float32 head, drop_remainder)")
@@ -75,10 +84,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def stages_list(value: str) -> tuple[str, ...]:
     chosen = tuple(v.strip() for v in value.split(",") if v.strip())
-    unknown = [v for v in chosen if v not in STAGES]
+    unknown = [v for v in chosen if v not in stages()]
     if unknown or not chosen:
         raise argparse.ArgumentTypeError(f"unknown stage(s) {', '.join(unknown) or '(none)'}; "
-                                         f"choose from {','.join(STAGES)}")
+                                         f"choose from {','.join(stages())}")
     return chosen
 
 
@@ -88,7 +97,7 @@ def options_from_args(args: argparse.Namespace) -> TuneOptions:
         val_every=args.val_every, val_examples=args.val_examples, min_replicates=args.min_replicates,
         max_replicates=max(args.min_replicates, args.max_replicates), policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
         tolerance=Tolerance(args.accuracy_tolerance, args.loss_tolerance), script_args=list(args.script_args),
-        stages=tuple(args.stages), steady_s=args.steady_s)
+        stages=tuple(args.stages) if args.stages else None, steady_s=args.steady_s)
 
 
 def write_report(study: Study, out_pdf: str | None, say) -> None:
@@ -133,14 +142,33 @@ def _live_progress():
     return lambda event: printer(event) if event.get("type") in shown else None
 
 
+def restart(out: Path, say, ask=input) -> None:
+    """--restart: delete the study in `out` (its runs too), after asking in a terminal."""
+    if not ((out / STUDY_YAML).exists() or (out / RUNS_DIR).exists()):
+        return
+    runs = [p for p in (out / RUNS_DIR).iterdir() if p.is_dir()] if (out / RUNS_DIR).is_dir() else []
+    if sys.stdin.isatty():
+        answer = ask(f"--restart deletes the study in {out} and its {len(runs)} measured run(s). Continue? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            raise UserError("not restarted: the study was left as it is",
+                            "run the same command without --restart to continue it")
+    remove_study(out)
+    say(f"restart: deleted the study in {out} ({len(runs)} run(s)); measuring it again from the start")
+
+
 def main(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
     options = options_from_args(args)
+    if args.restart:
+        restart(options.out, say)
+    elif (recorded := unfinished_study(options.out)) is not None:
+        say(f"resume: continuing the unfinished study in {options.out} ({len(recorded.rungs)} rung(s) recorded, "
+            "finished runs re-used; --restart starts over)")
     cancel = threading.Event()
     live = None if args.json else _live_progress()
-    ladder = Ladder(options, say=say, live=live, cancel=cancel)
+    ladder = Ladder(options, say=say, live=live, cancel=cancel, resume=not args.restart)
     with _CtrlC(cancel, say):
         study = ladder.run()
     if not args.no_report and study.status != StudyStatus.INTERRUPTED:

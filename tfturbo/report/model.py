@@ -29,7 +29,8 @@ from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
-from ..tune.study import Rung, RungKind, Study, StudyStatus
+from ..tune import levers
+from ..tune.study import Rung, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 
@@ -55,6 +56,12 @@ class LadderRow:
         if self.rung.skipped_reason is not None:
             return False
         return self.rung.decision.kept if self.rung.decision else None
+
+    @property
+    def lever_title(self) -> str:
+        """The lever's own words for what this rung changed ("" for the baseline or a run outside the ladder)."""
+        kind = self.rung.kind if self.rung is not None else ""
+        return next((lv.title for lv in levers.LEVERS if lv.rung_kind == kind), "")
 
     @property
     def reason(self) -> str:
@@ -274,7 +281,7 @@ def _outcome(rung: LadderRow) -> str:
 def _headline_trial(tuned: LadderRow, rungs: list[LadderRow], baseline: LadderRow | None) -> LadderRow | None:
     """The trial that measured the recommendation against the baseline itself: the confirmation rung, or the
     recommended rung when it was measured against the baseline; None for studies without trial verdicts."""
-    confirmation = next((r for r in rungs if r.rung is not None and r.rung.kind == RungKind.CONFIRMATION
+    confirmation = next((r for r in rungs if r.rung is not None and any(lv.confirms and lv.rung_kind == r.rung.kind for lv in levers.LEVERS)
                          and r.speed is not None), None)
     if confirmation is not None:
         return confirmation

@@ -152,6 +152,7 @@ def title_page(data: ReportData) -> list:
 
 def _rung_name(rung: LadderRow) -> Paragraph:
     label = rung.row.label if rung.row else ""
+    label = f"{rung.lever_title}: {label}" if rung.lever_title and label else label
     role = " (baseline)" if rung.row and rung.row.verdict == Verdict.BASELINE else ""
     return P(f"<b>{esc(short(rung.name, 80))}</b>{esc(role)}<br/>"
              f'<font color="{style.MUTED.hexval()}">{esc(short(label, 120))}</font>')

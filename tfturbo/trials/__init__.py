@@ -12,6 +12,9 @@ of them re-implements a decision.
 - `trial`: one A/B trial as a plan of runs (ABBA…), adaptive in its number of
   replicates; front ends execute the planned runs their own way (a blocking
   subprocess in the CLI, a QProcess in the wizard) and hand the summaries back;
-- `policy`: the tuning policy — which candidate comes next, with which
-  automatic fixes, against which reference, and what is recommended.
+- `execute`: the blocking executor of planned runs and the summary a run
+  that left no result is judged on.
+
+It knows nothing of studies: which candidate comes next, and what is kept
+and recommended, is the study engine's (`tfturbo.tune`), one layer above.
 """

@@ -48,15 +48,10 @@ _ENTRY_DERIVED = {"label", "steps_per_s", "samples_per_s", "step_ms", "steps_com
 
 
 class RungKind:
-    """What a rung of the ladder changes (a rung's `kind` in study.yaml)."""
+    """What a rung of the ladder changes (a rung's `kind` in study.yaml): the baseline, or a lever's kind
+    (`Lever.rung_kind`: mixed_precision, xla, larger_batch, … — each lever's module says its own)."""
 
     BASELINE = "baseline"
-    INPUT_PIPELINE = "input_pipeline"  # the automatic tf.data fixes, first when the probe found the job input-bound
-    MIXED_PRECISION = "mixed_precision"
-    XLA = "xla"
-    STEPS_PER_EXECUTION = "steps_per_execution"  # compile(steps_per_execution=N): fewer host round trips
-    LARGER_BATCH = "larger_batch"
-    CONFIRMATION = "confirmation"  # the recommendation measured against the baseline, side by side
 
 
 class StudyStatus:
@@ -161,6 +156,11 @@ class Study:
     @property
     def baseline(self) -> Rung | None:
         return self.rungs[0] if self.rungs and self.rungs[0].kind == RungKind.BASELINE else None
+
+    @property
+    def unfinished(self) -> bool:
+        """It stopped before its end (a kill, a crash, Ctrl-C, the wizard closed): the same command continues it."""
+        return self.status in (StudyStatus.RUNNING, StudyStatus.INTERRUPTED)
 
     def next_name(self, slug: str) -> str:
         """The next ladder entry's name, NN-slug (its run folder is runs/NN-slug)."""

@@ -1,1 +1,1 @@
-"""The wizard's pages, one module per page of the wizard, in the order of `main_window.PAGES`."""
+"""The wizard's pages, one module per page, in the order of `main_window.page_classes()` (the levers' order)."""

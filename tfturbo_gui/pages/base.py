@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitt
 from tfturbo import protocol
 from tfturbo.profile_findings import compare_findings
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
+from tfturbo.tune import levers
 from tfturbo.tune.study import Rung
 
 from ..cards import DecisionCard
@@ -51,6 +52,7 @@ class WizardPage(QWidget):
 
     title = ""
     intro = ""
+    page_key = ""  # the `Lever.page` of the levers this page shows ("": none)
     status_changed = Signal(str)
     navigation_changed = Signal()  # can_go_next() or next_hint() may have changed
     advance = Signal()  # the page finished its asynchronous Next
@@ -127,6 +129,18 @@ class WizardPage(QWidget):
     def on_enter(self) -> None:
         """Called each time the page is shown; refresh from the session."""
 
+    def stages(self) -> list[str]:
+        """The engine's stages this page shows (its levers' names)."""
+        return [lv.name for lv in levers.LEVERS if self.page_key and lv.page == self.page_key]
+
+    def show_recorded(self) -> None:
+        """A continued study: the step's status from the rungs its stages recorded (kept, measured, or none)."""
+        kinds = {lv.rung_kind for lv in levers.LEVERS if lv.name in self.stages()}
+        decided = [r for r in (self.session.study.rungs if self.session.study else [])
+                   if r.kind in kinds and r.decision is not None]
+        if decided:
+            self.set_status(PASSED if any(r.kept for r in decided) else NOT_KEPT)
+
     def can_go_next(self) -> bool:
         return True
 
@@ -169,8 +183,7 @@ def needs_baseline(session: WizardSession) -> str:
 class RungPage(WizardPage):
     """A page that measures one configuration against the baseline and decides whether to keep it."""
 
-    rung_kind = ""  # tune.study kind: mixed_precision | xla | larger_batch
-    rung_slug = ""  # the run folder's name after NN-
+    stage = ""  # the engine's stage (a lever's name) this page's Run button measures
     run_button_text = "Run"
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
@@ -277,7 +290,10 @@ class RungPage(WizardPage):
         """Start the page's trial: its runs follow one another (A and B, alternating) until it is decided."""
         if self.run_panel.is_running() or self.session.baseline is None or self.training_blocked():
             return
-        self.rung = self.session.start_trial(self.rung_kind, self.rung_slug, self.rung_settings())
+        self.rung = self.session.start_trial(self.stage, self.rung_settings())
+        if self.rung is None:  # the engine had nothing to measure: it recorded why (the stage's skip)
+            self.update_controls()
+            return
         self.decision_card.hide()
         self.findings.set_findings(self._audit_findings)  # the last run's verdict findings are superseded
         self.findings.set_fixes_locked(True)

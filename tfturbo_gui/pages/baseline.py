@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from tfturbo import protocol
 from tfturbo.runfiles import RUNS_DIR
-from tfturbo.tune.study import RungKind
 from tfturbo.verdicts import ProbeBand, ProbeVerdict
 
 from ..cards import FactsCard, run_facts
@@ -127,6 +126,16 @@ class BaselinePage(WizardPage):
         self.profile_view.hide()
         self.right.addWidget(under_plots(self.plots, self.profile_view), 1)
 
+    page_key = "baseline"
+
+    def stages(self) -> list[str]:
+        return ["baseline", *super().stages()]
+
+    def show_recorded(self) -> None:
+        if self.session.baseline is not None:
+            self.rung = self.session.baseline
+            self.set_status(PASSED)
+
     def available(self) -> str:
         return "" if self.session.study is not None else "choose and check a workload first"
 
@@ -169,7 +178,7 @@ class BaselinePage(WizardPage):
         self.anyway_button.hide()
         self.measure_button.setEnabled(False)
         self.set_status(RUNNING)
-        self.rung, argv = self.session.start_rung(RungKind.BASELINE, RungKind.BASELINE, self.session.baseline_settings())
+        self.rung, argv = self.session.start_baseline()
         data = self.run_panel.start("run", argv, name="baseline", log_path=self.session.log_path(),
                                     busy_text="Starting the baseline run (loading TensorFlow)…")
         self.plots.show_run(data)
@@ -223,7 +232,7 @@ class BaselinePage(WizardPage):
     def _run_ended(self, data: RunData) -> None:
         self.measure_button.setText("Measure baseline again")
         self.update_controls()
-        self.session.finish_rung(self.rung, data)
+        self.session.finish_baseline(self.rung, data)
         self.findings.set_empty_text("The input probe and the baseline run found nothing to fix.")
         self.findings.add_findings([])  # refresh the empty text's visibility
         self.on_enter()

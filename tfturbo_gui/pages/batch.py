@@ -1,11 +1,12 @@
-"""Page 6 — Batch size: a larger batch, measured rather than guessed.
+"""Batch size: a larger batch, measured rather than guessed.
 
-The proposal is the first step of `tune.batch.next_size` (the search
-`tfturbo tune` runs): double the batch, within the memory available with a
-safety margin, with the learning rate scaled by the linear rule.
-The user may change it; the run is kept only if throughput per sample rises
-beyond the noise and accuracy holds. Below, on a machine with several GPUs,
-the same configuration's scaling across them (`ScalingSection`).
+The proposal is the engine's next candidate of the batch lever
+(`tune.levers.batch_size`, the search `tfturbo tune` runs): double the batch,
+within the memory available with a safety margin, then one binary step, the
+learning rate scaled by the linear rule. The user may change the size (the
+lever scales the learning rate for it); the run is kept only if throughput per
+sample rises beyond the noise and accuracy holds. Below, on a machine with
+several GPUs, the same configuration's scaling across them (`ScalingSection`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox, QWidget
 from tfturbo import summary as summ
 from tfturbo.console import fmt_bytes
 from tfturbo.settings import RunSettings
-from tfturbo.tune.batch import next_size
-from tfturbo.tune.study import RungKind
+from tfturbo.tune.levers.batch_size import LEVER as BATCH
 
 from ..cards import FactsCard
 from ..run_process import Launcher
@@ -27,12 +27,11 @@ from ..labels import muted_label
 
 
 class BatchPage(RungPage):
-    title = "Batch size"
-    intro = ("Mixed precision and XLA usually lower peak memory. A larger batch uses it: more samples per step, "
-             "with the learning rate scaled by the same factor (linear scaling rule). Throughput is compared per "
-             "sample, so a slower but larger step can still be a win.")
+    title = BATCH.title
+    intro = BATCH.intro
     run_button_text = "Run with this batch size"
-    rung_kind = rung_slug = RungKind.LARGER_BATCH
+    stage = BATCH.name
+    page_key = BATCH.page
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
@@ -69,29 +68,39 @@ class BatchPage(RungPage):
             return
         base_peak = base.summary.get("peak_memory_bytes")
         best_peak = (best.summary or {}).get("peak_memory_bytes")
-        kind = (best.summary or {}).get("memory_kind")
         self.memory.set_facts([
             ("Baseline peak", f"{fmt_bytes(base_peak)} ({base.summary.get('memory_kind') or 'host'})"),
             ("Tuned peak", f"{fmt_bytes(best_peak)} — {best.settings.label()}"),
             ("Freed", fmt_bytes(base_peak - best_peak) if isinstance(base_peak, (int, float)) and
              isinstance(best_peak, (int, float)) and base_peak > best_peak else "nothing measurable"),
         ])
-        available = ((self.session.environment or {}).get("memory") or {}).get("available_bytes")
-        plan = next_size(self.current_batch(), [], best_peak, available, kind)
-        how, _, what = plan.reason.partition(": ")  # "doubling: batch 64 → 128; …" reads "Proposed (doubling): …"
-        self.plan_text.setText(f"Proposed ({how}): {what}" if not plan.done and what else
-                               plan.reason[0].upper() + plan.reason[1:])
-        self.batch.setValue(plan.batch_size or self.current_batch())
+        self._propose()
+
+    def _propose(self) -> None:
+        """The engine's next size (the search goes on from each verdict: doubling, then one binary step)."""
+        plan = next(iter(self.session.pending(BATCH.name)), None)
+        if plan is not None:
+            how, _, what = plan.note.partition(": ")  # "doubling: batch 64 → 128; …" reads "Proposed (doubling): …"
+            self.plan_text.setText(f"Proposed ({how}): {what}" if plan.skipped_reason is None and what else
+                                   plan.note[0].upper() + plan.note[1:])
+        self.batch.setValue(plan.settings.batch_size if plan is not None and plan.skipped_reason is None
+                            else self.current_batch())
         self._on_batch(self.batch.value())
 
     def lr_scale(self) -> float:
-        return self.batch.value() / self.current_batch()
+        """The learning-rate scale of the chosen size relative to the tuned run's (the lever's linear rule)."""
+        return self.configure().lr_scale / self._best().settings.lr_scale
 
     def _on_batch(self, value: int) -> None:
         scale = self.lr_scale()
         self.lr.setText(f"× {scale:.2f} of the tuned run's (linear scaling rule)" if value != self.current_batch()
                         else "unchanged")
         self.update_controls()
+
+    def _on_run_ended(self, data) -> None:
+        super()._on_run_ended(data)
+        if self.rung is not None and self.rung.decision is not None:
+            self._propose()
 
     def can_run(self) -> bool:
         return self.batch.value() != self.current_batch()
@@ -107,5 +116,5 @@ class BatchPage(RungPage):
         return "Measuring scaling…" if self.scaling.is_running() else super().next_hint()
 
     def configure(self) -> RunSettings:
-        s = self._best().settings
-        return s.with_(batch_size=self.batch.value(), lr_scale=s.lr_scale * self.lr_scale())
+        """The lever's candidate at the chosen size (the proposal itself when unchanged)."""
+        return BATCH.at_size(self.session.policy, self.batch.value()).settings

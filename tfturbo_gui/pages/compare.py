@@ -1,4 +1,4 @@
-"""Page 5 — Re-measure & compare: a confirmation trial of the recommended configuration against the baseline.
+"""Re-measure & compare: a confirmation trial of the recommended configuration against the baseline.
 
 Every rung before was measured against the best configuration kept before
 it. This step measures the configuration the wizard would recommend side by
@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from tfturbo.runfiles import RUNS_DIR, load_run
 from tfturbo import protocol
-from tfturbo.tune.study import Rung, RungKind
+from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
+from tfturbo.tune.study import Rung
 
 from ..compare_view import CompareView
 from ..failures import explain
@@ -40,10 +41,9 @@ def confirmation_verdict(rung: Rung) -> dict[str, Any] | None:
 
 
 class ComparePage(WizardPage):
-    title = "Re-measure & compare"
-    intro = ("Measure the recommended configuration against the baseline, side by side: replicated runs of both, "
-             "alternating, on the same seed and data order. It is kept only if the speed-up's 95% interval is "
-             "above 1 and its accuracy is shown to be within tolerance on the same validation examples.")
+    title = CONFIRMATION.title
+    intro = CONFIRMATION.intro
+    page_key = CONFIRMATION.page
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
@@ -112,6 +112,12 @@ class ComparePage(WizardPage):
 
     def available(self) -> str:
         return needs_baseline(self.session)
+
+    def show_recorded(self) -> None:
+        """A continued study: its last confirmation is this page's."""
+        super().show_recorded()
+        self.confirmation = next((r for r in reversed(self.session.study.rungs)
+                                  if r.kind == CONFIRMATION.rung_kind and r.decision is not None), None)
 
     # ------------------------------------------------------------ what needs confirming
 
@@ -182,9 +188,7 @@ class ComparePage(WizardPage):
         candidate = self.candidate()
         if self.run_panel.is_running() or candidate is None or self.training_blocked():
             return
-        self.confirmation = self.session.start_trial(RungKind.CONFIRMATION, RungKind.CONFIRMATION,
-                                                     candidate.settings,
-                                                     f"{candidate.settings.label()} against the baseline")
+        self.confirmation = self.session.start_trial(CONFIRMATION.name)
         self.verdict.hide()
         self.run_panel.show()
         self.set_status(RUNNING)

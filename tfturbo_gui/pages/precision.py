@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QComboBox, QFormLayout, QWidget
 
 from tfturbo.settings import POLICIES, RunSettings
-from tfturbo.tune.study import RungKind
+from tfturbo.tune.levers.mixed_precision import LEVER as MIXED_PRECISION
 
 from ..run_process import Launcher
 from ..session import WizardSession, audit_argv
@@ -23,10 +23,8 @@ SIXTEEN_BIT = tuple(p for p in POLICIES if p != "float32")
 
 
 class PrecisionPage(RungPage):
-    title = "Mixed precision"
-    intro = ("Run the heavy math in 16-bit while the weights stay float32. The policy is set before the model "
-             "is built; the output layer must stay float32. Kept only if it is faster beyond the noise and the "
-             "validation metric holds.")
+    title = MIXED_PRECISION.title
+    intro = MIXED_PRECISION.intro
     run_button_text = "Run with this policy"
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
@@ -42,16 +40,13 @@ class PrecisionPage(RungPage):
         self.findings.set_empty_text("The audit for the chosen policy found nothing to fix.")
         self._initialised = False
 
-    rung_kind = RungKind.MIXED_PRECISION
-
-    @property
-    def rung_slug(self) -> str:  # runs/NN-mixed_bfloat16, as `tfturbo tune` names the rung
-        return self.policy.currentText()
+    stage = MIXED_PRECISION.name
+    page_key = MIXED_PRECISION.page
 
     def on_enter(self) -> None:
         if not self._initialised:
             self._initialised = True
-            policies, _why = self.session.recommended_policies()
+            policies = self.session.recommended_policies()
             env = self.session.environment or {}
             recommended, reason = env.get("recommended_policy"), env.get("reason") or ""
             if recommended == policies[0]:
@@ -70,9 +65,10 @@ class PrecisionPage(RungPage):
 
     def audit_request(self) -> tuple[str, list[str], str] | None:
         policy = self.policy.currentText()
-        batch = self.session.common_settings().batch_size
+        batch = self.session.best.settings.batch_size
         return policy, audit_argv(self.session.workload, policy, batch_size=batch,
                                   script_args=self.session.script_args), f"Auditing the model under {policy}…"
 
     def configure(self) -> RunSettings:
-        return self.session.common_settings().with_(policy=self.policy.currentText())
+        """The engine's candidate for the chosen policy (on the best kept configuration, its fixes applied)."""
+        return MIXED_PRECISION.candidates(self.session.policy, chosen=self.policy.currentText())[0].settings

@@ -1,4 +1,4 @@
-"""Page 7 — Record & report: the settings to train with, as recorded beside the checkpoint, and the PDF.
+"""Record & report: the settings to train with, as recorded beside the checkpoint, and the PDF.
 
 The recommendation is the best kept rung (`study.yaml` says so too); the
 code changes come from `tune.apply_snippet`, and the record is read back from

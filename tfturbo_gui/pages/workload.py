@@ -27,7 +27,7 @@ from ..cards import FactsCard
 from ..run_data import RunData
 from ..run_panel import RunPanel
 from ..run_process import Launcher
-from ..session import WizardSession, audit_argv, default_study_dir, run_on, script_options
+from ..session import WizardSession, default_study_dir, run_on, script_options
 from ..step_status import ATTENTION, PASSED, RUNNING
 from ..workload_catalog import builtin_workloads, is_script
 from .base import WizardPage, add_section
@@ -384,6 +384,10 @@ class WorkloadPage(WizardPage):
 
     # ------------------------------------------------------------ Next: check the workload
 
+    def show_recorded(self) -> None:
+        if self.session.study is not None:
+            self.set_status(PASSED)
+
     def can_go_next(self) -> bool:
         return (bool(self.workload_edit.text().strip()) and not self.check_panel.is_running()
                 and self.script_args() is not None and not self.host_problem())
@@ -403,7 +407,7 @@ class WorkloadPage(WizardPage):
             return
         self._apply_run_on()  # a host typed and not yet left: the check runs there
         spec = self.workload_edit.text().strip()
-        self.check_panel.start("audit", audit_argv(spec, script_args=self.script_args() or []), busy_text=f"Loading {spec} in the backend…",
+        self.check_panel.start("audit", self.session.audit_argv(spec, self.script_args() or []), busy_text=f"Loading {spec} in the backend…",
                                log_path=self.session.log_path())
         self.set_status(RUNNING)
 

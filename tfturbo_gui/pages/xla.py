@@ -19,7 +19,10 @@ from __future__ import annotations
 from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
 from tfturbo.settings import RunSettings
-from tfturbo.trials.policy import STEPS_PER_EXECUTION, XLA, Candidate
+from tfturbo.tune.levers import Candidate
+from tfturbo.tune.levers.autoclustering import LEVER as AUTOCLUSTERING
+from tfturbo.tune.levers.steps_per_execution import LEVER as STEPS_PER_EXECUTION
+from tfturbo.tune.levers.xla import LEVER as XLA
 
 from ..labels import muted_label, sentence
 from ..run_process import Launcher
@@ -30,40 +33,37 @@ AUTOCLUSTERING_TEXT = "Try TensorFlow's auto-clustering instead"
 
 
 class XlaPage(RungPage):
-    title = "XLA compilation"
-    intro = ("Compile the training step with XLA (jit_compile=True) to fuse element-wise operations. The first "
-             "steps compile and are excluded from the timings; a dataset whose batch shape varies makes XLA "
-             "recompile, so the shapes are audited first.")
+    title = XLA.title
+    intro = XLA.intro
     run_button_text = "Run with XLA"
+    page_key = XLA.page
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
         self.extends = muted_label()
         self.controls.addWidget(self.extends)
-        self.follow_up_note = muted_label(hidden=True)  # why the policy's follow-up is the next action
+        self.follow_up_note = muted_label(hidden=True)  # why the engine's next XLA candidate is the next action
         self.controls.addWidget(self.follow_up_note)
         spe = QVBoxLayout()  # a lever of its own, below the XLA run and its verdict (between them it read as theirs)
-        add_section(spe, "Steps per execution")
-        self.spe_note = muted_label()  # the candidate's note, or the policy's reason it is not offered
+        add_section(spe, STEPS_PER_EXECUTION.title)
+        self.spe_note = muted_label()  # the candidate's note, or the engine's reason it is not offered
         spe.addWidget(self.spe_note)
         self.spe_button = QPushButton()
         self.spe_button.clicked.connect(self.start_steps_per_execution)
         spe.addWidget(self.spe_button)
         self.left.insertLayout(self.left.indexOf(self.decision_card) + 1, spe)
         self.findings.set_empty_text("The shape audit found no partial batch and no dynamic dimension.")
-        self.measuring: Candidate | None = None  # the policy's candidate of the trial started last (None: XLA)
+        self.measuring: Candidate | None = None  # the engine's candidate of the trial started last (None: XLA)
 
     @property
-    def rung_kind(self) -> str:
-        return self.measuring.kind if self.measuring is not None else XLA
-
-    @property
-    def rung_slug(self) -> str:  # runs/NN-xla-autoclustering, NN-spe4, … as `tfturbo tune` names the rungs
-        return self.measuring.slug if self.measuring is not None else XLA
+    def stage(self) -> str:
+        if self.measuring is None:
+            return XLA.name
+        return STEPS_PER_EXECUTION.name if self.measuring.kind == STEPS_PER_EXECUTION.rung_kind else \
+            AUTOCLUSTERING.name if self.measuring.settings.xla_autoclustering else XLA.name
 
     def base_settings(self) -> RunSettings:
-        best = self.session.best
-        return best.settings if best is not None else self.session.common_settings()
+        return self.session.best.settings
 
     def on_enter(self) -> None:
         if self.session.baseline is not None:
@@ -77,51 +77,56 @@ class XlaPage(RungPage):
         return " ".join(argv), argv, "Auditing the dataset's shapes for XLA…"
 
     def configure(self) -> RunSettings:
-        return self.base_settings().with_(jit_compile=True)
+        """The engine's XLA candidate on the best kept configuration (its fixes applied)."""
+        return XLA.candidates(self.session.policy)[0].settings
 
     def rung_settings(self) -> RunSettings:
-        """jit_compile=True with the fix boxes shown; a policy candidate (auto-clustering, steps_per_execution)
-        exactly as `tfturbo tune` measures it: the boxes answer the shape audit of jit_compile=True, and
-        unticked they took a fix out of the kept configuration the candidate builds on."""
-        if self.measuring is not None:
+        """jit_compile=True with the fix boxes shown; the engine's other candidates (16-bit under XLA,
+        auto-clustering, steps_per_execution) exactly as `tfturbo tune` measures them: the boxes answer the
+        shape audit of jit_compile=True, and unticked they took a fix out of the configuration built on."""
+        if self.measuring is not None and self.measuring.slug != XLA.name:
             return self.measuring.settings
         return super().rung_settings()
 
     def follow_up(self) -> Candidate | None:
-        """The policy's next XLA candidate once the XLA trial is judged (auto-clustering), or None."""
-        policy = self.session.policy
-        return next(iter(policy.follow_up(XLA)), None) if policy is not None else None
+        """The engine's next XLA candidate once jit_compile=True on the best configuration is judged (16-bit
+        under XLA, auto-clustering), or None."""
+        if self.session.policy is None or not any(r.kind == XLA.rung_kind for r in self.session.policy.rungs):
+            return None
+        left = [c for lever in (XLA, AUTOCLUSTERING) for c in self.session.pending(lever.name)
+                if c.skipped_reason is None]
+        return left[0] if left else None
 
     def steps_per_execution(self) -> tuple[Candidate | None, str]:
-        """(the policy's next steps_per_execution candidate not yet measured, its note) or (None, why not)."""
-        policy = self.session.policy
-        if policy is None:
+        """(the engine's next steps_per_execution candidate not yet measured, its note) or (None, why not)."""
+        if self.session.policy is None:
             return None, "Offered once the baseline's step time is measured."
-        offered = policy.candidates(STEPS_PER_EXECUTION)
-        if offered[0].skipped_reason is not None:
+        offered = self.session.pending(STEPS_PER_EXECUTION.name)
+        if offered and offered[0].skipped_reason is not None:
             return None, sentence(f"not offered — {offered[0].skipped_reason.removeprefix('skipped: ')}")
-        measured = [r.settings.steps_per_execution for r in policy.rungs if r.kind == STEPS_PER_EXECUTION]
-        left = [c for c in offered if c.settings.steps_per_execution not in measured]
-        if not left:
+        if not offered:
+            measured = [r.settings.steps_per_execution for r in self.session.policy.rungs
+                        if r.kind == STEPS_PER_EXECUTION.rung_kind]
             return None, sentence(f"measured {', '.join(map(str, measured))} steps per call: none was kept")
-        return left[0], sentence(left[0].note)
+        return offered[0], sentence(offered[0].note)
 
     def start_run(self) -> None:
-        """The main button measures the policy's follow-up when there is one, else jit_compile=True."""
+        """The main button measures the engine's next XLA candidate when there is one, else jit_compile=True."""
         self.measuring = self.follow_up()
         super().start_run()
 
     def start_steps_per_execution(self) -> None:
-        """Measure the policy's next steps_per_execution candidate as this page's trial."""
+        """Measure the engine's next steps_per_execution candidate as this page's trial."""
         self.measuring = self.steps_per_execution()[0]
         if self.measuring is not None:
             super().start_run()
 
     def update_controls(self) -> None:
-        """Each lever's button says what the policy would measure next (it changes as verdicts come in)."""
+        """Each lever's button says what the engine would measure next (it changes as verdicts come in)."""
         super().update_controls()
         nxt = self.follow_up()
-        self.run_button.setText(AUTOCLUSTERING_TEXT if nxt is not None else self.run_button_text)
+        self.run_button.setText(self.run_button_text if nxt is None else AUTOCLUSTERING_TEXT
+                                if nxt.settings.xla_autoclustering else f"Run {nxt.settings.label()}")
         self.follow_up_note.setText(f"Why: {nxt.note}." if nxt is not None else "")
         self.follow_up_note.setVisible(nxt is not None)
         spe, note = self.steps_per_execution()
@@ -133,5 +138,5 @@ class XlaPage(RungPage):
 
     def passed(self, decision) -> bool:
         """The step passes when any of its levers was kept (XLA, auto-clustering or steps_per_execution)."""
-        kinds = (XLA, STEPS_PER_EXECUTION)
+        kinds = (XLA.rung_kind, STEPS_PER_EXECUTION.rung_kind)
         return decision.kept or any(r.kept for r in self.session.policy.rungs if r.kind in kinds)

@@ -1,0 +1,158 @@
+"""A study killed at any point continues with the same command: finished runs re-used, the same decisions.
+
+The runner answers from recorded summaries keyed by the run's name (so a run gives the same summary whenever
+it is measured) and writes each run's summary.json into its run directory as the backend does. The study
+runs in a forked child that SIGKILLs itself at a chosen point; the parent resumes it, and the result is
+compared with an uninterrupted study on the same recorded runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import signal
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tfturbo import runfiles
+from tfturbo.errors import OutputDirError
+from tfturbo.tune import study as study_mod
+from tfturbo.tune.ladder import Ladder, TuneOptions
+
+from conftest import FakeBackend, summary
+from test_study import gpu_like
+
+TIMES = re.compile(r"^(\s*)(created|run_seconds): .*$", re.MULTILINE)
+
+
+class RecordedRuns(FakeBackend):
+    """The fake backend with each run's noise fixed by its name, writing run directories; `kill(name, when)`
+    may end the process there (when: "during" a run, "after" it)."""
+
+    def __init__(self, kill_at: tuple[str, str] | None = None, **kw):
+        super().__init__(gpu_like(summary), recommended="mixed_bfloat16", available_memory=8 << 30, **kw)
+        self.kill_at = kill_at
+        self.measured: list[str] = []
+
+    def __call__(self, command, argv, on_event=None, stderr_path=None, cancel=None, env=None):
+        if command != "run":
+            return super().__call__(command, argv, on_event, stderr_path, cancel, env)
+        run_dir = Path(argv[argv.index("--out") + 1])
+        name = run_dir.name
+        runfiles.prepare_run_dir(run_dir)  # as the backend: an existing run is refused
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / runfiles.EVENTS).write_text('{"v": 1, "type": "hello"}\n')
+        if self.kill_at == (name, "during"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        self.measured.append(name)
+        self._rng = __import__("numpy").random.default_rng(int(hashlib.sha1(name.encode()).hexdigest()[:8], 16))
+        result = super().__call__(command, argv, on_event, stderr_path, cancel, env)
+        runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, result.document)
+        if self.kill_at == (name, "after"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+
+def options(out: Path) -> TuneOptions:
+    return TuneOptions("builtin:fake", out, steps=100, min_replicates=2, max_replicates=3)
+
+
+def killed(out: Path, runner: RecordedRuns, monkeypatch=None, kill_on_save: int | None = None) -> None:
+    """The study in a child process that is SIGKILLed where the runner (or the nth study.yaml write) says."""
+    pid = os.fork()
+    if pid == 0:
+        if kill_on_save is not None:
+            writes = [0]
+            real = study_mod.write_yaml
+
+            def half_written(path, data):
+                writes[0] += 1
+                if writes[0] == kill_on_save:  # the temporary file half written, then the kill: never renamed
+                    Path(str(path) + ".tmp").write_text(yaml.safe_dump(data)[:200])
+                    os.kill(os.getpid(), signal.SIGKILL)
+                real(path, data)
+            study_mod.write_yaml = half_written
+        try:
+            Ladder(options(out), runner=runner).run()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def as_read(out: Path) -> str:
+    """study.yaml apart from times and the study's own folder (the runs' XLA cache is under it)."""
+    return TIMES.sub(r"\1\2: <time>", (out / "study.yaml").read_text()).replace(str(out), "STUDY")
+
+
+def finished_runs(out: Path) -> set[str]:
+    return {p.name for p in (out / "runs").iterdir() if (p / runfiles.SUMMARY).exists()}
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("whole") / "s"
+    runner = RecordedRuns()
+    Ladder(options(out), runner=runner).run()
+    return as_read(out), runner.measured
+
+
+@pytest.mark.parametrize("kill_at", [("03-xla.a2", "during"), ("02-mixed_bfloat16.b2", "after"),
+                                     ("06-batch256.a2", "during"), (None, "save")])
+def test_a_killed_study_resumes_to_the_same_decisions_measuring_no_finished_run_twice(tmp_path, uninterrupted,
+                                                                                      kill_at):
+    whole, all_runs = uninterrupted
+    out = tmp_path / "s"
+    name, when = kill_at
+    killed(out, RecordedRuns(kill_at=kill_at if name else None), kill_on_save=9 if when == "save" else None)
+    before = finished_runs(out)
+    assert yaml.safe_load((out / "study.yaml").read_text())["status"] == "running"  # what a kill leaves
+    lines = []
+    resumed = RecordedRuns()
+    Ladder(options(out), runner=resumed, say=lines.append, resume=True).run()
+    assert not set(resumed.measured) & before  # no finished run measured again
+    assert sorted(set(resumed.measured) | before) == sorted(all_runs)
+    assert as_read(out) == whole
+    assert any(line.startswith(f"resume: {len(before)} finished run(s) re-used") for line in lines) or not before
+
+
+def test_a_finished_study_is_not_measured_again_without_restart(tmp_path):
+    out = tmp_path / "s"
+    Ladder(options(out), runner=RecordedRuns()).run()
+    with pytest.raises(OutputDirError, match="already holds a finished study"):
+        Ladder(options(out), runner=RecordedRuns(), resume=True).run()
+
+
+def test_resuming_with_other_options_is_refused(tmp_path):
+    out = tmp_path / "s"
+    killed(out, RecordedRuns(kill_at=("02-mixed_bfloat16.a1", "during")))
+    other = options(out)
+    other.steps = 50
+    with pytest.raises(OutputDirError, match="other options .*steps"):
+        Ladder(other, runner=RecordedRuns(), resume=True).run()
+
+
+def test_the_same_command_continues_and_restart_starts_over(tmp_path, monkeypatch, capsys):
+    from tfturbo import cli
+    from tfturbo.tune import ladder as ladder_mod
+
+    out = tmp_path / "s"
+    killed(out, RecordedRuns(kill_at=("03-xla", "after")))
+    before = finished_runs(out)
+    argv = ["tune", "builtin:fake", "--out", str(out), "--steps", "100", "--min-replicates", "2",
+            "--max-replicates", "3", "--no-report", "--json"]
+    resumed = RecordedRuns()
+    monkeypatch.setattr(ladder_mod, "run_backend", resumed)
+    assert cli.main(argv) == 0
+    err = capsys.readouterr().err
+    assert f"resume: continuing the unfinished study in {out}" in err  # one line says so
+    assert not set(resumed.measured) & before
+    again = RecordedRuns()
+    monkeypatch.setattr(ladder_mod, "run_backend", again)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)  # a script: the flag is the confirmation
+    assert cli.main(argv + ["--restart"]) == 0
+    assert "restart: deleted the study" in capsys.readouterr().err
+    assert set(again.measured) >= before  # everything measured again from the start

@@ -1,0 +1,632 @@
+"""The study engine: one study from the hardware report to the recommendation, as a plan of backend actions.
+
+Like `trials.Trial`, the engine never runs anything. `next_action()` says
+what the backend should do next — `env`, `audit`, `probe-input` or one `run`
+of a trial, with its arguments and run directory — and the front end
+executes it its own way and hands back what came of it with `record()`:
+
+- `tfturbo tune` (`tune.ladder.Ladder`) is a blocking loop over the whole
+  study (`run_all()`), one subprocess per action;
+- the wizard (`tfturbo_gui.session.WizardSession`) drives the same object
+  through QProcess, stage by stage: the user chooses when a stage runs
+  (`begin(stage)`) and may change its settings; the engine decides what is
+  measured against what, and what is kept.
+
+So the same results in give the same study.yaml from either front end.
+
+The life of a study: environment (the `env` document; the 16-bit policies
+and the memory a larger batch may use), audit (static findings under the
+16-bit policy and XLA the study will try, so their fixes apply), input probe
+(an input-bound job stops here unless a lever handles it), baseline (one run
+with the profiler window), then each lever's stage in order
+(`tune.levers.LEVERS`), each candidate an A/B trial against the best kept
+configuration, and last the recommendation and its code changes.
+
+Resume: an engine given the `recorded` study of an unfinished run of the same
+command replays it. Every document the study already holds (environment,
+audit, probes) and every finished run in runs/ (its summary.json written) is
+handed back without asking the backend again; a run that left no summary is
+deleted and measured again. The policy is deterministic, so the same recorded
+runs lead to the same decisions as an uninterrupted study.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Generator
+
+from .. import findings as F
+from .. import protocol, summary
+from ..cli_args import run_argv, script_argv
+from ..errors import OutputDirError
+from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
+from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from ..trials.execute import summary_of
+from ..trials.speed import SpeedRule, samples_per_s
+from ..trials.trial import PlannedRun, Trial
+from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
+from . import levers
+from .apply_snippet import snippet
+from .batch import DEFAULT_MAX_SCALE
+from .levers import Candidate, Lever
+from .levers.input_pipeline import INPUT_BOUND_ADVICE
+from .policy import TuningPolicy, sixteen_bit_policies
+from .study import Rung, RungKind, Study, StudyStatus, measurement_only
+
+ENVIRONMENT, AUDIT, PROBE, BASELINE = "environment", "audit", "probe", RungKind.BASELINE
+# a run that wrote its summary.json with one of these ended for a reason of its own: re-used on resume
+FINISHED_RUN = (protocol.RunStatus.COMPLETED, protocol.RunStatus.FAILED, protocol.RunStatus.NAN_STOPPED)
+
+
+@dataclass
+class TuneOptions:
+    """What a study measures with: study.yaml's `options` (the same for `tfturbo tune` and the wizard)."""
+
+    workload: str
+    out: Path
+    steps: int = DEFAULT_STEPS
+    seed: int = DEFAULT_SEED
+    batch_size: int | None = None
+    val_every: int | None = None  # None: steps // 5
+    val_examples: int = RunSettings.val_examples
+    min_replicates: int = SpeedRule.min_pairs
+    max_replicates: int = SpeedRule.max_pairs
+    steady_s: float = SpeedRule.steady_s  # steady-state seconds each replicate aims at (0: full-length pairs only)
+    policy: str | None = None  # the 16-bit policy to measure; None: the recommended one
+    both_policies: bool = False
+    auto_fix: bool = True  # apply the audit's automatic fixes (float32 head, drop_remainder) to the rungs
+    max_batch_scale: float = DEFAULT_MAX_SCALE
+    tolerance: Tolerance = field(default_factory=Tolerance)
+    stages: tuple[str, ...] | None = None  # the stages to measure (None: every lever's; the confirmation always)
+    script_args: list[str] = field(default_factory=list)  # a training script's own options (after `--`)
+
+    def __post_init__(self) -> None:
+        if self.stages is None:
+            self.stages = levers.stages()
+
+    def base_settings(self) -> RunSettings:
+        plain = RunSettings(self.workload, steps=self.steps, seed=self.seed, batch_size=self.batch_size,
+                            val_every=self.val_every, val_examples=self.val_examples,
+                            script_args=list(self.script_args))
+        return plain.with_(val_every=plain.effective_val_every())
+
+    def speed_rule(self) -> SpeedRule:
+        return SpeedRule(self.min_replicates, self.max_replicates, steady_s=self.steady_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"steps": self.steps, "seed": self.seed, "batch_size": self.batch_size,
+                "val_every": self.base_settings().val_every, "val_examples": self.val_examples,
+                "replicates": {"min": self.min_replicates, "max": self.max_replicates, "steady_s": self.steady_s},
+                "policy": self.policy, "both_policies": self.both_policies,
+                "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
+                "tolerance": self.tolerance.to_dict(), "stages": list(self.stages)}
+
+    @classmethod
+    def from_dict(cls, workload: str, out: Path, d: dict[str, Any]) -> "TuneOptions":
+        """The options a study recorded (study.yaml's `options`), to continue it with them."""
+        replicates = d.get("replicates") or {}
+        known = {k: d[k] for k in ("steps", "seed", "batch_size", "val_every", "val_examples", "policy",
+                                   "both_policies", "auto_fix", "max_batch_scale") if d.get(k) is not None}
+        return cls(workload, Path(out), **known, min_replicates=replicates.get("min", SpeedRule.min_pairs),
+                   max_replicates=replicates.get("max", SpeedRule.max_pairs),
+                   steady_s=replicates.get("steady_s", SpeedRule.steady_s),
+                   tolerance=Tolerance.from_dict(d.get("tolerance")), script_args=list(d.get("script_args") or []),
+                   stages=tuple(d["stages"]) if d.get("stages") else None)
+
+    def selected(self) -> list[Lever]:
+        """The levers this study measures, in order (a confirming lever always)."""
+        return [lv for lv in levers.LEVERS if lv.stage_name in self.stages or lv.confirms]
+
+
+@dataclass
+class Action:
+    """What the backend should do next: `command` with `argv` (a `run` into `run_dir`)."""
+
+    command: str  # env | audit | probe-input | run
+    argv: list[str]
+    stage: str  # environment | audit | probe | baseline | a lever's name
+    planned: PlannedRun | None = None  # a run of a trial (or the baseline's one run)
+    rung: Rung | None = None
+    run_dir: Path | None = None
+
+
+@dataclass
+class Outcome:
+    """What came of an action: the backend's result document (None: none), how the process ended, its error."""
+
+    document: dict[str, Any] | None
+    status: str = protocol.RunStatus.COMPLETED
+    error: dict[str, Any] | None = None
+
+
+def prepare_study_dir(path: Path) -> bool:
+    """Create the study directory (True if this call created it), or say in one line why it cannot be used."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise OutputDirError(f"{path} exists and is not a directory", "choose another --out path")
+    if (path / STUDY_YAML).exists() or (path / RUNS_DIR).exists():
+        raise OutputDirError(f"{path} already holds a study", "choose a new --out directory or delete the old study")
+    created = not path.exists()
+    try:
+        (path / RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputDirError(f"cannot write to {path} ({e.strerror or e})", "choose a writable --out directory") from e
+    return created
+
+
+def baseline_verdict(base: dict[str, Any]) -> TrialVerdict:
+    """The baseline's own row: the reference every trial is measured against."""
+    rate = samples_per_s(base)
+    speed = SpeedVerdict(1.0, (1.0, 1.0), NO_CHANGE, 0, [], rate, rate)
+    metric = summary.primary_metric(base)
+    return TrialVerdict(speed, AccuracyVerdict(metric[0] if metric else None, 0.0, (0.0, 0.0), "within tolerance",
+                                               checked=False),
+                        True, f"reference: {RunSettings.from_dict(base.get('settings') or {}).label()}", [])
+
+
+def rung_run_names(name: str) -> Callable[[str, int], str]:
+    """Run directory names of a rung's trial: B's first replicate is the rung's own run."""
+    return lambda arm, replicate: name if (arm == "b" and replicate == 1) else f"{name}.{arm}{replicate}"
+
+
+def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
+               options: TuneOptions) -> Trial:
+    """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run."""
+    return Trial(reference.settings, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
+                 accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
+                 label_a=reference.settings.label() if reference is not baseline else "the baseline",
+                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR))
+
+
+def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
+    """What a rung keeps of its trial: B's first run as its own, every run's name, the verdict's reason after
+    why the rung was measured."""
+    first_b = next((r for r in trial.runs if r.planned.arm == "b"), None)
+    rung.summary = first_b.summary if first_b is not None else None
+    rung.settings = first_b.planned.settings if first_b is not None else rung.settings
+    rung.replicates = [r.planned.name for r in trial.runs]
+    rung.run_seconds = trial.measured_seconds()
+    if note:
+        verdict.reason = f"{note}; {verdict.reason}"
+
+
+def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
+               script_args: list[str] = ()) -> list[str]:
+    """`audit` arguments (the shared backend parser's); a script's options follow `--`."""
+    argv = [workload, "--policy", policy, "--jit" if jit else "--no-jit"]
+    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
+
+
+def probe_argv(workload: str, seed: int = DEFAULT_SEED, batch_size: int | None = None,
+               script_args: list[str] = (), extra: list[str] = ()) -> list[str]:
+    """`probe-input` arguments (the shared backend parser's); a script's options follow `--`."""
+    argv = [workload, "--seed", str(seed), *extra]
+    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
+
+
+def audit_action(options: TuneOptions, recommended: str | None, workload: str | None = None,
+                 script_args: list[str] | None = None) -> Action:
+    """The audit under the 16-bit policy and XLA the study will try, so the fixes of what it finds apply."""
+    policy = sixteen_bit_policies(recommended, options.both_policies, options.policy)[0][0]
+    return Action("audit", audit_argv(workload or options.workload, policy, jit=True, batch_size=options.batch_size,
+                                      script_args=options.script_args if script_args is None else script_args), AUDIT)
+
+
+Flow = Generator[Action, Outcome, Any]
+
+
+class StudyEngine:
+    """One study as a plan: `next_action()` / `record()`, stage by stage (`begin`) or all of it (`run_all`)."""
+
+    def __init__(self, options: TuneOptions, study: Study, say: Callable[[str], None] = lambda line: None,
+                 recorded: Study | None = None):
+        self.opts = options
+        self.study = study
+        self.say = say
+        self.recorded = recorded  # the unfinished study this one continues (resume), or None
+        self.policy: TuningPolicy | None = None  # made once the environment is known
+        self.trial: Trial | None = None  # the trial being measured
+        self.trials: dict[str, Trial] = {}  # rung name -> its trial
+        self.reused: list[str] = []  # runs handed back from disk instead of measured (resume)
+        self._flow: Flow | None = None
+        self._pending: Action | None = None
+        self._outcome: Outcome | None = None
+        self._started = False
+        self._stop = False  # the user stopped: no new trial starts, the study ends interrupted
+        self._visited: set[str] = set()  # levers whose stage began (their skips are recorded once)
+        self._unattended = False  # planning the whole study (tune): a failed baseline ends it
+
+    # ------------------------------------------------------------ the plan
+
+    @property
+    def baseline(self) -> Rung | None:
+        return self.policy.baseline if self.policy is not None else None
+
+    @property
+    def best(self) -> Rung | None:
+        return self.policy.best if self.policy is not None else None
+
+    def run_all(self) -> None:
+        """Plan the whole study (tune): every stage in order, then the recommendation."""
+        self._unattended = True
+        self._start(self._whole())
+
+    def begin(self, stage: str, settings: RunSettings | None = None) -> None:
+        """Plan one stage (the wizard): the baseline, or one candidate of a lever — the user's `settings`, else
+        the lever's next candidate. The stages before it that have nothing to measure are recorded as skipped."""
+        if stage == BASELINE:
+            self._start(self._baseline())
+            return
+        lever = levers.lever(stage)
+        self._close_before(lever)
+        self._start(self._lever(lever, None if settings is None else [lever.candidate_for(self.policy, settings)],
+                                follow=False))
+
+    def next_action(self) -> Action | None:
+        """The next backend action of the planned stage(s), or None when they are done."""
+        if self._pending is not None or self._flow is None:
+            return self._pending
+        try:
+            self._pending = self._flow.send(self._outcome) if self._started else next(self._flow)
+            self._started = True
+        except StopIteration:
+            self._flow = None
+        self._outcome = None
+        return self._pending
+
+    def record(self, action: Action, outcome: Outcome) -> None:
+        """What came of `action` (the one `next_action` returned)."""
+        assert action is self._pending, "record the action next_action() returned"
+        self._pending, self._outcome = None, outcome
+
+    def replay(self) -> None:
+        """Plan the recorded study's decided rungs again from their runs on disk (the wizard's Open study): the
+        policy, the best configuration and every verdict come back as they were. A rung whose runs are not all
+        on disk asks for a run: the front end then `abandon()`s the replay there."""
+        self._start(self._replay())
+
+    def abandon(self) -> None:
+        """Drop the stage being planned (a replay that reached a run not on disk): its undecided rung goes."""
+        if self._flow is not None:
+            self._flow.close()
+        self._flow, self._pending, self.trial = None, None, None
+        if self.study.rungs and self.study.rungs[-1].decision is None and self.study.rungs[-1].skipped_reason is None:
+            self.study.rungs.pop()
+        self.study.save()
+
+    def _replay(self) -> Flow:
+        recorded = self.recorded
+        if recorded.environment is not None:
+            self.record_environment(recorded.environment)
+        self.record_audit(recorded.audit)
+        if recorded.probe is not None:
+            self.record_probe(recorded.probe)
+        self.study.probe_input_fixes = recorded.probe_input_fixes
+        for rung in recorded.rungs:
+            if rung.skipped_reason is not None:
+                self.study.add_skipped(rung.kind, rung.name[3:], rung.settings, rung.skipped_reason,
+                                       rung.compared_with or "")
+                self._visited.update(lv.name for lv in levers.of_kind(rung.kind))
+            elif rung.decision is None or self.policy is None:
+                return  # the rung never finished: its stage is the next one
+            elif rung.kind == BASELINE:
+                yield from self._baseline()
+            elif self.best is not None:
+                lever = self._lever_of(rung)
+                if lever is None:  # a lever this tfturbo does not have (a newer version's, a plug-in's)
+                    return
+                self._visited.add(lever.name)
+                slug = rung.name[3:]
+                candidate = next((c for c in lever.candidates(self.policy) + lever.follow_up(self.policy)
+                                  if c.slug == slug and c.skipped_reason is None), None)
+                yield from self._trial(candidate or Candidate(rung.kind, slug, rung.settings,
+                                                              f"chosen in the wizard: {rung.settings.label()}",
+                                                              self.best), lever)
+
+    def _lever_of(self, rung: Rung) -> Lever | None:
+        """The lever a recorded rung measured: of its kind, the last that changes a setting it differs in from
+        the rung it was measured against (None: no lever has its kind)."""
+        kind = levers.of_kind(rung.kind)
+        if not kind:
+            return None
+        reference = self.policy.rung(rung.compared_with).settings
+        changed = [lv for lv in kind if any(getattr(rung.settings, f) != getattr(reference, f)
+                                            for f in lv.settings_changed)]
+        return (changed or kind)[-1]
+
+    def stop(self) -> None:
+        """The user stopped: the current trial is judged on its complete pairs, and no new trial starts."""
+        self._stop = True
+        if self.trial is not None:
+            self.trial.stop()
+
+    def stop_trial(self) -> None:
+        """Stop only the current trial (the wizard's Stop on a page): judge its complete pairs."""
+        if self.trial is not None:
+            self.trial.stop()
+
+    def _start(self, flow: Flow) -> None:
+        assert self._flow is None, "a stage is being measured"
+        self._flow, self._started, self._stop = flow, False, False
+
+    def _ask(self, action: Action) -> Flow:
+        outcome = yield action
+        return outcome
+
+    # ------------------------------------------------------------ the whole study
+
+    def _whole(self) -> Flow:
+        """Each step returns or records whether the study goes on; `finish()` (the front end's) ends it."""
+        steps = [self._environment, self._audit, self._probe_stage, self._baseline]
+        steps += [lambda lever=lever: self._stage(lever) for lever in self.opts.selected()]
+        for step in steps:
+            yield from step()
+            if self._stop:
+                self.interrupted()
+            if self.study.status != StudyStatus.RUNNING:
+                return
+
+    def _stage(self, lever: Lever) -> Flow:
+        self._visited.add(lever.name)
+        yield from self._lever(lever, None, follow=True)
+
+    def interrupted(self) -> None:
+        self.study.status = StudyStatus.INTERRUPTED
+        self.study.message = "stopped by the user (Ctrl-C); the rungs measured so far are kept"
+        self.study.save()
+
+    def _environment(self) -> Flow:
+        doc = (self.recorded.environment if self.recorded is not None else None)
+        if doc is None:
+            self.say("environment: asking the backend for devices and the recommended policy")
+            outcome = yield from self._ask(Action("env", [], ENVIRONMENT))
+            doc = outcome.document
+            if doc is None:
+                self.fail("the backend could not report the environment: " + error_text(outcome))
+                return
+        self.record_environment(doc)
+        names = [str(d.get("name") or d.get("type")) if isinstance(d, dict) else str(d) for d in doc.get("devices") or []]
+        self.say(f"environment: {', '.join(names) or 'no device listed'}; "
+                 f"recommended policy {doc.get('recommended_policy')} ({doc.get('reason', '')})")
+
+    def record_environment(self, doc: dict[str, Any]) -> None:
+        """The `env` document: the 16-bit policies to measure and the memory a larger batch may use."""
+        self.study.environment = doc
+        policies, reason = sixteen_bit_policies(doc.get("recommended_policy"), self.opts.both_policies,
+                                                self.opts.policy)
+        available = (doc.get("memory") or {}).get("available_bytes")
+        available = available if isinstance(available, (int, float)) else None
+        if self.policy is None:
+            self.policy = TuningPolicy(self.study.audit, policies, reason, self.opts.auto_fix,
+                                       self.opts.max_batch_scale, available)
+        else:  # the report again (the wizard asks when its page shows): what was measured stays
+            self.policy.policies, self.policy.policy_reason, self.policy.available_memory = policies, reason, available
+
+    def _audit(self) -> Flow:
+        recorded = self.recorded
+        if recorded is not None and (recorded.audit or recorded.probe is not None or recorded.rungs):
+            self.record_audit(recorded.audit)
+            return
+        action = audit_action(self.opts, self.study.environment.get("recommended_policy"))
+        outcome = yield from self._ask(action)
+        if outcome.document is None:
+            self.fail("the audit failed: " + error_text(outcome))
+            return
+        found = [f for f in outcome.document.get("findings") or [] if isinstance(f, dict)]
+        self.record_audit(found)
+        self.say(f"audit ({action.argv[2]} + XLA): {len(found)} finding(s)"
+                 + (f": {', '.join(F.codes_of(found))}" if found else ""))
+
+    def record_audit(self, findings: list[dict[str, Any]]) -> None:
+        """Static findings, each once (the wizard's pages audit again under the policy they measure)."""
+        study = self.study
+        seen = {(f.get("code"), f.get("where"), f.get("message")) for f in study.audit}
+        study.audit += [f for f in findings if (f.get("code"), f.get("where"), f.get("message")) not in seen]
+        study.save()
+
+    def probe(self, extra: list[str]) -> Flow:
+        """The probe-input document (`extra`: e.g. --input-fixes); a failed probe is recorded with its error and
+        no verdict."""
+        recorded = self.recorded
+        key = "probe_input_fixes" if extra else "probe"
+        if recorded is not None and getattr(recorded, key) is not None:
+            return getattr(recorded, key)
+        o = self.opts
+        outcome = yield from self._ask(Action("probe-input", probe_argv(o.workload, o.seed, o.batch_size,
+                                                                        o.script_args, extra), PROBE))
+        label = "input probe" + (" with " + " ".join(extra) if extra else "")
+        if outcome.document is None:
+            self.say(f"{label}: failed ({error_text(outcome)}); continuing without its verdict")
+            return {"verdict": None, "error": error_text(outcome), "findings": []}
+        band = outcome.document.get("band")
+        self.say(f"{label}: {str(outcome.document.get('verdict')).replace('_', '-')}"
+                 + (f" ({band} share of step time waiting on input)" if band else ""))
+        return outcome.document
+
+    def _probe_stage(self) -> Flow:
+        document = yield from self.probe([])
+        self.record_probe(document)
+        if self.policy.input_bound:
+            if any(lv.handles_input_bound() for lv in self.opts.selected()):
+                self.say("input probe: the automatic tf.data fixes are measured first")
+            else:
+                self.stop_input_bound(f"the job is input-bound: {INPUT_BOUND_ADVICE}")
+
+    def record_probe(self, document: dict[str, Any] | None) -> None:
+        self.study.probe = document
+        if self.policy is not None:
+            self.policy.probed((document or {}).get("verdict"))
+        self.study.save()
+
+    def stop_input_bound(self, reason: str) -> None:
+        """The study stops here: the job waits on its input (STOPPED_INPUT_BOUND)."""
+        self.study.status = StudyStatus.STOPPED_INPUT_BOUND
+        self.study.message = reason
+        self.study.save()
+
+    def fail(self, message: str) -> None:
+        self.study.status = StudyStatus.FAILED
+        self.study.message = message
+        self.say("study failed: " + message)
+        self.study.save()
+
+    # ------------------------------------------------------------ the baseline
+
+    def _baseline(self) -> Flow:
+        settings = self.opts.base_settings()  # the default profiler window
+        rung = self._new_rung(RungKind.BASELINE, RungKind.BASELINE, settings)
+        rung.replicates = [rung.name]
+        self.say(f"[{rung.name[:2]}] baseline: {settings.label()} — running {settings.steps} steps in {rung.run}")
+        rung.summary = yield from self._run(PlannedRun("a", 1, settings, rung.name), rung, BASELINE)
+        status = rung.summary.get("status", protocol.RunStatus.CRASHED)
+        rung.decision = baseline_verdict(rung.summary)
+        if status != protocol.RunStatus.COMPLETED:
+            err = rung.summary.get("error") or {}
+            detail = f": {err['message']}" if isinstance(err, dict) and err.get("message") else ""
+            rung.decision.kept = False
+            rung.decision.reason = f"the baseline run ended as {status}{detail}"
+            self._report_end(rung)
+            if self._unattended and not self._stop:  # the wizard's user may measure it again
+                self.fail(f"the baseline run ended as {status}{detail}, so nothing can be compared with it; "
+                          f"see {rung.run}/backend.log")
+            return
+        if (rung.summary.get("settings") or {}).get("batch_size"):  # the workload's default, now known
+            rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
+        self.policy.set_baseline(rung)
+        self._report_end(rung)
+
+    # ------------------------------------------------------------ a lever's stage
+
+    def _close_before(self, lever: Lever | None) -> None:
+        """Record the skips of the stages before `lever` (None: all) that never began (the wizard's user went
+        past them), at the place `tfturbo tune` records them."""
+        for earlier in self.opts.selected():
+            if lever is not None and earlier.order >= lever.order:
+                break
+            if earlier.name not in self._visited and not earlier.confirms:
+                self._visited.add(earlier.name)
+                for c in self.policy.candidates(earlier):
+                    if c.skipped_reason is not None:
+                        self._skip(c)
+        if lever is not None:
+            self._visited.add(lever.name)
+
+    def pending(self, lever: Lever | str) -> list[Candidate]:
+        """What the lever would measure next (its follow-up once it measured something), skips included."""
+        lever = levers.lever(lever) if isinstance(lever, str) else lever
+        if self.policy is None or self.policy.best is None:
+            return []
+        measured = {r.name[3:] for r in self.policy.rungs if r.kind == lever.rung_kind}  # NN-slug
+        follow = lever.follow_up(self.policy) if measured else []
+        return follow or [c for c in lever.candidates(self.policy)
+                          if c.skipped_reason is not None or c.slug not in measured]
+
+    def _lever(self, lever: Lever, chosen: list[Candidate] | None, follow: bool) -> Flow:
+        pending = chosen if chosen is not None else self.policy.candidates(lever)
+        while pending:  # a search (the batch size) asks for its next candidate once the last is judged
+            for candidate in pending:
+                if candidate.skipped_reason is not None:
+                    self._skip(candidate)
+                    continue
+                yield from self._trial(candidate, lever)
+                if self._stop:
+                    return
+            pending = self.policy.follow_up(lever) if follow else []
+        if follow or chosen is None:
+            yield from lever.after_stage(self)
+
+    def _skip(self, candidate: Candidate) -> None:
+        rung = self.study.add_skipped(candidate.kind, candidate.slug, candidate.settings, candidate.skipped_reason,
+                                      candidate.reference.name)
+        self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')} — {candidate.skipped_reason}")
+
+    def _trial(self, candidate: Candidate, lever: Lever) -> Flow:
+        reference = self.policy.reference_for(candidate, lever)
+        rung = self._new_rung(candidate.kind, candidate.slug, candidate.settings, compared_with=reference.name)
+        o = self.opts
+        trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
+                                                                 self.policy.baseline, self.study.path, o)
+        self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
+                 f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
+        while (planned := trial.next_run()) is not None:
+            what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
+                f"{planned.settings.steps} steps"
+            self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
+            result = yield from self._run(planned, rung, lever.name)
+            trial.record(planned, result, self.study.path / RUNS_DIR / planned.name)
+            rung.replicates = [r.planned.name for r in trial.runs]
+            self.study.save()
+        verdict = trial.verdict()
+        finish_rung(rung, trial, verdict, candidate.note)
+        self.policy.conclude(rung, verdict, lever)
+        self.trial = None
+        self._report_end(rung)
+        return rung
+
+    def _new_rung(self, kind: str, slug: str, settings: RunSettings, compared_with: str | None = None) -> Rung:
+        name = self.study.next_name(slug)
+        rung = Rung(name, kind, settings, f"{RUNS_DIR}/{name}", compared_with=compared_with)
+        self.study.rungs.append(rung)
+        self.study.save()
+        return rung
+
+    def _run(self, planned: PlannedRun, rung: Rung, stage: str) -> Flow:
+        """One run's summary: re-used from runs/ when a resumed study finished it, else measured."""
+        run_dir = self.study.path / RUNS_DIR / planned.name
+        reused = self._finished_run(run_dir)
+        if reused is not None:
+            self.reused.append(planned.name)
+            return reused
+        if run_dir.exists():  # a run that never finished (killed): measured again from the start
+            shutil.rmtree(run_dir)
+        outcome = yield from self._ask(Action("run", run_argv(planned.settings, str(run_dir)), stage, planned, rung,
+                                              run_dir))
+        return summary_of(outcome.document, outcome.status, outcome.error, run_dir, planned)
+
+    def _finished_run(self, run_dir: Path) -> dict[str, Any] | None:
+        if self.recorded is None or not run_dir.is_dir():
+            return None
+        found = load_run(run_dir).summary
+        return found if found is not None and found.get("status") in FINISHED_RUN else None
+
+    def _report_end(self, rung: Rung) -> None:
+        d, s = rung.decision, rung.summary or {}
+        rate = samples_per_s(s)
+        rate_text = f"{rate:,.0f} samples/s; " if rate else ""
+        if rung.kind == RungKind.BASELINE:
+            self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}" + (d.reason if d else ""))
+        elif d is not None and d.failed:
+            self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {d.reason}")
+        elif d is not None:
+            self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {'KEPT' if d.kept else 'not kept'} — "
+                     f"speed {d.speed.text()} ({d.speed.verdict}); accuracy {d.accuracy.text()} "
+                     f"({d.accuracy.verdict}) — {d.reason}")
+        self.study.save()
+
+    # ------------------------------------------------------------ the end
+
+    def finish(self) -> Study:
+        """The recommendation (the best kept rung, as the user would train with it) and its code changes; the
+        stages the user went past are recorded as skipped first."""
+        study = self.study
+        if study.status == StudyStatus.RUNNING:
+            if self.best is not None:
+                self._close_before(None)
+            study.status = StudyStatus.COMPLETED
+        base, best = study.baseline, self.best
+        if base is not None and base.kept and best is not None:
+            study.recommended = measurement_only(best.settings)
+            study.recommended_rung = best.name
+            study.snippet = snippet(study.recommended, measurement_only(base.settings), study.findings())
+        study.save()
+        return study
+
+
+def error_text(outcome: Outcome) -> str:
+    err = outcome.error
+    if err:
+        return str(err.get("message") or err.get("kind") or "error")
+    return f"the backend ended without a result ({outcome.status})"
+

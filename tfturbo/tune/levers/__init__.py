@@ -1,0 +1,149 @@
+"""The levers of the checklist, one module each, found here and walked in order.
+
+A lever is one thing the study may change in the user's training (mixed
+precision, XLA, a larger batch, …). Its module owns everything about it:
+when it applies and what it measures (`candidates`, `follow_up`), the finding
+its rung carries (`findings`), its hunk of the recommended code changes
+(`hunks`), and its words for the wizard's step list and the report (`title`,
+`intro`). `TuningPolicy`, the study engine, `tfturbo tune --stages`, the
+wizard's step list and the snippet walk `LEVERS`; nothing else switches on a
+lever's kind.
+
+A new lever is one new module in this package defining a `Lever` subclass
+instance named `LEVER` (found by `discover`), or, from outside the package
+(a test, a plug-in), a call to `register`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ...settings import RunSettings
+from ...trials.verdict import TrialVerdict
+
+if TYPE_CHECKING:  # the policy walks the levers; a lever reads the policy's state
+    from ..engine import StudyEngine
+    from ..policy import TuningPolicy
+    from ..study import Rung
+
+
+@dataclass
+class Candidate:
+    """One configuration a stage would measure, why, and against which rung (speed)."""
+
+    kind: str  # the rung kind in study.yaml (the lever's `kind`)
+    slug: str  # the run folder's name after NN-
+    settings: RunSettings
+    note: str  # why it is measured: written before the verdict's reason
+    reference: Any  # the Rung it is measured against (speed): the best so far when the stage was planned
+    skipped_reason: str | None = None  # set when the stage has nothing to measure (e.g. no memory freed)
+
+
+Hunk = tuple[str, list[str]]  # (why, patch lines) of the recommended code changes
+
+
+class Lever:
+    """One lever of the checklist. Subclasses override what they need; the defaults do nothing."""
+
+    name = ""  # the stage: `tune --stages NAME`, the rung kind in study.yaml unless `kind` says otherwise
+    kind = ""  # the rung kind its rungs are recorded with ("" = name); never changes (users keep their files)
+    order = 0.0  # its place in the checklist (levers run in increasing order)
+    title = ""  # its step in the wizard's step list and its heading in the report
+    intro = ""  # one paragraph: what it changes and why it may be faster (the wizard page's and the report's)
+    stage = ""  # the `tune --stages` name it is measured under ("" = name; auto-clustering is part of "xla")
+    page = ""  # the wizard page that shows it ("": a page of its own, `pages.lever.LeverPage`)
+    settings_changed: tuple[str, ...] = ()  # the RunSettings fields it changes (what its rungs differ in)
+    confirms = False  # measured against the baseline; not kept, it withdraws the recommendation (confirmation)
+
+    @property
+    def rung_kind(self) -> str:
+        return self.kind or self.name
+
+    @property
+    def stage_name(self) -> str:
+        return self.stage or self.name
+
+    def candidates(self, policy: "TuningPolicy") -> list[Candidate]:
+        """What to measure when the stage begins, built on the best kept configuration so far."""
+        return []
+
+    def follow_up(self, policy: "TuningPolicy") -> list[Candidate]:
+        """More candidates once the last ones are judged (a search's next size, a fallback)."""
+        return []
+
+    def candidate_for(self, policy: "TuningPolicy", settings: RunSettings) -> Candidate:
+        """The wizard user's own configuration for this stage (one of the policy's candidates when it is one)."""
+        for c in self.candidates(policy) + self.follow_up(policy):
+            if c.skipped_reason is None and c.settings == settings:
+                return c
+        return Candidate(self.rung_kind, self.slug_for(settings), settings,
+                         f"chosen in the wizard: {settings.label()}", policy.best)
+
+    def slug_for(self, settings: RunSettings) -> str:
+        """The run folder's name after NN- for settings chosen by the user."""
+        return self.name
+
+    def findings(self, rung: "Rung", verdict: TrialVerdict) -> list[dict[str, Any]]:
+        """The finding a rung of this lever carries (docs/FINDINGS.md), kept or not."""
+        return []
+
+    def hunks(self, rec: RunSettings, base: RunSettings, findings: list[dict[str, Any]]) -> list[Hunk]:
+        """Its part of the code changes from `base` to the recommended `rec`."""
+        return []
+
+    def extras(self, rec: RunSettings, findings: list[dict[str, Any]]) -> list[str]:
+        """Comment lines the snippet adds under the recommended settings ("also, under the 16-bit policy")."""
+        return []
+
+    def after_stage(self, engine: "StudyEngine") -> Iterator[Any]:
+        """Backend actions once the stage's trials are judged (the input probe again); may end the study."""
+        return iter(())
+
+    def handles_input_bound(self) -> bool:
+        """True for the lever that measures an input-bound job's fixes (the study does not stop before it)."""
+        return False
+
+
+LEVERS: list[Lever] = []
+
+
+def register(lever: Lever) -> Lever:
+    """Add a lever (or replace one of the same name) at its `order`."""
+    LEVERS[:] = sorted([lv for lv in LEVERS if lv.name != lever.name] + [lever], key=lambda lv: lv.order)
+    return lever
+
+
+def unregister(name: str) -> None:
+    LEVERS[:] = [lv for lv in LEVERS if lv.name != name]
+
+
+def discover() -> None:
+    """Register the `LEVER` of every module in this package."""
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        lever = getattr(module, "LEVER", None)
+        if isinstance(lever, Lever):
+            register(lever)
+
+
+def stages() -> tuple[str, ...]:
+    """Every stage name in order (what `tune --stages` accepts); levers sharing a stage name appear once."""
+    out: list[str] = []
+    for lv in LEVERS:
+        if lv.stage_name not in out:
+            out.append(lv.stage_name)
+    return tuple(out)
+
+
+def lever(name: str) -> Lever:
+    return next(lv for lv in LEVERS if lv.name == name)
+
+
+def of_kind(kind: str) -> list[Lever]:
+    return [lv for lv in LEVERS if lv.rung_kind == kind]
+
+
+discover()

@@ -1,0 +1,41 @@
+"""Confirmation: the recommendation measured against the baseline itself, side by side.
+
+Every rung before was measured against the best configuration kept before
+it; this last trial measures the final recommendation (the larger batch
+included) against the baseline, unless it already was. A confirmation that
+is not kept withdraws the recommendation (TuningPolicy.conclude).
+"""
+
+from __future__ import annotations
+
+from . import Candidate, Lever
+
+
+class Confirmation(Lever):
+    name = kind = "confirmation"
+    order = 100
+    title = "Re-measure & compare"
+    page = "compare"
+    intro = ("Measure the recommended configuration against the baseline, side by side: replicated runs of both, "
+             "alternating, on the same seed and data order. It is kept only if the speed-up's 95% interval is "
+             "above 1 and its accuracy is shown to be within tolerance on the same validation examples.")
+    confirms = True  # measured against the baseline; a verdict that is not kept withdraws the recommendation
+
+    def candidates(self, policy) -> list[Candidate]:
+        best = policy.best
+        if best is policy.baseline or best.compared_with in (None, policy.baseline.name):
+            return []  # already measured against the baseline itself
+        return [self.confirming(policy)]
+
+    def confirming(self, policy) -> Candidate:
+        """The recommendation against the baseline (also when the user asks to confirm it again)."""
+        best = policy.best
+        return Candidate(self.rung_kind, self.name, best.settings,
+                         f"the recommended configuration ({best.settings.label()}) against the baseline, "
+                         "side by side", policy.baseline)
+
+    def candidate_for(self, policy, settings) -> Candidate:
+        return self.confirming(policy)
+
+
+LEVER = Confirmation()

@@ -1,0 +1,83 @@
+"""steps_per_execution: when steps are short, run N of them per call of the compiled function.
+
+Short steps (median under SHORT_STEP_MS) spend a large share of their time in
+the host's per-call overhead; compile(steps_per_execution=N) amortizes it. A
+few N are tried, each a divisor of the validation interval (a call never spans
+a validation point).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import findings as F
+from . import Candidate, Hunk, Lever
+
+SHORT_STEP_MS = 5.0  # below this median step time the host's per-call overhead is worth amortizing
+MAX_STEPS_PER_EXECUTION = 32
+
+
+def steps_per_execution_values(val_every: int) -> list[int]:
+    """A few N to try: the smallest divisor of the validation interval from 4 up, and a second one at least
+    twice as large when the interval allows (a call never spans a validation point; two calls per interval)."""
+    divisors = [d for d in range(2, min(MAX_STEPS_PER_EXECUTION, max(2, val_every // 2)) + 1) if val_every % d == 0]
+    small = next((d for d in divisors if d >= 4), divisors[-1] if divisors else None)
+    if small is None:
+        return []
+    large = [d for d in divisors if d >= 2 * small]
+    return [small] + ([large[-1]] if large else [])
+
+
+def median_step_ms(rung) -> float | None:
+    v = ((rung.summary or {}).get("step_ms") or {}).get("median") if rung is not None else None
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+class StepsPerExecution(Lever):
+    name = "steps_per_execution"
+    order = 40
+    title = "Steps per execution"
+    page = "xla"
+    intro = ("Short steps spend much of their time in the host's per-call overhead: several steps per call of "
+             "the compiled function (compile(steps_per_execution=N)) amortize it.")
+    settings_changed = ("steps_per_execution",)
+
+    def candidates(self, policy) -> list[Candidate]:
+        best, base = policy.best, policy.best.settings
+        step = median_step_ms(best)
+        values = steps_per_execution_values(base.effective_val_every())
+        skip = None
+        if base.steps_per_execution > 1:
+            skip = f"skipped: already {base.steps_per_execution} steps per call"
+        elif step is None:
+            skip = "skipped: the step time of the best configuration was not measured"
+        elif step >= SHORT_STEP_MS:
+            skip = (f"skipped: a step takes {step:.1f} ms, so the host's per-call overhead is a small share "
+                    f"(tried below {SHORT_STEP_MS:g} ms)")
+        elif not values:
+            skip = f"skipped: the validation interval ({base.effective_val_every()} steps) is too short"
+        if skip:
+            return [Candidate(self.rung_kind, self.name, base, skip, best, skipped_reason=skip)]
+        return [Candidate(self.rung_kind, f"spe{n}", base.with_(steps_per_execution=n),
+                          f"a step takes {step:.1f} ms: {n} steps per call of the compiled function amortize "
+                          "the host's per-call overhead", best) for n in values]
+
+    def slug_for(self, settings) -> str:
+        return f"spe{settings.steps_per_execution}"
+
+    def findings(self, rung, verdict) -> list[dict[str, Any]]:
+        n = rung.settings.steps_per_execution
+        return [F.Finding(F.SHORT_STEPS, f"steps are short, so {n} steps per call were measured: "
+                          f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
+                          f"model.compile(..., steps_per_execution={n})" if verdict.kept else "",
+                          rung.name, data={"steps_per_execution": n}).to_dict()]
+
+    def hunks(self, rec, base, findings) -> list[Hunk]:
+        if rec.steps_per_execution == base.steps_per_execution:
+            return []
+        return [(f"{rec.steps_per_execution} steps per call of the compiled step (short steps: less host overhead)",
+                 [" model.compile(optimizer=optimizer, loss=loss, metrics=metrics,",
+                  f"+              steps_per_execution={rec.steps_per_execution})"])]
+
+
+LEVER = StepsPerExecution()

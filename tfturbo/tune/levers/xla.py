@@ -1,0 +1,56 @@
+"""XLA: compile the training step with jit_compile=True, on the best configuration kept so far.
+
+The audit's partial-last-batch fix (drop_remainder) is applied when it found
+one (TuningPolicy.fixes_for): XLA compiles once per input shape. A 16-bit
+policy that lost only on speed without XLA is measured once more under it
+(bfloat16 on a CPU pays only with XLA's fusion); one rejected for accuracy or
+NaN is not retried, since XLA does not change the numerics that failed.
+"""
+
+from __future__ import annotations
+
+from ... import findings as F
+from ...trials.verdict import FASTER, WORSE
+from . import Candidate, Hunk, Lever
+from .mixed_precision import LEVER as MIXED_PRECISION
+
+
+def speed_only_failure(verdict) -> bool:
+    """The rung completed, was not shown to be less accurate, and lost only on speed."""
+    if verdict is None or verdict.kept or verdict.status != "completed":
+        return False
+    return (verdict.speed.verdict != FASTER and verdict.accuracy.verdict != WORSE
+            and set(F.codes_of(verdict.findings)) <= {F.SLOWER_THAN_BASELINE})
+
+
+class Xla(Lever):
+    name = "xla"
+    order = 30
+    title = "XLA compilation"
+    page = "xla"
+    intro = ("Compile the training step with XLA (jit_compile=True) to fuse element-wise operations. The first "
+             "steps compile and are excluded from the timings; a dataset whose batch shape varies makes XLA "
+             "recompile, so the shapes are audited first.")
+    settings_changed = ("jit_compile", "drop_remainder")
+
+    def candidates(self, policy) -> list[Candidate]:
+        best, base = policy.best, policy.best.settings
+        out = [Candidate(self.rung_kind, self.name, policy.fixes_for(base.with_(jit_compile=True)),
+                         f"XLA on the best configuration so far ({base.label()})", best)]
+        if best.kind != MIXED_PRECISION.rung_kind:
+            for r in policy.rungs:
+                if r.kind == MIXED_PRECISION.rung_kind and speed_only_failure(r.decision) and not r.settings.jit_compile:
+                    out.append(Candidate(self.rung_kind, f"{r.settings.policy}-{self.name}",
+                                         policy.fixes_for(r.settings.with_(jit_compile=True)),
+                                         f"{r.settings.policy} lost only on speed without XLA; XLA's fusion is "
+                                         "what makes 16-bit pay on some hardware", best))
+        return out
+
+    def hunks(self, rec, base, findings) -> list[Hunk]:
+        if not (rec.jit_compile and not base.jit_compile):
+            return []
+        return [("XLA: compile the training step", [" model.compile(optimizer=optimizer, loss=loss, metrics=metrics,",
+                                                     "+              jit_compile=True)"])]
+
+
+LEVER = Xla()
