@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from tfturbo import backend_client
 from tfturbo.tune.ladder import Ladder, TuneOptions
+from tfturbo.tune.study import Study
 
 LEFT = Qt.MouseButton.LeftButton
 TIMES = re.compile(r"^(\s*)(created|run_seconds|wall_s): .*$", re.MULTILINE)
@@ -55,7 +56,8 @@ def test_the_wizard_and_tune_write_the_same_study_from_the_same_runs(qtbot, tmp_
     workload = "builtin:fp16-softmax-head"  # a 16-bit head (an automatic fix), XLA faster, a larger batch kept
     wizard = wizard_study(qtbot, tmp_path / "wizard", workload)
     monkeypatch.setattr(backend_client, "backend_command", fake_launcher())  # the same scripted backend
-    tune = Ladder(TuneOptions(workload, tmp_path / "tune", steps=60, min_replicates=2, max_replicates=2)).run()
+    options = Study.load(tmp_path / "wizard" / "study").options  # the wizard's own (steps, replicates, ...)
+    tune = Ladder(TuneOptions.from_dict(workload, tmp_path / "tune", options)).run()
     text = (tune.path / "study.yaml").read_text()
     # apart from times and each study's own folder (the runs' XLA cache is under it)
     assert without_times(wizard).replace(str(tmp_path / "wizard" / "study"), "STUDY") == \
