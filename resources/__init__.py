@@ -1,4 +1,4 @@
-"""tfturbo's non-code files: the style sheet, the application icon, the desktop entry and the PDF font.
+"""tfturbo's non-code files: the style sheet, the application icon, the desktop entry and the fonts.
 
 Installed as package data and found through `importlib.resources`, so the
 wizard and the report find them the same way from a checkout, an editable
@@ -15,9 +15,17 @@ ICON_SVG = "icons/tfturbo.svg"
 ICON_SIZES = (16, 24, 32, 48, 64, 128, 256)
 DESKTOP_ENTRY = "tfturbo.desktop"
 # DejaVu Sans (Bitstream Vera license, fonts/LICENSE-DejaVu.txt): Latin, Greek, Cyrillic, Armenian,
-# Georgian, Hebrew, Arabic and many symbols; no CJK ideographs (a CJK font is tens of MB).
+# Georgian, Hebrew, Arabic and many symbols; no CJK (see FALLBACK_FONTS).
 PDF_FONTS = {"regular": "fonts/DejaVuSans.ttf", "bold": "fonts/DejaVuSans-Bold.ttf",
              "italic": "fonts/DejaVuSans-Oblique.ttf", "bold_italic": "fonts/DejaVuSans-BoldOblique.ttf"}
+# DejaVu Sans Mono (same licence): code in the wizard (registered at start, so code is monospace on a machine
+# without a monospace font configured) and in the PDF.
+MONO_FONT = "fonts/DejaVuSansMono.ttf"
+MONO_FAMILY = "DejaVu Sans Mono"
+# The PDF's fallbacks for what DejaVu Sans has no glyph for, in the order tried, loaded only when a text
+# needs them (4.7 MB): Droid Sans Fallback (Apache 2.0, fonts/LICENSE-DroidSansFallback.txt) for Chinese
+# and Japanese, NanumSquare (SIL OFL 1.1, fonts/LICENSE-Nanum.txt) for Korean Hangul.
+FALLBACK_FONTS = {"DroidSansFallback": "fonts/DroidSansFallbackFull.ttf", "NanumSquare": "fonts/NanumSquareR.ttf"}
 
 
 def path(name: str) -> Path:

@@ -23,6 +23,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app.setOrganizationName("tfturbo")
     app.setDesktopFileName("tfturbo")  # Wayland/X11 match the window to resources/tfturbo.desktop
     app.setWindowIcon(theme.app_icon())
+    theme.register_fonts()
     app.setStyle("Fusion")  # the same look on every platform; the stylesheet refines it
     apply_theme(app)
     app.styleHints().colorSchemeChanged.connect(lambda _scheme: apply_theme(app))

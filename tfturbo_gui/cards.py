@@ -110,7 +110,8 @@ class DecisionCard(QFrame):
         self.hide()
 
     def set_decision(self, decision: TrialVerdict, label: str, compared_with: str | None = None,
-                     fixes: list[str] | None = None) -> None:
+                     fixes: list[str] | None = None, way_forward: list[str] = ()) -> None:
+        """`way_forward`: what would decide an inconclusive accuracy, recommended first (`trials.way_forward`)."""
         kept = decision.kept
         set_badge(self.badge, kept)
         if decision.failed:  # a failed arm is a failed trial: its error and the fix, never a verdict
@@ -122,13 +123,19 @@ class DecisionCard(QFrame):
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
         against = "baseline" if not compared_with or compared_with.endswith(RungKind.BASELINE) else compared_with
         facts = [(f"Speed-up vs {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),
-                 ("Accuracy vs baseline", f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
+                 ("Accuracy vs baseline", decision.accuracy.text()
+                  if decision.accuracy.text().startswith(decision.accuracy.verdict)  # "inconclusive: 400 ex…"
+                  else f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
         if fixes is not None:  # what the run used: its run.yaml, less the fixes it could not apply
             facts.append(("Automatic fixes", ", ".join(fixes) or "none"))
         self.facts.set_facts(facts)
         # the rule's reason, less what the two facts above already say (it repeated the speed-up line)
         said = [t for t in (decision.speed.text(), decision.accuracy.text()) if t]
-        extra = [part for part in decision.reason.split("; ") if not any(t in part for t in said)]
-        self.reason.setText(sentence("; ".join(extra)) if extra else "")
-        self.reason.setVisible(bool(extra))
+        extra = [part for part in decision.reason.split("; ") if not any(t in part for t in said)
+                 and "inconclusive" not in part]  # the accuracy fact says it once, not three times
+        text = sentence("; ".join(extra)) if extra else ""
+        if way_forward:
+            text += ("\n" if text else "") + "What would decide the accuracy:\n" + "\n".join(way_forward)
+        self.reason.setText(text)
+        self.reason.setVisible(bool(text))
         self.show()

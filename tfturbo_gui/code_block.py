@@ -7,8 +7,10 @@ rather than painted as labels.
 
 from __future__ import annotations
 
-from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+from . import theme
 
 MAX_VISIBLE_LINES = 12
 
@@ -25,7 +27,7 @@ class CodeBlock(QWidget):
         self.editor.setReadOnly(True)
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth if fill
                                     else QPlainTextEdit.LineWrapMode.NoWrap)
-        self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.editor.setFont(theme.mono_font())
         self.copy_button = QPushButton("Copy")
         self.copy_button.setObjectName("copyButton")
         self.copy_button.setToolTip("Copy to the clipboard")

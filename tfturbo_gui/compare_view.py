@@ -1,14 +1,13 @@
 """Runs side by side: overlaid curves and the compare table, exportable as CSV.
 
 The rows and their numbers are `tfturbo.compare`'s (the exported CSV is its
-CSV, with the table's own columns after it), but the speed columns say what
-each number is, as the report does: a run's own
-steps/s; that run's samples/s over the baseline run's, computed from the
-numbers in the row (one run against one run: noise included, no verdict); and
-the speed-up a rung's trial measured against the run it names, with the
-interval its replicate pairs give. A run no trial measured shows no speed-up
-of its own, so no row holds two speed-ups that disagree. Curves align by step,
-or by training time to compare runs whose steps take different time.
+CSV, with the table's own columns after it). Each configuration has one speed
+number, its headline (`tfturbo.headline`): the last trial that measured it
+against the baseline, with that trial's interval and pairs (a rung measured only
+against an earlier rung says so). A run's own steps/s is a detail of that run,
+labelled as one, and its one-run ratio to the baseline run is only in its
+tooltip: one run against one run decides nothing. Curves align by step, by
+samples seen (batch sizes differ), or by training time.
 
 Numbers are never elided: columns narrow by wrapping their text (run names at
 their '-', '_' and '.', intervals between value and interval) down to their
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
 
 from tfturbo import compare, protocol
 from tfturbo.formats import FormatVersionError
+from tfturbo.headline import Headline, headline
 from tfturbo.numbers import digits_for
 from tfturbo.runfiles import RUNS_DIR, STUDY_YAML, RunRecord
 from tfturbo.tune.study import Rung, RungKind, Study
@@ -54,51 +54,70 @@ HEADER_PADDING = (4, 6)  # QHeaderView::section padding (vertical, horizontal) i
 # (key: the column's name in cell() and the CSV sense, label as shown, what the column means)
 RUN = ("run", "run", "The run's folder name, and its configuration: precision policy, XLA, batch size and the "
                       "other settings that differ between configurations.")
-STEPS = ("steps/s [95% CI]", "steps/s\n[95% CI]",
-         "This run's steady steps per second: 1000 ÷ its median step time. The interval is the 95% interval of "
-         "that median: this run's own step-to-step noise, not the spread between runs.")
-RATIO = ("samples/s ÷ baseline", "samples/s\n÷ baseline",
-         "This run's samples per second (steps/s × batch) divided by the baseline run's, from the numbers in "
-         "these rows. One run against one run: it includes run-to-run noise (identical runs on a busy machine "
-         "differ by 10% or more), so it decides nothing.")
+STEPS = ("this run: steps/s", "this run:\nsteps/s",
+         "This one run's steady steps per second (1000 ÷ its median step time), a detail of the run: the "
+         "interval is its own step-to-step noise, not the spread between runs, so it is no comparison.")
 SPEEDUP = ("speed-up [95% CI]", "speed-up\n[95% CI]",
-           "The speed-up a trial measured: throughput per sample against the run named in the cell, from "
-           "replicate pairs run alternately, with the 95% interval of their ratios (run-to-run noise included). "
-           "An interval containing 1.00 is no measurable change. Only a rung measured by a trial has one.")
+           "The configuration's speed-up: throughput per sample against the baseline, from the last trial that "
+           "measured it against the baseline (replicate pairs run alternately), with the 95% interval of their "
+           "ratios (run-to-run noise included). An interval containing 1.00 is no measurable change. A rung "
+           "measured only against an earlier rung names it. The same number as on the wizard's pages and in "
+           "the PDF.")
 VERDICT = ("verdict", "verdict", "The trial's speed verdict and whether the configuration was kept.")
 WARMUP = ("warm-up s", "warm-\nup (s)", "Seconds before the steady state (compilation, first steps).")
 MEMORY = ("peak memory", "peak\nmemory", "The run's peak memory, and its ratio to the baseline run's.")
 MFU = ("MFU", "MFU", "Model FLOP utilisation: the share of this device's measured matmul FLOP/s the run reached.")
 FINDINGS = ("findings", "findings", "Codes of the findings in this run (their text is in the run's tooltip).")
 NO_TRIAL = "—"
-# columns the exported CSV adds to `tfturbo compare`'s: the table's one-run ratio and the rung's trial
-CSV_EXTRA = ("samples_per_s_vs_baseline", "trial_speedup", "trial_speedup_ci95_lo", "trial_speedup_ci95_hi",
-             "trial_pairs", "trial_against", "trial_verdict", "trial_kept")
+# columns the exported CSV adds to `tfturbo compare`'s: the configuration's headline (the table's speed-up)
+CSV_EXTRA = ("headline_speedup", "headline_ci95_lo", "headline_ci95_hi", "headline_pairs", "headline_against",
+             "headline_trial", "headline_verdict", "kept")
 TEXT_MIN_CAP = 160  # a run name or findings piece wider than this is elided (whole in its tooltip), not scrolled to
 
 
 @dataclass
 class _Trial:
-    """What a rung's trial measured: B/A throughput per sample against `reference`, with its pairs."""
+    """A rung's headline (`tfturbo.headline`), its own keep decision, and its own trial when the headline is
+    another trial's (the confirmation's)."""
 
-    ratio: float
-    ci95: tuple[float, float]
-    verdict: str
-    pairs: int
-    reference: str
+    headline: Headline
     kept: bool
     reason: str
+    own: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.headline.ratio
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        return self.headline.ci95
+
+    @property
+    def verdict(self) -> str:
+        return self.headline.verdict
+
+    @property
+    def pairs(self) -> int:
+        return self.headline.pairs
+
+    @property
+    def reference(self) -> str:
+        return self.headline.against
 
 
-def _trial_of(rung: Rung | None) -> _Trial | None:
-    """A rung's trial, or None: the baseline rung, a skipped step, a trial without a decision."""
+def _trial_of(rung: Rung | None, rungs: list[Rung]) -> _Trial | None:
+    """A rung's headline, or None: the baseline rung, a skipped step, a trial without a decision."""
     if rung is None or rung.kind == RungKind.BASELINE or rung.decision is None:
         return None
-    speed = rung.decision.speed
-    if speed.replicates < 1:
+    shown = headline(rung.name, rungs)
+    if shown is None:
         return None
-    return _Trial(speed.ratio, speed.ci95, speed.verdict, speed.replicates, rung.compared_with or "the baseline",
-                  rung.decision.kept, rung.decision.reason)
+    own = ""
+    if shown.trial != rung.name and rung.decision.speed.replicates >= 1:
+        speed = rung.decision.speed
+        own = f"its own trial: {speed.text()} vs {rung.compared_with or 'the baseline'}, {speed.verdict}"
+    return _Trial(shown, rung.decision.kept, rung.decision.reason, own)
 
 
 def _study_trials(records: list[RunRecord]) -> dict[str, _Trial]:
@@ -119,7 +138,7 @@ def _study_trials(records: list[RunRecord]) -> dict[str, _Trial]:
             continue
         rung = next((r for r in studies[root].rungs if r.name == record.name
                      and r.run == f"{RUNS_DIR}/{record.name}"), None)
-        trial = _trial_of(rung)
+        trial = _trial_of(rung, studies[root].rungs)
         if trial is not None:
             out[str(record.path)] = trial
     return out
@@ -249,7 +268,7 @@ class CompareView(QWidget):
         if trials is None:
             self._trials = _study_trials(self.records)
         else:
-            by_name = {r.name: _trial_of(r) for r in trials}
+            by_name = {r.name: _trial_of(r, trials) for r in trials}
             self._trials = {str(rec.path): by_name[rec.name] for rec in self.records
                             if by_name.get(rec.name) is not None}
         self.baseline_combo.blockSignals(True)
@@ -289,7 +308,7 @@ class CompareView(QWidget):
         return self._trials.get(self.rows[row].path) if 0 <= row < len(self.rows) else None
 
     def _columns(self, metrics: list[str]) -> list[tuple[str, str, str]]:
-        columns = [RUN, STEPS, RATIO, SPEEDUP, VERDICT, WARMUP, MEMORY]
+        columns = [RUN, SPEEDUP, VERDICT, STEPS, WARMUP, MEMORY]
         if any(r.mfu is not None for r in self.rows):
             columns.append(MFU)
         for m in metrics:  # 'val_accuracy' over two lines: 'val_' / 'accuracy'
@@ -310,30 +329,6 @@ class CompareView(QWidget):
                   "\n".join([row.name, row.label, row.path,
                              f"settings record: {compare.fmt_settings_record(row.recorded_settings)}"]
                             + list(row.warnings)))]
-        # steps/s: this run alone
-        if row.steps_per_s is None:
-            cells.append(("n/a", "No steady step was measured."))
-        else:
-            d = digits_for(row.steps_per_s)
-            steps = f"{row.steps_per_s:.{d}f}"
-            tip = f"{steps} steps/s = 1000 ÷ the median step, {row.step_ms:.3f} ms" if row.step_ms else steps
-            if row.steps_per_s_ci95:
-                steps += "\n" + _interval(row.steps_per_s_ci95, d)
-                tip += "; its 95% interval covers this run's own step-to-step noise, not the spread between runs"
-            cells.append((steps, tip))
-        # samples/s ÷ baseline: from the steps/s and batch shown in the two rows
-        rate, base_rate = _rate(row), _rate(base)
-        if is_base:
-            cells.append(("1.00x\n(baseline)", f"{row.name} is the baseline the other runs are divided by."))
-        elif not rate or not base_rate:
-            cells.append(("n/a", "No steady step of this run or of the baseline was measured."))
-        else:
-            ratio = rate / base_rate
-            cells.append((f"{ratio:.2f}x",
-                          f"({row.steps_per_s:.2f} steps/s × batch {row.batch_size or '1 (not recorded)'}) ÷ "
-                          f"({base.steps_per_s:.2f} steps/s × batch {base.batch_size or '1 (not recorded)'} of "
-                          f"{base.name}) = {ratio:.3f}.\nOne run against one run: run-to-run noise included, "
-                          "no verdict."))
         # speed-up: a trial's, against the run it names
         if not completed and not is_base:
             cells.append(("not measured", f"The run {row.status}: no speed-up was measured."))
@@ -341,9 +336,11 @@ class CompareView(QWidget):
             d = 2
             text = (f"{trial.ratio:.{d}f}x {_interval(trial.ci95, d)}" if math.isfinite(trial.ratio)
                     else "no throughput measured")
+            whose = "this rung's trial" if trial.headline.trial == row.name else f"{trial.headline.trial}'s trial"
             cells.append((f"{text}\n{trial.pairs}{NBSP}pairs vs {breakable(trial.reference)}",
-                          f"{plain(text)}: this rung's trial against {trial.reference}, over {trial.pairs} "
-                          f"replicate pair(s) run alternately.\n{trial.reason}"))
+                          f"{plain(text)}: {whose} against {trial.reference}, over {trial.pairs} replicate "
+                          f"pairs run alternately." + (f"\n({trial.own})" if trial.own else "")
+                          + f"\n{trial.reason}"))
         elif is_base:
             cells.append(("1.00x (baseline)", f"{row.name} is the baseline."))
         elif row.speedup is not None and row.speedup_ci95 is not None and \
@@ -355,7 +352,7 @@ class CompareView(QWidget):
                           "Welch interval)."))
         else:
             cells.append((NO_TRIAL, "No trial measured this run: one run cannot tell a speed-up from the "
-                                    "machine's noise. Its one-run ratio is under samples/s ÷ baseline."))
+                                    "machine's noise (its one-run ratio is in the steps/s tooltip)."))
         # verdict
         if not completed:
             text = outcome_cell(row.status)
@@ -369,6 +366,21 @@ class CompareView(QWidget):
                           "A replicate of the baseline's own settings: any difference is run-to-run noise."))
         else:
             cells.append((row.verdict, row.verdict))
+        # steps/s: this run alone
+        if row.steps_per_s is None:
+            cells.append(("n/a", "No steady step was measured."))
+        else:
+            d = digits_for(row.steps_per_s)
+            steps = f"{row.steps_per_s:.{d}f}"
+            tip = f"{steps} steps/s = 1000 ÷ this run's median step, {row.step_ms:.3f} ms" if row.step_ms else steps
+            if row.steps_per_s_ci95:
+                steps += "\n" + _interval(row.steps_per_s_ci95, d)
+                tip += "; its 95% interval covers this run's own step-to-step noise, not the spread between runs"
+            rate, base_rate = _rate(row), _rate(base)
+            if rate and base_rate and not is_base:
+                tip += (f".\nThis one run's samples/s over {base.name}'s: {rate / base_rate:.2f}x, one run against "
+                        "one run (run-to-run noise included): a detail, not the speed-up.")
+            cells.append((steps, tip))
         cells.append((compare.fmt_num(row.warmup_s, 1), "Seconds before the steady state."))
         memory = compare.fmt_memory(row)
         cells.append((memory.replace(" ", NBSP, 1).replace(" (", "\n(", 1), memory))
@@ -404,13 +416,12 @@ class CompareView(QWidget):
     def _footer(self, columns: list[tuple[str, str, str]]) -> str:
         shown = {c[0] for c in columns}
         base = self.rows[self.baseline].name if self.rows else "the baseline"
-        lines = ["steps/s: each run's own, 1000 ÷ its median step; its interval is that run's step-to-step noise.",
-                 f"samples/s ÷ baseline: that run's steps/s × batch over {base}'s, one run each: it includes "
-                 "run-to-run noise and is no verdict.",
-                 "speed-up: measured by the rung's trial against the run named in the cell, over replicate pairs "
-                 "run alternately; its 95% interval includes run-to-run noise, and one containing 1.00 is no "
-                 f"measurable change. Verdict: that trial's, and whether it was kept. {NO_TRIAL}: no trial "
-                 "measured the run."]
+        lines = ["speed-up: the configuration's, against the run named in the cell (the baseline unless it was "
+                 "only measured against an earlier rung), from the last trial of replicate pairs run alternately; "
+                 "its 95% interval includes run-to-run noise, and one containing 1.00 is no measurable change. "
+                 f"Verdict: that trial's, and whether the rung was kept. {NO_TRIAL}: no trial measured the run.",
+                 "this run: steps/s: the one run's own rate, a detail (its interval is that run's step-to-step "
+                 "noise, not a comparison)."]
         if any("unpaired" in (self.table.item(r, self.header.index(SPEEDUP[0])).text())
                for r in range(self.table.rowCount())):
             lines.append(f"unpaired runs: no trial measured the run; the runs with its settings against those with "
@@ -517,25 +528,27 @@ class CompareView(QWidget):
     # ------------------------------------------------------------ CSV
 
     def csv_text(self) -> str:
-        """`tfturbo compare`'s CSV (its `speedup` is the unpaired ratio of all runs with a row's settings
-        over the baseline settings' runs), then what this table shows beside it: the one-run ratio and the
-        trial (CSV_EXTRA)."""
+        """`tfturbo compare`'s CSV, with a measured configuration's `speedup`, interval and `verdict` its
+        headline (the table's speed-up: one number per configuration), then where that number comes from
+        (CSV_EXTRA). Rows no trial measured keep `tfturbo compare`'s unpaired ratio of replicate groups."""
         lines = list(csv.reader(io.StringIO(compare.to_csv(self.rows))))
         if not lines:
             return ""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(lines[0] + list(CSV_EXTRA))
-        base_rate = _rate(self.rows[self.baseline]) if self.rows else None
-        for i, (line, row) in enumerate(zip(lines[1:], self.rows)):
-            rate, trial = _rate(row), self.trial(i)
-            extra = [repr(rate / base_rate) if rate and base_rate else ""]
+        header = lines[0]
+        writer.writerow(header + list(CSV_EXTRA))
+        columns = [header.index(c) for c in ("speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict")]
+        for i, line in enumerate(lines[1:]):
+            trial = self.trial(i)
             if trial is None:
-                extra += [""] * 7
-            else:
-                extra += [repr(v) if math.isfinite(v) else "" for v in (trial.ratio, *trial.ci95)]
-                extra += [str(trial.pairs), trial.reference, trial.verdict, str(trial.kept)]
-            writer.writerow(line + extra)
+                writer.writerow(line + [""] * len(CSV_EXTRA))
+                continue
+            numbers = [repr(v) if math.isfinite(v) else "" for v in (trial.ratio, *trial.ci95)]
+            for column, value in zip(columns, numbers + [trial.verdict]):
+                line[column] = value
+            writer.writerow(line + numbers + [str(trial.pairs), trial.reference, trial.headline.trial,
+                                              trial.verdict, str(trial.kept)])
         return out.getvalue()
 
     def export_csv(self, path: str | Path) -> Path:

@@ -66,7 +66,8 @@ class FindingCard(QFrame):
         layout.addWidget(self.message)
         self.fix_block = None
         if finding.get("fix"):
-            self.fix_block = CodeBlock(str(finding["fix"]), max_lines=8)
+            # wrapped to the card (a long fix scrolled sideways at 1024 px); Copy keeps its lines whole
+            self.fix_block = CodeBlock(str(finding["fix"]), max_lines=8, fill=True)
             layout.addWidget(self.fix_block)
         self.checkbox = None
         if finding.get("code") in AUTO_FIXES:
@@ -122,13 +123,21 @@ class FindingsPanel(QWidget):
         self.list_layout = QVBoxLayout(body)
         self.list_layout.setContentsMargins(0, 0, 4, 0)
         self.list_layout.setSpacing(8)
-        self.empty = muted_label("No findings yet.")
+        self._empty_text, self._busy_text = "No findings yet.", ""
+        self.empty = muted_label(self._empty_text)
         self.list_layout.addWidget(self.empty)
         self.list_layout.addStretch(1)
         outer.addWidget(body, 1)
 
     def set_empty_text(self, text: str) -> None:
-        self.empty.setText(text)
+        """What an empty panel says once its checks have run ("The audit ... found nothing to fix")."""
+        self._empty_text = text
+        self.empty.setText(self._busy_text or text)
+
+    def set_busy(self, text: str | None) -> None:
+        """While a check or run goes, the empty panel says so instead of its 'found nothing' text."""
+        self._busy_text = text or ""
+        self.empty.setText(self._busy_text or self._empty_text)
 
     def set_findings(self, found: Iterable[dict[str, Any]]) -> None:
         for card in self.cards:

@@ -30,15 +30,13 @@ from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
+from tfturbo.palette import PALETTE
 
 from . import theme
 from .decimate import PeakDecimator
 from .run_data import RunData
 
 REFRESH_MS = 100
-# Okabe & Ito's palette: eight colours that stay apart for the common colour-vision deficiencies
-# (tests/gui/test_gui_layout.py checks it); yellow last, it is the weakest on white.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 ACCENT = PALETTE[0]
 BASELINE_GREY = "#8b95a5"
 SPIKE_COLOR = "#D55E00"
@@ -69,6 +67,7 @@ class Series:
     label: str
     color: str = ACCENT
     dashed: bool = False
+    samples_per_step: int = 1  # the batch size: runs of different batch sizes are aligned by samples seen
 
 
 def _pen(series: Series) -> object:
@@ -82,10 +81,11 @@ def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _x(data: RunData, by_time: bool) -> np.ndarray:
-    """Step number, or training time in seconds (cumulative step time) to align runs by wall time."""
+def _x(data: RunData, by_time: bool, scale: float = 1.0) -> np.ndarray:
+    """Step number (times `scale`, the samples per step, when runs of different batch sizes are aligned by
+    samples seen), or training time in seconds (cumulative step time) to align runs by wall time."""
     if not by_time:
-        return data.step.view()
+        return data.step.view() * scale if scale != 1.0 else data.step.view()
     ms = np.nan_to_num(data.step_ms.view(), nan=0.0)
     return np.cumsum(ms) / 1000.0
 
@@ -178,6 +178,7 @@ class RunPlots(QWidget):
         self.series: list[Series] = []
         self.primary: RunData | None = None
         self.by_time = False
+        self._scales: dict[int, float] = {}  # id(RunData) -> samples per step, when the batch sizes differ
         self._painted: tuple = ()
         self._ranges: dict[str, tuple] = {}  # plot name -> the range last set
         self._wanted: dict[str, tuple] = {}  # plot name -> its fitted range, set one plot per tick
@@ -259,6 +260,11 @@ class RunPlots(QWidget):
             curves.clear()
         self.series = list(series)
         self.primary = primary
+        batches = {s.samples_per_step for s in self.series}
+        self._scales = {id(s.data): float(s.samples_per_step) for s in self.series} if len(batches) > 1 else {}
+        for widget in (self.step_plot, self.loss_plot, self.val_plot, self.scale_plot):
+            widget.getPlotItem().setLabel("bottom", "training time (s)" if self.by_time else
+                                          "samples seen" if self._scales else "step")
         for s in self.series:
             for plot_name in self.curves:
                 # a noisy step-time curve drawn antialiased costs most of a repaint; at 1 px it looks the same
@@ -325,11 +331,24 @@ class RunPlots(QWidget):
             series.append(Series(current, current.name or "this run", ACCENT))
         self.set_series(series, primary=current)
 
+    def show_pair(self, candidate: RunData | None, reference: RunData | None, candidate_label: str,
+                  reference_label: str, running: RunData | None = None, batches: tuple[int, int] = (1, 1)) -> None:
+        """A trial's view: its candidate run in colour beside its reference run, grey and dashed (what the
+        verdict compares, run against interleaved run); the run going (`running`, default the candidate)
+        gets the warm-up shading and the median line, whichever arm it is. `batches` (candidate's, reference's):
+        different sizes align the runs by samples seen."""
+        series = []
+        if reference is not None:
+            series.append(Series(reference, reference_label, BASELINE_GREY, dashed=True, samples_per_step=batches[1]))
+        if candidate is not None:
+            series.append(Series(candidate, candidate_label, ACCENT, samples_per_step=batches[0]))
+        self.set_series(series, primary=running or candidate or reference)
+
     def set_align_by_time(self, by_time: bool) -> None:
         self.by_time = by_time
         for curve in self.curves["step_ms"]:
             curve._decimator.reset()  # other x values for the same steps
-        label = "training time (s)" if by_time else "step"
+        label = "training time (s)" if by_time else "samples seen" if self._scales else "step"
         for widget in (self.step_plot, self.loss_plot, self.val_plot, self.scale_plot):
             widget.getPlotItem().setLabel("bottom", label)
         self._painted = ()
@@ -353,12 +372,13 @@ class RunPlots(QWidget):
         any_scale = False
         for i, s in enumerate(self.series):
             data = s.data
-            x = _x(data, self.by_time)
+            scale = self._scales.get(id(data), 1.0)
+            x = _x(data, self.by_time, scale)
 
             def at(steps: np.ndarray) -> np.ndarray:
                 """x positions of values recorded at `steps` (loss, loss scale, validation)."""
                 if not self.by_time or not len(x) or not len(steps):
-                    return steps
+                    return steps * scale if scale != 1.0 and not self.by_time else steps
                 return x[np.clip(np.searchsorted(data.step.view(), steps), 0, len(x) - 1)]
 
             self._set(i, "step_ms", x, data.step_ms.view())
@@ -428,6 +448,7 @@ class RunPlots(QWidget):
             self.step_plot.removeItem(self.median_line)
             return
         first = float(steps[0])
+        self._shade_scale = self._scales.get(id(data), 1.0)  # shaded in samples when the runs align by samples
         if data.first_steady_step is not None and data.first_steady_step > first:
             self._shade(first - 0.5, data.first_steady_step - 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.2)
         elif data.first_steady_step is None:
@@ -462,11 +483,12 @@ class RunPlots(QWidget):
         """
         x_max = 0.0
         for s in self.series:
-            x = _x(s.data, self.by_time)
+            scale = self._scales.get(id(s.data), 1.0)
+            x = _x(s.data, self.by_time, scale)
             if len(x):
                 x_max = max(x_max, float(x[-1]))
             if not self.by_time and s.data.progress is not None and s.data.progress[1]:
-                x_max = max(x_max, float(s.data.progress[1]))
+                x_max = max(x_max, float(s.data.progress[1]) * scale)
         x_range = (0.0, _grow(x_max) if self.by_time or not x_max else x_max)
         top = self._step_top()
         if top is None:
@@ -518,7 +540,7 @@ class RunPlots(QWidget):
             self.spikes_above = len(over)
             if len(over) > MAX_SPIKE_MARKS:  # a mark per pixel column is all the eye can see
                 over = over[np.linspace(0, len(over) - 1, MAX_SPIKE_MARKS).astype(int)]
-            self.spikes.setData(steps[over], np.full(len(over), _grow(top) * 0.985))
+            self.spikes.setData(steps[over] * self._scales.get(id(data), 1.0), np.full(len(over), _grow(top) * 0.985))
         median = data.steady_median_ms() if data is not None else None
         shown = median is not None and not self.by_time
         label = f"ms, median {median:.3g}" if shown else "ms"  # on the axis: the title stays short enough to fit
@@ -535,7 +557,8 @@ class RunPlots(QWidget):
                                        "plot, marked at its top edge" if n else "")
 
     def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, position: float) -> None:
-        region = pg.LinearRegionItem(values=(start, stop), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),
+        k = getattr(self, "_shade_scale", 1.0)
+        region = pg.LinearRegionItem(values=(start * k, stop * k), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),
                                      movable=False)
         region.setZValue(-10)
         pg.InfLineLabel(region.lines[0], text, position=position, anchors=[(0, 0), (0, 0)], color=color)

@@ -60,8 +60,9 @@ def eta_text(data: RunData) -> str:
 
 def outcome_text(data: RunData, log_path: str = "") -> tuple[str, str]:
     """(text, state) describing how a finished command ended."""
-    kept = steps_done(data)
-    measured = f"{kept} step{'s' if kept != 1 else ''} recorded"
+    training = data.command == "run"  # an audit's or probe's progress counts checks, not training steps
+    kept = steps_done(data) if training else 0
+    measured = f"{kept} step{'s' if kept != 1 else ''} recorded" if training else "nothing was trained"
     status = data.status
     if status == protocol.RunStatus.COMPLETED:
         return (f"Completed — {measured}" if kept else "Completed"), "passed"
@@ -104,6 +105,7 @@ class RunPanel(QWidget):
         self.stop_button.setObjectName("stopButton")
         self.stop_button.setToolTip("Finish the current step, write the summary, and end the run")
         self.stoppable = stoppable
+        self.context = ""  # what the current run is within its trial, before each phase text
         self.stop_button.hide()  # shown only while a command runs
         self.stop_button.clicked.connect(self.stop)
         row.addWidget(self.stop_button)
@@ -128,9 +130,11 @@ class RunPanel(QWidget):
         return self.process.is_running()
 
     def start(self, command: str, argv: list[str], name: str = "", busy_text: str = "Starting…",
-              log_path: str = "") -> RunData:
+              log_path: str = "", context: str = "") -> RunData:
+        """`context` ("Trial pair 2, the candidate run") stays before each phase's text while it runs."""
         self.error_box.clear()
         self.log_path = log_path
+        self.context = context
         self._set_state(busy_text, "busy")
         self.bar.setRange(0, 0)  # busy until the first progress event
         self.bar.show()
@@ -165,14 +169,15 @@ class RunPanel(QWidget):
         self._painted = data.version
         if data.phase and not data.finished and not self.process.stop_requested:
             text, state = PHASE_TEXT.get(data.phase, (data.phase.capitalize(), "running"))
-            self._set_state(text, state)
+            self._set_state(f"{self.context}: {text[0].lower()}{text[1:]}" if self.context else text, state)
         if data.progress is not None:
             step, total, _eta = data.progress
             step = steps_done(data) if data.finished else step
             if total:
                 self.bar.setRange(0, total)
                 self.bar.setValue(min(step, total))
-            parts = [f"step {step}" + (f" / {total}" if total else ""), eta_text(data)]
+            unit = "step" if data.command == "run" else "check"  # the workload check is no training run
+            parts = [f"{unit} {step}" + (f" / {total}" if total else ""), eta_text(data)]
             median = data.steady_median_ms()
             if median is not None:
                 parts.append(f"median step {median:.2f} ms")

@@ -25,6 +25,7 @@ from .run_gate import GATE
 from .run_panel import RunPanel
 from .run_process import Launcher
 from .session import WizardSession, scaling_offer
+from . import theme
 from .labels import muted_label
 
 
@@ -100,7 +101,7 @@ class ScalingSection(QWidget):
         # the command on a line of its own that never breaks (word wrap split it inside "--out")
         head, _, command = note.partition(": tfturbo ")
         text = html.escape(head[:1].upper() + head[1:]) + (
-            f':<br><span style="white-space:pre; font-family:monospace">tfturbo {html.escape(command)}</span>'
+            f':<br><span style="white-space:pre; font-family:{theme.mono_css()}">tfturbo {html.escape(command)}</span>'
             if command else "")
         self.why_not.setText(text)
         self.why_not.setVisible(bool(note))

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 
+from functools import cache
+
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication, QIcon, QPalette
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
 
 import resources
 
@@ -53,3 +55,31 @@ def app_icon() -> QIcon:
     for size in resources.ICON_SIZES:
         icon.addFile(str(resources.icon_png(size)))
     return icon
+
+
+@cache
+def _mono_family() -> str:
+    """Registers the shipped DejaVu Sans Mono once; its family name (the system's fixed font if it fails to load)."""
+    font_id = QFontDatabase.addApplicationFont(str(resources.path(resources.MONO_FONT)))
+    families = QFontDatabase.applicationFontFamilies(font_id) if font_id >= 0 else []
+    return families[0] if families else QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
+
+
+def register_fonts() -> None:
+    """Called at start: code blocks use the shipped monospace face, whatever fonts the machine has (the
+    offscreen platform and desktops without a monospace alias resolved the system's fixed font to a
+    proportional face)."""
+    _mono_family()
+
+
+def mono_font() -> QFont:
+    """The monospace font for code and commands, at the application's point size."""
+    font = QFont(_mono_family())
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    font.setFixedPitch(True)
+    return font
+
+
+def mono_css() -> str:
+    """The same face for rich text (`font-family:` value)."""
+    return f"'{_mono_family()}', monospace"

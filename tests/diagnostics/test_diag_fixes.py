@@ -149,3 +149,4 @@ def test_drop_partial_batches_only_drops_when_the_length_is_fixed():
     fixed = drop_partial_batches(ds, 16)
     assert [tuple(s.shape) for s in fixed.element_spec] == [(16, 5), (16,)]
     assert sum(1 for _ in fixed) == 6
+

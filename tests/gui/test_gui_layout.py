@@ -75,6 +75,10 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
         problems = clipped(window) + [f"step {row.title.text()!r} cut" for row in window.steps.rows
                                       if row.title.width() < row.title.sizeHint().width()]
         assert problems == [], f"page {i + 1} ({window.pages[i].title}) at {size}: {problems}"
+        # issue 22: a finding's fix wraps in its card instead of scrolling sideways
+        for card in getattr(getattr(window.pages[i], "findings", None), "cards", []):
+            if card.fix_block is not None and card.isVisibleTo(window):
+                assert card.fix_block.editor.horizontalScrollBar().maximum() == 0, card.finding["code"]
 
 
 def _lab(hex_colour: str, matrix: np.ndarray) -> np.ndarray:

@@ -287,9 +287,13 @@ def test_resources_icon_desktop_entry_theme_and_shortcuts(qtbot, tmp_path):
     assert "Exec=tfturbo gui %f" in entry and "Icon=tfturbo" in entry and "Type=Application" in entry
     light, dark = theme.style_sheet(False), theme.style_sheet(True)
     assert "#f8fafc" in light and "#f8fafc" not in dark and "#171b24" in dark  # the dark variant swaps colours
-    for font in resources.PDF_FONTS.values():
+    for font in [*resources.PDF_FONTS.values(), resources.MONO_FONT, *resources.FALLBACK_FONTS.values()]:
         assert resources.path(font).stat().st_size > 100_000
-    assert resources.path("fonts/LICENSE-DejaVu.txt").exists()
+    for licence in ("DejaVu", "DroidSansFallback", "Nanum"):  # each shipped font with its licence
+        assert resources.path(f"fonts/LICENSE-{licence}.txt").stat().st_size > 1000
+    import tomllib
+    data = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert {"fonts/*.ttf", "fonts/*.txt"} <= set(data["package-data"]["resources"])  # installed with the app
 
     window = make_window(qtbot, tmp_path)
     go_next(qtbot, window, 1)

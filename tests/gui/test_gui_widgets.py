@@ -42,6 +42,19 @@ def test_completed_run_fills_the_data_and_says_so(qtbot, tmp_path):
     assert not panel.stop_button.isVisible() and not panel.error_box.isVisible()
 
 
+def test_a_trial_run_keeps_saying_which_pair_and_arm_through_its_phases(qtbot, tmp_path):
+    """Issue 22: "Trial pair N" gave way to "Warm-up / compilation" as soon as the run's phases arrived."""
+    panel = RunPanel(fake_launcher("ok", 0.02))
+    qtbot.addWidget(panel)
+    argv = run_argv(RunSettings("builtin:mlp", steps=60), str(tmp_path / "run"))
+    data = panel.start("run", argv, name="r", busy_text="Trial pair 2, the candidate run: starting",
+                       context="Trial pair 2, the candidate run")
+    seen = set()
+    qtbot.waitUntil(lambda: seen.add(panel.state.text()) or data.finished, timeout=20_000)
+    phases = [t for t in seen if "warm-up" in t.lower() or "training" in t.lower()]
+    assert phases and all(t.startswith("Trial pair 2, the candidate run: ") for t in phases), seen
+
+
 def test_failing_backend_shows_message_and_fix_with_traceback_behind_details(qtbot, tmp_path):
     panel, data = start_run(qtbot, tmp_path, scenario="fail")
     with qtbot.waitSignal(panel.ended, timeout=20_000):
@@ -163,6 +176,37 @@ def test_findings_show_fix_as_copyable_monospace_and_offer_the_automatic_fix(qtb
     assert panel.cards[0].checkbox.isChecked()
 
 
+_NO_FONTS_CHILD = """
+from PySide6.QtGui import QFontDatabase, QFontInfo
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+system = QFontInfo(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)).fixedPitch()
+from tfturbo_gui import app as gui_app
+gui_app.make_app()
+from tfturbo_gui.code_block import CodeBlock
+block = CodeBlock("x = 1")
+info = QFontInfo(block.editor.font())
+print(system, info.family(), info.fixedPitch())
+"""
+
+
+def test_code_is_monospace_on_a_machine_without_a_monospace_font(tmp_path):
+    """Issue 22: on a fresh machine the system's fixed font resolved to a proportional face, so code (and the
+    suite's monospace test) failed; the app registers the DejaVu Sans Mono it ships at start."""
+    import os
+    import subprocess
+
+    conf = tmp_path / "fonts.conf"  # fontconfig with no font directories: a machine without fonts
+    conf.write_text(f'<?xml version="1.0"?><fontconfig><cachedir>{tmp_path}/cache</cachedir></fontconfig>')
+    env = {**os.environ, "FONTCONFIG_FILE": str(conf), "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", _NO_FONTS_CHILD], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    system, *family, fixed = out.stdout.split()
+    assert system == "False"  # the machine really has no monospace face of its own
+    assert " ".join(family) == "DejaVu Sans Mono" and fixed == "True"
+
+
 def test_tensorboard_opens_the_address_it_prints_and_stops_with_the_app(qtbot, tmp_path):
     opened = []
     script = "import sys, time; print('TensorBoard 2.21 at http://localhost:%s/ (Press CTRL+C to quit)' % sys.argv[1]," \
@@ -195,3 +239,27 @@ def test_the_verdict_view_prints_a_tiny_loss_change_as_the_report_does():
     assert AccuracyVerdict.from_dict(doc).text() == "val_loss -0.000023 [-0.000084, +0.000001]"
     pp = {"metric": "val_accuracy", "delta": -0.004, "ci95": [-0.01, 0.002], "verdict": "within tolerance", "step": 60}
     assert accuracy_text(pp) == "within tolerance: val_accuracy -0.40 pp at step 60, interval [-1.00, +0.20] pp"
+
+
+def test_runs_of_different_batch_sizes_are_aligned_by_samples_seen(qtbot):
+    """Issue 22: plots show what the verdict compared, aligned by samples when batch sizes differ."""
+    from tfturbo_gui.run_data import RunData
+
+    def run(name: str, steps: int) -> RunData:
+        data = RunData(name)
+        data.ingest([{"type": protocol.STEPS, "step": list(range(1, steps + 1)), "step_ms": [5.0] * steps,
+                      "loss": [1.0] * steps, "loss_scale": [None] * steps, "warmup": [s <= 3 for s in range(1, steps + 1)]},
+                     {"type": protocol.DONE, "status": protocol.RunStatus.COMPLETED, "exit_code": 0}])
+        return data
+
+    plots = RunPlots()
+    qtbot.addWidget(plots)
+    reference, candidate = run("a", 60), run("b", 30)  # batch 64 and 128: the same samples
+    plots.show_pair(candidate, reference, "batch 128 (b1)", "reference batch 64 (a1)", batches=(128, 64))
+    plots.refresh()
+    ref_curve, cand_curve = plots.curves["step_ms"]
+    assert max(ref_curve.xData) == 60 * 64 and max(cand_curve.xData) == 30 * 128
+    assert plots.step_plot.getPlotItem().getAxis("bottom").labelText == "samples seen"
+    plots.show_pair(candidate, reference, "b", "a", batches=(64, 64))  # the same batch: by step
+    plots.refresh()
+    assert plots.step_plot.getPlotItem().getAxis("bottom").labelText == "step"

@@ -97,9 +97,14 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=45_000)
     assert precision.status == PASSED and precision.decision_card.badge.text() == "KEPT"
     assert precision.decision_card.facts.values["Speed-up vs baseline"].text().endswith("— faster")
-    assert precision.plots.plotted_lengths()["step_ms"] == [60, 60]  # baseline beside this run
-    # the trial ended on its float32 reference run (ABBA): the page shows its own mixed_float16 run, not that one
-    assert precision.plots.legend_texts() == ["baseline", "mixed_float16, batch 64"]
+    assert precision.plots.plotted_lengths()["step_ms"] == [60, 60]  # the reference run beside this run
+    # the trial ended on its float32 reference run (ABBA): the page shows its mixed_float16 run in colour and
+    # its interleaved reference run grey, each named by its arm (issue 22: the plots compared with the one
+    # original baseline run while the verdict compared with the trial's own reference runs)
+    reference, candidate = precision.plots.legend_texts()
+    assert reference.startswith("reference float32, batch 64 (a") and candidate.startswith("mixed_float16, batch 64 (b")
+    assert precision.plots.primary is precision.plots.series[1].data
+    assert precision.plots.series[0].data is not session.data_of(session.baseline)
     assert precision.run_panel.data is session.data_of(precision.rung)
     run_yaml = yaml.safe_load((session.rung_path(precision.rung) / "run.yaml").read_text())
     assert run_yaml["policy"] == "mixed_float16" and run_yaml["fix_head"] is True

@@ -13,12 +13,14 @@ from pypdf import PdfReader
 
 from reportlab.graphics.charts.lineplots import LinePlot
 
+import resources
 from report_fixtures import PROFILE, WARMUP, make_run, make_study, pdf_text
 from tfturbo import summary as summ
 from tfturbo.errors import UserError
 from tfturbo.report import gather, write_report
 from tfturbo.report.charts import line_chart
 from tfturbo.runfiles import RUNS_DIR, STUDY_YAML
+from tfturbo.tune.study import Study
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,14 +72,18 @@ def test_verdict_states_the_trials_ratio_interval_pairs_and_accuracy(study, repo
     assert f"Learning rate {tuned['learning_rate']:.6g}" in text
 
 
-def test_configuration_table_shows_each_trial_against_its_reference(study, report_text):
+def test_configuration_table_shows_each_configurations_headline(study, report_text):
+    """One speed-up per configuration (`tfturbo.headline`): the last trial against the baseline, else its own
+    trial against its reference; the larger batch shows the confirmation's number, as the verdict does."""
     text = flat(report_text)
     entries = ladder(study)
+    confirmation = entries["05-confirmation"]
     for name in RUNGS[1:]:
         e = entries[name]
-        s, (a, b) = e["speed"]["ratio"], e["speed"]["ci95"]
-        assert f"{s:.2f}x [{a:.2f}, {b:.2f}] vs {e['compared_with']}, 3 pairs" in text, name
-        assert f"{1 / s:.2f}x [{1 / b:.2f}, {1 / a:.2f}]" in text, name  # relative time per sample
+        source = confirmation if name == "04-larger_batch" else e
+        s, (a, b) = source["speed"]["ratio"], source["speed"]["ci95"]
+        whose = " (05-confirmation's trial)" if source is not e else ""
+        assert f"{s:.2f}x [{a:.2f}, {b:.2f}] vs {source['compared_with']}, 3 pairs{whose}" in text, name
         acc = e["accuracy"]
         lo, hi = acc["ci95"]
         assert f"{acc['delta'] * 100:+.2f} pp [{lo * 100:+.2f}, {hi * 100:+.2f}] {acc['verdict']}, 1000 ex." \
@@ -103,11 +109,14 @@ def test_appendix_states_the_design(study, report_text):
     text = flat(report_text)
     design = ladder(study)["03-xla"]["design"]
     assert design.startswith("3 replicate pair(s), each an A and a B run in their own processes, alternating AB/BA")
-    assert f"How each trial measured {design}" in text
+    # every trial's count, not the first one's (issue 22: "4 replicate pair(s)" for trials of 4, 6, 5, 3 pairs)
+    shown = design.replace("3 replicate pair(s)", "3 replicate pairs per trial (each row gives its own)", 1)
+    assert f"How each trial measured {shown}" in text
     assert "accuracy paired on the same 1000 validation examples at equal samples seen" in text
     assert "the speed interval is a Student-t interval across the pairs' ratios, so it includes run-to-run " \
            "variation" in text
-    assert "replicates {'min': 3, 'max': 3}" in text  # the tune options
+    assert "3 replicate pairs per trial;" in text.split("Study options")[1][:300]
+    assert "{" not in text.split("Study options")[1][:300]  # the tune options in words, not a Python dict
 
 
 def test_without_a_confirmation_the_verdict_says_what_the_recommendation_was_measured_against(tmp_path):
@@ -138,17 +147,23 @@ def test_report_has_every_section_page_numbers_and_vector_plots(study):
     assert reader.metadata.title == "Training speed-up report: builtin:transformer"
 
 
-def test_step_time_plot_leaves_the_profiler_window_as_a_gap(study):
-    plot = gather(study).plots[0]
-    assert plot.title == "Step time" and len(plot.curves) == 2
-    for curve in plot.curves:  # steady steps only: after warm-up, outside the profiler window
-        assert curve.x[0] == WARMUP + 1 and not any(PROFILE[0] <= x < PROFILE[1] for x in curve.x)
-    chart = line_chart(plot, 400)
-    lines = [node for node in chart.contents if isinstance(node, LinePlot)][0]
-    # the baseline's 60 steps are drawn in two pieces: no line bridges the profiler window (the tuned run's
-    # 15 steady steps are too few to cut)
-    assert len(lines.data) == 3
-    assert [p[0] for p in lines.data[0]][-1] == PROFILE[0] - 1 and [p[0] for p in lines.data[1]][0] == PROFILE[1]
+def test_time_plot_shows_warm_up_and_profiler_shaded_aligned_by_samples(study):
+    """Issue 22: the chart hid the warm-up and the profiler (the baseline began at step ~37), compared steps of
+    different batch sizes, and plotted runs other than the ones the headline compared."""
+    data = gather(study)
+    plot = data.plots[0]
+    assert plot.title == "Time per sample" and plot.x_label == "samples seen" and plot.y_label == "µs per sample"
+    assert len(plot.curves) == 2
+    base, tuned = plot.curves
+    warm_end = max(hi for _, hi, kind in plot.bands if kind == "warm-up")
+    assert base.x[0] < warm_end and tuned.x[0] < warm_end  # the warm-up is drawn (in samples), not hidden
+    profiled = [(lo, hi) for lo, hi, kind in plot.bands if kind == "profiler"]
+    assert profiled == [(PROFILE[0] * 64, (PROFILE[1] - 1) * 64), (PROFILE[0] * 128, (PROFILE[1] - 1) * 128)]
+    warm = [(lo, hi) for lo, hi, kind in plot.bands if kind == "warm-up"]
+    assert warm == [(64, (WARMUP + 1) * 128)]  # both runs' warm-ups, merged into one band
+    assert base.clipped and "marked with a triangle" in plot.note  # the warm-up is clamped and marked
+    assert "median of 3 runs" in base.label and "median of 3 runs" in tuned.label  # the headline trial's runs
+    line_chart(plot, 400)  # draws
 
 
 def test_report_reads_back_each_runs_settings_record_and_reproduction_commands(study, report_text):
@@ -337,3 +352,112 @@ def test_a_run_that_failed_before_its_folder_reads_as_failed_not_missing(tmp_pat
     text = flat(pdf_text(write_report(study)))
     assert "05-mixed_float16" in text and "TypeError: boom" in text
     assert "Traceback (most recent call last)" not in text and "missing" not in text.lower().split("05-mixed")[1][:80]
+
+
+def _embedded_fonts(path: Path) -> set[str]:
+    """The base names of the fonts embedded in the PDF (a font file in their descriptor)."""
+    from pypdf import PdfReader
+
+    out = set()
+    for page in PdfReader(str(path)).pages:
+        for font in (page["/Resources"].get("/Font") or {}).values():
+            font = font.get_object()
+            for desc in [font] + [d.get_object() for d in font.get("/DescendantFonts", [])]:
+                descriptor = desc.get("/FontDescriptor")
+                if descriptor is not None and any(k in descriptor.get_object() for k in ("/FontFile2", "/FontFile")):
+                    out.add(str(font["/BaseFont"]).split("+")[-1])
+    return out
+
+
+@pytest.mark.parametrize("name, fallback", [("модель_цифры", None), ("цифры_数字", "DroidSansFallback"),
+                                            ("日本語のモデル", "DroidSansFallback"), ("한국어_모델", "NanumSquare")])
+def test_cyrillic_chinese_japanese_and_korean_names_print_in_an_embedded_font(tmp_path, name, fallback):
+    """Issue 22: a study of `цифры_数字.py` printed the Cyrillic and not the Chinese (DejaVu has no CJK)."""
+    from reportlab.pdfbase import pdfmetrics
+
+    from tfturbo.report import style
+
+    study = make_study(tmp_path / name, workload=f"./{name}.py")
+    pdf = write_report(study)
+    text = pdf_text(pdf)
+    assert f"./{name}.py" in text and name in text  # the workload and the study folder, read back
+    embedded = _embedded_fonts(pdf)
+
+    def face(font: str) -> str:  # the name the PDF gives it
+        return pdfmetrics.getFont(font).face.name.decode() if isinstance(pdfmetrics.getFont(font).face.name, bytes) \
+            else str(pdfmetrics.getFont(font).face.name)
+
+    for char in name:
+        font = style.fallback_for(char) or style.FONT
+        assert ord(char) in pdfmetrics.getFont(font).face.charToGlyph, char  # a glyph, not the .notdef box
+        assert face(font) in embedded, (char, font, embedded)
+    fallbacks = {f for f in resources.FALLBACK_FONTS if f in pdfmetrics.getRegisteredFontNames() and face(f) in embedded}
+    assert fallbacks == ({fallback} if fallback else set())  # loaded only when the text needs it
+
+
+def test_code_is_set_in_the_embedded_monospace_face(tmp_path):
+    from tfturbo.report import style
+
+    pdf = write_report(make_study(tmp_path / "s"))
+    assert style.MONO == "DejaVuSansMono" and "DejaVuSansMono" in _embedded_fonts(pdf)
+
+
+def _page_texts(path: Path) -> list[str]:
+    return [page.extract_text() for page in PdfReader(str(path)).pages]
+
+
+def test_page_one_is_an_executive_summary_with_the_headline_accuracy_chart_and_changes(study):
+    """Issue 22: page 1 was one dense paragraph, no chart, half empty, with MFU jargon."""
+    from tfturbo.headline import headline
+
+    pdf = write_report(study)
+    page1 = flat(_page_texts(pdf)[0])
+    loaded = Study.load(study)
+    shown = headline("04-larger_batch", loaded.rungs)  # the recommendation's one number
+    lo, hi = shown.ci95
+    assert f"{shown.ratio:.2f}x faster" in page1 and f"between {lo:.2f}x and {hi:.2f}x (95% interval)" in page1
+    assert "Accuracy: unchanged within the tolerance of 0.5 percentage points" in page1
+    assert "Every configuration measured" in page1 and "Speed-up vs the baseline" in page1  # the chart's text
+    for label in ("float32, batch 64 (baseline)", "mixed_bfloat16, batch 64 (not kept)", "float32 + XLA, batch 64",
+                  "float32 + XLA, batch 128"):
+        assert label in page1
+    changes = page1.split("Changes to make")[1].split("About this study")[0]
+    assert "jit_compile=True" in changes and "batch size 128 instead of 64" in changes
+    assert "drop_remainder" not in changes and "set_global_policy" not in changes  # nothing unmeasured
+    for jargon in ("MFU", "replicate pair", "paired"):
+        assert jargon not in page1
+    # the same number for the same configuration in the configurations table
+    assert f"{shown.ratio:.2f}x [{lo:.2f}, {hi:.2f}] vs 01-baseline" in flat("\n".join(_page_texts(pdf)[1:]))
+
+
+def test_counts_commands_and_names_are_the_studys(study):
+    """Issue 22: "first 2048 validation examples" where the trials compared 1024; the whole-study command
+    dropped --steps 60; a skipped rung got a rerun command; tune options printed as a Python dict."""
+    data = yaml.safe_load((study / STUDY_YAML).read_text())
+    data["ladder"].append({"name": "06-steps_per_execution", "rung": "steps_per_execution", "skipped": True,
+                           "kept": False, "reason": "steps are long enough", "run": None,
+                           "settings": data["ladder"][-1]["settings"]})
+    (study / STUDY_YAML).write_text(yaml.safe_dump(data))
+    text = flat(pdf_text(write_report(study)))
+    assert "on the first 1000 validation examples" in text and "2048 validation examples" not in text
+    whole = text.split("whole study")[1][:400]
+    assert whole.startswith(" tfturbo tune builtin:transformer --out study-rerun --steps 60 --seed 1234 "
+                            "--batch-size 64 --val-every 20")
+    assert "--min-replicates 3 --max-replicates 3" in whole
+    commands = text.split("Commands")[1]
+    assert "06-steps_per_execution" not in commands.split("Single runs")[0]  # skipped: nothing to re-run
+    assert "06-steps_per_execution" in text  # but it is in the table, whole
+
+
+def test_a_faster_configuration_with_undecided_accuracy_gets_a_way_forward_in_the_report(study):
+    """Issue 22: on a small validation set nothing could be kept, and the report offered nothing to do next."""
+    data = yaml.safe_load((study / STUDY_YAML).read_text())
+    entry = next(e for e in data["ladder"] if e["name"] == "02-mixed_bfloat16")
+    assert entry["accuracy"]["verdict"] == "inconclusive"
+    entry["speed"].update({"ratio": 1.26, "ci95": [1.19, 1.35], "verdict": "faster"})
+    (study / STUDY_YAML).write_text(yaml.safe_dump(data))
+    text = flat(pdf_text(write_report(study)))
+    section = text.split("Accuracy not decided: what would decide it")[1]
+    assert section.split("02-mixed_bfloat16")[1].lstrip().startswith("• Recommended: ")
+    assert "--accuracy-tolerance" in section and "--val-examples" in section
+    assert "03-xla" not in section.split("Before and after")[0]  # decided rungs get none

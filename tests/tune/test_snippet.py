@@ -20,7 +20,7 @@ def test_all_changes_appear_as_patch_lines():
     assert "dense_2" in text  # the head the audit named
     assert "+              jit_compile=True)" in lines
     assert "-train_ds = train_ds.batch(64)" in lines
-    assert "+train_ds = train_ds.batch(96, drop_remainder=True)" in lines
+    assert "+train_ds = train_ds.batch(96)" in lines  # drop_remainder was not measured: not recommended
     assert "+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * 1.5)" in lines
     assert "linear scaling rule" in text
     assert "keras.layers.Dense(104)" in text
@@ -28,8 +28,22 @@ def test_all_changes_appear_as_patch_lines():
 
 def test_xla_only_keeps_policy_and_batch():
     text = snippet(BASE.with_(jit_compile=True), BASE, [])
-    assert "jit_compile=True" in text and "drop_remainder=True" in text
+    assert "jit_compile=True" in text and "drop_remainder" not in text and "train_ds" not in text
     assert "set_global_policy" not in text and "LEARNING_RATE" not in text and 'dtype="float32"' not in text
+
+
+def test_the_code_holds_exactly_the_measured_kept_changes():
+    """Issue 22: "Changes to make" added drop_remainder=True although no partial batch was found and the
+    recommended settings had it off. Every switch the recommendation turns on appears, and nothing else."""
+    cases = [BASE.with_(jit_compile=True), BASE.with_(jit_compile=True, drop_remainder=True),
+             BASE.with_(policy="mixed_float16", fix_head=True, batch_size=128, lr_scale=2.0)]
+    for rec in cases:
+        text = snippet(rec, BASE, [])
+        assert ("drop_remainder=True" in text) == rec.drop_remainder, rec
+        assert ("jit_compile=True" in text) == rec.jit_compile, rec
+        assert ("set_global_policy" in text) == (rec.policy != BASE.policy), rec
+        assert (f"batch {BASE.batch_size} → {rec.batch_size}" in text) == (rec.batch_size != BASE.batch_size), rec
+        assert ("LEARNING_RATE *" in text) == (rec.lr_scale != BASE.lr_scale), rec
 
 
 def test_no_change_says_so():

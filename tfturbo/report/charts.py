@@ -11,14 +11,16 @@ import math
 
 from reportlab.graphics.charts.legends import Legend
 from reportlab.graphics.charts.lineplots import LinePlot
-from reportlab.graphics.shapes import Drawing, Group, String
+from reportlab.graphics.shapes import Drawing, Group, Polygon, Rect, String
 from reportlab.graphics.widgets.markers import makeMarker
 from reportlab.lib import colors
 
+from ..palette import PALETTE
 from . import style
 from .model import Plot
 
-SERIES_COLORS = (style.ACCENT, style.CONTRAST, colors.HexColor("#6B7B8C"), colors.HexColor("#2E8B57"))
+SERIES_COLORS = tuple(colors.HexColor(c) for c in PALETTE)  # eight, apart for colour-blind readers
+BAND_COLORS = {"warm-up": colors.HexColor("#FDF0D5"), "profiler": colors.HexColor("#EDE4F7")}
 
 
 def _nice_range(lo: float, hi: float) -> tuple[float, float, float]:
@@ -96,6 +98,30 @@ def line_chart(plot: Plot, width: float, height: float = 150) -> Drawing:
             lp.lines[j].symbol = makeMarker("FilledCircle", size=3.5,
                                             fillColor=SERIES_COLORS[i % len(SERIES_COLORS)])
     d.add(lp)
+    x_lo, x_hi = lp.xValueAxis.valueMin, lp.xValueAxis.valueMax
+    y_lo, y_hi = lp.yValueAxis.valueMin, lp.yValueAxis.valueMax
+
+    def px(v: float) -> float:
+        return lp.x + (v - x_lo) / ((x_hi - x_lo) or 1) * lp.width
+
+    def py(v: float) -> float:
+        return lp.y + (v - y_lo) / ((y_hi - y_lo) or 1) * lp.height
+
+    labelled = set()
+    for lo, hi, kind in plot.bands:  # warm-up and profiler: shaded behind the curves, labelled once
+        x0, x1 = px(max(lo, x_lo)), px(min(hi, x_hi))
+        if x1 <= x0:
+            continue
+        d.contents.insert(0, Rect(x0, lp.y, x1 - x0, lp.height, fillColor=BAND_COLORS.get(kind, style.TINT),
+                                  strokeColor=None))
+        if kind not in labelled:
+            labelled.add(kind)
+            d.add(String(x0 + 2, lp.y + 3, kind, fontName=style.FONT, fontSize=6.5, fillColor=style.MUTED))
+    for i, c in enumerate(plot.curves):  # points clamped at the top edge: a small triangle each
+        colour = SERIES_COLORS[i % len(SERIES_COLORS)]
+        for x in c.clipped:
+            cx, top = px(x), py(max(c.y))
+            d.add(Polygon([cx - 2.5, top - 4, cx + 2.5, top - 4, cx, top], fillColor=colour, strokeColor=None))
     d.add(String(left, height + legend_h - 11, plot.title, fontName=style.FONT_BOLD, fontSize=9.5,
                  fillColor=style.INK))
     d.add(String(left + lp.width / 2, bottom - 22, plot.x_label, fontName=style.FONT, fontSize=7.5,

@@ -15,12 +15,14 @@ the first as baseline and the report says so.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import compare, protocol, summary as summ
+from ..headline import Headline, headlines
 from ..cli_args import run_argv
 from ..errors import UserError
 from ..numbers import finite
@@ -28,9 +30,11 @@ from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
+from ..trials.speed import samples_per_s
+from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune import levers
-from ..tune.study import Rung, Study, StudyStatus
+from ..tune.study import Rung, RungKind, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 
@@ -47,6 +51,7 @@ class LadderRow:
     settings: dict[str, Any]
     rung: Rung | None = None  # the study's ladder rung; None: a run the ladder does not name
     note: str = ""  # the reason shown for a run without a ladder decision
+    headline: Headline | None = None  # the configuration's one speed-up (tfturbo.headline), None: no trial
 
     @property
     def kept(self) -> bool | None:
@@ -104,6 +109,7 @@ class Curve:
     label: str
     x: list[float]
     y: list[float]
+    clipped: list[float] = field(default_factory=list)  # x of the points drawn at the top edge (above the range)
 
 
 @dataclass
@@ -113,6 +119,7 @@ class Plot:
     y_label: str
     curves: list[Curve]
     note: str = ""
+    bands: list[tuple[float, float, str]] = field(default_factory=list)  # (x0, x1, "warm-up" | "profiler") shaded
 
 
 @dataclass
@@ -141,6 +148,8 @@ class ReportData:
     measurement: dict[str, Any] = field(default_factory=dict)  # runs and replicate pairs (study.yaml)
     design: str = ""  # how the trials measured, in words (from the ladder's trial verdicts)
     scaling: ScalingResult | None = None  # STUDY/scaling/scaling.json, when the study measured scaling
+    changes: list[str] = field(default_factory=list)  # the measured, kept changes in words (page 1)
+    way_forward: list[tuple[str, list[str]]] = field(default_factory=list)  # rung -> what would decide its accuracy
     time_went: Any = None  # profile_page.TimeWent: the baseline's and the recommended run's profiles
 
 
@@ -212,7 +221,9 @@ def _label(rung: LadderRow, role: str) -> str:
 
 def _rungs(study: Study, rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[LadderRow]:
     """The ladder's rungs in its order, then the runs it does not mention (a rung still running, an extra run)."""
-    rungs = [LadderRow(r.name, rows.get(r.name), r.settings.to_dict(), r) for r in study.rungs]
+    shown = headlines(study.rungs)
+    rungs = [LadderRow(r.name, rows.get(r.name), r.settings.to_dict(), r, headline=shown.get(r.name))
+             for r in study.rungs]
     named = {r.name for r in rungs}
     note = "not in the study's ladder" if study.rungs else ""
     return rungs + [LadderRow(r.name, rows[r.name], compare.run_settings(r), note=note)
@@ -258,14 +269,10 @@ def _outcome(rung: LadderRow) -> str:
     """'mixed_bfloat16, batch 64: 0.37x [0.29, 0.61] over 3 replicate pairs vs 01-baseline, slower' — one tried
     rung in a few words: its trial's speed verdict when the ladder has one, else the compare table's."""
     row = rung.row
-    speed = rung.speed
-    if row is not None and speed is not None:
-        ci = speed.ci95
-        interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if all(finite(c) for c in ci) else ""
-        against = f" vs {rung.compared_with}" if rung.compared_with else ""
-        text = (f"{row.label}: {speed.ratio:.2f}x{interval} over {speed.replicates} replicate pairs"
-                f"{against}, {speed.verdict}")
-        faster = speed.verdict == Verdict.FASTER
+    shown = rung.headline
+    if row is not None and shown is not None:
+        text = f"{row.label}: {shown.text('x')} over {shown.pairs} replicate pairs vs {shown.against}, {shown.verdict}"
+        faster = shown.verdict == Verdict.FASTER
     elif row is None or row.speedup is None:
         return f"{row.label if row else rung.name}: {rung.status}"
     else:
@@ -278,16 +285,13 @@ def _outcome(rung: LadderRow) -> str:
     return text
 
 
-def _headline_trial(tuned: LadderRow, rungs: list[LadderRow], baseline: LadderRow | None) -> LadderRow | None:
-    """The trial that measured the recommendation against the baseline itself: the confirmation rung, or the
-    recommended rung when it was measured against the baseline; None for studies without trial verdicts."""
-    confirmation = next((r for r in rungs if r.rung is not None and any(lv.confirms and lv.rung_kind == r.rung.kind for lv in levers.LEVERS)
-                         and r.speed is not None), None)
-    if confirmation is not None:
-        return confirmation
-    if tuned.speed is not None and baseline is not None and tuned.compared_with == baseline.name:
-        return tuned
-    return None
+def _headline_trial(tuned: LadderRow, rungs: list[LadderRow]) -> LadderRow | None:
+    """The rung whose trial gives the recommendation its headline against the baseline (`tfturbo.headline`):
+    the confirmation, or the recommended rung itself; None when no trial measured it against the baseline."""
+    shown = tuned.headline
+    if shown is None or not shown.vs_baseline:
+        return None
+    return next((r for r in rungs if r.name == shown.trial), None)
 
 
 def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: dict[str, Any] | None,
@@ -311,7 +315,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
                 "accuracy on this hardware, so the recommendation is to keep the baseline settings."
                 + (f" Tried: {why}." if why else ""))
     row = tuned.row
-    trial = _headline_trial(tuned, rungs, baseline)
+    trial = _headline_trial(tuned, rungs)
     if trial is not None:
         speed = trial.speed
         lo, hi = speed.ci95
@@ -340,13 +344,16 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
                 "than one run's own noise. ")
     if row.memory_ratio is not None:
         kind = "device" if row.memory_kind == "device" else "host"
-        change = f"is {_pct(row.memory_ratio)} {'lower' if row.memory_ratio < 1 else 'higher'}" \
-            if round(abs(1 - row.memory_ratio) * 100) else "is unchanged"
-        text += (f"Peak {kind} memory {change} "
-                 f"({compare.fmt_bytes(base.peak_memory_bytes)} to {compare.fmt_bytes(row.peak_memory_bytes)}). ")
+        before, after = compare.fmt_bytes(base.peak_memory_bytes), compare.fmt_bytes(row.peak_memory_bytes)
+        if before == after or not round(abs(1 - row.memory_ratio) * 100):  # "1% lower (1.1 GiB to 1.1 GiB)"
+            text += f"Peak {kind} memory is unchanged ({after}). "
+        else:
+            text += (f"Peak {kind} memory is {_pct(row.memory_ratio)} "
+                     f"{'lower' if row.memory_ratio < 1 else 'higher'} ({before} to {after}). ")
     if row.mfu is not None:
-        text += (f"This run uses {compare.fmt_mfu(row.mfu)} of what this device's matmuls reach"
-                 + (f" (the baseline {compare.fmt_mfu(base.mfu)})" if base.mfu is not None else "") + ". ")
+        text += (f"Model FLOP utilisation (MFU, the share of the matrix-multiply rate this device measured that "
+                 f"the training reaches) is {compare.fmt_mfu(row.mfu)}"
+                 + (f", the baseline's {compare.fmt_mfu(base.mfu)}" if base.mfu is not None else "") + ". ")
     judged = trial if trial is not None else tuned  # every trial judges accuracy against the baseline
     if judged.accuracy is not None:
         acc = judged.accuracy
@@ -387,6 +394,57 @@ def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended
     return rows + switched_on_rows(settings)
 
 
+def _changes(tuned: LadderRow | None, baseline: LadderRow | None, recommended: dict[str, Any]) -> list[str]:
+    """Each measured, kept change from the baseline to the recommendation, in words with its code (the same
+    changes as the snippet, `tune.apply_snippet`, which shows them as a patch)."""
+    if tuned is None or baseline is None:
+        return []
+    rec = _settings_of({**tuned.settings, **{k: v for k, v in recommended.items() if v is not None}})
+    base = _settings_of(baseline.settings)
+    if rec is None or base is None:
+        return []
+    out = []
+    if rec.policy != base.policy:
+        out.append(f'Train in {rec.policy} precision: keras.mixed_precision.set_global_policy("{rec.policy}") '
+                   "before the model is built" + (", with the output layer in float32" if rec.sixteen_bit else ""))
+    if rec.jit_compile and not base.jit_compile:
+        out.append("Compile the training step with XLA: model.compile(..., jit_compile=True)")
+    if rec.xla_autoclustering and not base.xla_autoclustering:
+        out.append('Turn on XLA auto-clustering: tf.config.optimizer.set_jit("autoclustering")')
+    if rec.steps_per_execution != base.steps_per_execution:
+        out.append(f"Run {rec.steps_per_execution} steps per call: "
+                   f"model.compile(..., steps_per_execution={rec.steps_per_execution})")
+    if rec.batch_size and base.batch_size and rec.batch_size != base.batch_size:
+        lr = f", with the learning rate x {rec.lr_scale / base.lr_scale:g}" if rec.lr_scale != base.lr_scale else ""
+        out.append(f"Train with batch size {rec.batch_size} instead of {base.batch_size}{lr}")
+    if rec.input_fixes and not base.input_fixes:
+        out.append("Apply the measured input-pipeline fixes at the end of make_datasets() (the code is under "
+                   "Settings to apply)")
+    if rec.drop_remainder and not base.drop_remainder:
+        out.append("Drop the partial last batch: .batch(..., drop_remainder=True)")
+    return out
+
+
+def _design(rungs: list[Rung]) -> str:
+    """How the trials measured, in words: the first trial's description with the number of pairs of every
+    trial (the first's alone read "4 replicate pair(s)" for trials of 4, 6, 5 and 3 pairs)."""
+    trials = [r for r in rungs if r.decision and r.decision.design and r.kind != RungKind.BASELINE]
+    if not trials:
+        return ""
+    pairs = sorted({r.decision.speed.replicates for r in trials})
+    count = f"{pairs[0]}" if len(pairs) == 1 else f"{pairs[0]} to {pairs[-1]}"
+    text = re.sub(r"^\d+ replicate pair\(s\)", f"{count} replicate pairs per trial (each row gives its own)",
+                  trials[0].decision.design)
+    return text
+
+
+def validation_examples(rungs: list[LadderRow]) -> int | None:
+    """The number of validation examples the accuracy gates compared (the data may hold fewer than the
+    `val_examples` setting asks for)."""
+    counts = [r.accuracy.examples for r in rungs if r.accuracy is not None and r.accuracy.examples]
+    return max(counts) if counts else None
+
+
 def _findings(study: Study, records: list[RunRecord]) -> list[dict[str, Any]]:
     """The study's findings, then each run's, without repeats; each tagged with the run it came from."""
     seen: set[tuple[str, str, str]] = set()
@@ -404,67 +462,119 @@ def _findings(study: Study, records: list[RunRecord]) -> list[dict[str, Any]]:
     return out
 
 
-def _plots(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], records: dict[str, RunRecord],
-           metric: str | None) -> list[Plot]:
+def _median_replicate(names: list[str], records: dict[str, RunRecord]) -> RunRecord | None:
+    """The arm's run with the median throughput (what the verdict's geometric mean sits closest to)."""
+    rated = [(samples_per_s(compare.effective_summary(records[n])) or 0.0, n) for n in names if n in records]
+    rated = [r for r in rated if r[0] > 0]
+    if not rated:
+        return None
+    rated.sort()
+    return records[rated[(len(rated) - 1) // 2][1]]
+
+
+def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow],
+                  all_records: dict[str, RunRecord]) -> list[tuple[str, RunRecord, int]]:
+    """(label, run, batch) to plot: the headline trial's median replicate of each arm (what its verdict
+    compared, measured side by side), else the rungs' own runs."""
+    trial = None
+    if tuned is not None and tuned.headline is not None and tuned.headline.vs_baseline:
+        trial = next((r for r in rungs if r.name == tuned.headline.trial and r.rung is not None), None)
+    if trial is not None and trial.rung.replicates:
+        names = trial.rung.replicates
+        a = _median_replicate([n for n in names if ".a" in n], all_records)
+        b = _median_replicate([n for n in names if n == trial.name or ".b" in n], all_records)
+        if a is not None and b is not None:
+            base_batch = baseline.row.batch_size if baseline and baseline.row else None
+            tuned_batch = tuned.row.batch_size if tuned.row else None
+            n_a, n_b = sum(".a" in n for n in names), sum(n == trial.name or ".b" in n for n in names)
+            return [(f"baseline: {baseline.row.label} (median of {n_a} runs)", a, base_batch or 1),
+                    (f"tuned: {tuned.row.label} (median of {n_b} runs)", b, tuned_batch or 1)]
     if tuned is not None:
         pairs = [(baseline, "baseline"), (tuned, "tuned")]
     else:  # nothing to recommend: show what was tried against the baseline
         pairs = [(baseline, "baseline")] + [(r, "tried") for r in rungs if r is not baseline and r.row is not None]
-    pairs = [(r, role) for r, role in pairs if r is not None and r.name in records]
-    step_curves, loss_curves, val_curves = [], [], []
-    longest = 0
-    for rung, role in pairs:
-        record = records[rung.name]
+    return [(_label(r, role), all_records[r.name], (r.row.batch_size if r.row else None) or 1)
+            for r, role in pairs if r is not None and r.name in all_records]
+
+
+def _plots(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], records: dict[str, RunRecord],
+           metric: str | None) -> list[Plot]:
+    """Step time, loss and the validation metric of the runs the headline compared, every step shown (warm-up
+    and the profiler window shaded, not hidden), aligned by samples seen when the batch sizes differ."""
+    plotted = _plotted_runs(baseline, tuned, rungs, records)
+    by_samples = len({batch for _, _, batch in plotted}) > 1
+    x_label = "samples seen" if by_samples else "step"
+    step_curves, loss_curves, val_curves, bands = [], [], [], []
+    longest, medians = 0, []
+    for label, record, batch in plotted:
+        scale = batch if by_samples else 1
         series = record.steps()
-        steps, ms = compare.steady_steps(record)
-        x, y = [float(s) for s in steps], ms
-        if x:
-            step_curves.append(Curve(_label(rung, role), *_downsample(x, y, points=STEP_TIME_POINTS)))
-            longest = max(longest, len(x))
-        pts = [(float(s), float(v)) for s, v in zip(series.step, series.loss) if finite(v)]
+        steady_steps_, steady_ms = compare.steady_steps(record)
+        per = (1000.0 / batch) if by_samples else 1.0  # ms per step -> µs per sample when batches differ
+        pts = [(float(s) * scale, float(ms) * per) for s, ms in zip(series.step, series.step_ms)
+               if isinstance(s, int) and finite(ms)]
         if pts:
-            loss_curves.append(Curve(_label(rung, role), *_downsample([p[0] for p in pts], [p[1] for p in pts], "mean")))
+            step_curves.append(Curve(label, *_downsample([p[0] for p in pts], [p[1] for p in pts],
+                                                         points=STEP_TIME_POINTS)))
+            longest = max(longest, len(pts))
+        if steady_ms:
+            medians.append(sorted(steady_ms)[len(steady_ms) // 2] * per)
+            first = steady_steps_[0]
+            if series.step and first > series.step[0]:
+                bands.append((float(series.step[0]) * scale, float(first) * scale, "warm-up"))
+        for lo, hi in compare.steady_windows(record.events)[1]:
+            if math.isfinite(hi):
+                bands.append((float(lo) * scale, float(hi) * scale, "profiler"))
+        loss = [(float(s) * scale, float(v)) for s, v in zip(series.step, series.loss) if finite(v)]
+        if loss:
+            loss_curves.append(Curve(label, *_downsample([p[0] for p in loss], [p[1] for p in loss], "mean")))
         validation = (record.summary or {}).get("validation") or \
             [{"step": e.get("step"), "metrics": e.get("metrics")} for e in record.validation()]
-        vpts = [(float(v["step"]), float(v["metrics"][metric])) for v in validation
+        vpts = [(float(v["step"]) * scale, float(v["metrics"][metric])) for v in validation
                 if isinstance(v, dict) and finite(v.get("step")) and isinstance(v.get("metrics"), dict)
                 and finite(v["metrics"].get(metric))] if metric else []
         if vpts:
-            val_curves.append(Curve(_label(rung, role), [p[0] for p in vpts], [p[1] for p in vpts]))
-    clipped = _clip_spikes(step_curves)
+            val_curves.append(Curve(label, [p[0] for p in vpts], [p[1] for p in vpts]))
+    clipped = _clip_spikes(step_curves, 2 * max(medians)) if medians else ""
     if longest > STEP_TIME_POINTS:
         clipped += (f" Each point is the median of {math.ceil(longest / STEP_TIME_POINTS)} consecutive steps "
                     "(fewer for shorter runs).")
-    plots = [Plot("Step time", "step", "ms per step", step_curves,
-                  "Steady state only: warm-up steps (tracing, XLA compilation) and the profiler window (a gap in the "
-                  "line) are excluded, as in the statistics; warm-up is reported separately. "
-                  "A larger batch takes longer per step but processes more samples." + clipped),
-             Plot("Training loss", "step", "loss", loss_curves),
-             Plot(f"Validation: {metric}" if metric else "Validation", "step", metric or "", val_curves,
-                  "Same seed and data order in every run; a larger batch trains on as many samples in fewer steps.")]
+    unit = "µs per sample" if by_samples else "ms per step"
+    why = ("The batch sizes differ, so the runs are aligned by samples seen and the time is per sample. "
+           if by_samples else "")
+    plots = [Plot("Time per sample" if by_samples else "Step time", x_label, unit, step_curves,
+                  why + "Every step is drawn; the shaded warm-up (tracing, XLA compilation) and profiler window are "
+                  "left out of the statistics." + clipped, bands=_merged(bands)),
+             Plot("Training loss", x_label, "loss", loss_curves),
+             Plot(f"Validation: {metric}" if metric else "Validation", x_label, metric or "", val_curves,
+                  "Same seed and data order in every run" + ("; the larger batch trains on as many samples in "
+                                                              "fewer steps." if by_samples else "."))]
     return [p for p in plots if p.curves]
 
 
-def _clip_spikes(curves: list[Curve], factor: float = 2.0) -> str:
-    """Clamp rare slow steps so they do not flatten the curves; returns the sentence that says so.
+def _merged(bands: list[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
+    """One band per kind over the runs' overlapping windows (the runs' warm-ups end at different steps)."""
+    out: list[tuple[float, float, str]] = []
+    for lo, hi, kind in sorted(bands, key=lambda b: (b[2], b[0])):
+        if out and out[-1][2] == kind and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi), kind)
+        else:
+            out.append((lo, hi, kind))
+    return out
 
-    The limit is `factor` x the largest 95th percentile of the curves: the
-    typical step time stays readable, and the clamped points stay visible at
-    the top edge.
-    """
-    def q95(values: list[float]) -> float:
-        ordered = sorted(values)
-        return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
-    if not curves:
-        return ""
-    limit = factor * max(q95(c.y) for c in curves if c.y)
-    n = sum(1 for c in curves for v in c.y if v > limit)
+def _clip_spikes(curves: list[Curve], limit: float) -> str:
+    """Clamp steps slower than `limit` (2x the slowest steady median) to it, marked, so a
+    warm-up or one 35 ms spike does not flatten 1-4 ms lines; returns the sentence that says so."""
+    n = 0
+    for c in curves:
+        c.clipped = [x for x, v in zip(c.x, c.y) if v > limit]
+        n += len(c.clipped)
+        c.y = [min(v, limit) for v in c.y]
     if not n:
         return ""
-    for c in curves:
-        c.y = [min(v, limit) for v in c.y]
-    return f" {n} step(s) slower than {limit:.3g} ms are drawn at that value (the top of the plot)."
+    shown = f"{limit:,.0f}" if limit >= 100 else f"{limit:.3g}"
+    return f" {n} point(s) above {shown} (warm-up, spikes) are drawn at the top edge and marked with a triangle."
 
 
 def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]]) -> str | None:
@@ -480,10 +590,44 @@ def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: 
     return str(text) if text else None
 
 
-def _commands(study_dir: Path, rungs: list[LadderRow], workload: str) -> list[tuple[str, str]]:
-    """`tfturbo run ...` for each rung (into a fresh directory, so it never overwrites the study)."""
-    out = [("whole study", shlex.join(["tfturbo", "tune", workload, "--out", f"{study_dir.name}-rerun"]))]
+_TUNE_FLAGS = (("steps", "--steps"), ("seed", "--seed"), ("batch_size", "--batch-size"),
+               ("val_every", "--val-every"), ("val_examples", "--val-examples"), ("policy", "--policy"),
+               ("max_batch_scale", "--max-batch-scale"))
+
+
+def tune_argv(workload: str, options: dict[str, Any], out: str) -> list[str]:
+    """The `tfturbo tune` command line that repeats a study with the options its study.yaml recorded."""
+    argv = ["tfturbo", "tune", workload, "--out", out]
+    for key, flag in _TUNE_FLAGS:
+        if options.get(key) is not None:
+            argv += [flag, f"{options[key]:g}" if isinstance(options[key], float) else str(options[key])]
+    replicates = options.get("replicates") if isinstance(options.get("replicates"), dict) else {}
+    for key, flag in (("min", "--min-replicates"), ("max", "--max-replicates")):
+        if replicates.get(key) is not None:
+            argv += [flag, str(replicates[key])]
+    tolerance = options.get("tolerance") if isinstance(options.get("tolerance"), dict) else {}
+    for key, flag in (("accuracy_pp", "--accuracy-tolerance"), ("loss_rel", "--loss-tolerance")):
+        if tolerance.get(key) is not None:
+            argv += [flag, f"{tolerance[key]:g}"]
+    if options.get("both_policies"):
+        argv.append("--both-policies")
+    if options.get("auto_fix") is False:
+        argv.append("--no-fixes")
+    if isinstance(options.get("stages"), list) and options["stages"]:
+        argv += ["--stages", ",".join(map(str, options["stages"]))]
+    if isinstance(options.get("script_args"), list) and options["script_args"]:
+        argv += ["--", *map(str, options["script_args"])]
+    return argv
+
+
+def _commands(study_dir: Path, rungs: list[LadderRow], workload: str, options: dict[str, Any]
+              ) -> list[tuple[str, str]]:
+    """`tfturbo tune ...` for the whole study and `tfturbo run ...` for each rung that ran (into a fresh
+    directory, so it never overwrites the study); a skipped rung never ran, so it has no command."""
+    out = [("whole study", shlex.join(tune_argv(workload, options, f"{study_dir.name}-rerun")))]
     for rung in rungs:
+        if rung.rung is not None and rung.rung.skipped_reason is not None:
+            continue
         settings = _settings_of(rung.settings)
         if settings is None:
             continue
@@ -536,6 +680,7 @@ def gather(study_dir: str | Path) -> ReportData:
                         "this report shows the rungs it completed")
     # a rung's other replicates (NN-slug.a1, .b2, ...) are measurements of its trial, not rungs of their own
     replicas = {n for r in study.rungs for n in r.replicates if n != r.name}
+    every_run = {r.name: r for r in record.runs}  # replicates included: the plots draw the trial's median runs
     record.runs = [r for r in record.runs if r.name not in replicas]
     runs = {r.name: r for r in record.runs}
     base_name = _baseline_name(study, record.runs)
@@ -568,13 +713,16 @@ def gather(study_dir: str | Path) -> ReportData:
         rungs=rungs, baseline=baseline, tuned=tuned,
         verdict=_verdict(baseline, tuned, rungs, study.probe, has_ladder, docs),
         recommended=recommended, apply_rows=_apply_rows(tuned, baseline, recommended),
-        findings=findings, probe=study.probe, plots=_plots(baseline, tuned, rungs, runs, metric),
+        findings=findings, probe=study.probe, plots=_plots(baseline, tuned, rungs, every_run, metric),
         snippet=study.snippet if study.snippet and study.snippet.strip() else
         _snippet(recommended or (tuned.settings if tuned else {}), baseline, findings),
-        commands=_commands(study_dir, rungs, workload), warnings=_warnings(warnings, rungs),
+        commands=_commands(study_dir, rungs, workload, study.options or {}), warnings=_warnings(warnings, rungs),
         has_ladder=has_ladder, metric=metric, options=study.options,
         measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)
-        design=next((r.decision.design for r in study.rungs if r.decision and r.decision.design), ""),
+        design=_design(study.rungs),
         scaling=scaling if scaling is not None and scaling.points else None,
+        changes=_changes(tuned, baseline, recommended),
+        way_forward=[(r.name, w.lines()) for r in study.rungs
+                     if (w := for_rung(study_dir, r, Tolerance.from_dict((study.options or {}).get("tolerance")))) is not None],
         time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
     )

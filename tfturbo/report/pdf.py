@@ -25,11 +25,11 @@ from ..console import fmt_bytes
 from ..errors import UserError
 from ..numbers import digits_for, finite
 from ..settings import RunSettings
-from ..trials.verdict import AccuracyVerdict
+from ..trials.verdict import AccuracyVerdict, Tolerance
 from ..verdicts import ProbeVerdict, Verdict
-from . import profile_page, style
+from . import executive, profile_page, style
 from .charts import line_chart
-from .model import ReportData, LadderRow
+from .model import LadderRow, ReportData, validation_examples
 
 PAGE_W, PAGE_H = A4
 MARGIN = 1.8 * cm
@@ -44,8 +44,9 @@ _NO_GLYPH = str.maketrans({"→": "->", "←": "<-", "✓": "yes", "✗": "no"})
 
 
 def esc(value: Any) -> str:
-    """A value as literal Paragraph text (markup characters escaped, glyph-less symbols spelled out)."""
-    return escape(str(value).translate(_NO_GLYPH))
+    """A value as literal Paragraph text (markup characters escaped, glyph-less symbols spelled out, CJK in
+    the fallback font)."""
+    return style.with_fallback(escape(str(value).translate(_NO_GLYPH)))
 
 
 def short(value: Any, limit: int = CELL_LIMIT) -> str:
@@ -127,34 +128,80 @@ def _when(iso: str) -> str:
     return t.strftime("%Y-%m-%d %H:%M")
 
 
+MAX_CHANGES = 3  # on page 1; the rest are under Settings to apply
+
+
 def title_page(data: ReportData) -> list:
+    """Page 1, the executive summary (`executive`); page 2, the study's details and the verdict in full."""
+    tolerance = Tolerance.from_dict(data.options.get("tolerance") if isinstance(data.options, dict) else None)
+    big, under = executive.headline_sentence(data)
+    accuracy = executive.accuracy_sentence(data, tolerance)
+    lines = [[P(esc(big), style.HEADLINE)], [P(esc(under), style.VERDICT)]]
+    if accuracy:
+        lines.append([P(esc(accuracy), style.VERDICT)])
+    box = Table(lines, colWidths=[WIDTH])
+    box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), style.TINT),
+                             ("LINEBEFORE", (0, 0), (0, -1), 3, style.ACCENT),
+                             ("LEFTPADDING", (0, 0), (-1, -1), 12), ("RIGHTPADDING", (0, 0), (-1, -1), 12),
+                             ("TOPPADDING", (0, 0), (-1, -1), 4), ("BOTTOMPADDING", (0, 0), (-1, -1), 4),
+                             ("TOPPADDING", (0, 0), (-1, 0), 10), ("BOTTOMPADDING", (0, -1), (-1, -1), 10)]))
+    when = _when(data.created)
+    out = [Spacer(1, 0.6 * cm), P("Training speed-up report", style.TITLE),
+           P(esc(data.workload) + f' <font size="9">· {esc(data.device)} · {esc(when)}</font>', style.SUBTITLE),
+           box, Spacer(1, 0.5 * cm)]
+    chart = executive.configurations_chart(data, WIDTH, tolerance)
+    if chart is not None:
+        out += [P("Every configuration measured", style.H2), chart,
+                P("Each bar is a 95% interval, the square the measured value; blue: kept, grey: not kept; the "
+                  f"shaded band is the accuracy tolerance (±{tolerance.accuracy_pp:g} pp). An arrow marks an "
+                  "interval that runs past the axis.", style.SMALL), Spacer(1, 0.4 * cm)]
+    out.append(P("Changes to make", style.H2))
+    if data.changes:
+        out += [Paragraph(esc(c), style.BULLET, bulletText="\u2022") for c in data.changes[:MAX_CHANGES]]
+        if len(data.changes) > MAX_CHANGES:
+            out.append(P(f"and {len(data.changes) - MAX_CHANGES} more: see Settings to apply.", style.SMALL))
+        out.append(P("The code for these changes is under Settings to apply; nothing there was left unmeasured.",
+                     style.SMALL))
+    else:
+        out.append(P("None: keep the current settings.", style.BODY))
     env = data.environment
     rec = env.get("recommended_policy")
     meta = [("Workload", data.workload), ("Study", str(data.study_dir.name)), ("Hardware", data.device),
-            ("Study created", _when(data.created)),
+            ("Study created", when),
             ("Report generated", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
             ("Versions", _versions_text(data.versions))]
     if rec:
         meta.append(("Policy for this hardware", f"{rec}" + (f" ({env.get('reason')})" if env.get("reason") else "")))
     verdict_box = Table([[P(esc(data.verdict), style.VERDICT)]], colWidths=[WIDTH])
     verdict_box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), style.TINT),
-                                     ("LINEBEFORE", (0, 0), (0, -1), 3, style.ACCENT),
                                      ("LEFTPADDING", (0, 0), (-1, -1), 12), ("RIGHTPADDING", (0, 0), (-1, -1), 12),
-                                     ("TOPPADDING", (0, 0), (-1, -1), 10), ("BOTTOMPADDING", (0, 0), (-1, -1), 10)]))
-    out = [Spacer(1, 2.5 * cm), P("Training speed-up report", style.TITLE),
-           P(esc(data.workload), style.SUBTITLE), kv_table(meta), Spacer(1, 1 * cm),
-           P("Verdict", style.H1), verdict_box, Spacer(1, 0.4 * cm)]
-    if data.apply_rows:
-        out += [P("Settings to apply", style.H2), kv_table(data.apply_rows)]
-    out.append(PageBreak())
-    return out
+                                     ("TOPPADDING", (0, 0), (-1, -1), 8), ("BOTTOMPADDING", (0, 0), (-1, -1), 8)]))
+    return out + [Spacer(1, 0.3 * cm), P("About this study", style.H2), kv_table(meta), PageBreak(),
+                  P("Verdict in full", style.H1), verdict_box,
+                  P("A replicate pair is one run of each configuration, one after the other in alternating order; "
+                    "the interval across the pairs includes how much identical runs differ.", style.SMALL)]
+
+
+NAME_COLUMN = 100 / 500  # the configuration column's share of the configurations table
+
+
+def fitted_name(name: str, width: float) -> str:
+    """A run name in bold, in a smaller size when it is wider than `width` points: split inside a word it
+    read "06-steps_per_execut ion" (a name has no spaces to wrap at)."""
+    from reportlab.pdfbase import pdfmetrics
+
+    size = style.CELL.fontSize
+    while size > 5.5 and pdfmetrics.stringWidth(name, style.FONT_BOLD, size) > width:
+        size -= 0.25
+    text = f"<b>{esc(name)}</b>"
+    return text if size == style.CELL.fontSize else f'<font size="{size:g}">{text}</font>'
 
 
 def _rung_name(rung: LadderRow) -> Paragraph:
     label = rung.row.label if rung.row else ""
     label = f"{rung.lever_title}: {label}" if rung.lever_title and label else label
     role = " (baseline)" if rung.row and rung.row.verdict == Verdict.BASELINE else ""
-    return P(f"<b>{esc(short(rung.name, 80))}</b>{esc(role)}<br/>"
+    return P(f"{fitted_name(short(rung.name, 80), WIDTH * NAME_COLUMN - 8)}{esc(role)}<br/>"
              f'<font color="{style.MUTED.hexval()}">{esc(short(label, 120))}</font>')
 
 
@@ -182,31 +229,20 @@ def with_ci(value: float | None, ci: tuple[float, float] | None, digits: int | N
     return P(text)
 
 
-def _relative_time(rung: LadderRow) -> Paragraph:
-    """Time per sample relative to the configuration it was measured against = 1 / speed (the tutorial's
-    'relative step time')."""
-    speed, row = rung.speed, rung.row
-    ratio, ci = (speed.ratio, speed.ci95) if speed is not None else (row.speedup, row.speedup_ci95)
-    if not finite(ratio) or ratio <= 0:
-        return P("n/a")
-    inv = (1 / ci[1], 1 / ci[0]) if ci and all(finite(c) for c in ci) and ci[0] > 0 else None
-    return with_ci(1 / ratio, inv, 2, "x")
-
-
 def _speedup(rung: LadderRow) -> Paragraph:
-    """The trial's ratio over the configuration it was measured against, with its interval and pairs."""
+    """The configuration's headline (`tfturbo.headline`): the ratio, its interval, against what, how many pairs."""
     row = rung.row
     if row is not None and row.verdict == Verdict.BASELINE:
         return P("1.00x<br/>(baseline)")
     if row is not None and row.status != protocol.RunStatus.COMPLETED:  # a crash is not "no measurable change"
         return P(f"not measured<br/>(the run {esc(row.status)})")
-    speed = rung.speed
-    if speed is not None:
-        lo, hi = speed.ci95
-        ci = f"[{lo:.2f}, {hi:.2f}]" if finite(lo) and finite(hi) else "[no interval]"
-        against = rung.compared_with or "the baseline"
-        return P(f"{speed.ratio:.2f}x<br/><font color=\"{style.MUTED.hexval()}\">{ci} vs {esc(short(against, 30))}, "
-                 f"{speed.replicates} pairs</font>")
+    shown = rung.headline
+    if shown is not None:
+        lo, hi = shown.ci95
+        ci = f"[{lo:.2f}, {hi:.2f}]" if shown.has_interval else "[no interval]"
+        whose = f"<br/>({esc(short(shown.trial, 30))}'s trial)" if shown.trial != rung.name else ""
+        return P(f"{shown.ratio:.2f}x<br/><font color=\"{style.MUTED.hexval()}\">{ci} vs "
+                 f"{esc(short(shown.against, 30))}, {shown.pairs} pairs{whose}</font>")
     return with_ci(row.speedup, row.speedup_ci95, 2, "x") if row is not None else P("n/a")
 
 
@@ -231,7 +267,7 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
 
 def _ladder_only(rung: LadderRow) -> str:
     """The speed-up study.yaml recorded for a rung whose run folder is gone."""
-    return f"{rung.speed.ratio:.2f}x (study.yaml)" if rung.speed is not None else "n/a"
+    return f"{rung.headline.ratio:.2f}x (study.yaml)" if rung.headline is not None else "n/a"
 
 
 def configuration_section(data: ReportData) -> list:
@@ -240,26 +276,19 @@ def configuration_section(data: ReportData) -> list:
                 P("No configuration was measured: the study stopped before its first run (see the verdict).",
                   style.BODY)]
     metric = data.metric
-    header = ["Configuration", "Status", "Relative time per sample [95% CI]", "Speed [95% CI]",
-              "Peak memory vs baseline", "Accuracy vs baseline [95% CI]", "Decision"]
-    measured_header = ["Configuration", "Steps/s [95% CI]", "Step time ms [95% CI]", "Warm-up (s)",
-                       "Final validation metrics", "Steps", "Findings"]
-    rows, measured = [], []  # every rung; the rungs with a run of their own
+    header = ["Configuration", "Status", "Speed-up [95% CI]", "Peak memory vs baseline",
+              "Accuracy vs baseline [95% CI]", "Decision"]
+    rows = []
     for rung in data.rungs:
         row = rung.row
         if row is None:
-            rows.append([_rung_name(rung), status_cell(rung.status), "n/a", _ladder_only(rung), "n/a",
+            rows.append([_rung_name(rung), status_cell(rung.status), _ladder_only(rung), "n/a",
                          "n/a", _decision(rung)])
             continue
         mem = P(f"{row.memory_ratio:.2f}x<br/>{esc(fmt_bytes(row.peak_memory_bytes))}") \
             if row.memory_ratio is not None else fmt_bytes(row.peak_memory_bytes)
-        rows.append([_rung_name(rung), status_cell(row.status), _relative_time(rung), _speedup(rung), mem,
-                     _accuracy(rung), _decision(rung)])
-        metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
-        measured.append([P(f"<b>{esc(short(rung.name, 80))}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95),
-                         with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1),
-                         metrics, str(row.steps_completed or "n/a"),
-                         P("<br/>".join(esc(c) for c in row.findings) or "-")])
+        rows.append([_rung_name(rung), status_cell(row.status), _speedup(rung), mem, _accuracy(rung),
+                     _decision(rung)])
     val_note = (f" Accuracy is the change in <font name=\"{style.MONO}\">{esc(metric)}</font> from the baseline, "
                 "paired on the same validation examples at equal samples seen and averaged over the last "
                 "validation points, with its 95% interval" + (" in percentage points (pp); " if not
@@ -275,21 +304,55 @@ def configuration_section(data: ReportData) -> list:
           "(its row says which): replicated runs of both, alternating AB, BA, …, each in its own process with the "
           "same seed and data order. Speed is throughput per sample over that reference, from the device-drained "
           "windows of the steady state, with a 95% interval across the replicate pairs, so run-to-run variation "
-          "is inside it; an interval that contains 1.00 is reported as no measurable change. Relative time per "
-          "sample is its inverse (the tutorial's relative step time, measured). "
+          "is inside it; an interval that contains 1.00 is reported as no measurable change. A configuration "
+          "measured again against the baseline (the confirmation) shows that trial's number on every row. "
           + esc(mem_note) + val_note, style.BODY),
-        table(header, rows, [96, 50, 58, 66, 52, 70, 108]),
-        Spacer(1, 0.5 * cm),
-        P("Measured values", style.H2),
-        table(measured_header, measured, [88, 62, 62, 48, 88, 34, 111]),
-    ]
+        table(header, rows, [NAME_COLUMN * 500, 50, 98, 56, 76, 120]),
+    ] + way_forward_section(data)
+
+
+def way_forward_section(data: ReportData) -> list:
+    """For each faster configuration whose accuracy was not decided: what would decide it, recommended first."""
+    if not data.way_forward:
+        return []
+    out = [P("Accuracy not decided: what would decide it", style.H2),
+           P("These configurations were faster, but the validation set could not tell whether accuracy held, so "
+             "they were not kept. Nothing is kept without a decision; these are the ways to reach one.", style.BODY)]
+    for name, lines in data.way_forward:
+        out.append(P(f"<b>{esc(name)}</b>", style.BODY))
+        out += [Paragraph(esc(line), style.BULLET, bulletText="\u2022") for line in lines]
+    return out
+
+
+def single_runs_section(data: ReportData) -> list:
+    """Each rung's one run on its own: details, never a comparison (the speed-ups are the trials')."""
+    measured = [_measured_row(r) for r in data.rungs if r.row is not None]
+    if not measured:
+        return []
+    header = ["Configuration", "Steps/s [95% CI]", "Step time ms [95% CI]", "Warm-up (s)",
+              "Final validation metrics", "Steps", "Findings"]
+    return [KeepTogether([
+        P("Single runs on their own", style.H2),
+        P("Each rung's own run, measured alone: its interval is that run's step-to-step noise, not the spread "
+          "between runs, so these rates are not comparisons (a larger batch also takes longer per step). The "
+          "speed-ups are the trials' (Configurations).", style.BODY),
+        table(header, measured, [88, 62, 62, 48, 88, 34, 111])])]
+
+
+def _measured_row(rung: LadderRow) -> list:
+    row = rung.row
+    metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
+    return [P(f"<b>{esc(short(rung.name, 80))}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95),
+            with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1), metrics,
+            str(row.steps_completed or "n/a"), P("<br/>".join(esc(c) for c in row.findings) or "-")]
 
 
 def plots_section(data: ReportData) -> list:
     if not data.plots:
         return [P("Before and after", style.H1), P("No per-step measurements were recorded to plot.", style.BODY)]
     out = [PageBreak(), P("Before and after", style.H1),
-           P(("Baseline and tuned configuration" if data.tuned else
+           P(("The runs the headline compares: the median run of each configuration in the trial that measured "
+              "the recommendation against the baseline" if data.tuned else
               "Nothing was recommended over the baseline; it is shown with every configuration tried")
              + ", step by step, from the runs' events.jsonl.", style.BODY)]
     for plot in data.plots:
@@ -407,7 +470,7 @@ def settings_section(data: ReportData) -> list:
         P(f"Read back from each run's <font name=\"{style.MONO}\">checkpoint/tfturbo-settings.yaml</font>, "
           "which is saved beside the model so a deployed checkpoint can be traced to how it was trained.",
           style.BODY),
-        table(header, rows, [92, 70, 54, 36, 48, 84, 109])]))
+        table(header, rows, [104, 76, 58, 34, 46, 72, 105])]))
     return out
 
 
@@ -420,6 +483,28 @@ def warnings_section(data: ReportData) -> list:
         [P("\u2022 " + esc(w), style.BODY) for w in data.warnings]
 
 
+def _options_text(options: dict[str, Any]) -> str:
+    """The recorded tune options in words ('steps 60, seed 1234, 3 to 6 replicate pairs, ...')."""
+    parts = []
+    for key, value in options.items():
+        if value is None or value == [] or value == {}:
+            continue
+        if key == "replicates" and isinstance(value, dict):
+            span = value.get("min") if value.get("min") == value.get("max") else \
+                f"{value.get('min')} to {value.get('max')}"
+            parts.append(f"{span} replicate pairs per trial")
+        elif key == "tolerance" and isinstance(value, dict):
+            parts.append(f"accuracy tolerance {value.get('accuracy_pp', 0.5):g} pp, loss tolerance "
+                         f"{float(value.get('loss_rel', 0.02)):.0%}")
+        elif isinstance(value, list):
+            parts.append(f"{key.replace('_', ' ')} {', '.join(map(str, value))}")
+        elif isinstance(value, bool):
+            parts.append(f"{key.replace('_', ' ')} {'on' if value else 'off'}")
+        else:
+            parts.append(f"{key.replace('_', ' ')} {value}")
+    return "; ".join(parts)
+
+
 def appendix(data: ReportData) -> list:
     base = data.baseline.settings if data.baseline else {}
     rows = []
@@ -428,8 +513,9 @@ def appendix(data: ReportData) -> list:
             val_every = f"every {RunSettings.from_dict(base).effective_val_every()} steps"
         except (UserError, TypeError, ValueError):
             val_every = "not recorded"
+        examples = validation_examples(data.rungs) or base.get("val_examples", "n/a")
         rows += [("Seed", str(base.get("seed", "n/a"))), ("Steps per run", str(base.get("steps", "n/a"))),
-                 ("Validation", f"{val_every}, on the first {base.get('val_examples', 'n/a')} validation examples "
+                 ("Validation", f"{val_every}, on the first {examples} validation examples "
                                 "(the same examples for every batch size)")]
     rows += [("Device", data.device), ("Versions", _versions_text(data.versions))]
     if data.design:
@@ -438,9 +524,9 @@ def appendix(data: ReportData) -> list:
         pairs = ", ".join(f"{k} {v}" for k, v in (data.measurement.get("pairs") or {}).items())
         rows.append(("Runs measured", f"{data.measurement['runs']} in all" + (f"; replicate pairs: {pairs}"
                                                                               if pairs else "")))
-    options = ", ".join(f"{k} {v}" for k, v in data.options.items() if v is not None)
+    options = _options_text(data.options)
     if options:
-        rows.append(("tfturbo tune options", options))
+        rows.append(("Study options", options))
     rows.append(("Report written by", f"tfturbo {__version__}"))
     # the design and the options are our own text, long but bounded: printed in full
     out = [PageBreak(), P("Appendix: reproducibility", style.H1), kv_table(rows, limit=4 * CELL_LIMIT),
@@ -449,7 +535,7 @@ def appendix(data: ReportData) -> list:
              style.BODY)]
     for name, command in data.commands:
         out += [P(f"<b>{esc(name)}</b>", style.CELL), code_block(command)]
-    return out
+    return out + single_runs_section(data)
 
 
 # ---------------------------------------------------------------- the document
@@ -480,9 +566,9 @@ class NumberedCanvas(rl_canvas.Canvas):
         self.setStrokeColor(style.RULE)
         self.setLineWidth(0.5)
         self.line(MARGIN, 1.4 * cm, PAGE_W - MARGIN, 1.4 * cm)
-        self.setFont(style.FONT, 7.5)
         self.setFillColor(style.MUTED)
-        self.drawString(MARGIN, 1.0 * cm, self.footer[:110])
+        style.draw_string(self, MARGIN, 1.0 * cm, self.footer[:110], style.FONT, 7.5)
+        self.setFont(style.FONT, 7.5)
         self.drawRightString(PAGE_W - MARGIN, 1.0 * cm, f"Page {self._pageNumber} of {total}")
         if self._pageNumber > 1:
             self.setFillColor(style.ACCENT)

@@ -3,12 +3,16 @@
 The sans family is DejaVu Sans, shipped in resources/fonts, and is embedded
 (subset) in the PDF: every viewer then draws exactly the layout reportlab
 measured, so no table cell that fits here overflows there, and a study name or
-workload path in Greek, Cyrillic, Hebrew or Arabic script prints (CJK
-ideographs are not in DejaVu and print as boxes). Code uses the PDF core
-Courier, whose metrics every viewer's substitute shares.
+workload path in Greek, Cyrillic, Hebrew or Arabic script prints. Code is
+DejaVu Sans Mono, embedded the same way. Text DejaVu has no glyph for (Chinese,
+Japanese, Korean names) is set in a fallback font (`with_fallback`, the fonts
+in `resources.FALLBACK_FONTS`), registered only when a text needs it: the
+fallbacks are 4.7 MB to parse and most reports never need them.
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 from reportlab.lib import colors
 from reportlab.lib.enums import TA_LEFT
@@ -20,7 +24,7 @@ from reportlab.pdfbase.ttfonts import TTFont
 import resources
 
 FONT, FONT_BOLD, FONT_ITALIC, FONT_BOLD_ITALIC, MONO = "DejaVuSans", "DejaVuSans-Bold", "DejaVuSans-Oblique", \
-    "DejaVuSans-BoldOblique", "Courier"
+    "DejaVuSans-BoldOblique", "DejaVuSansMono"
 
 
 def _register_fonts() -> None:
@@ -31,9 +35,66 @@ def _register_fonts() -> None:
             pdfmetrics.registerFont(TTFont(name, str(resources.path(files[key]))))
     for bold, italic, name in ((0, 0, FONT), (1, 0, FONT_BOLD), (0, 1, FONT_ITALIC), (1, 1, FONT_BOLD_ITALIC)):
         addMapping(FONT, bold, italic, name)
+    _register_single(MONO, resources.MONO_FONT)
+
+
+def _register_single(name: str, file: str) -> set[int]:
+    """A face without bold or italic variants (<b> inside it keeps the face); the code points it has."""
+    if name not in pdfmetrics.getRegisteredFontNames():
+        pdfmetrics.registerFont(TTFont(name, str(resources.path(file))))
+        for bold in (0, 1):
+            for italic in (0, 1):
+                addMapping(name, bold, italic, name)
+    return set(pdfmetrics.getFont(name).face.charToGlyph)
 
 
 _register_fonts()
+_PRIMARY = set(pdfmetrics.getFont(FONT).face.charToGlyph)
+
+
+@cache
+def _fallback_glyphs(name: str) -> set[int]:
+    return _register_single(name, resources.FALLBACK_FONTS[name])
+
+
+def fallback_for(char: str) -> str | None:
+    """The fallback font that has a glyph for `char` when DejaVu Sans has none; None when DejaVu has it
+    (or no font does: it prints as the box it would have been)."""
+    code = ord(char)
+    if code in _PRIMARY or code < 128:
+        return None
+    return next((name for name in resources.FALLBACK_FONTS if code in _fallback_glyphs(name)), None)
+
+
+def runs(text: str) -> list[tuple[str | None, str]]:
+    """`text` cut into (fallback font or None, characters) runs."""
+    out: list[tuple[str | None, str]] = []
+    for char in text:
+        font = fallback_for(char)
+        if out and out[-1][0] == font:
+            out[-1] = (font, out[-1][1] + char)
+        else:
+            out.append((font, char))
+    return out
+
+
+def with_fallback(markup: str) -> str:
+    """Paragraph markup with each run DejaVu cannot draw set in a fallback font that can (tags and entities
+    are ASCII, so they are never split)."""
+    if markup.isascii():
+        return markup
+    return "".join(f'<font name="{font}">{chars}</font>' if font else chars for font, chars in runs(markup))
+
+
+def draw_string(canvas, x: float, y: float, text: str, font: str, size: float, right: bool = False) -> None:
+    """`canvas.drawString` (or drawRightString) with the fallback fonts, for text drawn outside a Paragraph."""
+    pieces = [(f or font, chars) for f, chars in runs(text)]
+    if right:
+        x -= sum(pdfmetrics.stringWidth(chars, f, size) for f, chars in pieces)
+    for f, chars in pieces:
+        canvas.setFont(f, size)
+        canvas.drawString(x, y, chars)
+        x += pdfmetrics.stringWidth(chars, f, size)
 
 ACCENT = colors.HexColor("#1F5A96")  # headings, table headers, the tuned curve's partner
 CONTRAST = colors.HexColor("#D9822B")  # the second curve in charts only
@@ -67,3 +128,5 @@ H1 = _p("h1", fontName=FONT_BOLD, fontSize=14, leading=18, textColor=ACCENT, spa
 H2 = _p("h2", fontName=FONT_BOLD, fontSize=10.5, leading=14, textColor=INK, spaceBefore=8, spaceAfter=4,
         keepWithNext=1)
 VERDICT = _p("verdict", fontSize=10, leading=14.5)
+HEADLINE = _p("headline", fontName=FONT_BOLD, fontSize=22, leading=27, textColor=ACCENT, spaceAfter=2)
+BULLET = _p("bullet", fontSize=9.5, leading=13.5, leftIndent=12, bulletIndent=0, spaceAfter=3, bulletFontName=FONT)

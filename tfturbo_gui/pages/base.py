@@ -14,6 +14,8 @@ from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitt
 from tfturbo import protocol
 from tfturbo.profile_findings import compare_findings
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
+from tfturbo.trials.verdict import Tolerance
+from tfturbo.trials.way_forward import for_rung
 from tfturbo.tune import levers
 from tfturbo.tune.study import Rung
 
@@ -41,9 +43,10 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
         return None
     planned, argv = nxt
     arm = arms[0] if planned.arm == "b" else arms[1]
+    context = f"{what} pair {planned.replicate}, the {arm} run"
     data = panel.start("run", argv, name=planned.settings.label(),
-                       busy_text=f"{what} pair {planned.replicate}, the {arm} run: starting the backend "
-                                 "(loading TensorFlow)…", log_path=session.log_path())
+                       busy_text=f"{context}: starting the backend (loading TensorFlow)…", log_path=session.log_path(),
+                       context=context)
     return planned, data
 
 
@@ -216,6 +219,7 @@ class RungPage(WizardPage):
         self.profile_view = ProfileView()  # this rung's op categories beside the baseline's
         self.profile_view.hide()
         self.right.addWidget(under_plots(self.plots, self.profile_view), 1)
+        self._arm_runs: dict = {}  # arm ("a", "b") -> (its latest RunData, its planned run)
 
     def available(self) -> str:
         return needs_baseline(self.session)
@@ -244,6 +248,9 @@ class RungPage(WizardPage):
                                    and self.session.baseline is not None and self.can_run())
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
+        self.navigation_changed.emit()  # Next follows the run: set_status(RUNNING) came before it started
+        self.findings.set_busy("The audit is running…" if self.audit_panel.is_running() else
+                               "No findings so far in this trial." if self.run_panel.is_running() else None)
 
     def run_action(self) -> None:
         if self.run_button.isEnabled():
@@ -291,6 +298,7 @@ class RungPage(WizardPage):
         if self.run_panel.is_running() or self.session.baseline is None or self.training_blocked():
             return
         self.rung = self.session.start_trial(self.stage, self.rung_settings())
+        self._arm_runs = {}
         if self.rung is None:  # the engine had nothing to measure: it recorded why (the stage's skip)
             self.update_controls()
             return
@@ -307,8 +315,21 @@ class RungPage(WizardPage):
         if started is None:
             return False
         self._planned, data = started
-        self.plots.show_run(data, self.session.data_of(self.session.baseline))
+        self._arm_runs[self._planned.arm] = (data, self._planned)
+        self._show_pair(running=data)
         return True
+
+    def _show_pair(self, running: RunData | None = None) -> None:
+        """The trial's latest candidate run beside its latest reference run, each labelled by its arm: the
+        runs the verdict compares (the one original baseline run, minutes older, showed 3.26 against
+        1.42 ms beside a verdict of no change)."""
+        (b, b_plan), (a, a_plan) = self._arm_runs.get("b", (None, None)), self._arm_runs.get("a", (None, None))
+
+        def label(plan) -> str:  # 'mixed_float16, batch 64 (b2)': the configuration and which replicate
+            return f"{plan.settings.label()} ({plan.arm}{plan.replicate})" if plan else ""
+
+        batches = tuple((plan.settings.batch_size or 1) if plan else 1 for plan in (b_plan, a_plan))
+        self.plots.show_pair(b, a, label(b_plan), f"reference {label(a_plan)}", running=running, batches=batches)
 
     def _on_events(self, events: list) -> None:
         if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
@@ -329,15 +350,21 @@ class RungPage(WizardPage):
         own = self.session.data_of(self.rung)  # the candidate's first run: the rung's own
         if data.status == protocol.RunStatus.COMPLETED and own is not None and own is not data:
             # the trial's last run was its reference (runs alternate AB, BA): show what this page measured
-            self.plots.show_run(own, self.session.data_of(self.session.baseline))
+            self._show_pair()
             self.run_panel.show_finished(own)
+        study = self.session.study
+        way = for_rung(study.path, self.rung, Tolerance.from_dict((study.options or {}).get("tolerance")))
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
-                                        fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)))
+                                        fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)),
+                                        way_forward=way.lines() if way else ())
         self.findings.add_findings(decision.findings)
+        self.findings.set_empty_text(self.after_trial_text)
         self.show_profile()
         self.set_status(PASSED if self.passed(decision) else
                         NOT_KEPT if data.status == protocol.RunStatus.COMPLETED else ATTENTION)
         self.update_controls()
+
+    after_trial_text = "The audit and the trial's runs found nothing to fix."  # an empty panel, once decided
 
     def show_profile(self) -> None:
         """Where this rung's time went against its reference's, and the categories that got slower (OP_SLOWER)."""

@@ -233,7 +233,11 @@ class BaselinePage(WizardPage):
         self.measure_button.setText("Measure baseline again")
         self.update_controls()
         self.session.finish_baseline(self.rung, data)
-        self.findings.set_empty_text("The input probe and the baseline run found nothing to fix.")
+        steps = len(data.step.view())
+        self.findings.set_empty_text(
+            "The input probe and the baseline run found nothing to fix." if data.status == protocol.RunStatus.COMPLETED
+            else f"The baseline run {data.status} after {steps} step{'s' if steps != 1 else ''}: too few to look "
+                 "for problems. Measure the baseline again.")
         self.findings.add_findings([])  # refresh the empty text's visibility
         self.on_enter()
         why = explain(data.status, data.error, self.rung.settings)

@@ -49,10 +49,12 @@ class BatchPage(RungPage):
         form.addRow("Batch size", self.batch)
         form.addRow("Learning rate", self.lr)
         self.controls.addLayout(form)
-        self.findings.set_empty_text("No findings for this run yet.")
+        self.findings.set_empty_text("No findings yet: the trial's runs report here.")
         self.scaling = ScalingSection(session, launcher)
         self.scaling.running_changed.connect(self.navigation_changed)
         self.left.addWidget(self.scaling)
+
+    after_trial_text = "The trial's runs raised no findings."  # no audit on this page
 
     def _best(self):
         return self.session.best or self.session.baseline

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from tfturbo.runfiles import RUNS_DIR, load_run
 from tfturbo import protocol
+from tfturbo.headline import headline
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
 from tfturbo.tune.study import Rung
 
@@ -139,8 +140,10 @@ class ComparePage(WizardPage):
                                    f"validation metric: nothing to confirm, keep {base.settings.label()}.")
                 self.set_status(PASSED if len(self.session.study.rungs) > 1 else NOT_STARTED)
             else:
-                self.needs.setText(f"Needs a confirmation run: {candidate.settings.label()} was kept after one "
-                                   "run. Measure it again against the baseline before recommending it.")
+                self.needs.setText(f"Needs a confirmation run: {candidate.settings.label()} was kept after its "
+                                   f"trial against {candidate.compared_with or 'the baseline'} "
+                                   f"({candidate.decision.speed.replicates if candidate.decision else 0} pairs). "
+                                   "Measure it against the baseline, side by side, before recommending it.")
                 if self.status != RUNNING:
                     self.set_status(NOT_STARTED)
         self._show_runs()
@@ -164,10 +167,12 @@ class ComparePage(WizardPage):
         self.view.set_records(records, baseline=rungs.index(base), plotted=plotted, live=live, replicates=replicates,
                               trials=rungs)
         lines = []
-        for r in rungs[1:]:
-            d = r.decision
+        for r in rungs[1:]:  # each configuration's one speed-up, as in the table (tfturbo.headline)
+            d, shown = r.decision, headline(r.name, session.study.rungs)
             verdict = "kept" if d and d.kept else "not kept"
-            lines.append(f"• {r.name} ({r.settings.label()}): {verdict}" + (f" — {d.reason}" if d else ""))
+            facts = [f"{shown.text()} {shown.source()}, {shown.verdict}"] if shown else []
+            facts += [f"accuracy {d.accuracy.text()} — {d.accuracy.verdict}"] if d else []
+            lines.append(f"• {r.name} ({r.settings.label()}): {verdict}" + (f" — {'; '.join(facts)}" if facts else ""))
         self.ladder.setText("\n".join(lines) or "Only the baseline has been measured.")
 
     # ------------------------------------------------------------ the confirmation run
@@ -175,10 +180,12 @@ class ComparePage(WizardPage):
     def update_controls(self) -> None:
         why = GATE.why_busy() if not self.run_panel.is_running() else ""
         self.run_button.setEnabled(not why and not self.run_panel.is_running() and self.candidate() is not None)
-        self.run_button.setText("Run the confirmation again" if self.confirmation is not None
+        confirmed = self.confirmation is not None and self.confirmation.decision is not None
+        self.run_button.setText("Run the confirmation again" if confirmed and not self.run_panel.is_running()
                                 else "Run the confirmation")
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
+        self.navigation_changed.emit()  # Next follows the run (it stayed enabled and did nothing)
 
     def run_action(self) -> None:
         if self.run_button.isEnabled():

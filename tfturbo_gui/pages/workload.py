@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
 
 from tfturbo import protocol, remote
 from tfturbo.errors import UserError
+from tfturbo.settings import DEFAULT_STEPS
 
 from ..cards import FactsCard
 from ..run_data import RunData
@@ -160,6 +161,7 @@ class WorkloadPage(WizardPage):
         self.check_panel = RunPanel(launcher, stoppable=False)
         self.check_panel.ended.connect(self._on_check_ended)
         self.check_hint = muted_label("Next loads the workload in the backend and checks that it keeps the contract.")
+        self._own_length = ""  # a training script's own length, said once it was checked
         self.right.addWidget(self.check_hint)
         self.right.addWidget(self.check_panel)
         self.right.addStretch(1)
@@ -200,6 +202,10 @@ class WorkloadPage(WizardPage):
         """The script options row only for a training script (a contract workload takes none)."""
         self._script = is_script(self.workload_edit.text().strip())
         self.script_form.setRowVisible(self.script_edit, self._script)
+        if not self.session.folder_locked() and self.check_panel.data is None:
+            self.check_hint.setText("Next runs the script in the backend up to its first fit() and checks what it "
+                                    "trains." if self._script else
+                                    "Next loads the workload in the backend and checks that it keeps the contract.")
         self._on_script_text(self.script_edit.text())
 
     def script_args(self) -> list[str] | None:
@@ -248,9 +254,11 @@ class WorkloadPage(WizardPage):
         self.check_hint.setText(self._checked_text())
 
     def _checked_text(self) -> str:
-        return (f"{self.session.workload} loads and keeps the contract. The study is saved in "
+        what = "runs as a training script up to its first fit()" if self._script else "loads and keeps the contract"
+        return (f"{self.session.workload} {what}. The study is saved in "
                 f"{self.session.study_path}" + ("." if self.session.folder_locked() else
-                                               " (you may change the folder until the first run)."))
+                                               " (you may change the folder until the first run).")
+                + self._own_length)
 
     def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 (Qt API)
         if self._dropped_file(event) is not None:
@@ -417,6 +425,15 @@ class WorkloadPage(WizardPage):
             return
         self.session.workload = self.workload_edit.text().strip()
         self.session.script_args = self.script_args() or []
+        own = data.document.get("own_length") if isinstance(data.document.get("own_length"), dict) else None
+        self._own_length = ""
+        if own and self.steps.value() == DEFAULT_STEPS and isinstance(own.get("steps"), int):
+            # the script's own length, not tfturbo's default (3 epochs = 96 steps became 300 silently)
+            self.steps.setValue(max(self.steps.minimum(), own["steps"]))
+            self._own_length = (f" Each run trains the script's own length: {own['epochs']} epoch"
+                                f"{'s' if own['epochs'] != 1 else ''} of {own['steps_per_epoch']} steps = "
+                                f"{own['steps']} steps" + (f" (at least {self.steps.minimum()} to measure)"
+                                                          if own["steps"] < self.steps.minimum() else "") + ".")
         self.session.steps = self.steps.value()
         self.session.study_path = Path(self.study_edit.text()).expanduser()
         try:

@@ -72,6 +72,11 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
                     "cardinality": int(train_ds.cardinality())},
         "checks": [what for what, _ in checks],
     }
+    call = getattr(workload, "call", None)  # a training script: the length it trains for on its own
+    per_epoch = (call.steps_per_epoch or int(train_ds.cardinality())) if call is not None else 0
+    if call is not None and per_epoch > 0:
+        document["own_length"] = {"epochs": int(call.epochs), "steps_per_epoch": per_epoch,
+                                  "steps": int(call.epochs) * per_epoch}
     writer.emit(protocol.RESULT, command="audit", document=document)
     return 0
 

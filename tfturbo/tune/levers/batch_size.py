@@ -95,8 +95,10 @@ class BatchSize(Lever):
     def hunks(self, rec, base, findings) -> list[Hunk]:
         out: list[Hunk] = []
         changed = rec.batch_size and base.batch_size and rec.batch_size != base.batch_size
-        drop = rec.drop_remainder or rec.jit_compile
-        if changed or (drop and not base.drop_remainder):
+        # only what was measured and kept: the recommendation's own drop_remainder (XLA alone never adds it; the
+        # runs measured XLA without it unless its shape audit found a partial batch and the fix was kept)
+        drop = rec.drop_remainder and not base.drop_remainder
+        if changed or drop:
             old, new = base.batch_size or "BATCH_SIZE", rec.batch_size or base.batch_size or "BATCH_SIZE"
             why = []
             if drop:

@@ -1,0 +1,121 @@
+"""Issue 22: the words and the navigation of the wizard follow the engine's state (a qtbot test per point)."""
+
+from __future__ import annotations
+
+from conftest import fake_launcher, go_next, make_window
+from PySide6.QtCore import Qt
+
+from tfturbo import protocol
+from tfturbo.headline import headline
+from tfturbo_gui.run_data import RunData
+from tfturbo_gui.run_panel import outcome_text
+from tfturbo_gui.step_status import PASSED
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def _baseline(qtbot, window) -> None:
+    go_next(qtbot, window, 1)
+    page = window.pages[1]
+    qtbot.mouseClick(page.measure_button, LEFT)
+    qtbot.waitUntil(lambda: page.status == PASSED, timeout=30_000)
+
+
+def test_next_follows_a_trial_and_the_findings_say_what_is_still_running(qtbot, tmp_path):
+    """Next stayed enabled during a trial and did nothing; "The audit ... found nothing to fix" showed while
+    the audit still ran."""
+    window = make_window(qtbot, tmp_path, launcher=fake_launcher("ok", 0.02))
+    _baseline(qtbot, window)
+    window.goto(2)
+    page = window.pages[2]
+    if page.audit_panel.is_running():  # the audit of the chosen policy: said as running, not as clean
+        assert page.findings.empty.text() == "The audit is running…"
+    qtbot.waitUntil(lambda: page.run_button.isEnabled(), timeout=20_000)
+    assert page.findings.empty.text() == "The audit for the chosen policy found nothing to fix."
+    qtbot.mouseClick(page.run_button, LEFT)
+    assert page.run_panel.is_running()
+    assert not window.next_button.isEnabled() and window.hint.text() == "Measuring…"
+    assert page.findings.empty.text() == "No findings so far in this trial."
+    qtbot.waitUntil(lambda: page.rung is not None and page.rung.decision is not None, timeout=60_000)
+    assert window.next_button.isEnabled()
+    if not page.findings.findings:
+        assert page.findings.empty.text() == "The audit and the trial's runs found nothing to fix."
+
+
+def test_a_stopped_baseline_does_not_claim_it_found_nothing(qtbot, tmp_path):
+    """After a stopped 1-step baseline the page said "the baseline run found nothing to fix"."""
+    window = make_window(qtbot, tmp_path, launcher=fake_launcher("ok", 0.2))
+    go_next(qtbot, window, 1)
+    page = window.pages[1]
+    qtbot.mouseClick(page.measure_button, LEFT)
+    qtbot.waitUntil(lambda: page.run_panel.data is not None and len(page.run_panel.data.step.view()) >= 1,
+                    timeout=30_000)
+    page.run_panel.stop()
+    qtbot.waitUntil(lambda: page.run_panel.data.finished, timeout=30_000)
+    qtbot.waitUntil(lambda: "after" in page.findings.empty.text(), timeout=10_000)
+    text = page.findings.empty.text()
+    assert "found nothing to fix" not in text and "cancelled after" in text and "Measure the baseline again" in text
+
+
+def test_the_workload_check_is_no_training_run():
+    """"Completed — 1 step recorded · step 1/1" for the workload check."""
+    data = RunData("check", command="audit")
+    data.ingest([{"type": protocol.PROGRESS, "step": 1, "total": 1, "eta_s": 0.0},
+                 {"type": protocol.DONE, "status": protocol.RunStatus.COMPLETED, "exit_code": 0}])
+    text, _state = outcome_text(data)
+    assert text == "Completed" and "step" not in text
+
+
+def test_a_training_script_is_described_as_one_and_keeps_its_own_length(qtbot, tmp_path):
+    """For a plain script: "checks that it keeps the contract", and its 3 epochs = 96 steps silently became 300."""
+    from tfturbo.settings import DEFAULT_STEPS
+
+    script = tmp_path / "train.py"
+    script.write_text("import keras\nmodel = keras.Sequential()\nmodel.fit(x, y, epochs=3)\n")
+    window = make_window(qtbot, tmp_path, workload=str(script), steps=DEFAULT_STEPS)
+    page = window.pages[0]
+    assert "first fit()" in page.check_hint.text() and "contract" not in page.check_hint.text()
+    go_next(qtbot, window, 1)
+    assert window.session.steps == 96
+    text = page.check_hint.text()
+    assert "runs as a training script" in text and "keeps the contract" not in text
+    assert "the script's own length: 3 epochs of 32 steps = 96 steps" in text
+
+
+def test_the_record_page_states_the_speed_up_it_records(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path, launcher=fake_launcher("ok"))
+    _baseline(qtbot, window)
+    window.goto(3)  # XLA: the fake backend's XLA run is faster
+    xla = window.pages[3]
+    qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
+    qtbot.mouseClick(xla.run_button, LEFT)
+    qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=60_000)
+    window.goto(6)
+    record = window.pages[6]
+    best = window.session.best
+    fact = record.recommended.values["Speed-up"].text()
+    if best is window.session.baseline:
+        assert fact.startswith("none")
+    else:
+        shown = headline(best.name, window.session.study.rungs)
+        assert fact.startswith(shown.text()) and shown.source() in fact
+
+
+def test_an_inconclusive_card_says_it_once_and_offers_a_way_forward(qtbot):
+    """"inconclusive" three times in one card, then "No findings for this run yet", and no way forward."""
+    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo_gui.cards import DecisionCard
+
+    acc = AccuracyVerdict("val_accuracy", 0.0004, (-0.0076, 0.0084), "inconclusive", 400,
+                          explanation="inconclusive: 400 examples, interval [-0.76 pp, +0.84 pp] (tolerance 0.5 pp); "
+                                      "about 872 examples would decide it")
+    speed = SpeedVerdict(1.26, (1.19, 1.35), "faster", 4)
+    decision = TrialVerdict(speed, acc, False, f"faster: {speed.text()}; accuracy {acc.explanation}", [],
+                            protocol.RunStatus.COMPLETED, "")
+    card = DecisionCard()
+    qtbot.addWidget(card)
+    way = ["Recommended: Judge on the validation loss …", "Or: Validate on more examples …"]
+    card.set_decision(decision, "batch 128", "01-baseline", way_forward=way)
+    text = card.facts.text() + "\n" + card.reason.text()
+    assert text.count("inconclusive") == 1, text
+    assert "What would decide the accuracy:\n" + "\n".join(way) in card.reason.text()

@@ -1,0 +1,56 @@
+"""Issue 22: an inconclusive accuracy on a small validation set gets a way forward, with a recommendation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tfturbo.trials import accuracy
+from tfturbo.trials.verdict import INCONCLUSIVE, WITHIN, Tolerance
+from tfturbo.trials.way_forward import way_forward
+
+
+def _arms(n: int = 400, seed: int = 3) -> tuple[accuracy.ArmData, accuracy.ArmData]:
+    """Two arms on the same `n` examples: B's numerics differ slightly (a few examples flip either way, every
+    loss moves by a little noise), as mixed precision does; three validation points, two replicates each."""
+    rng = np.random.default_rng(seed)
+    hard = rng.random(n) < 0.12  # the examples a model gets wrong
+    base_loss = np.where(hard, 1.6, 0.15) * rng.lognormal(0, 0.3, n)
+    a, b = accuracy.ArmData(), accuracy.ArmData()
+    a.metric = b.metric = "val_accuracy"
+    for samples in (1000, 2000, 3000):
+        for _ in range(2):
+            flips_a, flips_b = rng.random(n) < 0.02, rng.random(n) < 0.02
+            a.correct.setdefault(samples, []).append(np.where(flips_a, hard, ~hard).astype(float))
+            b.correct.setdefault(samples, []).append(np.where(flips_b, hard, ~hard).astype(float))
+            a.loss.setdefault(samples, []).append(base_loss * rng.lognormal(0, 0.01, n))
+            b.loss.setdefault(samples, []).append(base_loss * rng.lognormal(0.002, 0.01, n))
+    return a, b
+
+
+def test_an_inconclusive_accuracy_is_decided_on_the_loss_and_says_so():
+    a, b = _arms()
+    acc = accuracy.gate(a, b, Tolerance())
+    assert acc.verdict == INCONCLUSIVE and acc.examples == 400  # 0/1 accuracy on 400 examples: too wide
+    way = way_forward(acc, Tolerance(), a, b, examples_available=400)
+    assert way is not None and way.loss.verdict == WITHIN  # the paired loss is far tighter
+    assert way.recommended == "loss"
+    lines = way.lines()
+    assert lines[0].startswith("Recommended: Judge on the validation loss") and "within tolerance" in lines[0]
+    assert any(line.startswith("Or: Validate on more examples") for line in lines)
+    assert any(f"--accuracy-tolerance {way.tolerance_pp:.2g}" in line for line in lines)
+    assert way.tolerance_pp >= -acc.ci95[0] * 100  # the interval passes at that tolerance
+
+
+def test_without_per_example_loss_the_recommendation_is_more_examples_when_the_data_has_them():
+    a, b = _arms()
+    acc = accuracy.gate(a, b, Tolerance())
+    way = way_forward(acc, Tolerance(), examples_available=100_000)
+    assert way.loss is None and way.recommended == "examples" and way.examples_needed > 400
+    way = way_forward(acc, Tolerance(), examples_available=400)  # the data holds no more: the tolerance is
+    assert way.recommended == "tolerance"  # the user's call, stated with its number
+
+
+def test_a_decided_verdict_needs_no_way_forward():
+    a, b = _arms(n=200)
+    acc = accuracy.gate(a, a, Tolerance())  # A against itself: within tolerance
+    assert acc.verdict == WITHIN and way_forward(acc, Tolerance(), a, a) is None

@@ -1,0 +1,94 @@
+"""The one speed-up a configuration is shown with: on the wizard's pages, in the compare table and its CSV,
+and in the PDF.
+
+A study measures a configuration more than once: its own rung's trial (against
+the best configuration kept before it, which may be the baseline), and, for the
+recommendation, the confirmation trial against the baseline. Single runs have
+their own rates too. Shown side by side these disagreed (1.55x, 1.63x, 1.69x
+and a one-run 1.92x for one configuration), so every front end asks this
+module: a configuration's headline is the last trial that measured it against
+the baseline's configuration, with that trial's interval and pairs; a
+configuration never measured against the baseline has its own trial's ratio,
+which says what it was measured against. Single runs' rates are details.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .compare import replicate_key
+from .tune.study import Rung, RungKind
+
+
+@dataclass(frozen=True)
+class Headline:
+    """B's throughput per sample over the baseline's (or over `against` when `vs_baseline` is False)."""
+
+    ratio: float
+    ci95: tuple[float, float]
+    verdict: str
+    pairs: int
+    trial: str  # the rung whose trial measured it
+    against: str  # the rung that trial measured it against
+    vs_baseline: bool
+
+    @property
+    def has_interval(self) -> bool:
+        return all(math.isfinite(c) for c in self.ci95)
+
+    def text(self, times: str = "×") -> str:
+        """'1.63× [1.52, 1.75]'."""
+        if not math.isfinite(self.ratio):
+            return "no throughput measured"
+        interval = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.has_interval else ""
+        return f"{self.ratio:.2f}{times}{interval}"
+
+    def source(self) -> str:
+        """'vs 01-baseline, 4 pairs (05-confirmation's trial)': what the number is."""
+        whose = f" ({self.trial}'s trial)" if self.trial else ""
+        return f"vs {self.against}, {self.pairs} pairs{whose}"
+
+
+BASELINE_HEADLINE = Headline(1.0, (1.0, 1.0), "baseline", 0, "", "", True)
+
+
+def _key(rung: Rung) -> tuple:
+    return replicate_key(rung.settings.to_dict())
+
+
+def _measured(rung: Rung) -> bool:
+    return rung.skipped_reason is None and rung.decision is not None and rung.decision.speed.replicates >= 1 \
+        and math.isfinite(rung.decision.speed.ratio)
+
+
+def headline(name: str, rungs: list[Rung]) -> Headline | None:
+    """The headline of rung `name`'s configuration; None when no trial measured it (skipped, failed before a
+    ratio, a run outside the ladder)."""
+    by_name = {r.name: r for r in rungs}
+    rung = by_name.get(name)
+    if rung is None or rung.skipped_reason is not None:  # a skipped step was never measured
+        return None
+    base = rungs[0] if rungs and rungs[0].kind == RungKind.BASELINE else None
+    if rung is base:
+        return BASELINE_HEADLINE
+    key = _key(rung)
+    if base is not None:
+        base_key = _key(base)
+        against_base = [r for r in rungs if _measured(r) and _key(r) == key and r.compared_with in by_name
+                        and _key(by_name[r.compared_with]) == base_key]
+        if against_base:
+            return _of(against_base[-1], True)
+    return _of(rung, False) if _measured(rung) else None
+
+
+def _of(rung: Rung, vs_baseline: bool) -> Headline:
+    speed = rung.decision.speed
+    return Headline(speed.ratio, tuple(speed.ci95), speed.verdict, speed.replicates, rung.name,
+                    rung.compared_with or "the baseline", vs_baseline)
+
+
+def headlines(rungs: list[Rung]) -> dict[str, Headline]:
+    """Every measured rung's headline, by rung name."""
+    out = {r.name: headline(r.name, rungs) for r in rungs}
+    return {k: v for k, v in out.items() if v is not None}

@@ -1,0 +1,194 @@
+"""Page 1 of the report: the executive summary a client reads in a minute.
+
+The headline speed-up with its interval, the accuracy verdict in words, one
+chart of every configuration's speed-up and accuracy change with their
+intervals, and the (at most three) changes to make. Jargon (replicate pairs,
+MFU, paired gates) waits for the later pages, each with its one line of
+explanation. Every number here is the configuration's headline
+(`tfturbo.headline`), the same as in the tables after it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from reportlab.graphics.shapes import Drawing, Line, Polygon, Rect, String
+from reportlab.lib import colors
+
+from ..numbers import finite
+from ..trials.verdict import WORSE, AccuracyVerdict, Tolerance
+from ..verdicts import Verdict
+from . import style
+from .model import LadderRow, ReportData
+
+SPEED_CAP = 4.0  # x: an interval beyond is drawn to the edge with an arrow, so one wild run cannot squash the rest
+ACC_CAP = 5.0  # tolerances: the same for the accuracy panel
+
+
+def headline_sentence(data: ReportData) -> tuple[str, str]:
+    """(the big line, the line under it): '1.67x faster' and what it is, in plain words."""
+    tuned, base = data.tuned, data.baseline
+    if tuned is None or tuned.headline is None or base is None or base.row is None:
+        return ("Keep the current settings",
+                "No change made training measurably faster without losing accuracy on this hardware."
+                if data.rungs else "No configuration was measured (see the verdict on the next page).")
+    shown = tuned.headline
+    lo, hi = shown.ci95
+    against = "the baseline" if shown.vs_baseline else shown.against
+    big = f"{shown.ratio:.2f}x as fast" if shown.verdict != Verdict.FASTER else f"{shown.ratio:.2f}x faster"
+    interval = f"between {lo:.2f}x and {hi:.2f}x (95% interval)" if shown.has_interval else "without an interval"
+    return big, (f"Training with {tuned.row.label} instead of {base.row.label}: {interval}, measured side by "
+                 f"side with {against} on this hardware, run-to-run variation included.")
+
+
+def accuracy_sentence(data: ReportData, tolerance: Tolerance) -> str:
+    """The accuracy verdict in words (of the trial behind the headline, against the baseline)."""
+    tuned = data.tuned
+    acc = None
+    if tuned is not None and tuned.headline is not None:
+        trial = next((r for r in data.rungs if r.name == tuned.headline.trial), tuned)
+        acc = trial.accuracy
+    if acc is None or acc.metric is None:
+        return "Accuracy: no validation metric was recorded to check it." if tuned is not None else ""
+    if acc.delta is None or not finite(acc.delta):
+        return f"Accuracy: {acc.text()}."
+    limit = f"{tolerance.accuracy_pp:g} percentage points" if not acc.is_loss else f"{tolerance.loss_rel:.0%}"
+    change = acc.shown(acc.delta, " percentage points")
+    words = {"within tolerance": f"unchanged within the tolerance of {limit}",
+             WORSE: f"worse by more than the tolerance of {limit}",
+             "inconclusive": "not decided: the validation set is too small to tell"}.get(acc.verdict, acc.verdict)
+    return (f"Accuracy: {words} ({acc.metric} {change} on {acc.examples} validation examples, at equal samples "
+            "seen).")
+
+
+def _measured(data: ReportData) -> list[LadderRow]:
+    """The configurations with a headline, baseline first, one row per configuration (a confirmation repeats
+    its rung's configuration and number, so it is not drawn twice)."""
+    out, seen = [], set()
+    for r in data.rungs:
+        if r.headline is None or r.row is None:
+            continue
+        key = r.row.label
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(r)
+    return out
+
+
+def _acc_value(acc: AccuracyVerdict | None) -> tuple[float, float, float] | None:
+    """(delta, lo, hi) in the unit drawn: percentage points of an accuracy, percent of a loss."""
+    if acc is None or acc.delta is None or not finite(acc.delta) or not acc.ci95:
+        return None
+    scale = 100.0
+    return acc.delta * scale, acc.ci95[0] * scale, acc.ci95[1] * scale
+
+
+def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -> Drawing | None:
+    """Every configuration's speed-up (left) and accuracy change (right), each with its 95% interval; kept
+    configurations in the accent colour, the others grey; values beyond the axis end in an arrow."""
+    rows = _measured(data)
+    if len(rows) < 2:
+        return None
+    row_h, top, bottom = 17, 22, 26
+    label_w = width * 0.34
+    gap = 14
+    panel_w = (width - label_w - gap) / 2
+    height = top + bottom + row_h * len(rows)
+    d = Drawing(width, height)
+    speeds = [(r.headline.ratio, *r.headline.ci95) for r in rows]
+    finite_speeds = [v for s in speeds for v in s if finite(v)]
+    s_lo = min([0.8] + [v for v in finite_speeds if v > 0])
+    s_hi = min(SPEED_CAP, max([1.2] + finite_speeds))
+    s_lo, s_hi = max(0.0, s_lo - 0.1), s_hi + 0.1
+    accs = [_acc_value(r.accuracy) if r is not data.baseline else (0.0, 0.0, 0.0) for r in rows]
+    metric = next((r.accuracy.metric for r in rows if r.accuracy is not None and r.accuracy.metric), None)
+    is_loss = bool(metric and metric.endswith("loss"))
+    if is_loss:  # a loss's tolerance is relative to the baseline's loss: no band in absolute units
+        accs = [(a[0] / 100, a[1] / 100, a[2] / 100) if a else None for a in accs]
+    tol = None if is_loss else tolerance.accuracy_pp
+    spread = [abs(v) for a in accs if a for v in a]
+    a_span = min(ACC_CAP * tol, max([tol * 1.5] + spread)) if tol else (max(spread) if spread and max(spread) else 1)
+    panels = [("Speed-up vs the baseline (x)", label_w, s_lo, s_hi, 1.0),
+              (f"{metric or 'Accuracy'} change vs the baseline" + ("" if is_loss else " (pp)"),
+               label_w + panel_w + gap, -a_span * 1.1, a_span * 1.1, 0.0)]
+    plot_bottom = bottom
+    plot_top = height - top
+    for title, x0, lo, hi, ref in panels:
+        d.add(String(x0, height - 11, title, fontName=style.FONT_BOLD, fontSize=8, fillColor=style.INK))
+
+        def px(v: float, x0=x0, lo=lo, hi=hi) -> float:
+            return x0 + (min(max(v, lo), hi) - lo) / (hi - lo) * panel_w
+
+        if ref == 0.0 and tol:  # the tolerance band: inside it is "unchanged"
+            d.add(Rect(px(-tol), plot_bottom, px(tol) - px(-tol), plot_top - plot_bottom, fillColor=style.TINT,
+                       strokeColor=None))
+        d.add(Line(px(ref), plot_bottom, px(ref), plot_top, strokeColor=style.RULE, strokeWidth=0.8,
+                   strokeDashArray=[2, 2]))
+        d.add(Line(x0, plot_bottom, x0 + panel_w, plot_bottom, strokeColor=style.RULE, strokeWidth=0.5))
+        for tick in _ticks(lo, hi):
+            d.add(Line(px(tick), plot_bottom, px(tick), plot_bottom - 3, strokeColor=style.RULE, strokeWidth=0.5))
+            d.add(String(px(tick), plot_bottom - 11, f"{tick:g}", fontName=style.FONT, fontSize=6.5,
+                         fillColor=style.MUTED, textAnchor="middle"))
+        for i, r in enumerate(rows):
+            y = plot_top - row_h * (i + 0.5)
+            value = speeds[i] if ref == 1.0 else accs[i]
+            colour = style.ACCENT if (r.kept or r is data.baseline) else colors.HexColor("#8A94A0")
+            if value is None or not all(finite(v) for v in value):
+                d.add(String(x0 + 2, y - 3, "not measured", fontName=style.FONT, fontSize=6.5, fillColor=style.MUTED))
+                continue
+            mid, a, b = value
+            d.add(Line(px(a), y, px(b), y, strokeColor=colour, strokeWidth=1.6))
+            for end, v, direction in ((a, a, -1), (b, b, 1)):
+                if v < lo or v > hi:  # beyond the axis: an arrow at the edge, not a rescaled chart
+                    edge = px(v)
+                    d.add(Polygon([edge, y, edge - 5 * direction, y + 3, edge - 5 * direction, y - 3],
+                                  fillColor=colour, strokeColor=None))
+                else:
+                    d.add(Line(px(end), y - 3, px(end), y + 3, strokeColor=colour, strokeWidth=1))
+            d.add(Rect(px(mid) - 2.5, y - 2.5, 5, 5, fillColor=colour, strokeColor=colors.white, strokeWidth=0.5))
+            if ref == 1.0:
+                d.add(String(px(b) + 4 if px(b) < x0 + panel_w - 24 else px(a) - 4, y - 2.5, f"{mid:.2f}x",
+                             fontName=style.FONT, fontSize=6.5, fillColor=style.INK,
+                             textAnchor="start" if px(b) < x0 + panel_w - 24 else "end"))
+    for i, r in enumerate(rows):
+        y = plot_top - row_h * (i + 0.5)
+        name = r.row.label if r.row else r.name
+        role = " (baseline)" if r is data.baseline else "" if r.kept else " (not kept)"
+        if r.headline is not None and not r.headline.vs_baseline:  # never measured against the baseline itself
+            role += f" vs {r.headline.against}"
+        text = _fit(name + role, label_w - 6, 7.5)
+        style_font = style.FONT_BOLD if r is data.tuned else style.FONT
+        for font, chars, x in _runs_at(text, 0, style_font, 7.5):
+            d.add(String(x, y - 2.5, chars, fontName=font, fontSize=7.5, fillColor=style.INK))
+    return d
+
+
+def _ticks(lo: float, hi: float) -> list[float]:
+    raw = (hi - lo) / 4
+    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step) * step
+    return [round(first + k * step, 10) for k in range(int((hi - first) / step) + 1)]
+
+
+def _fit(text: str, width: float, size: float) -> str:
+    from reportlab.pdfbase import pdfmetrics
+
+    if pdfmetrics.stringWidth(text, style.FONT, size) <= width:
+        return text
+    while text and pdfmetrics.stringWidth(text + "...", style.FONT, size) > width:
+        text = text[:-1]
+    return text + "..."
+
+
+def _runs_at(text: str, x: float, font: str, size: float) -> list[tuple[str, str, float]]:
+    """(font, characters, x) pieces of `text` with the CJK fallback fonts (charts draw strings, not Paragraphs)."""
+    from reportlab.pdfbase import pdfmetrics
+
+    out = []
+    for fallback, chars in style.runs(text):
+        f = fallback or font
+        out.append((f, chars, x))
+        x += pdfmetrics.stringWidth(chars, f, size)
+    return out

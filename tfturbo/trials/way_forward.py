@@ -1,0 +1,107 @@
+"""What would decide an inconclusive accuracy verdict, and which of those ways to take.
+
+On a small validation set (400 examples) every change that alters the numerics
+ends "accuracy inconclusive — about 2,309 examples would decide it", even one
+that is 1.26x faster: honest, and a dead end. The three ways forward, each
+measured or computed from what the trial already recorded:
+
+- judge on the validation loss: the same examples, paired, and continuous, so
+  its interval is far tighter than a 0/1 accuracy's on a small set;
+- a tolerance the user chooses: the smallest accuracy tolerance under which the
+  measured interval passes (recorded in the study and the report when used);
+- more validation examples, when the data holds them.
+
+Nothing here keeps anything: the front ends show the options and the
+recommendation, and the user decides (`tfturbo tune --accuracy-tolerance`,
+`--val-examples`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..runfiles import RUNS_DIR, load_run
+
+from .accuracy import POINTS, ArmData, _common_points, _judge
+from ..verdicts import Verdict
+from .verdict import INCONCLUSIVE, WITHIN, AccuracyVerdict, Tolerance
+
+FASTER = Verdict.FASTER
+
+
+@dataclass(frozen=True)
+class WayForward:
+    """The options for one inconclusive verdict, and the one recommended."""
+
+    loss: AccuracyVerdict | None  # the same trial judged on the per-example validation loss
+    tolerance_pp: float | None  # the accuracy tolerance under which the measured interval passes
+    examples_needed: int | None
+    examples_available: int | None  # validation examples the data holds (None: not known)
+    recommended: str  # "loss" | "examples" | "tolerance" | ""
+
+    def lines(self) -> list[str]:
+        """The options in words, the recommended one first and marked."""
+        options = {}
+        if self.loss is not None and self.loss.delta is not None:
+            options["loss"] = (f"Judge on the validation loss (paired on the same examples, continuous, so tighter "
+                               f"on a small set): {self.loss.text()} — {self.loss.verdict}.")
+        if self.examples_needed:
+            have = f" (the data holds {self.examples_available:,})" if self.examples_available else ""
+            options["examples"] = (f"Validate on more examples: about {self.examples_needed:,} would decide it"
+                                   f"{have}; --val-examples {self.examples_needed}.")
+        if self.tolerance_pp is not None:
+            options["tolerance"] = (f"Accept a larger accuracy tolerance, if a change of up to {self.tolerance_pp:.2g} "
+                                    f"pp is acceptable for this model: this interval passes at "
+                                    f"--accuracy-tolerance {self.tolerance_pp:.2g} (recorded in the study and the "
+                                    "report).")
+        order = [self.recommended] + [k for k in ("loss", "examples", "tolerance") if k != self.recommended]
+        return [("Recommended: " if k == self.recommended else "Or: ") + options[k] for k in order if k in options]
+
+
+def way_forward(acc: AccuracyVerdict, tolerance: Tolerance, a: ArmData | None = None, b: ArmData | None = None,
+                examples_available: int | None = None) -> WayForward | None:
+    """The ways to decide `acc` (None unless it is an inconclusive accuracy verdict with an interval)."""
+    if acc.verdict != INCONCLUSIVE or acc.ci95 is None or acc.is_loss or acc.delta is None:
+        return None
+    loss = _on_loss(a, b, tolerance) if a is not None and b is not None else None
+    lo = acc.ci95[0]
+    tolerance_pp = math.ceil(-lo * 100 * 10) / 10 if lo < 0 else None  # the worse end, rounded up to 0.1 pp
+    half, room = (acc.ci95[1] - lo) / 2, acc.delta + tolerance.accuracy_pp / 100
+    needed = int(math.ceil(acc.examples * (half / room) ** 2)) if half > 0 and room > 0 else None
+    if loss is not None and loss.verdict == WITHIN:
+        recommended = "loss"
+    elif needed and examples_available and examples_available >= needed:
+        recommended = "examples"
+    elif tolerance_pp is not None:
+        recommended = "tolerance"
+    else:
+        recommended = "examples" if needed else ""
+    return WayForward(loss, tolerance_pp, needed, examples_available, recommended)
+
+
+def _on_loss(a: ArmData, b: ArmData, tolerance: Tolerance) -> AccuracyVerdict | None:
+    """The trial's arms judged on the per-example loss (the gate's own rule, `accuracy._judge`)."""
+    common = _common_points(a.loss, b.loss, POINTS)
+    if not common:
+        return None
+    va, vb = a.values("loss", [p for p, _ in common]), b.values("loss", [p for _, p in common])
+    if va is None or vb is None or min(len(va), len(vb)) < 2:
+        return None
+    n = min(len(va), len(vb))
+    return _judge("val_loss", vb[:n] - va[:n], float(va[:n].mean()), tolerance, [p for p, _ in common])
+
+
+def for_rung(study_dir: Path, rung, tolerance: Tolerance) -> WayForward | None:
+    """`way_forward` of a study's rung whose accuracy alone stood in the way (faster, accuracy inconclusive),
+    its arms read from its replicate runs (runs/NN-slug.a1, ...; B's first run is the rung's own)."""
+    decision = getattr(rung, "decision", None)
+    if decision is None or decision.accuracy is None or decision.accuracy.verdict != INCONCLUSIVE \
+            or decision.speed.verdict != FASTER:
+        return None
+    a, b = ArmData(), ArmData()
+    for name in rung.replicates or [rung.name]:
+        record = load_run(Path(study_dir) / RUNS_DIR / name)
+        (a if ".a" in name else b).add_run(record.summary, record.path)
+    return way_forward(decision.accuracy, tolerance, a, b)
