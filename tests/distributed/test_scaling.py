@@ -16,7 +16,7 @@ from tfturbo.trials.trial import Trial
 
 def summary(samples_per_s: float, batch: int) -> dict:
     return {"status": "completed", "settings": {"batch_size": batch},
-            "throughput": {"samples_per_s": samples_per_s}}
+            "throughput": {"samples_per_s": samples_per_s, "windows": 6, "seconds": 3.0}}  # measured enough
 
 
 def measured(n: int, one: list[float], many: list[float]) -> Trial:

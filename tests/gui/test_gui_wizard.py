@@ -97,7 +97,12 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=45_000)
     assert precision.status == PASSED and precision.decision_card.badge.text() == "KEPT"
     assert precision.decision_card.facts.values["Speed-up vs baseline"].text().endswith("— faster")
-    assert precision.plots.plotted_lengths()["step_ms"] == [60, 60]  # the reference run beside this run
+    # the reference run beside this run: the trial's last run of each arm (a later pair measures speed only,
+    # as long as its calibration says), every step plotted
+    trial = window.session.trial_of(precision.rung)
+    last = {r.planned.arm: r for r in trial.runs}
+    assert precision.plots.plotted_lengths()["step_ms"] == [last["a"].summary["steps_completed"],
+                                                            last["b"].summary["steps_completed"]]
     # the trial ended on its float32 reference run (ABBA): the page shows its mixed_float16 run in colour and
     # its interleaved reference run grey, each named by its arm (issue 22: the plots compared with the one
     # original baseline run while the verdict compared with the trial's own reference runs)

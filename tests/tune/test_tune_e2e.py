@@ -124,7 +124,7 @@ def test_recommendation_study_files_and_report(mlp_study):
     # the report shows the rungs, not their replicate runs
     data = gather(out)
     assert [r.name for r in data.rungs] == [e["name"] for e in doc["ladder"]]
-    assert "replicate pair(s)" in data.design
+    assert "2 replicate pairs per trial" in data.design
     if doc["report"] is not None:  # written by tfturbo.report when it is installed
         assert Path(doc["report"]).read_bytes()[:5] == b"%PDF-"
 
