@@ -42,6 +42,7 @@ from . import stdio
 from .detectors.base import Window
 from .measure import StepRecord
 from .monitor import StopReason
+from .multiworker import local_value  # this worker's values: no collective at a time-dependent moment
 
 WARMUP_WINDOW_S = 0.25
 WARMUP_WINDOW_STEPS = 10  # small windows while warming up: warm-up is found a few steps after it ends
@@ -96,8 +97,6 @@ class ModelProbe:
 
     def read(self) -> dict[str, float | None]:
         """{"loss_total", "loss_count", "loss_scale", "iterations"} (None where the model has none)."""
-        from .multiworker import local_value  # this worker's values: no collective at a time-dependent moment
-
         total = count = None
         for metric in self.loss_metrics:
             c = local_value(metric.count)

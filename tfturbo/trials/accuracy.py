@@ -96,19 +96,29 @@ def _common_points(a: dict[int, Any], b: dict[int, Any], points: int) -> list[tu
     return pairs[-points:]
 
 
+def paired(a: ArmData, b: ArmData, kind: str, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict | None:
+    """B against A judged pairwise on `kind` ("correct": the accuracy metric, "loss": the per-example loss) at
+    their common validation points, or None when fewer than two examples pair there."""
+    table_a, table_b = (a.correct, b.correct) if kind == "correct" else (a.loss, b.loss)
+    common = _common_points(table_a, table_b, points)
+    if not common:
+        return None
+    va, vb = a.values(kind, [p for p, _ in common]), b.values(kind, [p for _, p in common])
+    if va is None or vb is None or min(len(va), len(vb)) < 2:
+        return None
+    n = min(len(va), len(vb))
+    metric = a.metric if kind == "correct" else "val_loss"
+    return _judge(metric, vb[:n] - va[:n], float(np.mean(va[:n])), tolerance, [p for p, _ in common])
+
+
 def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict:
     """B against A on the validation examples; see the module's docstring."""
     kind = "correct" if a.metric and b.metric and a.correct and b.correct else "loss"
+    verdict = paired(a, b, kind, tolerance, points)
+    if verdict is not None:
+        return verdict
     table_a, table_b = (a.correct, b.correct) if kind == "correct" else (a.loss, b.loss)
-    common = _common_points(table_a, table_b, points)
-    if common:
-        va, vb = a.values(kind, [p for p, _ in common]), b.values(kind, [p for _, p in common])
-        if va is not None and vb is not None:
-            n = min(len(va), len(vb))
-            if n >= 2:
-                metric = a.metric if kind == "correct" else "val_loss"
-                return _judge(metric, vb[:n] - va[:n], float(np.mean(va[:n])), tolerance, [p for p, _ in common])
-    return _unpaired(a, b, _why_not_paired(a, b, bool(common)))
+    return _unpaired(a, b, _why_not_paired(a, b, bool(_common_points(table_a, table_b, points))))
 
 
 def _why_not_paired(a: ArmData, b: ArmData, had_common_points: bool) -> str:

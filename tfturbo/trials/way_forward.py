@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..runfiles import RUNS_DIR, load_run
 
-from .accuracy import POINTS, ArmData, _common_points, _judge
+from .accuracy import POINTS, ArmData, paired
 from ..verdicts import Verdict
 from .verdict import INCONCLUSIVE, WITHIN, AccuracyVerdict, Tolerance
 
@@ -82,15 +82,8 @@ def way_forward(acc: AccuracyVerdict, tolerance: Tolerance, a: ArmData | None = 
 
 
 def _on_loss(a: ArmData, b: ArmData, tolerance: Tolerance) -> AccuracyVerdict | None:
-    """The trial's arms judged on the per-example loss (the gate's own rule, `accuracy._judge`)."""
-    common = _common_points(a.loss, b.loss, POINTS)
-    if not common:
-        return None
-    va, vb = a.values("loss", [p for p, _ in common]), b.values("loss", [p for _, p in common])
-    if va is None or vb is None or min(len(va), len(vb)) < 2:
-        return None
-    n = min(len(va), len(vb))
-    return _judge("val_loss", vb[:n] - va[:n], float(va[:n].mean()), tolerance, [p for p, _ in common])
+    """The trial's arms judged on the per-example loss, by the gate's own paired rule."""
+    return paired(a, b, "loss", tolerance, POINTS)
 
 
 def for_rung(study_dir: Path, rung, tolerance: Tolerance) -> WayForward | None:
