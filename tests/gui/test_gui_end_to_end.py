@@ -76,7 +76,10 @@ def test_wizard_from_workload_to_compare_on_the_real_backend(qtbot, tmp_path):
     assert data.status == protocol.RunStatus.COMPLETED
     assert precision.status in (PASSED, NOT_KEPT)  # the measurement decides, on this machine
     assert precision.decision_card.badge.text() in ("KEPT", "NOT KEPT")
-    assert "×" in precision.decision_card.facts.values["Speed-up vs baseline"].text()
+    # a ratio with its interval, or — when a 20-step run on a loaded machine never settles — the engine's
+    # "not enough measurement" with what would be enough; never a ratio without enough measurement
+    speed = precision.decision_card.facts.values["Speed-up vs baseline"].text()
+    assert "×" in speed or (speed.startswith("not enough measurement") and "longer runs" in speed), speed
     qtbot.waitUntil(lambda: precision.plots.plotted_lengths()["step_ms"] == [measured, len(data.step.view())])
     go_next(qtbot, window, 3)
 
