@@ -27,6 +27,9 @@ STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
 DEFAULT_STEPS = 300
 DEFAULT_SEED = 1234
 NO_PROFILE = (0, 0)  # a `profile` window that turns the profiler off
+# TF_XLA_FLAGS flag without which TensorFlow's auto-clustering clusters nothing placed on a CPU (its default: GPU
+# only); the backend sets it for an auto-clustering run, the recommended code carries it
+XLA_CPU_AUTOCLUSTERING_FLAG = "--tf_xla_cpu_global_jit"
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import summary_of
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedRun, Trial
+from ..verdicts import Verdict
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from . import levers
 from .apply_snippet import snippet
@@ -177,7 +178,8 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     return Trial(reference.settings, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
                  accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
-                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR))
+                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR),
+                 not_in_effect=levers.effect_check(reference.settings, settings))
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -597,7 +599,7 @@ class StudyEngine:
         rate_text = f"{rate:,.0f} samples/s; " if rate else ""
         if rung.kind == RungKind.BASELINE:
             self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}" + (d.reason if d else ""))
-        elif d is not None and d.failed:
+        elif d is not None and (d.failed or d.speed.verdict == Verdict.NOT_APPLIED):
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {d.reason}")
         elif d is not None:
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {'KEPT' if d.kept else 'not kept'} — "

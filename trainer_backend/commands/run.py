@@ -338,8 +338,13 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     instrument = Instrument(monitor, settings.steps, val_every, settings.effective_profile(), str(tb_dir),
                             wait_for_steady=settings.profile is None)
     epochs = math.ceil(settings.steps / val_every)
-    callbacks = QuietCallbackList([instrument], add_history=True, model=job.model, verbose=0,
-                                  epochs=epochs, steps=val_every)
+    clusters = None
+    if settings.xla_autoclustering:  # did auto-clustering compile anything? (the first call's graphs)
+        from ..xla_clusters import ClusterProbe
+
+        clusters = ClusterProbe()
+    callbacks = QuietCallbackList([instrument] + ([clusters] if clusters else []), add_history=True, model=job.model,
+                                  verbose=0, epochs=epochs, steps=val_every)
     if job.val_ds is not None and not settings.speed_only:  # the same examples for every batch size, so
         # candidates are compared pairwise; a speed-only replicate does not validate
         from ..paired_validation import PairedValidation
@@ -386,6 +391,10 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     profile = read_profile(job, instrument, monitor, run_dir)
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
+    if clusters is not None:
+        summary.xla_clusters = clusters.clusters
+        if not settings.jit_compile:  # jit_compile=True says it by itself
+            summary.xla_active = bool(clusters.clusters) if clusters.clusters is not None else None
     if status == protocol.RunStatus.COMPLETED:  # a stopped run ends now: no FLOP count, no ceiling benchmark
         for key, value in utilization(job, summary, devs, env).items():
             setattr(summary, key, value)
