@@ -194,6 +194,10 @@ class RunSettings:
     speed_only: bool = setting(False, flag="--speed-only", measurement=True,
                                help="measure speed only: no validation, no saved model (checkpoint/model.keras); "
                                     "the settings beside it are still written")
+    # A run whose model nobody uses writes none (a trial's reference replicates: their configuration's model is
+    # its own rung's run, docs/ARCHITECTURE.md "Run and study directories"); the settings beside it are written.
+    no_model: bool = setting(False, flag="--no-model", measurement=True,
+                             help="save no model (checkpoint/model.keras); the settings beside it are still written")
     # XLA's persistent compilation cache (TF_XLA_FLAGS=--tf_xla_persistent_cache_directory): a study's runs share
     # one folder, so a configuration compiled by one replicate loads in the next instead of compiling again.
     xla_cache: str | None = setting(None, flag="--xla-cache", parse=str, metavar="DIR", measurement=True,

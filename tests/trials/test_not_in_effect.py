@@ -178,3 +178,24 @@ def test_a_run_with_too_few_windows_says_how_much_it_measured():
     assert rule.shortfall({"throughput": {"windows": 0}}) == "it reached no steady state"
     assert SpeedRule(3, 6, steady_s=0).shortfall(short) is None  # no target: any steady window counts
 
+
+
+def test_a_trial_s_reference_replicates_write_no_model_and_a_confirmation_profiles_nothing(tmp_path):
+    """Checkpoint only where used: A's model is its own rung's run's (the baseline's, the kept rung's); a
+    configuration is profiled once, so the confirmation (both configurations profiled before) profiles none."""
+    def run(s):
+        ms = 100.0 * (0.7 if s.jit_compile else 1) * (0.7 if s.policy != "float32" else 1)
+        return FAKES.summary(ms, 0.90, policy=s.policy, jit=s.jit_compile, memory_kind="host", seed=int(ms))
+    backend = FAKES.FakeBackend(run, "mixed_bfloat16")
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100, max_batch_scale=1, min_replicates=2,
+                               max_replicates=2, stages=("mixed_precision", "xla")), runner=backend,
+                   say=lambda line: None).run()
+    argv = {a[a.index("--out") + 1].split("/")[-1]: a for c, a in backend.calls if c == "run"}
+    baseline, xla = "01-baseline", next(r.name for r in study.rungs if r.name.endswith("xla"))
+    assert "--no-model" not in argv[baseline] and "--no-model" not in argv[xla]  # their models are the record's
+    assert "--no-model" in argv[f"{xla}.a1"]  # the reference replicate: the baseline's configuration again
+    assert all("--no-model" in a or "--speed-only" in a for name, a in argv.items() if name.endswith(("a2", "b2")))
+    profiled = {name for name, a in argv.items() if "--profile" not in a}  # the default window: profiled
+    confirmation = [name for name in argv if "confirmation" in name]
+    assert baseline in profiled and xla in profiled and f"{xla}.a1" in profiled
+    assert confirmation and not profiled & set(confirmation)

@@ -35,6 +35,7 @@ def test_the_note_says_why_and_how_many_and_nothing_when_the_runs_are_long_enoug
     assert note == ("runs of 60 steps are too short for a speed verdict: the baseline measured a warm-up of 40 "
                     "steps, 5 ms a step, so at least 660 steps measure the 3 s of steady state each replicate aims at")
     assert run_length_note(baseline(5.0, 41, steps=700), 700, rule) == ""
+    assert run_length_note(baseline(5.0, 41, steps=600), 600, rule) == ""  # within the step time's noise
     unsettled = run_length_note(baseline(5.0, None, steps=20), 20, rule)
     assert "no steady state in 20 steps" in unsettled and "at least" in unsettled
     assert "a steady state" in run_length_note(baseline(5.0, 41, steps=30), 30, SpeedRule(3, 6, steady_s=0))

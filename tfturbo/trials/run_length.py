@@ -18,6 +18,11 @@ from .speed import SpeedRule
 from .trial import speed_steps
 
 
+# runs within this share of the minimum are long enough: the step time a baseline measures varies by more than
+# that between runs on a shared machine, and a note asking for 308 steps after a run of 307 helps nobody
+ENOUGH = 0.8
+
+
 def min_run_steps(baseline: dict[str, Any] | None, rule: SpeedRule, per_call: int = 1) -> int | None:
     """The fewest steps a full-length run of this workload needs to measure `rule.steady_s` seconds of steady
     state (with no steady target, a steady state at all), from the baseline's summary; None before a baseline
@@ -31,7 +36,7 @@ def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule
     """Why `steps` are too few for a verdict and how many are enough, in one sentence; "" when they are enough
     (or no baseline tells). The numbers are the baseline's: its warm-up and its step time."""
     needed = min_run_steps(baseline, rule, per_call)
-    if needed is None or steps >= needed:
+    if needed is None or steps >= ENOUGH * needed:
         return ""
     first = baseline.get("first_steady_step")
     settled = isinstance(first, int) and first > 0 and (baseline.get("throughput") or {}).get("windows")

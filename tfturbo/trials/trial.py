@@ -176,6 +176,7 @@ class Trial:
     # why B's change did not take effect in a completed run of B ("why; what would enable it"), or None when it did
     # (the levers' words, `tune.levers.effect_check`): asked of B's first run, and the trial stops there if it says
     not_in_effect: Callable[[dict[str, Any]], str | None] | None = None
+    profile_first_pair: bool = True  # False: both configurations were profiled before (the confirmation's)
     runs: list[MeasuredRun] = field(default_factory=list)
     started: float | None = None
 
@@ -319,8 +320,10 @@ class Trial:
         if self._asked is None:
             self._asked = time.monotonic()
         settings = self.settings_of(arm, replicate)
-        if replicate == PROFILED_REPLICATE:  # both arms alike, so the pair's ratio stays fair
+        if replicate == PROFILED_REPLICATE and self.profile_first_pair:  # both arms alike: a fair pair ratio
             settings = settings.with_(profile=None)
+        if arm == A:  # A's model is its own rung's run's (the baseline's, the kept one's): saved there only
+            settings = settings.with_(no_model=True)
         return PlannedRun(arm, replicate, settings, self.names(arm, replicate))
 
     def record(self, planned: PlannedRun, summary: dict[str, Any] | None, run_dir: Path | str | None) -> None:

@@ -174,13 +174,15 @@ def rung_run_names(name: str) -> Callable[[str, int], str]:
 
 
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
-               options: TuneOptions) -> Trial:
-    """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run."""
+               options: TuneOptions, profiled: bool = False) -> Trial:
+    """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
+    `profiled`: both configurations were profiled in rungs of their own (a confirmation), so the profiler
+    stays off (a configuration is profiled once)."""
     return Trial(reference.settings, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
                  accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
                  label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR),
-                 not_in_effect=levers.effect_check(reference.settings, settings))
+                 not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled)
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -554,7 +556,8 @@ class StudyEngine:
         rung = self._new_rung(candidate.kind, candidate.slug, candidate.settings, compared_with=reference.name)
         o = self.opts
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
-                                                                 self.policy.baseline, self.study.path, o)
+                                                                 self.policy.baseline, self.study.path, o,
+                                                                 profiled=lever.confirms)
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
                  f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:

@@ -386,7 +386,8 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     checkpoint = None
     if error is None:
         writer.emit(protocol.PHASE, phase=protocol.SAVING, step=instrument.completed, detail="checkpoint")
-        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed, model=not settings.speed_only)
+        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed,
+                                     model=not (settings.speed_only or settings.no_model))
     scalars.close()
     profile = read_profile(job, instrument, monitor, run_dir)
 
@@ -434,8 +435,8 @@ def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) ->
 def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int, model: bool = True) -> str | None:
     """checkpoint/model.keras and, beside it, the settings that produced it (tutorial step 5).
 
-    `model` False (a speed-only replicate, whose model nobody keeps): the settings only — saving a model
-    costs seconds per run."""
+    `model` False (a speed-only replicate, a trial's reference replicate: models nobody uses): the settings
+    only — saving a model costs seconds per run."""
     folder = run_dir / runfiles.CHECKPOINT_DIR
     folder.mkdir(exist_ok=True)
     runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env)
