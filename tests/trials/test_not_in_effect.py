@@ -8,9 +8,7 @@ right whatever the steady target.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 from tfturbo import findings as F
 from tfturbo.report.model import LadderRow, _outcome
@@ -24,16 +22,10 @@ from tfturbo.tune.engine import TuneOptions
 from tfturbo.tune.ladder import Ladder
 from tfturbo.tune.render import render_table
 
-
-def _tune_fakes():
-    spec = importlib.util.spec_from_file_location("tune_fakes", Path(__file__).resolve().parents[1] / "tune" /
-                                                  "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.trials.test_trial_engine import _tune_fakes
 
 
-FAKES = _tune_fakes()
+FAKES = _tune_fakes()  # the tune tests' recorded summaries and fake backend
 
 
 def measured(settings: RunSettings, ms: float, **extra) -> dict:
