@@ -47,8 +47,8 @@ from ..trials.execute import summary_of
 from ..trials.run_length import min_run_steps, run_length_note
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedRun, Trial
-from ..verdicts import Verdict
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
+from ..verdicts import Verdict
 from . import levers
 from .apply_snippet import snippet
 from .batch import DEFAULT_MAX_SCALE
