@@ -16,8 +16,12 @@ samples as A (its steps and validation interval scaled by the batch ratio), so
 the accuracy gate compares them at equal samples seen. The pairs after it
 measure speed only (`speed_only`: no validation, no saved model), each arm's
 length calibrated from its own runs so far — its warm-up plus `rule.steady_s`
-seconds of steady state — as pyperf and Criterion size their loops. A trial
-always ends within `rule.max_pairs` pairs, whatever its runs measured.
+seconds of steady state — as pyperf and Criterion size their loops. Where the
+arms can share a process (`settings.can_share_process`), each pair after the
+first is instead ONE process measuring both arms in interleaved blocks
+(`PlannedPair`, `run-pair`), each arm aiming at as many steady seconds as the
+process spends on everything else (`STEADY_PER_OVERHEAD`). A trial always
+ends within `rule.max_pairs` pairs, whatever its runs measured.
 """
 
 from __future__ import annotations
@@ -537,10 +541,11 @@ class Trial:
     def design(self, pairs: int, examples: int) -> str:
         """How this trial measured, in words, for the report and the wizard."""
         steps_a = self.a.steps
-        text = (f"{pairs} replicate pair(s), each an A and a B run in their own processes, alternating AB/BA; "
+        paired = [r for r in self.runs if r.paired]
+        where = "in one process from the second pair on" if paired else "in their own processes"
+        text = (f"{pairs} replicate pair(s), each an A and a B run {where}, alternating AB/BA; "
                 f"throughput: the median rate of device-drained windows of the steady state; the speed interval "
                 f"is a Student-t interval across the pairs' ratios, so it includes run-to-run variation. ")
-        paired = [r for r in self.runs if r.paired]
         if paired:
             steady = sorted(_steady_s(r) for r in paired)[len(paired) // 2]
             text += (f"The first pair trains {steps_a} steps of A's batch (B the same number of samples) with "
