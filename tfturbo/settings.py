@@ -94,7 +94,8 @@ class RunSettings:
                          help=f"training steps (default {DEFAULT_STEPS})")
     seed: int = setting(DEFAULT_SEED, flag="--seed", parse=int, always=True,
                         help="seed for data order and initial weights")
-    strategy: str = setting("default", flag="--strategy", choices=STRATEGIES, parse=str, always=True, process_global=True,
+    strategy: str = setting("default", flag="--strategy", choices=STRATEGIES, parse=str, always=True,
+                            process_global=True,
                             help="tf.distribute strategy: mirrored (the devices of this machine), multiworker "
                                  "(MultiWorkerMirroredStrategy: --workers local processes, or a cluster from "
                                  "--tf-config / TF_CONFIG), tpu (TPUStrategy)")
@@ -170,7 +171,8 @@ class RunSettings:
                               help="multiply the learning rate (linear scaling rule)")
     # TensorFlow's XLA auto-clustering (tf.config.optimizer.set_jit("autoclustering")): XLA compiles the clusters
     # of ops it supports and leaves the rest to TensorFlow, where jit_compile=True needs the whole step.
-    xla_autoclustering: bool = setting(False, flag="--xla-autoclustering", ab="xla_autoclustering", process_global=True,
+    xla_autoclustering: bool = setting(False, flag="--xla-autoclustering", ab="xla_autoclustering",
+                                       process_global=True,
                                        help="let XLA compile the parts of the step it supports "
                                             "(tf.config.optimizer.set_jit('autoclustering'))",
                                        report=("XLA", "tf.config.optimizer.set_jit('autoclustering')"))
@@ -196,7 +198,8 @@ class RunSettings:
                                     "the settings beside it are still written")
     # XLA's persistent compilation cache (TF_XLA_FLAGS=--tf_xla_persistent_cache_directory): a study's runs share
     # one folder, so a configuration compiled by one replicate loads in the next instead of compiling again.
-    xla_cache: str | None = setting(None, flag="--xla-cache", parse=str, metavar="DIR", measurement=True, process_global=True,
+    xla_cache: str | None = setting(None, flag="--xla-cache", parse=str, metavar="DIR", measurement=True,
+                                    process_global=True,
                                     help="keep XLA's compiled programs in DIR and reuse them (a folder shared by "
                                          "runs of the same model; TF_XLA_FLAGS=--tf_xla_persistent_cache_directory)")
     # A training script's own options (what follows `--` on the command line): its sys.argv[1:].
