@@ -28,25 +28,6 @@ def summary(settings: RunSettings, rate: float, steady_s: float = 3.0, windows: 
                            "windows": windows, "steps": int(steady_s * 1000 / ms) if windows else 0}}
 
 
-def fake_clock(monkeypatch, seconds_per_call: list[float]):
-    """time.monotonic in the trial module advancing by the given seconds between next_run() and record()."""
-    import tfturbo.trials.trial as trial_module
-
-    now = [0.0]
-    steps = iter(seconds_per_call)
-
-    class Clock:
-        @staticmethod
-        def monotonic():
-            return now[0]
-
-    def advance():
-        now[0] += next(steps)
-
-    monkeypatch.setattr(trial_module, "time", Clock)
-    return advance
-
-
 def test_workload_trials_pair_later_replicates_and_scripts_or_process_wide_settings_do_not(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import keras\nmodel = keras.Sequential()\nmodel.fit()\n")
@@ -83,28 +64,26 @@ def test_workload_trials_pair_later_replicates_and_scripts_or_process_wide_setti
     assert kinds["autoclustering"] == kinds["script"] == ["PlannedRun"] * 6
 
 
-def test_each_arm_measures_as_long_as_the_process_spends_outside_its_windows(monkeypatch):
-    advance = fake_clock(monkeypatch, [20.0, 22.0, 30.0, 30.0])
+def test_each_arm_measures_as_long_as_the_process_spends_outside_its_windows():
     trial = Trial(BASE, BASE.with_(jit_compile=True), SpeedRule(3, 6, steady_s=3.0))
-    for _ in range(2):  # pair 1: 20 s and 22 s runs, 3 s steady each, 1 s of fit() outside warm-up and windows
+    assert "at least 3 s of steady state per arm" in trial.plan().text()  # before pair 1: the floor
+    for process_s in (20.0, 22.0):  # pair 1: processes of 20 s and 22 s, 3 s steady each
         planned = trial.next_run()
-        advance()
-        trial.record(planned, summary(planned.settings, 1000.0), None)
+        trial.record(planned, {**summary(planned.settings, 1000.0), "process_s": process_s}, None)
     pair = trial.next_run()
     assert isinstance(pair, PlannedPair)
     overhead = (20 - 3 - trial._validation_s(trial.runs[0])) + (22 - 3 - trial._validation_s(trial.runs[1]))
     assert pair.steady_s == pytest.approx(STEADY_PER_OVERHEAD * overhead / 2)
-    assert "per arm" in trial.plan().text()
+    assert f"{pair.steady_s:.0f} s of steady state per arm" in trial.plan().text()
     assert trial.progress_text().startswith("pair 2 of 3–6: A and B in one process")
     # the paired process itself: 30 s with 2 × 8 s steady → 14 s of overhead → 7 s per arm from now on
-    advance()
-    trial.record(pair, [summary(r.settings, 1000.0, steady_s=8.0) for r in pair.runs], [None, None])
-    assert trial.next_run().steady_s == pytest.approx(max(3.0, STEADY_PER_OVERHEAD * 14.0 / 2))
-    low, high = trial.estimate_remaining_s()
-    assert low == pytest.approx(30.0) and high == pytest.approx(4 * 30.0)  # pairs 3 (min) to 6 (max), 30 s each
-    # by construction a paired process is at least half steady measurement
-    runs = trial.runs[2:]
-    assert sum(r.summary["throughput"]["seconds"] for r in runs) >= 0.5 * 30.0 * STEADY_PER_OVERHEAD
+    trial.record(pair, [{**summary(r.settings, 1000.0, steady_s=8.0), "process_s": p}
+                        for r, p in zip(pair.runs, (29.5, 30.0))], [None, None])
+    third = trial.next_run()
+    assert third.steady_s == pytest.approx(max(3.0, STEADY_PER_OVERHEAD * 14.0 / 2))
+    assert all(r.settings.steps < pair.runs[0].settings.steps for r in third.runs)  # a shorter cap
+    # by construction the paired process was at least half steady measurement
+    assert sum(r.summary["throughput"]["seconds"] for r in trial.runs[2:]) >= 0.5 * 30.0 * STEADY_PER_OVERHEAD
 
 
 def test_a_trial_of_paired_runs_that_never_reach_a_steady_state_ends_within_its_maximum():

@@ -286,7 +286,10 @@ class Trial:
         steady windows) once one was measured, else what the first pair's
         separate runs spent outside steady windows and validation — two
         start-ups where a paired process has one, so the first paired
-        replicate errs towards measuring longer.
+        replicate errs towards measuring longer. A process's time is what its
+        runs report (`process_s`, else their fit() time `wall_s`), never the
+        front end's clock: every front end sizes the same pairs from the same
+        summaries.
         """
         overhead = self.paired_overhead_s()
         if overhead is None:
@@ -296,15 +299,15 @@ class Trial:
     def paired_overhead_s(self) -> float | None:
         """Seconds a paired replicate process spends outside its steady windows (see `paired_steady_s`)."""
         processes = [(ra, rb) for ra, rb in self.pairs() if ra and rb and ra.paired and rb.paired
-                     and ra.elapsed_s and rb.elapsed_s]
+                     and ra.status == COMPLETED and rb.status == COMPLETED]
         if processes:
-            spent = sorted(ra.elapsed_s + rb.elapsed_s - _steady_s(ra) - _steady_s(rb)  # type: ignore[operator]
+            spent = sorted(max(_process_s(ra), _process_s(rb)) - _steady_s(ra) - _steady_s(rb)
                            for ra, rb in processes)
             return max(0.0, spent[len(spent) // 2])
-        first = [r for r in self.runs if r.planned.replicate == 1 and r.elapsed_s]
+        first = [r for r in self.runs if r.planned.replicate == 1 and r.status == COMPLETED]
         if len(first) < 2:
             return None
-        return sum(max(0.0, (r.elapsed_s or 0.0) - _steady_s(r) - self._validation_s(r)) for r in first)
+        return sum(max(0.0, _process_s(r) - _steady_s(r) - self._validation_s(r)) for r in first)
 
     def settings_of(self, arm: str, replicate: int = 1) -> RunSettings:
         """The settings of `arm`'s run in pair `replicate`: the first pair full length with validation, the
@@ -571,6 +574,13 @@ class Trial:
 def _steady_s(run: MeasuredRun) -> float:
     """The steady-window seconds a run measured."""
     return float(((run.summary or {}).get("throughput") or {}).get("seconds") or 0.0)
+
+
+def _process_s(run: MeasuredRun) -> float:
+    """The run's process time as it reported it (`process_s`), else its fit() time (a run from before)."""
+    s = run.summary or {}
+    value = s.get("process_s") if isinstance(s.get("process_s"), (int, float)) else s.get("wall_s")
+    return float(value) if isinstance(value, (int, float)) else 0.0
 
 
 Executor = Callable[[PlannedRun], tuple[dict[str, Any] | None, Path | None]]

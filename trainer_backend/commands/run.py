@@ -34,6 +34,8 @@ from tfturbo.run_summary import RunSummary
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
 
+import trainer_backend
+
 from .. import ceiling, distribute, hardware, hparams_record, measure, stdio
 from . import emit_error
 
@@ -525,6 +527,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         stopped_early=monitor.stopped_early,
         steps_saved=settings.steps - instrument.completed if monitor.stopped_early else 0,
         wall_s=wall_s,
+        process_s=time.monotonic() - trainer_backend.STARTED,
         peak_memory_bytes=memory["peak_bytes"],
         memory_kind=memory["kind"],
         metrics=dict(monitor.last_logs),
