@@ -26,7 +26,7 @@ from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import PlannedRun, Trial
+from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.execute import summary_of
 from tfturbo.tune.engine import (BASELINE, Action, Outcome, StudyEngine, TuneOptions, audit_action, audit_argv,
@@ -291,23 +291,30 @@ class WizardSession:
         """A new rung of `stage` measured as a trial: `settings` (None: the engine's next candidate) against
         what the engine measures it against; None when the stage has nothing to measure (recorded as skipped)."""
         assert self.baseline is not None, "the baseline has not been measured"
+        self.engine.share_process = self.host is None  # a paired replicate's two folders must be on this machine
         self.engine.begin(stage, settings)
         self._action = self.engine.next_action()
         if self._action is None:
             return None
         return self._action.rung
 
-    def next_run(self, rung: Rung) -> tuple[PlannedRun, list[str]] | None:
-        """The trial's next run and its `run` arguments, or None when the trial is decided."""
+    def next_run(self, rung: Rung) -> tuple[PlannedRun | PlannedPair, list[str]] | None:
+        """The trial's next run and its `run` arguments — or a paired replicate and its `run-pair` arguments
+        (`command_of`) — or None when the trial is decided."""
         if self._action is None:
             self._action = self.engine.next_action()
         if self._action is None or self._action.rung is not rung:
             return None
         return self._action.planned, self._action.argv
 
-    def record_run(self, rung: Rung, planned: PlannedRun, data: RunData) -> None:
+    @staticmethod
+    def command_of(planned: PlannedRun | PlannedPair) -> str:
+        """The backend command that measures `planned`."""
+        return "run-pair" if isinstance(planned, PlannedPair) else "run"
+
+    def record_run(self, rung: Rung, planned: PlannedRun | PlannedPair, data: RunData) -> None:
         assert self._action is not None and self._action.planned == planned
-        if planned.arm == "b" and planned.replicate == 1:
+        if isinstance(planned, PlannedRun) and planned.arm == "b" and planned.replicate == 1:
             self.run_data[rung.name] = data
         self._record(data)
 

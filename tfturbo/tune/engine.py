@@ -38,14 +38,14 @@ from pathlib import Path
 from typing import Any, Callable, Generator
 
 from .. import findings as F
-from .. import protocol, summary
+from .. import backend_client, protocol, summary
 from ..cli_args import run_argv, script_argv
 from ..errors import OutputDirError
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
-from ..trials.execute import summary_of
+from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.speed import SpeedRule, samples_per_s
-from ..trials.trial import PlannedRun, Trial
+from ..trials.trial import PlannedPair, PlannedRun, Trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from . import levers
 from .apply_snippet import snippet
@@ -124,12 +124,13 @@ class TuneOptions:
 class Action:
     """What the backend should do next: `command` with `argv` (a `run` into `run_dir`)."""
 
-    command: str  # env | audit | probe-input | run
+    command: str  # env | audit | probe-input | run | run-pair
     argv: list[str]
     stage: str  # environment | audit | probe | baseline | a lever's name
-    planned: PlannedRun | None = None  # a run of a trial (or the baseline's one run)
+    planned: PlannedRun | PlannedPair | None = None  # a run of a trial (or the baseline's one run), or a pair
     rung: Rung | None = None
-    run_dir: Path | None = None
+    run_dir: Path | None = None  # a run-pair's first run's (`run_dirs` has both)
+    run_dirs: list[Path] | None = None
 
 
 @dataclass
@@ -172,12 +173,13 @@ def rung_run_names(name: str) -> Callable[[str, int], str]:
 
 
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
-               options: TuneOptions) -> Trial:
-    """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run."""
+               options: TuneOptions, share_process: bool = True) -> Trial:
+    """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run;
+    `share_process` False: never a paired replicate (the runs go to a remote host)."""
     return Trial(reference.settings, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
                  accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
-                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR))
+                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), share_process=share_process)
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -237,6 +239,7 @@ class StudyEngine:
         self._stop = False  # the user stopped: no new trial starts, the study ends interrupted
         self._visited: set[str] = set()  # levers whose stage began (their skips are recorded once)
         self._unattended = False  # planning the whole study (tune): a failed baseline ends it
+        self.share_process = backend_client.runs_here()  # paired replicates need the runs on this machine
 
     # ------------------------------------------------------------ the plan
 
@@ -547,10 +550,19 @@ class StudyEngine:
         rung = self._new_rung(candidate.kind, candidate.slug, candidate.settings, compared_with=reference.name)
         o = self.opts
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
-                                                                 self.policy.baseline, self.study.path, o)
+                                                                 self.policy.baseline, self.study.path, o,
+                                                                 self.share_process)
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
                  f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:
+            if isinstance(planned, PlannedPair):
+                self.say(f"     {planned.first.name} + {planned.second.name}: speed only, in one process, "
+                         f"{planned.steady_s:.0f} s of steady state each — {trial.progress_text()}")
+                results = yield from self._run_pair(planned, rung, lever.name)
+                trial.record(planned, results, [self.study.path / RUNS_DIR / run.name for run in planned.runs])
+                rung.replicates = [r.planned.name for r in trial.runs]
+                self.study.save()
+                continue
             what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
                 f"{planned.settings.steps} steps"
             self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
@@ -584,6 +596,20 @@ class StudyEngine:
         outcome = yield from self._ask(Action("run", run_argv(planned.settings, str(run_dir)), stage, planned, rung,
                                               run_dir))
         return summary_of(outcome.document, outcome.status, outcome.error, run_dir, planned)
+
+    def _run_pair(self, pair: PlannedPair, rung: Rung, stage: str) -> Flow:
+        """A paired replicate's two summaries: re-used when a resumed study finished both runs, else measured
+        (both folders cleared first: half a pair is measured again as a whole)."""
+        argv, run_dirs = pair_command(pair, self.study.path / RUNS_DIR)
+        reused = [self._finished_run(d) for d in run_dirs]
+        if all(r is not None for r in reused):
+            self.reused += [run.name for run in pair.runs]
+            return reused
+        for run_dir in run_dirs:
+            if run_dir.exists():
+                shutil.rmtree(run_dir)
+        outcome = yield from self._ask(Action("run-pair", argv, stage, pair, rung, run_dirs[0], run_dirs))
+        return pair_summaries(outcome.document, outcome.status, outcome.error, run_dirs, pair)
 
     def _finished_run(self, run_dir: Path) -> dict[str, Any] | None:
         if self.recorded is None or not run_dir.is_dir():
