@@ -25,6 +25,7 @@ from tfturbo.errors import UserError
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
+from tfturbo.trials.run_length import min_run_steps, run_length_note
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
@@ -262,6 +263,25 @@ class WizardSession:
 
     def baseline_settings(self) -> RunSettings:
         return self.options().base_settings()
+
+    def run_length(self) -> tuple[str, int | None]:
+        """(why the baseline's runs are too short for a speed verdict, the steps that are enough), from its
+        measured warm-up and step time (`trials.run_length`); ("", None) when they are enough."""
+        base = self.baseline
+        if base is None:
+            return "", None
+        rule, per_call = self.options().speed_rule(), base.settings.steps_per_execution
+        note = run_length_note(base.summary, base.settings.steps, rule, per_call)
+        return note, (min_run_steps(base.summary, rule, per_call) if note else None)
+
+    def lengthen_runs(self, steps: int) -> None:
+        """Runs of `steps` from the next baseline on: every trial's runs follow the baseline's length, so this
+        matters only before the first trial (the baseline page measures it again)."""
+        self.steps = steps
+        if self.engine is not None:
+            self.engine.opts.steps = steps
+            self.study.options = self.engine.opts.to_dict()
+            self.study.save()
 
     def pending(self, stage: str) -> list[Candidate]:
         """What the engine would measure next on a stage (skips included), for the page to offer."""

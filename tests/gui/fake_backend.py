@@ -271,7 +271,8 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
                "findings": findings, "versions": VERSIONS, "device": "CPU", "learning_rate": 0.003,
                "workload": {"spec": settings.workload, "name": settings.workload.split(":")[-1], "path": ""},
                "loss_scale": {"final": 32768.0, "min": 32768.0, "skipped_steps": 0} if sixteen else None,
-               "xla_active": settings.jit_compile and not xla_refused(settings), "error": error}
+               "xla_active": (settings.jit_compile and not xla_refused(settings)) or settings.xla_autoclustering,
+               "error": error}
     if status == protocol.RunStatus.COMPLETED:  # the per-example file the accuracy gate pairs
         summary["paired_validation"] = write_paired(run_dir, validation, settings.batch_size)
     runfiles.write_checkpoint_settings(run_dir, settings, 0.003, step, {"versions": VERSIONS, "device": "CPU"})

@@ -31,6 +31,7 @@ from ..trials.spec import describe, keys, parse_settings
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedPair, PlannedRun, Trial, run_trial
 from ..trials.verdict import Tolerance, TrialVerdict
+from ..tune import levers
 
 TRIAL_JSON = "trial.json"
 
@@ -70,7 +71,8 @@ def build_trial(args: argparse.Namespace) -> Trial:
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
     return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates, steady_s=args.steady_s),
-                 Tolerance(args.accuracy_tolerance, args.loss_tolerance), label_a=a.label(), label_b=b.label())
+                 Tolerance(args.accuracy_tolerance, args.loss_tolerance), label_a=a.label(), label_b=b.label(),
+                 not_in_effect=levers.effect_check(a, b))
 
 
 def document(trial: Trial, verdict: TrialVerdict) -> dict:

@@ -44,9 +44,11 @@ from ..errors import OutputDirError
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
+from ..trials.run_length import min_run_steps, run_length_note
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedPair, PlannedRun, Trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
+from ..verdicts import Verdict
 from . import levers
 from .apply_snippet import snippet
 from .batch import DEFAULT_MAX_SCALE
@@ -173,13 +175,16 @@ def rung_run_names(name: str) -> Callable[[str, int], str]:
 
 
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
-               options: TuneOptions, share_process: bool = True) -> Trial:
-    """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run;
-    `share_process` False: never a paired replicate (the runs go to a remote host)."""
+               options: TuneOptions, share_process: bool = True, profiled: bool = False) -> Trial:
+    """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
+    `share_process` False: never a paired replicate (the runs go to a remote host). `profiled`: both
+    configurations were profiled in rungs of their own (a confirmation), so the profiler stays off (a
+    configuration is profiled once)."""
     return Trial(reference.settings, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
                  accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
-                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), share_process=share_process)
+                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), share_process=share_process,
+                 not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled)
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -499,6 +504,10 @@ class StudyEngine:
             rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
         self.policy.set_baseline(rung)
         self._report_end(rung)
+        note = run_length_note(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution)
+        if note:  # the trials' runs follow the baseline's length: their first pairs would not count
+            self.say(f"[{rung.name[:2]}] baseline: {note} (--steps "
+                     f"{min_run_steps(rung.summary, self.opts.speed_rule(), settings.steps_per_execution)})")
 
     # ------------------------------------------------------------ a lever's stage
 
@@ -551,7 +560,7 @@ class StudyEngine:
         o = self.opts
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
                                                                  self.policy.baseline, self.study.path, o,
-                                                                 self.share_process)
+                                                                 self.share_process, profiled=lever.confirms)
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
                  f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:
@@ -623,7 +632,7 @@ class StudyEngine:
         rate_text = f"{rate:,.0f} samples/s; " if rate else ""
         if rung.kind == RungKind.BASELINE:
             self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}" + (d.reason if d else ""))
-        elif d is not None and d.failed:
+        elif d is not None and (d.failed or d.speed.verdict == Verdict.NOT_APPLIED):
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {d.reason}")
         elif d is not None:
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {'KEPT' if d.kept else 'not kept'} — "
