@@ -308,7 +308,19 @@ def configuration_section(data: ReportData) -> list:
           "measured again against the baseline (the confirmation) shows that trial's number on every row. "
           + esc(mem_note) + val_note, style.BODY),
         table(header, rows, [NAME_COLUMN * 500, 50, 98, 56, 76, 120]),
-    ] + way_forward_section(data)
+    ] + accuracy_rules_section(data) + way_forward_section(data)
+
+
+def accuracy_rules_section(data: ReportData) -> list:
+    """Which rule judged each configuration's accuracy, when it was not the default: nothing kept silently."""
+    if not data.accuracy_rules:
+        return []
+    out = [P("How accuracy was judged", style.H2),
+           P(f"These configurations were judged by another rule than the default ({esc(Tolerance().text())}), "
+             "chosen by the user:", style.BODY)]
+    out += [Paragraph(f"<b>{esc(name)}</b>: {esc(text)}.", style.BULLET, bulletText="\u2022")
+            for name, text in data.accuracy_rules]
+    return out
 
 
 def way_forward_section(data: ReportData) -> list:

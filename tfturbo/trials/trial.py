@@ -173,6 +173,7 @@ class Trial:
     label_a: str = "A"
     label_b: str = "B"
     xla_cache: str | None = None  # XLA's persistent compilation cache folder, shared by every run of the trial
+    way_forward: str = ""  # the way forward this trial takes after an inconclusive verdict (`trials.way_forward`)
     runs: list[MeasuredRun] = field(default_factory=list)
     started: float | None = None
 
@@ -414,7 +415,7 @@ class Trial:
             kept = False
             reason = f"the reference run ({self.label_a}) ended as {failed_a.status}, so nothing was compared"
         return TrialVerdict(speed, acc, kept, reason, found, status, self.design(speed.replicates, acc.examples),
-                            error=error)
+                            error=error, rule=self.tolerance, way_forward=self.way_forward)
 
     def _accuracy_reference_settings(self) -> RunSettings:
         """The settings B's accuracy is judged against (the baseline's in a ladder), for naming causes."""
