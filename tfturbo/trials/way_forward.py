@@ -118,11 +118,20 @@ def for_rung(study_dir: Path, rung, tolerance: Tolerance) -> WayForward | None:
                        examples_available(a.summaries + b.summaries))
 
 
-def rule_for(way: str, forward: WayForward, tolerance: Tolerance) -> Tolerance:
-    """The accuracy rule a way forward judges by: on the loss (the same tolerances), or with the accuracy
-    tolerance the measured interval passes at."""
+def rule_for(way: str, forward: WayForward, tolerance: Tolerance, accuracy_pp: float | None = None) -> Tolerance:
+    """The accuracy rule a way forward judges by: on the loss (the same tolerances), or with an accuracy
+    tolerance (`accuracy_pp`, the user's; by default the one the measured interval passes at)."""
     if way == "loss":
         return Tolerance(tolerance.accuracy_pp, tolerance.loss_rel, judge_on="loss")
-    if way == "tolerance" and forward.tolerance_pp is not None:
-        return Tolerance(forward.tolerance_pp, tolerance.loss_rel, tolerance.judge_on)
+    if way == "tolerance" and (accuracy_pp is not None or forward.tolerance_pp is not None):
+        return Tolerance(accuracy_pp if accuracy_pp is not None else forward.tolerance_pp, tolerance.loss_rel,
+                         tolerance.judge_on)
     raise ValueError(f"no rule for the way forward {way!r}")
+
+
+def can_use_more_examples(forward: WayForward, measured_against_baseline: bool) -> bool:
+    """Whether measuring the trial again on `examples_needed` examples can decide it here: the data may hold
+    them (or is known to), and the trial's reference is the baseline's configuration, whose runs then validate
+    on them too (a rung measured against a later configuration is judged against the baseline's one run)."""
+    return bool(forward.examples_needed) and measured_against_baseline and (
+        forward.examples_available is None or forward.examples_available >= forward.examples_needed)
