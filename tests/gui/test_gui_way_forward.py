@@ -52,6 +52,19 @@ def test_judge_on_the_loss_decides_from_the_runs_measured_and_the_study_records_
     entry = _recorded(window, page.rung.name)
     assert entry["way_forward"] == "loss" and entry["rule"]["judge_on"] == "loss" and entry["kept"]
 
+    # the confirmation against the baseline meets the same small validation set: its page offers the same way
+    window.goto(5)
+    compare = window.pages[5]
+    qtbot.waitUntil(lambda: compare.run_button.isEnabled(), timeout=20_000)
+    qtbot.mouseClick(compare.run_button, LEFT)
+    qtbot.waitUntil(lambda: compare.confirmation is not None and compare.confirmation.decision is not None,
+                    timeout=60_000)
+    assert compare.confirmation.decision.accuracy.verdict == "inconclusive" and compare.way_bar.isVisible()
+    assert compare.way_text.text().startswith("What would decide the accuracy:")
+    qtbot.mouseClick(compare.way_bar.buttons["loss"], LEFT)
+    assert compare.confirmation.decision.kept and compare.status == PASSED
+    assert "Accuracy rule: the validation loss" in compare.needs.text()
+    assert _recorded(window, compare.confirmation.name)["way_forward"] == "loss"
 
 def test_a_tolerance_the_user_sets_is_the_verdicts_rule(qtbot, tmp_path, monkeypatch):
     window, page = _inconclusive_rung(qtbot, tmp_path)
@@ -64,3 +77,4 @@ def test_a_tolerance_the_user_sets_is_the_verdicts_rule(qtbot, tmp_path, monkeyp
     assert "a tolerance the user set" in decision.reason
     entry = _recorded(window, page.rung.name)
     assert entry["way_forward"] == "tolerance" and entry["rule"]["accuracy_pp"] == 10.0
+

@@ -150,6 +150,15 @@ class WizardPage(QWidget):
     def next_hint(self) -> str:
         return ""
 
+    def ask_tolerance(self, suggested: float) -> float | None:
+        """The accuracy tolerance the user accepts, in pp (None: cancelled); `suggested`: where this interval
+        passes."""
+        value, ok = QInputDialog.getDouble(
+            self, "Accuracy tolerance", "Accept an accuracy change of up to (percentage points):\n"
+            f"this trial's interval passes at {suggested:g} pp; the choice is recorded in the study and the report.",
+            suggested, 0.0, 100.0, 1)
+        return value if ok else None
+
     def request_next(self) -> None:
         self.advance.emit()
 
@@ -375,15 +384,6 @@ class RungPage(WizardPage):
                                         way_forward=way.lines() if way else ())
         self.way_bar.set_options(way, way is not None and self.session.more_examples_here(self.rung, way),
                                  enabled=self.session.can_rejudge(self.rung))
-
-    def ask_tolerance(self, suggested: float) -> float | None:
-        """The accuracy tolerance the user accepts, in pp (None: cancelled); `suggested`: where this interval
-        passes."""
-        value, ok = QInputDialog.getDouble(
-            self, "Accuracy tolerance", "Accept an accuracy change of up to (percentage points):\n"
-            f"this trial's interval passes at {suggested:g} pp; the choice is recorded in the study and the report.",
-            suggested, 0.0, 100.0, 1)
-        return value if ok else None
 
     def take_way_forward(self, way: str) -> None:
         """The button of a way forward: judge the rung again from its runs (the loss, a tolerance), or measure

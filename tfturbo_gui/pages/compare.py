@@ -19,10 +19,12 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from tfturbo.runfiles import RUNS_DIR, load_run
 from tfturbo import protocol
+from tfturbo.errors import UserError
 from tfturbo.headline import headline
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
 from tfturbo.tune.study import Rung
 
+from ..cards import WayForwardBar
 from ..compare_view import CompareView
 from ..failures import explain
 from ..run_data import RunData
@@ -73,7 +75,7 @@ class ComparePage(WizardPage):
         row = QHBoxLayout()
         self.run_button = QPushButton("Run the confirmation")
         self.run_button.setObjectName("primaryButton")
-        self.run_button.clicked.connect(self.start_run)
+        self.run_button.clicked.connect(lambda: self.start_run())
         row.addWidget(self.run_button)
         row.addStretch(1)
         left.addLayout(row)
@@ -86,6 +88,11 @@ class ComparePage(WizardPage):
         left.addWidget(self.run_panel)
         self.verdict = VerdictView()
         left.addWidget(self.verdict)
+        self.way_text = muted_label(hidden=True)  # an inconclusive accuracy: what would decide it
+        left.addWidget(self.way_text)
+        self.way_bar = WayForwardBar()
+        self.way_bar.chosen.connect(self.take_way_forward)
+        left.addWidget(self.way_bar)
         left.addStretch(1)
         top.addLayout(left, 3)
         ladder = QVBoxLayout()
@@ -191,12 +198,17 @@ class ComparePage(WizardPage):
         if self.run_button.isEnabled():
             self.start_run()
 
-    def start_run(self) -> None:
+    def start_run(self, settings=None) -> None:
+        """Measure the confirmation (`settings`: the recommended configuration on more validation examples)."""
         candidate = self.candidate()
         if self.run_panel.is_running() or candidate is None or self.training_blocked():
             return
-        self.confirmation = self.session.start_trial(CONFIRMATION.name)
+        # always the recommendation against the baseline, also when its own trial was against the baseline
+        # (the engine plans no confirmation then, and the button did nothing)
+        self.confirmation = self.session.start_trial(CONFIRMATION.name, settings or candidate.settings)
         self.verdict.hide()
+        self.way_text.hide()
+        self.way_bar.hide()
         self.run_panel.show()
         self.set_status(RUNNING)
         self._start_next_run()
@@ -221,16 +233,49 @@ class ComparePage(WizardPage):
         if why is not None:
             self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         self.session.finish_trial(rung)
+        self.show_decision()
+
+    def show_decision(self) -> None:
+        """The confirmation's verdict, and for an inconclusive accuracy its ways forward (words and buttons)."""
+        rung = self.confirmation
         document = confirmation_verdict(rung)
         if document is not None:
             self.verdict.set_verdict(document, rung.settings.label())
             self.needs.setText(f"Confirmation of {rung.settings.label()} against the baseline "
                                f"{self.session.baseline.settings.label()} ({len(rung.replicates)} runs, "
-                               f"{rung.run} and its replicates).")
+                               f"{rung.run} and its replicates)."
+                               + (f" Accuracy rule: {rung.decision.rule_text().removeprefix('accuracy judged on ')}."
+                                  if rung.decision.rule_text() else ""))
+        way = self.session.way_forward(rung)
+        self.way_text.setText("What would decide the accuracy:\n" + "\n".join(way.lines()) if way else "")
+        self.way_text.setVisible(way is not None)
+        self.way_bar.set_options(way, way is not None and self.session.more_examples_here(rung, way),
+                                 enabled=self.session.can_rejudge(rung))
         kept = document is not None and document.get("kept")
         self.set_status(PASSED if kept else ATTENTION)
         self._show_runs()
         self.update_controls()
+
+    def take_way_forward(self, way: str) -> None:
+        """A way forward's button: the confirmation judged again from its runs, or measured on more examples."""
+        forward = self.session.way_forward(self.confirmation)
+        if forward is None or self.run_panel.is_running():
+            return
+        if way == "examples":
+            self.start_run(self.confirmation.settings.with_(val_examples=forward.examples_needed))
+            return
+        pp = None
+        if way == "tolerance":
+            pp = self.ask_tolerance(forward.tolerance_pp)
+            if pp is None:
+                return
+        try:
+            self.session.take_way_forward(self.confirmation, way, pp)
+        except UserError as e:
+            self.busy_note.setText(str(e))
+            self.busy_note.show()
+            return
+        self.show_decision()
 
     def can_go_next(self) -> bool:
         return not self.run_panel.is_running()
