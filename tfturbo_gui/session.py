@@ -32,6 +32,7 @@ from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_ru
 from tfturbo.trials.execute import summary_of
 from tfturbo.tune.engine import (BASELINE, Action, Outcome, StudyEngine, TuneOptions, audit_action, audit_argv,
                                  prepare_study_dir, probe_argv)
+from tfturbo.tune.estimate import remaining_text
 from tfturbo.tune.levers import Candidate
 from tfturbo.tune.study import Rung, Study, StudyStatus
 
@@ -345,6 +346,10 @@ class WizardSession:
         if forward is None:
             raise UserError(f"{rung.name}'s accuracy needs no way forward", "nothing to decide")
         return self.engine.rejudge(rung.name, rule_for(way, forward, self.engine.opts.tolerance, accuracy_pp), way)
+
+    def remaining_text(self) -> str:
+        """The study's stages still to come with the engine's estimate ("": none, or nothing to estimate from)."""
+        return remaining_text(self.engine) if self.engine is not None else ""
 
     def trial_of(self, rung: Rung | None) -> Trial | None:
         return self.engine.trials.get(rung.name) if rung is not None and self.engine is not None else None

@@ -276,6 +276,11 @@ class StudyEngine:
         self._start(self._lever(lever, None if settings is None else [lever.candidate_for(self.policy, settings)],
                                 follow=False))
 
+    def stages_left(self) -> list[Lever]:
+        """The levers whose stage has not begun, in order (the confirmation last), for the estimate of the rest
+        (`tune.estimate`)."""
+        return [lv for lv in self.opts.selected() if lv.name not in self._visited]
+
     def next_action(self) -> Action | None:
         """The next backend action of the planned stage(s), or None when they are done."""
         if self._pending is not None or self._flow is None:

@@ -50,6 +50,18 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
     return planned, data
 
 
+def trial_progress(session: WizardSession, rung) -> str:
+    """What a page says beside its trial: where it stands ("Pair 2 of 3–6 · about 1 min 40 s left"), its plan,
+    and the study's stages still to come with their estimate (the engine's); once decided, only the rest."""
+    trial = session.trial_of(rung)
+    lines = []
+    if trial is not None and trial.next_run() is not None:
+        progress = trial.progress_text()
+        lines += [progress[0].upper() + progress[1:], f"Plan: {trial.plan().text()}."]
+    rest = session.remaining_text()
+    return "\n".join(lines + ([rest] if rest else []))
+
+
 class WizardPage(QWidget):
     """A checklist step. Subclasses fill `self.left` / `self.right` and override the hooks."""
 
@@ -220,6 +232,8 @@ class RungPage(WizardPage):
         self.run_panel.ended.connect(self._on_run_ended)
         self.run_panel.events_received.connect(self._on_events)
         self.left.addWidget(self.run_panel)
+        self.plan_note = muted_label(hidden=True)  # the trial's progress, its plan and the study's rest
+        self.left.addWidget(self.plan_note)
         self.decision_card = DecisionCard()
         self.left.addWidget(self.decision_card)
         self.way_bar = WayForwardBar()  # an inconclusive accuracy: the ways forward as buttons
@@ -331,7 +345,13 @@ class RungPage(WizardPage):
         self._planned, data = started
         self._arm_runs[self._planned.arm] = (data, self._planned)
         self._show_pair(running=data)
+        self.show_plan()
         return True
+
+    def show_plan(self) -> None:
+        text = trial_progress(self.session, self.rung)
+        self.plan_note.setText(text)
+        self.plan_note.setVisible(bool(text))
 
     def _show_pair(self, running: RunData | None = None) -> None:
         """The trial's latest candidate run beside its latest reference run, each labelled by its arm: the
@@ -367,6 +387,7 @@ class RungPage(WizardPage):
             self._show_pair()
             self.run_panel.show_finished(own)
         self.show_decision(decision)
+        self.show_plan()
         self.findings.add_findings(decision.findings)
         self.findings.set_empty_text(self.after_trial_text)
         self.show_profile()

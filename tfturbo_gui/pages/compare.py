@@ -34,7 +34,7 @@ from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
-from .base import WizardPage, add_section, needs_baseline, start_trial_run
+from .base import WizardPage, add_section, needs_baseline, start_trial_run, trial_progress
 from ..labels import muted_label
 
 
@@ -86,6 +86,8 @@ class ComparePage(WizardPage):
         self.run_panel.ended.connect(self._on_run_ended)
         self.run_panel.hide()
         left.addWidget(self.run_panel)
+        self.plan_note = muted_label(hidden=True)  # the confirmation's progress and plan
+        left.addWidget(self.plan_note)
         self.verdict = VerdictView()
         left.addWidget(self.verdict)
         self.way_text = muted_label(hidden=True)  # an inconclusive accuracy: what would decide it
@@ -221,7 +223,13 @@ class ComparePage(WizardPage):
             return False
         self._planned, data = started
         self.view.plots.show_run(data, self.session.data_of(self.session.baseline))
+        self.show_plan()
         return True
+
+    def show_plan(self) -> None:
+        text = trial_progress(self.session, self.confirmation)
+        self.plan_note.setText(text)
+        self.plan_note.setVisible(bool(text))
 
     def _on_run_ended(self, data: RunData) -> None:
         rung = self.confirmation
@@ -233,6 +241,7 @@ class ComparePage(WizardPage):
         if why is not None:
             self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         self.session.finish_trial(rung)
+        self.show_plan()
         self.show_decision()
 
     def show_decision(self) -> None:
