@@ -179,7 +179,7 @@ class ComparePage(WizardPage):
         for r in rungs[1:]:  # each configuration's one speed-up, as in the table (tfturbo.headline)
             d, shown = r.decision, headline(r.name, session.study.rungs)
             verdict = "kept" if d and d.kept else "not kept"
-            facts = [f"{shown.text()} {shown.source()}, {shown.verdict}"] if shown else []
+            facts = [f"{shown.text()} {shown.source(r.name)}, {shown.verdict}"] if shown else []
             facts += [f"accuracy {d.accuracy.text()} — {d.accuracy.verdict}"] if d else []
             lines.append(f"• {r.name} ({r.settings.label()}): {verdict}" + (f" — {'; '.join(facts)}" if facts else ""))
         self.ladder.setText("\n".join(lines) or "Only the baseline has been measured.")
