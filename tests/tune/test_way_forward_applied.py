@@ -83,3 +83,31 @@ def test_the_engine_judges_the_last_rung_again_from_its_runs_and_the_study_recor
     reopened = Study.load(study.path).rungs[1]
     assert reopened.decision.way_forward == "tolerance"
     assert reopened.decision.rule.accuracy_pp == way.tolerance_pp
+
+
+def test_more_validation_examples_measure_the_trial_again_paired_on_them(tmp_path):
+    """The third way: the rung's trial again on N examples. The baseline's one run validated on fewer, so a
+    trial against the baseline's configuration pairs its own reference runs on the N examples; against a later
+    configuration it cannot (the baseline run stays the reference, and the wizard does not offer it)."""
+    from tfturbo.settings import RunSettings
+    from tfturbo.trials.way_forward import WayForward, can_use_more_examples
+    from tfturbo.tune.engine import TuneOptions, make_trial
+    from tfturbo.tune.study import Rung
+
+    base_settings = RunSettings("builtin:fake", val_examples=400)
+    baseline = Rung("01-baseline", "baseline", base_settings, "runs/01-baseline", summary={"status": "completed"})
+    options = TuneOptions("builtin:fake", tmp_path)
+    candidate = base_settings.with_(policy="mixed_float16", val_examples=2400)
+    trial = make_trial(candidate, baseline, "03-mixed_float16", baseline, tmp_path, options)
+    assert trial.a.val_examples == trial.b.val_examples == 2400 and trial.a.policy == "float32"
+    assert trial.accuracy_reference is None and trial.way_forward == "examples"
+    later = Rung("02-xla", "xla", base_settings.with_(jit_compile=True), "runs/02-xla")
+    trial = make_trial(candidate.with_(jit_compile=True), later, "04-mixed_float16-xla", baseline, tmp_path, options)
+    assert trial.accuracy_reference is not None  # judged against the baseline's run, as every rung
+    same = make_trial(candidate.with_(val_examples=400), baseline, "05-x", baseline, tmp_path, options)
+    assert same.way_forward == "" and same.accuracy_reference is not None
+
+    way = WayForward(None, 2.3, 2400, None, "examples")
+    assert can_use_more_examples(way, measured_against_baseline=True)
+    assert not can_use_more_examples(way, measured_against_baseline=False)
+    assert not can_use_more_examples(WayForward(None, 2.3, 2400, 400, "tolerance"), True)  # the data holds 400
