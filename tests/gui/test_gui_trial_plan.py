@@ -5,25 +5,15 @@ from __future__ import annotations
 
 import re
 
-from conftest import children, fake_launcher, go_next, make_window
-from PySide6.QtCore import Qt
+from conftest import children, fake_launcher, make_window, measure_baseline, start_page_trial
 
 from tfturbo.tune.estimate import remaining
-from tfturbo_gui.step_status import PASSED
-
-LEFT = Qt.MouseButton.LeftButton
 
 
 def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study(qtbot, tmp_path):
     window = make_window(qtbot, tmp_path, launcher=fake_launcher("ok", 0.03))
-    go_next(qtbot, window, 1)
-    baseline = window.pages[1]
-    qtbot.mouseClick(baseline.measure_button, LEFT)
-    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=30_000)
-    window.goto(2)
-    page = window.pages[2]
-    qtbot.waitUntil(lambda: page.run_button.isEnabled(), timeout=20_000)
-    qtbot.mouseClick(page.run_button, LEFT)
+    measure_baseline(qtbot, window)
+    page = start_page_trial(qtbot, window, 2)
     note = page.plan_note
     assert note.isVisible() and note.text().startswith("Pair 1 of 2–3")
     assert "Plan: pairs 2–3 (4–6 runs)" in note.text()

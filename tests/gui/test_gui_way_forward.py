@@ -4,7 +4,7 @@ judges the trial again from the runs already measured (the loss, a tolerance) an
 from __future__ import annotations
 
 import yaml
-from conftest import fake_launcher, go_next, make_window
+from conftest import fake_launcher, make_window, measure_baseline, start_page_trial
 from PySide6.QtCore import Qt
 
 from tfturbo_gui.step_status import NOT_KEPT, PASSED
@@ -15,14 +15,8 @@ LEFT = Qt.MouseButton.LeftButton
 def _inconclusive_rung(qtbot, tmp_path):
     """builtin:small-val's mixed precision: faster, its accuracy on 400 noisy examples undecided."""
     window = make_window(qtbot, tmp_path, workload="builtin:small-val", launcher=fake_launcher("ok"))
-    go_next(qtbot, window, 1)
-    baseline = window.pages[1]
-    qtbot.mouseClick(baseline.measure_button, LEFT)
-    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=30_000)
-    window.goto(2)
-    page = window.pages[2]
-    qtbot.waitUntil(lambda: page.run_button.isEnabled(), timeout=20_000)
-    qtbot.mouseClick(page.run_button, LEFT)
+    measure_baseline(qtbot, window)
+    page = start_page_trial(qtbot, window, 2)
     qtbot.waitUntil(lambda: page.rung is not None and page.rung.decision is not None, timeout=60_000)
     decision = page.rung.decision
     assert decision.speed.verdict == "faster" and decision.accuracy.verdict == "inconclusive", decision.reason
@@ -53,10 +47,7 @@ def test_judge_on_the_loss_decides_from_the_runs_measured_and_the_study_records_
     assert entry["way_forward"] == "loss" and entry["rule"]["judge_on"] == "loss" and entry["kept"]
 
     # the confirmation against the baseline meets the same small validation set: its page offers the same way
-    window.goto(5)
-    compare = window.pages[5]
-    qtbot.waitUntil(lambda: compare.run_button.isEnabled(), timeout=20_000)
-    qtbot.mouseClick(compare.run_button, LEFT)
+    compare = start_page_trial(qtbot, window, 5)
     qtbot.waitUntil(lambda: compare.confirmation is not None and compare.confirmation.decision is not None,
                     timeout=60_000)
     assert compare.confirmation.decision.accuracy.verdict == "inconclusive" and compare.way_bar.isVisible()

@@ -171,6 +171,29 @@ class WizardPage(QWidget):
             suggested, 0.0, 100.0, 1)
         return value if ok else None
 
+    def way_forward_taken(self, rung, way: str):
+        """The button of a way forward on a page with a trial (`run_panel`, `busy_note`, `start_run(settings)`):
+        judge `rung` again from its runs (the loss, a tolerance the user sets) and return its new verdict, or
+        measure its trial again on more validation examples (None: nothing judged now). Nothing is kept
+        without the verdict saying which rule judged it."""
+        forward = self.session.way_forward(rung)
+        if forward is None or self.run_panel.is_running():
+            return None
+        if way == "examples":
+            self.start_run(rung.settings.with_(val_examples=forward.examples_needed))
+            return None
+        pp = None
+        if way == "tolerance":
+            pp = self.ask_tolerance(forward.tolerance_pp)
+            if pp is None:
+                return None
+        try:
+            return self.session.take_way_forward(rung, way, pp)
+        except UserError as e:
+            self.busy_note.setText(str(e))
+            self.busy_note.show()
+            return None
+
     def request_next(self) -> None:
         self.advance.emit()
 
@@ -407,24 +430,9 @@ class RungPage(WizardPage):
                                  enabled=self.session.can_rejudge(self.rung))
 
     def take_way_forward(self, way: str) -> None:
-        """The button of a way forward: judge the rung again from its runs (the loss, a tolerance), or measure
-        its trial again on more validation examples. Nothing is kept without the verdict saying which rule."""
-        forward = self.session.way_forward(self.rung)
-        if forward is None or self.run_panel.is_running():
-            return
-        if way == "examples":
-            self.start_run(self.rung.settings.with_(val_examples=forward.examples_needed))
-            return
-        pp = None
-        if way == "tolerance":
-            pp = self.ask_tolerance(forward.tolerance_pp)
-            if pp is None:
-                return
-        try:
-            decision = self.session.take_way_forward(self.rung, way, pp)
-        except UserError as e:
-            self.busy_note.setText(str(e))
-            self.busy_note.show()
+        """A way forward's button (`WizardPage.way_forward_taken`): the verdict card shows the new verdict."""
+        decision = self.way_forward_taken(self.rung, way)
+        if decision is None:
             return
         self.show_decision(decision)
         self.findings.add_findings(decision.findings)

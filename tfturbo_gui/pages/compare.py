@@ -19,7 +19,6 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from tfturbo.runfiles import RUNS_DIR, load_run
 from tfturbo import protocol
-from tfturbo.errors import UserError
 from tfturbo.headline import headline
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
 from tfturbo.tune.study import Rung
@@ -267,24 +266,8 @@ class ComparePage(WizardPage):
 
     def take_way_forward(self, way: str) -> None:
         """A way forward's button: the confirmation judged again from its runs, or measured on more examples."""
-        forward = self.session.way_forward(self.confirmation)
-        if forward is None or self.run_panel.is_running():
-            return
-        if way == "examples":
-            self.start_run(self.confirmation.settings.with_(val_examples=forward.examples_needed))
-            return
-        pp = None
-        if way == "tolerance":
-            pp = self.ask_tolerance(forward.tolerance_pp)
-            if pp is None:
-                return
-        try:
-            self.session.take_way_forward(self.confirmation, way, pp)
-        except UserError as e:
-            self.busy_note.setText(str(e))
-            self.busy_note.show()
-            return
-        self.show_decision()
+        if self.way_forward_taken(self.confirmation, way) is not None:
+            self.show_decision()
 
     def can_go_next(self) -> bool:
         return not self.run_panel.is_running()
