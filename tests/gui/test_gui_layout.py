@@ -67,7 +67,7 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
     xla = window.pages[3]
     qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
     qtbot.mouseClick(xla.run_button, LEFT)
-    qtbot.waitUntil(lambda: xla.rung.decision is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: xla.rung.decision is not None, timeout=90_000)  # a trial: 4-6 backend processes
     for i in range(len(window.pages)):
         window.goto(i)
         qtbot.wait(30)

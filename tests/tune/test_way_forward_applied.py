@@ -50,6 +50,11 @@ def test_judge_on_loss_decides_what_the_accuracy_could_not_and_the_report_names_
     assert data.accuracy_rules == [("02-mixed_float16", mp.decision.rule_text())]
     assert "the validation loss" in data.accuracy_rules[0][1] and "options" in data.accuracy_rules[0][1]
     assert any("--judge-on loss" in command for _, command in data.commands)
+    from tests.report.report_fixtures import pdf_text
+    from tfturbo.report import write_report
+
+    text = " ".join(pdf_text(write_report(study.path)).split())
+    assert "How accuracy was judged" in text and "02-mixed_float16: accuracy judged on the validation loss" in text
 
 
 def test_a_tolerance_on_the_command_line_changes_the_verdict(tmp_path, make_summary, fake_backend):
