@@ -154,16 +154,18 @@ class WayForwardBar(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(8)
+        column = QVBoxLayout(self)  # one button a line: side by side they widened the page's left column
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(6)
         self.buttons: dict[str, QPushButton] = {}
         for way in ("loss", "tolerance", "examples"):
             button = QPushButton(self.WORDS.get(way, ""))
             button.clicked.connect(lambda _checked=False, w=way: self.chosen.emit(w))
-            row.addWidget(button)
+            line = QHBoxLayout()
+            line.addWidget(button)
+            line.addStretch(1)
+            column.addLayout(line)
             self.buttons[way] = button
-        row.addStretch(1)
         self.hide()
 
     def set_options(self, forward: WayForward | None, more_examples: bool, enabled: bool = True) -> None:
