@@ -134,7 +134,7 @@ class DecisionCard(QFrame):
         self.facts.set_facts(facts)
         # the rule's reason, less what the two facts above already say (it repeated the speed-up line)
         said = [t for t in (decision.speed.text(), decision.accuracy.text(), decision.rule_text()) if t]
-        extra = [part for part in decision.reason.split("; ") if not any(t in part for t in said)
+        extra = [part for part in decision.reason.split("; ") if not any(t in part or part in t for t in said)
                  and "inconclusive" not in part]  # the accuracy fact says it once, not three times
         text = sentence("; ".join(extra)) if extra else ""
         if way_forward:

@@ -31,6 +31,9 @@ def _recorded(window, name: str) -> dict:
 
 def test_judge_on_the_loss_decides_from_the_runs_measured_and_the_study_records_it(qtbot, tmp_path):
     window, page = _inconclusive_rung(qtbot, tmp_path)
+    window.resize(1024, 640)  # side by side the buttons widened the left column: it scrolled sideways, text cut
+    qtbot.wait(100)
+    assert page.splitter.widget(0).horizontalScrollBar().maximum() == 0
     button = page.way_bar.buttons["loss"]
     assert button.isVisible() and button.text() == "Judge on the validation loss"
     assert button.objectName() == "primaryButton"  # the recommended way

@@ -130,4 +130,5 @@ def test_an_inconclusive_card_says_it_once_and_offers_a_way_forward(qtbot):
     card.set_decision(decision, "batch 128", "01-baseline", way_forward=way)
     text = card.facts.text() + "\n" + card.reason.text()
     assert text.count("inconclusive") == 1, text
+    assert text.count("about 872 examples would decide it") == 1, text  # its tail leaked into the reason
     assert "What would decide the accuracy:\n" + "\n".join(way) in card.reason.text()

@@ -51,7 +51,10 @@ class WayForward:
         if self.loss is not None and self.loss.delta is not None:
             options["loss"] = (f"Judge on the validation loss (paired on the same examples, continuous, so tighter "
                                f"on a small set): {self.loss.text()} — {self.loss.verdict}.")
-        if self.examples_needed:
+        if self.examples_needed and self.examples_available and self.examples_available < self.examples_needed:
+            options["examples"] = (f"More validation examples would decide it (about {self.examples_needed:,}), "
+                                   f"but the data holds only {self.examples_available:,}.")
+        elif self.examples_needed:
             have = f" (the data holds {self.examples_available:,})" if self.examples_available else ""
             options["examples"] = (f"Validate on more examples: about {self.examples_needed:,} would decide it"
                                    f"{have}; --val-examples {self.examples_needed}.")
