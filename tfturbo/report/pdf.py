@@ -295,6 +295,11 @@ def configuration_section(data: ReportData) -> list:
                                                              metric.endswith("loss") else "; ") +
                 "within tolerance means the interval's worse end stays inside the tolerance, inconclusive that "
                 "the validation set is too small to tell.") if metric else ""
+    on_loss = [r.name for r in data.rungs if r.accuracy is not None and r.accuracy.is_loss
+               and not (metric or "").endswith("loss")]
+    if on_loss and val_note:  # a rung judged on the loss (the way forward, --judge-on loss): its own unit
+        val_note += (f" {', '.join(on_loss)} {'was' if len(on_loss) == 1 else 'were'} judged on the validation "
+                     "loss instead: the change in val_loss in its own units (see How accuracy was judged).")
     kind = next((r.row.memory_kind for r in data.rungs if r.row and r.row.memory_kind), None)
     mem_note = {"device": "Peak memory is accelerator (device) memory.",
                 "host": "Peak memory is host memory (process RSS): this run had no accelerator."}.get(kind, "")
