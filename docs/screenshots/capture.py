@@ -17,6 +17,11 @@ remote command on this machine: the hardware report under "Host …" goes
 through the real remote path (upload, backend, clean-up) but describes this
 machine.
 
+`3-mixed-precision-running` is the trial's second pair going: the page's
+progress line (pair, time left), the trial's plan and the study's stages
+still to come. `--large` also saves that page finished at 1920×1080 in the
+temporary folder, to look at.
+
 `5-compare-needs-confirmation` is taken only when a rung was kept (on a CPU
 that is down to the noise); when none was, there is no such state to show
 and no file is written (README does not link it).
