@@ -232,6 +232,7 @@ class Trial:
     # (the levers' words, `tune.levers.effect_check`): asked of B's first run, and the trial stops there if it says
     not_in_effect: Callable[[dict[str, Any]], str | None] | None = None
     profile_first_pair: bool = True  # False: both configurations were profiled before (the confirmation's)
+    way_forward: str = ""  # the way forward this trial takes after an inconclusive verdict (`trials.way_forward`)
     runs: list[MeasuredRun] = field(default_factory=list)
     started: float | None = None
 
@@ -549,7 +550,7 @@ class Trial:
             kept = False
             reason = f"the reference run ({self.label_a}) ended as {failed_a.status}, so nothing was compared"
         return TrialVerdict(speed, acc, kept, reason, found, status, self.design(speed.replicates, acc.examples),
-                            error=error)
+                            error=error, rule=self.tolerance, way_forward=self.way_forward)
 
     def _accuracy_reference_settings(self) -> RunSettings:
         """The settings B's accuracy is judged against (the baseline's in a ladder), for naming causes."""
