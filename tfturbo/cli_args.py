@@ -8,9 +8,13 @@ ladder turns a RunSettings back into the same arguments.
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
+from .arg_types import non_negative, positive
+from .errors import UserError
 from .settings import RunSettings, declared
+from .trials.verdict import JUDGE_ON, Tolerance
 
 BACKEND_COMMANDS = ("env", "audit", "probe-input", "run")
 _DECLARED = {f.name: (f, s) for f, s in declared()}
@@ -78,6 +82,25 @@ def add_settings(p: argparse.ArgumentParser, names: list[str], **overrides: dict
 HOST_OPTIONS = ("--host", "--remote-python")  # tfturbo's, never the backend's: they say where it runs
 
 
+def add_accuracy_rule(p: argparse.ArgumentParser, who: str = "B") -> None:
+    """The accuracy gate's rule, the same options on `tune` and `ab`: what it judges and the tolerances (the
+    ways forward of an inconclusive verdict, `trials.way_forward`, on the command line)."""
+    p.add_argument("--judge-on", choices=JUDGE_ON, default=Tolerance.judge_on,
+                   help="what the accuracy gate judges: the validation metric (default), or the per-example "
+                        "validation loss (paired and continuous: far tighter on a small validation set); the "
+                        "rule is recorded and named in the report")
+    p.add_argument("--accuracy-tolerance", type=non_negative, default=Tolerance.accuracy_pp, metavar="PP",
+                   help=f"accuracy {who} may lose, in percentage points (default {Tolerance.accuracy_pp})")
+    p.add_argument("--loss-tolerance", type=non_negative, default=Tolerance.loss_rel, metavar="FRACTION",
+                   help=f"relative loss increase {who} may cost when the gate judges a loss "
+                        f"(default {Tolerance.loss_rel})")
+
+
+def accuracy_rule(args: argparse.Namespace) -> Tolerance:
+    """The `Tolerance` of `add_accuracy_rule`'s options."""
+    return Tolerance(args.accuracy_tolerance, args.loss_tolerance, args.judge_on)
+
+
 def add_host(p: argparse.ArgumentParser) -> None:
     """`--host [user@]HOST [--remote-python PATH]`: run the backend there over ssh (`tfturbo.remote`)."""
     p.add_argument("--host", metavar="[USER@]HOST", default=None,
@@ -133,7 +156,33 @@ def build_backend_parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="tfturbo training backend (speaks JSON-lines events)")
     sub = parser.add_subparsers(dest="command", required=True)
     add_backend_commands(sub)
+    p = sub.add_parser("run-pair", help="internal: a trial's paired speed replicate, both arms in one process "
+                                        "measured in interleaved blocks (tfturbo.trials.trial.PlannedPair)")
+    p.add_argument("--arm", action="append", required=True, metavar="RUN_ARGV_JSON",
+                   help="one arm's `run` arguments as a JSON list (twice; the first given trains first)")
+    p.add_argument("--steady-s", type=positive, required=True, metavar="SECONDS",
+                   help="steady-state seconds each arm measures, over its interleaved blocks")
+    add_json(p)
     return parser
+
+
+def pair_argv(first: tuple[RunSettings, str], second: tuple[RunSettings, str], steady_s: float) -> list[str]:
+    """`run-pair` arguments: two (settings, run directory) arms, the first trained first, each measuring
+    `steady_s` seconds of steady state."""
+    return ["--arm", json.dumps(run_argv(*first)), "--arm", json.dumps(run_argv(*second)),
+            "--steady-s", repr(float(steady_s))]
+
+
+def pair_arms(args: argparse.Namespace) -> list[tuple[RunSettings, str]]:
+    """(settings, run directory) of each arm of parsed `run-pair` arguments."""
+    arms = []
+    for text in args.arm:
+        argv = json.loads(text)
+        parsed = parse_args(build_backend_parser("trainer_backend"), ["run", *argv])
+        arms.append((settings_from_args(parsed), parsed.out))
+    if len(arms) != 2:
+        raise UserError(f"run-pair takes two arms, got {len(arms)}", "pass --arm twice")
+    return arms
 
 
 def settings_from_args(args: argparse.Namespace) -> RunSettings:

@@ -63,6 +63,9 @@ class RunSummary:
     stopped_early: bool | None = _kind("stopped_early", BOOL)
     steps_saved: int | None = _kind("steps_saved", INT)
     wall_s: float | None = _kind("wall_s", NUMBER)
+    # from the backend process's start to this summary: start-up, imports, build, warm-up, training (a run-pair
+    # process's runs: the shared process so far); what a paired replicate's steady seconds are sized on
+    process_s: float | None = _kind("process_s", NUMBER)
     peak_memory_bytes: int | None = _kind("peak_memory_bytes", INT)
     memory_kind: str | None = _kind("memory_kind", STR)  # "device" | "host"
     metrics: dict | None = _kind("metrics", DICT)  # the last training and validation metrics

@@ -27,11 +27,13 @@ from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
 from tfturbo.trials.run_length import min_run_steps, run_length_note
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import PlannedRun, Trial
+from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
+from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of
 from tfturbo.tune.engine import (BASELINE, Action, Outcome, StudyEngine, TuneOptions, audit_action, audit_argv,
                                  prepare_study_dir, probe_argv)
+from tfturbo.tune.estimate import remaining_text
 from tfturbo.tune.levers import Candidate
 from tfturbo.tune.study import Rung, Study, StudyStatus
 
@@ -311,23 +313,30 @@ class WizardSession:
         """A new rung of `stage` measured as a trial: `settings` (None: the engine's next candidate) against
         what the engine measures it against; None when the stage has nothing to measure (recorded as skipped)."""
         assert self.baseline is not None, "the baseline has not been measured"
+        self.engine.share_process = self.host is None  # a paired replicate's two folders must be on this machine
         self.engine.begin(stage, settings)
         self._action = self.engine.next_action()
         if self._action is None:
             return None
         return self._action.rung
 
-    def next_run(self, rung: Rung) -> tuple[PlannedRun, list[str]] | None:
-        """The trial's next run and its `run` arguments, or None when the trial is decided."""
+    def next_run(self, rung: Rung) -> tuple[PlannedRun | PlannedPair, list[str]] | None:
+        """The trial's next run and its `run` arguments — or a paired replicate and its `run-pair` arguments
+        (`command_of`) — or None when the trial is decided."""
         if self._action is None:
             self._action = self.engine.next_action()
         if self._action is None or self._action.rung is not rung:
             return None
         return self._action.planned, self._action.argv
 
-    def record_run(self, rung: Rung, planned: PlannedRun, data: RunData) -> None:
+    @staticmethod
+    def command_of(planned: PlannedRun | PlannedPair) -> str:
+        """The backend command that measures `planned`."""
+        return "run-pair" if isinstance(planned, PlannedPair) else "run"
+
+    def record_run(self, rung: Rung, planned: PlannedRun | PlannedPair, data: RunData) -> None:
         assert self._action is not None and self._action.planned == planned
-        if planned.arm == "b" and planned.replicate == 1:
+        if isinstance(planned, PlannedRun) and planned.arm == "b" and planned.replicate == 1:
             self.run_data[rung.name] = data
         self._record(data)
 
@@ -340,6 +349,34 @@ class WizardSession:
         while (action := self.engine.next_action()) is not None:  # the stage needs nothing more from this page
             raise AssertionError(f"the engine planned more than the page measured: {action.command}")
         return rung.decision
+
+    def way_forward(self, rung: Rung | None) -> WayForward | None:
+        """What would decide `rung`'s inconclusive accuracy (None: its verdict needs none)."""
+        if rung is None or self.study is None:
+            return None
+        return for_rung(self.study.path, rung, self.engine.opts.tolerance)
+
+    def can_rejudge(self, rung: Rung | None) -> bool:
+        """The rung's verdict may be judged again: it is the last one judged and no trial is being measured."""
+        policy = self.policy
+        return rung is not None and policy is not None and bool(policy.rungs) and policy.rungs[-1] is rung \
+            and self.engine.trial is None and rung.name in self.engine.trials
+
+    def more_examples_here(self, rung: Rung, forward: WayForward) -> bool:
+        """Whether "use N validation examples" can measure this rung's trial again (`can_use_more_examples`)."""
+        return can_use_more_examples(forward, rung.compared_with == (self.baseline.name if self.baseline else None))
+
+    def take_way_forward(self, rung: Rung, way: str, accuracy_pp: float | None = None) -> TrialVerdict:
+        """Judge `rung` again by the way forward `way` ("loss", or "tolerance" with the user's `accuracy_pp`)
+        from the runs its trial measured: no new run; the study records the rule and the choice."""
+        forward = self.way_forward(rung)
+        if forward is None:
+            raise UserError(f"{rung.name}'s accuracy needs no way forward", "nothing to decide")
+        return self.engine.rejudge(rung.name, rule_for(way, forward, self.engine.opts.tolerance, accuracy_pp), way)
+
+    def remaining_text(self) -> str:
+        """The study's stages still to come with the engine's estimate ("": none, or nothing to estimate from)."""
+        return remaining_text(self.engine) if self.engine is not None else ""
 
     def trial_of(self, rung: Rung | None) -> Trial | None:
         return self.engine.trials.get(rung.name) if rung is not None and self.engine is not None else None

@@ -7,12 +7,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import pytest
 
 from tfturbo.backend_client import BackendResult
+from tfturbo.runfiles import SUMMARY, write_json_atomic
 from tfturbo.cli_args import parse_run_settings
 from tfturbo.settings import RunSettings
 
@@ -64,10 +67,12 @@ class FakeBackend:
     def __init__(self, run_summary: Callable[[RunSettings], dict], recommended: str = "float32",
                  audit: list[dict] | None = None, verdict: str = "compute_bound",
                  on_run: Callable[[RunSettings], None] | None = None, run_noise: float = 0.02,
-                 available_memory: int | None = None, fixed_verdict: str | None = None):
+                 available_memory: int | None = None, fixed_verdict: str | None = None,
+                 paired: dict | None = None):
         """`run_noise`: each run's speed is off by a seeded factor (1 + run_noise * N(0, 1)), as replicates are.
         `fixed_verdict`: the probe's verdict with --input-fixes (default: `verdict`)."""
         self.fixed_verdict = fixed_verdict or verdict
+        self.paired = paired or {}  # write_paired's options (examples, noise): a small, noisy validation set
         self.run_summary = run_summary
         self.recommended = recommended
         self.audit = audit or []
@@ -96,6 +101,11 @@ class FakeBackend:
             return result(command, {"verdict": verdict, "input_fraction": 0.05 if not found else 0.8,
                                     "data_steps_per_s": 100.0, "compute_steps_per_s": 10.0,
                                     "train_steps_per_s": 9.5, "findings": found})
+        if command == "run-pair":  # both arms' runs, as the real one writes them, in one document
+            arms = [json.loads(argv[i + 1]) for i, a in enumerate(argv) if a == "--arm"]
+            answers = [(Path(arm[arm.index("--out") + 1]).name, self("run", arm, on_event)) for arm in arms]
+            status = next((r.status for _, r in answers if r.status != "completed"), "completed")
+            return result(command, {"runs": {name: r.document for name, r in answers}}, status=status)
         settings = parse_run_settings(argv)
         self.runs.append(settings)
         if self.on_run:
@@ -105,12 +115,15 @@ class FakeBackend:
         if doc.get("status") == "completed" and "--out" in argv:  # the per-example file the accuracy gate pairs
             every = settings.effective_val_every()
             paired = write_paired(argv[argv.index("--out") + 1], doc.get("validation") or [],
-                                  settings.batch_size or 64, steps=list(range(every, settings.steps + 1, every)))
+                                  settings.batch_size or 64, steps=list(range(every, settings.steps + 1, every)),
+                                  **self.paired)
             doc["paired_validation"] = paired
         factor = 1.0 + self.run_noise * float(self._rng.standard_normal())
         if doc.get("step_ms_samples"):
             doc["step_ms_samples"] = [ms * factor for ms in doc["step_ms_samples"]]
             doc["steps_per_s"] = doc["steps_per_s"] / factor
+        if self.paired and "--out" in argv:  # its summary.json, as the backend writes it (the way forward reads it)
+            write_json_atomic(Path(argv[argv.index("--out") + 1]) / SUMMARY, doc)
         return result(command, doc, status=doc["status"] if doc["status"] != "crashed" else "crashed")
 
 

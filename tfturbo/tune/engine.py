@@ -38,15 +38,16 @@ from pathlib import Path
 from typing import Any, Callable, Generator
 
 from .. import findings as F
-from .. import protocol, summary
+from .. import backend_client, protocol, summary
 from ..cli_args import run_argv, script_argv
-from ..errors import OutputDirError
+from ..compare import replicate_key
+from ..errors import OutputDirError, UserError
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
-from ..trials.execute import summary_of
+from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import min_run_steps, run_length_note
 from ..trials.speed import SpeedRule, samples_per_s
-from ..trials.trial import PlannedRun, Trial
+from ..trials.trial import PlannedPair, PlannedRun, Trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from ..verdicts import Verdict
 from . import levers
@@ -126,12 +127,13 @@ class TuneOptions:
 class Action:
     """What the backend should do next: `command` with `argv` (a `run` into `run_dir`)."""
 
-    command: str  # env | audit | probe-input | run
+    command: str  # env | audit | probe-input | run | run-pair
     argv: list[str]
     stage: str  # environment | audit | probe | baseline | a lever's name
-    planned: PlannedRun | None = None  # a run of a trial (or the baseline's one run)
+    planned: PlannedRun | PlannedPair | None = None  # a run of a trial (or the baseline's one run), or a pair
     rung: Rung | None = None
-    run_dir: Path | None = None
+    run_dir: Path | None = None  # a run-pair's first run's (`run_dirs` has both)
+    run_dirs: list[Path] | None = None
 
 
 @dataclass
@@ -174,15 +176,26 @@ def rung_run_names(name: str) -> Callable[[str, int], str]:
 
 
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
-               options: TuneOptions, profiled: bool = False) -> Trial:
+               options: TuneOptions, share_process: bool = True, profiled: bool = False) -> Trial:
     """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
-    `profiled`: both configurations were profiled in rungs of their own (a confirmation), so the profiler
-    stays off (a configuration is profiled once)."""
-    return Trial(reference.settings, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
-                 accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
+
+    `share_process` False: never a paired replicate (the runs go to a remote host). `profiled`: both
+    configurations were profiled in rungs of their own (a confirmation), so the profiler stays off (a
+    configuration is profiled once). A candidate that validates on more examples than the baseline did (the
+    way forward "more validation examples") is paired on them: its reference runs validate on as many, and
+    when the reference is the baseline's configuration its accuracy is judged against those runs (the
+    baseline run has fewer)."""
+    a, reference_runs, way = reference.settings, [(baseline.summary, study_path / str(baseline.run))], ""
+    if settings.val_examples > baseline.settings.val_examples:
+        a, way = a.with_(val_examples=settings.val_examples), "examples"
+        if replicate_key(reference.settings.to_dict()) == replicate_key(baseline.settings.to_dict()):
+            reference_runs = None  # the trial's own A runs: the baseline's configuration on the new examples
+    return Trial(a, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
+                 accuracy_reference=reference_runs,
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
-                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR),
-                 not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled)
+                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), share_process=share_process,
+                 not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
+                 way_forward=way)
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -193,6 +206,8 @@ def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> N
     rung.settings = first_b.planned.settings if first_b is not None else rung.settings
     rung.replicates = [r.planned.name for r in trial.runs]
     rung.run_seconds = trial.measured_seconds()
+    if verdict.rule_text():  # judged by a rule the user chose: the reason says so (nothing kept silently)
+        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
     if note:
         verdict.reason = f"{note}; {verdict.reason}"
 
@@ -242,6 +257,7 @@ class StudyEngine:
         self._stop = False  # the user stopped: no new trial starts, the study ends interrupted
         self._visited: set[str] = set()  # levers whose stage began (their skips are recorded once)
         self._unattended = False  # planning the whole study (tune): a failed baseline ends it
+        self.share_process = backend_client.runs_here()  # paired replicates need the runs on this machine
 
     # ------------------------------------------------------------ the plan
 
@@ -268,6 +284,11 @@ class StudyEngine:
         self._close_before(lever)
         self._start(self._lever(lever, None if settings is None else [lever.candidate_for(self.policy, settings)],
                                 follow=False))
+
+    def stages_left(self) -> list[Lever]:
+        """The levers whose stage has not begun, in order (the confirmation last), for the estimate of the rest
+        (`tune.estimate`)."""
+        return [lv for lv in self.opts.selected() if lv.name not in self._visited]
 
     def next_action(self) -> Action | None:
         """The next backend action of the planned stage(s), or None when they are done."""
@@ -557,10 +578,22 @@ class StudyEngine:
         o = self.opts
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
                                                                  self.policy.baseline, self.study.path, o,
-                                                                 profiled=lever.confirms)
+                                                                 self.share_process, profiled=lever.confirms)
+        recorded = self._recorded_rung(rung.name)
+        if recorded is not None and recorded.decision is not None and recorded.decision.rule is not None:
+            trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was
+            trial.way_forward = recorded.decision.way_forward or trial.way_forward
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
                  f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:
+            if isinstance(planned, PlannedPair):
+                self.say(f"     {planned.first.name} + {planned.second.name}: speed only, in one process, "
+                         f"{planned.steady_s:.0f} s of steady state each — {trial.progress_text()}")
+                results = yield from self._run_pair(planned, rung, lever.name)
+                trial.record(planned, results, [self.study.path / RUNS_DIR / run.name for run in planned.runs])
+                rung.replicates = [r.planned.name for r in trial.runs]
+                self.study.save()
+                continue
             what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
                 f"{planned.settings.steps} steps"
             self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
@@ -574,6 +607,31 @@ class StudyEngine:
         self.trial = None
         self._report_end(rung)
         return rung
+
+    def _recorded_rung(self, name: str) -> Rung | None:
+        return next((r for r in self.recorded.rungs if r.name == name), None) if self.recorded is not None else None
+
+    def rejudge(self, name: str, rule: Tolerance, way: str) -> TrialVerdict:
+        """Judge the last measured rung's trial again under another accuracy `rule`, from the runs it measured
+        (no new run): the way forward `way` ("loss", "tolerance") the user took after an inconclusive accuracy
+        verdict. The new verdict says which rule judged it and why, is recorded in study.yaml (the rung's
+        `rule` and `way_forward`), and the best configuration follows it."""
+        trial = self.trials.get(name)
+        rung = next((r for r in self.study.rungs if r.name == name), None)
+        if trial is None or rung is None or rung.decision is None:
+            raise UserError(f"{name} has no trial to judge again", "measure it first")
+        if self.trial is not None:
+            raise UserError("a trial is being measured", "wait for it to end, then judge again")
+        if not self.policy.rungs or self.policy.rungs[-1] is not rung:
+            raise UserError(f"{name} is not the last measured rung: later rungs were measured against the "
+                            "configuration its verdict chose", "judge it again in a new study (--judge-on, "
+                            "--accuracy-tolerance), or measure it again")
+        trial.tolerance, trial.way_forward = rule, way
+        verdict = trial.verdict()
+        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
+        self.policy.reconclude(rung, verdict, self._lever_of(rung))
+        self._report_end(rung)
+        return verdict
 
     def _new_rung(self, kind: str, slug: str, settings: RunSettings, compared_with: str | None = None) -> Rung:
         name = self.study.next_name(slug)
@@ -594,6 +652,20 @@ class StudyEngine:
         outcome = yield from self._ask(Action("run", run_argv(planned.settings, str(run_dir)), stage, planned, rung,
                                               run_dir))
         return summary_of(outcome.document, outcome.status, outcome.error, run_dir, planned)
+
+    def _run_pair(self, pair: PlannedPair, rung: Rung, stage: str) -> Flow:
+        """A paired replicate's two summaries: re-used when a resumed study finished both runs, else measured
+        (both folders cleared first: half a pair is measured again as a whole)."""
+        argv, run_dirs = pair_command(pair, self.study.path / RUNS_DIR)
+        reused = [self._finished_run(d) for d in run_dirs]
+        if all(r is not None for r in reused):
+            self.reused += [run.name for run in pair.runs]
+            return reused
+        for run_dir in run_dirs:
+            if run_dir.exists():
+                shutil.rmtree(run_dir)
+        outcome = yield from self._ask(Action("run-pair", argv, stage, pair, rung, run_dirs[0], run_dirs))
+        return pair_summaries(outcome.document, outcome.status, outcome.error, run_dirs, pair)
 
     def _finished_run(self, run_dir: Path) -> dict[str, Any] | None:
         if self.recorded is None or not run_dir.is_dir():

@@ -34,6 +34,8 @@ from tfturbo.run_summary import RunSummary
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
 
+import trainer_backend
+
 from .. import ceiling, distribute, hardware, hparams_record, measure, stdio
 from . import emit_error
 
@@ -322,12 +324,43 @@ def scale_learning_rate(optimizer, factor: float) -> float | None:
 # ------------------------------------------------------------------------------ training
 
 def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tuple[str, int]:
+    """One run, in its own process: start it, fit, finish it (run-pair runs two of them interleaved)."""
+    active = start_run(job, run_dir, writer)
+    fit(active)
+    return finish_run(active)
+
+
+@dataclass
+class ActiveRun:
+    """A run between `start_run` and `finish_run`: its directory, monitor, instrument and what fit() left."""
+
+    job: PreparedRun
+    run_dir: Path
+    writer: protocol.EventWriter
+    env: dict
+    devs: list
+    workload: dict
+    monitor: Any
+    instrument: Any
+    callbacks: Any
+    scalars: Any
+    epochs: int
+    val_every: int
+    val: Any
+    error: Any = None
+    wall_s: float = 0.0
+    document: dict | None = None  # summary.json, once finished
+
+
+def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log: bool = True) -> ActiveRun:
+    """run.yaml, events.jsonl and backend.log attached (`log` False: the caller attaches the log), the monitor
+    and the instrument: everything before fit()."""
     import tensorflow as tf
 
     from ..detectors import default_detectors
     from ..detectors.base import RunContext
     from ..instrument import Instrument, QuietCallbackList
-    from ..monitor import RunMonitor, StopReason
+    from ..monitor import RunMonitor
 
     settings = job.settings
     devs = hardware.devices()
@@ -341,7 +374,8 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     distribute.attach(run_dir)
     writer.attach(open(run_dir / runfiles.EVENTS, "a", encoding="utf-8"))
     writer.forget_history()
-    stdio.attach_log(run_dir / runfiles.BACKEND_LOG)
+    if log:
+        stdio.attach_log(run_dir / runfiles.BACKEND_LOG)
 
     tb_dir = run_dir / runfiles.TB_DIR
     scalars = tf.summary.create_file_writer(str(tb_dir))
@@ -365,13 +399,20 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
 
         monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
     val = monitor.paired.dataset if monitor.paired is not None else None
+    return ActiveRun(job, run_dir, writer, env, devs, workload, monitor, instrument, callbacks, scalars, epochs,
+                     val_every, val)
 
+
+def fit(active: ActiveRun) -> None:
+    """model.fit of the whole run; a failure becomes its `error` event (kept in `active.error`)."""
+    job, writer, instrument, monitor, settings = active.job, active.writer, active.instrument, active.monitor, \
+        active.job.settings
     started = time.perf_counter()
     error = None
     try:
         with distribute.fit_scope(job.model, job.strategy):
-            job.model.fit(job.train_ds.repeat(), epochs=epochs, steps_per_epoch=val_every, validation_data=val,
-                          callbacks=callbacks, verbose=0)
+            job.model.fit(job.train_ds.repeat(), epochs=active.epochs, steps_per_epoch=active.val_every,
+                          validation_data=active.val, callbacks=active.callbacks, verbose=0)
     except Exception as exc:  # noqa: BLE001 - the run failed: say why and keep what was measured
         print("trainer_backend: training failed", file=sys.stderr)
         import traceback
@@ -386,8 +427,17 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
             monitor.add_finding(cause[0])
         error = emit_error(writer, distribute.explain_failure(exc), kind=protocol.TRAINING_ERROR,
                            batch_size=settings.batch_size, fix=cause[1] if cause else None)
-    wall_s = time.perf_counter() - started
+    active.error, active.wall_s = error, time.perf_counter() - started
 
+
+def finish_run(active: ActiveRun) -> tuple[str, int]:
+    """Status, checkpoint settings (and model unless speed-only), profile, summary.json and the `result`."""
+    from ..monitor import StopReason
+
+    job, run_dir, writer, env, devs, workload = active.job, active.run_dir, active.writer, active.env, active.devs, \
+        active.workload
+    monitor, instrument, settings, error, wall_s = active.monitor, active.instrument, job.settings, active.error, \
+        active.wall_s
     if error is not None:
         status, code = protocol.RunStatus.FAILED, error.exit_code
     elif monitor.diverged:
@@ -402,7 +452,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
         writer.emit(protocol.PHASE, phase=protocol.SAVING, step=instrument.completed, detail="checkpoint")
         checkpoint = save_checkpoint(job, run_dir, env, instrument.completed,
                                      model=not (settings.speed_only or settings.no_model))
-    scalars.close()
+    active.scalars.close()
     profile = read_profile(job, instrument, monitor, run_dir)
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
@@ -414,6 +464,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     document = summary.to_dict()
     hparams_record.write(run_dir, document, profile)  # tensorboard --logdir STUDY/runs: the HParams tab
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, document)
+    active.document = document
     writer.emit(protocol.RESULT, command="run", document=document)
     return status, code
 
@@ -496,6 +547,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         stopped_early=monitor.stopped_early,
         steps_saved=settings.steps - instrument.completed if monitor.stopped_early else 0,
         wall_s=wall_s,
+        process_s=time.monotonic() - trainer_backend.STARTED,
         peak_memory_bytes=memory["peak_bytes"],
         memory_kind=memory["kind"],
         metrics=dict(monitor.last_logs),
