@@ -41,6 +41,12 @@ def test_the_note_says_why_and_how_many_and_nothing_when_the_runs_are_long_enoug
     assert "a steady state" in run_length_note(baseline(5.0, 41, steps=30), 30, SpeedRule(3, 6, steady_s=0))
 
 
+def test_a_one_step_warm_up_is_one_step():
+    """A fast script settles after its first step: the walk of issue 22 read "a warm-up of 1 steps"."""
+    note = run_length_note(baseline(1.12, 2, steps=96), 96, SpeedRule(3, 6, steady_s=3.0))
+    assert "a warm-up of 1 step, 1.12 ms a step" in note
+
+
 def test_tune_says_when_its_runs_are_too_short_for_a_verdict(tmp_path):
     def run(s):
         doc = FAKES.summary(5.0, 0.9, jit=s.jit_compile, steps=s.steps)

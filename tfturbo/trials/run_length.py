@@ -40,7 +40,9 @@ def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule
         return ""
     first = baseline.get("first_steady_step")
     settled = isinstance(first, int) and first > 0 and (baseline.get("throughput") or {}).get("windows")
-    warm = f"a warm-up of {first - 1} steps" if settled else f"no steady state in {steps} steps"
+    warm_steps = first - 1 if settled else 0
+    warm = (f"a warm-up of {warm_steps} step{'' if warm_steps == 1 else 's'}" if settled
+            else f"no steady state in {steps} steps")
     median = (baseline.get("step_ms") or {}).get("median")
     per_step = f", {median:.3g} ms a step" if isinstance(median, (int, float)) and median > 0 else ""
     aim = (f"the {rule.steady_s:g} s of steady state each replicate aims at" if rule.steady_s
