@@ -494,15 +494,17 @@ class RunPlots(QWidget):
         first = float(steps[0])
         self._shade_scale = self._scales.get(id(data), 1.0)  # shaded in samples when the runs align by samples
         if data.first_steady_step is not None and data.first_steady_step > first:
-            self._shade(first - 0.5, data.first_steady_step - 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.2)
+            self._shade(first - 0.5, data.first_steady_step - 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.9)
         elif data.first_steady_step is None:
-            self._shade(first - 0.5, float(steps[-1]) + 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.2)
-        # labels sit below the steady curve (at a third of the height)
+            self._shade(first - 0.5, float(steps[-1]) + 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.9)
+        # labels hang from near the top, inside the plot and above the steady curve (the axis tops at 3x the
+        # slowest median, so the curve stays in the lower third): from a third of the height or lower, they
+        # sank below the axis on a short plot (the baseline page at 1280x800) or sat on the median line
         for start, stop in data.profile_windows:  # a window still open reaches the last step received; a closed
             # one is its own steps, even when its phase event came before them (the steps of a fast run arrive
             # once a second): clamped to the steps received, it stayed a sliver (docs/screenshots, 2-baseline)
             end = float(steps[-1]) + 1 if stop == float("inf") else stop
-            self._shade(start - 0.5, end - 0.5, PROFILE_BRUSH, "profiler", "#6b21a8", 0.09)
+            self._shade(start - 0.5, end - 0.5, PROFILE_BRUSH, "profiler", "#6b21a8", 0.72)
         self._update_median(data)
 
     def _update_median(self, data: RunData) -> None:
@@ -601,6 +603,7 @@ class RunPlots(QWidget):
                                        "plot, marked at its top edge" if n else "")
 
     def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, position: float) -> None:
+        """Shade steps start..stop, labelled at `position` of the plot's height (the label's top edge)."""
         k = getattr(self, "_shade_scale", 1.0)
         region = pg.LinearRegionItem(values=(start * k, stop * k), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),
                                      movable=False)
