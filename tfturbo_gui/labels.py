@@ -95,5 +95,10 @@ def set_badge(badge: QLabel, kept: bool) -> None:
 
 
 def sentence(text: str) -> str:
-    """A policy note or reason (lower case, no full stop: it is also used inside lines) as a sentence."""
-    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+    """A policy note or reason (lower case, no full stop: it is also used inside lines) as a sentence.
+
+    A first word that is a name from code (`mixed_bfloat16`, `jit_compile=True`, `fit()`) keeps its case: the
+    issue 22 walk read "Mixed_bfloat16 is the recommended policy", a policy that does not exist."""
+    first = text.split(" ", 1)[0]
+    code = any(c in first for c in "_=()[].") or any(c.isdigit() for c in first)
+    return (text if code else text[:1].upper() + text[1:]) + ("" if text.endswith(".") else ".")

@@ -132,3 +132,24 @@ def test_an_inconclusive_card_says_it_once_and_offers_a_way_forward(qtbot):
     assert text.count("inconclusive") == 1, text
     assert text.count("about 872 examples would decide it") == 1, text  # its tail leaked into the reason
     assert "What would decide the accuracy:\n" + "\n".join(way) in card.reason.text()
+
+
+def test_a_policy_name_opening_the_reason_keeps_its_case(qtbot):
+    """The issue 22 walk: a not-kept mixed-precision card ended "Mixed_bfloat16 is the recommended policy for
+    this hardware." — a policy name that does not exist; a name from code keeps its case, words are capitalised."""
+    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo_gui.cards import DecisionCard
+
+    acc = AccuracyVerdict("val_accuracy", -0.001, (-0.0052, 0.0035), "inconclusive", 400,
+                          explanation="inconclusive: 400 examples, interval [-0.52 pp, +0.35 pp] (tolerance 0.5 pp); "
+                                      "about 434 examples would decide it")
+    speed = SpeedVerdict(0.87, (0.67, 1.13), "no measurable change", 5)
+    for why, shown in (("mixed_bfloat16 is the recommended policy for this hardware",
+                        "mixed_bfloat16 is the recommended policy for this hardware."),
+                       ("the recommended policy is float32", "The recommended policy is float32.")):
+        decision = TrialVerdict(speed, acc, False, f"no measurable change: {speed.text()}; accuracy "
+                                f"{acc.explanation}; {why}", [], protocol.RunStatus.COMPLETED, "")
+        card = DecisionCard()
+        qtbot.addWidget(card)
+        card.set_decision(decision, "mixed_bfloat16, batch 50", "01-baseline")
+        assert card.reason.text() == shown
