@@ -17,7 +17,7 @@ from tfturbo import findings as F
 from tfturbo.settings import automatic_fixes, fixes_not_applied
 
 from .code_block import CodeBlock
-from .labels import muted_label
+from .labels import muted_label, wrappable
 
 # finding code -> (RunSettings field, checkbox text), as the settings declare them
 AUTO_FIXES = automatic_fixes()
@@ -60,7 +60,7 @@ class FindingCard(QFrame):
         where.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the card
         header.addWidget(where, 1)
         layout.addLayout(header)
-        self.message = QLabel(str(finding.get("message") or ""))
+        self.message = QLabel(wrappable(str(finding.get("message") or "")))
         self.message.setTextFormat(Qt.TextFormat.PlainText)
         self.message.setWordWrap(True)
         layout.addWidget(self.message)

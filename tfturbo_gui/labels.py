@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout
 
@@ -102,3 +104,16 @@ def sentence(text: str) -> str:
     first = text.split(" ", 1)[0]
     code = any(c in first for c in "_=()[].") or any(c.isdigit() for c in first)
     return (text if code else text[:1].upper() + text[1:]) + ("" if text.endswith(".") else ".")
+
+
+ZWSP = "\u200b"  # a line may break here, nothing is printed
+
+
+def wrappable(text: str, longest: int = 24) -> str:
+    """`text` with a break allowed after '::', '/', ',' and ';' inside any word longer than `longest` characters,
+    so a wrapped label never grows wider than its column: an op path such as
+    "Iterator::Root::Prefetch::ForeverRepeat[1]::Prefetch," in a finding widened the XLA page's left column
+    past the window at 1280 px (issue 22 walk). Shorter words are left as they are."""
+    def split(word: re.Match) -> str:
+        return re.sub(r"(::|[/,;])(?=\S)", lambda m: m.group(1) + ZWSP, word.group(0))
+    return re.sub(r"\S{%d,}" % (longest + 1), split, text)

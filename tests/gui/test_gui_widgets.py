@@ -297,3 +297,17 @@ def test_warm_up_label_sits_inside_a_short_step_plot_above_the_median(qtbot, tmp
         box = label.sceneBoundingRect()
         assert inside.top() <= box.top() and box.bottom() <= inside.bottom(), label.toPlainText()
         assert box.bottom() < median_y, label.toPlainText()
+
+
+def test_a_finding_with_a_long_op_path_wraps_in_its_column(qtbot):
+    """The issue 22 walk: an OP_SLOWER finding naming "Iterator::Root::Prefetch::ForeverRepeat[1]::…" widened the
+    XLA page's left column past the window at 1280 px, its sentences cut and the column scrolling sideways."""
+    message = ("input got slower under XLA: 0.86 → 1.16 ms per step (+35%; its share of the op time 58% → 98%); "
+               "most of it in Iterator::Root::Prefetch::ForeverRepeat[1]::Prefetch,"
+               "Iterator::Root::Prefetch::ForeverRepeat[1]::Prefetch::ParallelMapV2")
+    panel = FindingsPanel()
+    qtbot.addWidget(panel)
+    panel.set_findings([{"code": "OP_SLOWER", "severity": "warning", "where": "input", "message": message}])
+    label = panel.cards[0].message
+    assert label.minimumSizeHint().width() < 300  # wraps inside a 400 px column
+    assert label.text().replace("\u200b", "") == message  # the words are the finding's, unchanged
