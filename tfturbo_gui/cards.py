@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
+from tfturbo.compare import steps_per_s_ci95
 from tfturbo.console import fmt_bytes
 from tfturbo.numbers import finite
 from tfturbo.trials.verdict import TrialVerdict
@@ -28,8 +29,10 @@ def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
     facts = []
     median, (lo, hi) = summ.step_time(summary)
     if finite(median) and median > 0:
-        ci = f" [{1000 / hi:.1f}, {1000 / lo:.1f}]" if finite(lo) and finite(hi) and lo > 0 else ""
-        facts.append(("Steady speed", f"{1000 / median:.1f} steps/s{ci}"))
+        rate, rate_ci = steps_per_s_ci95(summary, (lo, hi) if finite(lo) and finite(hi) and lo > 0 else None)
+        rate = rate or 1000 / median
+        ci = f" [{rate_ci[0]:.1f}, {rate_ci[1]:.1f}]" if rate_ci else ""
+        facts.append(("Steady speed", f"{rate:.1f} steps/s{ci}"))
         facts.append(("Median step", f"{median:.2f} ms [{lo:.2f}, {hi:.2f}]" if finite(lo) else f"{median:.2f} ms"))
     if finite(summary.get("warmup_s")):
         facts.append(("Warm-up / compile", f"{summary['warmup_s']:.1f} s (excluded)"))

@@ -311,3 +311,22 @@ def test_a_finding_with_a_long_op_path_wraps_in_its_column(qtbot):
     label = panel.cards[0].message
     assert label.minimumSizeHint().width() < 300  # wraps inside a 400 px column
     assert label.text().replace("\u200b", "") == message  # the words are the finding's, unchanged
+
+
+def test_the_run_card_shows_the_same_steps_per_s_as_the_compare_table():
+    """The issue 22 walk: the baseline page said "Steady speed 894.9 steps/s" (1000 / median step) while the
+    compare table said 812.4 steps/s (the steady windows' figure, `summary.steps_per_s`) for the same run."""
+    from tfturbo import summary as summ
+    from tfturbo.compare import steps_per_s_ci95
+    from tfturbo_gui.cards import run_facts
+
+    summary = {"status": "completed", "settings": {"batch_size": 50, "steps": 96}, "steps_completed": 96,
+               "step_ms": {"median": 1.1174, "ci95": [1.0807, 1.1498], "n": 71},
+               "throughput": {"samples_per_s": 40622.26, "ci95": [28327.15, 40622.26], "steps": 76,
+                              "seconds": 0.107, "windows": 6},
+               "steps_per_s": 812.445}
+    facts = dict(run_facts(summary))
+    assert facts["Steady speed"] == "812.4 steps/s [566.5, 812.4]"
+    assert summ.steps_per_s(summary) == 40622.26 / 50
+    assert steps_per_s_ci95(summary, None)[1] == (28327.15 / 50, 40622.26 / 50)
+    assert facts["Median step"] == "1.12 ms [1.08, 1.15]"  # the step time stays the step time
