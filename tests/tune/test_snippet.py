@@ -58,3 +58,15 @@ def test_steps_per_execution_goes_into_compile():
 
     text = snippet(RunSettings("w.py", batch_size=64, steps_per_execution=4), RunSettings("w.py", batch_size=64))
     assert "+              steps_per_execution=4)" in text and "jit_compile" not in text
+
+
+def test_a_training_script_is_told_its_batch_in_fit_words(tmp_path):
+    """The issue 22 walk: for a script calling model.fit(x, y, batch_size=50), "Changes to make" said
+    "-train_ds = train_ds.batch(50)", a dataset the script does not have."""
+    script = tmp_path / "train.py"
+    script.write_text("import keras\nmodel = keras.Sequential()\nmodel.fit(x, y, batch_size=50, epochs=3)\n")
+    base = RunSettings(str(script), batch_size=50)
+    lines = snippet(base.with_(batch_size=100, lr_scale=2.0).to_dict(), base.to_dict(), []).splitlines()
+    assert "-model.fit(x, y, batch_size=50, ...)  # or, batched in tf.data: train_ds.batch(50)" in lines
+    assert "+model.fit(x, y, batch_size=100, ...)  # or, batched in tf.data: train_ds.batch(100)" in lines
+    assert "-train_ds = train_ds.batch(50)" not in lines

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import findings as F
+from ...workload_kind import is_script
 from ..batch import next_size
 from . import Candidate, Hunk, Lever
 
@@ -107,9 +108,15 @@ class BatchSize(Lever):
             if changed:
                 why.append(f"batch {old} → {new}: the largest size the batch search kept (faster per sample, "
                            "accuracy within tolerance)")
-            out.append(("input pipeline: " + "; ".join(why), [
-                f"-train_ds = train_ds.batch({old})",
-                f"+train_ds = train_ds.batch({new}{', drop_remainder=True' if drop else ''})"]))
+            if is_script(rec.workload) and not drop:
+                # a training script batches in fit() or in its own tf.data pipeline: both said, in its words
+                # (the issue 22 walk read "train_ds.batch(50)" for a script calling fit(x, y, batch_size=50))
+                lines = [f"-model.fit(x, y, batch_size={old}, ...)  # or, batched in tf.data: train_ds.batch({old})",
+                         f"+model.fit(x, y, batch_size={new}, ...)  # or, batched in tf.data: train_ds.batch({new})"]
+            else:
+                lines = [f"-train_ds = train_ds.batch({old})",
+                         f"+train_ds = train_ds.batch({new}{', drop_remainder=True' if drop else ''})"]
+            out.append(("input pipeline: " + "; ".join(why), lines))
         if abs(rec.lr_scale - base.lr_scale) > 1e-9:
             out.append(("learning rate: linear scaling rule (multiply it by the factor the batch grew)", [
                 "-optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE)",
