@@ -44,9 +44,11 @@ class Headline:
         interval = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.has_interval else ""
         return f"{self.ratio:.2f}{times}{interval}"
 
-    def source(self) -> str:
-        """'vs 01-baseline, 4 pairs (05-confirmation's trial)': what the number is."""
-        whose = f" ({self.trial}'s trial)" if self.trial else ""
+    def source(self, own: str = "") -> str:
+        """'vs 01-baseline, 4 pairs (05-confirmation's trial)': what the number is; `own`: the rung the number
+        is shown for — its own trial is "its own trial" (the Record page said "(02-xla's trial)" of 02-xla)."""
+        whose = " (its own trial)" if self.trial and self.trial == own else \
+            f" ({self.trial}'s trial)" if self.trial else ""
         return f"vs {self.against}, {self.pairs} pairs{whose}"
 
 

@@ -72,7 +72,8 @@ class RunSummary:
     validation: list | None = _kind("validation", LIST)  # [{step, metrics}]
     learning_rate: float | None = _kind("learning_rate", NUMBER)
     loss_scale: dict | None = _kind("loss_scale", DICT)
-    xla_active: bool | None = _kind("xla_active", BOOL)
+    xla_active: bool | None = _kind("xla_active", BOOL)  # the run trained under XLA (jit_compile, or clusters)
+    xla_clusters: int | None = _kind("xla_clusters", INT)  # auto-clustering: XLA cluster launches in the step
     output_dtypes: list | None = _kind("output_dtypes", LIST)  # compute dtypes of the model's outputs (its head)
     retries: list | None = _kind("retries", LIST)  # a multi-worker run retried once: [{attempt, reason, dir}]
     profile: dict | None = _kind("profile", DICT)

@@ -27,6 +27,9 @@ STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
 DEFAULT_STEPS = 300
 DEFAULT_SEED = 1234
 NO_PROFILE = (0, 0)  # a `profile` window that turns the profiler off
+# TF_XLA_FLAGS flag without which TensorFlow's auto-clustering clusters nothing placed on a CPU (its default: GPU
+# only); the backend sets it for an auto-clustering run, the recommended code carries it
+XLA_CPU_AUTOCLUSTERING_FLAG = "--tf_xla_cpu_global_jit"
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,10 @@ class RunSettings:
     speed_only: bool = setting(False, flag="--speed-only", measurement=True,
                                help="measure speed only: no validation, no saved model (checkpoint/model.keras); "
                                     "the settings beside it are still written")
+    # A run whose model nobody uses writes none (a trial's reference replicates: their configuration's model is
+    # its own rung's run, docs/ARCHITECTURE.md "Run and study directories"); the settings beside it are written.
+    no_model: bool = setting(False, flag="--no-model", measurement=True,
+                             help="save no model (checkpoint/model.keras); the settings beside it are still written")
     # XLA's persistent compilation cache (TF_XLA_FLAGS=--tf_xla_persistent_cache_directory): a study's runs share
     # one folder, so a configuration compiled by one replicate loads in the next instead of compiling again.
     xla_cache: str | None = setting(None, flag="--xla-cache", parse=str, metavar="DIR", measurement=True,

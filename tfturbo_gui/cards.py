@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
 from tfturbo.console import fmt_bytes
 from tfturbo.numbers import finite
 from tfturbo.trials.verdict import TrialVerdict
+from tfturbo.trials.way_forward import WayForward
+from tfturbo.verdicts import Verdict
 from tfturbo.tune.study import RungKind
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 
@@ -120,18 +122,26 @@ class DecisionCard(QFrame):
             self.reason.setVisible(False)
             self.show()
             return
+        if decision.speed.verdict == Verdict.NOT_APPLIED:  # its run trained as the reference: nothing to judge
+            self.headline.setText(f"{label}: not measured — the change did not take effect")
+            self.facts.set_facts([("Why, and what would enable it", decision.speed.note)])
+            self.reason.setVisible(False)
+            self.show()
+            return
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
         against = "baseline" if not compared_with or compared_with.endswith(RungKind.BASELINE) else compared_with
         facts = [(f"Speed-up vs {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),
                  ("Accuracy vs baseline", decision.accuracy.text()
                   if decision.accuracy.text().startswith(decision.accuracy.verdict)  # "inconclusive: 400 ex…"
                   else f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
+        if decision.rule_text():  # a rule the user chose judged it: said beside the verdict, never silently
+            facts.append(("Accuracy rule", decision.rule_text().removeprefix("accuracy judged on ")))
         if fixes is not None:  # what the run used: its run.yaml, less the fixes it could not apply
             facts.append(("Automatic fixes", ", ".join(fixes) or "none"))
         self.facts.set_facts(facts)
         # the rule's reason, less what the two facts above already say (it repeated the speed-up line)
-        said = [t for t in (decision.speed.text(), decision.accuracy.text()) if t]
-        extra = [part for part in decision.reason.split("; ") if not any(t in part for t in said)
+        said = [t for t in (decision.speed.text(), decision.accuracy.text(), decision.rule_text()) if t]
+        extra = [part for part in decision.reason.split("; ") if not any(t in part or part in t for t in said)
                  and "inconclusive" not in part]  # the accuracy fact says it once, not three times
         text = sentence("; ".join(extra)) if extra else ""
         if way_forward:
@@ -139,3 +149,44 @@ class DecisionCard(QFrame):
         self.reason.setText(text)
         self.reason.setVisible(bool(text))
         self.show()
+
+
+class WayForwardBar(QWidget):
+    """The ways forward of an inconclusive accuracy verdict as buttons (`trials.way_forward`), the recommended
+    one first: judge on the validation loss, set a tolerance (both from the runs already measured), or measure
+    again on more validation examples. `chosen` says which ("loss", "tolerance", "examples")."""
+
+    chosen = Signal(str)
+    WORDS = {"loss": "Judge on the validation loss", "tolerance": "Set a tolerance…"}
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        column = QVBoxLayout(self)  # one button a line: side by side they widened the page's left column
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(6)
+        self.buttons: dict[str, QPushButton] = {}
+        for way in ("loss", "tolerance", "examples"):
+            button = QPushButton(self.WORDS.get(way, ""))
+            button.clicked.connect(lambda _checked=False, w=way: self.chosen.emit(w))
+            line = QHBoxLayout()
+            line.addWidget(button)
+            line.addStretch(1)
+            column.addLayout(line)
+            self.buttons[way] = button
+        self.hide()
+
+    def set_options(self, forward: WayForward | None, more_examples: bool, enabled: bool = True) -> None:
+        """Show the ways `forward` offers (`more_examples`: measuring again on more examples can decide it)."""
+        offered = {"loss": forward is not None and forward.loss is not None,
+                   "tolerance": forward is not None and forward.tolerance_pp is not None,
+                   "examples": forward is not None and more_examples}
+        if forward is not None and forward.examples_needed:
+            self.buttons["examples"].setText(f"Use {forward.examples_needed:,} validation examples")
+        for way, button in self.buttons.items():
+            button.setVisible(offered[way])
+            button.setEnabled(enabled)
+            button.setObjectName("primaryButton" if forward is not None and way == forward.recommended else "")
+            button.setToolTip("Recommended" if forward is not None and way == forward.recommended else "")
+            button.style().unpolish(button)
+            button.style().polish(button)
+        self.setVisible(any(offered.values()))

@@ -100,11 +100,16 @@ def _legend_html(series: Series) -> str:
 
 
 class LegendStrip(QWidget):
-    """The row above the plots: legend entries, whole, as many as fit its width, then "+N more" (its tooltip
-    names the rest, each with its colour); the spike note at the right. It asks for no width of its own, so
-    a study of 25 runs cannot widen the window (it did: 25 × 40 px minimum)."""
+    """The row above the plots: legend entries, as many as fit its width, then "+N more" (its tooltip names
+    the rest, each with its colour); the spike note at the right. The first `KEEP` entries — the page's own
+    run and its reference — are always named: when they do not fit whole their names are shortened in the
+    middle (the tooltip has them whole); at 1024 px the reference went under "+1 more" and the plots' grey
+    line had no name. It asks for no width of its own, so a study of 25 runs cannot widen the window (it
+    did: 25 × 40 px minimum)."""
 
     SPACING = 14
+    KEEP = 2
+    MIN_NAME = 40  # px of a shortened name, at least
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -123,9 +128,18 @@ class LegendStrip(QWidget):
         self.row.addWidget(self.spike_note)
         self.entries: list[QLabel] = []
         self.htmls: list[str] = []
+        self.lines: list[str] = []  # each entry's coloured line (html)
+        self.names: list[str] = []  # each entry's whole name
+        self.shown_names: list[str] = []  # the names as shown (shortened when they did not fit)
+        self._full: list[int] = []  # each entry's width with its whole name
 
-    def set_entries(self, entries: list[QLabel], htmls: list[str]) -> None:
-        self.entries, self.htmls = list(entries), list(htmls)
+    def set_entries(self, entries: list[QLabel], lines: list[str], names: list[str]) -> None:
+        self.entries, self.lines, self.names = list(entries), list(lines), list(names)
+        self.htmls = [f"{line} {_html(name)}" for line, name in zip(lines, names)]
+        for label, html in zip(self.entries, self.htmls):
+            label.setText(html)
+        self._full = [label.sizeHint().width() for label in self.entries]
+        self.shown_names = list(names)
         self.fit()
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
@@ -145,21 +159,38 @@ class LegendStrip(QWidget):
         return handled
 
     def fit(self) -> None:
-        """Show the first entries that fit whole, hide the rest behind "+N more" (a change of visibility
-        lays the strip out again, then this finds nothing more to change)."""
+        """The kept entries always, the others whole while they fit, the rest behind "+N more"; kept names that
+        do not fit are shortened to share the room (a change of text or visibility lays the strip out again,
+        then this finds nothing more to change: it measures from the whole names' widths)."""
         available = self.width()
         if not self.spike_note.isHidden():
             available -= self.spike_note.sizeHint().width() + self.SPACING
-        widths = [label.sizeHint().width() for label in self.entries]
+        widths = self._full
+        keep = min(self.KEEP, len(widths))
         shown = len(widths)
+        more_w = 0
         if sum(widths) + self.SPACING * max(0, shown - 1) > available:
-            used, shown = self.more.fontMetrics().horizontalAdvance(f"+{len(widths)} more") + 4, 0
-            for w in widths:
+            more_w = self.more.fontMetrics().horizontalAdvance(f"+{len(widths)} more") + 4 + self.SPACING
+            used, shown = more_w + sum(widths[:keep]) + self.SPACING * keep, keep
+            for w in widths[keep:]:
                 if used + w + self.SPACING > available:
                     break
                 used += w + self.SPACING
                 shown += 1
+            if shown == len(widths):
+                more_w = 0
+        room = (available - more_w - self.SPACING * max(0, keep - 1)) // max(1, keep)
+        shorten = keep and sum(widths[:keep]) + self.SPACING * max(0, keep - 1) > available - more_w
+        self.shown_names = list(self.names)
         for i, label in enumerate(self.entries):
+            text = self.htmls[i]
+            if shorten and i < keep and widths[i] > room:
+                metrics = label.fontMetrics()
+                name_room = max(self.MIN_NAME, room - (widths[i] - metrics.horizontalAdvance(self.names[i])))
+                self.shown_names[i] = metrics.elidedText(self.names[i], Qt.TextElideMode.ElideMiddle, name_room)
+                text = f"{self.lines[i]} {_html(self.shown_names[i])}"
+            if label.text() != text:
+                label.setText(text)
             if label.isHidden() != (i >= shown):
                 label.setHidden(i >= shown)
         rest = len(self.entries) - shown
@@ -202,16 +233,16 @@ class RunPlots(QWidget):
         outer.addWidget(strip)
         self.legend_labels: list[QLabel] = []  # one per series, the page's run first; those that do not fit are hidden
         self._legend_series: list[Series] = []  # the series of `legend_labels`, in their order
-        grid = QGridLayout()
+        self.grid = grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(8)
         outer.addLayout(grid, 1)
+        self.columns = columns
         self.step_plot = self._plot("Step time", "ms")
         self.loss_plot = self._plot("Training loss", "")
         self.val_plot = self._plot("Validation", "")
         self.scale_plot = self._plot("Loss scale", "")
-        for i, widget in enumerate((self.step_plot, self.loss_plot, self.val_plot, self.scale_plot)):
-            grid.addWidget(widget, i // columns, i % columns)
+        self._lay_out(with_scale=False)  # shown once a run on the page has a loss scale (only mixed_float16)
         self.spikes = pg.ScatterPlotItem(symbol="t1", size=7, pen=None, brush=pg.mkBrush(SPIKE_COLOR))
         self.step_plot.addItem(self.spikes, ignoreBounds=True)
         # whether a run has a loss scale, said in the plot's title (a TextItem in the view re-painted the plot
@@ -228,6 +259,18 @@ class RunPlots(QWidget):
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.refresh)
         self.timer.start(REFRESH_MS)
+
+    def _lay_out(self, with_scale: bool) -> None:
+        """The plots in the grid, row by row; without the loss-scale plot the last row's plot takes its room."""
+        shown = [self.step_plot, self.loss_plot, self.val_plot] + ([self.scale_plot] if with_scale else [])
+        for widget in (self.step_plot, self.loss_plot, self.val_plot, self.scale_plot):
+            self.grid.removeWidget(widget)
+        self.scale_plot.setVisible(with_scale)
+        columns = self.columns
+        for i, widget in enumerate(shown):
+            last = i == len(shown) - 1
+            span = columns - i % columns if last else 1  # the last plot fills the rest of its row
+            self.grid.addWidget(widget, i // columns, i % columns, 1, span)
 
     def _plot(self, title: str, unit: str) -> pg.PlotWidget:
         widget = pg.PlotWidget()
@@ -298,7 +341,8 @@ class RunPlots(QWidget):
             label.hide()  # until `fit` shows it (else the layout shows every new label on the next event loop pass)
             self.legend_row.insertWidget(self.legend_row.indexOf(self.more_label), label)
             self.legend_labels.append(label)
-        self.legend_strip.set_entries(self.legend_labels, [_legend_html(s) for s in self._legend_series])
+        self.legend_strip.set_entries(self.legend_labels, [_legend_line(s) for s in self._legend_series],
+                                      [s.label for s in self._legend_series])
 
     def legend_texts(self) -> list[str]:
         """Every run's legend name, in series order (shown or named under "+N more")."""
@@ -306,7 +350,8 @@ class RunPlots(QWidget):
 
     def legend_shown(self) -> list[str]:
         """What the strip shows: the names that fit, then "+N more" when some did not."""
-        shown = [s.label for s, label in zip(self._legend_series, self.legend_labels) if not label.isHidden()]
+        shown = [name for name, label in zip(self.legend_strip.shown_names, self.legend_labels)
+                 if not label.isHidden()]
         return shown + ([self.more_label.text()] if not self.more_label.isHidden() else [])
 
     def _user_zoomed(self, plot_name: str) -> None:
@@ -389,9 +434,8 @@ class RunPlots(QWidget):
             self._set(i, "val", at(vx), vy, symbol="o", symbolSize=5, symbolBrush=s.color, symbolPen=None)
         if any_scale != self.has_scale:  # only mixed_float16 has one (the tooltip says so)
             self.has_scale = any_scale
-            # without one, the title says so and the axis has no numbers (empty axes 0.2-0.8 looked broken)
-            self._title(self.scale_plot, "Loss scale" if any_scale else "Loss scale: none")
-            self.scale_plot.getPlotItem().getAxis("left").setStyle(showValues=any_scale)
+            # without one the plot is hidden: an empty "Loss scale: none" plot showed beside every float32 run
+            self._lay_out(with_scale=any_scale)
         self._paint_primary()
         self._wanted = self._fitted_ranges()
         self._apply_one_range()

@@ -25,12 +25,15 @@ from tfturbo.errors import UserError
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
+from tfturbo.trials.run_length import min_run_steps, run_length_note
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
+from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of
 from tfturbo.tune.engine import (BASELINE, Action, Outcome, StudyEngine, TuneOptions, audit_action, audit_argv,
                                  prepare_study_dir, probe_argv)
+from tfturbo.tune.estimate import remaining_text
 from tfturbo.tune.levers import Candidate
 from tfturbo.tune.study import Rung, Study, StudyStatus
 
@@ -263,6 +266,25 @@ class WizardSession:
     def baseline_settings(self) -> RunSettings:
         return self.options().base_settings()
 
+    def run_length(self) -> tuple[str, int | None]:
+        """(why the baseline's runs are too short for a speed verdict, the steps that are enough), from its
+        measured warm-up and step time (`trials.run_length`); ("", None) when they are enough."""
+        base = self.baseline
+        if base is None:
+            return "", None
+        rule, per_call = self.options().speed_rule(), base.settings.steps_per_execution
+        note = run_length_note(base.summary, base.settings.steps, rule, per_call)
+        return note, (min_run_steps(base.summary, rule, per_call) if note else None)
+
+    def lengthen_runs(self, steps: int) -> None:
+        """Runs of `steps` from the next baseline on: every trial's runs follow the baseline's length, so this
+        matters only before the first trial (the baseline page measures it again)."""
+        self.steps = steps
+        if self.engine is not None:
+            self.engine.opts.steps = steps
+            self.study.options = self.engine.opts.to_dict()
+            self.study.save()
+
     def pending(self, stage: str) -> list[Candidate]:
         """What the engine would measure next on a stage (skips included), for the page to offer."""
         return self.engine.pending(stage) if self.engine is not None else []
@@ -327,6 +349,34 @@ class WizardSession:
         while (action := self.engine.next_action()) is not None:  # the stage needs nothing more from this page
             raise AssertionError(f"the engine planned more than the page measured: {action.command}")
         return rung.decision
+
+    def way_forward(self, rung: Rung | None) -> WayForward | None:
+        """What would decide `rung`'s inconclusive accuracy (None: its verdict needs none)."""
+        if rung is None or self.study is None:
+            return None
+        return for_rung(self.study.path, rung, self.engine.opts.tolerance)
+
+    def can_rejudge(self, rung: Rung | None) -> bool:
+        """The rung's verdict may be judged again: it is the last one judged and no trial is being measured."""
+        policy = self.policy
+        return rung is not None and policy is not None and bool(policy.rungs) and policy.rungs[-1] is rung \
+            and self.engine.trial is None and rung.name in self.engine.trials
+
+    def more_examples_here(self, rung: Rung, forward: WayForward) -> bool:
+        """Whether "use N validation examples" can measure this rung's trial again (`can_use_more_examples`)."""
+        return can_use_more_examples(forward, rung.compared_with == (self.baseline.name if self.baseline else None))
+
+    def take_way_forward(self, rung: Rung, way: str, accuracy_pp: float | None = None) -> TrialVerdict:
+        """Judge `rung` again by the way forward `way` ("loss", or "tolerance" with the user's `accuracy_pp`)
+        from the runs its trial measured: no new run; the study records the rule and the choice."""
+        forward = self.way_forward(rung)
+        if forward is None:
+            raise UserError(f"{rung.name}'s accuracy needs no way forward", "nothing to decide")
+        return self.engine.rejudge(rung.name, rule_for(way, forward, self.engine.opts.tolerance, accuracy_pp), way)
+
+    def remaining_text(self) -> str:
+        """The study's stages still to come with the engine's estimate ("": none, or nothing to estimate from)."""
+        return remaining_text(self.engine) if self.engine is not None else ""
 
     def trial_of(self, rung: Rung | None) -> Trial | None:
         return self.engine.trials.get(rung.name) if rung is not None and self.engine is not None else None

@@ -17,6 +17,11 @@ remote command on this machine: the hardware report under "Host …" goes
 through the real remote path (upload, backend, clean-up) but describes this
 machine.
 
+`3-mixed-precision-running` is the trial's second pair going: the page's
+progress line (pair, time left), the trial's plan and the study's stages
+still to come. `--large` also saves that page finished at 1920×1080 in the
+temporary folder, to look at.
+
 `5-compare-needs-confirmation` is taken only when a rung was kept (on a CPU
 that is down to the noise); when none was, there is no such state to show
 and no file is written (README does not link it).
@@ -106,6 +111,7 @@ def main() -> int:
     parser.add_argument("--running-workload", default="builtin:transformer",
                         help="workload for the screenshot of a run in progress")
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--large", action="store_true", help="also save one page at 1920×1080 (in the temp folder)")
     args = parser.parse_args()
     os.environ["TFTURBO_SSH"] = fake_ssh()
     app = make_app()
@@ -173,26 +179,40 @@ def main() -> int:
     window._on_next()
     wait(lambda: window.current() == 2 and pages[2].run_button.isEnabled())
     pages[2].start_run()
+    # the trial's second pair: the page says where it stands, its plan and the rest of the study's estimate
+    wait(lambda: pages[2].rung.decision is not None or pages[2].plan_note.text().startswith("Pair 2"))
+    if pages[2].rung.decision is None:
+        shot("3-mixed-precision-running")
     wait(lambda: pages[2].rung.decision is not None)
     shot("3-mixed-precision")
+    if args.large:  # one page at a large screen's size, to look at (not kept in the folder)
+        window.resize(1920, 1080)
+        settle()
+        save_small(window.grab(), Path(tempfile.gettempdir()) / "3-mixed-precision-1920x1080.png")
+        print("saved", Path(tempfile.gettempdir()) / "3-mixed-precision-1920x1080.png", flush=True)
     window._on_next()
     wait(lambda: window.current() == 3 and pages[3].run_button.isEnabled())
     pages[3].start_run()
     wait(lambda: pages[3].rung.decision is not None)
     shot("4-xla")
+    window._on_next()  # the batch size (the wizard's order: the levers', then the confirmation)
+    wait(lambda: window.current() == 4 and pages[4].run_button.isEnabled())
+    pages[4].start_run()
+    wait(lambda: pages[4].rung is not None and pages[4].rung.decision is not None)
+    shot("6-batch-size")
     window._on_next()
-    wait(lambda: window.current() == 4)
-    if pages[4].candidate() is not None:  # something was kept: confirm it against the baseline
+    wait(lambda: window.current() == 5)
+    compare = pages[5]
+    if compare.candidate() is not None:  # something was kept: confirm it against the baseline
         shot("5-compare-needs-confirmation")
-        pages[4].start_run()
-        wait(lambda: pages[4].confirmation is not None and pages[4].confirmation.decision is not None)
+        compare.start_run()
+        wait(lambda: compare.confirmation is not None and compare.confirmation.decision is not None)
     else:  # nothing to confirm: the page has no such state in this study
         print("note: nothing was kept, so there is no 5-compare-needs-confirmation.png", flush=True)
     shot("5-compare")
     window._on_next()
-    shot("6-batch-size")
-    window._on_next()
     shot("7-record-report")
+    print("study:", window.session.study.path, flush=True)
     if app.platformName() == "xcb":
         settle()
         save_small(app.primaryScreen().grabWindow(0), args.out / "screen.png")

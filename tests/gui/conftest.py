@@ -74,3 +74,22 @@ def free_training_gate():
     GATE.holder, GATE.label = None, ""
     yield
 
+
+
+def measure_baseline(qtbot, window, timeout: int = 30_000) -> None:
+    """Go to the baseline page and measure it (the fake backend's one run)."""
+    from tfturbo_gui.step_status import PASSED
+
+    go_next(qtbot, window, 1)
+    page = window.pages[1]
+    qtbot.mouseClick(page.measure_button, _left())
+    qtbot.waitUntil(lambda: page.status == PASSED, timeout=timeout)
+
+
+def start_page_trial(qtbot, window, index: int, timeout: int = 20_000):
+    """Go to rung page `index` and click its Run button once it is enabled; the page."""
+    window.goto(index)
+    page = window.pages[index]
+    qtbot.waitUntil(lambda: page.run_button.isEnabled(), timeout=timeout)
+    qtbot.mouseClick(page.run_button, _left())
+    return page

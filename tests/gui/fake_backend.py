@@ -19,7 +19,9 @@ without it, as the backend does (FIX_NOT_APPLIED), `builtin:ragged-batches` a
 partial last batch, `builtin:slow-input` is input-bound, `builtin:broken`
 fails to load, `builtin:no-jit` refuses jit_compile=True (XLA_NOT_ACTIVE, no faster) while
 auto-clustering pays, `builtin:short-steps` takes 2 ms a step (steps_per_execution pays),
-`builtin:float32-heavy` keeps its matmuls in float32 under a 16-bit policy (MATMUL_NOT_16BIT in its profile).
+`builtin:float32-heavy` keeps its matmuls in float32 under a 16-bit policy (MATMUL_NOT_16BIT in its profile),
+`builtin:small-val` has 400 validation examples whose correctness varies run to run (accuracy inconclusive; the
+per-example loss decides).
 A run whose profiler window ran writes a profile.json (`fake_profile`) as the real backend does.
 """
 
@@ -271,9 +273,12 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
                "findings": findings, "versions": VERSIONS, "device": "CPU", "learning_rate": 0.003,
                "workload": {"spec": settings.workload, "name": settings.workload.split(":")[-1], "path": ""},
                "loss_scale": {"final": 32768.0, "min": 32768.0, "skipped_steps": 0} if sixteen else None,
-               "xla_active": settings.jit_compile and not xla_refused(settings), "error": error}
+               "xla_active": (settings.jit_compile and not xla_refused(settings)) or settings.xla_autoclustering,
+               "error": error}
     if status == protocol.RunStatus.COMPLETED:  # the per-example file the accuracy gate pairs
-        summary["paired_validation"] = write_paired(run_dir, validation, settings.batch_size)
+        small = args.workload == "builtin:small-val"  # 400 validation examples: its accuracy cannot decide
+        summary["paired_validation"] = write_paired(run_dir, validation, settings.batch_size,
+                                                    **({"examples": 400, "noise": 0.05} if small else {}))
     runfiles.write_checkpoint_settings(run_dir, settings, 0.003, step, {"versions": VERSIONS, "device": "CPU"})
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, summary)
     writer.emit(protocol.RESULT, command="run", document=summary)

@@ -67,7 +67,7 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
     xla = window.pages[3]
     qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
     qtbot.mouseClick(xla.run_button, LEFT)
-    qtbot.waitUntil(lambda: xla.rung.decision is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: xla.rung.decision is not None, timeout=90_000)  # a trial: 4-6 backend processes
     for i in range(len(window.pages)):
         window.goto(i)
         qtbot.wait(30)
@@ -75,6 +75,11 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
         problems = clipped(window) + [f"step {row.title.text()!r} cut" for row in window.steps.rows
                                       if row.title.width() < row.title.sizeHint().width()]
         assert problems == [], f"page {i + 1} ({window.pages[i].title}) at {size}: {problems}"
+        # issue 22: a rung page's legend names its own run and its reference, never "+1 more" for one of them
+        plots = getattr(window.pages[i], "plots", None)
+        if plots is not None and plots.isVisibleTo(window) and 0 < len(plots.series) <= 2:
+            shown = plots.legend_shown()
+            assert len(shown) == len(plots.series) and not any(n.startswith("+") for n in shown), shown
         # issue 22: a finding's fix wraps in its card instead of scrolling sideways
         for card in getattr(getattr(window.pages[i], "findings", None), "cards", []):
             if card.fix_block is not None and card.isVisibleTo(window):
@@ -230,26 +235,41 @@ def test_workload_descriptions_end_in_an_ellipsis_when_the_window_is_narrow(qtbo
         assert row.about.fontMetrics().horizontalAdvance(row.about.text()) <= row.about.width()
 
 
-def test_a_narrow_legend_keeps_the_pages_own_run_and_puts_the_baseline_under_more(qtbot):
-    """At 1024 px with a spike note, the trial page showed "baseline  +1 more": its own run was the one hidden."""
+def test_a_narrow_legend_keeps_the_pages_own_run_and_its_reference_named(qtbot):
+    """At 1024 px with a spike note, the trial page showed "baseline  +1 more": its own run was the one hidden;
+    then its own run and "+1 more": the reference's grey line had no name. Both stay named, shortened in the
+    middle when they do not fit whole (the tooltip names them whole); a third run goes under "+1 more"."""
     from tfturbo_gui.run_data import RunData
 
     plots = shown_plots(qtbot)
     run = _spiky_run()
-    run.name = "mixed_float16, batch 64"
+    run.name = "mixed_float16, batch 64 (b2)"
     base = RunData("b")
     base.ingest([{"type": "steps", "step": [1, 2], "step_ms": [10.0, 10.0]}])
+    other = RunData("c")
+    other.ingest([{"type": "steps", "step": [1, 2], "step_ms": [12.0, 12.0]}])
     from tfturbo_gui.live_plots import BASELINE_GREY, Series
-    plots.set_series([Series(base, "01-baseline, float32, batch 64", BASELINE_GREY, dashed=True),
-                      Series(run, run.name)], primary=run)  # what show_run does, with a longer reference name
+    reference = "reference float32, batch 64 (a2)"
+    plots.set_series([Series(base, reference, BASELINE_GREY, dashed=True), Series(run, run.name)],
+                     primary=run)  # what show_pair does
     qtbot.wait(20)
     strip = plots.legend_strip
-    own, baseline = (label.sizeHint().width() for label in plots.legend_labels)
-    more = strip.more.fontMetrics().horizontalAdvance("+1 more") + 4
-    room_for_one = own + more + strip.spike_note.sizeHint().width() + 3 * strip.SPACING + 4
-    assert baseline > more + strip.SPACING + 4  # so the strip below has room for one name, not both
-    plots.resize(room_for_one + (plots.width() - strip.width()), 300)
+    own, baseline = strip._full
+    # room for about one whole name: both must still be named
+    plots.resize(own + strip.spike_note.sizeHint().width() + 2 * strip.SPACING + 4 + (plots.width() - strip.width()),
+                 300)
     qtbot.wait(20)
     assert plots.spike_note.isVisible()
-    assert plots.legend_shown() == ["mixed_float16, batch 64", "+1 more"]
-    assert plots.legend_texts() == ["01-baseline, float32, batch 64", "mixed_float16, batch 64"]  # series order kept
+    shown = plots.legend_shown()
+    assert len(shown) == 2 and "+1 more" not in shown, shown
+    assert shown[0].startswith("mixed") and shown[1].startswith("ref") and "…" in "".join(shown)
+    for label in plots.legend_labels:
+        assert not label.isHidden() and label.geometry().right() <= strip.width()
+        assert label.toolTip() in (run.name, reference)  # whole in the tooltip
+    assert plots.legend_texts() == [reference, run.name]  # series order kept
+    # at 1024 × 640's width a third run of the page goes under "+1 more", the two stay named
+    plots.set_series([Series(base, reference, BASELINE_GREY, dashed=True), Series(run, run.name),
+                      Series(other, "03-xla, float32, batch 64")], primary=run)
+    qtbot.wait(20)
+    shown = plots.legend_shown()
+    assert shown[-1] == "+1 more" and len(shown) == 3 and shown[1].startswith("re"), shown

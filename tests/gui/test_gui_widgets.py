@@ -142,7 +142,7 @@ def test_plots_overlay_the_baseline_and_mark_warmup_and_median(qtbot, tmp_path):
     lengths = plots.plotted_lengths()
     assert lengths["step_ms"] == [40, 60] and lengths["loss_scale"] == [0, 60]  # baseline first, then this run
     assert lengths["val"] == [len(base.validation), len(data.validation)] and plots.val_metric == "val_accuracy"
-    assert plots.has_scale and plots.scale_plot._title_text == "Loss scale"  # mixed_float16
+    assert plots.has_scale and not plots.scale_plot.isHidden()  # mixed_float16: its loss scale is plotted
     assert plots.median_line.value() == data.summary["step_ms"]["median"]
     axis = plots.step_plot.getPlotItem().getAxis("left").labelText
     assert axis == f"ms, median {data.summary['step_ms']['median']:.3g}"  # on the axis, not over the data
@@ -150,9 +150,13 @@ def test_plots_overlay_the_baseline_and_mark_warmup_and_median(qtbot, tmp_path):
     regions = [item for _, item in plots._decor]
     assert regions[0].getRegion() == (0.5, 5.5)  # warm-up: steps 1-5
 
-    plots.show_run(base)  # float32: no loss scale, said in the title, no empty axis numbers
-    assert not plots.has_scale and plots.scale_plot._title_text == "Loss scale: none"
-    assert not plots.scale_plot.getPlotItem().getAxis("left").style["showValues"]
+    plots.show_run(base)  # float32 only: no empty "Loss scale: none" plot, the validation plot takes its room
+    assert not plots.has_scale and plots.scale_plot.isHidden()
+    index = plots.grid.indexOf(plots.val_plot)
+    assert plots.grid.getItemPosition(index) == (1, 0, 1, 2)
+    plots.show_run(data, baseline=base)  # a run with a loss scale on the page: shown again
+    assert plots.has_scale and not plots.scale_plot.isHidden()
+    assert plots.grid.getItemPosition(plots.grid.indexOf(plots.val_plot)) == (1, 0, 1, 1)
 
 def test_findings_show_fix_as_copyable_monospace_and_offer_the_automatic_fix(qtbot):
     panel = FindingsPanel()

@@ -96,9 +96,21 @@ def test_the_record_page_states_the_speed_up_it_records(qtbot, tmp_path):
     fact = record.recommended.values["Speed-up"].text()
     if best is window.session.baseline:
         assert fact.startswith("none")
-    else:
-        shown = headline(best.name, window.session.study.rungs)
-        assert fact.startswith(shown.text()) and shown.source() in fact
+        return
+    shown = headline(best.name, window.session.study.rungs)
+    assert fact.startswith(shown.text()) and shown.source(best.name) in fact
+    # the words follow what is recorded: its own trial against the baseline is "its own trial", not "(02-xla's)"
+    assert shown.trial == best.name and "(its own trial)" in fact and f"({best.name}'s trial)" not in fact
+    window.goto(5)  # the confirmation measures it again against the baseline: now that trial is the number
+    compare = window.pages[5]
+    qtbot.waitUntil(lambda: compare.run_button.isEnabled(), timeout=20_000)
+    qtbot.mouseClick(compare.run_button, LEFT)
+    qtbot.waitUntil(lambda: compare.confirmation is not None and compare.confirmation.decision is not None,
+                    timeout=60_000)
+    window.goto(6)
+    fact = record.recommended.values["Speed-up"].text()
+    if compare.confirmation.kept:
+        assert f"({compare.confirmation.name}'s trial)" in fact and "its own trial" not in fact
 
 
 def test_an_inconclusive_card_says_it_once_and_offers_a_way_forward(qtbot):
@@ -118,4 +130,5 @@ def test_an_inconclusive_card_says_it_once_and_offers_a_way_forward(qtbot):
     card.set_decision(decision, "batch 128", "01-baseline", way_forward=way)
     text = card.facts.text() + "\n" + card.reason.text()
     assert text.count("inconclusive") == 1, text
+    assert text.count("about 872 examples would decide it") == 1, text  # its tail leaked into the reason
     assert "What would decide the accuracy:\n" + "\n".join(way) in card.reason.text()

@@ -36,7 +36,11 @@ def test_an_inconclusive_accuracy_is_decided_on_the_loss_and_says_so():
     assert way.recommended == "loss"
     lines = way.lines()
     assert lines[0].startswith("Recommended: Judge on the validation loss") and "within tolerance" in lines[0]
-    assert any(line.startswith("Or: Validate on more examples") for line in lines)
+    # the data holds no more than the 400: said so, with no option that cannot work
+    assert any(line.startswith("Or: More validation examples would decide it") and "holds only 400" in line
+               and "--val-examples" not in line for line in lines)
+    more = way_forward(acc, Tolerance(), a, b, examples_available=None).lines()  # the data may hold more
+    assert any(line.startswith("Or: Validate on more examples") and "--val-examples" in line for line in more)
     assert any(f"--accuracy-tolerance {way.tolerance_pp:.2g}" in line for line in lines)
     assert way.tolerance_pp >= -acc.ci95[0] * 100  # the interval passes at that tolerance
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tfturbo.backend_client import BackendResult
+from tfturbo.runfiles import SUMMARY, write_json_atomic
 from tfturbo.cli_args import parse_run_settings
 from tfturbo.settings import RunSettings
 
@@ -66,10 +67,12 @@ class FakeBackend:
     def __init__(self, run_summary: Callable[[RunSettings], dict], recommended: str = "float32",
                  audit: list[dict] | None = None, verdict: str = "compute_bound",
                  on_run: Callable[[RunSettings], None] | None = None, run_noise: float = 0.02,
-                 available_memory: int | None = None, fixed_verdict: str | None = None):
+                 available_memory: int | None = None, fixed_verdict: str | None = None,
+                 paired: dict | None = None):
         """`run_noise`: each run's speed is off by a seeded factor (1 + run_noise * N(0, 1)), as replicates are.
         `fixed_verdict`: the probe's verdict with --input-fixes (default: `verdict`)."""
         self.fixed_verdict = fixed_verdict or verdict
+        self.paired = paired or {}  # write_paired's options (examples, noise): a small, noisy validation set
         self.run_summary = run_summary
         self.recommended = recommended
         self.audit = audit or []
@@ -112,12 +115,15 @@ class FakeBackend:
         if doc.get("status") == "completed" and "--out" in argv:  # the per-example file the accuracy gate pairs
             every = settings.effective_val_every()
             paired = write_paired(argv[argv.index("--out") + 1], doc.get("validation") or [],
-                                  settings.batch_size or 64, steps=list(range(every, settings.steps + 1, every)))
+                                  settings.batch_size or 64, steps=list(range(every, settings.steps + 1, every)),
+                                  **self.paired)
             doc["paired_validation"] = paired
         factor = 1.0 + self.run_noise * float(self._rng.standard_normal())
         if doc.get("step_ms_samples"):
             doc["step_ms_samples"] = [ms * factor for ms in doc["step_ms_samples"]]
             doc["steps_per_s"] = doc["steps_per_s"] / factor
+        if self.paired and "--out" in argv:  # its summary.json, as the backend writes it (the way forward reads it)
+            write_json_atomic(Path(argv[argv.index("--out") + 1]) / SUMMARY, doc)
         return result(command, doc, status=doc["status"] if doc["status"] != "crashed" else "crashed")
 
 

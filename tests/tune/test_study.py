@@ -146,7 +146,7 @@ def test_study_yaml_records_every_decision(tmp_path, make_summary, fake_backend)
     data = yaml.safe_load((tmp_path / "s" / "study.yaml").read_text())
     assert data["workload"] == "builtin:fake" and data["created"] and data["status"] == "completed"
     assert data["environment"]["recommended_policy"] == "float32"
-    assert data["options"]["tolerance"] == {"accuracy_pp": 0.5, "loss_rel": 0.02}
+    assert data["options"]["tolerance"] == {"accuracy_pp": 0.5, "loss_rel": 0.02, "judge_on": "metric"}
     assert [e["kept"] for e in data["ladder"]] == [e["kept"] for e in study.document()["ladder"]]
     assert all(e["reason"] for e in data["ladder"])
     assert data["recommended"]["jit_compile"] is True

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from ..arg_types import non_negative, positive_int
-from ..cli_args import WORKLOAD_HELP
+from ..cli_args import WORKLOAD_HELP, accuracy_rule, add_accuracy_rule
 from ..backend_client import log_path
 from ..console import format_finding
 from ..errors import OutputDirError
@@ -30,7 +30,8 @@ from ..trials.execute import backend_executor, backend_pair_executor
 from ..trials.spec import describe, keys, parse_settings
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedPair, PlannedRun, Trial, run_trial
-from ..trials.verdict import Tolerance, TrialVerdict
+from ..trials.verdict import TrialVerdict
+from ..tune import levers
 
 TRIAL_JSON = "trial.json"
 
@@ -55,10 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "0: every pair trains the full length with validation, and any steady window counts)")
     parser.add_argument("--val-examples", type=positive_int, default=RunSettings.val_examples,
                         help=f"validation examples the accuracy gate pairs (default {RunSettings.val_examples})")
-    parser.add_argument("--accuracy-tolerance", type=non_negative, default=Tolerance.accuracy_pp, metavar="PP",
-                        help=f"accuracy B may lose, in percentage points (default {Tolerance.accuracy_pp})")
-    parser.add_argument("--loss-tolerance", type=non_negative, default=Tolerance.loss_rel, metavar="FRACTION",
-                        help=f"relative loss increase B may cost when the metric is a loss (default {Tolerance.loss_rel})")
+    add_accuracy_rule(parser)
     parser.add_argument("--out", metavar="DIR", default=None,
                         help="keep the runs and trial.json here (default: a temporary folder, removed afterwards)")
     parser.add_argument("--json", action="store_true", help="print the ab document as JSON")
@@ -70,7 +68,7 @@ def build_trial(args: argparse.Namespace) -> Trial:
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
     return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates, steady_s=args.steady_s),
-                 Tolerance(args.accuracy_tolerance, args.loss_tolerance), label_a=a.label(), label_b=b.label())
+                 accuracy_rule(args), label_a=a.label(), label_b=b.label(), not_in_effect=levers.effect_check(a, b))
 
 
 def document(trial: Trial, verdict: TrialVerdict) -> dict:
@@ -97,6 +95,7 @@ def render(doc: dict) -> str:
         lines += [f"speed     B/A {v.speed.text()} — {v.speed.verdict}",
                   f"accuracy  {v.accuracy.text()} — {v.accuracy.verdict}",
                   "decision  " + ("KEPT: " if v.kept else "not kept: ") + v.reason, "", v.design]
+        lines += [f"rule      {v.rule_text()}"] if v.rule_text() else []
     serious = [f for f in v.findings if f.get("severity") in ("warning", "error")]
     if serious:
         lines += ["", "Findings:"] + [format_finding(f) for f in serious]

@@ -23,14 +23,13 @@ from pathlib import Path
 
 from .. import console, protocol
 from ..arg_types import non_negative, positive_int
-from ..cli_args import WORKLOAD_HELP
+from ..cli_args import WORKLOAD_HELP, accuracy_rule, add_accuracy_rule
 from ..errors import UserError
 from ..runfiles import REPORT_PDF, RUNS_DIR, STUDY_YAML
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE
 from ..tune.levers import stages
 from ..trials.speed import SpeedRule
-from ..trials.verdict import Tolerance
 from ..tune.ladder import Ladder, TuneOptions, remove_study, unfinished_study
 from ..tune.render import render_study
 from ..tune.study import Study, StudyStatus
@@ -63,11 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the 16-bit policy to measure (default: the one `tfturbo env` recommends)")
     parser.add_argument("--both-policies", action="store_true",
                         help="measure mixed_float16 and mixed_bfloat16, not only the recommended 16-bit policy")
-    parser.add_argument("--accuracy-tolerance", type=non_negative, default=Tolerance.accuracy_pp, metavar="PP",
-                        help=f"accuracy a rung may lose, in percentage points (default {Tolerance.accuracy_pp})")
-    parser.add_argument("--loss-tolerance", type=non_negative, default=Tolerance.loss_rel, metavar="FRACTION",
-                        help=f"relative loss increase a rung may cost when the metric is a loss "
-                             f"(default {Tolerance.loss_rel})")
+    add_accuracy_rule(parser, "a rung")
     parser.add_argument("--max-batch-scale", type=float, default=DEFAULT_MAX_SCALE, metavar="X",
                         help=f"the larger-batch rung grows the batch at most X times (default {DEFAULT_MAX_SCALE:g})")
     parser.add_argument("--stages", type=stages_list, default=None, metavar="STAGE,...",
@@ -96,7 +91,7 @@ def options_from_args(args: argparse.Namespace) -> TuneOptions:
         workload=args.workload, out=Path(args.out), steps=args.steps, seed=args.seed, batch_size=args.batch_size,
         val_every=args.val_every, val_examples=args.val_examples, min_replicates=args.min_replicates,
         max_replicates=max(args.min_replicates, args.max_replicates), policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
-        tolerance=Tolerance(args.accuracy_tolerance, args.loss_tolerance), script_args=list(args.script_args),
+        tolerance=accuracy_rule(args), script_args=list(args.script_args),
         stages=tuple(args.stages) if args.stages else None, steady_s=args.steady_s)
 
 

@@ -150,6 +150,8 @@ class ReportData:
     scaling: ScalingResult | None = None  # STUDY/scaling/scaling.json, when the study measured scaling
     changes: list[str] = field(default_factory=list)  # the measured, kept changes in words (page 1)
     way_forward: list[tuple[str, list[str]]] = field(default_factory=list)  # rung -> what would decide its accuracy
+    # rung -> the accuracy rule that judged it, when it is not the default (the way forward taken, the options)
+    accuracy_rules: list[tuple[str, str]] = field(default_factory=list)
     time_went: Any = None  # profile_page.TimeWent: the baseline's and the recommended run's profiles
 
 
@@ -270,6 +272,9 @@ def _outcome(rung: LadderRow) -> str:
     rung in a few words: its trial's speed verdict when the ladder has one, else the compare table's."""
     row = rung.row
     shown = rung.headline
+    decision = rung.rung.decision if rung.rung else None
+    if decision is not None and decision.speed.verdict == Verdict.NOT_APPLIED:  # measured nothing: say why
+        return f"{row.label if row else rung.name}: {decision.speed.text()}"
     if row is not None and shown is not None:
         text = f"{row.label}: {shown.text('x')} over {shown.pairs} replicate pairs vs {shown.against}, {shown.verdict}"
         faster = shown.verdict == Verdict.FASTER
@@ -609,6 +614,8 @@ def tune_argv(workload: str, options: dict[str, Any], out: str) -> list[str]:
     for key, flag in (("accuracy_pp", "--accuracy-tolerance"), ("loss_rel", "--loss-tolerance")):
         if tolerance.get(key) is not None:
             argv += [flag, f"{tolerance[key]:g}"]
+    if tolerance.get("judge_on") == "loss":
+        argv += ["--judge-on", "loss"]
     if options.get("both_policies"):
         argv.append("--both-policies")
     if options.get("auto_fix") is False:
@@ -724,5 +731,7 @@ def gather(study_dir: str | Path) -> ReportData:
         changes=_changes(tuned, baseline, recommended),
         way_forward=[(r.name, w.lines()) for r in study.rungs
                      if (w := for_rung(study_dir, r, Tolerance.from_dict((study.options or {}).get("tolerance")))) is not None],
+        accuracy_rules=[(r.name, text) for r in study.rungs if r.decision is not None
+                        and (text := r.decision.rule_text())],
         time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
     )

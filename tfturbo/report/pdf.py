@@ -236,6 +236,9 @@ def _speedup(rung: LadderRow) -> Paragraph:
         return P("1.00x<br/>(baseline)")
     if row is not None and row.status != protocol.RunStatus.COMPLETED:  # a crash is not "no measurable change"
         return P(f"not measured<br/>(the run {esc(row.status)})")
+    decision = rung.rung.decision if rung.rung else None
+    if decision is not None and decision.speed.verdict in (Verdict.NOT_APPLIED, Verdict.NOT_ENOUGH):
+        return P(f"not measured<br/>({esc(decision.speed.verdict)})")  # never the runs' own ratio
     shown = rung.headline
     if shown is not None:
         lo, hi = shown.ci95
@@ -295,6 +298,11 @@ def configuration_section(data: ReportData) -> list:
                                                              metric.endswith("loss") else "; ") +
                 "within tolerance means the interval's worse end stays inside the tolerance, inconclusive that "
                 "the validation set is too small to tell.") if metric else ""
+    on_loss = [r.name for r in data.rungs if r.accuracy is not None and r.accuracy.is_loss
+               and not (metric or "").endswith("loss")]
+    if on_loss and val_note:  # a rung judged on the loss (the way forward, --judge-on loss): its own unit
+        val_note += (f" {', '.join(on_loss)} {'was' if len(on_loss) == 1 else 'were'} judged on the validation "
+                     "loss instead: the change in val_loss in its own units (see How accuracy was judged).")
     kind = next((r.row.memory_kind for r in data.rungs if r.row and r.row.memory_kind), None)
     mem_note = {"device": "Peak memory is accelerator (device) memory.",
                 "host": "Peak memory is host memory (process RSS): this run had no accelerator."}.get(kind, "")
@@ -308,7 +316,19 @@ def configuration_section(data: ReportData) -> list:
           "measured again against the baseline (the confirmation) shows that trial's number on every row. "
           + esc(mem_note) + val_note, style.BODY),
         table(header, rows, [NAME_COLUMN * 500, 50, 98, 56, 76, 120]),
-    ] + way_forward_section(data)
+    ] + accuracy_rules_section(data) + way_forward_section(data)
+
+
+def accuracy_rules_section(data: ReportData) -> list:
+    """Which rule judged each configuration's accuracy, when it was not the default: nothing kept silently."""
+    if not data.accuracy_rules:
+        return []
+    out = [P("How accuracy was judged", style.H2),
+           P(f"These configurations were judged by another rule than the default ({esc(Tolerance().text())}), "
+             "chosen by the user:", style.BODY)]
+    out += [Paragraph(f"<b>{esc(name)}</b>: {esc(text)}.", style.BULLET, bulletText="\u2022")
+            for name, text in data.accuracy_rules]
+    return out
 
 
 def way_forward_section(data: ReportData) -> list:

@@ -112,8 +112,10 @@ def paired(a: ArmData, b: ArmData, kind: str, tolerance: Tolerance, points: int 
 
 
 def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict:
-    """B against A on the validation examples; see the module's docstring."""
-    kind = "correct" if a.metric and b.metric and a.correct and b.correct else "loss"
+    """B against A on the validation examples (on the per-example loss when the rule says so, or when there is
+    no accuracy metric); see the module's docstring."""
+    on_metric = a.metric and b.metric and a.correct and b.correct
+    kind = "correct" if on_metric and not (tolerance.judge_on == "loss" and a.loss and b.loss) else "loss"
     verdict = paired(a, b, kind, tolerance, points)
     if verdict is not None:
         return verdict

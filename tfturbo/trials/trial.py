@@ -36,7 +36,7 @@ from ..numbers import duration_text
 from ..settings import RunSettings, can_share_process
 from . import accuracy
 from .speed import SpeedRule
-from .verdict import Change, Tolerance, TrialVerdict, keep
+from .verdict import NOT_APPLIED, Change, SpeedVerdict, Tolerance, TrialVerdict, keep
 
 A, B = "a", "b"
 NO_PROFILE = (0, 0)
@@ -228,6 +228,11 @@ class Trial:
     # pairs 2..N as one process each (`PlannedPair`) where the settings allow it (`can_share_process`); False for
     # a front end that runs elsewhere (a remote host)
     share_process: bool = True
+    # why B's change did not take effect in a completed run of B ("why; what would enable it"), or None when it did
+    # (the levers' words, `tune.levers.effect_check`): asked of B's first run, and the trial stops there if it says
+    not_in_effect: Callable[[dict[str, Any]], str | None] | None = None
+    profile_first_pair: bool = True  # False: both configurations were profiled before (the confirmation's)
+    way_forward: str = ""  # the way forward this trial takes after an inconclusive verdict (`trials.way_forward`)
     runs: list[MeasuredRun] = field(default_factory=list)
     started: float | None = None
 
@@ -421,8 +426,10 @@ class Trial:
         if self._asked is None:
             self._asked = time.monotonic()
         settings = self.settings_of(arm, replicate)
-        if replicate == PROFILED_REPLICATE:  # both arms alike, so the pair's ratio stays fair
+        if replicate == PROFILED_REPLICATE and self.profile_first_pair:  # both arms alike: a fair pair ratio
             settings = settings.with_(profile=None)
+        if arm == A:  # A's model is its own rung's run's (the baseline's, the kept one's): saved there only
+            settings = settings.with_(no_model=True)
         planned = PlannedRun(arm, replicate, settings, self.names(arm, replicate))
         if done % 2 == 0 and replicate > 1 and self.paired and settings.speed_only:
             other = self._order(replicate)[1]
@@ -450,7 +457,16 @@ class Trial:
         """No more runs (the user stopped): the verdict uses the complete pairs measured so far."""
         self._stopped = True
 
+    def change_missing(self) -> str:
+        """Why B's change did not take effect, from B's first run ("" when it did, or nothing can tell yet)."""
+        first_b = next((r for r in self.runs if r.planned.arm == B), None)
+        if self.not_in_effect is None or first_b is None or first_b.status != COMPLETED:
+            return ""
+        return self.not_in_effect(first_b.summary or {}) or ""
+
     def _decided(self) -> bool:
+        if self.change_missing():  # B trained as A: no pair can measure a change
+            return True
         if len(self.runs) % 2 == 1:
             last = self.runs[-1]
             return last.status != COMPLETED  # a failed run ends the trial; its pair is never completed
@@ -490,7 +506,7 @@ class Trial:
             steps = self.speed_steps_of(arm)
             longer = f" (about {steps} steps of {self.label_a if arm == A else self.label_b})" if steps else ""
             return (f"{len(short)} replicate run(s) measured too little steady state — {run.planned.name}: {why}; "
-                    f"each needs at least {self.rule.min_steady_s:.1f} s in 3 windows: longer runs{longer}, "
+                    f"each needs {self.rule.needs_text()}: longer runs{longer}, "
                     f"or more pairs (at most {self.rule.max_pairs})")
         return (f"{len(ratios)} of the {self.rule.min_pairs} replicate pairs the verdict needs were measured: "
                 f"run {self.rule.min_pairs - len(ratios)} more pair(s)")
@@ -502,7 +518,9 @@ class Trial:
     # -- judging --------------------------------------------------------------------------------
 
     def verdict(self) -> TrialVerdict:
-        speed = self.rule.verdict(*self._rates(), needed=self.shortfall())
+        missing = self.change_missing()
+        speed = (SpeedVerdict(math.nan, (math.nan, math.nan), NOT_APPLIED, 0, note=missing) if missing else
+                 self.rule.verdict(*self._rates(), needed=self.shortfall()))
         b_runs = [r for r in self.runs if r.planned.arm == B]
         a_runs = [r for r in self.runs if r.planned.arm == A]
         arm_b = accuracy.ArmData()
@@ -532,7 +550,7 @@ class Trial:
             kept = False
             reason = f"the reference run ({self.label_a}) ended as {failed_a.status}, so nothing was compared"
         return TrialVerdict(speed, acc, kept, reason, found, status, self.design(speed.replicates, acc.examples),
-                            error=error)
+                            error=error, rule=self.tolerance, way_forward=self.way_forward)
 
     def _accuracy_reference_settings(self) -> RunSettings:
         """The settings B's accuracy is judged against (the baseline's in a ladder), for naming causes."""

@@ -22,7 +22,7 @@ from ..verdicts import Verdict
 
 # the words of the two verdicts, as this module's code reads them (owned by tfturbo.verdicts)
 FASTER, SLOWER, NO_CHANGE = Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE
-FAILED, NOT_ENOUGH = Verdict.FAILED, Verdict.NOT_ENOUGH
+FAILED, NOT_ENOUGH, NOT_APPLIED = Verdict.FAILED, Verdict.NOT_ENOUGH, Verdict.NOT_APPLIED
 WITHIN, WORSE, INCONCLUSIVE = _Accuracy.WITHIN, _Accuracy.WORSE, _Accuracy.INCONCLUSIVE
 NOT_MEASURED = _Accuracy.NOT_MEASURED
 
@@ -51,20 +51,43 @@ def _json_float(v: float) -> float | None:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
+JUDGE_ON = ("metric", "loss")  # what the gate judges: the accuracy metric (default) or the per-example loss
+
+
 @dataclass
 class Tolerance:
-    """How much worse B may be and still count as accurate: percentage points of an accuracy, or a loss share."""
+    """The accuracy rule: what the gate judges (`judge_on`: the validation metric, or the per-example
+    validation loss — continuous, so far tighter on a small validation set) and how much worse B may be and
+    still count as accurate: percentage points of an accuracy, or a share of the loss."""
 
     accuracy_pp: float = 0.5
     loss_rel: float = 0.02
+    judge_on: str = "metric"
 
-    def to_dict(self) -> dict[str, float]:
-        return {"accuracy_pp": self.accuracy_pp, "loss_rel": self.loss_rel}
+    def __post_init__(self) -> None:
+        if self.judge_on not in JUDGE_ON:
+            raise ValueError(f"judge_on must be one of {JUDGE_ON}, got {self.judge_on!r}")
+
+    @property
+    def is_default(self) -> bool:
+        return self == Tolerance()
+
+    def text(self) -> str:
+        """The rule in words: "the validation loss, tolerance 2% of the baseline's" / "the validation metric,
+        tolerance 0.5 pp (an accuracy) or 2% (a loss)"."""
+        if self.judge_on == "loss":
+            return f"the validation loss, tolerance {self.loss_rel:.0%} of the baseline's"
+        return f"the validation metric, tolerance {self.accuracy_pp:g} pp (an accuracy) or {self.loss_rel:.0%} (a loss)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"accuracy_pp": self.accuracy_pp, "loss_rel": self.loss_rel, "judge_on": self.judge_on}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> "Tolerance":
         d = d or {}
-        return cls(accuracy_pp=float(d.get("accuracy_pp", 0.5)), loss_rel=float(d.get("loss_rel", 0.02)))
+        judge = d.get("judge_on") if d.get("judge_on") in JUDGE_ON else "metric"
+        return cls(accuracy_pp=float(d.get("accuracy_pp", 0.5)), loss_rel=float(d.get("loss_rel", 0.02)),
+                   judge_on=judge)
 
 
 @dataclass
@@ -78,13 +101,15 @@ class SpeedVerdict:
     ratios: list[float] = field(default_factory=list)  # one per replicate pair, in run order
     a_samples_per_s: float | None = None  # geometric means over the replicates
     b_samples_per_s: float | None = None
-    note: str = ""  # with NOT_ENOUGH: what would be enough (longer runs, more pairs)
+    note: str = ""  # with NOT_ENOUGH: what would be enough (longer runs, more pairs); NOT_APPLIED: why, what would
 
     def text(self) -> str:
         if self.verdict == FAILED:
             return "not measured: the candidate's run failed"
         if self.verdict == NOT_ENOUGH:
             return f"not enough measurement ({self.note})" if self.note else "not enough measurement"
+        if self.verdict == NOT_APPLIED:
+            return "not measured: the change did not take effect" + (f" — {self.note}" if self.note else "")
         if not math.isfinite(self.ratio):
             return "no throughput measured"
         lo, hi = self.ci95
@@ -172,6 +197,9 @@ class TrialVerdict:
     status: str = "completed"  # B's run status (completed, failed, nan_stopped, cancelled, crashed)
     design: str = ""  # how it was measured, in words (for the report)
     error: dict[str, Any] | None = None  # B's failed run's error: {"kind", "message", "fix"}
+    rule: Tolerance | None = None  # the accuracy rule the gate applied (None: not recorded, the default)
+    # the way forward the user took after an inconclusive accuracy verdict ("loss", "tolerance", "examples"; "")
+    way_forward: str = ""
 
     def __post_init__(self) -> None:
         """A failed arm is a failed trial: whatever pairs completed before it, neither speed nor accuracy is
@@ -210,14 +238,28 @@ class TrialVerdict:
     def to_dict(self) -> dict[str, Any]:
         return {"speed": self.speed.to_dict(), "accuracy": self.accuracy.to_dict(), "kept": self.kept,
                 "reason": self.reason, "findings": list(self.findings), "status": self.status,
-                "design": self.design, "error": dict(self.error) if self.error else None}
+                "design": self.design, "error": dict(self.error) if self.error else None,
+                "rule": self.rule.to_dict() if self.rule is not None else None, "way_forward": self.way_forward}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrialVerdict":
+        rule = Tolerance.from_dict(d["rule"]) if isinstance(d.get("rule"), dict) else None
         return cls(SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {}),
                    bool(d.get("kept")), str(d.get("reason") or ""),
                    [f for f in d.get("findings") or [] if isinstance(f, dict)], str(d.get("status") or "completed"),
-                   str(d.get("design") or ""), d.get("error") if isinstance(d.get("error"), dict) else None)
+                   str(d.get("design") or ""), d.get("error") if isinstance(d.get("error"), dict) else None,
+                   rule, str(d.get("way_forward") or ""))
+
+    def rule_text(self) -> str:
+        """Which rule judged the accuracy, in words, for the report and the pages: "" for the default rule
+        nobody chose; else the rule, and the way forward that chose it."""
+        if self.rule is None or (self.rule.is_default and not self.way_forward):
+            return ""
+        chosen = {"loss": "judging on the validation loss", "tolerance": "a tolerance the user set",
+                  "examples": "more validation examples"}.get(self.way_forward)
+        why = f" (the way forward chosen after an inconclusive accuracy verdict: {chosen})" if chosen else \
+            " (the study's options)"
+        return f"accuracy judged on {self.rule.text()}{why}"
 
 
 def speed_verdict_of(ci: tuple[float, float]) -> str:
@@ -324,6 +366,8 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
     if xla_requested and (not xla_active or F.XLA_NOT_ACTIVE in codes):
         reasons.append("XLA never switched on in this run (XLA_NOT_ACTIVE): its speed is not XLA's")
 
+    if speed.verdict == NOT_APPLIED:  # B's run was the reference's: nothing about its speed or accuracy to say
+        return False, speed.text(), found
     speed_text = f"{speed.verdict}: {speed.text()} vs {against}"
     if speed.verdict == NOT_ENOUGH:
         reasons.insert(0, speed.text())

@@ -12,8 +12,12 @@ measured or computed from what the trial already recorded:
 - more validation examples, when the data holds them.
 
 Nothing here keeps anything: the front ends show the options and the
-recommendation, and the user decides (`tfturbo tune --accuracy-tolerance`,
-`--val-examples`).
+recommendation, and the user decides — in the wizard with a button on the
+rung's page (`StudyEngine.rejudge`: the loss and a tolerance judge the runs
+already measured again; more examples measure the trial again), on the command
+line with `tfturbo tune`/`ab` `--judge-on loss`, `--accuracy-tolerance PP`,
+`--val-examples N`. The choice is recorded with the rung's verdict (`rule`,
+`way_forward` in study.yaml) and named in the report.
 """
 
 from __future__ import annotations
@@ -47,7 +51,10 @@ class WayForward:
         if self.loss is not None and self.loss.delta is not None:
             options["loss"] = (f"Judge on the validation loss (paired on the same examples, continuous, so tighter "
                                f"on a small set): {self.loss.text()} — {self.loss.verdict}.")
-        if self.examples_needed:
+        if self.examples_needed and self.examples_available and self.examples_available < self.examples_needed:
+            options["examples"] = (f"More validation examples would decide it (about {self.examples_needed:,}), "
+                                   f"but the data holds only {self.examples_available:,}.")
+        elif self.examples_needed:
             have = f" (the data holds {self.examples_available:,})" if self.examples_available else ""
             options["examples"] = (f"Validate on more examples: about {self.examples_needed:,} would decide it"
                                    f"{have}; --val-examples {self.examples_needed}.")
@@ -86,9 +93,22 @@ def _on_loss(a: ArmData, b: ArmData, tolerance: Tolerance) -> AccuracyVerdict | 
     return paired(a, b, "loss", tolerance, POINTS)
 
 
+def examples_available(summaries: list[dict]) -> int | None:
+    """Validation examples the data holds, when the runs show it: a run that asked for more examples than it
+    paired used them all. None: every run paired as many as it asked for (the data may hold more)."""
+    for s in summaries:
+        meta = s.get("paired_validation") if isinstance(s, dict) else None
+        asked = (s.get("settings") or {}).get("val_examples") if isinstance(s, dict) else None
+        used = meta.get("examples") if isinstance(meta, dict) else None
+        if isinstance(used, int) and isinstance(asked, int) and 0 < used < asked:
+            return used
+    return None
+
+
 def for_rung(study_dir: Path, rung, tolerance: Tolerance) -> WayForward | None:
     """`way_forward` of a study's rung whose accuracy alone stood in the way (faster, accuracy inconclusive),
-    its arms read from its replicate runs (runs/NN-slug.a1, ...; B's first run is the rung's own)."""
+    its arms read from its replicate runs (runs/NN-slug.a1, ...; B's first run is the rung's own). `tolerance`:
+    the rule it was judged by (its decision's own when it recorded one)."""
     decision = getattr(rung, "decision", None)
     if decision is None or decision.accuracy is None or decision.accuracy.verdict != INCONCLUSIVE \
             or decision.speed.verdict != FASTER:
@@ -97,4 +117,24 @@ def for_rung(study_dir: Path, rung, tolerance: Tolerance) -> WayForward | None:
     for name in rung.replicates or [rung.name]:
         record = load_run(Path(study_dir) / RUNS_DIR / name)
         (a if ".a" in name else b).add_run(record.summary, record.path)
-    return way_forward(decision.accuracy, tolerance, a, b)
+    return way_forward(decision.accuracy, decision.rule or tolerance, a, b,
+                       examples_available(a.summaries + b.summaries))
+
+
+def rule_for(way: str, forward: WayForward, tolerance: Tolerance, accuracy_pp: float | None = None) -> Tolerance:
+    """The accuracy rule a way forward judges by: on the loss (the same tolerances), or with an accuracy
+    tolerance (`accuracy_pp`, the user's; by default the one the measured interval passes at)."""
+    if way == "loss":
+        return Tolerance(tolerance.accuracy_pp, tolerance.loss_rel, judge_on="loss")
+    if way == "tolerance" and (accuracy_pp is not None or forward.tolerance_pp is not None):
+        return Tolerance(accuracy_pp if accuracy_pp is not None else forward.tolerance_pp, tolerance.loss_rel,
+                         tolerance.judge_on)
+    raise ValueError(f"no rule for the way forward {way!r}")
+
+
+def can_use_more_examples(forward: WayForward, measured_against_baseline: bool) -> bool:
+    """Whether measuring the trial again on `examples_needed` examples can decide it here: the data may hold
+    them (or is known to), and the trial's reference is the baseline's configuration, whose runs then validate
+    on them too (a rung measured against a later configuration is judged against the baseline's one run)."""
+    return bool(forward.examples_needed) and measured_against_baseline and (
+        forward.examples_available is None or forward.examples_available >= forward.examples_needed)

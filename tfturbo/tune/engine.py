@@ -40,13 +40,16 @@ from typing import Any, Callable, Generator
 from .. import findings as F
 from .. import backend_client, protocol, summary
 from ..cli_args import run_argv, script_argv
-from ..errors import OutputDirError
+from ..compare import replicate_key
+from ..errors import OutputDirError, UserError
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
+from ..trials.run_length import min_run_steps, run_length_note
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedPair, PlannedRun, Trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
+from ..verdicts import Verdict
 from . import levers
 from .apply_snippet import snippet
 from .batch import DEFAULT_MAX_SCALE
@@ -173,13 +176,26 @@ def rung_run_names(name: str) -> Callable[[str, int], str]:
 
 
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
-               options: TuneOptions, share_process: bool = True) -> Trial:
-    """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run;
-    `share_process` False: never a paired replicate (the runs go to a remote host)."""
-    return Trial(reference.settings, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
-                 accuracy_reference=[(baseline.summary, study_path / str(baseline.run))],
+               options: TuneOptions, share_process: bool = True, profiled: bool = False) -> Trial:
+    """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
+
+    `share_process` False: never a paired replicate (the runs go to a remote host). `profiled`: both
+    configurations were profiled in rungs of their own (a confirmation), so the profiler stays off (a
+    configuration is profiled once). A candidate that validates on more examples than the baseline did (the
+    way forward "more validation examples") is paired on them: its reference runs validate on as many, and
+    when the reference is the baseline's configuration its accuracy is judged against those runs (the
+    baseline run has fewer)."""
+    a, reference_runs, way = reference.settings, [(baseline.summary, study_path / str(baseline.run))], ""
+    if settings.val_examples > baseline.settings.val_examples:
+        a, way = a.with_(val_examples=settings.val_examples), "examples"
+        if replicate_key(reference.settings.to_dict()) == replicate_key(baseline.settings.to_dict()):
+            reference_runs = None  # the trial's own A runs: the baseline's configuration on the new examples
+    return Trial(a, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
+                 accuracy_reference=reference_runs,
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
-                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), share_process=share_process)
+                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), share_process=share_process,
+                 not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
+                 way_forward=way)
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -190,6 +206,8 @@ def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> N
     rung.settings = first_b.planned.settings if first_b is not None else rung.settings
     rung.replicates = [r.planned.name for r in trial.runs]
     rung.run_seconds = trial.measured_seconds()
+    if verdict.rule_text():  # judged by a rule the user chose: the reason says so (nothing kept silently)
+        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
     if note:
         verdict.reason = f"{note}; {verdict.reason}"
 
@@ -266,6 +284,11 @@ class StudyEngine:
         self._close_before(lever)
         self._start(self._lever(lever, None if settings is None else [lever.candidate_for(self.policy, settings)],
                                 follow=False))
+
+    def stages_left(self) -> list[Lever]:
+        """The levers whose stage has not begun, in order (the confirmation last), for the estimate of the rest
+        (`tune.estimate`)."""
+        return [lv for lv in self.opts.selected() if lv.name not in self._visited]
 
     def next_action(self) -> Action | None:
         """The next backend action of the planned stage(s), or None when they are done."""
@@ -499,6 +522,10 @@ class StudyEngine:
             rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
         self.policy.set_baseline(rung)
         self._report_end(rung)
+        note = run_length_note(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution)
+        if note:  # the trials' runs follow the baseline's length: their first pairs would not count
+            self.say(f"[{rung.name[:2]}] baseline: {note} (--steps "
+                     f"{min_run_steps(rung.summary, self.opts.speed_rule(), settings.steps_per_execution)})")
 
     # ------------------------------------------------------------ a lever's stage
 
@@ -551,7 +578,11 @@ class StudyEngine:
         o = self.opts
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
                                                                  self.policy.baseline, self.study.path, o,
-                                                                 self.share_process)
+                                                                 self.share_process, profiled=lever.confirms)
+        recorded = self._recorded_rung(rung.name)
+        if recorded is not None and recorded.decision is not None and recorded.decision.rule is not None:
+            trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was
+            trial.way_forward = recorded.decision.way_forward or trial.way_forward
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
                  f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:
@@ -576,6 +607,31 @@ class StudyEngine:
         self.trial = None
         self._report_end(rung)
         return rung
+
+    def _recorded_rung(self, name: str) -> Rung | None:
+        return next((r for r in self.recorded.rungs if r.name == name), None) if self.recorded is not None else None
+
+    def rejudge(self, name: str, rule: Tolerance, way: str) -> TrialVerdict:
+        """Judge the last measured rung's trial again under another accuracy `rule`, from the runs it measured
+        (no new run): the way forward `way` ("loss", "tolerance") the user took after an inconclusive accuracy
+        verdict. The new verdict says which rule judged it and why, is recorded in study.yaml (the rung's
+        `rule` and `way_forward`), and the best configuration follows it."""
+        trial = self.trials.get(name)
+        rung = next((r for r in self.study.rungs if r.name == name), None)
+        if trial is None or rung is None or rung.decision is None:
+            raise UserError(f"{name} has no trial to judge again", "measure it first")
+        if self.trial is not None:
+            raise UserError("a trial is being measured", "wait for it to end, then judge again")
+        if not self.policy.rungs or self.policy.rungs[-1] is not rung:
+            raise UserError(f"{name} is not the last measured rung: later rungs were measured against the "
+                            "configuration its verdict chose", "judge it again in a new study (--judge-on, "
+                            "--accuracy-tolerance), or measure it again")
+        trial.tolerance, trial.way_forward = rule, way
+        verdict = trial.verdict()
+        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
+        self.policy.reconclude(rung, verdict, self._lever_of(rung))
+        self._report_end(rung)
+        return verdict
 
     def _new_rung(self, kind: str, slug: str, settings: RunSettings, compared_with: str | None = None) -> Rung:
         name = self.study.next_name(slug)
@@ -623,7 +679,7 @@ class StudyEngine:
         rate_text = f"{rate:,.0f} samples/s; " if rate else ""
         if rung.kind == RungKind.BASELINE:
             self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}" + (d.reason if d else ""))
-        elif d is not None and d.failed:
+        elif d is not None and (d.failed or d.speed.verdict == Verdict.NOT_APPLIED):
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {d.reason}")
         elif d is not None:
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {'KEPT' if d.kept else 'not kept'} — "

@@ -64,6 +64,7 @@ class TuningPolicy:
         self.baseline: Rung | None = None
         self.best: Rung | None = None  # the best kept configuration so far
         self.rungs: list[Rung] = []  # every judged rung, in order
+        self._best_before: dict[str, Rung | None] = {}  # rung name -> the best configuration before its verdict
 
     def fixes_for(self, settings: RunSettings) -> RunSettings:
         """The audit's automatic fixes that apply to `settings` (only with auto_fix, only for raised findings)."""
@@ -96,6 +97,7 @@ class TuningPolicy:
 
     def conclude(self, rung: Rung, verdict: TrialVerdict, lever: Lever) -> None:
         """Record a rung's verdict; a kept rung becomes the best so far (a confirmation only confirms)."""
+        self._best_before[rung.name] = self.best
         rung.decision = verdict
         self.rungs.append(rung)
         verdict.findings = list(verdict.findings) + lever.findings(rung, verdict)
@@ -105,6 +107,14 @@ class TuningPolicy:
             return
         if verdict.kept:
             self.best = rung
+
+    def reconclude(self, rung: Rung, verdict: TrialVerdict, lever: Lever) -> None:
+        """The last judged rung's new verdict (judged again under another accuracy rule): the best configuration
+        goes back to what it was before that rung, then follows the new verdict."""
+        assert self.rungs and self.rungs[-1] is rung, "only the last judged rung can be judged again"
+        self.rungs.pop()
+        self.best = self._best_before.get(rung.name, self.best)
+        self.conclude(rung, verdict, lever)
 
     def recommendation(self) -> Rung | None:
         """The rung whose settings are recommended (the baseline when nothing was kept)."""

@@ -42,7 +42,8 @@ _STUDY_KINDS = {"format": INT, "tool": STR, "workload": STR, "created": STR, "st
 # what a ladder entry records of its own; the rest of its keys are derived from its run's summary on save
 _ENTRY_KINDS = {"name": STR, "rung": STR, "run": STR, "settings": DICT, "status": STR, "skipped": BOOL,
                 "compared_with": STR, "replicates": LIST, "kept": BOOL, "reason": STR, "findings": LIST,
-                "speed": DICT, "accuracy": DICT, "design": STR, "run_seconds": NUMBER}
+                "speed": DICT, "accuracy": DICT, "design": STR, "run_seconds": NUMBER, "rule": DICT,
+                "way_forward": STR}
 _ENTRY_DERIVED = {"label", "steps_per_s", "samples_per_s", "step_ms", "steps_completed", "speedup", "speedup_ci95",
                   "val_delta", "metric", "peak_memory_bytes", "memory_kind", "memory_ratio"}
 
@@ -113,6 +114,8 @@ class Rung:
             "speed": d.speed.to_dict() if d else None,
             "accuracy": d.accuracy.to_dict() if d else None,
             "design": d.design if d else None,
+            "rule": d.rule.to_dict() if d and d.rule is not None else None,  # the accuracy rule that judged it
+            "way_forward": d.way_forward if d else "",  # the way forward the user took ("loss", "tolerance", ...)
             "peak_memory_bytes": s.get("peak_memory_bytes"),
             "memory_kind": s.get("memory_kind"),
             "memory_ratio": num(summary.memory_ratio(baseline, s)) if baseline and self.summary else None,

@@ -9,17 +9,17 @@ once the run ends.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QFrame, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFrame, QInputDialog, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
+                               QWidget)
 
 from tfturbo import protocol
 from tfturbo.profile_findings import compare_findings
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
-from tfturbo.trials.verdict import Tolerance
-from tfturbo.trials.way_forward import for_rung
+from tfturbo.errors import UserError
 from tfturbo.tune import levers
 from tfturbo.tune.study import Rung
 
-from ..cards import DecisionCard
+from ..cards import DecisionCard, WayForwardBar
 from ..failures import explain
 from ..findings_panel import AUTO_FIXES, FindingsPanel
 from ..labels import add_section, muted_label  # noqa: F401 - add_section: the pages import it from here
@@ -54,6 +54,18 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
                        busy_text=f"{context}: starting the backend (loading TensorFlow)…", log_path=session.log_path(),
                        context=context)
     return planned, data
+
+
+def trial_progress(session: WizardSession, rung) -> str:
+    """What a page says beside its trial: where it stands ("Pair 2 of 3–6 · about 1 min 40 s left"), its plan,
+    and the study's stages still to come with their estimate (the engine's); once decided, only the rest."""
+    trial = session.trial_of(rung)
+    lines = []
+    if trial is not None and trial.next_run() is not None:
+        progress = trial.progress_text()
+        lines += [progress[0].upper() + progress[1:], f"Plan: {trial.plan().text()}."]
+    rest = session.remaining_text()
+    return "\n".join(lines + ([rest] if rest else []))
 
 
 class WizardPage(QWidget):
@@ -156,6 +168,38 @@ class WizardPage(QWidget):
     def next_hint(self) -> str:
         return ""
 
+    def ask_tolerance(self, suggested: float) -> float | None:
+        """The accuracy tolerance the user accepts, in pp (None: cancelled); `suggested`: where this interval
+        passes."""
+        value, ok = QInputDialog.getDouble(
+            self, "Accuracy tolerance", "Accept an accuracy change of up to (percentage points):\n"
+            f"this trial's interval passes at {suggested:g} pp; the choice is recorded in the study and the report.",
+            suggested, 0.0, 100.0, 1)
+        return value if ok else None
+
+    def way_forward_taken(self, rung, way: str):
+        """The button of a way forward on a page with a trial (`run_panel`, `busy_note`, `start_run(settings)`):
+        judge `rung` again from its runs (the loss, a tolerance the user sets) and return its new verdict, or
+        measure its trial again on more validation examples (None: nothing judged now). Nothing is kept
+        without the verdict saying which rule judged it."""
+        forward = self.session.way_forward(rung)
+        if forward is None or self.run_panel.is_running():
+            return None
+        if way == "examples":
+            self.start_run(rung.settings.with_(val_examples=forward.examples_needed))
+            return None
+        pp = None
+        if way == "tolerance":
+            pp = self.ask_tolerance(forward.tolerance_pp)
+            if pp is None:
+                return None
+        try:
+            return self.session.take_way_forward(rung, way, pp)
+        except UserError as e:
+            self.busy_note.setText(str(e))
+            self.busy_note.show()
+            return None
+
     def request_next(self) -> None:
         self.advance.emit()
 
@@ -209,7 +253,7 @@ class RungPage(WizardPage):
         self._audit_findings: list[dict] = []
         self.run_button = QPushButton(self.run_button_text)
         self.run_button.setObjectName("primaryButton")
-        self.run_button.clicked.connect(self.start_run)
+        self.run_button.clicked.connect(lambda: self.start_run())
         self.left.addWidget(self.run_button)
         self.busy_note = muted_label(hidden=True)  # why the run button is disabled
         self.left.addWidget(self.busy_note)
@@ -217,8 +261,13 @@ class RungPage(WizardPage):
         self.run_panel.ended.connect(self._on_run_ended)
         self.run_panel.events_received.connect(self._on_events)
         self.left.addWidget(self.run_panel)
+        self.plan_note = muted_label(hidden=True)  # the trial's progress, its plan and the study's rest
+        self.left.addWidget(self.plan_note)
         self.decision_card = DecisionCard()
         self.left.addWidget(self.decision_card)
+        self.way_bar = WayForwardBar()  # an inconclusive accuracy: the ways forward as buttons
+        self.way_bar.chosen.connect(self.take_way_forward)
+        self.left.addWidget(self.way_bar)
         self.findings = FindingsPanel()
         self.left.addWidget(self.findings, 1)
         self.plots = RunPlots()
@@ -299,16 +348,18 @@ class RungPage(WizardPage):
 
     # ------------------------------------------------------------ the run
 
-    def start_run(self) -> None:
-        """Start the page's trial: its runs follow one another (A and B, alternating) until it is decided."""
+    def start_run(self, settings: RunSettings | None = None) -> None:
+        """Start the page's trial (`settings`: instead of the page's, e.g. its rung on more validation
+        examples): its runs follow one another (A and B, alternating) until it is decided."""
         if self.run_panel.is_running() or self.session.baseline is None or self.training_blocked():
             return
-        self.rung = self.session.start_trial(self.stage, self.rung_settings())
+        self.rung = self.session.start_trial(self.stage, settings or self.rung_settings())
         self._arm_runs = {}
         if self.rung is None:  # the engine had nothing to measure: it recorded why (the stage's skip)
             self.update_controls()
             return
         self.decision_card.hide()
+        self.way_bar.hide()
         self.findings.set_findings(self._audit_findings)  # the last run's verdict findings are superseded
         self.findings.set_fixes_locked(True)
         self.set_status(RUNNING)
@@ -328,7 +379,13 @@ class RungPage(WizardPage):
             return True
         self._arm_runs[self._planned.arm] = (data, self._planned)
         self._show_pair(running=data)
+        self.show_plan()
         return True
+
+    def show_plan(self) -> None:
+        text = trial_progress(self.session, self.rung)
+        self.plan_note.setText(text)
+        self.plan_note.setVisible(bool(text))
 
     def _show_pair(self, running: RunData | None = None) -> None:
         """The trial's latest candidate run beside its latest reference run, each labelled by its arm: the
@@ -363,11 +420,8 @@ class RungPage(WizardPage):
             # the trial's last run was its reference (runs alternate AB, BA): show what this page measured
             self._show_pair()
             self.run_panel.show_finished(own)
-        study = self.session.study
-        way = for_rung(study.path, self.rung, Tolerance.from_dict((study.options or {}).get("tolerance")))
-        self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
-                                        fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)),
-                                        way_forward=way.lines() if way else ())
+        self.show_decision(decision)
+        self.show_plan()
         self.findings.add_findings(decision.findings)
         self.findings.set_empty_text(self.after_trial_text)
         self.show_profile()
@@ -376,6 +430,25 @@ class RungPage(WizardPage):
         self.update_controls()
 
     after_trial_text = "The audit and the trial's runs found nothing to fix."  # an empty panel, once decided
+
+    def show_decision(self, decision) -> None:
+        """The verdict card, and for an inconclusive accuracy the ways forward, as words and as buttons."""
+        way = self.session.way_forward(self.rung)
+        self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
+                                        fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)),
+                                        way_forward=way.lines() if way else ())
+        self.way_bar.set_options(way, way is not None and self.session.more_examples_here(self.rung, way),
+                                 enabled=self.session.can_rejudge(self.rung))
+
+    def take_way_forward(self, way: str) -> None:
+        """A way forward's button (`WizardPage.way_forward_taken`): the verdict card shows the new verdict."""
+        decision = self.way_forward_taken(self.rung, way)
+        if decision is None:
+            return
+        self.show_decision(decision)
+        self.findings.add_findings(decision.findings)
+        self.set_status(PASSED if self.passed(decision) else NOT_KEPT)
+        self.update_controls()
 
     def show_profile(self) -> None:
         """Where this rung's time went against its reference's, and the categories that got slower (OP_SLOWER)."""

@@ -23,6 +23,7 @@ from tfturbo.headline import headline
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
 from tfturbo.tune.study import Rung
 
+from ..cards import WayForwardBar
 from ..compare_view import CompareView
 from ..failures import explain
 from ..run_data import RunData
@@ -32,7 +33,7 @@ from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
-from .base import WizardPage, add_section, needs_baseline, start_trial_run
+from .base import WizardPage, add_section, needs_baseline, start_trial_run, trial_progress
 from ..labels import muted_label
 
 
@@ -73,7 +74,7 @@ class ComparePage(WizardPage):
         row = QHBoxLayout()
         self.run_button = QPushButton("Run the confirmation")
         self.run_button.setObjectName("primaryButton")
-        self.run_button.clicked.connect(self.start_run)
+        self.run_button.clicked.connect(lambda: self.start_run())
         row.addWidget(self.run_button)
         row.addStretch(1)
         left.addLayout(row)
@@ -84,8 +85,15 @@ class ComparePage(WizardPage):
         self.run_panel.ended.connect(self._on_run_ended)
         self.run_panel.hide()
         left.addWidget(self.run_panel)
+        self.plan_note = muted_label(hidden=True)  # the confirmation's progress and plan
+        left.addWidget(self.plan_note)
         self.verdict = VerdictView()
         left.addWidget(self.verdict)
+        self.way_text = muted_label(hidden=True)  # an inconclusive accuracy: what would decide it
+        left.addWidget(self.way_text)
+        self.way_bar = WayForwardBar()
+        self.way_bar.chosen.connect(self.take_way_forward)
+        left.addWidget(self.way_bar)
         left.addStretch(1)
         top.addLayout(left, 3)
         ladder = QVBoxLayout()
@@ -170,7 +178,7 @@ class ComparePage(WizardPage):
         for r in rungs[1:]:  # each configuration's one speed-up, as in the table (tfturbo.headline)
             d, shown = r.decision, headline(r.name, session.study.rungs)
             verdict = "kept" if d and d.kept else "not kept"
-            facts = [f"{shown.text()} {shown.source()}, {shown.verdict}"] if shown else []
+            facts = [f"{shown.text()} {shown.source(r.name)}, {shown.verdict}"] if shown else []
             facts += [f"accuracy {d.accuracy.text()} — {d.accuracy.verdict}"] if d else []
             lines.append(f"• {r.name} ({r.settings.label()}): {verdict}" + (f" — {'; '.join(facts)}" if facts else ""))
         self.ladder.setText("\n".join(lines) or "Only the baseline has been measured.")
@@ -191,12 +199,17 @@ class ComparePage(WizardPage):
         if self.run_button.isEnabled():
             self.start_run()
 
-    def start_run(self) -> None:
+    def start_run(self, settings=None) -> None:
+        """Measure the confirmation (`settings`: the recommended configuration on more validation examples)."""
         candidate = self.candidate()
         if self.run_panel.is_running() or candidate is None or self.training_blocked():
             return
-        self.confirmation = self.session.start_trial(CONFIRMATION.name)
+        # always the recommendation against the baseline, also when its own trial was against the baseline
+        # (the engine plans no confirmation then, and the button did nothing)
+        self.confirmation = self.session.start_trial(CONFIRMATION.name, settings or candidate.settings)
         self.verdict.hide()
+        self.way_text.hide()
+        self.way_bar.hide()
         self.run_panel.show()
         self.set_status(RUNNING)
         self._start_next_run()
@@ -211,7 +224,13 @@ class ComparePage(WizardPage):
         if data.arms is not None:  # a paired replicate: plot the recommended run's own events
             data = data.arm(next(run.name for run in self._planned.runs if run.arm == "b"))
         self.view.plots.show_run(data, self.session.data_of(self.session.baseline))
+        self.show_plan()
         return True
+
+    def show_plan(self) -> None:
+        text = trial_progress(self.session, self.confirmation)
+        self.plan_note.setText(text)
+        self.plan_note.setVisible(bool(text))
 
     def _on_run_ended(self, data: RunData) -> None:
         rung = self.confirmation
@@ -223,16 +242,34 @@ class ComparePage(WizardPage):
         if why is not None:
             self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         self.session.finish_trial(rung)
+        self.show_plan()
+        self.show_decision()
+
+    def show_decision(self) -> None:
+        """The confirmation's verdict, and for an inconclusive accuracy its ways forward (words and buttons)."""
+        rung = self.confirmation
         document = confirmation_verdict(rung)
         if document is not None:
             self.verdict.set_verdict(document, rung.settings.label())
             self.needs.setText(f"Confirmation of {rung.settings.label()} against the baseline "
                                f"{self.session.baseline.settings.label()} ({len(rung.replicates)} runs, "
-                               f"{rung.run} and its replicates).")
+                               f"{rung.run} and its replicates)."
+                               + (f" Accuracy rule: {rung.decision.rule_text().removeprefix('accuracy judged on ')}."
+                                  if rung.decision.rule_text() else ""))
+        way = self.session.way_forward(rung)
+        self.way_text.setText("What would decide the accuracy:\n" + "\n".join(way.lines()) if way else "")
+        self.way_text.setVisible(way is not None)
+        self.way_bar.set_options(way, way is not None and self.session.more_examples_here(rung, way),
+                                 enabled=self.session.can_rejudge(rung))
         kept = document is not None and document.get("kept")
         self.set_status(PASSED if kept else ATTENTION)
         self._show_runs()
         self.update_controls()
+
+    def take_way_forward(self, way: str) -> None:
+        """A way forward's button: the confirmation judged again from its runs, or measured on more examples."""
+        if self.way_forward_taken(self.confirmation, way) is not None:
+            self.show_decision()
 
     def can_go_next(self) -> bool:
         return not self.run_panel.is_running()

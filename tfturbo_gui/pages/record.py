@@ -94,7 +94,7 @@ class RecordPage(WizardPage):
         measured_batch = ((best.summary or {}).get("settings") or {}).get("batch_size")
         facts = settings_facts(study.recommended, measured_batch)
         shown = headline(best.name, study.rungs) if best is not session.baseline else None
-        facts.insert(0, ("Speed-up", f"{shown.text()} {shown.source()}, {shown.verdict}" if shown is not None
+        facts.insert(0, ("Speed-up", f"{shown.text()} {shown.source(best.name)}, {shown.verdict}" if shown is not None
                          else "none: no change beat the baseline, its settings are kept"))  # the number it records
         self.recommended.set_facts(facts, title=f"Recommended: {study.recommended.label()}")
         self.snippet.set_text((study.snippet or "").rstrip())

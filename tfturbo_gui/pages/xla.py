@@ -110,10 +110,12 @@ class XlaPage(RungPage):
             return None, sentence(f"measured {', '.join(map(str, measured))} steps per call: none was kept")
         return offered[0], sentence(offered[0].note)
 
-    def start_run(self) -> None:
-        """The main button measures the engine's next XLA candidate when there is one, else jit_compile=True."""
-        self.measuring = self.follow_up()
-        super().start_run()
+    def start_run(self, settings=None) -> None:
+        """The main button measures the engine's next XLA candidate when there is one, else jit_compile=True
+        (`settings`: the last trial's rung measured again, e.g. on more validation examples)."""
+        if settings is None:
+            self.measuring = self.follow_up()
+        super().start_run(settings)
 
     def start_steps_per_execution(self) -> None:
         """Measure the engine's next steps_per_execution candidate as this page's trial."""

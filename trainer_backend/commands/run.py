@@ -53,10 +53,24 @@ class PreparedRun:
     findings: list[Finding] = field(default_factory=list)  # found while preparing (a fix not applied)
     strategy: Any = None  # the tf.distribute strategy the model was built under
     output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
+    clusters: Any = None  # with auto-clustering: the ClusterProbe that counts what XLA compiled (xla_clusters.py)
 
     @property
     def replicas(self) -> int:
         return int(getattr(self.strategy, "num_replicas_in_sync", 1) or 1)
+
+    def probes(self) -> list:
+        """Callbacks besides the instrument that check what the run did (the auto-clustering cluster count)."""
+        return [self.clusters] if self.clusters is not None else []
+
+    def xla_active(self) -> bool | None:
+        """The run trained under XLA: jit_compile=True that Keras kept, or auto-clustering that compiled a
+        cluster (None: it could not tell)."""
+        if self.settings.jit_compile:
+            return bool(self.model.jit_compile)
+        if self.clusters is not None:
+            return None if self.clusters.clusters is None else self.clusters.clusters > 0
+        return False
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, int]:
@@ -134,8 +148,13 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         findings.append(finding)
     if settings.sixteen_bit and not settings.fix_int_inputs and val_ds is not None:
         findings += integer_input_hazards(workload, model, val_ds)
+    clusters = None
+    if settings.xla_autoclustering:  # did auto-clustering compile anything? (the first call's graphs)
+        from ..xla_clusters import ClusterProbe
+
+        clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds))
+                       output_dtypes(model, train_ds), clusters)
 
 
 def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
@@ -372,7 +391,7 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
     instrument = Instrument(monitor, settings.steps, val_every, settings.effective_profile(), str(tb_dir),
                             wait_for_steady=settings.profile is None)
     epochs = math.ceil(settings.steps / val_every)
-    callbacks = QuietCallbackList([instrument], add_history=True, model=job.model, verbose=0,
+    callbacks = QuietCallbackList([instrument, *job.probes()], add_history=True, model=job.model, verbose=0,
                                   epochs=epochs, steps=val_every)
     if job.val_ds is not None and not settings.speed_only:  # the same examples for every batch size, so
         # candidates are compared pairwise; a speed-only replicate does not validate
@@ -431,7 +450,8 @@ def finish_run(active: ActiveRun) -> tuple[str, int]:
     checkpoint = None
     if error is None:
         writer.emit(protocol.PHASE, phase=protocol.SAVING, step=instrument.completed, detail="checkpoint")
-        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed, model=not settings.speed_only)
+        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed,
+                                     model=not (settings.speed_only or settings.no_model))
     active.scalars.close()
     profile = read_profile(job, instrument, monitor, run_dir)
 
@@ -476,8 +496,8 @@ def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) ->
 def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int, model: bool = True) -> str | None:
     """checkpoint/model.keras and, beside it, the settings that produced it (tutorial step 5).
 
-    `model` False (a speed-only replicate, whose model nobody keeps): the settings only — saving a model
-    costs seconds per run."""
+    `model` False (a speed-only replicate, a trial's reference replicate: models nobody uses): the settings
+    only — saving a model costs seconds per run."""
     folder = run_dir / runfiles.CHECKPOINT_DIR
     folder.mkdir(exist_ok=True)
     runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env)
@@ -534,7 +554,8 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         validation=monitor.validation,
         learning_rate=job.learning_rate,
         loss_scale=monitor.loss_scale_summary(),
-        xla_active=bool(job.model.jit_compile) if settings.jit_compile else False,
+        xla_active=job.xla_active(),
+        xla_clusters=job.clusters.clusters if job.clusters is not None else None,
         output_dtypes=job.output_dtypes,
         profile=profile,
         checkpoint=checkpoint,

@@ -35,7 +35,11 @@ class Confirmation(Lever):
                          "side by side", policy.baseline)
 
     def candidate_for(self, policy, settings) -> Candidate:
-        return self.confirming(policy)
+        """The recommendation, on as many validation examples as asked (the way forward "more examples")."""
+        candidate = self.confirming(policy)
+        if settings.val_examples != candidate.settings.val_examples:
+            candidate.settings = candidate.settings.with_(val_examples=settings.val_examples)
+        return candidate
 
 
 LEVER = Confirmation()

@@ -1,0 +1,29 @@
+"""Issue 22: a rung page shows while its trial runs where it stands ("Pair 2 of 2–3 · about 3 s left"), its plan,
+and the study's stages still to come with the engine's estimate; Stop still ends it cleanly."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import children, fake_launcher, make_window, measure_baseline, start_page_trial
+
+from tfturbo.tune.estimate import remaining
+
+
+def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path, launcher=fake_launcher("ok", 0.03))
+    measure_baseline(qtbot, window)
+    page = start_page_trial(qtbot, window, 2)
+    note = page.plan_note
+    assert note.isVisible() and note.text().startswith("Pair 1 of 2–3")
+    assert "Plan: pairs 2–3 (4–6 runs)" in note.text()
+    # pair 2: the trial has measured a pair, so it estimates the rest; the study's stages after this one too
+    qtbot.waitUntil(lambda: note.text().startswith("Pair 2 of 2–3 · about"), timeout=60_000)
+    assert re.search(r"about \d+ (s|min \d\d s) left", note.text()), note.text()
+    rest = remaining(window.session.engine)
+    assert [s.title for s in rest][:1] == ["XLA compilation"] and rest[-1].title == "Re-measure & compare"
+    assert "Still to come: XLA compilation about" in note.text() and "Mixed precision" not in note.text()
+    page.stop_action()  # Esc: the trial is judged on its complete pairs, and nothing keeps running
+    qtbot.waitUntil(lambda: page.rung.decision is not None and not page.run_panel.is_running(), timeout=30_000)
+    qtbot.waitUntil(lambda: not children(), timeout=10_000)
+    assert not note.text().startswith("Pair") and note.text().startswith("Still to come:")

@@ -1,0 +1,74 @@
+"""Issue 22: an inconclusive accuracy verdict offers its ways forward as buttons on the rung's page; a click
+judges the trial again from the runs already measured (the loss, a tolerance) and the study records the choice."""
+
+from __future__ import annotations
+
+import yaml
+from conftest import fake_launcher, make_window, measure_baseline, start_page_trial
+from PySide6.QtCore import Qt
+
+from tfturbo_gui.step_status import NOT_KEPT, PASSED
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def _inconclusive_rung(qtbot, tmp_path):
+    """builtin:small-val's mixed precision: faster, its accuracy on 400 noisy examples undecided."""
+    window = make_window(qtbot, tmp_path, workload="builtin:small-val", launcher=fake_launcher("ok"))
+    measure_baseline(qtbot, window)
+    page = start_page_trial(qtbot, window, 2)
+    qtbot.waitUntil(lambda: page.rung is not None and page.rung.decision is not None, timeout=60_000)
+    decision = page.rung.decision
+    assert decision.speed.verdict == "faster" and decision.accuracy.verdict == "inconclusive", decision.reason
+    assert page.status == NOT_KEPT and page.way_bar.isVisible()
+    return window, page
+
+
+def _recorded(window, name: str) -> dict:
+    ladder = yaml.safe_load((window.session.study.path / "study.yaml").read_text())["ladder"]
+    return next(e for e in ladder if e["name"] == name)
+
+
+def test_judge_on_the_loss_decides_from_the_runs_measured_and_the_study_records_it(qtbot, tmp_path):
+    window, page = _inconclusive_rung(qtbot, tmp_path)
+    window.resize(1024, 640)  # side by side the buttons widened the left column: it scrolled sideways, text cut
+    qtbot.wait(100)
+    assert page.splitter.widget(0).horizontalScrollBar().maximum() == 0
+    button = page.way_bar.buttons["loss"]
+    assert button.isVisible() and button.text() == "Judge on the validation loss"
+    assert button.objectName() == "primaryButton"  # the recommended way
+    runs = sorted(p.name for p in (window.session.study.path / "runs").iterdir())
+    qtbot.mouseClick(button, LEFT)
+    decision = page.rung.decision
+    assert decision.kept and decision.accuracy.metric == "val_loss" and decision.accuracy.verdict == "within tolerance"
+    assert page.status == PASSED and window.session.best is page.rung
+    assert page.decision_card.headline.text().endswith("recommended")
+    assert page.decision_card.facts.values["Accuracy rule"].text().startswith("the validation loss")
+    assert not page.way_bar.isVisible()  # decided: no way forward left
+    assert sorted(p.name for p in (window.session.study.path / "runs").iterdir()) == runs  # no new run
+    entry = _recorded(window, page.rung.name)
+    assert entry["way_forward"] == "loss" and entry["rule"]["judge_on"] == "loss" and entry["kept"]
+
+    # the confirmation against the baseline meets the same small validation set: its page offers the same way
+    compare = start_page_trial(qtbot, window, 5)
+    qtbot.waitUntil(lambda: compare.confirmation is not None and compare.confirmation.decision is not None,
+                    timeout=60_000)
+    assert compare.confirmation.decision.accuracy.verdict == "inconclusive" and compare.way_bar.isVisible()
+    assert compare.way_text.text().startswith("What would decide the accuracy:")
+    qtbot.mouseClick(compare.way_bar.buttons["loss"], LEFT)
+    assert compare.confirmation.decision.kept and compare.status == PASSED
+    assert "Accuracy rule: the validation loss" in compare.needs.text()
+    assert _recorded(window, compare.confirmation.name)["way_forward"] == "loss"
+
+def test_a_tolerance_the_user_sets_is_the_verdicts_rule(qtbot, tmp_path, monkeypatch):
+    window, page = _inconclusive_rung(qtbot, tmp_path)
+    asked = []
+    monkeypatch.setattr(page, "ask_tolerance", lambda suggested: asked.append(suggested) or 10.0)
+    qtbot.mouseClick(page.way_bar.buttons["tolerance"], LEFT)
+    assert asked and asked[0] > 0.5  # it suggests the tolerance this interval passes at
+    decision = page.rung.decision
+    assert decision.accuracy.verdict == "within tolerance" and decision.kept and decision.rule.accuracy_pp == 10.0
+    assert "a tolerance the user set" in decision.reason
+    entry = _recorded(window, page.rung.name)
+    assert entry["way_forward"] == "tolerance" and entry["rule"]["accuracy_pp"] == 10.0
+
