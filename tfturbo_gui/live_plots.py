@@ -27,6 +27,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
@@ -243,6 +244,7 @@ class RunPlots(QWidget):
         self.val_plot = self._plot("Validation", "")
         self.scale_plot = self._plot("Loss scale", "")
         self._lay_out(with_scale=False)  # shown once a run on the page has a loss scale (only mixed_float16)
+        self.step_plot.getPlotItem().getViewBox().sigResized.connect(lambda *_a: self._show_median())
         self.spikes = pg.ScatterPlotItem(symbol="t1", size=7, pen=None, brush=pg.mkBrush(SPIKE_COLOR))
         self.step_plot.addItem(self.spikes, ignoreBounds=True)
         # whether a run has a loss scale, said in the plot's title (a TextItem in the view re-painted the plot
@@ -441,6 +443,21 @@ class RunPlots(QWidget):
         self._apply_one_range()
         self._mark_spikes()
 
+    def _show_median(self) -> None:
+        """The page's run's steady median on the step-time axis ("ms, median 1.38"), or in the plot's title
+        when the axis is too short for it (at 1024 × 640 the rotated label was cut: "ns, median 1.38")."""
+        data = self.primary
+        median = data.steady_median_ms() if data is not None else None
+        shown = median is not None and not self.by_time
+        axis, title = (f"ms, median {median:.3g}", "Step time") if shown else ("ms", "Step time")
+        height = self.step_plot.getPlotItem().getViewBox().height()
+        if shown and height > 0 and QFontMetrics(self.step_plot.font()).horizontalAdvance(axis) + 12 > height:
+            axis, title = "ms", f"Step time, median {median:.3g} ms"
+        self._title(self.step_plot, title)
+        if getattr(self, "_axis_label", None) != axis:
+            self._axis_label = axis
+            self.step_plot.getPlotItem().setLabel("left", axis)
+
     @staticmethod
     def _title(widget: pg.PlotWidget, text: str) -> None:
         """Set a plot's title only when it changes (each set repaints the plot)."""
@@ -585,12 +602,7 @@ class RunPlots(QWidget):
             if len(over) > MAX_SPIKE_MARKS:  # a mark per pixel column is all the eye can see
                 over = over[np.linspace(0, len(over) - 1, MAX_SPIKE_MARKS).astype(int)]
             self.spikes.setData(steps[over] * self._scales.get(id(data), 1.0), np.full(len(over), _grow(top) * 0.985))
-        median = data.steady_median_ms() if data is not None else None
-        shown = median is not None and not self.by_time
-        label = f"ms, median {median:.3g}" if shown else "ms"  # on the axis: the title stays short enough to fit
-        if getattr(self, "_axis_label", None) != label:
-            self._axis_label = label
-            self.step_plot.getPlotItem().setLabel("left", label)
+        self._show_median()
         n = self.spikes_above
         # short, so the runs' names keep their room in the legend strip at 1024 px (the tooltip says the rest)
         note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} step{"s" if n != 1 else ""} above range' if n else ""
