@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import math
+import re
 
 import numpy as np
 import pyqtgraph as pg
@@ -91,6 +92,11 @@ def _x(data: RunData, by_time: bool, scale: float = 1.0) -> np.ndarray:
     return np.cumsum(ms) / 1000.0
 
 
+def _plain(html: str) -> str:
+    """A label's rich text as the characters it shows (for measuring its width)."""
+    return re.sub(r"<[^>]+>", "", html)
+
+
 def _legend_line(series: Series) -> str:
     line = "╌╌" if series.dashed else "━━"
     return f'<span style="color:{series.color}; font-weight:700">{line}</span>'
@@ -127,6 +133,7 @@ class LegendStrip(QWidget):
         self.spike_note.setObjectName("muted")
         self.spike_note.hide()
         self.row.addWidget(self.spike_note)
+        self.spike_long = self.spike_short = ""  # the spike note's whole text and its count alone
         self.entries: list[QLabel] = []
         self.htmls: list[str] = []
         self.lines: list[str] = []  # each entry's coloured line (html)
@@ -164,9 +171,17 @@ class LegendStrip(QWidget):
         do not fit are shortened to share the room (a change of text or visibility lays the strip out again,
         then this finds nothing more to change: it measures from the whole names' widths)."""
         available = self.width()
-        if not self.spike_note.isHidden():
-            available -= self.spike_note.sizeHint().width() + self.SPACING
         widths = self._full
+        if not self.spike_note.isHidden():
+            # its whole text unless the kept names would be shortened for it; then its count alone ("▲ 213",
+            # the tooltip says the rest). Decided on the whole text's width, so the choice is stable.
+            keep_w = sum(widths[:self.KEEP]) + self.SPACING * max(0, min(self.KEEP, len(widths)) - 1)
+            whole = self.spike_note.fontMetrics().horizontalAdvance(_plain(self.spike_long)) + 4
+            text = self.spike_long if keep_w + whole + self.SPACING <= available or not self.spike_short \
+                else self.spike_short
+            if self.spike_note.text() != text:
+                self.spike_note.setText(text)
+            available -= self.spike_note.fontMetrics().horizontalAdvance(_plain(text)) + 4 + self.SPACING
         keep = min(self.KEEP, len(widths))
         shown = len(widths)
         more_w = 0
@@ -606,9 +621,12 @@ class RunPlots(QWidget):
         n = self.spikes_above
         # short, so the runs' names keep their room in the legend strip at 1024 px (the tooltip says the rest)
         note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} step{"s" if n != 1 else ""} above range' if n else ""
-        if self.spike_note.text() != note:
+        if self.legend_strip.spike_long != note:
+            self.legend_strip.spike_long = note
+            self.legend_strip.spike_short = f'<span style="color:{SPIKE_COLOR}">▲</span> {n}' if n else ""
             self.spike_note.setText(note)
             self.spike_note.setVisible(bool(n))
+            self.legend_strip.fit()
             self.spike_note.setToolTip(f"{n} steady step{'s' if n != 1 else ''} slower than the top of the step-time "
                                        "plot, marked at its top edge" if n else "")
 
