@@ -131,7 +131,7 @@ def test_the_fix_boxes_are_what_the_run_uses_and_a_fixed_finding_stops_standing(
     qtbot.waitUntil(lambda: precision.findings.codes() == ["HEAD_NOT_FLOAT32"], timeout=20_000)
     qtbot.mouseClick(precision.run_button, LEFT)
     assert not precision.findings.cards[0].checkbox.isEnabled()  # fixed while the run uses it
-    qtbot.waitUntil(lambda: precision.rung.decision is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: precision.rung.decision is not None, timeout=90_000)
     assert precision.decision_card.badge.text() == "KEPT"
     card = precision.findings.cards[0]
     assert card.badge.text() == "FIXED IN RUN" and card.property("severity") == "applied"  # no red ERROR beside KEPT
@@ -144,7 +144,7 @@ def test_the_fix_boxes_are_what_the_run_uses_and_a_fixed_finding_stops_standing(
                     timeout=20_000)
     xla.findings.cards[0].checkbox.setChecked(False)  # the box says no: the run must not fix the head
     qtbot.mouseClick(xla.run_button, LEFT)
-    qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=90_000)
     run_yaml = yaml.safe_load((window.session.rung_path(xla.rung) / "run.yaml").read_text())
     assert run_yaml["fix_head"] is False and xla.rung.settings.fix_head is False
     assert xla.decision_card.facts.values["Automatic fixes"].text() == "none"
