@@ -335,10 +335,10 @@ def way_forward_section(data: ReportData) -> list:
     out = [P("Accuracy not decided: what would decide it", style.H2),
            P("These configurations were faster, but the validation set could not tell whether accuracy held, so "
              "they were not kept. Nothing is kept without a decision; these are the ways to reach one.", style.BODY)]
-    for name, lines in data.way_forward:
-        out.append(P(f"<b>{esc(name)}</b>", style.BODY))
-        out += [Paragraph(esc(line), style.BULLET, bulletText="\u2022") for line in lines]
-    return out
+    for name, lines in data.way_forward:  # a name and its ways on one page (the name ended a page alone)
+        out.append(KeepTogether([P(f"<b>{esc(name)}</b>", style.BODY)] +
+                                [Paragraph(esc(line), style.BULLET, bulletText="\u2022") for line in lines]))
+    return [KeepTogether(out[:3])] + out[3:] if len(out) >= 3 else out
 
 
 def single_runs_section(data: ReportData) -> list:
