@@ -26,7 +26,7 @@ from ..errors import UserError
 from ..numbers import digits_for, finite
 from ..settings import RunSettings
 from ..trials.verdict import AccuracyVerdict, Tolerance
-from ..verdicts import ProbeVerdict, Verdict
+from ..verdicts import ProbeVerdict, Verdict, input_share_fact
 from . import executive, profile_page, style
 from .charts import line_chart
 from .model import LadderRow, ReportData, validation_examples
@@ -423,7 +423,7 @@ def probe_section(data: ReportData) -> list:
             ("Training step, data in memory", rate("compute_steps_per_s", "steps/s")),
             ("Real training", rate("train_steps_per_s", "steps/s"))]
     if isinstance(frac, (int, float)):
-        rows.append(("Share of the step waiting for data", f"{frac:.0%}"))
+        rows.append(input_share_fact(probe))
     return out + [kv_table(rows, 0.4)]
 
 

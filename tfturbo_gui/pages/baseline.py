@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from tfturbo import protocol
 from tfturbo.runfiles import RUNS_DIR
-from tfturbo.verdicts import ProbeBand, ProbeVerdict
+from tfturbo.verdicts import ProbeBand, ProbeVerdict, input_share_fact
 
 from ..cards import FactsCard, run_facts
 from ..code_block import CodeBlock
@@ -53,23 +53,6 @@ def probe_facts(doc: dict) -> list[tuple[str, str]]:
     facts += [("Input pipeline alone", rate("data_steps_per_s", "batches/s")), ("Compute alone", rate("compute_steps_per_s")),
               ("Both (training)", rate("train_steps_per_s"))]
     return facts
-
-
-def input_share_fact(doc: dict) -> tuple[str, str]:
-    """The probe's share of the step not explained by compute: "Time waiting for input" when the input alone
-    is slow enough to account for it; else said as what it is (a card read "Time waiting for input 41%" beside
-    "compute-bound": the input alone took 0.15 ms a batch, the gap was host noise)."""
-    share = f"{doc['input_fraction']:.0%}"
-    step, limits = doc.get("step_ms") or {}, doc.get("thresholds") or {}
-    data, compute, train = (step.get(k) for k in ("data", "compute", "train"))
-    explains = limits.get("data_explains_gap")
-    if not all(isinstance(v, (int, float)) for v in (data, compute, train, explains)):
-        return "Time waiting for input", share
-    gap = max(0.0, train - compute)
-    if gap == 0 or data >= explains * gap:
-        return "Time waiting for input", share
-    return "Slower than compute alone", (f"{share} of a step ({gap:.2f} ms): not the input, which alone takes "
-                                         f"{data:.2f} ms a batch — host noise")
 
 
 class BaselinePage(WizardPage):
