@@ -24,6 +24,14 @@ wall-clock time `t`) and summary.json:
 - profiler: each `profiling` phase to the next phase;
 - other training: what is left of the run's span (non-steady windows after
   warm-up: the profiler's neighbours, an epoch's first step).
+
+A paired replicate (`run-pair`: two run directories whose events share one
+process's `hello`) is one span, from its `hello` to its last event: process
+start to the first `building`; each arm's build; the preparing between them
+and each arm's fit() start to its steady state (`warmup_s`, its own time)
+as warm-up; each arm's steady windows; from the first `saving` to the end as
+checkpoint and summary; the rest (the other arm's blocks are not counted
+twice) as other training.
 """
 
 from __future__ import annotations
@@ -113,18 +121,72 @@ def run_breakdown(run_dir: Path) -> tuple[dict[str, float], float] | None:
     return out, span
 
 
+def _events(run_dir: Path) -> list[dict]:
+    try:
+        return [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
+    except (OSError, json.JSONDecodeError):
+        return []
+
+
+def pair_breakdown(run_dirs: list[Path]) -> tuple[dict[str, float], float] | None:
+    """(seconds per phase, the process's span) of a run-pair process's two run directories (module docstring)."""
+    arms = []
+    for run_dir in run_dirs:
+        events = _events(run_dir)
+        summary_path = run_dir / "summary.json"
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        at: dict[str, float] = {}
+        for e in events:
+            if e.get("type") == "phase":
+                at.setdefault(e.get("phase"), e["t"])
+        arms.append((events, summary, at))
+    times = [e["t"] for events, _, _ in arms for e in events if isinstance(e.get("t"), (int, float))]
+    hello = next((e["t"] for events, _, _ in arms for e in events if e.get("type") == "hello"), None)
+    if not times or hello is None:
+        return None
+    out = dict.fromkeys(PHASES, 0.0)
+    end = max(times)
+    building = min(at.get("building", hello) for _, _, at in arms)
+    out["process start and imports"] = building - hello
+    for _, summary, at in arms:
+        if "building" in at and "compiling" in at:
+            out["build"] += at["compiling"] - at["building"]
+        out["warm-up and compilation"] += max(0.0, float(summary.get("warmup_s") or 0.0))
+        out["steady measurement"] += float((summary.get("throughput") or {}).get("seconds") or 0.0)
+    starts = sorted(at["building"] for _, _, at in arms if "building" in at)
+    compiled = sorted(at["compiling"] for _, _, at in arms if "compiling" in at)
+    if len(starts) == 2 and compiled:  # the first arm's re-compile and checks, before the second's build
+        out["warm-up and compilation"] += max(0.0, starts[1] - compiled[0])
+    saving = [at["saving"] for _, _, at in arms if "saving" in at]
+    if saving:
+        out["checkpoint and summary"] = end - min(saving)
+    span = end - hello
+    out["other training"] = max(0.0, span - sum(v for k, v in out.items() if k != "other training"))
+    return out, span
+
+
+def processes(runs: list[Path]) -> list[list[Path]]:
+    """The run directories grouped by the process that wrote them (a run-pair's two share its `hello`)."""
+    groups: dict[tuple, list[Path]] = {}
+    for run_dir in runs:
+        hello = next((e for e in _events(run_dir) if e.get("type") == "hello"), None)
+        key = (hello.get("pid"), hello.get("t")) if hello else (str(run_dir),)
+        groups.setdefault(key, []).append(run_dir)
+    return list(groups.values())
+
+
 def analyze(folder: Path) -> dict:
     bench = json.loads((folder / "bench.json").read_text())
     runs = sorted(p for p in (folder / "study" / "runs").iterdir() if p.is_dir())
     totals = dict.fromkeys(PHASES, 0.0)
     spans = 0.0
     counted = 0
-    for run_dir in runs:
-        found = run_breakdown(run_dir)
+    for group in processes(runs):
+        found = pair_breakdown(group) if len(group) == 2 else run_breakdown(group[0])
         if found is None:
             continue
         phases, span = found
-        counted += 1
+        counted += len(group)
         spans += span
         for k, v in phases.items():
             totals[k] += v

@@ -72,6 +72,12 @@ def use_host(host: remote.RemoteHost | None) -> None:
     _host = host
 
 
+def runs_here() -> bool:
+    """True when backend commands run on this machine (no --host): a run-pair process writes two run directories
+    that only a local run can hand back."""
+    return _host is None
+
+
 def backend_command(command: str, argv: list[str]) -> list[str]:
     return [sys.executable, "-m", "trainer_backend", command, *argv]
 

@@ -8,9 +8,11 @@ ladder turns a RunSettings back into the same arguments.
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
-from .arg_types import non_negative
+from .arg_types import non_negative, positive
+from .errors import UserError
 from .settings import RunSettings, declared
 from .trials.verdict import JUDGE_ON, Tolerance
 
@@ -154,7 +156,33 @@ def build_backend_parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="tfturbo training backend (speaks JSON-lines events)")
     sub = parser.add_subparsers(dest="command", required=True)
     add_backend_commands(sub)
+    p = sub.add_parser("run-pair", help="internal: a trial's paired speed replicate, both arms in one process "
+                                        "measured in interleaved blocks (tfturbo.trials.trial.PlannedPair)")
+    p.add_argument("--arm", action="append", required=True, metavar="RUN_ARGV_JSON",
+                   help="one arm's `run` arguments as a JSON list (twice; the first given trains first)")
+    p.add_argument("--steady-s", type=positive, required=True, metavar="SECONDS",
+                   help="steady-state seconds each arm measures, over its interleaved blocks")
+    add_json(p)
     return parser
+
+
+def pair_argv(first: tuple[RunSettings, str], second: tuple[RunSettings, str], steady_s: float) -> list[str]:
+    """`run-pair` arguments: two (settings, run directory) arms, the first trained first, each measuring
+    `steady_s` seconds of steady state."""
+    return ["--arm", json.dumps(run_argv(*first)), "--arm", json.dumps(run_argv(*second)),
+            "--steady-s", repr(float(steady_s))]
+
+
+def pair_arms(args: argparse.Namespace) -> list[tuple[RunSettings, str]]:
+    """(settings, run directory) of each arm of parsed `run-pair` arguments."""
+    arms = []
+    for text in args.arm:
+        argv = json.loads(text)
+        parsed = parse_args(build_backend_parser("trainer_backend"), ["run", *argv])
+        arms.append((settings_from_args(parsed), parsed.out))
+    if len(arms) != 2:
+        raise UserError(f"run-pair takes two arms, got {len(arms)}", "pass --arm twice")
+    return arms
 
 
 def settings_from_args(args: argparse.Namespace) -> RunSettings:

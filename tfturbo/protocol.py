@@ -111,6 +111,16 @@ class EventWriter:
                 self._write(sink, line)
             return event
 
+    def for_run(self, run: str) -> "EventWriter":
+        """A writer of `run`'s events into this one's sinks (a run-pair process's two runs on one stdout): its
+        own history to replay into the run's files (a copy of this one's, `hello` included), the same lock."""
+        with self._lock:
+            child = EventWriter(run, self._sinks, self._clock)
+            child._lines = list(self._lines)
+            child._seq = self._seq
+            child._lock = self._lock
+            return child
+
     def attach(self, sink: IO[str], replay: bool = True) -> None:
         with self._lock:
             if replay:

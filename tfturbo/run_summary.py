@@ -63,13 +63,17 @@ class RunSummary:
     stopped_early: bool | None = _kind("stopped_early", BOOL)
     steps_saved: int | None = _kind("steps_saved", INT)
     wall_s: float | None = _kind("wall_s", NUMBER)
+    # from the backend process's start to this summary: start-up, imports, build, warm-up, training (a run-pair
+    # process's runs: the shared process so far); what a paired replicate's steady seconds are sized on
+    process_s: float | None = _kind("process_s", NUMBER)
     peak_memory_bytes: int | None = _kind("peak_memory_bytes", INT)
     memory_kind: str | None = _kind("memory_kind", STR)  # "device" | "host"
     metrics: dict | None = _kind("metrics", DICT)  # the last training and validation metrics
     validation: list | None = _kind("validation", LIST)  # [{step, metrics}]
     learning_rate: float | None = _kind("learning_rate", NUMBER)
     loss_scale: dict | None = _kind("loss_scale", DICT)
-    xla_active: bool | None = _kind("xla_active", BOOL)
+    xla_active: bool | None = _kind("xla_active", BOOL)  # the run trained under XLA (jit_compile, or clusters)
+    xla_clusters: int | None = _kind("xla_clusters", INT)  # auto-clustering: XLA cluster launches in the step
     output_dtypes: list | None = _kind("output_dtypes", LIST)  # compute dtypes of the model's outputs (its head)
     retries: list | None = _kind("retries", LIST)  # a multi-worker run retried once: [{attempt, reason, dir}]
     profile: dict | None = _kind("profile", DICT)

@@ -224,7 +224,8 @@ class ScalingMeasurement:
         one = on_replicas(base, strategy, 1)
         self.trials = [(n, Trial(one, on_replicas(base, strategy, n), rule or SpeedRule(),
                                  names=lambda arm, k, n=n: f"n{n}-{arm}{k}", label_a="1 replica",
-                                 label_b=f"{n} replicas")) for n in counts if n > 1]
+                                 label_b=f"{n} replicas", share_process=False))  # one strategy per process
+                       for n in counts if n > 1]
         self._current = 0
 
     def replicas_of(self, planned: PlannedRun) -> int:

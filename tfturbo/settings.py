@@ -27,6 +27,9 @@ STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
 DEFAULT_STEPS = 300
 DEFAULT_SEED = 1234
 NO_PROFILE = (0, 0)  # a `profile` window that turns the profiler off
+# TF_XLA_FLAGS flag without which TensorFlow's auto-clustering clusters nothing placed on a CPU (its default: GPU
+# only); the backend sets it for an auto-clustering run, the recommended code carries it
+XLA_CPU_AUTOCLUSTERING_FLAG = "--tf_xla_cpu_global_jit"
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,9 @@ class Setting:
     # how a run is measured (profiler window, validation cadence, adaptive stop), not what is run: runs that
     # differ only in such settings are replicates of one configuration (compare.replicate_key)
     measurement: bool = False
+    # read once per process (the environment, TensorFlow's global config, the strategy, the cluster): two runs
+    # that differ in it cannot share one process (`can_share_process`)
+    process_global: bool = False
 
 
 def setting(default: Any = None, *, default_factory: Callable[[], Any] | None = None, **meta: Any) -> Any:
@@ -92,16 +98,17 @@ class RunSettings:
     seed: int = setting(DEFAULT_SEED, flag="--seed", parse=int, always=True,
                         help="seed for data order and initial weights")
     strategy: str = setting("default", flag="--strategy", choices=STRATEGIES, parse=str, always=True,
+                            process_global=True,
                             help="tf.distribute strategy: mirrored (the devices of this machine), multiworker "
                                  "(MultiWorkerMirroredStrategy: --workers local processes, or a cluster from "
                                  "--tf-config / TF_CONFIG), tpu (TPUStrategy)")
     # None: every device MirroredStrategy finds
-    devices: int | None = setting(None, flag="--devices", parse=positive_int, metavar="N",
+    devices: int | None = setting(None, flag="--devices", parse=positive_int, metavar="N", process_global=True,
                                   help="with --strategy mirrored: replicate over the first N devices (default all)")
-    workers: int = setting(1, flag="--workers", parse=positive_int, metavar="N",
+    workers: int = setting(1, flag="--workers", parse=positive_int, metavar="N", process_global=True,
                            help="with --strategy multiworker: start N local worker processes (default 1)")
     # a cluster this process joins as one member (instead of starting local workers)
-    tf_config: str | None = setting(None, flag="--tf-config", parse=str, metavar="FILE",
+    tf_config: str | None = setting(None, flag="--tf-config", parse=str, metavar="FILE", process_global=True,
                                     help="with --strategy multiworker: join the cluster this TF_CONFIG JSON file "
                                          "describes (default: the TF_CONFIG environment variable, else local "
                                          "workers)")
@@ -168,6 +175,7 @@ class RunSettings:
     # TensorFlow's XLA auto-clustering (tf.config.optimizer.set_jit("autoclustering")): XLA compiles the clusters
     # of ops it supports and leaves the rest to TensorFlow, where jit_compile=True needs the whole step.
     xla_autoclustering: bool = setting(False, flag="--xla-autoclustering", ab="xla_autoclustering",
+                                       process_global=True,
                                        help="let XLA compile the parts of the step it supports "
                                             "(tf.config.optimizer.set_jit('autoclustering'))",
                                        report=("XLA", "tf.config.optimizer.set_jit('autoclustering')"))
@@ -191,9 +199,14 @@ class RunSettings:
     speed_only: bool = setting(False, flag="--speed-only", measurement=True,
                                help="measure speed only: no validation, no saved model (checkpoint/model.keras); "
                                     "the settings beside it are still written")
+    # A run whose model nobody uses writes none (a trial's reference replicates: their configuration's model is
+    # its own rung's run, docs/ARCHITECTURE.md "Run and study directories"); the settings beside it are written.
+    no_model: bool = setting(False, flag="--no-model", measurement=True,
+                             help="save no model (checkpoint/model.keras); the settings beside it are still written")
     # XLA's persistent compilation cache (TF_XLA_FLAGS=--tf_xla_persistent_cache_directory): a study's runs share
     # one folder, so a configuration compiled by one replicate loads in the next instead of compiling again.
     xla_cache: str | None = setting(None, flag="--xla-cache", parse=str, metavar="DIR", measurement=True,
+                                    process_global=True,
                                     help="keep XLA's compiled programs in DIR and reuse them (a folder shared by "
                                          "runs of the same model; TF_XLA_FLAGS=--tf_xla_persistent_cache_directory)")
     # A training script's own options (what follows `--` on the command line): its sys.argv[1:].
@@ -295,6 +308,24 @@ def configuration_defaults() -> dict[str, Any]:
     """field -> default of every setting that makes a configuration (all but the `measurement` ones): runs
     equal in all of these are replicates of one configuration, whatever differs in how they were measured."""
     return {f.name: default_of(f) for f, s in declared() if not s.measurement}
+
+
+def can_share_process(a: RunSettings, b: RunSettings) -> bool:
+    """True when runs of `a` and `b` can be built and measured in one backend process (a trial's paired speed
+    replicates, docs/ARCHITECTURE.md "Measurement rules").
+
+    Not when they differ in a `process_global` setting (auto-clustering and TF_XLA_FLAGS are TensorFlow's
+    process-wide config; a strategy or cluster is made once per process), nor with a distribution strategy at
+    all (its devices and workers belong to the process), nor for a training script run top-level (it can run
+    only once per process). The front ends that run elsewhere (a remote host) never ask.
+    """
+    from .workload_kind import is_script
+
+    if any(getattr(a, f.name) != getattr(b, f.name) for f, s in declared() if s.process_global):
+        return False
+    if a.strategy != "default" or b.strategy != "default":
+        return False
+    return not (is_script(a.workload) or is_script(b.workload))
 
 
 def with_audit_fixes(settings: RunSettings, raised: Iterable[str]) -> RunSettings:

@@ -20,6 +20,7 @@ class Verdict:
     NOT_ENOUGH = "not enough measurement"  # too few measured pairs, or replicates too short: no ratio at all
     BASELINE = "baseline"
     FAILED = "failed"  # B's runs failed (error, NaN, crash): nothing was measured to judge
+    NOT_APPLIED = "did not take effect"  # B's first run shows its change did not happen (XLA not active): no ratio
 
 
 class AccuracyVerdict:

@@ -33,3 +33,13 @@ def defines_contract(path: Path) -> bool:
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return all(name in names for name in CONTRACT_FUNCTIONS)
+
+
+def is_script(spec: str) -> bool:
+    """True when the workload `spec` (a path or builtin:NAME) is a training script, run top-level: a built-in
+    is a contract workload; a file that is not there is judged by the backend that loads it (False here)."""
+    spec = str(spec)
+    if spec.startswith("builtin:"):
+        return False
+    path = Path(spec).expanduser()
+    return path.is_file() and not defines_contract(path)

@@ -16,6 +16,7 @@ from tfturbo.console import fmt_bytes
 from tfturbo.numbers import finite
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward
+from tfturbo.verdicts import Verdict
 from tfturbo.tune.study import RungKind
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 
@@ -118,6 +119,12 @@ class DecisionCard(QFrame):
         if decision.failed:  # a failed arm is a failed trial: its error and the fix, never a verdict
             self.headline.setText(f"{label}: failed")
             self.facts.set_facts([("Candidate's run", decision.failure_text())])
+            self.reason.setVisible(False)
+            self.show()
+            return
+        if decision.speed.verdict == Verdict.NOT_APPLIED:  # its run trained as the reference: nothing to judge
+            self.headline.setText(f"{label}: not measured — the change did not take effect")
+            self.facts.set_facts([("Why, and what would enable it", decision.speed.note)])
             self.reason.setVisible(False)
             self.show()
             return

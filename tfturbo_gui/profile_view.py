@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSplitter
                                QTabWidget, QToolTip, QVBoxLayout, QWidget)
 
 from tfturbo import profile as prof
+from tfturbo.compare import replicate_key
 
 from .labels import add_section, muted_label
 from .live_plots import ACCENT, BASELINE_GREY
@@ -30,7 +31,14 @@ def rung_profile(session, rung) -> tuple[prof.Profile, Path | None]:
     trial = session.trial_of(rung)
     if trial is None:
         return prof.find([session.rung_path(rung)])
-    return prof.find([r.run_dir for r in trial.runs if r.planned.arm == "b"])
+    found = prof.find([r.run_dir for r in trial.runs if r.planned.arm == "b"])
+    if found[0].available or session.study is None:
+        return found
+    # a configuration is profiled once (a confirmation measures two that were): its own earlier rung's profile
+    key = replicate_key(rung.settings.to_dict())
+    same = [session.rung_path(r) for r in session.study.rungs if r is not rung and r.run
+            and replicate_key(r.settings.to_dict()) == key]
+    return prof.find(same) if same else found
 
 
 def reference_profile(session, rung) -> tuple[prof.Profile, str]:

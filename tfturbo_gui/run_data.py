@@ -100,12 +100,28 @@ class RunData:
         self.events_seen = 0
         self.version = 0
         self._median: tuple[int, float | None] = (-1, None)  # (version, live median) cache
+        # a run-pair process: each run's own data, by run name (its events carry it); the phase and progress
+        # here follow the run whose events arrive
+        self.arms: dict[str, RunData] | None = {} if command == "run-pair" else None
 
     # ------------------------------------------------------------ ingest
+
+    def arm(self, run: str) -> "RunData":
+        """A run-pair process's data of its run `run` (made on first use, so a page can show it before its
+        first event)."""
+        assert self.arms is not None, "only a run-pair process has runs of its own"
+        return self.arms.setdefault(run, RunData(run, "run"))
+
+    _PER_RUN = (protocol.STEPS, protocol.PHASE, protocol.VALIDATION, protocol.PROGRESS, protocol.MEMORY,
+                protocol.RESULT)
 
     def ingest(self, events: Iterable[dict[str, Any]]) -> None:
         for e in events:
             self.events_seen += 1
+            if self.arms is not None and e.get("run") and e.get("type") in self._PER_RUN:
+                self.arm(str(e["run"])).ingest([e])
+                if e.get("type") not in (protocol.PHASE, protocol.PROGRESS):
+                    continue
             handler = self._HANDLERS.get(e.get("type"))
             if handler is not None:
                 handler(self, e)

@@ -25,8 +25,9 @@ from tfturbo.errors import UserError
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
+from tfturbo.trials.run_length import min_run_steps, run_length_note
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import PlannedRun, Trial
+from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of
@@ -265,6 +266,25 @@ class WizardSession:
     def baseline_settings(self) -> RunSettings:
         return self.options().base_settings()
 
+    def run_length(self) -> tuple[str, int | None]:
+        """(why the baseline's runs are too short for a speed verdict, the steps that are enough), from its
+        measured warm-up and step time (`trials.run_length`); ("", None) when they are enough."""
+        base = self.baseline
+        if base is None:
+            return "", None
+        rule, per_call = self.options().speed_rule(), base.settings.steps_per_execution
+        note = run_length_note(base.summary, base.settings.steps, rule, per_call)
+        return note, (min_run_steps(base.summary, rule, per_call) if note else None)
+
+    def lengthen_runs(self, steps: int) -> None:
+        """Runs of `steps` from the next baseline on: every trial's runs follow the baseline's length, so this
+        matters only before the first trial (the baseline page measures it again)."""
+        self.steps = steps
+        if self.engine is not None:
+            self.engine.opts.steps = steps
+            self.study.options = self.engine.opts.to_dict()
+            self.study.save()
+
     def pending(self, stage: str) -> list[Candidate]:
         """What the engine would measure next on a stage (skips included), for the page to offer."""
         return self.engine.pending(stage) if self.engine is not None else []
@@ -293,23 +313,30 @@ class WizardSession:
         """A new rung of `stage` measured as a trial: `settings` (None: the engine's next candidate) against
         what the engine measures it against; None when the stage has nothing to measure (recorded as skipped)."""
         assert self.baseline is not None, "the baseline has not been measured"
+        self.engine.share_process = self.host is None  # a paired replicate's two folders must be on this machine
         self.engine.begin(stage, settings)
         self._action = self.engine.next_action()
         if self._action is None:
             return None
         return self._action.rung
 
-    def next_run(self, rung: Rung) -> tuple[PlannedRun, list[str]] | None:
-        """The trial's next run and its `run` arguments, or None when the trial is decided."""
+    def next_run(self, rung: Rung) -> tuple[PlannedRun | PlannedPair, list[str]] | None:
+        """The trial's next run and its `run` arguments — or a paired replicate and its `run-pair` arguments
+        (`command_of`) — or None when the trial is decided."""
         if self._action is None:
             self._action = self.engine.next_action()
         if self._action is None or self._action.rung is not rung:
             return None
         return self._action.planned, self._action.argv
 
-    def record_run(self, rung: Rung, planned: PlannedRun, data: RunData) -> None:
+    @staticmethod
+    def command_of(planned: PlannedRun | PlannedPair) -> str:
+        """The backend command that measures `planned`."""
+        return "run-pair" if isinstance(planned, PlannedPair) else "run"
+
+    def record_run(self, rung: Rung, planned: PlannedRun | PlannedPair, data: RunData) -> None:
         assert self._action is not None and self._action.planned == planned
-        if planned.arm == "b" and planned.replicate == 1:
+        if isinstance(planned, PlannedRun) and planned.arm == "b" and planned.replicate == 1:
             self.run_data[rung.name] = data
         self._record(data)
 

@@ -1,0 +1,7 @@
+"""The training backend: `python -m trainer_backend CMD ...` (docs/ARCHITECTURE.md, "Processes")."""
+
+import time
+
+# when this process began (the package is the first thing `python -m trainer_backend` imports, before TensorFlow):
+# a run's summary says how long its process took to get there (`process_s`)
+STARTED = time.monotonic()

@@ -63,7 +63,19 @@ def _hello(writer: protocol.EventWriter, args: argparse.Namespace) -> None:
         settings = settings_from_args(args)
         if settings.xla_cache:  # before TensorFlow reads its XLA flags (the device query below)
             use_xla_cache(settings.xla_cache)
+        if settings.xla_autoclustering:  # the same: without it auto-clustering clusters nothing on a CPU
+            from .xla_clusters import enable_on_cpu
+
+            enable_on_cpu()
         distribute.before_devices(settings, writer)
+    elif args.command == "run-pair":  # both arms share the process's XLA flags (tfturbo.settings.can_share_process)
+        from tfturbo.cli_args import pair_arms
+
+        from .commands.run import use_xla_cache
+
+        settings = pair_arms(args)[0][0]
+        if settings.xla_cache:
+            use_xla_cache(settings.xla_cache)
     hardware.configure_logical_cpus()
     writer.emit(protocol.HELLO, command=args.command, versions=hardware.versions(), devices=hardware.devices(),
                 pid=os.getpid(), workers=distribute.worker_pids())

@@ -163,6 +163,9 @@ class Instrument(keras.callbacks.Callback):
         self._prev_iterations = 0
         self._validating = False
         self._skip_validation = False
+        self.blocks = None  # blocks.ArmBlocks when this run shares its process with another (run-pair)
+        self._block_windows = 0  # index in record.windows where the current block's windows begin
+        self._discard_through = 0  # after a block switch: the steps up to here are timed but not in a window
 
     # -- Keras hooks ---------------------------------------------------------------------------
 
@@ -192,7 +195,11 @@ class Instrument(keras.callbacks.Callback):
         self.started = step + self._per_call - 1
         if self.profile and not self.profile_done:
             self._drive_profiler(step)
-        if self.completed > self._flushed_step:
+        if self._discard_through and self.completed >= self._discard_through:
+            self._flush(now, measured=False)  # the calls after a block switch: their steps, in no window
+            self._discard_through = 0
+            self._last = self._synced_at = time.perf_counter()
+        elif self.completed > self._flushed_step:
             elapsed = now - self._window_start
             if self.monitor.warmed_up:
                 due = elapsed >= STEADY_WINDOW_S
@@ -203,7 +210,10 @@ class Instrument(keras.callbacks.Callback):
                 self._flush(now)
                 # the read and the monitor's work belong to no step: nothing is in flight, start the clocks anew
                 self._last = self._synced_at = time.perf_counter()
-        if stdio.stop_requested() and not self.monitor.stop_reason:
+                if self.blocks is not None:
+                    self._block_boundary(step)
+        if (stdio.stop_requested() or (self.blocks is not None and self.blocks.aborted)) \
+                and not self.monitor.stop_reason:
             self.monitor.stop_reason = StopReason.CANCELLED
         if self.monitor.stop_reason or self.started >= self.total_steps:
             self.model.stop_training = True  # this step still runs, then fit() ends the epoch and returns
@@ -238,9 +248,36 @@ class Instrument(keras.callbacks.Callback):
         self._flush(time.perf_counter())
         self.monitor.on_train_end(self.completed)
 
+    # -- blocks (run-pair) ---------------------------------------------------------------------
+
+    def _block_boundary(self, step: int) -> None:
+        """Right after a window closed: end the block once it holds its steady seconds, and hand over.
+
+        Nothing of this arm is in flight (the window's read drained it), so the
+        other arm's block runs alone; on coming back the clocks restart and the
+        first call is discarded (`blocks.DISCARD_CALLS`).
+        """
+        from .blocks import FINISHED, SWITCHED
+
+        first = self.record.first_steady
+        steady = sum(w[2] for w in self.record.windows[self._block_windows:] if first is not None and w[0] >= first)
+        if steady < self.blocks.block_s:
+            return
+        handed = time.perf_counter()
+        outcome = self.blocks.end_block()
+        self._block_windows = len(self.record.windows)
+        if outcome == FINISHED:
+            self.model.stop_training = True  # this call still runs, then fit() returns and the other arm goes on
+        elif outcome == SWITCHED:
+            from .blocks import DISCARD_CALLS
+
+            self._last = self._synced_at = self._window_start = time.perf_counter()
+            self._discard_through = step - 1 + DISCARD_CALLS * self._per_call
+            self.monitor.on_block(step, self.blocks.number, self.blocks.shared.blocks, self._last - handed)
+
     # -- windows -------------------------------------------------------------------------------
 
-    def _flush(self, now: float) -> None:
+    def _flush(self, now: float, measured: bool = True) -> None:
         if self.completed <= self._flushed_step or self._probe is None:
             return
         reading = self._probe.read()  # waits for the device: every step up to `completed` has finished
@@ -258,8 +295,9 @@ class Instrument(keras.callbacks.Callback):
         first = self._flushed_samples
         window = Window(steps=self.record.step[first:], step_ms=self.record.ms[first:], loss=loss,
                         loss_scale=reading["loss_scale"], skipped_steps=skipped,
-                        span=(self._flushed_step + 1, self.completed, synced - self._synced_at))
-        self.record.windows.append(window.span)
+                        span=(self._flushed_step + 1, self.completed, synced - self._synced_at) if measured else None)
+        if measured:
+            self.record.windows.append(window.span)
         self._synced_at = synced
         self._flushed_step = self.completed
         self._flushed_samples = len(self.record)

@@ -92,6 +92,12 @@ class RunMonitor:
         self._run_detectors("on_window", self.context, window)
         self._progress(completed, window)
 
+    def on_block(self, step: int, number: int, blocks: int, paused_s: float) -> None:
+        """This run is back after the other arm's block (run-pair): its clocks restarted, nothing of the
+        pause is in a window."""
+        self._phase(protocol.TRAINING, step, f"block {number} of {blocks}, after {paused_s:.2f} s of the other "
+                                             f"run's block", block=[number, blocks], paused_s=round(paused_s, 6))
+
     def on_validation_begin(self, step: int) -> None:
         self._phase(protocol.VALIDATING, step, "")
 

@@ -57,3 +57,20 @@ def test_xla_with_mirrored_on_logical_cpus_is_refused_up_front(tmp_path, monkeyp
     out = tmp_path / "never"
     proc = run_cli("run", TINY, "--out", str(out), "--strategy", "mirrored", "--jit", "--json")
     assert proc.returncode == 2 and "--no-jit" in proc.stderr and not out.exists()
+
+
+def test_auto_clustering_compiles_clusters_on_a_cpu_and_says_so(tmp_path, monkeypatch):
+    """Issue 23: set_jit("autoclustering") alone clusters nothing on a CPU (per-example losses bit-identical to
+    float32's): the backend adds --tf_xla_cpu_global_jit and counts the clusters; with it turned off by the user
+    the run says it compiled none, so a trial stops with "did not take effect"."""
+    docs = {}
+    for name, flags in (("on", ""), ("off", "--tf_xla_cpu_global_jit=false")):
+        monkeypatch.setenv("TF_XLA_FLAGS", flags)  # the backend child inherits it
+        proc = run_cli("run", "builtin:mlp", "--out", str(tmp_path / name), "--xla-autoclustering", "--steps", "12",
+                       "--profile", "0:0", "--no-model", "--json")
+        assert proc.returncode == 0, proc.stderr
+        docs[name] = json.loads(proc.stdout)
+    assert docs["on"]["xla_active"] is True and docs["on"]["xla_clusters"] > 0
+    assert docs["off"]["xla_active"] is False and docs["off"]["xla_clusters"] == 0
+    assert not (tmp_path / "on" / "checkpoint" / "model.keras").exists()  # --no-model: the settings only
+    assert (tmp_path / "on" / "checkpoint" / "tfturbo-settings.yaml").exists()

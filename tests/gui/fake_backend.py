@@ -273,7 +273,8 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
                "findings": findings, "versions": VERSIONS, "device": "CPU", "learning_rate": 0.003,
                "workload": {"spec": settings.workload, "name": settings.workload.split(":")[-1], "path": ""},
                "loss_scale": {"final": 32768.0, "min": 32768.0, "skipped_steps": 0} if sixteen else None,
-               "xla_active": settings.jit_compile and not xla_refused(settings), "error": error}
+               "xla_active": (settings.jit_compile and not xla_refused(settings)) or settings.xla_autoclustering,
+               "error": error}
     if status == protocol.RunStatus.COMPLETED:  # the per-example file the accuracy gate pairs
         small = args.workload == "builtin:small-val"  # 400 validation examples: its accuracy cannot decide
         summary["paired_validation"] = write_paired(run_dir, validation, settings.batch_size,
@@ -284,6 +285,29 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
     code = 0 if status in (protocol.RunStatus.COMPLETED, protocol.RunStatus.CANCELLED) else 1
     writer.emit(protocol.DONE, status=status, exit_code=code)
     return code
+
+
+class _RunOfPair(protocol.EventWriter):
+    """One run of a run-pair process: its events carry its run's name; the process says `done` once, at the end."""
+
+    def emit(self, type_, **payload):
+        return {} if type_ == protocol.DONE else super().emit(type_, **payload)
+
+
+def run_pair(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
+    """Both arms of a paired replicate, one after the other (the real backend interleaves them in blocks)."""
+    parser = build_backend_parser("fake_backend")
+    codes, documents = [], {}
+    for arm in args.arm:
+        arm_args = parse_args(parser, ["run", *json.loads(arm)])
+        codes.append(run(_RunOfPair(sinks=[sys.stdout]), arm_args, scenario, delay))
+        summary_path = Path(arm_args.out) / runfiles.SUMMARY
+        documents[Path(arm_args.out).name] = json.loads(summary_path.read_text()) if summary_path.exists() else None
+    statuses = [d["status"] for d in documents.values() if d] or [protocol.RunStatus.FAILED]
+    status = next((st for st in statuses if st != protocol.RunStatus.COMPLETED), protocol.RunStatus.COMPLETED)
+    writer.emit(protocol.RESULT, command="run-pair", document={"runs": documents})
+    writer.emit(protocol.DONE, status=status, exit_code=max(codes))
+    return max(codes)
 
 
 def main() -> int:
@@ -306,6 +330,8 @@ def main() -> int:
         return audit(writer, args)
     if args.command == "probe-input":
         return probe(writer, args)
+    if args.command == "run-pair":
+        return run_pair(writer, args, opts.scenario, opts.delay)
     return run(writer, args, opts.scenario, opts.delay)
 
 

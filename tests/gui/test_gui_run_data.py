@@ -134,3 +134,22 @@ def test_step_columns_that_are_ragged_or_malformed_read_as_the_protocol_reads_th
     assert data.has_loss_scale
     valid = {"type": "steps", "step": [1, 2], "step_ms": [3.5, 4.0], "loss": [None, 0.7]}
     assert [(s, m) for s, m, _l, _s in protocol.iter_steps(valid)] == [(1, 3.5), (2, 4.0)]
+
+
+def test_a_run_pair_process_keeps_each_runs_events_apart_and_its_status_follows_the_run_that_speaks():
+    data = RunData("pair", "run-pair")
+    b = data.arm("b2")  # a page shows it before its first event
+    data.ingest([
+        {"type": "hello", "run": ""},
+        {**steps(1, [50.0, 5.0, 5.0]), "run": "b2"},
+        {"type": "phase", "phase": "training", "step": 2, "detail": "steady state from step 2", "run": "b2"},
+        {**steps(1, [60.0, 7.0]), "run": "a2"},
+        {"type": "phase", "phase": "warmup", "step": 1, "detail": "tracing", "run": "a2"},
+        {"type": "result", "command": "run", "run": "a2", "document": {"status": "completed", "steps_completed": 2}},
+        {"type": "result", "command": "run-pair", "run": "", "document": {"runs": {"a2": {}, "b2": {}}}},
+        {"type": "done", "run": "", "status": "completed", "exit_code": 0},
+    ])
+    assert data.arm("b2") is b and b.step.view().tolist() == [1, 2, 3] and b.first_steady_step == 2
+    assert data.arm("a2").step_ms.view().tolist() == [60.0, 7.0] and data.arm("a2").summary["steps_completed"] == 2
+    assert data.step.size == 0  # the process's own columns stay empty: nothing is the two runs mixed
+    assert data.phase == "warmup" and data.document["runs"].keys() == {"a2", "b2"} and data.finished

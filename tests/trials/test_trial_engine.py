@@ -195,8 +195,9 @@ def test_a_trial_stopped_after_its_first_pair_gives_no_ratio():
 
 
 def test_later_pairs_measure_speed_only_sized_for_the_steady_seconds():
+    """Separate speed-only processes: what a trial does where the arms cannot share one (`can_share_process`)."""
     a = RunSettings("builtin:fake", batch_size=64, steps=300)
-    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6, steady_s=3.0))
+    trial = Trial(a, a.with_(xla_autoclustering=True), SpeedRule(3, 6, steady_s=3.0))
     plan = trial.plan()
     assert (plan.min_pairs, plan.max_pairs, plan.min_runs, plan.max_runs) == (3, 6, 6, 12)
     assert "pairs 3–6 (6–12 runs)" in plan.text() and "3 s of steady state" in plan.text()
@@ -235,7 +236,7 @@ def test_the_accuracy_gate_uses_only_the_runs_that_validated():
 
 def test_the_estimate_never_says_nothing_is_left_while_a_pair_is_under_way():
     a = RunSettings("builtin:fake", batch_size=64, steps=300)
-    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6))
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6), share_process=False)
     jitter = iter([1.0, 1.3, 0.8, 1.25, 0.85, 1.2, 1.0, 1.0])  # too noisy to decide at 3 pairs
     for _ in range(6):
         planned = trial.next_run()

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -100,6 +101,11 @@ class FakeBackend:
             return result(command, {"verdict": verdict, "input_fraction": 0.05 if not found else 0.8,
                                     "data_steps_per_s": 100.0, "compute_steps_per_s": 10.0,
                                     "train_steps_per_s": 9.5, "findings": found})
+        if command == "run-pair":  # both arms' runs, as the real one writes them, in one document
+            arms = [json.loads(argv[i + 1]) for i, a in enumerate(argv) if a == "--arm"]
+            answers = [(Path(arm[arm.index("--out") + 1]).name, self("run", arm, on_event)) for arm in arms]
+            status = next((r.status for _, r in answers if r.status != "completed"), "completed")
+            return result(command, {"runs": {name: r.document for name, r in answers}}, status=status)
         settings = parse_run_settings(argv)
         self.runs.append(settings)
         if self.on_run:

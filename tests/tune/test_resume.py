@@ -113,10 +113,17 @@ def test_a_killed_study_resumes_to_the_same_decisions_measuring_no_finished_run_
     lines = []
     resumed = RecordedRuns()
     Ladder(options(out), runner=resumed, say=lines.append, resume=True).run()
-    assert not set(resumed.measured) & before  # no finished run measured again
-    assert sorted(set(resumed.measured) | before) == sorted(all_runs)
+    # no finished run measured again — except the other half of a paired replicate (pairs 2..N are one run-pair
+    # process): a pair with a missing summary is measured again as a whole, both folders cleared first
+    half_pair = {name, re.sub(r"\.([ab])(\d+)$", lambda m: f".{'b' if m[1] == 'a' else 'a'}{m[2]}", name)} \
+        if name and not name.endswith("1") else set()
+    assert set(resumed.measured) & before <= half_pair
+    if kill_at == ("03-xla.a2", "during"):
+        assert "03-xla.b2" in before and "03-xla.b2" in resumed.measured  # its pair was half written
+    assert sorted(set(resumed.measured) | before) == sorted(set(all_runs))
     assert as_read(out) == whole
-    assert any(line.startswith(f"resume: {len(before)} finished run(s) re-used") for line in lines) or not before
+    reused = before - set(resumed.measured)
+    assert any(line.startswith(f"resume: {len(reused)} finished run(s) re-used") for line in lines) or not reused
 
 
 def test_a_finished_study_is_not_measured_again_without_restart(tmp_path):

@@ -26,11 +26,12 @@ from ..console import format_finding
 from ..errors import OutputDirError
 from ..runfiles import RUNS_DIR, XLA_CACHE_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
-from ..trials.execute import backend_executor
+from ..trials.execute import backend_executor, backend_pair_executor
 from ..trials.spec import describe, keys, parse_settings
 from ..trials.speed import SpeedRule, samples_per_s
-from ..trials.trial import PlannedRun, Trial, run_trial
+from ..trials.trial import PlannedPair, PlannedRun, Trial, run_trial
 from ..trials.verdict import TrialVerdict
+from ..tune import levers
 
 TRIAL_JSON = "trial.json"
 
@@ -67,7 +68,7 @@ def build_trial(args: argparse.Namespace) -> Trial:
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
     return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates, steady_s=args.steady_s),
-                 accuracy_rule(args), label_a=a.label(), label_b=b.label())
+                 accuracy_rule(args), label_a=a.label(), label_b=b.label(), not_in_effect=levers.effect_check(a, b))
 
 
 def document(trial: Trial, verdict: TrialVerdict) -> dict:
@@ -129,8 +130,22 @@ def main(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return summary, path
 
+    def pair_started(pair: PlannedPair, paths: list[Path]) -> None:
+        print(f"[{pair.name}] {pair.first.settings.label()} and {pair.second.settings.label()} — speed only, in "
+              f"one process, {pair.steady_s:.0f} s of steady state each; {trial.progress_text()}", file=sys.stderr)
+
+    execute_pair = backend_pair_executor(out / RUNS_DIR, log_path=log_path(), on_start=pair_started)
+
+    def measured_pair(pair: PlannedPair):
+        summaries, paths = execute_pair(pair)
+        for run, summary in zip(pair.runs, summaries):
+            rate = samples_per_s(summary)
+            print(f"[{run.name}] {summary.get('status')}" + (f", {rate:,.0f} samples/s" if rate else ""),
+                  file=sys.stderr)
+        return summaries, paths
+
     try:
-        verdict = run_trial(trial, measured)
+        verdict = run_trial(trial, measured, execute_pair=measured_pair)
         doc = document(trial, verdict)
         if keep_runs:
             (out / TRIAL_JSON).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

@@ -272,6 +272,9 @@ def _outcome(rung: LadderRow) -> str:
     rung in a few words: its trial's speed verdict when the ladder has one, else the compare table's."""
     row = rung.row
     shown = rung.headline
+    decision = rung.rung.decision if rung.rung else None
+    if decision is not None and decision.speed.verdict == Verdict.NOT_APPLIED:  # measured nothing: say why
+        return f"{row.label if row else rung.name}: {decision.speed.text()}"
     if row is not None and shown is not None:
         text = f"{row.label}: {shown.text('x')} over {shown.pairs} replicate pairs vs {shown.against}, {shown.verdict}"
         faster = shown.verdict == Verdict.FASTER

@@ -236,6 +236,9 @@ def _speedup(rung: LadderRow) -> Paragraph:
         return P("1.00x<br/>(baseline)")
     if row is not None and row.status != protocol.RunStatus.COMPLETED:  # a crash is not "no measurable change"
         return P(f"not measured<br/>(the run {esc(row.status)})")
+    decision = rung.rung.decision if rung.rung else None
+    if decision is not None and decision.speed.verdict in (Verdict.NOT_APPLIED, Verdict.NOT_ENOUGH):
+        return P(f"not measured<br/>({esc(decision.speed.verdict)})")  # never the runs' own ratio
     shown = rung.headline
     if shown is not None:
         lo, hi = shown.ci95

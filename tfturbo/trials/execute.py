@@ -1,9 +1,9 @@
 """Executing planned runs with a blocking backend subprocess (`tfturbo tune`, `tfturbo ab`).
 
-The wizard executes the same `PlannedRun`s with a QProcess; both turn what the
-backend left behind into the summary the trial judges, the same way: the
-`result` document, else the run directory's summary.json, else a minimal one
-with the run's status and error.
+The wizard executes the same `PlannedRun`s (and `PlannedPair`s, as one `run-pair`
+process) with a QProcess; both turn what the backend left behind into the
+summary the trial judges, the same way: the `result` document, else the run
+directory's summary.json, else a minimal one with the run's status and error.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Any, Callable
 
 from .. import protocol
 from ..backend_client import BackendResult, run_backend
-from ..cli_args import run_argv
+from ..cli_args import pair_argv, run_argv
 from ..errors import WorkloadError
 from ..run_summary import RunSummary
 from ..runfiles import load_run
-from .trial import PlannedRun
+from .trial import PlannedPair, PlannedRun
 
 Runner = Callable[..., BackendResult]
 
@@ -34,6 +34,25 @@ def summary_of(result_document: dict[str, Any] | None, status: str, error: dict[
     if error and not doc.get("error"):
         doc = {**doc, "error": {k: error.get(k) for k in ("kind", "message", "fix")}}
     return doc
+
+
+def pair_command(pair: PlannedPair, runs_dir: Path) -> tuple[list[str], list[Path]]:
+    """The `run-pair` arguments of a paired replicate into runs_dir/NAME, and its two run directories."""
+    run_dirs = [Path(runs_dir) / run.name for run in pair.runs]
+    return pair_argv(*((run.settings, str(d)) for run, d in zip(pair.runs, run_dirs)), pair.steady_s), run_dirs
+
+
+def pair_summaries(result_document: dict[str, Any] | None, status: str, error: dict[str, Any] | None,
+                   run_dirs: list[Path], pair: PlannedPair) -> list[dict[str, Any]]:
+    """Each run's summary to judge from what a `run-pair` process left: its document's run, else the run's own
+    summary.json, else its status; an error event counts for the run it names (or both, when it names none)."""
+    runs = (result_document or {}).get("runs") if isinstance(result_document, dict) else None
+    out = []
+    for run, run_dir in zip(pair.runs, run_dirs):
+        own = (runs or {}).get(run.name) if isinstance(runs, dict) else None
+        own_error = error if error and error.get("run") in (None, "", run.name) else None
+        out.append(summary_of(own, status, own_error, run_dir, run))
+    return out
 
 
 def fail_on_bad_input(error: dict[str, Any] | None, what: str) -> None:
@@ -59,3 +78,21 @@ def backend_executor(runs_dir: Path, runner: Runner | None = None, log_path: str
         return summary_of(result.document, result.status, result.error, run_dir, planned), run_dir
 
     return execute
+
+
+def backend_pair_executor(runs_dir: Path, runner: Runner | None = None, log_path: str | None = None,
+                          live: Callable[[dict[str, Any]], None] | None = None,
+                          cancel: threading.Event | None = None,
+                          on_start: Callable[[PlannedPair, list[Path]], None] = lambda pair, paths: None,
+                          ) -> Callable[[PlannedPair], tuple[list[dict[str, Any]], list[Path]]]:
+    """execute_pair(pair) -> ([summaries], [run dirs]) running `python -m trainer_backend run-pair`."""
+    runner = runner or run_backend
+
+    def execute_pair(pair: PlannedPair) -> tuple[list[dict[str, Any]], list[Path]]:
+        argv, run_dirs = pair_command(pair, runs_dir)
+        on_start(pair, run_dirs)
+        result = runner("run-pair", argv, on_event=live, stderr_path=log_path, cancel=cancel)
+        fail_on_bad_input(result.error, "the run")
+        return pair_summaries(result.document, result.status, result.error, run_dirs, pair), run_dirs
+
+    return execute_pair

@@ -63,6 +63,13 @@ class SpeedRule:
         every window is a few milliseconds, all of them inside one descheduled moment."""
         return self.steady_s / 10
 
+    def needs_text(self) -> str:
+        """What a replicate must measure for its throughput to count, in words (the "not enough measurement"
+        note): a steady state at all when the rule aims at none (`steady_s` 0), else its floor."""
+        if not self.steady_s:
+            return "a steady state (at least one steady window)"
+        return f"at least {self.min_steady_s:.2g} s of steady state in {MIN_WINDOWS} windows"
+
     def shortfall(self, summary: dict[str, Any] | None) -> str | None:
         """Why this completed run's throughput does not count (too little steady measurement), or None."""
         tp = (summary or {}).get("throughput")

@@ -16,8 +16,12 @@ samples as A (its steps and validation interval scaled by the batch ratio), so
 the accuracy gate compares them at equal samples seen. The pairs after it
 measure speed only (`speed_only`: no validation, no saved model), each arm's
 length calibrated from its own runs so far — its warm-up plus `rule.steady_s`
-seconds of steady state — as pyperf and Criterion size their loops. A trial
-always ends within `rule.max_pairs` pairs, whatever its runs measured.
+seconds of steady state — as pyperf and Criterion size their loops. Where the
+arms can share a process (`settings.can_share_process`), each pair after the
+first is instead ONE process measuring both arms in interleaved blocks
+(`PlannedPair`, `run-pair`), each arm aiming at as many steady seconds as the
+process spends on everything else (`STEADY_PER_OVERHEAD`). A trial always
+ends within `rule.max_pairs` pairs, whatever its runs measured.
 """
 
 from __future__ import annotations
@@ -29,10 +33,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..numbers import duration_text
-from ..settings import RunSettings
+from ..settings import RunSettings, can_share_process
 from . import accuracy
 from .speed import SpeedRule
-from .verdict import Change, Tolerance, TrialVerdict, keep
+from .verdict import NOT_APPLIED, Change, SpeedVerdict, Tolerance, TrialVerdict, keep
 
 A, B = "a", "b"
 NO_PROFILE = (0, 0)
@@ -53,11 +57,41 @@ class PlannedRun:
 
 
 @dataclass
+class PlannedPair:
+    """A paired speed replicate the trial wants next: both arms' speed-only runs in ONE backend process
+    (`python -m trainer_backend run-pair`), measured in interleaved blocks, each aiming at `steady_s` seconds of
+    steady state. `first` trains first (the pair's AB/BA order); each run keeps its own directory, so it is
+    read back like any speed-only run."""
+
+    first: PlannedRun
+    second: PlannedRun
+    steady_s: float
+
+    @property
+    def replicate(self) -> int:
+        return self.first.replicate
+
+    @property
+    def runs(self) -> tuple[PlannedRun, PlannedRun]:
+        return (self.first, self.second)
+
+    @property
+    def name(self) -> str:
+        return f"{self.first.name}+{self.second.name}"
+
+
+Planned = PlannedRun | PlannedPair
+
+
+@dataclass
 class MeasuredRun:
     planned: PlannedRun
     summary: dict[str, Any] | None
     run_dir: Path | None
-    elapsed_s: float | None = None  # from next_run() to record(): the whole run, process start included
+    # from next_run() to record(): the whole run, process start included; a paired replicate's process time is
+    # shared equally by its two runs
+    elapsed_s: float | None = None
+    paired: bool = False  # measured with the other arm in one process (`PlannedPair`)
 
     @property
     def status(self) -> str:
@@ -85,6 +119,14 @@ def default_names(arm: str, replicate: int) -> str:
 
 
 MAX_SPEED_STEPS = 1_000_000  # a speed-only replicate never trains longer than this, whatever the step time
+# A paired replicate process measures, per arm, at least this many steady seconds per second of the process's own
+# overhead (interpreter start, TensorFlow import, both builds, both warm-ups), split between its two arms: with
+# 1.0 the arms' steady windows together last as long as everything else, so the process is at least half steady
+# measurement by construction, as pyperf and Criterion size a benchmark's loops to outweigh its fixed cost.
+STEADY_PER_OVERHEAD = 1.0
+# A paired replicate ends each arm once it measured its steady seconds; its steps are only a cap, this many times
+# what the arm's step time says, so blocks that overshoot or a slow moment never cut the measurement short.
+PAIRED_STEPS_CAP = 1.5
 WARMUP_MARGIN = 1.5  # a speed-only run allows its arm's longest warm-up so far times this, plus MIN_STEADY_STEPS
 MIN_STEADY_STEPS = 20
 
@@ -128,6 +170,8 @@ class TrialPlan:
     steady_s: float  # steady-state seconds each replicate aims at (0: every pair trains the full length)
     full_steps: tuple[int, int]  # (A, B) steps of the first pair, which validates for the accuracy gate
     speed_steps: tuple[int | None, int | None]  # (A, B) steps of the speed-only pairs (None: not sized yet)
+    paired: bool = False  # pairs 2..N: both arms in one process, in interleaved blocks (`PlannedPair`)
+    sized: bool = False  # paired: steady_s is sized from the measured overhead (else the floor, until pair 1 ends)
 
     @property
     def min_runs(self) -> int:
@@ -146,6 +190,14 @@ class TrialPlan:
         full = f"{a} steps" if a == b else f"{a} steps of A, {b} of B (equal samples)"
         if not self.steady_s:
             return f"pairs {pairs} ({runs} runs), each training {full} with validation"
+        if self.paired:
+            aim = (f"{self.steady_s:.0f} s of steady state per arm (as long as the process's own start-up, "
+                   f"builds and warm-ups)" if self.sized else
+                   f"at least {self.steady_s:g} s of steady state per arm, more if the first pair shows the "
+                   f"process's start-up, builds and warm-ups take longer")
+            return (f"pairs {pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate) in "
+                    f"two processes; each later pair measures speed only, A and B in one process in interleaved "
+                    f"blocks (ABBA BAAB), aiming at {aim}")
         sized = ""
         if all(self.speed_steps):
             sa, sb = self.speed_steps
@@ -173,6 +225,13 @@ class Trial:
     label_a: str = "A"
     label_b: str = "B"
     xla_cache: str | None = None  # XLA's persistent compilation cache folder, shared by every run of the trial
+    # pairs 2..N as one process each (`PlannedPair`) where the settings allow it (`can_share_process`); False for
+    # a front end that runs elsewhere (a remote host)
+    share_process: bool = True
+    # why B's change did not take effect in a completed run of B ("why; what would enable it"), or None when it did
+    # (the levers' words, `tune.levers.effect_check`): asked of B's first run, and the trial stops there if it says
+    not_in_effect: Callable[[dict[str, Any]], str | None] | None = None
+    profile_first_pair: bool = True  # False: both configurations were profiled before (the confirmation's)
     way_forward: str = ""  # the way forward this trial takes after an inconclusive verdict (`trials.way_forward`)
     runs: list[MeasuredRun] = field(default_factory=list)
     started: float | None = None
@@ -207,13 +266,54 @@ class Trial:
             return equal_samples(self.a, self.b, a_batch, b_batch)
         return self.b.with_(steps=self.a.steps, val_every=self.a.effective_val_every())
 
+    @property
+    def paired(self) -> bool:
+        """Pairs 2..N are measured as paired replicates, both arms in one process (`PlannedPair`)."""
+        return self.share_process and bool(self.rule.steady_s) and can_share_process(self.a, self.b)
+
     def speed_steps_of(self, arm: str) -> int | None:
-        """Steps of `arm`'s speed-only runs, calibrated on its completed runs so far (None: nothing to size from)."""
+        """Steps of `arm`'s speed-only runs, calibrated on its completed runs so far (None: nothing to size from);
+        in a paired replicate a cap (`PAIRED_STEPS_CAP`): the process ends each arm at its steady seconds."""
         if not self.rule.steady_s:
             return None
         done = [r.summary for r in self.runs if r.planned.arm == arm and r.status == COMPLETED and r.summary]
         settings = self.a if arm == A else self.b
+        if self.paired:
+            target = self.paired_steady_s()
+            return speed_steps(done, PAIRED_STEPS_CAP * target, settings.steps_per_execution) if target else None
         return speed_steps(done, self.rule.steady_s, settings.steps_per_execution)
+
+    def paired_steady_s(self) -> float | None:
+        """Steady seconds each arm of a paired replicate aims at: at least `rule.steady_s`, and the process's own
+        overhead times STEADY_PER_OVERHEAD split between the arms (None: no overhead measured yet).
+
+        The overhead is the longest of the paired processes' own (their time
+        less their steady windows) once one was measured, else what the first pair's
+        separate runs spent outside steady windows and validation — two
+        start-ups where a paired process has one, so the first paired
+        replicate errs towards measuring longer. A process's time is what its
+        runs report (`process_s`, else their fit() time `wall_s`), never the
+        front end's clock: every front end sizes the same pairs from the same
+        summaries.
+        """
+        overhead = self.paired_overhead_s()
+        if overhead is None:
+            return None
+        return max(self.rule.steady_s, STEADY_PER_OVERHEAD * overhead / 2)
+
+    def paired_overhead_s(self) -> float | None:
+        """Seconds a paired replicate process spends outside its steady windows (see `paired_steady_s`)."""
+        processes = [(ra, rb) for ra, rb in self.pairs() if ra and rb and ra.paired and rb.paired
+                     and ra.status == COMPLETED and rb.status == COMPLETED]
+        if processes:
+            # the longest seen (as for warm-up): on a machine whose load changes, one trial's successive paired
+            # processes spent 18, 30 and 41 s outside their windows, and a median lagged behind
+            return max(0.0, max(max(_process_s(ra), _process_s(rb)) - _steady_s(ra) - _steady_s(rb)
+                                for ra, rb in processes))
+        first = [r for r in self.runs if r.planned.replicate == 1 and r.status == COMPLETED]
+        if len(first) < 2:
+            return None
+        return sum(max(0.0, _process_s(r) - _steady_s(r) - self._validation_s(r)) for r in first)
 
     def settings_of(self, arm: str, replicate: int = 1) -> RunSettings:
         """The settings of `arm`'s run in pair `replicate`: the first pair full length with validation, the
@@ -226,9 +326,12 @@ class Trial:
 
     def plan(self) -> TrialPlan:
         """What this trial will measure: pairs min..max, the runs' lengths, the steady seconds each aims at."""
-        return TrialPlan(self.rule.min_pairs, self.rule.max_pairs, self.rule.steady_s,
+        paired = self.paired
+        sized = self.paired_steady_s() if paired else None
+        return TrialPlan(self.rule.min_pairs, self.rule.max_pairs, sized or self.rule.steady_s,
                          (self.full_settings(A).steps, self.full_settings(B).steps),
-                         (self.speed_steps_of(A), self.speed_steps_of(B)))
+                         (None, None) if paired else (self.speed_steps_of(A), self.speed_steps_of(B)), paired,
+                         sized is not None)
 
     def estimate_remaining_s(self) -> tuple[float, float] | None:
         """(at least, at most) seconds of runs left: to the fewest pairs the rule allows (at least the pair under
@@ -265,6 +368,8 @@ class Trial:
         rule = self.rule
         span = f"{rule.min_pairs}–{rule.max_pairs}" if rule.max_pairs > rule.min_pairs else str(rule.min_pairs)
         text = f"pair {planned.replicate} of {span}"
+        if isinstance(planned, PlannedPair):
+            text += f": {self.label_a} and {self.label_b} in one process"
         left = self.estimate_remaining_s()
         if left is not None:
             low, high = left
@@ -282,6 +387,9 @@ class Trial:
             return sorted(r.elapsed_s for r in speed)[len(speed) // 2]  # type: ignore[misc]
         if not self.rule.steady_s:
             return runs[-1].elapsed_s
+        if self.paired:  # its half of a paired process: half the overhead, and its own steady seconds
+            overhead = self.paired_overhead_s()
+            return overhead / 2 + (self.paired_steady_s() or 0.0) if overhead is not None else None
         last = runs[-1]
         measured = float(((last.summary or {}).get("throughput") or {}).get("seconds") or 0.0)
         overhead = max(0.0, (last.elapsed_s or 0.0) - measured - self._validation_s(last))
@@ -307,8 +415,9 @@ class Trial:
             slot[0 if r.planned.arm == A else 1] = r
         return [tuple(out[k]) for k in sorted(out)]  # type: ignore[misc]
 
-    def next_run(self) -> PlannedRun | None:
-        """The next run to measure, or None when the trial is decided."""
+    def next_run(self) -> Planned | None:
+        """The next run to measure — a `PlannedPair` for a paired replicate (pairs 2..N when `paired`) — or None
+        when the trial is decided."""
         if self._stopped or self._decided():
             return None
         done = len(self.runs)
@@ -317,23 +426,47 @@ class Trial:
         if self._asked is None:
             self._asked = time.monotonic()
         settings = self.settings_of(arm, replicate)
-        if replicate == PROFILED_REPLICATE:  # both arms alike, so the pair's ratio stays fair
+        if replicate == PROFILED_REPLICATE and self.profile_first_pair:  # both arms alike: a fair pair ratio
             settings = settings.with_(profile=None)
-        return PlannedRun(arm, replicate, settings, self.names(arm, replicate))
+        if arm == A:  # A's model is its own rung's run's (the baseline's, the kept one's): saved there only
+            settings = settings.with_(no_model=True)
+        planned = PlannedRun(arm, replicate, settings, self.names(arm, replicate))
+        if done % 2 == 0 and replicate > 1 and self.paired and settings.speed_only:
+            other = self._order(replicate)[1]
+            second = PlannedRun(other, replicate, self.settings_of(other, replicate), self.names(other, replicate))
+            if second.settings.speed_only:
+                return PlannedPair(planned, second, self.paired_steady_s() or self.rule.steady_s)
+        return planned
 
-    def record(self, planned: PlannedRun, summary: dict[str, Any] | None, run_dir: Path | str | None) -> None:
+    def record(self, planned: Planned, summary: Any, run_dir: Any) -> None:
+        """Take a run's summary and run directory; for a `PlannedPair`, a sequence of two of each, in
+        `planned.runs` order (a missing summary: None)."""
         now = time.monotonic()
         if self.started is None:
             self.started = now
         elapsed = now - self._asked if self._asked is not None else None
         self._asked = None
+        if isinstance(planned, PlannedPair):
+            half = elapsed / 2 if elapsed is not None else None
+            for run, one, folder in zip(planned.runs, summary, run_dir):
+                self.runs.append(MeasuredRun(run, one, Path(folder) if folder is not None else None, half, True))
+            return
         self.runs.append(MeasuredRun(planned, summary, Path(run_dir) if run_dir is not None else None, elapsed))
 
     def stop(self) -> None:
         """No more runs (the user stopped): the verdict uses the complete pairs measured so far."""
         self._stopped = True
 
+    def change_missing(self) -> str:
+        """Why B's change did not take effect, from B's first run ("" when it did, or nothing can tell yet)."""
+        first_b = next((r for r in self.runs if r.planned.arm == B), None)
+        if self.not_in_effect is None or first_b is None or first_b.status != COMPLETED:
+            return ""
+        return self.not_in_effect(first_b.summary or {}) or ""
+
     def _decided(self) -> bool:
+        if self.change_missing():  # B trained as A: no pair can measure a change
+            return True
         if len(self.runs) % 2 == 1:
             last = self.runs[-1]
             return last.status != COMPLETED  # a failed run ends the trial; its pair is never completed
@@ -373,7 +506,7 @@ class Trial:
             steps = self.speed_steps_of(arm)
             longer = f" (about {steps} steps of {self.label_a if arm == A else self.label_b})" if steps else ""
             return (f"{len(short)} replicate run(s) measured too little steady state — {run.planned.name}: {why}; "
-                    f"each needs at least {self.rule.min_steady_s:.1f} s in 3 windows: longer runs{longer}, "
+                    f"each needs {self.rule.needs_text()}: longer runs{longer}, "
                     f"or more pairs (at most {self.rule.max_pairs})")
         return (f"{len(ratios)} of the {self.rule.min_pairs} replicate pairs the verdict needs were measured: "
                 f"run {self.rule.min_pairs - len(ratios)} more pair(s)")
@@ -385,7 +518,9 @@ class Trial:
     # -- judging --------------------------------------------------------------------------------
 
     def verdict(self) -> TrialVerdict:
-        speed = self.rule.verdict(*self._rates(), needed=self.shortfall())
+        missing = self.change_missing()
+        speed = (SpeedVerdict(math.nan, (math.nan, math.nan), NOT_APPLIED, 0, note=missing) if missing else
+                 self.rule.verdict(*self._rates(), needed=self.shortfall()))
         b_runs = [r for r in self.runs if r.planned.arm == B]
         a_runs = [r for r in self.runs if r.planned.arm == A]
         arm_b = accuracy.ArmData()
@@ -428,10 +563,19 @@ class Trial:
     def design(self, pairs: int, examples: int) -> str:
         """How this trial measured, in words, for the report and the wizard."""
         steps_a = self.a.steps
-        text = (f"{pairs} replicate pair(s), each an A and a B run in their own processes, alternating AB/BA; "
+        paired = [r for r in self.runs if r.paired]
+        where = "in one process from the second pair on" if paired else "in their own processes"
+        text = (f"{pairs} replicate pair(s), each an A and a B run {where}, alternating AB/BA; "
                 f"throughput: the median rate of device-drained windows of the steady state; the speed interval "
                 f"is a Student-t interval across the pairs' ratios, so it includes run-to-run variation. ")
-        if self.rule.steady_s and any(r.planned.settings.speed_only for r in self.runs):
+        if paired:
+            steady = sorted(_steady_s(r) for r in paired)[len(paired) // 2]
+            text += (f"The first pair trains {steps_a} steps of A's batch (B the same number of samples) with "
+                     f"validation, in two processes; each later pair measures speed only with A and B in one "
+                     f"process, in interleaved blocks (ABBA BAAB) so a drift of the machine falls on both, each arm "
+                     f"measuring about {steady:.0f} s of steady state (at least {self.rule.steady_s:g} s, and as "
+                     f"long as the process's own start-up, builds and warm-ups)")
+        elif self.rule.steady_s and any(r.planned.settings.speed_only for r in self.runs):
             text += (f"The first pair trains {steps_a} steps of A's batch (B the same number of samples) with "
                      f"validation; the others measure speed only, sized for {self.rule.steady_s:g} s of steady "
                      f"state each")
@@ -446,15 +590,41 @@ class Trial:
         return sum(float((r.summary or {}).get("wall_s") or 0.0) for r in self.runs)
 
 
-def run_trial(trial: Trial, execute: Callable[[PlannedRun], tuple[dict[str, Any] | None, Path | None]],
-              cancelled: Callable[[], bool] = lambda: False) -> TrialVerdict:
-    """Measure a trial to its end with a blocking `execute(planned) -> (summary, run_dir)`."""
+def _steady_s(run: MeasuredRun) -> float:
+    """The steady-window seconds a run measured."""
+    return float(((run.summary or {}).get("throughput") or {}).get("seconds") or 0.0)
+
+
+def _process_s(run: MeasuredRun) -> float:
+    """The run's process time as it reported it (`process_s`), else its fit() time (a run from before)."""
+    s = run.summary or {}
+    value = s.get("process_s") if isinstance(s.get("process_s"), (int, float)) else s.get("wall_s")
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+Executor = Callable[[PlannedRun], tuple[dict[str, Any] | None, Path | None]]
+PairExecutor = Callable[[PlannedPair], tuple[list[dict[str, Any] | None], list[Path | None]]]
+
+
+def run_trial(trial: Trial, execute: Executor, cancelled: Callable[[], bool] = lambda: False,
+              execute_pair: PairExecutor | None = None) -> TrialVerdict:
+    """Measure a trial to its end with a blocking `execute(planned) -> (summary, run_dir)`, and
+    `execute_pair(pair) -> ([summaries], [run dirs])` for paired replicates; without it a pair's two runs are
+    measured one after the other with `execute`, each in its own process."""
     while (planned := trial.next_run()) is not None:
         if cancelled():
             trial.stop()
             break
-        summary, run_dir = execute(planned)
-        trial.record(planned, summary, run_dir)
+        if isinstance(planned, PlannedPair):
+            if execute_pair is not None:
+                summaries, run_dirs = execute_pair(planned)
+            else:
+                measured = [execute(run) for run in planned.runs]
+                summaries, run_dirs = [m[0] for m in measured], [m[1] for m in measured]
+            trial.record(planned, summaries, run_dirs)
+        else:
+            summary, run_dir = execute(planned)
+            trial.record(planned, summary, run_dir)
         if cancelled():
             trial.stop()
     return trial.verdict()

@@ -22,7 +22,7 @@ from ..verdicts import Verdict
 
 # the words of the two verdicts, as this module's code reads them (owned by tfturbo.verdicts)
 FASTER, SLOWER, NO_CHANGE = Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE
-FAILED, NOT_ENOUGH = Verdict.FAILED, Verdict.NOT_ENOUGH
+FAILED, NOT_ENOUGH, NOT_APPLIED = Verdict.FAILED, Verdict.NOT_ENOUGH, Verdict.NOT_APPLIED
 WITHIN, WORSE, INCONCLUSIVE = _Accuracy.WITHIN, _Accuracy.WORSE, _Accuracy.INCONCLUSIVE
 NOT_MEASURED = _Accuracy.NOT_MEASURED
 
@@ -101,13 +101,15 @@ class SpeedVerdict:
     ratios: list[float] = field(default_factory=list)  # one per replicate pair, in run order
     a_samples_per_s: float | None = None  # geometric means over the replicates
     b_samples_per_s: float | None = None
-    note: str = ""  # with NOT_ENOUGH: what would be enough (longer runs, more pairs)
+    note: str = ""  # with NOT_ENOUGH: what would be enough (longer runs, more pairs); NOT_APPLIED: why, what would
 
     def text(self) -> str:
         if self.verdict == FAILED:
             return "not measured: the candidate's run failed"
         if self.verdict == NOT_ENOUGH:
             return f"not enough measurement ({self.note})" if self.note else "not enough measurement"
+        if self.verdict == NOT_APPLIED:
+            return "not measured: the change did not take effect" + (f" — {self.note}" if self.note else "")
         if not math.isfinite(self.ratio):
             return "no throughput measured"
         lo, hi = self.ci95
@@ -364,6 +366,8 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
     if xla_requested and (not xla_active or F.XLA_NOT_ACTIVE in codes):
         reasons.append("XLA never switched on in this run (XLA_NOT_ACTIVE): its speed is not XLA's")
 
+    if speed.verdict == NOT_APPLIED:  # B's run was the reference's: nothing about its speed or accuracy to say
+        return False, speed.text(), found
     speed_text = f"{speed.verdict}: {speed.text()} vs {against}"
     if speed.verdict == NOT_ENOUGH:
         reasons.insert(0, speed.text())

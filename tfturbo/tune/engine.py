@@ -38,16 +38,18 @@ from pathlib import Path
 from typing import Any, Callable, Generator
 
 from .. import findings as F
-from .. import protocol, summary
+from .. import backend_client, protocol, summary
 from ..cli_args import run_argv, script_argv
 from ..compare import replicate_key
 from ..errors import OutputDirError, UserError
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
-from ..trials.execute import summary_of
+from ..trials.execute import pair_command, pair_summaries, summary_of
+from ..trials.run_length import min_run_steps, run_length_note
 from ..trials.speed import SpeedRule, samples_per_s
-from ..trials.trial import PlannedRun, Trial
+from ..trials.trial import PlannedPair, PlannedRun, Trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
+from ..verdicts import Verdict
 from . import levers
 from .apply_snippet import snippet
 from .batch import DEFAULT_MAX_SCALE
@@ -125,12 +127,13 @@ class TuneOptions:
 class Action:
     """What the backend should do next: `command` with `argv` (a `run` into `run_dir`)."""
 
-    command: str  # env | audit | probe-input | run
+    command: str  # env | audit | probe-input | run | run-pair
     argv: list[str]
     stage: str  # environment | audit | probe | baseline | a lever's name
-    planned: PlannedRun | None = None  # a run of a trial (or the baseline's one run)
+    planned: PlannedRun | PlannedPair | None = None  # a run of a trial (or the baseline's one run), or a pair
     rung: Rung | None = None
-    run_dir: Path | None = None
+    run_dir: Path | None = None  # a run-pair's first run's (`run_dirs` has both)
+    run_dirs: list[Path] | None = None
 
 
 @dataclass
@@ -173,12 +176,15 @@ def rung_run_names(name: str) -> Callable[[str, int], str]:
 
 
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
-               options: TuneOptions) -> Trial:
+               options: TuneOptions, share_process: bool = True, profiled: bool = False) -> Trial:
     """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
 
-    A candidate that validates on more examples than the baseline did (the way forward "more validation
-    examples") is paired on them: its reference runs validate on as many, and when the reference is the
-    baseline's configuration its accuracy is judged against those runs (the baseline run has fewer)."""
+    `share_process` False: never a paired replicate (the runs go to a remote host). `profiled`: both
+    configurations were profiled in rungs of their own (a confirmation), so the profiler stays off (a
+    configuration is profiled once). A candidate that validates on more examples than the baseline did (the
+    way forward "more validation examples") is paired on them: its reference runs validate on as many, and
+    when the reference is the baseline's configuration its accuracy is judged against those runs (the
+    baseline run has fewer)."""
     a, reference_runs, way = reference.settings, [(baseline.summary, study_path / str(baseline.run))], ""
     if settings.val_examples > baseline.settings.val_examples:
         a, way = a.with_(val_examples=settings.val_examples), "examples"
@@ -187,7 +193,9 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     return Trial(a, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
                  accuracy_reference=reference_runs,
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
-                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), way_forward=way)
+                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), share_process=share_process,
+                 not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
+                 way_forward=way)
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -249,6 +257,7 @@ class StudyEngine:
         self._stop = False  # the user stopped: no new trial starts, the study ends interrupted
         self._visited: set[str] = set()  # levers whose stage began (their skips are recorded once)
         self._unattended = False  # planning the whole study (tune): a failed baseline ends it
+        self.share_process = backend_client.runs_here()  # paired replicates need the runs on this machine
 
     # ------------------------------------------------------------ the plan
 
@@ -513,6 +522,10 @@ class StudyEngine:
             rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
         self.policy.set_baseline(rung)
         self._report_end(rung)
+        note = run_length_note(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution)
+        if note:  # the trials' runs follow the baseline's length: their first pairs would not count
+            self.say(f"[{rung.name[:2]}] baseline: {note} (--steps "
+                     f"{min_run_steps(rung.summary, self.opts.speed_rule(), settings.steps_per_execution)})")
 
     # ------------------------------------------------------------ a lever's stage
 
@@ -564,7 +577,8 @@ class StudyEngine:
         rung = self._new_rung(candidate.kind, candidate.slug, candidate.settings, compared_with=reference.name)
         o = self.opts
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
-                                                                 self.policy.baseline, self.study.path, o)
+                                                                 self.policy.baseline, self.study.path, o,
+                                                                 self.share_process, profiled=lever.confirms)
         recorded = self._recorded_rung(rung.name)
         if recorded is not None and recorded.decision is not None and recorded.decision.rule is not None:
             trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was
@@ -572,6 +586,14 @@ class StudyEngine:
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
                  f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:
+            if isinstance(planned, PlannedPair):
+                self.say(f"     {planned.first.name} + {planned.second.name}: speed only, in one process, "
+                         f"{planned.steady_s:.0f} s of steady state each — {trial.progress_text()}")
+                results = yield from self._run_pair(planned, rung, lever.name)
+                trial.record(planned, results, [self.study.path / RUNS_DIR / run.name for run in planned.runs])
+                rung.replicates = [r.planned.name for r in trial.runs]
+                self.study.save()
+                continue
             what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
                 f"{planned.settings.steps} steps"
             self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
@@ -631,6 +653,20 @@ class StudyEngine:
                                               run_dir))
         return summary_of(outcome.document, outcome.status, outcome.error, run_dir, planned)
 
+    def _run_pair(self, pair: PlannedPair, rung: Rung, stage: str) -> Flow:
+        """A paired replicate's two summaries: re-used when a resumed study finished both runs, else measured
+        (both folders cleared first: half a pair is measured again as a whole)."""
+        argv, run_dirs = pair_command(pair, self.study.path / RUNS_DIR)
+        reused = [self._finished_run(d) for d in run_dirs]
+        if all(r is not None for r in reused):
+            self.reused += [run.name for run in pair.runs]
+            return reused
+        for run_dir in run_dirs:
+            if run_dir.exists():
+                shutil.rmtree(run_dir)
+        outcome = yield from self._ask(Action("run-pair", argv, stage, pair, rung, run_dirs[0], run_dirs))
+        return pair_summaries(outcome.document, outcome.status, outcome.error, run_dirs, pair)
+
     def _finished_run(self, run_dir: Path) -> dict[str, Any] | None:
         if self.recorded is None or not run_dir.is_dir():
             return None
@@ -643,7 +679,7 @@ class StudyEngine:
         rate_text = f"{rate:,.0f} samples/s; " if rate else ""
         if rung.kind == RungKind.BASELINE:
             self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}" + (d.reason if d else ""))
-        elif d is not None and d.failed:
+        elif d is not None and (d.failed or d.speed.verdict == Verdict.NOT_APPLIED):
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {d.reason}")
         elif d is not None:
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {'KEPT' if d.kept else 'not kept'} — "

@@ -26,7 +26,8 @@ from .engine import Action, Outcome, StudyEngine, TuneOptions, prepare_study_dir
 from .study import Study, StudyStatus
 
 Runner = Callable[..., BackendResult]
-WHAT = {"env": "the environment report", "audit": "the audit", "probe-input": "the input probe", "run": "the run"}
+WHAT = {"env": "the environment report", "audit": "the audit", "probe-input": "the input probe", "run": "the run",
+        "run-pair": "the paired runs"}
 
 __all__ = ["Ladder", "TuneOptions", "unfinished_study", "remove_study"]
 
@@ -113,7 +114,8 @@ class Ladder:
         return engine.finish()
 
     def _execute(self, action: Action) -> Outcome:
-        result = self.runner(action.command, action.argv, on_event=self.live if action.command == "run" else None,
+        live = self.live if action.command in ("run", "run-pair") else None
+        result = self.runner(action.command, action.argv, on_event=live,
                              stderr_path=str(self.path / BACKEND_LOG), cancel=self.cancel)
         fail_on_bad_input(result.error, WHAT[action.command])
         return Outcome(result.document, result.status, result.error)

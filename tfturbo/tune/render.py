@@ -54,6 +54,8 @@ def _kept(entry: dict[str, Any]) -> str:
         return "baseline" if entry.get("kept") else str(entry.get("status") or "failed")
     if (entry.get("speed") or {}).get("verdict") == Verdict.FAILED:
         return "failed"
+    if (entry.get("speed") or {}).get("verdict") == Verdict.NOT_APPLIED:
+        return "did not take effect"
     return "KEPT" if entry.get("kept") else "rejected"
 
 

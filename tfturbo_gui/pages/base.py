@@ -42,9 +42,15 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
     if nxt is None:
         return None
     planned, argv = nxt
-    arm = arms[0] if planned.arm == "b" else arms[1]
-    context = f"{what} pair {planned.replicate}, the {arm} run"
-    data = panel.start("run", argv, name=planned.settings.label(),
+    if session.command_of(planned) == "run-pair":  # both arms in one process
+        first, second = (arms[0] if run.arm == "b" else arms[1] for run in planned.runs)
+        context = f"{what} pair {planned.replicate}: the {first} and {second} runs in one process"
+        name = " and ".join(run.settings.label() for run in planned.runs)
+    else:
+        arm = arms[0] if planned.arm == "b" else arms[1]
+        context = f"{what} pair {planned.replicate}, the {arm} run"
+        name = planned.settings.label()
+    data = panel.start(session.command_of(planned), argv, name=name,
                        busy_text=f"{context}: starting the backend (loading TensorFlow)…", log_path=session.log_path(),
                        context=context)
     return planned, data
@@ -367,6 +373,11 @@ class RungPage(WizardPage):
         if started is None:
             return False
         self._planned, data = started
+        if data.arms is not None:  # a paired replicate: each arm's plot follows its own run's events
+            for run in self._planned.runs:
+                self._arm_runs[run.arm] = (data.arm(run.name), run)
+            self._show_pair(running=data.arm(self._planned.first.name))
+            return True
         self._arm_runs[self._planned.arm] = (data, self._planned)
         if self._planned.replicate == 1:
             self._first_pair[self._planned.arm] = (data, self._planned)

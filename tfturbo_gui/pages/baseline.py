@@ -19,7 +19,7 @@ from ..cards import FactsCard, run_facts
 from ..code_block import CodeBlock
 from ..error_box import ErrorBox
 from ..findings_panel import FindingsPanel
-from ..labels import muted_label
+from ..labels import muted_label, sentence
 from ..live_plots import RunPlots
 from ..profile_view import ProfileView, rung_profile, under_plots
 from ..run_data import RunData
@@ -96,6 +96,12 @@ class BaselinePage(WizardPage):
         self.left.addWidget(self.input_warning)
         self.results = FactsCard("Baseline")
         self.left.addWidget(self.results)
+        # the run length a verdict needs, from the baseline's warm-up and step time (trials/run_length.py)
+        self.length_note = QLabel("")
+        self.length_note.setObjectName("warningText")
+        self.length_note.setWordWrap(True)
+        self.length_note.hide()
+        self.left.addWidget(self.length_note)
         self.findings = FindingsPanel()
         self.findings.set_empty_text("No findings yet: the input probe and the baseline run report here.")
         self.left.addWidget(self.findings, 1)
@@ -248,6 +254,12 @@ class BaselinePage(WizardPage):
         self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
         self.profile_view.reveal()
         ok = self.session.baseline is not None and self.session.baseline is self.rung
+        note, needed = self.session.run_length() if ok else ("", None)
+        if needed:  # the next baseline trains long enough; every trial's runs follow the baseline's length
+            self.session.lengthen_runs(needed)
+            note = sentence(note) + f" Measure baseline again to train {needed} steps per run."
+        self.length_note.setText(note)
+        self.length_note.setVisible(bool(needed))
         self.set_status(PASSED if ok and not self.input_bound else ATTENTION)
 
     # ------------------------------------------------------------ navigation and TensorBoard

@@ -221,6 +221,8 @@ class ComparePage(WizardPage):
         if started is None:
             return False
         self._planned, data = started
+        if data.arms is not None:  # a paired replicate: plot the recommended run's own events
+            data = data.arm(next(run.name for run in self._planned.runs if run.arm == "b"))
         self.view.plots.show_run(data, self.session.data_of(self.session.baseline))
         self.show_plan()
         return True

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
 from tfturbo import protocol, remote
 from tfturbo.errors import UserError
 from tfturbo.settings import DEFAULT_STEPS
+from tfturbo.trials.trial import MIN_STEADY_STEPS
 
 from ..cards import FactsCard
 from ..run_data import RunData
@@ -135,10 +136,13 @@ class WorkloadPage(WizardPage):
         folder.addWidget(self.study_edit, 1)
         folder.addWidget(self.study_button)
         self.steps = QSpinBox()
-        self.steps.setRange(20, 100_000)
+        self.steps.setRange(MIN_STEADY_STEPS, 100_000)  # a floor: the baseline decides what is enough
         self.steps.setSingleStep(50)
         self.steps.setValue(session.steps)
         self.steps.setSuffix(" steps per run")
+        self.steps.setToolTip("How long each run trains. The baseline's warm-up and step time decide how many "
+                              "steps a speed verdict needs; the baseline page says so and measures again with "
+                              "enough when these are too few.")
         study_form = QFormLayout()
         study_form.addRow("Folder", folder)
         study_form.addRow("Length", self.steps)

@@ -34,6 +34,8 @@ from tfturbo.run_summary import RunSummary
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
 
+import trainer_backend
+
 from .. import ceiling, distribute, hardware, hparams_record, measure, stdio
 from . import emit_error
 
@@ -51,10 +53,24 @@ class PreparedRun:
     findings: list[Finding] = field(default_factory=list)  # found while preparing (a fix not applied)
     strategy: Any = None  # the tf.distribute strategy the model was built under
     output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
+    clusters: Any = None  # with auto-clustering: the ClusterProbe that counts what XLA compiled (xla_clusters.py)
 
     @property
     def replicas(self) -> int:
         return int(getattr(self.strategy, "num_replicas_in_sync", 1) or 1)
+
+    def probes(self) -> list:
+        """Callbacks besides the instrument that check what the run did (the auto-clustering cluster count)."""
+        return [self.clusters] if self.clusters is not None else []
+
+    def xla_active(self) -> bool | None:
+        """The run trained under XLA: jit_compile=True that Keras kept, or auto-clustering that compiled a
+        cluster (None: it could not tell)."""
+        if self.settings.jit_compile:
+            return bool(self.model.jit_compile)
+        if self.clusters is not None:
+            return None if self.clusters.clusters is None else self.clusters.clusters > 0
+        return False
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, int]:
@@ -132,8 +148,13 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         findings.append(finding)
     if settings.sixteen_bit and not settings.fix_int_inputs and val_ds is not None:
         findings += integer_input_hazards(workload, model, val_ds)
+    clusters = None
+    if settings.xla_autoclustering:  # did auto-clustering compile anything? (the first call's graphs)
+        from ..xla_clusters import ClusterProbe
+
+        clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds))
+                       output_dtypes(model, train_ds), clusters)
 
 
 def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
@@ -303,12 +324,43 @@ def scale_learning_rate(optimizer, factor: float) -> float | None:
 # ------------------------------------------------------------------------------ training
 
 def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tuple[str, int]:
+    """One run, in its own process: start it, fit, finish it (run-pair runs two of them interleaved)."""
+    active = start_run(job, run_dir, writer)
+    fit(active)
+    return finish_run(active)
+
+
+@dataclass
+class ActiveRun:
+    """A run between `start_run` and `finish_run`: its directory, monitor, instrument and what fit() left."""
+
+    job: PreparedRun
+    run_dir: Path
+    writer: protocol.EventWriter
+    env: dict
+    devs: list
+    workload: dict
+    monitor: Any
+    instrument: Any
+    callbacks: Any
+    scalars: Any
+    epochs: int
+    val_every: int
+    val: Any
+    error: Any = None
+    wall_s: float = 0.0
+    document: dict | None = None  # summary.json, once finished
+
+
+def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log: bool = True) -> ActiveRun:
+    """run.yaml, events.jsonl and backend.log attached (`log` False: the caller attaches the log), the monitor
+    and the instrument: everything before fit()."""
     import tensorflow as tf
 
     from ..detectors import default_detectors
     from ..detectors.base import RunContext
     from ..instrument import Instrument, QuietCallbackList
-    from ..monitor import RunMonitor, StopReason
+    from ..monitor import RunMonitor
 
     settings = job.settings
     devs = hardware.devices()
@@ -322,7 +374,8 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     distribute.attach(run_dir)
     writer.attach(open(run_dir / runfiles.EVENTS, "a", encoding="utf-8"))
     writer.forget_history()
-    stdio.attach_log(run_dir / runfiles.BACKEND_LOG)
+    if log:
+        stdio.attach_log(run_dir / runfiles.BACKEND_LOG)
 
     tb_dir = run_dir / runfiles.TB_DIR
     scalars = tf.summary.create_file_writer(str(tb_dir))
@@ -338,7 +391,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     instrument = Instrument(monitor, settings.steps, val_every, settings.effective_profile(), str(tb_dir),
                             wait_for_steady=settings.profile is None)
     epochs = math.ceil(settings.steps / val_every)
-    callbacks = QuietCallbackList([instrument], add_history=True, model=job.model, verbose=0,
+    callbacks = QuietCallbackList([instrument, *job.probes()], add_history=True, model=job.model, verbose=0,
                                   epochs=epochs, steps=val_every)
     if job.val_ds is not None and not settings.speed_only:  # the same examples for every batch size, so
         # candidates are compared pairwise; a speed-only replicate does not validate
@@ -346,13 +399,20 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
 
         monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
     val = monitor.paired.dataset if monitor.paired is not None else None
+    return ActiveRun(job, run_dir, writer, env, devs, workload, monitor, instrument, callbacks, scalars, epochs,
+                     val_every, val)
 
+
+def fit(active: ActiveRun) -> None:
+    """model.fit of the whole run; a failure becomes its `error` event (kept in `active.error`)."""
+    job, writer, instrument, monitor, settings = active.job, active.writer, active.instrument, active.monitor, \
+        active.job.settings
     started = time.perf_counter()
     error = None
     try:
         with distribute.fit_scope(job.model, job.strategy):
-            job.model.fit(job.train_ds.repeat(), epochs=epochs, steps_per_epoch=val_every, validation_data=val,
-                          callbacks=callbacks, verbose=0)
+            job.model.fit(job.train_ds.repeat(), epochs=active.epochs, steps_per_epoch=active.val_every,
+                          validation_data=active.val, callbacks=active.callbacks, verbose=0)
     except Exception as exc:  # noqa: BLE001 - the run failed: say why and keep what was measured
         print("trainer_backend: training failed", file=sys.stderr)
         import traceback
@@ -367,8 +427,17 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
             monitor.add_finding(cause[0])
         error = emit_error(writer, distribute.explain_failure(exc), kind=protocol.TRAINING_ERROR,
                            batch_size=settings.batch_size, fix=cause[1] if cause else None)
-    wall_s = time.perf_counter() - started
+    active.error, active.wall_s = error, time.perf_counter() - started
 
+
+def finish_run(active: ActiveRun) -> tuple[str, int]:
+    """Status, checkpoint settings (and model unless speed-only), profile, summary.json and the `result`."""
+    from ..monitor import StopReason
+
+    job, run_dir, writer, env, devs, workload = active.job, active.run_dir, active.writer, active.env, active.devs, \
+        active.workload
+    monitor, instrument, settings, error, wall_s = active.monitor, active.instrument, job.settings, active.error, \
+        active.wall_s
     if error is not None:
         status, code = protocol.RunStatus.FAILED, error.exit_code
     elif monitor.diverged:
@@ -381,8 +450,9 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     checkpoint = None
     if error is None:
         writer.emit(protocol.PHASE, phase=protocol.SAVING, step=instrument.completed, detail="checkpoint")
-        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed, model=not settings.speed_only)
-    scalars.close()
+        checkpoint = save_checkpoint(job, run_dir, env, instrument.completed,
+                                     model=not (settings.speed_only or settings.no_model))
+    active.scalars.close()
     profile = read_profile(job, instrument, monitor, run_dir)
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
@@ -394,6 +464,7 @@ def train(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter) -> tupl
     document = summary.to_dict()
     hparams_record.write(run_dir, document, profile)  # tensorboard --logdir STUDY/runs: the HParams tab
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, document)
+    active.document = document
     writer.emit(protocol.RESULT, command="run", document=document)
     return status, code
 
@@ -425,8 +496,8 @@ def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) ->
 def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int, model: bool = True) -> str | None:
     """checkpoint/model.keras and, beside it, the settings that produced it (tutorial step 5).
 
-    `model` False (a speed-only replicate, whose model nobody keeps): the settings only — saving a model
-    costs seconds per run."""
+    `model` False (a speed-only replicate, a trial's reference replicate: models nobody uses): the settings
+    only — saving a model costs seconds per run."""
     folder = run_dir / runfiles.CHECKPOINT_DIR
     folder.mkdir(exist_ok=True)
     runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env)
@@ -476,13 +547,15 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         stopped_early=monitor.stopped_early,
         steps_saved=settings.steps - instrument.completed if monitor.stopped_early else 0,
         wall_s=wall_s,
+        process_s=time.monotonic() - trainer_backend.STARTED,
         peak_memory_bytes=memory["peak_bytes"],
         memory_kind=memory["kind"],
         metrics=dict(monitor.last_logs),
         validation=monitor.validation,
         learning_rate=job.learning_rate,
         loss_scale=monitor.loss_scale_summary(),
-        xla_active=bool(job.model.jit_compile) if settings.jit_compile else False,
+        xla_active=job.xla_active(),
+        xla_clusters=job.clusters.clusters if job.clusters is not None else None,
         output_dtypes=job.output_dtypes,
         profile=profile,
         checkpoint=checkpoint,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ...settings import RunSettings
 from ...trials.verdict import TrialVerdict
@@ -94,6 +94,12 @@ class Lever:
         """Its part of the code changes from `base` to the recommended `rec`."""
         return []
 
+    def not_in_effect(self, summary: dict[str, Any]) -> str | None:
+        """Why its change did not take effect in this completed run of the candidate ("why; what would enable
+        it"), or None when it did or the run cannot tell. The trial stops after its first candidate run when
+        this says something (`trials.trial.Trial.not_in_effect`): that run is the reference's, not a change."""
+        return None
+
     def extras(self, rec: RunSettings, findings: list[dict[str, Any]]) -> list[str]:
         """Comment lines the snippet adds under the recommended settings ("also, under the 16-bit policy")."""
         return []
@@ -108,6 +114,19 @@ class Lever:
 
 
 LEVERS: list[Lever] = []
+
+
+def effect_check(a: RunSettings, b: RunSettings) -> Callable[[dict[str, Any]], str | None] | None:
+    """The check of a trial of `b` against `a` that `b`'s changes took effect: each lever whose settings differ
+    between them asked in turn (`Lever.not_in_effect`); None when no lever changes anything between them."""
+    changed = [lv for lv in LEVERS if any(getattr(a, f) != getattr(b, f) for f in lv.settings_changed)]
+    if not changed:
+        return None
+
+    def check(summary: dict[str, Any]) -> str | None:
+        return next((why for lv in changed if (why := lv.not_in_effect(summary))), None)
+
+    return check
 
 
 def register(lever: Lever) -> Lever:

@@ -3,6 +3,13 @@
 Part of the `xla` stage (its rungs are `xla` rungs in study.yaml, named
 NN-xla-autoclustering). Measured once, on the best kept configuration, only
 when no jit_compile=True rung was kept.
+
+On a CPU, TensorFlow's auto-clustering clusters nothing unless TF_XLA_FLAGS
+holds --tf_xla_cpu_global_jit: the backend sets it for these runs (measured on
+builtin:mlp: 0 clusters and per-example losses bit-identical to the
+reference's without it; 3 clusters and losses that differ by XLA's rounding
+with it), and the recommended code carries it. A run that still compiled no
+cluster is "did not take effect" (`not_in_effect`), never a speed verdict.
 """
 
 from __future__ import annotations
@@ -10,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from ... import findings as F
+from ...settings import XLA_CPU_AUTOCLUSTERING_FLAG
+from ...trials.verdict import NOT_APPLIED
 from . import Candidate, Hunk, Lever
 from .xla import LEVER as XLA
 
@@ -39,16 +48,35 @@ class AutoClustering(Lever):
     def slug_for(self, settings) -> str:
         return "xla-autoclustering"
 
+    def not_in_effect(self, summary) -> str | None:
+        """Auto-clustering compiled no cluster (trainer_backend/xla_clusters.py counts them): the run trained
+        exactly as its reference. None when it compiled some, or the run could not tell (an older run)."""
+        settings = summary.get("settings") or {}
+        asked = settings.get("xla_autoclustering") and not settings.get("jit_compile")
+        if not asked or summary.get("xla_active") is not False:
+            return None
+        return ("TensorFlow's auto-clustering put no operation of the training step into an XLA cluster, so this "
+                "run trained exactly as its reference; what would enable it: operations XLA supports on this "
+                f"device (custom or Python ops, strings and tf.py_function stay outside clusters), and on a CPU "
+                f'TF_XLA_FLAGS="{XLA_CPU_AUTOCLUSTERING_FLAG}" (tfturbo sets it unless TF_XLA_FLAGS already '
+                "names it), or jit_compile=True")
+
     def findings(self, rung, verdict) -> list[dict[str, Any]]:
-        return [F.Finding(F.XLA_AUTOCLUSTERING, f"XLA auto-clustering measured: {'kept' if verdict.kept else 'not kept'}"
-                          f" ({verdict.reason})", 'tf.config.optimizer.set_jit("autoclustering")  # before training'
+        measured = "not measured" if verdict.speed.verdict == NOT_APPLIED else "measured"  # no clusters
+        return [F.Finding(F.XLA_AUTOCLUSTERING, f"XLA auto-clustering {measured}: "
+                          f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
+                          'tf.config.optimizer.set_jit("autoclustering")  # before training'
                           if verdict.kept else "", rung.name).to_dict()]
 
     def hunks(self, rec, base, findings) -> list[Hunk]:
         if not (rec.xla_autoclustering and not base.xla_autoclustering):
             return []
-        return [("XLA auto-clustering: XLA compiles the parts of the step it supports (set before training)",
-                 [" import tensorflow as tf", '+tf.config.optimizer.set_jit("autoclustering")'])]
+        return [("XLA auto-clustering: XLA compiles the parts of the step it supports (set before TensorFlow "
+                 "starts; on a CPU it needs the flag, as measured)",
+                 ["+import os",
+                  f'+os.environ["TF_XLA_FLAGS"] = os.environ.get("TF_XLA_FLAGS", "") + '
+                  f'" {XLA_CPU_AUTOCLUSTERING_FLAG}"',
+                  " import tensorflow as tf", '+tf.config.optimizer.set_jit("autoclustering")'])]
 
 
 LEVER = AutoClustering()

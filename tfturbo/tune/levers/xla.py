@@ -46,6 +46,18 @@ class Xla(Lever):
                                          "what makes 16-bit pay on some hardware", best))
         return out
 
+    def not_in_effect(self, summary) -> str | None:
+        """jit_compile=True asked for, and Keras trained without XLA (it falls back with only a warning)."""
+        if not (summary.get("settings") or {}).get("jit_compile") or summary.get("xla_active") is not False:
+            return None
+        refused = next((f for f in summary.get("findings") or [] if isinstance(f, dict)
+                        and f.get("code") == F.XLA_NOT_ACTIVE), None)
+        causes = "; ".join(str(c) for c in ((refused or {}).get("data") or {}).get("causes") or [])
+        return (f"jit_compile=True was requested but Keras trained without XLA "
+                f"({causes or 'Keras decided the model or platform does not support XLA'}); what would enable it: "
+                "remove what blocks XLA (the XLA_NOT_ACTIVE finding's fix), or XLA auto-clustering, which compiles "
+                "only the parts of the step XLA supports")
+
     def hunks(self, rec, base, findings) -> list[Hunk]:
         if not (rec.jit_compile and not base.jit_compile):
             return []

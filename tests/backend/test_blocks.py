@@ -1,0 +1,65 @@
+"""The baton of a run-pair process (trainer_backend/blocks.py), with plain threads standing in for two fit()s."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from trainer_backend.blocks import BLOCKS_PER_ARM, CONTINUE, FINISHED, SWITCHED, Blocks, interleaved
+
+
+def test_the_block_order_is_abba_baab_so_a_linear_drift_falls_equally_on_both():
+    order = interleaved("a", "b")
+    assert "".join(order) == "abbabaab" and len(order) == 2 * BLOCKS_PER_ARM
+    assert sum(i for i, arm in enumerate(order) if arm == "a") == sum(i for i, arm in enumerate(order) if arm == "b")
+    assert "".join(interleaved("b", "a")) == "baababba"
+
+
+def train(blocks: Blocks, arm: str, log: list, fail_at: int | None = None) -> None:
+    """An arm's thread: one 'step' per block; fail_at: raise in that block (as fit() failing)."""
+    try:
+        blocks.wait_turn(arm)
+        for n in range(1, BLOCKS_PER_ARM + 1):
+            if blocks.aborted:
+                log.append((arm, "stopped"))
+                return
+            log.append((arm, n))
+            time.sleep(0.01)
+            if fail_at == n:
+                blocks.abort()
+                log.append((arm, "failed"))
+                return
+            outcome = blocks.end_block(arm)
+            if outcome == FINISHED:
+                return
+            assert outcome in (CONTINUE, SWITCHED)
+    finally:
+        blocks.finish(arm)
+
+
+def run_both(fail: dict | None = None) -> tuple[list, Blocks]:
+    blocks, log = Blocks("a", "b"), []
+    threads = [threading.Thread(target=train, args=(blocks, arm, log, (fail or {}).get(arm))) for arm in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=10)
+    assert not any(t.is_alive() for t in threads), "an arm is still waiting for the baton"
+    return log, blocks
+
+
+def test_only_one_arm_trains_at_a_time_in_the_schedules_order():
+    log, blocks = run_both()
+    assert "".join(arm for arm, _ in log) == "abbabaab"
+    assert all(s < 0.5 for s in blocks.switch_s) and len(blocks.switch_s) == 5  # ab, ba, ab, ba, ab hand-overs
+    for arm in "ab":  # each arm's own time is its blocks', never the other's
+        own = sum(end - start for start, end in blocks.block_times[arm])
+        assert abs(blocks.active_s[arm] - own) < 1e-6
+    a, b = blocks.block_times["a"], blocks.block_times["b"]
+    assert all(ea <= sb or eb <= sa for sa, ea in a for sb, eb in b)  # no overlap
+
+
+def test_a_failing_arm_hands_over_and_the_other_stops_at_its_next_step():
+    log, _ = run_both(fail={"a": 2})
+    assert ("a", "failed") in log and log[-1] == ("b", "stopped")
+    assert log.index(("a", "failed")) < log.index(("b", "stopped"))

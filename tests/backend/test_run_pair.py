@@ -1,0 +1,66 @@
+"""`python -m trainer_backend run-pair`: both arms of a paired speed replicate in one process (one real run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tfturbo import protocol
+from tfturbo.backend_client import run_backend
+from tfturbo.settings import RunSettings
+from tfturbo.trials.execute import pair_command, pair_summaries
+from tfturbo.trials.trial import PlannedPair, PlannedRun
+
+STEADY_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def pair_run(tmp_path_factory):
+    """builtin:mlp, mixed_float16 trained first, then float32: a policy set for the first build must not reach
+    the second's model or optimizer."""
+    runs = tmp_path_factory.mktemp("pair") / "runs"
+    base = RunSettings("builtin:mlp", steps=6000, val_every=6000, speed_only=True, profile=(0, 0))
+    pair = PlannedPair(PlannedRun("b", 2, base.with_(policy="mixed_float16"), "b2"),
+                       PlannedRun("a", 2, base, "a2"), STEADY_S)
+    argv, run_dirs = pair_command(pair, runs)
+    result = run_backend("run-pair", argv)
+    return pair, run_dirs, result, pair_summaries(result.document, result.status, result.error, run_dirs, pair)
+
+
+def events(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_both_runs_are_written_like_speed_only_runs(pair_run):
+    pair, run_dirs, result, summaries = pair_run
+    assert result.status == protocol.RunStatus.COMPLETED, result.error
+    for run, run_dir, summary in zip(pair.runs, run_dirs, summaries):
+        assert summary["status"] == "completed" and summary["settings"]["policy"] == run.settings.policy
+        assert json.loads((run_dir / "summary.json").read_text())["throughput"] == summary["throughput"]
+        assert (run_dir / "run.yaml").is_file() and not (run_dir / "checkpoint" / "model.keras").exists()
+        tp = summary["throughput"]
+        assert tp["windows"] >= 3 and tp["seconds"] >= STEADY_S and tp["samples_per_s"] > 0
+        assert summary["steps_completed"] < run.settings.steps  # ended at its steady seconds, not its step cap
+        own = events(run_dir)
+        assert {e["run"] for e in own if e["type"] != protocol.HELLO} == {run.name}
+    on_stdout = {e.get("run") for e in result.events if e.get("type") == protocol.STEPS}
+    assert on_stdout == {"a2", "b2"}  # the live events say whose they are
+
+
+def test_an_arms_windows_hold_none_of_the_other_arms_time(pair_run):
+    pair, run_dirs, result, summaries = pair_run
+    for run_dir, summary in zip(run_dirs, summaries):
+        blocks = [e for e in events(run_dir) if e["type"] == protocol.PHASE and e.get("block")]
+        assert blocks and all(e["paused_s"] > 0.05 for e in blocks)  # it waited while the other trained
+        in_windows = sum(w[2] for w in summary["windows"])
+        assert in_windows <= summary["wall_s"]  # its own blocks' time (the pause would add `paused_s` each)
+    switches = result.document["switch_s"]
+    assert len(switches) >= 3 and max(switches) < 0.5  # handing the process over costs little
+
+
+def test_each_arm_keeps_its_own_dtype_policy_and_optimizer(pair_run):
+    _, _, _, (mixed, full) = pair_run
+    assert mixed["loss_scale"] is not None  # mixed_float16: Keras' LossScaleOptimizer
+    assert full["loss_scale"] is None  # float32, built after it: no loss scaling leaked in

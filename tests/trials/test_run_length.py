@@ -1,0 +1,71 @@
+"""The run length a speed verdict needs follows from the baseline's warm-up and step time, not a fixed 20 steps."""
+
+from __future__ import annotations
+
+import re
+
+from tfturbo.settings import RunSettings
+from tfturbo.trials.run_length import min_run_steps, run_length_note
+from tfturbo.trials.speed import SpeedRule
+from tfturbo.tune.engine import Outcome, TuneOptions
+from tfturbo.tune.ladder import Ladder
+
+from tests.trials.test_not_in_effect import FAKES
+
+
+def baseline(ms: float = 5.0, first_steady: int | None = 41, steps: int = 60, status: str = "completed") -> dict:
+    settled = first_steady is not None
+    return {"status": status, "steps_completed": steps, "first_steady_step": first_steady,
+            "step_ms": {"median": ms if settled else None}, "wall_s": steps * ms / 1000.0,
+            "throughput": {"windows": 4 if settled else 0, "seconds": 0.1 if settled else 0.0}}
+
+
+def test_the_minimum_is_the_warm_up_with_its_margin_plus_the_steady_seconds_at_the_measured_step_time():
+    rule = SpeedRule(3, 6, steady_s=3.0)
+    assert min_run_steps(baseline(5.0, 41), rule) == 60 + 600  # 40 warm-up steps × 1.5, then 3 s at 5 ms
+    assert min_run_steps(baseline(0.5, 11), rule) == 15 + 6000  # a 0.5 ms model needs thousands of steps
+    assert min_run_steps(baseline(5.0, 41), SpeedRule(3, 6, steady_s=0)) == 60 + 20  # no target: a steady state
+    assert min_run_steps(baseline(5.0, 41), rule, per_call=8) % 8 == 0  # whole calls of steps_per_execution
+    assert min_run_steps(baseline(status="failed"), rule) is None and min_run_steps(None, rule) is None
+
+
+def test_the_note_says_why_and_how_many_and_nothing_when_the_runs_are_long_enough():
+    rule = SpeedRule(3, 6, steady_s=3.0)
+    note = run_length_note(baseline(5.0, 41), 60, rule)
+    assert note == ("runs of 60 steps are too short for a speed verdict: the baseline measured a warm-up of 40 "
+                    "steps, 5 ms a step, so at least 660 steps measure the 3 s of steady state each replicate aims at")
+    assert run_length_note(baseline(5.0, 41, steps=700), 700, rule) == ""
+    assert run_length_note(baseline(5.0, 41, steps=600), 600, rule) == ""  # within the step time's noise
+    unsettled = run_length_note(baseline(5.0, None, steps=20), 20, rule)
+    assert "no steady state in 20 steps" in unsettled and "at least" in unsettled
+    assert "a steady state" in run_length_note(baseline(5.0, 41, steps=30), 30, SpeedRule(3, 6, steady_s=0))
+
+
+def test_tune_says_when_its_runs_are_too_short_for_a_verdict(tmp_path):
+    def run(s):
+        doc = FAKES.summary(5.0, 0.9, jit=s.jit_compile, steps=s.steps)
+        return {**doc, "first_steady_step": 41, "throughput": {"samples_per_s": 64 / 0.005, "steps": 20,
+                                                               "seconds": 0.1, "windows": 4}}
+    lines: list[str] = []
+    Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=60, stages=("xla",)), runner=FAKES.FakeBackend(run),
+           say=lines.append).run()
+    said = [line for line in lines if "too short for a speed verdict" in line]
+    assert len(said) == 1 and said[0].startswith("[01] baseline: runs of 60 steps")
+    assert re.search(r"\(--steps 6[56]\d\)$", said[0])  # 60 + 3 s at the fake's noisy ~5 ms
+
+
+def test_the_wizard_session_lengthens_the_next_baseline_to_what_the_verdict_needs(tmp_path):
+    from tfturbo_gui.session import WizardSession
+
+    session = WizardSession("builtin:fake", steps=60)
+    session.study_path = tmp_path / "study"
+    session.ensure_study()
+    session.environment = {"recommended_policy": "float32", "reason": "test", "devices": []}
+    rung, _ = session.start_baseline()
+    session.engine.record(session._action, Outcome({**baseline(5.0, 41), "settings": RunSettings(
+        "builtin:fake", steps=60, batch_size=64).to_dict()}))
+    assert session.engine.next_action() is None and session.baseline is rung
+    note, needed = session.run_length()
+    assert needed == 660 and "at least 660 steps" in note
+    session.lengthen_runs(needed)
+    assert session.baseline_settings().steps == 660 and session.study.options["steps"] == 660
