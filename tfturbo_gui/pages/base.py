@@ -377,6 +377,7 @@ class RungPage(WizardPage):
             for run in self._planned.runs:
                 self._arm_runs[run.arm] = (data.arm(run.name), run)
             self._show_pair(running=data.arm(self._planned.first.name))
+            self.show_plan()
             return True
         self._arm_runs[self._planned.arm] = (data, self._planned)
         if self._planned.replicate == 1:
