@@ -277,13 +277,9 @@ class WizardSession:
         return note, (min_run_steps(base.summary, rule, per_call) if note else None)
 
     def lengthen_runs(self, steps: int) -> None:
-        """Runs of `steps` from the next baseline on: every trial's runs follow the baseline's length, so this
-        matters only before the first trial (the baseline page measures it again)."""
+        """Runs of `steps` from the next baseline on (every trial's runs follow the baseline's length); the
+        study's options change when that baseline starts, so they always describe the runs it holds."""
         self.steps = steps
-        if self.engine is not None:
-            self.engine.opts.steps = steps
-            self.study.options = self.engine.opts.to_dict()
-            self.study.save()
 
     def pending(self, stage: str) -> list[Candidate]:
         """What the engine would measure next on a stage (skips included), for the page to offer."""
@@ -292,6 +288,10 @@ class WizardSession:
     def start_baseline(self) -> tuple[Rung, list[str]]:
         """The baseline's rung and the `run` arguments that measure it into runs/NN-baseline."""
         self.ensure_study()
+        if self.engine.opts.steps != self.steps:  # lengthened after a baseline too short for a verdict
+            self.engine.opts.steps = self.steps
+            self.study.options = self.engine.opts.to_dict()
+            self.study.save()
         self.engine.begin(BASELINE)
         action = self._action = self.engine.next_action()
         return action.rung, action.argv

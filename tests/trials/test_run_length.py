@@ -68,4 +68,7 @@ def test_the_wizard_session_lengthens_the_next_baseline_to_what_the_verdict_need
     note, needed = session.run_length()
     assert needed == 660 and "at least 660 steps" in note
     session.lengthen_runs(needed)
-    assert session.baseline_settings().steps == 660 and session.study.options["steps"] == 660
+    assert session.baseline_settings().steps == 660
+    assert session.study.options["steps"] == 60  # the study still describes the runs it holds ...
+    session.start_baseline()
+    assert session.study.options["steps"] == 660  # ... until the longer baseline starts
