@@ -46,3 +46,21 @@ class ProbeBand:
     HIGH = "high"
     MODERATE = "moderate"
     LOW = "low"
+
+
+def input_share_fact(doc: dict) -> tuple[str, str]:
+    """The probe document's share of a step not explained by compute, as (label, value) for every front end:
+    "Time waiting for input" when the input alone is slow enough to account for it; else said as what it is
+    (a card read "Time waiting for input 41%" beside "compute-bound": the input alone took 0.15 ms a batch,
+    the gap was host noise)."""
+    share = f"{doc['input_fraction']:.0%}"
+    step, limits = doc.get("step_ms") or {}, doc.get("thresholds") or {}
+    data, compute, train = (step.get(k) for k in ("data", "compute", "train"))
+    explains = limits.get("data_explains_gap")
+    if not all(isinstance(v, (int, float)) for v in (data, compute, train, explains)):
+        return "Time waiting for input", share
+    gap = max(0.0, train - compute)
+    if gap == 0 or data >= explains * gap:
+        return "Time waiting for input", share
+    return "Slower than compute alone", (f"{share} of a step ({gap:.2f} ms): not the input, which alone takes "
+                                         f"{data:.2f} ms a batch — host noise")

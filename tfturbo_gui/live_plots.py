@@ -23,10 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import math
+import re
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
@@ -90,6 +92,11 @@ def _x(data: RunData, by_time: bool, scale: float = 1.0) -> np.ndarray:
     return np.cumsum(ms) / 1000.0
 
 
+def _plain(html: str) -> str:
+    """A label's rich text as the characters it shows (for measuring its width)."""
+    return re.sub(r"<[^>]+>", "", html)
+
+
 def _legend_line(series: Series) -> str:
     line = "╌╌" if series.dashed else "━━"
     return f'<span style="color:{series.color}; font-weight:700">{line}</span>'
@@ -126,6 +133,7 @@ class LegendStrip(QWidget):
         self.spike_note.setObjectName("muted")
         self.spike_note.hide()
         self.row.addWidget(self.spike_note)
+        self.spike_long = self.spike_short = ""  # the spike note's whole text and its count alone
         self.entries: list[QLabel] = []
         self.htmls: list[str] = []
         self.lines: list[str] = []  # each entry's coloured line (html)
@@ -163,9 +171,17 @@ class LegendStrip(QWidget):
         do not fit are shortened to share the room (a change of text or visibility lays the strip out again,
         then this finds nothing more to change: it measures from the whole names' widths)."""
         available = self.width()
-        if not self.spike_note.isHidden():
-            available -= self.spike_note.sizeHint().width() + self.SPACING
         widths = self._full
+        if not self.spike_note.isHidden():
+            # its whole text unless the kept names would be shortened for it; then its count alone ("▲ 213",
+            # the tooltip says the rest). Decided on the whole text's width, so the choice is stable.
+            keep_w = sum(widths[:self.KEEP]) + self.SPACING * max(0, min(self.KEEP, len(widths)) - 1)
+            whole = self.spike_note.fontMetrics().horizontalAdvance(_plain(self.spike_long)) + 4
+            text = self.spike_long if keep_w + whole + self.SPACING <= available or not self.spike_short \
+                else self.spike_short
+            if self.spike_note.text() != text:
+                self.spike_note.setText(text)
+            available -= self.spike_note.fontMetrics().horizontalAdvance(_plain(text)) + 4 + self.SPACING
         keep = min(self.KEEP, len(widths))
         shown = len(widths)
         more_w = 0
@@ -243,6 +259,7 @@ class RunPlots(QWidget):
         self.val_plot = self._plot("Validation", "")
         self.scale_plot = self._plot("Loss scale", "")
         self._lay_out(with_scale=False)  # shown once a run on the page has a loss scale (only mixed_float16)
+        self.step_plot.getPlotItem().getViewBox().sigResized.connect(lambda *_a: self._show_median())
         self.spikes = pg.ScatterPlotItem(symbol="t1", size=7, pen=None, brush=pg.mkBrush(SPIKE_COLOR))
         self.step_plot.addItem(self.spikes, ignoreBounds=True)
         # whether a run has a loss scale, said in the plot's title (a TextItem in the view re-painted the plot
@@ -441,6 +458,21 @@ class RunPlots(QWidget):
         self._apply_one_range()
         self._mark_spikes()
 
+    def _show_median(self) -> None:
+        """The page's run's steady median on the step-time axis ("ms, median 1.38"), or in the plot's title
+        when the axis is too short for it (at 1024 × 640 the rotated label was cut: "ns, median 1.38")."""
+        data = self.primary
+        median = data.steady_median_ms() if data is not None else None
+        shown = median is not None and not self.by_time
+        axis, title = (f"ms, median {median:.3g}", "Step time") if shown else ("ms", "Step time")
+        height = self.step_plot.getPlotItem().getViewBox().height()
+        if shown and height > 0 and QFontMetrics(self.step_plot.font()).horizontalAdvance(axis) + 12 > height:
+            axis, title = "ms", f"Step time, median {median:.3g} ms"
+        self._title(self.step_plot, title)
+        if getattr(self, "_axis_label", None) != axis:
+            self._axis_label = axis
+            self.step_plot.getPlotItem().setLabel("left", axis)
+
     @staticmethod
     def _title(widget: pg.PlotWidget, text: str) -> None:
         """Set a plot's title only when it changes (each set repaints the plot)."""
@@ -587,18 +619,16 @@ class RunPlots(QWidget):
             if len(over) > MAX_SPIKE_MARKS:  # a mark per pixel column is all the eye can see
                 over = over[np.linspace(0, len(over) - 1, MAX_SPIKE_MARKS).astype(int)]
             self.spikes.setData(steps[over] * self._scales.get(id(data), 1.0), np.full(len(over), _grow(top) * 0.985))
-        median = data.steady_median_ms() if data is not None else None
-        shown = median is not None and not self.by_time
-        label = f"ms, median {median:.3g}" if shown else "ms"  # on the axis: the title stays short enough to fit
-        if getattr(self, "_axis_label", None) != label:
-            self._axis_label = label
-            self.step_plot.getPlotItem().setLabel("left", label)
+        self._show_median()
         n = self.spikes_above
         # short, so the runs' names keep their room in the legend strip at 1024 px (the tooltip says the rest)
         note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} step{"s" if n != 1 else ""} above range' if n else ""
-        if self.spike_note.text() != note:
+        if self.legend_strip.spike_long != note:
+            self.legend_strip.spike_long = note
+            self.legend_strip.spike_short = f'<span style="color:{SPIKE_COLOR}">▲</span> {n}' if n else ""
             self.spike_note.setText(note)
             self.spike_note.setVisible(bool(n))
+            self.legend_strip.fit()
             self.spike_note.setToolTip(f"{n} steady step{'s' if n != 1 else ''} slower than the top of the step-time "
                                        "plot, marked at its top edge" if n else "")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QLockFile, QObject, QStandardPaths, Signal
 
-MEASURING_COMMANDS = frozenset({"run", "probe-input"})
+MEASURING_COMMANDS = frozenset({"run", "run-pair", "probe-input"})
 
 
 class TrainingBusy(RuntimeError):

@@ -41,8 +41,11 @@ ETA_AFTER_STEADY_STEPS = 5  # warm-up steps are slow by nature: a time left from
 def steps_done(data: RunData) -> int:
     """Steps the run completed: the summary's count, else the last progress, else the steps received.
 
-    One number for every place that says it (the state line, the facts card, the progress line).
+    One number for every place that says it (the state line, the facts card, the progress line); a run-pair
+    process's: both runs' together.
     """
+    if data.arms:
+        return sum(steps_done(arm) for arm in data.arms.values())
     done = (data.summary or {}).get("steps_completed")
     if isinstance(done, int) and not isinstance(done, bool):
         return done
@@ -60,7 +63,7 @@ def eta_text(data: RunData) -> str:
 
 def outcome_text(data: RunData, log_path: str = "") -> tuple[str, str]:
     """(text, state) describing how a finished command ended."""
-    training = data.command == "run"  # an audit's or probe's progress counts checks, not training steps
+    training = data.command in ("run", "run-pair")  # an audit's or probe's progress counts checks, not steps
     kept = steps_done(data) if training else 0
     measured = f"{kept} step{'s' if kept != 1 else ''} recorded" if training else "nothing was trained"
     status = data.status
@@ -173,10 +176,12 @@ class RunPanel(QWidget):
         if data.progress is not None:
             step, total, _eta = data.progress
             step = steps_done(data) if data.finished else step
+            if data.arms:  # a run-pair process: both runs' steps; each run ends at its steady seconds, not a total
+                step, total = steps_done(data), None
             if total:
                 self.bar.setRange(0, total)
                 self.bar.setValue(min(step, total))
-            unit = "step" if data.command == "run" else "check"  # the workload check is no training run
+            unit = "step" if data.command in ("run", "run-pair") else "check"  # a workload check trains nothing
             parts = [f"{unit} {step}" + (f" / {total}" if total else ""), eta_text(data)]
             median = data.steady_median_ms()
             if median is not None:

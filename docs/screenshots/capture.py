@@ -179,6 +179,8 @@ def main() -> int:
     window._on_next()
     wait(lambda: window.current() == 2 and pages[2].run_button.isEnabled())
     pages[2].start_run()
+    if pages[2].rung is None:  # the engine measured nothing (a skipped stage) or a run may not start now
+        raise SystemExit(f"the mixed-precision trial did not start: {pages[2].busy_note.text() or 'skipped'}")
     # the trial's second pair: the page says where it stands, its plan and the rest of the study's estimate
     wait(lambda: pages[2].rung.decision is not None or pages[2].plan_note.text().startswith("Pair 2"))
     if pages[2].rung.decision is None:

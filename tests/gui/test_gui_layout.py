@@ -260,6 +260,9 @@ def test_a_narrow_legend_keeps_the_pages_own_run_and_its_reference_named(qtbot):
                  300)
     qtbot.wait(20)
     assert plots.spike_note.isVisible()
+    # the spike note gives way first: its count alone, the tooltip says the rest
+    assert "above range" not in plots.spike_note.text() and "above the" not in plots.spike_note.text()
+    assert "slower than the top" in plots.spike_note.toolTip()
     shown = plots.legend_shown()
     assert len(shown) == 2 and "+1 more" not in shown, shown
     assert shown[0].startswith("mixed") and shown[1].startswith("ref") and "…" in "".join(shown)

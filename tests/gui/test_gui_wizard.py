@@ -97,12 +97,13 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=45_000)
     assert precision.status == PASSED and precision.decision_card.badge.text() == "KEPT"
     assert precision.decision_card.facts.values["Speed-up vs baseline"].text().endswith("— faster")
-    # the reference run beside this run: the trial's last run of each arm (a later pair measures speed only,
-    # as long as its calibration says), every step plotted
+    # the reference run beside this run: the trial's first pair, full length with validation (what the accuracy
+    # verdict compared; a later pair measures speed only and left the validation plot empty), every step plotted
     trial = window.session.trial_of(precision.rung)
-    last = {r.planned.arm: r for r in trial.runs}
-    assert precision.plots.plotted_lengths()["step_ms"] == [last["a"].summary["steps_completed"],
-                                                            last["b"].summary["steps_completed"]]
+    first = {r.planned.arm: r for r in trial.runs if r.planned.replicate == 1}
+    assert precision.plots.plotted_lengths()["step_ms"] == [first["a"].summary["steps_completed"],
+                                                            first["b"].summary["steps_completed"]]
+    assert all(n > 0 for n in precision.plots.plotted_lengths()["val"])
     # the trial ended on its float32 reference run (ABBA): the page shows its mixed_float16 run in colour and
     # its interleaved reference run grey, each named by its arm (issue 22: the plots compared with the one
     # original baseline run while the verdict compared with the trial's own reference runs)

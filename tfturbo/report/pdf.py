@@ -26,7 +26,7 @@ from ..errors import UserError
 from ..numbers import digits_for, finite
 from ..settings import RunSettings
 from ..trials.verdict import AccuracyVerdict, Tolerance
-from ..verdicts import ProbeVerdict, Verdict
+from ..verdicts import ProbeVerdict, Verdict, input_share_fact
 from . import executive, profile_page, style
 from .charts import line_chart
 from .model import LadderRow, ReportData, validation_examples
@@ -338,10 +338,10 @@ def way_forward_section(data: ReportData) -> list:
     out = [P("Accuracy not decided: what would decide it", style.H2),
            P("These configurations were faster, but the validation set could not tell whether accuracy held, so "
              "they were not kept. Nothing is kept without a decision; these are the ways to reach one.", style.BODY)]
-    for name, lines in data.way_forward:
-        out.append(P(f"<b>{esc(name)}</b>", style.BODY))
-        out += [Paragraph(esc(line), style.BULLET, bulletText="\u2022") for line in lines]
-    return out
+    for name, lines in data.way_forward:  # a name and its ways on one page (the name ended a page alone)
+        out.append(KeepTogether([P(f"<b>{esc(name)}</b>", style.BODY)] +
+                                [Paragraph(esc(line), style.BULLET, bulletText="\u2022") for line in lines]))
+    return [KeepTogether(out[:3])] + out[3:] if len(out) >= 3 else out
 
 
 def single_runs_section(data: ReportData) -> list:
@@ -426,7 +426,7 @@ def probe_section(data: ReportData) -> list:
             ("Training step, data in memory", rate("compute_steps_per_s", "steps/s")),
             ("Real training", rate("train_steps_per_s", "steps/s"))]
     if isinstance(frac, (int, float)):
-        rows.append(("Share of the step waiting for data", f"{frac:.0%}"))
+        rows.append(input_share_fact(probe))
     return out + [kv_table(rows, 0.4)]
 
 

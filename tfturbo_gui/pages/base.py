@@ -275,6 +275,7 @@ class RungPage(WizardPage):
         self.profile_view.hide()
         self.right.addWidget(under_plots(self.plots, self.profile_view), 1)
         self._arm_runs: dict = {}  # arm ("a", "b") -> (its latest RunData, its planned run)
+        self._first_pair: dict = {}  # the same for the trial's first pair: full length, with validation
 
     def available(self) -> str:
         return needs_baseline(self.session)
@@ -354,7 +355,7 @@ class RungPage(WizardPage):
         if self.run_panel.is_running() or self.session.baseline is None or self.training_blocked():
             return
         self.rung = self.session.start_trial(self.stage, settings or self.rung_settings())
-        self._arm_runs = {}
+        self._arm_runs, self._first_pair = {}, {}
         if self.rung is None:  # the engine had nothing to measure: it recorded why (the stage's skip)
             self.update_controls()
             return
@@ -376,8 +377,11 @@ class RungPage(WizardPage):
             for run in self._planned.runs:
                 self._arm_runs[run.arm] = (data.arm(run.name), run)
             self._show_pair(running=data.arm(self._planned.first.name))
+            self.show_plan()
             return True
         self._arm_runs[self._planned.arm] = (data, self._planned)
+        if self._planned.replicate == 1:
+            self._first_pair[self._planned.arm] = (data, self._planned)
         self._show_pair(running=data)
         self.show_plan()
         return True
@@ -417,7 +421,9 @@ class RungPage(WizardPage):
         decision = self.session.finish_trial(self.rung)
         own = self.session.data_of(self.rung)  # the candidate's first run: the rung's own
         if data.status == protocol.RunStatus.COMPLETED and own is not None and own is not data:
-            # the trial's last run was its reference (runs alternate AB, BA): show what this page measured
+            # decided: the first pair, the full-length runs with validation the accuracy verdict compared (a
+            # later, speed-only pair left the validation plot empty) — the rung's own run beside its reference
+            self._arm_runs = dict(self._first_pair)
             self._show_pair()
             self.run_panel.show_finished(own)
         self.show_decision(decision)

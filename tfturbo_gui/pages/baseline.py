@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from tfturbo import protocol
 from tfturbo.runfiles import RUNS_DIR
-from tfturbo.verdicts import ProbeBand, ProbeVerdict
+from tfturbo.verdicts import ProbeBand, ProbeVerdict, input_share_fact
 
 from ..cards import FactsCard, run_facts
 from ..code_block import CodeBlock
@@ -47,7 +47,7 @@ def probe_facts(doc: dict) -> list[tuple[str, str]]:
               verdict == ProbeVerdict.COMPUTE_BOUND
               else "compute-bound — the device is the limit" if verdict == ProbeVerdict.COMPUTE_BOUND else str(verdict))]
     if isinstance(doc.get("input_fraction"), (int, float)):
-        facts.append(("Time waiting for input", f"{doc['input_fraction']:.0%}"))
+        facts.append(input_share_fact(doc))
     # a few seconds each, one after the other on a shared machine: they decide input- or compute-bound; the
     # baseline card below has the measured speed (the probe's training rate beside it read as a contradiction)
     facts += [("Input pipeline alone", rate("data_steps_per_s", "batches/s")), ("Compute alone", rate("compute_steps_per_s")),
