@@ -447,6 +447,8 @@ def test_counts_commands_and_names_are_the_studys(study):
     commands = text.split("Commands")[1]
     assert "06-steps_per_execution" not in commands.split("Single runs")[0]  # skipped: nothing to re-run
     assert "06-steps_per_execution" in text  # but it is in the table, whole
+    # and whole in the settings record too (the issue 22 walk read "04-steps_per_executio n" there)
+    assert "06-steps_per_execution" in text.split("Settings record")[1].split("Appendix")[0]
 
 
 def test_a_faster_configuration_with_undecided_accuracy_gets_a_way_forward_in_the_report(study):

@@ -362,7 +362,7 @@ def single_runs_section(data: ReportData) -> list:
 def _measured_row(rung: LadderRow) -> list:
     row = rung.row
     metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
-    return [P(f"<b>{esc(short(rung.name, 80))}</b>"), with_ci(row.steps_per_s, row.steps_per_s_ci95),
+    return [P(fitted_name(short(rung.name, 80), 88 - 8)), with_ci(row.steps_per_s, row.steps_per_s_ci95),
             with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1), metrics,
             str(row.steps_completed or "n/a"), P("<br/>".join(esc(c) for c in row.findings) or "-")]
 
@@ -478,11 +478,12 @@ def settings_section(data: ReportData) -> list:
     for rung in data.rungs:
         rec = rung.row.recorded_settings if rung.row else {}
         if not rec:
-            rows.append([P(f"<b>{esc(short(rung.name, 80))}</b>"), P("<i>no settings record</i>"), "", "", "", "", ""])
+            rows.append([P(fitted_name(short(rung.name, 80), 104 - 8)), P("<i>no settings record</i>"), "", "", "", "",
+                         ""])
             continue
         versions = rec.get("versions") if isinstance(rec.get("versions"), dict) else {}
         lr = rec.get("learning_rate")
-        rows.append([P(f"<b>{esc(short(rung.name, 80))}</b>"), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
+        rows.append([P(fitted_name(short(rung.name, 80), 104 - 8)), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
                      str(rec.get("batch_size", "n/a")), f"{lr:.6g}" if isinstance(lr, (int, float)) else "n/a",
                      str(rec.get("device", "n/a")), _versions_text({str(k): str(v) for k, v in versions.items()})])
     out.append(KeepTogether([
