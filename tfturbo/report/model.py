@@ -440,7 +440,13 @@ def _design(rungs: list[Rung]) -> str:
     count = f"{pairs[0]}" if len(pairs) == 1 else f"{pairs[0]} to {pairs[-1]}"
     text = re.sub(r"^\d+ replicate pair\(s\)", f"{count} replicate pairs per trial (each row gives its own)",
                   trials[0].decision.design)
+    steady = sorted({int(m) for r in trials for m in re.findall(STEADY_WORDS, r.decision.design)})
+    if len(steady) > 1:  # paired replicates sized per trial: the range, not the first trial's
+        text = re.sub(STEADY_WORDS, f"{steady[0]}–{steady[-1]}", text, count=1)
     return text
+
+
+STEADY_WORDS = r"(?<=measuring about )(\d+)(?= s of steady state)"  # trials.trial.Trial.design's words
 
 
 def validation_examples(rungs: list[LadderRow]) -> int | None:
