@@ -93,7 +93,11 @@ def test_wizard_from_workload_to_compare_on_the_real_backend(qtbot, tmp_path):
     names = [row.name for row in comparison.view.rows]
     assert names == ["01-baseline", precision.rung.name]
     assert comparison.view.cell(0, "speed-up [95% CI]") == "1.00x (baseline)"
-    assert comparison.view.cell(1, "speed-up [95% CI]").endswith("] 2 pairs vs 01-baseline")  # the trial's interval
+    cell = comparison.view.cell(1, "speed-up [95% CI]")
+    if "×" in speed:  # the trial's ratio and interval, the card's number
+        assert cell.endswith("] 2 pairs vs 01-baseline"), cell
+    else:  # not enough measurement: no number on the table either (it failed a fresh-clone CI when unconditional)
+        assert cell == "—", cell
     assert precision.rung.name in comparison.ladder.text()
     if not tensorflow_before:
         assert "tensorflow" not in sys.modules and "keras" not in sys.modules
