@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushBut
 from tfturbo import summary as summ
 from tfturbo.compare import steps_per_s_ci95
 from tfturbo.console import fmt_bytes
+from tfturbo.headline import Headline
 from tfturbo.numbers import finite
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward
@@ -115,8 +116,11 @@ class DecisionCard(QFrame):
         self.hide()
 
     def set_decision(self, decision: TrialVerdict, label: str, compared_with: str | None = None,
-                     fixes: list[str] | None = None, way_forward: list[str] = ()) -> None:
-        """`way_forward`: what would decide an inconclusive accuracy, recommended first (`trials.way_forward`)."""
+                     fixes: list[str] | None = None, way_forward: list[str] = (), shown: Headline | None = None,
+                     rung: str = "") -> None:
+        """`way_forward`: what would decide an inconclusive accuracy, recommended first (`trials.way_forward`).
+        `shown`: the configuration's headline (`tfturbo.headline`, of rung `rung`), its one speed number as the
+        compare table, its CSV and the PDF show it; without one, the trial's own ratio."""
         kept = decision.kept
         set_badge(self.badge, kept)
         if decision.failed:  # a failed arm is a failed trial: its error and the fix, never a verdict
@@ -133,7 +137,11 @@ class DecisionCard(QFrame):
             return
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
         against = "baseline" if not compared_with or compared_with.endswith(RungKind.BASELINE) else compared_with
-        facts = [(f"Speed-up vs {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),
+        speed = f"{decision.speed.text()} — {decision.speed.verdict}"
+        if shown is not None and shown.has_interval:
+            against = "baseline" if shown.vs_baseline else shown.against
+            speed = f"{shown.text()} {shown.source(rung)} — {shown.verdict}"
+        facts = [(f"Speed-up vs {against}", speed),
                  ("Accuracy vs baseline", decision.accuracy.text()
                   if decision.accuracy.text().startswith(decision.accuracy.verdict)  # "inconclusive: 400 ex…"
                   else f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
