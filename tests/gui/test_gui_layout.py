@@ -54,6 +54,36 @@ def clipped(top: QWidget) -> list[str]:
     return bad
 
 
+def plain_text(text: str) -> str:
+    return text.replace("\u200b", "").replace("\u2060", "")
+
+
+def problems_in_plots(plots) -> list[str]:
+    """The texts of a RunPlots that are cut: a legend name shortened or cut, a rotated axis label longer than
+    its axis ("ıs, median 1.12" at 1024 × 640), a plot title wider than its plot."""
+    bad = []
+    strip = plots.legend_strip
+    for label, name, whole in zip(plots.legend_labels, strip.shown_names, strip.names):
+        if label.isHidden():
+            continue
+        if name != whole:
+            bad.append(f"legend {whole!r} shown as {name!r}")
+        box = label.geometry()
+        if label.width() < label.sizeHint().width() or box.right() >= strip.width() or box.bottom() >= strip.height():
+            bad.append(f"legend {whole!r} cut: {box} in {strip.size()}")
+    for widget in (plots.step_plot, plots.loss_plot, plots.val_plot, plots.scale_plot):
+        if not widget.isVisibleTo(plots):
+            continue
+        item = widget.getPlotItem()
+        axis = item.getAxis("left")
+        if axis.label.isVisible() and axis.label.boundingRect().width() > axis.height() + 1:
+            bad.append(f"axis label {axis.labelText!r} longer than its axis ({axis.height():.0f} px)")
+        title = item.titleLabel
+        if title.isVisible() and title.item.boundingRect().width() > widget.width():
+            bad.append(f"title {title.text!r} wider than its plot ({widget.width()} px)")
+    return bad
+
+
 @pytest.mark.parametrize("size", [(1024, 640), (1920, 1080)])
 def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
     window = make_window(qtbot, tmp_path)
@@ -75,11 +105,21 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
         problems = clipped(window) + [f"step {row.title.text()!r} cut" for row in window.steps.rows
                                       if row.title.width() < row.title.sizeHint().width()]
         assert problems == [], f"page {i + 1} ({window.pages[i].title}) at {size}: {problems}"
-        # issue 22: a rung page's legend names its own run and its reference, never "+1 more" for one of them
+        # issue 22: a rung page's legend names its own run and its reference, never "+1 more" for one of them,
+        # and every name whole (at 1024 × 640 they read "mixed_bflo…ch 50 (b2)")
         plots = getattr(window.pages[i], "plots", None)
         if plots is not None and plots.isVisibleTo(window) and 0 < len(plots.series) <= 2:
             shown = plots.legend_shown()
             assert len(shown) == len(plots.series) and not any(n.startswith("+") for n in shown), shown
+        if plots is not None and plots.isVisibleTo(window):
+            assert problems_in_plots(plots) == [], f"page {i + 1} at {size}: {problems_in_plots(plots)}"
+        # issue 22: the Record page's checkpoint path wraps, whole, instead of scrolling sideways
+        path = getattr(window.pages[i], "record_path", None)
+        if path is not None and path.isVisibleTo(window):
+            label = path.label
+            assert plain_text(label.text()) == path.text() and path.text().endswith("tfturbo-settings.yaml")
+            assert label.heightForWidth(label.width()) <= label.height(), "the path is cut"
+            assert label.toolTip() == path.text()
         # issue 22: a finding's fix wraps in its card instead of scrolling sideways
         for card in getattr(getattr(window.pages[i], "findings", None), "cards", []):
             if card.fix_block is not None and card.isVisibleTo(window):
