@@ -15,7 +15,7 @@ from tfturbo import summary as summ
 from tfturbo.compare import steps_per_s_ci95
 from tfturbo.console import fmt_bytes
 from tfturbo.headline import Headline
-from tfturbo.numbers import finite
+from tfturbo.numbers import digits_for, finite
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward
 from tfturbo.verdicts import Verdict
@@ -32,8 +32,9 @@ def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
     if finite(median) and median > 0:
         rate, rate_ci = steps_per_s_ci95(summary, (lo, hi) if finite(lo) and finite(hi) and lo > 0 else None)
         rate = rate or 1000 / median
-        ci = f" [{rate_ci[0]:.1f}, {rate_ci[1]:.1f}]" if rate_ci else ""
-        facts.append(("Steady speed", f"{rate:.1f} steps/s{ci}"))
+        d = digits_for(rate)  # as the compare table prints it ("5.0 [5.0, 5.0]" for 5.00 [4.96, 5.02])
+        ci = f" [{rate_ci[0]:.{d}f}, {rate_ci[1]:.{d}f}]" if rate_ci else ""
+        facts.append(("Steady speed", f"{rate:.{d}f} steps/s{ci}"))
         facts.append(("Median step", f"{median:.2f} ms [{lo:.2f}, {hi:.2f}]" if finite(lo) else f"{median:.2f} ms"))
     if finite(summary.get("warmup_s")):
         facts.append(("Warm-up / compile", f"{summary['warmup_s']:.1f} s (excluded)"))
@@ -72,6 +73,7 @@ class FactsCard(QFrame):
         while self.grid.count():
             item = self.grid.takeAt(0)
             if item.widget() is not None:
+                item.widget().hide()  # until deleteLater runs it would still paint under the new facts
                 item.widget().deleteLater()
         self.values = {}
         for row, (label, value) in enumerate(facts):

@@ -173,9 +173,8 @@ def _rate(row: compare.CompareRow) -> float | None:
 
 
 def batch_of(record: RunRecord) -> int:
-    """The run's batch size (its summary's settings, else its run.yaml's; 1 when neither says)."""
-    settings = (record.summary or {}).get("settings") or (record.settings or {}).get("settings") or {}
-    batch = settings.get("batch_size") if isinstance(settings, dict) else None
+    """The run's batch size (`compare.run_settings`; 1 when they do not say)."""
+    batch = compare.run_settings(record).get("batch_size")
     return int(batch) if isinstance(batch, int) and batch > 0 else 1
 
 
@@ -208,6 +207,10 @@ class CompareView(QWidget):
         self.baseline_combo.currentIndexChanged.connect(self._on_baseline)
         self.align_combo = QComboBox()
         self.align_combo.addItems([ALIGN_STEP, ALIGN_TIME])
+        # its first item is renamed "samples seen" when batch sizes differ: room for it from the start (the
+        # contents' size hint, under the style sheet's padding, cut it to "samples seer")
+        self.align_combo.setMinimumContentsLength(len(ALIGN_SAMPLES) + 1)
+        self.align_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.align_combo.currentTextChanged.connect(lambda t: self.plots.set_align_by_time(t == ALIGN_TIME))
         self.export_button = QPushButton("Export table as CSV…")
         self.export_button.clicked.connect(self._choose_csv)

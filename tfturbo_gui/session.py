@@ -21,6 +21,7 @@ from typing import Any
 from tfturbo import remote
 from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv
+from tfturbo.compare import run_settings
 from tfturbo.errors import UserError
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
@@ -442,7 +443,7 @@ class WizardSession:
             if folder.is_dir():
                 record = load_run(folder)
                 try:
-                    settings = RunSettings.from_dict((record.settings or {}).get("settings") or {})
+                    settings = RunSettings.from_dict(run_settings(record))
                 except (UserError, TypeError, ValueError):  # an unreadable run.yaml: its reference rung's
                     against = next((r for r in self.study.rungs if r.name == rung.compared_with), self.baseline)
                     settings = against.settings if against is not None else rung.settings

@@ -128,6 +128,8 @@ class ComparePage(WizardPage):
         super().show_recorded()
         self.confirmation = next((r for r in reversed(self.session.study.rungs)
                                   if r.kind == CONFIRMATION.rung_kind and r.decision is not None), None)
+        if self.confirmation is not None:
+            self.show_decision()  # its verdict as it was measured (the page showed its button alone)
 
     # ------------------------------------------------------------ what needs confirming
 
