@@ -1,4 +1,4 @@
-"""A read-only monospace block of code or text with a Copy button.
+"""A read-only monospace block of code or text with a Copy button, and a file path shown whole with one.
 
 Fixes, settings records and tracebacks are meant to be pasted into the
 user's own script or a bug report, so they are selectable and copyable
@@ -16,6 +16,23 @@ from . import theme
 MAX_VISIBLE_LINES = 12
 
 
+def with_copy_button(owner: QWidget, content: QWidget, tip: str) -> QPushButton:
+    """Lay `content` out in `owner` with a Copy button at its top right (connected to `owner.copy`)."""
+    button = QPushButton("Copy")
+    button.setObjectName("copyButton")
+    button.setToolTip(tip)
+    button.clicked.connect(owner.copy)
+    row = QHBoxLayout(owner)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.setSpacing(6)
+    row.addWidget(content, 1)
+    column = QVBoxLayout()
+    column.addWidget(button)
+    column.addStretch(1)
+    row.addLayout(column)
+    return button
+
+
 class CodeBlock(QWidget):
     def __init__(self, text: str = "", parent: QWidget | None = None, max_lines: int = MAX_VISIBLE_LINES,
                  fill: bool = False):
@@ -29,18 +46,7 @@ class CodeBlock(QWidget):
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth if fill
                                     else QPlainTextEdit.LineWrapMode.NoWrap)
         self.editor.setFont(theme.mono_font())
-        self.copy_button = QPushButton("Copy")
-        self.copy_button.setObjectName("copyButton")
-        self.copy_button.setToolTip("Copy to the clipboard")
-        self.copy_button.clicked.connect(self.copy)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(6)
-        row.addWidget(self.editor, 1)
-        column = QVBoxLayout()
-        column.addWidget(self.copy_button)
-        column.addStretch(1)
-        row.addLayout(column)
+        self.copy_button = with_copy_button(self, self.editor, "Copy to the clipboard")
         self.set_text(text)
 
     def text(self) -> str:
@@ -102,18 +108,7 @@ class PathBlock(QWidget):
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setFont(theme.mono_font())
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # it wraps, never widens
-        self.copy_button = QPushButton("Copy")
-        self.copy_button.setObjectName("copyButton")
-        self.copy_button.setToolTip("Copy the path to the clipboard")
-        self.copy_button.clicked.connect(self.copy)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(6)
-        row.addWidget(self.label, 1)
-        column = QVBoxLayout()
-        column.addWidget(self.copy_button)
-        column.addStretch(1)
-        row.addLayout(column)
+        self.copy_button = with_copy_button(self, self.label, "Copy the path to the clipboard")
         self._path = ""
         self.set_text(path)
 

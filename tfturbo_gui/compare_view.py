@@ -45,7 +45,8 @@ from .live_plots import PALETTE, RunPlots, Series
 from .run_data import RunData
 
 ALIGN_STEP, ALIGN_TIME = "step", "training time"
-ALIGN_SAMPLES = "samples seen"  # the first choice's name when the runs' batch sizes differ
+ALIGN_SAMPLES = "samples"  # the first choice's name when the runs' batch sizes differ (shorter than the box's
+# widest, "training time": "samples seen" was cut to "samples seer" in it)
 ROW_PADDING = 6  # px above and below a row's text together
 ROWS_SHOWN = 12  # fit_rows: rows shown whole before the table scrolls on its own
 PLOTS_MIN_HEIGHT = 250  # fit_rows: the four plots' strip, legend and axes included (~170 px of plot area)
@@ -207,10 +208,6 @@ class CompareView(QWidget):
         self.baseline_combo.currentIndexChanged.connect(self._on_baseline)
         self.align_combo = QComboBox()
         self.align_combo.addItems([ALIGN_STEP, ALIGN_TIME])
-        # its first item is renamed "samples seen" when batch sizes differ: room for it from the start (the
-        # contents' size hint, under the style sheet's padding, cut it to "samples seer")
-        self.align_combo.setMinimumContentsLength(len(ALIGN_SAMPLES) + 1)
-        self.align_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.align_combo.currentTextChanged.connect(lambda t: self.plots.set_align_by_time(t == ALIGN_TIME))
         self.export_button = QPushButton("Export table as CSV…")
         self.export_button.clicked.connect(self._choose_csv)
