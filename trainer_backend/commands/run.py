@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import shlex
 import sys
 import time
@@ -84,23 +83,6 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
 
 
 # ------------------------------------------------------------------------------ preparing
-
-XLA_CACHE_FLAG = "--tf_xla_persistent_cache_directory"
-
-
-def use_xla_cache(folder: str) -> None:
-    """Point XLA's persistent compilation cache at `folder` (TF_XLA_FLAGS), before TensorFlow reads its flags.
-
-    TensorFlow keeps each compiled cluster there, keyed by its program and
-    device, and loads it instead of compiling when the same program comes
-    again — in the next replicate of a trial, or the next rung with the same
-    model. A flag the user already set wins.
-    """
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    flags = os.environ.get("TF_XLA_FLAGS", "")
-    if XLA_CACHE_FLAG in flags:
-        return
-    os.environ["TF_XLA_FLAGS"] = f"{flags} {XLA_CACHE_FLAG}={folder}".strip()
 
 def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     import keras
