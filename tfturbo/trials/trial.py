@@ -391,8 +391,7 @@ class Trial:
             overhead = self.paired_overhead_s()
             return overhead / 2 + (self.paired_steady_s() or 0.0) if overhead is not None else None
         last = runs[-1]
-        measured = float(((last.summary or {}).get("throughput") or {}).get("seconds") or 0.0)
-        overhead = max(0.0, (last.elapsed_s or 0.0) - measured - self._validation_s(last))
+        overhead = max(0.0, (last.elapsed_s or 0.0) - _steady_s(last) - self._validation_s(last))
         return overhead + self.rule.steady_s
 
     @staticmethod
