@@ -25,7 +25,7 @@ from tfturbo.errors import UserError
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
-from tfturbo.trials.run_length import min_run_steps, run_length_note
+from tfturbo.trials.run_length import too_short
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
@@ -272,9 +272,8 @@ class WizardSession:
         base = self.baseline
         if base is None:
             return "", None
-        rule, per_call = self.options().speed_rule(), base.settings.steps_per_execution
-        note = run_length_note(base.summary, base.settings.steps, rule, per_call)
-        return note, (min_run_steps(base.summary, rule, per_call) if note else None)
+        return too_short(base.summary, base.settings.steps, self.options().speed_rule(),
+                         base.settings.steps_per_execution)
 
     def lengthen_runs(self, steps: int) -> None:
         """Runs of `steps` from the next baseline on (every trial's runs follow the baseline's length); the

@@ -131,6 +131,14 @@ WARMUP_MARGIN = 1.5  # a speed-only run allows its arm's longest warm-up so far 
 MIN_STEADY_STEPS = 20
 
 
+def settled_warmup(summary: dict[str, Any]) -> int | None:
+    """The warm-up steps of a run that reached a steady state (`first_steady_step` - 1, with steady windows),
+    None when it never settled."""
+    first = summary.get("first_steady_step")
+    return first - 1 if isinstance(first, int) and first > 0 and (summary.get("throughput") or {}).get("windows") \
+        else None
+
+
 def speed_steps(summaries: list[dict[str, Any]], steady_s: float, per_call: int = 1) -> int | None:
     """Steps a speed-only replicate needs for `steady_s` seconds of steady state, from the arm's runs so far.
 
@@ -145,9 +153,8 @@ def speed_steps(summaries: list[dict[str, Any]], steady_s: float, per_call: int 
         done = int(s.get("steps_completed") or 0)
         if not done:
             continue
-        first = s.get("first_steady_step")
-        warmups.append(int(first) - 1 if isinstance(first, int) and first > 0 and (s.get("throughput") or {}).get("windows")
-                       else 2 * done)
+        warmup = settled_warmup(s)
+        warmups.append(warmup if warmup is not None else 2 * done)
         median = (s.get("step_ms") or {}).get("median")
         if isinstance(median, (int, float)) and median > 0:
             step_ms.append(float(median))

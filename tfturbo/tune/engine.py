@@ -45,7 +45,7 @@ from ..errors import OutputDirError, UserError
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
-from ..trials.run_length import min_run_steps, run_length_note
+from ..trials.run_length import too_short
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedPair, PlannedRun, Trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
@@ -522,10 +522,9 @@ class StudyEngine:
             rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
         self.policy.set_baseline(rung)
         self._report_end(rung)
-        note = run_length_note(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution)
+        note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution)
         if note:  # the trials' runs follow the baseline's length: their first pairs would not count
-            self.say(f"[{rung.name[:2]}] baseline: {note} (--steps "
-                     f"{min_run_steps(rung.summary, self.opts.speed_rule(), settings.steps_per_execution)})")
+            self.say(f"[{rung.name[:2]}] baseline: {note} (--steps {needed})")
 
     # ------------------------------------------------------------ a lever's stage
 
