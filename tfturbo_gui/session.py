@@ -356,10 +356,9 @@ class WizardSession:
         return for_rung(self.study.path, rung, self.engine.opts.tolerance)
 
     def can_rejudge(self, rung: Rung | None) -> bool:
-        """The rung's verdict may be judged again: it is the last one judged and no trial is being measured."""
-        policy = self.policy
-        return rung is not None and policy is not None and bool(policy.rungs) and policy.rungs[-1] is rung \
-            and self.engine.trial is None and rung.name in self.engine.trials
+        """The rung's verdict may be judged again (`StudyEngine.rejudge_refused`): it is the last one judged and no
+        trial is being measured."""
+        return rung is not None and self.engine is not None and self.engine.rejudge_refused(rung.name) is None
 
     def more_examples_here(self, rung: Rung, forward: WayForward) -> bool:
         """Whether "use N validation examples" can measure this rung's trial again (`can_use_more_examples`)."""

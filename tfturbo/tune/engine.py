@@ -206,10 +206,16 @@ def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> N
     rung.settings = first_b.planned.settings if first_b is not None else rung.settings
     rung.replicates = [r.planned.name for r in trial.runs]
     rung.run_seconds = trial.measured_seconds()
-    if verdict.rule_text():  # judged by a rule the user chose: the reason says so (nothing kept silently)
-        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
+    name_rule(verdict)
     if note:
         verdict.reason = f"{note}; {verdict.reason}"
+
+
+def name_rule(verdict: TrialVerdict) -> None:
+    """A verdict judged by a rule the user chose says so first in its reason (nothing kept silently): a rung's
+    verdict as measured (`finish_rung`) and as judged again (`StudyEngine.rejudge`)."""
+    if verdict.rule_text():
+        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
 
 
 def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
@@ -615,22 +621,30 @@ class StudyEngine:
         (no new run): the way forward `way` ("loss", "tolerance") the user took after an inconclusive accuracy
         verdict. The new verdict says which rule judged it and why, is recorded in study.yaml (the rung's
         `rule` and `way_forward`), and the best configuration follows it."""
-        trial = self.trials.get(name)
-        rung = next((r for r in self.study.rungs if r.name == name), None)
-        if trial is None or rung is None or rung.decision is None:
-            raise UserError(f"{name} has no trial to judge again", "measure it first")
-        if self.trial is not None:
-            raise UserError("a trial is being measured", "wait for it to end, then judge again")
-        if not self.policy.rungs or self.policy.rungs[-1] is not rung:
-            raise UserError(f"{name} is not the last measured rung: later rungs were measured against the "
-                            "configuration its verdict chose", "judge it again in a new study (--judge-on, "
-                            "--accuracy-tolerance), or measure it again")
+        refused = self.rejudge_refused(name)
+        if refused is not None:
+            raise refused
+        trial, rung = self.trials[name], self.policy.rungs[-1]
         trial.tolerance, trial.way_forward = rule, way
         verdict = trial.verdict()
-        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
+        name_rule(verdict)
         self.policy.reconclude(rung, verdict, self._lever_of(rung))
         self._report_end(rung)
         return verdict
+
+    def rejudge_refused(self, name: str) -> UserError | None:
+        """Why rung `name` cannot be judged again now (None: it can): it has a trial and a verdict, no trial is
+        being measured, and it is the last judged rung (later rungs were measured against what it chose)."""
+        rung = next((r for r in self.study.rungs if r.name == name), None)
+        if name not in self.trials or rung is None or rung.decision is None:
+            return UserError(f"{name} has no trial to judge again", "measure it first")
+        if self.trial is not None:
+            return UserError("a trial is being measured", "wait for it to end, then judge again")
+        if self.policy is None or not self.policy.rungs or self.policy.rungs[-1] is not rung:
+            return UserError(f"{name} is not the last measured rung: later rungs were measured against the "
+                             "configuration its verdict chose", "judge it again in a new study (--judge-on, "
+                             "--accuracy-tolerance), or measure it again")
+        return None
 
     def _new_rung(self, kind: str, slug: str, settings: RunSettings, compared_with: str | None = None) -> Rung:
         name = self.study.next_name(slug)
