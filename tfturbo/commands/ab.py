@@ -123,11 +123,13 @@ def main(args: argparse.Namespace) -> int:
 
     execute = backend_executor(out / RUNS_DIR, log_path=log_path(), on_start=started)
 
+    def finished(name: str, summary: dict) -> None:
+        rate = samples_per_s(summary)
+        print(f"[{name}] {summary.get('status')}" + (f", {rate:,.0f} samples/s" if rate else ""), file=sys.stderr)
+
     def measured(planned: PlannedRun):
         summary, path = execute(planned)
-        rate = samples_per_s(summary)
-        print(f"[{planned.name}] {summary.get('status')}" + (f", {rate:,.0f} samples/s" if rate else ""),
-              file=sys.stderr)
+        finished(planned.name, summary)
         return summary, path
 
     def pair_started(pair: PlannedPair, paths: list[Path]) -> None:
@@ -139,9 +141,7 @@ def main(args: argparse.Namespace) -> int:
     def measured_pair(pair: PlannedPair):
         summaries, paths = execute_pair(pair)
         for run, summary in zip(pair.runs, summaries):
-            rate = samples_per_s(summary)
-            print(f"[{run.name}] {summary.get('status')}" + (f", {rate:,.0f} samples/s" if rate else ""),
-                  file=sys.stderr)
+            finished(run.name, summary)
         return summaries, paths
 
     try:
