@@ -22,10 +22,9 @@ from ..numbers import duration_text
 
 @dataclass(frozen=True)
 class StageEstimate:
-    """One stage still to come: its title, trials and seconds (at least, at most)."""
+    """One stage still to come: its title and seconds (at least, at most)."""
 
     title: str
-    trials: int
     low_s: float
     high_s: float
 
@@ -56,7 +55,7 @@ def remaining(engine) -> list[StageEstimate]:
     for lever in engine.stages_left():
         trials = 1 if lever.confirms else sum(1 for c in lever.candidates(engine.policy) if c.skipped_reason is None)
         if trials:
-            out.append(StageEstimate(lever.title, trials, trials * 2 * rule.min_pairs * per_run,
+            out.append(StageEstimate(lever.title, trials * 2 * rule.min_pairs * per_run,
                                      trials * 2 * rule.max_pairs * per_run))
     return out
 
