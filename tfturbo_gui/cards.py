@@ -138,7 +138,7 @@ class DecisionCard(QFrame):
                   if decision.accuracy.text().startswith(decision.accuracy.verdict)  # "inconclusive: 400 ex…"
                   else f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
         if decision.rule_text():  # a rule the user chose judged it: said beside the verdict, never silently
-            facts.append(("Accuracy rule", decision.rule_text().removeprefix("accuracy judged on ")))
+            facts.append(("Accuracy rule", decision.rule_detail()))
         if fixes is not None:  # what the run used: its run.yaml, less the fixes it could not apply
             facts.append(("Automatic fixes", ", ".join(fixes) or "none"))
         self.facts.set_facts(facts)

@@ -251,15 +251,21 @@ class TrialVerdict:
                    rule, str(d.get("way_forward") or ""))
 
     def rule_text(self) -> str:
-        """Which rule judged the accuracy, in words, for the report and the pages: "" for the default rule
-        nobody chose; else the rule, and the way forward that chose it."""
+        """Which rule judged the accuracy, in words, for the report, ab and the reason: "accuracy judged on "
+        and `rule_detail()`; "" for the default rule nobody chose."""
+        detail = self.rule_detail()
+        return f"accuracy judged on {detail}" if detail else ""
+
+    def rule_detail(self) -> str:
+        """The rule and the way forward that chose it, where a label already says "Accuracy rule" (the pages): ""
+        for the default rule nobody chose."""
         if self.rule is None or (self.rule.is_default and not self.way_forward):
             return ""
         chosen = {"loss": "judging on the validation loss", "tolerance": "a tolerance the user set",
                   "examples": "more validation examples"}.get(self.way_forward)
         why = f" (the way forward chosen after an inconclusive accuracy verdict: {chosen})" if chosen else \
             " (the study's options)"
-        return f"accuracy judged on {self.rule.text()}{why}"
+        return f"{self.rule.text()}{why}"
 
 
 def speed_verdict_of(ci: tuple[float, float]) -> str:

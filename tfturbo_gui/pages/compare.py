@@ -254,8 +254,8 @@ class ComparePage(WizardPage):
             self.needs.setText(f"Confirmation of {rung.settings.label()} against the baseline "
                                f"{self.session.baseline.settings.label()} ({len(rung.replicates)} runs, "
                                f"{rung.run} and its replicates)."
-                               + (f" Accuracy rule: {rung.decision.rule_text().removeprefix('accuracy judged on ')}."
-                                  if rung.decision.rule_text() else ""))
+                               + (f" Accuracy rule: {rung.decision.rule_detail()}."
+                                  if rung.decision.rule_detail() else ""))
         way = self.session.way_forward(rung)
         self.way_text.setText("What would decide the accuracy:\n" + "\n".join(way.lines()) if way else "")
         self.way_text.setVisible(way is not None)
