@@ -19,8 +19,9 @@ length calibrated from its own runs so far — its warm-up plus `rule.steady_s`
 seconds of steady state — as pyperf and Criterion size their loops. Where the
 arms can share a process (`settings.can_share_process`), each pair after the
 first is instead ONE process measuring both arms in interleaved blocks
-(`PlannedPair`, `run-pair`), each arm aiming at as many steady seconds as the
-process spends on everything else (`STEADY_PER_OVERHEAD`). A trial always
+(`PlannedPair`, `run-pair`), the two arms together aiming at as many steady
+seconds as the process spends on everything else (`STEADY_PER_OVERHEAD`), each
+at least `rule.steady_s`. A trial always
 ends within `rule.max_pairs` pairs, whatever its runs measured.
 """
 
