@@ -102,8 +102,9 @@ def _legend_line(series: Series) -> str:
     return f'<span style="color:{series.color}; font-weight:700">{line}</span>'
 
 
-def _legend_html(series: Series) -> str:
-    return f"{_legend_line(series)} {_html(series.label)}"
+def _entry_html(line: str, name: str) -> str:
+    """A legend entry: its coloured line (`_legend_line`) and its run's name."""
+    return f"{line} {_html(name)}"
 
 
 class LegendStrip(QWidget):
@@ -143,7 +144,7 @@ class LegendStrip(QWidget):
 
     def set_entries(self, entries: list[QLabel], lines: list[str], names: list[str]) -> None:
         self.entries, self.lines, self.names = list(entries), list(lines), list(names)
-        self.htmls = [f"{line} {_html(name)}" for line, name in zip(lines, names)]
+        self.htmls = [_entry_html(line, name) for line, name in zip(lines, names)]
         for label, html in zip(self.entries, self.htmls):
             label.setText(html)
         self._full = [label.sizeHint().width() for label in self.entries]
@@ -204,7 +205,7 @@ class LegendStrip(QWidget):
                 metrics = label.fontMetrics()
                 name_room = max(self.MIN_NAME, room - (widths[i] - metrics.horizontalAdvance(self.names[i])))
                 self.shown_names[i] = metrics.elidedText(self.names[i], Qt.TextElideMode.ElideMiddle, name_room)
-                text = f"{self.lines[i]} {_html(self.shown_names[i])}"
+                text = _entry_html(self.lines[i], self.shown_names[i])
             if label.text() != text:
                 label.setText(text)
             if label.isHidden() != (i >= shown):
@@ -351,7 +352,7 @@ class RunPlots(QWidget):
         self._legend_series = [s for s in self.series if s.data is self.primary] + \
             [s for s in self.series if s.data is not self.primary]
         for s in self._legend_series:
-            label = QLabel(_legend_html(s))
+            label = QLabel()  # its text: `set_entries` below
             label.setObjectName("legendEntry")
             label.setToolTip(s.label)
             label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)  # whole or hidden, never cut
