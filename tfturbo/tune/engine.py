@@ -594,16 +594,14 @@ class StudyEngine:
             if isinstance(planned, PlannedPair):
                 self.say(f"     {planned.first.name} + {planned.second.name}: speed only, in one process, "
                          f"{planned.steady_s:.0f} s of steady state each — {trial.progress_text()}")
-                results = yield from self._run_pair(planned, rung, lever.name)
-                trial.record(planned, results, [self.study.path / RUNS_DIR / run.name for run in planned.runs])
-                rung.replicates = [r.planned.name for r in trial.runs]
-                self.study.save()
-                continue
-            what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
-                f"{planned.settings.steps} steps"
-            self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
-            result = yield from self._run(planned, rung, lever.name)
-            trial.record(planned, result, self.study.path / RUNS_DIR / planned.name)
+                result, run_dir = yield from self._run_pair(planned, rung, lever.name)
+            else:
+                what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
+                    f"{planned.settings.steps} steps"
+                self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
+                result = yield from self._run(planned, rung, lever.name)
+                run_dir = self.study.path / RUNS_DIR / planned.name
+            trial.record(planned, result, run_dir)
             rung.replicates = [r.planned.name for r in trial.runs]
             self.study.save()
         verdict = trial.verdict()
@@ -667,18 +665,18 @@ class StudyEngine:
         return summary_of(outcome.document, outcome.status, outcome.error, run_dir, planned)
 
     def _run_pair(self, pair: PlannedPair, rung: Rung, stage: str) -> Flow:
-        """A paired replicate's two summaries: re-used when a resumed study finished both runs, else measured
-        (both folders cleared first: half a pair is measured again as a whole)."""
+        """A paired replicate's two summaries and run directories: the summaries re-used when a resumed study
+        finished both runs, else measured (both folders cleared first: half a pair is measured again as a whole)."""
         argv, run_dirs = pair_command(pair, self.study.path / RUNS_DIR)
         reused = [self._finished_run(d) for d in run_dirs]
         if all(r is not None for r in reused):
             self.reused += [run.name for run in pair.runs]
-            return reused
+            return reused, run_dirs
         for run_dir in run_dirs:
             if run_dir.exists():
                 shutil.rmtree(run_dir)
         outcome = yield from self._ask(Action("run-pair", argv, stage, pair, rung, run_dirs[0], run_dirs))
-        return pair_summaries(outcome.document, outcome.status, outcome.error, run_dirs, pair)
+        return pair_summaries(outcome.document, outcome.status, outcome.error, run_dirs, pair), run_dirs
 
     def _finished_run(self, run_dir: Path) -> dict[str, Any] | None:
         if self.recorded is None or not run_dir.is_dir():
