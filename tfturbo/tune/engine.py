@@ -132,8 +132,7 @@ class Action:
     stage: str  # environment | audit | probe | baseline | a lever's name
     planned: PlannedRun | PlannedPair | None = None  # a run of a trial (or the baseline's one run), or a pair
     rung: Rung | None = None
-    run_dir: Path | None = None  # a run-pair's first run's (`run_dirs` has both)
-    run_dirs: list[Path] | None = None
+    run_dir: Path | None = None  # a run-pair's first run's
 
 
 @dataclass
@@ -675,7 +674,7 @@ class StudyEngine:
         for run_dir in run_dirs:
             if run_dir.exists():
                 shutil.rmtree(run_dir)
-        outcome = yield from self._ask(Action("run-pair", argv, stage, pair, rung, run_dirs[0], run_dirs))
+        outcome = yield from self._ask(Action("run-pair", argv, stage, pair, rung, run_dirs[0]))
         return pair_summaries(outcome.document, outcome.status, outcome.error, run_dirs, pair), run_dirs
 
     def _finished_run(self, run_dir: Path) -> dict[str, Any] | None:
