@@ -84,10 +84,10 @@ class Tolerance:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> "Tolerance":
-        d = d or {}
-        judge = d.get("judge_on") if d.get("judge_on") in JUDGE_ON else "metric"
-        return cls(accuracy_pp=float(d.get("accuracy_pp", 0.5)), loss_rel=float(d.get("loss_rel", 0.02)),
-                   judge_on=judge)
+        d = d or {}  # what a file lacks is the default (the fields' own)
+        judge = d.get("judge_on") if d.get("judge_on") in JUDGE_ON else cls.judge_on
+        return cls(accuracy_pp=float(d.get("accuracy_pp", cls.accuracy_pp)),
+                   loss_rel=float(d.get("loss_rel", cls.loss_rel)), judge_on=judge)
 
 
 @dataclass

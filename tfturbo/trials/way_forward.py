@@ -23,7 +23,7 @@ line with `tfturbo tune`/`ab` `--judge-on loss`, `--accuracy-tolerance PP`,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..runfiles import RUNS_DIR, load_run
@@ -121,10 +121,9 @@ def rule_for(way: str, forward: WayForward, tolerance: Tolerance, accuracy_pp: f
     """The accuracy rule a way forward judges by: on the loss (the same tolerances), or with an accuracy
     tolerance (`accuracy_pp`, the user's; by default the one the measured interval passes at)."""
     if way == "loss":
-        return Tolerance(tolerance.accuracy_pp, tolerance.loss_rel, judge_on="loss")
+        return replace(tolerance, judge_on="loss")
     if way == "tolerance" and (accuracy_pp is not None or forward.tolerance_pp is not None):
-        return Tolerance(accuracy_pp if accuracy_pp is not None else forward.tolerance_pp, tolerance.loss_rel,
-                         tolerance.judge_on)
+        return replace(tolerance, accuracy_pp=accuracy_pp if accuracy_pp is not None else forward.tolerance_pp)
     raise ValueError(f"no rule for the way forward {way!r}")
 
 
