@@ -133,8 +133,8 @@ def main(args: argparse.Namespace) -> int:
         return summary, path
 
     def pair_started(pair: PlannedPair, paths: list[Path]) -> None:
-        print(f"[{pair.name}] {pair.first.settings.label()} and {pair.second.settings.label()} — speed only, in "
-              f"one process, {pair.steady_s:.0f} s of steady state each; {trial.progress_text()}", file=sys.stderr)
+        print(f"[{pair.name}] {pair.first.settings.label()} and {pair.second.settings.label()} — {pair.text()}; "
+              f"{trial.progress_text()}", file=sys.stderr)
 
     execute_pair = backend_pair_executor(out / RUNS_DIR, log_path=log_path(), on_start=pair_started)
 

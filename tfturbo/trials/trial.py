@@ -80,6 +80,11 @@ class PlannedPair:
     def name(self) -> str:
         return f"{self.first.name}+{self.second.name}"
 
+    def text(self) -> str:
+        """How it measures, for the front ends' progress lines: "speed only, in one process, 5 s of steady
+        state each"."""
+        return f"speed only, in one process, {self.steady_s:.0f} s of steady state each"
+
 
 Planned = PlannedRun | PlannedPair
 

@@ -591,8 +591,8 @@ class StudyEngine:
                  f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:
             if isinstance(planned, PlannedPair):
-                self.say(f"     {planned.first.name} + {planned.second.name}: speed only, in one process, "
-                         f"{planned.steady_s:.0f} s of steady state each — {trial.progress_text()}")
+                self.say(f"     {planned.first.name} + {planned.second.name}: {planned.text()} — "
+                         f"{trial.progress_text()}")
                 result, run_dir = yield from self._run_pair(planned, rung, lever.name)
             else:
                 what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
