@@ -56,18 +56,6 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
     return planned, data
 
 
-def trial_progress(session: WizardSession, rung) -> str:
-    """What a page says beside its trial: where it stands ("Pair 2 of 3–6 · about 1 min 40 s left"), its plan,
-    and the study's stages still to come with their estimate (the engine's); once decided, only the rest."""
-    trial = session.trial_of(rung)
-    lines = []
-    if trial is not None and trial.next_run() is not None:
-        progress = trial.progress_text()
-        lines += [progress[0].upper() + progress[1:], f"Plan: {trial.plan().text()}."]
-    rest = session.remaining_text()
-    return "\n".join(lines + ([rest] if rest else []))
-
-
 class WizardPage(QWidget):
     """A checklist step. Subclasses fill `self.left` / `self.right` and override the hooks."""
 
@@ -167,6 +155,28 @@ class WizardPage(QWidget):
 
     def next_hint(self) -> str:
         return ""
+
+    def show_trial_progress(self, rung) -> None:
+        """The `plan_note` of a page with a trial: where `rung`'s trial stands ("Pair 2 of 3–6 · about 1 min 40 s
+        left"), its plan, and the study's stages still to come with their estimate (the engine's); once decided,
+        only the rest; hidden when there is nothing to say."""
+        trial = self.session.trial_of(rung)
+        lines = []
+        if trial is not None and trial.next_run() is not None:
+            progress = trial.progress_text()
+            lines += [progress[0].upper() + progress[1:], f"Plan: {trial.plan().text()}."]
+        rest = self.session.remaining_text()
+        text = "\n".join(lines + ([rest] if rest else []))
+        self.plan_note.setText(text)
+        self.plan_note.setVisible(bool(text))
+
+    def show_ways_forward(self, rung):
+        """The `way_bar` of a page with a trial: the ways forward of `rung`'s inconclusive accuracy as buttons,
+        enabled while it may be judged again; returns them (None: its verdict needs none)."""
+        way = self.session.way_forward(rung)
+        self.way_bar.set_options(way, way is not None and self.session.more_examples_here(rung, way),
+                                 enabled=self.session.can_rejudge(rung))
+        return way
 
     def ask_tolerance(self, suggested: float) -> float | None:
         """The accuracy tolerance the user accepts, in pp (None: cancelled); `suggested`: where this interval
@@ -377,19 +387,14 @@ class RungPage(WizardPage):
             for run in self._planned.runs:
                 self._arm_runs[run.arm] = (data.arm(run.name), run)
             self._show_pair(running=data.arm(self._planned.first.name))
-            self.show_plan()
+            self.show_trial_progress(self.rung)
             return True
         self._arm_runs[self._planned.arm] = (data, self._planned)
         if self._planned.replicate == 1:
             self._first_pair[self._planned.arm] = (data, self._planned)
         self._show_pair(running=data)
-        self.show_plan()
+        self.show_trial_progress(self.rung)
         return True
-
-    def show_plan(self) -> None:
-        text = trial_progress(self.session, self.rung)
-        self.plan_note.setText(text)
-        self.plan_note.setVisible(bool(text))
 
     def _show_pair(self, running: RunData | None = None) -> None:
         """The trial's latest candidate run beside its latest reference run, each labelled by its arm: the
@@ -427,7 +432,7 @@ class RungPage(WizardPage):
             self._show_pair()
             self.run_panel.show_finished(own)
         self.show_decision(decision)
-        self.show_plan()
+        self.show_trial_progress(self.rung)
         self.findings.add_findings(decision.findings)
         self.findings.set_empty_text(self.after_trial_text)
         self.show_profile()
@@ -439,12 +444,10 @@ class RungPage(WizardPage):
 
     def show_decision(self, decision) -> None:
         """The verdict card, and for an inconclusive accuracy the ways forward, as words and as buttons."""
-        way = self.session.way_forward(self.rung)
+        way = self.show_ways_forward(self.rung)
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
                                         fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)),
                                         way_forward=way.lines() if way else ())
-        self.way_bar.set_options(way, way is not None and self.session.more_examples_here(self.rung, way),
-                                 enabled=self.session.can_rejudge(self.rung))
 
     def take_way_forward(self, way: str) -> None:
         """A way forward's button (`WizardPage.way_forward_taken`): the verdict card shows the new verdict."""

@@ -33,7 +33,7 @@ from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
-from .base import WizardPage, add_section, needs_baseline, start_trial_run, trial_progress
+from .base import WizardPage, add_section, needs_baseline, start_trial_run
 from ..labels import muted_label
 
 
@@ -224,13 +224,8 @@ class ComparePage(WizardPage):
         if data.arms is not None:  # a paired replicate: plot the recommended run's own events
             data = data.arm(next(run.name for run in self._planned.runs if run.arm == "b"))
         self.view.plots.show_run(data, self.session.data_of(self.session.baseline))
-        self.show_plan()
+        self.show_trial_progress(self.confirmation)
         return True
-
-    def show_plan(self) -> None:
-        text = trial_progress(self.session, self.confirmation)
-        self.plan_note.setText(text)
-        self.plan_note.setVisible(bool(text))
 
     def _on_run_ended(self, data: RunData) -> None:
         rung = self.confirmation
@@ -242,7 +237,7 @@ class ComparePage(WizardPage):
         if why is not None:
             self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         self.session.finish_trial(rung)
-        self.show_plan()
+        self.show_trial_progress(self.confirmation)
         self.show_decision()
 
     def show_decision(self) -> None:
@@ -256,11 +251,9 @@ class ComparePage(WizardPage):
                                f"{rung.run} and its replicates)."
                                + (f" Accuracy rule: {rung.decision.rule_detail()}."
                                   if rung.decision.rule_detail() else ""))
-        way = self.session.way_forward(rung)
+        way = self.show_ways_forward(rung)
         self.way_text.setText("What would decide the accuracy:\n" + "\n".join(way.lines()) if way else "")
         self.way_text.setVisible(way is not None)
-        self.way_bar.set_options(way, way is not None and self.session.more_examples_here(rung, way),
-                                 enabled=self.session.can_rejudge(rung))
         kept = document is not None and document.get("kept")
         self.set_status(PASSED if kept else ATTENTION)
         self._show_runs()
