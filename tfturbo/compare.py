@@ -447,9 +447,10 @@ def fmt_speedup(row: CompareRow) -> str:
 
 def steps_per_s_ci95(doc: dict[str, Any], step_ci: tuple[float, float] | None
                      ) -> tuple[float | None, tuple[float, float] | None]:
-    """The run's throughput in steps/s with its interval: the windows' (`summary.window_throughput`), else, for
-    runs from before the windows, the median step's. The compare table and the baseline page's card both show
-    this figure (the card once showed 1000 / median step, 895 steps/s beside the table's 812 for one run)."""
+    """The run's throughput in steps/s (its summary's `steps_per_s`, `summary.window_throughput`; None when it
+    has none) with its interval: the windows', else, for runs from before the windows, the median step's. The
+    compare table and the baseline page's card both show this figure (the card once showed 1000 / median step,
+    895 steps/s beside the table's 812 for one run)."""
     tp = doc.get("throughput") if isinstance(doc.get("throughput"), dict) else {}
     batch = summ.batch_size(doc)
     ci = _interval(tp.get("ci95"))
