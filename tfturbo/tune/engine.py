@@ -199,7 +199,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
     """What a rung keeps of its trial: B's first run as its own, every run's name, the verdict's reason after
-    why the rung was measured."""
+    why the rung was measured and the rule that judged it (`name_rule`)."""
     first_b = next((r for r in trial.runs if r.planned.arm == "b"), None)
     rung.summary = first_b.summary if first_b is not None else None
     rung.settings = first_b.planned.settings if first_b is not None else rung.settings
