@@ -328,10 +328,10 @@ class WizardSession:
             return None
         return self._action.planned, self._action.argv
 
-    @staticmethod
-    def command_of(planned: PlannedRun | PlannedPair) -> str:
-        """The backend command that measures `planned`."""
-        return "run-pair" if isinstance(planned, PlannedPair) else "run"
+    def command_of(self, planned: PlannedRun | PlannedPair) -> str:
+        """The backend command that measures `planned` (`next_run`'s): the one the engine's action names."""
+        assert self._action is not None and self._action.planned is planned, "not the trial's next run"
+        return self._action.command
 
     def record_run(self, rung: Rung, planned: PlannedRun | PlannedPair, data: RunData) -> None:
         assert self._action is not None and self._action.planned == planned
