@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from .compare import replicate_key
+from .numbers import counted
 from .tune.study import Rung, RungKind
 
 
@@ -49,7 +50,7 @@ class Headline:
         is shown for — its own trial is "its own trial" (the Record page said "(02-xla's trial)" of 02-xla)."""
         whose = " (its own trial)" if self.trial and self.trial == own else \
             f" ({self.trial}'s trial)" if self.trial else ""
-        return f"vs {self.against}, {self.pairs} pairs{whose}"
+        return f"vs {self.against}, {counted(self.pairs, 'pair')}{whose}"
 
 
 BASELINE_HEADLINE = Headline(1.0, (1.0, 1.0), "baseline", 0, "", "", True)

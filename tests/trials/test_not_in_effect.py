@@ -160,7 +160,7 @@ def test_the_shortfall_says_what_each_replicate_needs_whatever_the_steady_target
         planned = trial.next_run()
         trial.record(planned, measured(planned.settings, 100.0), None)
     trial.stop()
-    assert trial.shortfall() == "1 of the 3 replicate pairs the verdict needs were measured: run 2 more pair(s)"
+    assert trial.shortfall() == "1 of the 3 replicate pairs the verdict needs was measured: run 2 more pairs"
 
 
 def test_a_run_with_too_few_windows_says_how_much_it_measured():

@@ -25,7 +25,7 @@ from .. import compare, protocol, summary as summ
 from ..headline import Headline, headlines
 from ..cli_args import run_argv
 from ..errors import UserError
-from ..numbers import finite
+from ..numbers import counted, finite
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
@@ -38,6 +38,10 @@ from ..tune.study import Rung, RungKind, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 
+# the speed part of a trial's reason (`trials.verdict.keep`): "faster: 1.24× [1.13, 1.36] over 3 replicate pairs vs
+# float32 + XLA, batch 64" ("pair(s)" in studies written before tfturbo counted its nouns)
+SPEED_PART = re.compile(r"^(?:[a-z ]+: )?\d+\.\d+× \[[^\]]*\] over \d+ replicate pairs?(?:\(s\))?(?: vs .*)?$")
+NOT_FASTER = "not measurably faster"
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
 STEP_TIME_POINTS = 150  # step times are noisy: at most this many bin medians per curve stay readable
 
@@ -75,6 +79,24 @@ class LadderRow:
         if self.rung.skipped_reason is not None:
             return self.rung.skipped_reason
         return self.rung.decision.reason if self.rung.decision else ""
+
+    @property
+    def decision_reason(self) -> str:
+        """The reason for the Decision column, its speed figure said once per configuration: the row's headline
+        is in the Speed-up column, so the trial's own ratio is dropped for the verdict's word when it is that
+        headline, and labelled as the rung's own trial when the headline is another trial's (a Decision cell read
+        "faster: 1.72× …" beside the confirmation's 1.91×)."""
+        decision = self.rung.decision if self.rung else None
+        if decision is None or self.rung.skipped_reason is not None:
+            return self.reason
+        speed, shown = decision.speed, self.headline
+        if shown is not None and shown.trial == self.name:
+            said = NOT_FASTER if speed.verdict == Verdict.NO_CHANGE else speed.verdict
+        else:
+            lo, hi = speed.ci95
+            said = (f"its own trial, against {self.compared_with or 'the baseline'}: {speed.ratio:.2f}× "
+                    f"[{lo:.2f}, {hi:.2f}] over {counted(speed.replicates, 'pair')}, {speed.verdict}")
+        return "; ".join(said if SPEED_PART.match(part) else part for part in self.reason.split("; "))
 
     @property
     def status(self) -> str:
@@ -276,7 +298,7 @@ def _outcome(rung: LadderRow) -> str:
     if decision is not None and decision.speed.verdict == Verdict.NOT_APPLIED:  # measured nothing: say why
         return f"{row.label if row else rung.name}: {decision.speed.text()}"
     if row is not None and shown is not None:
-        text = f"{row.label}: {shown.text('x')} over {shown.pairs} replicate pairs vs {shown.against}, {shown.verdict}"
+        text = f"{row.label}: {shown.text('x')} over {counted(shown.pairs, 'replicate pair')} vs {shown.against}, {shown.verdict}"
         faster = shown.verdict == Verdict.FASTER
     elif row is None or row.speedup is None:
         return f"{row.label if row else rung.name}: {rung.status}"
@@ -326,7 +348,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         lo, hi = speed.ci95
         text = (source + f"Training with {row.label} is {speed.ratio:.2f}x as fast as the baseline ({base.label}), "
                 f"measured as throughput per sample side by side with it (95% interval {lo:.2f}x to {hi:.2f}x over "
-                f"{speed.replicates} interleaved replicate pairs, so run-to-run variation is included; "
+                f"{counted(speed.replicates, 'interleaved replicate pair')}, so run-to-run variation is included; "
                 f"{speed.verdict}). ")
     elif tuned.speed is not None:  # its trial was against an earlier rung, and no confirmation followed
         speed = tuned.speed
@@ -334,7 +356,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         single = f" (one run of each: {row.speedup:.2f}x, without an interval)" if row.speedup is not None else ""
         text = (source + f"Training with {row.label} is recommended: it was {speed.ratio:.2f}x as fast as "
                 f"{tuned.compared_with}, the configuration kept before it (95% interval {lo:.2f}x to "
-                f"{hi:.2f}x over {speed.replicates} interleaved replicate pairs; {speed.verdict}). "
+                f"{hi:.2f}x over {counted(speed.replicates, 'interleaved replicate pair')}; {speed.verdict}). "
                 f"It was not measured side by side with the baseline ({base.label}), so no interval against the "
                 f"baseline can be stated{single}. ")
     elif row.speedup_ci95 is not None:
@@ -438,8 +460,8 @@ def _design(rungs: list[Rung]) -> str:
         return ""
     pairs = sorted({r.decision.speed.replicates for r in trials})
     count = f"{pairs[0]}" if len(pairs) == 1 else f"{pairs[0]} to {pairs[-1]}"
-    text = re.sub(r"^\d+ replicate pair\(s\)", f"{count} replicate pairs per trial (each row gives its own)",
-                  trials[0].decision.design)
+    text = re.sub(r"^\d+ replicate pairs?(\(s\))?", f"{count} replicate pairs per trial (each row gives its own)",
+                  trials[0].decision.design)  # "pair(s)": a study written before tfturbo counted its nouns
     steady = sorted({int(m) for r in trials for m in re.findall(STEADY_WORDS, r.decision.design)})
     if len(steady) > 1:  # paired replicates sized per trial: the range, not the first trial's
         text = re.sub(STEADY_WORDS, f"{steady[0]}–{steady[-1]}", text, count=1)
@@ -498,8 +520,8 @@ def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: li
             base_batch = baseline.row.batch_size if baseline and baseline.row else None
             tuned_batch = tuned.row.batch_size if tuned.row else None
             n_a, n_b = sum(".a" in n for n in names), sum(n == trial.name or ".b" in n for n in names)
-            return [(f"baseline: {baseline.row.label} (median of {n_a} runs)", a, base_batch or 1),
-                    (f"tuned: {tuned.row.label} (median of {n_b} runs)", b, tuned_batch or 1)]
+            return [(f"baseline: {baseline.row.label} (median of {counted(n_a, 'run')})", a, base_batch or 1),
+                    (f"tuned: {tuned.row.label} (median of {counted(n_b, 'run')})", b, tuned_batch or 1)]
     if tuned is not None:
         pairs = [(baseline, "baseline"), (tuned, "tuned")]
     else:  # nothing to recommend: show what was tried against the baseline
@@ -585,7 +607,7 @@ def _clip_spikes(curves: list[Curve], limit: float) -> str:
     if not n:
         return ""
     shown = f"{limit:,.0f}" if limit >= 100 else f"{limit:.3g}"
-    return f" {n} point(s) above {shown} (warm-up, spikes) are drawn at the top edge and marked with a triangle."
+    return f" {counted(n, 'point')} above {shown} (warm-up, spikes) are drawn at the top edge and marked with a triangle."
 
 
 def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]]) -> str | None:

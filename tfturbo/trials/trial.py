@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..numbers import duration_text
+from ..numbers import counted, duration_text
 from ..settings import RunSettings, can_share_process
 from . import accuracy
 from .speed import SpeedRule
@@ -505,11 +505,11 @@ class Trial:
             arm = run.planned.arm
             steps = self.speed_steps_of(arm)
             longer = f" (about {steps} steps of {self.label_a if arm == A else self.label_b})" if steps else ""
-            return (f"{len(short)} replicate run(s) measured too little steady state — {run.planned.name}: {why}; "
+            return (f"{counted(len(short), 'replicate run')} measured too little steady state — {run.planned.name}: {why}; "
                     f"each needs {self.rule.needs_text()}: longer runs{longer}, "
                     f"or more pairs (at most {self.rule.max_pairs})")
-        return (f"{len(ratios)} of the {self.rule.min_pairs} replicate pairs the verdict needs were measured: "
-                f"run {self.rule.min_pairs - len(ratios)} more pair(s)")
+        return (f"{len(ratios)} of the {self.rule.min_pairs} replicate pairs the verdict needs {'was' if len(ratios) == 1 else 'were'} measured: "
+                f"run {counted(self.rule.min_pairs - len(ratios), 'more pair')}")
 
     def _ratios(self) -> list[float]:
         a_rates, b_rates = self._rates()
@@ -565,7 +565,7 @@ class Trial:
         steps_a = self.a.steps
         paired = [r for r in self.runs if r.paired]
         where = "in one process from the second pair on" if paired else "in their own processes"
-        text = (f"{pairs} replicate pair(s), each an A and a B run {where}, alternating AB/BA; "
+        text = (f"{counted(pairs, 'replicate pair')}, each an A and a B run {where}, alternating AB/BA; "
                 f"throughput: the median rate of device-drained windows of the steady state; the speed interval "
                 f"is a Student-t interval across the pairs' ratios, so it includes run-to-run variation. ")
         if paired:

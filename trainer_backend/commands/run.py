@@ -246,7 +246,7 @@ def apply_fix_head(model, train_ds) -> list[Finding]:
             code = ""
         return [fix_not_applied("--fix-head", str(exc), code or 'create the output layer with dtype="float32"')]
     if changed:
-        print(f"tfturbo: --fix-head: {', '.join(changed)} now compute(s) in float32", file=sys.stderr)
+        print(f"tfturbo: --fix-head: {', '.join(changed)} now {'computes' if len(changed) == 1 else 'compute'} in float32", file=sys.stderr)
     return []
 
 
@@ -260,7 +260,7 @@ def apply_fix_int_inputs(model, train_ds) -> list[Finding]:
         return [fix_not_applied("--fix-int-inputs", f"{type(exc).__name__}: {exc}",
                                 'declare the ids as integers: keras.Input(shape=..., dtype="int32")')]
     if changed:
-        print(f"tfturbo: --fix-int-inputs: {', '.join(changed)} now compute(s) in float32, so integer ids reach "
+        print(f"tfturbo: --fix-int-inputs: {', '.join(changed)} now {'computes' if len(changed) == 1 else 'compute'} in float32, so integer ids reach "
               "their lookup exact", file=sys.stderr)
     return []
 
