@@ -130,6 +130,50 @@ def test_no_count_reads_as_a_plural_in_brackets(study, report_text):
     assert not re.search(r"\w\(s\)", flat(table) + flat(again.split("How each trial measured")[1][:600]))
 
 
+def _set_peaks(study: Path, peaks_gib: dict[tuple, list[float]]) -> None:
+    """Each run's peak memory by its configuration (policy, XLA, batch), cycling through the values given."""
+    used: dict[tuple, int] = {}
+    for path in sorted((study / RUNS_DIR).iterdir()):
+        doc = json.loads((path / "summary.json").read_text())
+        s = doc["settings"]
+        key = (s["policy"], s["jit_compile"], s["batch_size"])
+        if key in peaks_gib:
+            values = peaks_gib[key]
+            doc["peak_memory_bytes"] = int(values[used.get(key, 0) % len(values)] * 2**30)
+            used[key] = used.get(key, 0) + 1
+            (path / "summary.json").write_text(json.dumps(doc))
+
+
+def test_a_memory_change_is_claimed_only_beyond_the_runs_own_spread(study):
+    """Issue 22 walk: "Peak host memory is 1% lower (1.1 GiB to 1.1 GiB)" from one run of each. Runs of one
+    configuration differ (RSS): a change is claimed only beyond that spread, with digits that show it."""
+    base, tuned = ("float32", False, 64), ("float32", True, 128)
+    _set_peaks(study, {base: [1.101, 1.128, 1.117], tuned: [1.109, 1.094]})  # overlapping: noise
+    verdict = gather(study).verdict
+    said = verdict[verdict.index("Peak host memory"):].split(". ")[0]
+    assert said.startswith("Peak host memory is about the same (1.12 GiB and 1.10 GiB; runs of one configuration "
+                           "differ by up to 27.6 MiB"), said
+    assert "lower" not in said and "higher" not in said
+    table = flat(pdf_text(write_report(study))).split("Configurations")[1].split("Before and after")[0]
+    row = table.split("04-larger_batch Batch size")[1].split("05-confirmation Re-measure")[0]
+    assert "about the same 1.1 GiB (within the runs' spread)" in row and "0.99x" not in row, row
+    _set_peaks(study, {base: [1.101, 1.128, 1.117], tuned: [1.31, 1.33]})  # apart, beyond the spread
+    said = gather(study).verdict.split("Peak host memory")[1].split(". ")[0]
+    assert said.startswith(" is 18% higher (1.1 GiB to 1.3 GiB"), said
+
+
+def test_one_run_of_each_claims_no_memory_change(study):
+    from tfturbo.report.model import _memory_sentence
+    from tfturbo.runfiles import load_study_runs
+
+    _set_peaks(study, {("float32", False, 64): [1.1], ("float32", True, 128): [1.09]})
+    data = gather(study)
+    one_each = {r.name: r for r in load_study_runs(study).runs if r.name in ("01-baseline", "04-larger_batch")}
+    said = _memory_sentence(data.baseline, data.tuned, one_each)
+    assert said == ("Peak host memory: 1.10 GiB before, 1.09 GiB after (one run of each, so how much identical "
+                    "runs differ is not known and no change is claimed). "), said
+
+
 def test_replicate_runs_are_measurements_of_their_trial_not_rungs(study, report_text):
     data = gather(study)
     assert [r.name for r in data.rungs] == RUNGS

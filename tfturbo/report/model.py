@@ -24,6 +24,7 @@ from typing import Any
 from .. import compare, protocol, summary as summ
 from ..headline import Headline, headlines
 from ..cli_args import run_argv
+from ..console import fmt_bytes, fmt_bytes_apart
 from ..errors import UserError
 from ..numbers import counted, finite
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
@@ -56,6 +57,7 @@ class LadderRow:
     rung: Rung | None = None  # the study's ladder rung; None: a run the ladder does not name
     note: str = ""  # the reason shown for a run without a ladder decision
     headline: Headline | None = None  # the configuration's one speed-up (tfturbo.headline), None: no trial
+    memory: summ.MemoryChange | None = None  # its peak memory against the baseline's, over their runs
 
     @property
     def kept(self) -> bool | None:
@@ -322,7 +324,7 @@ def _headline_trial(tuned: LadderRow, rungs: list[LadderRow]) -> LadderRow | Non
 
 
 def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: dict[str, Any] | None,
-             has_ladder: bool, docs: dict[str, dict[str, Any]]) -> str:
+             has_ladder: bool, docs: dict[str, dict[str, Any]], records: dict[str, RunRecord]) -> str:
     """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
     if probe and probe.get("verdict") == ProbeVerdict.INPUT_BOUND:
         frac = probe.get("input_fraction")
@@ -369,14 +371,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         text = (source + f"Training with {row.label} is {ratio} the baseline ({base.label}) in throughput per "
                 "sample, measured by one run of each, so without an interval: identical runs differ by more "
                 "than one run's own noise. ")
-    if row.memory_ratio is not None:
-        kind = "device" if row.memory_kind == "device" else "host"
-        before, after = compare.fmt_bytes(base.peak_memory_bytes), compare.fmt_bytes(row.peak_memory_bytes)
-        if before == after or not round(abs(1 - row.memory_ratio) * 100):  # "1% lower (1.1 GiB to 1.1 GiB)"
-            text += f"Peak {kind} memory is unchanged ({after}). "
-        else:
-            text += (f"Peak {kind} memory is {_pct(row.memory_ratio)} "
-                     f"{'lower' if row.memory_ratio < 1 else 'higher'} ({before} to {after}). ")
+    text += _memory_sentence(baseline, tuned, records)
     if row.mfu is not None:
         text += (f"Model FLOP utilisation (MFU, the share of the matrix-multiply rate this device measured that "
                  f"the training reaches) is {compare.fmt_mfu(row.mfu)}"
@@ -399,6 +394,46 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         text += (f"Accuracy against the baseline at equal samples seen: {acc.text()} — {acc.verdict}"
                  + (" (lost beyond the tolerance)." if acc.verdict == WORSE else "."))
     return text
+
+
+def _own_process_peaks(settings: dict[str, Any], records: dict[str, RunRecord]) -> list[Any]:
+    """The peak memory of every completed full-length run of this configuration (replicates included): a
+    speed-only run validates nothing and a paired replicate's peak is its process's, both arms' together."""
+    key = compare.replicate_key(settings)
+    out = []
+    for record in records.values():
+        s = compare.run_settings(record)
+        doc = record.summary or {}
+        if compare.replicate_key(s) == key and not s.get("speed_only") and \
+                doc.get("status") == protocol.RunStatus.COMPLETED:
+            out.append(doc.get("peak_memory_bytes"))
+    return out
+
+
+def _memory_sentence(baseline: LadderRow, tuned: LadderRow, records: dict[str, RunRecord]) -> str:
+    """Peak memory before and after, a change claimed only beyond the runs' own spread (`summary.MemoryChange`)."""
+    change = summ.memory_change(_own_process_peaks(baseline.settings, records),
+                                _own_process_peaks(tuned.settings, records))
+    return memory_words(change, tuned.row.memory_kind)
+
+
+def memory_words(change: summ.MemoryChange | None, memory_kind: str | None) -> str:
+    """The verdict's sentence on peak memory."""
+    if change is None:
+        return ""
+    kind = "device" if memory_kind == "device" else "host"
+    before, after = fmt_bytes_apart(change.before_bytes, change.after_bytes)
+    runs = counted(len(change.before) + len(change.after), "run")
+    if change.spread is None:
+        return (f"Peak {kind} memory: {before} before, {after} after (one run of each, so how much identical runs "
+                "differ is not known and no change is claimed). ")
+    spread = fmt_bytes(change.spread) if change.spread else "0 B"
+    if not change.beyond_spread:
+        return (f"Peak {kind} memory is about the same ({before} and {after}; runs of one configuration differ by "
+                f"up to {spread}, over {runs}). ")
+    return (f"Peak {kind} memory is {_pct(change.ratio)} {'lower' if change.ratio < 1 else 'higher'} ({before} to "
+            f"{after}, the median of each configuration's runs; runs of one configuration differ by up to {spread}, "
+            f"over {runs}). ")
 
 
 def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended: dict[str, Any]) -> list[tuple[str, str]]:
@@ -725,6 +760,10 @@ def gather(study_dir: str | Path) -> ReportData:
     rows = {row.name: row for row in compare.compare_runs(ordered, base_name)}
     rungs = _rungs(study, rows, ordered)
     baseline = next((r for r in rungs if r.name == base_name), None)
+    if baseline is not None:
+        base_peaks = _own_process_peaks(baseline.settings, every_run)
+        for r in rungs:
+            r.memory = summ.memory_change(base_peaks, _own_process_peaks(r.settings, every_run))
     recommended = study.recommended.to_dict() if study.recommended else {}
     tuned = _pick_tuned(rungs, baseline, study, has_ladder)
     docs = {r.name: compare.effective_summary(r) for r in ordered}
@@ -746,7 +785,7 @@ def gather(study_dir: str | Path) -> ReportData:
         study_dir=study_dir, workload=workload, created=study.created or "not recorded",
         device=str(device), versions={str(k): str(v) for k, v in (versions or {}).items()}, environment=env,
         rungs=rungs, baseline=baseline, tuned=tuned,
-        verdict=_verdict(baseline, tuned, rungs, study.probe, has_ladder, docs),
+        verdict=_verdict(baseline, tuned, rungs, study.probe, has_ladder, docs, every_run),
         recommended=recommended, apply_rows=_apply_rows(tuned, baseline, recommended),
         findings=findings, probe=study.probe, plots=_plots(baseline, tuned, rungs, every_run, metric),
         snippet=study.snippet if study.snippet and study.snippet.strip() else

@@ -250,6 +250,20 @@ def _speedup(rung: LadderRow) -> Paragraph:
     return with_ci(row.speedup, row.speedup_ci95, 2, "x") if row is not None else P("n/a")
 
 
+def _memory(rung: LadderRow) -> Paragraph | str:
+    """Peak memory against the baseline's: a ratio only beyond the runs' own spread (`summary.MemoryChange`)."""
+    change = rung.memory
+    if change is None:
+        return fmt_bytes(rung.row.peak_memory_bytes) if rung.row else "n/a"
+    after = esc(fmt_bytes(change.after_bytes))
+    if rung.row is not None and rung.row.verdict == Verdict.BASELINE:
+        return P(f"1.00x<br/>{after}")
+    if change.beyond_spread:
+        return P(f"{change.ratio:.2f}x<br/>{after}")
+    why = "one run each" if change.spread is None else "within the runs' spread"
+    return P(f"about the same<br/>{after}<br/><font color=\"{style.MUTED.hexval()}\">({why})</font>")
+
+
 def _accuracy(rung: LadderRow) -> Paragraph | str:
     """The trial's paired accuracy change against the baseline, with its interval and verdict."""
     acc = rung.accuracy
@@ -289,8 +303,7 @@ def configuration_section(data: ReportData) -> list:
             rows.append([_rung_name(rung), status_cell(rung.status), _ladder_only(rung), "n/a",
                          "n/a", _decision(rung)])
             continue
-        mem = P(f"{row.memory_ratio:.2f}x<br/>{esc(fmt_bytes(row.peak_memory_bytes))}") \
-            if row.memory_ratio is not None else fmt_bytes(row.peak_memory_bytes)
+        mem = _memory(rung)
         rows.append([_rung_name(rung), status_cell(row.status), _speedup(rung), mem, _accuracy(rung),
                      _decision(rung)])
     val_note = (f" Accuracy is the change in <font name=\"{style.MONO}\">{esc(metric)}</font> from the baseline, "
