@@ -179,3 +179,21 @@ def test_an_input_bound_scripts_fix_is_written_for_its_numpy_fit_call(tmp_path):
     assert not any(word in finding.fix for word in ("TFRecordDataset", "interleave", "files", "make_datasets"))
     builtin = input_bound_finding(moderate, None).fix  # a contract's tf.data pipeline: the tf.data template
     assert "train_ds = (files" in builtin and "from_tensor_slices" not in builtin
+
+
+def test_the_optimizer_a_script_names_by_string_is_recorded_with_keras_default_rate(tmp_path):
+    """What the recommended code's learning-rate line is written from (issue 22 walk: optimizer="adam")."""
+    import inspect
+
+    import keras
+
+    from trainer_backend.optimizer_code import optimizer_code, recording_compile
+
+    workload = load_workload(str(_write(tmp_path, "split.py", SPLIT_SCRIPT.replace("BATCH", "16"))))
+    with recording_compile():  # as `run` builds the model
+        workload.build_model()
+    code = optimizer_code(workload.call.model)
+    default = inspect.signature(keras.optimizers.SGD.__init__).parameters["learning_rate"].default
+    assert code == {"class": "SGD", "module": "keras.optimizers", "given_as": "sgd", "learning_rate": pytest.approx(default),
+                    "default_learning_rate": default, "schedule": None}
+    assert keras.Model.compile.__qualname__ == "Trainer.compile"  # Keras' own again

@@ -645,14 +645,15 @@ def _clip_spikes(curves: list[Curve], limit: float) -> str:
     return f" {counted(n, 'point')} above {shown} (warm-up, spikes) are drawn at the top edge and marked with a triangle."
 
 
-def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]]) -> str | None:
+def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]],
+             baseline_summary: dict[str, Any] | None = None) -> str | None:
     """The code change to make, from `tfturbo tune`'s snippet writer when it is installed."""
     try:
         from ..tune.apply_snippet import snippet
     except ImportError:
         return None
     try:
-        text = snippet(recommended, baseline.settings if baseline else {}, findings)
+        text = snippet(recommended, baseline.settings if baseline else {}, findings, baseline_summary)
     except Exception as e:  # the snippet is an aid; a failure must not cost the user the report
         return f"# the code snippet could not be generated: {type(e).__name__}: {e}"
     return str(text) if text else None
@@ -789,7 +790,7 @@ def gather(study_dir: str | Path) -> ReportData:
         recommended=recommended, apply_rows=_apply_rows(tuned, baseline, recommended),
         findings=findings, probe=study.probe, plots=_plots(baseline, tuned, rungs, every_run, metric),
         snippet=study.snippet if study.snippet and study.snippet.strip() else
-        _snippet(recommended or (tuned.settings if tuned else {}), baseline, findings),
+        _snippet(recommended or (tuned.settings if tuned else {}), baseline, findings, docs.get(base_name or "")),
         commands=_commands(study_dir, rungs, workload, study.options or {}), warnings=_warnings(warnings, rungs),
         has_ladder=has_ladder, metric=metric, options=study.options,
         measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)

@@ -702,7 +702,7 @@ class StudyEngine:
         if base is not None and base.kept and best is not None:
             study.recommended = measurement_only(best.settings)
             study.recommended_rung = best.name
-            study.snippet = snippet(study.recommended, measurement_only(base.settings), study.findings())
+            study.snippet = snippet(study.recommended, measurement_only(base.settings), study.findings(), base.summary)
         study.save()
         return study
 

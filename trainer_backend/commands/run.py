@@ -54,6 +54,7 @@ class PreparedRun:
     strategy: Any = None  # the tf.distribute strategy the model was built under
     output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
     clusters: Any = None  # with auto-clustering: the ClusterProbe that counts what XLA compiled (xla_clusters.py)
+    optimizer: dict[str, Any] | None = None  # how the workload wrote its optimizer (optimizer_code.py)
 
     @property
     def replicas(self) -> int:
@@ -121,7 +122,9 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
                         "use --no-jit, or --strategy default")
     strategy = distribute.strategy_for(settings)
     findings: list[Finding] = []
-    with strategy.scope():
+    from ..optimizer_code import optimizer_code, recording_compile
+
+    with strategy.scope(), recording_compile():
         model = workload.build_model()  # a script runs here, up to its first fit()
     settings = settings.with_(batch_size=settings.batch_size or workload.default_batch_size)
     keras.utils.set_random_seed(settings.seed)  # the data order must not depend on how the model was built
@@ -134,6 +137,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
             findings += apply_fix_int_inputs(model, train_ds)
         writer.emit(protocol.PHASE, phase=protocol.COMPILING, step=None,
                     detail=f"{settings.policy}, jit_compile={settings.jit_compile}")
+        optimizer = optimizer_code(model)  # the user's compile() arguments and rate, before tfturbo's
         learning_rate = recompile(model, settings)
     if settings.drop_remainder:
         from ..fixes import drop_partial_batches
@@ -154,7 +158,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
         clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds), clusters)
+                       output_dtypes(model, train_ds), clusters, optimizer)
 
 
 def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
@@ -553,6 +557,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         metrics=dict(monitor.last_logs),
         validation=monitor.validation,
         learning_rate=job.learning_rate,
+        optimizer=job.optimizer,
         loss_scale=monitor.loss_scale_summary(),
         xla_active=job.xla_active(),
         xla_clusters=job.clusters.clusters if job.clusters is not None else None,

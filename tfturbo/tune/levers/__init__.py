@@ -30,6 +30,13 @@ if TYPE_CHECKING:  # the policy walks the levers; a lever reads the policy's sta
     from ..study import Rung
 
 
+@dataclass(frozen=True)
+class WorkloadCode:
+    """How the workload's own code reads where a hunk changes it, from its baseline run's summary."""
+
+    optimizer: dict[str, Any] | None = None  # summary "optimizer" (trainer_backend/optimizer_code.py)
+
+
 @dataclass
 class Candidate:
     """One configuration a stage would measure, why, and against which rung (speed)."""
@@ -90,8 +97,10 @@ class Lever:
         """The finding a rung of this lever carries (docs/FINDINGS.md), kept or not."""
         return []
 
-    def hunks(self, rec: RunSettings, base: RunSettings, findings: list[dict[str, Any]]) -> list[Hunk]:
-        """Its part of the code changes from `base` to the recommended `rec`."""
+    def hunks(self, rec: RunSettings, base: RunSettings, findings: list[dict[str, Any]],
+              code: WorkloadCode | None = None) -> list[Hunk]:
+        """Its part of the code changes from `base` to the recommended `rec`, in the words of the workload's own
+        code where `code` says how it reads."""
         return []
 
     def not_in_effect(self, summary: dict[str, Any]) -> str | None:

@@ -72,7 +72,7 @@ class StepsPerExecution(Lever):
                           f"model.compile(..., steps_per_execution={n})" if verdict.kept else "",
                           rung.name, data={"steps_per_execution": n}).to_dict()]
 
-    def hunks(self, rec, base, findings) -> list[Hunk]:
+    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
         if rec.steps_per_execution == base.steps_per_execution:
             return []
         return [(f"{rec.steps_per_execution} steps per call of the compiled step (short steps: less host overhead)",

@@ -58,7 +58,7 @@ class Xla(Lever):
                 "remove what blocks XLA (the XLA_NOT_ACTIVE finding's fix), or XLA auto-clustering, which compiles "
                 "only the parts of the step XLA supports")
 
-    def hunks(self, rec, base, findings) -> list[Hunk]:
+    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
         if not (rec.jit_compile and not base.jit_compile):
             return []
         return [("XLA: compile the training step", [" model.compile(optimizer=optimizer, loss=loss, metrics=metrics,",
