@@ -427,13 +427,12 @@ def memory_words(change: summ.MemoryChange | None, memory_kind: str | None) -> s
     if change.spread is None:
         return (f"Peak {kind} memory: {before} before, {after} after (one run of each, so how much identical runs "
                 "differ is not known and no change is claimed). ")
-    spread = fmt_bytes(change.spread) if change.spread else "0 B"
+    spread = (f"runs of one configuration differ by up to {fmt_bytes(change.spread)}" if change.spread else
+              "every run of each configuration peaked the same") + f", over {runs}"
     if not change.beyond_spread:
-        return (f"Peak {kind} memory is about the same ({before} and {after}; runs of one configuration differ by "
-                f"up to {spread}, over {runs}). ")
+        return f"Peak {kind} memory is about the same ({before} and {after}; {spread}). "
     return (f"Peak {kind} memory is {_pct(change.ratio)} {'lower' if change.ratio < 1 else 'higher'} ({before} to "
-            f"{after}, the median of each configuration's runs; runs of one configuration differ by up to {spread}, "
-            f"over {runs}). ")
+            f"{after}, the median of each configuration's runs; {spread}). ")
 
 
 def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended: dict[str, Any]) -> list[tuple[str, str]]:

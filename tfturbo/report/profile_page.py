@@ -82,7 +82,8 @@ def bar_chart(data: TimeWent, width: float) -> Drawing:
     """Per category, ms per profiled step: the baseline (grey) and the recommended configuration (accent); the
     recommended configuration's own alone when its categories are not comparable (XLA against no XLA)."""
     profiles = [p for p in (data.reference or data.base, data.run) if p is not None and p.available]
-    if data.change is not None and not data.change.comparable:
+    own_only = data.change is not None and not data.change.comparable
+    if own_only:
         profiles = profiles[-1:]
     cats = [c for c in prof.CATEGORIES if any(p.categories.get(c, 0) > 0 for p in profiles)]
     row_h = 22 if len(profiles) > 1 else 14
@@ -113,6 +114,9 @@ def bar_chart(data: TimeWent, width: float) -> Drawing:
     d.add(chart)
     d.add(String(chart.x + chart.width / 2, 6, "ms per profiled step (op self time, summed over threads)",
                  fontName=style.FONT, fontSize=7.5, fillColor=style.MUTED, textAnchor="middle"))
+    if own_only:
+        d.add(String(chart.x + chart.width, height + 4, "recommended configuration, its own categories (XLA)",
+                     fontName=style.FONT, fontSize=7.5, fillColor=style.MUTED, textAnchor="end"))
     if len(profiles) > 1:
         legend = Legend()
         legend.x, legend.y = chart.x + chart.width - 150, height + 12
