@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-from .arg_types import non_negative, positive
+from .arg_types import non_negative, positive, positive_int
 from .errors import UserError
 from .settings import RunSettings, declared
 from .trials.verdict import JUDGE_ON, Tolerance
@@ -162,6 +162,9 @@ def build_backend_parser(prog: str) -> argparse.ArgumentParser:
                    help="one arm's `run` arguments as a JSON list (twice; the first given trains first)")
     p.add_argument("--steady-s", type=positive, required=True, metavar="SECONDS",
                    help="steady-state seconds each arm measures, over its interleaved blocks")
+    p.add_argument("--blocks", type=positive_int, default=None, metavar="N",
+                   help="blocks per arm (default trainer_backend.blocks.BLOCKS_PER_ARM; benchmarks/pair_blocks.py "
+                        "compares block counts)")
     add_json(p)
     return parser
 

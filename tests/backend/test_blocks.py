@@ -63,3 +63,14 @@ def test_a_failing_arm_hands_over_and_the_other_stops_at_its_next_step():
     log, _ = run_both(fail={"a": 2})
     assert ("a", "failed") in log and log[-1] == ("b", "stopped")
     assert log.index(("a", "failed")) < log.index(("b", "stopped"))
+
+
+def test_run_pair_takes_a_block_count_and_defaults_to_the_schedule_of_four():
+    """benchmarks/pair_blocks.py compares block counts through run-pair's internal --blocks."""
+    from tfturbo.cli_args import build_backend_parser
+
+    base = ["run-pair", "--arm", "[]", "--arm", "[]", "--steady-s", "4"]
+    parser = build_backend_parser("trainer_backend")
+    assert parser.parse_args(base).blocks is None
+    assert parser.parse_args([*base, "--blocks", "16"]).blocks == 16
+    assert len(interleaved("a", "b", 16)) == 32
