@@ -82,7 +82,8 @@ def stages_list(value: str) -> tuple[str, ...]:
     chosen = tuple(v.strip() for v in value.split(",") if v.strip())
     unknown = [v for v in chosen if v not in stages()]
     if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"unknown stage{'' if len(unknown) == 1 else 's'} {', '.join(unknown) or '(none)'}; "
+        stage = "stage" if len(unknown) == 1 else "stages"
+        raise argparse.ArgumentTypeError(f"unknown {stage} {', '.join(unknown) or '(none)'}; "
                                          f"choose from {','.join(stages())}")
     return chosen
 

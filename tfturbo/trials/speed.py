@@ -109,7 +109,8 @@ class SpeedRule:
         good_a = [a for a in a_rates if a]
         good_b = [b for b in b_rates if b]
         if len(ratios) < self.min_pairs:
-            note = needed or (f"{len(ratios)} of the {self.min_pairs} replicate pairs it needs {'was' if len(ratios) == 1 else 'were'} measured: "
+            was = "was" if len(ratios) == 1 else "were"
+            note = needed or (f"{len(ratios)} of the {self.min_pairs} replicate pairs it needs {was} measured: "
                               f"run {counted(self.min_pairs - len(ratios), 'more pair')}")
             return SpeedVerdict(math.nan, (math.nan, math.nan), NOT_ENOUGH, len(ratios), ratios,
                                 _geomean(good_a), _geomean(good_b), note=note)

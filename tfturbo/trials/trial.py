@@ -522,10 +522,11 @@ class Trial:
             arm = run.planned.arm
             steps = self.speed_steps_of(arm)
             longer = f" (about {steps} steps of {self.label_a if arm == A else self.label_b})" if steps else ""
-            return (f"{counted(len(short), 'replicate run')} measured too little steady state — {run.planned.name}: {why}; "
-                    f"each needs {self.rule.needs_text()}: longer runs{longer}, "
+            return (f"{counted(len(short), 'replicate run')} measured too little steady state — "
+                    f"{run.planned.name}: {why}; each needs {self.rule.needs_text()}: longer runs{longer}, "
                     f"or more pairs (at most {self.rule.max_pairs})")
-        return (f"{len(ratios)} of the {self.rule.min_pairs} replicate pairs the verdict needs {'was' if len(ratios) == 1 else 'were'} measured: "
+        was = "was" if len(ratios) == 1 else "were"
+        return (f"{len(ratios)} of the {self.rule.min_pairs} replicate pairs the verdict needs {was} measured: "
                 f"run {counted(self.rule.min_pairs - len(ratios), 'more pair')}")
 
     def _ratios(self) -> list[float]:
@@ -589,7 +590,8 @@ class Trial:
         if paired:
             steady = sorted(_steady_s(r) for r in paired)[len(paired) // 2]
             text += (f"The first pair trains {full} with validation, in two processes; each later pair measures "
-                     f"speed only with A and B in one process, in interleaved blocks (ABBA BAAB) so a drift of the machine falls on both, each arm "
+                     f"speed only with A and B in one process, in interleaved blocks (ABBA BAAB) so a drift of the "
+                     f"machine falls on both, each arm "
                      f"measuring about {steady:.0f} s of steady state (at least {self.rule.steady_s:g} s, and as "
                      f"long as the process's own start-up, builds and warm-ups)")
         elif self.rule.steady_s and any(r.planned.settings.speed_only for r in self.runs):

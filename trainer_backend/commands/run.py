@@ -250,7 +250,8 @@ def apply_fix_head(model, train_ds) -> list[Finding]:
             code = ""
         return [fix_not_applied("--fix-head", str(exc), code or 'create the output layer with dtype="float32"')]
     if changed:
-        print(f"tfturbo: --fix-head: {', '.join(changed)} now {'computes' if len(changed) == 1 else 'compute'} in float32", file=sys.stderr)
+        verb = "computes" if len(changed) == 1 else "compute"
+        print(f"tfturbo: --fix-head: {', '.join(changed)} now {verb} in float32", file=sys.stderr)
     return []
 
 
@@ -264,7 +265,8 @@ def apply_fix_int_inputs(model, train_ds) -> list[Finding]:
         return [fix_not_applied("--fix-int-inputs", f"{type(exc).__name__}: {exc}",
                                 'declare the ids as integers: keras.Input(shape=..., dtype="int32")')]
     if changed:
-        print(f"tfturbo: --fix-int-inputs: {', '.join(changed)} now {'computes' if len(changed) == 1 else 'compute'} in float32, so integer ids reach "
+        verb = "computes" if len(changed) == 1 else "compute"
+        print(f"tfturbo: --fix-int-inputs: {', '.join(changed)} now {verb} in float32, so integer ids reach "
               "their lookup exact", file=sys.stderr)
     return []
 
