@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import compare, protocol, summary as summ
-from ..headline import Headline, headlines
+from ..headline import Headline, headlines, reason_beside
 from ..cli_args import run_argv
 from ..console import fmt_bytes, fmt_bytes_apart
 from ..errors import UserError
@@ -39,10 +39,6 @@ from ..tune.study import Rung, RungKind, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 
-# the speed part of a trial's reason (`trials.verdict.keep`): "faster: 1.24× [1.13, 1.36] over 3 replicate pairs vs
-# float32 + XLA, batch 64" ("pair(s)" in studies written before tfturbo counted its nouns)
-SPEED_PART = re.compile(r"^(?:[a-z ]+: )?\d+\.\d+× \[[^\]]*\] over \d+ replicate pairs?(?:\(s\))?(?: vs .*)?$")
-NOT_FASTER = "not measurably faster"
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
 STEP_TIME_POINTS = 150  # step times are noisy: at most this many bin medians per curve stay readable
 
@@ -84,21 +80,10 @@ class LadderRow:
 
     @property
     def decision_reason(self) -> str:
-        """The reason for the Decision column, its speed figure said once per configuration: the row's headline
-        is in the Speed-up column, so the trial's own ratio is dropped for the verdict's word when it is that
-        headline, and labelled as the rung's own trial when the headline is another trial's (a Decision cell read
-        "faster: 1.72× …" beside the confirmation's 1.91×)."""
-        decision = self.rung.decision if self.rung else None
-        if decision is None or self.rung.skipped_reason is not None:
+        """The reason for the Decision column, its speed said once per configuration (`headline.reason_beside`)."""
+        if self.rung is None or self.rung.skipped_reason is not None:
             return self.reason
-        speed, shown = decision.speed, self.headline
-        if shown is not None and shown.trial == self.name:
-            said = NOT_FASTER if speed.verdict == Verdict.NO_CHANGE else speed.verdict
-        else:
-            lo, hi = speed.ci95
-            said = (f"its own trial, against {self.compared_with or 'the baseline'}: {speed.ratio:.2f}× "
-                    f"[{lo:.2f}, {hi:.2f}] over {counted(speed.replicates, 'pair')}, {speed.verdict}")
-        return "; ".join(said if SPEED_PART.match(part) else part for part in self.reason.split("; "))
+        return reason_beside(self.rung, self.headline)
 
     @property
     def status(self) -> str:
