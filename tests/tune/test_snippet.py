@@ -87,6 +87,9 @@ def test_a_string_optimizer_gets_its_learning_rate_change_in_the_scripts_terms(t
     assert ('+model.compile(optimizer=keras.optimizers.Adam(learning_rate=0.001 * 2), ...)  # "adam" is Adam at '
             "Keras' default learning rate, 0.001") in lines
     assert "LEARNING_RATE" not in "\n".join(lines)
+    with_xla = snippet(base.with_(jit_compile=True), base, [], {"optimizer": ADAM_STRING}).splitlines()
+    assert ' model.compile(optimizer="adam", ...,' in with_xla and "+              jit_compile=True)" in with_xla
+    assert "optimizer=optimizer" not in "\n".join(with_xla)  # the script has no variable of that name
     sgd = {**ADAM_STRING, "class": "SGD", "given_as": None, "learning_rate": 0.05000000074505806}
     lines = snippet(base.with_(batch_size=100, lr_scale=2.0), base, [], {"optimizer": sgd}).splitlines()
     assert "+optimizer = keras.optimizers.SGD(learning_rate=0.05 * 2, ...)" in lines
@@ -97,4 +100,4 @@ def test_the_code_holds_exactly_the_measured_kept_changes_in_the_optimizers_word
                 BASE.with_(batch_size=128, lr_scale=1.0)):
         text = snippet(rec, BASE, [], {"optimizer": ADAM_STRING})
         assert ("keras.optimizers.Adam(learning_rate=0.001 *" in text) == (rec.lr_scale != BASE.lr_scale), rec
-        assert ('optimizer="adam"' in text) == (rec.lr_scale != BASE.lr_scale), rec
+        assert ('-model.compile(optimizer="adam"' in text) == (rec.lr_scale != BASE.lr_scale), rec

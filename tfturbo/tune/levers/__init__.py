@@ -36,6 +36,12 @@ class WorkloadCode:
 
     optimizer: dict[str, Any] | None = None  # summary "optimizer" (trainer_backend/optimizer_code.py)
 
+    def compile_call(self) -> str:
+        """The workload's compile() call, the context line of the hunks that add an argument to it."""
+        given = (self.optimizer or {}).get("given_as")
+        return f' model.compile(optimizer="{given}", ...,' if given else \
+            " model.compile(optimizer=optimizer, loss=loss, metrics=metrics,"
+
 
 @dataclass
 class Candidate:

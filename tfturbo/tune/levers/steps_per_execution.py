@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import findings as F
-from . import Candidate, Hunk, Lever
+from . import Candidate, Hunk, Lever, WorkloadCode
 
 SHORT_STEP_MS = 5.0  # below this median step time the host's per-call overhead is worth amortizing
 MAX_STEPS_PER_EXECUTION = 32
@@ -76,7 +76,7 @@ class StepsPerExecution(Lever):
         if rec.steps_per_execution == base.steps_per_execution:
             return []
         return [(f"{rec.steps_per_execution} steps per call of the compiled step (short steps: less host overhead)",
-                 [" model.compile(optimizer=optimizer, loss=loss, metrics=metrics,",
+                 [(code or WorkloadCode()).compile_call(),
                   f"+              steps_per_execution={rec.steps_per_execution})"])]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ... import findings as F
 from ...trials.verdict import FASTER, WORSE
-from . import Candidate, Hunk, Lever
+from . import Candidate, Hunk, Lever, WorkloadCode
 from .mixed_precision import LEVER as MIXED_PRECISION
 
 
@@ -61,7 +61,7 @@ class Xla(Lever):
     def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
         if not (rec.jit_compile and not base.jit_compile):
             return []
-        return [("XLA: compile the training step", [" model.compile(optimizer=optimizer, loss=loss, metrics=metrics,",
+        return [("XLA: compile the training step", [(code or WorkloadCode()).compile_call(),
                                                      "+              jit_compile=True)"])]
 
 
