@@ -21,7 +21,7 @@ from . import profile, protocol, summary as summ
 from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
-from .numbers import finite, num
+from .numbers import counted, finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord, trained_settings
 from .settings import RunSettings, configuration_defaults
 from . import steady
@@ -214,7 +214,7 @@ def _final_metrics(doc: dict[str, Any], record: RunRecord) -> dict[str, float]:
 def _baseline_index(records: list[RunRecord], baseline: int | str) -> int:
     if isinstance(baseline, int):
         if not -len(records) <= baseline < len(records):
-            raise UserError(f"baseline index {baseline} is out of range for {len(records)} run(s)",
+            raise UserError(f"baseline index {baseline} is out of range for {counted(len(records), 'run')}",
                             "pass a run name or an index from 0")
         return baseline % len(records)
     for i, r in enumerate(records):

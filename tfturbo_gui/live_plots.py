@@ -305,6 +305,7 @@ class RunPlots(QWidget):
         item.showGrid(x=True, y=True, alpha=0.15)
         for side in ("left", "bottom"):  # major and minor grid lines; a third level of faint ones cost 3/4 of
             item.getAxis(side).setStyle(maxTickLevel=1)  # a repaint (benchmarks/gui_ingest.py), barely visible
+            item.getAxis(side).enableAutoSIPrefix(False)  # the labels name their units: never "(x0.001)"
         item.setDownsampling(auto=True, mode="peak")  # auto: without it pyqtgraph draws every point
         item.setClipToView(True)
         widget.setMenuEnabled(False)

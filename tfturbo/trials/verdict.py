@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import findings as F
+from ..numbers import counted
 from ..verdicts import AccuracyVerdict as _Accuracy
 from ..verdicts import Verdict
 
@@ -113,7 +114,7 @@ class SpeedVerdict:
         if not math.isfinite(self.ratio):
             return "no throughput measured"
         lo, hi = self.ci95
-        return f"{self.ratio:.2f}× [{lo:.2f}, {hi:.2f}] over {self.replicates} replicate pair(s)"
+        return f"{self.ratio:.2f}× [{lo:.2f}, {hi:.2f}] over {counted(self.replicates, 'replicate pair')}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"ratio": _json_float(self.ratio), "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])],

@@ -42,6 +42,7 @@ from .. import backend_client, protocol, summary
 from ..cli_args import run_argv, script_argv
 from ..compare import replicate_key
 from ..errors import OutputDirError, UserError
+from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
@@ -447,7 +448,7 @@ class StudyEngine:
             return
         found = [f for f in outcome.document.get("findings") or [] if isinstance(f, dict)]
         self.record_audit(found)
-        self.say(f"audit ({action.argv[2]} + XLA): {len(found)} finding(s)"
+        self.say(f"audit ({action.argv[2]} + XLA): {counted(len(found), 'finding')}"
                  + (f": {', '.join(F.codes_of(found))}" if found else ""))
 
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
@@ -711,7 +712,7 @@ class StudyEngine:
         if base is not None and base.kept and best is not None:
             study.recommended = measurement_only(best.settings)
             study.recommended_rung = best.name
-            study.snippet = snippet(study.recommended, measurement_only(base.settings), study.findings())
+            study.snippet = snippet(study.recommended, measurement_only(base.settings), study.findings(), base.summary)
         study.save()
         return study
 

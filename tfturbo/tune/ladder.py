@@ -21,6 +21,7 @@ from typing import Any, Callable
 from ..backend_client import BackendResult, run_backend
 from ..cli_args import TRAINING_COMMANDS
 from ..errors import OutputDirError, UserError
+from ..numbers import counted
 from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from ..trials.execute import fail_on_bad_input
 from .engine import Action, Outcome, StudyEngine, TuneOptions, prepare_study_dir
@@ -111,7 +112,7 @@ class Ladder:
             engine.finish()
             raise
         if engine.reused:
-            self.say(f"resume: {len(engine.reused)} finished run(s) re-used, none measured again")
+            self.say(f"resume: {counted(len(engine.reused), 'finished run')} re-used, none measured again")
         return engine.finish()
 
     def _execute(self, action: Action) -> Outcome:
