@@ -46,10 +46,10 @@ def pair_summaries(result_document: dict[str, Any] | None, status: str, error: d
                    run_dirs: list[Path], pair: PlannedPair) -> list[dict[str, Any]]:
     """Each run's summary to judge from what a `run-pair` process left: its document's run, else the run's own
     summary.json, else its status; an error event counts for the run it names (or both, when it names none)."""
-    runs = (result_document or {}).get("runs") if isinstance(result_document, dict) else None
+    runs = result_document.get("runs") if isinstance(result_document, dict) else None
     out = []
     for run, run_dir in zip(pair.runs, run_dirs):
-        own = (runs or {}).get(run.name) if isinstance(runs, dict) else None
+        own = runs.get(run.name) if isinstance(runs, dict) else None
         own_error = error if error and error.get("run") in (None, "", run.name) else None
         out.append(summary_of(own, status, own_error, run_dir, run))
     return out
