@@ -75,15 +75,12 @@ def run(workload: str, code: Path, out: Path, label: str, extra: list[str]) -> N
 
 def run_breakdown(run_dir: Path) -> tuple[dict[str, float], float] | None:
     """(seconds per phase, the run's span from hello to done) of one run directory."""
-    try:
-        events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
-    except (OSError, json.JSONDecodeError):
+    events = _events(run_dir)
+    times = [e["t"] for e in events if isinstance(e.get("t"), (int, float))]
+    if not times:  # no readable events either
         return None
     summary_path = run_dir / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
-    times = [e["t"] for e in events if isinstance(e.get("t"), (int, float))]
-    if not times:
-        return None
     out = dict.fromkeys(PHASES, 0.0)
     phases = [(e["t"], e.get("phase")) for e in events if e.get("type") == "phase"]
     hello = next((e["t"] for e in events if e.get("type") == "hello"), times[0])
@@ -122,6 +119,7 @@ def run_breakdown(run_dir: Path) -> tuple[dict[str, float], float] | None:
 
 
 def _events(run_dir: Path) -> list[dict]:
+    """The run's events ([]: no readable events.jsonl)."""
     try:
         return [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
     except (OSError, json.JSONDecodeError):

@@ -17,6 +17,9 @@ from .settings import RunSettings, declared
 from .trials.verdict import JUDGE_ON, Tolerance
 
 BACKEND_COMMANDS = ("env", "audit", "probe-input", "run")
+# the backend commands that train (their progress counts steps, their events are a run's): `run`, and `run-pair`,
+# a trial's paired speed replicate (internal, `build_backend_parser`)
+TRAINING_COMMANDS = ("run", "run-pair")
 _DECLARED = {f.name: (f, s) for f, s in declared()}
 WORKLOAD_HELP = _DECLARED["workload"][1].help
 

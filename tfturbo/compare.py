@@ -21,7 +21,7 @@ from . import profile, protocol, summary as summ
 from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
-from .numbers import finite, num
+from .numbers import counted, finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord, trained_settings
 from .settings import RunSettings, configuration_defaults
 from . import steady
@@ -214,7 +214,7 @@ def _final_metrics(doc: dict[str, Any], record: RunRecord) -> dict[str, float]:
 def _baseline_index(records: list[RunRecord], baseline: int | str) -> int:
     if isinstance(baseline, int):
         if not -len(records) <= baseline < len(records):
-            raise UserError(f"baseline index {baseline} is out of range for {len(records)} run(s)",
+            raise UserError(f"baseline index {baseline} is out of range for {counted(len(records), 'run')}",
                             "pass a run name or an index from 0")
         return baseline % len(records)
     for i, r in enumerate(records):
@@ -463,9 +463,10 @@ def meaningful_interval(point: float | None, ci: tuple[float, float] | None) -> 
 
 def steps_per_s_ci95(doc: dict[str, Any], step_ci: tuple[float, float] | None
                      ) -> tuple[float | None, tuple[float, float] | None]:
-    """The run's throughput in steps/s with its interval: the windows' (`summary.window_throughput`), else, for
-    runs from before the windows, the median step's. The compare table and the baseline page's card both show
-    this figure (the card once showed 1000 / median step, 895 steps/s beside the table's 812 for one run).
+    """The run's throughput in steps/s (its summary's `steps_per_s`, `summary.window_throughput`; None when it
+    has none) with its interval: the windows', else, for runs from before the windows, the median step's. The
+    compare table and the baseline page's card both show this figure (the card once showed 1000 / median step,
+    895 steps/s beside the table's 812 for one run).
 
     A secondary figure (one run's own rate, never a verdict): its interval only where it means something —
     from at least MIN_INTERVAL_WINDOWS windows, and never degenerate; else none. The verdicts' statistics

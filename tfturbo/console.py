@@ -23,14 +23,24 @@ def fmt_ci(ci: Any, digits: int = 1, unit: str = "") -> str:
         return "[n/a]"
 
 
-def fmt_bytes(n: Any) -> str:
+def fmt_bytes(n: Any, decimals: int = 1) -> str:
     if not isinstance(n, (int, float)) or n <= 0:
         return "n/a"
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.{decimals}f} {unit}"
         n /= 1024
-    return f"{n:.1f} TiB"
+    return f"{n:.{decimals}f} TiB"
+
+
+def fmt_bytes_apart(a: Any, b: Any) -> tuple[str, str]:
+    """Two sizes with enough decimals (up to 3) that they print differently when they differ ("1.1 GiB to
+    1.1 GiB" read as no change beside "1% lower")."""
+    for decimals in (1, 2, 3):
+        shown = fmt_bytes(a, decimals), fmt_bytes(b, decimals)
+        if shown[0] != shown[1] or a == b:
+            return shown
+    return shown
 
 
 def format_finding(f: dict[str, Any]) -> str:

@@ -15,10 +15,13 @@ which says what it was measured against. Single runs' rates are details.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from .compare import replicate_key
+from .numbers import counted
 from .tune.study import Rung, RungKind
+from .verdicts import Verdict
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class Headline:
         is shown for — its own trial is "its own trial" (the Record page said "(02-xla's trial)" of 02-xla)."""
         whose = " (its own trial)" if self.trial and self.trial == own else \
             f" ({self.trial}'s trial)" if self.trial else ""
-        return f"vs {self.against}, {self.pairs} pairs{whose}"
+        return f"vs {self.against}, {counted(self.pairs, 'pair')}{whose}"
 
 
 BASELINE_HEADLINE = Headline(1.0, (1.0, 1.0), "baseline", 0, "", "", True)
@@ -94,3 +97,26 @@ def headlines(rungs: list[Rung]) -> dict[str, Headline]:
     """Every measured rung's headline, by rung name."""
     out = {r.name: headline(r.name, rungs) for r in rungs}
     return {k: v for k, v in out.items() if v is not None}
+
+
+# the speed part of a trial's reason (`trials.verdict.keep`): "faster: 1.24× [1.13, 1.36] over 3 replicate pairs vs
+# float32 + XLA, batch 64" ("pair(s)" in studies written before tfturbo counted its nouns)
+SPEED_PART = re.compile(r"^(?:[a-z ]+: )?\d+\.\d+× \[[^\]]*\] over \d+ replicate pairs?(?:\(s\))?(?: vs .*)?$")
+
+
+def reason_beside(rung: Rung, shown: Headline | None) -> str:
+    """A rung's reason to show beside its configuration's headline: the trial's own ratio gives way to the
+    verdict's word when it is that headline (the number is beside it), and is labelled as the rung's own trial
+    when the headline is another trial's (a PDF Decision cell read "faster: 1.72× …" beside the confirmation's
+    1.91×)."""
+    decision = rung.decision
+    if decision is None:
+        return ""
+    speed = decision.speed
+    if shown is not None and shown.trial == rung.name:
+        said = "not measurably faster" if speed.verdict == Verdict.NO_CHANGE else speed.verdict
+    else:
+        lo, hi = speed.ci95
+        said = (f"its own trial, against {rung.compared_with or 'the baseline'}: {speed.ratio:.2f}× "
+                f"[{lo:.2f}, {hi:.2f}] over {counted(speed.replicates, 'pair')}, {speed.verdict}")
+    return "; ".join(said if SPEED_PART.match(part) else part for part in decision.reason.split("; "))

@@ -50,3 +50,9 @@ def duration_text(seconds: float) -> str:
         return f"{minutes} min {sec:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """'1 pair', '6 pairs', '0 runs': a count with its noun in the right number (never "pair(s)": every text a
+    user reads says its counts through here)."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"

@@ -41,6 +41,7 @@ LABELS = {MATMUL: "matmul/conv", ATTENTION: "attention", NORMALIZATION: "normali
 HEAVY = (MATMUL, ATTENTION)  # the math a 16-bit policy is meant to speed up
 
 SOURCE_OP_STATS = "framework_op_stats"  # TensorFlow ops (graph mode)
+XLA_LAUNCH = re.compile(r"Xla(Run|Launch|Compile)")  # the ops that run auto-clustering's compiled clusters
 SOURCE_XLA_TRACE = "xla_trace"  # XLA-compiled code: the HLO ops of the trace (the op stats hold no XLA ops on a CPU)
 
 # ---------------------------------------------------------------- the categories (one rule)
@@ -215,6 +216,11 @@ class Profile:
     def sixteen_bit_share(self) -> float | None:
         return num(self.sixteen_bit.get("share")) if self.sixteen_bit.get("available") else None
 
+    @property
+    def xla_compiled(self) -> bool:
+        """The profiled step ran XLA-compiled code (jit_compile's HLO ops, or auto-clustering's launches)."""
+        return self.source == SOURCE_XLA_TRACE or any(XLA_LAUNCH.search(r.type or "") for r in self.top_types)
+
     def source_note(self) -> str:
         """What the op times leave out, for a profile read from XLA's compiled ops ('' otherwise)."""
         if self.source == SOURCE_XLA_TRACE:
@@ -376,6 +382,7 @@ class ProfileChange:
     run: Profile
     changes: list[CategoryChange]
     note: str = ""  # how the categories were compared, when not one to one
+    comparable: bool = True  # False: one run is XLA-compiled and the other not; only the totals compare
 
     def points(self, change: CategoryChange) -> float:
         total = self.base.op_ms_per_step or 0.0
@@ -404,10 +411,29 @@ class ProfileChange:
             return f"{LABELS[c.category]} {_signed(100 * rel)}%"
         return f"{LABELS[c.category]} {_signed(self.points(c))}% of step"
 
+    def totals(self) -> str:
+        """'op time 3.20 → 1.10 ms per step (−66%); the profiled steps took 2.10 → 0.90 ms': what compares
+        whatever the categories."""
+        b, r = self.base.op_ms_per_step or 0.0, self.run.op_ms_per_step or 0.0
+        text = f"op time {_ms(b)} → {_ms(r)} ms per step ({_signed(100 * (r / b - 1))}%)" if b > 0 else \
+            f"op time {_ms(r)} ms per step"
+        bw, rw = self.base.wall_ms_per_step, self.run.wall_ms_per_step
+        if bw and rw:
+            text += f"; the profiled steps took {_ms(bw)} → {_ms(rw)} ms ({_signed(100 * (rw / bw - 1))}%)"
+        return text
+
     def sentence(self, limit: int = 3) -> str:
-        """'matmul/conv −45%, casts +6% of step' (the largest changes), or why there is nothing to compare."""
+        """'matmul/conv −45%, casts +6% of step' (the largest changes), or why there is nothing to compare; for
+        an XLA run against one without XLA, the totals only (its categories are not comparable)."""
+        if not self.comparable:
+            return self.totals()
         parts = [self.describe_change(c) for c in self.notable()[:limit]]
         return ", ".join(parts) if parts else "no category changed by 2% of the step or more"
+
+
+def _ms(v: float) -> str:
+    """Milliseconds with two decimals, or three significant digits below 0.1 ms (a 2 µs step is not "0.00")."""
+    return f"{v:.2f}" if v >= 0.1 or v == 0 else f"{v:.3g}"
 
 
 def _signed(v: float) -> str:
@@ -416,6 +442,9 @@ def _signed(v: float) -> str:
 
 # XLA's compiled ops are named by HLO instruction, without the layer scopes that tell attention from a matmul
 # or a normalization from other elementwise math: against a profile of TensorFlow ops, those are compared folded
+NOT_COMPARABLE_NOTE = ("XLA fuses ops into clusters, so the op categories of an XLA run are not comparable with "
+                       "those of a run without XLA: the time per step is compared, and each run's categories are its "
+                       "own breakdown")
 FOLDED_ACROSS_SOURCES = {ATTENTION: MATMUL, NORMALIZATION: ELEMENTWISE}
 FOLDED_NOTE = ("XLA's compiled ops carry no layer names: attention is counted with matmul/conv and normalization "
                "with elementwise in this comparison")
@@ -430,10 +459,15 @@ def _folded(p: Profile) -> dict[str, float]:
 
 
 def compare(base: Profile, run: Profile) -> ProfileChange | None:
-    """The per-category change of `run` against `base`; None when either has no op times. Profiles read from
-    different sources (TensorFlow ops, XLA's HLO ops) are compared on the categories both can tell apart."""
+    """The per-category change of `run` against `base`; None when either has no op times. An XLA-compiled run
+    against one without XLA compares on its totals only (`comparable` False): XLA fuses ops into clusters, so
+    elementwise work inside a matmul's fusion leaves its category (the issue 22 walk read "elementwise −100%,
+    other +1473%"). Two XLA profiles read from different sources (TensorFlow ops, XLA's HLO ops) are compared
+    on the categories both can tell apart."""
     if not (base.available and run.available and base.op_ms_per_step and run.op_ms_per_step):
         return None
+    if base.xla_compiled != run.xla_compiled:
+        return ProfileChange(base, run, [], NOT_COMPARABLE_NOTE, comparable=False)
     folded = base.source != run.source
     b, r = (_folded(base), _folded(run)) if folded else (base.categories, run.categories)
     cats = [c for c in CATEGORIES if b.get(c, 0) > 0 or r.get(c, 0) > 0]

@@ -71,6 +71,9 @@ class RunSummary:
     metrics: dict | None = _kind("metrics", DICT)  # the last training and validation metrics
     validation: list | None = _kind("validation", LIST)  # [{step, metrics}]
     learning_rate: float | None = _kind("learning_rate", NUMBER)
+    # how the workload wrote its optimizer: {"class", "module", "given_as" (a compile() string), "learning_rate"
+    # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule"}; the snippet's words
+    optimizer: dict | None = _kind("optimizer", DICT)
     loss_scale: dict | None = _kind("loss_scale", DICT)
     xla_active: bool | None = _kind("xla_active", BOOL)  # the run trained under XLA (jit_compile, or clusters)
     xla_clusters: int | None = _kind("xla_clusters", INT)  # auto-clustering: XLA cluster launches in the step

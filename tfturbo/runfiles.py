@@ -26,7 +26,7 @@ from .formats import check_version
 from . import run_summary
 from .run_summary import RunSummary
 from .errors import OutputDirError, UserError
-from .numbers import json_safe
+from .numbers import counted, json_safe
 from .settings import RunSettings
 
 RUN_YAML = "run.yaml"
@@ -203,7 +203,7 @@ def read_events(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
         check_version(events[0].get("v"), protocol.PROTOCOL_VERSION, path)
     if parser.skipped:
         what = "the last line is truncated" if truncated and parser.skipped == 1 else \
-            f"{parser.skipped} line(s) are not valid events"
+            f"{counted(parser.skipped, 'line')} {'is' if parser.skipped == 1 else 'are'} not valid events"
         warnings.append(f"{path.name}: {what}; they were skipped")
     return events
 

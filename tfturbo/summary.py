@@ -11,6 +11,7 @@ matters to the user.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from .numbers import finite
@@ -126,3 +127,59 @@ def memory_ratio(baseline: dict[str, Any], candidate: dict[str, Any]) -> float |
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
         return float(b) / float(a)
     return None
+
+
+def _middle(values: list[float]) -> float:
+    s = sorted(values)
+    return (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2
+
+
+@dataclass(frozen=True)
+class MemoryChange:
+    """Peak memory before and after, over every run of each configuration measured in its own process.
+
+    One run's peak is one draw: identical runs differ (the process's RSS by
+    allocator and thread timing), so a change is claimed only when the two
+    configurations' runs do not overlap and their medians differ by more than
+    the larger spread (highest minus lowest) of either configuration's runs.
+    With one run of each the spread is not known and no change is claimed
+    ("1% lower (1.1 GiB to 1.1 GiB)" was one run against one run).
+    """
+
+    before: list[float]
+    after: list[float]
+
+    @property
+    def before_bytes(self) -> float:
+        return _middle(self.before)
+
+    @property
+    def after_bytes(self) -> float:
+        return _middle(self.after)
+
+    @property
+    def ratio(self) -> float:
+        return self.after_bytes / self.before_bytes
+
+    @property
+    def spread(self) -> float | None:
+        """The larger range of one configuration's runs; None with a single run of each (not known)."""
+        if len(self.before) + len(self.after) < 3:
+            return None
+        return max(max(v) - min(v) for v in (self.before, self.after))
+
+    @property
+    def beyond_spread(self) -> bool:
+        """True when the change is larger than the runs' own variation (and the ranges do not overlap)."""
+        spread = self.spread
+        if spread is None:
+            return False
+        apart = min(self.after) > max(self.before) or max(self.after) < min(self.before)
+        return apart and abs(self.after_bytes - self.before_bytes) > spread
+
+
+def memory_change(before: Iterable[Any], after: Iterable[Any]) -> MemoryChange | None:
+    """The peak memory of two configurations' runs (their `peak_memory_bytes`); None when either has none."""
+    a = [float(v) for v in before if finite(v) and v > 0]
+    b = [float(v) for v in after if finite(v) and v > 0]
+    return MemoryChange(a, b) if a and b else None

@@ -126,16 +126,11 @@ class DecisionCard(QFrame):
         kept = decision.kept
         set_badge(self.badge, kept)
         if decision.failed:  # a failed arm is a failed trial: its error and the fix, never a verdict
-            self.headline.setText(f"{label}: failed")
-            self.facts.set_facts([("Candidate's run", decision.failure_text())])
-            self.reason.setVisible(False)
-            self.show()
+            self._show_unjudged(f"{label}: failed", [("Candidate's run", decision.failure_text())])
             return
         if decision.speed.verdict == Verdict.NOT_APPLIED:  # its run trained as the reference: nothing to judge
-            self.headline.setText(f"{label}: not measured — the change did not take effect")
-            self.facts.set_facts([("Why, and what would enable it", decision.speed.note)])
-            self.reason.setVisible(False)
-            self.show()
+            self._show_unjudged(f"{label}: not measured — the change did not take effect",
+                                [("Why, and what would enable it", decision.speed.note)])
             return
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
         against = "baseline" if not compared_with or compared_with.endswith(RungKind.BASELINE) else compared_with
@@ -148,7 +143,7 @@ class DecisionCard(QFrame):
                   if decision.accuracy.text().startswith(decision.accuracy.verdict)  # "inconclusive: 400 ex…"
                   else f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
         if decision.rule_text():  # a rule the user chose judged it: said beside the verdict, never silently
-            facts.append(("Accuracy rule", decision.rule_text().removeprefix("accuracy judged on ")))
+            facts.append(("Accuracy rule", decision.rule_detail()))
         if fixes is not None:  # what the run used: its run.yaml, less the fixes it could not apply
             facts.append(("Automatic fixes", ", ".join(fixes) or "none"))
         self.facts.set_facts(facts)
@@ -161,6 +156,14 @@ class DecisionCard(QFrame):
             text += ("\n" if text else "") + "What would decide the accuracy:\n" + "\n".join(way_forward)
         self.reason.setText(text)
         self.reason.setVisible(bool(text))
+        self.show()
+
+    def _show_unjudged(self, headline: str, facts: list[tuple[str, str]]) -> None:
+        """A trial with no verdict to show (a failed arm, a change that did not take effect): its headline and
+        why, no reason line."""
+        self.headline.setText(headline)
+        self.facts.set_facts(facts)
+        self.reason.setVisible(False)
         self.show()
 
 

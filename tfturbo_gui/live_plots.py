@@ -101,8 +101,9 @@ def _legend_line(series: Series) -> str:
     return f'<span style="color:{series.color}; font-weight:700">{line}</span>'
 
 
-def _legend_html(series: Series) -> str:
-    return f"{_legend_line(series)} {_html(series.label)}"
+def _entry_html(line: str, name: str) -> str:
+    """A legend entry: its coloured line (`_legend_line`) and its run's name."""
+    return f"{line} {_html(name)}"
 
 
 class LegendStrip(QWidget):
@@ -146,7 +147,7 @@ class LegendStrip(QWidget):
 
     def set_entries(self, entries: list[QLabel], lines: list[str], names: list[str]) -> None:
         self.entries, self.lines, self.names = list(entries), list(lines), list(names)
-        self.htmls = [f"{line} {_html(name)}" for line, name in zip(lines, names)]
+        self.htmls = [_entry_html(line, name) for line, name in zip(lines, names)]
         for label, html in zip(self.entries, self.htmls):
             label.setParent(self)
             label.setText(html)
@@ -210,7 +211,7 @@ class LegendStrip(QWidget):
                     metrics = label.fontMetrics()
                     name_room = max(self.MIN_NAME, available - (width - metrics.horizontalAdvance(self.names[i])))
                     self.shown_names[i] = metrics.elidedText(self.names[i], Qt.TextElideMode.ElideMiddle, name_room)
-                    text = f"{self.lines[i]} {_html(self.shown_names[i])}"
+                    text = _entry_html(self.lines[i], self.shown_names[i])
                     width = min(available, self._advance(label, text))
                 if label.text() != text:
                     label.setText(text)
@@ -324,6 +325,7 @@ class RunPlots(QWidget):
         item.showGrid(x=True, y=True, alpha=0.15)
         for side in ("left", "bottom"):  # major and minor grid lines; a third level of faint ones cost 3/4 of
             item.getAxis(side).setStyle(maxTickLevel=1)  # a repaint (benchmarks/gui_ingest.py), barely visible
+            item.getAxis(side).enableAutoSIPrefix(False)  # the labels name their units: never "(x0.001)"
         item.setDownsampling(auto=True, mode="peak")  # auto: without it pyqtgraph draws every point
         item.setClipToView(True)
         widget.setMenuEnabled(False)
@@ -373,7 +375,7 @@ class RunPlots(QWidget):
         self._legend_series = [s for s in self.series if s.data is self.own] + \
             [s for s in self.series if s.data is not self.own]
         for s in self._legend_series:
-            label = QLabel(_legend_html(s))
+            label = QLabel()  # its text: `set_entries` below
             label.setObjectName("legendEntry")
             label.setToolTip(s.label)
             label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)  # whole or hidden, never cut

@@ -99,6 +99,7 @@ class ProfileView(QWidget):
         self.chart.setMouseEnabled(x=False, y=False)
         self.chart.hideButtons()
         self.chart.getPlotItem().setLabel("bottom", "ms per profiled step (op self time)")
+        self.chart.getPlotItem().getAxis("bottom").enableAutoSIPrefix(False)  # in ms already: never "(x0.001)"
         self.chart.getPlotItem().showGrid(x=True, y=False, alpha=0.25)
         self.chart.scene().sigMouseMoved.connect(self._hover)
         self.legend = self.chart.getPlotItem().addLegend(offset=(-10, -30))  # bottom right: the small categories
@@ -119,6 +120,7 @@ class ProfileView(QWidget):
         self.profile: prof.Profile | None = None
         self.base: prof.Profile | None = None
         self.shown: list[str] = []  # the categories on the chart, bottom to top
+        self.comparable = False  # the chart and tooltips show the reference's categories beside the run's
         self.set_profile(prof.Profile.unavailable("no run measured yet"))
 
     def reveal(self) -> None:
@@ -138,6 +140,7 @@ class ProfileView(QWidget):
         self.profile, self.base = profile, base
         self.summary.setText(_describe(profile))
         change = prof.compare(base, profile) if base is not None else None
+        self.comparable = change is not None and change.comparable  # the reference's categories beside its own
         if change is not None:
             self.change.setText(f"Against {against}: {change.sentence()}."
                                 + (f" ({change.note}.)" if change.note else ""))
@@ -156,7 +159,8 @@ class ProfileView(QWidget):
         plot = self.chart.getPlotItem()
         plot.clear()
         self.legend.clear()
-        self.legend.setVisible(change is not None)
+        side_by_side = change is not None and change.comparable  # XLA against no XLA: the run's own only
+        self.legend.setVisible(side_by_side)
         p = self.profile
         if p is None or not p.available:
             self.shown = []
@@ -164,11 +168,11 @@ class ProfileView(QWidget):
             return
         self.tabs.setVisible(True)
         cats = [c for c in prof.CATEGORIES if p.categories.get(c, 0) > 0
-                or (self.base is not None and self.base.categories.get(c, 0) > 0)]
+                or (side_by_side and self.base.categories.get(c, 0) > 0)]
         self.shown = list(reversed(cats))  # first category on top
         ys = list(range(len(self.shown)))
         run_ms = [p.categories.get(c, 0.0) for c in self.shown]
-        if change is not None:
+        if side_by_side:
             base_ms = [self.base.categories.get(c, 0.0) for c in self.shown]
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=[y + 0.2 for y in ys], height=0.38, width=base_ms,
                                          brush=BASELINE_GREY, pen=None))
@@ -178,11 +182,11 @@ class ProfileView(QWidget):
             self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=ACCENT), "this run")
         else:
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=ys, height=0.6, width=run_ms, brush=ACCENT, pen=None))
-        top = max(run_ms + ([self.base.categories.get(c, 0.0) for c in self.shown] if change else []) or [1.0])
+        top = max(run_ms + ([self.base.categories.get(c, 0.0) for c in self.shown] if side_by_side else []) or [1.0])
         for y, c in zip(ys, self.shown):
             share = p.share(c)
             text = pg.TextItem(f"{100 * share:.0f}%", color="#374151", anchor=(0, 0.5))
-            text.setPos(p.categories.get(c, 0.0), y - (0.2 if change else 0))
+            text.setPos(p.categories.get(c, 0.0), y - (0.2 if side_by_side else 0))
             plot.addItem(text)
         plot.getAxis("left").setTicks([[(y, prof.LABELS[c]) for y, c in zip(ys, self.shown)]])
         plot.setYRange(-0.6, len(ys) - 0.4, padding=0)
@@ -210,7 +214,7 @@ class ProfileView(QWidget):
             return ""
         lines = [f"{prof.LABELS[category]}: {p.categories.get(category, 0):.3f} ms per step "
                  f"({100 * p.share(category):.0f}% of op time)"]
-        if self.base is not None and self.base.available:
+        if self.comparable:
             lines.append(f"reference: {self.base.categories.get(category, 0):.3f} ms per step")
         lines += [f"  {prof.short_name(r.name or r.type)}: {r.ms_per_step:.3f} ms"
                   for r in p.top_ops if r.category == category][:5]

@@ -16,7 +16,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QLockFile, QObject, QStandardPaths, Signal
 
-MEASURING_COMMANDS = frozenset({"run", "run-pair", "probe-input"})
+from tfturbo.cli_args import TRAINING_COMMANDS
+
+MEASURING_COMMANDS = frozenset({*TRAINING_COMMANDS, "probe-input"})
 
 
 class TrainingBusy(RuntimeError):

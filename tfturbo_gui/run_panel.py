@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from tfturbo import protocol
+from tfturbo.cli_args import TRAINING_COMMANDS
 from tfturbo.numbers import duration_text
 
 from .error_box import ErrorBox
@@ -63,7 +64,7 @@ def eta_text(data: RunData) -> str:
 
 def outcome_text(data: RunData, log_path: str = "") -> tuple[str, str]:
     """(text, state) describing how a finished command ended."""
-    training = data.command in ("run", "run-pair")  # an audit's or probe's progress counts checks, not steps
+    training = data.command in TRAINING_COMMANDS  # an audit's or probe's progress counts checks, not steps
     kept = steps_done(data) if training else 0
     measured = f"{kept} step{'s' if kept != 1 else ''} recorded" if training else "nothing was trained"
     status = data.status
@@ -181,7 +182,7 @@ class RunPanel(QWidget):
             if total:
                 self.bar.setRange(0, total)
                 self.bar.setValue(min(step, total))
-            unit = "step" if data.command in ("run", "run-pair") else "check"  # a workload check trains nothing
+            unit = "step" if data.command in TRAINING_COMMANDS else "check"  # a workload check trains nothing
             parts = [f"{unit} {step}" + (f" / {total}" if total else ""), eta_text(data)]
             self.detail.setText(" · ".join(p for p in parts if p))
             # one run's own rate is a detail, in the tooltip and said as one: beside the verdict's speed-up it

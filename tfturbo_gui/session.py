@@ -26,7 +26,7 @@ from tfturbo.errors import UserError
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
-from tfturbo.trials.run_length import min_run_steps, run_length_note
+from tfturbo.trials.run_length import too_short
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
@@ -276,9 +276,8 @@ class WizardSession:
         base = self.baseline
         if base is None:
             return "", None
-        rule, per_call = self.options().speed_rule(), base.settings.steps_per_execution
-        note = run_length_note(base.summary, base.settings.steps, rule, per_call)
-        return note, (min_run_steps(base.summary, rule, per_call) if note else None)
+        return too_short(base.summary, base.settings.steps, self.options().speed_rule(),
+                         base.settings.steps_per_execution)
 
     def lengthen_runs(self, steps: int) -> None:
         """Runs of `steps` from the next baseline on (every trial's runs follow the baseline's length); the
@@ -333,10 +332,10 @@ class WizardSession:
             return None
         return self._action.planned, self._action.argv
 
-    @staticmethod
-    def command_of(planned: PlannedRun | PlannedPair) -> str:
-        """The backend command that measures `planned`."""
-        return "run-pair" if isinstance(planned, PlannedPair) else "run"
+    def command_of(self, planned: PlannedRun | PlannedPair) -> str:
+        """The backend command that measures `planned` (`next_run`'s): the one the engine's action names."""
+        assert self._action is not None and self._action.planned is planned, "not the trial's next run"
+        return self._action.command
 
     def record_run(self, rung: Rung, planned: PlannedRun | PlannedPair, data: RunData) -> None:
         assert self._action is not None and self._action.planned == planned
@@ -364,10 +363,9 @@ class WizardSession:
         return for_rung(self.study.path, rung, self.engine.opts.tolerance)
 
     def can_rejudge(self, rung: Rung | None) -> bool:
-        """The rung's verdict may be judged again: it is the last one judged and no trial is being measured."""
-        policy = self.policy
-        return rung is not None and policy is not None and bool(policy.rungs) and policy.rungs[-1] is rung \
-            and self.engine.trial is None and rung.name in self.engine.trials
+        """The rung's verdict may be judged again (`StudyEngine.rejudge_refused`): it is the last one judged and no
+        trial is being measured."""
+        return rung is not None and self.engine is not None and self.engine.rejudge_refused(rung.name) is None
 
     def more_examples_here(self, rung: Rung, forward: WayForward) -> bool:
         """Whether "use N validation examples" can measure this rung's trial again (`can_use_more_examples`)."""

@@ -55,23 +55,19 @@ def _quiet_tensorflow() -> None:
 def _hello(writer: protocol.EventWriter, args: argparse.Namespace) -> None:
     from . import distribute, hardware
 
+    from .xla_flags import enable_autoclustering_on_cpu, use_xla_cache  # before TensorFlow reads them (below)
+
     if args.command == "run":  # a multi-worker or TPU strategy must exist before the first device query
         from tfturbo.cli_args import settings_from_args
 
-        from .commands.run import use_xla_cache
-
         settings = settings_from_args(args)
-        if settings.xla_cache:  # before TensorFlow reads its XLA flags (the device query below)
+        if settings.xla_cache:
             use_xla_cache(settings.xla_cache)
-        if settings.xla_autoclustering:  # the same: without it auto-clustering clusters nothing on a CPU
-            from .xla_clusters import enable_on_cpu
-
-            enable_on_cpu()
+        if settings.xla_autoclustering:  # without it auto-clustering clusters nothing on a CPU
+            enable_autoclustering_on_cpu()
         distribute.before_devices(settings, writer)
     elif args.command == "run-pair":  # both arms share the process's XLA flags (tfturbo.settings.can_share_process)
         from tfturbo.cli_args import pair_arms
-
-        from .commands.run import use_xla_cache
 
         settings = pair_arms(args)[0][0]
         if settings.xla_cache:

@@ -19,6 +19,7 @@ from typing import Any
 
 from tfturbo import protocol
 from tfturbo.errors import UserError
+from tfturbo.numbers import counted
 from tfturbo.settings import RunSettings
 
 from . import multiworker
@@ -60,7 +61,7 @@ def mirrored_devices(n: int | None) -> list[str] | None:
     found = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU")
     if n > len(found):
         kind = "GPU" if tf.config.list_logical_devices("GPU") else "CPU"
-        raise UserError(f"--devices {n}: this machine has {len(found)} {kind} device(s)",
+        raise UserError(f"--devices {n}: this machine has {counted(len(found), kind + ' device')}",
                         f"pass --devices {len(found)} or fewer" + ("" if kind == "GPU" else
                                                                    f", or set TFTURBO_LOGICAL_CPUS={n}"))
     return [d.name for d in found[:n]]

@@ -39,6 +39,7 @@ from typing import Any
 import keras
 
 from . import stdio
+from .blocks import DISCARD_CALLS, FINISHED, SWITCHED
 from .detectors.base import Window
 from .measure import StepRecord
 from .monitor import StopReason
@@ -257,8 +258,6 @@ class Instrument(keras.callbacks.Callback):
         other arm's block runs alone; on coming back the clocks restart and the
         first call is discarded (`blocks.DISCARD_CALLS`).
         """
-        from .blocks import FINISHED, SWITCHED
-
         first = self.record.first_steady
         steady = sum(w[2] for w in self.record.windows[self._block_windows:] if first is not None and w[0] >= first)
         if steady < self.blocks.block_s:
@@ -269,8 +268,6 @@ class Instrument(keras.callbacks.Callback):
         if outcome == FINISHED:
             self.model.stop_training = True  # this call still runs, then fit() returns and the other arm goes on
         elif outcome == SWITCHED:
-            from .blocks import DISCARD_CALLS
-
             self._last = self._synced_at = self._window_start = time.perf_counter()
             self._discard_through = step - 1 + DISCARD_CALLS * self._per_call
             self.monitor.on_block(step, self.blocks.number, self.blocks.shared.blocks, self._last - handed)

@@ -2,8 +2,8 @@
 
 `tf.config.optimizer.set_jit("autoclustering")` never fails: when TensorFlow
 finds nothing to cluster — on a CPU always, unless TF_XLA_FLAGS holds
-`--tf_xla_cpu_global_jit` (issue 23: per-example losses bit-identical to the
-reference's) — the run is the reference's and its "speed-up" is noise. So the
+`--tf_xla_cpu_global_jit` (`xla_flags.enable_autoclustering_on_cpu`; issue 23:
+per-example losses bit-identical to the reference's) — the run is the reference's and its "speed-up" is noise. So the
 run counts the XLA cluster launches that TensorFlow's graph optimization put
 into the step functions it ran, and the summary's `xla_active` and
 `xla_clusters` say it (a trial then stops with "did not take effect").
@@ -16,20 +16,11 @@ auto-clustering shows as `_XlaCompile`/`_XlaRun` (or `XlaLaunch`) nodes.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import keras
 
-from tfturbo.settings import XLA_CPU_AUTOCLUSTERING_FLAG as CPU_GLOBAL_JIT  # auto-clustering on the CPU too
 CLUSTER_OPS = ("_XlaRun", "XlaLaunch")  # one node per compiled cluster launch
-
-
-def enable_on_cpu() -> None:
-    """Let auto-clustering cluster ops placed on the CPU: TF_XLA_FLAGS before TensorFlow reads its XLA flags."""
-    flags = os.environ.get("TF_XLA_FLAGS", "")
-    if CPU_GLOBAL_JIT not in flags:
-        os.environ["TF_XLA_FLAGS"] = f"{flags} {CPU_GLOBAL_JIT}".strip()
 
 
 def count_clusters(run_metadata) -> int:

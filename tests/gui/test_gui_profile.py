@@ -59,3 +59,30 @@ def test_a_16bit_policy_whose_matmuls_stay_float32_says_so(qtbot, tmp_path):
     precision = run_precision(qtbot, window)
     assert "MATMUL_NOT_16BIT" in precision.findings.codes()
     assert "0% of matmul/attention time in 16-bit" in precision.profile_view.summary.text()
+
+
+def test_an_xla_profile_beside_one_without_xla_shows_its_own_categories_and_the_time_per_step(qtbot):
+    """Issue 22 walk: "Where the time goes" under XLA showed −100% / +1473% and an axis labelled "(x0.001)".
+    XLA's fused clusters make the categories incomparable: the run's own bars, the totals compared, no SI
+    rescaling of an axis already in ms."""
+    from tfturbo_gui.profile_view import ProfileView
+
+    view = ProfileView()
+    qtbot.addWidget(view)
+    base = prof.build([("MatMul", "dense/MatMul", 20.0, 10, None), ("AddV2", "add", 10.0, 10, None)], 10,
+                      prof.SOURCE_OP_STATS, wall_ms_per_step=0.004)
+    xla = prof.build([("dot_add_fusion.1", "dot_add_fusion.1", 25.0, 10, None)], 10, prof.SOURCE_XLA_TRACE,
+                     wall_ms_per_step=0.003)
+    view.set_profile(xla, base, "the baseline")
+    view.show()
+    text = view.change.text()
+    assert text.startswith("Against the baseline: op time 0.003 → 0.0025 ms per step (−17%); the profiled steps "
+                           "took 0.004 → 0.003 ms (−25%). (XLA fuses ops into clusters, so the op categories"), text
+    assert "−100" not in text
+    assert view.shown == [prof.MATMUL] and not view.legend.isVisible()  # the XLA run's own category only
+    assert "reference:" not in view.category_tooltip(prof.MATMUL)
+    axis = view.chart.getPlotItem().getAxis("bottom")
+    assert "x0.001" not in axis.labelString() and "(x" not in axis.labelString()
+    comparable = prof.build([("MatMul", "dense/MatMul", 10.0, 10, None)], 10, prof.SOURCE_OP_STATS)
+    view.set_profile(comparable, base, "the baseline")
+    assert view.legend.isVisible() and "reference:" in view.category_tooltip(prof.MATMUL)

@@ -91,9 +91,87 @@ def test_configuration_table_shows_each_configurations_headline(study, report_te
             in text, name
     assert entries["04-larger_batch"]["compared_with"] == "03-xla"  # the larger batch extends the kept XLA rung
     assert entries["02-mixed_bfloat16"]["accuracy"]["verdict"] == "inconclusive"
-    # the decision column gives the trial's reason in full
-    assert f"rejected {entries['02-mixed_bfloat16']['reason']}" in text and "slower: 0.39× [" in text
-    assert f"kept {entries['03-xla']['reason']}" in text
+    # the decision column gives the trial's reason, its speed said once (the Speed-up column holds the number)
+    assert "rejected mixed_bfloat16 was chosen with --policy; slower; accuracy inconclusive: 1000 examples" in text
+    assert "kept XLA on the best configuration so far; faster; val_accuracy +0.20 pp" in text
+
+
+def test_a_decision_cell_labels_a_figure_that_is_not_the_rows_headline(study, report_text):
+    """Issue 22 walk: a rung's Decision cell quoted its own trial (1.72×) beside the row's confirmation figure
+    (1.91×). One headline per configuration; the rung's own trial is secondary and says what it is."""
+    text = flat(report_text)
+    table = text.split("Configurations")[1].split("Before and after")[0]
+    own, confirmation = ladder(study)["04-larger_batch"]["speed"], ladder(study)["05-confirmation"]["speed"]
+    lo, hi = own["ci95"]
+    row = table.split("04-larger_batch Batch size")[1].split("05-confirmation Re-measure")[0]
+    assert f"{confirmation['ratio']:.2f}x" in row  # the headline, in the Speed-up column
+    assert (f"its own trial, against 03-xla: {own['ratio']:.2f}× [{lo:.2f}, {hi:.2f}] over 3 pairs, faster"
+            in row), row
+    assert f"faster: {own['ratio']:.2f}×" not in row  # never unlabelled
+    rows = {"03-xla": ("03-xla XLA compilation", "04-larger_batch Batch size"),
+            "05-confirmation": ("05-confirmation Re-measure", "tfturbo report")}
+    for name, (start, end) in rows.items():  # their headline is their own trial: the number once
+        cell = table.split(start)[1].split(end)[0]
+        assert cell.count(f"{ladder(study)[name]['speed']['ratio']:.2f}") == 1, cell
+
+
+def test_no_count_reads_as_a_plural_in_brackets(study, report_text):
+    """Issue 22 walk: "replicate pair(s)" in the PDF's decision cells and the tune output: counts say their
+    noun in the right number ("1 pair", "3 pairs")."""
+    assert not re.search(r"\w\(s\)", report_text), re.search(r".{60}\w\(s\).{20}", report_text)
+    old = yaml.safe_load((study / STUDY_YAML).read_text())  # a study written before: its reasons say "pair(s)"
+    for e in old["ladder"]:
+        e["reason"] = (e.get("reason") or "").replace("replicate pairs", "replicate pair(s)")
+        e["design"] = (e.get("design") or "").replace("replicate pairs", "replicate pair(s)")
+    (study / STUDY_YAML).write_text(yaml.safe_dump(old))
+    assert "pair(s)" in (study / STUDY_YAML).read_text()
+    again = pdf_text(write_report(study))
+    table = again.split("Before and after")[0]
+    assert not re.search(r"\w\(s\)", flat(table) + flat(again.split("How each trial measured")[1][:600]))
+
+
+def _set_peaks(study: Path, peaks_gib: dict[tuple, list[float]]) -> None:
+    """Each run's peak memory by its configuration (policy, XLA, batch), cycling through the values given."""
+    used: dict[tuple, int] = {}
+    for path in sorted((study / RUNS_DIR).iterdir()):
+        doc = json.loads((path / "summary.json").read_text())
+        s = doc["settings"]
+        key = (s["policy"], s["jit_compile"], s["batch_size"])
+        if key in peaks_gib:
+            values = peaks_gib[key]
+            doc["peak_memory_bytes"] = int(values[used.get(key, 0) % len(values)] * 2**30)
+            used[key] = used.get(key, 0) + 1
+            (path / "summary.json").write_text(json.dumps(doc))
+
+
+def test_a_memory_change_is_claimed_only_beyond_the_runs_own_spread(study):
+    """Issue 22 walk: "Peak host memory is 1% lower (1.1 GiB to 1.1 GiB)" from one run of each. Runs of one
+    configuration differ (RSS): a change is claimed only beyond that spread, with digits that show it."""
+    base, tuned = ("float32", False, 64), ("float32", True, 128)
+    _set_peaks(study, {base: [1.101, 1.128, 1.117], tuned: [1.109, 1.094]})  # overlapping: noise
+    verdict = gather(study).verdict
+    said = verdict[verdict.index("Peak host memory"):].split(". ")[0]
+    assert said.startswith("Peak host memory is about the same (1.12 GiB and 1.10 GiB; runs of one configuration "
+                           "differ by up to 27.6 MiB"), said
+    assert "lower" not in said and "higher" not in said
+    table = flat(pdf_text(write_report(study))).split("Configurations")[1].split("Before and after")[0]
+    row = table.split("04-larger_batch Batch size")[1].split("05-confirmation Re-measure")[0]
+    assert "about the same 1.1 GiB (within the runs' spread)" in row and "0.99x" not in row, row
+    _set_peaks(study, {base: [1.101, 1.128, 1.117], tuned: [1.31, 1.33]})  # apart, beyond the spread
+    said = gather(study).verdict.split("Peak host memory")[1].split(". ")[0]
+    assert said.startswith(" is 18% higher (1.1 GiB to 1.3 GiB"), said
+
+
+def test_one_run_of_each_claims_no_memory_change(study):
+    from tfturbo.report.model import _memory_sentence
+    from tfturbo.runfiles import load_study_runs
+
+    _set_peaks(study, {("float32", False, 64): [1.1], ("float32", True, 128): [1.09]})
+    data = gather(study)
+    one_each = {r.name: r for r in load_study_runs(study).runs if r.name in ("01-baseline", "04-larger_batch")}
+    said = _memory_sentence(data.baseline, data.tuned, one_each)
+    assert said == ("Peak host memory: 1.10 GiB before, 1.09 GiB after (one run of each, so how much identical "
+                    "runs differ is not known and no change is claimed). "), said
 
 
 def test_replicate_runs_are_measurements_of_their_trial_not_rungs(study, report_text):
@@ -110,10 +188,10 @@ def test_appendix_states_the_design(study, report_text):
     text = flat(report_text)
     designs = {name: e["design"] for name, e in ladder(study).items() if e.get("design") and name != "01-baseline"}
     design = designs["03-xla"]
-    assert design.startswith("3 replicate pair(s), each an A and a B run in one process from the second pair on, "
+    assert design.startswith("3 replicate pairs, each an A and a B run in one process from the second pair on, "
                              "alternating AB/BA")  # the paired replicates (docs/ARCHITECTURE.md)
     # every trial's count, not the first one's (issue 22: "4 replicate pair(s)" for trials of 4, 6, 5, 3 pairs)
-    shown = design.replace("3 replicate pair(s)", "3 replicate pairs per trial (each row gives its own)", 1)
+    shown = design.replace("3 replicate pairs", "3 replicate pairs per trial (each row gives its own)", 1)
     steady = sorted({int(re.search(r"measuring about (\d+) s", d).group(1)) for d in designs.values()})
     shown = re.sub(r"measuring about \d+ s", f"measuring about {steady[0]}–{steady[-1]} s" if len(steady) > 1
                    else f"measuring about {steady[0]} s", shown)  # each trial sized its own pairs: the range

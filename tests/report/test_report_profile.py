@@ -74,3 +74,22 @@ def test_compare_csv_gains_the_categories(tmp_path):
     assert float(parsed[0]["profile_op_ms_per_step"]) == 14.0
     assert float(parsed[0]["profile_sixteen_bit_share"]) == 1.0
     assert parsed[1]["profile_matmul_conv_ms"] == "" and parsed[1]["profile_op_ms_per_step"] == ""
+
+
+def test_an_xla_recommendation_is_compared_on_its_time_per_step_not_its_categories(tmp_path):
+    """Issue 22 walk: under XLA the page read "−100% / +1473%" per category: XLA fuses ops into clusters, so the
+    categories of an XLA run and a run without XLA are not comparable. The page says so and compares the time
+    per step; the recommended run's categories are its own."""
+    study = make_study(tmp_path / "study")
+    data = gather(study)
+    fake_profile(10.0, 2.0, 0.0).save(study / RUNS_DIR / data.baseline.name)
+    xla = prof.build([("dot_add_fusion.1", "dot_add_fusion.1", 6.0e4, 10, None),
+                      ("multiply_add_fusion.2", "multiply_add_fusion.2", 1.5e4, 10, None)], 10, prof.SOURCE_XLA_TRACE,
+                     wall_ms_per_step=6.0)
+    xla.save(study / RUNS_DIR / data.tuned.name)
+    text = flat(pdf_text(write_report(study)))
+    page = text.split("Where the time went")[1]
+    assert ("Against the baseline: op time 14.00 -> 7.50 ms per step (−46%); the profiled steps took 9.00 -> 6.00 ms "
+            "(−33%). (XLA fuses ops into clusters, so the op categories of an XLA run are not comparable") in page
+    assert "Points of step" not in page and "−100%" not in page and "pts" not in page
+    assert "6.00 (80%)" in page  # the XLA run's own matmul share

@@ -157,3 +157,43 @@ def test_recompile_keeps_the_optimizer_loss_and_metric_objects():
     assert model.optimizer is optimizer and model.loss is loss and model.jit_compile
     logs = model.fit(np.zeros((8, 4), "float32"), np.zeros(8, "int32"), verbose=0).history
     assert "acc" in logs
+
+
+def test_an_input_bound_scripts_fix_is_written_for_its_numpy_fit_call(tmp_path):
+    """Issue 22 walk: INPUT_MODERATELY_BOUND gave a script that fits NumPy arrays a tf.data template of TFRecord
+    files. The fix is the change from its own fit(x, y, batch_size=…) call, with its validation_split kept."""
+    from trainer_backend.diagnostics.advice import shape_of
+    from trainer_backend.diagnostics.input_probe import decide, input_bound_finding
+
+    workload = _script(tmp_path, batch=50)
+    shape = shape_of(workload, workload.call.model)
+    moderate = decide([50.0] * 5, [80.0] * 5, [90.0] * 5)
+    finding = input_bound_finding(moderate, None, shape, 50)
+    assert finding.code == "INPUT_MODERATELY_BOUND" and finding.where == "the training data given to fit() at split.py line 7"
+    fix = finding.fix.splitlines()
+    assert fix[0] == "# was at split.py line 7: model.fit(x_train, y_train, batch_size=50, validation_split=0.2, ...)"
+    assert "train_ds = (tf.data.Dataset.from_tensor_slices((x_train, y_train))" in fix
+    assert "    .batch(50)" in fix and any(".prefetch(tf.data.AUTOTUNE))" in line for line in fix)
+    assert "x_val, y_val = x_train[-n_val:], y_train[-n_val:]" in fix  # fit() cannot split a dataset
+    assert any(line.startswith("model.fit(train_ds, validation_data=(x_val, y_val)") for line in fix)
+    assert not any(word in finding.fix for word in ("TFRecordDataset", "interleave", "files", "make_datasets"))
+    builtin = input_bound_finding(moderate, None).fix  # a contract's tf.data pipeline: the tf.data template
+    assert "train_ds = (files" in builtin and "from_tensor_slices" not in builtin
+
+
+def test_the_optimizer_a_script_names_by_string_is_recorded_with_keras_default_rate(tmp_path):
+    """What the recommended code's learning-rate line is written from (issue 22 walk: optimizer="adam")."""
+    import inspect
+
+    import keras
+
+    from trainer_backend.optimizer_code import optimizer_code, recording_compile
+
+    workload = load_workload(str(_write(tmp_path, "split.py", SPLIT_SCRIPT.replace("BATCH", "16"))))
+    with recording_compile():  # as `run` builds the model
+        workload.build_model()
+    code = optimizer_code(workload.call.model)
+    default = inspect.signature(keras.optimizers.SGD.__init__).parameters["learning_rate"].default
+    assert code == {"class": "SGD", "module": "keras.optimizers", "given_as": "sgd", "learning_rate": pytest.approx(default),
+                    "default_learning_rate": default, "schedule": None}
+    assert keras.Model.compile.__qualname__ == "Trainer.compile"  # Keras' own again

@@ -160,13 +160,13 @@ def test_the_shortfall_says_what_each_replicate_needs_whatever_the_steady_target
         planned = trial.next_run()
         trial.record(planned, measured(planned.settings, 100.0), None)
     trial.stop()
-    assert trial.shortfall() == "1 of the 3 replicate pairs the verdict needs were measured: run 2 more pair(s)"
+    assert trial.shortfall() == "1 of the 3 replicate pairs the verdict needs was measured: run 2 more pairs"
 
 
 def test_a_run_with_too_few_windows_says_how_much_it_measured():
     rule = SpeedRule(3, 6, steady_s=3.0)
     short = {"throughput": {"samples_per_s": 100.0, "seconds": 0.2, "windows": 2}}
-    assert rule.shortfall(short) == "it measured 0.2 s of steady state in 2 window(s)"
+    assert rule.shortfall(short) == "it measured 0.2 s of steady state in 2 windows"
     assert rule.shortfall({"throughput": {"windows": 0}}) == "it reached no steady state"
     assert SpeedRule(3, 6, steady_s=0).shortfall(short) is None  # no target: any steady window counts
 

@@ -220,6 +220,22 @@ def test_later_pairs_measure_speed_only_sized_for_the_steady_seconds():
     assert trial.progress_text().startswith("pair 2 of 3–6 · about 12 s left (at most 30 s)")
 
 
+def test_a_batch_trials_plan_states_each_arms_samples_exactly():
+    """Issue 22 walk: a batch trial on a script (96 steps at batch 50) said "96 steps of A, 50 of B (equal
+    samples)": B's validation interval is A's (96 // 5 = 19 steps) scaled to 9.5 and rounded to 10 whole steps,
+    so B trains 5 intervals of 10 steps, 5,000 samples against A's 4,800. The words say what each arm trains."""
+    a = RunSettings("script.py", batch_size=50, steps=96)
+    text = Trial(a, a.with_(batch_size=100), SpeedRule(3, 6, steady_s=3.0)).plan().text()
+    assert "equal samples" not in text
+    assert ("the first trains 96 steps of A (4,800 samples at batch 50), 50 of B (5,000 samples at batch 100: "
+            "its validation interval is A's rounded to whole steps) with validation") in text, text
+    even = RunSettings("script.py", batch_size=50, steps=100)  # 20-step intervals: B's 10 steps are exact
+    text = Trial(even, even.with_(batch_size=100), SpeedRule(3, 6, steady_s=3.0)).plan().text()
+    assert "the first trains 100 steps of A, 50 of B (5,000 samples each at batch 50 and 100)" in text, text
+    same = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6, steady_s=3.0)).plan().text()
+    assert "the first trains 96 steps with validation" in same
+
+
 def test_the_accuracy_gate_uses_only_the_runs_that_validated():
     a = RunSettings("builtin:fake", batch_size=64, steps=300)
     trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 3))

@@ -53,7 +53,7 @@ def test_ab_text_reads_like_tune_without_python_dicts():
     lines = text.splitlines()
     assert lines[0].startswith("A  policy=float32  jit=off  batch=32  fix_head=off")
     assert lines[1].startswith("B  policy=mixed_bfloat16")
-    assert "speed     B/A 1.31× [1.20, 1.40] over 3 replicate pair(s) — faster" in lines
+    assert "speed     B/A 1.31× [1.20, 1.40] over 3 replicate pairs — faster" in lines
     assert "{" not in text and "'" not in text
 
 

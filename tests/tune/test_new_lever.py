@@ -35,7 +35,7 @@ class AlwaysPrefetch(Lever):
         return [F.Finding("ALWAYS_PREFETCH", f"prefetch measured: {'kept' if verdict.kept else 'not kept'}", "",
                           rung.name).to_dict()]
 
-    def hunks(self, rec, base, findings):
+    def hunks(self, rec, base, findings, code=None):
         return [("the test lever: prefetch", ["+train_ds = train_ds.prefetch(8)  # always_prefetch"])] \
             if rec.input_fixes and not base.input_fixes else []
 

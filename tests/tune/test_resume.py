@@ -19,6 +19,7 @@ import yaml
 
 from tfturbo import runfiles
 from tfturbo.errors import OutputDirError
+from tfturbo.numbers import counted
 from tfturbo.tune import study as study_mod
 from tfturbo.tune.ladder import Ladder, TuneOptions
 
@@ -123,7 +124,7 @@ def test_a_killed_study_resumes_to_the_same_decisions_measuring_no_finished_run_
     assert sorted(set(resumed.measured) | before) == sorted(set(all_runs))
     assert as_read(out) == whole
     reused = before - set(resumed.measured)
-    assert any(line.startswith(f"resume: {len(reused)} finished run(s) re-used") for line in lines) or not reused
+    assert any(line.startswith(f"resume: {counted(len(reused), 'finished run')} re-used") for line in lines) or not reused
 
 
 def test_a_finished_study_is_not_measured_again_without_restart(tmp_path):

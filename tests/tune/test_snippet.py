@@ -70,3 +70,34 @@ def test_a_training_script_is_told_its_batch_in_fit_words(tmp_path):
     assert "-model.fit(x, y, batch_size=50, ...)  # or, batched in tf.data: train_ds.batch(50)" in lines
     assert "+model.fit(x, y, batch_size=100, ...)  # or, batched in tf.data: train_ds.batch(100)" in lines
     assert "-train_ds = train_ds.batch(50)" not in lines
+
+
+ADAM_STRING = {"class": "Adam", "module": "keras.optimizers", "given_as": "adam", "learning_rate": 0.0010000000474974513,
+               "default_learning_rate": 0.001, "schedule": None}  # what trainer_backend/optimizer_code.py records
+
+
+def test_a_string_optimizer_gets_its_learning_rate_change_in_the_scripts_terms(tmp_path):
+    """Issue 22 walk: the script passed optimizer="adam"; the code read
+    "optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * 2)", a variable it does not have."""
+    script = tmp_path / "цифры_数字.py"
+    script.write_text("import keras\nmodel = keras.Sequential()\nmodel.fit(x, y, batch_size=50, epochs=3)\n")
+    base = RunSettings(str(script), batch_size=50)
+    lines = snippet(base.with_(batch_size=100, lr_scale=2.0), base, [], {"optimizer": ADAM_STRING}).splitlines()
+    assert '-model.compile(optimizer="adam", ...)' in lines
+    assert ('+model.compile(optimizer=keras.optimizers.Adam(learning_rate=0.001 * 2), ...)  # "adam" is Adam at '
+            "Keras' default learning rate, 0.001") in lines
+    assert "LEARNING_RATE" not in "\n".join(lines)
+    with_xla = snippet(base.with_(jit_compile=True), base, [], {"optimizer": ADAM_STRING}).splitlines()
+    assert ' model.compile(optimizer="adam", ...,' in with_xla and "+              jit_compile=True)" in with_xla
+    assert "optimizer=optimizer" not in "\n".join(with_xla)  # the script has no variable of that name
+    sgd = {**ADAM_STRING, "class": "SGD", "given_as": None, "learning_rate": 0.05000000074505806}
+    lines = snippet(base.with_(batch_size=100, lr_scale=2.0), base, [], {"optimizer": sgd}).splitlines()
+    assert "+optimizer = keras.optimizers.SGD(learning_rate=0.05 * 2, ...)" in lines
+
+
+def test_the_code_holds_exactly_the_measured_kept_changes_in_the_optimizers_words():
+    for rec in (BASE.with_(jit_compile=True), BASE.with_(batch_size=128, lr_scale=2.0),
+                BASE.with_(batch_size=128, lr_scale=1.0)):
+        text = snippet(rec, BASE, [], {"optimizer": ADAM_STRING})
+        assert ("keras.optimizers.Adam(learning_rate=0.001 *" in text) == (rec.lr_scale != BASE.lr_scale), rec
+        assert ('-model.compile(optimizer="adam"' in text) == (rec.lr_scale != BASE.lr_scale), rec

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 
 import pytest
@@ -312,6 +313,7 @@ def test_cli_text_shows_table_reasons_and_snippet(tmp_path, make_summary, fake_b
     assert "skipped" in rows["5"]
     assert "Recommended: float32 + XLA" in out and "jit_compile=True" in out
     assert "How each rung was measured" in out and "replicate pair" in out
+    assert "replicate pairs" in out and not re.search(r"\w\(s\)", out)  # issue 22 walk: "over 6 replicate pair(s)"
 
 
 def test_chosen_policy_is_measured_instead_of_the_recommended(tmp_path, make_summary, fake_backend):

@@ -18,6 +18,7 @@ import yaml
 
 from tests.conftest import run_cli  # the suite runs from the repository root
 from tfturbo.findings import codes_of
+from tfturbo.numbers import counted
 from tfturbo.report import gather
 from tfturbo.runfiles import SUMMARY
 from tfturbo.stats import replicate_ratio_ci
@@ -74,7 +75,7 @@ def test_ladder_has_the_checklist_rungs_and_each_is_a_replicated_trial(mlp_study
         assert acc["metric"] == "val_accuracy" and acc["paired"] and acc["n_examples"] > 0
         alo, ahi = acc["ci95"]
         assert alo <= acc["delta"] <= ahi
-        assert e["design"] and "2 replicate pair(s)" in e["design"] and f"same {acc['n_examples']} validation" \
+        assert e["design"] and "2 replicate pairs" in e["design"] and f"same {acc['n_examples']} validation" \
             in e["design"]
         # every rung ran with the baseline's seed, step budget and validation points (same batch: same samples)
         assert (e["settings"]["seed"], e["settings"]["steps"], e["settings"]["val_every"]) == (1234, 60, 12)
@@ -184,7 +185,7 @@ def test_a_study_killed_during_its_third_trial_resumes_without_measuring_a_finis
     again = run_cli(*args, timeout=1200)
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"resume: continuing the unfinished study in {out}" in again.stderr
-    assert f"resume: {len(finished)} finished run(s) re-used" in again.stderr
+    assert f"resume: {counted(len(finished), 'finished run')} re-used" in again.stderr
     for name, mtime in finished.items():  # no finished run measured twice
         assert (runs / name / SUMMARY).stat().st_mtime_ns == mtime, name
     study = yaml.safe_load((out / "study.yaml").read_text())

@@ -123,25 +123,25 @@ def main(args: argparse.Namespace) -> int:
 
     execute = backend_executor(out / RUNS_DIR, log_path=log_path(), on_start=started)
 
+    def finished(name: str, summary: dict) -> None:
+        rate = samples_per_s(summary)
+        print(f"[{name}] {summary.get('status')}" + (f", {rate:,.0f} samples/s" if rate else ""), file=sys.stderr)
+
     def measured(planned: PlannedRun):
         summary, path = execute(planned)
-        rate = samples_per_s(summary)
-        print(f"[{planned.name}] {summary.get('status')}" + (f", {rate:,.0f} samples/s" if rate else ""),
-              file=sys.stderr)
+        finished(planned.name, summary)
         return summary, path
 
     def pair_started(pair: PlannedPair, paths: list[Path]) -> None:
-        print(f"[{pair.name}] {pair.first.settings.label()} and {pair.second.settings.label()} — speed only, in "
-              f"one process, {pair.steady_s:.0f} s of steady state each; {trial.progress_text()}", file=sys.stderr)
+        print(f"[{pair.name}] {pair.first.settings.label()} and {pair.second.settings.label()} — {pair.text()}; "
+              f"{trial.progress_text()}", file=sys.stderr)
 
     execute_pair = backend_pair_executor(out / RUNS_DIR, log_path=log_path(), on_start=pair_started)
 
     def measured_pair(pair: PlannedPair):
         summaries, paths = execute_pair(pair)
         for run, summary in zip(pair.runs, summaries):
-            rate = samples_per_s(summary)
-            print(f"[{run.name}] {summary.get('status')}" + (f", {rate:,.0f} samples/s" if rate else ""),
-                  file=sys.stderr)
+            finished(run.name, summary)
         return summaries, paths
 
     try:

@@ -23,6 +23,7 @@ from ..arg_types import positive_int
 from ..cli_args import WORKLOAD_HELP
 from ..backend_client import log_path
 from ..errors import OutputDirError
+from ..numbers import counted
 from ..runfiles import RUNS_DIR
 from ..scaling import STRATEGIES, ScalingMeasurement, render, scaling_dir
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
@@ -81,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
     execute = backend_executor(out / RUNS_DIR, log_path=log_path())
     while (planned := measurement.next_run()) is not None:
         n = measurement.replicas_of(planned)
-        print(f"[{planned.name}] {planned.settings.strategy}, {n} replica(s) — {planned.settings.steps} steps",
+        print(f"[{planned.name}] {planned.settings.strategy}, {counted(n, 'replica')} — {planned.settings.steps} steps",
               file=sys.stderr)
         summary, path = execute(planned)
         rate = samples_per_s(summary)

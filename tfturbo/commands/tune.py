@@ -25,6 +25,7 @@ from .. import console, protocol
 from ..arg_types import non_negative, positive_int
 from ..cli_args import WORKLOAD_HELP, accuracy_rule, add_accuracy_rule
 from ..errors import UserError
+from ..numbers import counted
 from ..runfiles import REPORT_PDF, RUNS_DIR, STUDY_YAML
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE
@@ -81,7 +82,8 @@ def stages_list(value: str) -> tuple[str, ...]:
     chosen = tuple(v.strip() for v in value.split(",") if v.strip())
     unknown = [v for v in chosen if v not in stages()]
     if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"unknown stage(s) {', '.join(unknown) or '(none)'}; "
+        stage = "stage" if len(unknown) == 1 else "stages"
+        raise argparse.ArgumentTypeError(f"unknown {stage} {', '.join(unknown) or '(none)'}; "
                                          f"choose from {','.join(stages())}")
     return chosen
 
@@ -143,12 +145,12 @@ def restart(out: Path, say, ask=input) -> None:
         return
     runs = [p for p in (out / RUNS_DIR).iterdir() if p.is_dir()] if (out / RUNS_DIR).is_dir() else []
     if sys.stdin.isatty():
-        answer = ask(f"--restart deletes the study in {out} and its {len(runs)} measured run(s). Continue? [y/N] ")
+        answer = ask(f"--restart deletes the study in {out} and its {counted(len(runs), 'measured run')}. Continue? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             raise UserError("not restarted: the study was left as it is",
                             "run the same command without --restart to continue it")
     remove_study(out)
-    say(f"restart: deleted the study in {out} ({len(runs)} run(s)); measuring it again from the start")
+    say(f"restart: deleted the study in {out} ({counted(len(runs), 'run')}); measuring it again from the start")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -159,7 +161,7 @@ def main(args: argparse.Namespace) -> int:
     if args.restart:
         restart(options.out, say)
     elif (recorded := unfinished_study(options.out)) is not None:
-        say(f"resume: continuing the unfinished study in {options.out} ({len(recorded.rungs)} rung(s) recorded, "
+        say(f"resume: continuing the unfinished study in {options.out} ({counted(len(recorded.rungs), 'rung')} recorded, "
             "finished runs re-used; --restart starts over)")
     cancel = threading.Event()
     live = None if args.json else _live_progress()

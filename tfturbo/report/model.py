@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import compare, protocol, summary as summ
-from ..headline import Headline, headlines
+from ..headline import Headline, headlines, reason_beside
 from ..cli_args import run_argv
+from ..console import fmt_bytes, fmt_bytes_apart
 from ..errors import UserError
-from ..numbers import finite
+from ..numbers import counted, finite
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
@@ -52,6 +53,7 @@ class LadderRow:
     rung: Rung | None = None  # the study's ladder rung; None: a run the ladder does not name
     note: str = ""  # the reason shown for a run without a ladder decision
     headline: Headline | None = None  # the configuration's one speed-up (tfturbo.headline), None: no trial
+    memory: summ.MemoryChange | None = None  # its peak memory against the baseline's, over their runs
 
     @property
     def kept(self) -> bool | None:
@@ -75,6 +77,13 @@ class LadderRow:
         if self.rung.skipped_reason is not None:
             return self.rung.skipped_reason
         return self.rung.decision.reason if self.rung.decision else ""
+
+    @property
+    def decision_reason(self) -> str:
+        """The reason for the Decision column, its speed said once per configuration (`headline.reason_beside`)."""
+        if self.rung is None or self.rung.skipped_reason is not None:
+            return self.reason
+        return reason_beside(self.rung, self.headline)
 
     @property
     def status(self) -> str:
@@ -276,7 +285,7 @@ def _outcome(rung: LadderRow) -> str:
     if decision is not None and decision.speed.verdict == Verdict.NOT_APPLIED:  # measured nothing: say why
         return f"{row.label if row else rung.name}: {decision.speed.text()}"
     if row is not None and shown is not None:
-        text = f"{row.label}: {shown.text('x')} over {shown.pairs} replicate pairs vs {shown.against}, {shown.verdict}"
+        text = f"{row.label}: {shown.text('x')} over {counted(shown.pairs, 'replicate pair')} vs {shown.against}, {shown.verdict}"
         faster = shown.verdict == Verdict.FASTER
     elif row is None or row.speedup is None:
         return f"{row.label if row else rung.name}: {rung.status}"
@@ -300,7 +309,7 @@ def _headline_trial(tuned: LadderRow, rungs: list[LadderRow]) -> LadderRow | Non
 
 
 def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: dict[str, Any] | None,
-             has_ladder: bool, docs: dict[str, dict[str, Any]]) -> str:
+             has_ladder: bool, docs: dict[str, dict[str, Any]], records: dict[str, RunRecord]) -> str:
     """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
     if probe and probe.get("verdict") == ProbeVerdict.INPUT_BOUND:
         frac = probe.get("input_fraction")
@@ -326,7 +335,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         lo, hi = speed.ci95
         text = (source + f"Training with {row.label} is {speed.ratio:.2f}x as fast as the baseline ({base.label}), "
                 f"measured as throughput per sample side by side with it (95% interval {lo:.2f}x to {hi:.2f}x over "
-                f"{speed.replicates} interleaved replicate pairs, so run-to-run variation is included; "
+                f"{counted(speed.replicates, 'interleaved replicate pair')}, so run-to-run variation is included; "
                 f"{speed.verdict}). ")
     elif tuned.speed is not None:  # its trial was against an earlier rung, and no confirmation followed
         speed = tuned.speed
@@ -334,7 +343,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         single = f" (one run of each: {row.speedup:.2f}x, without an interval)" if row.speedup is not None else ""
         text = (source + f"Training with {row.label} is recommended: it was {speed.ratio:.2f}x as fast as "
                 f"{tuned.compared_with}, the configuration kept before it (95% interval {lo:.2f}x to "
-                f"{hi:.2f}x over {speed.replicates} interleaved replicate pairs; {speed.verdict}). "
+                f"{hi:.2f}x over {counted(speed.replicates, 'interleaved replicate pair')}; {speed.verdict}). "
                 f"It was not measured side by side with the baseline ({base.label}), so no interval against the "
                 f"baseline can be stated{single}. ")
     elif row.speedup_ci95 is not None:
@@ -347,14 +356,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         text = (source + f"Training with {row.label} is {ratio} the baseline ({base.label}) in throughput per "
                 "sample, measured by one run of each, so without an interval: identical runs differ by more "
                 "than one run's own noise. ")
-    if row.memory_ratio is not None:
-        kind = "device" if row.memory_kind == "device" else "host"
-        before, after = compare.fmt_bytes(base.peak_memory_bytes), compare.fmt_bytes(row.peak_memory_bytes)
-        if before == after or not round(abs(1 - row.memory_ratio) * 100):  # "1% lower (1.1 GiB to 1.1 GiB)"
-            text += f"Peak {kind} memory is unchanged ({after}). "
-        else:
-            text += (f"Peak {kind} memory is {_pct(row.memory_ratio)} "
-                     f"{'lower' if row.memory_ratio < 1 else 'higher'} ({before} to {after}). ")
+    text += _memory_sentence(baseline, tuned, records)
     if row.mfu is not None:
         text += (f"Model FLOP utilisation (MFU, the share of the matrix-multiply rate this device measured that "
                  f"the training reaches) is {compare.fmt_mfu(row.mfu)}"
@@ -377,6 +379,45 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         text += (f"Accuracy against the baseline at equal samples seen: {acc.text()} — {acc.verdict}"
                  + (" (lost beyond the tolerance)." if acc.verdict == WORSE else "."))
     return text
+
+
+def _own_process_peaks(settings: dict[str, Any], records: dict[str, RunRecord]) -> list[Any]:
+    """The peak memory of every completed full-length run of this configuration (replicates included): a
+    speed-only run validates nothing and a paired replicate's peak is its process's, both arms' together."""
+    key = compare.replicate_key(settings)
+    out = []
+    for record in records.values():
+        s = compare.run_settings(record)
+        doc = record.summary or {}
+        if compare.replicate_key(s) == key and not s.get("speed_only") and \
+                doc.get("status") == protocol.RunStatus.COMPLETED:
+            out.append(doc.get("peak_memory_bytes"))
+    return out
+
+
+def _memory_sentence(baseline: LadderRow, tuned: LadderRow, records: dict[str, RunRecord]) -> str:
+    """Peak memory before and after, a change claimed only beyond the runs' own spread (`summary.MemoryChange`)."""
+    change = summ.memory_change(_own_process_peaks(baseline.settings, records),
+                                _own_process_peaks(tuned.settings, records))
+    return memory_words(change, tuned.row.memory_kind)
+
+
+def memory_words(change: summ.MemoryChange | None, memory_kind: str | None) -> str:
+    """The verdict's sentence on peak memory."""
+    if change is None:
+        return ""
+    kind = "device" if memory_kind == "device" else "host"
+    before, after = fmt_bytes_apart(change.before_bytes, change.after_bytes)
+    runs = counted(len(change.before) + len(change.after), "run")
+    if change.spread is None:
+        return (f"Peak {kind} memory: {before} before, {after} after (one run of each, so how much identical runs "
+                "differ is not known and no change is claimed). ")
+    spread = (f"runs of one configuration differ by up to {fmt_bytes(change.spread)}" if change.spread else
+              "every run of each configuration peaked the same") + f", over {runs}"
+    if not change.beyond_spread:
+        return f"Peak {kind} memory is about the same ({before} and {after}; {spread}). "
+    return (f"Peak {kind} memory is {_pct(change.ratio)} {'lower' if change.ratio < 1 else 'higher'} ({before} to "
+            f"{after}, the median of each configuration's runs; {spread}). ")
 
 
 def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended: dict[str, Any]) -> list[tuple[str, str]]:
@@ -438,8 +479,8 @@ def _design(rungs: list[Rung]) -> str:
         return ""
     pairs = sorted({r.decision.speed.replicates for r in trials})
     count = f"{pairs[0]}" if len(pairs) == 1 else f"{pairs[0]} to {pairs[-1]}"
-    text = re.sub(r"^\d+ replicate pair\(s\)", f"{count} replicate pairs per trial (each row gives its own)",
-                  trials[0].decision.design)
+    text = re.sub(r"^\d+ replicate pairs?(\(s\))?", f"{count} replicate pairs per trial (each row gives its own)",
+                  trials[0].decision.design)  # "pair(s)": a study written before tfturbo counted its nouns
     steady = sorted({int(m) for r in trials for m in re.findall(STEADY_WORDS, r.decision.design)})
     if len(steady) > 1:  # paired replicates sized per trial: the range, not the first trial's
         text = re.sub(STEADY_WORDS, f"{steady[0]}–{steady[-1]}", text, count=1)
@@ -498,8 +539,8 @@ def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: li
             base_batch = baseline.row.batch_size if baseline and baseline.row else None
             tuned_batch = tuned.row.batch_size if tuned.row else None
             n_a, n_b = sum(".a" in n for n in names), sum(n == trial.name or ".b" in n for n in names)
-            return [(f"baseline: {baseline.row.label} (median of {n_a} runs)", a, base_batch or 1),
-                    (f"tuned: {tuned.row.label} (median of {n_b} runs)", b, tuned_batch or 1)]
+            return [(f"baseline: {baseline.row.label} (median of {counted(n_a, 'run')})", a, base_batch or 1),
+                    (f"tuned: {tuned.row.label} (median of {counted(n_b, 'run')})", b, tuned_batch or 1)]
     if tuned is not None:
         pairs = [(baseline, "baseline"), (tuned, "tuned")]
     else:  # nothing to recommend: show what was tried against the baseline
@@ -585,17 +626,18 @@ def _clip_spikes(curves: list[Curve], limit: float) -> str:
     if not n:
         return ""
     shown = f"{limit:,.0f}" if limit >= 100 else f"{limit:.3g}"
-    return f" {n} point(s) above {shown} (warm-up, spikes) are drawn at the top edge and marked with a triangle."
+    return f" {counted(n, 'point')} above {shown} (warm-up, spikes) are drawn at the top edge and marked with a triangle."
 
 
-def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]]) -> str | None:
+def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]],
+             baseline_summary: dict[str, Any] | None = None) -> str | None:
     """The code change to make, from `tfturbo tune`'s snippet writer when it is installed."""
     try:
         from ..tune.apply_snippet import snippet
     except ImportError:
         return None
     try:
-        text = snippet(recommended, baseline.settings if baseline else {}, findings)
+        text = snippet(recommended, baseline.settings if baseline else {}, findings, baseline_summary)
     except Exception as e:  # the snippet is an aid; a failure must not cost the user the report
         return f"# the code snippet could not be generated: {type(e).__name__}: {e}"
     return str(text) if text else None
@@ -703,6 +745,10 @@ def gather(study_dir: str | Path) -> ReportData:
     rows = {row.name: row for row in compare.compare_runs(ordered, base_name)}
     rungs = _rungs(study, rows, ordered)
     baseline = next((r for r in rungs if r.name == base_name), None)
+    if baseline is not None:
+        base_peaks = _own_process_peaks(baseline.settings, every_run)
+        for r in rungs:
+            r.memory = summ.memory_change(base_peaks, _own_process_peaks(r.settings, every_run))
     recommended = study.recommended.to_dict() if study.recommended else {}
     tuned = _pick_tuned(rungs, baseline, study, has_ladder)
     docs = {r.name: compare.effective_summary(r) for r in ordered}
@@ -724,11 +770,11 @@ def gather(study_dir: str | Path) -> ReportData:
         study_dir=study_dir, workload=workload, created=study.created or "not recorded",
         device=str(device), versions={str(k): str(v) for k, v in (versions or {}).items()}, environment=env,
         rungs=rungs, baseline=baseline, tuned=tuned,
-        verdict=_verdict(baseline, tuned, rungs, study.probe, has_ladder, docs),
+        verdict=_verdict(baseline, tuned, rungs, study.probe, has_ladder, docs, every_run),
         recommended=recommended, apply_rows=_apply_rows(tuned, baseline, recommended),
         findings=findings, probe=study.probe, plots=_plots(baseline, tuned, rungs, every_run, metric),
         snippet=study.snippet if study.snippet and study.snippet.strip() else
-        _snippet(recommended or (tuned.settings if tuned else {}), baseline, findings),
+        _snippet(recommended or (tuned.settings if tuned else {}), baseline, findings, docs.get(base_name or "")),
         commands=_commands(study_dir, rungs, workload, study.options or {}), warnings=_warnings(warnings, rungs),
         has_ladder=has_ladder, metric=metric, options=study.options,
         measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)

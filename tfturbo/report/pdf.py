@@ -23,7 +23,7 @@ from reportlab.platypus import (KeepTogether, PageBreak, Paragraph, SimpleDocTem
 from .. import __version__, compare, protocol
 from ..console import fmt_bytes
 from ..errors import UserError
-from ..numbers import digits_for, finite
+from ..numbers import counted, digits_for, finite
 from ..settings import RunSettings
 from ..trials.verdict import AccuracyVerdict, Tolerance
 from ..verdicts import ProbeVerdict, Verdict, input_share_fact
@@ -211,7 +211,8 @@ def _decision(rung: LadderRow) -> Paragraph:
         return P(esc(head) + (f"<br/>{esc(short(rung.reason))}" if rung.reason else ""))
     colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
     head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
-    reason = rung.reason[len(head) + 1:].strip() if rung.reason.lower().startswith(head + ":") else rung.reason
+    said = rung.decision_reason
+    reason = said[len(head) + 1:].strip() if said.lower().startswith(head + ":") else said
     reason = short(reason.strip().splitlines()[0] if reason.strip() else "")  # a traceback's first line only
     return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
              + (f"<br/>{esc(reason)}" if reason else ""))
@@ -245,8 +246,22 @@ def _speedup(rung: LadderRow) -> Paragraph:
         ci = f"[{lo:.2f}, {hi:.2f}]" if shown.has_interval else "[no interval]"
         whose = f"<br/>({esc(short(shown.trial, 30))}'s trial)" if shown.trial != rung.name else ""
         return P(f"{shown.ratio:.2f}x<br/><font color=\"{style.MUTED.hexval()}\">{ci} vs "
-                 f"{esc(short(shown.against, 30))}, {shown.pairs} pairs{whose}</font>")
+                 f"{esc(short(shown.against, 30))}, {counted(shown.pairs, 'pair')}{whose}</font>")
     return with_ci(row.speedup, row.speedup_ci95, 2, "x") if row is not None else P("n/a")
+
+
+def _memory(rung: LadderRow) -> Paragraph | str:
+    """Peak memory against the baseline's: a ratio only beyond the runs' own spread (`summary.MemoryChange`)."""
+    change = rung.memory
+    if change is None:
+        return fmt_bytes(rung.row.peak_memory_bytes) if rung.row else "n/a"
+    after = esc(fmt_bytes(change.after_bytes))
+    if rung.row is not None and rung.row.verdict == Verdict.BASELINE:
+        return P(f"1.00x<br/>{after}")
+    if change.beyond_spread:
+        return P(f"{change.ratio:.2f}x<br/>{after}")
+    why = "one run each" if change.spread is None else "within the runs' spread"
+    return P(f"about the same<br/>{after}<br/><font color=\"{style.MUTED.hexval()}\">({why})</font>")
 
 
 def _accuracy(rung: LadderRow) -> Paragraph | str:
@@ -288,8 +303,7 @@ def configuration_section(data: ReportData) -> list:
             rows.append([_rung_name(rung), status_cell(rung.status), _ladder_only(rung), "n/a",
                          "n/a", _decision(rung)])
             continue
-        mem = P(f"{row.memory_ratio:.2f}x<br/>{esc(fmt_bytes(row.peak_memory_bytes))}") \
-            if row.memory_ratio is not None else fmt_bytes(row.peak_memory_bytes)
+        mem = _memory(rung)
         rows.append([_rung_name(rung), status_cell(row.status), _speedup(rung), mem, _accuracy(rung),
                      _decision(rung)])
     val_note = (f" Accuracy is the change in <font name=\"{style.MONO}\">{esc(metric)}</font> from the baseline, "

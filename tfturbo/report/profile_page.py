@@ -79,8 +79,12 @@ def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
 # ---------------------------------------------------------------- drawing
 
 def bar_chart(data: TimeWent, width: float) -> Drawing:
-    """Per category, ms per profiled step: the baseline (grey) and the recommended configuration (accent)."""
+    """Per category, ms per profiled step: the baseline (grey) and the recommended configuration (accent); the
+    recommended configuration's own alone when its categories are not comparable (XLA against no XLA)."""
     profiles = [p for p in (data.reference or data.base, data.run) if p is not None and p.available]
+    own_only = data.change is not None and not data.change.comparable
+    if own_only:
+        profiles = profiles[-1:]
     cats = [c for c in prof.CATEGORIES if any(p.categories.get(c, 0) > 0 for p in profiles)]
     row_h = 22 if len(profiles) > 1 else 14
     height = 40 + row_h * len(cats)
@@ -110,6 +114,9 @@ def bar_chart(data: TimeWent, width: float) -> Drawing:
     d.add(chart)
     d.add(String(chart.x + chart.width / 2, 6, "ms per profiled step (op self time, summed over threads)",
                  fontName=style.FONT, fontSize=7.5, fillColor=style.MUTED, textAnchor="middle"))
+    if own_only:
+        d.add(String(chart.x + chart.width, height + 4, "recommended configuration, its own categories (XLA)",
+                     fontName=style.FONT, fontSize=7.5, fillColor=style.MUTED, textAnchor="end"))
     if len(profiles) > 1:
         legend = Legend()
         legend.x, legend.y = chart.x + chart.width - 150, height + 12
@@ -166,26 +173,30 @@ def section(data: Any) -> list:
     elif run is not None:
         out.append(P(esc(f"The recommended configuration's profile is not available: {run.reason}."), style.BODY))
     change = {c.category: c for c in went.change.changes} if went.change else {}
-    header = ["Category", ("Reference" if went.reference else "Baseline") + " ms (share)"] + (["Recommended ms (share)", "Change", "Points of step"]
-                                                   if run is not None else [])
+    compared = run is not None and (went.change is None or went.change.comparable)
+    header = ["Category", ("Reference" if went.reference else "Baseline") + " ms (share)"] + \
+        (["Recommended ms (share)"] if run is not None else []) + (["Change", "Points of step"] if compared else [])
     rows = []
     for c in prof.CATEGORIES:
         if not base.categories.get(c) and not (run and run.available and run.categories.get(c)):
             continue
         cells = [prof.LABELS[c], _ms(base, c)]
         if run is not None:
+            cells.append(_ms(run, c))
+        if compared:
             ch = change.get(c)
-            cells += [_ms(run, c), _signed(100 * ch.relative if ch and ch.relative is not None else None),
+            cells += [_signed(100 * ch.relative if ch and ch.relative is not None else None),
                       _signed(went.change.points(ch), " pts") if ch else "—"]
         rows.append(cells)
-    widths = [110, 110] + ([110, 70, 80] if run is not None else [])
+    widths = [110, 110] + ([110] if run is not None else []) + ([70, 80] if compared else [])
     facts = [("Op time per step", lambda p: f"{p.op_ms_per_step:.2f} ms" if p.op_ms_per_step else "n/a"),
              ("Steps in the window took", lambda p: f"{p.wall_ms_per_step:.2f} ms" if p.wall_ms_per_step else "n/a"),
              ("Matmul/attention in 16-bit", lambda p: f"{100 * p.sixteen_bit_share():.0f}%"
               if p.sixteen_bit_share() is not None else f"not available: {p.sixteen_bit.get('reason', '')}"),
              ("Step breakdown", _breakdown)]
     for label, fn in facts:
-        rows.append([label, fn(base)] + ([fn(run) if run.available else "n/a", "", ""] if run is not None else []))
+        rows.append([label, fn(base)] + ([fn(run) if run.available else "n/a"] if run is not None else [])
+                    + (["", ""] if compared else []))
     out.append(table(header, rows, widths))
     out.append(Spacer(1, 0.3 * cm))
     if went.tried:

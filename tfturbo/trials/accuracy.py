@@ -99,8 +99,7 @@ def _common_points(a: dict[int, Any], b: dict[int, Any], points: int) -> list[tu
 def paired(a: ArmData, b: ArmData, kind: str, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict | None:
     """B against A judged pairwise on `kind` ("correct": the accuracy metric, "loss": the per-example loss) at
     their common validation points, or None when fewer than two examples pair there."""
-    table_a, table_b = (a.correct, b.correct) if kind == "correct" else (a.loss, b.loss)
-    common = _common_points(table_a, table_b, points)
+    common = _common_points(*_tables(a, b, kind), points)
     if not common:
         return None
     va, vb = a.values(kind, [p for p, _ in common]), b.values(kind, [p for _, p in common])
@@ -119,8 +118,12 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
     verdict = paired(a, b, kind, tolerance, points)
     if verdict is not None:
         return verdict
-    table_a, table_b = (a.correct, b.correct) if kind == "correct" else (a.loss, b.loss)
-    return _unpaired(a, b, _why_not_paired(a, b, bool(_common_points(table_a, table_b, points))))
+    return _unpaired(a, b, _why_not_paired(a, b, bool(_common_points(*_tables(a, b, kind), points))))
+
+
+def _tables(a: ArmData, b: ArmData, kind: str) -> tuple[dict[int, Any], dict[int, Any]]:
+    """Each arm's table of `kind` ("correct" or "loss"): validation point -> per-example values."""
+    return (a.correct, b.correct) if kind == "correct" else (a.loss, b.loss)
 
 
 def _why_not_paired(a: ArmData, b: ArmData, had_common_points: bool) -> str:

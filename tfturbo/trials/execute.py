@@ -46,10 +46,10 @@ def pair_summaries(result_document: dict[str, Any] | None, status: str, error: d
                    run_dirs: list[Path], pair: PlannedPair) -> list[dict[str, Any]]:
     """Each run's summary to judge from what a `run-pair` process left: its document's run, else the run's own
     summary.json, else its status; an error event counts for the run it names (or both, when it names none)."""
-    runs = (result_document or {}).get("runs") if isinstance(result_document, dict) else None
+    runs = result_document.get("runs") if isinstance(result_document, dict) else None
     out = []
     for run, run_dir in zip(pair.runs, run_dirs):
-        own = (runs or {}).get(run.name) if isinstance(runs, dict) else None
+        own = runs.get(run.name) if isinstance(runs, dict) else None
         own_error = error if error and error.get("run") in (None, "", run.name) else None
         out.append(summary_of(own, status, own_error, run_dir, run))
     return out
@@ -80,18 +80,16 @@ def backend_executor(runs_dir: Path, runner: Runner | None = None, log_path: str
     return execute
 
 
-def backend_pair_executor(runs_dir: Path, runner: Runner | None = None, log_path: str | None = None,
-                          live: Callable[[dict[str, Any]], None] | None = None,
-                          cancel: threading.Event | None = None,
+def backend_pair_executor(runs_dir: Path, log_path: str | None = None,
                           on_start: Callable[[PlannedPair, list[Path]], None] = lambda pair, paths: None,
                           ) -> Callable[[PlannedPair], tuple[list[dict[str, Any]], list[Path]]]:
-    """execute_pair(pair) -> ([summaries], [run dirs]) running `python -m trainer_backend run-pair`."""
-    runner = runner or run_backend
+    """execute_pair(pair) -> ([summaries], [run dirs]) running `python -m trainer_backend run-pair` (`tfturbo
+    ab`; the study engine plans its pairs as actions, `pair_command` and `pair_summaries`)."""
 
     def execute_pair(pair: PlannedPair) -> tuple[list[dict[str, Any]], list[Path]]:
         argv, run_dirs = pair_command(pair, runs_dir)
         on_start(pair, run_dirs)
-        result = runner("run-pair", argv, on_event=live, stderr_path=log_path, cancel=cancel)
+        result = run_backend("run-pair", argv, stderr_path=log_path)
         fail_on_bad_input(result.error, "the run")
         return pair_summaries(result.document, result.status, result.error, run_dirs, pair), run_dirs
 

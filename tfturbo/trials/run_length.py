@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .speed import SpeedRule
-from .trial import speed_steps
+from .trial import settled_warmup, speed_steps
 
 
 # runs within this share of the minimum are long enough: the step time a baseline measures varies by more than
@@ -38,10 +38,8 @@ def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule
     needed = min_run_steps(baseline, rule, per_call)
     if needed is None or steps >= ENOUGH * needed:
         return ""
-    first = baseline.get("first_steady_step")
-    settled = isinstance(first, int) and first > 0 and (baseline.get("throughput") or {}).get("windows")
-    warm_steps = first - 1 if settled else 0
-    warm = (f"a warm-up of {warm_steps} step{'' if warm_steps == 1 else 's'}" if settled
+    warm_steps = settled_warmup(baseline)
+    warm = (f"a warm-up of {warm_steps} step{'' if warm_steps == 1 else 's'}" if warm_steps is not None
             else f"no steady state in {steps} steps")
     median = (baseline.get("step_ms") or {}).get("median")
     per_step = f", {median:.3g} ms a step" if isinstance(median, (int, float)) and median > 0 else ""
@@ -49,3 +47,11 @@ def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule
            else "a steady state")
     return (f"runs of {steps} steps are too short for a speed verdict: the baseline measured {warm}{per_step}, so "
             f"at least {needed} steps measure {aim}")
+
+
+def too_short(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule, per_call: int = 1
+              ) -> tuple[str, int | None]:
+    """(`run_length_note`, `min_run_steps`) when `steps` are too few for a verdict, else ("", None): what
+    `tfturbo tune` says after its baseline and the wizard's baseline page shows."""
+    note = run_length_note(baseline, steps, rule, per_call)
+    return note, (min_run_steps(baseline, rule, per_call) if note else None)

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..numbers import counted
 from ..stats import replicate_ratio_ci
 from ..summary import batch_size, samples_per_s  # noqa: F401 - the one throughput, read here by the trial
 from .verdict import NOT_ENOUGH, SpeedVerdict, speed_verdict_of
@@ -79,7 +80,7 @@ class SpeedRule:
         if not windows:
             return "it reached no steady state"
         if self.steady_s and (windows < MIN_WINDOWS or seconds < self.min_steady_s):  # 0: any steady window
-            return f"it measured {seconds:.1f} s of steady state in {windows} window(s)"
+            return f"it measured {seconds:.1f} s of steady state in {counted(windows, 'window')}"
         return None
 
     def rate(self, summary: dict[str, Any] | None) -> float | None:
@@ -108,8 +109,9 @@ class SpeedRule:
         good_a = [a for a in a_rates if a]
         good_b = [b for b in b_rates if b]
         if len(ratios) < self.min_pairs:
-            note = needed or (f"{len(ratios)} of the {self.min_pairs} replicate pairs it needs were measured: "
-                              f"run {self.min_pairs - len(ratios)} more pair(s)")
+            was = "was" if len(ratios) == 1 else "were"
+            note = needed or (f"{len(ratios)} of the {self.min_pairs} replicate pairs it needs {was} measured: "
+                              f"run {counted(self.min_pairs - len(ratios), 'more pair')}")
             return SpeedVerdict(math.nan, (math.nan, math.nan), NOT_ENOUGH, len(ratios), ratios,
                                 _geomean(good_a), _geomean(good_b), note=note)
         ratio, ci = replicate_ratio_ci(ratios, self.confidence)

@@ -19,8 +19,9 @@ length calibrated from its own runs so far — its warm-up plus `rule.steady_s`
 seconds of steady state — as pyperf and Criterion size their loops. Where the
 arms can share a process (`settings.can_share_process`), each pair after the
 first is instead ONE process measuring both arms in interleaved blocks
-(`PlannedPair`, `run-pair`), each arm aiming at as many steady seconds as the
-process spends on everything else (`STEADY_PER_OVERHEAD`). A trial always
+(`PlannedPair`, `run-pair`), the two arms together aiming at as many steady
+seconds as the process spends on everything else (`STEADY_PER_OVERHEAD`), each
+at least `rule.steady_s`. A trial always
 ends within `rule.max_pairs` pairs, whatever its runs measured.
 """
 
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..numbers import duration_text
+from ..numbers import counted, duration_text
 from ..settings import RunSettings, can_share_process
 from . import accuracy
 from .speed import SpeedRule
@@ -78,6 +79,11 @@ class PlannedPair:
     @property
     def name(self) -> str:
         return f"{self.first.name}+{self.second.name}"
+
+    def text(self) -> str:
+        """How it measures, for the front ends' progress lines: "speed only, in one process, 5 s of steady
+        state each"."""
+        return f"speed only, in one process, {self.steady_s:.0f} s of steady state each"
 
 
 Planned = PlannedRun | PlannedPair
@@ -131,6 +137,14 @@ WARMUP_MARGIN = 1.5  # a speed-only run allows its arm's longest warm-up so far 
 MIN_STEADY_STEPS = 20
 
 
+def settled_warmup(summary: dict[str, Any]) -> int | None:
+    """The warm-up steps of a run that reached a steady state (`first_steady_step` - 1, with steady windows),
+    None when it never settled."""
+    first = summary.get("first_steady_step")
+    return first - 1 if isinstance(first, int) and first > 0 and (summary.get("throughput") or {}).get("windows") \
+        else None
+
+
 def speed_steps(summaries: list[dict[str, Any]], steady_s: float, per_call: int = 1) -> int | None:
     """Steps a speed-only replicate needs for `steady_s` seconds of steady state, from the arm's runs so far.
 
@@ -145,9 +159,8 @@ def speed_steps(summaries: list[dict[str, Any]], steady_s: float, per_call: int 
         done = int(s.get("steps_completed") or 0)
         if not done:
             continue
-        first = s.get("first_steady_step")
-        warmups.append(int(first) - 1 if isinstance(first, int) and first > 0 and (s.get("throughput") or {}).get("windows")
-                       else 2 * done)
+        warmup = settled_warmup(s)
+        warmups.append(warmup if warmup is not None else 2 * done)
         median = (s.get("step_ms") or {}).get("median")
         if isinstance(median, (int, float)) and median > 0:
             step_ms.append(float(median))
@@ -161,6 +174,23 @@ def speed_steps(summaries: list[dict[str, Any]], steady_s: float, per_call: int 
     return steps + (-steps) % max(1, per_call)  # whole calls of steps_per_execution
 
 
+def full_length_words(a_steps: int, b_steps: int, a_batch: int | None, b_batch: int | None) -> str:
+    """The first pair's lengths exactly: "96 steps", "96 steps of A, 48 of B (4,800 samples each)", or, when
+    B's whole validation intervals do not add up to A's samples (`equal_samples` rounds B's interval to whole
+    steps; the issue 22 walk read "96 steps of A, 50 of B (equal samples)" for 4,800 and 5,000 samples), each
+    arm's samples. Samples are steps × batch, as the backend counts them: a pass of the data that ends in a
+    partial batch gives that step fewer."""
+    if a_steps == b_steps and (a_batch == b_batch or not (a_batch and b_batch)):
+        return f"{a_steps} steps"
+    if not (a_batch and b_batch):
+        return f"{a_steps} steps of A, {b_steps} of B (about as many samples)"
+    sa, sb = a_steps * a_batch, b_steps * b_batch
+    if sa == sb:
+        return f"{a_steps} steps of A, {b_steps} of B ({sa:,} samples each at batch {a_batch} and {b_batch})"
+    return (f"{a_steps} steps of A ({sa:,} samples at batch {a_batch}), {b_steps} of B ({sb:,} samples at batch "
+            f"{b_batch}: its validation interval is A's rounded to whole steps)")
+
+
 @dataclass
 class TrialPlan:
     """What a trial intends to measure (`Trial.plan()`), for the front ends to announce."""
@@ -172,6 +202,7 @@ class TrialPlan:
     speed_steps: tuple[int | None, int | None]  # (A, B) steps of the speed-only pairs (None: not sized yet)
     paired: bool = False  # pairs 2..N: both arms in one process, in interleaved blocks (`PlannedPair`)
     sized: bool = False  # paired: steady_s is sized from the measured overhead (else the floor, until pair 1 ends)
+    batches: tuple[int | None, int | None] = (None, None)  # (A, B) batch sizes, when known
 
     @property
     def min_runs(self) -> int:
@@ -186,8 +217,7 @@ class TrialPlan:
         speed only, aiming at 3 s of steady state each"."""
         pairs = f"{self.min_pairs}–{self.max_pairs}" if self.max_pairs > self.min_pairs else str(self.min_pairs)
         runs = f"{self.min_runs}–{self.max_runs}" if self.max_runs > self.min_runs else str(self.min_runs)
-        a, b = self.full_steps
-        full = f"{a} steps" if a == b else f"{a} steps of A, {b} of B (equal samples)"
+        full = full_length_words(*self.full_steps, *self.batches)
         if not self.steady_s:
             return f"pairs {pairs} ({runs} runs), each training {full} with validation"
         if self.paired:
@@ -331,7 +361,7 @@ class Trial:
         return TrialPlan(self.rule.min_pairs, self.rule.max_pairs, sized or self.rule.steady_s,
                          (self.full_settings(A).steps, self.full_settings(B).steps),
                          (None, None) if paired else (self.speed_steps_of(A), self.speed_steps_of(B)), paired,
-                         sized is not None)
+                         sized is not None, (self._batch(A), self._batch(B)))
 
     def estimate_remaining_s(self) -> tuple[float, float] | None:
         """(at least, at most) seconds of runs left: to the fewest pairs the rule allows (at least the pair under
@@ -391,8 +421,7 @@ class Trial:
             overhead = self.paired_overhead_s()
             return overhead / 2 + (self.paired_steady_s() or 0.0) if overhead is not None else None
         last = runs[-1]
-        measured = float(((last.summary or {}).get("throughput") or {}).get("seconds") or 0.0)
-        overhead = max(0.0, (last.elapsed_s or 0.0) - measured - self._validation_s(last))
+        overhead = max(0.0, (last.elapsed_s or 0.0) - _steady_s(last) - self._validation_s(last))
         return overhead + self.rule.steady_s
 
     @staticmethod
@@ -505,11 +534,12 @@ class Trial:
             arm = run.planned.arm
             steps = self.speed_steps_of(arm)
             longer = f" (about {steps} steps of {self.label_a if arm == A else self.label_b})" if steps else ""
-            return (f"{len(short)} replicate run(s) measured too little steady state — {run.planned.name}: {why}; "
-                    f"each needs {self.rule.needs_text()}: longer runs{longer}, "
+            return (f"{counted(len(short), 'replicate run')} measured too little steady state — "
+                    f"{run.planned.name}: {why}; each needs {self.rule.needs_text()}: longer runs{longer}, "
                     f"or more pairs (at most {self.rule.max_pairs})")
-        return (f"{len(ratios)} of the {self.rule.min_pairs} replicate pairs the verdict needs were measured: "
-                f"run {self.rule.min_pairs - len(ratios)} more pair(s)")
+        was = "was" if len(ratios) == 1 else "were"
+        return (f"{len(ratios)} of the {self.rule.min_pairs} replicate pairs the verdict needs {was} measured: "
+                f"run {counted(self.rule.min_pairs - len(ratios), 'more pair')}")
 
     def _ratios(self) -> list[float]:
         a_rates, b_rates = self._rates()
@@ -562,25 +592,25 @@ class Trial:
 
     def design(self, pairs: int, examples: int) -> str:
         """How this trial measured, in words, for the report and the wizard."""
-        steps_a = self.a.steps
+        full = full_length_words(self.full_settings(A).steps, self.full_settings(B).steps, self._batch(A),
+                                 self._batch(B))
         paired = [r for r in self.runs if r.paired]
         where = "in one process from the second pair on" if paired else "in their own processes"
-        text = (f"{pairs} replicate pair(s), each an A and a B run {where}, alternating AB/BA; "
+        text = (f"{counted(pairs, 'replicate pair')}, each an A and a B run {where}, alternating AB/BA; "
                 f"throughput: the median rate of device-drained windows of the steady state; the speed interval "
                 f"is a Student-t interval across the pairs' ratios, so it includes run-to-run variation. ")
         if paired:
             steady = sorted(_steady_s(r) for r in paired)[len(paired) // 2]
-            text += (f"The first pair trains {steps_a} steps of A's batch (B the same number of samples) with "
-                     f"validation, in two processes; each later pair measures speed only with A and B in one "
-                     f"process, in interleaved blocks (ABBA BAAB) so a drift of the machine falls on both, each arm "
+            text += (f"The first pair trains {full} with validation, in two processes; each later pair measures "
+                     f"speed only with A and B in one process, in interleaved blocks (ABBA BAAB) so a drift of the "
+                     f"machine falls on both, each arm "
                      f"measuring about {steady:.0f} s of steady state (at least {self.rule.steady_s:g} s, and as "
                      f"long as the process's own start-up, builds and warm-ups)")
         elif self.rule.steady_s and any(r.planned.settings.speed_only for r in self.runs):
-            text += (f"The first pair trains {steps_a} steps of A's batch (B the same number of samples) with "
-                     f"validation; the others measure speed only, sized for {self.rule.steady_s:g} s of steady "
-                     f"state each")
+            text += (f"The first pair trains {full} with validation; the others measure speed only, sized for "
+                     f"{self.rule.steady_s:g} s of steady state each")
         else:
-            text += f"Each run trains {steps_a} steps of A's batch (B the same number of samples)"
+            text += f"Each pair trains {full}"
         if examples:
             text += (f"; accuracy paired on the same {examples} validation examples at equal samples seen, "
                      f"averaged over the last {accuracy.POINTS} validation points")

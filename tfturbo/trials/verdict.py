@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import findings as F
+from ..numbers import counted
 from ..verdicts import AccuracyVerdict as _Accuracy
 from ..verdicts import Verdict
 
@@ -84,10 +85,10 @@ class Tolerance:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> "Tolerance":
-        d = d or {}
-        judge = d.get("judge_on") if d.get("judge_on") in JUDGE_ON else "metric"
-        return cls(accuracy_pp=float(d.get("accuracy_pp", 0.5)), loss_rel=float(d.get("loss_rel", 0.02)),
-                   judge_on=judge)
+        d = d or {}  # what a file lacks is the default (the fields' own)
+        judge = d.get("judge_on") if d.get("judge_on") in JUDGE_ON else cls.judge_on
+        return cls(accuracy_pp=float(d.get("accuracy_pp", cls.accuracy_pp)),
+                   loss_rel=float(d.get("loss_rel", cls.loss_rel)), judge_on=judge)
 
 
 @dataclass
@@ -113,7 +114,7 @@ class SpeedVerdict:
         if not math.isfinite(self.ratio):
             return "no throughput measured"
         lo, hi = self.ci95
-        return f"{self.ratio:.2f}× [{lo:.2f}, {hi:.2f}] over {self.replicates} replicate pair(s)"
+        return f"{self.ratio:.2f}× [{lo:.2f}, {hi:.2f}] over {counted(self.replicates, 'replicate pair')}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"ratio": _json_float(self.ratio), "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])],
@@ -251,15 +252,21 @@ class TrialVerdict:
                    rule, str(d.get("way_forward") or ""))
 
     def rule_text(self) -> str:
-        """Which rule judged the accuracy, in words, for the report and the pages: "" for the default rule
-        nobody chose; else the rule, and the way forward that chose it."""
+        """Which rule judged the accuracy, in words, for the report, ab and the reason: "accuracy judged on "
+        and `rule_detail()`; "" for the default rule nobody chose."""
+        detail = self.rule_detail()
+        return f"accuracy judged on {detail}" if detail else ""
+
+    def rule_detail(self) -> str:
+        """The rule and the way forward that chose it, where a label already says "Accuracy rule" (the pages): ""
+        for the default rule nobody chose."""
         if self.rule is None or (self.rule.is_default and not self.way_forward):
             return ""
         chosen = {"loss": "judging on the validation loss", "tolerance": "a tolerance the user set",
                   "examples": "more validation examples"}.get(self.way_forward)
         why = f" (the way forward chosen after an inconclusive accuracy verdict: {chosen})" if chosen else \
             " (the study's options)"
-        return f"accuracy judged on {self.rule.text()}{why}"
+        return f"{self.rule.text()}{why}"
 
 
 def speed_verdict_of(ci: tuple[float, float]) -> str:

@@ -23,7 +23,7 @@ line with `tfturbo tune`/`ab` `--judge-on loss`, `--accuracy-tolerance PP`,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..runfiles import RUNS_DIR, load_run
@@ -72,7 +72,8 @@ def way_forward(acc: AccuracyVerdict, tolerance: Tolerance, a: ArmData | None = 
     """The ways to decide `acc` (None unless it is an inconclusive accuracy verdict with an interval)."""
     if acc.verdict != INCONCLUSIVE or acc.ci95 is None or acc.is_loss or acc.delta is None:
         return None
-    loss = _on_loss(a, b, tolerance) if a is not None and b is not None else None
+    # the trial's arms judged on the per-example loss, by the gate's own paired rule
+    loss = paired(a, b, "loss", tolerance, POINTS) if a is not None and b is not None else None
     lo = acc.ci95[0]
     tolerance_pp = math.ceil(-lo * 100 * 10) / 10 if lo < 0 else None  # the worse end, rounded up to 0.1 pp
     half, room = (acc.ci95[1] - lo) / 2, acc.delta + tolerance.accuracy_pp / 100
@@ -86,11 +87,6 @@ def way_forward(acc: AccuracyVerdict, tolerance: Tolerance, a: ArmData | None = 
     else:
         recommended = "examples" if needed else ""
     return WayForward(loss, tolerance_pp, needed, examples_available, recommended)
-
-
-def _on_loss(a: ArmData, b: ArmData, tolerance: Tolerance) -> AccuracyVerdict | None:
-    """The trial's arms judged on the per-example loss, by the gate's own paired rule."""
-    return paired(a, b, "loss", tolerance, POINTS)
 
 
 def examples_available(summaries: list[dict]) -> int | None:
@@ -125,10 +121,9 @@ def rule_for(way: str, forward: WayForward, tolerance: Tolerance, accuracy_pp: f
     """The accuracy rule a way forward judges by: on the loss (the same tolerances), or with an accuracy
     tolerance (`accuracy_pp`, the user's; by default the one the measured interval passes at)."""
     if way == "loss":
-        return Tolerance(tolerance.accuracy_pp, tolerance.loss_rel, judge_on="loss")
+        return replace(tolerance, judge_on="loss")
     if way == "tolerance" and (accuracy_pp is not None or forward.tolerance_pp is not None):
-        return Tolerance(accuracy_pp if accuracy_pp is not None else forward.tolerance_pp, tolerance.loss_rel,
-                         tolerance.judge_on)
+        return replace(tolerance, accuracy_pp=accuracy_pp if accuracy_pp is not None else forward.tolerance_pp)
     raise ValueError(f"no rule for the way forward {way!r}")
 
 

@@ -25,11 +25,14 @@ def _settings(s: RunSettings | dict[str, Any] | None) -> RunSettings:
 
 def snippet(recommended_settings: RunSettings | dict[str, Any] | None,
             baseline_settings: RunSettings | dict[str, Any] | None,
-            findings: list[dict[str, Any]] | None = None) -> str:
-    """Patch-like text with the changes from `baseline_settings` to `recommended_settings`."""
+            findings: list[dict[str, Any]] | None = None, baseline_summary: dict[str, Any] | None = None) -> str:
+    """Patch-like text with the changes from `baseline_settings` to `recommended_settings`; `baseline_summary`
+    (the baseline run's summary.json) says how the workload's code reads (its optimizer)."""
     rec, base = _settings(recommended_settings), _settings(baseline_settings)
     findings = [f for f in findings or [] if isinstance(f, dict)]
-    hunks = [h for lever in levers.LEVERS for h in lever.hunks(rec, base, findings)]
+    optimizer = (baseline_summary or {}).get("optimizer")
+    code = levers.WorkloadCode(optimizer if isinstance(optimizer, dict) else None)
+    hunks = [h for lever in levers.LEVERS for h in lever.hunks(rec, base, findings, code)]
     extras = [line for lever in levers.LEVERS for line in lever.extras(rec, findings)]
     title = f"# tfturbo: changes for the recommended settings — {rec.label()}"
     if not hunks:

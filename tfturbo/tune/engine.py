@@ -42,10 +42,11 @@ from .. import backend_client, protocol, summary
 from ..cli_args import run_argv, script_argv
 from ..compare import replicate_key
 from ..errors import OutputDirError, UserError
+from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
-from ..trials.run_length import min_run_steps, run_length_note
+from ..trials.run_length import too_short
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedPair, PlannedRun, Trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
@@ -132,8 +133,7 @@ class Action:
     stage: str  # environment | audit | probe | baseline | a lever's name
     planned: PlannedRun | PlannedPair | None = None  # a run of a trial (or the baseline's one run), or a pair
     rung: Rung | None = None
-    run_dir: Path | None = None  # a run-pair's first run's (`run_dirs` has both)
-    run_dirs: list[Path] | None = None
+    run_dir: Path | None = None  # a run-pair's first run's
 
 
 @dataclass
@@ -200,16 +200,22 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
     """What a rung keeps of its trial: B's first run as its own, every run's name, the verdict's reason after
-    why the rung was measured."""
+    why the rung was measured and the rule that judged it (`name_rule`)."""
     first_b = next((r for r in trial.runs if r.planned.arm == "b"), None)
     rung.summary = first_b.summary if first_b is not None else None
     rung.settings = first_b.planned.settings if first_b is not None else rung.settings
     rung.replicates = [r.planned.name for r in trial.runs]
     rung.run_seconds = trial.measured_seconds()
-    if verdict.rule_text():  # judged by a rule the user chose: the reason says so (nothing kept silently)
-        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
+    name_rule(verdict)
     if note:
         verdict.reason = f"{note}; {verdict.reason}"
+
+
+def name_rule(verdict: TrialVerdict) -> None:
+    """A verdict judged by a rule the user chose says so first in its reason (nothing kept silently): a rung's
+    verdict as measured (`finish_rung`) and as judged again (`StudyEngine.rejudge`)."""
+    if verdict.rule_text():
+        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
 
 
 def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
@@ -442,7 +448,7 @@ class StudyEngine:
             return
         found = [f for f in outcome.document.get("findings") or [] if isinstance(f, dict)]
         self.record_audit(found)
-        self.say(f"audit ({action.argv[2]} + XLA): {len(found)} finding(s)"
+        self.say(f"audit ({action.argv[2]} + XLA): {counted(len(found), 'finding')}"
                  + (f": {', '.join(F.codes_of(found))}" if found else ""))
 
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
@@ -522,10 +528,9 @@ class StudyEngine:
             rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
         self.policy.set_baseline(rung)
         self._report_end(rung)
-        note = run_length_note(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution)
+        note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution)
         if note:  # the trials' runs follow the baseline's length: their first pairs would not count
-            self.say(f"[{rung.name[:2]}] baseline: {note} (--steps "
-                     f"{min_run_steps(rung.summary, self.opts.speed_rule(), settings.steps_per_execution)})")
+            self.say(f"[{rung.name[:2]}] baseline: {note} (--steps {needed})")
 
     # ------------------------------------------------------------ a lever's stage
 
@@ -587,18 +592,16 @@ class StudyEngine:
                  f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:
             if isinstance(planned, PlannedPair):
-                self.say(f"     {planned.first.name} + {planned.second.name}: speed only, in one process, "
-                         f"{planned.steady_s:.0f} s of steady state each — {trial.progress_text()}")
-                results = yield from self._run_pair(planned, rung, lever.name)
-                trial.record(planned, results, [self.study.path / RUNS_DIR / run.name for run in planned.runs])
-                rung.replicates = [r.planned.name for r in trial.runs]
-                self.study.save()
-                continue
-            what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
-                f"{planned.settings.steps} steps"
-            self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
-            result = yield from self._run(planned, rung, lever.name)
-            trial.record(planned, result, self.study.path / RUNS_DIR / planned.name)
+                self.say(f"     {planned.first.name} + {planned.second.name}: {planned.text()} — "
+                         f"{trial.progress_text()}")
+                result, run_dir = yield from self._run_pair(planned, rung, lever.name)
+            else:
+                what = f"speed only, {planned.settings.steps} steps" if planned.settings.speed_only else \
+                    f"{planned.settings.steps} steps"
+                self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
+                result = yield from self._run(planned, rung, lever.name)
+                run_dir = self.study.path / RUNS_DIR / planned.name
+            trial.record(planned, result, run_dir)
             rung.replicates = [r.planned.name for r in trial.runs]
             self.study.save()
         verdict = trial.verdict()
@@ -616,22 +619,30 @@ class StudyEngine:
         (no new run): the way forward `way` ("loss", "tolerance") the user took after an inconclusive accuracy
         verdict. The new verdict says which rule judged it and why, is recorded in study.yaml (the rung's
         `rule` and `way_forward`), and the best configuration follows it."""
-        trial = self.trials.get(name)
-        rung = next((r for r in self.study.rungs if r.name == name), None)
-        if trial is None or rung is None or rung.decision is None:
-            raise UserError(f"{name} has no trial to judge again", "measure it first")
-        if self.trial is not None:
-            raise UserError("a trial is being measured", "wait for it to end, then judge again")
-        if not self.policy.rungs or self.policy.rungs[-1] is not rung:
-            raise UserError(f"{name} is not the last measured rung: later rungs were measured against the "
-                            "configuration its verdict chose", "judge it again in a new study (--judge-on, "
-                            "--accuracy-tolerance), or measure it again")
+        refused = self.rejudge_refused(name)
+        if refused is not None:
+            raise refused
+        trial, rung = self.trials[name], self.policy.rungs[-1]
         trial.tolerance, trial.way_forward = rule, way
         verdict = trial.verdict()
-        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
+        name_rule(verdict)
         self.policy.reconclude(rung, verdict, self._lever_of(rung))
         self._report_end(rung)
         return verdict
+
+    def rejudge_refused(self, name: str) -> UserError | None:
+        """Why rung `name` cannot be judged again now (None: it can): it has a trial and a verdict, no trial is
+        being measured, and it is the last judged rung (later rungs were measured against what it chose)."""
+        rung = next((r for r in self.study.rungs if r.name == name), None)
+        if name not in self.trials or rung is None or rung.decision is None:
+            return UserError(f"{name} has no trial to judge again", "measure it first")
+        if self.trial is not None:
+            return UserError("a trial is being measured", "wait for it to end, then judge again")
+        if self.policy is None or not self.policy.rungs or self.policy.rungs[-1] is not rung:
+            return UserError(f"{name} is not the last measured rung: later rungs were measured against the "
+                             "configuration its verdict chose", "judge it again in a new study (--judge-on, "
+                             "--accuracy-tolerance), or measure it again")
+        return None
 
     def _new_rung(self, kind: str, slug: str, settings: RunSettings, compared_with: str | None = None) -> Rung:
         name = self.study.next_name(slug)
@@ -654,18 +665,18 @@ class StudyEngine:
         return summary_of(outcome.document, outcome.status, outcome.error, run_dir, planned)
 
     def _run_pair(self, pair: PlannedPair, rung: Rung, stage: str) -> Flow:
-        """A paired replicate's two summaries: re-used when a resumed study finished both runs, else measured
-        (both folders cleared first: half a pair is measured again as a whole)."""
+        """A paired replicate's two summaries and run directories: the summaries re-used when a resumed study
+        finished both runs, else measured (both folders cleared first: half a pair is measured again as a whole)."""
         argv, run_dirs = pair_command(pair, self.study.path / RUNS_DIR)
         reused = [self._finished_run(d) for d in run_dirs]
         if all(r is not None for r in reused):
             self.reused += [run.name for run in pair.runs]
-            return reused
+            return reused, run_dirs
         for run_dir in run_dirs:
             if run_dir.exists():
                 shutil.rmtree(run_dir)
-        outcome = yield from self._ask(Action("run-pair", argv, stage, pair, rung, run_dirs[0], run_dirs))
-        return pair_summaries(outcome.document, outcome.status, outcome.error, run_dirs, pair)
+        outcome = yield from self._ask(Action("run-pair", argv, stage, pair, rung, run_dirs[0]))
+        return pair_summaries(outcome.document, outcome.status, outcome.error, run_dirs, pair), run_dirs
 
     def _finished_run(self, run_dir: Path) -> dict[str, Any] | None:
         if self.recorded is None or not run_dir.is_dir():
@@ -701,7 +712,7 @@ class StudyEngine:
         if base is not None and base.kept and best is not None:
             study.recommended = measurement_only(best.settings)
             study.recommended_rung = best.name
-            study.snippet = snippet(study.recommended, measurement_only(base.settings), study.findings())
+            study.snippet = snippet(study.recommended, measurement_only(base.settings), study.findings(), base.summary)
         study.save()
         return study
 

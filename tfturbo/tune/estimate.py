@@ -42,10 +42,9 @@ from ..protocol import RunStatus
 
 @dataclass(frozen=True)
 class StageEstimate:
-    """One stage still to come: its title, trials and seconds (at least, at most)."""
+    """One stage still to come: its title and seconds (at least, at most)."""
 
     title: str
-    trials: int
     low_s: float
     high_s: float
 
@@ -147,7 +146,7 @@ def remaining(engine) -> list[StageEstimate]:
     for lever in engine.stages_left():
         trials = 1 if lever.confirms else sum(1 for c in lever.candidates(engine.policy) if c.skipped_reason is None)
         if trials:
-            out.append(StageEstimate(lever.title, trials, trials * low, trials * high))
+            out.append(StageEstimate(lever.title, trials * low, trials * high))
     return out
 
 

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..backend_client import BackendResult, run_backend
+from ..cli_args import TRAINING_COMMANDS
 from ..errors import OutputDirError, UserError
+from ..numbers import counted
 from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from ..trials.execute import fail_on_bad_input
 from .engine import Action, Outcome, StudyEngine, TuneOptions, prepare_study_dir
@@ -110,11 +112,11 @@ class Ladder:
             engine.finish()
             raise
         if engine.reused:
-            self.say(f"resume: {len(engine.reused)} finished run(s) re-used, none measured again")
+            self.say(f"resume: {counted(len(engine.reused), 'finished run')} re-used, none measured again")
         return engine.finish()
 
     def _execute(self, action: Action) -> Outcome:
-        live = self.live if action.command in ("run", "run-pair") else None
+        live = self.live if action.command in TRAINING_COMMANDS else None
         result = self.runner(action.command, action.argv, on_event=live,
                              stderr_path=str(self.path / BACKEND_LOG), cancel=self.cancel)
         fail_on_bad_input(result.error, WHAT[action.command])

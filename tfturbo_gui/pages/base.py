@@ -100,18 +100,6 @@ class TrialPlots:
                              running=running, batches=batches)
 
 
-def trial_progress(session: WizardSession, rung) -> str:
-    """What a page says beside its trial: where it stands ("Pair 2 of 3–6 · about 1 min 40 s left"), its plan,
-    and the study's stages still to come with their estimate (the engine's); once decided, only the rest."""
-    trial = session.trial_of(rung)
-    lines = []
-    if trial is not None and trial.next_run() is not None:
-        progress = session.trial_progress(rung)
-        lines += [progress[0].upper() + progress[1:], f"Plan: {trial.plan().text()}."]
-    rest = session.remaining_text()
-    return "\n".join(lines + ([rest] if rest else []))
-
-
 class WizardPage(QWidget):
     """A checklist step. Subclasses fill `self.left` / `self.right` and override the hooks."""
 
@@ -215,6 +203,28 @@ class WizardPage(QWidget):
 
     def next_hint(self) -> str:
         return ""
+
+    def show_trial_progress(self, rung) -> None:
+        """The `plan_note` of a page with a trial: where `rung`'s trial stands ("Pair 2 of 3–6 · about 1 min 40 s
+        left"), its plan, and the study's stages still to come with their estimate (the engine's); once decided,
+        only the rest; hidden when there is nothing to say."""
+        trial = self.session.trial_of(rung)
+        lines = []
+        if trial is not None and trial.next_run() is not None:
+            progress = self.session.trial_progress(rung)  # the engine's time left, its first pair included
+            lines += [progress[0].upper() + progress[1:], f"Plan: {trial.plan().text()}."]
+        rest = self.session.remaining_text()
+        text = "\n".join(lines + ([rest] if rest else []))
+        self.plan_note.setText(text)
+        self.plan_note.setVisible(bool(text))
+
+    def show_ways_forward(self, rung):
+        """The `way_bar` of a page with a trial: the ways forward of `rung`'s inconclusive accuracy as buttons,
+        enabled while it may be judged again; returns them (None: its verdict needs none)."""
+        way = self.session.way_forward(rung)
+        self.way_bar.set_options(way, way is not None and self.session.more_examples_here(rung, way),
+                                 enabled=self.session.can_rejudge(rung))
+        return way
 
     def ask_tolerance(self, suggested: float) -> float | None:
         """The accuracy tolerance the user accepts, in pp (None: cancelled); `suggested`: where this interval
@@ -441,13 +451,8 @@ class RungPage(WizardPage):
             return False
         self._planned, data = started
         self.trial_plots.started(self._planned, data)
-        self.show_plan()
+        self.show_trial_progress(self.rung)
         return True
-
-    def show_plan(self) -> None:
-        text = trial_progress(self.session, self.rung)
-        self.plan_note.setText(text)
-        self.plan_note.setVisible(bool(text))
 
     def _on_events(self, events: list) -> None:
         if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
@@ -472,7 +477,7 @@ class RungPage(WizardPage):
         if data.status == protocol.RunStatus.COMPLETED and own is not None and own is not data:
             self.run_panel.show_finished(own)  # the configuration it measured, not the reference run that ended last
         self.show_decision(decision)
-        self.show_plan()
+        self.show_trial_progress(self.rung)
         self.findings.add_findings(decision.findings)
         self.findings.set_empty_text(self.after_trial_text)
         self.show_profile()
@@ -484,13 +489,11 @@ class RungPage(WizardPage):
 
     def show_decision(self, decision) -> None:
         """The verdict card, and for an inconclusive accuracy the ways forward, as words and as buttons."""
-        way = self.session.way_forward(self.rung)
+        way = self.show_ways_forward(self.rung)
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
                                         fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)),
                                         way_forward=way.lines() if way else (),
                                         shown=headline(self.rung.name, self.session.study.rungs), rung=self.rung.name)
-        self.way_bar.set_options(way, way is not None and self.session.more_examples_here(self.rung, way),
-                                 enabled=self.session.can_rejudge(self.rung))
 
     def take_way_forward(self, way: str) -> None:
         """A way forward's button (`WizardPage.way_forward_taken`): the verdict card shows the new verdict."""

@@ -33,7 +33,7 @@ from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
-from .base import TrialPlots, WizardPage, add_section, needs_baseline, start_trial_run, trial_progress
+from .base import TrialPlots, WizardPage, add_section, needs_baseline, start_trial_run
 from ..labels import muted_label
 
 
@@ -226,13 +226,8 @@ class ComparePage(WizardPage):
             return False
         self._planned, data = started
         self.trial_plots.started(self._planned, data)  # the recommended run first in the legend, whichever runs
-        self.show_plan()
+        self.show_trial_progress(self.confirmation)
         return True
-
-    def show_plan(self) -> None:
-        text = trial_progress(self.session, self.confirmation)
-        self.plan_note.setText(text)
-        self.plan_note.setVisible(bool(text))
 
     def _on_run_ended(self, data: RunData) -> None:
         rung = self.confirmation
@@ -244,7 +239,7 @@ class ComparePage(WizardPage):
         if why is not None:
             self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         self.session.finish_trial(rung)
-        self.show_plan()
+        self.show_trial_progress(self.confirmation)
         self.show_decision()
 
     def show_decision(self) -> None:
@@ -256,13 +251,11 @@ class ComparePage(WizardPage):
             self.needs.setText(f"Confirmation of {rung.settings.label()} against the baseline "
                                f"{self.session.baseline.settings.label()} ({len(rung.replicates)} runs, "
                                f"{rung.run} and its replicates)."
-                               + (f" Accuracy rule: {rung.decision.rule_text().removeprefix('accuracy judged on ')}."
-                                  if rung.decision.rule_text() else ""))
-        way = self.session.way_forward(rung)
+                               + (f" Accuracy rule: {rung.decision.rule_detail()}."
+                                  if rung.decision.rule_detail() else ""))
+        way = self.show_ways_forward(rung)
         self.way_text.setText("What would decide the accuracy:\n" + "\n".join(way.lines()) if way else "")
         self.way_text.setVisible(way is not None)
-        self.way_bar.set_options(way, way is not None and self.session.more_examples_here(rung, way),
-                                 enabled=self.session.can_rejudge(rung))
         kept = document is not None and document.get("kept")
         self.set_status(PASSED if kept else ATTENTION)
         self._show_runs()

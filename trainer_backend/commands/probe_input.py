@@ -50,7 +50,10 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
         writer.emit(protocol.PHASE, phase=protocol.MEASURING, step=None, detail=detail)
         writer.emit(protocol.PROGRESS, step=index, total=PROBES, eta_s=None, detail=detail)
 
-    document = input_probe.probe(model, train_ds, args.steps, on_phase, warmup=warmup)
+    from ..diagnostics.advice import shape_of
+
+    document = input_probe.probe(model, train_ds, args.steps, on_phase, warmup=warmup,
+                                 shape=shape_of(workload, model), batch_size=batch_size)
     document["findings"] = fixes + document["findings"]
     writer.emit(protocol.PROGRESS, step=PROBES, total=PROBES, eta_s=0.0)
     for finding in document["findings"]:

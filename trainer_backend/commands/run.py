@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import shlex
 import sys
 import time
@@ -54,6 +53,7 @@ class PreparedRun:
     strategy: Any = None  # the tf.distribute strategy the model was built under
     output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
     clusters: Any = None  # with auto-clustering: the ClusterProbe that counts what XLA compiled (xla_clusters.py)
+    optimizer: dict[str, Any] | None = None  # how the workload wrote its optimizer (optimizer_code.py)
 
     @property
     def replicas(self) -> int:
@@ -85,23 +85,6 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
 
 # ------------------------------------------------------------------------------ preparing
 
-XLA_CACHE_FLAG = "--tf_xla_persistent_cache_directory"
-
-
-def use_xla_cache(folder: str) -> None:
-    """Point XLA's persistent compilation cache at `folder` (TF_XLA_FLAGS), before TensorFlow reads its flags.
-
-    TensorFlow keeps each compiled cluster there, keyed by its program and
-    device, and loads it instead of compiling when the same program comes
-    again — in the next replicate of a trial, or the next rung with the same
-    model. A flag the user already set wins.
-    """
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    flags = os.environ.get("TF_XLA_FLAGS", "")
-    if XLA_CACHE_FLAG in flags:
-        return
-    os.environ["TF_XLA_FLAGS"] = f"{flags} {XLA_CACHE_FLAG}={folder}".strip()
-
 def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     import keras
     import tensorflow as tf
@@ -121,7 +104,9 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
                         "use --no-jit, or --strategy default")
     strategy = distribute.strategy_for(settings)
     findings: list[Finding] = []
-    with strategy.scope():
+    from ..optimizer_code import optimizer_code, recording_compile
+
+    with strategy.scope(), recording_compile():
         model = workload.build_model()  # a script runs here, up to its first fit()
     settings = settings.with_(batch_size=settings.batch_size or workload.default_batch_size)
     keras.utils.set_random_seed(settings.seed)  # the data order must not depend on how the model was built
@@ -134,6 +119,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
             findings += apply_fix_int_inputs(model, train_ds)
         writer.emit(protocol.PHASE, phase=protocol.COMPILING, step=None,
                     detail=f"{settings.policy}, jit_compile={settings.jit_compile}")
+        optimizer = optimizer_code(model)  # the user's compile() arguments and rate, before tfturbo's
         learning_rate = recompile(model, settings)
     if settings.drop_remainder:
         from ..fixes import drop_partial_batches
@@ -154,7 +140,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
         clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds), clusters)
+                       output_dtypes(model, train_ds), clusters, optimizer)
 
 
 def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
@@ -246,7 +232,8 @@ def apply_fix_head(model, train_ds) -> list[Finding]:
             code = ""
         return [fix_not_applied("--fix-head", str(exc), code or 'create the output layer with dtype="float32"')]
     if changed:
-        print(f"tfturbo: --fix-head: {', '.join(changed)} now compute(s) in float32", file=sys.stderr)
+        verb = "computes" if len(changed) == 1 else "compute"
+        print(f"tfturbo: --fix-head: {', '.join(changed)} now {verb} in float32", file=sys.stderr)
     return []
 
 
@@ -260,7 +247,8 @@ def apply_fix_int_inputs(model, train_ds) -> list[Finding]:
         return [fix_not_applied("--fix-int-inputs", f"{type(exc).__name__}: {exc}",
                                 'declare the ids as integers: keras.Input(shape=..., dtype="int32")')]
     if changed:
-        print(f"tfturbo: --fix-int-inputs: {', '.join(changed)} now compute(s) in float32, so integer ids reach "
+        verb = "computes" if len(changed) == 1 else "compute"
+        print(f"tfturbo: --fix-int-inputs: {', '.join(changed)} now {verb} in float32, so integer ids reach "
               "their lookup exact", file=sys.stderr)
     return []
 
@@ -553,6 +541,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         metrics=dict(monitor.last_logs),
         validation=monitor.validation,
         learning_rate=job.learning_rate,
+        optimizer=job.optimizer,
         loss_scale=monitor.loss_scale_summary(),
         xla_active=job.xla_active(),
         xla_clusters=job.clusters.clusters if job.clusters is not None else None,

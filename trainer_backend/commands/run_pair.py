@@ -26,7 +26,7 @@ from tfturbo.cli_args import pair_arms
 from tfturbo.errors import UserError
 
 from .. import stdio
-from ..blocks import ArmBlocks, Blocks
+from ..blocks import BLOCKS_PER_ARM, ArmBlocks, Blocks
 from . import run
 
 
@@ -48,7 +48,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
         stdio.attach_log(run_dir / runfiles.BACKEND_LOG)
     active = [run.start_run(job, run_dir, w, log=False) for job, run_dir, w in zip(jobs, dirs, writers)]
     names = [d.name for d in dirs]
-    blocks = Blocks(*names) if args.blocks is None else Blocks(*names, blocks=args.blocks)
+    blocks = Blocks(*names, blocks=args.blocks or BLOCKS_PER_ARM)
     for a, name in zip(active, names):
         a.instrument.blocks = ArmBlocks(blocks, name, args.steady_s / blocks.blocks)
 

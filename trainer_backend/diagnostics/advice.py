@@ -25,6 +25,7 @@ class WorkloadShape:
     data: str = TF_DATA  # what the training data is given as: NumPy arrays or a tf.data pipeline (or generator)
     model: str = FUNCTIONAL  # Sequential, Functional or subclassed
     fit_where: str = ""  # a script's fit() call ("train.py line 17")
+    validation_split: float = 0.0  # a script's fit(validation_split=...): arrays in a dataset cannot be split by fit()
 
     @property
     def data_place(self) -> str:
@@ -51,7 +52,9 @@ def shape_of(workload: Any, model: Any) -> WorkloadShape:
         kind = FUNCTIONAL
     else:
         kind = SUBCLASSED
-    return WorkloadShape(source, data, kind, getattr(workload, "fit_where", "") if source == SCRIPT else "")
+    call = getattr(workload, "call", None) if source == SCRIPT else None
+    split = float(getattr(call, "validation_split", 0.0) or 0.0)
+    return WorkloadShape(source, data, kind, getattr(workload, "fit_where", "") if source == SCRIPT else "", split)
 
 
 def layer_call(cls: str, args: str, shape: WorkloadShape, var: str = "outputs", arg: str = "x") -> str:
@@ -115,3 +118,32 @@ def batch_size_fix(batch_size: int, shape: WorkloadShape | None = None) -> str:
     else:
         line = f"train_ds = train_ds.batch({batch_size})  # {shape.data_place}"
     return f"{line}\n# or: tfturbo run ... --batch-size {batch_size}"
+
+
+def array_input_fix(batch_size: int | str, shape: WorkloadShape) -> str:
+    """NumPy arrays given to fit() (or returned by make_datasets()) as a tf.data pipeline that prefetches the
+    next batches while the step runs: the change from the fit() call the workload makes now."""
+    fit = f"model.fit(x_train, y_train, batch_size={batch_size}"
+    split = shape.validation_split
+    lines = []
+    if shape.source == SCRIPT:
+        where = f" at {shape.fit_where}" if shape.fit_where else ""
+        lines.append(f"# was{where}: {fit}{f', validation_split={split:g}' if split else ''}, ...)")
+    else:
+        lines.append("# in make_datasets(), instead of returning (x_train, y_train):")
+    train = "(x_train, y_train)"
+    if split:  # fit() splits arrays only: split them first, as Keras does (the last fraction, unshuffled)
+        lines += [f"n_val = int(len(x_train) * {split:g})  # validation_split={split:g}: the last {split:.0%}, as Keras "
+                  "takes it",
+                  "x_val, y_val = x_train[-n_val:], y_train[-n_val:]",
+                  "x_train, y_train = x_train[:-n_val], y_train[:-n_val]"]
+    lines += [f"train_ds = (tf.data.Dataset.from_tensor_slices({train})",
+              "    .shuffle(len(x_train))   # fit() shuffled the arrays each epoch",
+              f"    .batch({batch_size})",
+              "    .prefetch(tf.data.AUTOTUNE))   # overlap input with the training step"]
+    if shape.source == SCRIPT:
+        lines.append("model.fit(train_ds" + (", validation_data=(x_val, y_val)" if split else "") + ", ...)"
+                     "  # no batch_size: the dataset is batched")
+    else:
+        lines.append("return train_ds, val_ds  # val_ds: the validation arrays as before, or a dataset like train_ds")
+    return "\n".join(lines)

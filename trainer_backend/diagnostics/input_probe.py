@@ -34,6 +34,7 @@ from typing import Any, Callable
 from tfturbo.findings import INPUT_BOUND, INPUT_MODERATELY_BOUND, Finding
 from tfturbo.verdicts import ProbeBand, ProbeVerdict
 
+from .advice import NUMPY, SCRIPT, WorkloadShape, array_input_fix
 from .dataset_audit import PipelineOps, pipeline_ops
 
 # XProf's overview-page bands of the share of step time waiting on input.
@@ -139,9 +140,13 @@ def confirmed(first: ProbeResult, second: ProbeResult) -> ProbeResult:
     return second if second.input_fraction < first.input_fraction else first
 
 
-def input_bound_finding(v: ProbeResult, ops: PipelineOps | None) -> Finding:
-    """INPUT_BOUND (high band) or INPUT_MODERATELY_BOUND (moderate band) with the tf.data changes as code, each
-    marked where the pipeline's own ops show it applies."""
+def input_bound_finding(v: ProbeResult, ops: PipelineOps | None, shape: WorkloadShape | None = None,
+                        batch_size: int | None = None) -> Finding:
+    """INPUT_BOUND (high band) or INPUT_MODERATELY_BOUND (moderate band) with the changes as code in the
+    workload's own terms (`advice.WorkloadShape`): NumPy arrays given to fit() become a tf.data pipeline shown
+    as the change from that fit() call; a tf.data pipeline gets the tf.data changes, each marked where the
+    pipeline's own ops show it applies."""
+    shape = shape or WorkloadShape()
     def mark(applies: bool | None, why: str) -> str:
         return f"  # <- {why}" if applies else ""
 
@@ -167,6 +172,18 @@ def input_bound_finding(v: ProbeResult, ops: PipelineOps | None) -> Finding:
     if known and ops.py_function:
         lines.append("# a tf.py_function/numpy_function holds the Python GIL: parallel map helps little;"
                      " rewrite it in tf ops or cache its output")
+    if shape.data == NUMPY:  # the template above is for files read by tf.data: the arrays' own change instead
+        lines = [array_input_fix(batch_size or "BATCH_SIZE", shape)]
+    elif shape.source == SCRIPT:  # the script's own pipeline: what to add to it, before its fit()
+        lines = [lines[0], f"# {shape.data_place}:"]
+        if sequential_map:
+            lines.append("train_ds = ...map(fn, num_parallel_calls=tf.data.AUTOTUNE)  # <- your map runs one element "
+                         "at a time")
+        if no_cache:
+            lines.append("train_ds = train_ds.cache()  # after the expensive deterministic steps, before shuffle")
+        lines.append("train_ds = train_ds.prefetch(tf.data.AUTOTUNE)  # overlap input with the training step"
+                     + mark(no_prefetch, "no prefetch at the end now"))
+    lines.append("# or let tfturbo apply the measured tf.data fixes: tfturbo run ... --input-fixes")
     rates = v.rates()
     measured = (f"{v.input_fraction:.0%} of each training step waits for data — the input pipeline "
                 f"alone delivers {rates['data_steps_per_s']:.1f} batches/s, the training step alone runs "
@@ -179,15 +196,18 @@ def input_bound_finding(v: ProbeResult, ops: PipelineOps | None) -> Finding:
         code, message = INPUT_BOUND, (
             f"input-bound (at least {HIGH_INPUT_SHARE:.0%} waiting, XProf's \"highly input-bound\"): {measured}. "
             "Fix the pipeline first: mixed precision and XLA cannot speed up a job that waits for data")
-    return Finding(code, message, fix="\n".join(lines), where="train_ds (make_datasets)",
+    where = "train_ds (make_datasets)" if shape.source != SCRIPT else \
+        f"the training data given to fit(){f' at {shape.fit_where}' if shape.fit_where else ''}"
+    return Finding(code, message, fix="\n".join(lines), where=where,
                    data={"input_fraction": v.input_fraction, "band": v.band,
                          "pipeline_ops": ops.ops if known else None})
 
 
 def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], None] = lambda d, i: None,
-          profile_dir: str | None = None, warmup: int | None = None) -> dict[str, Any]:
+          profile_dir: str | None = None, warmup: int | None = None, shape: WorkloadShape | None = None,
+          batch_size: int | None = None) -> dict[str, Any]:
     """Run the three probes and return the `probe-input` document (`warmup`: batches skipped by each probe,
-    default `warmup_steps(steps)`)."""
+    default `warmup_steps(steps)`; `shape` and `batch_size`: the workload's, for the finding's fix)."""
     from . import profile_reader
 
     warmup = warmup_steps(steps) if warmup is None else warmup
@@ -205,7 +225,7 @@ def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], 
         compute_again = time_steps(model, cached_batch(train_ds), steps, warmup)
         v = confirmed(v, decide(data_ms, compute_again, train_again))
         rounds = 2
-    findings = [input_bound_finding(v, pipeline_ops(train_ds))] if v.band != ProbeBand.LOW else []
+    findings = [input_bound_finding(v, pipeline_ops(train_ds), shape, batch_size)] if v.band != ProbeBand.LOW else []
     on_phase("profiler input analysis", 3)
     profiler = profile_reader.profile_steps(model, train_ds, profile_dir)
     return {

@@ -141,7 +141,8 @@ def head_risks(model: Any, dtype: str, activation: str | None, refusing: list[tu
     risks = []
     if refusing:
         names = ", ".join(name for name, _ in refusing)
-        risks.append(f"metric(s) {names} cannot take {dtype} predictions ({refusing[0][1]}): every training "
+        which = "metric" if len(refusing) == 1 else "metrics"
+        risks.append(f"{which} {names} cannot take {dtype} predictions ({refusing[0][1]}): every training "
                      "step fails")
     if activation in ("softmax", "log_softmax"):
         risks.append(f"a float16 {activation} overflows (NaN loss)" if dtype == "float16" else

@@ -30,6 +30,19 @@ if TYPE_CHECKING:  # the policy walks the levers; a lever reads the policy's sta
     from ..study import Rung
 
 
+@dataclass(frozen=True)
+class WorkloadCode:
+    """How the workload's own code reads where a hunk changes it, from its baseline run's summary."""
+
+    optimizer: dict[str, Any] | None = None  # summary "optimizer" (trainer_backend/optimizer_code.py)
+
+    def compile_call(self) -> str:
+        """The workload's compile() call, the context line of the hunks that add an argument to it."""
+        given = (self.optimizer or {}).get("given_as")
+        return f' model.compile(optimizer="{given}", ...,' if given else \
+            " model.compile(optimizer=optimizer, loss=loss, metrics=metrics,"
+
+
 @dataclass
 class Candidate:
     """One configuration a stage would measure, why, and against which rung (speed)."""
@@ -90,8 +103,10 @@ class Lever:
         """The finding a rung of this lever carries (docs/FINDINGS.md), kept or not."""
         return []
 
-    def hunks(self, rec: RunSettings, base: RunSettings, findings: list[dict[str, Any]]) -> list[Hunk]:
-        """Its part of the code changes from `base` to the recommended `rec`."""
+    def hunks(self, rec: RunSettings, base: RunSettings, findings: list[dict[str, Any]],
+              code: WorkloadCode | None = None) -> list[Hunk]:
+        """Its part of the code changes from `base` to the recommended `rec`, in the words of the workload's own
+        code where `code` says how it reads."""
         return []
 
     def not_in_effect(self, summary: dict[str, Any]) -> str | None:

@@ -68,7 +68,7 @@ class AutoClustering(Lever):
                           'tf.config.optimizer.set_jit("autoclustering")  # before training'
                           if verdict.kept else "", rung.name).to_dict()]
 
-    def hunks(self, rec, base, findings) -> list[Hunk]:
+    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
         if not (rec.xla_autoclustering and not base.xla_autoclustering):
             return []
         return [("XLA auto-clustering: XLA compiles the parts of the step it supports (set before TensorFlow "

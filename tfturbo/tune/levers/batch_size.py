@@ -93,7 +93,7 @@ class BatchSize(Lever):
                           "search ends below it (an expected outcome: most often out of memory)",
                           "keep a smaller batch", rung.name, data={"batch_size": s.batch_size}).to_dict()]
 
-    def hunks(self, rec, base, findings) -> list[Hunk]:
+    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
         out: list[Hunk] = []
         changed = rec.batch_size and base.batch_size and rec.batch_size != base.batch_size
         # only what was measured and kept: the recommendation's own drop_remainder (XLA alone never adds it; the
@@ -118,11 +118,33 @@ class BatchSize(Lever):
                          f"+train_ds = train_ds.batch({new}{', drop_remainder=True' if drop else ''})"]
             out.append(("input pipeline: " + "; ".join(why), lines))
         if abs(rec.lr_scale - base.lr_scale) > 1e-9:
-            out.append(("learning rate: linear scaling rule (multiply it by the factor the batch grew)", [
-                "-optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE)",
-                f"+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * "
-                f"{_fmt_scale(rec.lr_scale / base.lr_scale)})"]))
+            out.append(("learning rate: linear scaling rule (multiply it by the factor the batch grew)",
+                        learning_rate_lines(_fmt_scale(rec.lr_scale / base.lr_scale), code.optimizer if code else None)))
         return out
+
+
+def learning_rate_lines(factor: str, optimizer: dict[str, Any] | None) -> list[str]:
+    """The learning rate times `factor`, as the workload wrote its optimizer (`trainer_backend/optimizer_code.py`):
+    a string given to compile() becomes its class at Keras' default rate (the issue 22 walk read
+    "keras.optimizers.Adam(learning_rate=LEARNING_RATE * 2)" for optimizer="adam"); an object keeps its class
+    and rate; a schedule its initial rate; unknown (an older run), a generic Adam line."""
+    opt = optimizer or {}
+    cls, given = opt.get("class"), opt.get("given_as")
+    name = f"keras.optimizers.{cls}" if opt.get("module") == "keras.optimizers" else cls
+    rate, default = opt.get("learning_rate"), opt.get("default_learning_rate")
+    if cls and given and isinstance(default, (int, float)):
+        return [f'-model.compile(optimizer="{given}", ...)',
+                f'+model.compile(optimizer={name}(learning_rate={default:g} * {factor}), ...)'
+                f'  # "{given}" is {cls} at Keras\' default learning rate, {default:g}']
+    if cls and opt.get("schedule") and isinstance(rate, (int, float)):
+        schedule = opt["schedule"]
+        return [f"-schedule = keras.optimizers.schedules.{schedule}(initial_learning_rate={rate:.6g}, ...)",
+                f"+schedule = keras.optimizers.schedules.{schedule}(initial_learning_rate={rate:.6g} * {factor}, ...)"]
+    if cls and isinstance(rate, (int, float)):
+        return [f"-optimizer = {name}(learning_rate={rate:.6g}, ...)",
+                f"+optimizer = {name}(learning_rate={rate:.6g} * {factor}, ...)"]
+    return ["-optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE)",
+            f"+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * {factor})"]
 
 
 LEVER = BatchSize()

@@ -43,7 +43,7 @@ class InputPipeline(Lever):
                           f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
                           applied[0].get("fix", "") if applied and verdict.kept else "", rung.name).to_dict()]
 
-    def hunks(self, rec, base, findings) -> list[Hunk]:
+    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
         if not (rec.input_fixes and not base.input_fixes):
             return []
         applied = next((f.get("fix") for f in findings if isinstance(f, dict)

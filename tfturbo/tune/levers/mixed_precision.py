@@ -57,7 +57,7 @@ class MixedPrecision(Lever):
     def slug_for(self, settings) -> str:
         return settings.policy
 
-    def hunks(self, rec, base, findings) -> list[Hunk]:
+    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
         out: list[Hunk] = []
         if rec.policy != base.policy:
             out.append(("precision policy: set it BEFORE the model is built (layers take the policy they are "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import findings as F
-from . import Candidate, Hunk, Lever
+from . import Candidate, Hunk, Lever, WorkloadCode
 
 SHORT_STEP_MS = 5.0  # below this median step time the host's per-call overhead is worth amortizing
 MAX_STEPS_PER_EXECUTION = 32
@@ -72,11 +72,11 @@ class StepsPerExecution(Lever):
                           f"model.compile(..., steps_per_execution={n})" if verdict.kept else "",
                           rung.name, data={"steps_per_execution": n}).to_dict()]
 
-    def hunks(self, rec, base, findings) -> list[Hunk]:
+    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
         if rec.steps_per_execution == base.steps_per_execution:
             return []
         return [(f"{rec.steps_per_execution} steps per call of the compiled step (short steps: less host overhead)",
-                 [" model.compile(optimizer=optimizer, loss=loss, metrics=metrics,",
+                 [(code or WorkloadCode()).compile_call(),
                   f"+              steps_per_execution={rec.steps_per_execution})"])]
 
 

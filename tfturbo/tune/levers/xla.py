@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ... import findings as F
 from ...trials.verdict import FASTER, WORSE
-from . import Candidate, Hunk, Lever
+from . import Candidate, Hunk, Lever, WorkloadCode
 from .mixed_precision import LEVER as MIXED_PRECISION
 
 
@@ -58,10 +58,10 @@ class Xla(Lever):
                 "remove what blocks XLA (the XLA_NOT_ACTIVE finding's fix), or XLA auto-clustering, which compiles "
                 "only the parts of the step XLA supports")
 
-    def hunks(self, rec, base, findings) -> list[Hunk]:
+    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
         if not (rec.jit_compile and not base.jit_compile):
             return []
-        return [("XLA: compile the training step", [" model.compile(optimizer=optimizer, loss=loss, metrics=metrics,",
+        return [("XLA: compile the training step", [(code or WorkloadCode()).compile_call(),
                                                      "+              jit_compile=True)"])]
 
 
