@@ -73,8 +73,9 @@ class TrialPlots:
     def reset(self) -> None:
         self.arms = {}
 
-    def started(self, planned, data: RunData) -> RunData:
-        """A run (or a paired process) of the trial started: plot it; the run going (one arm's when paired)."""
+    def started(self, planned, data: RunData) -> None:
+        """A run (or a paired process) of the trial started: plot it, the run going shaded (when paired, the
+        arm that trains first)."""
         if data.arms is not None:  # a paired replicate: each arm's plot follows its own run's events
             for run in planned.runs:
                 self.arms[run.arm] = (data.arm(run.name), run.settings, run.replicate)
@@ -83,7 +84,6 @@ class TrialPlots:
             self.arms[planned.arm] = (data, planned.settings, planned.replicate)
             running = data
         self.show(running)
-        return running
 
     def show_first_pair(self, session: WizardSession, rung) -> None:
         self.arms = {arm: (data, settings, 1) for arm, (data, settings) in session.first_pair(rung).items()}
