@@ -55,26 +55,33 @@ def _quiet_tensorflow() -> None:
 def _hello(writer: protocol.EventWriter, args: argparse.Namespace) -> None:
     from . import distribute, hardware
 
-    from .xla_flags import enable_autoclustering_on_cpu, use_xla_cache  # before TensorFlow reads them (below)
-
+    settings = process_flags(args)
     if args.command == "run":  # a multi-worker or TPU strategy must exist before the first device query
-        from tfturbo.cli_args import settings_from_args
-
-        settings = settings_from_args(args)
-        if settings.xla_cache:
-            use_xla_cache(settings.xla_cache)
-        if settings.xla_autoclustering:  # without it auto-clustering clusters nothing on a CPU
-            enable_autoclustering_on_cpu()
         distribute.before_devices(settings, writer)
-    elif args.command == "run-pair":  # both arms share the process's XLA flags (tfturbo.settings.can_share_process)
-        from tfturbo.cli_args import pair_arms
-
-        settings = pair_arms(args)[0][0]
-        if settings.xla_cache:
-            use_xla_cache(settings.xla_cache)
     hardware.configure_logical_cpus()
     writer.emit(protocol.HELLO, command=args.command, versions=hardware.versions(), devices=hardware.devices(),
                 pid=os.getpid(), workers=distribute.worker_pids())
+
+
+def process_flags(args: argparse.Namespace):
+    """Set the XLA flags a `run` (or both arms of a `run-pair`) needs before TensorFlow reads them; returns the
+    run's settings (a run-pair's first arm's: both arms share the process's flags,
+    `tfturbo.settings.can_share_process`), None for other commands."""
+    from tfturbo.cli_args import pair_arms, settings_from_args
+
+    from .xla_flags import enable_autoclustering_on_cpu, use_xla_cache
+
+    if args.command == "run":
+        settings = settings_from_args(args)
+    elif args.command == "run-pair":
+        settings = pair_arms(args)[0][0]
+    else:
+        return None
+    if settings.xla_cache:
+        use_xla_cache(settings.xla_cache)
+    if settings.xla_autoclustering:  # without it auto-clustering clusters nothing on a CPU
+        enable_autoclustering_on_cpu()
+    return settings
 
 
 def run_command(argv: list[str], events: protocol.EventWriter) -> int:

@@ -74,3 +74,25 @@ def test_run_pair_takes_a_block_count_and_defaults_to_the_schedule_of_four():
     assert parser.parse_args(base).blocks is None
     assert parser.parse_args([*base, "--blocks", "16"]).blocks == 16
     assert len(interleaved("a", "b", 16)) == 32
+
+
+def test_a_run_pair_of_auto_clustering_arms_sets_the_cpu_flag_as_a_run_does(monkeypatch, tmp_path):
+    """Without --tf_xla_cpu_global_jit auto-clustering compiles nothing on a CPU: a run-pair process whose arms
+    both auto-cluster once measured pairs 2..N with 0 clusters while pair 1's runs (each a `run`) had them."""
+    import json
+    import os
+
+    from trainer_backend.__main__ import _parse, process_flags
+    from tfturbo.settings import XLA_CPU_AUTOCLUSTERING_FLAG
+
+    arm = lambda name: json.dumps(["builtin:mlp", "--xla-autoclustering", "--speed-only",
+                                   "--out", str(tmp_path / name)])
+    for argv in (["run", "builtin:mlp", "--xla-autoclustering", "--out", str(tmp_path / "r")],
+                 ["run-pair", "--arm", arm("a"), "--arm", arm("b"), "--steady-s", "3"]):
+        monkeypatch.setenv("TF_XLA_FLAGS", "--xla_user_flag")
+        assert process_flags(_parse(argv)).xla_autoclustering
+        assert os.environ["TF_XLA_FLAGS"].split() == ["--xla_user_flag", XLA_CPU_AUTOCLUSTERING_FLAG]
+    monkeypatch.setenv("TF_XLA_FLAGS", "")
+    plain = lambda name: json.dumps(["builtin:mlp", "--speed-only", "--out", str(tmp_path / name)])
+    process_flags(_parse(["run-pair", "--arm", plain("c"), "--arm", plain("d"), "--steady-s", "3"]))
+    assert os.environ["TF_XLA_FLAGS"] == ""

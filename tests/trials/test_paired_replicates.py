@@ -74,7 +74,7 @@ def test_each_arm_measures_as_long_as_the_process_spends_outside_its_windows():
     assert isinstance(pair, PlannedPair)
     overhead = (20 - 3 - trial._validation_s(trial.runs[0])) + (22 - 3 - trial._validation_s(trial.runs[1]))
     assert pair.steady_s == pytest.approx(STEADY_PER_OVERHEAD * overhead / 2)
-    assert f"{pair.steady_s:.0f} s of steady state per arm" in trial.plan().text()
+    assert f"{pair.steady_s:.0f} s of steady state per arm (the two arms together as long as" in trial.plan().text()
     assert trial.progress_text().startswith("pair 2 of 3–6: A and B in one process")
     # the paired process itself: 30 s with 2 × 8 s steady → 14 s of overhead → 7 s per arm from now on
     trial.record(pair, [{**summary(r.settings, 1000.0, steady_s=8.0), "process_s": p}

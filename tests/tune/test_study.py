@@ -304,7 +304,7 @@ def test_cli_text_shows_table_reasons_and_snippet(tmp_path, make_summary, fake_b
     code = cli.main(["tune", "builtin:fake", "--out", str(tmp_path / "s"), "--steps", "100", "--no-report"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "speed B/A" in out and "peak memory" in out
+    assert "speed B/A" in out and "peak memory (one run)" in out and "Peak memory is one run's" in out
     rows = {line.split()[0]: line for line in out.splitlines() if line[:2] in ("1 ", "2 ", "3 ", "4 ", "5 ")}
     assert "1.00x" in rows["1"] and "baseline" in rows["1"]
     assert "mixed_float16" in rows["2"] and "0.7" in rows["2"] and "rejected" in rows["2"]  # 135 ms vs 100 ms

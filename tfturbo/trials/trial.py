@@ -221,8 +221,8 @@ class TrialPlan:
         if not self.steady_s:
             return f"pairs {pairs} ({runs} runs), each training {full} with validation"
         if self.paired:
-            aim = (f"{self.steady_s:.0f} s of steady state per arm (as long as the process's own start-up, "
-                   f"builds and warm-ups)" if self.sized else
+            aim = (f"{self.steady_s:.0f} s of steady state per arm (the two arms together as long as the "
+                   f"process's own start-up, builds and warm-ups)" if self.sized else
                    f"at least {self.steady_s:g} s of steady state per arm, more if the first pair shows the "
                    f"process's start-up, builds and warm-ups take longer")
             return (f"pairs {pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate) in "
@@ -604,8 +604,8 @@ class Trial:
             text += (f"The first pair trains {full} with validation, in two processes; each later pair measures "
                      f"speed only with A and B in one process, in interleaved blocks (ABBA BAAB) so a drift of the "
                      f"machine falls on both, each arm "
-                     f"measuring about {steady:.0f} s of steady state (at least {self.rule.steady_s:g} s, and as "
-                     f"long as the process's own start-up, builds and warm-ups)")
+                     f"measuring about {steady:.0f} s of steady state (at least {self.rule.steady_s:g} s; the two "
+                     f"arms together as long as the process's own start-up, builds and warm-ups)")
         elif self.rule.steady_s and any(r.planned.settings.speed_only for r in self.runs):
             text += (f"The first pair trains {full} with validation; the others measure speed only, sized for "
                      f"{self.rule.steady_s:g} s of steady state each")
