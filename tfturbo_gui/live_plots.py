@@ -248,6 +248,7 @@ class RunPlots(QWidget):
         self.series: list[Series] = []
         self.primary: RunData | None = None
         self.own: RunData | None = None  # the page's own configuration's run (the legend's first entry)
+        self.no_validation = "Validation"  # the validation plot's title while no run shown has validated
         self.by_time = False
         self._scales: dict[int, float] = {}  # id(RunData) -> samples per step, when the batch sizes differ
         self._painted: tuple = ()
@@ -453,7 +454,7 @@ class RunPlots(QWidget):
             return
         self._painted = state
         self.val_metric = self._choose_metric()
-        self._title(self.val_plot, self.val_metric or "Validation")
+        self._title(self.val_plot, self.val_metric or self.no_validation)
         any_scale = False
         for i, s in enumerate(self.series):
             data = s.data

@@ -28,6 +28,8 @@ def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study
     # pair 2: the trial has measured a pair, so it estimates the rest; the study's stages after this one too
     qtbot.waitUntil(lambda: note.text().startswith("Pair 2 of 2–3"), timeout=60_000)
     assert re.search(r"^Pair 2 of 2–3.* · about \d+ (s|min \d\d s) left", note.text()), note.text()
+    # a speed-only pair validates nothing: its empty validation plot says so
+    assert page.plots.val_plot._title_text == "No validation in a speed-only pair"
     rest = remaining(window.session.engine)
     assert [s.title for s in rest][:1] == ["XLA compilation"] and rest[-1].title == "Re-measure & compare"
     assert "Still to come: XLA compilation about" in note.text() and "Mixed precision" not in note.text()

@@ -96,6 +96,9 @@ class TrialPlots:
             return f"{run[1].label()} ({arm}{run[2]})" if run else ""
 
         batches = tuple((run[1].batch_size or 1) if run else 1 for run in (b, a))
+        speed_only = all(run[1].speed_only for run in (b, a) if run)  # a later pair: nothing to validate
+        self.plots.no_validation = "No validation in a speed-only pair" \
+            if speed_only and (a or b) else "Validation"
         self.plots.show_pair(b[0] if b else None, a[0] if a else None, label("b", b), f"reference {label('a', a)}",
                              running=running, batches=batches)
 
