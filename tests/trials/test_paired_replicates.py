@@ -35,6 +35,9 @@ def test_workload_trials_pair_later_replicates_and_scripts_or_process_wide_setti
     assert not can_share_process(BASE, BASE.with_(xla_autoclustering=True))  # TensorFlow's global jit config
     assert not can_share_process(BASE.with_(strategy="mirrored"), BASE.with_(strategy="mirrored"))
     assert not can_share_process(RunSettings(str(script)), RunSettings(str(script), policy="mixed_float16"))
+    # a script built in is still a script (the core once took every builtin: for a contract workload)
+    assert not can_share_process(RunSettings("builtin:train-script"), RunSettings("builtin:train-script", policy="mixed_float16"))
+    assert can_share_process(RunSettings("builtin:mlp"), RunSettings("builtin:mlp", policy="mixed_float16"))
 
     kinds = {}
     for label, b, a in (("policy", BASE.with_(policy="mixed_float16"), BASE),
