@@ -19,6 +19,7 @@ per trial) and writes the raw documents to --out as JSON lines.
 
     .venv/bin/python benchmarks/verdict_calibration.py [--aa 20] [--known 10] [--loop 4] [--steps 300]
         [--cases aa,batch,mf16,loop]
+    .venv/bin/python benchmarks/verdict_calibration.py --table RUN.jsonl [MORE.jsonl ...]
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def main() -> int:
     parser.add_argument("--cases", default="aa,batch,mf16,loop", help="which cases, comma-separated")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "verdict_calibration.jsonl"),
                         help="where the raw ab documents go (JSON lines)")
+    parser.add_argument("--table", nargs="+", metavar="JSONL", help="measure nothing: print the table of raw "
+                        "documents an earlier run wrote (several files: a calibration run in parts)")
     args = parser.parse_args()
 
     cases = {"aa": ("A/A: identical settings", "builtin:mlp", "", "", args.aa, "no measurable change"),
@@ -75,41 +78,56 @@ def main() -> int:
                       "slower"),
              "loop": ("float16 custom loop, no loss scaling", "builtin:custom-loop", "policy=mixed_float16", "",
                       args.loop, "accuracy worse")}
+    if args.table:
+        docs_by_case: dict[str, list[dict]] = {}
+        for path in args.table:
+            for line in Path(path).read_text(encoding="utf-8").splitlines():
+                doc = json.loads(line)
+                docs_by_case.setdefault(doc["case"], []).append(doc)
+        print_table([(title, expected, docs_by_case[title]) for title, *_, expected in cases.values()
+                     if title in docs_by_case])
+        return 0
     cases = [cases[key.strip()] for key in args.cases.split(",") if key.strip()]
-    rows = []
+    measured = []
     with open(args.out, "w", encoding="utf-8") as raw:
         for title, workload, b, a, n, expected in cases:
-            docs, seconds = [], []
+            docs = []
             for i in range(n):
                 doc, s = ab(workload, b or "policy=float32", args.steps, a)
+                doc = {"case": title, "trial": i, "seconds": s, **doc}
                 docs.append(doc)
-                seconds.append(s)
-                raw.write(json.dumps({"case": title, "trial": i, "seconds": s, **doc}) + "\n")
+                raw.write(json.dumps(doc) + "\n")
                 raw.flush()
                 ratio = doc["speed"].get("ratio")
                 print(f"{title} #{i + 1}: speed {doc['speed']['verdict']} "
                       f"{'-' if ratio is None else format(ratio, '.3f')} {doc['speed'].get('ci95')}, pairs "
                       f"{doc['speed']['replicates']}, accuracy {doc['accuracy']['verdict']}, {s:.0f} s, "
                       f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
-            if expected == "accuracy worse":
-                hits = sum(d["accuracy"]["verdict"] == "worse" for d in docs)
-            else:
-                hits = sum(d["speed"]["verdict"] == expected for d in docs)
-            worse = sum(d["accuracy"]["verdict"] == "worse" for d in docs)
-            different = sum(d["speed"]["verdict"] != "no measurable change" for d in docs)
-            rows.append((title, n, expected, hits, different, worse,
-                         statistics.mean(d["speed"]["replicates"] for d in docs), statistics.median(seconds)))
+            measured.append((title, expected, docs))
+    print_table(measured)
+    return 0
 
+
+def print_table(measured: list[tuple[str, str, list[dict]]]) -> None:
+    """One row per case: the share of its trials judged as expected (Wilson 95%), and what else they said."""
     print("Verdict calibration: tfturbo ab on builtin workloads, each trial a fresh process\n")
     header = f"{'case':38} {'n':>3}  {'expected':22} {'share as expected [Wilson 95%]':32} " \
              f"{'speed != no change':>18} {'acc. worse':>10} {'pairs':>5} {'s/trial':>7}"
     print(header)
     print("-" * len(header))
-    for title, n, expected, hits, different, worse, pairs, secs in rows:
+    for title, expected, docs in measured:
+        n = len(docs)
+        if expected == "accuracy worse":
+            hits = sum(d["accuracy"]["verdict"] == "worse" for d in docs)
+        else:
+            hits = sum(d["speed"]["verdict"] == expected for d in docs)
+        worse = sum(d["accuracy"]["verdict"] == "worse" for d in docs)
+        different = sum(d["speed"]["verdict"] != "no measurable change" for d in docs)
+        pairs = statistics.mean(d["speed"]["replicates"] for d in docs)
+        secs = statistics.median(d["seconds"] for d in docs)
         lo, hi = wilson(hits, n)
         share = f"{hits}/{n} = {hits / n:.0%} [{lo:.0%}, {hi:.0%}]"
         print(f"{title:38} {n:>3}  {expected:22} {share:32} {different:>18} {worse:>10} {pairs:>5.1f} {secs:>7.0f}")
-    return 0
 
 
 if __name__ == "__main__":

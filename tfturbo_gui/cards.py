@@ -14,7 +14,8 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushBut
 from tfturbo import summary as summ
 from tfturbo.compare import steps_per_s_ci95
 from tfturbo.console import fmt_bytes
-from tfturbo.numbers import finite
+from tfturbo.headline import Headline
+from tfturbo.numbers import digits_for, finite
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward
 from tfturbo.verdicts import Verdict
@@ -31,8 +32,9 @@ def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
     if finite(median) and median > 0:
         rate, rate_ci = steps_per_s_ci95(summary, (lo, hi) if finite(lo) and finite(hi) and lo > 0 else None)
         rate = rate or 1000 / median
-        ci = f" [{rate_ci[0]:.1f}, {rate_ci[1]:.1f}]" if rate_ci else ""
-        facts.append(("Steady speed", f"{rate:.1f} steps/s{ci}"))
+        d = digits_for(rate)  # as the compare table prints it ("5.0 [5.0, 5.0]" for 5.00 [4.96, 5.02])
+        ci = f" [{rate_ci[0]:.{d}f}, {rate_ci[1]:.{d}f}]" if rate_ci else ""
+        facts.append(("Steady speed", f"{rate:.{d}f} steps/s{ci}"))
         facts.append(("Median step", f"{median:.2f} ms [{lo:.2f}, {hi:.2f}]" if finite(lo) else f"{median:.2f} ms"))
     if finite(summary.get("warmup_s")):
         facts.append(("Warm-up / compile", f"{summary['warmup_s']:.1f} s (excluded)"))
@@ -71,6 +73,7 @@ class FactsCard(QFrame):
         while self.grid.count():
             item = self.grid.takeAt(0)
             if item.widget() is not None:
+                item.widget().hide()  # until deleteLater runs it would still paint under the new facts
                 item.widget().deleteLater()
         self.values = {}
         for row, (label, value) in enumerate(facts):
@@ -115,8 +118,11 @@ class DecisionCard(QFrame):
         self.hide()
 
     def set_decision(self, decision: TrialVerdict, label: str, compared_with: str | None = None,
-                     fixes: list[str] | None = None, way_forward: list[str] = ()) -> None:
-        """`way_forward`: what would decide an inconclusive accuracy, recommended first (`trials.way_forward`)."""
+                     fixes: list[str] | None = None, way_forward: list[str] = (), shown: Headline | None = None,
+                     rung: str = "") -> None:
+        """`way_forward`: what would decide an inconclusive accuracy, recommended first (`trials.way_forward`).
+        `shown`: the configuration's headline (`tfturbo.headline`, of rung `rung`), its one speed number as the
+        compare table, its CSV and the PDF show it; without one, the trial's own ratio."""
         kept = decision.kept
         set_badge(self.badge, kept)
         if decision.failed:  # a failed arm is a failed trial: its error and the fix, never a verdict
@@ -128,7 +134,11 @@ class DecisionCard(QFrame):
             return
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
         against = "baseline" if not compared_with or compared_with.endswith(RungKind.BASELINE) else compared_with
-        facts = [(f"Speed-up vs {against}", f"{decision.speed.text()} — {decision.speed.verdict}"),
+        speed = f"{decision.speed.text()} — {decision.speed.verdict}"
+        if shown is not None and shown.has_interval:
+            against = "baseline" if shown.vs_baseline else shown.against
+            speed = f"{shown.text()} {shown.source(rung)} — {shown.verdict}"
+        facts = [(f"Speed-up vs {against}", speed),
                  ("Accuracy vs baseline", decision.accuracy.text()
                   if decision.accuracy.text().startswith(decision.accuracy.verdict)  # "inconclusive: 400 ex…"
                   else f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]

@@ -1,4 +1,4 @@
-"""A read-only monospace block of code or text with a Copy button.
+"""A read-only monospace block of code or text with a Copy button, and a file path shown whole with one.
 
 Fixes, settings records and tracebacks are meant to be pasted into the
 user's own script or a bug report, so they are selectable and copyable
@@ -7,12 +7,30 @@ rather than painted as labels.
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from . import theme
 
 MAX_VISIBLE_LINES = 12
+
+
+def with_copy_button(owner: QWidget, content: QWidget, tip: str) -> QPushButton:
+    """Lay `content` out in `owner` with a Copy button at its top right (connected to `owner.copy`)."""
+    button = QPushButton("Copy")
+    button.setObjectName("copyButton")
+    button.setToolTip(tip)
+    button.clicked.connect(owner.copy)
+    row = QHBoxLayout(owner)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.setSpacing(6)
+    row.addWidget(content, 1)
+    column = QVBoxLayout()
+    column.addWidget(button)
+    column.addStretch(1)
+    row.addLayout(column)
+    return button
 
 
 class CodeBlock(QWidget):
@@ -28,18 +46,7 @@ class CodeBlock(QWidget):
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth if fill
                                     else QPlainTextEdit.LineWrapMode.NoWrap)
         self.editor.setFont(theme.mono_font())
-        self.copy_button = QPushButton("Copy")
-        self.copy_button.setObjectName("copyButton")
-        self.copy_button.setToolTip("Copy to the clipboard")
-        self.copy_button.clicked.connect(self.copy)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(6)
-        row.addWidget(self.editor, 1)
-        column = QVBoxLayout()
-        column.addWidget(self.copy_button)
-        column.addStretch(1)
-        row.addLayout(column)
+        self.copy_button = with_copy_button(self, self.editor, "Copy to the clipboard")
         self.set_text(text)
 
     def text(self) -> str:
@@ -69,3 +76,49 @@ class CodeBlock(QWidget):
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.text())
+
+
+ZWSP, WJ = "\u200b", "\u2060"  # a line may break here; it may not
+
+
+def breakable_path(path: str) -> str:
+    """`path` as a label shows it: it may wrap after each '/' (and '\\'), never inside a name (Qt breaks after a
+    '-' on its own: "tfturbo-" / "settings.yaml" looked like two names)."""
+    out = []
+    for ch in path:
+        out.append(ch)
+        if ch in "/\\":
+            out.append(ZWSP)
+        elif ch == "-":
+            out.append(WJ)
+    return "".join(out)
+
+
+class PathBlock(QWidget):
+    """A file path shown whole, wrapped at its separators (never scrolled sideways: the Record page's checkpoint
+    path hid its file name off to the right), selectable, with a Copy button that copies it exactly and its
+    whole text in the tooltip."""
+
+    def __init__(self, path: str = "", parent: QWidget | None = None):
+        super().__init__(parent)
+        self.label = QLabel()
+        self.label.setObjectName("pathText")
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.label.setFont(theme.mono_font())
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # it wraps, never widens
+        self.copy_button = with_copy_button(self, self.label, "Copy the path to the clipboard")
+        self._path = ""
+        self.set_text(path)
+
+    def text(self) -> str:
+        return self._path
+
+    def set_text(self, path: str) -> None:
+        self._path = path
+        self.label.setText(breakable_path(path))
+        self.label.setToolTip(path)
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self._path)

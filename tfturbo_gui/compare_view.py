@@ -45,6 +45,8 @@ from .live_plots import PALETTE, RunPlots, Series
 from .run_data import RunData
 
 ALIGN_STEP, ALIGN_TIME = "step", "training time"
+ALIGN_SAMPLES = "samples"  # the first choice's name when the runs' batch sizes differ (shorter than the box's
+# widest, "training time": "samples seen" was cut to "samples seer" in it)
 ROW_PADDING = 6  # px above and below a row's text together
 ROWS_SHOWN = 12  # fit_rows: rows shown whole before the table scrolls on its own
 PLOTS_MIN_HEIGHT = 250  # fit_rows: the four plots' strip, legend and axes included (~170 px of plot area)
@@ -169,6 +171,12 @@ def _rate(row: compare.CompareRow) -> float | None:
     """Samples per second as the table shows it: steps/s × batch (a batch not recorded counts as 1, as the
     trial engine counts it: `summary.batch_size`)."""
     return row.steps_per_s * (row.batch_size or 1) if row.steps_per_s is not None else None
+
+
+def batch_of(record: RunRecord) -> int:
+    """The run's batch size (`compare.run_settings`; 1 when they do not say)."""
+    batch = compare.run_settings(record).get("batch_size")
+    return int(batch) if isinstance(batch, int) and batch > 0 else 1
 
 
 def plain(text: str) -> str:
@@ -297,8 +305,15 @@ class CompareView(QWidget):
         for n, i in enumerate(self.plotted):
             record = self.records[i]
             series.append(Series(self._data(record), record.name, PALETTE[n % len(PALETTE)],
-                                 dashed=(i == self.baseline)))
-        self.plots.set_series(series)
+                                 dashed=(i == self.baseline), samples_per_step=batch_of(record)))
+        # runs of different batch sizes align by samples seen (their steps are not comparable); the last run
+        # plotted that is not the baseline is the one looked at: its warm-up and profiler window shaded, its
+        # median drawn (the others' warm-ups shaded faintly in their colours)
+        looked_at = next((s.data for s, i in zip(reversed(series), reversed(self.plotted)) if i != self.baseline),
+                         series[-1].data if series else None)
+        self.plots.set_series(series, primary=looked_at, own=series[0].data if series else None)  # legend in order
+        by_samples = len({s.samples_per_step for s in series}) > 1
+        self.align_combo.setItemText(0, ALIGN_SAMPLES if by_samples else ALIGN_STEP)
         self._fill_table()
 
     # ------------------------------------------------------------ the table

@@ -27,9 +27,8 @@ import re
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer
-from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QApplication, QGridLayout, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtWidgets import QApplication, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
 from tfturbo.palette import PALETTE
@@ -108,114 +107,137 @@ def _entry_html(line: str, name: str) -> str:
 
 
 class LegendStrip(QWidget):
-    """The row above the plots: legend entries, as many as fit its width, then "+N more" (its tooltip names
-    the rest, each with its colour); the spike note at the right. The first `KEEP` entries — the page's own
-    run and its reference — are always named: when they do not fit whole their names are shortened in the
-    middle (the tooltip has them whole); at 1024 px the reference went under "+1 more" and the plots' grey
-    line had no name. It asks for no width of its own, so a study of 25 runs cannot widen the window (it
-    did: 25 × 40 px minimum)."""
+    """The rows above the plots: legend entries, each whole, flowing onto a second row when one is not enough,
+    then "+N more" (its tooltip names the rest, each with its colour); the spike note at the first row's right.
+
+    The first `KEEP` entries — the page's own configuration and its reference — are always named whole: at
+    1024 px they were shortened in the middle ("mixed_bflo…ch 50 (b2)", issue 22) and before that the
+    reference went under "+1 more". Only a strip too narrow for one of them alone on its row (no supported
+    window size) shortens it. The rows follow the entries and the width, never the spike note (a short count
+    is kept free for it on the first row), so a note appearing mid-run never re-lays the plots. It asks for no
+    width of its own, so a study of 25 runs cannot widen the window (it did: 25 × 40 px minimum). No layout
+    manager: `fit` places every label itself."""
 
     SPACING = 14
     KEEP = 2
-    MIN_NAME = 40  # px of a shortened name, at least
+    ROWS = 2  # rows at most; what does not fit them goes under "+N more"
+    MIN_NAME = 40  # px of a name shortened in a strip too narrow for it, at least
+    SPIKE_ROOM = "▲ 9999"  # the room the first row keeps for the spike note's count
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.row = QHBoxLayout(self)
-        self.row.setContentsMargins(0, 0, 0, 0)
-        self.row.setSpacing(self.SPACING)
-        self.more = QLabel("")
+        self.more = QLabel("", self)
         self.more.setObjectName("muted")
-        self.more.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
         self.more.hide()
-        self.row.addWidget(self.more)
-        self.row.addStretch(1)
-        self.spike_note = QLabel("")
+        self.spike_note = QLabel("", self)
         self.spike_note.setObjectName("muted")
         self.spike_note.hide()
-        self.row.addWidget(self.spike_note)
         self.spike_long = self.spike_short = ""  # the spike note's whole text and its count alone
         self.entries: list[QLabel] = []
         self.htmls: list[str] = []
         self.lines: list[str] = []  # each entry's coloured line (html)
         self.names: list[str] = []  # each entry's whole name
-        self.shown_names: list[str] = []  # the names as shown (shortened when they did not fit)
+        self.shown_names: list[str] = []  # the names as shown (whole, unless the strip is too narrow for one)
+        self.rows_used = 1
         self._full: list[int] = []  # each entry's width with its whole name
+        self.setFixedHeight(self.row_height())
+
+    def row_height(self) -> int:
+        return self.fontMetrics().height() + 4
 
     def set_entries(self, entries: list[QLabel], lines: list[str], names: list[str]) -> None:
         self.entries, self.lines, self.names = list(entries), list(lines), list(names)
         self.htmls = [_entry_html(line, name) for line, name in zip(lines, names)]
         for label, html in zip(self.entries, self.htmls):
+            label.setParent(self)
             label.setText(html)
         self._full = [label.sizeHint().width() for label in self.entries]
         self.shown_names = list(names)
         self.fit()
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
-        return QSize(0, super().minimumSizeHint().height())
+        return QSize(0, self.height())
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
-        return QSize(0, super().sizeHint().height())
+        return QSize(0, self.height())
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
         self.fit()
 
-    def event(self, event) -> bool:
-        handled = super().event(event)
-        if event.type() == QEvent.Type.LayoutRequest:  # the spike note came, went or changed its text
-            self.fit()
-        return handled
+    def _advance(self, label: QLabel, html: str) -> int:
+        return label.fontMetrics().horizontalAdvance(_plain(html)) + 4
+
+    def _rows(self, available: int) -> list[list[int]]:
+        """Entries per row: whole, in order, the first row less the spike note's room; the rest left out."""
+        reserve = self.spike_note.fontMetrics().horizontalAdvance(self.SPIKE_ROOM) + 4 + self.SPACING
+        rows: list[list[int]] = [[]]
+        used = 0
+        for i, w in enumerate(self._full):
+            room = available - (reserve if len(rows) == 1 else 0)
+            if rows[-1] and used + self.SPACING + w > room:
+                if len(rows) == self.ROWS:
+                    break
+                rows.append([])
+                used = 0
+            used += (self.SPACING if rows[-1] else 0) + w
+            rows[-1].append(i)
+        kept = [i for row in rows for i in row]
+        rest = len(self._full) - len(kept)
+        if rest:  # "+N more" after the last row's entries: entries beyond the kept ones make room for it
+            more_w = self.more.fontMetrics().horizontalAdvance(f"+{len(self._full)} more") + 4
+            last = rows[-1]
+            room = available - (0 if len(rows) > 1 else reserve)
+            while len(last) > 1 and last[-1] >= self.KEEP and \
+                    sum(self._full[i] for i in last) + self.SPACING * len(last) + more_w > room:
+                last.pop()
+        return rows
 
     def fit(self) -> None:
-        """The kept entries always, the others whole while they fit, the rest behind "+N more"; kept names that
-        do not fit are shortened to share the room (a change of text or visibility lays the strip out again,
-        then this finds nothing more to change: it measures from the whole names' widths)."""
+        """Place the entries (whole) on their rows, "+N more" after them, the spike note at the first row's
+        right: its whole text where the row has room for it, else its count alone (the tooltip says the rest)."""
         available = self.width()
-        widths = self._full
-        if not self.spike_note.isHidden():
-            # its whole text unless the kept names would be shortened for it; then its count alone ("▲ 213",
-            # the tooltip says the rest). Decided on the whole text's width, so the choice is stable.
-            keep_w = sum(widths[:self.KEEP]) + self.SPACING * max(0, min(self.KEEP, len(widths)) - 1)
-            whole = self.spike_note.fontMetrics().horizontalAdvance(_plain(self.spike_long)) + 4
-            text = self.spike_long if keep_w + whole + self.SPACING <= available or not self.spike_short \
-                else self.spike_short
-            if self.spike_note.text() != text:
-                self.spike_note.setText(text)
-            available -= self.spike_note.fontMetrics().horizontalAdvance(_plain(text)) + 4 + self.SPACING
-        keep = min(self.KEEP, len(widths))
-        shown = len(widths)
-        more_w = 0
-        if sum(widths) + self.SPACING * max(0, shown - 1) > available:
-            more_w = self.more.fontMetrics().horizontalAdvance(f"+{len(widths)} more") + 4 + self.SPACING
-            used, shown = more_w + sum(widths[:keep]) + self.SPACING * keep, keep
-            for w in widths[keep:]:
-                if used + w + self.SPACING > available:
-                    break
-                used += w + self.SPACING
-                shown += 1
-            if shown == len(widths):
-                more_w = 0
-        room = (available - more_w - self.SPACING * max(0, keep - 1)) // max(1, keep)
-        shorten = keep and sum(widths[:keep]) + self.SPACING * max(0, keep - 1) > available - more_w
+        rows = self._rows(available)
+        height = self.row_height()
+        shown = {i for row in rows for i in row}
         self.shown_names = list(self.names)
+        ends = []
+        for r, row in enumerate(rows):
+            x = 0
+            for i in row:
+                label, width = self.entries[i], self._full[i]
+                text = self.htmls[i]
+                if width > available:  # a strip narrower than this one name: shortened, whole in the tooltip
+                    metrics = label.fontMetrics()
+                    name_room = max(self.MIN_NAME, available - (width - metrics.horizontalAdvance(self.names[i])))
+                    self.shown_names[i] = metrics.elidedText(self.names[i], Qt.TextElideMode.ElideMiddle, name_room)
+                    text = _entry_html(self.lines[i], self.shown_names[i])
+                    width = min(available, self._advance(label, text))
+                if label.text() != text:
+                    label.setText(text)
+                label.setGeometry(x, r * height, width, height)
+                x += width + self.SPACING
+            ends.append(x)
         for i, label in enumerate(self.entries):
-            text = self.htmls[i]
-            if shorten and i < keep and widths[i] > room:
-                metrics = label.fontMetrics()
-                name_room = max(self.MIN_NAME, room - (widths[i] - metrics.horizontalAdvance(self.names[i])))
-                self.shown_names[i] = metrics.elidedText(self.names[i], Qt.TextElideMode.ElideMiddle, name_room)
-                text = _entry_html(self.lines[i], self.shown_names[i])
-            if label.text() != text:
-                label.setText(text)
-            if label.isHidden() != (i >= shown):
-                label.setHidden(i >= shown)
-        rest = len(self.entries) - shown
+            if label.isHidden() != (i not in shown):
+                label.setHidden(i not in shown)
+        rest = len(self.entries) - len(shown)
         if rest:
             self.more.setText(f"+{rest} more")
-            self.more.setToolTip("<br>".join(self.htmls[shown:]))
+            self.more.setToolTip("<br>".join(self.htmls[i] for i in range(len(self.entries)) if i not in shown))
+            self.more.setGeometry(ends[-1], (len(rows) - 1) * height, self._advance(self.more, self.more.text()), height)
         if self.more.isHidden() != (rest == 0):
             self.more.setHidden(rest == 0)
+        if self.spike_long:
+            whole = self._advance(self.spike_note, self.spike_long)
+            text = self.spike_long if ends[0] + whole <= available or not self.spike_short else self.spike_short
+            if self.spike_note.text() != text:
+                self.spike_note.setText(text)
+            width = self._advance(self.spike_note, text)
+            self.spike_note.setGeometry(max(0, available - width), 0, width, height)
+        self.rows_used = len(rows) if any(rows) else 1
+        if self.height() != self.rows_used * height:
+            self.setFixedHeight(self.rows_used * height)
 
 
 class RunPlots(QWidget):
@@ -225,6 +247,7 @@ class RunPlots(QWidget):
         super().__init__(parent)
         self.series: list[Series] = []
         self.primary: RunData | None = None
+        self.own: RunData | None = None  # the page's own configuration's run (the legend's first entry)
         self.by_time = False
         self._scales: dict[int, float] = {}  # id(RunData) -> samples per step, when the batch sizes differ
         self._painted: tuple = ()
@@ -243,8 +266,6 @@ class RunPlots(QWidget):
         # longest UI stall of a run's start in benchmarks/gui_ingest.py). It never asks for width: the
         # names that fit are shown whole, the rest are named in the tooltip of "+N more" (`LegendStrip`).
         self.legend_strip = strip = LegendStrip()
-        strip.setFixedHeight(strip.fontMetrics().height() + 4)
-        self.legend_row = strip.row
         self.spike_note = strip.spike_note  # steady steps above the step-time range; the legend names give way to it
         self.more_label = strip.more
         outer.addWidget(strip)
@@ -260,7 +281,6 @@ class RunPlots(QWidget):
         self.val_plot = self._plot("Validation", "")
         self.scale_plot = self._plot("Loss scale", "")
         self._lay_out(with_scale=False)  # shown once a run on the page has a loss scale (only mixed_float16)
-        self.step_plot.getPlotItem().getViewBox().sigResized.connect(lambda *_a: self._show_median())
         self.spikes = pg.ScatterPlotItem(symbol="t1", size=7, pen=None, brush=pg.mkBrush(SPIKE_COLOR))
         self.step_plot.addItem(self.spikes, ignoreBounds=True)
         # whether a run has a loss scale, said in the plot's title (a TextItem in the view re-painted the plot
@@ -313,8 +333,10 @@ class RunPlots(QWidget):
 
     # ------------------------------------------------------------ what to draw
 
-    def set_series(self, series: list[Series], primary: RunData | None = None) -> None:
-        """Draw these runs; `primary` gets warm-up shading and the steady median line."""
+    def set_series(self, series: list[Series], primary: RunData | None = None, own: RunData | None = None) -> None:
+        """Draw these runs; `primary` (the run going, or the one looked at) gets the warm-up shading and the
+        steady median line; `own` (default `primary`): the page's own configuration, named first in the legend
+        whichever run is going (the confirmation's reference run took the first, solid entry while it ran)."""
         for plot_name, curves in self.curves.items():
             widget = self._widget(plot_name)
             for curve in curves:
@@ -322,6 +344,7 @@ class RunPlots(QWidget):
             curves.clear()
         self.series = list(series)
         self.primary = primary
+        self.own = own if own is not None else primary
         batches = {s.samples_per_step for s in self.series}
         self._scales = {id(s.data): float(s.samples_per_step) for s in self.series} if len(batches) > 1 else {}
         for widget in (self.step_plot, self.loss_plot, self.val_plot, self.scale_plot):
@@ -345,20 +368,18 @@ class RunPlots(QWidget):
         """One label per run above the plots: a line in its colour (dashed for the reference) and its whole
         name; the strip shows as many as fit and "+N more" for the rest (`LegendStrip.fit`)."""
         for label in self.legend_labels:
-            self.legend_row.removeWidget(label)
             label.hide()  # until deleteLater runs it would still paint under the new one
             label.deleteLater()
         self.legend_labels = []
-        # the page's own run first: when the strip is narrow (1024 px, a spike note) it is the name to keep
-        self._legend_series = [s for s in self.series if s.data is self.primary] + \
-            [s for s in self.series if s.data is not self.primary]
+        # the page's own configuration first, whichever run is going: the name to keep in a narrow strip
+        self._legend_series = [s for s in self.series if s.data is self.own] + \
+            [s for s in self.series if s.data is not self.own]
         for s in self._legend_series:
             label = QLabel()  # its text: `set_entries` below
             label.setObjectName("legendEntry")
             label.setToolTip(s.label)
             label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)  # whole or hidden, never cut
-            label.hide()  # until `fit` shows it (else the layout shows every new label on the next event loop pass)
-            self.legend_row.insertWidget(self.legend_row.indexOf(self.more_label), label)
+            label.hide()  # until `fit` places and shows it
             self.legend_labels.append(label)
         self.legend_strip.set_entries(self.legend_labels, [_legend_line(s) for s in self._legend_series],
                                       [s.label for s in self._legend_series])
@@ -406,7 +427,7 @@ class RunPlots(QWidget):
             series.append(Series(reference, reference_label, BASELINE_GREY, dashed=True, samples_per_step=batches[1]))
         if candidate is not None:
             series.append(Series(candidate, candidate_label, ACCENT, samples_per_step=batches[0]))
-        self.set_series(series, primary=running or candidate or reference)
+        self.set_series(series, primary=running or candidate or reference, own=candidate)
 
     def set_align_by_time(self, by_time: bool) -> None:
         self.by_time = by_time
@@ -461,19 +482,16 @@ class RunPlots(QWidget):
         self._mark_spikes()
 
     def _show_median(self) -> None:
-        """The page's run's steady median on the step-time axis ("ms, median 1.38"), or in the plot's title
-        when the axis is too short for it (at 1024 × 640 the rotated label was cut: "ns, median 1.38")."""
+        """The page's run's steady median is the dotted line, its value in the plot's tooltip, said as what it
+        is: this one run's median step, not the verdict. On the axis ("ms, median 1.12") it was a third speed
+        number beside the verdict's speed-up and the run's own, and cut at 1024 × 640 ("ıs, median 1.12")."""
         data = self.primary
-        median = data.steady_median_ms() if data is not None else None
-        shown = median is not None and not self.by_time
-        axis, title = (f"ms, median {median:.3g}", "Step time") if shown else ("ms", "Step time")
-        height = self.step_plot.getPlotItem().getViewBox().height()
-        if shown and height > 0 and QFontMetrics(self.step_plot.font()).horizontalAdvance(axis) + 12 > height:
-            axis, title = "ms", f"Step time, median {median:.3g} ms"
-        self._title(self.step_plot, title)
-        if getattr(self, "_axis_label", None) != axis:
-            self._axis_label = axis
-            self.step_plot.getPlotItem().setLabel("left", axis)
+        median = data.steady_median_ms() if data is not None and not self.by_time else None
+        tip = (f"Dotted line: this run's median step, {median:.3g} ms ({data.name or 'this run'}): a detail of one "
+               "run, not the verdict (the verdict compares the trial's replicate pairs)") if median is not None else ""
+        if self.step_plot.toolTip() != tip:
+            self.step_plot.setToolTip(tip)
+        self._title(self.step_plot, "Step time")
 
     @staticmethod
     def _title(widget: pg.PlotWidget, text: str) -> None:
@@ -512,9 +530,11 @@ class RunPlots(QWidget):
         steps = data.step.view() if data is not None else ()
         open_ended = data is not None and (data.first_steady_step is None or
                                            any(stop == float("inf") for _, stop in data.profile_windows))
+        others = tuple((id(s.data), s.data.first_steady_step, float(s.data.step.view()[0]))
+                       for s in self.series if s.data is not data and len(s.data.step.view()))
         key = None if data is None or not len(steps) or self.by_time else (
             id(data), float(steps[0]), data.first_steady_step, tuple(map(tuple, data.profile_windows)),
-            float(steps[-1]) if open_ended else None)
+            float(steps[-1]) if open_ended else None, others)
         if key is not None and key == self._decor_key:  # the shaded windows did not move: keep them
             self._update_median(data)
             return
@@ -539,6 +559,14 @@ class RunPlots(QWidget):
             # once a second): clamped to the steps received, it stayed a sliver (docs/screenshots, 2-baseline)
             end = float(steps[-1]) + 1 if stop == float("inf") else stop
             self._shade(start - 0.5, end - 0.5, PROFILE_BRUSH, "profiler", "#6b21a8", 0.72)
+        for s in self.series:  # the other runs' warm-ups too, faintly in their colours: shaded, never hidden
+            other = s.data.step.view()
+            if s.data is not data and len(other) and s.data.first_steady_step is not None \
+                    and s.data.first_steady_step > other[0]:
+                self._shade_scale = self._scales.get(id(s.data), 1.0)
+                colour = pg.mkColor(s.color)
+                self._shade(float(other[0]) - 0.5, s.data.first_steady_step - 0.5,
+                            (colour.red(), colour.green(), colour.blue(), 40), "", "", 0.0)
         self._update_median(data)
 
     def _update_median(self, data: RunData) -> None:
@@ -640,7 +668,8 @@ class RunPlots(QWidget):
         region = pg.LinearRegionItem(values=(start * k, stop * k), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),
                                      movable=False)
         region.setZValue(-10)
-        pg.InfLineLabel(region.lines[0], text, position=position, anchors=[(0, 0), (0, 0)], color=color)
+        if text:
+            pg.InfLineLabel(region.lines[0], text, position=position, anchors=[(0, 0), (0, 0)], color=color)
         self.step_plot.addItem(region, ignoreBounds=True)
         self._decor.append((self.step_plot, region))
 

@@ -21,6 +21,7 @@ from typing import Any
 from tfturbo import remote
 from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv
+from tfturbo.compare import run_settings
 from tfturbo.errors import UserError
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
@@ -32,8 +33,8 @@ from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of
 from tfturbo.tune.engine import (BASELINE, Action, Outcome, StudyEngine, TuneOptions, audit_action, audit_argv,
-                                 prepare_study_dir, probe_argv)
-from tfturbo.tune.estimate import remaining_text
+                                 prepare_study_dir, probe_argv, rung_run_names)
+from tfturbo.tune.estimate import progress_text, remaining_text
 from tfturbo.tune.levers import Candidate
 from tfturbo.tune.study import Rung, Study, StudyStatus
 
@@ -119,6 +120,9 @@ class WizardSession:
         self.engine: StudyEngine | None = None  # made with the study folder
         self._environment: dict[str, Any] | None = None
         self.run_data: dict[str, RunData] = {}  # rung name -> live data of its own run (B's first replicate)
+        # rung name -> its trial's first reference run (A's first replicate) and its settings: with the rung's own
+        # run, the pair the accuracy verdict compared (full length, with validation), what its page plots
+        self.reference_data: dict[str, tuple[RunData, RunSettings]] = {}
         self.scaling: ScalingMeasurement | None = None  # the Batch size page's scaling measurement
         self.host: remote.RemoteHost | None = None  # "Run on": None is this machine; else every command runs there
         self._action: Action | None = None  # the engine's action a page is executing
@@ -142,7 +146,7 @@ class WizardSession:
         engine.replay()
         if engine.next_action() is not None:  # a run that is not on disk: its stage is measured again
             engine.abandon()
-        for rung in study.rungs:
+        for rung in study.rungs:  # the pages replay what the runs recorded (their plots were empty)
             if rung.run and (study.path / rung.run).is_dir():
                 session.run_data[rung.name] = RunData.from_record(load_run(study.path / rung.run))
         study.save()
@@ -335,8 +339,11 @@ class WizardSession:
 
     def record_run(self, rung: Rung, planned: PlannedRun | PlannedPair, data: RunData) -> None:
         assert self._action is not None and self._action.planned == planned
-        if isinstance(planned, PlannedRun) and planned.arm == "b" and planned.replicate == 1:
-            self.run_data[rung.name] = data
+        if isinstance(planned, PlannedRun) and planned.replicate == 1:
+            if planned.arm == "b":
+                self.run_data[rung.name] = data
+            else:
+                self.reference_data[rung.name] = (data, planned.settings)
         self._record(data)
 
     def stop_trial(self, rung: Rung) -> None:
@@ -375,6 +382,11 @@ class WizardSession:
     def remaining_text(self) -> str:
         """The study's stages still to come with the engine's estimate ("": none, or nothing to estimate from)."""
         return remaining_text(self.engine) if self.engine is not None else ""
+
+    def trial_progress(self, rung: Rung) -> str:
+        """Where `rung`'s trial stands with the engine's time left, its first pair included ("": decided)."""
+        trial = self.trial_of(rung)
+        return progress_text(self.engine, trial) if trial is not None else ""
 
     def trial_of(self, rung: Rung | None) -> Trial | None:
         return self.engine.trials.get(rung.name) if rung is not None and self.engine is not None else None
@@ -415,6 +427,28 @@ class WizardSession:
 
     def data_of(self, rung: Rung | None) -> RunData | None:
         return self.run_data.get(rung.name) if rung is not None else None
+
+    def first_pair(self, rung: Rung) -> dict[str, tuple[RunData, RunSettings]]:
+        """The first pair of `rung`'s trial, arm ("b": the rung's own run, "a": its reference) -> (its data, its
+        settings): the full-length runs with validation the accuracy verdict compared. The live runs of this
+        session, else read back from their run directories (a continued study); an arm not on disk is left out."""
+        pair: dict[str, tuple[RunData, RunSettings]] = {}
+        own = self.data_of(rung)
+        if own is not None:
+            pair["b"] = (own, rung.settings)
+        if rung.name not in self.reference_data and self.study is not None:
+            folder = self.study.path / RUNS_DIR / rung_run_names(rung.name)("a", 1)
+            if folder.is_dir():
+                record = load_run(folder)
+                try:
+                    settings = RunSettings.from_dict(run_settings(record))
+                except (UserError, TypeError, ValueError):  # an unreadable run.yaml: its reference rung's
+                    against = next((r for r in self.study.rungs if r.name == rung.compared_with), self.baseline)
+                    settings = against.settings if against is not None else rung.settings
+                self.reference_data[rung.name] = (RunData.from_record(record), settings)
+        if rung.name in self.reference_data:
+            pair["a"] = self.reference_data[rung.name]
+        return pair
 
     def rung_path(self, rung: Rung) -> Path:
         return self.ensure_study().path / str(rung.run)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from tfturbo.stats import weighted_median
 from tfturbo.summary import samples_per_s, steps_per_s, window_throughput
@@ -90,3 +91,18 @@ def test_weighted_median():
     assert weighted_median([1, 2, 100], [10, 10, 1]) == 2
     assert weighted_median([1, 2], [1, 1]) == 1.5
     assert weighted_median([], []) is None
+
+
+@pytest.mark.parametrize("windows, ci, shown", [
+    (12, [36000.0, 44000.0], (720.0, 880.0)),  # enough windows, an interval around the point: shown
+    (5, [36000.0, 44000.0], None),  # too few windows for a median's interval to mean anything
+    (12, [36000.0, 40000.0], None),  # its upper end on the point
+    (12, [40000.0, 44000.0], None),  # its lower end on the point
+])
+def test_a_runs_own_throughput_interval_is_shown_only_where_it_is_meaningful(windows, ci, shown):
+    from tfturbo.compare import steps_per_s_ci95
+
+    summary = {"status": "completed", "settings": {"batch_size": 50}, "steps_per_s": 800.0,
+               "throughput": {"samples_per_s": 40000.0, "ci95": ci, "steps": 400, "seconds": 0.5,
+                              "windows": windows}}
+    assert steps_per_s_ci95(summary, None) == (800.0, shown)

@@ -38,6 +38,8 @@ import threading
 import time
 from pathlib import Path
 
+STARTUP_S = 1.0  # a backend process's simulated start-up (TensorFlow's import, the build) in its `process_s`
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -264,6 +266,9 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
     summary = {"status": status, "settings": settings.to_dict(), "step_ms": {"median": median, "ci95": list(ci),
                "n": len(steady)}, "step_ms_samples": steady[-2000:], "steps_per_s": 1000.0 / median if steady else None,
                "warmup_s": sum(samples[:WARMUP]) / 1000, "warmup_steps": WARMUP, "steps_completed": step,
+               # fit()'s time (the simulated steps) and the whole process's (a simulated start-up before it: the
+               # clock's would make two studies of the same runs size their paired replicates differently)
+               "wall_s": sum(samples) / 1000, "process_s": STARTUP_S + sum(samples) / 1000,
                "first_steady_step": WARMUP + 1 if steady else None,
                "throughput": {"samples_per_s": 1000.0 / median * settings.batch_size if steady else None,
                               "ci95": None, "steps": len(steady), "seconds": sum(steady) / 1000,

@@ -54,6 +54,36 @@ def clipped(top: QWidget) -> list[str]:
     return bad
 
 
+def plain_text(text: str) -> str:
+    return text.replace("\u200b", "").replace("\u2060", "")
+
+
+def problems_in_plots(plots) -> list[str]:
+    """The texts of a RunPlots that are cut: a legend name shortened or cut, a rotated axis label longer than
+    its axis ("ıs, median 1.12" at 1024 × 640), a plot title wider than its plot."""
+    bad = []
+    strip = plots.legend_strip
+    for label, name, whole in zip(plots.legend_labels, strip.shown_names, strip.names):
+        if label.isHidden():
+            continue
+        if name != whole:
+            bad.append(f"legend {whole!r} shown as {name!r}")
+        box = label.geometry()
+        if label.width() < label.sizeHint().width() or box.right() >= strip.width() or box.bottom() >= strip.height():
+            bad.append(f"legend {whole!r} cut: {box} in {strip.size()}")
+    for widget in (plots.step_plot, plots.loss_plot, plots.val_plot, plots.scale_plot):
+        if not widget.isVisibleTo(plots):
+            continue
+        item = widget.getPlotItem()
+        axis = item.getAxis("left")
+        if axis.label.isVisible() and axis.label.boundingRect().width() > axis.height() + 1:
+            bad.append(f"axis label {axis.labelText!r} longer than its axis ({axis.height():.0f} px)")
+        title = item.titleLabel
+        if title.isVisible() and title.item.boundingRect().width() > widget.width():
+            bad.append(f"title {title.text!r} wider than its plot ({widget.width()} px)")
+    return bad
+
+
 @pytest.mark.parametrize("size", [(1024, 640), (1920, 1080)])
 def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
     window = make_window(qtbot, tmp_path)
@@ -75,11 +105,21 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
         problems = clipped(window) + [f"step {row.title.text()!r} cut" for row in window.steps.rows
                                       if row.title.width() < row.title.sizeHint().width()]
         assert problems == [], f"page {i + 1} ({window.pages[i].title}) at {size}: {problems}"
-        # issue 22: a rung page's legend names its own run and its reference, never "+1 more" for one of them
+        # issue 22: a rung page's legend names its own run and its reference, never "+1 more" for one of them,
+        # and every name whole (at 1024 × 640 they read "mixed_bflo…ch 50 (b2)")
         plots = getattr(window.pages[i], "plots", None)
         if plots is not None and plots.isVisibleTo(window) and 0 < len(plots.series) <= 2:
             shown = plots.legend_shown()
             assert len(shown) == len(plots.series) and not any(n.startswith("+") for n in shown), shown
+        if plots is not None and plots.isVisibleTo(window):
+            assert problems_in_plots(plots) == [], f"page {i + 1} at {size}: {problems_in_plots(plots)}"
+        # issue 22: the Record page's checkpoint path wraps, whole, instead of scrolling sideways
+        path = getattr(window.pages[i], "record_path", None)
+        if path is not None and path.isVisibleTo(window):
+            label = path.label
+            assert plain_text(label.text()) == path.text() and path.text().endswith("tfturbo-settings.yaml")
+            assert label.heightForWidth(label.width()) <= label.height(), "the path is cut"
+            assert label.toolTip() == path.text()
         # issue 22: a finding's fix wraps in its card instead of scrolling sideways
         for card in getattr(getattr(window.pages[i], "findings", None), "cards", []):
             if card.fix_block is not None and card.isVisibleTo(window):
@@ -235,10 +275,11 @@ def test_workload_descriptions_end_in_an_ellipsis_when_the_window_is_narrow(qtbo
         assert row.about.fontMetrics().horizontalAdvance(row.about.text()) <= row.about.width()
 
 
-def test_a_narrow_legend_keeps_the_pages_own_run_and_its_reference_named(qtbot):
+def test_a_narrow_legend_names_the_pages_own_run_and_its_reference_whole(qtbot):
     """At 1024 px with a spike note, the trial page showed "baseline  +1 more": its own run was the one hidden;
-    then its own run and "+1 more": the reference's grey line had no name. Both stay named, shortened in the
-    middle when they do not fit whole (the tooltip names them whole); a third run goes under "+1 more"."""
+    then both names shortened in the middle ("mixed_bflo…ch 50 (b2)", issue 22). Both stay named whole, the
+    reference on a second row when one row has no room; the spike note gives way to its count; a run that
+    fits neither row goes under "+N more"."""
     from tfturbo_gui.run_data import RunData
 
     plots = shown_plots(qtbot)
@@ -246,33 +287,40 @@ def test_a_narrow_legend_keeps_the_pages_own_run_and_its_reference_named(qtbot):
     run.name = "mixed_float16, batch 64 (b2)"
     base = RunData("b")
     base.ingest([{"type": "steps", "step": [1, 2], "step_ms": [10.0, 10.0]}])
-    other = RunData("c")
-    other.ingest([{"type": "steps", "step": [1, 2], "step_ms": [12.0, 12.0]}])
     from tfturbo_gui.live_plots import BASELINE_GREY, Series
     reference = "reference float32, batch 64 (a2)"
     plots.set_series([Series(base, reference, BASELINE_GREY, dashed=True), Series(run, run.name)],
                      primary=run)  # what show_pair does
     qtbot.wait(20)
     strip = plots.legend_strip
-    own, baseline = strip._full
-    # room for about one whole name: both must still be named
-    plots.resize(own + strip.spike_note.sizeHint().width() + 2 * strip.SPACING + 4 + (plots.width() - strip.width()),
-                 300)
+    own, _ = strip._full
+    one_row = strip.height()
+    # room for about one whole name and the spike note's count: both still named whole
+    count = strip.spike_note.fontMetrics().horizontalAdvance("▲ 1") + 4
+    plots.resize(own + count + 2 * strip.SPACING + 4 + (plots.width() - strip.width()), 300)
     qtbot.wait(20)
     assert plots.spike_note.isVisible()
     # the spike note gives way first: its count alone, the tooltip says the rest
     assert "above range" not in plots.spike_note.text() and "above the" not in plots.spike_note.text()
     assert "slower than the top" in plots.spike_note.toolTip()
-    shown = plots.legend_shown()
-    assert len(shown) == 2 and "+1 more" not in shown, shown
-    assert shown[0].startswith("mixed") and shown[1].startswith("ref") and "…" in "".join(shown)
+    assert plots.legend_shown() == [run.name, reference]  # the page's own first, both whole, no "…"
+    assert strip.rows_used == 2 and strip.height() == 2 * one_row
+    boxes = [label.geometry() for label in plots.legend_labels] + [plots.spike_note.geometry()]
+    for box in boxes:
+        assert box.left() >= 0 and box.right() < strip.width() and box.bottom() < strip.height()
+    assert not any(x.intersects(y) for x, y in itertools.combinations(boxes, 2)), boxes
     for label in plots.legend_labels:
-        assert not label.isHidden() and label.geometry().right() <= strip.width()
-        assert label.toolTip() in (run.name, reference)  # whole in the tooltip
+        assert label.width() >= label.sizeHint().width(), label.text()  # never cut
     assert plots.legend_texts() == [reference, run.name]  # series order kept
-    # at 1024 × 640's width a third run of the page goes under "+1 more", the two stay named
-    plots.set_series([Series(base, reference, BASELINE_GREY, dashed=True), Series(run, run.name),
-                      Series(other, "03-xla, float32, batch 64")], primary=run)
+    # five more runs: what fits the two rows is named whole, the rest under "+N more", the two always named
+    others = []
+    for k in range(5):
+        other = RunData(f"c{k}")
+        other.ingest([{"type": "steps", "step": [1, 2], "step_ms": [12.0, 12.0]}])
+        others.append(Series(other, f"0{k + 3}-xla, float32, batch 64"))
+    plots.set_series([Series(base, reference, BASELINE_GREY, dashed=True), Series(run, run.name)] + others,
+                     primary=run)
     qtbot.wait(20)
     shown = plots.legend_shown()
-    assert shown[-1] == "+1 more" and len(shown) == 3 and shown[1].startswith("re"), shown
+    assert shown[:2] == [run.name, reference] and shown[-1].startswith("+") and shown[-1].endswith(" more"), shown
+    assert not any("…" in name for name in shown)

@@ -22,6 +22,8 @@ def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study
     page = start_page_trial(qtbot, window, 2)
     note = page.plan_note
     assert note.isVisible() and note.text().startswith("Pair 1 of 2–3")
+    # issue 22: during the first pair the time left comes from the baseline's measured run (the trial has none yet)
+    assert re.search(r"^Pair 1 of 2–3 · about \d+ (s|min \d\d s) left", note.text()), note.text()
     assert "Plan: pairs 2–3 (4–6 runs)" in note.text()
     # pair 2: the trial has measured a pair, so it estimates the rest; the study's stages after this one too
     qtbot.waitUntil(lambda: note.text().startswith("Pair 2 of 2–3"), timeout=60_000)
@@ -33,3 +35,8 @@ def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study
     qtbot.waitUntil(lambda: page.rung.decision is not None and not page.run_panel.is_running(), timeout=30_000)
     qtbot.waitUntil(lambda: not trainings(), timeout=20_000)
     assert not note.text().startswith("Pair") and note.text().startswith("Still to come:")
+    # issue 22: stopped during a speed-only pair, the page shows the trial's first pair — the full-length runs
+    # with validation the accuracy verdict compared — not the stopped pair, whose validation plot was empty
+    own, reference = page.plots.legend_shown()
+    assert own.endswith("(b1)") and reference.startswith("reference ") and reference.endswith("(a1)")
+    assert all(n > 0 for n in page.plots.plotted_lengths()["val"]), page.plots.plotted_lengths()

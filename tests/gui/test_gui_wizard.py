@@ -112,6 +112,12 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert precision.plots.primary is precision.plots.series[1].data
     assert precision.plots.series[0].data is not session.data_of(session.baseline)
     assert precision.run_panel.data is session.data_of(precision.rung)
+    # issue 22: one speed number for the configuration, the card's; this run's own median is a detail, in the
+    # tooltips and said as one (the panel's line and the plot's axis showed two more)
+    assert "median" not in precision.run_panel.detail.text()
+    assert "not the verdict" in precision.run_panel.detail.toolTip()
+    assert precision.plots.step_plot.getPlotItem().getAxis("left").labelText == "ms"
+    assert "not the verdict" in precision.plots.step_plot.toolTip()
     run_yaml = yaml.safe_load((session.rung_path(precision.rung) / "run.yaml").read_text())
     assert run_yaml["policy"] == "mixed_float16" and run_yaml["fix_head"] is True
     go_next(qtbot, window, 3)
@@ -144,9 +150,24 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert comparison.status == NOT_STARTED and not comparison.verdict.isVisible()
     assert comparison.needs.text().startswith("Needs a confirmation run: mixed_float16 + XLA, batch 128")
     assert comparison.run_button.isEnabled() and window.hint.text() == "Run the confirmation first, or skip it"
+    legends = []  # what the legend said whenever the confirmation's runs sent events
+
+    def legend_now(_events) -> None:
+        plots = comparison.view.plots
+        legends.append((plots.legend_shown(), plots.primary is plots.own))
+
+    comparison.run_panel.events_received.connect(legend_now)
     qtbot.mouseClick(comparison.run_button, LEFT)
     qtbot.waitUntil(lambda: comparison.confirmation is not None and comparison.confirmation.decision is not None,
                     timeout=45_000)
+    comparison.run_panel.events_received.disconnect(legend_now)
+    # issue 22: the recommended configuration is the legend's own entry, the baseline's configuration its
+    # reference, whichever run goes (the reference run was named as the page's own while it ran)
+    recommended = comparison.confirmation.settings.label()
+    assert legends
+    for shown, _own_running in legends:
+        assert all(name.startswith((recommended, "reference ")) for name in shown), shown
+        assert len(shown) < 2 or (shown[0].startswith(recommended) and shown[1].startswith("reference ")), shown
     assert comparison.confirmation.compared_with == "01-baseline"
     assert comparison.verdict.headline.text() == "mixed_float16 + XLA, batch 128: recommended"
     assert comparison.verdict.speed_label.text().startswith("faster: ")

@@ -1,16 +1,35 @@
-"""How long the rest of a study will take: the stages not begun yet, each with an estimate from its runs so far.
+"""How long a study's trials will take: the trial under way (its first pair too) and the stages not begun yet.
 
-The wizard shows it beside a running trial ("Still to come: XLA compilation
-about 1 min 10 s – 2 min 20 s · …"), `tfturbo tune` could print it too: both
-read it from the study engine, so the estimate is the engine's, not a page's.
+The wizard shows it beside a running trial ("Pair 1 of 3–6 · about 3 min left
+(at most 5 min 50 s)", "Still to come: XLA compilation about 2 min 50 s – 5 min
+40 s · …"), `tfturbo tune` could print it too: both read it from the study
+engine, so the estimate is the engine's, not a page's.
 
-Each stage left is its lever's candidates now (a skipped one costs nothing; a
-search such as the batch size may ask for more once a verdict is in, so its
-upper bound is a floor) times the trial rule's pairs, min to max, each pair
-two runs at the median wall time of the runs measured so far (process start,
-warm-up and validation included). Before any trial ran, the baseline's own
-run time stands in. The confirmation counts one trial: it runs whenever a
-change is kept.
+A trial is not 2 × pairs runs of one length. Its first pair trains the full
+length with validation and the profiler, in two processes; each later pair
+measures speed only (one paired process, or two short processes), each arm a
+start-up and warm-up plus its steady seconds. So a trial of P pairs costs
+2 × full + 2 × (P − 1) × speed, with
+
+- full: the median wall time of the full-length runs the study's trials
+  measured, process start included; before one ended, the baseline's own
+  process time (`process_s`: the backend's clock from its start — the baseline
+  is such a run: full length, validation, profiler). Its fit() time alone
+  (`wall_s`) left out TensorFlow's import and the build: during a trial's
+  first pair the stages after it read "about 6 s" each for trials that took
+  a minute;
+- speed: the median wall time of the speed-only runs measured (a paired
+  process counts half for each of its runs); before one ended, the
+  baseline's time outside its fit() (start-up, build), plus its warm-up, plus
+  the steady seconds a speed-only run aims at (`SpeedRule.steady_s`; with 0
+  every pair is full length).
+
+Once a trial has a pair, its own estimate (`Trial.estimate_remaining_s`, from
+its arms' runs) says what is left of it. Each stage left is its lever's
+candidates now (a skipped one costs nothing; a search such as the batch size
+may ask for more once a verdict is in, so its upper bound is a floor) times a
+trial of the rule's pairs, min to max. The confirmation counts one trial: it
+runs whenever a change is kept.
 """
 
 from __future__ import annotations
@@ -18,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..numbers import duration_text
+from ..protocol import RunStatus
 
 
 @dataclass(frozen=True)
@@ -29,34 +49,104 @@ class StageEstimate:
     high_s: float
 
     def text(self) -> str:
-        if self.high_s > self.low_s * 1.1 + 5:
-            return f"{self.title} about {duration_text(self.low_s)} – {duration_text(self.high_s)}"
-        return f"{self.title} about {duration_text(self.low_s)}"
+        return f"{self.title} about {span_text(self.low_s, self.high_s)}"
 
 
-def run_seconds(engine) -> float | None:
-    """The median wall time of one run of this study so far (None: nothing measured yet)."""
-    times = sorted(r.elapsed_s for t in engine.trials.values() for r in t.runs if r.elapsed_s)
-    if times:
-        return times[len(times) // 2]
-    base = engine.baseline
-    wall = (base.summary or {}).get("wall_s") if base is not None else None
-    return float(wall) if isinstance(wall, (int, float)) and wall > 0 else None
+def span_text(low: float, high: float) -> str:
+    """'2 min 50 s – 5 min 40 s', or one figure when the two are close."""
+    if high > low * 1.1 + 5:
+        return f"{duration_text(low)} – {duration_text(high)}"
+    return duration_text(low)
+
+
+def _number(summary: dict | None, key: str) -> float | None:
+    value = (summary or {}).get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+
+
+def _median(values: list[float]) -> float:
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+def _runs(engine) -> list:
+    return [r for t in engine.trials.values() for r in t.runs if r.elapsed_s and r.status == RunStatus.COMPLETED]
+
+
+def full_run_s(engine) -> float | None:
+    """Seconds of one full-length run (a trial's first pair), process start included (None: nothing measured)."""
+    full = [r.elapsed_s for r in _runs(engine) if not r.planned.settings.speed_only]
+    if full:
+        return _median(full)
+    base = engine.baseline.summary if engine.baseline is not None else None
+    return _number(base, "process_s") or _number(base, "wall_s")
+
+
+def speed_run_s(engine) -> float | None:
+    """Seconds of one speed-only run (half a paired process), start-up and warm-up included."""
+    speed = [r.elapsed_s for r in _runs(engine) if r.planned.settings.speed_only]
+    if speed:
+        return _median(speed)
+    steady = engine.opts.speed_rule().steady_s
+    if not steady:  # every pair trains the full length
+        return full_run_s(engine)
+    base = engine.baseline.summary if engine.baseline is not None else None
+    process, fit = _number(base, "process_s"), _number(base, "wall_s")
+    if process is None or fit is None:
+        return full_run_s(engine)
+    return max(0.0, process - fit) + (_number(base, "warmup_s") or 0.0) + steady
+
+
+def trial_s(engine, pairs: int, done: int = 0) -> float | None:
+    """Seconds of a trial of `pairs` pairs of which `done` runs of its first pair have ended (None: nothing to
+    estimate from)."""
+    full, speed = full_run_s(engine), speed_run_s(engine)
+    if full is None or speed is None:
+        return None
+    return max(0, 2 - done) * full + 2 * max(0, pairs - 1) * speed
+
+
+def trial_remaining(engine, trial) -> tuple[float, float] | None:
+    """(at least, at most) seconds left of `trial`: its own estimate once it has a pair, else — its first pair
+    under way — from the study's runs so far (the baseline's process time before any), to the rule's fewest
+    and most pairs. None when nothing is measured to estimate from."""
+    own = trial.estimate_remaining_s()
+    if own is not None:
+        return own
+    done = len(trial.runs)
+    rule = trial.rule
+    low, high = trial_s(engine, rule.min_pairs, done), trial_s(engine, rule.max_pairs, done)
+    return (low, high) if low is not None and high is not None else None
+
+
+def progress_text(engine, trial) -> str:
+    """The trial's "pair 1 of 3–6 · about 3 min left (at most 5 min 50 s)" ("" once decided): the trial's own
+    words, with the time left from the study's runs while its first pair goes (the trial has none yet)."""
+    text = trial.progress_text()
+    if not text or trial.estimate_remaining_s() is not None:
+        return text
+    left = trial_remaining(engine, trial)
+    if left is None:
+        return text
+    low, high = left
+    return text + f" · about {duration_text(low)} left" + (f" (at most {duration_text(high)})"
+                                                           if high > low * 1.1 + 5 else "")
 
 
 def remaining(engine) -> list[StageEstimate]:
     """The stages of `engine`'s study not begun yet, in order, each with its estimate (empty: none, or nothing
     measured to estimate from)."""
-    per_run = run_seconds(engine)
-    if per_run is None or engine.policy is None or engine.best is None:
+    if engine.policy is None or engine.best is None:
         return []
     rule = engine.opts.speed_rule()
+    low, high = trial_s(engine, rule.min_pairs), trial_s(engine, rule.max_pairs)
+    if low is None or high is None:
+        return []
     out = []
     for lever in engine.stages_left():
         trials = 1 if lever.confirms else sum(1 for c in lever.candidates(engine.policy) if c.skipped_reason is None)
         if trials:
-            out.append(StageEstimate(lever.title, trials * 2 * rule.min_pairs * per_run,
-                                     trials * 2 * rule.max_pairs * per_run))
+            out.append(StageEstimate(lever.title, trials * low, trials * high))
     return out
 
 

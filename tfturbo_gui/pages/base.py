@@ -16,6 +16,7 @@ from tfturbo import protocol
 from tfturbo.profile_findings import compare_findings
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
 from tfturbo.errors import UserError
+from tfturbo.headline import headline
 from tfturbo.tune import levers
 from tfturbo.tune.study import Rung
 
@@ -54,6 +55,49 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
                        busy_text=f"{context}: starting the backend (loading TensorFlow)…", log_path=session.log_path(),
                        context=context)
     return planned, data
+
+
+class TrialPlots:
+    """What a trial's page plots (a rung page's or the confirmation's): the trial's latest candidate run in colour
+    beside its latest reference run, grey and dashed, each named by its configuration and arm ("mixed_float16,
+    batch 64 (b2)", "reference float32, batch 64 (a2)"); the page's own configuration first in the legend
+    whichever arm is running (the confirmation named its reference run as its own while it ran), the run going
+    shaded. Once decided, or for a continued study: the trial's first pair, the full-length runs with validation
+    the accuracy verdict compared (`WizardSession.first_pair`; a later, speed-only pair left the validation
+    plot empty)."""
+
+    def __init__(self, plots: RunPlots):
+        self.plots = plots
+        self.arms: dict[str, tuple[RunData, RunSettings, int]] = {}  # arm -> (latest run, its settings, pair)
+
+    def reset(self) -> None:
+        self.arms = {}
+
+    def started(self, planned, data: RunData) -> RunData:
+        """A run (or a paired process) of the trial started: plot it; the run going (one arm's when paired)."""
+        if data.arms is not None:  # a paired replicate: each arm's plot follows its own run's events
+            for run in planned.runs:
+                self.arms[run.arm] = (data.arm(run.name), run.settings, run.replicate)
+            running = data.arm(planned.first.name)
+        else:
+            self.arms[planned.arm] = (data, planned.settings, planned.replicate)
+            running = data
+        self.show(running)
+        return running
+
+    def show_first_pair(self, session: WizardSession, rung) -> None:
+        self.arms = {arm: (data, settings, 1) for arm, (data, settings) in session.first_pair(rung).items()}
+        self.show()
+
+    def show(self, running: RunData | None = None) -> None:
+        b, a = self.arms.get("b"), self.arms.get("a")
+
+        def label(arm: str, run) -> str:  # 'mixed_float16, batch 64 (b2)': the configuration and which replicate
+            return f"{run[1].label()} ({arm}{run[2]})" if run else ""
+
+        batches = tuple((run[1].batch_size or 1) if run else 1 for run in (b, a))
+        self.plots.show_pair(b[0] if b else None, a[0] if a else None, label("b", b), f"reference {label('a', a)}",
+                             running=running, batches=batches)
 
 
 class WizardPage(QWidget):
@@ -142,11 +186,15 @@ class WizardPage(QWidget):
         """The engine's stages this page shows (its levers' names)."""
         return [lv.name for lv in levers.LEVERS if self.page_key and lv.page == self.page_key]
 
+    def decided_rungs(self) -> list[Rung]:
+        """The rungs this page's stages recorded with a verdict, in the study's order."""
+        kinds = {lv.rung_kind for lv in levers.LEVERS if lv.name in self.stages()}
+        return [r for r in (self.session.study.rungs if self.session.study else [])
+                if r.kind in kinds and r.decision is not None]
+
     def show_recorded(self) -> None:
         """A continued study: the step's status from the rungs its stages recorded (kept, measured, or none)."""
-        kinds = {lv.rung_kind for lv in levers.LEVERS if lv.name in self.stages()}
-        decided = [r for r in (self.session.study.rungs if self.session.study else [])
-                   if r.kind in kinds and r.decision is not None]
+        decided = self.decided_rungs()
         if decided:
             self.set_status(PASSED if any(r.kept for r in decided) else NOT_KEPT)
 
@@ -163,7 +211,7 @@ class WizardPage(QWidget):
         trial = self.session.trial_of(rung)
         lines = []
         if trial is not None and trial.next_run() is not None:
-            progress = trial.progress_text()
+            progress = self.session.trial_progress(rung)  # the engine's time left, its first pair included
             lines += [progress[0].upper() + progress[1:], f"Plan: {trial.plan().text()}."]
         rest = self.session.remaining_text()
         text = "\n".join(lines + ([rest] if rest else []))
@@ -284,15 +332,34 @@ class RungPage(WizardPage):
         self.profile_view = ProfileView()  # this rung's op categories beside the baseline's
         self.profile_view.hide()
         self.right.addWidget(under_plots(self.plots, self.profile_view), 1)
-        self._arm_runs: dict = {}  # arm ("a", "b") -> (its latest RunData, its planned run)
-        self._first_pair: dict = {}  # the same for the trial's first pair: full length, with validation
+        self.trial_plots = TrialPlots(self.plots)
 
     def available(self) -> str:
         return needs_baseline(self.session)
 
+    def show_recorded(self) -> None:
+        """A continued study: the page as its last trial left it — its verdict, its first pair's runs replayed
+        from their run directories (the plots showed the baseline alone), its profile and findings."""
+        super().show_recorded()
+        decided = [r for r in self.decided_rungs() if r.run]
+        if not decided:
+            return
+        self.rung = decided[-1]
+        own = self.session.data_of(self.rung)
+        self.trial_plots.show_first_pair(self.session, self.rung)
+        if own is not None:
+            self.run_panel.show_finished(own)
+            self.findings.add_findings(own.findings)
+        self.show_decision(self.rung.decision)
+        self.findings.add_findings(self.rung.decision.findings)
+        self.findings.set_empty_text(self.after_trial_text)
+        self.show_profile()
+
     def on_enter(self) -> None:
         if self.rung is None:
             self.plots.show_run(None, self.session.data_of(self.session.baseline))
+        elif self.rung.decision is not None and not self.run_panel.is_running():
+            self.show_decision(self.rung.decision)  # its headline may be a later trial's now (the confirmation's)
         self.audit()
         self.update_controls()
 
@@ -365,7 +432,7 @@ class RungPage(WizardPage):
         if self.run_panel.is_running() or self.session.baseline is None or self.training_blocked():
             return
         self.rung = self.session.start_trial(self.stage, settings or self.rung_settings())
-        self._arm_runs, self._first_pair = {}, {}
+        self.trial_plots.reset()
         if self.rung is None:  # the engine had nothing to measure: it recorded why (the stage's skip)
             self.update_controls()
             return
@@ -383,30 +450,9 @@ class RungPage(WizardPage):
         if started is None:
             return False
         self._planned, data = started
-        if data.arms is not None:  # a paired replicate: each arm's plot follows its own run's events
-            for run in self._planned.runs:
-                self._arm_runs[run.arm] = (data.arm(run.name), run)
-            self._show_pair(running=data.arm(self._planned.first.name))
-            self.show_trial_progress(self.rung)
-            return True
-        self._arm_runs[self._planned.arm] = (data, self._planned)
-        if self._planned.replicate == 1:
-            self._first_pair[self._planned.arm] = (data, self._planned)
-        self._show_pair(running=data)
+        self.trial_plots.started(self._planned, data)
         self.show_trial_progress(self.rung)
         return True
-
-    def _show_pair(self, running: RunData | None = None) -> None:
-        """The trial's latest candidate run beside its latest reference run, each labelled by its arm: the
-        runs the verdict compares (the one original baseline run, minutes older, showed 3.26 against
-        1.42 ms beside a verdict of no change)."""
-        (b, b_plan), (a, a_plan) = self._arm_runs.get("b", (None, None)), self._arm_runs.get("a", (None, None))
-
-        def label(plan) -> str:  # 'mixed_float16, batch 64 (b2)': the configuration and which replicate
-            return f"{plan.settings.label()} ({plan.arm}{plan.replicate})" if plan else ""
-
-        batches = tuple((plan.settings.batch_size or 1) if plan else 1 for plan in (b_plan, a_plan))
-        self.plots.show_pair(b, a, label(b_plan), f"reference {label(a_plan)}", running=running, batches=batches)
 
     def _on_events(self, events: list) -> None:
         if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:
@@ -425,12 +471,11 @@ class RungPage(WizardPage):
         self._explain_failure(data)
         decision = self.session.finish_trial(self.rung)
         own = self.session.data_of(self.rung)  # the candidate's first run: the rung's own
+        # decided, however it ended (the last pair, a stop, a failure): the first pair, the full-length runs with
+        # validation the accuracy verdict compared — the rung's own run beside its reference
+        self.trial_plots.show_first_pair(self.session, self.rung)
         if data.status == protocol.RunStatus.COMPLETED and own is not None and own is not data:
-            # decided: the first pair, the full-length runs with validation the accuracy verdict compared (a
-            # later, speed-only pair left the validation plot empty) — the rung's own run beside its reference
-            self._arm_runs = dict(self._first_pair)
-            self._show_pair()
-            self.run_panel.show_finished(own)
+            self.run_panel.show_finished(own)  # the configuration it measured, not the reference run that ended last
         self.show_decision(decision)
         self.show_trial_progress(self.rung)
         self.findings.add_findings(decision.findings)
@@ -447,7 +492,8 @@ class RungPage(WizardPage):
         way = self.show_ways_forward(self.rung)
         self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
                                         fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)),
-                                        way_forward=way.lines() if way else ())
+                                        way_forward=way.lines() if way else (),
+                                        shown=headline(self.rung.name, self.session.study.rungs), rung=self.rung.name)
 
     def take_way_forward(self, way: str) -> None:
         """A way forward's button (`WizardPage.way_forward_taken`): the verdict card shows the new verdict."""

@@ -138,8 +138,21 @@ class BaselinePage(WizardPage):
         return ["baseline", *super().stages()]
 
     def show_recorded(self) -> None:
+        """A continued study: the baseline as it was measured, replayed from its run directory (the page's plots
+        and card were empty)."""
         if self.session.baseline is not None:
             self.rung = self.session.baseline
+            data = self.session.data_of(self.rung)
+            if data is not None:
+                self.stage = "run"
+                self.plots.show_run(data)
+                self.run_panel.show_finished(data)
+                self.findings.add_findings(data.findings)
+                self.measure_button.setText("Measure baseline again")
+                if data.summary is not None:
+                    self.results.set_facts(run_facts(data.summary))
+                self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
+                self.profile_view.reveal()
             self.set_status(PASSED)
 
     def available(self) -> str:

@@ -33,7 +33,7 @@ from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
-from .base import WizardPage, add_section, needs_baseline, start_trial_run
+from .base import TrialPlots, WizardPage, add_section, needs_baseline, start_trial_run
 from ..labels import muted_label
 
 
@@ -106,6 +106,7 @@ class ComparePage(WizardPage):
         column.addLayout(top)
         self.view = CompareView(plot_columns=4, fit_rows=True)  # one row of plots, every row of the table below
         column.addWidget(self.view, 1)
+        self.trial_plots = TrialPlots(self.view.plots)  # while the confirmation runs: its runs, arm by arm
         for plot in (self.view.plots.step_plot, self.view.plots.loss_plot, self.view.plots.val_plot,
                      self.view.plots.scale_plot):
             plot.viewport().installEventFilter(self)
@@ -127,6 +128,8 @@ class ComparePage(WizardPage):
         super().show_recorded()
         self.confirmation = next((r for r in reversed(self.session.study.rungs)
                                   if r.kind == CONFIRMATION.rung_kind and r.decision is not None), None)
+        if self.confirmation is not None:
+            self.show_decision()  # its verdict as it was measured (the page showed its button alone)
 
     # ------------------------------------------------------------ what needs confirming
 
@@ -207,6 +210,7 @@ class ComparePage(WizardPage):
         # always the recommendation against the baseline, also when its own trial was against the baseline
         # (the engine plans no confirmation then, and the button did nothing)
         self.confirmation = self.session.start_trial(CONFIRMATION.name, settings or candidate.settings)
+        self.trial_plots.reset()
         self.verdict.hide()
         self.way_text.hide()
         self.way_bar.hide()
@@ -221,9 +225,7 @@ class ComparePage(WizardPage):
         if started is None:
             return False
         self._planned, data = started
-        if data.arms is not None:  # a paired replicate: plot the recommended run's own events
-            data = data.arm(next(run.name for run in self._planned.runs if run.arm == "b"))
-        self.view.plots.show_run(data, self.session.data_of(self.session.baseline))
+        self.trial_plots.started(self._planned, data)  # the recommended run first in the legend, whichever runs
         self.show_trial_progress(self.confirmation)
         return True
 

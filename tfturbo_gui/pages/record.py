@@ -20,7 +20,7 @@ from tfturbo.runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, REPORT_PDF
 from tfturbo.settings import fixes_on
 
 from ..cards import FactsCard
-from ..code_block import CodeBlock
+from ..code_block import CodeBlock, PathBlock
 from ..error_box import ErrorBox
 from ..report_export import ReportJob, export_report
 from ..run_process import Launcher
@@ -67,11 +67,11 @@ class RecordPage(WizardPage):
         self.left.addWidget(self.report_status)
         self.report_error = ErrorBox()
         self.left.addWidget(self.report_error)
-        self.report_where = CodeBlock(max_lines=1)  # the PDF's path to copy, when no viewer opened it
+        self.report_where = PathBlock()  # the PDF's path to copy, when no viewer opened it
         self.report_where.hide()
         self.left.addWidget(self.report_where)
         add_section(self.left, "Recorded beside the checkpoint")
-        self.record_path = CodeBlock(max_lines=1)  # a path to copy whole (wrapped, it broke at "tfturbo-")
+        self.record_path = PathBlock()  # wrapped at its '/' (in a one-line box it scrolled sideways), copied whole
         self.left.addWidget(self.record_path)
         self.record = CodeBlock(max_lines=18)
         self.left.addWidget(self.record)

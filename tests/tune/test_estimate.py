@@ -1,0 +1,86 @@
+"""The study's time estimate while a trial's first pair runs (issue 22).
+
+Measured in a walk (a top-level Keras script on this 2-core machine): the
+baseline's fit() took 1.6 s of its 6.8 s process, and during the first trial's
+first pair the stages after it read "about 6 s" each, for trials that then took
+about a minute. A trial's first pair is two full-length processes (validation,
+profiler: runs like the baseline, whose whole process time is the measure), the
+later pairs speed-only runs of start-up, warm-up and a few steady seconds each.
+The numbers below are a loaded machine's: TensorFlow's import ~24 s of a 31 s
+baseline process.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from tfturbo.settings import RunSettings
+from tfturbo.trials.speed import SpeedRule
+from tfturbo.trials.trial import Trial
+from tfturbo.tune.estimate import progress_text, remaining, remaining_text, trial_remaining
+
+BASELINE = {"status": "completed", "process_s": 31.0, "wall_s": 6.2, "warmup_s": 1.4, "steps_completed": 300}
+RULE = SpeedRule(3, 6, steady_s=3.0)
+FULL = 31.0  # a first-pair process: as long as the baseline's (full length, validation, profiler)
+SPEED = (31.0 - 6.2) + 1.4 + 3.0  # a speed-only run: the start-up outside fit(), its warm-up, 3 steady seconds
+
+
+def engine(trials: dict, stages: int = 2) -> SimpleNamespace:
+    """What the estimate reads of a StudyEngine: its trials, baseline, rule, and the stages not begun."""
+    lever = SimpleNamespace(title="XLA compilation", confirms=False,
+                            candidates=lambda policy: [SimpleNamespace(skipped_reason=None)])
+    confirm = SimpleNamespace(title="Re-measure & compare", confirms=True, candidates=lambda policy: [])
+    return SimpleNamespace(trials=trials, baseline=SimpleNamespace(summary=BASELINE), policy=object(),
+                           best=object(), opts=SimpleNamespace(speed_rule=lambda: RULE),
+                           stages_left=lambda: [lever, confirm][:stages])
+
+
+def first_pair_trial() -> Trial:
+    a = RunSettings("builtin:fake", batch_size=64, steps=300)
+    return Trial(a, a.with_(policy="mixed_float16"), RULE, share_process=False)
+
+
+def full_run(trial: Trial, elapsed: float) -> None:
+    planned = trial.next_run()
+    trial.record(planned, {"status": "completed", "settings": planned.settings.to_dict(), "steps_completed": 300,
+                           "process_s": elapsed - 1.0, "wall_s": 6.0, "warmup_s": 1.5}, None)
+    trial.runs[-1].elapsed_s = elapsed
+
+
+def test_during_the_first_pair_a_trial_and_the_stages_after_it_cost_what_their_runs_will_take():
+    trial = first_pair_trial()
+    study = engine({"02-mixed_float16": trial})
+    assert trial.estimate_remaining_s() is None  # the trial itself has nothing to estimate from yet
+    low, high = trial_remaining(study, trial)
+    # 3 pairs: both first-pair processes and 2 speed-only pairs; 6 pairs: 5 speed-only pairs
+    assert low == pytest.approx(2 * FULL + 4 * SPEED) and high == pytest.approx(2 * FULL + 10 * SPEED)
+    assert 170 < low < 190 and 340 < high < 370  # about 3 and 6 minutes: what such a trial takes
+    assert progress_text(study, trial) == "pair 1 of 3–6 · about 2 min 59 s left (at most 5 min 54 s)"
+    stages = remaining(study)
+    # each stage left one trial of the same shape; the fit() time alone said 2 × 3 × 6.2 s = 37 s
+    assert [(s.title, round(s.low_s), round(s.high_s)) for s in stages] == \
+        [("XLA compilation", round(low), round(high)), ("Re-measure & compare", round(low), round(high))]
+    assert remaining_text(study).startswith("Still to come: XLA compilation about 2 min 59 s – 5 min 54 s")
+
+
+def test_once_a_first_pair_run_ended_its_measured_time_replaces_the_baselines():
+    trial = first_pair_trial()
+    study = engine({"02-mixed_float16": trial})
+    full_run(trial, 40.0)  # the reference run, on a busier minute than the baseline's
+    low, high = trial_remaining(study, trial)
+    assert low == pytest.approx(40.0 + 4 * SPEED) and high == pytest.approx(40.0 + 10 * SPEED)
+    stages = remaining(study)
+    assert stages[0].low_s == pytest.approx(2 * 40.0 + 4 * SPEED)
+    full_run(trial, 38.0)  # the pair is complete: the trial's own estimate from its arms' runs takes over
+    assert trial_remaining(study, trial) == trial.estimate_remaining_s()
+    assert progress_text(study, trial) == trial.progress_text()
+
+
+def test_without_steady_seconds_every_pair_is_a_full_length_run():
+    full = SpeedRule(2, 3, steady_s=0)
+    study = engine({}, stages=1)
+    study.opts = SimpleNamespace(speed_rule=lambda: full)
+    (stage,) = remaining(study)
+    assert stage.low_s == pytest.approx(4 * FULL) and stage.high_s == pytest.approx(6 * FULL)
