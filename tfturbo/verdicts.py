@@ -48,19 +48,30 @@ class ProbeBand:
     LOW = "low"
 
 
+def input_explains_gap(data_ms: float, compute_ms: float, train_ms: float, explains: float) -> bool:
+    """True when the input alone (`data_ms` a batch) is slow enough to account for the part of a real step that
+    compute does not explain: at least `explains` of that gap (the input probe's EXPLAINS_GAP, its threshold).
+    False means the gap is host noise, not the pipeline. The probe decides with it
+    (`trainer_backend/diagnostics/input_probe.decide`) and records the answer (`input_explains_gap`)."""
+    return data_ms >= explains * max(0.0, train_ms - compute_ms)
+
+
 def input_share_fact(doc: dict) -> tuple[str, str]:
     """The probe document's share of a step not explained by compute, as (label, value) for every front end:
-    "Time waiting for input" when the input alone is slow enough to account for it; else said as what it is
-    (a card read "Time waiting for input 41%" beside "compute-bound": the input alone took 0.15 ms a batch,
-    the gap was host noise)."""
+    "Time waiting for input" when the probe found the input alone slow enough to account for it
+    (`input_explains_gap`); else said as what it is (a card read "Time waiting for input 41%" beside
+    "compute-bound": the input alone took 0.15 ms a batch, the gap was host noise)."""
     share = f"{doc['input_fraction']:.0%}"
-    step, limits = doc.get("step_ms") or {}, doc.get("thresholds") or {}
+    step = doc.get("step_ms") or {}
     data, compute, train = (step.get(k) for k in ("data", "compute", "train"))
-    explains = limits.get("data_explains_gap")
-    if not all(isinstance(v, (int, float)) for v in (data, compute, train, explains)):
+    if not all(isinstance(v, (int, float)) for v in (data, compute, train)):
+        return "Time waiting for input", share
+    explained = doc.get("input_explains_gap")
+    if not isinstance(explained, bool):  # a document from before the probe recorded its decision: the same rule
+        explains = (doc.get("thresholds") or {}).get("data_explains_gap")
+        explained = not isinstance(explains, (int, float)) or input_explains_gap(data, compute, train, explains)
+    if explained:
         return "Time waiting for input", share
     gap = max(0.0, train - compute)
-    if gap == 0 or data >= explains * gap:
-        return "Time waiting for input", share
     return "Slower than compute alone", (f"{share} of a step ({gap:.2f} ms): not the input, which alone takes "
                                          f"{data:.2f} ms a batch — host noise")

@@ -8,9 +8,11 @@ options only for a script) never disagree. Stdlib only: the GUI imports it.
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 CONTRACT_FUNCTIONS = ("build_model", "make_datasets")
+BUILTIN_PREFIX = "builtin:"
 
 
 def defines_contract(path: Path) -> bool:
@@ -35,11 +37,28 @@ def defines_contract(path: Path) -> bool:
     return all(name in names for name in CONTRACT_FUNCTIONS)
 
 
+def builtin_files() -> dict[str, Path]:
+    """builtin:NAME -> its file in `trainer_backend/workloads/` (a `-` in NAME is a `_` in the file name).
+
+    Found through the import system's search path only: `find_spec` of a top-level package does not execute
+    it, so neither the core nor the GUI imports the backend (or TensorFlow) to know its built-ins.
+    """
+    spec = importlib.util.find_spec("trainer_backend")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    found: dict[str, Path] = {}
+    for location in spec.submodule_search_locations:
+        for path in sorted((Path(location) / "workloads").glob("*.py")):
+            if not path.stem.startswith("_"):
+                found.setdefault(BUILTIN_PREFIX + path.stem.replace("_", "-"), path)
+    return found
+
+
 def is_script(spec: str) -> bool:
-    """True when the workload `spec` (a path or builtin:NAME) is a training script, run top-level: a built-in
-    is a contract workload; a file that is not there is judged by the backend that loads it (False here)."""
+    """True when the workload `spec` (a path or builtin:NAME) is a training script, run top-level with its own
+    options after `--`: a .py file, built in or not, that does not define build_model() and make_datasets()
+    (a built-in can be a script: builtin:train-script). A file that is not there is judged by the backend
+    that loads it (False here)."""
     spec = str(spec)
-    if spec.startswith("builtin:"):
-        return False
-    path = Path(spec).expanduser()
-    return path.is_file() and not defines_contract(path)
+    path = builtin_files().get(spec) if spec.startswith(BUILTIN_PREFIX) else Path(spec).expanduser()
+    return path is not None and path.suffix == ".py" and path.is_file() and not defines_contract(path)

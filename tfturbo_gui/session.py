@@ -369,7 +369,7 @@ class WizardSession:
 
     def more_examples_here(self, rung: Rung, forward: WayForward) -> bool:
         """Whether "use N validation examples" can measure this rung's trial again (`can_use_more_examples`)."""
-        return can_use_more_examples(forward, rung.compared_with == (self.baseline.name if self.baseline else None))
+        return can_use_more_examples(forward, self.engine is not None and self.engine.compared_with_baseline(rung))
 
     def take_way_forward(self, rung: Rung, way: str, accuracy_pp: float | None = None) -> TrialVerdict:
         """Judge `rung` again by the way forward `way` ("loss", or "tolerance" with the user's `accuracy_pp`)

@@ -1,23 +1,19 @@
 """The built-in workloads, listed without importing the backend (and so without TensorFlow).
 
-The backend's `trainer_backend/workloads/*.py` files are found through the
-import system's search path only (`find_spec` of a top-level package does not
-execute it) and described by the first line of their docstring, read with
-`ast`. A new built-in appears in the wizard without a change here.
-`is_script` tells a training script (which takes its own options) from a
-contract workload, with the backend's own rule (`tfturbo.workload_kind`).
+Where the backend's `trainer_backend/workloads/*.py` files are, and which of
+them is a training script (which takes its own options), is the core's rule
+(`tfturbo.workload_kind`: `builtin_files`, `is_script`); here each is
+described by the first line of its docstring, read with `ast`. A new
+built-in appears in the wizard without a change here.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfturbo.workload_kind import defines_contract
-
-BUILTIN_PREFIX = "builtin:"
+from tfturbo.workload_kind import builtin_files
 
 
 @dataclass(frozen=True)
@@ -37,22 +33,4 @@ def _description(path: Path) -> str:
 
 
 def builtin_workloads() -> list[BuiltinWorkload]:
-    spec = importlib.util.find_spec("trainer_backend")
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    found = []
-    for location in spec.submodule_search_locations:
-        for path in sorted((Path(location) / "workloads").glob("*.py")):
-            if not path.stem.startswith("_"):
-                found.append(BuiltinWorkload(BUILTIN_PREFIX + path.stem.replace("_", "-"), _description(path), path))
-    return found
-
-
-def is_script(spec: str) -> bool:
-    """True when `spec` names a training script, run as it is with its own options after `--`
-    (a built-in or a .py file that does not define build_model() and make_datasets())."""
-    if spec.startswith(BUILTIN_PREFIX):
-        path = next((w.path for w in builtin_workloads() if w.spec == spec), None)
-    else:
-        path = Path(spec).expanduser()
-    return path is not None and path.suffix == ".py" and path.is_file() and not defines_contract(path)
+    return [BuiltinWorkload(spec, _description(path), path) for spec, path in builtin_files().items()]

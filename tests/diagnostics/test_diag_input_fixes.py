@@ -107,12 +107,12 @@ def test_slow_input_run_applies_and_records_the_fixes(slow_input_fixed_run):
     assert any(e["type"] == "finding" and e["finding"]["code"] == INPUT_FIXES_APPLIED for e in events)
 
 
-def _fake_probe(monkeypatch, train_rounds: list[float]) -> dict:
-    """probe() with timed probes replaced: data 50 ms, compute 80 ms, real training per round as given."""
+def _fake_probe(monkeypatch, train_rounds: list[float], data_ms: float = 50.0) -> dict:
+    """probe() with timed probes replaced: data `data_ms`, compute 80 ms, real training per round as given."""
     from trainer_backend.diagnostics import input_probe, profile_reader
 
     rounds = iter(train_rounds)
-    monkeypatch.setattr(input_probe, "time_input", lambda ds, steps, warmup: [50.0] * steps)
+    monkeypatch.setattr(input_probe, "time_input", lambda ds, steps, warmup: [data_ms] * steps)
     monkeypatch.setattr(input_probe, "cached_batch", lambda ds: "cached")
     monkeypatch.setattr(input_probe, "time_steps", lambda model, ds, steps, warmup:
                         [80.0] * steps if ds == "cached" else [next(rounds)] * steps)
@@ -131,6 +131,22 @@ def test_a_wait_seen_in_both_rounds_is_input_bound_with_the_smaller_share(monkey
     doc = _fake_probe(monkeypatch, [110.0, 105.0])
     assert doc["rounds"] == 2 and doc["verdict"] == ProbeVerdict.INPUT_BOUND
     assert doc["input_fraction"] == round(25 / 105, 4) and doc["findings"][0]["code"] == INPUT_BOUND
+
+
+def test_the_probe_writes_whether_the_input_explains_the_gap_and_the_fact_reads_it(monkeypatch):
+    """The probe's own decision is in its document (`input_explains_gap`); the cards and the report show it
+    (`verdicts.input_share_fact`) rather than deriving it again from the thresholds."""
+    from tfturbo.verdicts import input_share_fact
+
+    waits = _fake_probe(monkeypatch, [110.0, 105.0])  # the input alone (50 ms) accounts for the 25 ms gap
+    assert waits["input_explains_gap"] is True and input_share_fact(waits) == ("Time waiting for input", "24%")
+    noise = _fake_probe(monkeypatch, [110.0], data_ms=5.0)  # 5 ms cannot explain a 30 ms gap: host noise
+    assert noise["input_explains_gap"] is False and noise["band"] == ProbeBand.LOW and noise["rounds"] == 1
+    label, value = input_share_fact(noise)
+    assert label == "Slower than compute alone" and value.startswith("27% of a step (30.00 ms): not the input")
+    assert input_share_fact({**noise, "input_explains_gap": True})[0] == "Time waiting for input"  # the field decides
+    older = {k: v for k, v in noise.items() if k != "input_explains_gap"}  # written before the field: same rule
+    assert input_share_fact(older) == (label, value)
 
 
 def test_no_wait_needs_no_second_round(monkeypatch):

@@ -21,6 +21,8 @@ def _inconclusive_rung(qtbot, tmp_path):
     decision = page.rung.decision
     assert decision.speed.verdict == "faster" and decision.accuracy.verdict == "inconclusive", decision.reason
     assert page.status == NOT_KEPT and page.way_bar.isVisible()
+    # measured against the baseline's configuration: the engine's one rule, which the offer of more examples asks
+    assert window.session.engine.compared_with_baseline(page.rung)
     return window, page
 
 

@@ -203,6 +203,27 @@ def test_appendix_states_the_design(study, report_text):
     assert "{" not in text.split("Study options")[1][:300]  # the tune options in words, not a Python dict
 
 
+def test_the_appendix_reads_each_trials_steady_seconds_as_recorded_and_an_older_study_from_its_words(study):
+    """The steady seconds are a number in study.yaml (`steady_s`, beside `design`), the report's range is made of
+    those numbers; a study.yaml written before has none, and its figures are read from the design words."""
+    def appendix() -> str:
+        return flat(pdf_text(write_report(study))).split("How each trial measured")[1][:900]
+
+    doc = yaml.safe_load((study / STUDY_YAML).read_text())
+    trials = [e for e in doc["ladder"] if e.get("design") and e["name"] != "01-baseline"]
+    assert all(isinstance(e["steady_s"], float) for e in trials)
+    shown = appendix()
+    for e in doc["ladder"]:
+        e.pop("steady_s", None)  # written before tfturbo recorded the figure
+    (study / STUDY_YAML).write_text(yaml.safe_dump(doc))
+    assert appendix() == shown
+    first = trials[0]["steady_s"] = float(re.search(r"measuring about (\d+) s", trials[0]["design"]).group(1))
+    for i, e in enumerate(trials[1:]):
+        e["steady_s"] = 1000.0 + i  # the numbers decide the range, not the other trials' words
+    (study / STUDY_YAML).write_text(yaml.safe_dump(doc))
+    assert f"measuring about {first:.0f}–{999 + len(trials) - 1} s of steady state" in appendix()
+
+
 def test_without_a_confirmation_the_verdict_says_what_the_recommendation_was_measured_against(tmp_path):
     """A study stopped before its confirmation: the recommended rung was measured against 03-xla only."""
     study = make_study(tmp_path / "s", confirmation=False)

@@ -11,9 +11,9 @@ from tfturbo.cli_args import build_backend_parser, parse_args, parse_run_setting
 from tfturbo.commands.backend import backend_argv
 from tfturbo.errors import WorkloadError
 from tfturbo.settings import RunSettings
-from tfturbo.workload_kind import defines_contract
+from tfturbo.workload_kind import builtin_files, defines_contract, is_script
 from trainer_backend.script import ScriptWorkload
-from trainer_backend.workload import BUILTIN_DIR, load_workload
+from trainer_backend.workload import BUILTIN_DIR, builtin_names, load_workload
 
 
 def _write(tmp_path, name, text):
@@ -30,6 +30,18 @@ def test_a_file_with_both_functions_is_a_contract_and_anything_else_a_script(tmp
     assert not defines_contract(_write(tmp_path, "half.py", "def build_model():\n    pass\n"))
     assert defines_contract(_write(tmp_path, "imported.py", "from helpers import build_model, make_datasets\n"))
     assert isinstance(load_workload(str(SCRIPTS / "never_fits.py")), ScriptWorkload)  # loading runs nothing
+
+
+def test_the_cores_script_rule_is_the_backends_for_built_ins_and_files(tmp_path):
+    """One `is_script` (tfturbo.workload_kind) for the core and the GUI: a built-in is judged by its file, as
+    the backend loads it (builtin:train-script runs top-level), without importing the backend."""
+    assert sorted(n.removeprefix("builtin:") for n in builtin_files()) == builtin_names()
+    for name in builtin_names():
+        spec = f"builtin:{name}"
+        assert is_script(spec) == isinstance(load_workload(spec), ScriptWorkload), spec
+    assert is_script("builtin:train-script") and not is_script("builtin:mlp")
+    assert is_script(str(SCRIPTS / "mlp_top_level.py")) and not is_script(str(BUILTIN_DIR / "mlp.py"))
+    assert not is_script("builtin:no-such") and not is_script(str(tmp_path / "missing.py"))
 
 
 def test_script_options_are_refused_for_a_contract_file():

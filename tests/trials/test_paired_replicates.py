@@ -10,8 +10,8 @@ import pytest
 
 from tfturbo.settings import RunSettings, can_share_process
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import STEADY_PER_OVERHEAD, PlannedPair, PlannedRun, Trial, run_trial
-from tfturbo.trials.verdict import NO_CHANGE, NOT_ENOUGH
+from tfturbo.trials.trial import STEADY_PER_OVERHEAD, PlannedPair, PlannedRun, Trial, run_trial, steady_words
+from tfturbo.trials.verdict import NO_CHANGE, NOT_ENOUGH, TrialVerdict
 
 BASE = RunSettings("builtin:fake", batch_size=64, steps=300)
 
@@ -35,6 +35,9 @@ def test_workload_trials_pair_later_replicates_and_scripts_or_process_wide_setti
     assert not can_share_process(BASE, BASE.with_(xla_autoclustering=True))  # TensorFlow's global jit config
     assert not can_share_process(BASE.with_(strategy="mirrored"), BASE.with_(strategy="mirrored"))
     assert not can_share_process(RunSettings(str(script)), RunSettings(str(script), policy="mixed_float16"))
+    # a script built in is still a script (the core once took every builtin: for a contract workload)
+    assert not can_share_process(RunSettings("builtin:train-script"), RunSettings("builtin:train-script", policy="mixed_float16"))
+    assert can_share_process(RunSettings("builtin:mlp"), RunSettings("builtin:mlp", policy="mixed_float16"))
 
     kinds = {}
     for label, b, a in (("policy", BASE.with_(policy="mixed_float16"), BASE),
@@ -59,7 +62,11 @@ def test_workload_trials_pair_later_replicates_and_scripts_or_process_wide_setti
             assert pair.replicate == 2 and [r.arm for r in pair.runs] == ["b", "a"]  # pair 2 is BA
             assert all(r.settings.speed_only for r in pair.runs) and pair.runs[1].settings.policy == "float32"
             assert "A and B in one process" in trial.plan().text()
-            assert "one process, in interleaved blocks" in trial.verdict().design
+            verdict = trial.verdict()
+            assert "one process, in interleaved blocks" in verdict.design
+            # the figure the design words, recorded as a number (the report reads it, not the words)
+            assert verdict.steady_s == 3.0 and steady_words(3.0) in verdict.design
+            assert TrialVerdict.from_dict(verdict.to_dict()).steady_s == 3.0
     assert kinds["policy"] == ["PlannedRun", "PlannedRun", "PlannedPair", "PlannedPair"]
     assert kinds["autoclustering"] == kinds["script"] == ["PlannedRun"] * 6
 

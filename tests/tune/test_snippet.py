@@ -72,6 +72,16 @@ def test_a_training_script_is_told_its_batch_in_fit_words(tmp_path):
     assert "-train_ds = train_ds.batch(50)" not in lines
 
 
+def test_a_built_in_training_script_is_told_its_batch_in_fit_words_too():
+    """builtin:train-script is a script built in: the core's `is_script` reads the built-in's file (it once
+    took every builtin: for a contract workload and gave it the tf.data lines)."""
+    base = RunSettings("builtin:train-script", batch_size=50)
+    lines = snippet(base.with_(batch_size=100), base, []).splitlines()
+    assert "+model.fit(x, y, batch_size=100, ...)  # or, batched in tf.data: train_ds.batch(100)" in lines
+    contract = RunSettings("builtin:mlp", batch_size=50)
+    assert "+train_ds = train_ds.batch(100)" in snippet(contract.with_(batch_size=100), contract, []).splitlines()
+
+
 ADAM_STRING = {"class": "Adam", "module": "keras.optimizers", "given_as": "adam", "learning_rate": 0.0010000000474974513,
                "default_learning_rate": 0.001, "schedule": None}  # what trainer_backend/optimizer_code.py records
 

@@ -97,7 +97,7 @@ def test_more_validation_examples_measure_the_trial_again_paired_on_them(tmp_pat
     configuration it cannot (the baseline run stays the reference, and the wizard does not offer it)."""
     from tfturbo.settings import RunSettings
     from tfturbo.trials.way_forward import WayForward, can_use_more_examples
-    from tfturbo.tune.engine import TuneOptions, make_trial
+    from tfturbo.tune.engine import TuneOptions, against_baseline, make_trial
     from tfturbo.tune.study import Rung
 
     base_settings = RunSettings("builtin:fake", val_examples=400)
@@ -112,6 +112,13 @@ def test_more_validation_examples_measure_the_trial_again_paired_on_them(tmp_pat
     assert trial.accuracy_reference is not None  # judged against the baseline's run, as every rung
     same = make_trial(candidate.with_(val_examples=400), baseline, "05-x", baseline, tmp_path, options)
     assert same.way_forward == "" and same.accuracy_reference is not None
+    # one rule for "measured against the baseline" (engine.against_baseline; the wizard's offer asks it too):
+    # the baseline's configuration under another name, measured otherwise, is the baseline's configuration
+    again = Rung("02-baseline-again", "xla", base_settings.with_(profile=(5, 10)), "runs/02-baseline-again")
+    assert against_baseline(again.settings, baseline.settings)
+    assert not against_baseline(later.settings, baseline.settings)
+    trial = make_trial(candidate, again, "06-mixed_float16", baseline, tmp_path, options)
+    assert trial.accuracy_reference is None  # its own reference runs, on the 2400 examples
 
     way = WayForward(None, 2.3, 2400, None, "examples")
     assert can_use_more_examples(way, measured_against_baseline=True)

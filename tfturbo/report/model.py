@@ -32,6 +32,7 @@ from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
 from ..trials import accuracy
 from ..trials.speed import samples_per_s
+from ..trials.trial import steady_words
 from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune import levers
@@ -481,13 +482,12 @@ def _design(rungs: list[Rung]) -> str:
     count = f"{pairs[0]}" if len(pairs) == 1 else f"{pairs[0]} to {pairs[-1]}"
     text = re.sub(r"^\d+ replicate pairs?(\(s\))?", f"{count} replicate pairs per trial (each row gives its own)",
                   trials[0].decision.design)  # "pair(s)": a study written before tfturbo counted its nouns
-    steady = sorted({int(m) for r in trials for m in re.findall(STEADY_WORDS, r.decision.design)})
-    if len(steady) > 1:  # paired replicates sized per trial: the range, not the first trial's
-        text = re.sub(STEADY_WORDS, f"{steady[0]}–{steady[-1]}", text, count=1)
+    # each trial's steady seconds as its verdict recorded them (Study.load reads an older study's from its words)
+    steady = sorted({round(r.decision.steady_s) for r in trials if r.decision.steady_s is not None})
+    first = trials[0].decision.steady_s
+    if len(steady) > 1 and first is not None:  # paired replicates sized per trial: the range, not the first trial's
+        text = text.replace(steady_words(first), steady_words(f"{steady[0]}–{steady[-1]}"), 1)
     return text
-
-
-STEADY_WORDS = r"(?<=measuring about )(\d+)(?= s of steady state)"  # trials.trial.Trial.design's words
 
 
 def validation_examples(rungs: list[LadderRow]) -> int | None:

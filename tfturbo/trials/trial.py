@@ -28,6 +28,7 @@ ends within `rule.max_pairs` pairs, whatever its runs measured.
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -580,7 +581,8 @@ class Trial:
             kept = False
             reason = f"the reference run ({self.label_a}) ended as {failed_a.status}, so nothing was compared"
         return TrialVerdict(speed, acc, kept, reason, found, status, self.design(speed.replicates, acc.examples),
-                            error=error, rule=self.tolerance, way_forward=self.way_forward)
+                            error=error, rule=self.tolerance, way_forward=self.way_forward,
+                            steady_s=self.measured_paired_steady_s())
 
     def _accuracy_reference_settings(self) -> RunSettings:
         """The settings B's accuracy is judged against (the baseline's in a ladder), for naming causes."""
@@ -594,17 +596,17 @@ class Trial:
         """How this trial measured, in words, for the report and the wizard."""
         full = full_length_words(self.full_settings(A).steps, self.full_settings(B).steps, self._batch(A),
                                  self._batch(B))
-        paired = [r for r in self.runs if r.paired]
+        measured = self.measured_paired_steady_s()
+        paired = measured is not None
         where = "in one process from the second pair on" if paired else "in their own processes"
         text = (f"{counted(pairs, 'replicate pair')}, each an A and a B run {where}, alternating AB/BA; "
                 f"throughput: the median rate of device-drained windows of the steady state; the speed interval "
                 f"is a Student-t interval across the pairs' ratios, so it includes run-to-run variation. ")
         if paired:
-            steady = sorted(_steady_s(r) for r in paired)[len(paired) // 2]
             text += (f"The first pair trains {full} with validation, in two processes; each later pair measures "
                      f"speed only with A and B in one process, in interleaved blocks (ABBA BAAB) so a drift of the "
                      f"machine falls on both, each arm "
-                     f"measuring about {steady:.0f} s of steady state (at least {self.rule.steady_s:g} s; the two "
+                     f"{steady_words(measured)} (at least {self.rule.steady_s:g} s; the two "
                      f"arms together as long as the process's own start-up, builds and warm-ups)")
         elif self.rule.steady_s and any(r.planned.settings.speed_only for r in self.runs):
             text += (f"The first pair trains {full} with validation; the others measure speed only, sized for "
@@ -616,8 +618,28 @@ class Trial:
                      f"averaged over the last {accuracy.POINTS} validation points")
         return text + "."
 
+    def measured_paired_steady_s(self) -> float | None:
+        """The steady seconds each arm measured per paired process (the median run's; `design` words it, the
+        verdict records it as a number), None when no pair shared a process."""
+        paired = sorted(_steady_s(r) for r in self.runs if r.paired)
+        return paired[len(paired) // 2] if paired else None
+
     def measured_seconds(self) -> float:
         return sum(float((r.summary or {}).get("wall_s") or 0.0) for r in self.runs)
+
+
+def steady_words(seconds: float | str) -> str:
+    """`design`'s words for the steady seconds each arm of a paired process measured (a number, or a range
+    the report writes in its place)."""
+    figure = f"{seconds:.0f}" if isinstance(seconds, (int, float)) else seconds
+    return f"measuring about {figure} s of steady state"
+
+
+def steady_s_in_design(design: str) -> float | None:
+    """The steady seconds a `design` text gives, for a study.yaml written before the verdict recorded them as
+    a number (`TrialVerdict.steady_s`); None when it gives none."""
+    found = re.search(r"measuring about (\d+) s of steady state", design or "")
+    return float(found.group(1)) if found else None
 
 
 def _steady_s(run: MeasuredRun) -> float:

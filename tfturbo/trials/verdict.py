@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import findings as F
-from ..numbers import counted
+from ..numbers import counted, num
 from ..verdicts import AccuracyVerdict as _Accuracy
 from ..verdicts import Verdict
 
@@ -201,6 +201,8 @@ class TrialVerdict:
     rule: Tolerance | None = None  # the accuracy rule the gate applied (None: not recorded, the default)
     # the way forward the user took after an inconclusive accuracy verdict ("loss", "tolerance", "examples"; "")
     way_forward: str = ""
+    # the steady seconds each arm measured per paired process, the figure `design` words (None: no paired process)
+    steady_s: float | None = None
 
     def __post_init__(self) -> None:
         """A failed arm is a failed trial: whatever pairs completed before it, neither speed nor accuracy is
@@ -240,7 +242,8 @@ class TrialVerdict:
         return {"speed": self.speed.to_dict(), "accuracy": self.accuracy.to_dict(), "kept": self.kept,
                 "reason": self.reason, "findings": list(self.findings), "status": self.status,
                 "design": self.design, "error": dict(self.error) if self.error else None,
-                "rule": self.rule.to_dict() if self.rule is not None else None, "way_forward": self.way_forward}
+                "rule": self.rule.to_dict() if self.rule is not None else None, "way_forward": self.way_forward,
+                "steady_s": self.steady_s}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrialVerdict":
@@ -249,7 +252,7 @@ class TrialVerdict:
                    bool(d.get("kept")), str(d.get("reason") or ""),
                    [f for f in d.get("findings") or [] if isinstance(f, dict)], str(d.get("status") or "completed"),
                    str(d.get("design") or ""), d.get("error") if isinstance(d.get("error"), dict) else None,
-                   rule, str(d.get("way_forward") or ""))
+                   rule, str(d.get("way_forward") or ""), num(d.get("steady_s")))
 
     def rule_text(self) -> str:
         """Which rule judged the accuracy, in words, for the report, ab and the reason: "accuracy judged on "

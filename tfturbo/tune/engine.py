@@ -175,6 +175,15 @@ def rung_run_names(name: str) -> Callable[[str, int], str]:
     return lambda arm, replicate: name if (arm == "b" and replicate == 1) else f"{name}.{arm}{replicate}"
 
 
+def against_baseline(reference: RunSettings, baseline: RunSettings) -> bool:
+    """True when a trial's reference is the baseline's configuration (`compare.replicate_key`: the same
+    configuration, however it was measured). Its A runs then measure the baseline again, so a trial on more
+    validation examples can pair its accuracy on its own A runs; against a later configuration the baseline's
+    one run stays the accuracy reference. The one rule of `make_trial` and of the wizard's offer of that way
+    forward (`StudyEngine.compared_with_baseline`)."""
+    return replicate_key(reference.to_dict()) == replicate_key(baseline.to_dict())
+
+
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
                options: TuneOptions, share_process: bool = True, profiled: bool = False) -> Trial:
     """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
@@ -188,7 +197,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     a, reference_runs, way = reference.settings, [(baseline.summary, study_path / str(baseline.run))], ""
     if settings.val_examples > baseline.settings.val_examples:
         a, way = a.with_(val_examples=settings.val_examples), "examples"
-        if replicate_key(reference.settings.to_dict()) == replicate_key(baseline.settings.to_dict()):
+        if against_baseline(reference.settings, baseline.settings):
             reference_runs = None  # the trial's own A runs: the baseline's configuration on the new examples
     return Trial(a, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
                  accuracy_reference=reference_runs,
@@ -270,6 +279,12 @@ class StudyEngine:
     @property
     def baseline(self) -> Rung | None:
         return self.policy.baseline if self.policy is not None else None
+
+    def compared_with_baseline(self, rung: Rung) -> bool:
+        """Whether `rung` was measured against the baseline's configuration (`against_baseline`)."""
+        reference = next((r for r in self.study.rungs if r.name == rung.compared_with), None)
+        base = self.baseline
+        return reference is not None and base is not None and against_baseline(reference.settings, base.settings)
 
     @property
     def best(self) -> Rung | None:

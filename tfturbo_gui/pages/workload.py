@@ -24,6 +24,7 @@ from tfturbo import protocol, remote
 from tfturbo.errors import UserError
 from tfturbo.settings import DEFAULT_STEPS
 from tfturbo.trials.trial import MIN_STEADY_STEPS
+from tfturbo.workload_kind import is_script
 
 from ..cards import FactsCard
 from ..run_data import RunData
@@ -31,7 +32,7 @@ from ..run_panel import RunPanel
 from ..run_process import Launcher
 from ..session import WizardSession, default_study_dir, run_on, script_options
 from ..step_status import ATTENTION, PASSED, RUNNING
-from ..workload_catalog import builtin_workloads, is_script
+from ..workload_catalog import builtin_workloads
 from .base import WizardPage, add_section
 from ..labels import ElidedLabel, muted_label
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tfturbo.findings import INPUT_BOUND, INPUT_MODERATELY_BOUND, Finding
-from tfturbo.verdicts import ProbeBand, ProbeVerdict
+from tfturbo.verdicts import ProbeBand, ProbeVerdict, input_explains_gap
 
 from .advice import NUMPY, SCRIPT, WorkloadShape, array_input_fix
 from .dataset_audit import PipelineOps, pipeline_ops
@@ -113,6 +113,7 @@ class ProbeResult:
     data_ms: float
     compute_ms: float
     train_ms: float
+    explains_gap: bool  # the input alone takes EXPLAINS_GAP of the gap or more (else the gap is host noise)
 
     def rates(self) -> dict[str, float]:
         return {"data_steps_per_s": 1000 / self.data_ms, "compute_steps_per_s": 1000 / self.compute_ms,
@@ -124,9 +125,10 @@ def decide(data_ms: list[float], compute_ms: list[float], train_ms: list[float])
     t_data, t_compute, t_train = (statistics.median(x) for x in (data_ms, compute_ms, train_ms))
     gap = max(0.0, t_train - t_compute)
     fraction = min(1.0, gap / t_train) if t_train > 0 else 0.0
-    share = band(fraction, t_data >= EXPLAINS_GAP * gap)
+    explained = input_explains_gap(t_data, t_compute, t_train, EXPLAINS_GAP)
+    share = band(fraction, explained)
     verdict = ProbeVerdict.INPUT_BOUND if share == ProbeBand.HIGH else ProbeVerdict.COMPUTE_BOUND
-    return ProbeResult(verdict, share, fraction, t_data, t_compute, t_train)
+    return ProbeResult(verdict, share, fraction, t_data, t_compute, t_train, explained)
 
 
 def confirmed(first: ProbeResult, second: ProbeResult) -> ProbeResult:
@@ -232,6 +234,7 @@ def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], 
         "verdict": v.verdict,
         "band": v.band,
         "input_fraction": round(v.input_fraction, 4),
+        "input_explains_gap": v.explains_gap,  # the decision front ends show (`verdicts.input_share_fact`)
         **{k: round(r, 3) for k, r in v.rates().items()},
         "findings": [f.to_dict() for f in findings],
         "step_ms": {"data": round(v.data_ms, 3), "compute": round(v.compute_ms, 3), "train": round(v.train_ms, 3)},
