@@ -102,8 +102,18 @@ class ProfileView(QWidget):
         self.chart.getPlotItem().getAxis("bottom").enableAutoSIPrefix(False)  # in ms already: never "(x0.001)"
         self.chart.getPlotItem().showGrid(x=True, y=False, alpha=0.25)
         self.chart.scene().sigMouseMoved.connect(self._hover)
-        self.legend = self.chart.getPlotItem().addLegend(offset=(-10, -30))  # bottom right: the small categories
-        self.tabs.addTab(self.chart, "By category")
+        # the legend is a line above the chart, never inside it: at the bottom right it covered the longest
+        # bars ("input 29%" at 1024×640), and no band in data units is tall enough on a short chart
+        self.legend = QLabel(f'<span style="color:{BASELINE_GREY}">&#9632;</span> reference &nbsp; '
+                             f'<span style="color:{ACCENT}">&#9632;</span> this run')
+        self.legend.setAlignment(Qt.AlignmentFlag.AlignRight)
+        by_category = QWidget()
+        chart_layout = QVBoxLayout(by_category)
+        chart_layout.setContentsMargins(0, 2, 0, 0)
+        chart_layout.setSpacing(0)
+        chart_layout.addWidget(self.legend)
+        chart_layout.addWidget(self.chart, 1)
+        self.tabs.addTab(by_category, "By category")
         self.table = QTableWidget(0, 5)
         self.table.setHorizontalHeaderLabels(["Op", "Type", "Category", "ms/step", "Share"])
         self.table.verticalHeader().hide()
@@ -158,7 +168,6 @@ class ProfileView(QWidget):
     def _draw(self, change: prof.ProfileChange | None) -> None:
         plot = self.chart.getPlotItem()
         plot.clear()
-        self.legend.clear()
         side_by_side = change is not None and change.comparable  # XLA against no XLA: the run's own only
         self.legend.setVisible(side_by_side)
         p = self.profile
@@ -178,8 +187,6 @@ class ProfileView(QWidget):
                                          brush=BASELINE_GREY, pen=None))
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=[y - 0.2 for y in ys], height=0.38, width=run_ms,
                                          brush=ACCENT, pen=None))
-            self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=BASELINE_GREY), "reference")
-            self.legend.addItem(pg.BarGraphItem(x=[0], height=[1], width=1, brush=ACCENT), "this run")
         else:
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=ys, height=0.6, width=run_ms, brush=ACCENT, pen=None))
         top = max(run_ms + ([self.base.categories.get(c, 0.0) for c in self.shown] if side_by_side else []) or [1.0])
