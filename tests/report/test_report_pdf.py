@@ -568,3 +568,16 @@ def test_a_faster_configuration_with_undecided_accuracy_gets_a_way_forward_in_th
     assert section.split("02-mixed_bfloat16")[1].lstrip().startswith("• Recommended: ")
     assert "--accuracy-tolerance" in section and "--val-examples" in section
     assert "03-xla" not in section.split("Before and after")[0]  # decided rungs get none
+
+
+def test_when_nothing_is_kept_page_one_never_says_accuracy_was_kept(study):
+    """A batch 1.42× faster whose accuracy was inconclusive is not "losing accuracy": page 1 said "No change made
+    training measurably faster without losing accuracy" of a study whose only faster change was undecided."""
+    import dataclasses
+
+    from tfturbo.report.executive import headline_sentence
+
+    big, under = headline_sentence(dataclasses.replace(gather(study), tuned=None))
+    assert big == "Keep the current settings"
+    assert under.startswith("No change was shown to be both faster and within the accuracy tolerance")
+    assert "losing accuracy" not in under

@@ -30,7 +30,8 @@ def headline_sentence(data: ReportData) -> tuple[str, str]:
     tuned, base = data.tuned, data.baseline
     if tuned is None or tuned.headline is None or base is None or base.row is None:
         return ("Keep the current settings",
-                "No change made training measurably faster without losing accuracy on this hardware."
+                "No change was shown to be both faster and within the accuracy tolerance on this hardware "
+                "(every configuration is in the chart below)."
                 if data.rungs else "No configuration was measured (see the verdict on the next page).")
     shown = tuned.headline
     lo, hi = shown.ci95
