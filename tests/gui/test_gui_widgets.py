@@ -51,7 +51,8 @@ def test_a_trial_run_keeps_saying_which_pair_and_arm_through_its_phases(qtbot, t
                        context="Trial pair 2, the candidate run")
     seen = set()
     qtbot.waitUntil(lambda: seen.add(panel.state.text()) or data.finished, timeout=20_000)
-    phases = [t for t in seen if "warm-up" in t.lower() or "training" in t.lower()]
+    # whichever phases the polling catches (under load it saw only the profiler's), each keeps the context
+    phases = [t for t in seen if any(w in t.lower() for w in ("warm-up", "training", "profiling"))]
     assert phases and all(t.startswith("Trial pair 2, the candidate run: ") for t in phases), seen
 
 

@@ -61,7 +61,7 @@ def test_options_after_the_separator_reach_the_script_and_are_recorded(text_scri
 def test_fix_head_works_on_custom_layers_without_get_config(text_script_run):
     doc, out = text_script_run
     assert F.FIX_NOT_APPLIED not in [f["code"] for f in doc["findings"]]
-    assert "--fix-head: dense_1 now compute(s) in float32" in (out / "backend.log").read_text()
+    assert "--fix-head: dense_1 now computes in float32" in (out / "backend.log").read_text()
     assert doc["settings"]["fix_head"] is True and doc["settings"]["policy"] == "mixed_bfloat16"
 
 

@@ -116,7 +116,7 @@ model.fit(x, (x[:, 0] % 2).astype("int64"))
 def test_a_top_k_metric_on_16bit_logits_is_named_as_the_risk(tmp_path):
     shutil.copy(SCRIPTS / "topk_logits.py", tmp_path / "k.py")
     [head] = _of(_audit(tmp_path / "k.py", policy="mixed_bfloat16"), HEAD_NOT_FLOAT32)
-    assert "metric(s) top-5-accuracy cannot take bfloat16 predictions" in head["message"]
+    assert "metric top-5-accuracy cannot take bfloat16 predictions" in head["message"]
     assert "every training step fails" in head["message"] and head["severity"] == "error"
     assert head["data"]["metrics_refusing"] == ["top-5-accuracy"]
     # Sequential code, and no softmax after logits the loss takes as logits (from_logits=True)

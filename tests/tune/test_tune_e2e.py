@@ -35,7 +35,16 @@ def mlp_study(tmp_path_factory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("tune") / "mlp"
     proc = run_cli("tune", "builtin:mlp", "--out", str(out), "--steps", "60", *PAIRS, "--json", timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return out, json.loads(proc.stdout)
+    doc = json.loads(proc.stdout)
+    if not doc["ladder"] and "input-bound" in json.dumps(doc):
+        # this 1 ms MLP sits in the probe's moderate band; a fresh-clone CI's load once tipped it to
+        # input-bound, and the study rightly stopped before its ladder (tests/tune/test_study.py covers
+        # that path): measure again into a new folder, once
+        out = out.with_name("mlp-again")
+        proc = run_cli("tune", "builtin:mlp", "--out", str(out), "--steps", "60", *PAIRS, "--json", timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        doc = json.loads(proc.stdout)
+    return out, doc
 
 
 def trials(doc: dict) -> list[dict]:
