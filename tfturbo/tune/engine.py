@@ -615,7 +615,7 @@ class StudyEngine:
             trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was
             trial.way_forward = recorded.decision.way_forward or trial.way_forward
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
-                 f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
+                 f"{trial.label_a} — {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:
             if isinstance(planned, PlannedPair):
                 self.say(f"     {planned.first.name} + {planned.second.name}: {planned.text()} — "
