@@ -555,8 +555,8 @@ class StudyEngine:
         self.policy.set_baseline(rung)
         self._report_end(rung)
         note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution)
-        if note:  # the trials' runs follow the baseline's length: their first pairs would not count
-            self.say(f"[{rung.name[:2]}] baseline: {note} (--steps {needed})")
+        if note:  # the trials' first pairs follow the baseline's length
+            self.say(f"[{rung.name[:2]}] baseline: {note}" + (f" (--steps {needed})" if needed else ""))
 
     # ------------------------------------------------------------ a lever's stage
 
