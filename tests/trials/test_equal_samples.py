@@ -15,7 +15,7 @@ from tfturbo.compare import replicate_key
 from tfturbo.settings import RunSettings
 from tfturbo.trials import accuracy
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import PlannedRun, Trial, run_trial, validation_points
+from tfturbo.trials.trial import PlannedRun, Trial, equal_samples, run_trial, validation_points
 from tfturbo.trials.verdict import AccuracyVerdict
 
 EXAMPLES = 400
@@ -148,3 +148,15 @@ def test_a_script_whose_batch_is_known_only_after_its_first_run(tmp_path):
     assert verdict.accuracy.samples_seen == verdict.accuracy.b_samples_seen == [1900, 3800, 4800]
     assert "96 steps of A, 48 of B (4,800 samples each at batch 50 and 100)" in verdict.design
 
+
+
+def test_b_keeps_its_steps_per_execution_where_whole_calls_can_meet_the_points():
+    """A kept steps_per_execution=4 before the batch rung: B at batch 128 validating every 30 steps would make the
+    backend lower it to 3 (a call must not span a point); every 60 steps meets A's points at 7,680, 15,360 and
+    19,200 samples with whole calls of 4."""
+    a = RunSettings("w", batch_size=64, steps=300, val_every=60, steps_per_execution=4)
+    b = equal_samples(a, a.with_(batch_size=128), 64, 128)
+    assert (b.steps, b.val_every, b.steps_per_execution) == (150, 60, 4)
+    assert points(b) == [7680, 15360, 19200]
+    # at batch 256 whole calls would meet two points only: the exact points win, the backend fits the calls
+    assert equal_samples(a, a.with_(batch_size=256), 64, 256).val_every == 15

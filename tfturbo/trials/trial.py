@@ -141,22 +141,28 @@ def equal_samples(ref: RunSettings, b: RunSettings, ref_batch: int, b_batch: int
     multiples of `b_batch`: validating every lcm(reference interval in
     samples, `b_batch`) samples gives every point the two can share (every
     point when the reference's interval is a whole number of B's batches, as
-    for 300 steps at batch 64 against 96 or 256). B trains the reference's
-    samples to the nearest whole step. When that gives the gate fewer points
-    to compare than the reference's interval rounded to whole steps of B
-    (its nearest points, within `accuracy.SAMPLES_TOLERANCE`), B takes that
-    instead, and the gate says how far apart the points it compares are
-    (`AccuracyVerdict.points_note`).
+    for 300 steps at batch 64 against 96 or 256); with steps_per_execution N
+    first every lcm(interval, N × `b_batch`), so a call never spans a point
+    and B keeps its N (the backend lowers N otherwise: `whole_calls`). B
+    trains the reference's samples to the nearest whole step. When that gives
+    the gate fewer points to compare than the reference's interval rounded to
+    whole steps of B (its nearest points, within
+    `accuracy.SAMPLES_TOLERANCE`), B takes that instead, and the gate says
+    how far apart the points it compares are (`AccuracyVerdict.points_note`).
     """
     every = max(1, min(ref.effective_val_every(), ref.steps))
     interval, total = every * ref_batch, ref.steps * ref_batch
     steps = max(1, round(total / b_batch))
-    shared = b.with_(steps=steps, val_every=min(math.lcm(interval, b_batch) // b_batch, steps))
-    exact = compared_points(ref, ref_batch, shared, b_batch)
-    if enough_exact(exact, ref, ref_batch):
-        return shared
-    nearest = b.with_(steps=steps, val_every=max(1, min(round(interval / b_batch), steps)))
-    return nearest if len(compared_points(ref, ref_batch, nearest, b_batch)) > len(exact) else shared
+    calls = sorted({max(1, b.steps_per_execution), 1}, reverse=True)
+    candidates = [b.with_(steps=steps, val_every=min(math.lcm(interval, n * b_batch) // b_batch, steps))
+                  for n in calls]
+    candidates.append(b.with_(steps=steps, val_every=max(1, min(round(interval / b_batch), steps))))
+    compared = [compared_points(ref, ref_batch, c, b_batch) for c in candidates]
+    exact = next((c for c, pairs in zip(candidates, compared) if enough_exact(pairs, ref, ref_batch)), None)
+    if exact is not None:
+        return exact
+    most = max(len(pairs) for pairs in compared)
+    return next(c for c, pairs in zip(candidates, compared) if len(pairs) == most)
 
 
 def aligned_reference(a: RunSettings, a_batch: int, b_batch: int) -> RunSettings:
