@@ -12,8 +12,9 @@ A and B alternating AB, BA, AB, … so that process start-up, memory layout,
 clocks and the machine's slow minutes are sampled into both arms; the speed
 interval is taken across the pairs (`speed.SpeedRule`), whose number adapts to
 the noise. The first pair trains the full length with validation: B on as many
-samples as A (its steps and validation interval scaled by the batch ratio), so
-the accuracy gate compares them at equal samples seen. The pairs after it
+samples as the runs it is judged against, validating at the same sample counts
+where whole steps allow (`equal_samples`), so the accuracy gate compares them
+at equal samples seen. The pairs after it
 measure speed only (`speed_only`: no validation, no saved model), each arm's
 length calibrated from its own runs so far — its warm-up plus `rule.steady_s`
 seconds of steady state — as pyperf and Criterion size their loops. Where the
