@@ -25,6 +25,7 @@ size is inside the noise of one validation pass more often than not).
 
 from __future__ import annotations
 
+import bisect
 import math
 from pathlib import Path
 from typing import Any
@@ -95,9 +96,11 @@ def common_points(a: dict[int, Any], b: dict[int, Any], points: int) -> list[tup
     exact = [(s, s) for s in sorted(a) if s in b]
     if len(exact) >= points:
         return exact[-points:]
+    ours = sorted(a)
     best: dict[int, int] = {}  # A point -> its nearest B point, each point of either arm paired once
     for sb in sorted(b):
-        sa = min(a, key=lambda s: abs(s - sb), default=None)
+        i = bisect.bisect_left(ours, sb)
+        sa = min(ours[max(0, i - 1):i + 1], key=lambda s: abs(s - sb), default=None)
         if sa is not None and abs(sb - sa) <= SAMPLES_TOLERANCE * sa and (
                 sa not in best or abs(sb - sa) < abs(best[sa] - sa)):
             best[sa] = sb
