@@ -135,6 +135,12 @@ def test_against_the_baseline_run_b_meets_the_baselines_points_and_a_is_untouche
     verdict, full = measure(b100, tmp_path / "b100")
     assert (full["b"].steps, full["b"].val_every) == (48, 19)
     assert verdict.accuracy.samples_seen == verdict.accuracy.b_samples_seen == [1900, 3800, 4800]
+    # a baseline whose summary recorded no batch: B follows A's points, and A, not the reference, is never moved
+    unknown = {**baseline, "settings": {**baseline["settings"], "batch_size": None}}
+    blind = Trial(a, a.with_(batch_size=200), SpeedRule(2, 2, steady_s=3.0), share_process=False,
+                  accuracy_reference=[(unknown, baseline_path)])
+    assert (blind.full_settings("a").steps, blind.full_settings("a").val_every) == (96, 19)
+    assert (blind.full_settings("b").steps, blind.full_settings("b").val_every) == (24, 19)
 
 
 def test_a_script_whose_batch_is_known_only_after_its_first_run(tmp_path):

@@ -373,12 +373,13 @@ class Trial:
         a_batch, b_batch = self._batch(A), self._batch(B)
         if not (a_batch and b_batch):
             return self.a if arm == A else self.b.with_(steps=self.a.steps, val_every=self.a.effective_val_every())
-        external = self._external_reference()
         if arm == A:
             first = next((r for r in self.runs if r.planned.arm == A and r.planned.replicate == 1), None)
             if first is not None:  # what it ran with
                 return self.a.with_(steps=first.planned.settings.steps, val_every=first.planned.settings.val_every)
-            return self.a if external is not None else aligned_reference(self.a, a_batch, b_batch)
+            own = self.accuracy_reference is None  # A's runs are what B is judged against
+            return aligned_reference(self.a, a_batch, b_batch) if own else self.a
+        external = self._external_reference()
         ref, ref_batch = (external, external.batch_size) if external is not None else \
             (self.full_settings(A), a_batch)
         return equal_samples(ref, self.b, ref_batch, b_batch)  # type: ignore[arg-type]
