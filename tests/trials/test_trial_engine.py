@@ -202,7 +202,7 @@ def test_later_pairs_measure_speed_only_sized_for_the_steady_seconds():
     trial = Trial(a, a.with_(xla_autoclustering=True), SpeedRule(3, 6, steady_s=3.0))
     plan = trial.plan()
     assert (plan.min_pairs, plan.max_pairs, plan.min_runs, plan.max_runs) == (3, 6, 6, 12)
-    assert "pairs 3–6 (6–12 runs)" in plan.text() and "3 s of steady state" in plan.text()
+    assert "3–6 pairs (6–12 runs)" in plan.text() and "3 s of steady state" in plan.text()
     assert trial.estimate_remaining_s() is None  # nothing measured yet
     first = trial.next_run()
     assert not first.settings.speed_only and first.settings.steps == 300

@@ -291,26 +291,27 @@ class TrialPlan:
         return 2 * self.max_pairs
 
     def text(self) -> str:
-        """One line: "pairs 3–6 (6–12 runs): the first trains 300 steps with validation, the others measure
+        """One line: "3–6 pairs (6–12 runs): the first trains 300 steps with validation, the others measure
         speed only, aiming at 3 s of steady state each"."""
-        pairs = f"{self.min_pairs}–{self.max_pairs}" if self.max_pairs > self.min_pairs else str(self.min_pairs)
+        pairs = (f"{self.min_pairs}–{self.max_pairs} pairs" if self.max_pairs > self.min_pairs
+                 else counted(self.min_pairs, "pair"))
         runs = f"{self.min_runs}–{self.max_runs}" if self.max_runs > self.min_runs else str(self.min_runs)
         full = full_length_words(*self.full_steps, *self.batches)
         if not self.steady_s:
-            return f"pairs {pairs} ({runs} runs), each training {full} with validation"
+            return f"{pairs} ({runs} runs), each training {full} with validation"
         if self.paired:
             aim = (f"{self.steady_s:.0f} s of steady state per arm (the two arms together as long as the "
                    f"process's own start-up, builds and warm-ups)" if self.sized else
                    f"at least {self.steady_s:g} s of steady state per arm, more if the first pair shows the "
                    f"process's start-up, builds and warm-ups take longer")
-            return (f"pairs {pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate) in "
+            return (f"{pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate) in "
                     f"two processes; each later pair measures speed only, A and B in one process in interleaved "
                     f"blocks (ABBA BAAB), aiming at {aim}")
         sized = ""
         if all(self.speed_steps):
             sa, sb = self.speed_steps
             sized = f" ({sa} steps)" if sa == sb else f" ({sa} steps of A, {sb} of B)"
-        return (f"pairs {pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate), "
+        return (f"{pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate), "
                 f"the others measure speed only{sized}, aiming at {self.steady_s:g} s of steady state each")
 
 
