@@ -12,7 +12,7 @@ import sys
 from typing import IO, Any
 
 from . import protocol
-from .summary import samples_per_s
+from .summary import samples_per_s, throughput_ci
 from .verdicts import input_share_fact
 
 
@@ -110,7 +110,8 @@ def render_run_summary(doc: dict[str, Any]) -> str:
     if rate:
         batch = s.get("batch_size") or 1
         tp = doc.get("throughput") if isinstance(doc.get("throughput"), dict) else {}
-        ci = f", 95% CI {fmt_ci(tp['ci95'], 0)}" if tp.get("ci95") else ""
+        interval = throughput_ci(doc)  # the one rule: from enough windows, never degenerate
+        ci = f", 95% CI {fmt_ci(interval, 0)}" if interval else ""
         where = (f"median of {tp['windows']} device-drained windows, {tp['seconds']:.1f} s"
                  if tp.get("windows") else "median step")
         lines.append(f"throughput    {rate:,.0f} samples/s{ci} ({rate / batch:.2f} steps/s at batch {batch}; "
