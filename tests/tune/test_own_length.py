@@ -70,7 +70,50 @@ def test_a_resumed_study_keeps_the_length_its_audit_read(tmp_path, make_summary)
 
 
 def test_the_words_of_a_length():
-    assert OwnLength.of({"own_length": {"epochs": 1, "steps_per_epoch": 10, "steps": 10}}).words() == \
-        "the script's own length: 1 epoch of 10 steps = 10 steps"
+    assert OwnLength.of({"own_length": {"epochs": 1, "steps_per_epoch": 40, "steps": 40}}).words() == \
+        "the script's own length: 1 epoch of 40 steps = 40 steps"
+    short = OwnLength.of({"own_length": {"epochs": 1, "steps_per_epoch": 10, "steps": 10}})
+    assert short.words() == "the script's own length: 1 epoch of 10 steps = 10 steps (at least 20 to measure)"
+    assert short.run_steps == 20 and OwnLength(2, 29).run_steps == 58
     assert OwnLength.of({"own_length": {"epochs": 0, "steps_per_epoch": 10}}) is None
     assert OwnLength.of({}) is None and OwnLength.of(None) is None
+
+
+class LengthBackend(FakeBackend):
+    """The fake backend whose audit reads the `own` length of a script (None: it reports none)."""
+
+    own: dict | None = None
+
+    def __call__(self, command, argv, on_event=None, stderr_path=None, cancel=None, env=None):
+        answer = super().__call__(command, argv, on_event, stderr_path, cancel, env)
+        if command == "audit" and self.own is not None:
+            answer.document["own_length"] = self.own
+        return answer
+
+
+def run_with_own(make_summary, tmp_path, own):
+    backend = LengthBackend(lambda s: make_summary(10.0, 0.9, steps=s.steps, batch_size=s.batch_size or 64))
+    backend.own = own
+    lines: list[str] = []
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", stages=("mixed_precision",), min_replicates=2,
+                               max_replicates=2, steady_s=0, own_length=True), runner=backend,
+                   say=lines.append).run()
+    return [s.steps for s in backend.runs], study, lines
+
+
+def test_a_very_short_own_length_trains_the_floor_the_wizard_trains_and_says_so(tmp_path, make_summary):
+    """1 epoch of 8 steps: tune trained 8 steps (validating every step) where the wizard trains 20 — one rule."""
+    from tfturbo.trials.trial import MIN_STEADY_STEPS
+    steps, study, lines = run_with_own(make_summary, tmp_path, {"epochs": 1, "steps_per_epoch": 8, "steps": 8})
+    assert steps and min(steps) >= MIN_STEADY_STEPS and study.options["steps"] == MIN_STEADY_STEPS
+    assert f"length: every run trains the script's own length: 1 epoch of 8 steps = 8 steps (at least " \
+           f"{MIN_STEADY_STEPS} to measure) (--steps N for another length)" in lines
+
+
+def test_a_script_whose_audit_reads_no_length_says_what_every_run_trains(tmp_path, make_summary):
+    steps, study, lines = run_with_own(make_summary, tmp_path, None)
+    assert set(steps) == {DEFAULT_STEPS}
+    said = [line for line in lines if line.startswith("length:")]
+    assert said == ["length: the audit could not read the script's own length (no fit() whose steps per epoch are "
+                    f"known: steps_per_epoch=, or a dataset of known length); every run trains {DEFAULT_STEPS} "
+                    "steps (--steps N for another)"]

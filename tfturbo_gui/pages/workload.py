@@ -435,9 +435,8 @@ class WorkloadPage(WizardPage):
         self._own_length = ""
         if own and self.steps.value() == DEFAULT_STEPS:
             # the script's own length, not tfturbo's default (3 epochs = 96 steps became 300 silently)
-            self.steps.setValue(max(self.steps.minimum(), own.steps))
-            self._own_length = (f" Each run trains {own.words()}" + (f" (at least {self.steps.minimum()} to measure)"
-                                                                    if own.steps < self.steps.minimum() else "") + ".")
+            self.steps.setValue(own.run_steps)
+            self._own_length = f" Each run trains {own.words()}."
         self.session.steps = self.steps.value()
         self.session.study_path = Path(self.study_edit.text()).expanduser()
         try:
