@@ -117,3 +117,17 @@ def test_a_script_whose_audit_reads_no_length_says_what_every_run_trains(tmp_pat
     assert said == ["length: the audit could not read the script's own length (no fit() whose steps per epoch are "
                     f"known: steps_per_epoch=, or a dataset of known length); every run trains {DEFAULT_STEPS} "
                     "steps (--steps N for another)"]
+
+
+def test_options_read_back_before_the_audit_let_the_validation_interval_follow_the_own_length(tmp_path):
+    """A study killed before its audit recorded steps 300 and val_every 60 (300 // 5); continued from its
+    study.yaml (the wizard's "continue"), the 60 stayed while the audit set 96 steps: 2 validation points."""
+    recorded = TuneOptions("builtin:fake", tmp_path / "s", own_length=True).to_dict()
+    assert recorded["val_every"] == DEFAULT_STEPS // 5
+    options = TuneOptions.from_dict("builtin:fake", tmp_path / "s", recorded)
+    assert options.to_dict() == recorded  # read back unchanged: the same command still continues it
+    options.steps = OwnLength(3, 32).run_steps  # what the audit sets
+    assert options.base_settings().val_every == 96 // 5
+    given = TuneOptions.from_dict("builtin:fake", tmp_path / "s", {**recorded, "val_every": 7})
+    given.steps = 96
+    assert given.base_settings().val_every == 7  # an interval the user gave stays

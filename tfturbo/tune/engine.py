@@ -118,6 +118,9 @@ class TuneOptions:
         known = {k: d[k] for k in ("steps", "seed", "batch_size", "val_every", "val_examples", "policy",
                                    "both_policies", "auto_fix", "max_batch_scale", "own_length")
                  if d.get(k) is not None}
+        if known.get("own_length") and known.get("val_every") == RunSettings(
+                workload, steps=int(known.get("steps", DEFAULT_STEPS))).effective_val_every():
+            del known["val_every"]  # the default for a length the audit may still set: it follows that length
         return cls(workload, Path(out), **known, min_replicates=replicates.get("min", SpeedRule.min_pairs),
                    max_replicates=replicates.get("max", SpeedRule.max_pairs),
                    steady_s=replicates.get("steady_s", SpeedRule.steady_s),
