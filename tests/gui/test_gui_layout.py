@@ -324,3 +324,36 @@ def test_a_narrow_legend_names_the_pages_own_run_and_its_reference_whole(qtbot):
     shown = plots.legend_shown()
     assert shown[:2] == [run.name, reference] and shown[-1].startswith("+") and shown[-1].endswith(" more"), shown
     assert not any("…" in name for name in shown)
+
+
+@pytest.mark.parametrize("size", [(420, 150), (640, 480), (1200, 700)])
+def test_the_warm_up_and_profiler_labels_never_overlap_or_leave_the_step_plot(qtbot, size):
+    """The issue 22 walk at 1024x640: on the baseline page's step plot (~50 px high) "warm-up" (at 0.9 of the
+    height) and "profiler" (at 0.72) were drawn over each other; a window near the plot's right edge ran its
+    label out of the plot."""
+    import pyqtgraph as pg
+    from tfturbo_gui.run_data import RunData
+
+    data = RunData("r")
+    data.ingest([{"type": "phase", "phase": "warmup", "step": 1}, {"type": "phase", "phase": "training", "step": 4},
+                 {"type": "phase", "phase": "profiling", "step": 6},  # a window right after a short warm-up
+                 {"type": "phase", "phase": "training", "step": 20, "excluded": [6, 19]},
+                 {"type": "phase", "phase": "profiling", "step": 86},  # and one at the run's end
+                 {"type": "phase", "phase": "training", "step": 90, "excluded": [86, 89]},
+                 {"type": "steps", "step": list(range(1, 91)), "step_ms": [3.0] * 90, "loss": [1.0] * 90},
+                 {"type": "done", "status": "completed", "exit_code": 0}])
+    plots = shown_plots(qtbot, size)
+    plots.show_run(data)
+    qtbot.wait(50)
+    view = plots.step_plot.getPlotItem().getViewBox()
+    inside = view.sceneBoundingRect()
+    labels = [child for _, region in plots._decor for child in region.lines[0].childItems()
+              if isinstance(child, pg.InfLineLabel)]
+    assert [label.toPlainText() for label in labels] == ["warm-up", "profiler", "profiler"]
+    shown = [label for label in labels if label.isVisible()]
+    assert [label.toPlainText() for label in shown][:2] == ["warm-up", "profiler"], f"{view.height():.0f} px"
+    boxes = [label.mapRectToScene(label.boundingRect()) for label in shown]
+    for label, box in zip(shown, boxes):
+        assert inside.contains(box), f"{label.toPlainText()!r} {box} outside the plot {inside}"
+    for (a, box_a), (b, box_b) in itertools.combinations(zip(shown, boxes), 2):
+        assert not box_a.intersects(box_b), f"{a.toPlainText()!r} over {b.toPlainText()!r} at {size}"

@@ -3,6 +3,7 @@
 import json
 import sys
 
+import pytest
 from conftest import fake_launcher
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontInfo, QGuiApplication
@@ -322,6 +323,30 @@ def test_a_finding_with_a_long_op_path_wraps_in_its_column(qtbot):
     label = panel.cards[0].message
     assert label.minimumSizeHint().width() < 300  # wraps inside a 400 px column
     assert label.text().replace("\u200b", "") == message  # the words are the finding's, unchanged
+
+
+@pytest.mark.parametrize("where", ["sequential/dense_1", "functional/transformer_block_3/multi_head_attention/softmax"])
+def test_a_findings_location_wraps_whole_in_a_narrow_card(qtbot, where):
+    """The issue 22 walk at 1024x640: HEAD_NOT_FLOAT32's location read "sequential/dense_" (the label was cut to
+    what the header row had left)."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    column = QWidget()
+    QVBoxLayout(column).setContentsMargins(0, 0, 0, 0)
+    panel = FindingsPanel()
+    column.layout().addWidget(panel)
+    qtbot.addWidget(column)
+    panel.set_findings([{"code": "HEAD_NOT_FLOAT32", "severity": "error", "where": where,
+                         "message": "output layer computes its softmax in bfloat16", "fix": "dtype='float32'"}])
+    column.resize(300, 400)  # the left column at 1024 px
+    column.show()
+    qtbot.waitExposed(column)
+    card = panel.cards[0]
+    label = card.where
+    assert label.text().replace("\u200b", "") == where and label.toolTip() == where
+    assert card.width() <= column.width()
+    assert label.width() >= label.minimumSizeHint().width()  # no word of it cut
+    assert label.heightForWidth(label.width()) <= label.height(), "its lines are cut"
 
 
 def test_the_run_card_shows_the_same_steps_per_s_as_the_compare_table():

@@ -9,6 +9,7 @@ from conftest import FAKE_BACKEND, children, fake_launcher, go_next, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo import compare
+from tfturbo.headline import SPEED_UP
 from tfturbo.runfiles import load_run, load_study_runs
 from tfturbo_gui import live_plots
 from tfturbo_gui.step_status import ATTENTION, NOT_STARTED, PASSED
@@ -96,7 +97,10 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert window.steps.status_text(2) == "running"
     qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=45_000)
     assert precision.status == PASSED and precision.decision_card.badge.text() == "KEPT"
-    assert precision.decision_card.facts.values["Speed-up vs baseline"].text().endswith("— faster")
+    speed = precision.decision_card.facts.values[SPEED_UP].text()
+    # the card says once what the number was measured against (it read "Speed-up vs baseline: 1.42× [1.30, 1.55]
+    # vs 01-baseline, …")
+    assert speed.endswith("— faster") and speed.count("baseline") == 1 and " vs 01-baseline, " in speed, speed
     # the reference run beside this run: the trial's first pair, full length with validation (what the accuracy
     # verdict compared; a later pair measures speed only and left the validation plot empty), every step plotted
     trial = window.session.trial_of(precision.rung)
@@ -128,7 +132,8 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     qtbot.mouseClick(xla.run_button, LEFT)
     qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=45_000)
     assert xla.rung.compared_with == "02-mixed_float16" and xla.status == PASSED
-    assert xla.decision_card.facts.values["Speed-up vs 02-mixed_float16"].text().endswith("— faster")
+    speed = xla.decision_card.facts.values[SPEED_UP].text()
+    assert speed.endswith("— faster") and " vs 02-mixed_float16, " in speed and "baseline" not in speed, speed
     go_next(qtbot, window, 4)
 
     batch = window.pages[4]
