@@ -153,3 +153,23 @@ def test_a_policy_name_opening_the_reason_keeps_its_case(qtbot):
         qtbot.addWidget(card)
         card.set_decision(decision, "mixed_bfloat16, batch 50", "01-baseline")
         assert card.reason.text() == shown
+
+
+def test_a_not_kept_policy_card_never_calls_it_the_recommended_policy(qtbot):
+    """The issue 22 walk (again, on a fresh script): "mixed_bfloat16, batch 40: not recommended" above
+    "mixed_bfloat16 is the recommended policy for this hardware." — the why it was measured, read as a verdict."""
+    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo.tune.policy import sixteen_bit_policies
+    from tfturbo_gui.cards import DecisionCard
+
+    policies, why = sixteen_bit_policies("mixed_bfloat16", both=False)
+    assert policies == ["mixed_bfloat16"]
+    speed = SpeedVerdict(0.91, (0.58, 1.43), "no measurable change", 5)
+    acc = AccuracyVerdict("val_accuracy", 0.0, (-0.0031, 0.0031), "within tolerance", 300)
+    decision = TrialVerdict(speed, acc, False, f"{why}; not measurably faster: {speed.text()} vs the baseline", [],
+                            protocol.RunStatus.COMPLETED, "")
+    card = DecisionCard()
+    qtbot.addWidget(card)
+    card.set_decision(decision, "mixed_bfloat16, batch 40", "01-baseline")
+    assert card.headline.text().endswith("not recommended")
+    assert card.reason.text().startswith("mixed_bfloat16 measured first") and "recommended" not in card.reason.text()
