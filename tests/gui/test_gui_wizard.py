@@ -138,10 +138,17 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
 
     batch = window.pages[4]
     assert batch.batch.value() == 128 and batch.memory.values["Freed"].text() == "38.1 MiB"  # the search doubles
-    assert batch.lr.text() == "× 2.00 of the tuned run's (linear scaling rule)"
+    assert batch.lr.text() == "× 2.00 of 03-xla's (batch 64), by the linear scaling rule"
     qtbot.mouseClick(batch.run_button, LEFT)
     qtbot.waitUntil(lambda: batch.rung is not None and batch.rung.decision is not None, timeout=45_000)
     assert session.best is batch.rung  # 128 samples per step beat 64 per sample: kept
+    # the issue 22 walk: after a kept size the page went on with "Tuned peak … — float32, batch 40" and
+    # "× 2.00 of the tuned run's" beside a proposal that said "learning rate scaled 4.00×"
+    assert batch.memory.values["Tuned peak"].text().endswith(batch.rung.settings.label())
+    assert batch.batch.value() > 128  # the search proposes its next size: its words and the page's agree
+    scale = batch.batch.value() / 64
+    assert f"learning rate scaled {scale:.2f}×" in batch.plan_text.text(), batch.plan_text.text()
+    assert batch.lr.text().startswith(f"× {scale:.2f} of 03-xla's (batch 64)"), batch.lr.text()
     go_next(qtbot, window, 5)
 
     # the confirmation comes last: it measures the final recommendation, the larger batch included

@@ -68,6 +68,13 @@ class BatchPage(RungPage):
         base, best = self.session.baseline, self._best()
         if base is None or best is None:
             return
+        self._show_memory()
+        self._propose()
+
+    def _show_memory(self) -> None:
+        """The baseline's peak and the tuned run's, the best kept so far: after a kept size it is that size (it
+        said "Tuned peak … — float32, batch 40" beside a proposal that went on from batch 80)."""
+        base, best = self.session.baseline, self._best()
         base_peak = base.summary.get("peak_memory_bytes")
         best_peak = (best.summary or {}).get("peak_memory_bytes")
         self.memory.set_facts([
@@ -76,7 +83,6 @@ class BatchPage(RungPage):
             ("Freed", fmt_bytes(base_peak - best_peak) if isinstance(base_peak, (int, float)) and
              isinstance(best_peak, (int, float)) and base_peak > best_peak else "nothing measurable"),
         ])
-        self._propose()
 
     def _propose(self) -> None:
         """The engine's next size (the search goes on from each verdict: doubling, then one binary step)."""
@@ -90,18 +96,24 @@ class BatchPage(RungPage):
         self._on_batch(self.batch.value())
 
     def lr_scale(self) -> float:
-        """The learning-rate scale of the chosen size relative to the tuned run's (the lever's linear rule)."""
-        return self.configure().lr_scale / self._best().settings.lr_scale
+        """The learning-rate scale of the chosen size relative to the search's start, as the lever scales it and
+        its proposal says ("learning rate scaled 4.00×"): relative to the best kept so far, the page said
+        "× 2.00 of the tuned run's" beside that 4.00× once batch 80 was kept."""
+        return self.configure().lr_scale / self._search_start().settings.lr_scale
+
+    def _search_start(self):
+        return BATCH.start(self.session.policy) or self._best()
 
     def _on_batch(self, value: int) -> None:
-        scale = self.lr_scale()
-        self.lr.setText(f"× {scale:.2f} of the tuned run's (linear scaling rule)" if value != self.current_batch()
-                        else "unchanged")
+        start = self._search_start()
+        self.lr.setText(f"× {self.lr_scale():.2f} of {start.name}'s (batch {start.settings.batch_size}), "
+                        "by the linear scaling rule" if value != self.current_batch() else "unchanged")
         self.update_controls()
 
     def _on_run_ended(self, data) -> None:
         super()._on_run_ended(data)
         if self.rung is not None and self.rung.decision is not None:
+            self._show_memory()
             self._propose()
 
     def can_run(self) -> bool:
