@@ -103,6 +103,13 @@ def speed_text(ratio: float, ci: tuple[float, float]) -> str:
     return f"{ratio:.2f}× [{ci[0]:.2f}, {ci[1]:.2f}] — {change_verdict(ci)}"
 
 
+def accuracy_words(accuracy) -> str:
+    """An accuracy verdict with its verdict word once: "val_accuracy +0.40 pp [..] — within tolerance", and an
+    explanation that opens with it as it is ("inconclusive: 300 examples, …" read "… — inconclusive" too)."""
+    text = accuracy.text()
+    return text if text.startswith(accuracy.verdict) else f"{text} — {accuracy.verdict}"
+
+
 class DecisionCard(QFrame):
     """Kept or not kept, the speed-up with its interval, the accuracy verdict, and why."""
 
@@ -139,10 +146,7 @@ class DecisionCard(QFrame):
         speed = f"{speed} — {decision.speed.verdict}"
         if shown is not None and shown.has_interval:
             speed = f"{shown.text()} {shown.source(rung)} — {shown.verdict}"
-        facts = [(SPEED_UP, speed),
-                 ("Accuracy vs baseline", decision.accuracy.text()
-                  if decision.accuracy.text().startswith(decision.accuracy.verdict)  # "inconclusive: 400 ex…"
-                  else f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
+        facts = [(SPEED_UP, speed), ("Accuracy vs baseline", accuracy_words(decision.accuracy))]
         if decision.rule_text():  # a rule the user chose judged it: said beside the verdict, never silently
             facts.append(("Accuracy rule", decision.rule_detail()))
         if fixes is not None:  # what the run used: its run.yaml, less the fixes it could not apply

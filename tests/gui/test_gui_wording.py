@@ -173,3 +173,21 @@ def test_a_not_kept_policy_card_never_calls_it_the_recommended_policy(qtbot):
     card.set_decision(decision, "mixed_bfloat16, batch 40", "01-baseline")
     assert card.headline.text().endswith("not recommended")
     assert card.reason.text().startswith("mixed_bfloat16 measured first") and "recommended" not in card.reason.text()
+
+
+def test_an_inconclusive_accuracy_says_its_word_once_on_the_compare_page_and_pairs_are_pairs():
+    """The issue 22 walk on a fresh script: the compare page's "Every configuration measured" read "accuracy
+    inconclusive: 300 examples, …; about 158,288 examples would decide it — inconclusive", and its verdict said
+    "over 3 replicates" where the table and the cards said "3 pairs"."""
+    from tfturbo.trials.verdict import AccuracyVerdict
+    from tfturbo_gui.cards import accuracy_words
+    from tfturbo_gui.verdict_view import speed_text
+
+    inconclusive = AccuracyVerdict("val_accuracy", -0.0045, (-0.0172, 0.0083), "inconclusive", 300,
+                                   explanation="inconclusive: 300 examples, interval [-1.72 pp, +0.83 pp] "
+                                               "(tolerance 0.5 pp); about 158,288 examples would decide it")
+    within = AccuracyVerdict("val_accuracy", 0.0467, (0.0318, 0.0615), "within tolerance", 300)
+    assert accuracy_words(inconclusive).count("inconclusive") == 1
+    assert accuracy_words(within).endswith(" — within tolerance") and accuracy_words(within).count("tolerance") == 1
+    assert speed_text({"ratio": 1.97, "ci95": [1.59, 2.42], "verdict": "faster", "replicates": 3}) == \
+        "faster: 1.97× [1.59, 2.42] over 3 pairs"
