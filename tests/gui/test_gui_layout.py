@@ -120,6 +120,13 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
             assert plain_text(label.text()) == path.text() and path.text().endswith("tfturbo-settings.yaml")
             assert label.heightForWidth(label.width()) <= label.height(), "the path is cut"
             assert label.toolTip() == path.text()
+        # issue 22 walk: the Record page's changes scrolled with the space below them empty (a stretch took it)
+        snippet = getattr(window.pages[i], "snippet", None)
+        if snippet is not None and snippet.isVisibleTo(window):
+            editor = snippet.editor
+            assert editor.verticalScrollBar().maximum() == 0 or editor.height() >= editor.maximumHeight() - 1 \
+                or snippet.geometry().bottom() >= snippet.parentWidget().height() - 40, \
+                f"the changes scroll in {editor.height()} px at {size}"
         # issue 22: a finding's fix wraps in its card instead of scrolling sideways
         for card in getattr(getattr(window.pages[i], "findings", None), "cards", []):
             if card.fix_block is not None and card.isVisibleTo(window):

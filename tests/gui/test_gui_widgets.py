@@ -349,6 +349,30 @@ def test_a_findings_location_wraps_whole_in_a_narrow_card(qtbot, where):
     assert label.heightForWidth(label.width()) <= label.height(), "its lines are cut"
 
 
+def test_a_filling_code_block_shows_every_wrapped_line_after_the_window_narrows(qtbot):
+    """The issue 22 walk: the Record page's "Changes to make" scrolled at 1024x640 with 230 px empty below it,
+    after the window had been 1920 px wide: the block kept the height of its lines wrapped at the wide width."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from tfturbo_gui.code_block import CodeBlock
+
+    text = "\n".join(f"# {i}. a change to make, explained in a sentence long enough to wrap in a narrow column"
+                      for i in range(8))
+    column = QWidget()
+    layout = QVBoxLayout(column)
+    block = CodeBlock(text, fill=True)
+    layout.addWidget(block, 1)  # as the Record page lays it out, above a stretch
+    layout.addStretch(1)
+    qtbot.addWidget(column)
+    column.resize(1400, 900)
+    column.show()
+    qtbot.waitExposed(column)
+    qtbot.wait(30)
+    column.resize(380, 900)  # room for every wrapped line below
+    qtbot.waitUntil(lambda: block.editor.verticalScrollBar().maximum() == 0, timeout=2_000)
+    assert block.editor.height() < 900
+
+
 def test_the_run_card_shows_the_same_steps_per_s_as_the_compare_table():
     """The issue 22 walk: the baseline page said "Steady speed 894.9 steps/s" (1000 / median step) while the
     compare table said 812.4 steps/s (the steady windows' figure, `summary.steps_per_s`) for the same run."""

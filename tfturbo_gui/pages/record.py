@@ -79,7 +79,7 @@ class RecordPage(WizardPage):
 
         add_section(self.right, "Changes to make in your training script")
         self.snippet = CodeBlock(fill=True)
-        self.right.addWidget(self.snippet)
+        self.right.addWidget(self.snippet, 1)  # up to its wrapped height (CodeBlock fill): the stretch below took it all
         self.right.addStretch(1)
 
     def available(self) -> str:
