@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from conftest import go_next, make_window
 from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QLabel, QLineEdit, QSpinBox,
-                               QWidget)
+from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QGraphicsView, QLabel, QLineEdit,
+                               QSpinBox, QWidget)
 
 from tfturbo_gui import live_plots
 from tfturbo_gui.step_status import PASSED
@@ -26,6 +26,19 @@ def scrolled(widget: QWidget, top: QWidget) -> bool:
     return False
 
 
+def cut_by_parent(widget: QWidget, top: QWidget, rect: QRect) -> str:
+    """The first container that shows only part of `widget` (`rect`, in `top`'s coordinates): a column laid out
+    taller than the room it has draws its bottom under the next widget, still inside the window (the issue 22
+    walk: the profile chart's axis cut at the baseline page's bottom at 1024x640); '' when none does."""
+    w = widget.parentWidget()
+    while w is not None and w is not top:
+        box = QRect(w.mapTo(top, QPoint(0, 0)), w.size())
+        if not box.contains(rect):
+            return f"{type(w).__name__} {w.objectName()!r} {box}"
+        w = w.parentWidget()
+    return ""
+
+
 def clipped(top: QWidget) -> list[str]:
     """Visible controls narrower than they need or outside the window, and scroll areas that scroll sideways."""
     bad = []
@@ -42,6 +55,10 @@ def clipped(top: QWidget) -> list[str]:
         rect = QRect(w.mapTo(top, QPoint(0, 0)), w.size())
         if not window_rect.contains(rect) and w.isWindow() is False and type(w).__name__ != "QWidget":
             bad.append(f"{type(w).__name__} {w.objectName()!r} outside the window: {rect}")
+            continue
+        cut_by = cut_by_parent(w, top, rect)
+        if cut_by and (isinstance(w, CHECKED) or isinstance(w, QGraphicsView)):
+            bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r} cut by its {cut_by}: {rect}")
             continue
         if not isinstance(w, CHECKED):
             continue
