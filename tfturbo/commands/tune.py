@@ -34,6 +34,7 @@ from ..trials.speed import SpeedRule
 from ..tune.ladder import Ladder, TuneOptions, remove_study, unfinished_study
 from ..tune.render import render_study
 from ..tune.study import Study, StudyStatus
+from ..workload_kind import is_script
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,8 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--restart", action="store_true",
                         help="start the study in STUDY_DIR over, deleting its runs (asks first in a terminal); "
                              "without it an unfinished study continues and nothing is deleted")
-    parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS,
-                        help=f"training steps of every run (default {DEFAULT_STEPS})")
+    parser.add_argument("--steps", type=positive_int, default=None,
+                        help=f"training steps of every run (default: a training script's own length, its epochs "
+                             f"times its steps per epoch; else {DEFAULT_STEPS})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the same seed for every rung")
     parser.add_argument("--batch-size", type=positive_int, default=None, help="baseline batch size (default: the workload's)")
     parser.add_argument("--val-every", type=positive_int, default=None, help="validate every N steps (default steps/5)")
@@ -90,7 +92,8 @@ def stages_list(value: str) -> tuple[str, ...]:
 
 def options_from_args(args: argparse.Namespace) -> TuneOptions:
     return TuneOptions(
-        workload=args.workload, out=Path(args.out), steps=args.steps, seed=args.seed, batch_size=args.batch_size,
+        workload=args.workload, out=Path(args.out), steps=args.steps or DEFAULT_STEPS,
+        own_length=args.steps is None and is_script(args.workload), seed=args.seed, batch_size=args.batch_size,
         val_every=args.val_every, val_examples=args.val_examples, min_replicates=args.min_replicates,
         max_replicates=max(args.min_replicates, args.max_replicates), policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
         tolerance=accuracy_rule(args), script_args=list(args.script_args),

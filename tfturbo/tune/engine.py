@@ -44,6 +44,7 @@ from ..compare import replicate_key
 from ..errors import OutputDirError, UserError
 from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
+from ..own_length import OwnLength
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
@@ -71,6 +72,8 @@ class TuneOptions:
     workload: str
     out: Path
     steps: int = DEFAULT_STEPS
+    # steps follow a training script's own length once the audit reads it (`tfturbo tune SCRIPT` without --steps)
+    own_length: bool = False
     seed: int = DEFAULT_SEED
     batch_size: int | None = None
     val_every: int | None = None  # None: steps // 5
@@ -105,14 +108,16 @@ class TuneOptions:
                 "replicates": {"min": self.min_replicates, "max": self.max_replicates, "steady_s": self.steady_s},
                 "policy": self.policy, "both_policies": self.both_policies,
                 "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
-                "tolerance": self.tolerance.to_dict(), "stages": list(self.stages)}
+                "tolerance": self.tolerance.to_dict(), "stages": list(self.stages)} \
+            | ({"own_length": True} if self.own_length else {})  # (absent otherwise: older studies still resume)
 
     @classmethod
     def from_dict(cls, workload: str, out: Path, d: dict[str, Any]) -> "TuneOptions":
         """The options a study recorded (study.yaml's `options`), to continue it with them."""
         replicates = d.get("replicates") or {}
         known = {k: d[k] for k in ("steps", "seed", "batch_size", "val_every", "val_examples", "policy",
-                                   "both_policies", "auto_fix", "max_batch_scale") if d.get(k) is not None}
+                                   "both_policies", "auto_fix", "max_batch_scale", "own_length")
+                 if d.get(k) is not None}
         return cls(workload, Path(out), **known, min_replicates=replicates.get("min", SpeedRule.min_pairs),
                    max_replicates=replicates.get("max", SpeedRule.max_pairs),
                    steady_s=replicates.get("steady_s", SpeedRule.steady_s),
@@ -462,9 +467,15 @@ class StudyEngine:
             self.fail("the audit failed: " + error_text(outcome))
             return
         found = [f for f in outcome.document.get("findings") or [] if isinstance(f, dict)]
+        own = OwnLength.of(outcome.document) if self.opts.own_length else None
+        if own is not None:  # saved with the audit: a resumed study trains the same length
+            self.opts.steps = own.steps
+            self.study.options = self.opts.to_dict()
         self.record_audit(found)
         self.say(f"audit ({action.argv[2]} + XLA): {counted(len(found), 'finding')}"
                  + (f": {', '.join(F.codes_of(found))}" if found else ""))
+        if own is not None:
+            self.say(f"length: every run trains {own.words()} (--steps N for another length)")
 
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
         """Static findings, each once (the wizard's pages audit again under the policy they measure)."""

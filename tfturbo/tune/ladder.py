@@ -83,6 +83,8 @@ class Ladder:
             study = Study(self.path, self.opts.workload, self.opts.to_dict())
             study.save()  # from now on a kill leaves a study that the same command continues
             return StudyEngine(self.opts, study, self.say)
+        if self.opts.own_length and recorded.options.get("own_length"):  # the length its audit read
+            self.opts.steps = recorded.options.get("steps", self.opts.steps)
         if recorded.options != self.opts.to_dict():
             differ = sorted(k for k in set(recorded.options) | set(self.opts.to_dict())
                             if recorded.options.get(k) != self.opts.to_dict().get(k))

@@ -1,0 +1,37 @@
+"""A training script's own length: what it trains when run on its own (its fit()'s epochs × steps per epoch).
+
+The audit reads it (`own_length` in its document: trainer_backend/commands/audit.py) and every front end makes
+it the study's default length, so the accuracy gate compares what the user's script trains, not tfturbo's
+default of 300 steps (3 epochs of 32 steps became 300 silently). A builtin workload has none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class OwnLength:
+    epochs: int
+    steps_per_epoch: int
+
+    @property
+    def steps(self) -> int:
+        return self.epochs * self.steps_per_epoch
+
+    @classmethod
+    def of(cls, audit_document: dict[str, Any] | None) -> "OwnLength | None":
+        """The length an `audit` document reports, or None (a builtin, or a length the script does not fix)."""
+        own = (audit_document or {}).get("own_length")
+        if not isinstance(own, dict):
+            return None
+        epochs, per_epoch = own.get("epochs"), own.get("steps_per_epoch")
+        if not (isinstance(epochs, int) and isinstance(per_epoch, int) and epochs > 0 and per_epoch > 0):
+            return None
+        return cls(epochs, per_epoch)
+
+    def words(self) -> str:
+        """ "the script's own length: 3 epochs of 32 steps = 96 steps" """
+        epochs = f"{self.epochs} epoch{'' if self.epochs == 1 else 's'}"
+        return f"the script's own length: {epochs} of {self.steps_per_epoch} steps = {self.steps} steps"
