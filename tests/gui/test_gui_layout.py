@@ -381,3 +381,22 @@ def test_the_warm_up_and_profiler_labels_never_overlap_or_leave_the_step_plot(qt
         assert inside.contains(box), f"{label.toPlainText()!r} {box} outside the plot {inside}"
     for (a, box_a), (b, box_b) in itertools.combinations(zip(shown, boxes), 2):
         assert not box_a.intersects(box_b), f"{a.toPlainText()!r} over {b.toPlainText()!r} at {size}"
+
+
+def test_the_workload_list_rows_fit_the_list_when_the_window_is_first_shown_small(qtbot):
+    """The issue 22 walk: a window resized to 1024x640 before it was first shown kept rows 52 px wider than the
+    list, and the built-ins' descriptions were cut mid-word ("a clean example w") instead of ending in "…"."""
+    from conftest import fake_launcher
+
+    from tfturbo_gui.main_window import MainWindow
+
+    window = MainWindow("builtin:mlp", launcher=fake_launcher())
+    qtbot.addWidget(window)
+    window.resize(1024, 640)
+    window.show()
+    qtbot.waitExposed(window)
+    listing = window.pages[0].builtins
+    qtbot.wait(50)
+    rows = [listing.itemWidget(listing.item(i)) for i in range(listing.count())]
+    assert rows and {row.width() for row in rows} == {listing.viewport().width()}
+    qtbot.waitUntil(lambda: window.session.environment is not None, timeout=20_000)  # its backend ends here
