@@ -58,7 +58,7 @@ def accuracy_sentence(data: ReportData, tolerance: Tolerance) -> str:
     lo, hi = acc.ci95 if acc.ci95 else (math.nan, math.nan)
     better = (hi < 0) if acc.is_loss else (lo > 0)  # the whole interval on the better side of the baseline
     # "unchanged" read wrong beside "+4.67 percentage points" [+3.18, +6.15] (issue 22 walk, a larger batch)
-    within = (f"better than the baseline, its whole 95% interval on the better side (tolerance {limit})" if better else
+    within = ("better than the baseline, the whole 95% interval on the better side" if better else
               f"unchanged within the tolerance of {limit}")
     words = {"within tolerance": within,
              WORSE: f"worse by more than the tolerance of {limit}",
