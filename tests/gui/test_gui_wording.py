@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import fake_launcher, go_next, make_window
+from conftest import fake_launcher, go_next, make_window, measure_baseline
 from PySide6.QtCore import Qt
 
 from tfturbo import protocol
@@ -191,3 +191,28 @@ def test_an_inconclusive_accuracy_says_its_word_once_on_the_compare_page_and_pai
     assert accuracy_words(within).endswith(" — within tolerance") and accuracy_words(within).count("tolerance") == 1
     assert speed_text({"ratio": 1.97, "ci95": [1.59, 2.42], "verdict": "faster", "replicates": 3}) == \
         "faster: 1.97× [1.59, 2.42] over 3 pairs"
+
+
+def test_the_batch_page_claims_freed_memory_only_beyond_the_runs_spread(qtbot, tmp_path):
+    """The issue 22 walk: the Batch size page said "Freed 4.5 MiB" (one baseline run against one tuned run) where
+    the PDF said "about the same (within the runs' spread)" for the same study: one rule now says both."""
+    from types import SimpleNamespace
+
+    from tfturbo.settings import RunSettings
+
+    window = make_window(qtbot, tmp_path)
+    measure_baseline(qtbot, window)
+    page = window.pages[4]
+    base = window.session.baseline
+    tuned = SimpleNamespace(settings=RunSettings(batch_size=128), summary={"peak_memory_bytes": 618.2 * 2**20})
+    mib = 2**20
+    runs = [(base.settings.to_dict(), {"status": "completed", "peak_memory_bytes": v * mib}) for v in (622.7, 618.0)]
+    runs += [(tuned.settings.to_dict(), {"status": "completed", "peak_memory_bytes": v * mib}) for v in (618.2, 621.5)]
+    page._best = lambda: tuned
+    page._measured_runs = lambda: runs
+    page._show_memory()
+    assert page.memory.values["Freed"].text() == "nothing measurable (within the runs' spread of 4.7 MiB)"
+    runs[2:] = [(tuned.settings.to_dict(), {"status": "completed", "peak_memory_bytes": v * mib}) for v in (580.0, 581.0)]
+    page._show_memory()
+    assert page.memory.values["Freed"].text() == "39.9 MiB"  # the medians' difference, beyond the spread
+    assert page.memory.values["Tuned peak"].text().startswith("580.5 MiB")
