@@ -76,6 +76,7 @@ class CodeBlock(QWidget):
         lines = self.editor.document().documentLayout().documentSize().height()  # lines, wrapping included
         metrics = self.editor.fontMetrics()
         self.editor.setMaximumHeight(int(max(1, lines) * metrics.lineSpacing()) + 2 * self.editor.frameWidth() + 14)
+        self.setMaximumHeight(self.editor.maximumHeight())  # given more, the editor sat centred below its Copy
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.text())

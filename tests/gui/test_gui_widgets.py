@@ -362,7 +362,7 @@ def test_a_filling_code_block_shows_every_wrapped_line_after_the_window_narrows(
     layout = QVBoxLayout(column)
     block = CodeBlock(text, fill=True)
     layout.addWidget(block, 1)  # as the Record page lays it out, above a stretch
-    layout.addStretch(1)
+    layout.addStretch(0)
     qtbot.addWidget(column)
     column.resize(1400, 900)
     column.show()
@@ -371,6 +371,7 @@ def test_a_filling_code_block_shows_every_wrapped_line_after_the_window_narrows(
     column.resize(380, 900)  # room for every wrapped line below
     qtbot.waitUntil(lambda: block.editor.verticalScrollBar().maximum() == 0, timeout=2_000)
     assert block.editor.height() < 900
+    assert block.editor.y() == block.copy_button.y()  # the code beside its Copy button, not centred below it
 
 
 def test_the_run_card_shows_the_same_steps_per_s_as_the_compare_table():

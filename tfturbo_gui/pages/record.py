@@ -79,8 +79,8 @@ class RecordPage(WizardPage):
 
         add_section(self.right, "Changes to make in your training script")
         self.snippet = CodeBlock(fill=True)
-        self.right.addWidget(self.snippet, 1)  # up to its wrapped height (CodeBlock fill): the stretch below took it all
-        self.right.addStretch(1)
+        self.right.addWidget(self.snippet, 1)  # up to its wrapped height (CodeBlock fill): a stretch below took it all
+        self.right.addStretch(0)  # what the snippet does not need
 
     def available(self) -> str:
         return needs_baseline(self.session)
