@@ -32,8 +32,9 @@ def test_the_minimum_is_the_warm_up_with_its_margin_plus_the_steady_seconds_at_t
 def test_the_note_says_why_and_how_many_and_nothing_when_the_runs_are_long_enough():
     rule = SpeedRule(3, 6, steady_s=3.0)
     note = run_length_note(baseline(5.0, 41), 60, rule)
-    assert note == ("runs of 60 steps are too short for a speed verdict: the baseline measured a warm-up of 40 "
-                    "steps, 5 ms a step, so at least 660 steps measure the 3 s of steady state each replicate aims at")
+    assert note == ("runs of 60 steps are too short for their own speed to count: the baseline measured a warm-up "
+                    "of 40 steps, 5 ms a step, so at least 660 steps measure the 3 s of steady state each replicate "
+                    "aims at; each trial measures speed in runs that long meanwhile")
     assert run_length_note(baseline(5.0, 41, steps=700), 700, rule) == ""
     assert run_length_note(baseline(5.0, 41, steps=600), 600, rule) == ""  # within the step time's noise
     unsettled = run_length_note(baseline(5.0, None, steps=20), 20, rule)
@@ -55,7 +56,7 @@ def test_tune_says_when_its_runs_are_too_short_for_a_verdict(tmp_path):
     lines: list[str] = []
     Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=60, stages=("xla",)), runner=FAKES.FakeBackend(run),
            say=lines.append).run()
-    said = [line for line in lines if "too short for a speed verdict" in line]
+    said = [line for line in lines if "too short for their own speed to count" in line]
     assert len(said) == 1 and said[0].startswith("[01] baseline: runs of 60 steps")
     assert re.search(r"\(--steps 6[56]\d\)$", said[0])  # 60 + 3 s at the fake's noisy ~5 ms
 

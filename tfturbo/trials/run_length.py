@@ -45,8 +45,12 @@ def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule
     per_step = f", {median:.3g} ms a step" if isinstance(median, (int, float)) and median > 0 else ""
     aim = (f"the {rule.steady_s:g} s of steady state each replicate aims at" if rule.steady_s
            else "a steady state")
-    return (f"runs of {steps} steps are too short for a speed verdict: the baseline measured {warm}{per_step}, so "
-            f"at least {needed} steps measure {aim}")
+    # a trial sizes its speed-only pairs by the same rule, so its verdict stands either way: only its first,
+    # full-length pair (validation) does not count for speed. "too short for a speed verdict" made a user of a
+    # 90-step script think every verdict needed 17 times its length (issue 22 walk)
+    return (f"runs of {steps} steps are too short for their own speed to count: the baseline measured "
+            f"{warm}{per_step}, so at least {needed} steps measure {aim}; each trial measures speed in runs that "
+            "long meanwhile")
 
 
 def too_short(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule, per_call: int = 1
