@@ -271,7 +271,7 @@ class WizardSession:
         return self.options().base_settings()
 
     def run_length(self) -> tuple[str, int | None]:
-        """(why the baseline's runs are too short for a speed verdict, the steps that are enough), from its
+        """(why the baseline's runs are too short for their own speed to count, the steps that are enough), from its
         measured warm-up and step time (`trials.run_length`); ("", None) when they are enough."""
         base = self.baseline
         if base is None:
