@@ -291,7 +291,8 @@ class RunPlots(QWidget):
         self.curves: dict[str, list[pg.PlotDataItem]] = {"step_ms": [], "loss": [], "val": [], "loss_scale": []}
         self._decor: list[tuple[pg.PlotWidget, object]] = []
         self._decor_key: tuple | None = None  # what the shaded windows were drawn for
-        self._shade_labels: list[tuple[pg.InfLineLabel, int]] = []  # each shaded window's label and its row
+        # each shaded window's label, the invisible line above the curves it hangs from, and its row
+        self._shade_labels: list[tuple[pg.InfiniteLine, pg.InfLineLabel, int]] = []
         view = self.step_plot.getPlotItem().getViewBox()
         view.sigResized.connect(self._place_labels)  # rows are pixels from the top: a short plot re-places them
         view.sigXRangeChanged.connect(self._place_labels)
@@ -547,6 +548,9 @@ class RunPlots(QWidget):
         for widget, item in self._decor:
             widget.removeItem(item)
         self._decor.clear()
+        for edge, label, _row in self._shade_labels:
+            self.step_plot.removeItem(edge)
+            label.setParentItem(None)  # freed apart from its line: freed with it, Python freed it twice (a crash)
         self._shade_labels.clear()
         if key is None:
             self.step_plot.removeItem(self.median_line)
@@ -677,12 +681,16 @@ class RunPlots(QWidget):
         region = pg.LinearRegionItem(values=(start * k, stop * k), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),
                                      movable=False)
         region.setZValue(-10)
-        if text:
-            label = pg.InfLineLabel(region.lines[0], text, anchors=[(0, 0), (0, 0)], color=color)
-            label.textItem.document().setDocumentMargin(1)  # Qt's 4 px around the text: two rows in a 40 px plot
-            self._shade_labels.append((label, row))
         self.step_plot.addItem(region, ignoreBounds=True)
         self._decor.append((self.step_plot, region))
+        if text:  # on a line of its own above the curves: a child of the region, it was drawn behind a dense curve
+            edge = pg.InfiniteLine(pos=start * k, angle=90, pen=pg.mkPen(None), movable=False)
+            edge.setZValue(5)
+            label = pg.InfLineLabel(edge, text, anchors=[(0, 0), (0, 0)], color=color,
+                                    fill=pg.mkBrush(255, 255, 255, 190))
+            label.textItem.document().setDocumentMargin(1)  # Qt's 4 px around the text: two rows in a 40 px plot
+            self._shade_labels.append((edge, label, row))
+            self.step_plot.addItem(edge, ignoreBounds=True)
 
     LABEL_PAD = 2  # px between the plot's top and the first row of labels
 
@@ -693,7 +701,7 @@ class RunPlots(QWidget):
         hidden (the shading stays)."""
         view = self.step_plot.getPlotItem().getViewBox()
         height, box = view.height(), view.sceneBoundingRect()
-        for label, row in self._shade_labels:
+        for _edge, label, row in self._shade_labels:
             text = label.textItem.boundingRect()
             top = self.LABEL_PAD + row * text.height()
             label.setVisible(height > 0 and top + text.height() <= height)

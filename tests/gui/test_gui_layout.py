@@ -371,8 +371,7 @@ def test_the_warm_up_and_profiler_labels_never_overlap_or_leave_the_step_plot(qt
     qtbot.wait(50)
     view = plots.step_plot.getPlotItem().getViewBox()
     inside = view.sceneBoundingRect()
-    labels = [child for _, region in plots._decor for child in region.lines[0].childItems()
-              if isinstance(child, pg.InfLineLabel)]
+    labels = [label for _edge, label, _row in plots._shade_labels]
     assert [label.toPlainText() for label in labels] == ["warm-up", "profiler", "profiler"]
     shown = [label for label in labels if label.isVisible()]
     assert [label.toPlainText() for label in shown][:2] == ["warm-up", "profiler"], f"{view.height():.0f} px"
@@ -381,6 +380,12 @@ def test_the_warm_up_and_profiler_labels_never_overlap_or_leave_the_step_plot(qt
         assert inside.contains(box), f"{label.toPlainText()!r} {box} outside the plot {inside}"
     for (a, box_a), (b, box_b) in itertools.combinations(zip(shown, boxes), 2):
         assert not box_a.intersects(box_b), f"{a.toPlainText()!r} over {b.toPlainText()!r} at {size}"
+    # drawn above the runs' curves (a child of its shaded region, "profiler" sat behind a dense curve)
+    curves = max(c.zValue() for c in plots.curves["step_ms"])
+    assert all(edge.zValue() > curves for edge, _label, _row in plots._shade_labels)
+    plots.show_run(data)  # drawn again: the old labels go with their regions
+    assert len([i for i in plots.step_plot.getPlotItem().items if isinstance(i, pg.InfiniteLine)
+                and i is not plots.median_line]) == 3
 
 
 def test_the_workload_list_rows_fit_the_list_when_the_window_is_first_shown_small(qtbot):

@@ -284,7 +284,6 @@ def test_runs_of_different_batch_sizes_are_aligned_by_samples_seen(qtbot):
 def test_warm_up_label_sits_inside_a_short_step_plot_above_the_median(qtbot, tmp_path):
     """The issue 22 walk: on the baseline page at 1280x800 (a step plot ~120 px high) "warm-up" sank below the
     axis; before that it sat on the median line. The label is inside the plot, clear of the median."""
-    import pyqtgraph as pg
     from PySide6.QtCore import QPointF
 
     panel, data = start_run(qtbot, tmp_path, steps=60)
@@ -302,8 +301,7 @@ def test_warm_up_label_sits_inside_a_short_step_plot_above_the_median(qtbot, tmp
     assert view.height() < 160  # as short as on the page
     inside = view.sceneBoundingRect()
     median_y = view.mapViewToScene(QPointF(0, plots.median_line.value())).y()
-    labels = [child for _, region in plots._decor for child in region.lines[0].childItems()
-              if isinstance(child, pg.InfLineLabel)]
+    labels = [label for _edge, label, _row in plots._shade_labels]
     assert [label.toPlainText() for label in labels][:1] == ["warm-up"]
     for label in labels:
         box = label.sceneBoundingRect()
