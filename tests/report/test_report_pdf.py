@@ -581,3 +581,24 @@ def test_when_nothing_is_kept_page_one_never_says_accuracy_was_kept(study):
     assert big == "Keep the current settings"
     assert under.startswith("No change was shown to be both faster and within the accuracy tolerance")
     assert "losing accuracy" not in under
+
+
+@pytest.mark.parametrize("metric,delta,ci,said", [
+    ("val_accuracy", 0.0467, (0.0318, 0.0615), "Accuracy: better than the baseline"),
+    ("val_accuracy", 0.002, (-0.003, 0.007), "Accuracy: unchanged within the tolerance of 0.5 percentage points"),
+    ("val_loss", -0.05, (-0.08, -0.02), "Accuracy: better than the baseline"),
+])
+def test_page_ones_accuracy_sentence_calls_a_clearly_better_accuracy_better(metric, delta, ci, said):
+    """The issue 22 walk (a larger batch, 300 validation examples): page 1 read "Accuracy: unchanged within the
+    tolerance of 0.5 percentage points (val_accuracy +4.67 percentage points …)" for an interval of
+    [+3.18, +6.15] pp."""
+    from types import SimpleNamespace
+
+    from tfturbo.report.executive import accuracy_sentence
+    from tfturbo.trials.verdict import AccuracyVerdict, Tolerance
+
+    acc = AccuracyVerdict(metric, delta, ci, "within tolerance", 300)
+    tuned = SimpleNamespace(name="04-batch80", accuracy=acc, headline=SimpleNamespace(trial="04-batch80"))
+    sentence = accuracy_sentence(SimpleNamespace(tuned=tuned, rungs=[tuned]), Tolerance())
+    assert sentence.startswith(said), sentence
+    assert "on 300 validation examples" in sentence

@@ -55,7 +55,12 @@ def accuracy_sentence(data: ReportData, tolerance: Tolerance) -> str:
         return f"Accuracy: {acc.text()}."
     limit = f"{tolerance.accuracy_pp:g} percentage points" if not acc.is_loss else f"{tolerance.loss_rel:.0%}"
     change = acc.shown(acc.delta, " percentage points")
-    words = {"within tolerance": f"unchanged within the tolerance of {limit}",
+    lo, hi = acc.ci95 if acc.ci95 else (math.nan, math.nan)
+    better = (hi < 0) if acc.is_loss else (lo > 0)  # the whole interval on the better side of the baseline
+    # "unchanged" read wrong beside "+4.67 percentage points" [+3.18, +6.15] (issue 22 walk, a larger batch)
+    within = ("better than the baseline, the whole 95% interval on the better side" if better else
+              f"unchanged within the tolerance of {limit}")
+    words = {"within tolerance": within,
              WORSE: f"worse by more than the tolerance of {limit}",
              "inconclusive": "not decided: the validation set is too small to tell"}.get(acc.verdict, acc.verdict)
     return (f"Accuracy: {words} ({acc.metric} {change} on {acc.examples} validation examples, at equal samples "
