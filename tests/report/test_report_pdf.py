@@ -602,3 +602,19 @@ def test_page_ones_accuracy_sentence_calls_a_clearly_better_accuracy_better(metr
     sentence = accuracy_sentence(SimpleNamespace(tuned=tuned, rungs=[tuned]), Tolerance())
     assert sentence.startswith(said), sentence
     assert "on 300 validation examples" in sentence
+
+
+def test_page_one_says_what_a_speed_up_not_measured_against_the_baseline_was_measured_against(tmp_path):
+    """The chart is titled "Speed-up vs the baseline", but a configuration measured only against another one shows
+    that trial's ratio: a user script's "float32, batch 64, 30 steps/call (not k..." bar read 1.61x with its
+    "vs 07-spe30" cut off the label (it is about 5.5x the baseline)."""
+    from tfturbo.headline import headline
+
+    study = make_study(tmp_path / "s", confirmation=False)
+    shown = headline("04-larger_batch", Study.load(study).rungs)
+    assert not shown.vs_baseline and shown.against == "03-xla"
+    page1 = flat(_page_texts(write_report(study))[0])
+    chart = page1.split("Every configuration measured")[1].split("Each bar is")[0]
+    assert f"{shown.ratio:.2f}x vs 03-xla" in chart  # beside its bar
+    assert "float32 + XLA, batch 128 vs 03-xla" in chart  # and in its label, whole
+    assert "A speed-up never measured against the baseline itself says what it was measured against" in page1
