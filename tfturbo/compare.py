@@ -15,7 +15,7 @@ import io
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from . import profile, protocol, summary as summ
 from .console import fmt_bytes
@@ -240,6 +240,17 @@ def replicate_key(settings: dict[str, Any]) -> tuple:
     an older file is its default.
     """
     return tuple(str(settings.get(name, default)) for name, default in configuration_defaults().items())
+
+
+def own_process_peaks(settings: dict[str, Any], runs: Iterable[tuple[dict[str, Any], dict[str, Any] | None]]) -> list[Any]:
+    """The peak memory of every completed full-length run of the configuration `settings` among `runs` (each
+    its settings and its summary; replicates included): a speed-only run validates nothing and a paired
+    replicate's peak is its process's, both arms' together. What `summary.memory_change` compares, in the
+    report and on the Batch size page alike."""
+    key = replicate_key(settings)
+    return [(doc or {}).get("peak_memory_bytes") for s, doc in runs
+            if replicate_key(s) == key and not s.get("speed_only")
+            and (doc or {}).get("status") == protocol.RunStatus.COMPLETED]
 
 
 def compare_runs(records: list[RunRecord], baseline: int | str = 0,

@@ -55,6 +55,11 @@ class Headline:
         return f"vs {self.against}, {counted(self.pairs, 'pair')}{whose}"
 
 
+# the key a configuration's speed-up is shown under (the verdict card, the Record page): the value says what it
+# was measured against (`Headline.source`, or the trial's own "vs …"), so the key never repeats it ("Speed-up vs
+# baseline: 1.42× … vs 01-baseline" said the baseline twice)
+SPEED_UP = "Speed-up"
+
 BASELINE_HEADLINE = Headline(1.0, (1.0, 1.0), "baseline", 0, "", "", True)
 
 

@@ -14,12 +14,11 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushBut
 from tfturbo import summary as summ
 from tfturbo.compare import steps_per_s_ci95
 from tfturbo.console import fmt_bytes
-from tfturbo.headline import Headline
+from tfturbo.headline import SPEED_UP, Headline
 from tfturbo.numbers import digits_for, finite
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward
 from tfturbo.verdicts import Verdict
-from tfturbo.tune.study import RungKind
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 
 from .labels import card_column, card_header, card_reason, sentence, set_badge
@@ -104,6 +103,13 @@ def speed_text(ratio: float, ci: tuple[float, float]) -> str:
     return f"{ratio:.2f}× [{ci[0]:.2f}, {ci[1]:.2f}] — {change_verdict(ci)}"
 
 
+def accuracy_words(accuracy) -> str:
+    """An accuracy verdict with its verdict word once: "val_accuracy +0.40 pp [..] — within tolerance", and an
+    explanation that opens with it as it is ("inconclusive: 300 examples, …" read "… — inconclusive" too)."""
+    text = accuracy.text()
+    return text if text.startswith(accuracy.verdict) else f"{text} — {accuracy.verdict}"
+
+
 class DecisionCard(QFrame):
     """Kept or not kept, the speed-up with its interval, the accuracy verdict, and why."""
 
@@ -133,15 +139,14 @@ class DecisionCard(QFrame):
                                 [("Why, and what would enable it", decision.speed.note)])
             return
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
-        against = "baseline" if not compared_with or compared_with.endswith(RungKind.BASELINE) else compared_with
-        speed = f"{decision.speed.text()} — {decision.speed.verdict}"
+        # what the number was measured against is said once, in the value (`headline.SPEED_UP`)
+        speed = decision.speed.text()
+        if finite(decision.speed.ratio) and decision.speed.replicates:  # "… over 3 replicate pairs vs the baseline"
+            speed += f" vs {compared_with or 'the baseline'}"
+        speed = f"{speed} — {decision.speed.verdict}"
         if shown is not None and shown.has_interval:
-            against = "baseline" if shown.vs_baseline else shown.against
             speed = f"{shown.text()} {shown.source(rung)} — {shown.verdict}"
-        facts = [(f"Speed-up vs {against}", speed),
-                 ("Accuracy vs baseline", decision.accuracy.text()
-                  if decision.accuracy.text().startswith(decision.accuracy.verdict)  # "inconclusive: 400 ex…"
-                  else f"{decision.accuracy.text()} — {decision.accuracy.verdict}")]
+        facts = [(SPEED_UP, speed), ("Accuracy vs baseline", accuracy_words(decision.accuracy))]
         if decision.rule_text():  # a rule the user chose judged it: said beside the verdict, never silently
             facts.append(("Accuracy rule", decision.rule_detail()))
         if fixes is not None:  # what the run used: its run.yaml, less the fixes it could not apply

@@ -47,6 +47,9 @@ class CodeBlock(QWidget):
                                     else QPlainTextEdit.LineWrapMode.NoWrap)
         self.editor.setFont(theme.mono_font())
         self.copy_button = with_copy_button(self, self.editor, "Copy to the clipboard")
+        if fill:  # the wrapped lines are counted once the editor re-wrapped to its new width, not before: on a
+            # window made narrower the block kept the wide window's height and scrolled (issue 22 walk)
+            self.editor.document().documentLayout().documentSizeChanged.connect(self._fit_wrapped)
         self.set_text(text)
 
     def text(self) -> str:
@@ -67,12 +70,13 @@ class CodeBlock(QWidget):
         if self.fill:
             self._fit_wrapped()
 
-    def _fit_wrapped(self) -> None:
+    def _fit_wrapped(self, *_: object) -> None:
         """A filling block is never taller than its wrapped lines: four lines of advice in a 580 px box
         looked like a page left empty."""
         lines = self.editor.document().documentLayout().documentSize().height()  # lines, wrapping included
         metrics = self.editor.fontMetrics()
         self.editor.setMaximumHeight(int(max(1, lines) * metrics.lineSpacing()) + 2 * self.editor.frameWidth() + 14)
+        self.setMaximumHeight(self.editor.maximumHeight())  # given more, the editor sat centred below its Copy
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.text())

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from tfturbo import findings as F
 from tfturbo.settings import automatic_fixes, fixes_not_applied
@@ -53,12 +53,15 @@ class FindingCard(QFrame):
         self.code_label.setToolTip(f"finding code {finding.get('code')}")
         header.addWidget(badge)
         header.addWidget(self.code_label)
-        where = QLabel(str(finding.get("where") or ""))
+        # where it is wraps beside the code, a break allowed after each '/' of a layer path: cut to the card's width
+        # it read "sequential/dense_" at 1024 px (issue 22 walk); whole, it widened the card
+        self.where = where = QLabel(wrappable(str(finding.get("where") or ""), longest=0))
         where.setTextFormat(Qt.TextFormat.PlainText)
         where.setObjectName("muted")
-        where.setToolTip(where.text())
-        where.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the card
+        where.setWordWrap(True)
+        where.setToolTip(str(finding.get("where") or ""))
         header.addWidget(where, 1)
+        header.setAlignment(where, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(header)
         self.message = QLabel(wrappable(str(finding.get("message") or "")))
         self.message.setTextFormat(Qt.TextFormat.PlainText)

@@ -291,6 +291,11 @@ class RunPlots(QWidget):
         self.curves: dict[str, list[pg.PlotDataItem]] = {"step_ms": [], "loss": [], "val": [], "loss_scale": []}
         self._decor: list[tuple[pg.PlotWidget, object]] = []
         self._decor_key: tuple | None = None  # what the shaded windows were drawn for
+        # each shaded window's label, the invisible line above the curves it hangs from, and its row
+        self._shade_labels: list[tuple[pg.InfiniteLine, pg.InfLineLabel, int]] = []
+        view = self.step_plot.getPlotItem().getViewBox()
+        view.sigResized.connect(self._place_labels)  # rows are pixels from the top: a short plot re-places them
+        view.sigXRangeChanged.connect(self._place_labels)
         # its value is in the plot's title, not a label over the data
         self.median_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(self.foreground, width=1,
                                                                  style=Qt.PenStyle.DotLine))
@@ -543,23 +548,29 @@ class RunPlots(QWidget):
         for widget, item in self._decor:
             widget.removeItem(item)
         self._decor.clear()
+        for edge, label, _row in self._shade_labels:
+            self.step_plot.removeItem(edge)
+            label.setParentItem(None)  # freed apart from its line: freed with it, Python freed it twice (a crash)
+        self._shade_labels.clear()
         if key is None:
             self.step_plot.removeItem(self.median_line)
             return
         first = float(steps[0])
         self._shade_scale = self._scales.get(id(data), 1.0)  # shaded in samples when the runs align by samples
         if data.first_steady_step is not None and data.first_steady_step > first:
-            self._shade(first - 0.5, data.first_steady_step - 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.9)
+            self._shade(first - 0.5, data.first_steady_step - 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0)
         elif data.first_steady_step is None:
-            self._shade(first - 0.5, float(steps[-1]) + 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0.9)
-        # labels hang from near the top, inside the plot and above the steady curve (the axis tops at 3x the
-        # slowest median, so the curve stays in the lower third): from a third of the height or lower, they
-        # sank below the axis on a short plot (the baseline page at 1280x800) or sat on the median line
+            self._shade(first - 0.5, float(steps[-1]) + 0.5, WARMUP_BRUSH, "warm-up", "#92400e", 0)
+        # labels hang from the top in rows, "warm-up" first and "profiler" one line below it (`_place_labels`),
+        # inside the plot and above the steady curve (the axis tops at 3x the slowest median, so the curve stays
+        # in the lower third): from a third of the height or lower, they sank below the axis on a short plot (the
+        # baseline page at 1280x800) or sat on the median line; at fixed fractions of the height (0.9, 0.72) the
+        # two overlapped on a plot 50 px high (the baseline page at 1024x640)
         for start, stop in data.profile_windows:  # a window still open reaches the last step received; a closed
             # one is its own steps, even when its phase event came before them (the steps of a fast run arrive
             # once a second): clamped to the steps received, it stayed a sliver (docs/screenshots, 2-baseline)
             end = float(steps[-1]) + 1 if stop == float("inf") else stop
-            self._shade(start - 0.5, end - 0.5, PROFILE_BRUSH, "profiler", "#6b21a8", 0.72)
+            self._shade(start - 0.5, end - 0.5, PROFILE_BRUSH, "profiler", "#6b21a8", 1)
         for s in self.series:  # the other runs' warm-ups too, faintly in their colours: shaded, never hidden
             other = s.data.step.view()
             if s.data is not data and len(other) and s.data.first_steady_step is not None \
@@ -567,7 +578,8 @@ class RunPlots(QWidget):
                 self._shade_scale = self._scales.get(id(s.data), 1.0)
                 colour = pg.mkColor(s.color)
                 self._shade(float(other[0]) - 0.5, s.data.first_steady_step - 0.5,
-                            (colour.red(), colour.green(), colour.blue(), 40), "", "", 0.0)
+                            (colour.red(), colour.green(), colour.blue(), 40), "", "", 0)
+        self._place_labels()
         self._update_median(data)
 
     def _update_median(self, data: RunData) -> None:
@@ -663,16 +675,42 @@ class RunPlots(QWidget):
             self.spike_note.setToolTip(f"{n} steady step{'s' if n != 1 else ''} slower than the top of the step-time "
                                        "plot, marked at its top edge" if n else "")
 
-    def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, position: float) -> None:
-        """Shade steps start..stop, labelled at `position` of the plot's height (the label's top edge)."""
+    def _shade(self, start: float, stop: float, brush: tuple, text: str, color: str, row: int) -> None:
+        """Shade steps start..stop, labelled `text` in `row` (0: the top line of the plot; see `_place_labels`)."""
         k = getattr(self, "_shade_scale", 1.0)
         region = pg.LinearRegionItem(values=(start * k, stop * k), brush=pg.mkBrush(*brush), pen=pg.mkPen(None),
                                      movable=False)
         region.setZValue(-10)
-        if text:
-            pg.InfLineLabel(region.lines[0], text, position=position, anchors=[(0, 0), (0, 0)], color=color)
         self.step_plot.addItem(region, ignoreBounds=True)
         self._decor.append((self.step_plot, region))
+        if text:  # on a line of its own above the curves: a child of the region, it was drawn behind a dense curve
+            edge = pg.InfiniteLine(pos=start * k, angle=90, pen=pg.mkPen(None), movable=False)
+            edge.setZValue(5)
+            label = pg.InfLineLabel(edge, text, anchors=[(0, 0), (0, 0)], color=color,
+                                    fill=pg.mkBrush(255, 255, 255, 190))
+            label.textItem.document().setDocumentMargin(1)  # Qt's 4 px around the text: two rows in a 40 px plot
+            self._shade_labels.append((edge, label, row))
+            self.step_plot.addItem(edge, ignoreBounds=True)
+
+    LABEL_PAD = 2  # px between the plot's top and the first row of labels
+
+    def _place_labels(self, *_: object) -> None:
+        """Each shaded window's label in its row, rows one text line apart from the plot's top, so that labels of
+        different rows never overlap whatever the plot's height; a label starting too near the plot's right edge
+        for its text ends at its line instead of running out of the plot, and a row the plot has no room for is
+        hidden (the shading stays)."""
+        view = self.step_plot.getPlotItem().getViewBox()
+        height, box = view.height(), view.sceneBoundingRect()
+        for _edge, label, row in self._shade_labels:
+            text = label.textItem.boundingRect()
+            top = self.LABEL_PAD + row * text.height()
+            label.setVisible(height > 0 and top + text.height() <= height)
+            if not label.isVisible():
+                continue
+            x = view.mapViewToScene(pg.Point(label.line.value(), 0)).x()
+            anchor = (1, 0) if x + text.width() > box.right() and x - text.width() >= box.left() else (0, 0)
+            label.anchors = [anchor, anchor]
+            label.setPosition(1 - top / height)
 
     # ------------------------------------------------------------ for tests and benchmarks
 

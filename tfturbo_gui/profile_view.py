@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem,
-                               QTabWidget, QToolTip, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHeaderView, QLabel, QScrollArea, QSplitter, QTableWidget,
+                               QTableWidgetItem, QTabWidget, QToolTip, QVBoxLayout, QWidget)
 
 from tfturbo import profile as prof
 from tfturbo.compare import replicate_key
@@ -52,8 +52,11 @@ def reference_profile(session, rung) -> tuple[prof.Profile, str]:
     return rung_profile(session, session.baseline)[0], "the baseline"
 
 
-def under_plots(plots: QWidget, view: "ProfileView") -> QSplitter:
-    """The live plots above the profile view, halves of the column; the divider is the user's to move."""
+def under_plots(plots: QWidget, view: "ProfileView") -> QScrollArea:
+    """The live plots above the profile view, halves of the column; the divider is the user's to move. In a
+    window too short for both at their smallest, the column scrolls: laid out in less than their minimum, the
+    profile chart's axis and the validation plot's bottom were drawn under the next widget, out of reach
+    (the baseline and rung pages at 1024x640, issue 22 walk)."""
     split = QSplitter(Qt.Orientation.Vertical)
     split.setChildrenCollapsible(False)
     split.addWidget(plots)
@@ -61,7 +64,14 @@ def under_plots(plots: QWidget, view: "ProfileView") -> QSplitter:
     split.setStretchFactor(0, 1)
     split.setStretchFactor(1, 1)
     view.splitter = split
-    return split
+    split.setObjectName("pageColumn")  # the page's background (style.qss), as the left column's
+    column = QScrollArea()
+    column.setObjectName("plotsColumn")
+    column.setWidgetResizable(True)
+    column.setFrameShape(QFrame.Shape.NoFrame)
+    column.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the plots take the width given
+    column.setWidget(split)
+    return column
 
 
 def _describe(p: prof.Profile) -> str:

@@ -23,7 +23,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from tfturbo.numbers import finite
+from tfturbo.numbers import counted, finite
 from tfturbo.trials.verdict import AccuracyVerdict as AccuracyResult
 from tfturbo.verdicts import AccuracyVerdict
 
@@ -46,7 +46,7 @@ def speed_text(speed: dict[str, Any]) -> str:
     if not finite(ratio):
         return "not measured (no steady-state steps)"
     reps = speed.get("replicates")
-    runs = f" over {reps} replicate{'s' if reps != 1 else ''}" if isinstance(reps, int) else ""
+    runs = f" over {counted(reps, 'pair')}" if isinstance(reps, int) else ""  # "pairs" as the table and cards say
     interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if all(finite(c) for c in ci) else ""
     return f"{speed.get('verdict')}: {ratio:.2f}×{interval}{runs}"
 

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 
 from tfturbo import protocol
 from tfturbo.backend_client import backend_command
+from tfturbo.headline import SPEED_UP
 from tfturbo_gui.main_window import MainWindow
 from tfturbo_gui.step_status import ATTENTION, NOT_KEPT, PASSED
 
@@ -78,7 +79,7 @@ def test_wizard_from_workload_to_compare_on_the_real_backend(qtbot, tmp_path):
     assert precision.decision_card.badge.text() in ("KEPT", "NOT KEPT")
     # a ratio with its interval, or — when a 20-step run on a loaded machine never settles — the engine's
     # "not enough measurement" with what would be enough; never a ratio without enough measurement
-    speed = precision.decision_card.facts.values["Speed-up vs baseline"].text()
+    speed = precision.decision_card.facts.values[SPEED_UP].text()
     assert "×" in speed or (speed.startswith("not enough measurement") and "longer runs" in speed), speed
     qtbot.waitUntil(lambda: precision.plots.plotted_lengths()["step_ms"] == [measured, len(data.step.view())])
     go_next(qtbot, window, 3)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from conftest import go_next, make_window
 from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QLabel, QLineEdit, QSpinBox,
-                               QWidget)
+from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QGraphicsView, QLabel, QLineEdit,
+                               QSpinBox, QWidget)
 
 from tfturbo_gui import live_plots
 from tfturbo_gui.step_status import PASSED
@@ -26,6 +26,19 @@ def scrolled(widget: QWidget, top: QWidget) -> bool:
     return False
 
 
+def cut_by_parent(widget: QWidget, top: QWidget, rect: QRect) -> str:
+    """The first container that shows only part of `widget` (`rect`, in `top`'s coordinates): a column laid out
+    taller than the room it has draws its bottom under the next widget, still inside the window (the issue 22
+    walk: the profile chart's axis cut at the baseline page's bottom at 1024x640); '' when none does."""
+    w = widget.parentWidget()
+    while w is not None and w is not top:
+        box = QRect(w.mapTo(top, QPoint(0, 0)), w.size())
+        if not box.contains(rect):
+            return f"{type(w).__name__} {w.objectName()!r} {box}"
+        w = w.parentWidget()
+    return ""
+
+
 def clipped(top: QWidget) -> list[str]:
     """Visible controls narrower than they need or outside the window, and scroll areas that scroll sideways."""
     bad = []
@@ -42,6 +55,10 @@ def clipped(top: QWidget) -> list[str]:
         rect = QRect(w.mapTo(top, QPoint(0, 0)), w.size())
         if not window_rect.contains(rect) and w.isWindow() is False and type(w).__name__ != "QWidget":
             bad.append(f"{type(w).__name__} {w.objectName()!r} outside the window: {rect}")
+            continue
+        cut_by = cut_by_parent(w, top, rect)
+        if cut_by and (isinstance(w, CHECKED) or isinstance(w, QGraphicsView)):
+            bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r} cut by its {cut_by}: {rect}")
             continue
         if not isinstance(w, CHECKED):
             continue
@@ -121,6 +138,13 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
             # (the wrapped label's height settles in a later layout pass: under load it came after the 30 ms wait)
             qtbot.waitUntil(lambda: label.heightForWidth(label.width()) <= label.height(), timeout=3_000)
             assert label.toolTip() == path.text()
+        # issue 22 walk: the Record page's changes scrolled with the space below them empty (a stretch took it)
+        snippet = getattr(window.pages[i], "snippet", None)
+        if snippet is not None and snippet.isVisibleTo(window):
+            editor = snippet.editor
+            assert editor.verticalScrollBar().maximum() == 0 or editor.height() >= editor.maximumHeight() - 1 \
+                or snippet.geometry().bottom() >= snippet.parentWidget().height() - 40, \
+                f"the changes scroll in {editor.height()} px at {size}"
         # issue 22: a finding's fix wraps in its card instead of scrolling sideways
         for card in getattr(getattr(window.pages[i], "findings", None), "cards", []):
             if card.fix_block is not None and card.isVisibleTo(window):
@@ -325,3 +349,60 @@ def test_a_narrow_legend_names_the_pages_own_run_and_its_reference_whole(qtbot):
     shown = plots.legend_shown()
     assert shown[:2] == [run.name, reference] and shown[-1].startswith("+") and shown[-1].endswith(" more"), shown
     assert not any("…" in name for name in shown)
+
+
+@pytest.mark.parametrize("size", [(420, 150), (640, 480), (1200, 700)])
+def test_the_warm_up_and_profiler_labels_never_overlap_or_leave_the_step_plot(qtbot, size):
+    """The issue 22 walk at 1024x640: on the baseline page's step plot (~50 px high) "warm-up" (at 0.9 of the
+    height) and "profiler" (at 0.72) were drawn over each other; a window near the plot's right edge ran its
+    label out of the plot."""
+    import pyqtgraph as pg
+    from tfturbo_gui.run_data import RunData
+
+    data = RunData("r")
+    data.ingest([{"type": "phase", "phase": "warmup", "step": 1}, {"type": "phase", "phase": "training", "step": 4},
+                 {"type": "phase", "phase": "profiling", "step": 6},  # a window right after a short warm-up
+                 {"type": "phase", "phase": "training", "step": 20, "excluded": [6, 19]},
+                 {"type": "phase", "phase": "profiling", "step": 86},  # and one at the run's end
+                 {"type": "phase", "phase": "training", "step": 90, "excluded": [86, 89]},
+                 {"type": "steps", "step": list(range(1, 91)), "step_ms": [3.0] * 90, "loss": [1.0] * 90},
+                 {"type": "done", "status": "completed", "exit_code": 0}])
+    plots = shown_plots(qtbot, size)
+    plots.show_run(data)
+    qtbot.wait(50)
+    view = plots.step_plot.getPlotItem().getViewBox()
+    inside = view.sceneBoundingRect()
+    labels = [label for _edge, label, _row in plots._shade_labels]
+    assert [label.toPlainText() for label in labels] == ["warm-up", "profiler", "profiler"]
+    shown = [label for label in labels if label.isVisible()]
+    assert [label.toPlainText() for label in shown][:2] == ["warm-up", "profiler"], f"{view.height():.0f} px"
+    boxes = [label.mapRectToScene(label.boundingRect()) for label in shown]
+    for label, box in zip(shown, boxes):
+        assert inside.contains(box), f"{label.toPlainText()!r} {box} outside the plot {inside}"
+    for (a, box_a), (b, box_b) in itertools.combinations(zip(shown, boxes), 2):
+        assert not box_a.intersects(box_b), f"{a.toPlainText()!r} over {b.toPlainText()!r} at {size}"
+    # drawn above the runs' curves (a child of its shaded region, "profiler" sat behind a dense curve)
+    curves = max(c.zValue() for c in plots.curves["step_ms"])
+    assert all(edge.zValue() > curves for edge, _label, _row in plots._shade_labels)
+    plots.show_run(data)  # drawn again: the old labels go with their regions
+    assert len([i for i in plots.step_plot.getPlotItem().items if isinstance(i, pg.InfiniteLine)
+                and i is not plots.median_line]) == 3
+
+
+def test_the_workload_list_rows_fit_the_list_when_the_window_is_first_shown_small(qtbot):
+    """The issue 22 walk: a window resized to 1024x640 before it was first shown kept rows 52 px wider than the
+    list, and the built-ins' descriptions were cut mid-word ("a clean example w") instead of ending in "…"."""
+    from conftest import fake_launcher
+
+    from tfturbo_gui.main_window import MainWindow
+
+    window = MainWindow("builtin:mlp", launcher=fake_launcher())
+    qtbot.addWidget(window)
+    window.resize(1024, 640)
+    window.show()
+    qtbot.waitExposed(window)
+    listing = window.pages[0].builtins
+    qtbot.wait(50)
+    rows = [listing.itemWidget(listing.item(i)) for i in range(listing.count())]
+    assert rows and {row.width() for row in rows} == {listing.viewport().width()}
+    qtbot.waitUntil(lambda: window.session.environment is not None, timeout=20_000)  # its backend ends here

@@ -16,7 +16,7 @@ import pytest
 from conftest import make_window
 
 from tests.report.report_fixtures import make_study
-from tfturbo.headline import headline
+from tfturbo.headline import SPEED_UP, headline
 from tfturbo_gui.step_status import NOT_KEPT, PASSED
 
 
@@ -53,14 +53,14 @@ def test_a_continued_study_replays_its_runs_on_every_page(qtbot, continued):
         assert page.decision_card.isVisibleTo(page) and page.profile_view.isVisibleTo(page)
         # one speed number for the configuration: its headline, as the compare table says it
         shown = headline(name, rungs)
-        speed = next(v.text() for k, v in page.decision_card.facts.values.items() if k.startswith("Speed-up vs"))
+        speed = next(v.text() for k, v in page.decision_card.facts.values.items() if k == SPEED_UP)
         assert speed == f"{shown.text()} {shown.source(name)} — {shown.verdict}"
 
     # the larger batch was confirmed against the baseline: its page shows the confirmation's number, as the table
     batch = window.pages[4]
     shown = headline("04-larger_batch", rungs)
     assert shown.trial == "05-confirmation" and "(05-confirmation's trial)" in \
-        batch.decision_card.facts.values["Speed-up vs baseline"].text()
+        batch.decision_card.facts.values[SPEED_UP].text()
     # batch 128 beside batch 64: aligned by samples seen, not by step
     assert batch.plots._scales and batch.plots.step_plot.getPlotItem().getAxis("bottom").labelText == "samples seen"
     window.goto(5)

@@ -3,6 +3,7 @@
 import json
 import sys
 
+import pytest
 from conftest import fake_launcher
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontInfo, QGuiApplication
@@ -287,7 +288,6 @@ def test_runs_of_different_batch_sizes_are_aligned_by_samples_seen(qtbot):
 def test_warm_up_label_sits_inside_a_short_step_plot_above_the_median(qtbot, tmp_path):
     """The issue 22 walk: on the baseline page at 1280x800 (a step plot ~120 px high) "warm-up" sank below the
     axis; before that it sat on the median line. The label is inside the plot, clear of the median."""
-    import pyqtgraph as pg
     from PySide6.QtCore import QPointF
 
     panel, data = start_run(qtbot, tmp_path, steps=60)
@@ -305,8 +305,7 @@ def test_warm_up_label_sits_inside_a_short_step_plot_above_the_median(qtbot, tmp
     assert view.height() < 160  # as short as on the page
     inside = view.sceneBoundingRect()
     median_y = view.mapViewToScene(QPointF(0, plots.median_line.value())).y()
-    labels = [child for _, region in plots._decor for child in region.lines[0].childItems()
-              if isinstance(child, pg.InfLineLabel)]
+    labels = [label for _edge, label, _row in plots._shade_labels]
     assert [label.toPlainText() for label in labels][:1] == ["warm-up"]
     for label in labels:
         box = label.sceneBoundingRect()
@@ -326,6 +325,55 @@ def test_a_finding_with_a_long_op_path_wraps_in_its_column(qtbot):
     label = panel.cards[0].message
     assert label.minimumSizeHint().width() < 300  # wraps inside a 400 px column
     assert label.text().replace("\u200b", "") == message  # the words are the finding's, unchanged
+
+
+@pytest.mark.parametrize("where", ["sequential/dense_1", "functional/transformer_block_3/multi_head_attention/softmax"])
+def test_a_findings_location_wraps_whole_in_a_narrow_card(qtbot, where):
+    """The issue 22 walk at 1024x640: HEAD_NOT_FLOAT32's location read "sequential/dense_" (the label was cut to
+    what the header row had left)."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    column = QWidget()
+    QVBoxLayout(column).setContentsMargins(0, 0, 0, 0)
+    panel = FindingsPanel()
+    column.layout().addWidget(panel)
+    qtbot.addWidget(column)
+    panel.set_findings([{"code": "HEAD_NOT_FLOAT32", "severity": "error", "where": where,
+                         "message": "output layer computes its softmax in bfloat16", "fix": "dtype='float32'"}])
+    column.resize(300, 400)  # the left column at 1024 px
+    column.show()
+    qtbot.waitExposed(column)
+    card = panel.cards[0]
+    label = card.where
+    assert label.text().replace("\u200b", "") == where and label.toolTip() == where
+    assert card.width() <= column.width()
+    assert label.width() >= label.minimumSizeHint().width()  # no word of it cut
+    assert label.heightForWidth(label.width()) <= label.height(), "its lines are cut"
+
+
+def test_a_filling_code_block_shows_every_wrapped_line_after_the_window_narrows(qtbot):
+    """The issue 22 walk: the Record page's "Changes to make" scrolled at 1024x640 with 230 px empty below it,
+    after the window had been 1920 px wide: the block kept the height of its lines wrapped at the wide width."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from tfturbo_gui.code_block import CodeBlock
+
+    text = "\n".join(f"# {i}. a change to make, explained in a sentence long enough to wrap in a narrow column"
+                      for i in range(8))
+    column = QWidget()
+    layout = QVBoxLayout(column)
+    block = CodeBlock(text, fill=True)
+    layout.addWidget(block, 1)  # as the Record page lays it out, above a stretch
+    layout.addStretch(0)
+    qtbot.addWidget(column)
+    column.resize(1400, 900)
+    column.show()
+    qtbot.waitExposed(column)
+    qtbot.wait(30)
+    column.resize(380, 900)  # room for every wrapped line below
+    qtbot.waitUntil(lambda: block.editor.verticalScrollBar().maximum() == 0, timeout=2_000)
+    assert block.editor.height() < 900
+    assert block.editor.y() == block.copy_button.y()  # the code beside its Copy button, not centred below it
 
 
 def test_the_run_card_shows_the_same_steps_per_s_as_the_compare_table():

@@ -9,6 +9,7 @@ from conftest import FAKE_BACKEND, children, fake_launcher, go_next, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo import compare
+from tfturbo.headline import SPEED_UP
 from tfturbo.runfiles import load_run, load_study_runs
 from tfturbo_gui import live_plots
 from tfturbo_gui.step_status import ATTENTION, NOT_STARTED, PASSED
@@ -96,7 +97,10 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert window.steps.status_text(2) == "running"
     qtbot.waitUntil(lambda: precision.rung is not None and precision.rung.decision is not None, timeout=45_000)
     assert precision.status == PASSED and precision.decision_card.badge.text() == "KEPT"
-    assert precision.decision_card.facts.values["Speed-up vs baseline"].text().endswith("— faster")
+    speed = precision.decision_card.facts.values[SPEED_UP].text()
+    # the card says once what the number was measured against (it read "Speed-up vs baseline: 1.42× [1.30, 1.55]
+    # vs 01-baseline, …")
+    assert speed.endswith("— faster") and speed.count("baseline") == 1 and " vs 01-baseline, " in speed, speed
     # the reference run beside this run: the trial's first pair, full length with validation (what the accuracy
     # verdict compared; a later pair measures speed only and left the validation plot empty), every step plotted
     trial = window.session.trial_of(precision.rung)
@@ -128,15 +132,23 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     qtbot.mouseClick(xla.run_button, LEFT)
     qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=45_000)
     assert xla.rung.compared_with == "02-mixed_float16" and xla.status == PASSED
-    assert xla.decision_card.facts.values["Speed-up vs 02-mixed_float16"].text().endswith("— faster")
+    speed = xla.decision_card.facts.values[SPEED_UP].text()
+    assert speed.endswith("— faster") and " vs 02-mixed_float16, " in speed and "baseline" not in speed, speed
     go_next(qtbot, window, 4)
 
     batch = window.pages[4]
     assert batch.batch.value() == 128 and batch.memory.values["Freed"].text() == "38.1 MiB"  # the search doubles
-    assert batch.lr.text() == "× 2.00 of the tuned run's (linear scaling rule)"
+    assert batch.lr.text() == "× 2.00 of 03-xla's (batch 64), by the linear scaling rule"
     qtbot.mouseClick(batch.run_button, LEFT)
     qtbot.waitUntil(lambda: batch.rung is not None and batch.rung.decision is not None, timeout=45_000)
     assert session.best is batch.rung  # 128 samples per step beat 64 per sample: kept
+    # the issue 22 walk: after a kept size the page went on with "Tuned peak … — float32, batch 40" and
+    # "× 2.00 of the tuned run's" beside a proposal that said "learning rate scaled 4.00×"
+    assert batch.memory.values["Tuned peak"].text().endswith(batch.rung.settings.label())
+    assert batch.batch.value() > 128  # the search proposes its next size: its words and the page's agree
+    scale = batch.batch.value() / 64
+    assert f"learning rate scaled {scale:.2f}×" in batch.plan_text.text(), batch.plan_text.text()
+    assert batch.lr.text().startswith(f"× {scale:.2f} of 03-xla's (batch 64)"), batch.lr.text()
     go_next(qtbot, window, 5)
 
     # the confirmation comes last: it measures the final recommendation, the larger batch included

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import fake_launcher, go_next, make_window
+from conftest import fake_launcher, go_next, make_window, measure_baseline
 from PySide6.QtCore import Qt
 
 from tfturbo import protocol
@@ -164,3 +164,66 @@ def test_a_short_baseline_says_its_first_pairs_do_not_count_for_speed_and_keeps_
     note = page.length_note.text()
     assert page.length_note.isVisibleTo(page) and "first pair to count for speed" in note
     assert "Measure baseline again" not in note and window.session.baseline_settings().steps == 60
+
+
+def test_a_not_kept_policy_card_never_calls_it_the_recommended_policy(qtbot):
+    """The issue 22 walk (again, on a fresh script): "mixed_bfloat16, batch 40: not recommended" above
+    "mixed_bfloat16 is the recommended policy for this hardware." — the why it was measured, read as a verdict."""
+    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo.tune.policy import sixteen_bit_policies
+    from tfturbo_gui.cards import DecisionCard
+
+    policies, why = sixteen_bit_policies("mixed_bfloat16", both=False)
+    assert policies == ["mixed_bfloat16"]
+    speed = SpeedVerdict(0.91, (0.58, 1.43), "no measurable change", 5)
+    acc = AccuracyVerdict("val_accuracy", 0.0, (-0.0031, 0.0031), "within tolerance", 300)
+    decision = TrialVerdict(speed, acc, False, f"{why}; not measurably faster: {speed.text()} vs the baseline", [],
+                            protocol.RunStatus.COMPLETED, "")
+    card = DecisionCard()
+    qtbot.addWidget(card)
+    card.set_decision(decision, "mixed_bfloat16, batch 40", "01-baseline")
+    assert card.headline.text().endswith("not recommended")
+    assert card.reason.text().startswith("mixed_bfloat16 measured first") and "recommended" not in card.reason.text()
+
+
+def test_an_inconclusive_accuracy_says_its_word_once_on_the_compare_page_and_pairs_are_pairs():
+    """The issue 22 walk on a fresh script: the compare page's "Every configuration measured" read "accuracy
+    inconclusive: 300 examples, …; about 158,288 examples would decide it — inconclusive", and its verdict said
+    "over 3 replicates" where the table and the cards said "3 pairs"."""
+    from tfturbo.trials.verdict import AccuracyVerdict
+    from tfturbo_gui.cards import accuracy_words
+    from tfturbo_gui.verdict_view import speed_text
+
+    inconclusive = AccuracyVerdict("val_accuracy", -0.0045, (-0.0172, 0.0083), "inconclusive", 300,
+                                   explanation="inconclusive: 300 examples, interval [-1.72 pp, +0.83 pp] "
+                                               "(tolerance 0.5 pp); about 158,288 examples would decide it")
+    within = AccuracyVerdict("val_accuracy", 0.0467, (0.0318, 0.0615), "within tolerance", 300)
+    assert accuracy_words(inconclusive).count("inconclusive") == 1
+    assert accuracy_words(within).endswith(" — within tolerance") and accuracy_words(within).count("tolerance") == 1
+    assert speed_text({"ratio": 1.97, "ci95": [1.59, 2.42], "verdict": "faster", "replicates": 3}) == \
+        "faster: 1.97× [1.59, 2.42] over 3 pairs"
+
+
+def test_the_batch_page_claims_freed_memory_only_beyond_the_runs_spread(qtbot, tmp_path):
+    """The issue 22 walk: the Batch size page said "Freed 4.5 MiB" (one baseline run against one tuned run) where
+    the PDF said "about the same (within the runs' spread)" for the same study: one rule now says both."""
+    from types import SimpleNamespace
+
+    from tfturbo.settings import RunSettings
+
+    window = make_window(qtbot, tmp_path)
+    measure_baseline(qtbot, window)
+    page = window.pages[4]
+    base = window.session.baseline
+    tuned = SimpleNamespace(settings=RunSettings(batch_size=128), summary={"peak_memory_bytes": 618.2 * 2**20})
+    mib = 2**20
+    runs = [(base.settings.to_dict(), {"status": "completed", "peak_memory_bytes": v * mib}) for v in (622.7, 618.0)]
+    runs += [(tuned.settings.to_dict(), {"status": "completed", "peak_memory_bytes": v * mib}) for v in (618.2, 621.5)]
+    page._best = lambda: tuned
+    page._measured_runs = lambda: runs
+    page._show_memory()
+    assert page.memory.values["Freed"].text() == "nothing measurable (within the runs' spread of 4.7 MiB)"
+    runs[2:] = [(tuned.settings.to_dict(), {"status": "completed", "peak_memory_bytes": v * mib}) for v in (580.0, 581.0)]
+    page._show_memory()
+    assert page.memory.values["Freed"].text() == "39.9 MiB"  # the medians' difference, beyond the spread
+    assert page.memory.values["Tuned peak"].text().startswith("580.5 MiB")

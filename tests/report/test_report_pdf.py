@@ -581,3 +581,40 @@ def test_when_nothing_is_kept_page_one_never_says_accuracy_was_kept(study):
     assert big == "Keep the current settings"
     assert under.startswith("No change was shown to be both faster and within the accuracy tolerance")
     assert "losing accuracy" not in under
+
+
+@pytest.mark.parametrize("metric,delta,ci,said", [
+    ("val_accuracy", 0.0467, (0.0318, 0.0615), "Accuracy: better than the baseline"),
+    ("val_accuracy", 0.002, (-0.003, 0.007), "Accuracy: unchanged within the tolerance of 0.5 percentage points"),
+    ("val_loss", -0.05, (-0.08, -0.02), "Accuracy: better than the baseline"),
+])
+def test_page_ones_accuracy_sentence_calls_a_clearly_better_accuracy_better(metric, delta, ci, said):
+    """The issue 22 walk (a larger batch, 300 validation examples): page 1 read "Accuracy: unchanged within the
+    tolerance of 0.5 percentage points (val_accuracy +4.67 percentage points …)" for an interval of
+    [+3.18, +6.15] pp."""
+    from types import SimpleNamespace
+
+    from tfturbo.report.executive import accuracy_sentence
+    from tfturbo.trials.verdict import AccuracyVerdict, Tolerance
+
+    acc = AccuracyVerdict(metric, delta, ci, "within tolerance", 300)
+    tuned = SimpleNamespace(name="04-batch80", accuracy=acc, headline=SimpleNamespace(trial="04-batch80"))
+    sentence = accuracy_sentence(SimpleNamespace(tuned=tuned, rungs=[tuned]), Tolerance())
+    assert sentence.startswith(said), sentence
+    assert "on 300 validation examples" in sentence
+
+
+def test_page_one_says_what_a_speed_up_not_measured_against_the_baseline_was_measured_against(tmp_path):
+    """The chart is titled "Speed-up vs the baseline", but a configuration measured only against another one shows
+    that trial's ratio: a user script's "float32, batch 64, 30 steps/call (not k..." bar read 1.61x with its
+    "vs 07-spe30" cut off the label (it is about 5.5x the baseline)."""
+    from tfturbo.headline import headline
+
+    study = make_study(tmp_path / "s", confirmation=False)
+    shown = headline("04-larger_batch", Study.load(study).rungs)
+    assert not shown.vs_baseline and shown.against == "03-xla"
+    page1 = flat(_page_texts(write_report(study))[0])
+    chart = page1.split("Every configuration measured")[1].split("Each bar is")[0]
+    assert f"{shown.ratio:.2f}x vs 03-xla" in chart  # beside its bar
+    assert "float32 + XLA, batch 128 vs 03-xla" in chart  # and in its label, whole
+    assert "A speed-up never measured against the baseline itself says what it was measured against" in page1

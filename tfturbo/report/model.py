@@ -385,17 +385,8 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
 
 
 def _own_process_peaks(settings: dict[str, Any], records: dict[str, RunRecord]) -> list[Any]:
-    """The peak memory of every completed full-length run of this configuration (replicates included): a
-    speed-only run validates nothing and a paired replicate's peak is its process's, both arms' together."""
-    key = compare.replicate_key(settings)
-    out = []
-    for record in records.values():
-        s = compare.run_settings(record)
-        doc = record.summary or {}
-        if compare.replicate_key(s) == key and not s.get("speed_only") and \
-                doc.get("status") == protocol.RunStatus.COMPLETED:
-            out.append(doc.get("peak_memory_bytes"))
-    return out
+    """`compare.own_process_peaks` of the study's run folders."""
+    return compare.own_process_peaks(settings, ((compare.run_settings(r), r.summary) for r in records.values()))
 
 
 def _memory_sentence(baseline: LadderRow, tuned: LadderRow, records: dict[str, RunRecord]) -> str:

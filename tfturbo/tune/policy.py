@@ -39,7 +39,8 @@ def sixteen_bit_policies(recommended: str | None, both: bool, chosen: str | None
     if chosen in SIXTEEN_BIT:
         first, why = chosen, f"{chosen} was chosen with --policy (recommended: {recommended})"
     elif recommended in SIXTEEN_BIT:
-        first, why = recommended, f"{recommended} is the recommended policy for this hardware"
+        # under a card that reads "not recommended" when it loses, "… is the recommended policy" contradicted it
+        first, why = recommended, f"{recommended} measured first: the hardware report suggests it for this machine"
     else:
         first = "mixed_float16"
         why = (f"the recommended policy is {recommended or 'unknown'}; mixed_float16 is measured to check "

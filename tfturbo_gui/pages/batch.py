@@ -14,6 +14,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox, QWidget
 
 from tfturbo import summary as summ
+from tfturbo.compare import own_process_peaks
 from tfturbo.console import fmt_bytes
 from tfturbo.settings import RunSettings
 from tfturbo.tune.levers.batch_size import LEVER as BATCH
@@ -68,15 +69,43 @@ class BatchPage(RungPage):
         base, best = self.session.baseline, self._best()
         if base is None or best is None:
             return
-        base_peak = base.summary.get("peak_memory_bytes")
-        best_peak = (best.summary or {}).get("peak_memory_bytes")
+        self._show_memory()
+        self._propose()
+
+    def _show_memory(self) -> None:
+        """The baseline's peak and the tuned run's, the best kept so far (after a kept size, that size: it said
+        "Tuned peak … — float32, batch 40" beside a proposal that went on from batch 80), and what was freed,
+        claimed only beyond the runs' own spread as the report claims it (`summary.memory_change` over
+        `compare.own_process_peaks`): the page said "Freed 4.5 MiB" where the PDF said "about the same"."""
+        base, best = self.session.baseline, self._best()
+        runs = self._measured_runs()
+        change = summ.memory_change(own_process_peaks(base.settings.to_dict(), runs),
+                                    own_process_peaks(best.settings.to_dict(), runs))
+        base_peak = change.before_bytes if change else base.summary.get("peak_memory_bytes")
+        best_peak = change.after_bytes if change else (best.summary or {}).get("peak_memory_bytes")
+        if change is None or best is base:
+            freed = "nothing measurable"
+        elif not change.beyond_spread:
+            freed = "nothing measurable (" + ("one run of each" if change.spread is None else
+                                              f"within the runs' spread of {fmt_bytes(change.spread)}") + ")"
+        else:
+            freed = fmt_bytes(base_peak - best_peak) if best_peak < base_peak else "nothing: the tuned run peaks higher"
         self.memory.set_facts([
             ("Baseline peak", f"{fmt_bytes(base_peak)} ({base.summary.get('memory_kind') or 'host'})"),
             ("Tuned peak", f"{fmt_bytes(best_peak)} — {best.settings.label()}"),
-            ("Freed", fmt_bytes(base_peak - best_peak) if isinstance(base_peak, (int, float)) and
-             isinstance(best_peak, (int, float)) and base_peak > best_peak else "nothing measurable"),
+            ("Freed", freed),
         ])
-        self._propose()
+
+    def _measured_runs(self) -> list[tuple[dict, dict | None]]:
+        """Every run of the study's rungs this session knows: each rung's own run and its trial's runs."""
+        out = []
+        for rung in self.session.study.rungs if self.session.study is not None else []:
+            trial = self.session.trial_of(rung)
+            if trial is not None:
+                out += [(run.planned.settings.to_dict(), run.summary) for run in trial.runs]
+            elif rung.summary is not None:
+                out.append((rung.settings.to_dict(), rung.summary))
+        return out
 
     def _propose(self) -> None:
         """The engine's next size (the search goes on from each verdict: doubling, then one binary step)."""
@@ -90,18 +119,24 @@ class BatchPage(RungPage):
         self._on_batch(self.batch.value())
 
     def lr_scale(self) -> float:
-        """The learning-rate scale of the chosen size relative to the tuned run's (the lever's linear rule)."""
-        return self.configure().lr_scale / self._best().settings.lr_scale
+        """The learning-rate scale of the chosen size relative to the search's start, as the lever scales it and
+        its proposal says ("learning rate scaled 4.00×"): relative to the best kept so far, the page said
+        "× 2.00 of the tuned run's" beside that 4.00× once batch 80 was kept."""
+        return self.configure().lr_scale / self._search_start().settings.lr_scale
+
+    def _search_start(self):
+        return BATCH.start(self.session.policy) or self._best()
 
     def _on_batch(self, value: int) -> None:
-        scale = self.lr_scale()
-        self.lr.setText(f"× {scale:.2f} of the tuned run's (linear scaling rule)" if value != self.current_batch()
-                        else "unchanged")
+        start = self._search_start()
+        self.lr.setText(f"× {self.lr_scale():.2f} of {start.name}'s (batch {start.settings.batch_size}), "
+                        "by the linear scaling rule" if value != self.current_batch() else "unchanged")
         self.update_controls()
 
     def _on_run_ended(self, data) -> None:
         super()._on_run_ended(data)
         if self.rung is not None and self.rung.decision is not None:
+            self._show_memory()
             self._propose()
 
     def can_run(self) -> bool:

@@ -23,7 +23,7 @@ from tfturbo.headline import headline
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
 from tfturbo.tune.study import Rung
 
-from ..cards import WayForwardBar
+from ..cards import WayForwardBar, accuracy_words
 from ..compare_view import CompareView
 from ..failures import explain
 from ..run_data import RunData
@@ -182,7 +182,7 @@ class ComparePage(WizardPage):
             d, shown = r.decision, headline(r.name, session.study.rungs)
             verdict = "kept" if d and d.kept else "not kept"
             facts = [f"{shown.text()} {shown.source(r.name)}, {shown.verdict}"] if shown else []
-            facts += [f"accuracy {d.accuracy.text()} — {d.accuracy.verdict}"] if d else []
+            facts += [f"accuracy {accuracy_words(d.accuracy)}"] if d else []
             lines.append(f"• {r.name} ({r.settings.label()}): {verdict}" + (f" — {'; '.join(facts)}" if facts else ""))
         self.ladder.setText("\n".join(lines) or "Only the baseline has been measured.")
 

@@ -15,7 +15,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 
-from tfturbo.headline import headline
+from tfturbo.headline import SPEED_UP, headline
 from tfturbo.runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, REPORT_PDF
 from tfturbo.settings import fixes_on
 
@@ -79,8 +79,8 @@ class RecordPage(WizardPage):
 
         add_section(self.right, "Changes to make in your training script")
         self.snippet = CodeBlock(fill=True)
-        self.right.addWidget(self.snippet)
-        self.right.addStretch(1)
+        self.right.addWidget(self.snippet, 1)  # up to its wrapped height (CodeBlock fill): a stretch below took it all
+        self.right.addStretch(0)  # what the snippet does not need
 
     def available(self) -> str:
         return needs_baseline(self.session)
@@ -94,7 +94,7 @@ class RecordPage(WizardPage):
         measured_batch = ((best.summary or {}).get("settings") or {}).get("batch_size")
         facts = settings_facts(study.recommended, measured_batch)
         shown = headline(best.name, study.rungs) if best is not session.baseline else None
-        facts.insert(0, ("Speed-up", f"{shown.text()} {shown.source(best.name)}, {shown.verdict}" if shown is not None
+        facts.insert(0, (SPEED_UP, f"{shown.text()} {shown.source(best.name)}, {shown.verdict}" if shown is not None
                          else "none: no change beat the baseline, its settings are kept"))  # the number it records
         self.recommended.set_facts(facts, title=f"Recommended: {study.recommended.label()}")
         self.snippet.set_text((study.snippet or "").rstrip())

@@ -69,6 +69,20 @@ class WorkloadRow(QWidget):
         self.about = about
 
 
+class WorkloadList(QListWidget):
+    """The built-in workloads, each row as wide as the list's viewport: shown at once at 1024x640 (a window
+    resized before it was first shown), the rows kept the width of the first layout, 52 px wider than the
+    list, and their descriptions were cut mid-word instead of ending in "…" (issue 22 walk)."""
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        width = self.viewport().width()
+        for i in range(self.count()):
+            row = self.itemWidget(self.item(i))
+            if row is not None and row.width() != width:
+                row.resize(width, row.height())
+
+
 class WorkloadPage(WizardPage):
     title = "Workload & hardware"
     intro = ("Choose the training job to tune — a built-in example, your training script as it is, or a workload "
@@ -83,7 +97,7 @@ class WorkloadPage(WizardPage):
         self._env_host: remote.RemoteHost | None = None  # where the last hardware report was asked
 
         add_section(self.left, "Workload")
-        self.builtins = QListWidget()
+        self.builtins = WorkloadList()
         self.builtins.setObjectName("workloadList")
         self.builtins.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.builtins.setResizeMode(QListView.ResizeMode.Adjust)  # rows follow the list's width as the window does

@@ -42,7 +42,7 @@ class BatchSize(Lever):
              "sample, so a slower but larger step can still be a win.")
     settings_changed = ("batch_size", "lr_scale")
 
-    def _start(self, policy):
+    def start(self, policy):
         """The best configuration when the search began: the reference of its first rung (else the best now)."""
         first = next((r for r in policy.rungs if r.kind == self.rung_kind), None)
         return policy.rung(first.compared_with) if first is not None else policy.best
@@ -59,7 +59,7 @@ class BatchSize(Lever):
         return [c for c in self._plan(policy, tried) if c.skipped_reason is None] if tried else []
 
     def _plan(self, policy, tried) -> list[Candidate]:
-        start = self._start(policy)
+        start = self.start(policy)
         base = start.settings
         if not base.batch_size:
             why = "skipped: the batch size of the runs is not known"
@@ -73,7 +73,7 @@ class BatchSize(Lever):
     def at_size(self, policy, batch_size: int, note: str = "") -> Candidate:
         """The best kept configuration at `batch_size`, its learning rate scaled by the linear rule from the
         search's start."""
-        base = self._start(policy).settings
+        base = self.start(policy).settings
         scale = batch_size / base.batch_size if base.batch_size else 1.0
         settings = base.with_(batch_size=batch_size, lr_scale=base.lr_scale * scale)
         return Candidate(self.rung_kind, f"batch{batch_size}", settings,
