@@ -131,3 +131,15 @@ def test_options_read_back_before_the_audit_let_the_validation_interval_follow_t
     given = TuneOptions.from_dict("builtin:fake", tmp_path / "s", {**recorded, "val_every": 7})
     given.steps = 96
     assert given.base_settings().val_every == 7  # an interval the user gave stays
+
+
+def test_a_study_begun_before_tune_read_own_lengths_continues_with_the_same_command(tmp_path, make_summary):
+    """`tfturbo tune train.py --out d` killed under the previous version recorded 300 steps and no own_length;
+    the same command now asks for the own length, and refused: 'made with other options (own_length)'."""
+    steps, study, _ = study_steps(make_summary, tmp_path)  # recorded as the previous version did
+    assert "own_length" not in study.options and set(steps) == {DEFAULT_STEPS}
+    study.status = StudyStatus.INTERRUPTED
+    study.save()
+    again, resumed, _ = study_steps(make_summary, tmp_path, resume=True, own_length=True)
+    assert resumed.status == StudyStatus.COMPLETED and resumed.options["steps"] == DEFAULT_STEPS
+    assert set(again) <= {DEFAULT_STEPS}
