@@ -37,8 +37,8 @@ def test_without_steps_every_full_length_run_trains_the_scripts_own_length(tmp_p
     steps, study, lines = study_steps(make_summary, tmp_path, own_length=True)
     assert steps and set(steps) == {96}
     assert study.options["steps"] == 96 and Study.load(study.path).options["steps"] == 96
-    assert "length: every run trains the script's own length: 3 epochs of 32 steps = 96 steps " \
-           "(--steps N for another length)" in lines
+    assert "length: every run trains the script's own length: 3 epochs of 32 steps = 96 steps; " \
+           "--steps N for another length" in lines
 
 
 def test_a_length_given_is_kept(tmp_path, make_summary):
@@ -107,7 +107,7 @@ def test_a_very_short_own_length_trains_the_floor_the_wizard_trains_and_says_so(
     steps, study, lines = run_with_own(make_summary, tmp_path, {"epochs": 1, "steps_per_epoch": 8, "steps": 8})
     assert steps and min(steps) >= MIN_STEADY_STEPS and study.options["steps"] == MIN_STEADY_STEPS
     assert f"length: every run trains the script's own length: 1 epoch of 8 steps = 8 steps (at least " \
-           f"{MIN_STEADY_STEPS} to measure) (--steps N for another length)" in lines
+           f"{MIN_STEADY_STEPS} to measure); --steps N for another length" in lines
 
 
 def test_a_script_whose_audit_reads_no_length_says_what_every_run_trains(tmp_path, make_summary):
@@ -116,7 +116,7 @@ def test_a_script_whose_audit_reads_no_length_says_what_every_run_trains(tmp_pat
     said = [line for line in lines if line.startswith("length:")]
     assert said == ["length: the audit could not read the script's own length (no fit() whose steps per epoch are "
                     f"known: steps_per_epoch=, or a dataset of known length); every run trains {DEFAULT_STEPS} "
-                    "steps (--steps N for another)"]
+                    "steps; --steps N for another length"]
 
 
 def test_options_read_back_before_the_audit_let_the_validation_interval_follow_the_own_length(tmp_path):

@@ -478,9 +478,9 @@ class StudyEngine:
         self.say(f"audit ({action.argv[2]} + XLA): {counted(len(found), 'finding')}"
                  + (f": {', '.join(F.codes_of(found))}" if found else ""))
         if own is not None:
-            self.say(f"length: every run trains {own.words()} (--steps N for another length)")
+            self.say(f"length: every run trains {own.words()}; --steps N for another length")
         elif self.opts.own_length:  # a script whose length the audit could not read: say what runs instead
-            self.say(f"length: {NO_OWN_LENGTH}; every run trains {self.opts.steps} steps (--steps N for another)")
+            self.say(f"length: {NO_OWN_LENGTH}; every run trains {self.opts.steps} steps; --steps N for another length")
 
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
         """Static findings, each once (the wizard's pages audit again under the policy they measure)."""
