@@ -59,7 +59,7 @@ def test_a_96_step_script_at_batch_50_against_100_is_compared_at_the_same_three_
     10-step intervals and 50 steps: 1,000…5,000 samples against 950…4,800, so the gate paired one point. B now
     trains 48 steps validating every 19 (1,900 samples, a whole number of both batches): 1,900, 3,800 and 4,800
     samples, each exactly one of A's points, and A is left as it was."""
-    a = RunSettings("train.py", batch_size=50, steps=96)
+    a = RunSettings("train.py", batch_size=50, steps=96, val_every=19)  # the issue's own interval (a prime)
     trial = Trial(a, a.with_(batch_size=100), SpeedRule(2, 2, steady_s=3.0), share_process=False)
     verdict, full = measure(trial, tmp_path)
     assert (full["a"].steps, full["a"].effective_val_every()) == (96, 19)
@@ -78,7 +78,7 @@ def test_a_is_moved_to_points_b_can_meet_when_its_own_cannot(tmp_path):
     A's first run (its own runs are the reference in `tfturbo ab`) then validates every 1,000 samples (20 steps,
     the multiple of lcm(50, 200) nearest its 950) and B every 5 steps: five points in common. A's run records
     the interval it ran with and is still a replicate of A's configuration."""
-    a = RunSettings("train.py", batch_size=50, steps=96)
+    a = RunSettings("train.py", batch_size=50, steps=96, val_every=19)  # the issue's own interval (a prime)
     trial = Trial(a, a.with_(batch_size=200), SpeedRule(2, 2, steady_s=3.0), share_process=False)
     verdict, full = measure(trial, tmp_path)
     assert (full["a"].steps, full["a"].val_every) == (96, 20) and (full["b"].steps, full["b"].val_every) == (24, 5)
@@ -92,7 +92,7 @@ def test_where_whole_steps_cannot_meet_the_gate_pairs_the_nearest_and_says_how_f
     """Batch 50 against 128: lcm 3,200 samples leaves one point below the run's 4,800, so nothing aligns. B takes
     the nearest whole steps (38 steps, 4,864 samples); its only point within 5% of one of A's is its last, and the
     verdict and the design say exactly where each arm was compared."""
-    a = RunSettings("train.py", batch_size=50, steps=96)
+    a = RunSettings("train.py", batch_size=50, steps=96, val_every=19)  # the issue's own interval (a prime)
     trial = Trial(a, a.with_(batch_size=128), SpeedRule(2, 2, steady_s=3.0), share_process=False)
     verdict, full = measure(trial, tmp_path)
     assert (full["a"].steps, full["a"].effective_val_every()) == (96, 19) and full["b"].steps == 38
@@ -107,10 +107,10 @@ def test_where_whole_steps_cannot_meet_the_gate_pairs_the_nearest_and_says_how_f
 
 
 def test_equal_batches_are_unchanged(tmp_path):
-    a = RunSettings("train.py", batch_size=50, steps=96)
+    a = RunSettings("train.py", batch_size=50, steps=96, val_every=19)  # the issue's own interval (a prime)
     trial = Trial(a, a.with_(jit_compile=True), SpeedRule(2, 2, steady_s=3.0), share_process=False)
     verdict, full = measure(trial, tmp_path)
-    assert (full["a"].steps, full["a"].val_every) == (96, None)
+    assert (full["a"].steps, full["a"].val_every) == (96, 19)
     assert (full["b"].steps, full["b"].val_every) == (96, 19)
     assert verdict.accuracy.samples_seen == [3800, 4750, 4800] and verdict.accuracy.exact_points()
 
@@ -146,10 +146,10 @@ def test_against_the_baseline_run_b_meets_the_baselines_points_and_a_is_untouche
 def test_a_script_whose_batch_is_known_only_after_its_first_run(tmp_path):
     """A training script's batch is its own `fit(batch_size=...)` (the settings say none): A's first run is
     planned as given, and B, planned after it, meets the points A ran at."""
-    a = RunSettings("train.py", steps=96)
+    a = RunSettings("train.py", steps=96, val_every=19)
     trial = Trial(a, a.with_(batch_size=100), SpeedRule(2, 2, steady_s=3.0), share_process=False)
     verdict, full = measure(trial, tmp_path, batch_of=lambda s: s.batch_size or 50)
-    assert (full["a"].steps, full["a"].val_every) == (96, None)
+    assert (full["a"].steps, full["a"].val_every) == (96, 19)
     assert (full["b"].steps, full["b"].val_every) == (48, 19)
     assert verdict.accuracy.samples_seen == verdict.accuracy.b_samples_seen == [1900, 3800, 4800]
     assert "96 steps of A, 48 of B (4,800 samples each at batch 50 and 100)" in verdict.design

@@ -7,7 +7,7 @@ import argparse
 
 from tfturbo.commands import tune as tune_command
 from tfturbo.own_length import OwnLength
-from tfturbo.settings import DEFAULT_STEPS
+from tfturbo.settings import DEFAULT_STEPS, RunSettings
 from tfturbo.tune.ladder import Ladder, TuneOptions
 from tfturbo.tune.study import Study, StudyStatus
 
@@ -123,11 +123,11 @@ def test_options_read_back_before_the_audit_let_the_validation_interval_follow_t
     """A study killed before its audit recorded steps 300 and val_every 60 (300 // 5); continued from its
     study.yaml (the wizard's "continue"), the 60 stayed while the audit set 96 steps: 2 validation points."""
     recorded = TuneOptions("builtin:fake", tmp_path / "s", own_length=True).to_dict()
-    assert recorded["val_every"] == DEFAULT_STEPS // 5
+    assert recorded["val_every"] == 60  # 300 steps' default
     options = TuneOptions.from_dict("builtin:fake", tmp_path / "s", recorded)
     assert options.to_dict() == recorded  # read back unchanged: the same command still continues it
     options.steps = OwnLength(3, 32).run_steps  # what the audit sets
-    assert options.base_settings().val_every == 96 // 5
+    assert options.base_settings().val_every == RunSettings(steps=96).effective_val_every() == 16
     given = TuneOptions.from_dict("builtin:fake", tmp_path / "s", {**recorded, "val_every": 7})
     given.steps = 96
     assert given.base_settings().val_every == 7  # an interval the user gave stays

@@ -76,7 +76,7 @@ class TuneOptions:
     own_length: bool = False
     seed: int = DEFAULT_SEED
     batch_size: int | None = None
-    val_every: int | None = None  # None: steps // 5
+    val_every: int | None = None  # None: about steps // 5 (RunSettings.effective_val_every)
     val_examples: int = RunSettings.val_examples
     min_replicates: int = SpeedRule.min_pairs
     max_replicates: int = SpeedRule.max_pairs
