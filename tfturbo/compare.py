@@ -456,22 +456,6 @@ def fmt_speedup(row: CompareRow) -> str:
     return fmt_with_ci(row.speedup, row.speedup_ci95, 2, "x")
 
 
-# Steady windows a run's own throughput interval needs before it is shown: the bootstrap of a median over
-# fewer windows resamples a handful of values, and its ends fall on them (a baseline of 6 windows showed
-# 812.4 steps/s [566.5, 812.4], its upper end the point itself). Six is also the fewest values whose
-# distribution-free interval for a median, [min, max], covers 95% (1 - 2 × 0.5^6 = 96.9%).
-MIN_INTERVAL_WINDOWS = 6
-
-
-def meaningful_interval(point: float | None, ci: tuple[float, float] | None) -> tuple[float, float] | None:
-    """`ci` when it is an interval around `point`, each end on its side and apart from it by more than the
-    rounding of the figures (0.1%), else None: a degenerate interval is never shown."""
-    if ci is None or point is None or not finite(point) or not (ci[0] < point < ci[1]) \
-            or any(math.isclose(end, point, rel_tol=1e-3) for end in ci):
-        return None
-    return ci
-
-
 def steps_per_s_ci95(doc: dict[str, Any], step_ci: tuple[float, float] | None
                      ) -> tuple[float | None, tuple[float, float] | None]:
     """The run's throughput in steps/s (its summary's `steps_per_s`, `summary.window_throughput`; None when it
@@ -480,18 +464,17 @@ def steps_per_s_ci95(doc: dict[str, Any], step_ci: tuple[float, float] | None
     895 steps/s beside the table's 812 for one run).
 
     A secondary figure (one run's own rate, never a verdict): its interval only where it means something —
-    from at least MIN_INTERVAL_WINDOWS windows, and never degenerate; else none. The verdicts' statistics
+    `summary.throughput_ci`, the one rule the summary was written by (from at least
+    `summary.MIN_INTERVAL_WINDOWS` windows, never degenerate); else none. The verdicts' statistics
     (`tfturbo.stats`, the trials) are not this function's."""
     tp = doc.get("throughput") if isinstance(doc.get("throughput"), dict) else {}
     batch = summ.batch_size(doc)
     rate = num(doc.get("steps_per_s"))
-    ci = _interval(tp.get("ci95"))
-    if ci:
-        windows = tp.get("windows")
-        enough = isinstance(windows, int) and windows >= MIN_INTERVAL_WINDOWS
-        return rate, meaningful_interval(rate, (ci[0] / batch, ci[1] / batch)) if enough else None
+    if tp.get("windows"):  # a run measured in windows: their interval or none, never the median step's
+        ci = summ.throughput_ci(doc)
+        return rate, summ.interval_around(rate, (ci[0] / batch, ci[1] / batch)) if ci else None
     shown = (1000.0 / step_ci[1], 1000.0 / step_ci[0]) if step_ci and step_ci[0] > 0 else None
-    return rate, (meaningful_interval(rate, shown) if rate is not None else shown)
+    return rate, (summ.interval_around(rate, shown) if rate is not None else shown)
 
 
 def fmt_mfu(mfu: float | None) -> str:

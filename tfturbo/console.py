@@ -12,7 +12,8 @@ import sys
 from typing import IO, Any
 
 from . import protocol
-from .summary import samples_per_s
+from .summary import samples_per_s, throughput_ci
+from .verdicts import input_share_fact
 
 
 def fmt_ci(ci: Any, digits: int = 1, unit: str = "") -> str:
@@ -109,7 +110,8 @@ def render_run_summary(doc: dict[str, Any]) -> str:
     if rate:
         batch = s.get("batch_size") or 1
         tp = doc.get("throughput") if isinstance(doc.get("throughput"), dict) else {}
-        ci = f", 95% CI {fmt_ci(tp['ci95'], 0)}" if tp.get("ci95") else ""
+        interval = throughput_ci(doc)  # the one rule: from enough windows, never degenerate
+        ci = f", 95% CI {fmt_ci(interval, 0)}" if interval else ""
         where = (f"median of {tp['windows']} device-drained windows, {tp['seconds']:.1f} s"
                  if tp.get("windows") else "median step")
         lines.append(f"throughput    {rate:,.0f} samples/s{ci} ({rate / batch:.2f} steps/s at batch {batch}; "
@@ -144,10 +146,10 @@ def render_probe(doc: dict[str, Any]) -> str:
         f"training step      {rate('compute_steps_per_s')} steps/s (data already in memory)",
         f"real training      {rate('train_steps_per_s')} steps/s",
     ]
-    frac = doc.get("input_fraction")
-    if isinstance(frac, (int, float)):
+    if isinstance(doc.get("input_fraction"), (int, float)):
         band = f" ({doc['band']} band, XProf's)" if doc.get("band") else ""
-        lines.append(f"input fraction     {frac:.0%} of the step is spent waiting for data{band}")
+        label, value = input_share_fact(doc)  # a share the input does not explain is not "waiting for data"
+        lines.append(f"input share        {label[0].lower()}{label[1:]}: {value}{band}")
     if doc.get("findings"):
         lines.append(render_findings(doc))
     return "\n".join(lines)

@@ -52,6 +52,13 @@ def speed_text(speed: dict[str, Any]) -> str:
 
 
 def accuracy_text(accuracy: dict[str, Any]) -> str:
+    """The accuracy verdict's line, with where each arm was compared when not at exactly equal samples seen."""
+    note = AccuracyResult.from_dict(accuracy).points_note()
+    text = _accuracy_words(accuracy)
+    return f"{text} ({note})" if note else text
+
+
+def _accuracy_words(accuracy: dict[str, Any]) -> str:
     result = AccuracyResult.from_dict(accuracy)  # its `shown` prints every delta the way every front end does
     metric, delta, ci, verdict = result.metric, result.delta, result.ci95, result.verdict
     unit = "" if result.is_loss else " pp"

@@ -10,7 +10,10 @@ the replicate interval covers), not be drowned in window noise.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -69,8 +72,8 @@ def test_the_interval_covers_the_runs_own_rate_mostly():
     hits = 0
     for _ in range(100):
         windows, true = run_windows(rng, offset_sd=0.0)
-        lo, hi = window_throughput(windows, BATCH)["ci95"]
-        hits += lo <= true <= hi
+        ci = window_throughput(windows, BATCH)["ci95"]  # None (no interval written): a miss
+        hits += ci is not None and ci[0] <= true <= ci[1]
     assert hits >= 80  # the mean rate and the median differ a little under skewed noise
 
 
@@ -106,3 +109,55 @@ def test_a_runs_own_throughput_interval_is_shown_only_where_it_is_meaningful(win
                "throughput": {"samples_per_s": 40000.0, "ci95": ci, "steps": 400, "seconds": 0.5,
                               "windows": windows}}
     assert steps_per_s_ci95(summary, None) == (800.0, shown)
+
+
+def _four_window_run(name: str, rate_scale: float, ci95: list | None = "written") -> "RunRecord":
+    """A run of four steady windows (realistic noise) as the backend writes it, or, with `ci95`, as a summary
+    written before the rule held (an interval bootstrapped from its 4 windows)."""
+    from tfturbo.runfiles import RunRecord
+
+    rng = np.random.default_rng(7)
+    windows = [(1 + 40 * i, 40 * (i + 1), 0.1 * rate_scale * math.exp(rng.normal(0, 0.1))) for i in range(4)]
+    tp = window_throughput(windows, BATCH)
+    if ci95 != "written":
+        tp = {**tp, "ci95": ci95}
+    settings = {"workload": "w.py", "batch_size": BATCH, "steps": 200, "policy": "float32"}
+    summary = {"v": 1, "status": "completed", "settings": settings, "throughput": tp,
+               "steps_per_s": tp["samples_per_s"] / BATCH, "steps_completed": 200, "first_steady_step": 1,
+               "step_ms": {"median": 2.5 * rate_scale, "ci95": [2.4 * rate_scale, 2.6 * rate_scale], "n": 160}}
+    return RunRecord(Path(name), name, settings, summary, [], [])
+
+
+def test_a_run_of_four_windows_has_no_throughput_interval_anywhere():
+    """Issue 23: the summary bootstrapped an interval from 3 windows while the tables hid it below 6. One rule
+    (`summary.MIN_INTERVAL_WINDOWS`): summary.json's `throughput.ci95` is null below it, and the `run` line, the
+    `tfturbo compare` table and its CSV show none — also for a summary written before, which holds one."""
+    from tfturbo import summary as summ
+    from tfturbo.compare import compare_runs, to_csv, to_text
+    from tfturbo.console import render_run_summary
+
+    base, run = _four_window_run("r-base", 1.0), _four_window_run("r-run", 0.8)
+    tp = run.summary["throughput"]
+    assert tp["windows"] == 4 and tp["samples_per_s"] > 0 and tp["ci95"] is None
+    before = _four_window_run("r-before", 0.8, ci95=[0.9 * tp["samples_per_s"], 1.1 * tp["samples_per_s"]])
+    assert summ.throughput_ci(run.summary) is None and summ.throughput_ci(before.summary) is None
+    for doc in (run.summary, before.summary):
+        line = next(x for x in render_run_summary(doc).splitlines() if x.startswith("throughput"))
+        assert "CI" not in line and "4 device-drained windows" in line, line
+    rows = compare_runs([base, run, before])
+    assert all(row.steps_per_s and row.steps_per_s_ci95 is None for row in rows)
+    table = to_text(rows)
+    for row in rows:
+        rate = next(x for x in table.splitlines() if x.startswith(row.name))
+        assert f"{row.steps_per_s:.2f} " in rate + " " and f"{row.steps_per_s:.2f} [" not in rate, rate
+    for line in csv.DictReader(io.StringIO(to_csv(rows))):
+        assert line["steps_per_s_ci95_lo"] == line["steps_per_s_ci95_hi"] == "" and float(line["steps_per_s"]) > 0
+
+
+def test_six_windows_give_the_interval_everywhere():
+    rng = np.random.default_rng(8)
+    windows = [(1 + 40 * i, 40 * (i + 1), 0.1 * math.exp(rng.normal(0, 0.1))) for i in range(8)]
+    tp = window_throughput(windows, BATCH)
+    from tfturbo import summary as summ
+
+    assert tp["windows"] == 8 and tp["ci95"] and summ.throughput_ci({"throughput": tp}) == tuple(tp["ci95"])

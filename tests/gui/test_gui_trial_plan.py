@@ -24,7 +24,7 @@ def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study
     assert note.isVisible() and note.text().startswith("Pair 1 of 2–3")
     # issue 22: during the first pair the time left comes from the baseline's measured run (the trial has none yet)
     assert re.search(r"^Pair 1 of 2–3 · about \d+ (s|min \d\d s) left", note.text()), note.text()
-    assert "Plan: pairs 2–3 (4–6 runs)" in note.text()
+    assert "Plan: 2–3 pairs (4–6 runs)" in note.text()
     # pair 2: the trial has measured a pair, so it estimates the rest; the study's stages after this one too
     qtbot.waitUntil(lambda: note.text().startswith("Pair 2 of 2–3"), timeout=60_000)
     assert re.search(r"^Pair 2 of 2–3.* · about \d+ (s|min \d\d s) left", note.text()), note.text()

@@ -255,6 +255,10 @@ def test_the_verdict_view_prints_a_tiny_loss_change_as_the_report_does():
     assert AccuracyVerdict.from_dict(doc).text() == "val_loss -0.000023 [-0.000084, +0.000001]"
     pp = {"metric": "val_accuracy", "delta": -0.004, "ci95": [-0.01, 0.002], "verdict": "within tolerance", "step": 60}
     assert accuracy_text(pp) == "within tolerance: val_accuracy -0.40 pp at step 60, interval [-1.00, +0.20] pp"
+    # B's whole steps could not meet A's points (batch 50 against 128): the line says where each was compared
+    near = {**pp, "samples_seen": [4800], "b_samples_seen": [4864]}
+    assert accuracy_text(near).endswith("pp (compared at 4,800 samples of A and 4,864 of B, 1.3% apart)")
+    assert accuracy_text({**pp, "samples_seen": [3800, 4800], "b_samples_seen": [3800, 4800]}) == accuracy_text(pp)
 
 
 def test_runs_of_different_batch_sizes_are_aligned_by_samples_seen(qtbot):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tfturbo.settings import RunSettings
-from tfturbo.trials.run_length import min_run_steps, run_length_note
+from tfturbo.trials.run_length import min_run_steps, run_length_note, too_short
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.tune.engine import Outcome, TuneOptions
 from tfturbo.tune.ladder import Ladder
@@ -30,21 +30,34 @@ def test_the_minimum_is_the_warm_up_with_its_margin_plus_the_steady_seconds_at_t
 
 
 def test_the_note_says_why_and_how_many_and_nothing_when_the_runs_are_long_enough():
-    rule = SpeedRule(3, 6, steady_s=3.0)
-    note = run_length_note(baseline(5.0, 41), 60, rule)
-    assert note == ("runs of 60 steps are too short for their own speed to count: the baseline measured a warm-up "
-                    "of 40 steps, 5 ms a step, so at least 660 steps measure the 3 s of steady state each replicate "
-                    "aims at; each trial measures speed in runs that long meanwhile")
-    assert run_length_note(baseline(5.0, 41, steps=700), 700, rule) == ""
-    assert run_length_note(baseline(5.0, 41, steps=600), 600, rule) == ""  # within the step time's noise
+    rule = SpeedRule(3, 6, steady_s=0)  # every pair full length: the runs' length is the verdict's
+    note = run_length_note(baseline(5.0, 41), 30, rule)
+    assert note == ("runs of 30 steps are too short for a speed verdict: the baseline measured a warm-up of 40 "
+                    "steps, 5 ms a step, so at least 80 steps measure a steady state")
+    assert run_length_note(baseline(5.0, 41, steps=100), 100, rule) == ""
+    assert run_length_note(baseline(5.0, 41, steps=70), 70, rule) == ""  # within the step time's noise
     unsettled = run_length_note(baseline(5.0, None, steps=20), 20, rule)
     assert "no steady state in 20 steps" in unsettled and "at least" in unsettled
-    assert "a steady state" in run_length_note(baseline(5.0, 41, steps=30), 30, SpeedRule(3, 6, steady_s=0))
+    assert too_short(baseline(5.0, 41), 30, rule) == (note, 80)
+
+
+def test_with_speed_only_pairs_short_runs_cost_only_the_first_pairs_ratio_and_ask_for_nothing():
+    """A script's own 4 epochs (116 steps of 1.7 ms) made tune say "too short for a speed verdict … (--steps
+    1745)": the speed-only pairs are sized for 3 s, so the verdict stood; only the first pair (the accuracy gate)
+    did not count for speed, and 1745 steps would have made the gate compare 15 epochs instead of 4."""
+    rule = SpeedRule(3, 6, steady_s=3.0)
+    note, needed = too_short(baseline(5.0, 41), 60, rule)  # 0.1 s of steady state: less than the 0.3 s floor
+    assert needed is None
+    assert note == ("runs of 60 steps are too short for a trial's first pair to count for speed (it measured 0.1 s "
+                    "of steady state in 4 windows); each trial's speed comes from its speed-only pairs, sized for "
+                    "3 s of steady state each (at least 660 steps would let the first pair count too)")
+    counted = {**baseline(5.0, 41, steps=300), "throughput": {"windows": 40, "seconds": 1.2}}
+    assert too_short(counted, 300, rule) == ("", None)  # its first pair counts: nothing to say
 
 
 def test_a_one_step_warm_up_is_one_step():
     """A fast script settles after its first step: the walk of issue 22 read "a warm-up of 1 steps"."""
-    note = run_length_note(baseline(1.12, 2, steps=96), 96, SpeedRule(3, 6, steady_s=3.0))
+    note = run_length_note(baseline(1.12, 2, steps=10), 10, SpeedRule(3, 6, steady_s=0))
     assert "a warm-up of 1 step, 1.12 ms a step" in note
 
 
@@ -54,28 +67,34 @@ def test_tune_says_when_its_runs_are_too_short_for_a_verdict(tmp_path):
         return {**doc, "first_steady_step": 41, "throughput": {"samples_per_s": 64 / 0.005, "steps": 20,
                                                                "seconds": 0.1, "windows": 4}}
     lines: list[str] = []
-    Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=60, stages=("xla",)), runner=FAKES.FakeBackend(run),
-           say=lines.append).run()
-    said = [line for line in lines if "too short for their own speed to count" in line]
+    Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=60, stages=("xla",), steady_s=0),
+           runner=FAKES.FakeBackend(run), say=lines.append).run()
+    said = [line for line in lines if "too short for a speed verdict" in line]
     assert len(said) == 1 and said[0].startswith("[01] baseline: runs of 60 steps")
-    assert re.search(r"\(--steps 6[56]\d\)$", said[0])  # 60 + 3 s at the fake's noisy ~5 ms
+    assert re.search(r"\(--steps [89]\d\)$", said[0])  # 60 + a steady state at the fake's noisy ~5 ms
+    lines.clear()
+    Ladder(TuneOptions("builtin:fake", tmp_path / "sized", steps=60, stages=("xla",)),
+           runner=FAKES.FakeBackend(run), say=lines.append).run()
+    [said] = [line for line in lines if "too short" in line]
+    assert "first pair to count for speed" in said and "--steps" not in said
 
 
 def test_the_wizard_session_lengthens_the_next_baseline_to_what_the_verdict_needs(tmp_path):
     from tfturbo_gui.session import WizardSession
 
-    session = WizardSession("builtin:fake", steps=60)
+    session = WizardSession("builtin:fake", steps=30)
+    session.steady_s = 0  # every pair full length: the runs' length is the verdict's
     session.study_path = tmp_path / "study"
     session.ensure_study()
     session.environment = {"recommended_policy": "float32", "reason": "test", "devices": []}
     rung, _ = session.start_baseline()
     session.engine.record(session._action, Outcome({**baseline(5.0, 41), "settings": RunSettings(
-        "builtin:fake", steps=60, batch_size=64).to_dict()}))
+        "builtin:fake", steps=30, batch_size=64).to_dict()}))
     assert session.engine.next_action() is None and session.baseline is rung
     note, needed = session.run_length()
-    assert needed == 660 and "at least 660 steps" in note
+    assert needed == 80 and "at least 80 steps" in note
     session.lengthen_runs(needed)
-    assert session.baseline_settings().steps == 660
-    assert session.study.options["steps"] == 60  # the study still describes the runs it holds ...
+    assert session.baseline_settings().steps == 80
+    assert session.study.options["steps"] == 30  # the study still describes the runs it holds ...
     session.start_baseline()
-    assert session.study.options["steps"] == 660  # ... until the longer baseline starts
+    assert session.study.options["steps"] == 80  # ... until the longer baseline starts

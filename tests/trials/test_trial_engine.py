@@ -92,6 +92,8 @@ def test_a_larger_batch_trains_on_as_many_samples():
     assert (b.steps, b.val_every) == (75, 15)
     odd = equal_samples(a, a.with_(batch_size=96), 64, 96)
     assert odd.val_every == 40 and odd.steps == 200
+    same = Trial(a, a.with_(jit_compile=True))  # equal batches: both arms exactly as A was given
+    assert (same.full_settings("a"), same.full_settings("b")) == (same.a, same.b.with_(steps=300, val_every=60))
 
 
 def test_trial_runs_never_stop_early_and_only_the_first_pair_profiles():
@@ -200,7 +202,7 @@ def test_later_pairs_measure_speed_only_sized_for_the_steady_seconds():
     trial = Trial(a, a.with_(xla_autoclustering=True), SpeedRule(3, 6, steady_s=3.0))
     plan = trial.plan()
     assert (plan.min_pairs, plan.max_pairs, plan.min_runs, plan.max_runs) == (3, 6, 6, 12)
-    assert "pairs 3–6 (6–12 runs)" in plan.text() and "3 s of steady state" in plan.text()
+    assert "3–6 pairs (6–12 runs)" in plan.text() and "3 s of steady state" in plan.text()
     assert trial.estimate_remaining_s() is None  # nothing measured yet
     first = trial.next_run()
     assert not first.settings.speed_only and first.settings.steps == 300
@@ -222,13 +224,14 @@ def test_later_pairs_measure_speed_only_sized_for_the_steady_seconds():
 
 def test_a_batch_trials_plan_states_each_arms_samples_exactly():
     """Issue 22 walk: a batch trial on a script (96 steps at batch 50) said "96 steps of A, 50 of B (equal
-    samples)": B's validation interval is A's (96 // 5 = 19 steps) scaled to 9.5 and rounded to 10 whole steps,
-    so B trains 5 intervals of 10 steps, 5,000 samples against A's 4,800. The words say what each arm trains."""
+    samples)" for 4,800 and 5,000 samples. B now trains A's 4,800 samples (48 steps of 100); where A's samples
+    are not a whole number of B's batches (batch 128), the words say what each arm trains."""
     a = RunSettings("script.py", batch_size=50, steps=96)
     text = Trial(a, a.with_(batch_size=100), SpeedRule(3, 6, steady_s=3.0)).plan().text()
-    assert "equal samples" not in text
-    assert ("the first trains 96 steps of A (4,800 samples at batch 50), 50 of B (5,000 samples at batch 100: "
-            "its validation interval is A's rounded to whole steps) with validation") in text, text
+    assert "the first trains 96 steps of A, 48 of B (4,800 samples each at batch 50 and 100)" in text, text
+    odd = Trial(a, a.with_(batch_size=128), SpeedRule(3, 6, steady_s=3.0)).plan().text()
+    assert ("the first trains 96 steps of A (4,800 samples at batch 50), 38 of B (4,864 samples at batch 128: "
+            "the nearest whole number of its batches) with validation") in odd, odd
     even = RunSettings("script.py", batch_size=50, steps=100)  # 20-step intervals: B's 10 steps are exact
     text = Trial(even, even.with_(batch_size=100), SpeedRule(3, 6, steady_s=3.0)).plan().text()
     assert "the first trains 100 steps of A, 50 of B (5,000 samples each at batch 50 and 100)" in text, text

@@ -100,6 +100,12 @@ def test_a_string_optimizer_gets_its_learning_rate_change_in_the_scripts_terms(t
     with_xla = snippet(base.with_(jit_compile=True), base, [], {"optimizer": ADAM_STRING}).splitlines()
     assert ' model.compile(optimizer="adam", ...,' in with_xla and "+              jit_compile=True)" in with_xla
     assert "optimizer=optimizer" not in "\n".join(with_xla)  # the script has no variable of that name
+    # an optimizer object (no name to quote): the compile() call is the user's own, whatever its variables
+    # (a user script's tune read "model.compile(optimizer=optimizer, loss=loss, metrics=metrics," for
+    # model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy", ...))
+    spe = snippet(base.with_(steps_per_execution=30), base, [], {"optimizer": {**ADAM_STRING, "given_as": None}})
+    assert " model.compile(...,  # your optimizer, loss and metrics, as they are\n" \
+           "+              steps_per_execution=30)" in spe and "loss=loss" not in spe
     sgd = {**ADAM_STRING, "class": "SGD", "given_as": None, "learning_rate": 0.05000000074505806}
     lines = snippet(base.with_(batch_size=100, lr_scale=2.0), base, [], {"optimizer": sgd}).splitlines()
     assert "+optimizer = keras.optimizers.SGD(learning_rate=0.05 * 2, ...)" in lines

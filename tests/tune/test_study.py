@@ -75,7 +75,7 @@ def test_cpu_ladder_keeps_what_measured_faster(tmp_path, make_summary, fake_back
     assert doc["status"] == "completed"
     # one line per rung start and end, one per run of its first pair and one per paired replicate after it
     # (both arms in one process)
-    assert sum("interleaved pairs" in line for line in lines) == 5 and any("larger batch" in line for line in lines)
+    assert sum(" pairs (" in line and "runs)" in line for line in lines) == 5 and any("larger batch" in line for line in lines)
     assert sum(line.startswith("     0") for line in lines) == \
         sum(2 + (len(e["replicates"]) - 2) // 2 for e in (mp, xla, mp_xla, big, confirmation))
     assert sum("in one process" in line for line in lines if line.startswith("     0")) == \

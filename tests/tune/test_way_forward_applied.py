@@ -124,3 +124,19 @@ def test_more_validation_examples_measure_the_trial_again_paired_on_them(tmp_pat
     assert can_use_more_examples(way, measured_against_baseline=True)
     assert not can_use_more_examples(way, measured_against_baseline=False)
     assert not can_use_more_examples(WayForward(None, 2.3, 2400, 400, "tolerance"), True)  # the data holds 400
+
+
+def test_tunes_text_output_offers_the_way_forward_of_a_faster_rung_whose_accuracy_was_inconclusive(
+        tmp_path, make_summary, fake_backend):
+    """A user script's tune ended "08-batch64 … 1.61× [1.42, 1.83] … accuracy inconclusive" and offered nothing;
+    the wizard's page and the report name the ways that would decide it."""
+    from tfturbo.commands.tune import ways_forward_text
+
+    study = tune(tmp_path, make_summary, fake_backend)
+    text = ways_forward_text(study)
+    forward = for_rung(study.path, study.rungs[1], study.rungs[1].decision.rule)
+    assert text.startswith("\n\n02-mixed_float16 was faster (") and "but its accuracy was inconclusive." in text
+    assert all(f"  {line}" in text for line in forward.lines()) and "  Recommended: " in text
+    assert "--judge-on loss, --accuracy-tolerance PP or --val-examples N" in text
+    kept = tune(tmp_path / "loss", make_summary, fake_backend, "--judge-on", "loss")
+    assert ways_forward_text(kept) == ""  # decided: nothing to offer

@@ -33,6 +33,8 @@ from ..tune.levers import stages
 from ..trials.speed import SpeedRule
 from ..tune.ladder import Ladder, TuneOptions, remove_study, unfinished_study
 from ..tune.render import render_study
+from ..trials.verdict import Tolerance
+from ..trials.way_forward import for_rung
 from ..tune.study import Study, StudyStatus
 from ..workload_kind import is_script
 
@@ -112,6 +114,24 @@ def write_report(study: Study, out_pdf: str | None, say) -> None:
     study.save()
 
 
+def ways_forward_text(study: Study) -> str:
+    """For each rung that was faster but whose accuracy was inconclusive: what would decide it, the recommended
+    way first (`trials.way_forward`, the options the wizard's rung page and the report show), and how to take it
+    here; "" when there is none."""
+    tolerance = Tolerance.from_dict((study.options or {}).get("tolerance"))
+    blocks = []
+    for rung in study.rungs:
+        forward = for_rung(study.path, rung, tolerance)
+        if forward is not None:
+            blocks.append("\n".join([f"{rung.name} was faster ({rung.decision.speed.text()}), but its accuracy was "
+                                     "inconclusive.", *(f"  {line}" for line in forward.lines())]))
+    if not blocks:
+        return ""
+    return "\n\n" + "\n\n".join(blocks) + (
+        "\nTo take one, measure the study again into a new --out with --judge-on loss, --accuracy-tolerance PP or "
+        "--val-examples N (the wizard judges the runs already measured again, on the rung's page).")
+
+
 class _CtrlC:
     """First Ctrl-C: ask the running rung to stop at a step boundary; second: the default (immediate)."""
 
@@ -174,7 +194,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.no_report and study.status != StudyStatus.INTERRUPTED:
         write_report(study, args.report, say)
     doc = study.document()
-    print(json.dumps(doc, indent=2) if args.json else render_study(doc))
+    print(json.dumps(doc, indent=2) if args.json else render_study(doc) + ways_forward_text(study))
     if study.status == StudyStatus.INTERRUPTED:
         return 130
     return 1 if study.status == StudyStatus.FAILED else 0

@@ -365,7 +365,8 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
     judged = trial if trial is not None else tuned  # every trial judges accuracy against the baseline
     if judged.accuracy is not None:
         acc = judged.accuracy
-        examples = f" on {acc.examples} validation examples at equal samples seen" if acc.paired else ""
+        seen = "equal" if acc.exact_points() else "the nearest"  # acc.text() says how far apart, then
+        examples = f" on {acc.examples} validation examples at {seen} samples seen" if acc.paired else ""
         text += f"Accuracy against the baseline{examples}: {acc.text()} — {acc.verdict}."
         return text
     base_arm, tuned_arm = accuracy.ArmData(), accuracy.ArmData()
@@ -377,7 +378,8 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
     elif acc.delta is None:
         text += f"Accuracy could not be checked: {acc.text()}."
     else:
-        text += (f"Accuracy against the baseline at equal samples seen: {acc.text()} — {acc.verdict}"
+        seen = "equal" if acc.exact_points() else "the nearest"
+        text += (f"Accuracy against the baseline at {seen} samples seen: {acc.text()} — {acc.verdict}"
                  + (" (lost beyond the tolerance)." if acc.verdict == WORSE else "."))
     return text
 

@@ -25,6 +25,7 @@ size is inside the noise of one validation pass more often than not).
 
 from __future__ import annotations
 
+import bisect
 import math
 from pathlib import Path
 from typing import Any
@@ -82,24 +83,34 @@ class ArmData:
 SAMPLES_TOLERANCE = 0.05  # validation points within 5% of each other in samples seen count as equal
 
 
-def _common_points(a: dict[int, Any], b: dict[int, Any], points: int) -> list[tuple[int, int]]:
-    """The last `points` (A point, B point) pairs at equal samples seen (within SAMPLES_TOLERANCE).
+def common_points(a: dict[int, Any], b: dict[int, Any], points: int) -> list[tuple[int, int]]:
+    """The last `points` (A point, B point) pairs at equal samples seen.
 
-    A larger batch cannot always stop at exactly the same sample count (its
-    steps are whole), so the nearest point within the tolerance pairs.
+    Points at exactly the same samples seen when there are `points` of them
+    (the trial sizes a larger batch's run so that there are:
+    `trials.trial.equal_samples`); else, when whole steps of B cannot meet A's
+    points, each B point with its nearest A point within SAMPLES_TOLERANCE
+    (each point paired once), and the verdict says how far apart they are
+    (`AccuracyVerdict.points_note`).
     """
-    pairs = []
-    for sa in sorted(a):
-        near = min(b, key=lambda sb: abs(sb - sa), default=None)
-        if near is not None and abs(near - sa) <= SAMPLES_TOLERANCE * sa:
-            pairs.append((sa, near))
-    return pairs[-points:]
+    exact = [(s, s) for s in sorted(a) if s in b]
+    if len(exact) >= points:
+        return exact[-points:]
+    ours = sorted(a)
+    best: dict[int, int] = {}  # A point -> its nearest B point, each point of either arm paired once
+    for sb in sorted(b):
+        i = bisect.bisect_left(ours, sb)
+        sa = min(ours[max(0, i - 1):i + 1], key=lambda s: abs(s - sb), default=None)
+        if sa is not None and abs(sb - sa) <= SAMPLES_TOLERANCE * sa and (
+                sa not in best or abs(sb - sa) < abs(best[sa] - sa)):
+            best[sa] = sb
+    return sorted(best.items())[-points:]
 
 
 def paired(a: ArmData, b: ArmData, kind: str, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict | None:
     """B against A judged pairwise on `kind` ("correct": the accuracy metric, "loss": the per-example loss) at
     their common validation points, or None when fewer than two examples pair there."""
-    common = _common_points(*_tables(a, b, kind), points)
+    common = common_points(*_tables(a, b, kind), points)
     if not common:
         return None
     va, vb = a.values(kind, [p for p, _ in common]), b.values(kind, [p for _, p in common])
@@ -107,7 +118,7 @@ def paired(a: ArmData, b: ArmData, kind: str, tolerance: Tolerance, points: int 
         return None
     n = min(len(va), len(vb))
     metric = a.metric if kind == "correct" else "val_loss"
-    return _judge(metric, vb[:n] - va[:n], float(np.mean(va[:n])), tolerance, [p for p, _ in common])
+    return _judge(metric, vb[:n] - va[:n], float(np.mean(va[:n])), tolerance, common)
 
 
 def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict:
@@ -118,7 +129,7 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
     verdict = paired(a, b, kind, tolerance, points)
     if verdict is not None:
         return verdict
-    return _unpaired(a, b, _why_not_paired(a, b, bool(_common_points(*_tables(a, b, kind), points))))
+    return _unpaired(a, b, _why_not_paired(a, b, bool(common_points(*_tables(a, b, kind), points))))
 
 
 def _tables(a: ArmData, b: ArmData, kind: str) -> tuple[dict[int, Any], dict[int, Any]]:
@@ -142,7 +153,7 @@ def _why_not_paired(a: ArmData, b: ArmData, had_common_points: bool) -> str:
     return "fewer than 2 examples in common"
 
 
-def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, common: list[int]
+def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, common: list[tuple[int, int]]
            ) -> AccuracyVerdict:
     delta, (lo, hi) = paired_difference_ci(d)
     n = len(d)
@@ -158,7 +169,8 @@ def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, c
         worst, best = lo, hi
         verdict = WITHIN if worst >= -bound else WORSE if best < -bound else INCONCLUSIVE
         tol_text = f"tolerance {tolerance.accuracy_pp:g} pp"
-    v = AccuracyVerdict(metric, delta, (lo, hi), verdict, n, True, common)
+    v = AccuracyVerdict(metric, delta, (lo, hi), verdict, n, True, [sa for sa, _ in common],
+                        b_samples_seen=[sb for _, sb in common])
     if verdict == INCONCLUSIVE:
         ci = f"[{v.shown(lo)}, {v.shown(hi)}]"
         need = _examples_needed(n, delta, lo, hi, bound, loss)

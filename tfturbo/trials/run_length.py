@@ -8,6 +8,13 @@ the baseline measures both, so once it has run, the minimum follows from them
 by the same rule that sizes a trial's speed-only replicates
 (`trial.speed_steps`: the warm-up with a margin, then the steady seconds at the
 measured step time). `tfturbo tune` and the wizard both ask here.
+
+Where a trial measures speed in speed-only pairs sized for the steady
+seconds (`SpeedRule.steady_s` > 0), the full-length runs' length decides no
+verdict: only whether a trial's first pair (the accuracy gate, as long as the
+baseline) also counts for speed. Lengthening them would change what the
+accuracy gate compares (a script's 4 epochs would become 15) for one pair's
+ratio, so the note then says what happens and asks for nothing.
 """
 
 from __future__ import annotations
@@ -38,24 +45,26 @@ def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule
     needed = min_run_steps(baseline, rule, per_call)
     if needed is None or steps >= ENOUGH * needed:
         return ""
+    if rule.steady_s:  # the speed-only pairs are sized: only the first pair's ratio is at stake
+        short = rule.shortfall(baseline)
+        if short is None:
+            return ""
+        return (f"runs of {steps} steps are too short for a trial's first pair to count for speed ({short}); "
+                f"each trial's speed comes from its speed-only pairs, sized for {rule.steady_s:g} s of steady "
+                f"state each (at least {needed} steps would let the first pair count too)")
     warm_steps = settled_warmup(baseline)
     warm = (f"a warm-up of {warm_steps} step{'' if warm_steps == 1 else 's'}" if warm_steps is not None
             else f"no steady state in {steps} steps")
     median = (baseline.get("step_ms") or {}).get("median")
     per_step = f", {median:.3g} ms a step" if isinstance(median, (int, float)) and median > 0 else ""
-    aim = (f"the {rule.steady_s:g} s of steady state each replicate aims at" if rule.steady_s
-           else "a steady state")
-    # a trial sizes its speed-only pairs by the same rule, so its verdict stands either way: only its first,
-    # full-length pair (validation) does not count for speed. "too short for a speed verdict" made a user of a
-    # 90-step script think every verdict needed 17 times its length (issue 22 walk)
-    return (f"runs of {steps} steps are too short for their own speed to count: the baseline measured "
-            f"{warm}{per_step}, so at least {needed} steps measure {aim}; each trial measures speed in runs that "
-            "long meanwhile")
+    return (f"runs of {steps} steps are too short for a speed verdict: the baseline measured {warm}{per_step}, so "
+            f"at least {needed} steps measure a steady state")
 
 
 def too_short(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule, per_call: int = 1
               ) -> tuple[str, int | None]:
-    """(`run_length_note`, `min_run_steps`) when `steps` are too few for a verdict, else ("", None): what
-    `tfturbo tune` says after its baseline and the wizard's baseline page shows."""
+    """(`run_length_note`, the steps that are enough) when `steps` are too few for a verdict, else (the note,
+    None): what `tfturbo tune` says after its baseline and the wizard's baseline page shows; the steps only
+    where the verdict needs them (no speed-only pairs)."""
     note = run_length_note(baseline, steps, rule, per_call)
-    return note, (min_run_steps(baseline, rule, per_call) if note else None)
+    return note, (min_run_steps(baseline, rule, per_call) if note and not rule.steady_s else None)

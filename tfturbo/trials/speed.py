@@ -26,7 +26,10 @@ from ..summary import batch_size, samples_per_s  # noqa: F401 - the one throughp
 from .verdict import NOT_ENOUGH, SpeedVerdict, speed_verdict_of
 
 STEADY_S = 3.0  # steady-state seconds a replicate's speed measurement aims at (docs/ARCHITECTURE.md)
-MIN_WINDOWS = 3  # a replicate's throughput is a median over windows: fewer than this and one window decides it
+# Whether a replicate's median rate counts in a verdict at all: a median over fewer windows is one window's. Not
+# the rule for showing a run's own throughput interval (`summary.MIN_INTERVAL_WINDOWS`, 6: a bootstrap over a
+# handful of windows means nothing); a verdict's interval is across the replicate pairs, never that one.
+MIN_RATE_WINDOWS = 3
 
 
 @dataclass
@@ -41,7 +44,7 @@ class SpeedRule:
 
     Each replicate aims at `steady_s` seconds of steady state (the trial sizes
     its runs for it); a replicate that measured less than a third of that, or
-    fewer than MIN_WINDOWS windows, has no throughput, and a verdict with
+    fewer than MIN_RATE_WINDOWS windows, has no throughput, and a verdict with
     fewer than `min_pairs` measured pairs is "not enough measurement".
     """
 
@@ -69,7 +72,7 @@ class SpeedRule:
         note): a steady state at all when the rule aims at none (`steady_s` 0), else its floor."""
         if not self.steady_s:
             return "a steady state (at least one steady window)"
-        return f"at least {self.min_steady_s:.2g} s of steady state in {MIN_WINDOWS} windows"
+        return f"at least {self.min_steady_s:.2g} s of steady state in {MIN_RATE_WINDOWS} windows"
 
     def shortfall(self, summary: dict[str, Any] | None) -> str | None:
         """Why this completed run's throughput does not count (too little steady measurement), or None."""
@@ -79,7 +82,7 @@ class SpeedRule:
         windows, seconds = int(tp.get("windows") or 0), float(tp.get("seconds") or 0.0)
         if not windows:
             return "it reached no steady state"
-        if self.steady_s and (windows < MIN_WINDOWS or seconds < self.min_steady_s):  # 0: any steady window
+        if self.steady_s and (windows < MIN_RATE_WINDOWS or seconds < self.min_steady_s):  # 0: any steady window
             return f"it measured {seconds:.1f} s of steady state in {counted(windows, 'window')}"
         return None
 

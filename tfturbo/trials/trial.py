@@ -12,8 +12,9 @@ A and B alternating AB, BA, AB, … so that process start-up, memory layout,
 clocks and the machine's slow minutes are sampled into both arms; the speed
 interval is taken across the pairs (`speed.SpeedRule`), whose number adapts to
 the noise. The first pair trains the full length with validation: B on as many
-samples as A (its steps and validation interval scaled by the batch ratio), so
-the accuracy gate compares them at equal samples seen. The pairs after it
+samples as the runs it is judged against, validating at the same sample counts
+where whole steps allow (`equal_samples`), so the accuracy gate compares them
+at equal samples seen. The pairs after it
 measure speed only (`speed_only`: no validation, no saved model), each arm's
 length calibrated from its own runs so far — its warm-up plus `rule.steady_s`
 seconds of steady state — as pyperf and Criterion size their loops. Where the
@@ -111,14 +112,90 @@ def trial_settings(settings: RunSettings) -> RunSettings:
     return settings.with_(profile=NO_PROFILE, until_ci=None, min_steps=0)
 
 
-def equal_samples(a: RunSettings, b: RunSettings, a_batch: int, b_batch: int) -> RunSettings:
-    """B's steps and validation interval scaled so that B sees as many samples as A at each validation point."""
-    if a_batch == b_batch:
-        return b.with_(steps=a.steps, val_every=a.effective_val_every())
-    scale = a_batch / b_batch
-    val_every = max(1, round(a.effective_val_every() * scale))
-    points = max(1, round(a.steps / a.effective_val_every()))
-    return b.with_(steps=val_every * points, val_every=val_every)
+def validation_points(steps: int, val_every: int, batch: int) -> list[int]:
+    """The samples seen at each validation point of a full-length run, as the backend validates: after every
+    `val_every` steps (one Keras epoch each) and after the last step, samples being steps × batch."""
+    every = max(1, min(val_every, steps))
+    return [k * batch for k in range(every, steps, every)] + [steps * batch]
+
+
+def compared_points(ref: RunSettings, ref_batch: int, b: RunSettings, b_batch: int) -> list[tuple[int, int]]:
+    """The (reference, B) points the accuracy gate would compare for these two full-length runs
+    (`accuracy.common_points` on their validation points)."""
+    mine = validation_points(b.steps, b.effective_val_every(), b_batch)
+    theirs = validation_points(ref.steps, ref.effective_val_every(), ref_batch)
+    return accuracy.common_points(dict.fromkeys(theirs), dict.fromkeys(mine), accuracy.POINTS)
+
+
+def enough_exact(pairs: list[tuple[int, int]], ref: RunSettings, ref_batch: int) -> bool:
+    """True when the gate compares as many points as it averages (`accuracy.POINTS`, or every point the
+    reference has when it has fewer), each at exactly equal samples seen."""
+    wanted = min(accuracy.POINTS, len(validation_points(ref.steps, ref.effective_val_every(), ref_batch)))
+    return len(pairs) >= wanted and all(sa == sb for sa, sb in pairs)
+
+
+def equal_samples(ref: RunSettings, b: RunSettings, ref_batch: int, b_batch: int) -> RunSettings:
+    """B's steps and validation interval for as many samples as the reference run `ref` at each validation
+    point, at exactly the same sample counts where whole steps of B allow it.
+
+    B's points are whole steps, so they can only meet the reference's at
+    multiples of `b_batch`: validating every lcm(reference interval in
+    samples, `b_batch`) samples gives every point the two can share (every
+    point when the reference's interval is a whole number of B's batches, as
+    for 300 steps at batch 64 against 96 or 256); with steps_per_execution N
+    first every lcm(interval, N × `b_batch`), so a call never spans a point
+    and B keeps its N (the backend lowers N otherwise: `whole_calls`). B
+    trains the reference's samples to the nearest whole step. When that gives
+    the gate fewer points to compare than the reference's interval rounded to
+    whole steps of B (its nearest points, within
+    `accuracy.SAMPLES_TOLERANCE`), B takes that instead, and the gate says
+    how far apart the points it compares are (`AccuracyVerdict.points_note`).
+    """
+    every = max(1, min(ref.effective_val_every(), ref.steps))
+    interval, total = every * ref_batch, ref.steps * ref_batch
+    steps = max(1, round(total / b_batch))
+    calls = sorted({max(1, b.steps_per_execution), 1}, reverse=True)
+    candidates = [b.with_(steps=steps, val_every=min(math.lcm(interval, n * b_batch) // b_batch, steps))
+                  for n in calls]
+    candidates.append(b.with_(steps=steps, val_every=max(1, min(round(interval / b_batch), steps))))
+    compared = [compared_points(ref, ref_batch, c, b_batch) for c in candidates]
+    exact = next((c for c, pairs in zip(candidates, compared) if enough_exact(pairs, ref, ref_batch)), None)
+    if exact is not None:
+        return exact
+    most = max(len(pairs) for pairs in compared)
+    return next(c for c, pairs in zip(candidates, compared) if len(pairs) == most)
+
+
+def aligned_reference(a: RunSettings, a_batch: int, b_batch: int) -> RunSettings:
+    """A's full-length run moved, only where needed, to validation points B can meet exactly.
+
+    Where A's own points already give the gate enough exact points with B
+    (`equal_samples`, `enough_exact`), A is unchanged. Else A validates every
+    multiple of lcm(`a_batch`, `b_batch`) samples nearest its own interval
+    (both arms stop there after whole steps), and trains a multiple of it when
+    its samples are not a whole number of B's batches and the nearest
+    multiple is within `accuracy.SAMPLES_TOLERANCE` of them (so both arms end
+    at the same count). When that does not give enough exact points either
+    (the lcm is longer than the run), A is unchanged and B takes the nearest
+    points. A's run records the interval it validated at (its run.yaml and
+    summary), and the interval is a measurement setting
+    (`compare.replicate_key`), so the run is still a replicate of A's
+    configuration.
+    """
+    def enough(ref: RunSettings) -> bool:
+        return enough_exact(compared_points(ref, a_batch, equal_samples(ref, ref, a_batch, b_batch), b_batch),
+                            a, a_batch)
+
+    if a_batch == b_batch or enough(a):
+        return a
+    lcm = math.lcm(a_batch, b_batch)
+    total = a.steps * a_batch
+    if total % b_batch:
+        nearest = round(total / lcm) * lcm
+        total = nearest if nearest and abs(nearest - total) <= accuracy.SAMPLES_TOLERANCE * total else total
+    interval = max(1, round(min(a.effective_val_every(), a.steps) * a_batch / lcm)) * lcm
+    moved = a.with_(steps=total // a_batch, val_every=min(interval, total) // a_batch)
+    return moved if enough(moved) else a
 
 
 def default_names(arm: str, replicate: int) -> str:
@@ -177,9 +254,9 @@ def speed_steps(summaries: list[dict[str, Any]], steady_s: float, per_call: int 
 
 def full_length_words(a_steps: int, b_steps: int, a_batch: int | None, b_batch: int | None) -> str:
     """The first pair's lengths exactly: "96 steps", "96 steps of A, 48 of B (4,800 samples each)", or, when
-    B's whole validation intervals do not add up to A's samples (`equal_samples` rounds B's interval to whole
-    steps; the issue 22 walk read "96 steps of A, 50 of B (equal samples)" for 4,800 and 5,000 samples), each
-    arm's samples. Samples are steps × batch, as the backend counts them: a pass of the data that ends in a
+    A's samples are not a whole number of B's batches (`equal_samples` trains B to the nearest whole step;
+    the issue 22 walk read "96 steps of A, 50 of B (equal samples)" for 4,800 and 5,000 samples), each arm's
+    samples. Samples are steps × batch, as the backend counts them: a pass of the data that ends in a
     partial batch gives that step fewer."""
     if a_steps == b_steps and (a_batch == b_batch or not (a_batch and b_batch)):
         return f"{a_steps} steps"
@@ -189,7 +266,7 @@ def full_length_words(a_steps: int, b_steps: int, a_batch: int | None, b_batch: 
     if sa == sb:
         return f"{a_steps} steps of A, {b_steps} of B ({sa:,} samples each at batch {a_batch} and {b_batch})"
     return (f"{a_steps} steps of A ({sa:,} samples at batch {a_batch}), {b_steps} of B ({sb:,} samples at batch "
-            f"{b_batch}: its validation interval is A's rounded to whole steps)")
+            f"{b_batch}: the nearest whole number of its batches)")
 
 
 @dataclass
@@ -214,26 +291,27 @@ class TrialPlan:
         return 2 * self.max_pairs
 
     def text(self) -> str:
-        """One line: "pairs 3–6 (6–12 runs): the first trains 300 steps with validation, the others measure
+        """One line: "3–6 pairs (6–12 runs): the first trains 300 steps with validation, the others measure
         speed only, aiming at 3 s of steady state each"."""
-        pairs = f"{self.min_pairs}–{self.max_pairs}" if self.max_pairs > self.min_pairs else str(self.min_pairs)
+        pairs = (f"{self.min_pairs}–{self.max_pairs} pairs" if self.max_pairs > self.min_pairs
+                 else counted(self.min_pairs, "pair"))
         runs = f"{self.min_runs}–{self.max_runs}" if self.max_runs > self.min_runs else str(self.min_runs)
         full = full_length_words(*self.full_steps, *self.batches)
         if not self.steady_s:
-            return f"pairs {pairs} ({runs} runs), each training {full} with validation"
+            return f"{pairs} ({runs} runs), each training {full} with validation"
         if self.paired:
             aim = (f"{self.steady_s:.0f} s of steady state per arm (the two arms together as long as the "
                    f"process's own start-up, builds and warm-ups)" if self.sized else
                    f"at least {self.steady_s:g} s of steady state per arm, more if the first pair shows the "
                    f"process's start-up, builds and warm-ups take longer")
-            return (f"pairs {pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate) in "
+            return (f"{pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate) in "
                     f"two processes; each later pair measures speed only, A and B in one process in interleaved "
                     f"blocks (ABBA BAAB), aiming at {aim}")
         sized = ""
         if all(self.speed_steps):
             sa, sb = self.speed_steps
             sized = f" ({sa} steps)" if sa == sb else f" ({sa} steps of A, {sb} of B)"
-        return (f"pairs {pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate), "
+        return (f"{pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate), "
                 f"the others measure speed only{sized}, aiming at {self.steady_s:g} s of steady state each")
 
 
@@ -289,13 +367,33 @@ class Trial:
         return None
 
     def full_settings(self, arm: str) -> RunSettings:
-        """The settings of `arm`'s full-length run (B's steps follow A's batch for equal samples seen)."""
-        if arm == A:
-            return self.a
+        """The settings of `arm`'s full-length run: B on as many samples as the runs its accuracy is judged
+        against, at the same validation points where whole steps allow (`equal_samples`); A moved to points
+        B can meet only when A's own runs are that reference and its first run has not been planned yet
+        (`aligned_reference`)."""
         a_batch, b_batch = self._batch(A), self._batch(B)
-        if a_batch and b_batch and a_batch != b_batch:
-            return equal_samples(self.a, self.b, a_batch, b_batch)
-        return self.b.with_(steps=self.a.steps, val_every=self.a.effective_val_every())
+        if not (a_batch and b_batch):
+            return self.a if arm == A else self.b.with_(steps=self.a.steps, val_every=self.a.effective_val_every())
+        if arm == A:
+            first = next((r for r in self.runs if r.planned.arm == A and r.planned.replicate == 1), None)
+            if first is not None:  # what it ran with
+                return self.a.with_(steps=first.planned.settings.steps, val_every=first.planned.settings.val_every)
+            own = self.accuracy_reference is None  # A's runs are what B is judged against
+            return aligned_reference(self.a, a_batch, b_batch) if own else self.a
+        external = self._external_reference()
+        ref, ref_batch = (external, external.batch_size) if external is not None else \
+            (self.full_settings(A), a_batch)
+        return equal_samples(ref, self.b, ref_batch, b_batch)  # type: ignore[arg-type]
+
+    def _external_reference(self) -> RunSettings | None:
+        """The settings of the run B's accuracy is judged against when it is not A's own (the ladder's
+        baseline), with its batch size; None when A's runs are the reference or the batch is not recorded."""
+        for summary, _ in self.accuracy_reference or []:
+            settings = (summary or {}).get("settings")
+            if isinstance(settings, dict) and isinstance(settings.get("batch_size"), int) \
+                    and settings["batch_size"] > 0:
+                return RunSettings.from_dict(settings)
+        return None
 
     @property
     def paired(self) -> bool:
@@ -580,7 +678,7 @@ class Trial:
         if failed_a is not None and status == COMPLETED:
             kept = False
             reason = f"the reference run ({self.label_a}) ended as {failed_a.status}, so nothing was compared"
-        return TrialVerdict(speed, acc, kept, reason, found, status, self.design(speed.replicates, acc.examples),
+        return TrialVerdict(speed, acc, kept, reason, found, status, self.design(speed.replicates, acc),
                             error=error, rule=self.tolerance, way_forward=self.way_forward,
                             steady_s=self.measured_paired_steady_s())
 
@@ -592,8 +690,9 @@ class Trial:
                 return RunSettings.from_dict(settings)
         return self.a
 
-    def design(self, pairs: int, examples: int) -> str:
-        """How this trial measured, in words, for the report and the wizard."""
+    def design(self, pairs: int, acc: accuracy.AccuracyVerdict | None = None) -> str:
+        """How this trial measured, in words, for the report and the wizard (`acc`: the accuracy verdict, whose
+        points compared the words give exactly)."""
         full = full_length_words(self.full_settings(A).steps, self.full_settings(B).steps, self._batch(A),
                                  self._batch(B))
         measured = self.measured_paired_steady_s()
@@ -613,9 +712,12 @@ class Trial:
                      f"{self.rule.steady_s:g} s of steady state each")
         else:
             text += f"Each pair trains {full}"
-        if examples:
-            text += (f"; accuracy paired on the same {examples} validation examples at equal samples seen, "
-                     f"averaged over the last {accuracy.POINTS} validation points")
+        if acc is not None and acc.paired and acc.examples:
+            count = len(acc.samples_seen)
+            over = (f"averaged over the last {count} validation points" if count > 1 else
+                    "at the one validation point they share")
+            at = "at equal samples seen" if acc.exact_points() else f"at the nearest samples seen ({acc.points_note()})"
+            text += f"; accuracy paired on the same {acc.examples} validation examples {at}, {over}"
         return text + "."
 
     def measured_paired_steady_s(self) -> float | None:

@@ -146,6 +146,8 @@ class AccuracyVerdict:
     samples_seen: list[int] = field(default_factory=list)  # the validation points compared (samples seen)
     explanation: str = ""
     checked: bool = True  # False: there was nothing to check (no validation data)
+    # B's samples seen at the points compared, in `samples_seen` order ([]: the same as A's, or not recorded)
+    b_samples_seen: list[int] = field(default_factory=list)
 
     @property
     def is_loss(self) -> bool:
@@ -163,18 +165,36 @@ class AccuracyVerdict:
         return f"{value:+.{decimals}f}"
 
     def text(self) -> str:
+        note = self.points_note()
         if self.explanation:
-            return self.explanation
+            return f"{self.explanation} ({note})" if note else self.explanation
         if self.delta is None:
             return "not measured"
         ci = f" [{self.shown(self.ci95[0])}, {self.shown(self.ci95[1])}]" if self.ci95 else ""
-        return f"{self.metric} {self.shown(self.delta)}{ci}"
+        return f"{self.metric} {self.shown(self.delta)}{ci}" + (f" ({note})" if note else "")
+
+    def exact_points(self) -> bool:
+        """True when A and B were compared at exactly the same samples seen."""
+        return not self.b_samples_seen or self.b_samples_seen == self.samples_seen
+
+    def points_note(self) -> str:
+        """"" at exactly equal samples seen; else where each arm was compared and how far apart: "compared at
+        4,800 samples of A and 4,864 of B, 1.3% apart" (the nearest points, when B's whole steps cannot meet
+        A's)."""
+        if self.exact_points():
+            return ""
+        a, b = self.samples_seen, self.b_samples_seen
+        apart = max((abs(sb - sa) / sa for sa, sb in zip(a, b) if sa), default=0.0)
+        each = lambda values: ", ".join(f"{v:,}" for v in values)  # noqa: E731
+        return (f"compared at {each(a)} samples of A and {each(b)} of B, {'up to ' if len(a) > 1 else ''}"
+                f"{apart:.1%} apart")
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "delta": _json_float(self.delta) if self.delta is not None else None,
                 "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])] if self.ci95 else None,
                 "verdict": self.verdict, "n_examples": self.examples, "paired": self.paired,
-                "samples_seen": list(self.samples_seen), "explanation": self.explanation, "checked": self.checked}
+                "samples_seen": list(self.samples_seen), "b_samples_seen": list(self.b_samples_seen),
+                "explanation": self.explanation, "checked": self.checked}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "AccuracyVerdict":
@@ -183,7 +203,8 @@ class AccuracyVerdict:
         return cls(d.get("metric"), _num(d.get("delta")), ci, str(d.get("verdict") or INCONCLUSIVE),
                    int(d.get("n_examples") or 0), bool(d.get("paired", True)),
                    [int(s) for s in d.get("samples_seen") or [] if isinstance(s, int)],
-                   str(d.get("explanation") or ""), bool(d.get("checked", True)))
+                   str(d.get("explanation") or ""), bool(d.get("checked", True)),
+                   [int(s) for s in d.get("b_samples_seen") or [] if isinstance(s, int)])
 
 
 @dataclass

@@ -16,7 +16,8 @@ recommendation, and the user decides — in the wizard with a button on the
 rung's page (`StudyEngine.rejudge`: the loss and a tolerance judge the runs
 already measured again; more examples measure the trial again), on the command
 line with `tfturbo tune`/`ab` `--judge-on loss`, `--accuracy-tolerance PP`,
-`--val-examples N`. The choice is recorded with the rung's verdict (`rule`,
+`--val-examples N` (tune's text output ends with these options for each such
+rung: `commands.tune.ways_forward_text`). The choice is recorded with the rung's verdict (`rule`,
 `way_forward` in study.yaml) and named in the report.
 """
 

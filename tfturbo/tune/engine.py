@@ -555,8 +555,8 @@ class StudyEngine:
         self.policy.set_baseline(rung)
         self._report_end(rung)
         note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution)
-        if note:  # the trials' runs follow the baseline's length: their first pairs would not count
-            self.say(f"[{rung.name[:2]}] baseline: {note} (--steps {needed})")
+        if note:  # the trials' first pairs follow the baseline's length
+            self.say(f"[{rung.name[:2]}] baseline: {note}" + (f" (--steps {needed})" if needed else ""))
 
     # ------------------------------------------------------------ a lever's stage
 
@@ -615,7 +615,7 @@ class StudyEngine:
             trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was
             trial.way_forward = recorded.decision.way_forward or trial.way_forward
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
-                 f"{trial.label_a} — interleaved pairs: {trial.plan().text()}")
+                 f"{trial.label_a} — {trial.plan().text()}")
         while (planned := trial.next_run()) is not None:
             if isinstance(planned, PlannedPair):
                 self.say(f"     {planned.first.name} + {planned.second.name}: {planned.text()} — "

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..console import format_finding
 from ..trials.verdict import AccuracyVerdict
-from ..verdicts import Verdict
+from ..verdicts import Verdict, input_share_fact
 
 
 def _speed(entry: dict[str, Any]) -> str:
@@ -97,6 +97,16 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
+def _probe_line(probe: dict[str, Any]) -> str:
+    """ "compute-bound; time waiting for input: 3%", in the words every front end uses for the probe's share
+    (`verdicts.input_share_fact`: a share the input does not explain is not called waiting for data)."""
+    verdict = str(probe["verdict"]).replace("_", "-")
+    if not isinstance(probe.get("input_fraction"), (int, float)):
+        return verdict
+    label, value = input_share_fact(probe)
+    return f"{verdict}; {label[0].lower()}{label[1:]}: {value}"
+
+
 def render_study(doc: dict[str, Any]) -> str:
     """The whole text output of `tfturbo tune`."""
     lines = [f"tfturbo tune {doc.get('workload')} — study in {doc.get('study_dir')}"]
@@ -106,13 +116,10 @@ def render_study(doc: dict[str, Any]) -> str:
                      f"recommended policy {env.get('recommended_policy')} ({env.get('reason', '')})")
     probe = doc.get("probe") or {}
     if probe.get("verdict"):
-        frac = probe.get("input_fraction")
-        extra = f", {frac:.0%} of the step waits for data" if isinstance(frac, (int, float)) else ""
-        lines.append(f"input: {str(probe['verdict']).replace('_', '-')}{extra}")
+        lines.append(f"input: {_probe_line(probe)}")
         fixed = doc.get("probe_input_fixes") or {}
-        if isinstance(fixed.get("input_fraction"), (int, float)):
-            lines.append(f"input with the automatic tf.data fixes: {str(fixed.get('verdict')).replace('_', '-')}, "
-                         f"{fixed['input_fraction']:.0%} of the step waits for data")
+        if fixed.get("verdict"):
+            lines.append(f"input with the automatic tf.data fixes: {_probe_line(fixed)}")
     ladder = doc.get("ladder") or []
     if ladder:
         lines += ["", render_table(ladder), "", render_reasons(ladder)]

@@ -270,10 +270,9 @@ class BaselinePage(WizardPage):
         note, needed = self.session.run_length() if ok else ("", None)
         if needed:  # the next baseline trains long enough; every trial's runs follow the baseline's length
             self.session.lengthen_runs(needed)
-            note = sentence(note) + (f" Measure baseline again to train {needed} steps per run (validation runs "
-                                     "too), or go on: the trials' verdicts stand either way.")
-        self.length_note.setText(note)
-        self.length_note.setVisible(bool(needed))
+            note = sentence(note) + f" Measure baseline again to train {needed} steps per run."
+        self.length_note.setText(sentence(note) if note and not needed else note)
+        self.length_note.setVisible(bool(note))
         self.set_status(PASSED if ok and not self.input_bound else ATTENTION)
 
     # ------------------------------------------------------------ navigation and TensorBoard

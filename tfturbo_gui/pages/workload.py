@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
 
 from tfturbo import protocol, remote
 from tfturbo.errors import UserError
+from tfturbo.own_length import OwnLength
 from tfturbo.settings import DEFAULT_STEPS
 from tfturbo.trials.trial import MIN_STEADY_STEPS
 from tfturbo.workload_kind import is_script
@@ -444,15 +445,13 @@ class WorkloadPage(WizardPage):
             return
         self.session.workload = self.workload_edit.text().strip()
         self.session.script_args = self.script_args() or []
-        own = data.document.get("own_length") if isinstance(data.document.get("own_length"), dict) else None
+        own = OwnLength.of(data.document)
         self._own_length = ""
-        if own and self.steps.value() == DEFAULT_STEPS and isinstance(own.get("steps"), int):
+        if own and self.steps.value() == DEFAULT_STEPS:
             # the script's own length, not tfturbo's default (3 epochs = 96 steps became 300 silently)
-            self.steps.setValue(max(self.steps.minimum(), own["steps"]))
-            self._own_length = (f" Each run trains the script's own length: {own['epochs']} epoch"
-                                f"{'s' if own['epochs'] != 1 else ''} of {own['steps_per_epoch']} steps = "
-                                f"{own['steps']} steps" + (f" (at least {self.steps.minimum()} to measure)"
-                                                          if own["steps"] < self.steps.minimum() else "") + ".")
+            self.steps.setValue(max(self.steps.minimum(), own.steps))
+            self._own_length = (f" Each run trains {own.words()}" + (f" (at least {self.steps.minimum()} to measure)"
+                                                                    if own.steps < self.steps.minimum() else "") + ".")
         self.session.steps = self.steps.value()
         self.session.study_path = Path(self.study_edit.text()).expanduser()
         try:

@@ -40,7 +40,7 @@ class WorkloadCode:
         """The workload's compile() call, the context line of the hunks that add an argument to it."""
         given = (self.optimizer or {}).get("given_as")
         return f' model.compile(optimizer="{given}", ...,' if given else \
-            " model.compile(optimizer=optimizer, loss=loss, metrics=metrics,"
+            " model.compile(...,  # your optimizer, loss and metrics, as they are"
 
 
 @dataclass
