@@ -271,8 +271,8 @@ class WizardSession:
         return self.options().base_settings()
 
     def run_length(self) -> tuple[str, int | None]:
-        """(why the baseline's runs are too short for their own speed to count, the steps that are enough), from its
-        measured warm-up and step time (`trials.run_length`); ("", None) when they are enough."""
+        """(the run-length note, the steps that are enough where a verdict needs them) from the baseline's measured
+        warm-up and step time (`trials.run_length.too_short`); ("", None) when there is nothing to say."""
         base = self.baseline
         if base is None:
             return "", None

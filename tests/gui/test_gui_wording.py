@@ -155,6 +155,17 @@ def test_a_policy_name_opening_the_reason_keeps_its_case(qtbot):
         assert card.reason.text() == shown
 
 
+def test_a_short_baseline_says_its_first_pairs_do_not_count_for_speed_and_keeps_its_length(qtbot, tmp_path):
+    """60 steps of a 2 ms model hold too little steady state for a trial's first pair to count for speed; the
+    speed-only pairs are sized for it, so the page says so and lengthens nothing (a script's 4 epochs stay 4)."""
+    window = make_window(qtbot, tmp_path, workload="builtin:short-steps")
+    _baseline(qtbot, window)
+    page = window.pages[1]
+    note = page.length_note.text()
+    assert page.length_note.isVisibleTo(page) and "first pair to count for speed" in note
+    assert "Measure baseline again" not in note and window.session.baseline_settings().steps == 60
+
+
 def test_a_not_kept_policy_card_never_calls_it_the_recommended_policy(qtbot):
     """The issue 22 walk (again, on a fresh script): "mixed_bfloat16, batch 40: not recommended" above
     "mixed_bfloat16 is the recommended policy for this hardware." — the why it was measured, read as a verdict."""
@@ -216,14 +227,3 @@ def test_the_batch_page_claims_freed_memory_only_beyond_the_runs_spread(qtbot, t
     page._show_memory()
     assert page.memory.values["Freed"].text() == "39.9 MiB"  # the medians' difference, beyond the spread
     assert page.memory.values["Tuned peak"].text().startswith("580.5 MiB")
-
-
-def test_a_short_baseline_says_its_first_pairs_do_not_count_for_speed_and_keeps_its_length(qtbot, tmp_path):
-    """60 steps of a 2 ms model hold too little steady state for a trial's first pair to count for speed; the
-    speed-only pairs are sized for it, so the page says so and lengthens nothing (a script's 4 epochs stay 4)."""
-    window = make_window(qtbot, tmp_path, workload="builtin:short-steps")
-    _baseline(qtbot, window)
-    page = window.pages[1]
-    note = page.length_note.text()
-    assert page.length_note.isVisibleTo(page) and "first pair to count for speed" in note
-    assert "Measure baseline again" not in note and window.session.baseline_settings().steps == 60

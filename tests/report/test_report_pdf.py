@@ -20,7 +20,7 @@ from tfturbo import summary as summ
 from tfturbo.errors import UserError
 from tfturbo.report import gather, write_report
 from tfturbo.report.charts import line_chart
-from tfturbo.runfiles import RUNS_DIR, STUDY_YAML
+from tfturbo.runfiles import RUNS_DIR, STUDY_YAML, load_study_runs
 from tfturbo.tune.study import Study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -602,3 +602,35 @@ def test_page_ones_accuracy_sentence_calls_a_clearly_better_accuracy_better(metr
     sentence = accuracy_sentence(SimpleNamespace(tuned=tuned, rungs=[tuned]), Tolerance())
     assert sentence.startswith(said), sentence
     assert "on 300 validation examples" in sentence
+
+
+def test_page_one_says_what_a_speed_up_not_measured_against_the_baseline_was_measured_against(tmp_path):
+    """The chart is titled "Speed-up vs the baseline", but a configuration measured only against another one shows
+    that trial's ratio: a user script's "float32, batch 64, 30 steps/call (not k..." bar read 1.61x with its
+    "vs 07-spe30" cut off the label (it is about 5.5x the baseline)."""
+    from tfturbo.headline import headline
+
+    study = make_study(tmp_path / "s", confirmation=False)
+    shown = headline("04-larger_batch", Study.load(study).rungs)
+    assert not shown.vs_baseline and shown.against == "03-xla"
+    page1 = flat(_page_texts(write_report(study))[0])
+    chart = page1.split("Every configuration measured")[1].split("Each bar is")[0]
+    assert f"{shown.ratio:.2f}x vs 03-xla" in chart  # beside its bar
+    assert "float32 + XLA, batch 128 vs 03-xla" in chart  # and in its label, whole
+    assert "A speed-up never measured against the baseline itself says what it was measured against" in page1
+
+
+def test_the_validation_plot_draws_the_runs_the_accuracy_gate_compared(study):
+    """A script's report drew the baseline's validation curve alone: the plots took each arm's median replicate,
+    and the tuned arm's was a speed-only run (the later pairs do not validate)."""
+    from tfturbo.report.model import _plotted_runs
+
+    data = gather(study)
+    every = {r.name: r for r in load_study_runs(study).runs}
+    gate = _plotted_runs(data.baseline, data.tuned, data.rungs, every, validated=True)
+    trial = data.tuned.headline.trial
+    assert [record.name for _, record, _ in gate] == [f"{trial}.a1", trial]
+    [validation] = [p for p in data.plots if p.title.startswith("Validation")]
+    assert [c.label for c in validation.curves] == [label for label, _, _ in gate]
+    assert all(label.endswith("(the accuracy gate's run)") for label, _, _ in gate)
+    assert validation.note.startswith("The runs the accuracy gate compared")

@@ -14,6 +14,7 @@ import math
 
 from reportlab.graphics.shapes import Drawing, Line, Polygon, Rect, String
 from reportlab.lib import colors
+from reportlab.pdfbase import pdfmetrics
 
 from ..numbers import finite
 from ..trials.verdict import WORSE, AccuracyVerdict, Tolerance
@@ -153,17 +154,20 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
                 else:
                     d.add(Line(px(end), y - 3, px(end), y + 3, strokeColor=colour, strokeWidth=1))
             d.add(Rect(px(mid) - 2.5, y - 2.5, 5, 5, fillColor=colour, strokeColor=colors.white, strokeWidth=0.5))
-            if ref == 1.0:
-                d.add(String(px(b) + 4 if px(b) < x0 + panel_w - 24 else px(a) - 4, y - 2.5, f"{mid:.2f}x",
-                             fontName=style.FONT, fontSize=6.5, fillColor=style.INK,
-                             textAnchor="start" if px(b) < x0 + panel_w - 24 else "end"))
+            if ref == 1.0:  # the value, and what it is against when that is not the baseline (its own trial's)
+                shown = f"{mid:.2f}x" + ("" if r.headline.vs_baseline else f" vs {r.headline.against}")
+                room = pdfmetrics.stringWidth(shown, style.FONT, 6.5) + 4
+                after = px(b) + room < x0 + panel_w
+                d.add(String(px(b) + 4 if after else px(a) - 4, y - 2.5, shown, fontName=style.FONT,
+                             fontSize=6.5, fillColor=style.INK, textAnchor="start" if after else "end"))
     for i, r in enumerate(rows):
         y = plot_top - row_h * (i + 0.5)
         name = r.row.label if r.row else r.name
         role = " (baseline)" if r is data.baseline else "" if r.kept else " (not kept)"
         if r.headline is not None and not r.headline.vs_baseline:  # never measured against the baseline itself
             role += f" vs {r.headline.against}"
-        text = _fit(name + role, label_w - 6, 7.5)
+        # the role whole, the name shortened if need be ("… (not k..." hid that a bar was against another row)
+        text = _fit(name, label_w - 6 - pdfmetrics.stringWidth(role, style.FONT, 7.5), 7.5) + role
         style_font = style.FONT_BOLD if r is data.tuned else style.FONT
         for font, chars, x in _runs_at(text, 0, style_font, 7.5):
             d.add(String(x, y - 2.5, chars, fontName=font, fontSize=7.5, fillColor=style.INK))
@@ -179,8 +183,6 @@ def _ticks(lo: float, hi: float) -> list[float]:
 
 
 def _fit(text: str, width: float, size: float) -> str:
-    from reportlab.pdfbase import pdfmetrics
-
     if pdfmetrics.stringWidth(text, style.FONT, size) <= width:
         return text
     while text and pdfmetrics.stringWidth(text + "...", style.FONT, size) > width:
@@ -190,8 +192,6 @@ def _fit(text: str, width: float, size: float) -> str:
 
 def _runs_at(text: str, x: float, font: str, size: float) -> list[tuple[str, str, float]]:
     """(font, characters, x) pieces of `text` with the CJK fallback fonts (charts draw strings, not Paragraphs)."""
-    from reportlab.pdfbase import pdfmetrics
-
     out = []
     for fallback, chars in style.runs(text):
         f = fallback or font

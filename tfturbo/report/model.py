@@ -518,22 +518,27 @@ def _median_replicate(names: list[str], records: dict[str, RunRecord]) -> RunRec
 
 
 def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow],
-                  all_records: dict[str, RunRecord]) -> list[tuple[str, RunRecord, int]]:
-    """(label, run, batch) to plot: the headline trial's median replicate of each arm (what its verdict
-    compared, measured side by side), else the rungs' own runs."""
+                  all_records: dict[str, RunRecord], validated: bool = False) -> list[tuple[str, RunRecord, int]]:
+    """(label, run, batch) to plot: the headline trial's median replicate of each arm (what its speed verdict
+    compared, measured side by side) or, `validated`, its first pair (the runs the accuracy gate compared: the
+    later pairs measure speed only, without validation), else the rungs' own runs."""
     trial = None
     if tuned is not None and tuned.headline is not None and tuned.headline.vs_baseline:
         trial = next((r for r in rungs if r.name == tuned.headline.trial and r.rung is not None), None)
     if trial is not None and trial.rung.replicates:
         names = trial.rung.replicates
-        a = _median_replicate([n for n in names if ".a" in n], all_records)
-        b = _median_replicate([n for n in names if n == trial.name or ".b" in n], all_records)
+        a_names, b_names = [n for n in names if ".a" in n], [n for n in names if n == trial.name or ".b" in n]
+        base_batch = baseline.row.batch_size if baseline and baseline.row else None
+        tuned_batch = tuned.row.batch_size if tuned.row else None
+        if validated:
+            a, b = all_records.get(f"{trial.name}.a1"), all_records.get(trial.name)
+            words = ("the accuracy gate's run", "the accuracy gate's run")
+        else:
+            a, b = _median_replicate(a_names, all_records), _median_replicate(b_names, all_records)
+            words = (f"median of {counted(len(a_names), 'run')}", f"median of {counted(len(b_names), 'run')}")
         if a is not None and b is not None:
-            base_batch = baseline.row.batch_size if baseline and baseline.row else None
-            tuned_batch = tuned.row.batch_size if tuned.row else None
-            n_a, n_b = sum(".a" in n for n in names), sum(n == trial.name or ".b" in n for n in names)
-            return [(f"baseline: {baseline.row.label} (median of {counted(n_a, 'run')})", a, base_batch or 1),
-                    (f"tuned: {tuned.row.label} (median of {counted(n_b, 'run')})", b, tuned_batch or 1)]
+            return [(f"baseline: {baseline.row.label} ({words[0]})", a, base_batch or 1),
+                    (f"tuned: {tuned.row.label} ({words[1]})", b, tuned_batch or 1)]
     if tuned is not None:
         pairs = [(baseline, "baseline"), (tuned, "tuned")]
     else:  # nothing to recommend: show what was tried against the baseline
@@ -547,6 +552,7 @@ def _plots(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[Ladd
     """Step time, loss and the validation metric of the runs the headline compared, every step shown (warm-up
     and the profiler window shaded, not hidden), aligned by samples seen when the batch sizes differ."""
     plotted = _plotted_runs(baseline, tuned, rungs, records)
+    validated = _plotted_runs(baseline, tuned, rungs, records, validated=True)
     by_samples = len({batch for _, _, batch in plotted}) > 1
     x_label = "samples seen" if by_samples else "step"
     step_curves, loss_curves, val_curves, bands = [], [], [], []
@@ -573,6 +579,8 @@ def _plots(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[Ladd
         loss = [(float(s) * scale, float(v)) for s, v in zip(series.step, series.loss) if finite(v)]
         if loss:
             loss_curves.append(Curve(label, *_downsample([p[0] for p in loss], [p[1] for p in loss], "mean")))
+    for label, record, batch in validated:
+        scale = batch if by_samples else 1
         validation = (record.summary or {}).get("validation") or \
             [{"step": e.get("step"), "metrics": e.get("metrics")} for e in record.validation()]
         vpts = [(float(v["step"]) * scale, float(v["metrics"][metric])) for v in validation
@@ -592,8 +600,11 @@ def _plots(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[Ladd
                   "left out of the statistics." + clipped, bands=_merged(bands)),
              Plot("Training loss", x_label, "loss", loss_curves),
              Plot(f"Validation: {metric}" if metric else "Validation", x_label, metric or "", val_curves,
-                  "Same seed and data order in every run" + ("; the larger batch trains on as many samples in "
-                                                              "fewer steps." if by_samples else "."))]
+                  ("The runs the accuracy gate compared (each trial's first pair validates; the later pairs "
+                   "measure speed only). " if [r.path for _, r, _ in validated] != [r.path for _, r, _ in plotted]
+                   else "")
+                  + "Same seed and data order in every run" + ("; the larger batch trains on as many samples in "
+                                                                "fewer steps." if by_samples else "."))]
     return [p for p in plots if p.curves]
 
 

@@ -154,7 +154,8 @@ def title_page(data: ReportData) -> list:
         out += [P("Every configuration measured", style.H2), chart,
                 P("Each bar is a 95% interval, the square the measured value; blue: kept, grey: not kept; the "
                   f"shaded band is the accuracy tolerance (±{tolerance.accuracy_pp:g} pp). An arrow marks an "
-                  "interval that runs past the axis.", style.SMALL), Spacer(1, 0.4 * cm)]
+                  "interval that runs past the axis. A speed-up never measured against the baseline itself says "
+                  "what it was measured against.", style.SMALL), Spacer(1, 0.4 * cm)]
     out.append(P("Changes to make", style.H2))
     if data.changes:
         out += [Paragraph(esc(c), style.BULLET, bulletText="\u2022") for c in data.changes[:MAX_CHANGES]]
