@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .trials.trial import MIN_STEADY_STEPS
+
 
 @dataclass(frozen=True)
 class OwnLength:
@@ -19,6 +21,11 @@ class OwnLength:
     @property
     def steps(self) -> int:
         return self.epochs * self.steps_per_epoch
+
+    @property
+    def run_steps(self) -> int:
+        """The steps every run trains: the own length, but at least MIN_STEADY_STEPS (fewer measure nothing)."""
+        return max(MIN_STEADY_STEPS, self.steps)
 
     @classmethod
     def of(cls, audit_document: dict[str, Any] | None) -> "OwnLength | None":
@@ -32,6 +39,13 @@ class OwnLength:
         return cls(epochs, per_epoch)
 
     def words(self) -> str:
-        """ "the script's own length: 3 epochs of 32 steps = 96 steps" """
+        """ "the script's own length: 3 epochs of 32 steps = 96 steps" (+ " (at least 20 to measure)" below the
+        floor, so the steps a run trains are always the ones said) """
         epochs = f"{self.epochs} epoch{'' if self.epochs == 1 else 's'}"
-        return f"the script's own length: {epochs} of {self.steps_per_epoch} steps = {self.steps} steps"
+        floor = f" (at least {MIN_STEADY_STEPS} to measure)" if self.steps < MIN_STEADY_STEPS else ""
+        return f"the script's own length: {epochs} of {self.steps_per_epoch} steps = {self.steps} steps{floor}"
+
+
+# a script's audit without one (tune says what runs instead): no fit() call, or a dataset of unknown length
+NO_OWN_LENGTH = ("the audit could not read the script's own length (no fit() whose steps per epoch are known: "
+                 "steps_per_epoch=, or a dataset of known length)")

@@ -119,8 +119,8 @@ def relative_half_width(median: float, ci: tuple[float, float]) -> float:
     return (ci[1] - ci[0]) / 2 / median
 
 
-def t_quantile(confidence: float, df: int) -> float:
-    """Two-sided Student-t quantile (e.g. 4.30 for 95% with 2 degrees of freedom)."""
+def t_quantile(confidence: float, df: float) -> float:
+    """Two-sided Student-t quantile (e.g. 4.30 for 95% with 2 degrees of freedom; df may be fractional: Welch)."""
     return float(stdtrit(df, 1 - (1 - confidence) / 2))
 
 
@@ -180,5 +180,5 @@ def two_sample_ratio_ci(reference: Sequence[float], candidate: Sequence[float], 
     if se == 0:
         return math.exp(centre), (math.exp(centre), math.exp(centre))
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    half = float(stdtrit(df, 1 - (1 - confidence) / 2)) * se
+    half = t_quantile(confidence, df) * se
     return math.exp(centre), (math.exp(centre - half), math.exp(centre + half))

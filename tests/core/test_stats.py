@@ -54,3 +54,31 @@ def test_warmup_first_step_always_excluded_and_partial_series():
     assert detect_warmup([20.0] * 10) == 1
     assert detect_warmup([5000.0, 30.0]) == 2  # not enough steady steps seen yet
     assert detect_warmup([]) == 0
+
+
+def test_t_quantile_matches_scipy_stats_for_every_df_and_confidence_the_trials_use():
+    """stdtrit (scipy.special, cheap to import) replaced scipy.stats.t.ppf: the same quantile for integer
+    replicate counts from 1 degree of freedom up, Welch's fractional df, and the 95%/99% levels the gate uses."""
+    from scipy import stats as sps
+
+    from tfturbo.stats import t_quantile
+    for confidence in (0.90, 0.95, 0.99):
+        for df in (1, 2, 3, 5, 11, 30, 1000, 1e6, 1.0, 1.37, 2.5, 7.9):
+            expected = float(sps.t.ppf(1 - (1 - confidence) / 2, df))
+            assert abs(t_quantile(confidence, df) - expected) <= 1e-9 * expected, (confidence, df)
+    assert abs(t_quantile(0.95, 2) - 4.3027) < 1e-4
+    assert abs(t_quantile(0.95, 1) - 12.7062) < 1e-4
+
+
+def test_welch_interval_uses_the_fractional_df_quantile():
+    from scipy import stats as sps
+
+    from tfturbo.stats import two_sample_ratio_ci
+    a, b = [100.0, 103.0, 98.0], [120.0, 131.0, 118.0, 125.0]
+    ratio, (lo, hi) = two_sample_ratio_ci(a, b)
+    la, lb = np.log(a), np.log(b)
+    va, vb = la.var(ddof=1) / 3, lb.var(ddof=1) / 4
+    df = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 3)
+    half = sps.t.ppf(0.975, df) * np.sqrt(va + vb)
+    assert abs(np.log(hi) - np.log(ratio) - half) < 1e-9
+    assert abs(np.log(ratio) - np.log(lo) - half) < 1e-9

@@ -227,3 +227,26 @@ def test_the_batch_page_claims_freed_memory_only_beyond_the_runs_spread(qtbot, t
     page._show_memory()
     assert page.memory.values["Freed"].text() == "39.9 MiB"  # the medians' difference, beyond the spread
     assert page.memory.values["Tuned peak"].text().startswith("580.5 MiB")
+
+
+def test_checking_another_script_takes_its_own_length_not_the_last_ones(qtbot, tmp_path):
+    """The first script's 96 steps stayed in the box when a second script of 1 epoch of 40 steps was checked
+    (only tfturbo's default was ever replaced), and a builtin checked after a script trained the script's 96."""
+    from tfturbo.settings import DEFAULT_STEPS
+
+    window = make_window(qtbot, tmp_path, steps=DEFAULT_STEPS)
+    page = window.pages[0]
+
+    def checked(own):
+        data = RunData("check", command="audit")
+        data.status, data.document = protocol.RunStatus.COMPLETED, {"findings": []} | (
+            {"own_length": own} if own else {})
+        page._on_check_ended(data)
+        return page.steps.value()
+
+    assert checked({"epochs": 3, "steps_per_epoch": 32, "steps": 96}) == 96
+    assert checked({"epochs": 1, "steps_per_epoch": 40, "steps": 40}) == 40
+    assert "1 epoch of 40 steps = 40 steps" in page.check_hint.text()
+    assert checked(None) == DEFAULT_STEPS  # a builtin: tfturbo's default again
+    page.steps.setValue(150)  # a length the user typed stays
+    assert checked({"epochs": 3, "steps_per_epoch": 32, "steps": 96}) == 150

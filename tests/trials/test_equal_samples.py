@@ -164,5 +164,43 @@ def test_b_keeps_its_steps_per_execution_where_whole_calls_can_meet_the_points()
     b = equal_samples(a, a.with_(batch_size=128), 64, 128)
     assert (b.steps, b.val_every, b.steps_per_execution) == (150, 60, 4)
     assert points(b) == [7680, 15360, 19200]
-    # at batch 256 whole calls would meet two points only: the exact points win, the backend fits the calls
-    assert equal_samples(a, a.with_(batch_size=256), 64, 256).val_every == 15
+    # at batch 256 whole calls of 4 meet two points only (15,360 and 19,200): B keeps its 4 and the gate its two
+    # exact points; every 15 steps (three points) the backend would run B at 3 per call, another configuration
+    b256 = equal_samples(a, a.with_(batch_size=256), 64, 256)
+    assert (b256.val_every, b256.steps_per_execution) == (60, 4) and points(b256) == [15360, 19200]
+
+
+def test_a_run_the_backend_ran_with_fewer_steps_per_call_does_not_count_for_speed(tmp_path):
+    """Where a call would span a validation point the backend lowers steps_per_execution (`whole_calls`, recorded
+    in the summary's settings): that run's rate was another configuration's, and it counted as the arm's. With
+    every pair full length (steady_s 0) B at batch 256 and 4 per call now validates on whole calls, so every pair
+    counts; a run recorded at 3 per call does not."""
+    a = RunSettings("w", batch_size=64, steps=300, val_every=60, steps_per_execution=4)
+    fake = backend(tmp_path)
+
+    def as_the_backend(planned):
+        doc, run_dir = fake(planned)
+        settings = planned.settings
+        every = min(settings.effective_val_every(), settings.steps)
+        fitted = max(d for d in range(1, settings.steps_per_execution + 1) if every % d == 0)
+        doc["settings"] = {**doc["settings"], "steps_per_execution": fitted}
+        return doc, run_dir
+
+    trial = Trial(a, a.with_(batch_size=256), SpeedRule(2, 2, steady_s=0), share_process=False)
+    verdict = run_trial(trial, as_the_backend)
+    assert {r.summary["settings"]["steps_per_execution"] for r in trial.runs} == {4}
+    assert verdict.speed.replicates == 2
+
+    again = backend(tmp_path / "again")
+
+    def lowered_first_b(planned):
+        doc, run_dir = again(planned)
+        if planned.arm == "b" and planned.replicate == 1:
+            doc["settings"] = {**doc["settings"], "steps_per_execution": 3}
+        return doc, run_dir
+
+    trial = Trial(a, a.with_(batch_size=256), SpeedRule(2, 3, steady_s=0), share_process=False)
+    verdict = run_trial(trial, lowered_first_b)
+    a_rates, b_rates = trial._rates()
+    assert b_rates[0] is None and all(b_rates[1:]) and all(a_rates) and len(b_rates) == 3
+    assert verdict.speed.replicates == 2

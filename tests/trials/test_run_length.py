@@ -55,6 +55,23 @@ def test_with_speed_only_pairs_short_runs_cost_only_the_first_pairs_ratio_and_as
     assert too_short(counted, 300, rule) == ("", None)  # its first pair counts: nothing to say
 
 
+def test_with_speed_only_pairs_the_note_follows_the_rule_that_decides_whether_a_replicate_counts():
+    """The note said nothing for runs within 80% of the minimum even where the trial drops the first pair's rate
+    (two steady windows: fewer than MIN_RATE_WINDOWS), and nothing of it where the rate counts however short."""
+    rule = SpeedRule(3, 6, steady_s=3.0)
+    few_windows = {**baseline(5.0, 41, steps=600), "throughput": {"windows": 2, "seconds": 2.8}}
+    assert rule.shortfall(few_windows) is not None  # the trial would not count this replicate's rate
+    note, needed = too_short(few_windows, 600, rule)
+    assert needed is None and note == (
+        "runs of 600 steps are too short for a trial's first pair to count for speed (it measured 2.8 s of steady "
+        "state in 2 windows); each trial's speed comes from its speed-only pairs, sized for 3 s of steady state "
+        "each (at least 660 steps would let the first pair count too)")
+    long_enough = {**few_windows, "steps_completed": 700}
+    assert "would let" not in too_short(long_enough, 700, rule)[0]  # no "at least 660" after 700 steps
+    counts = {**baseline(5.0, 41, steps=100), "throughput": {"windows": 3, "seconds": 0.3}}
+    assert rule.shortfall(counts) is None and too_short(counts, 100, rule) == ("", None)
+
+
 def test_a_one_step_warm_up_is_one_step():
     """A fast script settles after its first step: the walk of issue 22 read "a warm-up of 1 steps"."""
     note = run_length_note(baseline(1.12, 2, steps=10), 10, SpeedRule(3, 6, steady_s=0))

@@ -31,6 +31,7 @@ from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE
 from ..tune.levers import stages
 from ..trials.speed import SpeedRule
+from ..trials.trial import MIN_STEADY_STEPS
 from ..tune.ladder import Ladder, TuneOptions, remove_study, unfinished_study
 from ..tune.render import render_study
 from ..trials.verdict import Tolerance
@@ -49,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "without it an unfinished study continues and nothing is deleted")
     parser.add_argument("--steps", type=positive_int, default=None,
                         help=f"training steps of every run (default: a training script's own length, its epochs "
-                             f"times its steps per epoch; else {DEFAULT_STEPS})")
+                             f"times its steps per epoch, at least {MIN_STEADY_STEPS}; else {DEFAULT_STEPS})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the same seed for every rung")
     parser.add_argument("--batch-size", type=positive_int, default=None, help="baseline batch size (default: the workload's)")
     parser.add_argument("--val-every", type=positive_int, default=None, help="validate every N steps (default steps/5)")

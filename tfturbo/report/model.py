@@ -662,6 +662,8 @@ def tune_argv(workload: str, options: dict[str, Any], out: str) -> list[str]:
     for key, flag in (("min", "--min-replicates"), ("max", "--max-replicates")):
         if replicates.get(key) is not None:
             argv += [flag, str(replicates[key])]
+    if isinstance(replicates.get("steady_s"), (int, float)):  # 0: every pair full length, a different design
+        argv += ["--steady-s", f"{replicates['steady_s']:g}"]
     tolerance = options.get("tolerance") if isinstance(options.get("tolerance"), dict) else {}
     for key, flag in (("accuracy_pp", "--accuracy-tolerance"), ("loss_rel", "--loss-tolerance")):
         if tolerance.get(key) is not None:

@@ -43,15 +43,18 @@ def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule
     """Why `steps` are too few for a verdict and how many are enough, in one sentence; "" when they are enough
     (or no baseline tells). The numbers are the baseline's: its warm-up and its step time."""
     needed = min_run_steps(baseline, rule, per_call)
-    if needed is None or steps >= ENOUGH * needed:
+    if needed is None:
         return ""
-    if rule.steady_s:  # the speed-only pairs are sized: only the first pair's ratio is at stake
-        short = rule.shortfall(baseline)
+    if rule.steady_s:  # the speed-only pairs are sized: only the first pair's ratio is at stake, and whether
+        short = rule.shortfall(baseline)  # it counts is the rule the trial applies to each replicate
         if short is None:
             return ""
+        more = f" (at least {needed} steps would let the first pair count too)" if needed > steps else ""
         return (f"runs of {steps} steps are too short for a trial's first pair to count for speed ({short}); "
                 f"each trial's speed comes from its speed-only pairs, sized for {rule.steady_s:g} s of steady "
-                f"state each (at least {needed} steps would let the first pair count too)")
+                f"state each{more}")
+    if steps >= ENOUGH * needed:
+        return ""
     warm_steps = settled_warmup(baseline)
     warm = (f"a warm-up of {warm_steps} step{'' if warm_steps == 1 else 's'}" if warm_steps is not None
             else f"no steady state in {steps} steps")

@@ -43,7 +43,7 @@ class SpeedRule:
     `max_pairs`. The final verdict is the 95% interval's.
 
     Each replicate aims at `steady_s` seconds of steady state (the trial sizes
-    its runs for it); a replicate that measured less than a third of that, or
+    its runs for it); a replicate that measured less than a tenth of that, or
     fewer than MIN_RATE_WINDOWS windows, has no throughput, and a verdict with
     fewer than `min_pairs` measured pairs is "not enough measurement".
     """

@@ -143,21 +143,23 @@ def equal_samples(ref: RunSettings, b: RunSettings, ref_batch: int, b_batch: int
     samples, `b_batch`) samples gives every point the two can share (every
     point when the reference's interval is a whole number of B's batches, as
     for 300 steps at batch 64 against 96 or 256); with steps_per_execution N
-    first every lcm(interval, N × `b_batch`), so a call never spans a point
-    and B keeps its N (the backend lowers N otherwise: `whole_calls`). B
-    trains the reference's samples to the nearest whole step. When that gives
-    the gate fewer points to compare than the reference's interval rounded to
-    whole steps of B (its nearest points, within
-    `accuracy.SAMPLES_TOLERANCE`), B takes that instead, and the gate says
-    how far apart the points it compares are (`AccuracyVerdict.points_note`).
+    every lcm(interval, N × `b_batch`), so a call never spans a point and B
+    keeps its N (the backend lowers N otherwise, `whole_calls`, and B's run
+    would measure another configuration's speed: such a run's rate does not
+    count, `Trial._rate`; two exact points at B's own N are worth more than
+    three at another N). B trains the reference's samples to the nearest
+    whole step. When that gives the gate fewer points to compare than the
+    reference's interval rounded to whole calls of B (its nearest points,
+    within `accuracy.SAMPLES_TOLERANCE`), B takes that instead, and the gate
+    says how far apart the points it compares are
+    (`AccuracyVerdict.points_note`).
     """
     every = max(1, min(ref.effective_val_every(), ref.steps))
     interval, total = every * ref_batch, ref.steps * ref_batch
     steps = max(1, round(total / b_batch))
-    calls = sorted({max(1, b.steps_per_execution), 1}, reverse=True)
-    candidates = [b.with_(steps=steps, val_every=min(math.lcm(interval, n * b_batch) // b_batch, steps))
-                  for n in calls]
-    candidates.append(b.with_(steps=steps, val_every=max(1, min(round(interval / b_batch), steps))))
+    n = max(1, b.steps_per_execution)  # whole calls: B's run is measured at its own steps_per_execution
+    candidates = [b.with_(steps=steps, val_every=min(math.lcm(interval, n * b_batch) // b_batch, steps)),
+                  b.with_(steps=steps, val_every=min(max(1, round(interval / (n * b_batch))) * n, steps))]
     compared = [compared_points(ref, ref_batch, c, b_batch) for c in candidates]
     exact = next((c for c, pairs in zip(candidates, compared) if enough_exact(pairs, ref, ref_batch)), None)
     if exact is not None:
@@ -617,9 +619,18 @@ class Trial:
         a_rates, b_rates = [], []
         for ra, rb in self.pairs():
             if ra is not None and rb is not None and ra.status == COMPLETED and rb.status == COMPLETED:
-                a_rates.append(self.rule.rate(ra.summary))
-                b_rates.append(self.rule.rate(rb.summary))
+                a_rates.append(self._rate(ra))
+                b_rates.append(self._rate(rb))
         return a_rates, b_rates
+
+    def _rate(self, run: MeasuredRun) -> float | None:
+        """The run's throughput by `rule.rate`, or None when the backend ran it with another steps_per_execution
+        than planned (`whole_calls` lowers it where a call would span a validation point, e.g. B's full-length
+        run validating every 15 steps with 4 per call): that rate is another configuration's, not the arm's."""
+        ran = ((run.summary or {}).get("settings") or {}).get("steps_per_execution")
+        if isinstance(ran, int) and ran != run.planned.settings.steps_per_execution:
+            return None
+        return self.rule.rate(run.summary)
 
     def shortfall(self) -> str:
         """What would be enough measurement, when the pairs so far are not: "" when they are."""

@@ -44,7 +44,7 @@ from ..compare import replicate_key
 from ..errors import OutputDirError, UserError
 from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
-from ..own_length import OwnLength
+from ..own_length import NO_OWN_LENGTH, OwnLength
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
@@ -118,6 +118,9 @@ class TuneOptions:
         known = {k: d[k] for k in ("steps", "seed", "batch_size", "val_every", "val_examples", "policy",
                                    "both_policies", "auto_fix", "max_batch_scale", "own_length")
                  if d.get(k) is not None}
+        if known.get("own_length") and known.get("val_every") == RunSettings(
+                workload, steps=int(known.get("steps", DEFAULT_STEPS))).effective_val_every():
+            del known["val_every"]  # the default for a length the audit may still set: it follows that length
         return cls(workload, Path(out), **known, min_replicates=replicates.get("min", SpeedRule.min_pairs),
                    max_replicates=replicates.get("max", SpeedRule.max_pairs),
                    steady_s=replicates.get("steady_s", SpeedRule.steady_s),
@@ -469,13 +472,15 @@ class StudyEngine:
         found = [f for f in outcome.document.get("findings") or [] if isinstance(f, dict)]
         own = OwnLength.of(outcome.document) if self.opts.own_length else None
         if own is not None:  # saved with the audit: a resumed study trains the same length
-            self.opts.steps = own.steps
+            self.opts.steps = own.run_steps
             self.study.options = self.opts.to_dict()
         self.record_audit(found)
         self.say(f"audit ({action.argv[2]} + XLA): {counted(len(found), 'finding')}"
                  + (f": {', '.join(F.codes_of(found))}" if found else ""))
         if own is not None:
-            self.say(f"length: every run trains {own.words()} (--steps N for another length)")
+            self.say(f"length: every run trains {own.words()}; --steps N for another length")
+        elif self.opts.own_length:  # a script whose length the audit could not read: say what runs instead
+            self.say(f"length: {NO_OWN_LENGTH}; every run trains {self.opts.steps} steps; --steps N for another length")
 
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
         """Static findings, each once (the wizard's pages audit again under the policy they measure)."""

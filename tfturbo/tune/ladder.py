@@ -85,6 +85,8 @@ class Ladder:
             return StudyEngine(self.opts, study, self.say)
         if self.opts.own_length and recorded.options.get("own_length"):  # the length its audit read
             self.opts.steps = recorded.options.get("steps", self.opts.steps)
+        elif self.opts.own_length:  # begun before tune read a script's own length: it continues with its steps
+            self.opts.own_length = False
         if recorded.options != self.opts.to_dict():
             differ = sorted(k for k in set(recorded.options) | set(self.opts.to_dict())
                             if recorded.options.get(k) != self.opts.to_dict().get(k))

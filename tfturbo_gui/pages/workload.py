@@ -182,6 +182,7 @@ class WorkloadPage(WizardPage):
         self.check_panel.ended.connect(self._on_check_ended)
         self.check_hint = muted_label("Next loads the workload in the backend and checks that it keeps the contract.")
         self._own_length = ""  # a training script's own length, said once it was checked
+        self._own_steps: int | None = None  # the steps the last checked script's own length set
         self.right.addWidget(self.check_hint)
         self.right.addWidget(self.check_panel)
         self.right.addStretch(1)
@@ -447,11 +448,14 @@ class WorkloadPage(WizardPage):
         self.session.script_args = self.script_args() or []
         own = OwnLength.of(data.document)
         self._own_length = ""
-        if own and self.steps.value() == DEFAULT_STEPS:
+        untouched = self.steps.value() in (DEFAULT_STEPS, self._own_steps)  # not a length the user typed
+        if own and untouched:
             # the script's own length, not tfturbo's default (3 epochs = 96 steps became 300 silently)
-            self.steps.setValue(max(self.steps.minimum(), own.steps))
-            self._own_length = (f" Each run trains {own.words()}" + (f" (at least {self.steps.minimum()} to measure)"
-                                                                    if own.steps < self.steps.minimum() else "") + ".")
+            self.steps.setValue(own.run_steps)
+            self._own_length = f" Each run trains {own.words()}."
+        elif untouched and self._own_steps is not None:  # the last script's length is not this workload's
+            self.steps.setValue(DEFAULT_STEPS)
+        self._own_steps = self.steps.value() if own and untouched else None
         self.session.steps = self.steps.value()
         self.session.study_path = Path(self.study_edit.text()).expanduser()
         try:

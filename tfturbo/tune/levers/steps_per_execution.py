@@ -28,6 +28,16 @@ def steps_per_execution_values(val_every: int) -> list[int]:
     return [small] + ([large[-1]] if large else [])
 
 
+def no_values_reason(val_every: int) -> str:
+    """Why `steps_per_execution_values` has no N to try, and how to get one: an interval under 4 steps is too
+    short; a longer one has no small divisor (a script's 96 steps validate every 19, 116 every 23: primes)."""
+    if val_every < 4:
+        return f"the validation interval ({val_every} steps) is too short"
+    return (f"the validation interval ({val_every} steps) has no divisor from 2 to "
+            f"{min(MAX_STEPS_PER_EXECUTION, val_every // 2)}, so no N steps per call fit it (a call must not span "
+            f"a validation point); --val-every {val_every // 4 * 4} lets it try")
+
+
 def median_step_ms(rung) -> float | None:
     v = ((rung.summary or {}).get("step_ms") or {}).get("median") if rung is not None else None
     return float(v) if isinstance(v, (int, float)) and v > 0 else None
@@ -55,7 +65,7 @@ class StepsPerExecution(Lever):
             skip = (f"skipped: a step takes {step:.1f} ms, so the host's per-call overhead is a small share "
                     f"(tried below {SHORT_STEP_MS:g} ms)")
         elif not values:
-            skip = f"skipped: the validation interval ({base.effective_val_every()} steps) is too short"
+            skip = "skipped: " + no_values_reason(base.effective_val_every())
         if skip:
             return [Candidate(self.rung_kind, self.name, base, skip, best, skipped_reason=skip)]
         return [Candidate(self.rung_kind, f"spe{n}", base.with_(steps_per_execution=n),
