@@ -217,7 +217,10 @@ class RunBrowser(QMainWindow):
             self.tree.resizeColumnToContents(c)  # (the spanned study titles do not count)
             widths.append(min(max(self.tree.columnWidth(c), header.sectionSizeHint(c)), MAX_NAME_WIDTH))
             floors.append(min(widths[c], MIN_COLUMN))
-        excess = sum(widths) - (self.tree.viewport().width() - 4)
+        # room with the vertical scroll bar reserved: fitted before it appeared (a study's rows outgrowing the
+        # tree as the window shrank), the columns ran 10 px past it at 1024x640 (issue 22 walk)
+        room = self.tree.width() - 2 * self.tree.frameWidth() - self.tree.verticalScrollBar().sizeHint().width()
+        excess = sum(widths) - (min(room, self.tree.viewport().width()) - 4)
         for c in SHRINK_ORDER:
             if excess <= 0:
                 break
