@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import go_next, make_window
+from conftest import fake_launcher, go_next, make_window
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QGraphicsView, QLabel, QLineEdit,
                                QSpinBox, QWidget)
@@ -392,7 +392,6 @@ def test_the_warm_up_and_profiler_labels_never_overlap_or_leave_the_step_plot(qt
 def test_the_workload_list_rows_fit_the_list_when_the_window_is_first_shown_small(qtbot):
     """The issue 22 walk: a window resized to 1024x640 before it was first shown kept rows 52 px wider than the
     list, and the built-ins' descriptions were cut mid-word ("a clean example w") instead of ending in "…"."""
-    from conftest import fake_launcher
 
     from tfturbo_gui.main_window import MainWindow
 
