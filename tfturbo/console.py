@@ -13,7 +13,7 @@ from typing import IO, Any
 
 from . import protocol
 from .summary import samples_per_s, throughput_ci
-from .verdicts import input_share_fact
+from .verdicts import input_share_phrase
 
 
 def fmt_ci(ci: Any, digits: int = 1, unit: str = "") -> str:
@@ -148,8 +148,8 @@ def render_probe(doc: dict[str, Any]) -> str:
     ]
     if isinstance(doc.get("input_fraction"), (int, float)):
         band = f" ({doc['band']} band, XProf's)" if doc.get("band") else ""
-        label, value = input_share_fact(doc)  # a share the input does not explain is not "waiting for data"
-        lines.append(f"input share        {label[0].lower()}{label[1:]}: {value}{band}")
+        # a share the input does not explain is not "waiting for data"
+        lines.append(f"input share        {input_share_phrase(doc)}{band}")
     if doc.get("findings"):
         lines.append(render_findings(doc))
     return "\n".join(lines)

@@ -75,3 +75,9 @@ def input_share_fact(doc: dict) -> tuple[str, str]:
     gap = max(0.0, train - compute)
     return "Slower than compute alone", (f"{share} of a step ({gap:.2f} ms): not the input, which alone takes "
                                          f"{data:.2f} ms a batch — host noise")
+
+
+def input_share_phrase(doc: dict) -> str:
+    """`input_share_fact` as one phrase inside a line of text ("time waiting for input: 3%"), for the CLI."""
+    label, value = input_share_fact(doc)
+    return f"{label[0].lower()}{label[1:]}: {value}"

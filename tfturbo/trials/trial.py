@@ -382,18 +382,17 @@ class Trial:
                 return self.a.with_(steps=first.planned.settings.steps, val_every=first.planned.settings.val_every)
             own = self.accuracy_reference is None  # A's runs are what B is judged against
             return aligned_reference(self.a, a_batch, b_batch) if own else self.a
-        external = self._external_reference()
-        ref, ref_batch = (external, external.batch_size) if external is not None else \
-            (self.full_settings(A), a_batch)
-        return equal_samples(ref, self.b, ref_batch, b_batch)  # type: ignore[arg-type]
+        external = self._reference_run_settings()
+        if external is not None and isinstance(external.batch_size, int) and external.batch_size > 0:
+            return equal_samples(external, self.b, external.batch_size, b_batch)
+        return equal_samples(self.full_settings(A), self.b, a_batch, b_batch)
 
-    def _external_reference(self) -> RunSettings | None:
+    def _reference_run_settings(self) -> RunSettings | None:
         """The settings of the run B's accuracy is judged against when it is not A's own (the ladder's
-        baseline), with its batch size; None when A's runs are the reference or the batch is not recorded."""
+        baseline, as its summary recorded them); None when A's runs are the reference."""
         for summary, _ in self.accuracy_reference or []:
             settings = (summary or {}).get("settings")
-            if isinstance(settings, dict) and isinstance(settings.get("batch_size"), int) \
-                    and settings["batch_size"] > 0:
+            if isinstance(settings, dict):
                 return RunSettings.from_dict(settings)
         return None
 
@@ -685,21 +684,13 @@ class Trial:
         kept, reason, found = keep(speed, acc, status, findings, self.label_b, self.label_a,
                                    xla_requested=self.b.jit_compile and not self.a.jit_compile,
                                    xla_active=xla_active, error=error,
-                                   change=Change(self._accuracy_reference_settings(), self.settings_of(B), outputs))
+                                   change=Change(self._reference_run_settings() or self.a, self.settings_of(B), outputs))
         if failed_a is not None and status == COMPLETED:
             kept = False
             reason = f"the reference run ({self.label_a}) ended as {failed_a.status}, so nothing was compared"
         return TrialVerdict(speed, acc, kept, reason, found, status, self.design(speed.replicates, acc),
                             error=error, rule=self.tolerance, way_forward=self.way_forward,
                             steady_s=self.measured_paired_steady_s())
-
-    def _accuracy_reference_settings(self) -> RunSettings:
-        """The settings B's accuracy is judged against (the baseline's in a ladder), for naming causes."""
-        for summary, _ in self.accuracy_reference or []:
-            settings = (summary or {}).get("settings")
-            if isinstance(settings, dict):
-                return RunSettings.from_dict(settings)
-        return self.a
 
     def design(self, pairs: int, acc: accuracy.AccuracyVerdict | None = None) -> str:
         """How this trial measured, in words, for the report and the wizard (`acc`: the accuracy verdict, whose

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..console import format_finding
 from ..trials.verdict import AccuracyVerdict
-from ..verdicts import Verdict, input_share_fact
+from ..verdicts import Verdict, input_share_phrase
 
 
 def _speed(entry: dict[str, Any]) -> str:
@@ -99,12 +99,11 @@ def _duration(seconds: float) -> str:
 
 def _probe_line(probe: dict[str, Any]) -> str:
     """ "compute-bound; time waiting for input: 3%", in the words every front end uses for the probe's share
-    (`verdicts.input_share_fact`: a share the input does not explain is not called waiting for data)."""
+    (`verdicts.input_share_phrase`: a share the input does not explain is not called waiting for data)."""
     verdict = str(probe["verdict"]).replace("_", "-")
     if not isinstance(probe.get("input_fraction"), (int, float)):
         return verdict
-    label, value = input_share_fact(probe)
-    return f"{verdict}; {label[0].lower()}{label[1:]}: {value}"
+    return f"{verdict}; {input_share_phrase(probe)}"
 
 
 def render_study(doc: dict[str, Any]) -> str:
