@@ -49,3 +49,11 @@ class OwnLength:
 # a script's audit without one (tune says what runs instead): no fit() call, or a dataset of unknown length
 NO_OWN_LENGTH = ("the audit could not read the script's own length (no fit() whose steps per epoch are known: "
                  "steps_per_epoch=, or a dataset of known length)")
+
+
+def length_line(own: OwnLength | None, steps: int) -> str:
+    """The line `tune` and `ab` print about a script's run length when no --steps was given: its own length,
+    or why it could not be read and the `steps` that run instead."""
+    if own is not None:
+        return f"length: every run trains {own.words()}; --steps N for another length"
+    return f"length: {NO_OWN_LENGTH}; every run trains {steps} steps; --steps N for another length"

@@ -73,8 +73,13 @@ def input_share_fact(doc: dict) -> tuple[str, str]:
     if explained:
         return "Time waiting for input", share
     gap = max(0.0, train - compute)
-    return "Slower than compute alone", (f"{share} of a step ({gap:.2f} ms): not the input, which alone takes "
-                                         f"{data:.2f} ms a batch — host noise")
+    return "Slower than compute alone", (f"{share} of a step ({_ms(gap)}): not the input, which alone takes "
+                                         f"{_ms(data)} a batch — host noise")
+
+
+def _ms(value: float) -> str:
+    """Milliseconds to two decimals, and "under 0.01 ms" where two decimals would print a zero that was not."""
+    return f"{value:.2f} ms" if value >= 0.005 or value == 0 else "under 0.01 ms"
 
 
 def input_share_phrase(doc: dict) -> str:

@@ -147,6 +147,9 @@ def test_the_probe_writes_whether_the_input_explains_the_gap_and_the_fact_reads_
     assert input_share_fact({**noise, "input_explains_gap": True})[0] == "Time waiting for input"  # the field decides
     older = {k: v for k, v in noise.items() if k != "input_explains_gap"}  # written before the field: same rule
     assert input_share_fact(older) == (label, value)
+    tiny = {**noise, "step_ms": {"data": 0.003, "compute": 1.0, "train": 1.002}}  # a 2 µs gap is not "0.00 ms"
+    assert input_share_fact(tiny)[1].startswith("27% of a step (under 0.01 ms): not the input, which alone takes "
+                                                "under 0.01 ms a batch")
 
 
 def test_no_wait_needs_no_second_round(monkeypatch):

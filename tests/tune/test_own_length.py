@@ -67,6 +67,8 @@ def test_a_resumed_study_keeps_the_length_its_audit_read(tmp_path, make_summary)
     again, resumed, lines = study_steps(make_summary, tmp_path, resume=True, own_length=True)
     assert resumed.options["steps"] == 96 and resumed.status == StudyStatus.COMPLETED
     assert set(again) <= {96}
+    assert "length: every run trains 96 steps, as when the study began; --steps N for another length in a new " \
+        "study" in lines  # the resumed output says the length too, not only the first
 
 
 def test_the_words_of_a_length():

@@ -18,20 +18,24 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from ..arg_types import non_negative, positive_int
 from ..cli_args import WORKLOAD_HELP, accuracy_rule, add_accuracy_rule
-from ..backend_client import log_path
+from ..backend_client import BackendResult, log_path, run_backend
 from ..console import format_finding
 from ..errors import OutputDirError
+from ..own_length import OwnLength, length_line
 from ..runfiles import RUNS_DIR, XLA_CACHE_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
-from ..trials.execute import backend_executor, backend_pair_executor
+from ..trials.execute import backend_executor, backend_pair_executor, fail_on_bad_input
 from ..trials.spec import describe, keys, parse_settings
 from ..trials.speed import SpeedRule, samples_per_s
 from ..trials.trial import PlannedPair, PlannedRun, Trial, run_trial
 from ..trials.verdict import TrialVerdict
 from ..tune import levers
+from ..tune.engine import audit_argv
+from ..workload_kind import is_script
 
 TRIAL_JSON = "trial.json"
 
@@ -44,8 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. policy=mixed_bfloat16,jit=on")
     parser.add_argument("--a", default="", metavar="SETTINGS",
                         help="the reference (default: the workload as written: float32, no XLA, its batch size)")
-    parser.add_argument("--steps", type=positive_int, default=DEFAULT_STEPS,
-                        help=f"training steps of each A run (B trains on as many samples; default {DEFAULT_STEPS})")
+    parser.add_argument("--steps", type=positive_int, default=None,
+                        help="training steps of each A run (B trains on as many samples; default: a training "
+                             f"script's own length, as its audit reads it, else {DEFAULT_STEPS})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the same seed for every run")
     parser.add_argument("--min-replicates", type=positive_int, default=SpeedRule.min_pairs,
                         help=f"replicate pairs before the verdict may stop (default {SpeedRule.min_pairs}, at least 2)")
@@ -62,8 +67,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the ab document as JSON")
 
 
+def run_steps(args: argparse.Namespace, runner: Callable[..., BackendResult] = run_backend) -> tuple[int, str]:
+    """The steps of each A run, and the line that says where they came from ("" when --steps gave them or the
+    workload is a builtin): a training script without --steps trains its own length, as `tune` does, which its
+    audit reads (`OwnLength`); where the audit cannot read one, DEFAULT_STEPS, said so."""
+    if args.steps is not None or not is_script(args.workload):
+        return args.steps or DEFAULT_STEPS, ""
+    result = runner("audit", audit_argv(args.workload, script_args=list(args.script_args)), stderr_path=log_path())
+    fail_on_bad_input(result.error, "the audit")
+    own = OwnLength.of(result.document)
+    steps = own.run_steps if own is not None else DEFAULT_STEPS
+    return steps, length_line(own, steps)
+
+
 def build_trial(args: argparse.Namespace) -> Trial:
-    base = RunSettings(args.workload, steps=args.steps, seed=args.seed, val_examples=args.val_examples,
+    base = RunSettings(args.workload, steps=args.steps or DEFAULT_STEPS, seed=args.seed, val_examples=args.val_examples,
                        script_args=list(args.script_args))
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
@@ -103,6 +121,9 @@ def render(doc: dict) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    args.steps, length = run_steps(args)
+    if length:
+        print(length, file=sys.stderr)
     trial = build_trial(args)
     keep_runs = args.out is not None
     out = Path(args.out) if keep_runs else Path(tempfile.mkdtemp(prefix="tfturbo-ab-"))

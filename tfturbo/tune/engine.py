@@ -44,7 +44,7 @@ from ..compare import replicate_key
 from ..errors import OutputDirError, UserError
 from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
-from ..own_length import NO_OWN_LENGTH, OwnLength
+from ..own_length import OwnLength, length_line
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
@@ -477,10 +477,8 @@ class StudyEngine:
         self.record_audit(found)
         self.say(f"audit ({action.argv[2]} + XLA): {counted(len(found), 'finding')}"
                  + (f": {', '.join(F.codes_of(found))}" if found else ""))
-        if own is not None:
-            self.say(f"length: every run trains {own.words()}; --steps N for another length")
-        elif self.opts.own_length:  # a script whose length the audit could not read: say what runs instead
-            self.say(f"length: {NO_OWN_LENGTH}; every run trains {self.opts.steps} steps; --steps N for another length")
+        if self.opts.own_length:  # a script whose length the audit could not read: say what runs instead
+            self.say(length_line(own, self.opts.steps))
 
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
         """Static findings, each once (the wizard's pages audit again under the policy they measure)."""

@@ -85,6 +85,8 @@ class Ladder:
             return StudyEngine(self.opts, study, self.say)
         if self.opts.own_length and recorded.options.get("own_length"):  # the length its audit read
             self.opts.steps = recorded.options.get("steps", self.opts.steps)
+            self.say(f"length: every run trains {self.opts.steps} steps, as when the study began; --steps N "
+                     "for another length in a new study")
         elif self.opts.own_length:  # begun before tune read a script's own length: it continues with its steps
             self.opts.own_length = False
         if recorded.options != self.opts.to_dict():
