@@ -66,6 +66,17 @@ class QuietCallbackList(keras.callbacks.CallbackList):
         self._train_batch_end = _any_overrides(self.callbacks, ("on_train_batch_end", "on_batch_end"))
         self._test_batch_end = _any_overrides(self.callbacks, ("on_test_batch_end",))
         self._epoch_closers = [cb for cb in self.callbacks if isinstance(cb, Instrument)]
+        # the run's place in its process, when XLA's persistent cache should find its step function: the uid
+        # counter is moved just before the first training call traces it (`xla_flags.align_trace_uid`)
+        self.trace_position: int | None = None
+
+    def on_train_batch_begin(self, batch, logs=None):
+        super().on_train_batch_begin(batch, logs)
+        if self.trace_position is not None:  # the last thing before the first call: nothing draws uids between
+            from .xla_flags import align_trace_uid
+
+            align_trace_uid(self.trace_position)
+            self.trace_position = None
 
     def on_train_batch_end(self, batch, logs=None):
         if self._train_batch_end:

@@ -64,3 +64,22 @@ def test_each_arm_keeps_its_own_dtype_policy_and_optimizer(pair_run):
     _, _, _, (mixed, full) = pair_run
     assert mixed["loss_scale"] is not None  # mixed_float16: Keras' LossScaleOptimizer
     assert full["loss_scale"] is None  # float32, built after it: no loss scaling leaked in
+
+
+def test_a_later_paired_replicate_loads_both_arms_programs_from_the_xla_cache(tmp_path):
+    """Both arms under XLA, measured twice in the same order with other lengths, as a trial's pairs 3 and 5 are:
+    the second process compiles nothing. Each arm's step function is traced under the same name in both
+    (`xla_flags.align_trace_uid`); before, the second arm traced after a first block of another length, under
+    another uid, and every paired process compiled both arms again."""
+    cache = tmp_path / "xla-cache"
+    base = RunSettings("builtin:mlp", steps=6000, val_every=6000, speed_only=True, profile=(0, 0), jit_compile=True,
+                       xla_cache=str(cache))
+    entries = []
+    for replicate, steady_s in ((3, 0.6), (5, 1.2)):
+        pair = PlannedPair(PlannedRun("a", replicate, base, f"a{replicate}"),
+                           PlannedRun("b", replicate, base.with_(policy="mixed_bfloat16"), f"b{replicate}"), steady_s)
+        argv, _ = pair_command(pair, tmp_path / "runs")
+        result = run_backend("run-pair", argv)
+        assert result.status == protocol.RunStatus.COMPLETED, result.error
+        entries.append(sorted(p.name for p in cache.glob("xla_compile_cache__*")))
+    assert len(entries[0]) >= 2 and entries[1] == entries[0]

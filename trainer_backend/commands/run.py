@@ -338,6 +338,7 @@ class ActiveRun:
     error: Any = None
     wall_s: float = 0.0
     document: dict | None = None  # summary.json, once finished
+    position: int = 0  # its place among the runs its process trains (`run-pair`'s second arm: 1)
 
 
 def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log: bool = True) -> ActiveRun:
@@ -395,6 +396,8 @@ def fit(active: ActiveRun) -> None:
     """model.fit of the whole run; a failure becomes its `error` event (kept in `active.error`)."""
     job, writer, instrument, monitor, settings = active.job, active.writer, active.instrument, active.monitor, \
         active.job.settings
+    if settings.xla_cache and (settings.jit_compile or settings.xla_autoclustering):
+        active.callbacks.trace_position = active.position  # the cache finds the program other replicates compiled
     started = time.perf_counter()
     error = None
     try:

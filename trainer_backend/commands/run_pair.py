@@ -47,6 +47,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
     for run_dir in dirs:  # the process's one stderr, in both runs' backend.log
         stdio.attach_log(run_dir / runfiles.BACKEND_LOG)
     active = [run.start_run(job, run_dir, w, log=False) for job, run_dir, w in zip(jobs, dirs, writers)]
+    active[1].position = 1  # traces after the first arm: its own uid start (`xla_flags.align_trace_uid`)
     names = [d.name for d in dirs]
     blocks = Blocks(*names, blocks=args.blocks or BLOCKS_PER_ARM)
     for a, name in zip(active, names):
