@@ -66,17 +66,27 @@ class QuietCallbackList(keras.callbacks.CallbackList):
         self._train_batch_end = _any_overrides(self.callbacks, ("on_train_batch_end", "on_batch_end"))
         self._test_batch_end = _any_overrides(self.callbacks, ("on_test_batch_end",))
         self._epoch_closers = [cb for cb in self.callbacks if isinstance(cb, Instrument)]
-        # the run's place in its process, when XLA's persistent cache should find its step function: the uid
-        # counter is moved just before the first training call traces it (`xla_flags.align_trace_uid`)
+        # the run's place in its process, when XLA's persistent cache should find its step functions: the uid
+        # counter is moved just before the first training and the first evaluation call trace them
+        # (`xla_flags.align_trace_uid`)
         self.trace_position: int | None = None
+        self._traced: set[bool] = set()  # evaluation? for the step functions aligned so far
 
     def on_train_batch_begin(self, batch, logs=None):
         super().on_train_batch_begin(batch, logs)
-        if self.trace_position is not None:  # the last thing before the first call: nothing draws uids between
-            from .xla_flags import align_trace_uid
+        self._align(evaluation=False)  # the last thing before the call: nothing draws uids in between
 
-            align_trace_uid(self.trace_position)
-            self.trace_position = None
+    def on_test_batch_begin(self, batch, logs=None):
+        super().on_test_batch_begin(batch, logs)
+        self._align(evaluation=True)
+
+    def _align(self, evaluation: bool) -> None:
+        if self.trace_position is None or evaluation in self._traced:
+            return
+        from .xla_flags import align_trace_uid
+
+        self._traced.add(evaluation)
+        align_trace_uid(self.trace_position, evaluation)
 
     def on_train_batch_end(self, batch, logs=None):
         if self._train_batch_end:

@@ -44,7 +44,7 @@ def enable_autoclustering_on_cpu() -> None:
     add_flag(XLA_CPU_AUTOCLUSTERING_FLAG)
 
 
-def align_trace_uid(position: int) -> None:
+def align_trace_uid(position: int, evaluation: bool = False) -> None:
     """Let the step function this process traces next carry the same name in every replicate, so XLA's
     persistent cache can find it.
 
@@ -52,21 +52,24 @@ def align_trace_uid(position: int) -> None:
     ("__inference_one_step_on_data_4711"), and the cache keys a program by that
     name and by its HLO, which holds the name too. A replicate whose process
     built or traced anything else first (the other arm of a `run-pair`, in
-    AB or BA order; a separate run) traced the same configuration under
-    another number and compiled it again: a default tune of
-    builtin:transformer wrote 38 cache entries for 46 XLA replicates. Moving
-    the counter to a fixed start per position (the run's place among the
-    runs its process trains: 0 for `run` and the first arm of a pair, 1 for
-    the second) makes a configuration's program the same in every process
-    that trains it at that position. Costs ~0.12 s per million uids skipped;
-    a counter already past its start (a script that traced a lot) is left
-    alone, and the run simply compiles as before.
+    AB or BA order, after a first block of its own length; a separate run)
+    traced the same configuration under another number and compiled it
+    again: a default tune of builtin:transformer wrote 38 cache entries for 46
+    XLA replicates. Moving the counter to a fixed start per position (the
+    run's place among the runs its process trains: 0 for `run` and the first
+    arm of a pair, 1 for the second) just before the first call makes a
+    configuration's program the same in every process that trains it at that
+    position; the evaluation step (`evaluation`, traced at the first
+    validation, after as many steps as the run's interval) has a start of its
+    own. Costs ~0.12 s per 500,000 uids skipped; a counter already past its
+    start (a script that traced a lot) is left alone, and the run compiles as
+    before.
     """
     try:
         from tensorflow.python.framework import ops  # no public API sets the counter; drawing uids moves it
     except ImportError:  # pragma: no cover - TensorFlow without its Python internals: compile as before
         return
-    target = (position + 1) * TRACE_UID_STRIDE
+    target = (position + 1) * TRACE_UID_STRIDE + (TRACE_UID_STRIDE // 2 if evaluation else 0)
     now = ops.uid()
     for _ in range(max(0, target - now - 1)):
         ops.uid()

@@ -54,6 +54,22 @@ def test_time_before_validation_starts_enters_no_window(tmp_path):
     assert doc["wall_s"] > 3 * gap  # the gaps happened, outside the windows
 
 
+def test_a_validated_replicate_loads_its_evaluation_step_from_the_xla_cache(tmp_path):
+    """Two full-length XLA runs validating at other intervals (a trial's first pairs at other lengths): the
+    second compiles neither its training nor its evaluation step. The evaluation step is traced at the first
+    validation, after as many steps as the interval, so its name (TensorFlow's uid counter) differed and it was
+    compiled in every run before `xla_flags.align_trace_uid` gave it a start of its own."""
+    cache = tmp_path / "xla-cache"
+    entries = []
+    for every in (100, 150):
+        run = run_backend("run", TINY, "--out", str(tmp_path / f"r{every}"), "--steps", "300", "--val-every",
+                          str(every), "--profile", "0:0", "--jit", "--xla-cache", str(cache))
+        assert run.exit_code == 0, run.stderr[-3000:]
+        assert run.document["validation"]
+        entries.append(sorted(p.name for p in cache.glob("xla_compile_cache__*")))
+    assert len(entries[0]) == 2 and entries[1] == entries[0]  # the training and the evaluation step, once each
+
+
 def test_a_speed_only_replicate_neither_validates_nor_saves_its_model_and_shares_the_xla_cache(tmp_path):
     cache = tmp_path / "xla-cache"
     # 600 steps: a fresh-clone CI's 300 under load once ended before this 1 ms XLA step settled (0 windows)
