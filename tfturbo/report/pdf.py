@@ -327,7 +327,8 @@ def configuration_section(data: ReportData) -> list:
           "(its row says which): replicated runs of both, alternating AB, BA, …, each in its own process with the "
           "same seed and data order. Speed is throughput per sample over that reference, from the device-drained "
           "windows of the steady state, with a 95% interval across the replicate pairs, so run-to-run variation "
-          "is inside it; an interval that contains 1.00 is reported as no measurable change. A configuration "
+          "is inside it (widened for the trial's looks after each pair, so it is 95% for the trial as a whole); "
+          "an interval that contains 1.00 is reported as no measurable change. A configuration "
           "measured again against the baseline (the confirmation) shows that trial's number on every row. "
           + esc(mem_note) + val_note, style.BODY),
         table(header, rows, [NAME_COLUMN * 500, 50, 98, 56, 76, 120]),

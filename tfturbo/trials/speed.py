@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..numbers import counted
-from ..stats import replicate_ratio_ci
+from ..stats import replicate_ratio_ci, sequential_levels
 from ..summary import batch_size, samples_per_s  # noqa: F401 - the one throughput, read here by the trial
 from .verdict import NOT_ENOUGH, SpeedVerdict, speed_verdict_of
 
@@ -40,7 +40,11 @@ class SpeedRule:
     interval (99%, stricter than the final one, because looking repeatedly
     gives chance more tries) excludes 1, or the whole 95% interval lies within
     ±`equivalence` (any difference is smaller than that); else go on until
-    `max_pairs`. The final verdict is the 95% interval's.
+    `max_pairs`. The verdict's interval is the final look's, at the level
+    `stats.sequential_levels` derives (96.5% for 3–6 pairs): with the interim
+    looks, identical settings are then called different at most 5% of the
+    time (`confidence`), as a single 95% look would; the final look alone at
+    95% made it 6.3%.
 
     Each replicate aims at `steady_s` seconds of steady state (the trial sizes
     its runs for it); a replicate that measured less than a tenth of that, or
@@ -59,6 +63,11 @@ class SpeedRule:
         self.min_pairs = max(2, int(self.min_pairs))
         self.max_pairs = max(self.min_pairs, int(self.max_pairs))
         self.steady_s = max(0.0, float(self.steady_s))
+
+    @property
+    def levels(self) -> tuple[float, float]:
+        """(interim, final) confidence of the looks, so the whole rule errs at most 1 - `confidence`."""
+        return sequential_levels(self.min_pairs, self.max_pairs, self.interim_confidence, self.confidence)
 
     @property
     def min_steady_s(self) -> float:
@@ -96,7 +105,7 @@ class SpeedRule:
             return False
         if len(ratios) >= self.max_pairs:
             return True
-        _, (lo, hi) = replicate_ratio_ci(ratios, self.interim_confidence)
+        _, (lo, hi) = replicate_ratio_ci(ratios, self.levels[0])
         if lo > 1.0 or hi < 1.0:
             return True
         _, (lo, hi) = replicate_ratio_ci(ratios, self.confidence)
@@ -117,12 +126,13 @@ class SpeedRule:
                               f"run {counted(self.min_pairs - len(ratios), 'more pair')}")
             return SpeedVerdict(math.nan, (math.nan, math.nan), NOT_ENOUGH, len(ratios), ratios,
                                 _geomean(good_a), _geomean(good_b), note=note)
-        ratio, ci = replicate_ratio_ci(ratios, self.confidence)
+        ratio, ci = replicate_ratio_ci(ratios, self.levels[1])
         return SpeedVerdict(ratio, ci, speed_verdict_of(ci), len(ratios), ratios, _geomean(good_a), _geomean(good_b))
 
     def to_dict(self) -> dict[str, Any]:
         return {"min_pairs": self.min_pairs, "max_pairs": self.max_pairs, "equivalence": self.equivalence,
-                "confidence": self.confidence, "interim_confidence": self.interim_confidence,
+                "confidence": self.confidence, "interim_confidence": self.levels[0],  # as used (`levels`)
+                "final_confidence": self.levels[1],
                 "steady_s": self.steady_s}
 
 
