@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from pathlib import Path
 
-from . import crash, protocol, remote, runfiles
+from . import crash, protocol, remote, runfiles, warm_start
 
 STOP_GRACE_S = 10.0
 TERMINATE_GRACE_S = 5.0
@@ -138,6 +138,7 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
     try:
         if host is None:
             child = backend_command(command, argv)
+            child_env.update(warm_start.child_env())
         else:
             workload, out = _workload_and_out(command, argv)
             if out is not None and Path(out).exists():

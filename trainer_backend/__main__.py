@@ -49,7 +49,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def _quiet_tensorflow() -> None:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # C++ INFO lines off; warnings stay in backend.log
+    from .warm import LOG_LEVEL, QUIET
+
+    os.environ.setdefault(LOG_LEVEL, QUIET)  # C++ INFO lines off; warnings stay in backend.log
 
 
 def _hello(writer: protocol.EventWriter, args: argparse.Namespace) -> None:
@@ -147,8 +149,20 @@ def main(argv: list[str] | None = None) -> int:
         out.close()
 
 
+def entry(argv: list[str]) -> int:
+    """The process's command: the warm server itself, a command handed to it (trainer_backend/warm.py), or the
+    command run here."""
+    from . import warm
+    from tfturbo.warm_start import SERVER_COMMAND
+
+    if argv[:1] == [SERVER_COMMAND] and len(argv) == 2:
+        return warm.serve(argv[1])
+    code = warm.handoff(argv)
+    return main(argv) if code is None else code
+
+
 if __name__ == "__main__":
-    exit_code = main()
+    exit_code = entry(sys.argv[1:])
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(exit_code)  # skip TensorFlow's interpreter teardown (seconds); every file is closed by now

@@ -28,6 +28,7 @@ from ..errors import OutputDirError
 from ..own_length import OwnLength, length_line
 from ..runfiles import RUNS_DIR, XLA_CACHE_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from ..warm_start import warm_backend
 from ..trials.execute import backend_executor, backend_pair_executor, fail_on_bad_input
 from ..trials.spec import describe, keys, parse_settings
 from ..trials.speed import SpeedRule, samples_per_s
@@ -121,6 +122,11 @@ def render(doc: dict) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    with warm_backend(log_path()):  # every run of the trial forked from one TensorFlow import
+        return _measure(args)
+
+
+def _measure(args: argparse.Namespace) -> int:
     args.steps, length = run_steps(args)
     if length:
         print(length, file=sys.stderr)

@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 
 from .. import console, protocol
+from ..backend_client import log_path
 from ..arg_types import non_negative, positive_int
 from ..cli_args import WORKLOAD_HELP, accuracy_rule, add_accuracy_rule
 from ..errors import UserError
@@ -30,6 +31,7 @@ from ..runfiles import REPORT_PDF, RUNS_DIR, STUDY_YAML
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..tune.batch import DEFAULT_MAX_SCALE
 from ..tune.levers import stages
+from ..warm_start import warm_backend
 from ..trials.speed import SpeedRule
 from ..trials.trial import MIN_STEADY_STEPS
 from ..tune.ladder import Ladder, TuneOptions, remove_study, unfinished_study
@@ -190,7 +192,7 @@ def main(args: argparse.Namespace) -> int:
     cancel = threading.Event()
     live = None if args.json else _live_progress()
     ladder = Ladder(options, say=say, live=live, cancel=cancel, resume=not args.restart)
-    with _CtrlC(cancel, say):
+    with _CtrlC(cancel, say), warm_backend(log_path()):
         study = ladder.run()
     if not args.no_report and study.status != StudyStatus.INTERRUPTED:
         write_report(study, args.report, say)
