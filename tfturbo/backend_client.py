@@ -138,7 +138,8 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
     try:
         if host is None:
             child = backend_command(command, argv)
-            child_env.update(warm_start.child_env())
+            for key, value in warm_start.child_env().items():  # a caller's own choice of server stays
+                child_env.setdefault(key, value)
         else:
             workload, out = _workload_and_out(command, argv)
             if out is not None and Path(out).exists():

@@ -26,6 +26,8 @@ from tfturbo import protocol
 from tfturbo.cli_args import build_backend_parser, parse_args
 from tfturbo.errors import UserError
 
+import trainer_backend
+
 from . import stdio
 from .commands import emit_error
 
@@ -62,7 +64,7 @@ def _hello(writer: protocol.EventWriter, args: argparse.Namespace) -> None:
         distribute.before_devices(settings, writer)
     hardware.configure_logical_cpus()
     writer.emit(protocol.HELLO, command=args.command, versions=hardware.versions(), devices=hardware.devices(),
-                pid=os.getpid(), workers=distribute.worker_pids())
+                pid=os.getpid(), workers=distribute.worker_pids(), warm=trainer_backend.WARM)
 
 
 def process_flags(args: argparse.Namespace):

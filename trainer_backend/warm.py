@@ -250,6 +250,7 @@ def _child(message: dict[str, Any], fds: list[int]) -> None:
         random.seed()
         np.random.seed()
         trainer_backend.STARTED = float(message["started"])
+        trainer_backend.WARM = True
         from .__main__ import main
 
         code = main(list(message["argv"]))
