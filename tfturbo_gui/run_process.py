@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from PySide6.QtCore import QIODevice, QObject, QProcess, QProcessEnvironment, QTimer, Signal
+from PySide6.QtCore import QIODevice, QObject, QProcess, QTimer, Signal
 
 from tfturbo import crash, protocol
 from tfturbo.backend_client import backend_command
@@ -28,6 +28,7 @@ from tfturbo.remote_relay import relay_command
 
 from .run_data import RunData
 from .run_gate import GATE, MEASURING_COMMANDS
+from .warm_server import WARM, backend_environment
 
 Launcher = Callable[[str, list[str]], list[str]]  # (command, argv) -> [program, *arguments]
 
@@ -101,9 +102,10 @@ class BackendProcess(QObject):
         self._log = (stderr_path, crash.log_size(stderr_path), list(argv))  # where this command's stderr starts
         program, *arguments = self.launcher(command, argv)
         process = QProcess(self)
-        env = QProcessEnvironment.systemEnvironment()
-        env.insert("PYTHONUNBUFFERED", "1")
-        env.insert("TF_CPP_MIN_LOG_LEVEL", os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+        env = backend_environment()
+        if self._local_backend():
+            for key, value in WARM.child_env().items():  # a local backend child, forked from the warm server
+                env.insert(key, value)
         process.setProcessEnvironment(env)
         if stderr_path:
             os.makedirs(os.path.dirname(stderr_path) or ".", exist_ok=True)
@@ -145,6 +147,13 @@ class BackendProcess(QObject):
             if not process.waitForFinished(1000):
                 process.kill()
                 process.waitForFinished(1000)
+
+    def _local_backend(self) -> bool:
+        """Whether the launcher starts the backend itself on this machine (not a fake, not an ssh relay)."""
+        launcher = self.launcher
+        if isinstance(launcher, SessionLauncher):
+            return launcher.session.host is None and launcher.local is backend_command
+        return launcher is backend_command
 
     def pid(self) -> int | None:
         return int(self._process.processId()) if self._alive() else None
