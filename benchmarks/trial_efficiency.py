@@ -11,10 +11,11 @@ more such folders and prints one markdown table (benchmarks/RESULTS.md).
 The breakdown comes from each run's events.jsonl (every event carries its
 wall-clock time `t`) and summary.json:
 
-- process start and imports: the backend's `hello` to its `building` phase
-  (TensorFlow's import), plus everything outside the runs' own spans — the
-  interpreter start before `hello`, the study's env/audit/probe commands and
-  the tune process itself (study wall time less the runs' spans);
+- process start and imports: the backend's `hello` to its `building` phase,
+  plus everything outside the runs' own spans — the interpreter start and
+  TensorFlow's import before `hello` (a process forked from the study's warm
+  server skips the import), the study's env/audit/probe commands and the
+  tune process itself (study wall time less the runs' spans);
 - build: `building` to `compiling` (workload, model, datasets);
 - warm-up and compilation: `compiling` to the start of the first steady window;
 - validation: each `validating` phase to the next phase;
