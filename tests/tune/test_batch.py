@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tfturbo.tune.batch import next_size
+from tfturbo.tune.batch import NOT_FASTER, next_size
 
 GB = 2 ** 30
 
@@ -21,6 +21,16 @@ def test_a_loss_gets_one_binary_step_then_the_search_ends():
     assert step.batch_size == 192 and step.lr_scale == 3.0 and "binary step" in step.reason
     end = next_size(64, [(128, "kept"), (256, "rejected"), (192, "kept")], 1 * GB, 20 * GB)
     assert end.done and "largest batch kept is 192" in end.reason
+
+
+def test_a_size_that_was_not_faster_ends_the_search_without_a_binary_step():
+    """A default tune of builtin:transformer measured batch 256 at 1.02× [0.93, 1.12] over 128, then spent a
+    six-pair trial on 192 (1.11× [0.97, 1.26], no measurable change): between two sizes the throughput had
+    already levelled off at, nothing measurably faster was left to find."""
+    end = next_size(64, [(128, "kept"), (256, NOT_FASTER)], 1 * GB, 20 * GB)
+    assert end.done and "256 was not measurably faster than 128" in end.reason and "largest batch kept is 128" \
+        in end.reason
+    assert next_size(64, [(128, NOT_FASTER)], 1 * GB, 20 * GB).done  # the first doubling already was not
 
 
 def test_out_of_memory_is_an_outcome_that_ends_the_doubling():

@@ -141,6 +141,25 @@ def test_a_batch_that_runs_out_of_memory_ends_the_search_with_one_binary_step(tm
     assert doc["status"] == "completed" and doc["recommended"]["batch_size"] == 192
 
 
+def test_a_larger_batch_that_is_not_faster_ends_the_search_without_a_binary_step(tmp_path, make_summary,
+                                                                                  fake_backend):
+    """Per-sample throughput that levels off at batch 128 (256 no faster): the search ends at 128, no trial of
+    192 (a default tune of builtin:transformer spent six pairs on it for no measurable change)."""
+    def run(s):
+        batch = s.batch_size or 64
+        if batch <= 128:
+            return gpu_like(make_summary)(s)
+        at_128 = gpu_like(make_summary)(s.with_(batch_size=128))["step_ms"]["median"]
+        return make_summary(at_128 * batch / 128, 0.90, policy=s.policy, jit=s.jit_compile, batch_size=batch,
+                            peak_mb=600.0 * batch / 64, seed=3)  # as many samples per second as at 128
+    backend = fake_backend(run, recommended="mixed_bfloat16")
+    doc = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend).run().document()
+    sizes = [(e["settings"]["batch_size"], e["kept"], e["speed"]["verdict"]) for e in doc["ladder"]
+             if e["rung"] == "larger_batch"]
+    assert sizes == [(128, True, "faster"), (256, False, "no measurable change")]
+    assert doc["status"] == "completed" and doc["recommended"]["batch_size"] == 128
+
+
 def test_study_yaml_records_every_decision(tmp_path, make_summary, fake_backend):
     backend = fake_backend(cpu_like(make_summary))
     study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100), runner=backend).run()

@@ -4,7 +4,10 @@ The search starts from the best configuration kept so far (batch b0) and
 doubles the batch while each larger size is kept by its trial (faster per
 sample, accuracy within tolerance at equal samples seen); when a size is
 rejected or does not fit, one binary step tries the middle between the last
-kept size and that one, and the search ends. A size is proposed only when it
+kept size and that one, and the search ends — unless that size was measured
+no faster per sample than the last kept one (NOT_FASTER): the throughput has
+levelled off, a size between the two would not be measurably faster either,
+and its trial would cost as much as any other. A size is proposed only when it
 fits with a safety margin: its peak memory, predicted linearly from the
 measured peak at b0 (an upper bound: part of the peak does not grow with the
 batch), must stay under SAFETY of the memory available — the device's on an
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 
 DEFAULT_MAX_SCALE = 4.0
 SAFETY = 0.8  # use at most this share of the available memory
+NOT_FASTER = "not faster"  # a tried size's outcome: its trial found no speed-up over the size before
 
 
 @dataclass
@@ -52,7 +56,8 @@ def largest_fitting(b0: int, peak: float | None, available: float | None) -> int
 
 def next_size(b0: int, tried: list[tuple[int, str]], peak: float | None, available: float | None,
               memory_kind: str | None = None, max_scale: float = DEFAULT_MAX_SCALE) -> BatchStep:
-    """The next batch of the search after `tried` [(size, "kept" | "rejected" | "failed")], in order."""
+    """The next batch of the search after `tried` [(size, "kept" | "rejected" | NOT_FASTER | "failed")], in
+    order."""
     kept = [b for b, outcome in tried if outcome == "kept"]
     lo = max(kept, default=b0)
     cap = _align(b0 * max_scale, b0)
@@ -63,6 +68,9 @@ def next_size(b0: int, tried: list[tuple[int, str]], peak: float | None, availab
     first_loss = next((i for i, (_, outcome) in enumerate(tried) if outcome != "kept"), None)
     if first_loss is not None:  # the doubling stopped: one binary step between the last kept size and the loser
         hi, outcome = tried[first_loss]
+        if outcome == NOT_FASTER:
+            return BatchStep(None, 1.0, f"search ended: batch {hi} was not measurably faster than {lo}, so a size "
+                                        f"between them would not be either; the largest batch kept is {lo}")
         mid = _align((lo + hi) / 2, b0)
         if first_loss == len(tried) - 1 and lo < mid < hi:
             return _step(mid, b0, f"binary step between batch {lo} (kept) and {hi} ({outcome})")

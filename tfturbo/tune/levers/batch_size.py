@@ -13,7 +13,8 @@ from typing import Any
 
 from ... import findings as F
 from ...workload_kind import is_script
-from ..batch import next_size
+from ...verdicts import Verdict
+from ..batch import NOT_FASTER, next_size
 from . import Candidate, Hunk, Lever
 
 
@@ -32,6 +33,12 @@ def did_not_fit(rung) -> bool:
     return d is not None and d.status != "completed"
 
 
+def not_faster(rung) -> bool:
+    """Its trial measured it no faster per sample than the size before (no measurable change, or slower)."""
+    d = rung.decision
+    return d is not None and d.speed.verdict in (Verdict.NO_CHANGE, Verdict.SLOWER)
+
+
 class BatchSize(Lever):
     name = kind = "larger_batch"
     order = 50
@@ -48,8 +55,8 @@ class BatchSize(Lever):
         return policy.rung(first.compared_with) if first is not None else policy.best
 
     def _tried(self, policy) -> list[tuple[int, str]]:
-        return [(r.settings.batch_size, "kept" if r.kept else "failed" if did_not_fit(r) else "rejected")
-                for r in policy.rungs if r.kind == self.rung_kind]
+        return [(r.settings.batch_size, "kept" if r.kept else "failed" if did_not_fit(r) else
+                 NOT_FASTER if not_faster(r) else "rejected") for r in policy.rungs if r.kind == self.rung_kind]
 
     def candidates(self, policy) -> list[Candidate]:
         return self._plan(policy, [])
