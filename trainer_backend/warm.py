@@ -181,6 +181,7 @@ def serve(path: str) -> int:
         listener.close()
         try:
             os.unlink(path)
+            os.rmdir(os.path.dirname(path))  # the front end's private folder, when nothing else is in it
         except OSError:
             pass
 
