@@ -153,6 +153,12 @@ def serve(path: str) -> int:
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "accept")
     selector.register(sys.stdin.fileno(), selectors.EVENT_READ, "stdin")
+    # a child's end wakes the loop at once: its client (and the front end reading its stdout) waits for the status
+    woken, waker = socket.socketpair()
+    waker.setblocking(False)
+    signal.set_wakeup_fd(waker.fileno())
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    selector.register(woken, selectors.EVENT_READ, "child ended")
     children: dict[int, socket.socket] = {}  # pid -> its client's connection
     print(READY, flush=True)
     try:
@@ -160,7 +166,7 @@ def serve(path: str) -> int:
             for key, _ in selector.select(timeout=0.5):
                 if key.data == "accept":
                     conn, _ = listener.accept()
-                    pid = _start(conn, own_env, listener, children)
+                    pid = _start(conn, own_env, (listener, woken, waker), children)
                     if pid is not None:
                         children[pid] = conn
                         selector.register(conn, selectors.EVENT_READ, pid)
@@ -169,6 +175,8 @@ def serve(path: str) -> int:
                 elif key.data == "stdin":
                     if not os.read(sys.stdin.fileno(), 4096):
                         return 0
+                elif key.data == "child ended":
+                    woken.recv(4096)
                 else:  # a client's connection readable: it sends nothing more, so it closed (killed)
                     conn = key.fileobj
                     if not conn.recv(1):
@@ -186,7 +194,7 @@ def serve(path: str) -> int:
             pass
 
 
-def _start(conn: socket.socket, own_env: dict[str, str], listener: socket.socket,
+def _start(conn: socket.socket, own_env: dict[str, str], own: tuple[socket.socket, ...],
            children: dict[int, socket.socket]) -> int | None:
     """Fork the child for one client; its pid, or None (refused, or the client gave up)."""
     try:
@@ -209,7 +217,10 @@ def _start(conn: socket.socket, own_env: dict[str, str], listener: socket.socket
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:  # the child: never returns
-        listener.close()
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for server_socket in own:
+            server_socket.close()
         conn.close()
         for other in children.values():
             other.close()
