@@ -17,10 +17,9 @@ fetch back, clean up) off the UI thread and speaks the same protocol.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable
 
-from PySide6.QtCore import QIODevice, QObject, QProcess, QTimer, Signal
+from PySide6.QtCore import QObject, QProcess, QTimer, Signal
 
 from tfturbo import crash, protocol
 from tfturbo.backend_client import backend_command
@@ -28,7 +27,7 @@ from tfturbo.remote_relay import relay_command
 
 from .run_data import RunData
 from .run_gate import GATE, MEASURING_COMMANDS
-from .warm_server import WARM, backend_environment
+from .warm_server import WARM, backend_environment, send_stderr
 
 Launcher = Callable[[str, list[str]], list[str]]  # (command, argv) -> [program, *arguments]
 
@@ -107,11 +106,7 @@ class BackendProcess(QObject):
             for key, value in WARM.child_env().items():  # a local backend child, forked from the warm server
                 env.insert(key, value)
         process.setProcessEnvironment(env)
-        if stderr_path:
-            os.makedirs(os.path.dirname(stderr_path) or ".", exist_ok=True)
-            process.setStandardErrorFile(stderr_path, QIODevice.OpenModeFlag.Append)
-        else:
-            process.setStandardErrorFile(QProcess.nullDevice())
+        send_stderr(process, stderr_path)
         process.readyReadStandardOutput.connect(self._on_stdout)
         process.finished.connect(self._on_finished)
         process.errorOccurred.connect(self._on_error)

@@ -31,6 +31,15 @@ def backend_environment() -> QProcessEnvironment:
     return env
 
 
+def send_stderr(process: QProcess, path: str | None) -> None:
+    """A backend child's stderr appended to the log at `path` (its folder made), or dropped without one."""
+    if path:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        process.setStandardErrorFile(path, QIODevice.OpenModeFlag.Append)
+    else:
+        process.setStandardErrorFile(QProcess.nullDevice())
+
+
 class WarmServer(QObject):
     """One warm server for the app's local backend commands."""
 
@@ -51,11 +60,7 @@ class WarmServer(QObject):
         program, *arguments = backend_command(SERVER_COMMAND, [self._path])
         process = QProcess(self)
         process.setProcessEnvironment(backend_environment())
-        if log_path:
-            os.makedirs(os.path.dirname(log_path) or ".", exist_ok=True)
-            process.setStandardErrorFile(log_path, QIODevice.OpenModeFlag.Append)
-        else:
-            process.setStandardErrorFile(QProcess.nullDevice())
+        send_stderr(process, log_path)
         process.readyReadStandardOutput.connect(self._on_output)
         process.finished.connect(self._on_finished)
         self._process = process
