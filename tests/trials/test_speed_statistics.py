@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from tfturbo.stats import median_ci, replicate_ratio_ci, sequential_levels, speedup_ci, two_sample_ratio_ci
+from tfturbo.stats import final_look_chance, median_ci, replicate_ratio_ci, sequential_levels, speedup_ci, two_sample_ratio_ci
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.verdict import FASTER, NO_CHANGE, SLOWER
 
@@ -74,8 +74,9 @@ def simulated_false_rate(rule: SpeedRule, rng: np.random.Generator, trials: int)
 @pytest.mark.parametrize("pairs", [(3, 6), (2, 4), (3, 10)])
 def test_the_looks_after_each_pair_do_not_raise_the_false_difference_rate_above_five_percent(pairs):
     """The contract: identical settings are "no measurable change" at least 95% of the time. Looking after every
-    pair and stopping at a 99% interval, with a final 95% one, called them different 6.3% of the time."""
-    rule = SpeedRule(*pairs)
+    pair and stopping at a 99% interval, with a final 95% one, called them different 6.3% of the time. The levels
+    are derived without the futility stop (it only lowers the rate, below), so they are checked without it."""
+    rule = SpeedRule(*pairs, futility=0.0)
     rng = np.random.default_rng(11)
     rate = simulated_false_rate(rule, rng, 6000)
     assert rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 6000)  # within the simulation's own error of 5%
@@ -115,7 +116,9 @@ def test_clear_differences_stop_early_and_noise_runs_to_the_budget():
     assert not rule.clear([1.5, 1.6])  # never before min_pairs
     assert rule.clear([1.50, 1.55, 1.52])  # far from 1 at the interim level
     assert rule.clear([1.001, 0.999, 1.0, 1.002])  # within ±3% with confidence: no change, done
-    assert not rule.clear([1.2, 0.85, 1.1])  # unclear: more pairs
+    assert not rule.clear([1.12, 1.02, 1.09])  # promising but unclear: more pairs
+    assert rule.clear([1.2, 0.85, 1.1])  # noise around 1: the pairs left could not tell them apart (futility)
+    assert rule.futility_note([1.2, 0.85, 1.1]).startswith("stopped at 3 of at most 6 pairs")
     assert rule.clear([1.2, 0.85, 1.1, 0.9, 1.15, 0.95])  # the budget
 
 
@@ -140,3 +143,45 @@ def test_median_interval_still_serves_one_runs_step_time():
     ms = run_steps(100.0, rng, offset_sd=0.0)
     median, (lo, hi) = median_ci(ms)
     assert lo <= median <= hi
+
+
+def trial_lengths(rule: SpeedRule, ratio: float, rng: np.random.Generator, trials: int,
+                  sd: float = 0.07, trial_sd: float = 0.016) -> tuple[list[int], list[str]]:
+    """Pairs and verdicts of `trials` simulated trials on the calibration's noise: paired log-ratios with a 7%
+    spread inside a trial and a trial-level offset of 1.6% (RESULTS §4)."""
+    pairs, verdicts = [], []
+    for _ in range(trials):
+        logs = math.log(ratio) + rng.normal(0.0, trial_sd) + rng.normal(0.0, sd, rule.max_pairs)
+        ratios = list(np.exp(logs))
+        n = next(k for k in range(1, rule.max_pairs + 1) if rule.clear(ratios[:k]))
+        pairs.append(n)
+        verdicts.append(rule.verdict([1.0] * n, ratios[:n]).verdict)
+    return pairs, verdicts
+
+
+def test_the_futility_stop_ends_near_null_trials_early_without_adding_false_differences():
+    rng = np.random.default_rng(23)
+    with_stop, without = SpeedRule(), SpeedRule(futility=0.0)
+    pairs, verdicts = trial_lengths(with_stop, 1.0, rng, 3000)
+    pairs_without, verdicts_without = trial_lengths(without, 1.0, np.random.default_rng(23), 3000)
+    assert np.mean(pairs) < 4.5 < np.mean(pairs_without)  # measured 3.9 against 5.8 pairs
+    assert np.mean([v != NO_CHANGE for v in verdicts]) <= np.mean([v != NO_CHANGE for v in verdicts_without])
+
+
+@pytest.mark.parametrize("ratio", [1.25, 1 / 1.25])
+def test_the_futility_stop_keeps_finding_a_real_difference(ratio):
+    """A 25% difference at the calibration's noise is found as often with the futility stop as without it."""
+    found = {}
+    for futility in (0.10, 0.0):
+        _, verdicts = trial_lengths(SpeedRule(futility=futility), ratio, np.random.default_rng(5), 1000)
+        found[futility] = np.mean([v == (FASTER if ratio > 1 else SLOWER) for v in verdicts])
+    assert found[0.10] >= found[0.0] - 0.02
+    assert found[0.10] >= 0.9
+
+
+def test_final_look_chance_reads_the_pairs_so_far():
+    _, final = sequential_levels(3, 6)
+    assert final_look_chance([1.0, 1.01, 0.99], 6, final) < 0.01  # a null, measured tightly
+    assert final_look_chance([1.20, 1.25, 1.22], 6, final) > 0.99  # a clear difference
+    assert 0.1 < final_look_chance([1.12, 1.02, 1.09], 6, final) < 0.99  # promising: worth the pairs left
+    assert final_look_chance([1.1], 6, final) == 1.0 and final_look_chance([1.1] * 6, 6, final) == 1.0

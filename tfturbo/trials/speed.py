@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..numbers import counted
-from ..stats import replicate_ratio_ci, sequential_levels
+from ..stats import final_look_chance, replicate_ratio_ci, sequential_levels
 from ..summary import batch_size, samples_per_s  # noqa: F401 - the one throughput, read here by the trial
-from .verdict import NOT_ENOUGH, SpeedVerdict, speed_verdict_of
+from .verdict import NO_CHANGE, NOT_ENOUGH, SpeedVerdict, speed_verdict_of
 
 STEADY_S = 3.0  # steady-state seconds a replicate's speed measurement aims at (docs/ARCHITECTURE.md)
 # Whether a replicate's median rate counts in a verdict at all: a median over fewer windows is one window's. Not
@@ -39,8 +39,16 @@ class SpeedRule:
     After `min_pairs`, stop as soon as the verdict is clear: the interim
     interval (99%, stricter than the final one, because looking repeatedly
     gives chance more tries) excludes 1, or the whole 95% interval lies within
-    ±`equivalence` (any difference is smaller than that); else go on until
-    `max_pairs`. The verdict's interval is the final look's, at the level
+    ±`equivalence` (any difference is smaller than that), or as soon as the
+    pairs left could hardly tell B from A: the predictive chance that the
+    final look excludes 1 is below `futility` (`stats.final_look_chance`, a
+    non-binding futility stop: it only ends trials with "no measurable
+    change", so it never adds a false difference); else go on until
+    `max_pairs`. Without it a near-null change (mixed_bfloat16 on a CPU
+    without XLA, 1.00–1.04×) ran every trial to its maximum: over five
+    calibration runs the futility stop ends identical settings' trials at 3.7
+    pairs instead of 6.0 with the same verdicts, and the known differences
+    at the same pairs (benchmarks/RESULTS.md §4). The verdict's interval is the final look's, at the level
     `stats.sequential_levels` derives (96.5% for 3–6 pairs): with the interim
     looks, identical settings are then called different at most 5% of the
     time (`confidence`), as a single 95% look would; the final look alone at
@@ -58,6 +66,7 @@ class SpeedRule:
     confidence: float = 0.95
     interim_confidence: float = 0.99
     steady_s: float = STEADY_S
+    futility: float = 0.10
 
     def __post_init__(self) -> None:
         self.min_pairs = max(2, int(self.min_pairs))
@@ -109,7 +118,22 @@ class SpeedRule:
         if lo > 1.0 or hi < 1.0:
             return True
         _, (lo, hi) = replicate_ratio_ci(ratios, self.confidence)
-        return 1.0 - self.equivalence <= lo and hi <= 1.0 + self.equivalence
+        return 1.0 - self.equivalence <= lo and hi <= 1.0 + self.equivalence or self.futile(ratios)
+
+    def futile(self, ratios: list[float]) -> bool:
+        """True when, from `min_pairs` on and before `max_pairs`, the pairs left had less than a `futility` chance
+        of telling B from A (`stats.final_look_chance`)."""
+        if not self.min_pairs <= len(ratios) < self.max_pairs:
+            return False
+        return final_look_chance(ratios, self.max_pairs, self.levels[1]) < self.futility
+
+    def futility_note(self, ratios: list[float]) -> str:
+        """Why a trial with no difference stopped before `max_pairs` ("" when it did not stop for futility)."""
+        if not self.futile(ratios):
+            return ""
+        chance = final_look_chance(ratios, self.max_pairs, self.levels[1])
+        return (f"stopped at {len(ratios)} of at most {self.max_pairs} pairs: the rest had a {chance:.0%} chance "
+                f"of telling them apart")
 
     def verdict(self, a_rates: list[float | None], b_rates: list[float | None], needed: str = "") -> SpeedVerdict:
         """The speed verdict from the throughput of each pair's A and B run (None: not measured).
@@ -127,13 +151,15 @@ class SpeedRule:
             return SpeedVerdict(math.nan, (math.nan, math.nan), NOT_ENOUGH, len(ratios), ratios,
                                 _geomean(good_a), _geomean(good_b), note=note)
         ratio, ci = replicate_ratio_ci(ratios, self.levels[1])
-        return SpeedVerdict(ratio, ci, speed_verdict_of(ci), len(ratios), ratios, _geomean(good_a), _geomean(good_b))
+        verdict = speed_verdict_of(ci)
+        note = self.futility_note(ratios) if verdict == NO_CHANGE else ""
+        return SpeedVerdict(ratio, ci, verdict, len(ratios), ratios, _geomean(good_a), _geomean(good_b), note=note)
 
     def to_dict(self) -> dict[str, Any]:
         return {"min_pairs": self.min_pairs, "max_pairs": self.max_pairs, "equivalence": self.equivalence,
                 "confidence": self.confidence, "interim_confidence": self.levels[0],  # as used (`levels`)
                 "final_confidence": self.levels[1],
-                "steady_s": self.steady_s}
+                "steady_s": self.steady_s, "futility": self.futility}
 
 
 def _geomean(values: list[float]) -> float | None:

@@ -704,7 +704,8 @@ class Trial:
                 f"throughput: the median rate of device-drained windows of the steady state; the speed interval "
                 f"is a Student-t interval across the pairs' ratios, so it includes run-to-run variation, widened "
                 f"for the trial's looks after each pair, so identical settings are called different at most "
-                f"{1 - self.rule.confidence:.0%} of the time. ")
+                f"{1 - self.rule.confidence:.0%} of the time; a trial stops early once the verdict is clear or the "
+                f"pairs left could hardly change it. ")
         if paired:
             text += (f"The first pair trains {full} with validation, in two processes; each later pair measures "
                      f"speed only with A and B in one process, in interleaved blocks (ABBA BAAB) so a drift of the "

@@ -102,7 +102,9 @@ class SpeedVerdict:
     ratios: list[float] = field(default_factory=list)  # one per replicate pair, in run order
     a_samples_per_s: float | None = None  # geometric means over the replicates
     b_samples_per_s: float | None = None
-    note: str = ""  # with NOT_ENOUGH: what would be enough (longer runs, more pairs); NOT_APPLIED: why, what would
+    # with NOT_ENOUGH: what would be enough (longer runs, more pairs); NOT_APPLIED: why, what would enable it;
+    # NO_CHANGE: why the trial stopped before its maximum (`SpeedRule.futility_note`), shown after the interval
+    note: str = ""
 
     def text(self) -> str:
         if self.verdict == FAILED:
@@ -114,7 +116,8 @@ class SpeedVerdict:
         if not math.isfinite(self.ratio):
             return "no throughput measured"
         lo, hi = self.ci95
-        return f"{self.ratio:.2f}× [{lo:.2f}, {hi:.2f}] over {counted(self.replicates, 'replicate pair')}"
+        text = f"{self.ratio:.2f}× [{lo:.2f}, {hi:.2f}] over {counted(self.replicates, 'replicate pair')}"
+        return f"{text} ({self.note})" if self.note else text
 
     def to_dict(self) -> dict[str, Any]:
         return {"ratio": _json_float(self.ratio), "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])],
