@@ -45,12 +45,12 @@ class SpeedRule:
     non-binding futility stop: it only ends trials with "no measurable
     change", so it never adds a false difference); else go on until
     `max_pairs`. Without it a near-null change (mixed_bfloat16 on a CPU
-    without XLA, 1.00–1.04×) ran every trial to its maximum: over five
-    calibration runs the futility stop ends identical settings' trials at 3.7
-    pairs instead of 6.0 with the same verdicts, and the known differences
-    at the same pairs (benchmarks/RESULTS.md §4). The verdict's interval is the final look's, at the level
-    `stats.sequential_levels` derives (96.5% for 3–6 pairs): with the interim
-    looks, identical settings are then called different at most 5% of the
+    without XLA, 1.00–1.04×) ran every trial to its maximum: replayed on five
+    calibration runs, the futility stop ends identical settings' trials at
+    3.7 pairs instead of 6.0 with the same verdicts, and the known
+    differences at the same pairs (benchmarks/RESULTS.md §5). The verdict's
+    interval is the final look's, at the level `stats.sequential_levels`
+    derives (96.5% for 3–6 pairs): with the interim looks, identical settings are then called different at most 5% of the
     time (`confidence`), as a single 95% look would; the final look alone at
     95% made it 6.3%.
 
@@ -118,20 +118,25 @@ class SpeedRule:
         if lo > 1.0 or hi < 1.0:
             return True
         _, (lo, hi) = replicate_ratio_ci(ratios, self.confidence)
-        return 1.0 - self.equivalence <= lo and hi <= 1.0 + self.equivalence or self.futile(ratios)
+        return (1.0 - self.equivalence <= lo and hi <= 1.0 + self.equivalence) or self.futile(ratios)
+
+    def _futile_chance(self, ratios: list[float]) -> float | None:
+        """The chance the pairs left tell B from A (`stats.final_look_chance`) when it is below `futility`, from
+        `min_pairs` on and before `max_pairs`; else None."""
+        if not self.min_pairs <= len(ratios) < self.max_pairs:
+            return None
+        chance = final_look_chance(ratios, self.max_pairs, self.levels[1])
+        return chance if chance < self.futility else None
 
     def futile(self, ratios: list[float]) -> bool:
-        """True when, from `min_pairs` on and before `max_pairs`, the pairs left had less than a `futility` chance
-        of telling B from A (`stats.final_look_chance`)."""
-        if not self.min_pairs <= len(ratios) < self.max_pairs:
-            return False
-        return final_look_chance(ratios, self.max_pairs, self.levels[1]) < self.futility
+        """True when the pairs left could hardly tell B from A: the trial stops with no difference."""
+        return self._futile_chance(ratios) is not None
 
     def futility_note(self, ratios: list[float]) -> str:
         """Why a trial with no difference stopped before `max_pairs` ("" when it did not stop for futility)."""
-        if not self.futile(ratios):
+        chance = self._futile_chance(ratios)
+        if chance is None:
             return ""
-        chance = final_look_chance(ratios, self.max_pairs, self.levels[1])
         return (f"stopped at {len(ratios)} of at most {self.max_pairs} pairs: the rest had a {chance:.0%} chance "
                 f"of telling them apart")
 
