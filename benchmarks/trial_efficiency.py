@@ -1,12 +1,22 @@
 """Where a `tfturbo tune` study's wall time goes: steady measurement versus everything else.
 
     python benchmarks/trial_efficiency.py run builtin:mlp --code /path/to/checkout --out DIR [--label after]
+    python benchmarks/trial_efficiency.py interleave builtin:transformer --code before=CHECKOUT --code after=CHECKOUT \
+        --out DIR [--rounds 2]
     python benchmarks/trial_efficiency.py analyze DIR [DIR ...]
 
 `run` times `tfturbo tune WORKLOAD --out DIR/study --no-report` at default
 settings with the tfturbo of `--code` (PYTHONPATH), sampling the machine's
 load average while it runs, and writes DIR/bench.json; `analyze` reads one or
 more such folders and prints one markdown table (benchmarks/RESULTS.md).
+
+This machine's speed drifts by up to 2.7x over an hour with no load of its own
+(RESULTS §5), so two studies run an hour apart cannot be compared. `interleave`
+runs the codes in ABBA order (A B B A for two rounds: a linear drift cancels in
+each code's total) and every study records a fixed numpy probe of the
+machine's speed just before and after it (`probe_ms`) and the baseline's median
+step; the table prints both, and a wall-time claim is made only between
+neighbouring studies whose probes agree.
 
 The breakdown comes from each run's events.jsonl (every event carries its
 wall-clock time `t`) and summary.json:
@@ -50,8 +60,24 @@ PHASES = ("process start and imports", "build", "warm-up and compilation", "vali
           "checkpoint and summary", "profiler", "other training")
 
 
+def machine_probe() -> float:
+    """Milliseconds of a fixed float32 matrix product (the median of 30): how fast this machine is right now."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a, b = rng.random((384, 384), dtype=np.float32), rng.random((384, 384), dtype=np.float32)
+    times = []
+    for _ in range(30):
+        started = time.perf_counter()
+        for _ in range(10):
+            a @ b
+        times.append((time.perf_counter() - started) * 1000.0)
+    return sorted(times)[len(times) // 2]
+
+
 def run(workload: str, code: Path, out: Path, label: str, extra: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    probe_before = machine_probe()
     loads: list[float] = []
     stop = threading.Event()
 
@@ -70,7 +96,8 @@ def run(workload: str, code: Path, out: Path, label: str, extra: list[str]) -> N
     stop.set()
     doc = {"workload": workload, "label": label, "code": str(code), "exit_code": code_, "wall_s": wall,
            "load_start": load_start, "load_mean": sum(loads) / len(loads) if loads else load_start,
-           "load_max": max(loads, default=load_start), "cpus": os.cpu_count(), "extra": extra}
+           "load_max": max(loads, default=load_start), "cpus": os.cpu_count(), "extra": extra,
+           "probe_ms": [probe_before, machine_probe()]}
     (out / "bench.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 
@@ -191,11 +218,21 @@ def analyze(folder: Path) -> dict:
             totals[k] += v
     wall = float(bench["wall_s"])
     totals["process start and imports"] += max(0.0, wall - spans)
-    return {**bench, "runs": counted, "phases": totals, "steady_share": totals["steady measurement"] / wall}
+    return {**bench, "runs": counted, "phases": totals, "steady_share": totals["steady measurement"] / wall,
+            "baseline_step_ms": _baseline_step_ms(folder / "study" / "runs")}
+
+
+def _baseline_step_ms(runs: Path) -> float | None:
+    """The baseline run's median step (ms): the workload's own measure of the machine's speed in that study."""
+    try:
+        return float(json.loads((runs / "01-baseline" / "summary.json").read_text())["step_ms"]["median"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def table(results: list[dict]) -> str:
-    head = ["workload", "code", "wall time", "runs", "steady share", *PHASES, "machine load (1-min avg, mean/max)"]
+    head = ["workload", "code", "wall time", "runs", "steady share", *PHASES, "machine load (1-min avg, mean/max)",
+            "machine probe before/after", "baseline median step"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         wall = r["wall_s"]
@@ -203,6 +240,10 @@ def table(results: list[dict]) -> str:
         cells = [r["workload"], r["label"], f"{wall:.0f} s{note}", str(r["runs"]), f"{r['steady_share']:.1%}"]
         cells += [f"{r['phases'][p]:.0f} s ({r['phases'][p] / wall:.0%})" for p in PHASES]
         cells.append(f"{r['load_mean']:.1f} / {r['load_max']:.1f} on {r['cpus']} cores")
+        probe = r.get("probe_ms")
+        cells.append(f"{probe[0]:.1f} / {probe[1]:.1f} ms" if probe else "not recorded")
+        step = r.get("baseline_step_ms")
+        cells.append(f"{step:.1f} ms" if step is not None else "none")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -216,12 +257,29 @@ def main() -> None:
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--label", default="after")
     r.add_argument("extra", nargs="*", help="more `tune` options (after --)")
+    i = sub.add_parser("interleave")
+    i.add_argument("workload")
+    i.add_argument("--code", action="append", required=True, metavar="LABEL=CHECKOUT",
+                   help="a code to time (give two or more)")
+    i.add_argument("--out", type=Path, required=True)
+    i.add_argument("--rounds", type=int, default=2, help="rounds; even rounds run the codes in reverse order")
+    i.add_argument("extra", nargs="*", help="more `tune` options (after --)")
     a = sub.add_parser("analyze")
     a.add_argument("folders", type=Path, nargs="+")
     args = parser.parse_args()
     if args.command == "run":
         run(args.workload, args.code, args.out, args.label, args.extra)
         print(table([analyze(args.out)]))
+    elif args.command == "interleave":
+        codes = [tuple(spec.split("=", 1)) for spec in args.code]
+        folders = []
+        for round_ in range(args.rounds):
+            for label, checkout in (codes if round_ % 2 == 0 else codes[::-1]):
+                folder = args.out / f"{round_ + 1}-{label}"
+                run(args.workload, Path(checkout), folder, label, args.extra)
+                folders.append(folder)
+                print(table([analyze(folder)]), flush=True)
+        print(table([analyze(f) for f in folders]))
     else:
         print(table([analyze(f) for f in args.folders]))
 
