@@ -267,7 +267,9 @@ def test_time_plot_shows_warm_up_and_profiler_shaded_aligned_by_samples(study):
     warm = [(lo, hi) for lo, hi, kind in plot.bands if kind == "warm-up"]
     assert warm == [(64, (WARMUP + 1) * 128)]  # both runs' warm-ups, merged into one band
     assert base.clipped and "marked with a triangle" in plot.note  # the warm-up is clamped and marked
-    assert "median of 3 runs" in base.label and "median of 3 runs" in tuned.label  # the headline trial's runs
+    # the headline trial's median pair: an A and a B of one pair, never each arm's median from different pairs
+    pair = re.search(r"the median pair, (\d) of 3", base.label)
+    assert pair and f"the median pair, {pair.group(1)} of 3" in tuned.label
     line_chart(plot, 400)  # draws
 
 
@@ -634,3 +636,33 @@ def test_the_validation_plot_draws_the_runs_the_accuracy_gate_compared(study):
     assert [c.label for c in validation.curves] == [label for label, _, _ in gate]
     assert all(label.endswith("(the accuracy gate's run)") for label, _, _ in gate)
     assert validation.note.startswith("The runs the accuracy gate compared")
+
+
+def test_the_plotted_runs_are_one_pair_the_median_ratio_not_each_arms_median(tmp_path):
+    """Each arm's median run came from different pairs (a pair-1 run beside a paired one): the chart compared
+    two runs that were never measured side by side."""
+    from tfturbo.report.model import _median_pair
+    from tfturbo.runfiles import load_run
+
+    steps = {"T.a1": 100.0, "T": 50.0, "T.a2": 300.0, "T.b2": 200.0, "T.a3": 200.0, "T.b3": 40.0}  # 2x, 1.5x, 5x
+    records = {name: load_run(make_run(tmp_path, name, step_ms=ms, noise=0.0)) for name, ms in steps.items()}
+    k, a, b = _median_pair("T", list(steps), records)
+    assert (k, a.path.name, b.path.name) == (1, "T.a1", "T")  # the 2x pair; the arms' medians were T.a3 and T
+
+
+def test_band_labels_of_narrow_neighbouring_bands_do_not_overprint():
+    """The report's time plot printed "warmprofiler": a warm-up band and a profiler band a few points apart
+    had their labels drawn on one baseline, one over the other."""
+    from reportlab.graphics.shapes import String
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    from tfturbo.report import style
+    from tfturbo.report.model import Curve, Plot
+
+    plot = Plot("Time per sample", "samples seen", "µs", [Curve("a", [0.0, 25_000.0], [1.0, 2.0])],
+                bands=[(0.0, 800.0, "warm-up"), (1_000.0, 1_500.0, "profiler")])
+    labels = [s for s in line_chart(plot, 400).contents if isinstance(s, String) and s.text in ("warm-up", "profiler")]
+    assert {s.text for s in labels} == {"warm-up", "profiler"}
+    (a, b) = sorted(labels, key=lambda s: s.x)
+    overlap_x = a.x + stringWidth(a.text, style.FONT, a.fontSize) > b.x
+    assert not (overlap_x and abs(a.y - b.y) < a.fontSize)  # side by side, or one above the other

@@ -14,12 +14,14 @@ from reportlab.graphics.charts.lineplots import LinePlot
 from reportlab.graphics.shapes import Drawing, Group, Polygon, Rect, String
 from reportlab.graphics.widgets.markers import makeMarker
 from reportlab.lib import colors
+from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from ..palette import PALETTE
 from . import style
 from .model import Plot
 
 SERIES_COLORS = tuple(colors.HexColor(c) for c in PALETTE)  # eight, apart for colour-blind readers
+BAND_LABEL_SIZE = 6.5
 BAND_COLORS = {"warm-up": colors.HexColor("#FDF0D5"), "profiler": colors.HexColor("#EDE4F7")}
 
 
@@ -107,16 +109,19 @@ def line_chart(plot: Plot, width: float, height: float = 150) -> Drawing:
     def py(v: float) -> float:
         return lp.y + (v - y_lo) / ((y_hi - y_lo) or 1) * lp.height
 
-    labelled = set()
+    labelled, label_rows = set(), []  # label_rows: the right edge of the last label on each row
     for lo, hi, kind in plot.bands:  # warm-up and profiler: shaded behind the curves, labelled once
         x0, x1 = px(max(lo, x_lo)), px(min(hi, x_hi))
         if x1 <= x0:
             continue
         d.contents.insert(0, Rect(x0, lp.y, x1 - x0, lp.height, fillColor=BAND_COLORS.get(kind, style.TINT),
                                   strokeColor=None))
-        if kind not in labelled:
+        if kind not in labelled:  # on the lowest row it does not overlap (narrow bands close together stack)
             labelled.add(kind)
-            d.add(String(x0 + 2, lp.y + 3, kind, fontName=style.FONT, fontSize=6.5, fillColor=style.MUTED))
+            row = next((i for i, edge in enumerate(label_rows) if edge < x0 + 2), len(label_rows))
+            label_rows[row:row + 1] = [x0 + 2 + stringWidth(kind, style.FONT, BAND_LABEL_SIZE) + 3]
+            d.add(String(x0 + 2, lp.y + 3 + 8 * row, kind, fontName=style.FONT, fontSize=BAND_LABEL_SIZE,
+                         fillColor=style.MUTED))
     for i, c in enumerate(plot.curves):  # points clamped at the top edge: a small triangle each
         colour = SERIES_COLORS[i % len(SERIES_COLORS)]
         for x in c.clipped:

@@ -507,35 +507,52 @@ def _findings(study: Study, records: list[RunRecord]) -> list[dict[str, Any]]:
     return out
 
 
-def _median_replicate(names: list[str], records: dict[str, RunRecord]) -> RunRecord | None:
-    """The arm's run with the median throughput (what the verdict's geometric mean sits closest to)."""
-    rated = [(samples_per_s(compare.effective_summary(records[n])) or 0.0, n) for n in names if n in records]
-    rated = [r for r in rated if r[0] > 0]
-    if not rated:
+def _median_pair(trial_name: str, names: list[str], records: dict[str, RunRecord]) -> tuple[int, RunRecord, RunRecord] | None:
+    """(k, A, B) of the trial's pair with the median B/A throughput ratio: two runs of one pair (from pair 2 on,
+    measured side by side in one process), never an A and a B taken from different pairs."""
+    pairs = []
+    for name in names:
+        k = _pair_number(trial_name, name)
+        if k is None or not name.startswith(f"{trial_name}.a"):
+            continue
+        a, b = records.get(name), records.get(trial_name if k == 1 else f"{trial_name}.b{k}")
+        rate_a = samples_per_s(compare.effective_summary(a)) if a is not None else None
+        rate_b = samples_per_s(compare.effective_summary(b)) if b is not None else None
+        if rate_a and rate_b:
+            pairs.append((rate_b / rate_a, k, a, b))
+    if not pairs:
         return None
-    rated.sort()
-    return records[rated[(len(rated) - 1) // 2][1]]
+    pairs.sort(key=lambda p: (p[0], p[1]))
+    _, k, a, b = pairs[(len(pairs) - 1) // 2]
+    return k, a, b
+
+
+def _pair_number(trial_name: str, name: str) -> int | None:
+    """k of a replicate run named TRIAL.ak or TRIAL.bk (None: not one of the trial's replicates)."""
+    suffix = name[len(trial_name):] if name.startswith(trial_name + ".") else ""
+    return int(suffix[2:]) if len(suffix) > 2 and suffix[1] in "ab" and suffix[2:].isdigit() else None
 
 
 def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow],
                   all_records: dict[str, RunRecord], validated: bool = False) -> list[tuple[str, RunRecord, int]]:
-    """(label, run, batch) to plot: the headline trial's median replicate of each arm (what its speed verdict
-    compared, measured side by side) or, `validated`, its first pair (the runs the accuracy gate compared: the
+    """(label, run, batch) to plot: the headline trial's median pair (the two arms its speed verdict compared,
+    measured side by side) or, `validated`, its first pair (the runs the accuracy gate compared: the
     later pairs measure speed only, without validation), else the rungs' own runs."""
     trial = None
     if tuned is not None and tuned.headline is not None and tuned.headline.vs_baseline:
         trial = next((r for r in rungs if r.name == tuned.headline.trial and r.rung is not None), None)
     if trial is not None and trial.rung.replicates:
         names = trial.rung.replicates
-        a_names, b_names = [n for n in names if ".a" in n], [n for n in names if n == trial.name or ".b" in n]
         base_batch = baseline.row.batch_size if baseline and baseline.row else None
         tuned_batch = tuned.row.batch_size if tuned.row else None
         if validated:
             a, b = all_records.get(f"{trial.name}.a1"), all_records.get(trial.name)
             words = ("the accuracy gate's run", "the accuracy gate's run")
         else:
-            a, b = _median_replicate(a_names, all_records), _median_replicate(b_names, all_records)
-            words = (f"median of {counted(len(a_names), 'run')}", f"median of {counted(len(b_names), 'run')}")
+            found = _median_pair(trial.name, names, all_records)
+            a, b = found[1:] if found else (None, None)
+            n_pairs = sum(1 for n in names if n.startswith(f"{trial.name}.a") and _pair_number(trial.name, n))
+            words = (f"the median pair, {found[0]} of {n_pairs}",) * 2 if found else ("", "")
         if a is not None and b is not None:
             return [(f"baseline: {baseline.row.label} ({words[0]})", a, base_batch or 1),
                     (f"tuned: {tuned.row.label} ({words[1]})", b, tuned_batch or 1)]

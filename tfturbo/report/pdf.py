@@ -387,8 +387,8 @@ def plots_section(data: ReportData) -> list:
     if not data.plots:
         return [P("Before and after", style.H1), P("No per-step measurements were recorded to plot.", style.BODY)]
     out = [PageBreak(), P("Before and after", style.H1),
-           P(("The runs the headline compares: the median run of each configuration in the trial that measured "
-              "the recommendation against the baseline" if data.tuned else
+           P(("The runs the headline compares: the median pair (by its speed ratio) of the trial that measured "
+              "the recommendation against the baseline, its two runs measured side by side" if data.tuned else
               "Nothing was recommended over the baseline; it is shown with every configuration tried")
              + ", step by step, from the runs' events.jsonl.", style.BODY)]
     for plot in data.plots:
