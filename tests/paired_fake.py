@@ -1,4 +1,4 @@
-"""Per-example validation results for the fake backends (tests/tune/conftest.py, tests/gui/fake_backend.py).
+"""Per-example validation results for the fake backends (tests/tune/tune_fakes.py, tests/gui/fake_backend.py).
 
 The accuracy gate judges only paired examples (a point estimate is never a verdict), so a recorded run writes
 `paired_validation.npz` as the real backend does: at each validation point, the first round(accuracy × N) of N

@@ -15,7 +15,7 @@ import io
 import re
 
 import pytest
-from conftest import make_window
+from tests.gui.gui_helpers import make_window
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter, QWheelEvent
 from PySide6.QtWidgets import QApplication, QStyle

@@ -8,7 +8,7 @@ user reads on the pages.
 import sys
 
 import pytest
-from conftest import go_next
+from tests.gui.gui_helpers import go_next
 from PySide6.QtCore import Qt
 
 from tfturbo import protocol

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import fake_launcher, go_next, make_window
+from tests.gui.gui_helpers import fake_launcher, go_next, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo import backend_client

@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import fake_launcher, go_next, make_window
+from tests.gui.gui_helpers import fake_launcher, go_next, make_window
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QGraphicsView, QLabel, QLineEdit,
                                QSpinBox, QWidget)

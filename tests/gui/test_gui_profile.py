@@ -1,7 +1,7 @@
 """Where the time goes, on the wizard's pages (fake backend): the baseline's op categories and top ops, every
 rung's change against the baseline per category, and the profile's findings."""
 
-from conftest import go_next, make_window
+from tests.gui.gui_helpers import go_next, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo import profile as prof

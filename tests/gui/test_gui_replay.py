@@ -13,7 +13,7 @@ headline.
 from __future__ import annotations
 
 import pytest
-from conftest import make_window
+from tests.gui.gui_helpers import make_window
 
 from tests.report.report_fixtures import make_study
 from tfturbo.headline import SPEED_UP, headline

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from conftest import FAKE_BACKEND, fake_launcher, go_next, make_window
+from tests.gui.gui_helpers import FAKE_BACKEND, fake_launcher, go_next, make_window
 
 from tfturbo.cli_args import run_argv
 from tfturbo.protocol import RunStatus

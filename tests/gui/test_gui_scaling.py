@@ -1,7 +1,7 @@
 """The Batch size page's scaling section on the fake backend: offered only with two or more GPUs, measured
 through the wizard's run panel (one training at a time), shown as a table and a finding, saved for the report."""
 
-from conftest import fake_launcher, make_window
+from tests.gui.gui_helpers import fake_launcher, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo.scaling import ScalingResult

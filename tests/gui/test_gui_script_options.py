@@ -1,7 +1,7 @@
 """The workload page's "Script options": shown for a training script only, parsed as a shell would, and
 passed after `--` to every backend command the wizard starts (the fake backend parses them as the backend)."""
 
-from conftest import fake_launcher, go_next, make_window
+from tests.gui.gui_helpers import fake_launcher, go_next, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo.cli_args import split_script_args

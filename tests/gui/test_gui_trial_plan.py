@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import children, fake_launcher, make_window, measure_baseline, start_page_trial
+from tests.gui.gui_helpers import children, fake_launcher, make_window, measure_baseline, start_page_trial
 
 from tfturbo.tune.estimate import remaining
 

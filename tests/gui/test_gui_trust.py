@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import fake_launcher, go_next, make_window
+from tests.gui.gui_helpers import fake_launcher, go_next, make_window
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 

@@ -8,7 +8,7 @@ from tfturbo.backend_client import backend_command
 from tfturbo_gui import warm_server
 from tfturbo_gui.run_process import BackendProcess
 
-from conftest import fake_launcher
+from tests.gui.gui_helpers import fake_launcher
 
 pytestmark = pytest.mark.slow
 

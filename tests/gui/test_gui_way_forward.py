@@ -4,7 +4,7 @@ judges the trial again from the runs already measured (the loss, a tolerance) an
 from __future__ import annotations
 
 import yaml
-from conftest import fake_launcher, make_window, measure_baseline, start_page_trial
+from tests.gui.gui_helpers import fake_launcher, make_window, measure_baseline, start_page_trial
 from PySide6.QtCore import Qt
 
 from tfturbo_gui.step_status import NOT_KEPT, PASSED

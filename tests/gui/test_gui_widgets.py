@@ -4,7 +4,7 @@ import json
 import sys
 
 import pytest
-from conftest import fake_launcher
+from tests.gui.gui_helpers import fake_launcher
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontInfo, QGuiApplication
 

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import yaml
-from conftest import FAKE_BACKEND, children, fake_launcher, go_next, make_window
+from tests.gui.gui_helpers import FAKE_BACKEND, children, fake_launcher, go_next, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo import compare
@@ -275,7 +275,7 @@ def test_the_gui_process_never_imports_tensorflow_or_keras(tmp_path):
     script = f"""
 import sys, time
 sys.path.insert(0, {str(FAKE_BACKEND.parent)!r})
-from conftest import fake_launcher
+from tests.gui.gui_helpers import fake_launcher
 from tfturbo_gui.app import make_app
 app = make_app()
 from tfturbo_gui.main_window import MainWindow

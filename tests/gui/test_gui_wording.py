@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import fake_launcher, go_next, make_window, measure_baseline
+from tests.gui.gui_helpers import fake_launcher, go_next, make_window, measure_baseline
 from PySide6.QtCore import Qt
 
 from tfturbo import protocol

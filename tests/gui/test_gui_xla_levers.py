@@ -7,7 +7,7 @@ The fake backend's step time follows both settings (fake_backend.step_time), so 
 from __future__ import annotations
 
 import yaml
-from conftest import go_next, make_window
+from tests.gui.gui_helpers import go_next, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo_gui.pages.xla import AUTOCLUSTERING_TEXT

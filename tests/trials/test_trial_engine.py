@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -14,16 +12,7 @@ from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import Trial, equal_samples, run_trial
 from tfturbo.trials.verdict import FASTER, TrialVerdict
 
-def _tune_fakes():
-    """The tune tests' recorded summaries and fake backend (tests/tune/conftest.py), loaded by path."""
-    spec = importlib.util.spec_from_file_location("tune_fakes", Path(__file__).resolve().parents[1] / "tune" /
-                                                  "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FakeBackend, summary = _tune_fakes().FakeBackend, _tune_fakes().summary
+from tests.tune.tune_fakes import FakeBackend, summary  # the tune tests' recorded summaries and fake backend
 
 
 def recorded(settings: RunSettings, ms: float = 100.0, status: str = "completed", factor: float = 1.0) -> dict:

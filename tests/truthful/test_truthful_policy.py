@@ -3,7 +3,7 @@ failed rung (no speed or accuracy verdict), and is measured once more with the f
 
 from __future__ import annotations
 
-from tests.tune.conftest import FakeBackend, summary  # the tune tests' recorded summaries and fake backend
+from tests.tune.tune_fakes import FakeBackend, summary  # the tune tests' recorded summaries and fake backend
 
 
 def test_a_failed_16bit_rung_is_measured_again_with_the_fix_its_error_names(tmp_path):

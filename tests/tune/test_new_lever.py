@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import FakeBackend, summary
+from tests.tune.tune_fakes import FakeBackend, summary
 
 from tfturbo import findings as F
 from tfturbo.commands.tune import stages_list

@@ -11,7 +11,7 @@ from tfturbo.settings import DEFAULT_STEPS, RunSettings
 from tfturbo.tune.ladder import Ladder, TuneOptions
 from tfturbo.tune.study import Study, StudyStatus
 
-from conftest import FakeBackend
+from tests.tune.tune_fakes import FakeBackend
 
 
 class ScriptBackend(FakeBackend):

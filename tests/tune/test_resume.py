@@ -23,7 +23,7 @@ from tfturbo.numbers import counted
 from tfturbo.tune import study as study_mod
 from tfturbo.tune.ladder import Ladder, TuneOptions
 
-from conftest import FakeBackend, summary
+from tests.tune.tune_fakes import FakeBackend, summary
 from test_study import gpu_like
 
 TIMES = re.compile(r"^(\s*)(created|run_seconds): .*$", re.MULTILINE)
