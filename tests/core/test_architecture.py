@@ -7,6 +7,7 @@ every package's __init__ before a module inside it (an import graph has no such 
 they are Qt-free, and what the CLI really loads at start-up.
 """
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +76,15 @@ def test_cli_start_up_imports_neither_tensorflow_nor_qt():
             "print(sorted(m for m in ('tensorflow','keras','PySide6','reportlab') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_no_test_module_imports_a_conftest_by_its_bare_name():
+    """`from conftest import X` resolves to whichever folder's conftest.py pytest imported first: collecting
+    tests/tune with tests/report in one call failed with "cannot import name 'FakeBackend' from 'conftest'
+    (tests/report/conftest.py)". Helpers shared by test modules live in modules of their own (tune_fakes.py,
+    gui_helpers.py), imported by package path."""
+    tests = ROOT / "tests"
+    offenders = [str(path.relative_to(ROOT)) for path in tests.rglob("*.py")
+                 if re.search(r"^\s*(from conftest import|import conftest)|tests\.\w+\.conftest",
+                              path.read_text(encoding="utf-8"), re.MULTILINE)]
+    assert not offenders, offenders
