@@ -315,6 +315,12 @@ class RunPlots(QWidget):
             last = i == len(shown) - 1
             span = columns - i % columns if last else 1  # the last plot fills the rest of its row
             self.grid.addWidget(widget, i // columns, i % columns, 1, span)
+        # rows and columns share the room equally: by size hints alone, with the loss-scale plot shown, the
+        # step-time row got its 110 px minimum and the training-loss column its 160 px, at 1400x900
+        for row in range(math.ceil(4 / columns)):
+            self.grid.setRowStretch(row, 1 if row < math.ceil(len(shown) / columns) else 0)
+        for column in range(columns):
+            self.grid.setColumnStretch(column, 1)
 
     def _plot(self, title: str, unit: str) -> pg.PlotWidget:
         widget = pg.PlotWidget()

@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from tests.gui.gui_helpers import fake_launcher, go_next, make_window
+from tests.gui.gui_helpers import fake_launcher, go_next, make_window, measure_baseline, start_page_trial
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QGraphicsView, QLabel, QLineEdit,
                                QSpinBox, QWidget)
@@ -405,3 +405,21 @@ def test_the_workload_list_rows_fit_the_list_when_the_window_is_first_shown_smal
     rows = [listing.itemWidget(listing.item(i)) for i in range(listing.count())]
     assert rows and {row.width() for row in rows} == {listing.viewport().width()}
     qtbot.waitUntil(lambda: window.session.environment is not None, timeout=20_000)  # its backend ends here
+
+
+def test_the_four_plots_share_the_room_equally_when_the_loss_scale_plot_shows(qtbot, tmp_path):
+    """A mixed_float16 trial's page shows the loss-scale plot: laid out by size hints, the step-time row got its
+    110 px minimum under a val_accuracy row twice its height, and the training-loss column its 160 px beside a
+    step-time plot three times as wide (1400 x 900, the issue 23 walk)."""
+    window = make_window(qtbot, tmp_path)
+    window.resize(1400, 900)
+    measure_baseline(qtbot, window)
+    page = start_page_trial(qtbot, window, 2)
+    qtbot.waitUntil(lambda: page.rung.decision is not None and not page.run_panel.is_running(), timeout=90_000)
+    plots = page.plots
+    assert plots.scale_plot.isVisibleTo(window)
+    qtbot.wait(50)
+    step, loss, val, scale = plots.step_plot, plots.loss_plot, plots.val_plot, plots.scale_plot
+    assert abs(step.height() - val.height()) <= 0.1 * val.height(), (step.height(), val.height())
+    assert abs(step.width() - loss.width()) <= 0.1 * step.width(), (step.width(), loss.width())
+    assert abs(val.width() - scale.width()) <= 0.1 * val.width(), (val.width(), scale.width())
