@@ -22,10 +22,7 @@ from tfturbo.tune.engine import TuneOptions
 from tfturbo.tune.ladder import Ladder
 from tfturbo.tune.render import render_table
 
-from tests.trials.test_trial_engine import _tune_fakes
-
-
-FAKES = _tune_fakes()  # the tune tests' recorded summaries and fake backend
+from tests.tune import tune_fakes as FAKES  # the tune tests' recorded summaries and fake backend
 
 
 def measured(settings: RunSettings, ms: float, **extra) -> dict:

@@ -263,3 +263,38 @@ def test_without_a_steady_target_every_pair_is_full_length_and_any_window_counts
                                                    seconds=0.05), None))
     assert not any(r.planned.settings.speed_only for r in trial.runs) and len(trial.runs) == 4
     assert verdict.speed.replicates == 2 and verdict.speed.verdict != "not enough measurement"
+
+
+def test_a_measured_step_time_sizes_the_next_pair_even_when_the_first_pairs_wall_time_says_otherwise():
+    """A script at 26 steps per call: the first pair's runs (a few calls) never settled, so pair 2 was sized from
+    their wall time per step (tracing included: 14 ms for a 0.4 ms step) and measured too little steady state.
+    Pair 3 kept the same length, because the median of that estimate and pair 2's measured step was the
+    estimate: a second pair lost. Pair 3 is now sized from the step pair 2 measured."""
+    a = RunSettings("script.py", batch_size=64, steps=150)
+    trial = Trial(a, a.with_(batch_size=128, steps=75), SpeedRule(3, 6, steady_s=3.0), share_process=False)
+    for _ in range(2):  # pair 1: too short to settle; 14 ms per step of wall time
+        planned = trial.next_run()
+        trial.record(planned, measured(planned.settings, 14.0, steady_from=None, windows=0), None)
+    for _ in range(2):  # pair 2: sized from the wall time, settles, measures a 0.4 ms step but only 0.25 s of it
+        planned = trial.next_run()
+        assert planned.replicate == 2 and planned.settings.speed_only
+        assert planned.settings.steps * 0.4 / 1000 < 1.0  # far too short for 3 s at the real step time
+        trial.record(planned, measured(planned.settings, 0.4, steady_from=27, seconds=0.25), None)
+    planned = trial.next_run()
+    assert planned.replicate == 3
+    # 3 s at 0.4 ms is 7,500 steps; before, pair 3 was as long as pair 2 (the wall time's median)
+    assert planned.settings.steps >= 3.0 * 1000 / 0.4, planned.settings.steps
+
+
+def test_a_verdict_says_how_many_pairs_ran_but_measured_too_little_to_count():
+    """The script tune's batch-128 rung ran 6 pairs and printed "1.76× [0.74, 4.22] over 3 replicate pairs":
+    pairs 1-3 measured too little steady state to count, and nothing said so."""
+    rule = SpeedRule(3, 6, steady_s=3.0)
+    a = [None, 150_000.0, 150_000.0, 156_000.0, 139_000.0, 223_000.0]
+    b = [None, None, None, 219_000.0, 339_000.0, 358_000.0]
+    verdict = rule.verdict(a, b)
+    assert verdict.replicates == 3
+    assert verdict.text().endswith("over 3 replicate pairs (3 more pairs measured too little steady state to "
+                                   "count)"), verdict.text()
+    every = rule.verdict(a[3:], b[3:])  # all counted: nothing to add
+    assert "too little" not in every.text()

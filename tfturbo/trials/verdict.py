@@ -103,7 +103,8 @@ class SpeedVerdict:
     a_samples_per_s: float | None = None  # geometric means over the replicates
     b_samples_per_s: float | None = None
     # with NOT_ENOUGH: what would be enough (longer runs, more pairs); NOT_APPLIED: why, what would enable it;
-    # NO_CHANGE: why the trial stopped before its maximum (`SpeedRule.futility_note`), shown after the interval
+    # NO_CHANGE: why the trial stopped before its maximum (`SpeedRule.futility_note`), shown after the interval;
+    # with any measured verdict also how many pairs ran but measured too little to count
     note: str = ""
 
     def text(self) -> str:
