@@ -306,8 +306,9 @@ class RunPlots(QWidget):
 
     def _lay_out(self, with_scale: bool) -> None:
         """The plots in the grid, row by row; without the loss-scale plot the last row's plot takes its room."""
-        shown = [self.step_plot, self.loss_plot, self.val_plot] + ([self.scale_plot] if with_scale else [])
-        for widget in (self.step_plot, self.loss_plot, self.val_plot, self.scale_plot):
+        every = (self.step_plot, self.loss_plot, self.val_plot, self.scale_plot)
+        shown = list(every if with_scale else every[:3])
+        for widget in every:
             self.grid.removeWidget(widget)
         self.scale_plot.setVisible(with_scale)
         columns = self.columns
@@ -317,8 +318,9 @@ class RunPlots(QWidget):
             self.grid.addWidget(widget, i // columns, i % columns, 1, span)
         # rows and columns share the room equally: by size hints alone, with the loss-scale plot shown, the
         # step-time row got its 110 px minimum and the training-loss column its 160 px, at 1400x900
-        for row in range(math.ceil(4 / columns)):
-            self.grid.setRowStretch(row, 1 if row < math.ceil(len(shown) / columns) else 0)
+        rows = math.ceil(len(shown) / columns)
+        for row in range(math.ceil(len(every) / columns)):
+            self.grid.setRowStretch(row, 1 if row < rows else 0)
         for column in range(columns):
             self.grid.setColumnStretch(column, 1)
 

@@ -158,7 +158,7 @@ class SpeedRule:
         ratio, ci = replicate_ratio_ci(ratios, self.levels[1])
         verdict = speed_verdict_of(ci)
         # the pairs run but not counted are said, so "over 3 replicate pairs" never hides three more that ran
-        uncounted = len(list(zip(a_rates, b_rates))) - len(ratios)
+        uncounted = min(len(a_rates), len(b_rates)) - len(ratios)
         notes = [self.futility_note(ratios) if verdict == NO_CHANGE else "",
                  f"{counted(uncounted, 'more pair')} measured too little steady state to count" if uncounted else ""]
         note = "; ".join(n for n in notes if n)

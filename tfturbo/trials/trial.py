@@ -232,11 +232,9 @@ def speed_steps(summaries: list[dict[str, Any]], steady_s: float, per_call: int 
     length, so the next one trains at least twice as long). Step time: the
     median of the runs' median steady steps, else (nothing steady yet) their
     wall time per step, which over-estimates it and errs towards shorter runs
-    the next calibration lengthens. A wall-time estimate never outvotes a
-    measured step: on a script at 26 steps per call, the first pair's runs
-    (3 and 6 calls, never steady) put 14 ms on a 0.4 ms step, and the median
-    of that and pair 2's measured step kept pair 3 as short as pair 2, a pair
-    lost to too little steady state. None: no completed run to size from.
+    the next calibration lengthens; once any run measured a step, the
+    wall-time estimates are dropped (14 ms against a measured 0.4 ms kept a
+    script's pair 3 too short to count). None: no completed run to size from.
     """
     warmups, steady_ms, wall_ms = [], [], []
     for s in summaries:
