@@ -303,7 +303,11 @@ class Profile:
         from .runfiles import read_json
 
         path = Path(run_dir) / FILE
-        if not path.exists():
+        try:
+            found = path.exists()
+        except OSError:  # a name no folder can have (too long): no such run
+            found = False
+        if not found:
             return cls.unavailable("this run captured no profile (trial replicates run without the profiler, "
                                    "or the window was turned off)")
         warnings: list[str] = []

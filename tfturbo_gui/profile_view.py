@@ -43,12 +43,20 @@ def rung_profile(session, rung) -> tuple[prof.Profile, Path | None]:
 
 def reference_profile(session, rung) -> tuple[prof.Profile, str]:
     """What a rung's profile is compared with: its trial's pair-1 reference run, profiled in the same minutes
-    (a busier machine weighs on both alike), else the baseline's own run; with the words for it."""
+    (a busier machine weighs on both alike), else the profile of the configuration it was measured against
+    (its own rung's: a paired trial trains no A the full length), else the baseline's own run; with the words
+    for it."""
     trial = session.trial_of(rung)
     if trial is not None:
         ref, _ = prof.find([r.run_dir for r in trial.runs if r.planned.arm == "a" and r.planned.replicate == 1])
         if ref.available:
             return ref, f"its reference ({trial.a.label()}, measured beside it)"
+    against = next((r for r in session.study.rungs if r.name == rung.compared_with), None) \
+        if session.study is not None and rung is not None else None
+    if against is not None and against is not session.baseline:
+        ref, _ = rung_profile(session, against)
+        if ref.available:
+            return ref, f"its reference ({against.settings.label()}, profiled in its own step)"
     return rung_profile(session, session.baseline)[0], "the baseline"
 
 

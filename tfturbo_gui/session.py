@@ -360,7 +360,8 @@ class WizardSession:
         """What would decide `rung`'s inconclusive accuracy (None: its verdict needs none)."""
         if rung is None or self.study is None:
             return None
-        return for_rung(self.study.path, rung, self.engine.opts.tolerance)
+        base = self.study.baseline
+        return for_rung(self.study.path, rung, self.engine.opts.tolerance, base.run if base else None)
 
     def can_rejudge(self, rung: Rung | None) -> bool:
         """The rung's verdict may be judged again (`StudyEngine.rejudge_refused`): it is the last one judged and no
@@ -430,8 +431,9 @@ class WizardSession:
 
     def first_pair(self, rung: Rung) -> dict[str, tuple[RunData, RunSettings]]:
         """The first pair of `rung`'s trial, arm ("b": the rung's own run, "a": its reference) -> (its data, its
-        settings): the full-length runs with validation the accuracy verdict compared. The live runs of this
-        session, else read back from their run directories (a continued study); an arm not on disk is left out."""
+        settings): the full-length runs with validation the accuracy verdict compared — for a trial that trained
+        no A the full length, the baseline run B was judged against. The live runs of this session, else read
+        back from their run directories (a continued study); an arm not on disk is left out."""
         pair: dict[str, tuple[RunData, RunSettings]] = {}
         own = self.data_of(rung)
         if own is not None:
@@ -448,6 +450,9 @@ class WizardSession:
                 self.reference_data[rung.name] = (RunData.from_record(record), settings)
         if rung.name in self.reference_data:
             pair["a"] = self.reference_data[rung.name]
+        elif self.baseline is not None and rung is not self.baseline and self.data_of(self.baseline) is not None:
+            # a paired trial trains no A the full length: its gate judged B against the baseline run
+            pair["a"] = (self.data_of(self.baseline), self.baseline.settings)
         return pair
 
     def rung_path(self, rung: Rung) -> Path:

@@ -43,10 +43,11 @@ def test_a_continued_study_replays_its_runs_on_every_page(qtbot, continued):
         page = window.pages[index]
         rung = next(r for r in rungs if r.name == name)
         assert page.rung is rung and page.status == status
-        # the trial's first pair, both arms, each named by its configuration and arm, the page's own first
+        # the runs the accuracy gate compared, each named: the page's own full-length run first, then the
+        # baseline run it was judged against (a paired trial trains no A the full length)
         own, reference = page.plots.legend_shown()
-        assert own == f"{rung.settings.label()} (b1)" and reference.startswith("reference ") \
-            and reference.endswith("(a1)"), (own, reference)
+        assert own == f"{rung.settings.label()} (b1)" and \
+            reference == f"reference {window.session.baseline.settings.label()} (the baseline run)", (own, reference)
         lengths = page.plots.plotted_lengths()
         assert all(n > 0 for n in lengths["step_ms"]) and len(lengths["step_ms"]) == 2
         assert all(n > 0 for n in lengths["val"]), lengths  # the validation points the runs recorded

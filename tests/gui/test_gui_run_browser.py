@@ -119,9 +119,9 @@ def runs(browser) -> list:
 def test_a_study_opens_with_each_rungs_own_run_ticked_and_the_replicates_listed(qtbot, study):
     browser = open_browser(qtbot, study, (1280, 800))
     items = runs(browser)
-    assert len(items) == 28
+    assert len(items) == 32
     ticked = [i.text(0) for i in items if i.checkState(0) == Qt.CheckState.Checked]
-    assert ticked == LADDER  # what the wizard's Compare page shows, not 28 tangled curves
+    assert ticked == LADDER  # what the wizard's Compare page shows, not 32 tangled curves
     assert browser.compare.plots.legend_shown() == LADDER
     assert [row.name for row in browser.compare.rows] == LADDER
     replicate = next(i for i in items if i.text(0) == "03-xla.b2")

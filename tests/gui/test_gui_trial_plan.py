@@ -21,13 +21,14 @@ def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study
     measure_baseline(qtbot, window)
     page = start_page_trial(qtbot, window, 2)
     note = page.plan_note
-    assert note.isVisible() and note.text().startswith("Pair 1 of 2–3")
-    # issue 22: during the first pair the time left comes from the baseline's measured run (the trial has none yet)
-    assert re.search(r"^Pair 1 of 2–3 · about \d+ (s|min \d\d s) left", note.text()), note.text()
-    assert "Plan: 2–3 pairs (4–6 runs)" in note.text()
-    # pair 2: the trial has measured a pair, so it estimates the rest; the study's stages after this one too
-    qtbot.waitUntil(lambda: note.text().startswith("Pair 2 of 2–3"), timeout=60_000)
-    assert re.search(r"^Pair 2 of 2–3.* · about \d+ (s|min \d\d s) left", note.text()), note.text()
+    # first B's full-length run, the accuracy gate's; its time left from the baseline's measured run (the trial
+    # has none yet)
+    assert note.isVisible() and note.text().startswith("Full-length run for the accuracy gate (then 2–3 speed pairs)")
+    assert re.search(r"^Full-length run .* · about \d+ (s|min \d\d s) left", note.text()), note.text()
+    assert "Plan: 5–7 runs: first B trains" in note.text() and "then 2–3 pairs measure speed only" in note.text()
+    # the first speed pair: the trial has measured B's run, so it estimates the rest; the study's stages too
+    qtbot.waitUntil(lambda: note.text().startswith("Pair 1 of 2–3"), timeout=60_000)
+    assert re.search(r"^Pair 1 of 2–3.* · about \d+ (s|min \d\d s) left", note.text()), note.text()
     # a speed-only pair validates nothing: its empty validation plot says so
     assert page.plots.val_plot._title_text == "No validation in a speed-only pair"
     rest = remaining(window.session.engine)
@@ -40,5 +41,5 @@ def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study
     # issue 22: stopped during a speed-only pair, the page shows the trial's first pair — the full-length runs
     # with validation the accuracy verdict compared — not the stopped pair, whose validation plot was empty
     own, reference = page.plots.legend_shown()
-    assert own.endswith("(b1)") and reference.startswith("reference ") and reference.endswith("(a1)")
+    assert own.endswith("(b1)") and reference.startswith("reference ") and reference.endswith("(the baseline run)")
     assert all(n > 0 for n in page.plots.plotted_lengths()["val"]), page.plots.plotted_lengths()

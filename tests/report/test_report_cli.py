@@ -41,12 +41,12 @@ def test_compare_of_replicated_runs_gives_intervals_and_verdicts(study):
     proc = run_cli("compare", str(study), "--json")
     assert proc.returncode == 0, proc.stderr
     rows = {r["name"]: r for r in json.loads(proc.stdout)["runs"]}
-    assert len(rows) == 25
+    assert len(rows) == 29
     assert rows["03-xla"]["verdict"] == rows["03-xla.b2"]["verdict"] == "faster"
     assert rows["02-mixed_bfloat16"]["verdict"] == "slower"
     lo, hi = rows["04-larger_batch"]["speedup_ci95"]
     assert rows["04-larger_batch"]["verdict"] == "faster" and 1.0 < lo <= rows["04-larger_batch"]["speedup"] <= hi
-    assert rows["03-xla.a1"]["verdict"] == "same settings"  # an A run of a trial: the baseline's own settings
+    assert rows["03-xla.a2"]["verdict"] == "same settings"  # an A run of a trial: the baseline's own settings
 
 
 def test_compare_json_and_baseline_choice(study):

@@ -177,10 +177,11 @@ def test_one_run_of_each_claims_no_memory_change(study):
 def test_replicate_runs_are_measurements_of_their_trial_not_rungs(study, report_text):
     data = gather(study)
     assert [r.name for r in data.rungs] == RUNGS
-    assert len(list((study / RUNS_DIR).iterdir())) == 1 + 4 * 6  # the baseline and 3 pairs of each trial
+    # the baseline, and of each trial B's full-length run (the accuracy gate's) and 3 speed pairs
+    assert len(list((study / RUNS_DIR).iterdir())) == 1 + 4 * 7
     text = flat(report_text)
-    assert not any(f"{name}.{arm}" in text for name in RUNGS for arm in ("a1", "a2", "a3", "b2", "b3"))
-    assert "Runs measured 25 in all; replicate pairs: 02-mixed_bfloat16 3, 03-xla 3, 04-larger_batch 3, " \
+    assert not any(f"{name}.{arm}" in text for name in RUNGS for arm in ("a2", "a3", "a4", "b2", "b3", "b4"))
+    assert "Runs measured 29 in all; replicate pairs: 02-mixed_bfloat16 3, 03-xla 3, 04-larger_batch 3, " \
            "05-confirmation 3" in text
 
 
@@ -188,8 +189,9 @@ def test_appendix_states_the_design(study, report_text):
     text = flat(report_text)
     designs = {name: e["design"] for name, e in ladder(study).items() if e.get("design") and name != "01-baseline"}
     design = designs["03-xla"]
-    assert design.startswith("3 replicate pairs, each an A and a B run in one process from the second pair on, "
+    assert design.startswith("3 replicate pairs, each an A and a B run in one process, "
                              "alternating AB/BA")  # the paired replicates (docs/ARCHITECTURE.md)
+    assert "Before the pairs, B's first run trained" in design and "for the accuracy gate only" in design
     # every trial's count, not the first one's (issue 22: "4 replicate pair(s)" for trials of 4, 6, 5, 3 pairs)
     shown = design.replace("3 replicate pairs", "3 replicate pairs per trial (each row gives its own)", 1)
     steady = sorted({int(re.search(r"measuring about (\d+) s", d).group(1)) for d in designs.values()})
@@ -631,7 +633,8 @@ def test_the_validation_plot_draws_the_runs_the_accuracy_gate_compared(study):
     every = {r.name: r for r in load_study_runs(study).runs}
     gate = _plotted_runs(data.baseline, data.tuned, data.rungs, every, validated=True)
     trial = data.tuned.headline.trial
-    assert [record.name for _, record, _ in gate] == [f"{trial}.a1", trial]
+    # B's full-length run and the run it was judged against: the baseline's (the trial trained no A that long)
+    assert [record.name for _, record, _ in gate] == ["01-baseline", trial]
     [validation] = [p for p in data.plots if p.title.startswith("Validation")]
     assert [c.label for c in validation.curves] == [label for label, _, _ in gate]
     assert all(label.endswith("(the accuracy gate's run)") for label, _, _ in gate)

@@ -8,6 +8,7 @@ right whatever the steady target.
 
 from __future__ import annotations
 
+import json
 import math
 
 from tfturbo import findings as F
@@ -15,7 +16,7 @@ from tfturbo.report.model import LadderRow, _outcome
 from tfturbo.report.pdf import _speedup
 from tfturbo.settings import RunSettings
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import Trial, run_trial
+from tfturbo.trials.trial import PlannedPair, Trial, run_trial
 from tfturbo.trials.verdict import FASTER, NOT_APPLIED
 from tfturbo.tune import levers
 from tfturbo.tune.engine import TuneOptions
@@ -151,13 +152,18 @@ def test_the_shortfall_says_what_each_replicate_needs_whatever_the_steady_target
         note = verdict.speed.note
         assert needs in note and "0.0 s" not in note, (rule.steady_s, note)
         assert "longer runs" in note and "more pairs (at most 2)" in note
-    # too few pairs, none short: the count of pairs, not a floor
-    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6))
-    for _ in range(2):
-        planned = trial.next_run()
-        trial.record(planned, measured(planned.settings, 100.0), None)
-    trial.stop()
-    assert trial.shortfall() == "1 of the 3 replicate pairs the verdict needs was measured: run 2 more pairs"
+    # too few pairs, none short: the count of pairs, not a floor; a paired trial's full-length runs are the
+    # accuracy gate's and no speed pair: A1, B1, then one paired process
+    for share, calls in ((False, 2), (True, 3)):
+        trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6), share_process=share)
+        for _ in range(calls):
+            planned = trial.next_run()
+            if isinstance(planned, PlannedPair):
+                trial.record(planned, [measured(r.settings, 100.0) for r in planned.runs], [None, None])
+            else:
+                trial.record(planned, measured(planned.settings, 100.0), None)
+        trial.stop()
+        assert trial.shortfall() == "1 of the 3 replicate pairs the verdict needs was measured: run 2 more pairs"
 
 
 def test_a_run_with_too_few_windows_says_how_much_it_measured():
@@ -182,9 +188,11 @@ def test_a_trial_s_reference_replicates_write_no_model_and_a_confirmation_profil
     argv = {a[a.index("--out") + 1].split("/")[-1]: a for c, a in backend.calls if c == "run"}
     baseline, xla = "01-baseline", next(r.name for r in study.rungs if r.name.endswith("xla"))
     assert "--no-model" not in argv[baseline] and "--no-model" not in argv[xla]  # their models are the record's
-    assert "--no-model" in argv[f"{xla}.a1"]  # the reference replicate: the baseline's configuration again
-    assert all("--no-model" in a or "--speed-only" in a for name, a in argv.items() if name.endswith(("a2", "b2")))
+    # paired: B's full-length run is the gate's, judged against the baseline run; A's would serve nothing
+    assert f"{xla}.a1" not in argv and not any(name.endswith(".a1") for name in argv)
+    pairs = [json.loads(arm) for c, a in backend.calls if c == "run-pair" for arm in a[1::2] if arm.startswith("[")]
+    assert pairs and all("--speed-only" in arm for arm in pairs)  # speed-only: no validation, no saved model
     profiled = {name for name, a in argv.items() if "--profile" not in a}  # the default window: profiled
     confirmation = [name for name in argv if "confirmation" in name]
-    assert baseline in profiled and xla in profiled and f"{xla}.a1" in profiled
+    assert baseline in profiled and xla in profiled
     assert confirmation and not profiled & set(confirmation)

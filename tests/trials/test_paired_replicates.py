@@ -67,7 +67,8 @@ def test_workload_trials_pair_later_replicates_and_scripts_or_process_wide_setti
             # the figure the design words, recorded as a number (the report reads it, not the words)
             assert verdict.steady_s == 3.0 and steady_words(3.0) in verdict.design
             assert TrialVerdict.from_dict(verdict.to_dict()).steady_s == 3.0
-    assert kinds["policy"] == ["PlannedRun", "PlannedRun", "PlannedPair", "PlannedPair"]
+    # the gate's two full-length runs (no external accuracy reference: A's own runs are it), then 3 speed pairs
+    assert kinds["policy"] == ["PlannedRun", "PlannedRun", "PlannedPair", "PlannedPair", "PlannedPair"]
     assert kinds["autoclustering"] == kinds["script"] == ["PlannedRun"] * 6
 
 
@@ -82,7 +83,7 @@ def test_each_arm_measures_as_long_as_the_process_spends_outside_its_windows():
     overhead = (20 - 3 - trial._validation_s(trial.runs[0])) + (22 - 3 - trial._validation_s(trial.runs[1]))
     assert pair.steady_s == pytest.approx(STEADY_PER_OVERHEAD * overhead / 2)
     assert f"{pair.steady_s:.0f} s of steady state per arm (the two arms together as long as" in trial.plan().text()
-    assert trial.progress_text().startswith("pair 2 of 3–6: A and B in one process")
+    assert trial.progress_text().startswith("pair 1 of 3–6: A and B in one process")  # the first speed pair
     # the paired process itself: 30 s with 2 × 8 s steady → 14 s of overhead → 7 s per arm from now on
     trial.record(pair, [{**summary(r.settings, 1000.0, steady_s=8.0), "process_s": p}
                         for r, p in zip(pair.runs, (29.5, 30.0))], [None, None])

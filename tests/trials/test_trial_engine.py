@@ -175,14 +175,16 @@ def test_a_trial_whose_runs_never_reach_a_steady_state_ends_within_its_maximum()
 
 def test_a_trial_stopped_after_its_first_pair_gives_no_ratio():
     a = RunSettings("builtin:fake", batch_size=64)
-    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6))
-    for _ in range(2):
-        planned = trial.next_run()
-        trial.record(planned, measured(planned.settings, 80.0 if planned.arm == "b" else 100.0), None)
-    trial.stop()
-    verdict = trial.verdict()
-    assert verdict.speed.verdict == "not enough measurement" and not verdict.kept
-    assert "1 of the 3 replicate pairs" in verdict.speed.note and "inf" not in verdict.reason
+    # in their own processes pair 1 counts for speed; paired, the first pair is the accuracy gate's only
+    for share, counted_pairs in ((False, "1 of the 3 replicate pairs"), (True, "0 of the 3 replicate pairs")):
+        trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6), share_process=share)
+        for _ in range(2):
+            planned = trial.next_run()
+            trial.record(planned, measured(planned.settings, 80.0 if planned.arm == "b" else 100.0), None)
+        trial.stop()
+        verdict = trial.verdict()
+        assert verdict.speed.verdict == "not enough measurement" and not verdict.kept
+        assert counted_pairs in verdict.speed.note and "inf" not in verdict.reason
 
 
 def test_later_pairs_measure_speed_only_sized_for_the_steady_seconds():
@@ -217,27 +219,28 @@ def test_a_batch_trials_plan_states_each_arms_samples_exactly():
     are not a whole number of B's batches (batch 128), the words say what each arm trains."""
     a = RunSettings("script.py", batch_size=50, steps=96)
     text = Trial(a, a.with_(batch_size=100), SpeedRule(3, 6, steady_s=3.0)).plan().text()
-    assert "the first trains 96 steps of A, 48 of B (4,800 samples each at batch 50 and 100)" in text, text
+    assert "first A and B each train 96 steps of A, 48 of B (4,800 samples each at batch 50 and 100)" in text, text
     odd = Trial(a, a.with_(batch_size=128), SpeedRule(3, 6, steady_s=3.0)).plan().text()
-    assert ("the first trains 96 steps of A (4,800 samples at batch 50), 38 of B (4,864 samples at batch 128: "
+    assert ("first A and B each train 96 steps of A (4,800 samples at batch 50), 38 of B (4,864 samples at batch 128: "
             "the nearest whole number of its batches) with validation") in odd, odd
     even = RunSettings("script.py", batch_size=50, steps=100)  # 20-step intervals: B's 10 steps are exact
     text = Trial(even, even.with_(batch_size=100), SpeedRule(3, 6, steady_s=3.0)).plan().text()
-    assert "the first trains 100 steps of A, 50 of B (5,000 samples each at batch 50 and 100)" in text, text
+    assert "first A and B each train 100 steps of A, 50 of B (5,000 samples each at batch 50 and 100)" in text, text
     same = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6, steady_s=3.0)).plan().text()
-    assert "the first trains 96 steps with validation" in same
+    assert "first A and B each train 96 steps with validation" in same
 
 
 def test_the_accuracy_gate_uses_only_the_runs_that_validated():
     a = RunSettings("builtin:fake", batch_size=64, steps=300)
     trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 3))
-    jitter = iter([1.0, 1.02, 0.98, 1.01, 0.99, 1.0])
+    jitter = iter([1.0, 1.02, 0.98, 1.01, 0.99, 1.0, 1.01, 0.99])
 
     def execute(planned):
         return measured(planned.settings, (80.0 if planned.arm == "b" else 100.0) * next(jitter)), None
 
     verdict = run_trial(trial, execute)
-    assert [r.planned.settings.speed_only for r in trial.runs] == [False, False, True, True, True, True]
+    # the gate's two full-length runs, then the three speed pairs (paired: each one process)
+    assert [r.planned.settings.speed_only for r in trial.runs] == [False, False] + [True] * 6
     assert verdict.speed.verdict == FASTER and verdict.speed.replicates == 3
     assert "speed only" in verdict.design
 

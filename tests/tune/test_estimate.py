@@ -27,14 +27,15 @@ FULL = 31.0  # a first-pair process: as long as the baseline's (full length, val
 SPEED = (31.0 - 6.2) + 1.4 + 3.0  # a speed-only run: the start-up outside fit(), its warm-up, 3 steady seconds
 
 
-def engine(trials: dict, stages: int = 2) -> SimpleNamespace:
-    """What the estimate reads of a StudyEngine: its trials, baseline, rule, and the stages not begun."""
+def engine(trials: dict, stages: int = 2, share_process: bool = False) -> SimpleNamespace:
+    """What the estimate reads of a StudyEngine: its trials, baseline, rule, whether its runs may share a process
+    (paired trials), and the stages not begun."""
     lever = SimpleNamespace(title="XLA compilation", confirms=False,
                             candidates=lambda policy: [SimpleNamespace(skipped_reason=None)])
     confirm = SimpleNamespace(title="Re-measure & compare", confirms=True, candidates=lambda policy: [])
     return SimpleNamespace(trials=trials, baseline=SimpleNamespace(summary=BASELINE), policy=object(),
                            best=object(), opts=SimpleNamespace(speed_rule=lambda: RULE),
-                           stages_left=lambda: [lever, confirm][:stages])
+                           stages_left=lambda: [lever, confirm][:stages], share_process=share_process)
 
 
 def first_pair_trial() -> Trial:
@@ -84,3 +85,21 @@ def test_without_steady_seconds_every_pair_is_a_full_length_run():
     study.opts = SimpleNamespace(speed_rule=lambda: full)
     (stage,) = remaining(study)
     assert stage.low_s == pytest.approx(4 * FULL) and stage.high_s == pytest.approx(6 * FULL)
+
+
+def test_a_paired_trial_costs_bs_full_length_run_and_its_speed_pairs():
+    """Where the arms share a process (a study's default), B alone trains the full length (the accuracy gate,
+    judged against the baseline run) and every pair after it counts for speed: full + 2 × P × speed."""
+    a = RunSettings("builtin:fake", batch_size=64, steps=300)
+    trial = Trial(a, a.with_(jit_compile=True), RULE, accuracy_reference=[(BASELINE, None)])
+    assert trial.gate_arms() == ("b",) and trial.plan().min_runs == 7
+    study = engine({"03-xla": trial}, share_process=True)
+    low, high = trial_remaining(study, trial)
+    assert low == pytest.approx(FULL + 6 * SPEED) and high == pytest.approx(FULL + 12 * SPEED)
+    assert progress_text(study, trial).startswith("full-length run for the accuracy gate (then 3–6 speed pairs) · ")
+    stages = remaining(study)
+    assert stages[0].low_s == pytest.approx(FULL + 6 * SPEED)
+    full_run(trial, 40.0)  # B's run ended: the first speed pair is next, the trial's own estimate takes over
+    planned = trial.next_run()
+    assert planned.replicate == 2 and trial.progress_text().startswith("pair 1 of 3–6: A and B in one process")
+    assert trial_remaining(study, trial) == trial.estimate_remaining_s() is not None

@@ -113,7 +113,8 @@ class FakeBackend:
             self.on_run(settings)
         doc = self.run_summary(settings)
         doc = {**doc, "settings": {**settings.to_dict(), "batch_size": settings.batch_size or 64}}
-        if doc.get("status") == "completed" and "--out" in argv:  # the per-example file the accuracy gate pairs
+        if doc.get("status") == "completed" and "--out" in argv and not settings.speed_only:
+            # the per-example file the accuracy gate pairs (a speed-only run does not validate)
             every = settings.effective_val_every()
             paired = write_paired(argv[argv.index("--out") + 1], doc.get("validation") or [],
                                   settings.batch_size or 64, steps=list(range(every, settings.steps + 1, every)),

@@ -545,8 +545,9 @@ def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: li
         names = trial.rung.replicates
         base_batch = baseline.row.batch_size if baseline and baseline.row else None
         tuned_batch = tuned.row.batch_size if tuned.row else None
-        if validated:
-            a, b = all_records.get(f"{trial.name}.a1"), all_records.get(trial.name)
+        if validated:  # B's full-length run against A's, or the baseline run when the trial trained no A that long
+            a = all_records.get(f"{trial.name}.a1") or (all_records.get(baseline.name) if baseline else None)
+            b = all_records.get(trial.name)
             words = ("the accuracy gate's run", "the accuracy gate's run")
         else:
             found = _median_pair(trial.name, names, all_records)
@@ -805,7 +806,8 @@ def gather(study_dir: str | Path) -> ReportData:
         scaling=scaling if scaling is not None and scaling.points else None,
         changes=_changes(tuned, baseline, recommended),
         way_forward=[(r.name, w.lines()) for r in study.rungs
-                     if (w := for_rung(study_dir, r, Tolerance.from_dict((study.options or {}).get("tolerance")))) is not None],
+                     if (w := for_rung(study_dir, r, Tolerance.from_dict((study.options or {}).get("tolerance")),
+                                       study.baseline.run if study.baseline else None)) is not None],
         accuracy_rules=[(r.name, text) for r in study.rungs if r.decision is not None
                         and (text := r.decision.rule_text())],
         time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),

@@ -69,7 +69,12 @@ def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
     for rung in rungs:
         if rung is baseline or rung is tuned:
             continue
+        # what the rung changed: its trial's pair-1 reference, else the run of the configuration it was measured
+        # against (profiled in its own trial: a paired trial trains no A the full length), else the baseline's
         paired = prof.Profile.load(prof.reference_dir(runs / rung.name))
+        against = getattr(rung.rung, "compared_with", None)
+        if not paired.available and against:
+            paired = prof.Profile.load(runs / against)
         change = prof.compare(paired if paired.available else base, prof.Profile.load(runs / rung.name))
         if change is not None:
             data.tried.append((rung.row.label if rung.row else rung.name, change))

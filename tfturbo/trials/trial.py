@@ -17,13 +17,19 @@ where whole steps allow (`equal_samples`), so the accuracy gate compares them
 at equal samples seen. The pairs after it
 measure speed only (`speed_only`: no validation, no saved model), each arm's
 length calibrated from its own runs so far — its warm-up plus `rule.steady_s`
-seconds of steady state — as pyperf and Criterion size their loops. Where the
-arms can share a process (`settings.can_share_process`), each pair after the
-first is instead ONE process measuring both arms in interleaved blocks
+seconds of steady state — as pyperf and Criterion size their loops.
+
+Where the arms can share a process (`settings.can_share_process`), the trial
+is `paired`: its full-length runs are the accuracy gate's only (B's alone when
+B is judged against an external reference run, the ladder's baseline: A's
+would serve nothing), and the speed verdict is taken from the speed pairs
+after them, each ONE process measuring both arms in interleaved blocks
 (`PlannedPair`, `run-pair`), the two arms together aiming at as many steady
 seconds as the process spends on everything else (`STEADY_PER_OVERHEAD`), each
-at least `rule.steady_s`. A trial always
-ends within `rule.max_pairs` pairs, whatever its runs measured.
+at least `rule.steady_s`. A ratio of two separate full-length runs was 2.3×
+noisier than a paired one and the outlier that ran trials to their maximum
+or hid a real difference (benchmarks/RESULTS.md §5). A trial always ends
+within `rule.max_pairs` speed pairs, whatever its runs measured.
 """
 
 from __future__ import annotations
@@ -278,22 +284,28 @@ def full_length_words(a_steps: int, b_steps: int, a_batch: int | None, b_batch: 
 class TrialPlan:
     """What a trial intends to measure (`Trial.plan()`), for the front ends to announce."""
 
-    min_pairs: int
+    min_pairs: int  # speed pairs: the pairs whose ratios the speed verdict is taken from
     max_pairs: int
     steady_s: float  # steady-state seconds each replicate aims at (0: every pair trains the full length)
-    full_steps: tuple[int, int]  # (A, B) steps of the first pair, which validates for the accuracy gate
+    full_steps: tuple[int, int]  # (A, B) steps of the full-length runs, which validate for the accuracy gate
     speed_steps: tuple[int | None, int | None]  # (A, B) steps of the speed-only pairs (None: not sized yet)
-    paired: bool = False  # pairs 2..N: both arms in one process, in interleaved blocks (`PlannedPair`)
+    paired: bool = False  # the speed pairs: both arms in one process, in interleaved blocks (`PlannedPair`)
     sized: bool = False  # paired: steady_s is sized from the measured overhead (else the floor, until pair 1 ends)
     batches: tuple[int | None, int | None] = (None, None)  # (A, B) batch sizes, when known
+    gate_arms: tuple[str, ...] = (A, B)  # the arms with a full-length run; paired: before the speed pairs
+
+    @property
+    def gate_runs(self) -> int:
+        """Full-length runs that are not a speed pair (paired: the accuracy gate's; else 0, pair 1 counts)."""
+        return len(self.gate_arms) if self.paired else 0
 
     @property
     def min_runs(self) -> int:
-        return 2 * self.min_pairs
+        return self.gate_runs + 2 * self.min_pairs
 
     @property
     def max_runs(self) -> int:
-        return 2 * self.max_pairs
+        return self.gate_runs + 2 * self.max_pairs
 
     def text(self) -> str:
         """One line: "3–6 pairs (6–12 runs): the first trains 300 steps with validation, the others measure
@@ -307,11 +319,11 @@ class TrialPlan:
         if self.paired:
             aim = (f"{self.steady_s:.0f} s of steady state per arm (the two arms together as long as the "
                    f"process's own start-up, builds and warm-ups)" if self.sized else
-                   f"at least {self.steady_s:g} s of steady state per arm, more if the first pair shows the "
+                   f"at least {self.steady_s:g} s of steady state per arm, more if the first runs show the "
                    f"process's start-up, builds and warm-ups take longer")
-            return (f"{pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate) in "
-                    f"two processes; each later pair measures speed only, A and B in one process in interleaved "
-                    f"blocks (ABBA BAAB), aiming at {aim}")
+            gate = "B trains" if self.gate_arms == (B,) else "A and B each train"
+            return (f"{runs} runs: first {gate} {full} with validation (the accuracy gate), then {pairs} measure "
+                    f"speed only, A and B in one process in interleaved blocks (ABBA BAAB), aiming at {aim}")
         sized = ""
         if all(self.speed_steps):
             sa, sb = self.speed_steps
@@ -346,6 +358,10 @@ class Trial:
     # (the levers' words, `tune.levers.effect_check`): asked of B's first run, and the trial stops there if it says
     not_in_effect: Callable[[dict[str, Any]], str | None] | None = None
     profile_first_pair: bool = True  # False: both configurations were profiled before (the confirmation's)
+    # summaries of A's configuration measured before this trial (its rung's own run): what A's speed-only runs are
+    # sized from while the trial has run no A of its own (a paired trial judged against an external accuracy
+    # reference runs none before its first speed pair)
+    a_history: list[dict[str, Any]] = field(default_factory=list)
     way_forward: str = ""  # the way forward this trial takes after an inconclusive verdict (`trials.way_forward`)
     runs: list[MeasuredRun] = field(default_factory=list)
     started: float | None = None
@@ -401,8 +417,42 @@ class Trial:
 
     @property
     def paired(self) -> bool:
-        """Pairs 2..N are measured as paired replicates, both arms in one process (`PlannedPair`)."""
+        """The speed pairs are paired replicates, both arms in one process (`PlannedPair`), and only they count
+        for speed: the full-length runs before them are the accuracy gate's."""
         return self.share_process and bool(self.rule.steady_s) and can_share_process(self.a, self.b)
+
+    def gate_arms(self) -> tuple[str, ...]:
+        """The arms with a full-length run (replicate 1), in the order they run. A paired trial whose accuracy is
+        judged against runs of its own (`accuracy_reference`: the ladder's baseline run) trains only B the full
+        length: A's full-length run would be neither the gate's reference nor a speed pair. Else both, AB."""
+        return (B,) if self.paired and self.accuracy_reference is not None else (A, B)
+
+    @property
+    def first_speed_replicate(self) -> int:
+        """The first replicate whose ratio counts for speed: 2 for a paired trial (its speed pairs share a
+        process; a ratio of two separate full-length runs was the outlier that kept trials going), else 1."""
+        return 2 if self.paired else 1
+
+    def speed_pair_number(self, replicate: int) -> int:
+        """The speed pair a replicate is (1-based; 0: a full-length run of the gate that is no speed pair)."""
+        return max(0, replicate - self.first_speed_replicate + 1)
+
+    def _slot(self, index: int) -> tuple[int, str]:
+        """(replicate, arm) of the trial's `index`-th run: the gate's full-length runs, then the pairs, each
+        in its AB/BA order."""
+        gate = self.gate_arms()
+        if index < len(gate):
+            return 1, gate[index]
+        k = index - len(gate)
+        replicate = k // 2 + 2
+        return replicate, self._order(replicate)[k % 2]
+
+    def _runs_through(self, speed_pairs: int) -> int:
+        """How many runs the trial has made once `speed_pairs` speed pairs are complete."""
+        gate = len(self.gate_arms())
+        if self.first_speed_replicate == 1:
+            return 2 * speed_pairs if speed_pairs else 0
+        return gate + 2 * speed_pairs
 
     def speed_steps_of(self, arm: str) -> int | None:
         """Steps of `arm`'s speed-only runs, calibrated on its completed runs so far (None: nothing to size from);
@@ -410,6 +460,9 @@ class Trial:
         if not self.rule.steady_s:
             return None
         done = [r.summary for r in self.runs if r.planned.arm == arm and r.status == COMPLETED and r.summary]
+        if not done and arm == A:  # A's configuration measured before, else B's runs stand in (a cap, not a target)
+            done = [s for s in self.a_history if s] or \
+                [r.summary for r in self.runs if r.planned.arm == B and r.status == COMPLETED and r.summary]
         settings = self.a if arm == A else self.b
         if self.paired:
             target = self.paired_steady_s()
@@ -444,9 +497,10 @@ class Trial:
             return max(0.0, max(max(_process_s(ra), _process_s(rb)) - _steady_s(ra) - _steady_s(rb)
                                 for ra, rb in processes))
         first = [r for r in self.runs if r.planned.replicate == 1 and r.status == COMPLETED]
-        if len(first) < 2:
+        if not first or len(first) < len(self.gate_arms()):
             return None
-        return sum(max(0.0, _process_s(r) - _steady_s(r) - self._validation_s(r)) for r in first)
+        # two processes' worth (two arms' builds and warm-ups), from B's alone when only B trained the full length
+        return sum(max(0.0, _process_s(r) - _steady_s(r) - self._validation_s(r)) for r in first) * 2 / len(first)
 
     def settings_of(self, arm: str, replicate: int = 1) -> RunSettings:
         """The settings of `arm`'s run in pair `replicate`: the first pair full length with validation, the
@@ -464,43 +518,56 @@ class Trial:
         return TrialPlan(self.rule.min_pairs, self.rule.max_pairs, sized or self.rule.steady_s,
                          (self.full_settings(A).steps, self.full_settings(B).steps),
                          (None, None) if paired else (self.speed_steps_of(A), self.speed_steps_of(B)), paired,
-                         sized is not None, (self._batch(A), self._batch(B)))
+                         sized is not None, (self._batch(A), self._batch(B)), self.gate_arms())
 
     def estimate_remaining_s(self) -> tuple[float, float] | None:
         """(at least, at most) seconds of runs left: to the fewest pairs the rule allows (at least the pair under
         way), and to its maximum.
 
-        None before the first pair has completed (nothing to estimate from) and
-        once the trial is decided, (0, 0). Each run still to come is estimated
-        from its arm's runs so far, process start, warm-up and validation
-        included: a speed-only run as the overhead its arm's runs showed (their
-        whole time less their steady measurement) plus its steady seconds.
+        None while nothing of the trial is measured to estimate from (before
+        its full-length runs ended) and once the trial is decided, (0, 0).
+        Each run still to come is estimated from what the trial measured,
+        process start, warm-up and validation included: a paired process as
+        the overhead its trial's processes showed plus its arms' steady
+        seconds; a separate speed-only run as its arm's runs so far.
         """
         if self.next_run() is None:
             return (0.0, 0.0)
-        if len(self.pairs()) < 1 or len(self.runs) < 2:
-            return None
-        per_run = {arm: self._run_estimate(arm) for arm in (A, B)}
-        if None in per_run.values():
-            return None
         done = len(self.runs)
-        def left(pairs: int) -> float:
+        if done < len(self.gate_arms()):
+            return None
+        estimates: dict[tuple[int, str], float] = {}
+        def left(pairs: int) -> float | None:
             total = 0.0
-            for k in range(done, 2 * pairs):
-                replicate = k // 2 + 1
-                total += per_run[self._order(replicate)[k % 2]]  # type: ignore[operator]
+            for k in range(done, self._runs_through(pairs)):
+                replicate, arm = self._slot(k)
+                if (replicate, arm) not in estimates:
+                    one = self._slot_estimate(replicate, arm)
+                    if one is None:
+                        return None
+                    estimates[replicate, arm] = one
+                total += estimates[replicate, arm]
             return total
-        return left(max(self.rule.min_pairs, done // 2 + 1)), left(self.rule.max_pairs)  # the pair begun counts
+        under_way = self.speed_pair_number(self._slot(done)[0])  # the pair begun counts
+        low, high = left(max(self.rule.min_pairs, under_way)), left(self.rule.max_pairs)
+        return (low, high) if low is not None and high is not None else None
 
     def progress_text(self) -> str:
         """Where the trial stands, for a log line or a page: "pair 2 of 3–6 · about 1 min 40 s left (at most
-        3 min 10 s)"; before its first pair only the pair, once decided ""."""
+        3 min 10 s)", or "accuracy run (before the 3–6 speed pairs)" while the gate's full-length runs go;
+        once decided ""."""
         planned = self.next_run()
         if planned is None:
             return ""
         rule = self.rule
         span = f"{rule.min_pairs}–{rule.max_pairs}" if rule.max_pairs > rule.min_pairs else str(rule.min_pairs)
-        text = f"pair {planned.replicate} of {span}"
+        number = self.speed_pair_number(planned.replicate)
+        if number:
+            text = f"pair {number} of {span}"
+        else:
+            gate = self.gate_arms()
+            which = f" {gate.index(planned.arm) + 1} of {len(gate)}" if len(gate) > 1 else ""
+            text = f"full-length run{which} for the accuracy gate (then {span} speed pairs)"
         if isinstance(planned, PlannedPair):
             text += f": {self.label_a} and {self.label_b} in one process"
         left = self.estimate_remaining_s()
@@ -511,6 +578,13 @@ class Trial:
                 text += f" (at most {duration_text(high)})"
         return text
 
+    def _slot_estimate(self, replicate: int, arm: str) -> float | None:
+        """Seconds of the run in `replicate` of `arm` (a paired process: half of it), from what was measured."""
+        if replicate >= 2 and self.paired:  # half a paired process: half its overhead, and its own steady seconds
+            overhead = self.paired_overhead_s()
+            return overhead / 2 + (self.paired_steady_s() or 0.0) if overhead is not None else None
+        return self._run_estimate(arm)
+
     def _run_estimate(self, arm: str) -> float | None:
         runs = [r for r in self.runs if r.planned.arm == arm and r.elapsed_s]
         if not runs:
@@ -520,9 +594,6 @@ class Trial:
             return sorted(r.elapsed_s for r in speed)[len(speed) // 2]  # type: ignore[misc]
         if not self.rule.steady_s:
             return runs[-1].elapsed_s
-        if self.paired:  # its half of a paired process: half the overhead, and its own steady seconds
-            overhead = self.paired_overhead_s()
-            return overhead / 2 + (self.paired_steady_s() or 0.0) if overhead is not None else None
         last = runs[-1]
         overhead = max(0.0, (last.elapsed_s or 0.0) - _steady_s(last) - self._validation_s(last))
         return overhead + self.rule.steady_s
@@ -540,21 +611,27 @@ class Trial:
         return (A, B) if replicate % 2 == 1 else (B, A)
 
     def pairs(self) -> list[tuple[MeasuredRun | None, MeasuredRun | None]]:
-        """(A run, B run) of each replicate so far, in order."""
+        """(A run, B run) of each replicate so far, in order (a gate's B-only replicate: (None, B))."""
+        return [pair for _, pair in self._replicates()]
+
+    def speed_pairs(self) -> list[tuple[MeasuredRun | None, MeasuredRun | None]]:
+        """(A run, B run) of each replicate whose ratio counts for speed (`first_speed_replicate` on)."""
+        return [pair for k, pair in self._replicates() if k >= self.first_speed_replicate]
+
+    def _replicates(self) -> list[tuple[int, tuple[MeasuredRun | None, MeasuredRun | None]]]:
         out: dict[int, list[MeasuredRun | None]] = {}
         for r in self.runs:
             slot = out.setdefault(r.planned.replicate, [None, None])
             slot[0 if r.planned.arm == A else 1] = r
-        return [tuple(out[k]) for k in sorted(out)]  # type: ignore[misc]
+        return [(k, tuple(out[k])) for k in sorted(out)]  # type: ignore[misc]
 
     def next_run(self) -> Planned | None:
-        """The next run to measure — a `PlannedPair` for a paired replicate (pairs 2..N when `paired`) — or None
-        when the trial is decided."""
+        """The next run to measure — a `PlannedPair` for a paired replicate (the speed pairs when `paired`) — or
+        None when the trial is decided."""
         if self._stopped or self._decided():
             return None
         done = len(self.runs)
-        replicate = done // 2 + 1
-        arm = self._order(replicate)[done % 2]
+        replicate, arm = self._slot(done)
         if self._asked is None:
             self._asked = time.monotonic()
         settings = self.settings_of(arm, replicate)
@@ -563,7 +640,8 @@ class Trial:
         if arm == A:  # A's model is its own rung's run's (the baseline's, the kept one's): saved there only
             settings = settings.with_(no_model=True)
         planned = PlannedRun(arm, replicate, settings, self.names(arm, replicate))
-        if done % 2 == 0 and replicate > 1 and self.paired and settings.speed_only:
+        first_of_pair = replicate > 1 and (done == 0 or self._slot(done - 1)[0] != replicate)
+        if first_of_pair and self.paired and settings.speed_only:
             other = self._order(replicate)[1]
             second = PlannedRun(other, replicate, self.settings_of(other, replicate), self.names(other, replicate))
             if second.settings.speed_only:
@@ -599,12 +677,12 @@ class Trial:
     def _decided(self) -> bool:
         if self.change_missing():  # B trained as A: no pair can measure a change
             return True
-        if len(self.runs) % 2 == 1:
-            last = self.runs[-1]
-            return last.status != COMPLETED  # a failed run ends the trial; its pair is never completed
+        done = len(self.runs)
+        if done and self._slot(done)[0] == self.runs[-1].planned.replicate:  # a replicate under way
+            return self.runs[-1].status != COMPLETED  # a failed run ends the trial; its pair is never completed
         if any(r.status != COMPLETED for r in self.runs):
             return True
-        pairs = len(self.runs) // 2
+        pairs = sum(1 for ra, rb in self.speed_pairs() if ra is not None and rb is not None)
         if pairs >= self.rule.max_pairs:  # whatever the runs measured: a trial never runs past its maximum
             return True
         ratios = self._ratios()
@@ -619,7 +697,7 @@ class Trial:
     def _rates(self) -> tuple[list[float | None], list[float | None]]:
         """Each complete pair's A and B throughput; None for a run that measured too little (`rule.rate`)."""
         a_rates, b_rates = [], []
-        for ra, rb in self.pairs():
+        for ra, rb in self.speed_pairs():
             if ra is not None and rb is not None and ra.status == COMPLETED and rb.status == COMPLETED:
                 a_rates.append(self._rate(ra))
                 b_rates.append(self._rate(rb))
@@ -639,7 +717,7 @@ class Trial:
         ratios = self._ratios()
         if len(ratios) >= self.rule.min_pairs:
             return ""
-        short = [(r, why) for r in self.runs if r.status == COMPLETED
+        short = [(r, why) for r in self.runs if r.status == COMPLETED and self.speed_pair_number(r.planned.replicate)
                  and (why := self.rule.shortfall(r.summary)) is not None]
         if short:
             run, why = short[-1]
@@ -701,20 +779,22 @@ class Trial:
         full = full_length_words(self.full_settings(A).steps, self.full_settings(B).steps, self._batch(A),
                                  self._batch(B))
         measured = self.measured_paired_steady_s()
-        paired = measured is not None
-        where = "in one process from the second pair on" if paired else "in their own processes"
+        where = "in one process" if measured is not None else "in their own processes"
         text = (f"{counted(pairs, 'replicate pair')}, each an A and a B run {where}, alternating AB/BA; "
                 f"throughput: the median rate of device-drained windows of the steady state; the speed interval "
                 f"is a Student-t interval across the pairs' ratios, so it includes run-to-run variation, widened "
                 f"for the trial's looks after each pair, so identical settings are called different at most "
                 f"{1 - self.rule.confidence:.0%} of the time; a trial stops early once the verdict is clear or the "
                 f"pairs left could hardly change it. ")
-        if paired:
-            text += (f"The first pair trains {full} with validation, in two processes; each later pair measures "
-                     f"speed only with A and B in one process, in interleaved blocks (ABBA BAAB) so a drift of the "
-                     f"machine falls on both, each arm "
-                     f"{steady_words(measured)} (at least {self.rule.steady_s:g} s; the two "
-                     f"arms together as long as the process's own start-up, builds and warm-ups)")
+        if self.paired:
+            gate = "B's first run trained" if self.gate_arms() == (B,) else "A and B each trained"
+            text += (f"Before the pairs, {gate} {full} with validation, for the accuracy gate only (a ratio of "
+                     f"two separate full-length runs does not count for speed); ")
+            text += (f"each pair measures speed only with A and B in one process, in interleaved blocks (ABBA "
+                     f"BAAB) so a drift of the machine falls on both, each arm {steady_words(measured)} (at least "
+                     f"{self.rule.steady_s:g} s; the two arms together as long as the process's own start-up, "
+                     f"builds and warm-ups)" if measured is not None else
+                     f"each pair measures speed only, sized for {self.rule.steady_s:g} s of steady state each")
         elif self.rule.steady_s and any(r.planned.settings.speed_only for r in self.runs):
             text += (f"The first pair trains {full} with validation; the others measure speed only, sized for "
                      f"{self.rule.steady_s:g} s of steady state each")

@@ -212,7 +212,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
                  label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), share_process=share_process,
                  not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
-                 way_forward=way)
+                 way_forward=way, a_history=[reference.summary] if reference.summary else [])
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:

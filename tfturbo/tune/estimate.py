@@ -5,11 +5,13 @@ The wizard shows it beside a running trial ("Pair 1 of 3–6 · about 3 min left
 40 s · …"), `tfturbo tune` could print it too: both read it from the study
 engine, so the estimate is the engine's, not a page's.
 
-A trial is not 2 × pairs runs of one length. Its first pair trains the full
-length with validation and the profiler, in two processes; each later pair
-measures speed only (one paired process, or two short processes), each arm a
-start-up and warm-up plus its steady seconds. So a trial of P pairs costs
-2 × full + 2 × (P − 1) × speed, with
+A trial is not 2 × pairs runs of one length. Where its arms share a process
+(the study's default), B trains the full length with validation and the
+profiler for the accuracy gate, and each of its P speed pairs is one paired
+process (each arm a start-up and warm-up plus its steady seconds): full +
+2 × P × speed. Where they cannot, its first pair trains the full length in
+two processes and counts for speed, and each later pair is two short
+processes: 2 × full + 2 × (P − 1) × speed, with
 
 - full: the median wall time of the full-length runs the study's trials
   measured, process start included; before one ended, the baseline's own
@@ -97,13 +99,21 @@ def speed_run_s(engine) -> float | None:
     return max(0.0, process - fit) + (_number(base, "warmup_s") or 0.0) + steady
 
 
-def trial_s(engine, pairs: int, done: int = 0) -> float | None:
-    """Seconds of a trial of `pairs` pairs of which `done` runs of its first pair have ended (None: nothing to
-    estimate from)."""
+def trial_s(engine, pairs: int, done: int = 0, trial=None) -> float | None:
+    """Seconds of a trial of `pairs` speed pairs of which `done` full-length runs have ended (None: nothing to
+    estimate from). `trial`: the trial under way (its own design), else one the study would plan: paired where
+    the study's runs may share a process (its speed-only pairs and local runs)."""
     full, speed = full_run_s(engine), speed_run_s(engine)
     if full is None or speed is None:
         return None
-    return max(0, 2 - done) * full + 2 * max(0, pairs - 1) * speed
+    if trial is not None:
+        gate, pair_one_counts = len(trial.gate_arms()), trial.first_speed_replicate == 1
+    else:
+        paired = engine.share_process and bool(engine.opts.speed_rule().steady_s)
+        gate, pair_one_counts = (1, False) if paired else (2, True)
+    if pair_one_counts:
+        return max(0, 2 - done) * full + 2 * max(0, pairs - 1) * speed
+    return max(0, gate - done) * full + 2 * pairs * speed
 
 
 def trial_remaining(engine, trial) -> tuple[float, float] | None:
@@ -115,7 +125,7 @@ def trial_remaining(engine, trial) -> tuple[float, float] | None:
         return own
     done = len(trial.runs)
     rule = trial.rule
-    low, high = trial_s(engine, rule.min_pairs, done), trial_s(engine, rule.max_pairs, done)
+    low, high = trial_s(engine, rule.min_pairs, done, trial), trial_s(engine, rule.max_pairs, done, trial)
     return (low, high) if low is not None and high is not None else None
 
 

@@ -86,13 +86,18 @@ class TrialPlots:
         self.show(running)
 
     def show_first_pair(self, session: WizardSession, rung) -> None:
-        self.arms = {arm: (data, settings, 1) for arm, (data, settings) in session.first_pair(rung).items()}
+        baseline = session.data_of(session.baseline)
+        # replicate 0: the baseline run itself (what the gate judged a trial that trained no A that long against)
+        self.arms = {arm: (data, settings, 0 if arm == "a" and data is baseline else 1)
+                     for arm, (data, settings) in session.first_pair(rung).items()}
         self.show()
 
     def show(self, running: RunData | None = None) -> None:
         b, a = self.arms.get("b"), self.arms.get("a")
 
         def label(arm: str, run) -> str:  # 'mixed_float16, batch 64 (b2)': the configuration and which replicate
+            if run and not run[2]:
+                return f"{run[1].label()} (the baseline run)"
             return f"{run[1].label()} ({arm}{run[2]})" if run else ""
 
         batches = tuple((run[1].batch_size or 1) if run else 1 for run in (b, a))
