@@ -186,7 +186,6 @@ class Instrument(keras.callbacks.Callback):
         self._validating = False
         self._skip_validation = False
         self.blocks = None  # blocks.ArmBlocks when this run shares its process with another (run-pair)
-        self._block_windows = 0  # index in record.windows where the current block's windows begin
         self._discard_through = 0  # after a block switch: the steps up to here are timed but not in a window
 
     # -- Keras hooks ---------------------------------------------------------------------------
@@ -273,19 +272,34 @@ class Instrument(keras.callbacks.Callback):
     # -- blocks (run-pair) ---------------------------------------------------------------------
 
     def _block_boundary(self, step: int) -> None:
-        """Right after a window closed: end the block once it holds its steady seconds, and hand over.
+        """Right after a window closed: end the block at the window boundary nearest its share of the arm's
+        steady seconds, and hand over.
 
-        Nothing of this arm is in flight (the window's read drained it), so the
-        other arm's block runs alone; on coming back the clocks restart and the
-        first call is discarded (`blocks.DISCARD_CALLS`).
+        Block k ends once the arm's steady seconds reach k shares less half a
+        window (the boundary nearest k shares; the last block less a quarter,
+        erring long, counted as the run's end will count them,
+        `Record.settled_steady_s`): counting each block's seconds
+        from its own start, every block of 0.75 s ran to two 0.5 s windows and
+        an arm aiming at 3 s measured 4 s (a third of every paired process's
+        measurement beyond its aim). Nothing of this arm is in flight (the
+        window's read drained it), so the other arm's block runs alone; on
+        coming back the clocks restart and the first call is discarded
+        (`blocks.DISCARD_CALLS`).
         """
         first = self.record.first_steady
-        steady = sum(w[2] for w in self.record.windows[self._block_windows:] if first is not None and w[0] >= first)
-        if steady < self.blocks.block_s:
+        if first is None:
             return
+        steady = sum(w[2] for w in self.record.windows if w[0] >= first)
+        due = self.blocks.number * self.blocks.block_s
+        if steady < due - STEADY_WINDOW_S / 2:
+            return
+        if self.blocks.number >= self.blocks.shared.blocks:  # the last block: as the run's end will count, erring long
+            settled = self.record.settled_steady_s()
+            self._last = self._synced_at = time.perf_counter()  # the check's own time belongs to no window
+            if settled < due - STEADY_WINDOW_S / 4:
+                return
         handed = time.perf_counter()
         outcome = self.blocks.end_block()
-        self._block_windows = len(self.record.windows)
         if outcome == FINISHED:
             self.model.stop_training = True  # this call still runs, then fit() returns and the other arm goes on
         elif outcome == SWITCHED:

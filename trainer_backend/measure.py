@@ -70,6 +70,17 @@ class StepRecord:
         if index < len(self.step):
             self.first_steady = self.step[index]
 
+    def settled_steady_s(self) -> float:
+        """The steady windows' seconds as the run's end will count them: the live warm-up decision revisited on
+        the record so far (`settle`'s rule), without changing it. A paired arm's last block ends on this: on
+        the live count, an arm aiming at 3 s kept 2.5 s once the end moved its steady start a window on."""
+        if self.first_steady is None or self.first_steady not in self.step:
+            return 0.0
+        index = steady.final_start(self.ms, self.step.index(self.first_steady))
+        start = self.step[index] if index < len(self.step) else math.inf
+        lo, hi = self.excluded or (math.inf, -math.inf)
+        return sum(w[2] for w in self.windows if w[0] >= start and (w[1] < lo or w[0] > hi) and w[2] > 0)
+
     def is_steady(self, step: int) -> bool:
         """The sample starting at `step` (its whole call) is after warm-up and outside the profiler."""
         if self.first_steady is None or step < self.first_steady:
