@@ -618,8 +618,8 @@ def _plots(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[Ladd
                   "left out of the statistics." + clipped, bands=_merged(bands)),
              Plot("Training loss", x_label, "loss", loss_curves),
              Plot(f"Validation: {metric}" if metric else "Validation", x_label, metric or "", val_curves,
-                  ("The runs the accuracy gate compared (each trial's first pair validates; the later pairs "
-                   "measure speed only). " if [r.path for _, r, _ in validated] != [r.path for _, r, _ in plotted]
+                  ("The runs the accuracy gate compared (each trial's full-length runs validate; its speed "
+                   "pairs measure speed only). " if [r.path for _, r, _ in validated] != [r.path for _, r, _ in plotted]
                    else "")
                   + "Same seed and data order in every run" + ("; the larger batch trains on as many samples in "
                                                                 "fewer steps." if by_samples else "."))]

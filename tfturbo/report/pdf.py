@@ -179,8 +179,9 @@ def title_page(data: ReportData) -> list:
                                      ("TOPPADDING", (0, 0), (-1, -1), 8), ("BOTTOMPADDING", (0, 0), (-1, -1), 8)]))
     return out + [Spacer(1, 0.3 * cm), P("About this study", style.H2), kv_table(meta), PageBreak(),
                   P("Verdict in full", style.H1), verdict_box,
-                  P("A replicate pair is one run of each configuration, one after the other in alternating order; "
-                    "the interval across the pairs includes how much identical runs differ.", style.SMALL)]
+                  P("A replicate pair is one run of each configuration, in alternating order (both in one process "
+                    "where they can share one); the interval across the pairs includes how much identical runs "
+                    "differ.", style.SMALL)]
 
 
 NAME_COLUMN = 100 / 500  # the configuration column's share of the configurations table
