@@ -43,13 +43,16 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
     if nxt is None:
         return None
     planned, argv = nxt
+    trial = session.trial_of(rung)  # its speed pairs are counted as the plan counts them (the gate's runs are none)
+    number = trial.speed_pair_number(planned.replicate) if trial is not None else planned.replicate
     if session.command_of(planned) == "run-pair":  # both arms in one process
         first, second = (arms[0] if run.arm == "b" else arms[1] for run in planned.runs)
-        context = f"{what} pair {planned.replicate}: the {first} and {second} runs in one process"
+        context = f"{what} pair {number}: the {first} and {second} runs in one process"
         name = " and ".join(run.settings.label() for run in planned.runs)
     else:
         arm = arms[0] if planned.arm == "b" else arms[1]
-        context = f"{what} pair {planned.replicate}, the {arm} run"
+        context = (f"{what} pair {number}, the {arm} run" if number else
+                   f"{what}, the {arm} run: full length with validation, for the accuracy gate")
         name = planned.settings.label()
     data = panel.start(session.command_of(planned), argv, name=name,
                        busy_text=f"{context}: starting the backend (loading TensorFlow)…", log_path=session.log_path(),
