@@ -53,6 +53,9 @@ def test_with_speed_only_pairs_short_runs_cost_only_the_first_pairs_ratio_and_as
                     "3 s of steady state each (at least 660 steps would let the first pair count too)")
     counted = {**baseline(5.0, 41, steps=300), "throughput": {"windows": 40, "seconds": 1.2}}
     assert too_short(counted, 300, rule) == ("", None)  # its first pair counts: nothing to say
+    # where the trials pair (their arms share a process) the first pair never counts for speed: nothing to say
+    assert too_short(baseline(5.0, 41), 60, rule, paired=True) == ("", None)
+    assert too_short(baseline(5.0, 41), 30, SpeedRule(3, 6, steady_s=0), paired=True)[1] == 80  # no speed pairs
 
 
 def test_with_speed_only_pairs_the_note_follows_the_rule_that_decides_whether_a_replicate_counts():
@@ -92,8 +95,9 @@ def test_tune_says_when_its_runs_are_too_short_for_a_verdict(tmp_path):
     lines.clear()
     Ladder(TuneOptions("builtin:fake", tmp_path / "sized", steps=60, stages=("xla",)),
            runner=FAKES.FakeBackend(run), say=lines.append).run()
-    [said] = [line for line in lines if "too short" in line]
-    assert "first pair to count for speed" in said and "--steps" not in said
+    # sized speed pairs, and the trials pair (builtin:fake shares a process): the full-length runs' length
+    # decides no verdict, so tune says nothing of it
+    assert not [line for line in lines if "too short" in line]
 
 
 def test_the_wizard_session_lengthens_the_next_baseline_to_what_the_verdict_needs(tmp_path):

@@ -39,11 +39,14 @@ def min_run_steps(baseline: dict[str, Any] | None, rule: SpeedRule, per_call: in
     return speed_steps([baseline], rule.steady_s, per_call)
 
 
-def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule, per_call: int = 1) -> str:
+def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule, per_call: int = 1,
+                    paired: bool = False) -> str:
     """Why `steps` are too few for a verdict and how many are enough, in one sentence; "" when they are enough
-    (or no baseline tells). The numbers are the baseline's: its warm-up and its step time."""
+    (or no baseline tells). The numbers are the baseline's: its warm-up and its step time. `paired`: the
+    trials' arms share a process (`settings.can_share_process`), so their speed comes from the sized speed
+    pairs alone and the full-length runs' length decides no verdict: nothing to say."""
     needed = min_run_steps(baseline, rule, per_call)
-    if needed is None:
+    if needed is None or (paired and rule.steady_s):
         return ""
     if rule.steady_s:  # the speed-only pairs are sized: only the first pair's ratio is at stake, and whether
         short = rule.shortfall(baseline)  # it counts is the rule the trial applies to each replicate
@@ -64,10 +67,10 @@ def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule
             f"at least {needed} steps measure a steady state")
 
 
-def too_short(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule, per_call: int = 1
-              ) -> tuple[str, int | None]:
+def too_short(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule, per_call: int = 1,
+              paired: bool = False) -> tuple[str, int | None]:
     """(`run_length_note`, the steps that are enough) when `steps` are too few for a verdict, else (the note,
     None): what `tfturbo tune` says after its baseline and the wizard's baseline page shows; the steps only
     where the verdict needs them (no speed-only pairs)."""
-    note = run_length_note(baseline, steps, rule, per_call)
+    note = run_length_note(baseline, steps, rule, per_call, paired)
     return note, (min_run_steps(baseline, rule, per_call) if note and not rule.steady_s else None)

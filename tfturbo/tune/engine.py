@@ -45,7 +45,7 @@ from ..errors import OutputDirError, UserError
 from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..own_length import OwnLength, length_line
-from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings, can_share_process
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
 from ..trials.speed import SpeedRule, samples_per_s
@@ -287,6 +287,11 @@ class StudyEngine:
     @property
     def baseline(self) -> Rung | None:
         return self.policy.baseline if self.policy is not None else None
+
+    def trials_pair(self, settings: RunSettings) -> bool:
+        """Whether this study's trials on `settings` measure speed in paired processes only (`Trial.paired`:
+        runs here, and a workload that can share a process), so the full-length runs' length decides no verdict."""
+        return self.share_process and can_share_process(settings, settings)
 
     def compared_with_baseline(self, rung: Rung) -> bool:
         """Whether `rung` was measured against the baseline's configuration (`against_baseline`)."""
@@ -557,7 +562,8 @@ class StudyEngine:
             rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
         self.policy.set_baseline(rung)
         self._report_end(rung)
-        note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution)
+        note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution,
+                                 paired=self.trials_pair(settings))
         if note:  # the trials' first pairs follow the baseline's length
             self.say(f"[{rung.name[:2]}] baseline: {note}" + (f" (--steps {needed})" if needed else ""))
 
