@@ -360,8 +360,7 @@ class WizardSession:
         """What would decide `rung`'s inconclusive accuracy (None: its verdict needs none)."""
         if rung is None or self.study is None:
             return None
-        base = self.study.baseline
-        return for_rung(self.study.path, rung, self.engine.opts.tolerance, base.run if base else None)
+        return for_rung(self.study.path, rung, self.engine.opts.tolerance, self.study.baseline)
 
     def can_rejudge(self, rung: Rung | None) -> bool:
         """The rung's verdict may be judged again (`StudyEngine.rejudge_refused`): it is the last one judged and no

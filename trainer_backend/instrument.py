@@ -286,10 +286,7 @@ class Instrument(keras.callbacks.Callback):
         coming back the clocks restart and the first call is discarded
         (`blocks.DISCARD_CALLS`).
         """
-        first = self.record.first_steady
-        if first is None:
-            return
-        steady = sum(w[2] for w in self.record.windows if w[0] >= first)
+        steady = sum(w[2] for w in self.record.steady_windows())
         due = self.blocks.number * self.blocks.block_s
         if steady < due - STEADY_WINDOW_S / 2:
             return

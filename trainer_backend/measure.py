@@ -77,9 +77,7 @@ class StepRecord:
         if self.first_steady is None or self.first_steady not in self.step:
             return 0.0
         index = steady.final_start(self.ms, self.step.index(self.first_steady))
-        start = self.step[index] if index < len(self.step) else math.inf
-        lo, hi = self.excluded or (math.inf, -math.inf)
-        return sum(w[2] for w in self.windows if w[0] >= start and (w[1] < lo or w[0] > hi) and w[2] > 0)
+        return sum(w[2] for w in self.steady_windows(self.step[index] if index < len(self.step) else math.inf))
 
     def is_steady(self, step: int) -> bool:
         """The sample starting at `step` (its whole call) is after warm-up and outside the profiler."""
@@ -91,12 +89,13 @@ class StepRecord:
     def steady_ms(self) -> list[float]:
         return [ms for step, ms in zip(self.step, self.ms) if self.is_steady(step)]
 
-    def steady_windows(self) -> list[tuple[int, int, float]]:
-        """Windows whose every step is steady (after warm-up, outside the profiler)."""
-        if self.first_steady is None:
+    def steady_windows(self, first: float | None = None) -> list[tuple[int, int, float]]:
+        """Windows whose every step is steady (from `first`, default the warm-up's end; outside the profiler)."""
+        first = self.first_steady if first is None else first
+        if first is None:
             return []
         lo, hi = self.excluded or (math.inf, -math.inf)
-        return [w for w in self.windows if w[0] >= self.first_steady and (w[1] < lo or w[0] > hi) and w[2] > 0]
+        return [w for w in self.windows if w[0] >= first and (w[1] < lo or w[0] > hi) and w[2] > 0]
 
     def start_of(self, step: int) -> float | None:
         """perf_counter time at which `step` began, if it has a sample."""

@@ -35,7 +35,8 @@ def engine(trials: dict, stages: int = 2, share_process: bool = False) -> Simple
     confirm = SimpleNamespace(title="Re-measure & compare", confirms=True, candidates=lambda policy: [])
     return SimpleNamespace(trials=trials, baseline=SimpleNamespace(summary=BASELINE), policy=object(),
                            best=object(), opts=SimpleNamespace(speed_rule=lambda: RULE),
-                           stages_left=lambda: [lever, confirm][:stages], share_process=share_process)
+                           stages_left=lambda: [lever, confirm][:stages],
+                           trials_pair=lambda settings=None: share_process)
 
 
 def first_pair_trial() -> Trial:

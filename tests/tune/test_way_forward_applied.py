@@ -74,7 +74,7 @@ def test_the_engine_judges_the_last_rung_again_from_its_runs_and_the_study_recor
     study = ladder.run()
     engine, options = ladder.engine, ladder.opts
     mp = engine.study.rungs[1]
-    way = for_rung(study.path, mp, options.tolerance, engine.study.baseline.run)
+    way = for_rung(study.path, mp, options.tolerance, engine.study.baseline)
     assert way is not None and way.recommended == "loss"
     runs_before = len(backend.runs)
     verdict = engine.rejudge(mp.name, rule_for("loss", way, options.tolerance), "loss")
@@ -134,7 +134,7 @@ def test_tunes_text_output_offers_the_way_forward_of_a_faster_rung_whose_accurac
 
     study = tune(tmp_path, make_summary, fake_backend)
     text = ways_forward_text(study)
-    forward = for_rung(study.path, study.rungs[1], study.rungs[1].decision.rule, study.baseline.run)
+    forward = for_rung(study.path, study.rungs[1], study.rungs[1].decision.rule, study.baseline)
     assert text.startswith("\n\n02-mixed_float16 was faster (") and "but its accuracy was inconclusive." in text
     assert all(f"  {line}" in text for line in forward.lines()) and "  Recommended: " in text
     assert "--judge-on loss, --accuracy-tolerance PP or --val-examples N" in text

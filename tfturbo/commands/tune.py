@@ -124,7 +124,7 @@ def ways_forward_text(study: Study) -> str:
     tolerance = Tolerance.from_dict((study.options or {}).get("tolerance"))
     blocks = []
     for rung in study.rungs:
-        forward = for_rung(study.path, rung, tolerance, study.baseline.run if study.baseline else None)
+        forward = for_rung(study.path, rung, tolerance, study.baseline)
         if forward is not None:
             blocks.append("\n".join([f"{rung.name} was faster ({rung.decision.speed.text()}), but its accuracy was "
                                      "inconclusive.", *(f"  {line}" for line in forward.lines())]))

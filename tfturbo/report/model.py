@@ -807,7 +807,7 @@ def gather(study_dir: str | Path) -> ReportData:
         changes=_changes(tuned, baseline, recommended),
         way_forward=[(r.name, w.lines()) for r in study.rungs
                      if (w := for_rung(study_dir, r, Tolerance.from_dict((study.options or {}).get("tolerance")),
-                                       study.baseline.run if study.baseline else None)) is not None],
+                                       study.baseline)) is not None],
         accuracy_rules=[(r.name, text) for r in study.rungs if r.decision is not None
                         and (text := r.decision.rule_text())],
         time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),

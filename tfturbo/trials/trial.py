@@ -206,6 +206,13 @@ def aligned_reference(a: RunSettings, a_batch: int, b_batch: int) -> RunSettings
     return moved if enough(moved) else a
 
 
+def speed_in_paired_processes(share_process: bool, rule: SpeedRule, a: RunSettings, b: RunSettings) -> bool:
+    """The one rule of whether a trial of `a` against `b` takes its speed from paired processes only
+    (`Trial.paired`): its runs may share a process (`share_process`: they run here), it has speed pairs to
+    size (`rule.steady_s`), and the settings allow it (`settings.can_share_process`)."""
+    return share_process and bool(rule.steady_s) and can_share_process(a, b)
+
+
 def default_names(arm: str, replicate: int) -> str:
     return f"{arm}{replicate}"
 
@@ -419,7 +426,7 @@ class Trial:
     def paired(self) -> bool:
         """The speed pairs are paired replicates, both arms in one process (`PlannedPair`), and only they count
         for speed: the full-length runs before them are the accuracy gate's."""
-        return self.share_process and bool(self.rule.steady_s) and can_share_process(self.a, self.b)
+        return speed_in_paired_processes(self.share_process, self.rule, self.a, self.b)
 
     def gate_arms(self) -> tuple[str, ...]:
         """The arms with a full-length run (replicate 1), in the order they run. A paired trial whose accuracy is
@@ -449,10 +456,7 @@ class Trial:
 
     def _runs_through(self, speed_pairs: int) -> int:
         """How many runs the trial has made once `speed_pairs` speed pairs are complete."""
-        gate = len(self.gate_arms())
-        if self.first_speed_replicate == 1:
-            return 2 * speed_pairs if speed_pairs else 0
-        return gate + 2 * speed_pairs
+        return 2 * speed_pairs + (len(self.gate_arms()) if self.first_speed_replicate > 1 else 0)
 
     def speed_steps_of(self, arm: str) -> int | None:
         """Steps of `arm`'s speed-only runs, calibrated on its completed runs so far (None: nothing to size from);
@@ -497,7 +501,7 @@ class Trial:
             return max(0.0, max(max(_process_s(ra), _process_s(rb)) - _steady_s(ra) - _steady_s(rb)
                                 for ra, rb in processes))
         first = [r for r in self.runs if r.planned.replicate == 1 and r.status == COMPLETED]
-        if not first or len(first) < len(self.gate_arms()):
+        if len(first) < len(self.gate_arms()):
             return None
         # two processes' worth (two arms' builds and warm-ups), from B's alone when only B trained the full length
         return sum(max(0.0, _process_s(r) - _steady_s(r) - self._validation_s(r)) for r in first) * 2 / len(first)
@@ -554,8 +558,8 @@ class Trial:
 
     def progress_text(self) -> str:
         """Where the trial stands, for a log line or a page: "pair 2 of 3–6 · about 1 min 40 s left (at most
-        3 min 10 s)", or "accuracy run (before the 3–6 speed pairs)" while the gate's full-length runs go;
-        once decided ""."""
+        3 min 10 s)", or "full-length run for the accuracy gate (then 3–6 speed pairs)" while the gate's runs
+        go; once decided ""."""
         planned = self.next_run()
         if planned is None:
             return ""

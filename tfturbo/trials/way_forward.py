@@ -102,10 +102,10 @@ def examples_available(summaries: list[dict]) -> int | None:
     return None
 
 
-def for_rung(study_dir: Path, rung, tolerance: Tolerance, baseline_run: str | None) -> WayForward | None:
+def for_rung(study_dir: Path, rung, tolerance: Tolerance, baseline) -> WayForward | None:
     """`way_forward` of a study's rung whose accuracy alone stood in the way (faster, accuracy inconclusive),
     its arms read from its replicate runs (runs/NN-slug.a1, ...; B's first run is the rung's own), A's from
-    `baseline_run` (the study's baseline run, relative to `study_dir`) when its trial trained no full-length A:
+    `baseline`'s run (the study's baseline rung, or None) when its trial trained no full-length A:
     that run is what the gate judged it against. `tolerance`: the rule it was judged by (its decision's own
     when it recorded one)."""
     decision = getattr(rung, "decision", None)
@@ -118,8 +118,8 @@ def for_rung(study_dir: Path, rung, tolerance: Tolerance, baseline_run: str | No
         if ((record.summary or {}).get("settings") or {}).get("speed_only"):
             continue  # as the trial's gate: speed-only runs do not validate
         (a if ".a" in name else b).add_run(record.summary, record.path)
-    if not (a.correct or a.loss) and baseline_run:
-        record = load_run(Path(study_dir) / baseline_run)
+    if not (a.correct or a.loss) and baseline is not None and baseline.run:
+        record = load_run(Path(study_dir) / baseline.run)
         a.add_run(record.summary, record.path)
     return way_forward(decision.accuracy, decision.rule or tolerance, a, b,
                        examples_available(a.summaries + b.summaries))

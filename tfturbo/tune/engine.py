@@ -45,11 +45,11 @@ from ..errors import OutputDirError, UserError
 from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..own_length import OwnLength, length_line
-from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings, can_share_process
+from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
 from ..trials.speed import SpeedRule, samples_per_s
-from ..trials.trial import PlannedPair, PlannedRun, Trial
+from ..trials.trial import PlannedPair, PlannedRun, Trial, speed_in_paired_processes
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from ..verdicts import Verdict
 from . import levers
@@ -288,10 +288,12 @@ class StudyEngine:
     def baseline(self) -> Rung | None:
         return self.policy.baseline if self.policy is not None else None
 
-    def trials_pair(self, settings: RunSettings) -> bool:
-        """Whether this study's trials on `settings` measure speed in paired processes only (`Trial.paired`:
-        runs here, and a workload that can share a process), so the full-length runs' length decides no verdict."""
-        return self.share_process and can_share_process(settings, settings)
+    def trials_pair(self, settings: RunSettings | None = None) -> bool:
+        """Whether this study's trials on `settings` (default: the best kept so far) measure speed in paired
+        processes only (`trials.trial.speed_in_paired_processes`, the rule of `Trial.paired`), so the
+        full-length runs' length decides no verdict."""
+        settings = settings if settings is not None else self.best.settings
+        return speed_in_paired_processes(self.share_process, self.opts.speed_rule(), settings, settings)
 
     def compared_with_baseline(self, rung: Rung) -> bool:
         """Whether `rung` was measured against the baseline's configuration (`against_baseline`)."""

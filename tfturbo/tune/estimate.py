@@ -101,16 +101,15 @@ def speed_run_s(engine) -> float | None:
 
 def trial_s(engine, pairs: int, done: int = 0, trial=None) -> float | None:
     """Seconds of a trial of `pairs` speed pairs of which `done` full-length runs have ended (None: nothing to
-    estimate from). `trial`: the trial under way (its own design), else one the study would plan: paired where
-    the study's runs may share a process (its speed-only pairs and local runs)."""
+    estimate from). `trial`: the trial under way (its own design), else one the study would plan on its best
+    configuration (`StudyEngine.trials_pair`)."""
     full, speed = full_run_s(engine), speed_run_s(engine)
     if full is None or speed is None:
         return None
     if trial is not None:
         gate, pair_one_counts = len(trial.gate_arms()), trial.first_speed_replicate == 1
     else:
-        paired = engine.share_process and bool(engine.opts.speed_rule().steady_s)
-        gate, pair_one_counts = (1, False) if paired else (2, True)
+        gate, pair_one_counts = (1, False) if engine.trials_pair() else (2, True)
     if pair_one_counts:
         return max(0, 2 - done) * full + 2 * max(0, pairs - 1) * speed
     return max(0, gate - done) * full + 2 * pairs * speed
