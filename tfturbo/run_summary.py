@@ -59,6 +59,9 @@ class RunSummary:
     replicas: int | None = _kind("replicas", INT)  # model replicas in sync (devices x workers)
     per_replica_batch_size: int | None = _kind("per_replica_batch_size", INT)
     paired_validation: dict | None = _kind("paired_validation", DICT)  # the accuracy gate's per-example file
+    # a run-pair arm: [its samples/s, the other arm's] of the windows either side of each hand-over of the process
+    # (`tfturbo.summary.hand_over_ratio`, the pair's speed ratio)
+    hand_overs: list | None = _kind("hand_overs", LIST)
     steps_completed: int | None = _kind("steps_completed", INT)
     stopped_early: bool | None = _kind("stopped_early", BOOL)
     steps_saved: int | None = _kind("steps_saved", INT)

@@ -90,7 +90,7 @@ def window_throughput(windows: Iterable[Sequence[float]], batch_size: int) -> di
             if float(seconds) > 0 and int(last) >= int(first)]
     steps = sum(n for n, _ in rows)
     seconds = sum(t for _, t in rows)
-    rates, weights = [n * batch_size / t for n, t in rows], [n for n, _ in rows]
+    rates, weights = [window_rate((1, n, t), batch_size) for n, t in rows], [n for n, _ in rows]
     if len(rows) >= MIN_INTERVAL_WINDOWS:
         rate, ci = weighted_median_ci(rates, weights)
         ci = interval_around(rate, ci)
@@ -98,6 +98,40 @@ def window_throughput(windows: Iterable[Sequence[float]], batch_size: int) -> di
         rate, ci = weighted_median(rates, weights), None
     return {"samples_per_s": rate, "ci95": list(ci) if ci else None, "steps": steps, "seconds": seconds,
             "windows": len(rows)}
+
+
+def window_rate(window: Sequence[float], batch_size: int) -> float:
+    """One window's samples/s: its steps (first step, last step, seconds) × the batch over its seconds."""
+    first, last, seconds = window
+    return (int(last) - int(first) + 1) * batch_size / float(seconds)
+
+
+# A paired run's ratio to the other arm comes from its hand-overs once there are this many (`hand_over_ratio`): the
+# median of fewer is one or two pairs of single windows, noisier than the arms' median rates it would replace.
+MIN_HAND_OVERS = 3
+
+
+def hand_over_ratio(summary: dict[str, Any] | None) -> float | None:
+    """A run's speed over the other arm of its `run-pair` process, from the windows either side of each hand-over.
+
+    Each hand-over (`hand_overs`: [this run's samples/s, the other's] of the
+    last steady window before the baton changed hands and the first after)
+    compares two windows a moment apart, which the machine's speed at that
+    moment moves alike; the median over the hand-overs (in log) keeps one odd
+    hand-over from deciding. The arms' own median rates can sit in different
+    stretches of a machine whose speed changes mid-process: on this stack that
+    made one process's ratio 0.95 where its hand-overs and the trial's other
+    pairs said 1.23–1.30, and it halved the spread of a trial's pair ratios
+    (benchmarks/RESULTS.md §5). None: not a paired run, or fewer than
+    MIN_HAND_OVERS hand-overs with a steady window on both sides.
+    """
+    rows = (summary or {}).get("hand_overs")
+    logs = sorted(math.log(own / other) for own, other in (r for r in rows or [] if isinstance(r, (list, tuple))
+                                                            and len(r) == 2)
+                  if finite(own) and finite(other) and own > 0 and other > 0)
+    if len(logs) < MIN_HAND_OVERS:
+        return None
+    return math.exp(_middle(logs))
 
 
 def throughput_ci(summary: dict[str, Any] | None) -> tuple[float, float] | None:

@@ -53,6 +53,7 @@ class Blocks:
         self.active_s = {first: 0.0, second: 0.0}  # each arm's own time holding the baton
         self.block_times: dict[str, list[tuple[float, float]]] = {first: [], second: []}  # (start, end) perf_counter
         self.switch_s: list[float] = []  # from one arm's hand-over to the other's first moment with the baton
+        self.holding = 0  # how many times an arm took the baton: consecutive holdings are the two arms' (1 on)
         self.aborted = False
         self._finished: set[str] = set()
         self._holder: str | None = None
@@ -72,6 +73,7 @@ class Blocks:
         with self._cond:
             self._cond.wait_for(lambda: self._holder is None and self.owner() == arm)
             self._holder = arm
+            self.holding += 1
             self._since = time.perf_counter()
             if self._handed_at is not None:
                 self.switch_s.append(self._since - self._handed_at)
@@ -126,5 +128,37 @@ class ArmBlocks:
     def aborted(self) -> bool:
         return self.shared.aborted
 
+    @property
+    def holding(self) -> int:
+        """The process's holding of the baton this arm trains in now (`hand_overs` pairs neighbouring ones)."""
+        return self.shared.holding
+
     def end_block(self) -> str:
         return self.shared.end_block(self.arm)
+
+
+def hand_overs(windows: dict[str, list[tuple[int, float]]]) -> dict[str, list[list[float]]]:
+    """Each arm's [own rate, the other arm's rate] at every hand-over of the process: the last steady window
+    before the baton changed hands against the first one after it (`tfturbo.summary.hand_over_ratio` reads them).
+
+    `windows[arm]`: (holding, samples/s) of each of the arm's steady windows, in time order; a hand-over is
+    counted where both neighbouring holdings hold a steady window (the warm-up or a revised steady start can
+    leave one without). Two windows a moment apart see the machine alike, so their ratio keeps little of a
+    change of the machine's speed between the arms' blocks; on this stack such a change moved a process's
+    ratio of the arms' median rates from 1.26 to 0.95 (benchmarks/RESULTS.md §5).
+    """
+    holdings: dict[int, tuple[str, float, float]] = {}  # holding -> (arm, first window's rate, last one's)
+    for arm, rows in windows.items():
+        for holding, rate in rows:
+            first = holdings[holding][1] if holding in holdings else rate
+            holdings[holding] = (arm, first, rate)
+    out: dict[str, list[list[float]]] = {arm: [] for arm in windows}
+    for holding in sorted(holdings):
+        if holding + 1 not in holdings:
+            continue
+        arm, _, before = holdings[holding]
+        other, after, _ = holdings[holding + 1]
+        if other != arm:
+            out[arm].append([before, after])
+            out[other].append([after, before])
+    return out

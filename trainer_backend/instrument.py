@@ -186,6 +186,7 @@ class Instrument(keras.callbacks.Callback):
         self._validating = False
         self._skip_validation = False
         self.blocks = None  # blocks.ArmBlocks when this run shares its process with another (run-pair)
+        self.window_holding: dict[int, int] = {}  # a paired run's window (by first step) -> its holding of the baton
         self._discard_through = 0  # after a block switch: the steps up to here are timed but not in a window
 
     # -- Keras hooks ---------------------------------------------------------------------------
@@ -327,6 +328,8 @@ class Instrument(keras.callbacks.Callback):
                         span=(self._flushed_step + 1, self.completed, synced - self._synced_at) if measured else None)
         if measured:
             self.record.windows.append(window.span)
+            if self.blocks is not None:
+                self.window_holding[window.span[0]] = self.blocks.holding
         self._synced_at = synced
         self._flushed_step = self.completed
         self._flushed_samples = len(self.record)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from trainer_backend.blocks import BLOCKS_PER_ARM, CONTINUE, FINISHED, SWITCHED, Blocks, interleaved
+from trainer_backend.blocks import BLOCKS_PER_ARM, CONTINUE, FINISHED, SWITCHED, Blocks, hand_overs, interleaved
 
 
 def test_the_block_order_is_abba_baab_so_a_linear_drift_falls_equally_on_both():
@@ -52,6 +52,7 @@ def test_only_one_arm_trains_at_a_time_in_the_schedules_order():
     log, blocks = run_both()
     assert "".join(arm for arm, _ in log) == "abbabaab"
     assert all(s < 0.5 for s in blocks.switch_s) and len(blocks.switch_s) == 5  # ab, ba, ab, ba, ab hand-overs
+    assert blocks.holding == 6  # a, bb, a, b, aa, b: consecutive blocks of one arm are one holding
     for arm in "ab":  # each arm's own time is its blocks', never the other's
         own = sum(end - start for start, end in blocks.block_times[arm])
         assert abs(blocks.active_s[arm] - own) < 1e-6
@@ -96,3 +97,16 @@ def test_a_run_pair_of_auto_clustering_arms_sets_the_cpu_flag_as_a_run_does(monk
     plain = lambda name: json.dumps(["builtin:mlp", "--speed-only", "--out", str(tmp_path / name)])
     process_flags(_parse(["run-pair", "--arm", plain("c"), "--arm", plain("d"), "--steady-s", "3"]))
     assert os.environ["TF_XLA_FLAGS"] == ""
+
+
+def test_hand_overs_pair_the_last_window_before_the_baton_moves_with_the_first_after():
+    # holdings: 1 a, 2 b, 3 a, 4 b (no steady window: warm-up), 5 a, 6 b
+    windows = {"a": [(1, 100.0), (1, 101.0), (3, 90.0), (3, 91.0), (5, 80.0)],
+               "b": [(2, 120.0), (2, 121.0), (6, 99.0)]}
+    out = hand_overs(windows)
+    assert out["b"] == [[120.0, 101.0], [121.0, 90.0], [99.0, 80.0]]  # 1|2, 2|3, 5|6; 3|4 and 4|5 lack a window
+    assert out["a"] == [[101.0, 120.0], [90.0, 121.0], [80.0, 99.0]]
+
+
+def test_hand_overs_of_one_arm_alone_are_none():
+    assert hand_overs({"a": [(1, 10.0), (1, 11.0)], "b": []}) == {"a": [], "b": []}

@@ -10,6 +10,8 @@ import pytest
 from tfturbo import protocol
 from tfturbo.backend_client import run_backend
 from tfturbo.settings import RunSettings
+from tfturbo.summary import MIN_HAND_OVERS, hand_over_ratio, samples_per_s
+from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.execute import pair_command, pair_summaries
 from tfturbo.trials.trial import PlannedPair, PlannedRun
 
@@ -62,6 +64,17 @@ def test_an_arms_windows_hold_none_of_the_other_arms_time(pair_run):
         assert in_windows <= summary["wall_s"]  # its own blocks' time (the pause would add `paused_s` each)
     switches = result.document["switch_s"]
     assert len(switches) >= 3 and max(switches) < 0.5  # handing the process over costs little
+
+
+def test_the_pairs_ratio_comes_from_the_windows_either_side_of_each_hand_over(pair_run):
+    """Each summary holds [own, other's samples/s] at every hand-over, mirrored between the arms; the pair's
+    ratio is their median, close to the arms' median rates on a quiet stretch of the machine."""
+    _, _, _, (b, a) = pair_run
+    assert len(b["hand_overs"]) >= MIN_HAND_OVERS
+    assert b["hand_overs"] == [[other, own] for own, other in a["hand_overs"]]
+    ratio = SpeedRule().pair_ratio(samples_per_s(a), samples_per_s(b), b)
+    assert ratio == pytest.approx(hand_over_ratio(b))
+    assert 0.5 < ratio / (samples_per_s(b) / samples_per_s(a)) < 2.0
 
 
 def test_each_arm_keeps_its_own_dtype_policy_and_optimizer(pair_run):

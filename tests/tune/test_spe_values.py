@@ -34,3 +34,26 @@ def test_a_scripts_own_length_gets_a_default_interval_the_lever_can_divide():
         assert RunSettings("train.py", steps=steps).effective_val_every() == interval, steps
     assert skip_reason(96) is None and skip_reason(116) is None
     assert RunSettings("train.py", steps=96, val_every=19).effective_val_every() == 19  # a given one stays
+
+
+def test_the_largest_n_is_measured_first_and_the_smaller_only_when_it_was_slower():
+    """Measured one after the other, 4 then 30 steps per call were two trials of 1.06× each (5 and 6 pairs on
+    builtin:transformer); the largest alone measures their product in one."""
+    from tfturbo.trials.verdict import FASTER, NO_CHANGE, SLOWER
+
+    base = RunSettings("builtin:transformer", steps=300)  # validates every 60 steps: N = 4 and 30
+    best = SimpleNamespace(name="01-baseline", settings=base, summary={"step_ms": {"median": 3.4}})
+    lever = StepsPerExecution()
+    (candidate,) = lever.candidates(SimpleNamespace(best=best, rungs=[]))
+    assert candidate.slug == "spe30" and candidate.settings.steps_per_execution == 30
+
+    def after(verdict: str, kept: bool) -> list:
+        rung = SimpleNamespace(kind=lever.rung_kind, settings=candidate.settings, compared_with="01-baseline",
+                               decision=SimpleNamespace(kept=kept, speed=SimpleNamespace(verdict=verdict)))
+        policy = SimpleNamespace(best=best, rungs=[rung], rung=lambda name: best)
+        return lever.follow_up(policy)
+
+    (smaller,) = after(SLOWER, False)
+    assert smaller.slug == "spe4" and smaller.settings == base.with_(steps_per_execution=4)
+    assert smaller.note.startswith("30 steps per call were slower")
+    assert after(NO_CHANGE, False) == [] and after(FASTER, True) == []

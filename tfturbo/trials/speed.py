@@ -12,6 +12,8 @@ machine differ by more than any single run's own interval (±10–15% on a share
 (AB, BA, AB, …) so that slow minutes of the machine and drifts hit both, and
 the interval of B/A comes from the spread of the pair ratios
 (`stats.replicate_ratio_ci`): it covers run-to-run noise by construction.
+A pair whose arms shared a process (`run-pair`) takes its ratio from the
+windows either side of each hand-over (`pair_ratio`): neighbours in time.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 from ..numbers import counted
 from ..stats import final_look_chance, replicate_ratio_ci, sequential_levels
-from ..summary import batch_size, samples_per_s  # noqa: F401 - the one throughput, read here by the trial
+from ..summary import batch_size, hand_over_ratio, samples_per_s  # noqa: F401 - samples_per_s: read by the trial
 from .verdict import NO_CHANGE, NOT_ENOUGH, SpeedVerdict, speed_verdict_of
 
 STEADY_S = 3.0  # steady-state seconds a replicate's speed measurement aims at (docs/ARCHITECTURE.md)
@@ -108,6 +110,15 @@ class SpeedRule:
         """The replicate's throughput (samples/s) if it measured enough, else None."""
         return None if self.shortfall(summary) else samples_per_s(summary)
 
+    @staticmethod
+    def pair_ratio(a_rate: float | None, b_rate: float | None, b_summary: dict[str, Any] | None) -> float | None:
+        """B/A of one replicate pair, None unless both runs measured enough (`rate`): the median over its
+        hand-overs for arms that shared a process (`summary.hand_over_ratio`), else the ratio of the runs'
+        throughputs."""
+        if not (a_rate and b_rate and math.isfinite(a_rate) and math.isfinite(b_rate)):
+            return None
+        return hand_over_ratio(b_summary) or b_rate / a_rate
+
     def clear(self, ratios: list[float]) -> bool:
         """True when the pairs so far decide the speed verdict."""
         if len(ratios) < self.min_pairs:
@@ -140,13 +151,17 @@ class SpeedRule:
         return (f"stopped at {len(ratios)} of at most {self.max_pairs} pairs: the rest had a {chance:.0%} chance "
                 f"of telling them apart")
 
-    def verdict(self, a_rates: list[float | None], b_rates: list[float | None], needed: str = "") -> SpeedVerdict:
-        """The speed verdict from the throughput of each pair's A and B run (None: not measured).
+    def verdict(self, a_rates: list[float | None], b_rates: list[float | None], needed: str = "",
+                pair_ratios: list[float | None] | None = None) -> SpeedVerdict:
+        """The speed verdict from the throughput of each pair's A and B run (None: not measured) and each pair's
+        ratio (`pair_ratio`; not given: B's throughput over A's).
 
         Fewer than `min_pairs` measured pairs give no ratio: "not enough
         measurement", with `needed` (what would be enough) as its note.
         """
-        ratios = [b / a for a, b in zip(a_rates, b_rates) if a and b and math.isfinite(a) and math.isfinite(b)]
+        if pair_ratios is None:
+            pair_ratios = [self.pair_ratio(a, b, None) for a, b in zip(a_rates, b_rates)]
+        ratios = [r for r in pair_ratios if r]
         good_a = [a for a in a_rates if a]
         good_b = [b for b in b_rates if b]
         if len(ratios) < self.min_pairs:

@@ -698,14 +698,16 @@ class Trial:
             return True
         return self.rule.clear(ratios)
 
-    def _rates(self) -> tuple[list[float | None], list[float | None]]:
-        """Each complete pair's A and B throughput; None for a run that measured too little (`rule.rate`)."""
-        a_rates, b_rates = [], []
+    def _rates(self) -> tuple[list[float | None], list[float | None], list[float | None]]:
+        """Each complete pair's A and B throughput and its B/A ratio (`rule.pair_ratio`); None for a run that
+        measured too little (`rule.rate`) and for the ratio of its pair."""
+        a_rates, b_rates, ratios = [], [], []
         for ra, rb in self.speed_pairs():
             if ra is not None and rb is not None and ra.status == COMPLETED and rb.status == COMPLETED:
                 a_rates.append(self._rate(ra))
                 b_rates.append(self._rate(rb))
-        return a_rates, b_rates
+                ratios.append(self.rule.pair_ratio(a_rates[-1], b_rates[-1], rb.summary))
+        return a_rates, b_rates, ratios
 
     def _rate(self, run: MeasuredRun) -> float | None:
         """The run's throughput by `rule.rate`, or None when the backend ran it with another steps_per_execution
@@ -736,15 +738,15 @@ class Trial:
                 f"run {counted(self.rule.min_pairs - len(ratios), 'more pair')}")
 
     def _ratios(self) -> list[float]:
-        a_rates, b_rates = self._rates()
-        return [b / a for a, b in zip(a_rates, b_rates) if a and b]
+        return [r for r in self._rates()[2] if r]
 
     # -- judging --------------------------------------------------------------------------------
 
     def verdict(self) -> TrialVerdict:
         missing = self.change_missing()
+        a_rates, b_rates, ratios = self._rates()
         speed = (SpeedVerdict(math.nan, (math.nan, math.nan), NOT_APPLIED, 0, note=missing) if missing else
-                 self.rule.verdict(*self._rates(), needed=self.shortfall()))
+                 self.rule.verdict(a_rates, b_rates, needed=self.shortfall(), pair_ratios=ratios))
         b_runs = [r for r in self.runs if r.planned.arm == B]
         a_runs = [r for r in self.runs if r.planned.arm == A]
         arm_b = accuracy.ArmData()

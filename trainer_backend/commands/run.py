@@ -339,6 +339,7 @@ class ActiveRun:
     wall_s: float = 0.0
     document: dict | None = None  # summary.json, once finished
     position: int = 0  # its place among the runs its process trains (`run-pair`'s second arm: 1)
+    hand_overs: list | None = None  # `run-pair`: [own, other arm's samples/s] at each hand-over (`blocks.hand_overs`)
 
 
 def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log: bool = True) -> ActiveRun:
@@ -447,6 +448,7 @@ def finish_run(active: ActiveRun) -> tuple[str, int]:
     profile = read_profile(job, instrument, monitor, run_dir)
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
+    summary.hand_overs = active.hand_overs
     if status == protocol.RunStatus.COMPLETED:  # a stopped run ends now: no FLOP count, no ceiling benchmark
         for key, value in utilization(job, summary, devs, env).items():
             setattr(summary, key, value)

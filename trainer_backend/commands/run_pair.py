@@ -10,7 +10,9 @@ Each arm is prepared exactly as `run` prepares it (`run.prepare`: its dtype
 policy set before its model is built, so each model and optimizer keep their
 own), written into its own run directory exactly as a speed-only `run`
 (run.yaml, events.jsonl, summary.json; `run.start_run` / `run.finish_run`),
-and its events on stdout carry its run's name. A failure in one arm stops the
+and its events on stdout carry its run's name. Each summary also gets the
+rates of the windows either side of every hand-over (`hand_overs`), from
+which the pair's speed ratio is taken (`tfturbo.summary.hand_over_ratio`). A failure in one arm stops the
 other at its next step: the failing run is marked failed, the other's summary
 is written (cancelled). The stop command stops both.
 """
@@ -24,10 +26,20 @@ from pathlib import Path
 from tfturbo import protocol, runfiles
 from tfturbo.cli_args import pair_arms
 from tfturbo.errors import UserError
+from tfturbo.summary import window_rate
 
 from .. import stdio
-from ..blocks import BLOCKS_PER_ARM, ArmBlocks, Blocks
+from ..blocks import BLOCKS_PER_ARM, ArmBlocks, Blocks, hand_overs
+from ..instrument import STEADY_WINDOW_S
 from . import run
+
+
+def steady_rates(a: run.ActiveRun) -> list[tuple[int, float]]:
+    """(holding, samples/s) of the arm's steady windows in time order, a window shorter than half the steady
+    window left out (the few steps left when fit() returns): what `blocks.hand_overs` pairs across arms."""
+    batch = a.job.settings.batch_size or 1
+    return [(a.instrument.window_holding[w[0]], window_rate(w, batch)) for w in a.monitor.record.steady_windows()
+            if w[0] in a.instrument.window_holding and w[2] >= STEADY_WINDOW_S / 2]
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, int]:
@@ -71,6 +83,8 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
         t.start()
     for t in threads:
         t.join()
+    for a, rows in zip(active, hand_overs({name: steady_rates(a) for a, name in zip(active, names)}).values()):
+        a.hand_overs = [[round(own, 3), round(other, 3)] for own, other in rows]
     results = []
     for a, name in zip(active, names):
         a.wall_s = blocks.active_s[name]  # its own blocks: the other arm's time is not this run's
