@@ -126,21 +126,48 @@ def t_quantile(confidence: float, df: float) -> float:
     return float(stdtrit(df, 1 - (1 - confidence) / 2))
 
 
-def replicate_ratio_ci(ratios: Sequence[float], confidence: float = 0.95) -> tuple[float, tuple[float, float]]:
+def _logs_and_spread(ratios: Sequence[float], errors: Sequence[float | None] | None) -> tuple[np.ndarray, float]:
+    """The logarithms of the usable ratios and their SD across replicates, never below the replicates' own
+    standard errors (`errors`, in log, aligned with `ratios`; None: unknown) when every usable ratio has one.
+
+    The floor is the Hartung–Knapp–Sidik–Jonkman interval's ad hoc variance
+    correction for meta-analyses of few studies (Röver, Knapp and Friede,
+    BMC Med. Res. Methodol. 15:99, 2015): each replicate's ratio is itself a
+    measurement with an error, and three replicates can agree by chance more
+    closely than any of them was measured (an A/A trial's 0.985, 0.980, 0.988
+    gave 0.984× [0.972, 0.997], "slower"); their spread then claims a precision
+    no replicate had. NaN spread: fewer than two ratios.
+    """
+    rows = [(r, e) for r, e in zip(ratios, errors if errors is not None else [None] * len(ratios))
+            if r is not None and math.isfinite(r) and r > 0]
+    logs = np.log(np.asarray([r for r, _ in rows], dtype=float))
+    if len(logs) < 2:
+        return logs, float("nan")
+    spread = float(np.std(logs, ddof=1))
+    own = [e for _, e in rows if e is not None and math.isfinite(e)]
+    if own and len(own) == len(rows):
+        spread = max(spread, math.sqrt(float(np.mean(np.square(own)))))
+    return logs, spread
+
+
+def replicate_ratio_ci(ratios: Sequence[float], confidence: float = 0.95,
+                       errors: Sequence[float | None] | None = None) -> tuple[float, tuple[float, float]]:
     """Geometric mean of per-replicate ratios with a Student-t interval on their logarithms.
 
     Each ratio comes from one replicate (e.g. candidate/reference throughput
     of two runs measured next to each other), so the interval covers the
-    variation between replicates, which is where run-to-run noise shows. Needs
-    two replicates for an interval; one gives an infinitely wide one.
+    variation between replicates, which is where run-to-run noise shows; with
+    `errors` (each ratio's own standard error in log) the spread is never
+    taken below them (`_logs_and_spread`). Needs two replicates for an
+    interval; one gives an infinitely wide one.
     """
-    logs = np.log(np.asarray([r for r in ratios if r is not None and math.isfinite(r) and r > 0], dtype=float))
+    logs, spread = _logs_and_spread(ratios, errors)
     if len(logs) == 0:
         return float("nan"), (float("nan"), float("nan"))
     centre = float(np.mean(logs))
     if len(logs) < 2:
         return math.exp(centre), (0.0, math.inf)
-    half = t_quantile(confidence, len(logs) - 1) * float(np.std(logs, ddof=1)) / math.sqrt(len(logs))
+    half = t_quantile(confidence, len(logs) - 1) * spread / math.sqrt(len(logs))
     return math.exp(centre), (math.exp(centre - half), math.exp(centre + half))
 
 
@@ -186,7 +213,8 @@ def two_sample_ratio_ci(reference: Sequence[float], candidate: Sequence[float], 
     return math.exp(centre), (math.exp(centre - half), math.exp(centre + half))
 
 
-def final_look_chance(ratios: Sequence[float], max_looks: int, final_confidence: float) -> float:
+def final_look_chance(ratios: Sequence[float], max_looks: int, final_confidence: float,
+                      errors: Sequence[float | None] | None = None) -> float:
     """The chance that a sequential rule's final look, at `max_looks` replicates, tells the ratio from 1, given
     the replicates so far: the predictive probability of a futility stop (Spiegelhalter's).
 
@@ -196,14 +224,15 @@ def final_look_chance(ratios: Sequence[float], max_looks: int, final_confidence:
     itself, flat prior), and the final look rejects when that mean is beyond
     t(final, N - 1) · s / √N (the SD taken to stay as measured). Interim looks
     before the final one are left out: their thresholds are far stricter, so
-    they add little. 1.0 when nothing is left to predict from (fewer than
-    two replicates) or the final look is already here.
+    they add little. `errors`: as `replicate_ratio_ci` takes them (the SD
+    never below the replicates' own errors). 1.0 when nothing is left to
+    predict from (fewer than two replicates) or the final look is already here.
     """
-    logs = np.log(np.asarray([r for r in ratios if r is not None and math.isfinite(r) and r > 0], dtype=float))
+    logs, s = _logs_and_spread(ratios, errors)
     k, n = len(logs), int(max_looks)
     if k < 2 or k >= n:
         return 1.0
-    m, s = abs(float(np.mean(logs))), float(np.std(logs, ddof=1))
+    m = abs(float(np.mean(logs)))
     half = t_quantile(final_confidence, n - 1) * s / math.sqrt(n)
     spread = s * math.sqrt((n - k) / (n * k))
     if spread == 0:

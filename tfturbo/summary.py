@@ -125,13 +125,33 @@ def hand_over_ratio(summary: dict[str, Any] | None) -> float | None:
     (benchmarks/RESULTS.md §5). None: not a paired run, or fewer than
     MIN_HAND_OVERS hand-overs with a steady window on both sides.
     """
-    rows = (summary or {}).get("hand_overs")
-    logs = sorted(math.log(own / other) for own, other in (r for r in rows or [] if isinstance(r, (list, tuple))
-                                                            and len(r) == 2)
-                  if finite(own) and finite(other) and own > 0 and other > 0)
+    logs = _hand_over_logs(summary)
+    return math.exp(_middle(logs)) if len(logs) >= MIN_HAND_OVERS else None
+
+
+def hand_over_error(summary: dict[str, Any] | None) -> float | None:
+    """The standard error, in log, of `hand_over_ratio`: the hand-overs' SD / √count, the pair's own measurement
+    error (the floor of a trial's spread, `stats.replicate_ratio_ci`); None without `hand_over_ratio`.
+
+    The plain mean's error, not the median's larger asymptotic one (√(π/2)
+    times it): the hand-overs are heavy-tailed, their SD is inflated by the
+    odd one the median ignores, and over the 54 paired processes of two
+    default transformer tunes this error's root mean square (3.5%) matched
+    the spread of the pairs' ratios within a trial (3.6%), where the median's
+    formula said 4.4% (benchmarks/RESULTS.md §5).
+    """
+    logs = _hand_over_logs(summary)
     if len(logs) < MIN_HAND_OVERS:
         return None
-    return math.exp(_middle(logs))
+    mean = sum(logs) / len(logs)
+    return math.sqrt(sum((v - mean) ** 2 for v in logs) / (len(logs) - 1) / len(logs))
+
+
+def _hand_over_logs(summary: dict[str, Any] | None) -> list[float]:
+    rows = (summary or {}).get("hand_overs")
+    return sorted(math.log(own / other) for own, other in (r for r in rows or [] if isinstance(r, (list, tuple))
+                                                            and len(r) == 2)
+                  if finite(own) and finite(other) and own > 0 and other > 0)
 
 
 def throughput_ci(summary: dict[str, Any] | None) -> tuple[float, float] | None:

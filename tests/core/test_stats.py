@@ -1,8 +1,10 @@
 """Step-time statistics: medians with honest intervals, and 'no measurable change' inside the noise."""
 
+import math
+
 import numpy as np
 
-from tfturbo.stats import median_ci, relative_half_width, speedup_ci
+from tfturbo.stats import median_ci, relative_half_width, replicate_ratio_ci, speedup_ci
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 from tfturbo.steady import live_start as detect_warmup
 
@@ -82,3 +84,38 @@ def test_welch_interval_uses_the_fractional_df_quantile():
     half = sps.t.ppf(0.975, df) * np.sqrt(va + vb)
     assert abs(np.log(hi) - np.log(ratio) - half) < 1e-9
     assert abs(np.log(ratio) - np.log(lo) - half) < 1e-9
+
+
+def test_replicates_that_agree_more_closely_than_each_was_measured_do_not_narrow_the_interval():
+    """An A/A trial's three paired processes read 0.985, 0.980 and 0.988, each from five hand-overs spread by
+    about 3%: the spread across them alone gave [0.972, 0.997], "slower". Each ratio's own error is the floor."""
+    ratios = [0.985, 0.980, 0.988]
+    _, (lo, hi) = replicate_ratio_ci(ratios)
+    assert hi < 1.0  # the spread alone
+    _, (lo, hi) = replicate_ratio_ci(ratios, errors=[0.015, 0.016, 0.014])
+    assert lo < 1.0 < hi
+    # an error unknown for one ratio: no floor (a ratio of two separate processes has none to offer)
+    assert replicate_ratio_ci(ratios, errors=[0.015, None, 0.014]) == replicate_ratio_ci(ratios)
+    # a spread wider than the errors is kept as it is
+    wide = [0.90, 1.00, 1.10]
+    assert replicate_ratio_ci(wide, errors=[0.01] * 3) == replicate_ratio_ci(wide)
+
+
+def test_the_floor_keeps_a_a_trials_from_tight_processes_at_their_nominal_rate():
+    """A/A with realistic paired processes: each process's ratio is the median of five hand-overs with 3% noise
+    (heavier-tailed: a t with 3 df), each process its own ±1% offset. Under the floor, intervals at 95% exclude 1
+    in at most about 5% of 3-pair trials; the spread alone calls more of them different."""
+    rng = np.random.default_rng(3)
+    floor_hits = plain_hits = 0
+    trials = 4000
+    for _ in range(trials):
+        ratios, errors = [], []
+        for _ in range(3):
+            hand_overs = rng.normal(0, 0.01) + 0.03 * rng.standard_t(3, 5) / math.sqrt(3)
+            ratios.append(math.exp(float(np.median(hand_overs))))
+            errors.append(float(np.std(hand_overs, ddof=1)) / math.sqrt(5))  # summary.hand_over_error
+        _, (lo, hi) = replicate_ratio_ci(ratios, errors=errors)
+        floor_hits += not lo <= 1.0 <= hi
+        _, (lo, hi) = replicate_ratio_ci(ratios)
+        plain_hits += not lo <= 1.0 <= hi
+    assert floor_hits / trials <= 0.05 and floor_hits < plain_hits

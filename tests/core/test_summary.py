@@ -1,6 +1,9 @@
 """Reading two runs' summaries: per-sample throughput, the accuracy delta, step time and memory."""
 
+import math
+
 import numpy as np
+import pytest
 
 from tfturbo.summary import memory_ratio, primary_metric, samples_per_s, step_time, val_delta
 
@@ -38,3 +41,16 @@ def test_step_time_and_memory_ratio():
     assert lo < med < hi
     assert memory_ratio(summary(1, peak=200), summary(1, peak=100)) == 0.5
     assert memory_ratio(summary(1), summary(1, peak=100)) is None
+
+
+def test_a_paired_runs_ratio_and_its_error_come_from_its_hand_overs():
+    from tfturbo.summary import hand_over_error, hand_over_ratio
+
+    b = {"hand_overs": [[110.0, 100.0], [121.0, 110.0], [99.0, 90.0], [300.0, 100.0], [104.0, 100.0]]}
+    assert hand_over_ratio(b) == pytest.approx(1.1)  # the median: the odd 3x hand-over does not decide
+    logs = [math.log(r) for r in (1.1, 1.1, 1.1, 3.0, 1.04)]
+    mean = sum(logs) / 5
+    assert hand_over_error(b) == pytest.approx(math.sqrt(sum((v - mean) ** 2 for v in logs) / 4 / 5))
+    two = {"hand_overs": [[110.0, 100.0], [121.0, 110.0]]}
+    assert hand_over_ratio(two) is None and hand_over_error(two) is None  # too few: the arms' rates decide
+    assert hand_over_ratio({"hand_overs": None}) is None and hand_over_ratio(None) is None

@@ -201,6 +201,6 @@ def test_a_run_the_backend_ran_with_fewer_steps_per_call_does_not_count_for_spee
 
     trial = Trial(a, a.with_(batch_size=256), SpeedRule(2, 3, steady_s=0), share_process=False)
     verdict = run_trial(trial, lowered_first_b)
-    a_rates, b_rates, _ = trial._rates()
+    a_rates, b_rates, _, _ = trial._rates()
     assert b_rates[0] is None and all(b_rates[1:]) and all(a_rates) and len(b_rates) == 3
     assert verdict.speed.replicates == 2

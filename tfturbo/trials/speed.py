@@ -24,7 +24,7 @@ from typing import Any
 
 from ..numbers import counted
 from ..stats import final_look_chance, replicate_ratio_ci, sequential_levels
-from ..summary import batch_size, hand_over_ratio, samples_per_s  # noqa: F401 - samples_per_s: read by the trial
+from ..summary import batch_size, hand_over_error, hand_over_ratio, samples_per_s  # noqa: F401 - samples_per_s
 from .verdict import NO_CHANGE, NOT_ENOUGH, SpeedVerdict, speed_verdict_of
 
 STEADY_S = 3.0  # steady-state seconds a replicate's speed measurement aims at (docs/ARCHITECTURE.md)
@@ -119,48 +119,55 @@ class SpeedRule:
             return None
         return hand_over_ratio(b_summary) or b_rate / a_rate
 
-    def clear(self, ratios: list[float]) -> bool:
-        """True when the pairs so far decide the speed verdict."""
+    @staticmethod
+    def pair_error(b_summary: dict[str, Any] | None) -> float | None:
+        """The standard error in log of a paired process's ratio (`summary.hand_over_error`), None for others."""
+        return hand_over_error(b_summary)
+
+    def clear(self, ratios: list[float], errors: list[float | None] | None = None) -> bool:
+        """True when the pairs so far decide the speed verdict (`errors`: each ratio's own, `pair_error`)."""
         if len(ratios) < self.min_pairs:
             return False
         if len(ratios) >= self.max_pairs:
             return True
-        _, (lo, hi) = replicate_ratio_ci(ratios, self.levels[0])
+        _, (lo, hi) = replicate_ratio_ci(ratios, self.levels[0], errors)
         if lo > 1.0 or hi < 1.0:
             return True
-        _, (lo, hi) = replicate_ratio_ci(ratios, self.confidence)
-        return (1.0 - self.equivalence <= lo and hi <= 1.0 + self.equivalence) or self.futile(ratios)
+        _, (lo, hi) = replicate_ratio_ci(ratios, self.confidence, errors)
+        return (1.0 - self.equivalence <= lo and hi <= 1.0 + self.equivalence) or self.futile(ratios, errors)
 
-    def _futile_chance(self, ratios: list[float]) -> float | None:
+    def _futile_chance(self, ratios: list[float], errors: list[float | None] | None = None) -> float | None:
         """The chance the pairs left tell B from A (`stats.final_look_chance`) when it is below `futility`, from
         `min_pairs` on and before `max_pairs`; else None."""
         if not self.min_pairs <= len(ratios) < self.max_pairs:
             return None
-        chance = final_look_chance(ratios, self.max_pairs, self.levels[1])
+        chance = final_look_chance(ratios, self.max_pairs, self.levels[1], errors)
         return chance if chance < self.futility else None
 
-    def futile(self, ratios: list[float]) -> bool:
+    def futile(self, ratios: list[float], errors: list[float | None] | None = None) -> bool:
         """True when the pairs left could hardly tell B from A: the trial stops with no difference."""
-        return self._futile_chance(ratios) is not None
+        return self._futile_chance(ratios, errors) is not None
 
-    def futility_note(self, ratios: list[float]) -> str:
+    def futility_note(self, ratios: list[float], errors: list[float | None] | None = None) -> str:
         """Why a trial with no difference stopped before `max_pairs` ("" when it did not stop for futility)."""
-        chance = self._futile_chance(ratios)
+        chance = self._futile_chance(ratios, errors)
         if chance is None:
             return ""
         return (f"stopped at {len(ratios)} of at most {self.max_pairs} pairs: the rest had a {chance:.0%} chance "
                 f"of telling them apart")
 
     def verdict(self, a_rates: list[float | None], b_rates: list[float | None], needed: str = "",
-                pair_ratios: list[float | None] | None = None) -> SpeedVerdict:
+                pair_ratios: list[float | None] | None = None,
+                pair_errors: list[float | None] | None = None) -> SpeedVerdict:
         """The speed verdict from the throughput of each pair's A and B run (None: not measured) and each pair's
-        ratio (`pair_ratio`; not given: B's throughput over A's).
+        ratio (`pair_ratio`; not given: B's throughput over A's) and its own error (`pair_error`).
 
         Fewer than `min_pairs` measured pairs give no ratio: "not enough
         measurement", with `needed` (what would be enough) as its note.
         """
         if pair_ratios is None:
             pair_ratios = [self.pair_ratio(a, b, None) for a, b in zip(a_rates, b_rates)]
+        errors = [e for r, e in zip(pair_ratios, pair_errors or [None] * len(pair_ratios)) if r]
         ratios = [r for r in pair_ratios if r]
         good_a = [a for a in a_rates if a]
         good_b = [b for b in b_rates if b]
@@ -170,11 +177,11 @@ class SpeedRule:
                               f"run {counted(self.min_pairs - len(ratios), 'more pair')}")
             return SpeedVerdict(math.nan, (math.nan, math.nan), NOT_ENOUGH, len(ratios), ratios,
                                 _geomean(good_a), _geomean(good_b), note=note)
-        ratio, ci = replicate_ratio_ci(ratios, self.levels[1])
+        ratio, ci = replicate_ratio_ci(ratios, self.levels[1], errors)
         verdict = speed_verdict_of(ci)
         # the pairs run but not counted are said, so "over 3 replicate pairs" never hides three more that ran
         uncounted = min(len(a_rates), len(b_rates)) - len(ratios)
-        notes = [self.futility_note(ratios) if verdict == NO_CHANGE else "",
+        notes = [self.futility_note(ratios, errors) if verdict == NO_CHANGE else "",
                  f"{counted(uncounted, 'more pair')} measured too little steady state to count" if uncounted else ""]
         note = "; ".join(n for n in notes if n)
         return SpeedVerdict(ratio, ci, verdict, len(ratios), ratios, _geomean(good_a), _geomean(good_b), note=note)

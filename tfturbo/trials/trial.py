@@ -689,25 +689,26 @@ class Trial:
         pairs = sum(1 for ra, rb in self.speed_pairs() if ra is not None and rb is not None)
         if pairs >= self.rule.max_pairs:  # whatever the runs measured: a trial never runs past its maximum
             return True
-        ratios = self._ratios()
+        ratios, errors = self._ratios()
         if len(ratios) + self.rule.max_pairs - pairs < self.rule.min_pairs:
             return True  # the pairs left cannot make up the measured pairs the verdict needs
         over_budget = (self.budget_s is not None and self.started is not None
                        and time.monotonic() - self.started > self.budget_s)
         if over_budget and len(ratios) >= 2:
             return True
-        return self.rule.clear(ratios)
+        return self.rule.clear(ratios, errors)
 
-    def _rates(self) -> tuple[list[float | None], list[float | None], list[float | None]]:
-        """Each complete pair's A and B throughput and its B/A ratio (`rule.pair_ratio`); None for a run that
-        measured too little (`rule.rate`) and for the ratio of its pair."""
-        a_rates, b_rates, ratios = [], [], []
+    def _rates(self) -> tuple[list[float | None], list[float | None], list[float | None], list[float | None]]:
+        """Each complete pair's A and B throughput, its B/A ratio (`rule.pair_ratio`) and that ratio's own error
+        (`rule.pair_error`); None for a run that measured too little (`rule.rate`) and for the ratio of its pair."""
+        a_rates, b_rates, ratios, errors = [], [], [], []
         for ra, rb in self.speed_pairs():
             if ra is not None and rb is not None and ra.status == COMPLETED and rb.status == COMPLETED:
                 a_rates.append(self._rate(ra))
                 b_rates.append(self._rate(rb))
                 ratios.append(self.rule.pair_ratio(a_rates[-1], b_rates[-1], rb.summary))
-        return a_rates, b_rates, ratios
+                errors.append(self.rule.pair_error(rb.summary))
+        return a_rates, b_rates, ratios, errors
 
     def _rate(self, run: MeasuredRun) -> float | None:
         """The run's throughput by `rule.rate`, or None when the backend ran it with another steps_per_execution
@@ -720,7 +721,7 @@ class Trial:
 
     def shortfall(self) -> str:
         """What would be enough measurement, when the pairs so far are not: "" when they are."""
-        ratios = self._ratios()
+        ratios, _ = self._ratios()
         if len(ratios) >= self.rule.min_pairs:
             return ""
         short = [(r, why) for r in self.runs if r.status == COMPLETED and self.speed_pair_number(r.planned.replicate)
@@ -737,16 +738,18 @@ class Trial:
         return (f"{len(ratios)} of the {self.rule.min_pairs} replicate pairs the verdict needs {was} measured: "
                 f"run {counted(self.rule.min_pairs - len(ratios), 'more pair')}")
 
-    def _ratios(self) -> list[float]:
-        return [r for r in self._rates()[2] if r]
+    def _ratios(self) -> tuple[list[float], list[float | None]]:
+        """The measured pairs' ratios and their own errors (`_rates`), the pairs that measured too little left out."""
+        _, _, ratios, errors = self._rates()
+        return [r for r in ratios if r], [e for r, e in zip(ratios, errors) if r]
 
     # -- judging --------------------------------------------------------------------------------
 
     def verdict(self) -> TrialVerdict:
         missing = self.change_missing()
-        a_rates, b_rates, ratios = self._rates()
+        a_rates, b_rates, ratios, errors = self._rates()
         speed = (SpeedVerdict(math.nan, (math.nan, math.nan), NOT_APPLIED, 0, note=missing) if missing else
-                 self.rule.verdict(a_rates, b_rates, needed=self.shortfall(), pair_ratios=ratios))
+                 self.rule.verdict(a_rates, b_rates, needed=self.shortfall(), pair_ratios=ratios, pair_errors=errors))
         b_runs = [r for r in self.runs if r.planned.arm == B]
         a_runs = [r for r in self.runs if r.planned.arm == A]
         arm_b = accuracy.ArmData()
@@ -786,10 +789,12 @@ class Trial:
                                  self._batch(B))
         measured = self.measured_paired_steady_s()
         where = "in one process" if measured is not None else "in their own processes"
+        ratio = ("a pair's ratio: the median, over the hand-overs between its arms, of the windows either side; "
+                 if measured is not None else "")
         text = (f"{counted(pairs, 'replicate pair')}, each an A and a B run {where}, alternating AB/BA; "
-                f"throughput: the median rate of device-drained windows of the steady state; the speed interval "
-                f"is a Student-t interval across the pairs' ratios, so it includes run-to-run variation, widened "
-                f"for the trial's looks after each pair, so identical settings are called different at most "
+                f"throughput: the median rate of device-drained windows of the steady state; {ratio}the speed "
+                f"interval is a Student-t interval across the pairs' ratios, so it includes run-to-run variation, "
+                f"widened for the trial's looks after each pair, so identical settings are called different at most "
                 f"{1 - self.rule.confidence:.0%} of the time; a trial stops early once the verdict is clear or the "
                 f"pairs left could hardly change it. ")
         if self.paired:
