@@ -127,16 +127,20 @@ def t_quantile(confidence: float, df: float) -> float:
 
 
 def _logs_and_spread(ratios: Sequence[float], errors: Sequence[float | None] | None) -> tuple[np.ndarray, float]:
-    """The logarithms of the usable ratios and their SD across replicates, never below the replicates' own
-    standard errors (`errors`, in log, aligned with `ratios`; None: unknown) when every usable ratio has one.
+    """The logarithms of the usable ratios and their SD across replicates, never below what the replicates' own
+    standard errors (`errors`, in log, aligned with `ratios`; None: unknown) allow when every usable ratio has
+    one: the SD whose standard error of the mean is the inverse-variance (fixed-effect) one, √(n / Σ 1/e²).
 
     The floor is the Hartung–Knapp–Sidik–Jonkman interval's ad hoc variance
     correction for meta-analyses of few studies (Röver, Knapp and Friede,
-    BMC Med. Res. Methodol. 15:99, 2015): each replicate's ratio is itself a
+    BMC Med. Res. Methodol. 15:99, 2015): the interval is never narrower than
+    the replicates' own errors make it. Each replicate's ratio is itself a
     measurement with an error, and three replicates can agree by chance more
-    closely than any of them was measured (an A/A trial's 0.985, 0.980, 0.988
-    gave 0.984× [0.972, 0.997], "slower"); their spread then claims a precision
-    no replicate had. NaN spread: fewer than two ratios.
+    closely than they were measured (an A/A trial's 0.985, 0.980, 0.988 gave
+    0.984× [0.972, 0.997], "slower"). Inverse-variance, not a plain mean of
+    the errors: one pair with a wild hand-over (error 0.11 among 0.004–0.015)
+    says little about the others and must not widen the interval of five
+    consistent ones. NaN spread: fewer than two ratios.
     """
     rows = [(r, e) for r, e in zip(ratios, errors if errors is not None else [None] * len(ratios))
             if r is not None and math.isfinite(r) and r > 0]
@@ -144,9 +148,9 @@ def _logs_and_spread(ratios: Sequence[float], errors: Sequence[float | None] | N
     if len(logs) < 2:
         return logs, float("nan")
     spread = float(np.std(logs, ddof=1))
-    own = [e for _, e in rows if e is not None and math.isfinite(e)]
+    own = [e for _, e in rows if e is not None and math.isfinite(e) and e > 0]
     if own and len(own) == len(rows):
-        spread = max(spread, math.sqrt(float(np.mean(np.square(own)))))
+        spread = max(spread, math.sqrt(len(own) / sum(1.0 / e ** 2 for e in own)))
     return logs, spread
 
 

@@ -99,6 +99,9 @@ def test_replicates_that_agree_more_closely_than_each_was_measured_do_not_narrow
     # a spread wider than the errors is kept as it is
     wide = [0.90, 1.00, 1.10]
     assert replicate_ratio_ci(wide, errors=[0.01] * 3) == replicate_ratio_ci(wide)
+    # one pair's wild hand-over does not widen the interval of consistent, precisely measured ones
+    steady = [1.179, 1.154, 1.143, 1.166, 1.159]
+    assert replicate_ratio_ci(steady, errors=[0.012, 0.109, 0.015, 0.004, 0.008]) == replicate_ratio_ci(steady)
 
 
 def test_the_floor_keeps_a_a_trials_from_tight_processes_at_their_nominal_rate():
