@@ -86,11 +86,11 @@ def window_throughput(windows: Iterable[Sequence[float]], batch_size: int) -> di
     None from fewer than MIN_INTERVAL_WINDOWS windows or when it is degenerate
     (`interval_around`). `steps` and `seconds` are the totals measured.
     """
-    rows = [(int(last) - int(first) + 1, float(seconds)) for first, last, seconds in windows
-            if float(seconds) > 0 and int(last) >= int(first)]
+    valid = [w for w in windows if float(w[2]) > 0 and int(w[1]) >= int(w[0])]
+    rows = [(int(last) - int(first) + 1, float(seconds)) for first, last, seconds in valid]
     steps = sum(n for n, _ in rows)
     seconds = sum(t for _, t in rows)
-    rates, weights = [window_rate((1, n, t), batch_size) for n, t in rows], [n for n, _ in rows]
+    rates, weights = [window_rate(w, batch_size) for w in valid], [n for n, _ in rows]
     if len(rows) >= MIN_INTERVAL_WINDOWS:
         rate, ci = weighted_median_ci(rates, weights)
         ci = interval_around(rate, ci)
@@ -148,10 +148,8 @@ def hand_over_error(summary: dict[str, Any] | None) -> float | None:
 
 
 def _hand_over_logs(summary: dict[str, Any] | None) -> list[float]:
-    rows = (summary or {}).get("hand_overs")
-    return sorted(math.log(own / other) for own, other in (r for r in rows or [] if isinstance(r, (list, tuple))
-                                                            and len(r) == 2)
-                  if finite(own) and finite(other) and own > 0 and other > 0)
+    rows = [r for r in (summary or {}).get("hand_overs") or [] if isinstance(r, (list, tuple)) and len(r) == 2]
+    return [math.log(own / other) for own, other in rows if finite(own) and finite(other) and own > 0 and other > 0]
 
 
 def throughput_ci(summary: dict[str, Any] | None) -> tuple[float, float] | None:
