@@ -49,6 +49,9 @@ WARMUP_WINDOW_S = 0.25
 WARMUP_WINDOW_STEPS = 10  # small windows while warming up: warm-up is found a few steps after it ends
 WARMUP_SHORT_WINDOWS_UNTIL = 200  # ... for the first steps only: each search scans every sample so far
 STEADY_WINDOW_S = 0.5  # several windows in a replicate's few steady seconds: the run's figure is their median
+# ... and at least this many in a run too short for them: a run whose steady part was shorter than one 0.5 s
+# window had one window, which the end's revisited warm-up (`steady.final_start`) could drop: no throughput at all
+MIN_STEADY_WINDOWS = 8
 
 
 class QuietCallbackList(keras.callbacks.CallbackList):
@@ -188,6 +191,7 @@ class Instrument(keras.callbacks.Callback):
         self.blocks = None  # blocks.ArmBlocks when this run shares its process with another (run-pair)
         self.window_holding: dict[int, int] = {}  # a paired run's window (by first step) -> its holding of the baton
         self._discard_through = 0  # after a block switch: the steps up to here are timed but not in a window
+        self._steady_window_s: float | None = None  # sized when warm-up ends (`steady_window_s`)
 
     # -- Keras hooks ---------------------------------------------------------------------------
 
@@ -224,7 +228,7 @@ class Instrument(keras.callbacks.Callback):
         elif self.completed > self._flushed_step:
             elapsed = now - self._window_start
             if self.monitor.warmed_up:
-                due = elapsed >= STEADY_WINDOW_S
+                due = elapsed >= self.steady_window_s
             else:
                 due = elapsed >= WARMUP_WINDOW_S or (self.completed <= WARMUP_SHORT_WINDOWS_UNTIL and
                                                      self.completed - self._flushed_step >= WARMUP_WINDOW_STEPS)
@@ -270,6 +274,20 @@ class Instrument(keras.callbacks.Callback):
         self._flush(time.perf_counter())
         self.monitor.on_train_end(self.completed)
 
+    @property
+    def steady_window_s(self) -> float:
+        """The steady windows' length, sized once when warm-up has ended: STEADY_WINDOW_S, or less when the
+        steps left (at the latest samples' pace) hold fewer than MIN_STEADY_WINDOWS such windows. A paired
+        arm keeps STEADY_WINDOW_S: its blocks, not its step count, end it."""
+        if self._steady_window_s is None:
+            if not self.monitor.warmed_up or self.blocks is not None:
+                return STEADY_WINDOW_S
+            recent = sorted(self.record.ms[-5:])
+            step_s = recent[len(recent) // 2] / 1000.0 if recent else 0.0
+            left_s = max(0, self.total_steps - self.completed) * step_s
+            self._steady_window_s = min(STEADY_WINDOW_S, left_s / MIN_STEADY_WINDOWS) or STEADY_WINDOW_S
+        return self._steady_window_s
+
     # -- blocks (run-pair) ---------------------------------------------------------------------
 
     def _block_boundary(self, step: int) -> None:
@@ -289,12 +307,12 @@ class Instrument(keras.callbacks.Callback):
         """
         steady = sum(w[2] for w in self.record.steady_windows())
         due = self.blocks.number * self.blocks.block_s
-        if steady < due - STEADY_WINDOW_S / 2:
+        if steady < due - self.steady_window_s / 2:
             return
         if self.blocks.number >= self.blocks.shared.blocks:  # the last block: as the run's end will count, erring long
             settled = self.record.settled_steady_s()
             self._last = self._synced_at = time.perf_counter()  # the check's own time belongs to no window
-            if settled < due - STEADY_WINDOW_S / 4:
+            if settled < due - self.steady_window_s / 4:
                 return
         handed = time.perf_counter()
         outcome = self.blocks.end_block()

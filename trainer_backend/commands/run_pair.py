@@ -30,7 +30,6 @@ from tfturbo.summary import window_rate
 
 from .. import stdio
 from ..blocks import BLOCKS_PER_ARM, ArmBlocks, Blocks, hand_overs
-from ..instrument import STEADY_WINDOW_S
 from . import run
 
 
@@ -39,7 +38,7 @@ def steady_rates(a: run.ActiveRun) -> list[tuple[int, float]]:
     window left out (the few steps left when fit() returns): what `blocks.hand_overs` pairs across arms."""
     batch = a.job.settings.batch_size or 1
     return [(a.instrument.window_holding[w[0]], window_rate(w, batch)) for w in a.monitor.record.steady_windows()
-            if w[0] in a.instrument.window_holding and w[2] >= STEADY_WINDOW_S / 2]
+            if w[0] in a.instrument.window_holding and w[2] >= a.instrument.steady_window_s / 2]
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, int]:
