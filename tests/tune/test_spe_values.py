@@ -57,3 +57,20 @@ def test_the_largest_n_is_measured_first_and_the_smaller_only_when_it_was_slower
     assert smaller.slug == "spe4" and smaller.settings == base.with_(steps_per_execution=4)
     assert smaller.note.startswith("30 steps per call were slower")
     assert after(NO_CHANGE, False) == [] and after(FASTER, True) == []
+
+
+def test_the_step_time_that_decides_is_the_trials_over_all_its_runs_not_one_runs():
+    """This machine runs a process at one of two speeds: one XLA run read 5.5 ms a step where the configuration's
+    trial measured 3.9 ms over all its runs, and the lever was skipped in one study and measured in the next."""
+    from tfturbo.tune.levers.steps_per_execution import configuration_step_ms
+
+    base = RunSettings("builtin:transformer", steps=300)
+    run = {"step_ms": {"median": 5.5}, "settings": {"batch_size": 32}}
+    measured = SimpleNamespace(name="03-xla", settings=base, summary=run,
+                               decision=SimpleNamespace(speed=SimpleNamespace(b_samples_per_s=32 / 0.0039)))
+    assert abs(configuration_step_ms(measured) - 3.9) < 1e-9
+    (candidate,) = StepsPerExecution().candidates(SimpleNamespace(best=measured, rungs=[]))
+    assert candidate.skipped_reason is None and candidate.note.startswith("a step takes 3.9 ms")
+    baseline = SimpleNamespace(name="01-baseline", settings=base, summary=run, decision=None)  # no trial: its run
+    (skipped,) = StepsPerExecution().candidates(SimpleNamespace(best=baseline, rungs=[]))
+    assert skipped.skipped_reason.startswith("skipped: a step takes 5.5 ms")

@@ -45,8 +45,23 @@ def no_values_reason(val_every: int) -> str:
             f"a validation point); --val-every {val_every // 4 * 4} lets it try")
 
 
-def median_step_ms(rung) -> float | None:
-    v = ((rung.summary or {}).get("step_ms") or {}).get("median") if rung is not None else None
+def configuration_step_ms(rung) -> float | None:
+    """The configuration's time per step: from its trial's throughput over all of B's runs (their geometric mean)
+    when a trial measured it, else its run's median step.
+
+    One run's median step decided this lever before, and this machine runs a
+    process at one of two speeds: the same XLA configuration of
+    builtin:transformer read 3.4 ms in one study and 5.5 ms in the next, so
+    one study measured steps per call and the next skipped them. Over a
+    trial's 4-7 runs of B the two speeds average out."""
+    if rung is None:
+        return None
+    speed = getattr(getattr(rung, "decision", None), "speed", None)
+    rate = getattr(speed, "b_samples_per_s", None)
+    batch = ((rung.summary or {}).get("settings") or {}).get("batch_size") or rung.settings.batch_size  # as run
+    if isinstance(rate, (int, float)) and rate > 0 and batch:
+        return 1000.0 * batch / rate
+    v = ((rung.summary or {}).get("step_ms") or {}).get("median")
     return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
 
@@ -61,7 +76,7 @@ class StepsPerExecution(Lever):
 
     def candidates(self, policy) -> list[Candidate]:
         best, base = policy.best, policy.best.settings
-        step = median_step_ms(best)
+        step = configuration_step_ms(best)
         values = steps_per_execution_values(base.effective_val_every())
         skip = None
         if base.steps_per_execution > 1:
