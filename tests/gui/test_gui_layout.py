@@ -309,11 +309,11 @@ def test_a_narrow_legend_names_the_pages_own_run_and_its_reference_whole(qtbot):
 
     plots = shown_plots(qtbot)
     run = _spiky_run()
-    run.name = "mixed_float16, batch 64 (b2)"
+    run.name = "mixed_float16, batch 64 (pair 2)"
     base = RunData("b")
     base.ingest([{"type": "steps", "step": [1, 2], "step_ms": [10.0, 10.0]}])
     from tfturbo_gui.live_plots import BASELINE_GREY, Series
-    reference = "reference float32, batch 64 (a2)"
+    reference = "reference float32, batch 64 (pair 2)"
     plots.set_series([Series(base, reference, BASELINE_GREY, dashed=True), Series(run, run.name)],
                      primary=run)  # what show_pair does
     qtbot.wait(20)

@@ -46,7 +46,7 @@ def test_a_continued_study_replays_its_runs_on_every_page(qtbot, continued):
         # the runs the accuracy gate compared, each named: the page's own full-length run first, then the
         # baseline run it was judged against (a paired trial trains no A the full length)
         own, reference = page.plots.legend_shown()
-        assert own == f"{rung.settings.label()} (b1)" and \
+        assert own == f"{rung.settings.label()} (full length)" and \
             reference == f"reference {window.session.baseline.settings.label()} (the baseline run)", (own, reference)
         lengths = page.plots.plotted_lengths()
         assert all(n > 0 for n in lengths["step_ms"]) and len(lengths["step_ms"]) == 2

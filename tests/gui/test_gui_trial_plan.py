@@ -31,6 +31,9 @@ def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study
     assert re.search(r"^Pair 1 of 2–3.* · about \d+ (s|min \d\d s) left", note.text()), note.text()
     # a speed-only pair validates nothing: its empty validation plot says so
     assert page.plots.val_plot._title_text == "No validation in a speed-only pair"
+    # the legend counts the pair as the progress line does (it said "b2", the run directory's name, during pair 1)
+    assert [name[name.rindex("("):] for name in page.plots.legend_shown()] == ["(pair 1)", "(pair 1)"], \
+        page.plots.legend_shown()
     rest = remaining(window.session.engine)
     assert [s.title for s in rest][:1] == ["XLA compilation"] and rest[-1].title == "Re-measure & compare"
     assert "Still to come: XLA compilation about" in note.text() and "Mixed precision" not in note.text()
@@ -41,5 +44,5 @@ def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study
     # issue 22: stopped during a speed-only pair, the page shows the trial's first pair — the full-length runs
     # with validation the accuracy verdict compared — not the stopped pair, whose validation plot was empty
     own, reference = page.plots.legend_shown()
-    assert own.endswith("(b1)") and reference.startswith("reference ") and reference.endswith("(the baseline run)")
+    assert own.endswith("(full length)") and reference.startswith("reference ") and reference.endswith("(the baseline run)")
     assert all(n > 0 for n in page.plots.plotted_lengths()["val"]), page.plots.plotted_lengths()

@@ -275,7 +275,7 @@ def test_runs_of_different_batch_sizes_are_aligned_by_samples_seen(qtbot):
     plots = RunPlots()
     qtbot.addWidget(plots)
     reference, candidate = run("a", 60), run("b", 30)  # batch 64 and 128: the same samples
-    plots.show_pair(candidate, reference, "batch 128 (b1)", "reference batch 64 (a1)", batches=(128, 64))
+    plots.show_pair(candidate, reference, "batch 128 (pair 1)", "reference batch 64 (pair 1)", batches=(128, 64))
     plots.refresh()
     ref_curve, cand_curve = plots.curves["step_ms"]
     assert max(ref_curve.xData) == 60 * 64 and max(cand_curve.xData) == 30 * 128

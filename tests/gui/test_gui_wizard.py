@@ -112,7 +112,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert all(n > 0 for n in precision.plots.plotted_lengths()["val"])
     reference, candidate = precision.plots.legend_texts()
     assert reference == "reference float32, batch 64 (the baseline run)", reference
-    assert candidate.startswith("mixed_float16, batch 64 (b1)")
+    assert candidate.startswith("mixed_float16, batch 64 (full length)")
     assert precision.plots.primary is precision.plots.series[1].data
     assert precision.plots.series[0].data is session.data_of(session.baseline)
     assert precision.run_panel.data is session.data_of(precision.rung)

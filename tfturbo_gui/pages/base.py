@@ -62,52 +62,61 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
 
 class TrialPlots:
     """What a trial's page plots (a rung page's or the confirmation's): the trial's latest candidate run in colour
-    beside its latest reference run, grey and dashed, each named by its configuration and arm ("mixed_float16,
-    batch 64 (b2)", "reference float32, batch 64 (a2)"); the page's own configuration first in the legend
-    whichever arm is running (the confirmation named its reference run as its own while it ran), the run going
-    shaded. Once decided, or for a continued study: the trial's first pair, the full-length runs with validation
-    the accuracy verdict compared (`WizardSession.first_pair`; a later, speed-only pair left the validation
-    plot empty)."""
+    beside its latest reference run, grey and dashed, each named by its configuration and where it stands in the
+    trial's plan ("mixed_float16, batch 64 (pair 2)", "reference float32, batch 64 (full length)"), as the
+    progress line counts ("Pair 2 of 3–6"; the run directory's name, "b3", said otherwise); the page's own
+    configuration first in the legend whichever arm is running (the confirmation named its reference run as its
+    own while it ran), the run going shaded. Once decided, or for a continued study: the trial's first pair, the
+    full-length runs with validation the accuracy verdict compared (`WizardSession.first_pair`; a later,
+    speed-only pair left the validation plot empty)."""
+
+    BASELINE_RUN = "the baseline run"
 
     def __init__(self, plots: RunPlots):
         self.plots = plots
-        self.arms: dict[str, tuple[RunData, RunSettings, int]] = {}  # arm -> (latest run, its settings, pair)
+        self.arms: dict[str, tuple[RunData, RunSettings, str]] = {}  # arm -> (latest run, its settings, its place)
 
     def reset(self) -> None:
         self.arms = {}
 
-    def started(self, planned, data: RunData) -> None:
+    @staticmethod
+    def _place(trial, replicate: int) -> str:
+        """Where a replicate stands in the plan: "pair k" (the k-th speed pair, `Trial.speed_pair_number`) or
+        "full length" (the accuracy gate's run of a trial whose speed pairs are separate)."""
+        number = trial.speed_pair_number(replicate) if trial is not None else replicate
+        return f"pair {number}" if number else "full length"
+
+    def started(self, planned, data: RunData, trial=None) -> None:
         """A run (or a paired process) of the trial started: plot it, the run going shaded (when paired, the
-        arm that trains first)."""
+        arm that trains first). `trial`: the trial it belongs to (it numbers the speed pairs)."""
         if data.arms is not None:  # a paired replicate: each arm's plot follows its own run's events
             for run in planned.runs:
-                self.arms[run.arm] = (data.arm(run.name), run.settings, run.replicate)
+                self.arms[run.arm] = (data.arm(run.name), run.settings, self._place(trial, run.replicate))
             running = data.arm(planned.first.name)
         else:
-            self.arms[planned.arm] = (data, planned.settings, planned.replicate)
+            self.arms[planned.arm] = (data, planned.settings, self._place(trial, planned.replicate))
             running = data
         self.show(running)
 
     def show_first_pair(self, session: WizardSession, rung) -> None:
         baseline = session.data_of(session.baseline)
-        # replicate 0: the baseline run itself (what the gate judged a trial that trained no A that long against)
-        self.arms = {arm: (data, settings, 0 if arm == "a" and data is baseline else 1)
+        # the first pair trains the full length whatever else it counts for; A may be the baseline run itself,
+        # what the gate judged a trial that trained no A that long against
+        self.arms = {arm: (data, settings, self.BASELINE_RUN if arm == "a" and data is baseline else "full length")
                      for arm, (data, settings) in session.first_pair(rung).items()}
         self.show()
 
     def show(self, running: RunData | None = None) -> None:
         b, a = self.arms.get("b"), self.arms.get("a")
 
-        def label(arm: str, run) -> str:  # 'mixed_float16, batch 64 (b2)': the configuration and which replicate
-            if run and not run[2]:
-                return f"{run[1].label()} (the baseline run)"
-            return f"{run[1].label()} ({arm}{run[2]})" if run else ""
+        def label(run) -> str:  # 'mixed_float16, batch 64 (pair 2)': the configuration and its place in the plan
+            return f"{run[1].label()} ({run[2]})" if run else ""
 
         batches = tuple((run[1].batch_size or 1) if run else 1 for run in (b, a))
         speed_only = all(run[1].speed_only for run in (b, a) if run)  # a later pair: nothing to validate
         self.plots.no_validation = "No validation in a speed-only pair" \
             if speed_only and (a or b) else "Validation"
-        self.plots.show_pair(b[0] if b else None, a[0] if a else None, label("b", b), f"reference {label('a', a)}",
+        self.plots.show_pair(b[0] if b else None, a[0] if a else None, label(b), f"reference {label(a)}",
                              running=running, batches=batches)
 
 
@@ -461,7 +470,7 @@ class RungPage(WizardPage):
         if started is None:
             return False
         self._planned, data = started
-        self.trial_plots.started(self._planned, data)
+        self.trial_plots.started(self._planned, data, self.session.trial_of(self.rung))
         self.show_trial_progress(self.rung)
         return True
 

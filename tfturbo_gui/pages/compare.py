@@ -225,7 +225,8 @@ class ComparePage(WizardPage):
         if started is None:
             return False
         self._planned, data = started
-        self.trial_plots.started(self._planned, data)  # the recommended run first in the legend, whichever runs
+        # the recommended run first in the legend, whichever runs
+        self.trial_plots.started(self._planned, data, self.session.trial_of(self.confirmation))
         self.show_trial_progress(self.confirmation)
         return True
 
