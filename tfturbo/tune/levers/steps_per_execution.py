@@ -50,10 +50,10 @@ def configuration_step_ms(rung) -> float | None:
     when a trial measured it, else its run's median step.
 
     One run's median step decided this lever before, and this machine runs a
-    process at one of two speeds: the same XLA configuration of
-    builtin:transformer read 3.4 ms in one study and 5.5 ms in the next, so
-    one study measured steps per call and the next skipped them. Over a
-    trial's 4-7 runs of B the two speeds average out."""
+    process at one of two speeds: the XLA rung's own run read 3.42 ms while
+    its trial's speed pairs measured 5.52 ms a step. The trial's 4-7 runs
+    are the better estimate; a study whose processes all ran at one of the
+    two speeds still decides by that speed (benchmarks/RESULTS.md, §5)."""
     if rung is None:
         return None
     speed = getattr(getattr(rung, "decision", None), "speed", None)
