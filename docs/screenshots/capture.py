@@ -17,7 +17,7 @@ remote command on this machine: the hardware report under "Host …" goes
 through the real remote path (upload, backend, clean-up) but describes this
 machine.
 
-`3-mixed-precision-running` is the trial's second pair going: the page's
+`3-mixed-precision-running` is the trial's second pair going, both arms plotted: the page's
 progress line (pair, time left), the trial's plan and the study's stages
 still to come. `--large` also saves that page finished at 1920×1080 in the
 temporary folder, to look at.
@@ -182,7 +182,11 @@ def main() -> int:
     if pages[2].rung is None:  # the engine measured nothing (a skipped stage) or a run may not start now
         raise SystemExit(f"the mixed-precision trial did not start: {pages[2].busy_note.text() or 'skipped'}")
     # the trial's second pair: the page says where it stands, its plan and the rest of the study's estimate
-    wait(lambda: pages[2].rung.decision is not None or pages[2].plan_note.text().startswith("Pair 2"))
+    # ... once both of its arms have plotted steps (at its start the plots are empty: the backend loads)
+    wait(lambda: pages[2].rung.decision is not None or (
+        pages[2].plan_note.text().startswith("Pair 2") and
+        min(pages[2].plots.plotted_lengths()["step_ms"] or [0]) >= 20 and
+        len(pages[2].plots.plotted_lengths()["step_ms"]) == 2))
     if pages[2].rung.decision is None:
         shot("3-mixed-precision-running")
     wait(lambda: pages[2].rung.decision is not None)
