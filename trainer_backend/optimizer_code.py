@@ -62,6 +62,7 @@ class FoundOptimizers:
     objects: list[Any]  # the optimizer objects (as the model holds them: a LossScaleOptimizer stays wrapped)
     records: list[dict[str, Any]]  # `record()` of each, in the same order
     missing: str | None = None
+    placeholder: bool = False  # `model.optimizer` is the one compile() made by itself, given none
 
     def used_by(self, captured: set[int]) -> "FoundOptimizers":
         """Only those whose step counter the traced training step reads or writes (`captured`: the ids of the
@@ -69,10 +70,16 @@ class FoundOptimizers:
         keep = [i for i, opt in enumerate(self.objects) if _handle_id(opt) in captured]
         if len(keep) == len(self.objects):
             return self
-        missing = None if keep else (
-            "the training step applies none of the optimizers found on the model ("
-            + ", ".join(r["attribute"] for r in self.records) + ")" if self.records else self.missing)
-        return FoundOptimizers([self.objects[i] for i in keep], [self.records[i] for i in keep], missing)
+        if keep:
+            missing = None
+        elif self.placeholder and len(self.records) == 1:
+            missing = (f"no optimizer found on the model: its compile() got none, and its training step never "
+                       f"applies the {self.records[0]['class']} Keras then sets")
+        else:
+            missing = "the training step applies none of the optimizers found on the model (" + \
+                ", ".join(r["attribute"] for r in self.records) + ")" if self.records else self.missing
+        return FoundOptimizers([self.objects[i] for i in keep], [self.records[i] for i in keep], missing,
+                               self.placeholder)
 
     def summary_fields(self) -> dict[str, Any]:
         """summary.json's `optimizers` (every one the step uses), `optimizer` (the one, in the older record's
@@ -110,10 +117,10 @@ def find_optimizers(model: Any) -> FoundOptimizers:
             add(name, value)
     placeholder = bool(getattr(model, DEFAULTED, False)) and bool(found) and found[0][0] == "optimizer"
     if placeholder and len(found) > 1:
-        found = found[1:]
+        found, placeholder = found[1:], False
     records = [record(name, opt, getattr(model, GIVEN, None) if name == "optimizer" else None) for name, opt in found]
     missing = None if found else "the model holds no optimizer"
-    return FoundOptimizers([opt for _, opt in found], records, missing)
+    return FoundOptimizers([opt for _, opt in found], records, missing, placeholder)
 
 
 def record(attribute: str, optimizer: Any, given: str | None = None) -> dict[str, Any]:

@@ -362,6 +362,8 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         text += (f"Model FLOP utilisation (MFU, the share of the matrix-multiply rate this device measured that "
                  f"the training reaches) is {compare.fmt_mfu(row.mfu)}"
                  + (f", the baseline's {compare.fmt_mfu(base.mfu)}" if base.mfu is not None else "") + ". ")
+    elif row.mfu_unknown:
+        text += f"Model FLOP utilisation (MFU) is not known: {row.mfu_unknown}. "
     judged = trial if trial is not None else tuned  # every trial judges accuracy against the baseline
     if judged.accuracy is not None:
         acc = judged.accuracy
