@@ -66,10 +66,14 @@ class Workload:
         if not model.compiled or model.optimizer is None:
             raise self._error("build_model() returned a model that is not compiled",
                               "call model.compile(optimizer=..., loss=..., metrics=[...]) before returning it")
-        if model.loss is None and not _overrides_train_step(model):
-            raise self._error("build_model() compiled the model without a loss",
-                              "pass loss=... to model.compile(...)")
+        if compiled_without_loss(model):
+            raise self._error("build_model() compiled the model without a loss, and it computes none of its own "
+                              "(no compute_loss or train_step)", "pass loss=... to model.compile(...)")
         return model
+
+    def describe(self) -> dict[str, Any]:
+        """The workload as run.yaml, summary.json and the audit record it."""
+        return {"spec": self.spec, "name": self.name, "path": self.path}
 
     def make_datasets(self, batch_size: int) -> tuple[Any, Any | None]:
         """Call the module's `make_datasets(batch_size)`; return checked `(train_ds, val_ds)`."""
@@ -121,10 +125,12 @@ class Workload:
         return ds
 
 
-def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = ()) -> "Workload | ScriptWorkload":
+def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = (),
+                  fit_call: int | None = None) -> "Workload | ScriptWorkload":
     """Resolve `spec` (a path or `builtin:NAME`) to a contract workload, imported in isolation with its
     functions checked, or to a training script (`trainer_backend.script`), which runs later, in
-    `build_model()`. `script_args` are a script's own options (its sys.argv[1:])."""
+    `build_model()`. `script_args` are a script's own options (its sys.argv[1:]), `fit_call` which of its fit()
+    calls is measured (None: the first)."""
     from tfturbo.workload_kind import defines_contract
 
     from .script import ScriptWorkload
@@ -150,10 +156,13 @@ def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = ()) -> "
         name = path.stem
     path = path.resolve()
     if not defines_contract(path):
-        return ScriptWorkload(spec=spec, name=name, path=str(path), script_args=list(script_args))
+        return ScriptWorkload(spec=spec, name=name, path=str(path), script_args=list(script_args), fit_call=fit_call)
     if script_args:
         raise WorkloadError("options after `--` are for a training script, and this file defines build_model() "
                             "and make_datasets()", "drop the options after `--`", where=str(path))
+    if fit_call is not None:
+        raise WorkloadError("--fit-call chooses among a training script's fit() calls, and this file defines "
+                            "build_model() and make_datasets()", "drop --fit-call", where=str(path))
     module = _import_isolated(path)
     for func, signature in (("build_model", "def build_model():"),
                             ("make_datasets", "def make_datasets(batch_size):")):
@@ -210,10 +219,14 @@ def _exc_line(exc: BaseException, path: str) -> str:
     return f"{type(exc).__name__}: {message}{at}"
 
 
-def _overrides_train_step(model) -> bool:
+def compiled_without_loss(model) -> bool:
+    """Nothing to train on: no compiled loss, and neither a `compute_loss` nor a `train_step` of the model's own
+    (a distiller computes its loss in `compute_loss` and compiles none: it is measured as written)."""
     import keras
 
-    return type(model).train_step is not keras.Model.train_step
+    cls = type(model)
+    return model.loss is None and cls.train_step is keras.Model.train_step and \
+        cls.compute_loss is keras.Model.compute_loss
 
 
 def _is_array_tuple(obj) -> bool:

@@ -95,7 +95,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     if settings.xla_autoclustering:  # before the step functions are traced
         tf.config.optimizer.set_jit("autoclustering")
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"loading {settings.workload}")
-    workload = load_workload(settings.workload, settings.script_args)
+    workload = load_workload(settings.workload, settings.script_args, settings.fit_call)
     keras.mixed_precision.set_global_policy(settings.policy)  # before build_model() (or the script) runs
     keras.utils.set_random_seed(settings.seed)
     if settings.strategy == "mirrored" and settings.jit_compile and not tf.config.list_physical_devices("GPU"):
@@ -355,7 +355,7 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
     settings = job.settings
     devs = hardware.devices()
     env = {"versions": hardware.versions(), "device": hardware.device_label(devs)}
-    workload = {"spec": job.workload.spec, "name": job.workload.name, "path": job.workload.path}
+    workload = job.workload.describe()  # a training script: with the fit() call measured
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
         "settings": settings.to_dict(), "workload": workload, **env, "devices": devs,
         "command_line": shlex.join(["tfturbo", "run", *run_argv(settings, str(run_dir))]),
