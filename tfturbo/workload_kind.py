@@ -91,11 +91,11 @@ def fit_calls_in_source(spec: str | Path) -> list[dict[str, Any]]:
     return sorted(found, key=lambda c: c["line"])
 
 
-def measured_fit_text(workload: dict[str, Any] | None) -> str | None:
+def measured_fit_text(workload: dict[str, Any] | None, choose: str = "--fit-call N measures the Nth") -> str | None:
     """Which fit() call of a training script a run measured, in words (the workload as run.yaml, summary.json
     and the audit record it, `trainer_backend.script.ScriptWorkload.describe`): "fit() call 2 of train.py (line
-    95, Distiller 'distiller'); the script calls .fit( at lines 80 and 95: --fit-call N measures the Nth". None
-    for a contract workload or a run recorded before the field."""
+    95, Distiller 'distiller'); the script calls .fit( at lines 80 and 95: --fit-call N measures the Nth" (`choose`:
+    how this front end chooses another). None for a contract workload or a run recorded before the field."""
     fit = (workload or {}).get("fit") if isinstance(workload, dict) else None
     if not isinstance(fit, dict) or not isinstance(fit.get("call"), int):
         return None
@@ -108,5 +108,5 @@ def measured_fit_text(workload: dict[str, Any] | None) -> str | None:
     text = f"the {ordinal(fit['call']) + ' ' if several else ''}fit() call of {name}" + (f" ({where})" if where else "")
     if several:
         at = ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}" if len(lines) > 1 else ""
-        text += (f"; the script calls .fit( at lines {at}" if at else "") + ": --fit-call N measures the Nth"
+        text += (f"; the script calls .fit( at lines {at}" if at else "") + (f": {choose}" if choose else "")
     return text

@@ -815,5 +815,6 @@ def gather(study_dir: str | Path) -> ReportData:
         accuracy_rules=[(r.name, text) for r in study.rungs if r.decision is not None
                         and (text := r.decision.rule_text())],
         time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
-        measured_fit=measured_fit_text(_run_meta(ref, "workload")) if ref else None,
+        measured_fit=measured_fit_text(_run_meta(ref, "workload"), "tfturbo tune --fit-call N measures the Nth")
+        if ref else None,
     )

@@ -474,7 +474,7 @@ class WorkloadPage(WizardPage):
         self.session.workload = self.workload_edit.text().strip()
         self.session.script_args = self.script_args() or []
         self.session.fit_call = self.fit_call() if self._script else None
-        self._measured_fit = measured_fit_text(data.document.get("workload"))
+        self._measured_fit = measured_fit_text(data.document.get("workload"), choose="")  # chosen above, before
         own = OwnLength.of(data.document)
         self._own_length = ""
         untouched = self.steps.value() in (DEFAULT_STEPS, self._own_steps)  # not a length the user typed
