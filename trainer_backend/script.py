@@ -350,7 +350,7 @@ class ScriptWorkload:
             if isinstance(data, tf.data.Dataset):
                 self._sources[key] = (data, _leading_dim(data))
             else:
-                self._sources[key] = _generator_dataset(data)
+                self._sources[key] = generator_dataset(data)
         return self._sources[key]
 
     def _rebatch(self, ds, native: int | None, batch_size: int):
@@ -448,9 +448,10 @@ def _is_dataset_like(data) -> bool:
     return hasattr(data, "__next__") or inspect.isgenerator(data)
 
 
-def _generator_dataset(data) -> tuple[Any, int]:
+def generator_dataset(data) -> tuple[Any, int]:
     """(a tf.data dataset, its batch size) over a PyDataset (every pass) or a generator (its first batch is
-    peeked; a finite generator gives one pass)."""
+    peeked; a finite generator gives one pass). The one conversion of such data: a workload file's
+    make_datasets() may return them too (`workload.Workload`)."""
     import keras
     import tensorflow as tf
 

@@ -10,11 +10,13 @@ Everything that can be wrong with a workload ends in a `WorkloadError`: one line
 naming the file, the problem and the fix (exit 2). The original exception stays
 chained (`__cause__`) so its traceback reaches the log.
 
-Accepted datasets: a batched `tf.data.Dataset` whose elements are `(x, y)` or
-`(x, y, sample_weight)`. As a convenience, a numpy `(x, y)` / `(x, y, w)` tuple is
-turned into a batched dataset (the training set shuffled with the global seed,
-no batch dropped). Anything else is refused, because the audit and the probes
-read the dataset's `element_spec`.
+Accepted datasets: what `model.fit` takes — a batched `tf.data.Dataset` whose
+elements are `(x, y)` or `(x, y, sample_weight)`, a numpy `(x, y)` / `(x, y, w)`
+tuple (turned into a batched dataset, the training set shuffled with the global
+seed, no batch dropped), a `keras.utils.PyDataset` or a generator of batches
+(read through tf.data as script mode reads them, `script.generator_dataset`).
+Anything else is refused, because the audit and the probes read the dataset's
+`element_spec`.
 
 TensorFlow and Keras are imported inside the functions that need them, so that
 `trainer_backend` stays cheap to import.
@@ -110,10 +112,19 @@ class Workload:
             if shuffle:
                 self.array_data = True
             ds = _arrays_to_dataset(ds, batch_size, shuffle)
+        elif _is_batch_source(ds):  # a keras.utils.PyDataset or a generator, as fit() takes them
+            from .script import generator_dataset
+
+            try:
+                ds = generator_dataset(ds)[0]
+            except Exception as exc:  # the user's code failed reading its first batch
+                raise self._error(f"reading the first batch of {label} ({_describe(ds)}) raised "
+                                  f"{_exc_line(exc, self.path)}", "fix the error in its __getitem__ (full traceback "
+                                  "in the log)") from exc
         if not isinstance(ds, tf.data.Dataset):
             raise self._error(f"make_datasets() returned {_describe(ds)} as {label}, not a tf.data.Dataset",
-                              "return a batched tf.data.Dataset of (features, label) "
-                              "(or a numpy (x, y) tuple)")
+                              "return a batched tf.data.Dataset of (features, label), a keras.utils.PyDataset "
+                              "or a numpy (x, y) tuple")
         spec = ds.element_spec
         if not isinstance(spec, tuple) or len(spec) not in (2, 3):
             raise self._error(f"{label} yields {_describe_spec(spec)} without labels, not (features, label)",
@@ -227,6 +238,16 @@ def compiled_without_loss(model) -> bool:
     cls = type(model)
     return model.loss is None and cls.train_step is keras.Model.train_step and \
         cls.compute_loss is keras.Model.compute_loss
+
+
+def _is_batch_source(obj) -> bool:
+    """A keras.utils.PyDataset, or a generator or iterator of batches (what fit() reads batch by batch)."""
+    import inspect
+
+    import keras
+
+    return isinstance(obj, keras.utils.PyDataset) or inspect.isgenerator(obj) or \
+        (hasattr(obj, "__next__") and not isinstance(obj, (tuple, list, dict)))
 
 
 def _is_array_tuple(obj) -> bool:
