@@ -45,6 +45,7 @@ from ..errors import OutputDirError, UserError
 from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..own_length import OwnLength, length_line
+from ..workload_kind import measured_fit_text
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
@@ -496,6 +497,9 @@ class StudyEngine:
                  + (f": {', '.join(F.codes_of(found))}" if found else ""))
         if self.opts.own_length:  # a script whose length the audit could not read: say what runs instead
             self.say(length_line(own, self.opts.steps))
+        fit = measured_fit_text(outcome.document.get("workload"))
+        if fit:  # a training script: which of its fit() calls every run measures
+            self.say(f"measured: {fit}")
 
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
         """Static findings, each once (the wizard's pages audit again under the policy they measure)."""
