@@ -285,12 +285,6 @@ class _Walk:
                 if branches:
                     flops, ops = max(branches, key=lambda b: b[0])
                     total, by_op = total + flops, by_op + ops
-            elif kind in _CALL or self.function(graph, kind, quiet=True) is not None:
-                name = op.get_attr("f").name if kind in _CALL else kind
-                called = self.function(graph, name)
-                if called is not None:
-                    flops, ops = self.graph(called, _Frame(op, graph, frame), times)
-                    total, by_op = total + flops, by_op + ops
             elif kind in _RULES:
                 flops = _RULES[kind](op)
                 if flops is None:
@@ -299,6 +293,12 @@ class _Walk:
                     continue
                 total += flops * times
                 by_op[kind] += flops * times
+            elif kind in _CALL or self.function(graph, kind, quiet=True) is not None:
+                name = op.get_attr("f").name if kind in _CALL else kind
+                called = self.function(graph, name)
+                if called is not None:
+                    flops, ops = self.graph(called, _Frame(op, graph, frame), times)
+                    total, by_op = total + flops, by_op + ops
             elif any(word in kind for word in _HEAVY_WORDS):
                 self.unruled.append((f"{kind} {op.name!r}", _elements(op) * times))
         return total, by_op
