@@ -310,7 +310,9 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             label=_label(settings, record.name),
             status=record.status,
             policy=settings.get("policy"),
-            jit_compile=settings.get("jit_compile") if isinstance(settings.get("jit_compile"), bool) else None,
+            # a TPU compiles every step with XLA, whatever jit_compile says
+            jit_compile=True if settings.get("strategy") == "tpu" else
+            settings.get("jit_compile") if isinstance(settings.get("jit_compile"), bool) else None,
             batch_size=settings.get("batch_size") if isinstance(settings.get("batch_size"), int) else None,
             steps_per_s=sps,
             steps_per_s_ci95=sps_ci,
