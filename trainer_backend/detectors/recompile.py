@@ -59,11 +59,14 @@ def time_lost(steady_ms: list[float], median: float, spike_ms: list[float]) -> t
 def confirmed(spike_steps: list[int], spike_excess_ms: list[float], windows: list[tuple[int, int, float]],
               first_steady: int) -> list[bool]:
     """For each spike (its step and its host time beyond the median step): whether the drained window holding it
-    took at least CONFIRMED_SHARE of that excess longer than its steps at the steady windows' median pace."""
+    took at least CONFIRMED_SHARE of that excess longer than its steps at the device's pace — the median pace of
+    the steady windows that hold no spike (when a spike recurs in every window: the fastest window's)."""
     steady = [w for w in windows if w[0] >= first_steady and w[2] > 0]
     if not steady:
         return [False] * len(spike_steps)
-    pace = statistics.median(1000.0 * w[2] / (w[1] - w[0] + 1) for w in steady)
+    pace_of = lambda w: 1000.0 * w[2] / (w[1] - w[0] + 1)  # noqa: E731
+    calm = [pace_of(w) for w in steady if not any(w[0] <= s <= w[1] for s in spike_steps)]
+    pace = statistics.median(calm) if calm else min(pace_of(w) for w in steady)
     out = []
     for step, excess in zip(spike_steps, spike_excess_ms):
         w = next((w for w in steady if w[0] <= step <= w[1]), None)
