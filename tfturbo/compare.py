@@ -480,8 +480,11 @@ def steps_per_s_ci95(doc: dict[str, Any], step_ci: tuple[float, float] | None
 
 
 def fmt_mfu(mfu: float | None) -> str:
-    """'23%': the share of this device's measured matmul FLOP/s the run reached."""
-    return f"{mfu:.0%}" if mfu is not None else "n/a"
+    """'23%': the share of this device's measured matmul FLOP/s the run reached; above 100% it says it cannot be a
+    utilisation (the summary's `mfu_note` says why) instead of being capped."""
+    if mfu is None:
+        return "n/a"
+    return f"{mfu:.0%}" + (" (above its measured ceiling)" if mfu > 1 else "")
 
 
 def fmt_xla(row: CompareRow) -> str:

@@ -108,6 +108,9 @@ def test_an_mfu_above_100_percent_is_kept_and_explained(accelerator, no_matmuls,
     got = run.utilization(_Job(replicas=1, kind="default"), RunSummary(throughput={"samples_per_s": 256e3}), devs,
                           env)
     assert got["mfu"] == pytest.approx(4.0) and "above 100%" in got["mfu_note"]
+    from tfturbo.compare import fmt_mfu
+
+    assert fmt_mfu(got["mfu"]) == "400% (above its measured ceiling)" and fmt_mfu(0.23) == "23%"  # shown, not capped
     assert RunSummary.from_dict({"mfu": 4.0, "mfu_note": got["mfu_note"]}).mfu_note == got["mfu_note"]
 
 

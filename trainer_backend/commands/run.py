@@ -489,8 +489,10 @@ def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) ->
     tpu = job.strategy if job.settings.strategy == "tpu" else None
     peaks = ceiling.ceilings(devs, env["device"], env["versions"]["tensorflow"], tf32=summary.tf32,
                              strategy=tpu) if flops else {}
-    return {"flops_per_step": flops, "flops_source": ceiling.FLOPS_SOURCE if flops else None,
-            **ceiling.utilization(flops, steps_per_s, peaks, job.settings.policy, job.replicas, summary.tf32)}
+    mfu = ceiling.utilization(flops, steps_per_s, peaks, job.settings.policy, job.replicas, summary.tf32)
+    if mfu["mfu_note"]:
+        print(f"tfturbo: MFU {mfu['mfu_note']}", file=sys.stderr)
+    return {"flops_per_step": flops, "flops_source": ceiling.FLOPS_SOURCE if flops else None, **mfu}
 
 
 def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int, model: bool = True) -> str | None:
