@@ -185,7 +185,7 @@ class ScalingResult:
     def from_dict(cls, doc: Any, source: str = SCALING_JSON) -> "ScalingResult":
         """The result in `doc`, as far as it is valid: a point without a replica count is dropped and named."""
         if not isinstance(doc, dict):
-            return cls("", "", None, [], [], [f"{source} is not a mapping; nothing in it was read"])
+            return cls("", "", None, [], [], problems=[f"{source} is not a mapping; nothing in it was read"])
         problems, points = [], []
         for i, p in enumerate(doc.get("points") if isinstance(doc.get("points"), list) else []):
             if isinstance(p, dict) and isinstance(p.get("replicas"), int) and p["replicas"] >= 1:
@@ -213,7 +213,7 @@ class ScalingResult:
         warnings: list[str] = []
         doc = read_json(path, warnings)
         if doc is None:
-            return cls("", "", None, [], [], warnings)
+            return cls("", "", None, [], [], problems=warnings)
         check_version(doc.get("v"), VERSION, path)
         return cls.from_dict(doc, path.name)
 
