@@ -126,7 +126,8 @@ def render_run_summary(doc: dict[str, Any]) -> str:
     lines.append(f"peak memory   {fmt_bytes(doc.get('peak_memory_bytes'))} ({doc.get('memory_kind', 'n/a')})")
     if finite(doc.get("mfu")):
         lines.append(f"MFU           {doc['mfu']:.1%} of this device's measured {doc.get('ceiling_dtype')} matmul rate "
-                     f"({doc.get('flops_per_step'):.3g} FLOPs per step)")
+                     f"({doc.get('flops_per_step'):.3g} FLOPs per step)"
+                     + (f"; {doc['mfu_note']}" if isinstance(doc.get("mfu_note"), str) else ""))
     elif isinstance(doc.get("mfu_unknown"), str):
         lines.append(f"MFU           not known: {doc['mfu_unknown']}")
     metrics = doc.get("metrics") or {}

@@ -194,7 +194,8 @@ def test_sequences_of_varying_length_give_no_count_and_say_why(keras):
 def test_mfu_is_not_known_with_the_reason_when_the_flops_are_not():
     from trainer_backend.ceiling import utilization
 
-    out = utilization(None, 50.0, {"float32": 1e11}, "float32", "the loop 'rnn/while' has no length known")
+    out = utilization(None, 50.0, {"float32": 1e11}, "float32",
+                      flops_unknown="the loop 'rnn/while' has no length known")
     assert out["mfu"] is None and out["mfu_unknown"] == ("the step's FLOPs are not known: the loop 'rnn/while' "
                                                          "has no length known")
     assert utilization(1e9, 50.0, {"float32": 1e11}, "float32")["mfu_unknown"] is None
