@@ -27,7 +27,7 @@ from .settings import RunSettings, configuration_defaults
 from . import steady
 from .run_summary import RunSummary
 from .stats import median_ci, two_sample_ratio_ci
-from .trials import accuracy
+from .trials import label_free
 from .trials.speed import samples_per_s
 from .trials.verdict import Tolerance, speed_verdict_of
 from .verdicts import Verdict
@@ -282,8 +282,6 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         rate = samples_per_s(doc) if doc.get("status") == protocol.RunStatus.COMPLETED else None
         if rate:
             groups.setdefault(replicate_key(doc.get("settings") or {}), []).append(rate)
-    base_arm = accuracy.ArmData()
-    base_arm.add_run(base, records[base_i].path)
     rows = []
     for i, (record, doc) in enumerate(zip(records, docs)):
         settings = doc.get("settings") or {}
@@ -299,9 +297,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         else:
             speedup, speedup_ci, verdict = _speed(groups.get(keys[base_i], []), groups.get(keys[i], []),
                                                   keys[i] == keys[base_i], rates[base_i], rates[i])
-            arm = accuracy.ArmData()
-            arm.add_run(doc, record.path)
-            acc = accuracy.gate(base_arm, arm, Tolerance())
+            acc = label_free.compare_runs([(base, records[base_i].path)], [(doc, record.path)], Tolerance())
             if acc.metric is not None and acc.delta is not None:
                 val_delta = (acc.metric, acc.delta)
         peak = doc.get("peak_memory_bytes")

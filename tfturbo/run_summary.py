@@ -59,6 +59,10 @@ class RunSummary:
     replicas: int | None = _kind("replicas", INT)  # model replicas in sync (devices x workers)
     per_replica_batch_size: int | None = _kind("per_replica_batch_size", INT)
     paired_validation: dict | None = _kind("paired_validation", DICT)  # the accuracy gate's per-example file
+    # False: the training data had no labels (a model with its own train_step trained on fit(x): an autoencoder,
+    # a GAN); its gate judges its own loss (`tfturbo.trials.label_free`), from `batch_validation` or `training`
+    labels: bool | None = _kind("labels", BOOL)
+    batch_validation: dict | None = _kind("batch_validation", DICT)  # a label-free gate's per-batch loss file
     # a run-pair arm: [its samples/s, the other arm's] of the windows either side of each hand-over of the process
     # (`tfturbo.summary.hand_over_ratio`, the pair's speed ratio)
     hand_overs: list | None = _kind("hand_overs", LIST)
@@ -73,6 +77,9 @@ class RunSummary:
     memory_kind: str | None = _kind("memory_kind", STR)  # "device" | "host"
     metrics: dict | None = _kind("metrics", DICT)  # the last training and validation metrics
     validation: list | None = _kind("validation", LIST)  # [{step, metrics}]
+    # [{step, metrics}]: the training metrics as fit() reported them at the end of each validation interval (the
+    # interval's mean where the model's metrics are, as Keras' are, reset each interval)
+    training: list | None = _kind("training", LIST)
     learning_rate: float | None = _kind("learning_rate", NUMBER)
     # how the workload wrote its optimizer: {"class", "module", "given_as" (a compile() string), "learning_rate"
     # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule"}; the snippet's words

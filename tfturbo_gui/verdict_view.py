@@ -70,7 +70,7 @@ def _accuracy_words(accuracy: dict[str, Any]) -> str:
             return "inconclusive: the workload reports no validation metric to compare"
         if delta is None:
             return f"inconclusive: {metric} was not measured on both sides"
-        parts = [f"{n} validation examples" if isinstance(n, int) else "", interval]
+        parts = [result.paired_on() if isinstance(n, int) else "", interval]
         return f"inconclusive: {', '.join(p for p in parts if p) or 'the interval is too wide to decide'}"
     shown = f"{metric} {result.shown(delta)}" if delta is not None else f"{metric}"
     step = accuracy.get("step")

@@ -332,11 +332,16 @@ class ScriptWorkload:
     def _check(self, ds, label: str):
         import tensorflow as tf
 
+        from .batch_parts import has_labels, labels, why_labels_needed
+
         spec = ds.element_spec
-        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
-            raise self._error(f"{label} given to fit() at {self.fit_where} has no labels: tfturbo needs "
-                              "(features, labels) batches", "pass fit(x, y, ...) or a dataset of (x, y) pairs")
-        label_shapes = [s.shape for s in tf.nest.flatten(spec[1]) if hasattr(s, "shape")]
+        if not has_labels(spec):  # fit(x): the model's own train_step reads the batch (an autoencoder, a GAN)
+            why = why_labels_needed(self.call.model)
+            if why is not None:
+                raise self._error(f"{label} given to fit() at {self.fit_where} has no labels, and {why}",
+                                  "pass fit(x, y, ...) or a dataset of (x, y) pairs")
+            return ds
+        label_shapes = [s.shape for s in tf.nest.flatten(labels(spec)) if hasattr(s, "shape")]
         if label_shapes and all(s.rank == 0 for s in label_shapes):
             raise self._error(f"{label} given to fit() at {self.fit_where} is not batched (its labels are scalars)",
                               "batch it: ds.batch(batch_size)")
@@ -458,8 +463,8 @@ def _split(arrays, fraction: float):
     import tensorflow as tf
 
     split_at = int(math.floor(_length(arrays) * (1.0 - fraction)))
-    head = tf.nest.map_structure(lambda a: a[:split_at], arrays)
-    tail = tf.nest.map_structure(lambda a: a[split_at:], arrays)
+    head = tuple(None if a is None else tf.nest.map_structure(lambda t: t[:split_at], a) for a in arrays)
+    tail = tuple(None if a is None else tf.nest.map_structure(lambda t: t[split_at:], a) for a in arrays)
     return head, tail
 
 
@@ -476,18 +481,22 @@ def _with_class_weight(arrays, class_weight: dict):
     return x, y, weights
 
 
-def _arrays_dataset(arrays, batch_size: int, shuffle: bool):
-    """Batches of the arrays; shuffled indices (the run's seed) when training, so no copy is shuffled."""
+def _arrays_dataset(arrays: tuple, batch_size: int, shuffle: bool):
+    """Batches of the arrays (x, y, sample weights; y None for a model trained without labels), packed as fit()
+    packs them (`batch_parts.pack`: x alone without labels); shuffled indices (the run's seed) when training, so
+    no copy is shuffled."""
     import tensorflow as tf
 
-    arrays = tuple(a for a in arrays if a is not None) if isinstance(arrays, tuple) else arrays
+    from .batch_parts import pack
+
     n = _length(arrays)
-    tensors = tf.nest.map_structure(tf.convert_to_tensor, arrays)
+    tensors = [None if a is None else tf.nest.map_structure(tf.convert_to_tensor, a) for a in arrays]
     indices = tf.data.Dataset.range(n)
     if shuffle:
         indices = indices.shuffle(n, reshuffle_each_iteration=True)
     batches = indices.batch(batch_size).map(
-        lambda i: tf.nest.map_structure(lambda t: tf.gather(t, i), tensors), num_parallel_calls=tf.data.AUTOTUNE)
+        lambda i: pack(*[None if t is None else tf.nest.map_structure(lambda a: tf.gather(a, i), t) for t in tensors]),
+        num_parallel_calls=tf.data.AUTOTUNE)
     return batches.prefetch(tf.data.AUTOTUNE)
 
 

@@ -11,7 +11,8 @@ naming the file, the problem and the fix (exit 2). The original exception stays
 chained (`__cause__`) so its traceback reaches the log.
 
 Accepted datasets: a batched `tf.data.Dataset` whose elements are `(x, y)` or
-`(x, y, sample_weight)`. As a convenience, a numpy `(x, y)` / `(x, y, w)` tuple is
+`(x, y, sample_weight)`, or features alone for a model that computes its own loss (its own `train_step` or
+`compute_loss`: an autoencoder, a GAN; `batch_parts`). As a convenience, a numpy `(x, y)` / `(x, y, w)` tuple is
 turned into a batched dataset (the training set shuffled with the global seed,
 no batch dropped). Anything else is refused, because the audit and the probes
 read the dataset's `element_spec`.
@@ -54,6 +55,7 @@ class Workload:
     default_batch_size: int
     module: types.ModuleType
     array_data: bool = False  # make_datasets() returned NumPy arrays (the fixes are written for arrays)
+    model: Any = None  # what build_model() returned: whether it can train without labels (`batch_parts`)
 
     def build_model(self):
         """Call the module's `build_model()` and check it returned a compiled `keras.Model`."""
@@ -69,6 +71,7 @@ class Workload:
         if model.loss is None and not _overrides_train_step(model):
             raise self._error("build_model() compiled the model without a loss",
                               "pass loss=... to model.compile(...)")
+        self.model = model
         return model
 
     def make_datasets(self, batch_size: int) -> tuple[Any, Any | None]:
@@ -110,11 +113,16 @@ class Workload:
             raise self._error(f"make_datasets() returned {_describe(ds)} as {label}, not a tf.data.Dataset",
                               "return a batched tf.data.Dataset of (features, label) "
                               "(or a numpy (x, y) tuple)")
+        from .batch_parts import has_labels, labels, why_labels_needed
+
         spec = ds.element_spec
-        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
-            raise self._error(f"{label} yields {_describe_spec(spec)} without labels, not (features, label)",
-                              "map it to pairs: ds.map(lambda ex: (ex['features'], ex['label']))")
-        label_shapes = [s.shape for s in tf.nest.flatten(spec[1]) if hasattr(s, "shape")]
+        if not has_labels(spec):  # features only: a model whose own train_step reads the batch trains on them
+            why = why_labels_needed(self.model) if self.model is not None else "the model is not built yet"
+            if why is not None:
+                raise self._error(f"{label} yields {_describe_spec(spec)} without labels, and {why}",
+                                  "map it to pairs: ds.map(lambda ex: (ex['features'], ex['label']))")
+            return ds
+        label_shapes = [s.shape for s in tf.nest.flatten(labels(spec)) if hasattr(s, "shape")]
         if label_shapes and all(s.rank == 0 for s in label_shapes):
             raise self._error(f"{label} is not batched (its labels are scalars)",
                               "batch it: ds.batch(batch_size, drop_remainder=True)")

@@ -30,7 +30,7 @@ from ..numbers import counted, finite
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
-from ..trials import accuracy
+from ..trials import label_free
 from ..trials.speed import samples_per_s
 from ..trials.trial import steady_words
 from ..trials.way_forward import for_rung
@@ -366,13 +366,11 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
     if judged.accuracy is not None:
         acc = judged.accuracy
         seen = "equal" if acc.exact_points() else "the nearest"  # acc.text() says how far apart, then
-        examples = f" on {acc.examples} validation examples at {seen} samples seen" if acc.paired else ""
+        examples = f" on {acc.paired_on()} at {seen} samples seen" if acc.paired else ""
         text += f"Accuracy against the baseline{examples}: {acc.text()} — {acc.verdict}."
         return text
-    base_arm, tuned_arm = accuracy.ArmData(), accuracy.ArmData()
-    base_arm.add_run(docs[baseline.name], baseline.row.path if baseline.row else None)
-    tuned_arm.add_run(docs[tuned.name], tuned.row.path if tuned.row else None)
-    acc = accuracy.gate(base_arm, tuned_arm, Tolerance())
+    acc = label_free.compare_runs([(docs[baseline.name], baseline.row.path if baseline.row else None)],
+                                  [(docs[tuned.name], tuned.row.path if tuned.row else None)], Tolerance())
     if acc.metric is None or not acc.checked:
         text += "No validation metric was recorded to check accuracy."
     elif acc.delta is None:

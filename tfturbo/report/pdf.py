@@ -277,7 +277,9 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
             lo, hi = (acc.shown(c, "") for c in acc.ci95)
             text += f'<br/><font color="{style.MUTED.hexval()}">[{lo}, {hi}]</font>'
         n = acc.examples
-        return P(f"{text}<br/>{esc(acc.verdict)}" + (f", {n} ex." if n else ""))
+        counted = (f", {n} ex." if acc.unit == "example" else f", {acc.paired_on().replace('validation ', '')}") \
+            if n else ""
+        return P(f"{text}<br/>{esc(acc.verdict)}{counted}")
     row = rung.row
     if row is not None and row.val_delta:
         name, d = row.val_delta

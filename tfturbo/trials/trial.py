@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 from ..numbers import counted, duration_text
 from ..settings import RunSettings, can_share_process
-from . import accuracy
+from . import accuracy, label_free
 from .speed import SpeedRule
 from .verdict import NOT_APPLIED, Change, SpeedVerdict, Tolerance, TrialVerdict, keep
 
@@ -752,16 +752,11 @@ class Trial:
                  self.rule.verdict(a_rates, b_rates, needed=self.shortfall(), pair_ratios=ratios, pair_errors=errors))
         b_runs = [r for r in self.runs if r.planned.arm == B]
         a_runs = [r for r in self.runs if r.planned.arm == A]
-        arm_b = accuracy.ArmData()
-        for r in b_runs:
-            if r.status == COMPLETED and not r.planned.settings.speed_only:  # speed-only runs do not validate
-                arm_b.add_run(r.summary, r.run_dir)
-        arm_a = accuracy.ArmData()
+        validated = [(r.summary, r.run_dir) for r in b_runs  # speed-only runs do not validate
+                     if r.status == COMPLETED and not r.planned.settings.speed_only]
         reference = self.accuracy_reference if self.accuracy_reference is not None else \
             [(r.summary, r.run_dir) for r in a_runs if r.status == COMPLETED and not r.planned.settings.speed_only]
-        for summary, run_dir in reference:
-            arm_a.add_run(summary, run_dir)
-        acc = accuracy.gate(arm_a, arm_b, self.tolerance)
+        acc = label_free.compare_runs(reference, validated, self.tolerance)
 
         failed_a = next((r for r in a_runs if r.status != COMPLETED), None)
         status = next((r.status for r in b_runs if r.status != COMPLETED), COMPLETED if b_runs else "crashed")
@@ -816,7 +811,7 @@ class Trial:
             over = (f"averaged over the last {count} validation points" if count > 1 else
                     "at the one validation point they share")
             at = "at equal samples seen" if acc.exact_points() else f"at the nearest samples seen ({acc.points_note()})"
-            text += f"; accuracy paired on the same {acc.examples} validation examples {at}, {over}"
+            text += f"; accuracy paired on the same {acc.paired_on()} {at}, {over}"
         return text + "."
 
     def measured_paired_steady_s(self) -> float | None:

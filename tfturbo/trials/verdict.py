@@ -152,6 +152,15 @@ class AccuracyVerdict:
     checked: bool = True  # False: there was nothing to check (no validation data)
     # B's samples seen at the points compared, in `samples_seen` order ([]: the same as A's, or not recorded)
     b_samples_seen: list[int] = field(default_factory=list)
+    # what was paired: "example" (the paired gate), or "validation batch" for a model trained without labels, whose
+    # own loss is compared batch by batch (`trials.label_free`)
+    unit: str = "example"
+
+    def paired_on(self) -> str:
+        """What the pairs were, counted: "2,048 validation examples", "64 validation batches"."""
+        noun = "validation example" if self.unit == "example" else self.unit
+        plural = noun + ("es" if noun.endswith("ch") else "s")
+        return f"{self.examples:,} {noun if self.examples == 1 else plural}"
 
     @property
     def is_loss(self) -> bool:
@@ -198,7 +207,8 @@ class AccuracyVerdict:
                 "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])] if self.ci95 else None,
                 "verdict": self.verdict, "n_examples": self.examples, "paired": self.paired,
                 "samples_seen": list(self.samples_seen), "b_samples_seen": list(self.b_samples_seen),
-                "explanation": self.explanation, "checked": self.checked}
+                "explanation": self.explanation, "checked": self.checked,
+                **({"unit": self.unit} if self.unit != "example" else {})}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "AccuracyVerdict":
@@ -208,7 +218,8 @@ class AccuracyVerdict:
                    int(d.get("n_examples") or 0), bool(d.get("paired", True)),
                    [int(s) for s in d.get("samples_seen") or [] if isinstance(s, int)],
                    str(d.get("explanation") or ""), bool(d.get("checked", True)),
-                   [int(s) for s in d.get("b_samples_seen") or [] if isinstance(s, int)])
+                   [int(s) for s in d.get("b_samples_seen") or [] if isinstance(s, int)],
+                   str(d.get("unit") or "example"))
 
 
 @dataclass

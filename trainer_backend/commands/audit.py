@@ -15,6 +15,7 @@ from tfturbo import protocol
 from tfturbo.findings import Finding
 from tfturbo.settings import DEFAULT_SEED
 
+from ..batch_parts import features, labels
 from ..detectors.xla import jit_support_findings
 from ..diagnostics import advice, dataset_audit, integer_inputs, loss_scaling_audit, model_audit
 
@@ -45,10 +46,10 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
 
     shape = advice.shape_of(workload, model)
     checks = [("output head dtype", lambda: model_audit.head_findings(
-        model, sample_x=first_batch[0], sample_y=first_batch[1], shape=shape))]
+        model, sample_x=features(first_batch), sample_y=labels(first_batch), shape=shape))]
     if args.policy != "float32":
         checks += [("integer inputs under 16-bit", lambda: integer_inputs.workload_findings(
-                       workload, model, [b[0] for b in train_ds.take(INPUT_SAMPLE_BATCHES)], train_ds.element_spec[0])),
+                       workload, model, [features(b) for b in train_ds.take(INPUT_SAMPLE_BATCHES)], features(train_ds.element_spec))),
                    ("layer sizes", lambda: model_audit.dim_findings(model)),
                    ("batch size", lambda: dataset_audit.batch_findings(batch_size, args.policy, shape)),
                    ("custom train_step loss scaling",

@@ -36,6 +36,7 @@ from tfturbo.settings import RunSettings
 import trainer_backend
 
 from .. import ceiling, distribute, hardware, hparams_record, measure, stdio
+from ..batch_parts import features
 from . import emit_error
 
 
@@ -54,6 +55,13 @@ class PreparedRun:
     output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
     clusters: Any = None  # with auto-clustering: the ClusterProbe that counts what XLA compiled (xla_clusters.py)
     optimizer: dict[str, Any] | None = None  # how the workload wrote its optimizer (optimizer_code.py)
+
+    @property
+    def labels(self) -> bool:
+        """The training data carries labels; False for a model trained on features only (`batch_parts`)."""
+        from ..batch_parts import has_labels
+
+        return has_labels(self.train_ds.element_spec)
 
     @property
     def replicas(self) -> int:
@@ -149,7 +157,7 @@ def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
     from ..diagnostics.integer_inputs import workload_findings
 
     try:
-        return workload_findings(workload, model, [next(iter(val_ds))[0]], val_ds.element_spec[0])
+        return workload_findings(workload, model, [features(next(iter(val_ds)))], features(val_ds.element_spec))
     except Exception as exc:  # noqa: BLE001 - a check, not the measurement
         print(f"trainer_backend: integer-input check skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
         return []
@@ -162,7 +170,7 @@ def output_dtypes(model, train_ds) -> list[str] | None:
     from ..fixes import zero_batch
 
     try:
-        outputs = getattr(model, "outputs", None) or model(zero_batch(train_ds.element_spec[0]), training=False)
+        outputs = getattr(model, "outputs", None) or model(zero_batch(features(train_ds.element_spec)), training=False)
         return sorted({str(keras.backend.standardize_dtype(t.dtype)) for t in keras.tree.flatten(outputs)})
     except Exception:  # noqa: BLE001 - unknown: the verdict then does not use it
         return None
@@ -211,7 +219,7 @@ def build_on_zeros(model, train_ds) -> None:
     from ..fixes import zero_batch
 
     try:
-        model(zero_batch(train_ds.element_spec[0]), training=False)
+        model(zero_batch(features(train_ds.element_spec)), training=False)
     except Exception as exc:  # noqa: BLE001 - fit() builds it instead
         print(f"trainer_backend: the model is built by fit(), not ahead ({type(exc).__name__}: {exc})",
               file=sys.stderr)
@@ -222,7 +230,7 @@ def apply_fix_head(model, train_ds) -> list[Finding]:
     from ..diagnostics.model_audit import head_findings
     from ..fixes import FixNotApplied, float32_head, zero_batch
 
-    input_spec = train_ds.element_spec[0]
+    input_spec = features(train_ds.element_spec)
     try:
         changed = float32_head(model, input_spec)
     except FixNotApplied as exc:
@@ -242,7 +250,7 @@ def apply_fix_int_inputs(model, train_ds) -> list[Finding]:
     from ..diagnostics.integer_inputs import float32_id_layers
 
     try:
-        changed = float32_id_layers(model, train_ds.element_spec[0])
+        changed = float32_id_layers(model, features(train_ds.element_spec))
     except Exception as exc:  # noqa: BLE001 - tfturbo's own fix never fails the run
         return [fix_not_applied("--fix-int-inputs", f"{type(exc).__name__}: {exc}",
                                 'declare the ids as integers: keras.Input(shape=..., dtype="int32")')]
@@ -385,9 +393,14 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
                                   epochs=epochs, steps=val_every)
     if job.val_ds is not None and not settings.speed_only:  # the same examples for every batch size, so
         # candidates are compared pairwise; a speed-only replicate does not validate
-        from ..paired_validation import PairedValidation
+        if job.labels:
+            from ..paired_validation import PairedValidation
 
-        monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
+            monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
+        else:  # no labels to judge an example by: the model's own loss on each fixed batch
+            from ..batch_validation import BatchValidation
+
+            monitor.paired = BatchValidation(job.val_ds, settings.val_examples, settings.val_steps)
     val = monitor.paired.dataset if monitor.paired is not None else None
     return ActiveRun(job, run_dir, writer, env, devs, workload, monitor, instrument, callbacks, scalars, epochs,
                      val_every, val)
@@ -478,7 +491,7 @@ def read_profile(job: PreparedRun, instrument, monitor, run_dir: Path):
 def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) -> dict[str, Any]:
     """flops_per_step, its source, and MFU: achieved FLOP/s (steady window throughput) over the device's
     measured matmul ceiling for the run's compute dtype."""
-    flops = ceiling.flops_per_step(job.model, job.train_ds.element_spec[0], job.settings.batch_size or 1)
+    flops = ceiling.flops_per_step(job.model, features(job.train_ds.element_spec), job.settings.batch_size or 1)
     rate = (summary.throughput or {}).get("samples_per_s")
     steps_per_s = rate / (job.settings.batch_size or 1) if rate else None
     peaks = ceiling.ceilings(devs, env["device"], env["versions"]["tensorflow"]) if flops else {}
@@ -535,7 +548,9 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         replicas=job.replicas,
         per_replica_batch_size=(settings.batch_size or 1) // job.replicas,
         windows=[[a, b, round(t, 6)] for a, b, t in record.windows],
-        paired_validation=monitor.paired.describe() if monitor.paired is not None else None,
+        paired_validation=monitor.paired.describe() if monitor.paired is not None and job.labels else None,
+        labels=job.labels,
+        batch_validation=monitor.paired.describe() if monitor.paired is not None and not job.labels else None,
         steps_completed=instrument.completed,
         stopped_early=monitor.stopped_early,
         steps_saved=settings.steps - instrument.completed if monitor.stopped_early else 0,
@@ -545,6 +560,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         memory_kind=memory["kind"],
         metrics=dict(monitor.last_logs),
         validation=monitor.validation,
+        training=monitor.training,
         learning_rate=job.learning_rate,
         optimizer=job.optimizer,
         loss_scale=monitor.loss_scale_summary(),
