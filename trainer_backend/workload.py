@@ -32,7 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfturbo.errors import WorkloadError
+from tfturbo.errors import WorkloadError, plain_line
+
+from .stdio import log_name
 
 if TYPE_CHECKING:  # imported lazily at run time (load_workload): script mode needs keras
     from .script import ScriptWorkload
@@ -94,13 +96,20 @@ class Workload:
         return WorkloadError(problem, fix, where=self.path)
 
     def _call(self, func: str, *args):
+        import keras
+
+        from .diagnostics.sixteen_bit_hazard import SixteenBitFailure, diagnose
+
         try:
             return getattr(self.module, func)(*args)
         except WorkloadError:
             raise
         except Exception as exc:  # the user's code failed: one line here, the traceback stays chained
+            hazard = diagnose(exc, keras.mixed_precision.global_policy().name, self.path)
+            if hazard is not None:  # only the policy under test makes it fail: this configuration fails
+                raise SixteenBitFailure(*hazard) from exc
             raise self._error(f"{func}() raised {_exc_line(exc, self.path)}",
-                              f"fix the error in {func}() (full traceback in the log)") from exc
+                              f"fix the error in {func}() (full traceback in {log_name()})") from exc
 
     def _check_dataset(self, ds, label: str, batch_size: int, shuffle: bool):
         import tensorflow as tf
@@ -201,7 +210,7 @@ def _import_isolated(path: Path) -> types.ModuleType:
     except Exception as exc:
         sys.modules.pop(module_name, None)
         raise WorkloadError(f"importing it raised {_exc_line(exc, str(path))}",
-                            "fix the module-level code (full traceback in the log)", where=str(path)) from exc
+                            f"fix the module-level code (full traceback in {log_name()})", where=str(path)) from exc
     finally:
         if folder in sys.path:
             sys.path.remove(folder)
@@ -210,9 +219,7 @@ def _import_isolated(path: Path) -> types.ModuleType:
 
 def _exc_line(exc: BaseException, path: str) -> str:
     """`ValueError: message (line N)` where N is the deepest frame in the workload file."""
-    message = " ".join(str(exc).split()) or "(no message)"
-    if len(message) > 200:
-        message = message[:197] + "..."
+    message = plain_line(str(exc), 200) or "(no message)"
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == Path(path)]
     at = f" (line {lines[-1]})" if lines else ""
     return f"{type(exc).__name__}: {message}{at}"

@@ -29,7 +29,12 @@ NOT_MEASURED = _Accuracy.NOT_MEASURED
 
 # B's run statuses that make the trial a failed one: no speed or accuracy verdict, the run's error and its fix.
 FAILED_STATUSES = ("failed", "crashed", "nan_stopped")
-NO_FIX = "see the traceback in backend.log"  # the backend's fix when it knows no better one
+LOG_ONLY = ("see the traceback in", "see backend.log")  # how the backend's fix begins when it knows no better one
+
+
+def log_only(fix: str) -> bool:
+    """The fix only points at a log ("see the traceback in ~/.cache/tfturbo/logs/....log"): not a fix to try."""
+    return " ".join(str(fix).split()).lower().startswith(LOG_ONLY)
 
 # Findings of B's own runs that disqualify it whatever its speed: it is not training correctly.
 DISQUALIFYING = {
@@ -334,7 +339,7 @@ def failure_line(status: str, error: dict[str, Any] | None) -> str:
     elif status == "crashed":
         message = message or "the backend ended without a summary (crashed)"
     text = f"failed: {message or 'the run failed'}"
-    if fix and fix != NO_FIX:
+    if fix and not log_only(fix):
         text += f" — fix: {fix}"
     elif fix:
         text += f" ({fix})"

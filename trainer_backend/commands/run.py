@@ -28,7 +28,7 @@ from typing import Any
 from tfturbo import findings as fcodes
 from tfturbo import protocol, runfiles
 from tfturbo.cli_args import run_argv, settings_from_args
-from tfturbo.errors import UserError
+from tfturbo.errors import UserError, plain_line
 from tfturbo.run_summary import RunSummary
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
@@ -82,13 +82,50 @@ class PreparedRun:
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, int]:
+    from ..diagnostics.sixteen_bit_hazard import SixteenBitFailure
+
     settings = settings_from_args(args)
     out = Path(args.out)
     if out.exists():
         runfiles.prepare_run_dir(out)  # refuse an existing run before the expensive part; creates nothing
-    job = prepare(settings, writer)
+    try:
+        job = prepare(settings, writer)
+    except SixteenBitFailure as failure:  # this configuration fails before training: a failed run, not bad input
+        return failed_before_training(settings, failure, runfiles.prepare_run_dir(out), writer)
     run_dir = runfiles.prepare_run_dir(out)
     return train(job, run_dir, writer)
+
+
+def failed_before_training(settings: RunSettings, failure, run_dir: Path, writer: protocol.EventWriter
+                           ) -> tuple[str, int]:
+    """A run whose configuration failed before fit() (the script or its model, under the 16-bit policy under
+    test): its directory written as a failed run's (run.yaml, events, backend.log, summary.json with the error
+    and the finding that names the cause), so a trial judges it as failed with its fix and a study keeps it."""
+    import traceback
+
+    from ..workload import load_workload
+
+    workload = load_workload(settings.workload, settings.script_args)  # its names only: nothing runs again
+    described = {"spec": workload.spec, "name": workload.name, "path": workload.path}
+    env = {"versions": hardware.versions(), "device": hardware.device_label(hardware.devices())}
+    runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
+        "settings": settings.to_dict(), "workload": described, **env,
+        "command_line": shlex.join(["tfturbo", "run", *run_argv(settings, str(run_dir))]),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    writer.attach(open(run_dir / runfiles.EVENTS, "a", encoding="utf-8"))
+    stdio.attach_log(run_dir / runfiles.BACKEND_LOG)
+    cause = failure.__cause__ or failure
+    traceback.print_exception(cause, file=sys.stderr)
+    finding = failure.finding.to_dict()
+    writer.emit(protocol.FINDING, finding=finding)
+    error = {"kind": protocol.TRAINING_ERROR, "message": plain_line(failure.finding.message), "fix": failure.fix}
+    writer.emit(protocol.ERROR, **error, traceback="".join(traceback.format_exception(cause)))
+    summary = RunSummary(status=protocol.RunStatus.FAILED, settings=settings.to_dict(), findings=[finding],
+                         error=error, workload=described, **env)
+    document = summary.to_dict()
+    runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, document)
+    writer.emit(protocol.RESULT, command="run", document=document)
+    return protocol.RunStatus.FAILED, 1
 
 
 # ------------------------------------------------------------------------------ preparing
