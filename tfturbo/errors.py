@@ -31,11 +31,12 @@ class UserError(Exception):
         self.where = where
         super().__init__(self.line())
 
+    def what(self) -> str:
+        """What is wrong, where: the line without its fix (an `error` event carries the fix on its own)."""
+        return f"{self.where}: {self.problem}" if self.where else self.problem
+
     def line(self) -> str:
-        parts = [f"{self.where}: {self.problem}" if self.where else self.problem]
-        if self.fix:
-            parts.append(self.fix)
-        return " — ".join(parts)
+        return " — ".join([self.what(), self.fix] if self.fix else [self.what()])
 
 
 class WorkloadError(UserError):

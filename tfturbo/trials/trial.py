@@ -431,8 +431,18 @@ class Trial:
     def gate_arms(self) -> tuple[str, ...]:
         """The arms with a full-length run (replicate 1), in the order they run. A paired trial whose accuracy is
         judged against runs of its own (`accuracy_reference`: the ladder's baseline run) trains only B the full
-        length: A's full-length run would be neither the gate's reference nor a speed pair. Else both, AB."""
-        return (B,) if self.paired and self.accuracy_reference is not None else (A, B)
+        length: A's full-length run would be neither the gate's reference nor a speed pair. Else both, B first
+        where it can (`_order`)."""
+        if self.paired and self.accuracy_reference is not None:
+            return (B,)
+        return (B, A) if self._b_first() else (A, B)
+
+    def _b_first(self) -> bool:
+        """B's full-length run before A's, so a candidate that fails — in its script, in fit(), in validation —
+        costs its own seconds, not A's whole run first (a ViT's B failed in 4.2 s after 25.5 s of A). Not when B's
+        run is sized on a batch size of A's that only A's run can tell (A at the workload's default batch, B at
+        another): B trains A's samples at equal points (`equal_samples`)."""
+        return bool(self.a.batch_size) or self.a.batch_size == self.b.batch_size
 
     @property
     def first_speed_replicate(self) -> int:
@@ -612,7 +622,12 @@ class Trial:
         return max(0.0, wall - max(warm, 0.0) - in_windows) if windows else 0.0
 
     def _order(self, replicate: int) -> tuple[str, str]:
-        return (A, B) if replicate % 2 == 1 else (B, A)
+        """The arms of `replicate` in the order they run, alternating so the process order falls on both arms
+        alike: from the gate's order where the first pair counts for speed, else AB, BA, … from pair 2 on."""
+        if self.paired:  # the speed pairs, from 2 on (the gate's full-length runs count for no ratio)
+            return (A, B) if replicate % 2 == 1 else (B, A)
+        first = self.gate_arms()  # the first pair counts for speed: alternate from its order
+        return first if replicate % 2 == 1 else (first[1], first[0])
 
     def pairs(self) -> list[tuple[MeasuredRun | None, MeasuredRun | None]]:
         """(A run, B run) of each replicate so far, in order (a gate's B-only replicate: (None, B))."""
@@ -666,6 +681,11 @@ class Trial:
                 self.runs.append(MeasuredRun(run, one, Path(folder) if folder is not None else None, half, True))
             return
         self.runs.append(MeasuredRun(planned, summary, Path(run_dir) if run_dir is not None else None, elapsed))
+
+    def reference_run(self) -> PlannedRun:
+        """A's full-length run planned on its own, outside the trial's order: what tells a broken workload (the
+        workload rejects A too) from a candidate that cannot run, when B's run was rejected before A ran."""
+        return PlannedRun(A, 1, self.settings_of(A, 1).with_(no_model=True), self.names(A, 1))
 
     def stop(self) -> None:
         """No more runs (the user stopped): the verdict uses the complete pairs measured so far."""

@@ -411,9 +411,10 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
     found: list[dict[str, Any]] = []
     codes = F.codes_of(b_findings)
     for code, text in DISQUALIFYING.items():
-        if code in codes:
+        if code in codes:  # the run's own fix, carried here: the run may be gone (`ab` without --out removes it)
+            fix = next((str(f.get("fix") or "") for f in b_findings if f.get("code") == code and f.get("fix")), "")
             reasons.append(text)
-            found.append(_finding(code, f"{where}: {text}", "see the run's finding for the fix", where))
+            found.append(_finding(code, f"{where}: {text}", fix or "keep the previous settings", where))
     if xla_requested and (not xla_active or F.XLA_NOT_ACTIVE in codes):
         reasons.append("XLA never switched on in this run (XLA_NOT_ACTIVE): its speed is not XLA's")
 

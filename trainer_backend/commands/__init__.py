@@ -38,7 +38,7 @@ def _is_out_of_memory(exc: BaseException) -> bool:
 def describe_error(exc: BaseException, kind: str = protocol.INTERNAL, batch_size: int | None = None) -> ErrorReport:
     """What the `error` event says about `exc`: one line, the fix, and the exit code."""
     if isinstance(exc, UserError):
-        return ErrorReport(protocol.BAD_INPUT, exc.line(), exc.fix, exc.exit_code)
+        return ErrorReport(protocol.BAD_INPUT, exc.what(), exc.fix, exc.exit_code)
     if _is_out_of_memory(exc):
         return ErrorReport(protocol.OUT_OF_MEMORY, f"out of memory: {_first_line(exc)}", oom_fix(batch_size), 1)
     return ErrorReport(kind, f"{type(exc).__name__}: {_first_line(exc)}", f"see the traceback in {log_name()}", 1)
