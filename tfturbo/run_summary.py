@@ -80,9 +80,13 @@ class RunSummary:
     # [{step, metrics}]: the training metrics as fit() reported them at the end of each validation interval (the
     # interval's mean where the model's metrics are, as Keras' are, reset each interval)
     training: list | None = _kind("training", LIST)
-    learning_rate: float | None = _kind("learning_rate", NUMBER)
+    learning_rate: float | None = _kind("learning_rate", NUMBER)  # the rate it starts at (a schedule's initial)
+    # the schedule as the run trained it (after --lr-scale): {"class", "config"}; None for a constant rate
+    # (`tfturbo.learning_rate`: every front end shows a run's rate through `learning_rate_text`)
+    learning_rate_schedule: dict | None = _kind("learning_rate_schedule", DICT)
     # how the workload wrote its optimizer: {"class", "module", "given_as" (a compile() string), "learning_rate"
-    # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule"}; the snippet's words
+    # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule" (its class), "schedule_config"
+    # (its parameters, as written)}; the snippet's words
     optimizer: dict | None = _kind("optimizer", DICT)
     loss_scale: dict | None = _kind("loss_scale", DICT)
     xla_active: bool | None = _kind("xla_active", BOOL)  # the run trained under XLA (jit_compile, or clusters)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo.numbers import counted, finite
 from tfturbo.trials.verdict import AccuracyVerdict as AccuracyResult
+from tfturbo.trials.verdict import SpeedVerdict as SpeedResult
 from tfturbo.verdicts import AccuracyVerdict
 
 from .labels import card_column, card_header, card_reason, set_badge
@@ -48,7 +49,8 @@ def speed_text(speed: dict[str, Any]) -> str:
     reps = speed.get("replicates")
     runs = f" over {counted(reps, 'pair')}" if isinstance(reps, int) else ""  # "pairs" as the table and cards say
     interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if all(finite(c) for c in ci) else ""
-    return f"{speed.get('verdict')}: {ratio:.2f}×{interval}{runs}"
+    direction = SpeedResult.from_dict(speed).direction()  # "slower in 6 of 6 pairs; size uncertain"
+    return f"{speed.get('verdict')}: {ratio:.2f}×{interval}{runs}" + (f" ({direction})" if direction else "")
 
 
 def accuracy_text(accuracy: dict[str, Any]) -> str:

@@ -42,9 +42,45 @@ def recording_compile() -> Iterator[None]:
             del keras.Model.compile
 
 
+def optimizers_of(model: Any) -> list[Any]:
+    """The optimizers the model's training step may use: its compiled `optimizer`, then every optimizer it holds
+    as an attribute (a GAN's own compile() keeps one per network), each once."""
+    import keras
+
+    found = [getattr(model, "optimizer", None)] + [v for v in vars(model).values()
+                                                   if isinstance(v, keras.optimizers.Optimizer)]
+    out: list[Any] = []
+    for optimizer in found:
+        if optimizer is not None and all(optimizer is not o for o in out):
+            out.append(optimizer)
+    return out
+
+
+def schedule_of(optimizer: Any) -> Any:
+    """The optimizer's learning-rate schedule (a keras LearningRateSchedule), None for a constant rate."""
+    import keras
+
+    inner = getattr(optimizer, "inner_optimizer", optimizer)  # a LossScaleOptimizer under a 16-bit policy
+    schedule = getattr(inner, "_learning_rate", None)
+    return schedule if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule) else None
+
+
+def schedule_config(schedule: Any) -> dict[str, Any]:
+    """A schedule's parameters as its get_config() gives them, JSON-safe (numbers, text, lists of numbers)."""
+    def plain(value):
+        if isinstance(value, (bool, int, float, str)) or value is None:
+            return value
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        item = getattr(value, "item", None)  # a NumPy scalar
+        return item() if callable(item) else str(value)
+    return {k: plain(v) for k, v in schedule.get_config().items()}
+
+
 def optimizer_code(model: Any) -> dict[str, Any] | None:
-    """{"class", "module", "given_as", "learning_rate", "default_learning_rate", "schedule"} of the model's
-    optimizer (`given_as`: the string the workload passed to compile(), else None); None when not known."""
+    """{"class", "module", "given_as", "learning_rate", "default_learning_rate", "schedule", "schedule_config"} of
+    the model's optimizer (`given_as`: the string the workload passed to compile(), else None; `schedule` its
+    learning-rate schedule's class, `schedule_config` its parameters); None when not known."""
     import keras
 
     optimizer = getattr(model, "optimizer", None)
@@ -53,13 +89,14 @@ def optimizer_code(model: Any) -> dict[str, Any] | None:
     inner = getattr(optimizer, "inner_optimizer", optimizer)  # a LossScaleOptimizer under a 16-bit policy
     given = getattr(model, GIVEN, None)
     cls = type(inner)
-    schedule = getattr(inner, "_learning_rate", None)
+    schedule = schedule_of(inner)
     rate = None
-    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
-        rate = finite_or_none(schedule.get_config().get("initial_learning_rate"))
+    if schedule is not None:
+        config = schedule_config(schedule)
+        rate = finite_or_none(config.get("initial_learning_rate"))
         schedule_name = type(schedule).__name__
     else:
-        schedule_name = None
+        config = schedule_name = None
         try:
             rate = finite_or_none(float(inner.learning_rate))
         except (TypeError, ValueError):
@@ -74,4 +111,4 @@ def optimizer_code(model: Any) -> dict[str, Any] | None:
     builtin = getattr(keras.optimizers, cls.__name__, None) is cls
     return {"class": cls.__name__, "module": "keras.optimizers" if builtin else cls.__module__,
             "given_as": given if isinstance(given, str) else None, "learning_rate": rate,
-            "default_learning_rate": default, "schedule": schedule_name}
+            "default_learning_rate": default, "schedule": schedule_name, "schedule_config": config}

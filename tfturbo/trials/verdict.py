@@ -123,7 +123,19 @@ class SpeedVerdict:
             return "no throughput measured"
         lo, hi = self.ci95
         text = f"{self.ratio:.2f}× [{lo:.2f}, {hi:.2f}] over {counted(self.replicates, 'replicate pair')}"
-        return f"{text} ({self.note})" if self.note else text
+        notes = "; ".join(n for n in (self.direction(), self.note) if n)
+        return f"{text} ({notes})" if notes else text
+
+    def direction(self) -> str:
+        """"slower in 6 of 6 pairs; size uncertain": a verdict of no measurable change whose pairs all point one
+        way says so beside its interval (pairs 0.44–0.96 gave 0.72× [0.48, 1.07]: honest, but B was slower in
+        every one). Words only: the decision stays the interval's (it contains 1), so it is never a win or a
+        loss. "" otherwise."""
+        ratios = [r for r in self.ratios if math.isfinite(r)]
+        if self.verdict != NO_CHANGE or len(ratios) < 2:
+            return ""
+        way = "slower" if all(r < 1.0 for r in ratios) else "faster" if all(r > 1.0 for r in ratios) else ""
+        return f"{way} in {len(ratios)} of {len(ratios)} pairs; size uncertain" if way else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"ratio": _json_float(self.ratio), "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])],

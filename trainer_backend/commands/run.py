@@ -55,6 +55,8 @@ class PreparedRun:
     output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
     clusters: Any = None  # with auto-clustering: the ClusterProbe that counts what XLA compiled (xla_clusters.py)
     optimizer: dict[str, Any] | None = None  # how the workload wrote its optimizer (optimizer_code.py)
+    # the learning-rate schedule as this run trains it (after --lr-scale): {"class", "config"}; None for a constant
+    learning_rate_schedule: dict[str, Any] | None = None
 
     @property
     def labels(self) -> bool:
@@ -165,7 +167,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         writer.emit(protocol.PHASE, phase=protocol.COMPILING, step=None,
                     detail=f"{settings.policy}, jit_compile={settings.jit_compile}")
         optimizer = optimizer_code(model)  # the user's compile() arguments and rate, before tfturbo's
-        learning_rate = recompile(model, settings)
+        learning_rate, schedule = recompile(model, settings)
     if settings.drop_remainder:
         from ..fixes import drop_partial_batches
 
@@ -185,7 +187,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
         clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds), clusters, optimizer)
+                       output_dtypes(model, train_ds), clusters, optimizer, schedule)
 
 
 def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
@@ -305,7 +307,7 @@ def fix_not_applied(fix: str, why: str, code: str) -> Finding:
                    data={"fix": fix, "reason": why})
 
 
-def recompile(model, settings: RunSettings) -> float | None:
+def recompile(model, settings: RunSettings) -> tuple[float | None, dict[str, Any] | None]:
     """Compile again with the jit_compile under test, keeping the user's own objects.
 
     The model's optimizer (already built for its variables — a custom
@@ -313,7 +315,8 @@ def recompile(model, settings: RunSettings) -> float | None:
     passed back to `compile()` as they are; nothing is rebuilt from config,
     which would make a fresh optimizer the model's variables do not match.
     A model with its own compile() keeps everything and only changes its
-    jit_compile. Returns the learning rate after scaling by `settings.lr_scale`.
+    jit_compile. Returns the learning rate and its schedule after scaling by `settings.lr_scale`, applied to
+    every optimizer the model holds (`optimizer_code.optimizers_of`: a GAN's two), the compiled one's returned.
     """
     import keras
 
@@ -327,31 +330,42 @@ def recompile(model, settings: RunSettings) -> float | None:
         model.jit_compile = settings.jit_compile
         model.steps_per_execution = settings.steps_per_execution
         model.train_function = model.test_function = model.predict_function = None
-    return scale_learning_rate(model.optimizer, settings.lr_scale)
+    from ..optimizer_code import optimizers_of
+
+    scaled = [scale_learning_rate(optimizer, settings.lr_scale) for optimizer in optimizers_of(model)]
+    return scaled[0] if scaled else (None, None)
 
 
-def scale_learning_rate(optimizer, factor: float) -> float | None:
-    import keras
+def scale_learning_rate(optimizer, factor: float) -> tuple[float | None, dict[str, Any] | None]:
+    """Multiply the optimizer's learning rate by `factor` (`--lr-scale`): a constant, or a schedule's rates
+    (`tfturbo.learning_rate.scaled_config`: initial rate, warm-up target, end rate, piecewise values; its step
+    counts as written). Returns (the rate it starts at, the schedule as it will run: {"class", "config"} or
+    None for a constant)."""
+    from tfturbo.learning_rate import scaled_config, scales
+
+    from ..optimizer_code import schedule_config, schedule_of
 
     inner = getattr(optimizer, "inner_optimizer", optimizer)
-    schedule = getattr(inner, "_learning_rate", None)
-    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
-        config = schedule.get_config()
+    schedule = schedule_of(inner)
+    if schedule is not None:
+        config = schedule_config(schedule)
         if factor != 1.0:
-            if "initial_learning_rate" not in config:
-                raise UserError(f"--lr-scale cannot scale a {type(schedule).__name__} learning-rate schedule",
-                                "use a constant learning rate or a schedule with initial_learning_rate")
-            config["initial_learning_rate"] *= factor
+            if not scales(config):
+                raise UserError(f"--lr-scale cannot scale a {type(schedule).__name__} learning-rate schedule: it "
+                                "has no rate tfturbo knows (initial_learning_rate, values, ...)",
+                                "use a Keras schedule, or a constant learning rate")
+            config = scaled_config(config, factor)
             inner.learning_rate = type(schedule).from_config(config)
-        return measure.finite_or_none(config.get("initial_learning_rate"))
+        rate = config.get("initial_learning_rate", (config.get("values") or [None])[0])
+        return measure.finite_or_none(rate), {"class": type(schedule).__name__, "config": config}
     try:
         lr = float(inner.learning_rate)
     except (TypeError, ValueError):
-        return None
+        return None, None
     if factor != 1.0:
         inner.learning_rate = lr * factor
         lr *= factor
-    return lr
+    return lr, None
 
 
 # ------------------------------------------------------------------------------ training
@@ -543,7 +557,8 @@ def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int,
     only — saving a model costs seconds per run."""
     folder = run_dir / runfiles.CHECKPOINT_DIR
     folder.mkdir(exist_ok=True)
-    runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env)
+    runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env,
+                                       job.learning_rate_schedule)
     if not model:
         return None
     try:
@@ -599,6 +614,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         validation=monitor.validation,
         training=monitor.training,
         learning_rate=job.learning_rate,
+        learning_rate_schedule=job.learning_rate_schedule,
         optimizer=job.optimizer,
         loss_scale=monitor.loss_scale_summary(),
         xla_active=job.xla_active(),
