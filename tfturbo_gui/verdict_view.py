@@ -67,6 +67,10 @@ def _accuracy_words(accuracy: dict[str, Any]) -> str:
     interval = (f"interval [{result.shown(ci[0], '')}, {result.shown(ci[1], '')}]{unit}"
                 if ci and all(finite(c) for c in ci) else "")
     n = accuracy.get("n_examples")
+    if result.explanation and (result.unit != "example" or not result.paired):  # a model without labels, or no
+        # pairs: the gate's own words say what was compared (`trials.label_free`, `accuracy._unpaired`)
+        said = result.explanation
+        return said if said.startswith((verdict, "accuracy not checked")) else f"{verdict}: {said}"
     if verdict == INCONCLUSIVE:
         if metric is None:
             return "inconclusive: the workload reports no validation metric to compare"
