@@ -301,7 +301,7 @@ def test_a_verdict_says_how_many_pairs_ran_but_measured_too_little_to_count():
     b = [None, None, None, 219_000.0, 339_000.0, 358_000.0]
     verdict = rule.verdict(a, b)
     assert verdict.replicates == 3
-    assert verdict.text().endswith("over 3 replicate pairs (3 more pairs measured too little steady state to "
-                                   "count)"), verdict.text()
+    assert verdict.text().endswith("over 3 replicate pairs (faster in 3 of 3 pairs; size uncertain; 3 more pairs "
+                                   "measured too little steady state to count)"), verdict.text()
     every = rule.verdict(a[3:], b[3:])  # all counted: nothing to add
     assert "too little" not in every.text()

@@ -174,10 +174,10 @@ class AccuracyVerdict:
     unit: str = "example"
 
     def paired_on(self) -> str:
-        """What the pairs were, counted: "2,048 validation examples", "64 validation batches"."""
+        """What the pairs were, counted: "2048 validation examples", "64 validation batches"."""
         noun = "validation example" if self.unit == "example" else self.unit
         plural = noun + ("es" if noun.endswith("ch") else "s")
-        return f"{self.examples:,} {noun if self.examples == 1 else plural}"
+        return f"{self.examples} {noun if self.examples == 1 else plural}"
 
     @property
     def is_loss(self) -> bool:
