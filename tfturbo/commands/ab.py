@@ -7,8 +7,8 @@ on the same validation examples. B's full-length run comes first, so a
 candidate that cannot run (in its script, in fit(), in validation) costs its
 own seconds: it is a failed trial with its error, its fix and every finding of
 both arms, and A runs only to tell a workload that rejects every
-configuration (exit 2) from a candidate that cannot run (exit 1). Prints the verdict (stdout), progress
-(stderr), or with `--json` the `ab` document. Exit codes: 0 the trial was
+configuration (exit 2) from a candidate that cannot run (exit 1). Prints the
+verdict (stdout), progress (stderr), or with `--json` the `ab` document. Exit codes: 0 the trial was
 judged, 1 a run failed (the reference A, or the candidate B: then the trial is
 "failed" with B's error and the fix to try, never a speed or accuracy verdict),
 2 bad input.

@@ -8,7 +8,8 @@ judges the same way, and a test can drive a trial with recorded summaries.
 
 Design (chosen by measurement on a shared 2-core CPU, see docs/ARCHITECTURE.md,
 "Measurement rules"): each replicate is an ordinary `run` in its own process,
-A and B alternating AB, BA, AB, … so that process start-up, memory layout,
+A and B alternating (BA, AB, BA, …: B first, so a candidate that cannot run
+costs its own run, not A's before it) so that process start-up, memory layout,
 clocks and the machine's slow minutes are sampled into both arms; the speed
 interval is taken across the pairs (`speed.SpeedRule`), whose number adapts to
 the noise. The first pair trains the full length with validation: B on as many
