@@ -140,8 +140,9 @@ class BatchSize(Lever):
             why = "skipped: the batch size of the runs is not known"
             return [Candidate(self.rung_kind, self.name, base, why, start, skipped_reason=why)]
         rule, why = self.rule(policy)
+        peaks = {r.settings.batch_size: _peak(r) for r in self._rungs(policy) if _peak(r)}
         plan = next_size(base.batch_size, tried, _peak(start), policy.available_memory,
-                         (start.summary or {}).get("memory_kind"), policy.max_batch_scale, rule)
+                         (start.summary or {}).get("memory_kind"), policy.max_batch_scale, peaks, rule)
         if plan.done:
             return [Candidate(self.rung_kind, self.name, base, plan.reason, start, skipped_reason=plan.reason)]
         schedule = scaling_words((start.summary or {}).get("optimizer"), plan.lr_scale)
