@@ -49,6 +49,7 @@ class RunMonitor:
         context.all_step_ms = self.record.ms
         self.findings: list[dict[str, Any]] = []
         self.validation: list[dict[str, Any]] = []
+        self.training: list[dict[str, Any]] = []  # the training metrics at each interval's end (summary `training`)
         self.last_logs: dict[str, float] = {}
         self.stop_reason: str | None = None
         self.fit_start = 0.0
@@ -58,7 +59,9 @@ class RunMonitor:
         self.loss_scales: list[float] = []
         self.skipped_steps = 0
         self.stopped_early = False
-        self.paired = None  # paired_validation.PairedValidation, when the run has validation data
+        # the accuracy gate's validation, when the run has validation data: paired_validation.PairedValidation,
+        # or for a model trained without labels batch_validation.BatchValidation
+        self.paired = None
         # The first summary op costs tens of ms to create: pay it here, not inside a measured step.
         self._scalars(0, None, {"batch_size": float(settings.batch_size or 0)})
 
@@ -113,6 +116,7 @@ class RunMonitor:
         train = {k: v for k, v in logs.items() if not k.startswith("val_")}
         val = {k: v for k, v in logs.items() if k.startswith("val_")} if validated else {}
         self.last_logs.update(train)
+        self.training.append({"step": step, "metrics": train})
         self.writer.emit(protocol.EPOCH, step=step, metrics=train)
         if val:
             self.last_logs.update(val)
