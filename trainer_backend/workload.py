@@ -143,7 +143,7 @@ class Workload:
         if not has_labels(spec):  # features only: a model whose own train_step reads the batch trains on them
             why = why_labels_needed(self.model) if self.model is not None else "the model is not built yet"
             if why is not None:
-                raise self._error(f"{label} yields {_describe_spec(spec)} without labels, and {why}",
+                raise self._error(f"{label} yields {_describe_spec(spec)} without labels, not (features, label), and {why}",
                                   "map it to pairs: ds.map(lambda ex: (ex['features'], ex['label']))")
             return ds
         label_shapes = [s.shape for s in tf.nest.flatten(labels(spec)) if hasattr(s, "shape")]
