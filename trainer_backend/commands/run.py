@@ -387,7 +387,7 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
         # candidates are compared pairwise; a speed-only replicate does not validate
         from ..paired_validation import PairedValidation
 
-        monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
+        monitor.paired = PairedValidation.of_run(job.val_ds, settings)
     val = monitor.paired.dataset if monitor.paired is not None else None
     return ActiveRun(job, run_dir, writer, env, devs, workload, monitor, instrument, callbacks, scalars, epochs,
                      val_every, val)
