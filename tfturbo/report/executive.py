@@ -65,7 +65,7 @@ def accuracy_sentence(data: ReportData, tolerance: Tolerance) -> str:
              WORSE: f"worse by more than the tolerance of {limit}",
              "inconclusive": "not decided: the validation set is too small to tell"}.get(acc.verdict, acc.verdict)
     return (f"Accuracy: {words} ({acc.metric} {change} on {acc.examples} validation examples, at equal samples "
-            "seen).")
+            "seen)." + acc.outputs_sentence())
 
 
 def _measured(data: ReportData) -> list[LadderRow]:

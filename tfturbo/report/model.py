@@ -367,7 +367,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         acc = judged.accuracy
         seen = "equal" if acc.exact_points() else "the nearest"  # acc.text() says how far apart, then
         examples = f" on {acc.examples} validation examples at {seen} samples seen" if acc.paired else ""
-        text += f"Accuracy against the baseline{examples}: {acc.text()} — {acc.verdict}."
+        text += f"Accuracy against the baseline{examples}: {acc.text()} — {acc.verdict}." + acc.outputs_sentence()
         return text
     base_arm, tuned_arm = accuracy.ArmData(), accuracy.ArmData()
     base_arm.add_run(docs[baseline.name], baseline.row.path if baseline.row else None)

@@ -277,7 +277,9 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
             lo, hi = (acc.shown(c, "") for c in acc.ci95)
             text += f'<br/><font color="{style.MUTED.hexval()}">[{lo}, {hi}]</font>'
         n = acc.examples
-        return P(f"{text}<br/>{esc(acc.verdict)}" + (f", {n} ex." if n else ""))
+        several = (f"{esc(acc.metric)} (the deciding one of {len(acc.outputs)} outputs)<br/>"
+                   if len(acc.outputs) > 1 else "")
+        return P(f"{several}{text}<br/>{esc(acc.verdict)}" + (f", {n} ex." if n else ""))
     row = rung.row
     if row is not None and row.val_delta:
         name, d = row.val_delta

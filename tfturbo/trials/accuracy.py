@@ -394,3 +394,28 @@ def _unpaired(a: ArmData, b: ArmData, why: str) -> AccuracyVerdict:
     v = AccuracyVerdict(name, delta, None, INCONCLUSIVE, 0, False)
     v.explanation = f"inconclusive: not paired ({why}); unpaired point estimate {name} {v.shown(delta)}, no interval"
     return v
+
+
+NO_VALIDATION = "none (the workload has no validation data)"
+
+
+def planned_gate(summaries: list[dict[str, Any]], tolerance: Tolerance) -> str:
+    """Which gate a trial's accuracy will be judged by, in words, from the runs of the workload measured so far:
+    "paired on 2 outputs: label accuracy, value loss", "paired on val_accuracy", NO_VALIDATION when a run that
+    validated found no validation data, "" while no run says."""
+    on_loss = tolerance.judge_on == "loss"
+    for s in summaries:
+        meta = s.get("paired_validation") if isinstance(s, dict) else None
+        if not isinstance(meta, dict) or not meta.get("file"):
+            continue
+        outputs = [o for o in meta.get("outputs") or [] if isinstance(o, dict)]
+        if len(outputs) > 1:
+            return f"paired on {len(outputs)} outputs: " + ", ".join(
+                f"{o.get('name')} {'accuracy' if o.get('metric') and not on_loss else 'loss'}" for o in outputs)
+        metric = meta.get("accuracy_metric")
+        return f"paired on {metric if metric and not on_loss else 'val_loss'}"
+    validated = [s for s in summaries if isinstance(s, dict) and s.get("status") == "completed"
+                 and not (s.get("settings") or {}).get("speed_only")]
+    if validated and all(not s.get("paired_validation") and not s.get("validation") for s in validated):
+        return NO_VALIDATION
+    return ""

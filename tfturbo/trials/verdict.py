@@ -203,6 +203,12 @@ class AccuracyVerdict:
             return []
         return [o.text() if o.text().startswith(o.verdict) else f"{o.text()} — {o.verdict}" for o in self.outputs]
 
+    def outputs_sentence(self) -> str:
+        """" Each of the model's 2 outputs was judged on its own: …; … — worse." after a sentence that gives this
+        (the deciding output's) verdict; "" for one output."""
+        lines = self.output_lines()
+        return f" Each of the model's {len(lines)} outputs was judged on its own: {'; '.join(lines)}." if lines else ""
+
     def examples_words(self) -> str:
         """How many examples were paired, where that is less than the data holds: "960 of the 1,024" / "10,000
         (the --val-examples cap: the data holds more)"; "" otherwise."""
