@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .validation_set import EXAMPLES, fixed_set
+from .validation_set import EXAMPLES, FixedSet, fixed_set
 
 FILE = "paired_validation.npz"
 
@@ -44,8 +44,14 @@ class PairedValidation:
     """Owns the fixed validation set of one run and the per-example results measured on it."""
 
     def __init__(self, val_ds, max_examples: int, max_batches: int | None = None, folder: str | None = None) -> None:
-        self.set = fixed_set(val_ds, max_examples, max_batches, folder)
-        self.dataset = self.set.dataset
+        self.problem: str | None = None  # why per-example results could not be computed, if so
+        try:
+            self.set: FixedSet | None = fixed_set(val_ds, max_examples, max_batches, folder)
+        except Exception as exc:  # noqa: BLE001 - Keras validates on the workload's data; the gate says why not
+            self.set, self.problem = None, f"the validation examples could not be read: {type(exc).__name__}: " \
+                                           f"{' '.join(str(exc).split())[:300]}"
+            print(f"trainer_backend: {self.problem}", file=sys.stderr)
+        self.dataset = self.set.dataset if self.set is not None else val_ds
         self.steps: list[int] = []
         self.samples: list[int] = []
         self.correct: list[np.ndarray] = []
@@ -54,7 +60,6 @@ class PairedValidation:
         self.output_loss: list[np.ndarray] = []  # (K, N) per point
         self.output_correct: list[np.ndarray] = []  # (K, N) per point, NaN where an output has no accuracy
         self.accuracy_metric: str | None = None
-        self.problem: str | None = None  # why per-example results could not be computed, if so
         self.n_examples = 0
 
     @classmethod
@@ -126,7 +131,7 @@ class PairedValidation:
             arrays["correct"] = np.stack(self.correct).astype(np.float32)
         if self.loss and len(self.loss) == len(self.steps):
             arrays["loss"] = np.stack(self.loss)
-        if self.set.digests is not None and len(self.set.digests) == self.n_examples:
+        if self.set is not None and self.set.digests is not None and len(self.set.digests) == self.n_examples:
             arrays["digest"] = self.set.digests
         if self.outputs and len(self.output_loss) == len(self.steps):
             arrays["output_names"] = np.array([o["name"] for o in self.outputs])
@@ -142,9 +147,11 @@ class PairedValidation:
         """The summary's `paired_validation` entry."""
         return {"file": FILE if self.steps else None, "examples": self.n_examples,
                 "accuracy_metric": self.accuracy_metric if self.correct else None,
-                "loss": bool(self.loss), "fixed_examples": self.set.mode == EXAMPLES, "eval_batch": self.set.batch,
+                "loss": bool(self.loss), "fixed_examples": self.set is not None and self.set.mode == EXAMPLES,
+                "eval_batch": self.set.batch if self.set is not None else None,
                 "points": [[s, n] for s, n in zip(self.steps, self.samples)], "problem": self.problem,
-                "set": self.set.describe(), **({"outputs": self.outputs} if self.outputs else {})}
+                "set": self.set.describe() if self.set is not None else None,
+                **({"outputs": self.outputs} if self.outputs else {})}
 
 
 def _accuracy_name(val_logs: dict[str, Any], model=None) -> str | None:

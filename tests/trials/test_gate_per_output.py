@@ -146,3 +146,30 @@ def test_a_set_that_holds_the_other_pairs_the_examples_both_have(tmp_path):
     assert v.paired and v.examples == N and v.of_examples == N + 300
     assert v.examples_words() == "1,200 of the 1,500 examples (those both arms validated on)"
     assert v.delta == 0.0
+
+
+def test_the_plan_says_which_gate_will_judge_and_none_without_validation_data():
+    """Issue 47: where the script has no validation data the plan still said a validation gate would run."""
+    from tfturbo.settings import RunSettings
+    from tfturbo.trials.trial import Trial
+
+    base = RunSettings("train.py", steps=60, batch_size=32)
+    candidate = base.with_(policy="mixed_bfloat16")
+    none = {"status": "completed", "settings": base.to_dict(), "validation": [], "paired_validation": None}
+    trial = Trial(base, candidate, accuracy_reference=[(none, None)])
+    plan = trial.plan().text()
+    assert plan.endswith("; accuracy gate: none (the workload has no validation data)")
+    assert "with validation" not in plan and "the accuracy gate)" not in plan
+    progress = trial.progress_text()
+    assert "for the accuracy gate" not in progress and "accuracy gate: none" in progress
+
+    two = {"status": "completed", "settings": base.to_dict(), "paired_validation": {
+        "file": accuracy.PAIRED_FILE, "accuracy_metric": "val_label_accuracy",
+        "outputs": [{"name": "label", "metric": "val_label_accuracy"}, {"name": "value", "metric": None}]}}
+    trial = Trial(base, candidate, accuracy_reference=[(two, None)])
+    assert trial.plan().text().endswith("; accuracy gate: paired on 2 outputs: label accuracy, value loss")
+    assert "for the accuracy gate (then" in trial.progress_text()
+    assert "paired on 2 outputs: label accuracy, value loss" in trial.progress_text()
+    on_loss = Trial(base, candidate, tolerance=Tolerance(judge_on="loss"), accuracy_reference=[(two, None)])
+    assert on_loss.plan().text().endswith("paired on 2 outputs: label loss, value loss")
+    assert "accuracy gate:" not in Trial(base, candidate).plan().text()  # nothing measured yet says which

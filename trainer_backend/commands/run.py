@@ -54,6 +54,7 @@ class PreparedRun:
     output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
     clusters: Any = None  # with auto-clustering: the ClusterProbe that counts what XLA compiled (xla_clusters.py)
     optimizer: dict[str, Any] | None = None  # how the workload wrote its optimizer (optimizer_code.py)
+    validation: Any = None  # paired_validation.PairedValidation: the fixed examples it validates on (None: none)
 
     @property
     def replicas(self) -> int:
@@ -132,15 +133,28 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     if settings.input_fixes:
         train_ds, finding = input_fixes(train_ds, settings.batch_size)
         findings.append(finding)
+    validation = fixed_validation(val_ds, settings)
     if settings.sixteen_bit and not settings.fix_int_inputs and val_ds is not None:
-        findings += integer_input_hazards(workload, model, val_ds)
+        findings += integer_input_hazards(workload, model, validation.dataset if validation is not None else val_ds)
     clusters = None
     if settings.xla_autoclustering:  # did auto-clustering compile anything? (the first call's graphs)
         from ..xla_clusters import ClusterProbe
 
         clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds), clusters, optimizer)
+                       output_dtypes(model, train_ds), clusters, optimizer, validation)
+
+
+def fixed_validation(val_ds, settings: RunSettings):
+    """The run's fixed validation examples (`paired_validation.PairedValidation`: the study's set, or the first
+    examples of `val_ds`), read once before anything else reads the validation data — a script's finite
+    generator gives one pass, and a batch read before it was lost (448 of 480 examples paired under a 16-bit
+    policy, whose integer-input check read one); None for a speed-only run, which does not validate."""
+    if val_ds is None or settings.speed_only:
+        return None
+    from ..paired_validation import PairedValidation
+
+    return PairedValidation.of_run(val_ds, settings)
 
 
 def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
@@ -383,11 +397,7 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
     epochs = math.ceil(settings.steps / val_every)
     callbacks = QuietCallbackList([instrument, *job.probes()], add_history=True, model=job.model, verbose=0,
                                   epochs=epochs, steps=val_every)
-    if job.val_ds is not None and not settings.speed_only:  # the same examples for every batch size, so
-        # candidates are compared pairwise; a speed-only replicate does not validate
-        from ..paired_validation import PairedValidation
-
-        monitor.paired = PairedValidation.of_run(job.val_ds, settings)
+    monitor.paired = job.validation  # the same examples for every batch size, so candidates are compared pairwise
     val = monitor.paired.dataset if monitor.paired is not None else None
     return ActiveRun(job, run_dir, writer, env, devs, workload, monitor, instrument, callbacks, scalars, epochs,
                      val_every, val)
