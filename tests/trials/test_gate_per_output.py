@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.trials.test_accuracy_gate import arm
 from tfturbo.trials import accuracy
 from tfturbo.trials.verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, Tolerance, TrialVerdict
 
@@ -47,13 +48,6 @@ def write_run(run_dir: Path, label_correct: np.ndarray, value_loss: np.ndarray, 
         "outputs": [{"name": "label", "loss": "val_label_loss", "metric": "val_label_accuracy", "weight": 1.0},
                     {"name": "value", "loss": "val_value_loss", "metric": None, "weight": 0.2}]}}
     return summary, run_dir
-
-
-def arm(*runs) -> accuracy.ArmData:
-    a = accuracy.ArmData()
-    for summary, path in runs:
-        a.add_run(summary, path)
-    return a
 
 
 def heads(seed: int, value_worse: float = 1.0, flips: float = 0.03):
