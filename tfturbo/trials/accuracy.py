@@ -416,6 +416,7 @@ def planned_gate(summaries: list[dict[str, Any]], tolerance: Tolerance) -> str:
         return f"paired on {metric if metric and not on_loss else 'val_loss'}"
     validated = [s for s in summaries if isinstance(s, dict) and s.get("status") == "completed"
                  and not (s.get("settings") or {}).get("speed_only")]
-    if validated and all(not s.get("paired_validation") and not s.get("validation") for s in validated):
+    # a run's summary says it validated nothing: its curve recorded and empty, no per-example results
+    if validated and all(s.get("validation") == [] and not s.get("paired_validation") for s in validated):
         return NO_VALIDATION
     return ""
