@@ -111,15 +111,20 @@ class PairedValidation:
         if losses:
             self.loss.append(np.concatenate(losses).astype(np.float32))
         if per_output:
-            self.outputs = judge.output_table()
-            names = [o["name"] for o in self.outputs]
-            self.output_loss.append(np.stack([np.concatenate([own[n] for own, _ in per_output]) for n in names])
-                                    .astype(np.float32))
-            self.output_correct.append(np.stack([
-                np.concatenate([c[n] for _, c in per_output]) if n in per_output[0][1]
-                else np.full(self.output_loss[-1].shape[1], np.nan) for n in names]).astype(np.float32))
+            self._record_outputs(judge, per_output)
         self.n_examples = max(len(a) for a in (self.correct[-1:] + self.loss[-1:])) if (self.correct or self.loss) \
             else 0
+
+    def _record_outputs(self, judge: "ExampleJudge", batches: list[tuple[dict, dict]]) -> None:
+        """This point's (K, N) tables of each output's loss and correctness from the batches' (own losses, own
+        correctness) by output name; NaN for an output without an accuracy metric."""
+        self.outputs = judge.output_table()
+        names = [o["name"] for o in self.outputs]
+        losses = np.stack([np.concatenate([own[n] for own, _ in batches]) for n in names]).astype(np.float32)
+        self.output_loss.append(losses)
+        self.output_correct.append(np.stack([
+            np.concatenate([c[n] for _, c in batches]) if n in batches[0][1] else np.full(losses.shape[1], np.nan)
+            for n in names]).astype(np.float32))
 
     # -- writing --------------------------------------------------------------------------------
 
