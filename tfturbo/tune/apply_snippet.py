@@ -31,7 +31,9 @@ def snippet(recommended_settings: RunSettings | dict[str, Any] | None,
     rec, base = _settings(recommended_settings), _settings(baseline_settings)
     findings = [f for f in findings or [] if isinstance(f, dict)]
     optimizer = (baseline_summary or {}).get("optimizer")
-    code = levers.WorkloadCode(optimizer if isinstance(optimizer, dict) else None)
+    device = (baseline_summary or {}).get("device")
+    code = levers.WorkloadCode(optimizer if isinstance(optimizer, dict) else None,
+                               device if isinstance(device, str) else None)
     hunks = [h for lever in levers.LEVERS for h in lever.hunks(rec, base, findings, code)]
     extras = [line for lever in levers.LEVERS for line in lever.extras(rec, findings)]
     title = f"# tfturbo: changes for the recommended settings — {rec.label()}"

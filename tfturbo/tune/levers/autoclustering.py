@@ -34,6 +34,8 @@ class AutoClustering(Lever):
     settings_changed = ("xla_autoclustering",)
 
     def candidates(self, policy) -> list[Candidate]:
+        if getattr(policy, "accelerator", None) == "TPU":
+            return []  # the XLA stage records why (`xla.ON_TPU`)
         xla = [r for r in policy.rungs if r.kind == XLA.rung_kind]
         if not xla or any(r.kept or r.settings.xla_autoclustering for r in xla):
             return []
@@ -71,6 +73,9 @@ class AutoClustering(Lever):
     def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
         if not (rec.xla_autoclustering and not base.xla_autoclustering):
             return []
+        if code is not None and code.accelerator is not None:  # a GPU clusters its ops without the CPU flag
+            return [("XLA auto-clustering: XLA compiles the parts of the step it supports",
+                     [" import tensorflow as tf", '+tf.config.optimizer.set_jit("autoclustering")'])]
         return [("XLA auto-clustering: XLA compiles the parts of the step it supports (set before TensorFlow "
                  "starts; on a CPU it needs the flag, as measured)",
                  ["+import os",
