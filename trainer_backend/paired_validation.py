@@ -48,8 +48,9 @@ class PairedValidation:
         try:
             self.set: FixedSet | None = fixed_set(val_ds, max_examples, max_batches, folder)
         except Exception as exc:  # noqa: BLE001 - Keras validates on the workload's data; the gate says why not
-            self.set, self.problem = None, f"the validation examples could not be read: {type(exc).__name__}: " \
-                                           f"{' '.join(str(exc).split())[:300]}"
+            self.set = None
+            self.problem = (f"the validation examples could not be read: {type(exc).__name__}: "
+                            f"{' '.join(str(exc).split())[:300]}")
             print(f"trainer_backend: {self.problem}", file=sys.stderr)
         self.dataset = self.set.dataset if self.set is not None else val_ds
         self.steps: list[int] = []
@@ -65,7 +66,7 @@ class PairedValidation:
         self._traced = True
 
     @classmethod
-    def of_run(cls, val_ds, settings) -> "PairedValidation":
+    def of_run(cls, val_ds, settings) -> PairedValidation:
         """The run's: `settings.val_examples` examples (whole batches up to `val_steps` when they cannot be
         re-batched), the study's set in `settings.val_set` when given."""
         return cls(val_ds, settings.val_examples, settings.val_steps, settings.val_set)
@@ -140,7 +141,7 @@ class PairedValidation:
             self._predict = predict
         return self._predict
 
-    def _record_outputs(self, judge: "ExampleJudge", batches: list[tuple[dict, dict]]) -> None:
+    def _record_outputs(self, judge: ExampleJudge, batches: list[tuple[dict, dict]]) -> None:
         """This point's (K, N) tables of each output's loss and correctness from the batches' (own losses, own
         correctness) by output name; NaN for an output without an accuracy metric."""
         self.outputs = judge.output_table()

@@ -14,7 +14,14 @@ import pytest
 
 from tests.trials.test_accuracy_gate import arm
 from tfturbo.trials import accuracy
-from tfturbo.trials.verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, Tolerance, TrialVerdict
+from tfturbo.trials.verdict import (
+    INCONCLUSIVE,
+    WITHIN,
+    WORSE,
+    AccuracyVerdict,
+    Tolerance,
+    TrialVerdict,
+)
 
 POINTS = [(20, 1280), (40, 2560), (60, 3840)]
 N = 1200
@@ -35,7 +42,7 @@ def write_run(run_dir: Path, label_correct: np.ndarray, value_loss: np.ndarray, 
     written = {} if ids is False else {"digest": (digests(n) if ids is None else ids)[order]}
     label_correct, value_loss, label_loss = (a[order] for a in (label_correct, value_loss, label_loss))
     p = len(POINTS)
-    rows = lambda a: np.stack([a] * p).astype(np.float32)  # noqa: E731
+    rows = lambda a: np.stack([a] * p).astype(np.float32)
     np.savez_compressed(
         run_dir / accuracy.PAIRED_FILE, step=np.array([s for s, _ in POINTS]), samples=np.array([s for _, s in POINTS]),
         correct=rows(label_correct), loss=rows(label_loss + 0.2 * value_loss), **written,
@@ -100,7 +107,7 @@ def test_a_validation_order_shuffled_after_cache_pairs_as_tightly_as_the_unshuff
     """keras-io's translation Transformer: `.cache().shuffle(2048)` without a seed gave each run another order;
     paired by position A's and B's losses correlated at -0.07 and identical predictions got ±2.80 pp. Paired by
     the examples' digests the shuffled twin's interval is the unshuffled one's."""
-    single = dict(value_loss=np.zeros(N), label_loss=np.zeros(N))
+    single = {"value_loss": np.zeros(N), "label_loss": np.zeros(N)}
     rng = np.random.default_rng(9)
     correct_a = (rng.random(N) < 0.38).astype(float)
     correct_b = correct_a.copy()
@@ -132,7 +139,7 @@ def test_a_set_that_holds_the_other_pairs_the_examples_both_have(tmp_path):
     validation examples"): the 1,200 both have are paired, wherever they sit, and the verdict says so."""
     correct, value, label = heads(0)
     a = arm(write_run(tmp_path / "a", correct, value, label))
-    more = lambda x: np.concatenate([x, x[:300]])  # noqa: E731
+    more = lambda x: np.concatenate([x, x[:300]])
     ids = np.concatenate([digests(N), digests(300, offset=5 * N)])
     order = np.random.default_rng(2).permutation(N + 300)
     v = accuracy.gate(a, arm(write_run(tmp_path / "b", more(correct), more(value), more(label), order=order,
