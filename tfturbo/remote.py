@@ -123,10 +123,20 @@ def write_upload(root: Path | None, sink: IO[bytes]) -> None:
             tar.add(p, arcname=p.relative_to(root).as_posix(), recursive=False)
 
 
+LOCAL_ONLY = ("--val-set",)  # options naming a folder of this machine's study: a remote run reads its own data
+
+
 def remote_argv(argv: list[str], workload: str | None, out: str | None, folder: str) -> list[str]:
-    """The backend's arguments on the host: the workload and --out moved into the remote folder."""
+    """The backend's arguments on the host: the workload and --out moved into the remote folder, the options that
+    name a local folder (LOCAL_ONLY) left out — each remote run validates on its own examples, which the gate
+    pairs by their content digests (or refuses, saying so, where they differ)."""
     result = list(argv)
     end = result.index("--") if "--" in result else len(result)
+    for option in LOCAL_ONLY:
+        while option in result[:end]:
+            i = result.index(option)
+            del result[i:i + 2]
+            end -= 2
     if upload_root(workload) is not None:
         remote_workload = f"{folder}/{WORK}/{Path(workload).name}"
         result[result.index(workload, 0, end)] = remote_workload

@@ -40,6 +40,7 @@ BACKEND_LOG = "backend.log"
 STUDY_YAML = "study.yaml"
 RUNS_DIR = "runs"
 XLA_CACHE_DIR = "xla-cache"  # a study's (or ab's) XLA persistent compilation cache, shared by its runs
+VALIDATION_DIR = "validation"  # a study's (or ab's) fixed validation examples, shared by its runs (--val-set)
 REPORT_PDF = "report.pdf"
 
 MIN_FREE_BYTES = 50 * 1024 * 1024  # a run writes a profile and a checkpoint; refuse below this

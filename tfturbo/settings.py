@@ -120,13 +120,22 @@ class RunSettings:
     # None: about steps // 5 (five points on the validation curve; `effective_val_every`)
     val_every: int | None = setting(None, flag="--val-every", parse=positive_int, measurement=True,
                                     help="validate every N steps (default steps/5)")
-    val_steps: int = setting(20, flag="--val-steps", parse=positive_int, always=True, measurement=True,
-                             help="validation batches per evaluation when the examples cannot be re-batched "
-                                  "(a dimension varies between batches)")
-    # the first N validation examples, the same for every batch size: the paired accuracy gate compares them
-    val_examples: int = setting(2048, flag="--val-examples", parse=positive_int,
-                                to_arg=str, measurement=True, help="validation examples the accuracy gate compares pairwise "
-                                                 "(default 2048)")
+    # None: whole batches up to val_examples (every example the workload has, up to that cap)
+    val_steps: int | None = setting(None, flag="--val-steps", parse=positive_int, always=True, measurement=True,
+                                    help="at most N validation batches when the examples cannot be re-batched "
+                                         "(a dimension varies between batches; default: whole batches up to "
+                                         "--val-examples)")
+    # the first N validation examples, the same for every batch size: the paired accuracy gate compares them (every
+    # example the workload has, up to this cap; the verdict says when the cap left some out)
+    val_examples: int = setting(10000, flag="--val-examples", parse=positive_int,
+                                to_arg=str, measurement=True,
+                                help="validation examples the accuracy gate compares pairwise: every example the "
+                                     "workload has, up to N (default 10000)")
+    # The fixed validation set shared by a study's runs (trainer_backend/validation_set.py): the first run that
+    # validates writes its examples here, every later run reads them, so every arm validates on the same examples.
+    val_set: str | None = setting(None, flag="--val-set", parse=str, metavar="DIR", measurement=True,
+                                  help="keep the fixed validation examples in DIR and read them back: runs given the "
+                                       "same DIR validate on the same examples (a study's runs share one)")
     fix_head: bool = setting(False, flag="--fix-head", help="compute the output layer in float32 (automatic fix)",
                              fixes=F.HEAD_NOT_FLOAT32, offer="Fix it in the next run: float32 output layer",
                              shown_as="float32 output layer", ab="fix_head", auto_when=lambda s: s.sixteen_bit,

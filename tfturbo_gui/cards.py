@@ -147,6 +147,8 @@ class DecisionCard(QFrame):
         if shown is not None and shown.has_interval:
             speed = f"{shown.text()} {shown.source(rung)} — {shown.verdict}"
         facts = [(SPEED_UP, speed), ("Accuracy vs baseline", accuracy_words(decision.accuracy))]
+        if decision.accuracy.output_lines():  # several outputs: each judged on its own, the deciding one above
+            facts.append(("Each output", "\n".join(decision.accuracy.output_lines())))
         if decision.rule_text():  # a rule the user chose judged it: said beside the verdict, never silently
             facts.append(("Accuracy rule", decision.rule_detail()))
         if fixes is not None:  # what the run used: its run.yaml, less the fixes it could not apply

@@ -54,10 +54,13 @@ def speed_text(speed: dict[str, Any]) -> str:
 
 
 def accuracy_text(accuracy: dict[str, Any]) -> str:
-    """The accuracy verdict's line, with where each arm was compared when not at exactly equal samples seen."""
-    note = AccuracyResult.from_dict(accuracy).points_note()
+    """The accuracy verdict's line, with where each arm was compared when not at exactly equal samples seen, and
+    for a model with several outputs each output's own line below it."""
+    result = AccuracyResult.from_dict(accuracy)
+    note = result.points_note()
     text = _accuracy_words(accuracy)
-    return f"{text} ({note})" if note else text
+    text = f"{text} ({note})" if note else text
+    return "\n".join([text, *(f"  {line}" for line in result.output_lines())])
 
 
 def _accuracy_words(accuracy: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ def _per_example(model, val_ds):
     """PairedValidation after one fit on `val_ds`; (paired, Keras' own validation logs)."""
     keras.utils.set_random_seed(0)
     model.fit(val_ds, epochs=1, verbose=0)
-    paired = PairedValidation(val_ds, max_examples=N, fallback_batches=4)
+    paired = PairedValidation(val_ds, max_examples=N)
     logs = {f"val_{k}": float(v) for k, v in model.evaluate(paired.dataset, verbose=0, return_dict=True).items()}
     paired.evaluate(model, step=1, samples_seen=N, val_logs=logs)
     assert paired.problem is None, paired.problem

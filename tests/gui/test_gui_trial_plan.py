@@ -23,7 +23,8 @@ def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study
     note = page.plan_note
     # first B's full-length run, the accuracy gate's; its time left from the baseline's measured run (the trial
     # has none yet)
-    assert note.isVisible() and note.text().startswith("Full-length run for the accuracy gate (then 2–3 speed pairs)")
+    assert note.isVisible() and note.text().startswith(
+        "Full-length run for the accuracy gate (then 2–3 speed pairs; paired on val_accuracy)")
     assert re.search(r"^Full-length run .* · about \d+ (s|min \d\d s) left", note.text()), note.text()
     assert "Plan: 5–7 runs: first B trains" in note.text() and "then 2–3 pairs measure speed only" in note.text()
     # the first speed pair: the trial has measured B's run, so it estimates the rest; the study's stages too

@@ -134,6 +134,27 @@ def test_an_inconclusive_card_says_it_once_and_offers_a_way_forward(qtbot):
     assert "What would decide the accuracy:\n" + "\n".join(way) in card.reason.text()
 
 
+def test_the_card_shows_each_outputs_verdict(qtbot):
+    """Issue 47: a model with several outputs has each judged on its own; the card names the one that regressed
+    and lists every output's line."""
+    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo_gui.cards import DecisionCard
+
+    label = AccuracyVerdict("val_label_accuracy", 0.001, (-0.004, 0.006), "within tolerance", 1200, confidence=0.975)
+    value = AccuracyVerdict("val_value_loss", 0.046, (0.031, 0.061), "worse", 1200, base=0.33, confidence=0.975)
+    acc = AccuracyVerdict.from_dict(value.to_dict())
+    acc.outputs = [label, value]
+    speed = SpeedVerdict(1.3, (1.2, 1.4), "faster", 3)
+    decision = TrialVerdict(speed, acc, False, f"accuracy worse: {acc.text()}", [], protocol.RunStatus.COMPLETED, "")
+    card = DecisionCard()
+    qtbot.addWidget(card)
+    card.set_decision(decision, "mixed_bfloat16", "01-baseline")
+    facts = card.facts.text()
+    assert "Accuracy vs baseline: val_value_loss +0.0460 (+14%) [+0.0310, +0.0610]" in facts
+    assert "Each output: val_label_accuracy +0.10 pp [-0.40 pp, +0.60 pp] — within tolerance\n" \
+           "val_value_loss +0.0460 (+14%) [+0.0310, +0.0610] — worse" in facts
+
+
 def test_a_policy_name_opening_the_reason_keeps_its_case(qtbot):
     """The issue 22 walk: a not-kept mixed-precision card ended "Mixed_bfloat16 is the recommended policy for
     this hardware." — a policy name that does not exist; a name from code keeps its case, words are capitalised."""

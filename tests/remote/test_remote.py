@@ -171,3 +171,14 @@ def test_an_unreachable_host_is_one_line_and_exit_2(sshd, tmp_path):
     proc = tfturbo(sshd, "audit", "builtin:mlp", "--host", "nosuchhost.invalid", "--json", timeout=60)
     assert proc.returncode == 2
     assert "cannot prepare a folder on nosuchhost.invalid" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_remote_run_reads_its_own_validation_data_not_a_local_folder():
+    """--val-set names a folder of this machine's study: on the host the run validates on its own examples, which
+    the gate pairs by their digests, and nothing is written at that path there."""
+    from tfturbo.remote import remote_argv
+
+    argv = ["train.py", "--out", "/study/runs/02-x", "--val-set", "/study/validation", "--steps", "60", "--",
+            "--val-set", "kept"]
+    assert remote_argv(argv, None, "/study/runs/02-x", "/tmp/f") == [
+        "train.py", "--out", "/tmp/f/out/02-x", "--steps", "60", "--", "--val-set", "kept"]

@@ -689,3 +689,23 @@ def test_the_report_names_the_fit_call_a_script_study_measured_and_its_options_r
                                  "calls .fit( at lines 49 and 58: tfturbo tune --fit-call N measures the Nth")
     assert "--fit-call 2" in data.commands[0][1]
     assert "Distiller 'distiller'" in flat(pdf_text(write_report(study)))
+
+
+def test_page_one_names_each_output_of_a_model_with_several():
+    """Issue 47: with loss_weights [1, 0.2] the second output's loss got worse and no verdict named an output;
+    page 1 gives the deciding output's verdict and every output's line."""
+    from types import SimpleNamespace
+
+    from tfturbo.report.executive import accuracy_sentence
+    from tfturbo.trials.verdict import AccuracyVerdict, Tolerance
+
+    label = AccuracyVerdict("val_label_accuracy", 0.001, (-0.004, 0.006), "within tolerance", 1200,
+                            confidence=0.975)
+    value = AccuracyVerdict("val_value_loss", 0.046, (0.031, 0.061), "worse", 1200, base=0.33, confidence=0.975)
+    acc = AccuracyVerdict.from_dict(value.to_dict())
+    acc.outputs = [label, value]
+    tuned = SimpleNamespace(name="03-bf16", accuracy=acc, headline=SimpleNamespace(trial="03-bf16"))
+    sentence = accuracy_sentence(SimpleNamespace(tuned=tuned, rungs=[tuned]), Tolerance())
+    assert sentence.startswith("Accuracy: worse by more than the tolerance of 2% (val_value_loss +0.0460")
+    assert "Each of the model's 2 outputs was judged on its own: val_label_accuracy +0.10 pp" in sentence
+    assert "val_value_loss +0.0460 (+14%) [+0.0310, +0.0610] — worse." in sentence

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import run_cli  # the suite runs from the repository root
+import pytest
+
+from tests.conftest import ROOT, run_cli  # the suite runs from the repository root
 from tfturbo.findings import codes_of
 
 AB_KEYS = {"a", "b", "speed", "accuracy", "kept", "reason", "findings"}
@@ -41,3 +43,20 @@ def test_a_float16_loop_that_stops_learning_is_rejected_on_accuracy(tmp_path):
     assert not doc["kept"] and "accuracy worse" in doc["reason"]
     assert "ACCURACY_REGRESSION" in codes_of(doc["findings"])
     assert doc["speed"]["replicates"] == 2 and len(doc["runs"]) == 4  # --steady-s 0: every pair full length
+
+
+@pytest.mark.slow
+def test_ab_pairs_every_validation_example_of_a_one_pass_generator(tmp_path):
+    """Issue 39: `ab` paired fewer examples than `run` on a 480-example validation set. A script's finite
+    generator gives one pass, and B's 16-bit integer-input check read its first batch before the set was taken:
+    B validated on 448 examples, paired by position with A's 480 (shifted by a batch). Now the set is read once,
+    first, into the trial's folder, and every arm validates on those 480."""
+    script = str(ROOT / "tests" / "trials" / "scripts" / "generator_validation.py")
+    proc = run_cli("ab", script, "--b", "policy=mixed_bfloat16", "--steps", "20", "--min-replicates", "2",
+                   "--max-replicates", "2", "--steady-s", "0", "--out", str(tmp_path / "ab"), "--json", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    acc = json.loads(proc.stdout)["accuracy"]
+    assert acc["paired"] and acc["n_examples"] == 480
+    sets = [json.loads((tmp_path / "ab" / "runs" / name / "summary.json").read_text())["paired_validation"]["set"]
+            for name in ("a1", "b1")]
+    assert [s["shared"] for s in sets] == ["written", "read"] and sets[0]["digest"] == sets[1]["digest"]

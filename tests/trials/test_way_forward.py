@@ -17,13 +17,18 @@ def _arms(n: int = 400, seed: int = 3) -> tuple[accuracy.ArmData, accuracy.ArmDa
     base_loss = np.where(hard, 1.6, 0.15) * rng.lognormal(0, 0.3, n)
     a, b = accuracy.ArmData(), accuracy.ArmData()
     a.metric = b.metric = "val_accuracy"
-    for samples in (1000, 2000, 3000):
-        for _ in range(2):
+    points = (1000, 2000, 3000)
+    columns = {(arm, r, c): [] for arm in "ab" for r in range(2) for c in ("correct", "loss")}
+    for _samples in points:
+        for r in range(2):
             flips_a, flips_b = rng.random(n) < 0.02, rng.random(n) < 0.02
-            a.correct.setdefault(samples, []).append(np.where(flips_a, hard, ~hard).astype(float))
-            b.correct.setdefault(samples, []).append(np.where(flips_b, hard, ~hard).astype(float))
-            a.loss.setdefault(samples, []).append(base_loss * rng.lognormal(0, 0.01, n))
-            b.loss.setdefault(samples, []).append(base_loss * rng.lognormal(0.002, 0.01, n))
+            columns["a", r, "correct"].append(np.where(flips_a, hard, ~hard).astype(float))
+            columns["b", r, "correct"].append(np.where(flips_b, hard, ~hard).astype(float))
+            columns["a", r, "loss"].append(base_loss * rng.lognormal(0, 0.01, n))
+            columns["b", r, "loss"].append(base_loss * rng.lognormal(0.002, 0.01, n))
+    for arm, data in (("a", a), ("b", b)):  # one replicate run each, its three points
+        data.runs = [accuracy.RunTable(list(points), {c: np.stack(columns[arm, r, c]) for c in ("correct", "loss")})
+                     for r in range(2)]
     return a, b
 
 

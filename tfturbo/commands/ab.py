@@ -31,7 +31,7 @@ from ..backend_client import BackendResult, log_path, run_backend
 from ..console import format_finding
 from ..errors import OutputDirError
 from ..own_length import OwnLength, length_line
-from ..runfiles import RUNS_DIR, XLA_CACHE_DIR
+from ..runfiles import RUNS_DIR, VALIDATION_DIR, XLA_CACHE_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..warm_start import warm_backend
 from ..trials.execute import backend_executor, backend_pair_executor, fail_on_bad_input
@@ -142,6 +142,7 @@ def render(doc: dict) -> str:
     else:
         lines += [f"speed     B/A {v.speed.text()} — {v.speed.verdict}",
                   f"accuracy  {v.accuracy.text()} — {v.accuracy.verdict}",
+                  *(f"  output  {line}" for line in v.accuracy.output_lines()),
                   "decision  " + ("KEPT: " if v.kept else "not kept: ") + v.reason, "", v.design]
         lines += [f"rule      {v.rule_text()}"] if v.rule_text() else []
     serious = [f for f in v.findings if f.get("severity") in ("warning", "error")]
@@ -169,7 +170,8 @@ def _measure(args: argparse.Namespace) -> int:
     except OSError as e:
         raise OutputDirError(f"cannot write to {out} ({e.strerror or e})", "choose a writable --out directory") from e
 
-    trial.a, trial.b = (s.with_(xla_cache=s.xla_cache or str(out / XLA_CACHE_DIR)) for s in (trial.a, trial.b))
+    trial.a, trial.b = (s.with_(xla_cache=s.xla_cache or str(out / XLA_CACHE_DIR),
+                                val_set=s.val_set or str(out / VALIDATION_DIR)) for s in (trial.a, trial.b))
     print(f"plan: {trial.plan().text()}", file=sys.stderr)
 
     def started(planned: PlannedRun, path: Path) -> None:

@@ -66,7 +66,8 @@ def accuracy_sentence(data: ReportData, tolerance: Tolerance) -> str:
              "inconclusive": "not decided: the validation set is too small to tell"}.get(acc.verdict, acc.verdict)
     if not acc.paired:  # a model without labels and validation data: its training loss, as a point estimate
         return f"Accuracy: {acc.text()}."
-    return f"Accuracy: {words} ({acc.metric} {change} on {acc.paired_on()}, at equal samples seen)."
+    return (f"Accuracy: {words} ({acc.metric} {change} on {acc.paired_on()}, at equal samples seen)."
+            + acc.outputs_sentence())
 
 
 def _measured(data: ReportData) -> list[LadderRow]:

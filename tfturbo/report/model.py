@@ -373,7 +373,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         acc = judged.accuracy
         seen = "equal" if acc.exact_points() else "the nearest"  # acc.text() says how far apart, then
         examples = f" on {acc.paired_on()} at {seen} samples seen" if acc.paired else ""
-        text += f"Accuracy against the baseline{examples}: {acc.text()} — {acc.verdict}."
+        text += f"Accuracy against the baseline{examples}: {acc.text()} — {acc.verdict}." + acc.outputs_sentence()
         return text
     acc = label_free.compare_runs([(docs[baseline.name], baseline.row.path if baseline.row else None)],
                                   [(docs[tuned.name], tuned.row.path if tuned.row else None)], Tolerance())

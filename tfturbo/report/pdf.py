@@ -281,7 +281,9 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
         n = acc.examples
         counted = (f", {n} ex." if acc.unit == "example" else f", {acc.paired_on().replace('validation ', '')}") \
             if n else ""
-        return P(f"{text}<br/>{esc(acc.verdict)}{counted}")
+        several = (f"{esc(acc.metric)} (the deciding one of {len(acc.outputs)} outputs)<br/>"
+                   if len(acc.outputs) > 1 else "")
+        return P(f"{several}{text}<br/>{esc(acc.verdict)}{counted}")
     row = rung.row
     if row is not None and row.val_delta:
         name, d = row.val_delta

@@ -1,19 +1,30 @@
-"""The accuracy gate: paired, at equal samples seen, non-inferiority against a tolerance.
+"""The accuracy gate: paired, at equal samples seen, non-inferiority against a tolerance, per output.
 
 Each run writes, at every validation point, every validation example's
-correctness and loss on the same fixed examples (`paired_validation.npz`,
-independent of the batch size). The gate:
+correctness and loss on the study's fixed examples (`paired_validation.npz`,
+independent of the batch size, each example with a content digest), and for a
+model with several outputs each output's own loss and accuracy. The gate:
 
 1. takes the last `points` validation points both arms reached at equal
    samples seen (a larger batch is compared after the same amount of data, not
    the same number of steps), and averages each example over those points and
    over the arm's replicates — smoothing, rather than one noisy point;
-2. pairs the examples (the common prefix of the two lists: the same examples in
-   the same order), so what both get right or wrong cancels;
-3. judges the mean difference B − A with its 95% interval against the
-   tolerance: within tolerance when the interval's worse end stays inside it,
-   worse when the whole interval is beyond it, inconclusive otherwise — and
-   then it says how many examples it had and roughly how many would decide.
+2. pairs the examples by their content digests (the same example in A and B,
+   whatever order each run's pipeline gave them in); where the arms validated
+   on different examples it refuses, saying so, and where one arm's set holds
+   the other's it pairs those. Runs written before digests pair by position
+   (the common prefix of the two lists);
+3. judges each output on its own metric — its accuracy where it has one, else
+   its own loss (the total weighted loss hid a second output five times worse
+   under loss_weights [1, 0.2]) — the mean difference B − A with its interval
+   against the tolerance: within tolerance when the interval's worse end stays
+   inside it, worse when the whole interval is beyond it, inconclusive
+   otherwise, and then it says how many examples it had and roughly how many
+   would decide. With K outputs each interval is at 1 − 0.05/K (Bonferroni), so
+   the K intervals hold together with 95%: an output named worse is a claim
+   made at most 5% of the time when none is (docs/ARCHITECTURE.md). The
+   verdict is the worst output's (worse before inconclusive before within),
+   with every output's line beside it (`AccuracyVerdict.outputs`).
 
 Without pairs (per-example validation failed in a run, a run from an older
 version, no validation points at equal samples seen) the gate never guesses:
@@ -27,6 +38,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +50,59 @@ from .verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, Tolerance
 
 POINTS = 3  # validation points averaged per example (the last ones both arms reached)
 PAIRED_FILE = "paired_validation.npz"
+CONFIDENCE = 0.95  # of all of a verdict's intervals together (Bonferroni across outputs)
+CORRECT, LOSS = "correct", "loss"  # the columns of the primary accuracy metric and of the total loss
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output the gate judges: its name, the accuracy metric it has (None: judged on its loss)."""
+
+    name: str
+    metric: str | None
+
+    @property
+    def loss(self) -> str:
+        return f"val_{self.name}_loss"
+
+    def column(self, kind: str) -> str:
+        return f"{kind}:{self.name}"
+
+
+@dataclass
+class RunTable:
+    """One run's per-example results: columns ("correct", "loss", "loss:<output>", ...) of (points, examples)
+    arrays, the samples seen at each point, and each example's content key (None: an older run, by position)."""
+
+    samples: list[int]
+    columns: dict[str, np.ndarray]
+    keys: list[tuple[int, int]] | None = None
+
+    def at(self, column: str, samples: int) -> np.ndarray | None:
+        values = self.columns.get(column)
+        if values is None or samples not in self.samples:
+            return None
+        row = np.asarray(values[self.samples.index(samples)], dtype=np.float64)
+        return None if np.isnan(row).all() else row
+
+
+def _keys(digests: np.ndarray) -> list[tuple[int, int]]:
+    """Each example's content key: its digest and how many identical examples came before it."""
+    seen: dict[int, int] = {}
+    keys = []
+    for d in digests.tolist():
+        seen[d] = seen.get(d, -1) + 1
+        keys.append((d, seen[d]))
+    return keys
 
 
 class ArmData:
-    """One arm's per-example results: {samples seen: [array per replicate]} for correctness and loss."""
+    """One arm's per-example results, run by run (`RunTable`), and what its runs recorded."""
 
     def __init__(self) -> None:
-        self.correct: dict[int, list[np.ndarray]] = {}
-        self.loss: dict[int, list[np.ndarray]] = {}
-        self.metric: str | None = None
+        self.runs: list[RunTable] = []
+        self.metric: str | None = None  # the primary accuracy metric (`correct`)
+        self.outputs: list[Output] = []  # with several outputs, each one the gate judges
         self.summaries: list[dict[str, Any]] = []
 
     def add_run(self, summary: dict[str, Any] | None, run_dir: Path | str | None) -> None:
@@ -57,27 +113,47 @@ class ArmData:
             return
         try:
             with np.load(Path(run_dir) / str(meta["file"])) as data:
-                samples = [int(s) for s in data["samples"]]
-                correct = data["correct"] if "correct" in data else None
-                loss = data["loss"] if "loss" in data else None
-                for i, s in enumerate(samples):
-                    if correct is not None:
-                        self.correct.setdefault(s, []).append(np.asarray(correct[i], dtype=np.float64))
-                    if loss is not None:
-                        self.loss.setdefault(s, []).append(np.asarray(loss[i], dtype=np.float64))
+                table = _read_table(data)
+                names = [str(n) for n in data["output_names"]] if "output_names" in data.files else []
+                metrics = [str(m) or None for m in data["output_metrics"]] if names else []
         except (OSError, KeyError, ValueError):
             return  # unreadable: this replicate adds no pairs (the gate falls back or says so)
-        if correct is not None and meta.get("accuracy_metric"):
+        self.runs.append(table)
+        if CORRECT in table.columns and meta.get("accuracy_metric"):
             self.metric = str(meta["accuracy_metric"])
+        if names and not self.outputs:
+            self.outputs = [Output(n, m) for n, m in zip(names, metrics)]
 
-    def values(self, kind: str, points: list[int]) -> np.ndarray | None:
-        """Per-example mean over `points` and over the replicates, on the examples every replicate has."""
-        table = self.correct if kind == "correct" else self.loss
-        arrays = [a for p in points for a in table.get(p, [])]
-        if not arrays:
-            return None
-        n = min(len(a) for a in arrays)
-        return np.mean([a[:n] for a in arrays], axis=0)
+    def table(self, column: str) -> dict[int, list[np.ndarray]]:
+        """{samples seen: [the column's per-example values in each run]} (unaligned)."""
+        out: dict[int, list[np.ndarray]] = {}
+        for run in self.runs:
+            for s in run.samples:
+                row = run.at(column, s)
+                if row is not None:
+                    out.setdefault(s, []).append(row)
+        return out
+
+    @property
+    def correct(self) -> dict[int, list[np.ndarray]]:
+        return self.table(CORRECT)
+
+    @property
+    def loss(self) -> dict[int, list[np.ndarray]]:
+        return self.table(LOSS)
+
+
+def _read_table(data) -> RunTable:
+    samples = [int(s) for s in data["samples"]]
+    columns = {c: np.asarray(data[c]) for c in (CORRECT, LOSS) if c in data.files}
+    if "output_names" in data.files:
+        for kind, key in ((LOSS, "output_loss"), (CORRECT, "output_correct")):
+            if key in data.files:
+                values = np.asarray(data[key])
+                for k, name in enumerate(data["output_names"]):
+                    columns[f"{kind}:{name}"] = values[:, k, :]
+    keys = _keys(np.asarray(data["digest"])) if "digest" in data.files else None
+    return RunTable(samples, columns, keys)
 
 
 SAMPLES_TOLERANCE = 0.05  # validation points within 5% of each other in samples seen count as equal
@@ -107,37 +183,133 @@ def common_points(a: dict[int, Any], b: dict[int, Any], points: int) -> list[tup
     return sorted(best.items())[-points:]
 
 
-def paired(a: ArmData, b: ArmData, kind: str, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict | None:
+@dataclass
+class Pairs:
+    """One column's values of the examples both arms validated on, each averaged over the compared points and the
+    arm's replicates, in one order; or why there are none (`refused`)."""
+
+    a: np.ndarray | None
+    b: np.ndarray | None
+    common: list[tuple[int, int]] = field(default_factory=list)  # the (A, B) points compared
+    of: int = 0  # examples the larger of the two sets holds
+    refused: str | None = None  # the arms validated on different examples (said, never paired)
+
+    @property
+    def n(self) -> int:
+        return 0 if self.a is None or self.b is None else min(len(self.a), len(self.b))
+
+
+def pairs(a: ArmData, b: ArmData, column: str, points: int = POINTS) -> Pairs:
+    """`column`'s per-example values of A and B at their common validation points, paired by the examples'
+    content digests (the same example whatever order each run saw it in), or by position for runs that recorded
+    none. Refused where the arms' sets differ and neither holds the other."""
+    common = common_points(a.table(column), b.table(column), points)
+    rows_a = [(run, row) for sa, _ in common for run in a.runs if (row := run.at(column, sa)) is not None]
+    rows_b = [(run, row) for _, sb in common for run in b.runs if (row := run.at(column, sb)) is not None]
+    if not rows_a or not rows_b:
+        return Pairs(None, None, common)
+    rows = rows_a + rows_b
+    if all(run.keys is not None and len(run.keys) == len(row) for run, row in rows):
+        key_a = set.intersection(*(set(run.keys) for run, _ in rows_a))
+        key_b = set.intersection(*(set(run.keys) for run, _ in rows_b))
+        of = max(len(key_a), len(key_b))
+        if not (key_a <= key_b or key_b <= key_a):
+            return Pairs(None, None, common, of, refused=(
+                f"A and B validated on different examples ({len(key_a & key_b):,} of {of:,} in common): each run "
+                "read its own validation data instead of the study's fixed set"))
+        shared = key_a & key_b
+        order = [k for k in rows_a[0][0].keys if k in shared]
+
+        index = {id(run): {k: i for i, k in enumerate(run.keys)} for run, _ in rows}
+
+        def mean(arm_rows):
+            return np.mean([row[[index[id(run)][k] for k in order]] for run, row in arm_rows], axis=0)
+        return Pairs(mean(rows_a), mean(rows_b), common, of)
+    n = min(len(row) for _, row in rows)  # by position: the common prefix (drop_remainder shortens a list)
+    return Pairs(np.mean([row[:n] for _, row in rows_a], axis=0), np.mean([row[:n] for _, row in rows_b], axis=0),
+                 common, max(len(row) for _, row in rows))
+
+
+def paired(a: ArmData, b: ArmData, kind: str, tolerance: Tolerance, points: int = POINTS,
+           confidence: float = CONFIDENCE) -> AccuracyVerdict | None:
     """B against A judged pairwise on `kind` ("correct": the accuracy metric, "loss": the per-example loss) at
     their common validation points, or None when fewer than two examples pair there."""
-    common = common_points(*_tables(a, b, kind), points)
-    if not common:
+    return judged(pairs(a, b, kind, points), a.metric if kind == CORRECT else "val_loss", tolerance, confidence)
+
+
+def judged(p: Pairs, metric: str, tolerance: Tolerance, confidence: float = CONFIDENCE) -> AccuracyVerdict | None:
+    """One output's paired differences judged (`_judge`), or None when fewer than two examples pair."""
+    if p.n < 2:
         return None
-    va, vb = a.values(kind, [p for p, _ in common]), b.values(kind, [p for _, p in common])
-    if va is None or vb is None or min(len(va), len(vb)) < 2:
-        return None
-    n = min(len(va), len(vb))
-    metric = a.metric if kind == "correct" else "val_loss"
-    return _judge(metric, vb[:n] - va[:n], float(np.mean(va[:n])), tolerance, common)
+    n = p.n
+    v = _judge(metric, p.b[:n] - p.a[:n], float(np.mean(p.a[:n])), tolerance, p.common, confidence)
+    v.of_examples = p.of if p.of > n else 0
+    return v
+
+
+def units(a: ArmData, b: ArmData, tolerance: Tolerance) -> list[tuple[str, str]]:
+    """(column, metric) of each thing the gate judges: with several outputs each output on its own accuracy where
+    it has one (and the rule does not say the loss), else its own loss; with one, the accuracy metric or the
+    per-example loss."""
+    if a.outputs and b.outputs:
+        theirs = {o.name for o in b.outputs}
+        out = []
+        for o in (o for o in a.outputs if o.name in theirs):
+            on_metric = o.metric and tolerance.judge_on != "loss" and a.table(o.column(CORRECT)) \
+                and b.table(o.column(CORRECT))
+            out.append((o.column(CORRECT), o.metric) if on_metric else (o.column(LOSS), o.loss))
+        if out:
+            return out
+    on_metric = a.metric and b.metric and a.correct and b.correct
+    kind = CORRECT if on_metric and not (tolerance.judge_on == "loss" and a.loss and b.loss) else LOSS
+    return [(kind, a.metric if kind == CORRECT else "val_loss")]
 
 
 def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict:
-    """B against A on the validation examples (on the per-example loss when the rule says so, or when there is
-    no accuracy metric); see the module's docstring."""
-    on_metric = a.metric and b.metric and a.correct and b.correct
-    kind = "correct" if on_metric and not (tolerance.judge_on == "loss" and a.loss and b.loss) else "loss"
-    verdict = paired(a, b, kind, tolerance, points)
-    if verdict is not None:
-        return verdict
-    return _unpaired(a, b, _why_not_paired(a, b, bool(common_points(*_tables(a, b, kind), points))))
+    """B against A on the validation examples, every output judged (on the per-example loss when the rule says
+    so, or when there is no accuracy metric); see the module's docstring."""
+    judging = units(a, b, tolerance)
+    level = 1 - (1 - CONFIDENCE) / len(judging)  # Bonferroni: the intervals hold together at CONFIDENCE
+    found = [(metric, p := pairs(a, b, column, points), judged(p, metric, tolerance, level))
+             for column, metric in judging]
+    if all(v is None for _, _, v in found):
+        return _unpaired(a, b, _why_not_paired(a, b, found[0][1]))
+    if len(found) == 1:
+        verdict = found[0][2]
+    else:
+        verdict = combined([v if v is not None else AccuracyVerdict(
+            metric, None, None, INCONCLUSIVE, 0, False,
+            explanation=f"inconclusive: not paired ({_why_not_paired(a, b, p)})") for metric, p, v in found], tolerance)
+    verdict.capped = any(((s.get("paired_validation") or {}).get("set") or {}).get("capped") is True
+                         for s in a.summaries + b.summaries if isinstance(s.get("paired_validation"), dict))
+    return verdict
 
 
-def _tables(a: ArmData, b: ArmData, kind: str) -> tuple[dict[int, Any], dict[int, Any]]:
-    """Each arm's table of `kind` ("correct" or "loss"): validation point -> per-example values."""
-    return (a.correct, b.correct) if kind == "correct" else (a.loss, b.loss)
+RANK = {WITHIN: 0, INCONCLUSIVE: 1, WORSE: 2}
 
 
-def _why_not_paired(a: ArmData, b: ArmData, had_common_points: bool) -> str:
+def combined(outputs: list[AccuracyVerdict], tolerance: Tolerance) -> AccuracyVerdict:
+    """The verdict of several outputs: the worst verdict (worse, then inconclusive, then within), and among the
+    outputs that have it the one whose interval's worse end goes furthest towards or beyond its bound — its
+    metric, delta and interval are the verdict's (the keys a one-output verdict has), every output's beside."""
+    worst = max(RANK.get(v.verdict, 1) for v in outputs)
+    deciding = max((v for v in outputs if RANK.get(v.verdict, 1) == worst), key=lambda v: severity(v, tolerance))
+    top = AccuracyVerdict.from_dict(deciding.to_dict())
+    top.outputs = outputs
+    return top
+
+
+def severity(v: AccuracyVerdict, tolerance: Tolerance) -> float:
+    """How far the interval's worse end goes, in tolerances (1: at the bound; above: beyond it)."""
+    if v.ci95 is None:
+        return math.inf
+    if v.is_loss:
+        bound = tolerance.loss_rel * abs(v.base or 0.0)
+        return v.ci95[1] / bound if bound > 0 else math.inf
+    return -v.ci95[0] / (tolerance.accuracy_pp / 100.0) if tolerance.accuracy_pp > 0 else math.inf
+
+
+def _why_not_paired(a: ArmData, b: ArmData, p: Pairs) -> str:
     """Why the two arms could not be paired, in words, from what their runs recorded."""
     for arm, label in ((a, "A"), (b, "B")):
         for s in arm.summaries:
@@ -146,16 +318,18 @@ def _why_not_paired(a: ArmData, b: ArmData, had_common_points: bool) -> str:
             if problem:
                 return f"per-example validation failed in {label}'s runs: {problem}"
     for arm, label in ((a, "A"), (b, "B")):
-        if arm.summaries and not (arm.correct or arm.loss):
+        if arm.summaries and not arm.runs:
             return f"{label}'s runs wrote no per-example results"
-    if not had_common_points:
+    if p.refused:
+        return p.refused
+    if not p.common:
         return "no validation points of A and B at equal samples seen"
     return "fewer than 2 examples in common"
 
 
-def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, common: list[tuple[int, int]]
-           ) -> AccuracyVerdict:
-    delta, (lo, hi) = paired_difference_ci(d)
+def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, common: list[tuple[int, int]],
+           confidence: float = CONFIDENCE) -> AccuracyVerdict:
+    delta, (lo, hi) = paired_difference_ci(d, confidence)
     n = len(d)
     loss = metric.endswith("loss")
     # distance of each end from the tolerance bound, in "worse" units (positive: worse than allowed)
@@ -170,7 +344,7 @@ def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, c
         verdict = WITHIN if worst >= -bound else WORSE if best < -bound else INCONCLUSIVE
         tol_text = f"tolerance {tolerance.accuracy_pp:g} pp"
     v = AccuracyVerdict(metric, delta, (lo, hi), verdict, n, True, [sa for sa, _ in common],
-                        b_samples_seen=[sb for _, sb in common])
+                        b_samples_seen=[sb for _, sb in common], base=base_mean, confidence=confidence)
     if verdict == INCONCLUSIVE:
         ci = f"[{v.shown(lo)}, {v.shown(hi)}]"
         need = _examples_needed(n, delta, lo, hi, bound, loss)
@@ -201,6 +375,8 @@ def _unpaired(a: ArmData, b: ArmData, why: str) -> AccuracyVerdict:
         return metrics
 
     ma, mb = last(a), last(b)
+    if not ma and (a.runs or b.runs):  # per-example results that could not be paired, and no curve beside them
+        return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False, explanation=f"inconclusive: not paired ({why})")
     if not ma:
         return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False,
                                explanation="accuracy not checked: the runs have no validation data",
@@ -218,3 +394,29 @@ def _unpaired(a: ArmData, b: ArmData, why: str) -> AccuracyVerdict:
     v = AccuracyVerdict(name, delta, None, INCONCLUSIVE, 0, False)
     v.explanation = f"inconclusive: not paired ({why}); unpaired point estimate {name} {v.shown(delta)}, no interval"
     return v
+
+
+NO_VALIDATION = "none (the workload has no validation data)"
+
+
+def planned_gate(summaries: list[dict[str, Any]], tolerance: Tolerance) -> str:
+    """Which gate a trial's accuracy will be judged by, in words, from the runs of the workload measured so far:
+    "paired on 2 outputs: label accuracy, value loss", "paired on val_accuracy", NO_VALIDATION when a run that
+    validated found no validation data, "" while no run says."""
+    on_loss = tolerance.judge_on == "loss"
+    for s in summaries:
+        meta = s.get("paired_validation") if isinstance(s, dict) else None
+        if not isinstance(meta, dict) or not meta.get("file"):
+            continue
+        outputs = [o for o in meta.get("outputs") or [] if isinstance(o, dict)]
+        if len(outputs) > 1:
+            return f"paired on {len(outputs)} outputs: " + ", ".join(
+                f"{o.get('name')} {'accuracy' if o.get('metric') and not on_loss else 'loss'}" for o in outputs)
+        metric = meta.get("accuracy_metric")
+        return f"paired on {metric if metric and not on_loss else 'val_loss'}"
+    validated = [s for s in summaries if isinstance(s, dict) and s.get("status") == "completed"
+                 and not (s.get("settings") or {}).get("speed_only")]
+    # a run's summary says it validated nothing: its curve recorded and empty, no per-example results
+    if validated and all(s.get("validation") == [] and not s.get("paired_validation") for s in validated):
+        return NO_VALIDATION
+    return ""

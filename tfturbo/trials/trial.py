@@ -303,6 +303,7 @@ class TrialPlan:
     sized: bool = False  # paired: steady_s is sized from the measured overhead (else the floor, until pair 1 ends)
     batches: tuple[int | None, int | None] = (None, None)  # (A, B) batch sizes, when known
     gate_arms: tuple[str, ...] = (A, B)  # the arms with a full-length run; paired: before the speed pairs
+    gate: str = ""  # which accuracy gate will judge (`accuracy.planned_gate`); "": not known before a run says
 
     @property
     def gate_runs(self) -> int:
@@ -324,21 +325,27 @@ class TrialPlan:
                  else counted(self.min_pairs, "pair"))
         runs = f"{self.min_runs}–{self.max_runs}" if self.max_runs > self.min_runs else str(self.min_runs)
         full = full_length_words(*self.full_steps, *self.batches)
+        return self._speed_text(pairs, runs, full) + (f"; accuracy gate: {self.gate}" if self.gate else "")
+
+    def _speed_text(self, pairs: str, runs: str, full: str) -> str:
+        none = self.gate == accuracy.NO_VALIDATION
+        gated = "(no validation data)" if none else "with validation (the accuracy gate)"
         if not self.steady_s:
-            return f"{pairs} ({runs} runs), each training {full} with validation"
+            return f"{pairs} ({runs} runs), each training {full} " + ("(no validation data)" if none else
+                                                                        "with validation")
         if self.paired:
             aim = (f"{self.steady_s:.0f} s of steady state per arm (the two arms together as long as the "
                    f"process's own start-up, builds and warm-ups)" if self.sized else
                    f"at least {self.steady_s:g} s of steady state per arm, more if the first runs show the "
                    f"process's start-up, builds and warm-ups take longer")
             gate = "B trains" if self.gate_arms == (B,) else "A and B each train"
-            return (f"{runs} runs: first {gate} {full} with validation (the accuracy gate), then {pairs} measure "
+            return (f"{runs} runs: first {gate} {full} {gated}, then {pairs} measure "
                     f"speed only, A and B in one process in interleaved blocks (ABBA BAAB), aiming at {aim}")
         sized = ""
         if all(self.speed_steps):
             sa, sb = self.speed_steps
             sized = f" ({sa} steps)" if sa == sb else f" ({sa} steps of A, {sb} of B)"
-        return (f"{pairs} ({runs} runs): the first trains {full} with validation (the accuracy gate), "
+        return (f"{pairs} ({runs} runs): the first trains {full} {gated}, "
                 f"the others measure speed only{sized}, aiming at {self.steady_s:g} s of steady state each")
 
 
@@ -361,6 +368,7 @@ class Trial:
     label_a: str = "A"
     label_b: str = "B"
     xla_cache: str | None = None  # XLA's persistent compilation cache folder, shared by every run of the trial
+    val_set: str | None = None  # the fixed validation examples' folder, shared by every run of the trial (--val-set)
     # pairs 2..N as one process each (`PlannedPair`) where the settings allow it (`can_share_process`); False for
     # a front end that runs elsewhere (a remote host)
     share_process: bool = True
@@ -382,6 +390,8 @@ class Trial:
         self.b = trial_settings(self.b)
         if self.xla_cache:
             self.a, self.b = self.a.with_(xla_cache=self.xla_cache), self.b.with_(xla_cache=self.xla_cache)
+        if self.val_set:  # every arm validates on the examples the first run that validated read
+            self.a, self.b = self.a.with_(val_set=self.val_set), self.b.with_(val_set=self.val_set)
         self._stopped = False
         self._asked: float | None = None  # when next_run() first offered the run not yet recorded
 
@@ -536,7 +546,14 @@ class Trial:
         return TrialPlan(self.rule.min_pairs, self.rule.max_pairs, sized or self.rule.steady_s,
                          (self.full_settings(A).steps, self.full_settings(B).steps),
                          (None, None) if paired else (self.speed_steps_of(A), self.speed_steps_of(B)), paired,
-                         sized is not None, (self._batch(A), self._batch(B)), self.gate_arms())
+                         sized is not None, (self._batch(A), self._batch(B)), self.gate_arms(), self.planned_gate())
+
+    def planned_gate(self) -> str:
+        """Which accuracy gate will judge this trial, from the runs of this workload measured so far (its
+        accuracy reference, A's history, its own runs): `accuracy.planned_gate`."""
+        known = [s for s, _ in self.accuracy_reference or []] + list(self.a_history) + [
+            r.summary for r in self.runs if r.summary]
+        return accuracy.planned_gate(known, self.tolerance)
 
     def estimate_remaining_s(self) -> tuple[float, float] | None:
         """(at least, at most) seconds of runs left: to the fewest pairs the rule allows (at least the pair under
@@ -585,7 +602,11 @@ class Trial:
         else:
             gate = self.gate_arms()
             which = f" {gate.index(planned.arm) + 1} of {len(gate)}" if len(gate) > 1 else ""
-            text = f"full-length run{which} for the accuracy gate (then {span} speed pairs)"
+            words = self.planned_gate()
+            text = (f"full-length run{which} (then {span} speed pairs; accuracy gate: {words})"
+                    if words == accuracy.NO_VALIDATION else
+                    f"full-length run{which} for the accuracy gate (then {span} speed pairs"
+                    + (f"; {words}" if words else "") + ")")
         if isinstance(planned, PlannedPair):
             text += f": {self.label_a} and {self.label_b} in one process"
         left = self.estimate_remaining_s()
@@ -836,6 +857,11 @@ class Trial:
                     "at the one validation point they share")
             at = "at equal samples seen" if acc.exact_points() else f"at the nearest samples seen ({acc.points_note()})"
             text += f"; accuracy paired on the same {acc.paired_on()} {at}, {over}"
+            text += f" ({acc.examples_words()})" if acc.examples_words() else ""
+            if len(acc.outputs) > 1:
+                text += (f", each of the model's {len(acc.outputs)} outputs judged on its own metric "
+                         f"({', '.join(o.metric or '?' for o in acc.outputs)}) with a {acc.confidence:.1%} interval "
+                         "(Bonferroni: together 95%)")
         return text + "."
 
     def measured_paired_steady_s(self) -> float | None:

@@ -178,6 +178,12 @@ class AccuracyVerdict:
         noun = "validation example" if self.unit == "example" else self.unit
         plural = noun + ("es" if noun.endswith("ch") else "s")
         return f"{self.examples} {noun if self.examples == 1 else plural}"
+    base: float | None = None  # A's mean on the examples compared (a loss's change is also said relative to it)
+    confidence: float = 0.95  # of this interval (below 95% with several outputs: together they hold at 95%)
+    # with several outputs, each output's own verdict; this one's metric, delta and interval are the deciding one's
+    outputs: list["AccuracyVerdict"] = field(default_factory=list)
+    of_examples: int = 0  # the larger set's examples when only those both arms validated on were paired (else 0)
+    capped: bool = False  # the workload has more validation examples than the runs kept (--val-examples)
 
     @property
     def is_loss(self) -> bool:
@@ -195,13 +201,48 @@ class AccuracyVerdict:
         return f"{value:+.{decimals}f}"
 
     def text(self) -> str:
-        note = self.points_note()
+        notes = "; ".join(n for n in (self.points_note(), self.outputs_note()) if n)
         if self.explanation:
-            return f"{self.explanation} ({note})" if note else self.explanation
+            return f"{self.explanation} ({notes})" if notes else self.explanation
         if self.delta is None:
             return "not measured"
         ci = f" [{self.shown(self.ci95[0])}, {self.shown(self.ci95[1])}]" if self.ci95 else ""
-        return f"{self.metric} {self.shown(self.delta)}{ci}" + (f" ({note})" if note else "")
+        return f"{self.metric} {self.shown(self.delta)}{self.relative()}{ci}" + (f" ({notes})" if notes else "")
+
+    def relative(self) -> str:
+        """A loss's change relative to A's: " (+14%)"; "" for an accuracy, or without A's value."""
+        if not self.is_loss or self.delta is None or not self.base or not math.isfinite(self.base):
+            return ""
+        return f" ({self.delta / abs(self.base):+.0%})"
+
+    def outputs_note(self) -> str:
+        """With several outputs, which one this verdict is and how its intervals were taken; else ""."""
+        if len(self.outputs) < 2:
+            return ""
+        return (f"the deciding one of {len(self.outputs)} outputs, each judged on its own with a "
+                f"{self.confidence:.1%} interval, so together they hold at 95%")
+
+    def output_lines(self) -> list[str]:
+        """Each output's verdict in one line ("val_value_loss +0.0460 (+14%) [+0.0310, +0.0610] — worse"), the
+        report's and the wizard's per-output lines; [] for one output."""
+        if len(self.outputs) < 2:
+            return []
+        return [o.text() if o.text().startswith(o.verdict) else f"{o.text()} — {o.verdict}" for o in self.outputs]
+
+    def outputs_sentence(self) -> str:
+        """" Each of the model's 2 outputs was judged on its own: …; … — worse." after a sentence that gives this
+        (the deciding output's) verdict; "" for one output."""
+        lines = self.output_lines()
+        return f" Each of the model's {len(lines)} outputs was judged on its own: {'; '.join(lines)}." if lines else ""
+
+    def examples_words(self) -> str:
+        """How many examples were paired, where that is less than the data holds: "960 of the 1,024" / "10,000
+        (the --val-examples cap: the data holds more)"; "" otherwise."""
+        if self.of_examples > self.examples:
+            return (f"{self.examples:,} of the {self.of_examples:,} examples (those both arms validated on)")
+        if self.capped:
+            return f"{self.examples:,} examples (the --val-examples cap: the validation data holds more)"
+        return ""
 
     def exact_points(self) -> bool:
         """True when A and B were compared at exactly the same samples seen."""
@@ -224,7 +265,11 @@ class AccuracyVerdict:
                 "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])] if self.ci95 else None,
                 "verdict": self.verdict, "n_examples": self.examples, "paired": self.paired,
                 "samples_seen": list(self.samples_seen), "b_samples_seen": list(self.b_samples_seen),
-                "explanation": self.explanation, "checked": self.checked,
+                "explanation": self.explanation, "checked": self.checked, "base": _json_float(self.base)
+                if self.base is not None else None, "confidence": self.confidence,
+                **({"outputs": [o.to_dict() for o in self.outputs]} if self.outputs else {}),
+                **({"of_examples": self.of_examples} if self.of_examples else {}),
+                **({"capped": True} if self.capped else {}),
                 **({"unit": self.unit} if self.unit != "example" else {})}
 
     @classmethod
@@ -236,7 +281,10 @@ class AccuracyVerdict:
                    [int(s) for s in d.get("samples_seen") or [] if isinstance(s, int)],
                    str(d.get("explanation") or ""), bool(d.get("checked", True)),
                    [int(s) for s in d.get("b_samples_seen") or [] if isinstance(s, int)],
-                   str(d.get("unit") or "example"))
+                   str(d.get("unit") or "example"),
+                   _num(d.get("base")), _num(d.get("confidence")) or 0.95,
+                   [cls.from_dict(o) for o in d.get("outputs") or [] if isinstance(o, dict)],
+                   int(d.get("of_examples") or 0), bool(d.get("capped", False)))
 
 
 @dataclass

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..runfiles import RUNS_DIR, load_run
 
-from .accuracy import POINTS, ArmData, paired
+from .accuracy import POINTS, ArmData, gate
 from ..verdicts import Verdict
 from .verdict import INCONCLUSIVE, WITHIN, AccuracyVerdict, Tolerance
 
@@ -73,8 +73,10 @@ def way_forward(acc: AccuracyVerdict, tolerance: Tolerance, a: ArmData | None = 
     """The ways to decide `acc` (None unless it is an inconclusive accuracy verdict with an interval)."""
     if acc.verdict != INCONCLUSIVE or acc.ci95 is None or acc.is_loss or acc.delta is None:
         return None
-    # the trial's arms judged on the per-example loss, by the gate's own paired rule
-    loss = paired(a, b, "loss", tolerance, POINTS) if a is not None and b is not None else None
+    # the trial's arms judged on the per-example loss, by the gate's own paired rule (each output's own loss, as
+    # the rule "loss" judges a model with several outputs)
+    loss = gate(a, b, replace(tolerance, judge_on="loss"), POINTS) if a is not None and b is not None else None
+    loss = loss if loss is not None and loss.paired and loss.is_loss and loss.delta is not None else None
     lo = acc.ci95[0]
     tolerance_pp = math.ceil(-lo * 100 * 10) / 10 if lo < 0 else None  # the worse end, rounded up to 0.1 pp
     half, room = (acc.ci95[1] - lo) / 2, acc.delta + tolerance.accuracy_pp / 100

@@ -43,7 +43,7 @@ from ..cli_args import run_argv, script_argv
 from ..compare import replicate_key
 from ..errors import OutputDirError, UserError
 from ..numbers import counted
-from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
+from ..runfiles import RUNS_DIR, STUDY_YAML, VALIDATION_DIR, XLA_CACHE_DIR, load_run
 from ..own_length import OwnLength, length_line
 from ..workload_kind import measured_fit_text
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
@@ -98,7 +98,8 @@ class TuneOptions:
     def base_settings(self) -> RunSettings:
         plain = RunSettings(self.workload, steps=self.steps, seed=self.seed, batch_size=self.batch_size,
                             val_every=self.val_every, val_examples=self.val_examples,
-                            script_args=list(self.script_args), fit_call=self.fit_call)
+                            val_set=str(Path(self.out) / VALIDATION_DIR), script_args=list(self.script_args),
+                            fit_call=self.fit_call)
         return plain.with_(val_every=plain.effective_val_every())
 
     def speed_rule(self) -> SpeedRule:
@@ -220,8 +221,9 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     return Trial(a, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
                  accuracy_reference=reference_runs,
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
-                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), share_process=share_process,
-                 accelerator=accelerator, not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
+                 label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR),
+                 val_set=str(study_path / VALIDATION_DIR), share_process=share_process, accelerator=accelerator,
+                 not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
                  way_forward=way, a_history=[reference.summary] if reference.summary else [])
 
 
@@ -763,6 +765,8 @@ class StudyEngine:
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {'KEPT' if d.kept else 'not kept'} — "
                      f"speed {d.speed.text()} ({d.speed.verdict}); accuracy {d.accuracy.text()} "
                      f"({d.accuracy.verdict}) — {d.reason}")
+            for line in d.accuracy.output_lines():  # a model with several outputs: each one judged
+                self.say(f"     output {line}")
         self.study.save()
 
     # ------------------------------------------------------------ the end

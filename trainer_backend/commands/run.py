@@ -36,7 +36,7 @@ from tfturbo.settings import RunSettings
 import trainer_backend
 
 from .. import ceiling, distribute, hardware, hparams_record, measure, stdio
-from ..batch_parts import features
+from ..batch_parts import features, has_labels
 from . import emit_error
 
 
@@ -57,12 +57,13 @@ class PreparedRun:
     optimizers: Any = None  # optimizer_code.FoundOptimizers: the optimizers found on the model, as written
     # the learning-rate schedule as this run trains it (after --lr-scale): {"class", "config"}; None for a constant
     learning_rate_schedule: dict[str, Any] | None = None
+    # the fixed examples it validates on (None: none): paired_validation.PairedValidation, or for a model trained
+    # without labels batch_validation.BatchValidation
+    validation: Any = None
 
     @property
     def labels(self) -> bool:
         """The training data carries labels; False for a model trained on features only (`batch_parts`)."""
-        from ..batch_parts import has_labels
-
         return has_labels(self.train_ds.element_spec)
 
     @property
@@ -178,15 +179,34 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     if settings.input_fixes:
         train_ds, finding = input_fixes(train_ds, settings.batch_size)
         findings.append(finding)
+    validation = fixed_validation(val_ds, settings, has_labels(train_ds.element_spec))
     if settings.sixteen_bit and not settings.fix_int_inputs and val_ds is not None:
-        findings += integer_input_hazards(workload, model, val_ds)
+        findings += integer_input_hazards(workload, model, validation.dataset if validation is not None else val_ds)
     clusters = None
     if settings.xla_autoclustering:  # did auto-clustering compile anything? (the first call's graphs)
         from ..xla_clusters import ClusterProbe
 
         clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds), clusters, optimizers, schedule)
+                       output_dtypes(model, train_ds), clusters, optimizers, schedule, validation)
+
+
+def fixed_validation(val_ds, settings: RunSettings, labels: bool = True):
+    """The run's fixed validation examples (`paired_validation.PairedValidation`: the study's set, or the first
+    examples of `val_ds`), read once before anything else reads the validation data — a script's finite
+    generator gives one pass, and a batch read before it was lost (448 of 480 examples paired under a 16-bit
+    policy, whose integer-input check read one); for a model trained without labels, whose examples have none
+    to be judged by, its own loss on each fixed batch (`batch_validation.BatchValidation`); None for a speed-only
+    run, which does not validate."""
+    if val_ds is None or settings.speed_only:
+        return None
+    if not labels:
+        from ..batch_validation import BatchValidation
+
+        return BatchValidation(val_ds, settings.val_examples, settings.val_steps or -1)
+    from ..paired_validation import PairedValidation
+
+    return PairedValidation.of_run(val_ds, settings)
 
 
 def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
@@ -445,16 +465,7 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
     epochs = math.ceil(settings.steps / val_every)
     callbacks = QuietCallbackList([instrument, *job.probes()], add_history=True, model=job.model, verbose=0,
                                   epochs=epochs, steps=val_every)
-    if job.val_ds is not None and not settings.speed_only:  # the same examples for every batch size, so
-        # candidates are compared pairwise; a speed-only replicate does not validate
-        if job.labels:
-            from ..paired_validation import PairedValidation
-
-            monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
-        else:  # no labels to judge an example by: the model's own loss on each fixed batch
-            from ..batch_validation import BatchValidation
-
-            monitor.paired = BatchValidation(job.val_ds, settings.val_examples, settings.val_steps)
+    monitor.paired = job.validation  # the same examples for every batch size, so candidates are compared pairwise
     val = monitor.paired.dataset if monitor.paired is not None else None
     return ActiveRun(job, run_dir, writer, env, devs, workload, monitor, instrument, callbacks, scalars, epochs,
                      val_every, val)
