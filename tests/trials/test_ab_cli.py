@@ -58,5 +58,5 @@ def test_ab_pairs_every_validation_example_of_a_one_pass_generator(tmp_path):
     acc = json.loads(proc.stdout)["accuracy"]
     assert acc["paired"] and acc["n_examples"] == 480
     sets = [json.loads((tmp_path / "ab" / "runs" / name / "summary.json").read_text())["paired_validation"]["set"]
-            for name in ("a1", "b1")]
+            for name in ("b1", "a1")]  # B's full-length run goes first: it writes the set, A reads it
     assert [s["shared"] for s in sets] == ["written", "read"] and sets[0]["digest"] == sets[1]["digest"]
