@@ -59,6 +59,13 @@ def is_script(spec: str) -> bool:
     options after `--`: a .py file, built in or not, that does not define build_model() and make_datasets()
     (a built-in can be a script: builtin:train-script). A file that is not there is judged by the backend
     that loads it (False here)."""
+    path = workload_file(spec)
+    return path is not None and path.suffix == ".py" and not defines_contract(path)
+
+
+def workload_file(spec: str) -> Path | None:
+    """The file of a workload `spec` (a path, or builtin:NAME's file in the backend's package); None when there is
+    no such file."""
     spec = str(spec)
     path = builtin_files().get(spec) if spec.startswith(BUILTIN_PREFIX) else Path(spec).expanduser()
-    return path is not None and path.suffix == ".py" and path.is_file() and not defines_contract(path)
+    return path if path is not None and path.is_file() else None

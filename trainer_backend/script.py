@@ -329,11 +329,23 @@ class ScriptWorkload:
             return examples.batch(batch_size).prefetch(tf.data.AUTOTUNE)
         return examples.padded_batch(batch_size).prefetch(tf.data.AUTOTUNE)
 
+    def _own_train_step(self) -> bool:
+        import keras
+
+        model = self.call.model if self.call is not None else None
+        return model is not None and type(model).train_step is not keras.Model.train_step
+
     def _check(self, ds, label: str):
         import tensorflow as tf
 
         spec = ds.element_spec
         if not isinstance(spec, tuple) or len(spec) not in (2, 3):
+            if self._own_train_step():  # a VAE's fit(x): its train_step reads the features alone
+                raise self._error(f"{label} given to fit() at {self.fit_where} has no labels, and the model trains "
+                                  "on the features alone in its own train_step: tfturbo measures and validates "
+                                  "(features, labels) batches, so it cannot measure this script yet",
+                                  "keep the script as it is (giving it labels would change its train_step); "
+                                  "label-free training is not supported by tfturbo yet")
             raise self._error(f"{label} given to fit() at {self.fit_where} has no labels: tfturbo needs "
                               "(features, labels) batches", "pass fit(x, y, ...) or a dataset of (x, y) pairs")
         label_shapes = [s.shape for s in tf.nest.flatten(spec[1]) if hasattr(s, "shape")]

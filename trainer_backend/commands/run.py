@@ -342,6 +342,17 @@ class ActiveRun:
     hand_overs: list | None = None  # `run-pair`: [own, other arm's samples/s] at each hand-over (`blocks.hand_overs`)
 
 
+def code_facts(workload) -> dict[str, Any]:
+    """What running the workload showed of its code, for the patch of its file (tfturbo/tune/code_changes.py):
+    whether fit() got NumPy arrays or a dataset, and a script's fit() line (it picks the fit() the run
+    measured when the script has several)."""
+    facts: dict[str, Any] = {"data": "numpy" if getattr(workload, "array_data", False) else "tf.data"}
+    call = getattr(workload, "call", None)
+    if call is not None and getattr(call, "line", None):
+        facts["fit_line"] = int(call.line)
+    return facts
+
+
 def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log: bool = True) -> ActiveRun:
     """run.yaml, events.jsonl and backend.log attached (`log` False: the caller attaches the log), the monitor
     and the instrument: everything before fit()."""
@@ -355,7 +366,8 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
     settings = job.settings
     devs = hardware.devices()
     env = {"versions": hardware.versions(), "device": hardware.device_label(devs)}
-    workload = {"spec": job.workload.spec, "name": job.workload.name, "path": job.workload.path}
+    workload = {"spec": job.workload.spec, "name": job.workload.name, "path": job.workload.path,
+                **code_facts(job.workload)}
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
         "settings": settings.to_dict(), "workload": workload, **env, "devices": devs,
         "command_line": shlex.join(["tfturbo", "run", *run_argv(settings, str(run_dir))]),

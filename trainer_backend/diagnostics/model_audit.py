@@ -73,12 +73,15 @@ def _activation_name(layer: Any) -> str | None:
 
 
 def _head_fix(layer: Any, model: Any, shape: Any = None) -> str:
-    """The head with dtype="float32", written as the user's own layer for this model kind."""
+    """The head with dtype="float32", written as the user's own layer for this model kind, its alternative
+    following the head: its own activation, or a linear one for logits and regression outputs (the loss of
+    this output says which)."""
     from .advice import WorkloadShape, head_fix
 
     cls = type(layer).__name__
     config = layer.get_config() if hasattr(layer, "get_config") else {}
     activation = _activation_name(layer)
+    units = config.get("units") if isinstance(config.get("units"), int) else None
     if cls == "Dense":
         args = f'{config.get("units")}' + (f', activation="{activation}"' if activation not in (None, "linear") else "")
     elif cls == "Activation":
@@ -87,12 +90,25 @@ def _head_fix(layer: Any, model: Any, shape: Any = None) -> str:
         args = ""
     else:
         args = f"...  # was {layer.name!r}"
-    return head_fix(cls, args, activation, _from_logits(model), shape or WorkloadShape())
+    loss = output_loss(model, layer)
+    return head_fix(cls, args, activation, _from_logits(loss), shape or WorkloadShape(), layer=layer_path(layer),
+                    units=units, loss=loss)
 
 
-def _from_logits(model: Any) -> bool:
-    """The compiled loss takes logits (from_logits=True)."""
+def output_loss(model: Any, layer: Any) -> Any:
+    """The loss compiled for the output `layer` makes (one loss, or the one for its output by name or place)."""
     loss = getattr(model, "loss", None)
+    if isinstance(loss, dict):
+        return loss.get(layer.name, loss.get(layer_path(layer)))
+    if isinstance(loss, (list, tuple)):
+        heads = output_layers(model)
+        index = next((i for i, h in enumerate(heads) if h is layer), 0)
+        return loss[index] if index < len(loss) else None
+    return loss
+
+
+def _from_logits(loss: Any) -> bool:
+    """The loss takes logits (from_logits=True)."""
     get = getattr(loss, "get_config", None)
     try:
         return bool((get() if get else {}).get("from_logits"))
@@ -130,7 +146,7 @@ def head_findings(model: Any, sample_x: Any = None, sample_y: Any = None, shape:
                   "activation": activation, "risks": risks,
                   "metrics_refusing": [name for name, _ in refusing]}))
     if not heads and sample_x is not None:
-        findings.extend(_subclassed_head_findings(model, sample_x, refusing))
+        findings.extend(_subclassed_head_findings(model, sample_x, refusing, shape))
     return findings
 
 
@@ -237,8 +253,11 @@ def _fresh_metric(identifier: Any, y_true: Any, y_pred: Any):
         return None
 
 
-def _subclassed_head_findings(model: Any, sample_x: Any, refusing: list[tuple[str, str]]) -> list[Finding]:
+def _subclassed_head_findings(model: Any, sample_x: Any, refusing: list[tuple[str, str]],
+                              shape: Any = None) -> list[Finding]:
     import keras
+
+    from tfturbo.patch import changes as C
 
     outputs = keras.tree.flatten(model(sample_x, training=False))
     dtypes = sorted({str(keras.backend.standardize_dtype(o.dtype)) for o in outputs})
@@ -251,8 +270,10 @@ def _subclassed_head_findings(model: Any, sample_x: Any, refusing: list[tuple[st
         HEAD_NOT_FLOAT32,
         f"model {model.name!r} returns {', '.join(sixteen)} outputs (its last layer or final activation computes "
         f"in 16-bit): {'; '.join(risks)}",
-        fix=('# in __init__, create the last layer (or the final activation) in float32:\n'
-             'self.head = keras.layers.Dense(num_classes, activation="softmax", dtype="float32")'),
+        fix=(shape.edited(C.Float32Head(why="")) if shape is not None else None) or (
+            '# in __init__, create the layer whose output call() returns (or its final activation) with '
+            'dtype="float32", its other arguments as they are:\n'
+            'self.head = keras.layers.Dense(..., dtype="float32")'),
         where=where, data={"output_dtypes": dtypes, "risks": risks,
                            "metrics_refusing": [name for name, _ in refusing]})]
 

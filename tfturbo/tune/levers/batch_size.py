@@ -2,9 +2,10 @@
 
 The search itself (sizes, memory margin, learning-rate scale) is
 `tune.batch.next_size`; it starts from the best configuration kept when the
-stage began (the reference of its first rung). The snippet's batch() line
-also carries drop_remainder=True when the recommendation compiles with XLA or
-drops the partial batch.
+stage began (the reference of its first rung). Its code changes set the
+batch size where the script sets it, scale the learning rate (or its
+schedule) by the factor the batch grew, and add drop_remainder=True to the
+training data's batch() when the recommendation drops the partial batch.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from ... import findings as F
-from ...workload_kind import is_script
+from ...patch import changes as C
 from ...verdicts import Verdict
 from ..batch import NOT_FASTER, next_size
-from . import Candidate, Hunk, Lever
+from . import Candidate, Lever
 
 
 def _fmt_scale(x: float) -> str:
@@ -100,58 +101,25 @@ class BatchSize(Lever):
                           "search ends below it (an expected outcome: most often out of memory)",
                           "keep a smaller batch", rung.name, data={"batch_size": s.batch_size}).to_dict()]
 
-    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
-        out: list[Hunk] = []
-        changed = rec.batch_size and base.batch_size and rec.batch_size != base.batch_size
-        # only what was measured and kept: the recommendation's own drop_remainder (XLA alone never adds it; the
-        # runs measured XLA without it unless its shape audit found a partial batch and the fix was kept)
-        drop = rec.drop_remainder and not base.drop_remainder
-        if changed or drop:
-            old, new = base.batch_size or "BATCH_SIZE", rec.batch_size or base.batch_size or "BATCH_SIZE"
-            why = []
-            if drop:
-                why.append("drop_remainder=True keeps the batch shape fixed, so XLA compiles once"
-                           if rec.jit_compile else "drop the partial last batch")
-            if changed:
-                why.append(f"batch {old} → {new}: the largest size the batch search kept (faster per sample, "
-                           "accuracy within tolerance)")
-            if is_script(rec.workload) and not drop:
-                # a training script batches in fit() or in its own tf.data pipeline: both said, in its words
-                # (the issue 22 walk read "train_ds.batch(50)" for a script calling fit(x, y, batch_size=50))
-                lines = [f"-model.fit(x, y, batch_size={old}, ...)  # or, batched in tf.data: train_ds.batch({old})",
-                         f"+model.fit(x, y, batch_size={new}, ...)  # or, batched in tf.data: train_ds.batch({new})"]
-            else:
-                lines = [f"-train_ds = train_ds.batch({old})",
-                         f"+train_ds = train_ds.batch({new}{', drop_remainder=True' if drop else ''})"]
-            out.append(("input pipeline: " + "; ".join(why), lines))
+    def changes(self, rec, base, findings, code=None) -> list[C.Change]:
+        out: list[C.Change] = []
+        if rec.batch_size and rec.batch_size != base.batch_size:
+            out.append(C.BatchSize(size=rec.batch_size, was=base.batch_size, why=(
+                f"batch size {base.batch_size or 'as written'} → {rec.batch_size}: the largest size the batch "
+                "search kept (faster per sample, accuracy within tolerance)")))
         if abs(rec.lr_scale - base.lr_scale) > 1e-9:
-            out.append(("learning rate: linear scaling rule (multiply it by the factor the batch grew)",
-                        learning_rate_lines(_fmt_scale(rec.lr_scale / base.lr_scale), code.optimizer if code else None)))
+            factor = rec.lr_scale / base.lr_scale
+            out.append(C.LearningRate(factor=factor, optimizer=code.optimizer if code else None, why=(
+                f"learning rate × {_fmt_scale(factor)}: the linear scaling rule for the larger batch (the "
+                "schedule's initial rate, when it has one)")))
+        if rec.drop_remainder and not base.drop_remainder:
+            # only what was measured and kept: XLA alone never adds it (the runs measured XLA without it unless its
+            # shape audit found a partial batch and the fix was kept)
+            fix = next((f.get("fix") for f in findings if f.get("code") == F.PARTIAL_LAST_BATCH and f.get("fix")), "")
+            out.append(C.DropRemainder(snippet=str(fix or ""), why=(
+                "drop_remainder=True on the training data's batch(): one batch shape, so XLA compiles once"
+                if rec.jit_compile else "drop the partial last batch of the training data")))
         return out
-
-
-def learning_rate_lines(factor: str, optimizer: dict[str, Any] | None) -> list[str]:
-    """The learning rate times `factor`, as the workload wrote its optimizer (`trainer_backend/optimizer_code.py`):
-    a string given to compile() becomes its class at Keras' default rate (the issue 22 walk read
-    "keras.optimizers.Adam(learning_rate=LEARNING_RATE * 2)" for optimizer="adam"); an object keeps its class
-    and rate; a schedule its initial rate; unknown (an older run), a generic Adam line."""
-    opt = optimizer or {}
-    cls, given = opt.get("class"), opt.get("given_as")
-    name = f"keras.optimizers.{cls}" if opt.get("module") == "keras.optimizers" else cls
-    rate, default = opt.get("learning_rate"), opt.get("default_learning_rate")
-    if cls and given and isinstance(default, (int, float)):
-        return [f'-model.compile(optimizer="{given}", ...)',
-                f'+model.compile(optimizer={name}(learning_rate={default:g} * {factor}), ...)'
-                f'  # "{given}" is {cls} at Keras\' default learning rate, {default:g}']
-    if cls and opt.get("schedule") and isinstance(rate, (int, float)):
-        schedule = opt["schedule"]
-        return [f"-schedule = keras.optimizers.schedules.{schedule}(initial_learning_rate={rate:.6g}, ...)",
-                f"+schedule = keras.optimizers.schedules.{schedule}(initial_learning_rate={rate:.6g} * {factor}, ...)"]
-    if cls and isinstance(rate, (int, float)):
-        return [f"-optimizer = {name}(learning_rate={rate:.6g}, ...)",
-                f"+optimizer = {name}(learning_rate={rate:.6g} * {factor}, ...)"]
-    return ["-optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE)",
-            f"+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * {factor})"]
 
 
 LEVER = BatchSize()

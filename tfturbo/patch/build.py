@@ -1,0 +1,88 @@
+"""The patch of one file: each change placed in turn (`place`), what could not be placed kept with why.
+
+Changes are placed one after the other, each on the text the previous ones
+left, so two changes to one call (jit_compile and steps_per_execution on
+compile()) both land. A change that sets what the script already says leaves
+the text as it was and is listed as already there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from . import changes as C
+from .diff import unified_diff
+from .place import NotPlaced, Target, place
+
+
+@dataclass(frozen=True)
+class Unplaced:
+    """A change left to the user: its line, why it was not placed, the code to write."""
+
+    why: str
+    reason: str
+    snippet: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"change": self.why, "reason": self.reason, "code": self.snippet}
+
+
+@dataclass
+class Patch:
+    """The recommended changes made to one file (`path`), and those left to the user."""
+
+    path: str  # the file it changes ("" when there is none to read)
+    original: str = ""
+    patched: str = ""
+    placed: list[str] = field(default_factory=list)  # the changes made, in order
+    already: list[str] = field(default_factory=list)  # changes the file already says
+    unplaced: list[Unplaced] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name if self.path else ""
+
+    def diff(self) -> str:
+        return unified_diff(self.original, self.patched, self.name) if self.path else ""
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.original.encode("utf-8")).hexdigest()
+
+
+def make_patch(path: str | Path | None, changes: list[C.Change], target: Target = Target(),
+               unreadable: str = "") -> Patch:
+    """The patch of the file at `path` for `changes`; with no file (`unreadable` says why, or a path that cannot
+    be read or parsed), every change is left to the user with its code."""
+    text, problem = None, unreadable
+    if path is not None and not problem:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+            cst.parse_module(text)
+        except OSError as e:
+            problem = f"{Path(path).name} could not be read ({e.strerror or e})"
+        except (UnicodeDecodeError, cst.ParserSyntaxError) as e:
+            problem = f"{Path(path).name} could not be parsed ({type(e).__name__})"
+    if text is None:
+        return Patch("", unplaced=[Unplaced(c.why, problem or "there is no file to change", c.by_hand())
+                                   for c in changes if c.differs])
+    patch = Patch(str(path), text, text)
+    for change in changes:
+        try:
+            result = place(patch.patched, change, target)
+        except Exception as e:  # noqa: BLE001 - one change the reader cannot follow never costs the others
+            result = NotPlaced(f"tfturbo could not read the script there ({type(e).__name__}: {e})")
+        if isinstance(result, NotPlaced):
+            if change.differs:
+                patch.unplaced.append(Unplaced(change.why, result.why, change.by_hand()))
+        elif result == patch.patched:
+            if change.differs:
+                patch.already.append(change.why)
+        else:
+            patch.patched = result
+            patch.placed.append(change.why)
+    return patch
