@@ -17,6 +17,7 @@ import libcst as cst
 from . import changes as C
 from .diff import unified_diff
 from .place import NotPlaced, Target, place
+from .source import Script
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,9 @@ def make_patch(path: str | Path | None, changes: list[C.Change], target: Target 
     text, problem = None, unreadable
     if path is not None and not problem:
         try:
-            text = Path(path).read_text(encoding="utf-8")
-            cst.parse_module(text)
+            read = Path(path).read_text(encoding="utf-8")
+            cst.parse_module(read)
+            text = read
         except OSError as e:
             problem = f"{Path(path).name} could not be read ({e.strerror or e})"
         except (UnicodeDecodeError, cst.ParserSyntaxError) as e:
@@ -71,9 +73,12 @@ def make_patch(path: str | Path | None, changes: list[C.Change], target: Target 
         return Patch("", unplaced=[Unplaced(c.why, problem or "there is no file to change", c.by_hand())
                                    for c in changes if c.differs])
     patch = Patch(str(path), text, text)
+    script = None  # the source read once per text: a change that leaves it as it was re-uses it
     for change in changes:
         try:
-            result = place(patch.patched, change, target)
+            script = script if script is not None and script.text == patch.patched else \
+                Script(patch.patched, target.fit_line)
+            result = place(script, change, target)
         except Exception as e:  # noqa: BLE001 - one change the reader cannot follow never costs the others
             result = NotPlaced(f"tfturbo could not read the script there ({type(e).__name__}: {e})")
         if isinstance(result, NotPlaced):

@@ -359,9 +359,10 @@ def _options_behind(script: Script, expr: cst.BaseExpression) -> list[str]:
         if not isinstance(expr, cst.Name):
             return []
         found = script.assignments(expr)
-        if len(found) != 1 or found[0].value is None:
+        if len(found) != 1:
             return []
-        expr = found[0].value
+        a = found[0]
+        expr = a.value if a.value is not None else script.argument_for(a.function, a.param) if a.param else None
     return []
 
 
@@ -489,7 +490,8 @@ PLACE: dict[type, Callable[[Script, Any, Target], Placed]] = {
 }
 
 
-def place(text: str, change: C.Change, target: Target) -> Placed:
-    """`text` with `change` made where the script says it, or NotPlaced with why."""
-    script = Script(text, target.fit_line)
+def place(text: str | Script, change: C.Change, target: Target) -> Placed:
+    """The script's text with `change` made where it says that thing, or NotPlaced with why (`text` may be the
+    `Script` already read from it)."""
+    script = text if isinstance(text, Script) else Script(text, target.fit_line)
     return PLACE[type(change)](script, change, target)

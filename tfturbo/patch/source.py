@@ -67,13 +67,16 @@ class Script:
     def __init__(self, text: str, fit_line: int | None = None):
         self.text = text
         self.fit_line = fit_line
-        self.wrapper = MetadataWrapper(cst.parse_module(text))
+        self.wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # parsed here, owned here
         self.module = self.wrapper.module
-        self._position = self.wrapper.resolve(PositionProvider)
-        self._parent = self.wrapper.resolve(ParentNodeProvider)
-        self._scope = self.wrapper.resolve(ScopeProvider)
-        self._qualified = self.wrapper.resolve(QualifiedNameProvider)
+        resolved = self.wrapper.resolve_many([PositionProvider, ParentNodeProvider, ScopeProvider,
+                                              QualifiedNameProvider])  # one pass over the tree for all four
+        self._position = resolved[PositionProvider]
+        self._parent = resolved[ParentNodeProvider]
+        self._scope = resolved[ScopeProvider]
+        self._qualified = resolved[QualifiedNameProvider]
         self.calls: list[cst.Call] = []
+        self.bound: dict[int, cst.BaseExpression] = {}  # id(Param) -> what the call being followed passes
         self.functions: dict[str, cst.FunctionDef] = {}
         self.classes: dict[str, cst.ClassDef] = {}
         self.module.visit(_Collect(self))
@@ -164,7 +167,9 @@ class Script:
             return []
         out = []
         for a in scope[name.value]:
-            node = a.node
+            node = getattr(a, "node", None)  # a builtin (len, True) has none
+            if node is None:
+                continue
             if isinstance(node, cst.Param):
                 out.append(Assigned(node, param=node, function=self.function_of(node)))
                 continue
@@ -186,6 +191,8 @@ class Script:
         if depth > 8:
             return None
         if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return expr
             found = self.assignments(expr)
             if len(found) != 1:
                 return None
@@ -208,20 +215,26 @@ class Script:
         return expr
 
     def argument_for(self, function: cst.FunctionDef | None, param: cst.Param) -> cst.BaseExpression | None:
-        """What `param` of `function` is given: the argument of its one call in the script, else its default."""
+        """What `param` of `function` is given: by the call that led here (`bound`: the training data's own
+        call of a function that makes datasets), else by its one call in the script, else its default."""
         if function is None:
             return None
-        params = list(function.params.params)
-        index = params.index(param) if param in params else None
+        if id(param) in self.bound:
+            return self.bound[id(param)]
         calls = [c for c in self.calls if isinstance(c.func, cst.Name) and c.func.value == function.name.value]
         if len(calls) > 1:
             return None
-        for call in calls:
-            for i, arg in enumerate(call.args):
-                if arg.keyword is not None and arg.keyword.value == param.name.value:
-                    return arg.value
-                if arg.keyword is None and not arg.star and i == index:
-                    return arg.value
+        return self._passed(function, param, calls[0]) if calls else param.default
+
+    def _passed(self, function: cst.FunctionDef, param: cst.Param, call: cst.Call) -> cst.BaseExpression | None:
+        """What `call` passes for `param` of `function` (its default when it passes nothing)."""
+        params = list(function.params.params)
+        index = params.index(param) if param in params else None
+        for i, arg in enumerate(call.args):
+            if arg.keyword is not None and arg.keyword.value == param.name.value:
+                return arg.value
+            if arg.keyword is None and not arg.star and i == index:
+                return arg.value
         return param.default
 
     def option_default(self, expr: cst.Attribute) -> cst.BaseExpression | None:
@@ -377,7 +390,12 @@ class Script:
         found += self.batch_calls_in(data)
         root = self.chain_root(data)
         if isinstance(root, cst.Call) and isinstance(root.func, cst.Name) and root.func.value in self.functions:
-            for ret in _returns(self.functions[root.func.value]):
+            function = self.functions[root.func.value]
+            for param in function.params.params:  # its parameters are what this call passes
+                passed = self._passed(function, param, root)
+                if passed is not None:
+                    self.bound[id(param)] = passed
+            for ret in _returns(function):
                 found += self.dataset_batch_calls(ret, depth + 1)
         elif root is not data and isinstance(root, cst.Name):
             found += self.dataset_batch_calls(root, depth + 1)
@@ -428,7 +446,11 @@ class Script:
             rets = _returns(self.functions[expr.func.value])
             return self._heads_of(rets[-1], depth + 1) if rets else []
         if isinstance(expr.func, cst.Name) and expr.func.value in self.classes:
-            return self._subclassed_head(self.classes[expr.func.value])
+            cls = self.classes[expr.func.value]
+            if any(isinstance(s, cst.FunctionDef) and s.name.value == "call" for s in cls.body.body):
+                return self._subclassed_head(cls)
+            outputs = self.keyword(expr, "outputs", 1)  # a Model subclass built as a graph (its own train_step)
+            return self._tensor_layers(outputs.value, depth + 1) if outputs is not None else []
         return []
 
     def _tensor_layers(self, expr: cst.BaseExpression, depth: int) -> list[cst.Call]:

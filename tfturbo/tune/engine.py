@@ -58,7 +58,7 @@ from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..verdicts import Verdict
 from . import levers
 from .batch import DEFAULT_MAX_SCALE
-from .code_changes import recommended_patch
+from .code_changes import recommended_patch, target_file
 from .levers import Candidate, Lever
 from .levers.input_pipeline import INPUT_BOUND_ADVICE
 from .policy import TuningPolicy, sixteen_bit_policies
@@ -293,6 +293,7 @@ class StudyEngine:
         self._unattended = False  # planning the whole study (tune): a failed baseline ends it
         self.share_process = backend_client.runs_here()  # paired replicates need the runs on this machine
         self._checked: tuple[str, dict[str, Any]] | None = None  # (patched text, its check run's summary)
+        self._patch: tuple[str, Patch] | None = None  # (what it was made from, the recommendation's patch)
 
     # ------------------------------------------------------------ the plan
 
@@ -769,12 +770,18 @@ class StudyEngine:
         return True
 
     def patch(self) -> Patch | None:
-        """The recommendation's patch of the workload's file (None: no recommendation)."""
+        """The recommendation's patch of the workload's file (None: no recommendation); made again only when the
+        recommendation, the findings or the file changed (reading a script takes a second or two)."""
         if not self._recommend():
             return None
         base = self.study.baseline
-        return recommended_patch(self.study.workload, self.study.recommended, measurement_only(base.settings),
-                                 self.study.findings(), base.summary)
+        args = (self.study.workload, self.study.recommended, measurement_only(base.settings), self.study.findings(),
+                base.summary)
+        key = repr((args[:4], (base.summary or {}).get("optimizer"), (base.summary or {}).get("workload"),
+                    _stamp(target_file(self.study.workload, base.summary))))
+        if self._patch is None or self._patch[0] != key:
+            self._patch = (key, recommended_patch(*args))
+        return self._patch[1]
 
     def _check_patch(self) -> Flow:
         """Measure the patched copy as written (STUDY_DIR/patched/NAME): one short run, re-used when it measured
@@ -785,10 +792,10 @@ class StudyEngine:
         if patch is None or not patch.diff():
             return
         path = self.study.path
-        ChangesPatch(self.study.recommended.label(), patch).write(path)  # the copy the run measures
         if patch_check.reusable(path, patch.name, patch.patched) is not None:
             self.say("patch: the patched copy was measured before; its check is re-used")
             return
+        ChangesPatch(self.study.recommended.label(), patch).write(path)  # the copy the run measures
         run_dir = patch_check.run_dir(path)
         if run_dir.exists():
             shutil.rmtree(run_dir)
@@ -843,6 +850,15 @@ class StudyEngine:
             doc.write(study.path)
         study.save()
         return study
+
+
+def _stamp(path: Path | None) -> tuple[str, float, int] | None:
+    """A file as it is now (its path, modification time and size): the patch is made again when it changed."""
+    try:
+        stat = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (str(path), stat.st_mtime, stat.st_size) if stat is not None else None
 
 
 def error_text(outcome: Outcome) -> str:
