@@ -98,10 +98,11 @@ class Float32Head(Change):
     names and classes as the model reports them)."""
 
     layers: tuple[tuple[str, str], ...] = ()  # (layer name, class)
+    snippet: str = ""  # the audit's fix, written for this model
 
     def by_hand(self) -> str:
         names = ", ".join(f"{name} ({cls})" if cls else name for name, cls in self.layers) or "the output layer"
-        return f'dtype="float32" on {names}: e.g. keras.layers.Dense(units, ..., dtype="float32")'
+        return self.snippet or f'dtype="float32" on {names}: e.g. keras.layers.Dense(units, ..., dtype="float32")'
 
 
 @dataclass(frozen=True, kw_only=True)

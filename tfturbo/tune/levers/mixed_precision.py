@@ -63,10 +63,11 @@ class MixedPrecision(Lever):
         if heads:
             named = tuple(dict.fromkeys((str((f.get("data") or {}).get("layer") or f.get("where") or ""),
                                          str((f.get("data") or {}).get("class") or "")) for f in heads))
-            found = "; ".join(f"{f.get('where') or 'output layer'}: {f.get('message', '')}".strip() for f in heads)
-            out.append(C.Float32Head(layers=named, why=f'float32 head: dtype="float32" on the output layer, so the '
-                                                       f"final activation and loss compute in float32 (the audit "
-                                                       f"found: {found})"))
+            found = ", ".join(dict.fromkeys(str(f.get("where") or "the output layer") for f in heads))
+            fix = next((str(f["fix"]) for f in heads if f.get("fix")), "")  # the audit's code for this model
+            out.append(C.Float32Head(layers=named, snippet=fix, why=(
+                f'float32 head: dtype="float32" on the output layer the audit found in 16-bit ({found}), so its '
+                "activation and the loss compute in float32")))
         ids = next((f for f in findings if f.get("code") == F.INTEGER_INPUT_16BIT), None)
         if ids is not None:
             out.append(C.IntegerInput(snippet=str(ids.get("fix") or ""), why=(
