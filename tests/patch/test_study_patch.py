@@ -137,3 +137,15 @@ def test_tfturbo_apply_prints_the_patch_and_writes_the_patched_file(script, tmp_
     assert "changed since the study made its patch" in capsys.readouterr().err
     assert cli.main(["apply", str(tmp_path / "nothing")]) == 2
     assert "holds no study" in capsys.readouterr().err
+
+
+def test_the_report_shows_the_same_patch(script, tmp_path):
+    from pypdf import PdfReader
+
+    from tfturbo.report import write_report
+
+    study, _ = tune(script, tmp_path / "study", Backend(as_written({})))
+    pdf = write_report(tmp_path / "study")
+    shown = " ".join(" ".join(page.extract_text() for page in PdfReader(str(pdf)).pages).split())
+    for line in (study.snippet.splitlines()[1], "-BATCH = 100 # the batch size", "+BATCH = 128 # the batch size"):
+        assert " ".join(line.split()) in shown
