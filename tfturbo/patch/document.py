@@ -49,7 +49,7 @@ class ChangesPatch:
         if diff:
             lines.append(f"# {self.check.line() if self.check else 'not checked: the patched script has not run yet'}")
             lines.append(f"# file: {p.path}")
-            where = Path(study_dir) / PATCH_FILE if study_dir else PATCH_FILE
+            where = Path(study_dir).absolute() / PATCH_FILE if study_dir else PATCH_FILE
             lines.append(f"# apply it in that file's folder: git apply {where}  (or: patch -p1 < {where})")
             if study_dir:
                 lines.append(f"# or write the patched file elsewhere: tfturbo apply {study_dir} --write PATH")

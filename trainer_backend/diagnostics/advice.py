@@ -172,8 +172,10 @@ def partial_batch_fix(batch_size: int, shape: WorkloadShape) -> str:
         if shape.source == SCRIPT:
             given = f"{x}[:n]" + (f", {y}[:n]" if y else "")
             where = f"  # at {shape.fit_where}" if shape.fit_where else ""
-            lines = [f"n = len({x}) // {batch_size} * {batch_size}  # a whole number of batches",
-                     f"{shape.fitted}.fit({given}, batch_size={batch_size}, ...){where}"]
+            call = shape.facts.call_with(given) if shape.facts is not None else \
+                f"{shape.fitted}.fit({given}, batch_size={batch_size})"  # its own call, given whole batches
+            lines = [f"n = len({x}) // {batch_size} * {batch_size}  # a whole number of batches"
+                     + (" (of what validation_split leaves)" if shape.validation_split else ""), f"{call}{where}"]
         else:
             lines = [f"n = len(x_train) // {batch_size} * {batch_size}  # a whole number of batches",
                      "x_train, y_train = x_train[:n], y_train[:n]  # in make_datasets()"]

@@ -107,6 +107,9 @@ class BatchSize(Lever):
             out.append(C.BatchSize(size=rec.batch_size, was=base.batch_size, why=(
                 f"batch size {base.batch_size or 'as written'} → {rec.batch_size}: the largest size the batch "
                 "search kept (faster per sample, accuracy within tolerance)")))
+        elif rec.batch_size:  # what the study measured; a script that says another (tune --batch-size) is set to it
+            out.append(C.BatchSize(size=rec.batch_size, differs=False,
+                                   why=f"batch size {rec.batch_size}, the size the study measured"))
         if abs(rec.lr_scale - base.lr_scale) > 1e-9:
             factor = rec.lr_scale / base.lr_scale
             out.append(C.LearningRate(factor=factor, optimizer=code.optimizer if code else None, why=(
