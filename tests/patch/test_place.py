@@ -60,8 +60,10 @@ def test_constants_and_numpy_arrays():
                          "BATCH = 128  # the batch size"]  # after the imports, the batch where it is defined
     assert "BATCH = 100  # the batch size" in removed
     assert "    layers.Dense(3, activation=\"softmax\", dtype=\"float32\")," in added  # the Sequential's last layer
-    assert "model.compile(optimizer=keras.optimizers.Adam(learning_rate=LR * 2)," in added
-    assert any(line.endswith("jit_compile=True, steps_per_execution=4)") for line in added)
+    # the compile() call's arguments as laid out, a new line (aligned) where its last line would grow too long
+    assert added[-3:] == ["model.compile(optimizer=keras.optimizers.Adam(learning_rate=LR * 2),",
+                          '              loss="sparse_categorical_crossentropy", metrics=["accuracy"], jit_compile=True,',
+                          "              steps_per_execution=4)"]
     assert not any("model.fit" in line for line in added)  # fit(batch_size=BATCH) reads the constant
     drop = next(u for u in patch.unplaced if u.why == "drop")  # never a tf.data fix for arrays
     assert "arrays" in drop.reason and ".batch(" not in drop.reason
@@ -72,8 +74,8 @@ def test_argparse_default_and_a_dataset_made_by_a_function():
     removed, added = changed(patch)
     assert '    parser.add_argument("--batch-size", type=int, default=128)' in added  # the argparse default
     assert "    return ds.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)" in added
-    assert ('    outputs = layers.Dense(NUM_CLASSES, activation="softmax", name="predictions", dtype="float32")(x)'
-            in added)
+    assert added[added.index('    outputs = layers.Dense(NUM_CLASSES, activation="softmax", name="predictions",')
+                 + 1] == '                           dtype="float32")(x)'  # a new line, aligned, past 99 columns
     # the compile() written one argument per line gets its new arguments the same way
     assert added[-3:] == ["        optimizer=keras.optimizers.Adam(learning_rate=0.001 * 2),",
                           "        jit_compile=True,", "        steps_per_execution=4,"]

@@ -74,20 +74,28 @@ def make_patch(path: str | Path | None, changes: list[C.Change], target: Target 
                                    for c in changes if c.differs])
     patch = Patch(str(path), text, text)
     script = None  # the source read once per text: a change that leaves it as it was re-uses it
-    for change in changes:
+    # compile() arguments go on the end of the call last, after what replaces an argument in it (the optimizer),
+    # so the call's last line is measured as it finally reads when a new argument needs a line of its own
+    ordered = [c for c in changes if not isinstance(c, C.CompileArgument)] + \
+        [c for c in changes if isinstance(c, C.CompileArgument)]
+    outcome: dict[int, str | NotPlaced] = {}
+    for change in ordered:
         try:
             script = script if script is not None and script.text == patch.patched else \
                 Script(patch.patched, target.fit_line)
             result = place(script, change, target)
         except Exception as e:  # noqa: BLE001 - one change the reader cannot follow never costs the others
             result = NotPlaced(f"tfturbo could not read the script there ({type(e).__name__}: {e})")
-        if isinstance(result, NotPlaced):
-            if change.differs:
-                patch.unplaced.append(Unplaced(change.why, result.why, change.by_hand()))
-        elif result == patch.patched:
-            if change.differs:
-                patch.already.append(change.why)
-        else:
+        outcome[id(change)] = result if isinstance(result, NotPlaced) else \
+            "already" if result == patch.patched else "placed"
+        if not isinstance(result, NotPlaced):
             patch.patched = result
+    for change in changes:  # listed in the levers' order
+        result = outcome[id(change)]
+        if result == "placed":
             patch.placed.append(change.why)
+        elif change.differs and isinstance(result, NotPlaced):
+            patch.unplaced.append(Unplaced(change.why, result.why, change.by_hand()))
+        elif change.differs:
+            patch.already.append(change.why)
     return patch

@@ -153,9 +153,25 @@ def expression(value: Any) -> cst.BaseExpression:
     return cst.parse_expression(repr(value) if not isinstance(value, str) else f'"{value}"')
 
 
-def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+LINE_LENGTH = 99  # an argument added to a call on one line that would reach past this goes on a line of its own
+
+
+def keyword_edit(script: Script, call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """`with_keyword` for a call of `script`: an argument added after arguments written on one line starts a new
+    line, aligned with the call's first argument, when that line would grow past LINE_LENGTH."""
+    wrap = None
+    if call.args:
+        added = len(f", {name}={script.module.code_for_node(value)}")
+        if len(script.text.splitlines()[script.end_line(call) - 1]) + added > LINE_LENGTH:
+            start = script.column(call)
+            wrap = start + len(script.module.code_for_node(call.func)) + 1  # the column after "("
+    return with_keyword(call, name, value, wrap)
+
+
+def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression, wrap: int | None = None) -> cst.Call:
     """`call` with `name=value`: the argument's value replaced when it is there, else added after the last
-    argument in the call's own layout (a new line at the same indent when its arguments are one per line)."""
+    argument in the call's own layout (a new line at the same indent when its arguments are one per line;
+    `wrap`: on a new line at that column)."""
     args = list(call.args)
     for i, arg in enumerate(args):
         if arg.keyword is not None and arg.keyword.value == name:
@@ -177,6 +193,10 @@ def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Ca
     if trailing is not None and not isinstance(trailing.whitespace_after, cst.ParenthesizedWhitespace) \
             and not isinstance(separator.whitespace_after, cst.ParenthesizedWhitespace):
         trailing = None  # f(a, ) written inline: no trailing comma kept
+    if wrap is not None and not isinstance(separator.whitespace_after, cst.ParenthesizedWhitespace):
+        separator = cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(
+            first_line=cst.TrailingWhitespace(), empty_lines=[], indent=False,
+            last_line=cst.SimpleWhitespace(" " * wrap)))
     args[-1] = last.with_changes(comma=separator)
     args.append(new.with_changes(comma=trailing) if trailing is not None else new)
     return call.with_changes(args=args)
@@ -256,7 +276,7 @@ def place_compile_argument(script: Script, change: C.CompileArgument, target: Ta
         arg = script.keyword(call, change.name)
         if arg is None:
             if change.value != change.unsaid:
-                edits.replace(call, with_keyword(call, change.name, expression(change.value)))
+                edits.replace(call, keyword_edit(script, call, change.name, expression(change.value)))
             continue
         defined = script.value_of(arg.value)
         if literal(defined) == change.value:
@@ -307,7 +327,7 @@ def place_batch_size(script: Script, change: C.BatchSize, target: Target) -> Pla
     if data_kind(script, fit, target) == NUMPY:
         arg = script.keyword(fit, "batch_size", 2)
         if arg is None:  # Keras' default, 32: said outright
-            edits.replace(fit, with_keyword(fit, "batch_size", expression(change.size)))
+            edits.replace(fit, keyword_edit(script, fit, "batch_size", expression(change.size)))
             return edits.apply()
         return _set_integer(script, edits, arg.value, change.size, target)
     call = training_batch_call(script, fit)
@@ -316,7 +336,7 @@ def place_batch_size(script: Script, change: C.BatchSize, target: Target) -> Pla
     if script.dataset_utility(call):
         arg = script.keyword(call, "batch_size")
         if arg is None:
-            edits.replace(call, with_keyword(call, "batch_size", expression(change.size)))
+            edits.replace(call, keyword_edit(script, call, "batch_size", expression(change.size)))
             return edits.apply()
     else:
         arg = script.keyword(call, "batch_size", 0)
@@ -382,7 +402,7 @@ def place_learning_rate(script: Script, change: C.LearningRate, target: Target) 
             prefix = keras_prefix(script, edits, script.last_import_before_model())
             new = cst.parse_expression(f"{prefix}.optimizers.{cls}(learning_rate={default:g} * {change.factor_text})")
             if arg is None:
-                edits.replace(call, with_keyword(call, "optimizer", new))
+                edits.replace(call, keyword_edit(script, call, "optimizer", new))
             else:
                 edits.replace(arg.value, new)
             continue
@@ -393,7 +413,7 @@ def place_learning_rate(script: Script, change: C.LearningRate, target: Target) 
             default = opt.get("default_learning_rate")
             if not isinstance(default, (int, float)):
                 return NotPlaced(f"{script.code(given)} takes its default learning rate, which was not recorded")
-            edits.replace(given, with_keyword(given, "learning_rate",
+            edits.replace(given, keyword_edit(script, given, "learning_rate",
                                               cst.parse_expression(f"{default:g} * {change.factor_text}")))
             continue
         schedule = script.value_of(rate.value)
@@ -425,7 +445,7 @@ def place_float32_head(script: Script, change: C.Float32Head, target: Target) ->
         dtype = script.keyword(head, "dtype")
         if dtype is not None and literal(dtype.value) == "float32":
             continue
-        edits.replace(head, with_keyword(head, "dtype", expression("float32")))
+        edits.replace(head, keyword_edit(script, head, "dtype", expression("float32")))
     return edits.apply() if not edits.empty() else script.text
 
 
@@ -439,7 +459,7 @@ def place_integer_input(script: Script, change: C.IntegerInput, target: Target) 
     if dtype is not None and literal(dtype.value) in ("int32", "int64"):
         return script.text
     edits = Edits(script)
-    edits.replace(call, with_keyword(call, "dtype", expression("int32")))
+    edits.replace(call, keyword_edit(script, call, "dtype", expression("int32")))
     return edits.apply()
 
 
@@ -460,7 +480,7 @@ def place_drop_remainder(script: Script, change: C.DropRemainder, target: Target
     if literal(getattr(script.keyword(call, "drop_remainder", 1), "value", None)) is True:
         return script.text
     edits = Edits(script)
-    edits.replace(call, with_keyword(call, "drop_remainder", expression(True)))
+    edits.replace(call, keyword_edit(script, call, "drop_remainder", expression(True)))
     return edits.apply()
 
 

@@ -89,6 +89,9 @@ class Script:
     def end_line(self, node: cst.CSTNode) -> int:
         return self._position[node].end.line
 
+    def column(self, node: cst.CSTNode) -> int:
+        return self._position[node].start.column
+
     def code(self, node: cst.CSTNode) -> str:
         """The node's source as the script writes it (one line: its whitespace collapsed)."""
         return " ".join(self.module.code_for_node(node).split())
