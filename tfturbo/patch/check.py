@@ -134,4 +134,5 @@ def compare(summary: dict[str, Any] | None, recommended: RunSettings, factor: fl
     if wrong:
         return Check(CHECK_FAILED, "the patched script ran " + "; ".join(wrong), run)
     return Check(CHECKED, f"the patched script runs the recommended settings ({said}), measured by a "
-                          f"{summary.get('steps_completed') or check_steps(recommended)}-step run", run)
+                          f"{summary.get('steps_completed') or check_steps(recommended)}-step run"
+                          + (f" ({run})" if run else ""), run)
