@@ -824,9 +824,9 @@ class StudyEngine:
                 patch_check.reusable(self.study.path, patch.name, patch.patched)
             run = f"{patch_check.PATCHED_DIR}/{patch_check.CHECK_RUN}"
             if summary_ is None:
-                doc.check = patch_check.Check(patch_check.NOT_CHECKED, "the patched script has not been run yet"
-                                              if self.study.status == StudyStatus.RUNNING else
-                                              "the study ended before the patched script was run")
+                ended = self.study.status in (StudyStatus.INTERRUPTED, StudyStatus.FAILED)
+                doc.check = patch_check.Check(patch_check.NOT_CHECKED, "the study ended before the patched script "
+                                              "was run" if ended else "the patched script has not been run yet")
             else:
                 rec, factor = self.study.recommended, 1.0
                 if base.settings.lr_scale:
