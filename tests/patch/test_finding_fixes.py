@@ -130,7 +130,7 @@ def test_arrays_never_get_a_tf_data_fix_and_names_come_from_the_script():
     that fits arrays has no train_ds (issue 43)."""
     path = SCRIPTS / "custom_train_step.py"
     facts = fit_facts(path)
-    shape = WorkloadShape(SCRIPT, NUMPY, fit_where="custom_train_step.py line 37", path=str(path), facts=facts)
+    shape = WorkloadShape(SCRIPT, NUMPY, fit_where="custom_train_step.py line 37", path=str(path), given=facts)
     fix = partial_batch_fix(64, shape)
     assert "n = len(X) // 64 * 64" in fix and "model.fit(X[:n], Y[:n], epochs=2, batch_size=64)" in fix
     assert "train_ds" not in fix and ".batch(" not in fix

@@ -4,8 +4,7 @@ A finding's fix is code the user pastes. Written from a template it named
 `x_train` for a script whose fit() reads `model.fit(X, y, ...)`, and a
 `.batch()` for a dataset the script already batched. The backend's audit and
 run ask here instead: `fit_facts` reads the fit() call the run measured (what
-it is given as x and y, the model's variable, whether the model trains in
-its own train_step), and `edited_lines` shows one change (`changes`) as the
+it is given as x and y, the model's variable, its keywords), and `edited_lines` shows one change (`changes`) as the
 script's own lines after the edit, placed where `place` puts it in the patch.
 Both read the file only (libcst); None when the file cannot be read or the
 place is not certain, and the caller writes its generic text.
@@ -34,7 +33,6 @@ class FitFacts:
     x: str | None  # what it gets as x and y, as written: "X", "y"; "train_ds" and None
     y: str | None
     data: str  # place.NUMPY or place.TF_DATA, read from the source
-    own_train_step: bool  # a class of the script defines train_step
     keywords: tuple[tuple[str, str], ...] = ()  # its keyword arguments as written: (("epochs", "EPOCHS"), ...)
 
     def call_with(self, data: str, drop: tuple[str, ...] = (), add: tuple[tuple[str, str], ...] = ()) -> str:
@@ -74,7 +72,7 @@ def fit_facts(path: str | Path, fit_line: int | None = None, data: str | None = 
     keywords = tuple((a.keyword.value, script.code(a.value)) for a in fit.args if a.keyword is not None)
     return FitFacts(script.line(fit), script.code(fit), script.code(script.receiver(fit)),
                     script.code(x.value) if x is not None else None, script.code(y.value) if y is not None else None,
-                    data_kind(script, fit, Target(fit_line=fit_line, data=data)), script.own_train_step(), keywords)
+                    data_kind(script, fit, Target(fit_line=fit_line, data=data)), keywords)
 
 
 def edited_lines(path: str | Path, change: C.Change, target: Target = Target()) -> str | None:

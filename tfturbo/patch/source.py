@@ -346,11 +346,6 @@ class Script:
     def policy_calls(self) -> list[cst.Call]:
         return [c for c in self.calls if self.is_(c, "mixed_precision.set_global_policy", "config.set_dtype_policy")]
 
-    def own_train_step(self) -> bool:
-        """A class of the script defines train_step (a custom training loop)."""
-        return any(isinstance(s, cst.FunctionDef) and s.name.value == "train_step"
-                   for c in self.classes.values() for s in c.body.body)
-
     def dataset_utility(self, call: cst.Call) -> bool:
         return self.is_(call, *_DATASET_UTILS)
 

@@ -11,7 +11,7 @@ one shape per workload (`shape_of`) and pass it to every check that writes code.
 A script's own words come first: the core reads its file
 (`tfturbo.patch.advice`) for the fit() call the run measured — what it is
 given as x and y (`model.fit(X, y)` is told about `X`, never `x_train`), the
-model's variable, whether the model trains in its own train_step — and
+model's variable, its other arguments — and
 writes a change as the script's own lines after the edit, placed where the
 patch places it (the batch size at `BATCH = 100`, drop_remainder on the
 `.batch()` the script already calls). Only where that reader is not certain
@@ -22,6 +22,7 @@ variable the script may not have.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from tfturbo.patch import changes as C
@@ -44,8 +45,17 @@ class WorkloadShape:
     validation_split: float = 0.0  # a script's fit(validation_split=...): arrays in a dataset cannot be split by fit()
     path: str = ""  # the workload's file (the fixes quote and edit its own lines)
     fit_line: int | None = None  # a script's fit() line, as the run saw it
-    facts: Any = None  # tfturbo.patch.advice.FitFacts: the script's fit() call as it reads (None: not read)
-    own_train_step: bool = False  # the model trains in its own train_step
+    given: Any = None  # tfturbo.patch.advice.FitFacts when the caller has them (else read on first use: `facts`)
+
+    @cached_property
+    def facts(self) -> Any:
+        """The script's fit() call as it reads (`tfturbo.patch.advice.FitFacts`), read from its file the first
+        time a fix needs it (never for a run that writes no fix); None for a workload file or a script not read."""
+        if self.given is not None or self.source != SCRIPT or not self.path:
+            return self.given
+        from tfturbo.patch.advice import fit_facts
+
+        return fit_facts(self.path, self.fit_line, self.data)
 
     @property
     def data_place(self) -> str:
@@ -112,13 +122,8 @@ def shape_of(workload: Any, model: Any) -> WorkloadShape:
     split = float(getattr(call, "validation_split", 0.0) or 0.0)
     line = getattr(call, "line", None)
     path = str(getattr(workload, "path", "") or "")
-    facts = None
-    if source == SCRIPT and path:
-        from tfturbo.patch.advice import fit_facts
-
-        facts = fit_facts(path, line, data)
     return WorkloadShape(source, data, kind, getattr(workload, "fit_where", "") if source == SCRIPT else "", split,
-                         path, line, facts, type(model).train_step is not keras.Model.train_step)
+                         path, line)
 
 
 def layer_call(cls: str, args: str, shape: WorkloadShape, var: str = "outputs", arg: str = "x") -> str:
