@@ -183,3 +183,12 @@ def test_a_workload_file_keeps_the_contract():
     body = patch.patched[patch.patched.index("def build_model"):]
     assert body.index("set_global_policy") < body.index("keras.Sequential") and "jit_compile=True" in body
     assert patch.placed == ["p", "b", "x"]
+
+
+def test_a_custom_layer_of_the_file_is_its_head():
+    """builtin:fp16-softmax-head ends in its own Softmax layer class (no __init__: Layer's takes dtype)."""
+    path = Path(__file__).parents[2] / "trainer_backend" / "workloads" / "fp16_softmax_head.py"
+    patch = make_patch(path, [C.Float32Head(why="head", layers=(("sequential/softmax", "Softmax"),))],
+                       Target(contract=True))
+    assert changed(patch)[1] == ['        Softmax(dtype="float32"),  # PLANTED: computes in the global policy\'s dtype '
+                                 '(float16 under mixed_float16)']

@@ -490,7 +490,18 @@ class Script:
         return []
 
     def _is_layer(self, node: cst.CSTNode) -> bool:
-        return isinstance(node, cst.Call) and any(n.startswith("keras.layers.") for n in self.names(node))
+        """A Keras layer made here: `keras.layers.X(...)`, or a layer class of the script's own whose constructor
+        passes keyword arguments (dtype) on to keras.layers.Layer."""
+        if not isinstance(node, cst.Call):
+            return False
+        if any(n.startswith("keras.layers.") for n in self.names(node)):
+            return True
+        cls = self.classes.get(node.func.value) if isinstance(node.func, cst.Name) else None
+        if cls is None or not any(self.is_(b.value, "keras.layers.Layer", "keras.Layer") for b in cls.bases):
+            return False
+        init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"),
+                    None)
+        return init is None or init.params.star_kwarg is not None
 
     def input_calls(self) -> list[cst.Call]:
         return [c for c in self.calls if self.is_(c, *_INPUTS)]
