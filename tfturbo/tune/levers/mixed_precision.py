@@ -54,9 +54,11 @@ class MixedPrecision(Lever):
         return settings.policy
 
     def changes(self, rec, base, findings, code=None) -> list[C.Change]:
-        out: list[C.Change] = [C.Policy(name=rec.policy, differs=rec.policy != base.policy, why=(
-            f"precision policy {rec.policy}, set before the model is built (layers take the policy they are "
-            "created under)" if rec.policy != "float32" else "precision policy float32"))]
+        out: list[C.Change] = []
+        if rec.policy is not None:  # (None: left as the workload wrote it, nothing to change)
+            out.append(C.Policy(name=rec.policy, differs=rec.policy != base.policy, why=(
+                f"precision policy {rec.policy}, set before the model is built (layers take the policy they are "
+                "created under)" if rec.policy != "float32" else "precision policy float32")))
         if not rec.sixteen_bit:
             return out
         heads = [f for f in findings if f.get("code") == F.HEAD_NOT_FLOAT32]

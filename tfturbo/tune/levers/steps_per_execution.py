@@ -122,6 +122,8 @@ class StepsPerExecution(Lever):
 
     def changes(self, rec, base, findings, code=None) -> list[C.Change]:
         n = rec.steps_per_execution
+        if n is None:  # left as the workload wrote it: nothing to change
+            return []
         return [C.CompileArgument(name="steps_per_execution", value=n, unsaid=base.steps_per_execution,
                                   differs=n != base.steps_per_execution,
                                   why=f"{n} steps per call of the compiled step: compile(steps_per_execution={n})"

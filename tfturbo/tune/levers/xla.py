@@ -61,6 +61,8 @@ class Xla(Lever):
 
     def changes(self, rec, base, findings, code=None) -> list[C.Change]:
         on = rec.jit_compile
+        if on is None:  # left as the workload wrote it: nothing to change
+            return []
         return [C.CompileArgument(name="jit_compile", value=on, unsaid=base.jit_compile, differs=on != base.jit_compile,
                                   why="XLA: compile(jit_compile=True) compiles the training step" if on else
                                   "XLA off: compile(jit_compile=False), as measured")]
