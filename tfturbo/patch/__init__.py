@@ -4,8 +4,8 @@ Plain Python (libcst, never TensorFlow): the study's levers say what changes
 (`changes`: the policy, compile() arguments, the batch size, the learning
 rate, the float32 head, ...); `source` reads the user's script or workload
 file and finds where it says each thing; `place` rewrites each change there
-in the file's concrete syntax tree, keeping the user's formatting and
-comments; `build` makes one `Patch` of them (what was placed, what the file
+(`rewrite`: the edit in the file's concrete syntax tree, keeping the user's
+formatting and comments); `build` makes one `Patch` of them (what was placed, what the file
 already says, what is left to the user and why); `diff` writes it as a
 unified diff; `check` runs nothing itself but says how the patched copy is
 measured as written and whether that run ran the recommended settings;
