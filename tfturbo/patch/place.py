@@ -209,7 +209,7 @@ def _options_behind(script: Script, expr: cst.BaseExpression) -> list[str]:
     """The argparse option strings `expr` is read from (`args.batch_size`, or a name given it), else []."""
     for _ in range(8):
         if isinstance(expr, cst.Attribute):
-            return script.option_string(expr)
+            return script.option_strings(expr)
         if not isinstance(expr, cst.Name):
             return []
         found = script.assignments(expr)

@@ -240,39 +240,38 @@ class Script:
                 return arg.value
         return param.default
 
-    def option_default(self, expr: cst.Attribute) -> cst.BaseExpression | None:
-        """`args.batch_size` -> the default of the argparse option (or absl flag) that sets it."""
-        attr = expr.attr.value
+    def option_call(self, attr: str) -> cst.Call | None:
+        """The argparse `add_argument(...)` (or absl `flags.DEFINE_*(...)`) call that sets `args.<attr>`."""
         for call in self.calls:
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
                 dest = next((_string(a.value) for a in call.args if a.keyword and a.keyword.value == "dest"), None)
-                options = [_string(a.value) for a in call.args if a.keyword is None]
-                if dest is None:
-                    longs = [o for o in options if o and o.startswith("--")]
-                    first = longs[0] if longs else (options[0] if options else None)
-                    dest = first.lstrip("-").replace("-", "_") if first else None
-                if dest == attr:
-                    return next((a.value for a in call.args if a.keyword and a.keyword.value == "default"), None)
-            elif self.is_(call, "flags.DEFINE_integer", "flags.DEFINE_float", "flags.DEFINE_string") \
-                    and call.args and _string(call.args[0].value) == attr:
-                default = next((a.value for a in call.args if a.keyword and a.keyword.value == "default"), None)
-                return default if default is not None else (call.args[1].value if len(call.args) > 1 else None)
-        return None
-
-    def option_string(self, expr: cst.Attribute) -> list[str]:
-        """The command-line option strings of the argparse option behind `args.X` ([] when there is none)."""
-        attr = expr.attr.value
-        for call in self.calls:
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
                 options = [o for o in (_string(a.value) for a in call.args if a.keyword is None) if o]
-                dest = next((_string(a.value) for a in call.args if a.keyword and a.keyword.value == "dest"), None)
                 longs = [o for o in options if o.startswith("--")]
                 guess = (longs[0] if longs else options[0] if options else "").lstrip("-").replace("-", "_")
                 if (dest or guess) == attr:
-                    return options
-        return []
+                    return call
+            elif self.is_(call, "flags.DEFINE_integer", "flags.DEFINE_float", "flags.DEFINE_string") \
+                    and call.args and _string(call.args[0].value) == attr:
+                return call
+        return None
+
+    def option_default(self, expr: cst.Attribute) -> cst.BaseExpression | None:
+        """`args.batch_size` -> the default of the argparse option (or absl flag) that sets it."""
+        call = self.option_call(expr.attr.value)
+        if call is None:
+            return None
+        default = next((a.value for a in call.args if a.keyword and a.keyword.value == "default"), None)
+        if default is None and not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
+            default = call.args[1].value if len(call.args) > 1 else None  # flags.DEFINE_integer(name, default, ...)
+        return default
+
+    def option_strings(self, expr: cst.Attribute) -> list[str]:
+        """The command-line option strings of the argparse option behind `args.X` ([] when there is none)."""
+        call = self.option_call(expr.attr.value)
+        if call is None or not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
+            return []
+        return [o for o in (_string(a.value) for a in call.args if a.keyword is None) if o]
 
     # ------------------------------------------------------------ what the script does
 
