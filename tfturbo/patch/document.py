@@ -101,7 +101,9 @@ def save_patched(study_dir: str | Path, recorded: dict[str, Any] | None, dest: s
     """Write the patched file the study checked (STUDY_DIR/patched/NAME) to `dest`: `tfturbo apply --write`,
     the wizard's "Save patched script…". Refused when the study's patch changes nothing, or when the user's
     file changed since the patch was made from it (the patched copy would undo those edits)."""
-    recorded = recorded or {}
+    if not recorded:
+        raise UserError("the study records no patched file (it was made before tfturbo wrote patches, or has no "
+                        "recommendation)", "measure it again with tfturbo tune")
     copy = recorded.get("copy")
     if not copy or Path(copy).parts[:1] != (PATCHED_DIR,) or ".." in Path(copy).parts:
         raise UserError("the study's patch changes nothing in the file", "nothing to write")
