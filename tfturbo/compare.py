@@ -310,7 +310,9 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             label=_label(settings, record.name),
             status=record.status,
             policy=settings.get("policy"),
-            jit_compile=settings.get("jit_compile") if isinstance(settings.get("jit_compile"), bool) else None,
+            # a TPU compiles every step with XLA, whatever jit_compile says
+            jit_compile=True if settings.get("strategy") == "tpu" else
+            settings.get("jit_compile") if isinstance(settings.get("jit_compile"), bool) else None,
             batch_size=settings.get("batch_size") if isinstance(settings.get("batch_size"), int) else None,
             steps_per_s=sps,
             steps_per_s_ci95=sps_ci,
@@ -478,8 +480,11 @@ def steps_per_s_ci95(doc: dict[str, Any], step_ci: tuple[float, float] | None
 
 
 def fmt_mfu(mfu: float | None) -> str:
-    """'23%': the share of this device's measured matmul FLOP/s the run reached."""
-    return f"{mfu:.0%}" if mfu is not None else "n/a"
+    """'23%': the share of this device's measured matmul FLOP/s the run reached; above 100% it says it cannot be a
+    utilisation (the summary's `mfu_note` says why) instead of being capped."""
+    if mfu is None:
+        return "n/a"
+    return f"{mfu:.0%}" + (" (above its measured ceiling)" if mfu > 1 else "")
 
 
 def fmt_xla(row: CompareRow) -> str:

@@ -349,11 +349,13 @@ def build(rows: list[tuple[str, str, float, int | None, bool | None]], steps: in
 
 
 def sixteen_bit_from_ops(rows: list[tuple[str, str, float, int | None, bool | None]], source: str,
-                         how: str) -> dict[str, Any]:
+                         how: str, heavy: set[str] | None = None) -> dict[str, Any]:
     """The share of matmul/conv and attention time computed in 16-bit, from rows whose `sixteen_bit` is known,
-    with the float32 ops that took the most of it."""
+    with the float32 ops that took the most of it. `heavy`: the names of the heavy ops when something better
+    than the op's category knows them (XLA's HLO: a fusion named `loop_fusion.3` may hold the dot)."""
     known = [(t, n, us, s) for t, n, us, _o, s in rows
-             if categorize(t, n, source) in HEAVY and s is not None and finite(us) and us > 0]
+             if (n in heavy if heavy is not None else categorize(t, n, source) in HEAVY)
+             and s is not None and finite(us) and us > 0]
     total = sum(us for *_x, us, _s in known)
     if total <= 0:
         return not_available("no matmul/conv or attention op could be matched to a compute dtype")

@@ -4,8 +4,10 @@ report call on the two profile.json documents, so every front end shows the same
 
 Thresholds, and where they come from:
 - MATMUL_NOT_16BIT: under a 16-bit policy, less than half of the matmul/conv and attention time is 16-bit.
-  The tutorial's "0% Tensor Core usage" case; half is the line where most of the heavy math still runs in
-  float32, so the policy cannot deliver its speed-up.
+  The tutorial's "0% Tensor Core usage" case as it reads on a Volta/Turing GPU; on an Ampere or later GPU
+  with TF32 on (TensorFlow's default) float32 matmuls use Tensor Cores too, at TF32's precision and half
+  16-bit's rate, so the finding says so there instead of "no Tensor Cores". Half is the line where most of
+  the heavy math still runs in float32, so the policy cannot deliver its speed-up.
 - CASTS_HEAVY: Cast ops take 10% or more of the op time. Mixed precision adds casts at every layer boundary;
   a few percent is its normal price (3.7% on builtin:transformer under mixed_bfloat16, CPU), 10% means the
   model switches dtypes far more often than it computes.
@@ -40,8 +42,8 @@ def _get(settings: Any, key: str, default: Any) -> Any:
     return getattr(settings, key, default)
 
 
-def run_findings(profile: Profile, settings: Any) -> list[Finding]:
-    """The findings one run's profile raises by itself."""
+def run_findings(profile: Profile, settings: Any, tf32: bool | None = None) -> list[Finding]:
+    """The findings one run's profile raises by itself; `tf32`: float32 matmuls ran as TF32 (the summary's)."""
     if not profile.available:
         return []
     out: list[Finding] = []
@@ -53,7 +55,9 @@ def run_findings(profile: Profile, settings: Any) -> list[Finding]:
         out.append(Finding(
             fc.MATMUL_NOT_16BIT,
             f"under {policy}, only {100 * share:.0f}% of the matmul/conv and attention time runs in 16-bit; "
-            f"float32: {named}. Usual causes: the layer was built with dtype=\"float32\" (or before the policy "
+            f"float32: {named}"
+            + (" (TF32 is on: these use Tensor Cores at TF32's precision, about half the 16-bit rate)" if tf32
+               else "") + ". Usual causes: the layer was built with dtype=\"float32\" (or before the policy "
             "was set), a width or batch that is not a multiple of 8, or an op without a 16-bit kernel on this "
             f"device ({profile.sixteen_bit.get('source', '')})",
             fix="keras.mixed_precision.set_global_policy(\"" + policy + "\")  # before the model is built\n"

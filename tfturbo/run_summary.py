@@ -71,6 +71,8 @@ class RunSummary:
     process_s: float | None = _kind("process_s", NUMBER)
     peak_memory_bytes: int | None = _kind("peak_memory_bytes", INT)
     memory_kind: str | None = _kind("memory_kind", STR)  # "device" | "host"
+    # what the peak is when it is not this run's alone (a paired process: both arms share one allocator)
+    memory_note: str | None = _kind("memory_note", STR)
     metrics: dict | None = _kind("metrics", DICT)  # the last training and validation metrics
     validation: list | None = _kind("validation", LIST)  # [{step, metrics}]
     learning_rate: float | None = _kind("learning_rate", NUMBER)
@@ -88,10 +90,14 @@ class RunSummary:
     # compute used: FLOPs per step and the share of the measured matmul ceiling
     flops_per_step: float | None = _kind("flops_per_step", NUMBER)
     flops_source: str | None = _kind("flops_source", STR)
-    mfu: float | None = _kind("mfu", NUMBER)
+    mfu: float | None = _kind("mfu", NUMBER)  # one device's achieved FLOP/s over its ceiling (never capped)
+    mfu_note: str | None = _kind("mfu_note", STR)  # why an MFU above 100% cannot be right
     ceiling_dtype: str | None = _kind("ceiling_dtype", STR)
     ceiling_flops: float | None = _kind("ceiling_flops", NUMBER)
     achieved_flops: float | None = _kind("achieved_flops", NUMBER)
+    # float32 matmuls ran as TF32 on Tensor Cores (an Ampere or later GPU with TensorFlow's TF32 on); False: TF32
+    # off on such a GPU; None: no TF32 on this device
+    tf32: bool | None = _kind("tf32", BOOL)
     versions: dict | None = _kind("versions", DICT)
     device: str | None = _kind("device", STR)
     workload: dict | None = _kind("workload", DICT)

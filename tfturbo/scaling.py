@@ -12,6 +12,12 @@ ratio of throughput per sample, B over A, is the speed-up; the scaling
 efficiency is speed-up / N, its interval the speed-up's divided by N. An
 efficiency below 0.8 raises SCALING_INEFFICIENT with what to change.
 
+Scaling is measured without XLA's jit_compile=True (`without_jit`): Keras
+compiles every replica's step into one XLA function, which fails across
+devices (keras-team/keras#19005, #20763; the backend refuses it), so a
+configuration kept with XLA is measured without it, and the result says so
+(`note`), on the terminal, in the wizard and in the report.
+
 A study keeps its scaling measurement in STUDY/scaling/ (runs/ and
 scaling.json), apart from the ladder's runs, so `load_study_runs` never mistakes
 its runs for rungs.
@@ -45,6 +51,17 @@ def scaling_dir(out: Path) -> Path:
     """Where a scaling measurement into `out` goes: a study's scaling/ folder, else `out` itself."""
     out = Path(out)
     return out / SCALING_DIR if (out / STUDY_YAML).is_file() else out
+
+
+def without_jit(settings: RunSettings) -> tuple[RunSettings, str]:
+    """The settings scaling measures (jit_compile off: a strategy across devices cannot run Keras' XLA step) and
+    the note that says so ('' when they had no XLA to drop)."""
+    if not settings.jit_compile:
+        return settings, ""
+    return settings.with_(jit_compile=False), (
+        f"measured without XLA (jit_compile=True): the configuration kept ({settings.label()}) compiles with "
+        "it, but Keras compiles every replica's step into one XLA function, which fails across devices "
+        "(keras-team/keras#19005, #20763), so each replica count trains it without XLA")
 
 
 def on_replicas(settings: RunSettings, strategy: str, n: int) -> RunSettings:
@@ -156,18 +173,19 @@ class ScalingResult:
     per_replica_batch_size: int | None
     points: list[ScalingPoint]
     findings: list[dict[str, Any]]
+    note: str = ""  # what was measured differently from the configuration asked for (`without_jit`)
     problems: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"v": VERSION, "workload": self.workload, "strategy": self.strategy,
                 "per_replica_batch_size": self.per_replica_batch_size,
-                "points": [p.to_dict() for p in self.points], "findings": list(self.findings)}
+                "points": [p.to_dict() for p in self.points], "findings": list(self.findings), "note": self.note}
 
     @classmethod
     def from_dict(cls, doc: Any, source: str = SCALING_JSON) -> "ScalingResult":
         """The result in `doc`, as far as it is valid: a point without a replica count is dropped and named."""
         if not isinstance(doc, dict):
-            return cls("", "", None, [], [], [f"{source} is not a mapping; nothing in it was read"])
+            return cls("", "", None, [], [], problems=[f"{source} is not a mapping; nothing in it was read"])
         problems, points = [], []
         for i, p in enumerate(doc.get("points") if isinstance(doc.get("points"), list) else []):
             if isinstance(p, dict) and isinstance(p.get("replicas"), int) and p["replicas"] >= 1:
@@ -177,7 +195,8 @@ class ScalingResult:
         batch = doc.get("per_replica_batch_size")
         return cls(str(doc.get("workload") or ""), str(doc.get("strategy") or ""),
                    batch if isinstance(batch, int) and not isinstance(batch, bool) else None, points,
-                   [f for f in doc.get("findings") or [] if isinstance(f, dict)], problems)
+                   [f for f in doc.get("findings") or [] if isinstance(f, dict)],
+                   doc["note"] if isinstance(doc.get("note"), str) else "", problems)
 
     def save(self, folder: Path) -> Path:
         path = Path(folder) / SCALING_JSON
@@ -194,7 +213,7 @@ class ScalingResult:
         warnings: list[str] = []
         doc = read_json(path, warnings)
         if doc is None:
-            return cls("", "", None, [], [], warnings)
+            return cls("", "", None, [], [], problems=warnings)
         check_version(doc.get("v"), VERSION, path)
         return cls.from_dict(doc, path.name)
 
@@ -202,7 +221,8 @@ class ScalingResult:
         """One sentence: how close to linear the largest measured replica count came, and what that means."""
         measured = [p for p in self.points if p.replicas > 1 and p.efficiency is not None]
         if not measured:
-            return "No replica count above one was measured to completion, so nothing can be said about scaling."
+            return ("No replica count above one was measured to completion, so nothing can be said about scaling."
+                    + self.note_sentence())
         p = max(measured, key=lambda q: q.replicas)
         lo, hi = p.efficiency_ci95
         if lo is not None and lo >= EFFICIENT:
@@ -212,7 +232,11 @@ class ScalingResult:
         else:
             how = "may or may not reach the 0.8 mark: the interval straddles it, so more replicate pairs would tell"
         return (f"At {p.replicas} replicas ({self.strategy}) the job trains {p.speedup:.2f}× as fast as on one, "
-                f"an efficiency of {p.efficiency:.2f} (1.00 is linear); it {how}.")
+                f"an efficiency of {p.efficiency:.2f} (1.00 is linear); it {how}." + self.note_sentence())
+
+    def note_sentence(self) -> str:
+        """' Measured without XLA …: …' — what the measurement changed, as a sentence ('' when nothing)."""
+        return f" {self.note[:1].upper()}{self.note[1:]}." if self.note else ""
 
 
 class ScalingMeasurement:
@@ -220,6 +244,7 @@ class ScalingMeasurement:
     the wizard with its run panel. `next_run` plans, `record` takes each run's summary, `result` judges."""
 
     def __init__(self, base: RunSettings, strategy: str, counts: list[int], rule: SpeedRule | None = None):
+        base, self.note = without_jit(base)
         self.base, self.strategy = base, strategy
         one = on_replicas(base, strategy, 1)
         self.trials = [(n, Trial(one, on_replicas(base, strategy, n), rule or SpeedRule(),
@@ -269,7 +294,7 @@ class ScalingMeasurement:
         points += [ScalingPoint.from_trial(n, t) for n, t in trials]
         batch = next(((r.summary.get("settings") or {}).get("batch_size") for r in one_runs), None)
         return ScalingResult(self.base.workload, self.strategy, batch if isinstance(batch, int) else None, points,
-                             [f.to_dict() for f in findings_for(points, self.strategy)])
+                             [f.to_dict() for f in findings_for(points, self.strategy)], self.note)
 
 
 def render(result: ScalingResult) -> str:
@@ -285,6 +310,8 @@ def render(result: ScalingResult) -> str:
                      f"{'[' + num(lo) + ', ' + num(hi) + ']':>21}  {num(p.efficiency, '{:.2f}'):>10}  "
                      f"{'[' + num(elo, '{:.2f}') + ', ' + num(ehi, '{:.2f}') + ']':>14}")
     lines += ["", "efficiency = throughput(N) / (N × throughput(1)), same per-replica batch; 1.00 is perfect scaling."]
+    if result.note:
+        lines.append(result.note_sentence().strip())
     for f in result.findings:
         lines.append(f"{f.get('code')}: {f.get('message')}")
     return "\n".join(lines)

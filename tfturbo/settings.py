@@ -272,8 +272,8 @@ class RunSettings:
         return (start, stop) if 0 < start < stop else None
 
     def label(self) -> str:
-        """Short human name: 'mixed_bfloat16 + XLA, batch 128'."""
-        parts = [self.policy + (" + XLA" if self.jit_compile else " + XLA auto-clustering"
+        """Short human name: 'mixed_bfloat16 + XLA, batch 128' (a TPU's runs always say XLA: it compiles every step)."""
+        parts = [self.policy + (" + XLA" if self.jit_compile or self.strategy == "tpu" else " + XLA auto-clustering"
                                 if self.xla_autoclustering else "")]
         if self.batch_size:
             parts.append(f"batch {self.batch_size}")
@@ -317,18 +317,23 @@ def configuration_defaults() -> dict[str, Any]:
     return {f.name: default_of(f) for f, s in declared() if not s.measurement}
 
 
-def can_share_process(a: RunSettings, b: RunSettings) -> bool:
+def can_share_process(a: RunSettings, b: RunSettings, accelerator: bool = False) -> bool:
     """True when runs of `a` and `b` can be built and measured in one backend process (a trial's paired speed
     replicates, docs/ARCHITECTURE.md "Measurement rules").
 
     Not when they differ in a `process_global` setting (auto-clustering and TF_XLA_FLAGS are TensorFlow's
     process-wide config; a strategy or cluster is made once per process), nor with a distribution strategy at
     all (its devices and workers belong to the process), nor for a training script run top-level (it can run
-    only once per process). The front ends that run elsewhere (a remote host) never ask.
+    only once per process), nor on an `accelerator` (a GPU or TPU trains them) when they differ in batch size:
+    a paired process holds both arms in one device allocator, which keeps what it grew, so each arm's peak is
+    the pair's and a larger batch could fail, or slow down near the limit, only because of its partner. The
+    front ends that run elsewhere (a remote host) never ask.
     """
     from .workload_kind import is_script
 
     if any(getattr(a, f.name) != getattr(b, f.name) for f, s in declared() if s.process_global):
+        return False
+    if accelerator and a.batch_size != b.batch_size:
         return False
     if a.strategy != "default" or b.strategy != "default":
         return False

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from tfturbo import protocol
-from tfturbo.scaling import ScalingPoint, ScalingResult
+from tfturbo.scaling import ScalingPoint, ScalingResult, without_jit
 
 from .cards import FactsCard
 from .findings_panel import FindingsPanel
@@ -27,6 +27,10 @@ from .run_process import Launcher
 from .session import WizardSession, scaling_offer
 from . import theme
 from .labels import muted_label
+
+
+ABOUT = ("Throughput on 1, 2, … GPUs with the same per-replica batch, each count an A/B trial against one GPU; "
+         "efficiency 1.00 is linear.")
 
 
 def point_text(p: ScalingPoint) -> str:
@@ -58,8 +62,7 @@ class ScalingSection(QWidget):
         title = QLabel("Scaling across GPUs")
         title.setObjectName("sectionTitle")
         layout.addWidget(title)
-        self.about = QLabel("Throughput on 1, 2, … GPUs with the same per-replica batch, each count an A/B trial "
-                            "against one GPU; efficiency 1.00 is linear.")
+        self.about = QLabel(ABOUT)
         self.about.setObjectName("muted")
         self.about.setWordWrap(True)
         layout.addWidget(self.about)
@@ -90,6 +93,9 @@ class ScalingSection(QWidget):
     def update_controls(self) -> None:
         """Enabled when there are GPUs to scale over, a baseline, no result yet and no training going."""
         counts, why = scaling_offer(self.session.environment)
+        best = self.session.best
+        note = without_jit(best.settings)[1] if best is not None else ""
+        self.about.setText(ABOUT + (f" It is {note}." if note else ""))  # said before it runs, not only after
         if not why and self.session.baseline is None:
             why = "measure the baseline first"
         if not why and self.result is not None:

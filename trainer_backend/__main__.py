@@ -73,7 +73,7 @@ def process_flags(args: argparse.Namespace):
     `tfturbo.settings.can_share_process`), None for other commands."""
     from tfturbo.cli_args import pair_arms, settings_from_args
 
-    from .xla_flags import enable_autoclustering_on_cpu, use_xla_cache
+    from .xla_flags import use_xla_cache
 
     if args.command == "run":
         settings = settings_from_args(args)
@@ -83,8 +83,11 @@ def process_flags(args: argparse.Namespace):
         return None
     if settings.xla_cache:
         use_xla_cache(settings.xla_cache)
-    if settings.xla_autoclustering:  # without it auto-clustering clusters nothing on a CPU
-        enable_autoclustering_on_cpu()
+    if settings.xla_autoclustering:  # its flags depend on the device, decided before TensorFlow reads them
+        from .hardware import gpus_before_devices
+        from .xla_flags import enable_autoclustering
+
+        enable_autoclustering(gpus_before_devices())
     return settings
 
 

@@ -28,10 +28,24 @@ _early: Any = None  # the strategy created by before_devices()
 _cluster: multiworker.LocalCluster | None = None
 
 
+def refuse_jit_across_devices(settings: RunSettings, replicas: int) -> None:
+    """jit_compile=True under a strategy whose `replicas` span more than one device is refused, on every device
+    kind, with one line: Keras 3 wraps the step's `strategy.run` in the XLA-compiled function
+    (keras/src/backend/tensorflow/trainer.py, `_make_function`), which fails across devices (keras-team/keras#19005,
+    #20763) — the reason Keras' own `jit_compile="auto"` is off under any strategy
+    (`Trainer._resolve_auto_jit_compile`). On a TPU, XLA compiles the step anyway."""
+    if settings.jit_compile and replicas > 1:
+        raise UserError(f"--jit with --strategy {settings.strategy} ({replicas} replicas): Keras compiles every "
+                        "replica's step into one XLA function, which fails across devices (keras-team/keras#19005, "
+                        "#20763)", "use --no-jit with a strategy (Keras turns its automatic XLA off under one too), "
+                        "or --strategy default to measure XLA on one device")
+
+
 def before_devices(settings: RunSettings, writer: protocol.EventWriter) -> None:
     """Create a multi-worker or TPU strategy now, before the first device query."""
     global _early, _cluster
     if settings.strategy == "multiworker":
+        refuse_jit_across_devices(settings, settings.workers)  # before any worker starts
         _early, _cluster = multiworker.start(settings, writer)
     elif settings.strategy == "tpu":
         _early = tpu_strategy()

@@ -8,8 +8,14 @@ only with native bfloat16 instructions (AVX512-BF16 or AMX).
 
 The GPU and TPU paths use only documented TensorFlow calls
 (`tf.config.list_physical_devices`, `tf.config.experimental.get_device_details`,
-`tf.config.experimental.get_memory_info` / `reset_memory_stats`). They have
-not been run on a GPU or TPU while writing this: CPU is what they were tested on.
+`tf.config.experimental.get_memory_info` / `reset_memory_stats`,
+`tf.config.experimental.tensor_float_32_execution_enabled`) and, for a GPU's
+total memory (which TensorFlow does not list), NVML through nvidia-ml-py (the
+`cuda` extra) or `nvidia-smi`. Every device fact is read through one of those
+calls, so tests/accelerator/ can make this module (and Keras) see a GPU or a
+TPU on a CPU (docs/ARCHITECTURE.md, "What differs on an accelerator"); they
+have not been run on a real GPU or TPU here: benchmarks/accelerator_check.py
+checks them on one.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from __future__ import annotations
 import os
 import platform
 import resource
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -90,14 +98,108 @@ def devices() -> list[dict[str, Any]]:
         if logical_cpus > 1:
             entry["logical_devices"] = logical_cpus
         out.append(entry)
-    for gpu in tf.config.list_physical_devices("GPU"):  # not verified on a GPU
+    for index, gpu in enumerate(tf.config.list_physical_devices("GPU")):  # not verified on a GPU
         details = tf.config.experimental.get_device_details(gpu)
         cc = details.get("compute_capability")
         out.append({"type": "GPU", "name": details.get("device_name") or gpu.name, "device": gpu.name,
-                    "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None})
+                    "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None,
+                    "memory_total_bytes": gpu_memory_total(index)})
     for tpu in tf.config.list_physical_devices("TPU"):  # not verified on a TPU
         out.append({"type": "TPU", "name": tpu.name})
     return out
+
+
+def accelerator(devs: list[dict[str, Any]]) -> str | None:
+    """"TPU" or "GPU" when the run trains on one (a TPU first, as `device_label` names it), else None."""
+    kinds = {d.get("type") for d in devs}
+    return next((kind for kind in ("TPU", "GPU") if kind in kinds), None)
+
+
+def _visible_nvml_ids() -> list[str] | None:
+    """CUDA_VISIBLE_DEVICES as NVML ids (indices or GPU-/MIG- UUIDs), None when unset: NVML numbers every GPU
+    of the machine, TensorFlow's GPU:i is the i-th one this variable leaves visible."""
+    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip() and v.strip() != "-1"]
+
+
+def gpu_memory_total(index: int) -> int | None:
+    """Total memory in bytes of TensorFlow's GPU:`index`, which TensorFlow does not report: NVML (nvidia-ml-py,
+    the `cuda` extra, imported only here), else `nvidia-smi --query-gpu=memory.total`; None when neither
+    answers. TensorFlow's allocator can use a little less (the CUDA context, its reserve): the batch search
+    keeps a margin (`tfturbo.tune.batch.SAFETY`)."""
+    visible = _visible_nvml_ids()
+    if visible is not None and index >= len(visible):
+        return None
+    nvml_id = visible[index] if visible is not None else str(index)
+    try:
+        import pynvml
+    except ImportError:
+        pynvml = None
+    if pynvml is not None:
+        try:
+            pynvml.nvmlInit()
+            try:
+                handle = (pynvml.nvmlDeviceGetHandleByIndex(int(nvml_id)) if nvml_id.isdigit()
+                          else pynvml.nvmlDeviceGetHandleByUUID(nvml_id))
+                return int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)
+            finally:
+                pynvml.nvmlShutdown()
+        except Exception as exc:  # noqa: BLE001 - NVML missing or refusing: nvidia-smi may still answer
+            print(f"trainer_backend: NVML gave no memory total ({type(exc).__name__}: {exc})", file=sys.stderr)
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        done = subprocess.run([smi, f"--id={nvml_id}", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+                              capture_output=True, text=True, timeout=20)
+        return int(float(done.stdout.strip().splitlines()[0]) * 1024 * 1024) if done.returncode == 0 else None
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        return None
+
+
+def gpus_before_devices() -> int:
+    """How many GPUs TensorFlow will train on, decided without initialising its devices: the XLA flags a run
+    needs depend on it (TF_XLA_FLAGS is read when the devices are, `xla_flags`). A CPU-only TensorFlow, or
+    CUDA_VISIBLE_DEVICES hiding them all, is 0; else the GPUs NVML (or `nvidia-smi -L`) counts, as many as
+    CUDA_VISIBLE_DEVICES leaves."""
+    import tensorflow as tf
+
+    if not tf.test.is_built_with_cuda():
+        return 0
+    visible = _visible_nvml_ids()
+    if visible is not None and not visible:
+        return 0
+    count = None
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            count = int(pynvml.nvmlDeviceGetCount())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - no NVML: nvidia-smi, else none
+        smi = shutil.which("nvidia-smi")
+        try:
+            done = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20) if smi else None
+            count = sum(1 for line in done.stdout.splitlines() if line.startswith("GPU ")) if done else 0
+        except (OSError, subprocess.TimeoutExpired):
+            count = 0
+    return min(count, len(visible)) if visible is not None else count
+
+
+def tf32_enabled(devs: list[dict[str, Any]]) -> bool | None:
+    """Whether float32 matmuls and convolutions run as TF32 on Tensor Cores: TensorFlow's switch
+    (`tf.config.experimental.tensor_float_32_execution_enabled`, on by default) on a GPU of compute capability
+    8.0 or later (Ampere); None where TF32 does not exist (a CPU, an older GPU, a TPU, whose float32 matmuls
+    follow its own precision)."""
+    if accelerator(devs) != "GPU" or not any((_cc(d) or (0, 0)) >= (8, 0) for d in devs if d.get("type") == "GPU"):
+        return None
+    import tensorflow as tf
+
+    return bool(tf.config.experimental.tensor_float_32_execution_enabled())
 
 
 def _cc(device: dict[str, Any]) -> tuple[int, int] | None:
@@ -149,32 +251,46 @@ def device_label(devs: list[dict[str, Any]]) -> str:
 
 
 class MemoryMeter:
-    """Peak memory of a run: the first GPU's allocator on a GPU, else the process's peak RSS (host)."""
+    """Peak memory of a run: the first accelerator's allocator (GPU:0, else TPU:0: a TPU's memory is the
+    device's, never the host's RSS), else the process's peak RSS (host). The peak is the process's: two arms of
+    a paired process read the same allocator (the summary says so, `memory_note`)."""
 
     def __init__(self) -> None:
         import tensorflow as tf
 
         self._tf = tf
-        self.kind = "device" if tf.config.list_physical_devices("GPU") else "host"
-        if self.kind == "device":  # not verified on a GPU
-            tf.config.experimental.reset_memory_stats("GPU:0")
+        found = next((kind for kind in ("GPU", "TPU") if tf.config.list_physical_devices(kind)), None)
+        self.device = f"{found}:0" if found else None
+        self.kind = "device" if found else "host"
+        if self.device is not None:  # not verified on a GPU or TPU
+            tf.config.experimental.reset_memory_stats(self.device)
 
     def read(self) -> dict[str, Any]:
         """{"peak_bytes", "current_bytes", "kind"} — the payload of a `memory` event."""
-        if self.kind == "device":
-            info = self._tf.config.experimental.get_memory_info("GPU:0")
+        if self.device is not None:
+            info = self._tf.config.experimental.get_memory_info(self.device)
             return {"peak_bytes": int(info["peak"]), "current_bytes": int(info["current"]), "kind": "device"}
         return {"peak_bytes": _peak_rss(), "current_bytes": _current_rss(), "kind": "host"}
 
 
 def available_memory(devs: list[dict[str, Any]]) -> dict[str, Any]:
-    """{"kind", "available_bytes"}: what a larger batch may use — the host's available memory on a CPU; on an
-    accelerator its memory is not listed by TensorFlow, so None (the batch search then stops at an OOM)."""
-    if any(d.get("type") in ("GPU", "TPU") for d in devs):
-        return {"kind": "device", "available_bytes": None}
+    """{"kind", "available_bytes", "source"}: what a larger batch may use — the host's available memory on a
+    CPU, the first GPU's total on a GPU (NVML or nvidia-smi; TensorFlow's allocator grows into it), and on a
+    TPU None: TensorFlow reports a TPU's use but not its size, so the batch search has no budget there and
+    stops at the first size that does not fit."""
+    kind = accelerator(devs)
+    if kind == "GPU":
+        total = next((d.get("memory_total_bytes") for d in devs if d.get("type") == "GPU"), None)
+        return {"kind": "device", "available_bytes": total,
+                "source": "the GPU's total memory (NVML)" if total else
+                          "not known: neither NVML (pip install nvidia-ml-py) nor nvidia-smi answered"}
+    if kind == "TPU":
+        return {"kind": "device", "available_bytes": None, "source": "not measured on a TPU: TensorFlow reports "
+                                                                    "a TPU's memory use, not its size"}
     import psutil
 
-    return {"kind": "host", "available_bytes": int(psutil.virtual_memory().available)}
+    return {"kind": "host", "available_bytes": int(psutil.virtual_memory().available),
+            "source": "the host's available memory"}
 
 
 def _peak_rss() -> int:

@@ -11,6 +11,13 @@ Two measurements are kept:
   recompilations inside it count. Verdicts between configurations use the
   windows' throughput.
 
+On an accelerator the host stamps time the dispatch, not the step: a GPU
+runs asynchronously and under XLA the host runs steps ahead, then waits in
+whichever call finds the queue full. There (`StepRecord.drained`) every
+per-step time the figures, the warm-up decision and the detectors use is its
+window's: the window's drained seconds over its steps
+(`StepRecord.timing_ms`); the host stamps stay in the events, for the plots.
+
 Three kinds of step are not steady state and never enter the figures:
 warm-up (tracing, XLA compilation; `tfturbo.steady` decides it), the steps
 inside the profiler window (the profiler slows them), and the last step of
@@ -46,6 +53,8 @@ class StepRecord:
     # (first step, last step, seconds between the device-draining reads that closed the window before and this one)
     windows: list[tuple[int, int, float]] = field(default_factory=list)
     steps_per_sample: int = 1
+    # on an accelerator: per-step times from the drained windows, not the host stamps (`timing_ms`)
+    drained: bool = False
 
     def add(self, step: int, ms: float, start: float) -> None:
         self.step.append(step)
@@ -55,9 +64,29 @@ class StepRecord:
     def __len__(self) -> int:
         return len(self.step)
 
+    @property
+    def clock(self) -> str:
+        """What the per-step times are, as the summary labels them."""
+        return "drained windows" if self.drained else "host"
+
+    def timing_ms(self) -> list[float]:
+        """The per-step times every figure and decision uses, one per sample: the host stamps, or on an
+        accelerator (`drained`) each sample's window's seconds over its steps (a sample no window holds yet, or
+        one outside every measured window, keeps its stamp). A window's end waits for the device, so its time
+        is the device's, however far the host ran ahead inside it."""
+        if not self.drained or not self.windows:
+            return self.ms
+        out, windows, w = [], sorted(self.windows), 0
+        for step, ms in zip(self.step, self.ms):
+            while w < len(windows) and windows[w][1] < step:
+                w += 1
+            first, last, seconds = windows[w] if w < len(windows) else (math.inf, math.inf, 0.0)
+            out.append(1000.0 * seconds / (last - first + 1) if first <= step <= last and seconds > 0 else ms)
+        return out
+
     def find_steady_start(self) -> int | None:
         """The step where warm-up ended, judged on the samples so far; None if not seen yet."""
-        head = self.ms[:WARMUP_SEARCH]
+        head = self.timing_ms()[:WARMUP_SEARCH]
         index = steady.live_start(head)
         return self.step[index] if index < len(head) else None
 
@@ -66,7 +95,7 @@ class StepRecord:
         if self.first_steady is None or self.first_steady not in self.step:
             return
         live = self.step.index(self.first_steady)
-        index = steady.final_start(self.ms, live)
+        index = steady.final_start(self.timing_ms(), live)
         if index < len(self.step):
             self.first_steady = self.step[index]
 
@@ -76,7 +105,7 @@ class StepRecord:
         the live count, an arm aiming at 3 s kept 2.5 s once the end moved its steady start a window on."""
         if self.first_steady is None or self.first_steady not in self.step:
             return 0.0
-        index = steady.final_start(self.ms, self.step.index(self.first_steady))
+        index = steady.final_start(self.timing_ms(), self.step.index(self.first_steady))
         return sum(w[2] for w in self.steady_windows(self.step[index] if index < len(self.step) else math.inf))
 
     def is_steady(self, step: int) -> bool:
@@ -87,7 +116,7 @@ class StepRecord:
         return not (self.excluded and self.excluded[0] <= last and step <= self.excluded[1])
 
     def steady_ms(self) -> list[float]:
-        return [ms for step, ms in zip(self.step, self.ms) if self.is_steady(step)]
+        return [ms for step, ms in zip(self.step, self.timing_ms()) if self.is_steady(step)]
 
     def steady_windows(self, first: float | None = None) -> list[tuple[int, int, float]]:
         """Windows whose every step is steady (from `first`, default the warm-up's end; outside the profiler)."""
@@ -114,13 +143,14 @@ def thin(samples: list[float]) -> list[float]:
     return samples[::math.ceil(len(samples) / MAX_STAT_SAMPLES)]
 
 
-def step_time(samples: list[float]) -> dict:
-    """{"median", "ci95", "n", "n_steady"} of steady samples; n counts those used after thinning."""
+def step_time(samples: list[float], clock: str = "host") -> dict:
+    """{"median", "ci95", "n", "n_steady", "clock"} of steady samples; n counts those used after thinning, `clock`
+    says what timed them (`StepRecord.clock`)."""
     used = thin(samples)
     if not used:
-        return {"median": None, "ci95": None, "n": 0, "n_steady": 0}
+        return {"median": None, "ci95": None, "n": 0, "n_steady": 0, "clock": clock}
     median, ci = stats.median_ci(used)
-    return {"median": median, "ci95": [ci[0], ci[1]], "n": len(used), "n_steady": len(samples)}
+    return {"median": median, "ci95": [ci[0], ci[1]], "n": len(used), "n_steady": len(samples), "clock": clock}
 
 
 def precise_enough(samples: list[float], until_ci: float) -> bool:

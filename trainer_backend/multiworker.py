@@ -21,6 +21,14 @@ step ("Shape mismatch in the collective instance"). `local_value` reads this
 worker's replicas only. TensorFlow's 10 s heartbeat and shutdown-barrier
 timeouts are raised for local clusters (`patient_coordination`).
 
+On a GPU host each local worker gets its own slice of the GPUs
+(`gpu_slices`: CUDA_VISIBLE_DEVICES per worker, the chief's set in its own
+environment before TensorFlow initialises its devices) and grows its memory
+as it needs it (TF_FORCE_GPU_ALLOW_GROWTH): by default every process sees
+every GPU and TensorFlow maps nearly all of each GPU's memory, so the second
+worker finds none left. With fewer GPUs than workers, workers share a GPU
+round-robin and memory growth is what lets them.
+
 With `--tf-config FILE` or `TF_CONFIG` in the environment this process is one
 member of a cluster someone else started (several hosts); nothing is spawned.
 
@@ -123,6 +131,35 @@ def free_ports(n: int) -> list[int]:
 
 # ------------------------------------------------------------------------------ the local cluster
 
+def gpu_slices(gpus: list[str], workers: int) -> list[str]:
+    """CUDA_VISIBLE_DEVICES of each local worker over the GPUs `gpus` (ids as CUDA_VISIBLE_DEVICES names them):
+    contiguous disjoint slices when there are at least as many GPUs as workers, else one GPU each,
+    round-robin; [] on a host without GPUs."""
+    if not gpus:
+        return []
+    if len(gpus) >= workers:
+        return [",".join(gpus[k * len(gpus) // workers:(k + 1) * len(gpus) // workers]) for k in range(workers)]
+    return [gpus[k % len(gpus)] for k in range(workers)]
+
+
+def gpu_environment(slices: list[str], index: int) -> dict[str, str]:
+    """The environment worker `index` needs on a GPU host: its slice, and memory grown as needed (several
+    TensorFlow processes on one machine); {} on a CPU host."""
+    if not slices:
+        return {}
+    return {"CUDA_VISIBLE_DEVICES": slices[index], "TF_FORCE_GPU_ALLOW_GROWTH": "true"}
+
+
+def local_gpus() -> list[str]:
+    """The GPU ids this host's local workers share, as CUDA_VISIBLE_DEVICES names them (its own list when set),
+    counted without initialising TensorFlow's devices (the strategy must come first)."""
+    from .hardware import gpus_before_devices
+
+    n = gpus_before_devices()
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    return (visible or [str(i) for i in range(n)])[:n]
+
+
 class WorkerFailed(RuntimeError):
     """A local worker ended while the chief trained; the message is that worker's last log line."""
 
@@ -149,9 +186,12 @@ class LocalCluster:
     def start(self) -> None:
         n = self.settings.workers
         ports = free_ports(n)
+        slices = gpu_slices(local_gpus(), n)
+        if slices:
+            print(f"trainer_backend: local workers' GPUs (CUDA_VISIBLE_DEVICES): {', '.join(slices)}", file=sys.stderr)
         for index in range(1, n):
             env = {**os.environ, "TF_CONFIG": json.dumps(local_tf_config(ports, index)),
-                   PARENT_ENV: str(os.getpid()), "PYTHONUNBUFFERED": "1"}
+                   PARENT_ENV: str(os.getpid()), "PYTHONUNBUFFERED": "1", **gpu_environment(slices, index)}
             out = self.folder / f"worker-{index}"
             argv = run_argv(self.settings.with_(tf_config=None), str(out))
             with open(self.log(index), "ab") as log:
@@ -159,6 +199,7 @@ class LocalCluster:
                                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                                    stderr=log, env=env))
         os.environ["TF_CONFIG"] = json.dumps(local_tf_config(ports, 0))
+        os.environ.update(gpu_environment(slices, 0))  # the chief: before TensorFlow initialises its devices
         threading.Thread(target=self._watch, name="worker-watch", daemon=True).start()
 
     def attach(self, run_dir: Path) -> None:

@@ -4,7 +4,9 @@
 being measured any more): it starts `python -m trainer_backend.profile_capture_read`,
 hands it the capture's .xplane.pb files and what only the training process
 knows (the profiled steps, the window's measured step time, the traced dtype
-of each matmul/attention op), and saves what the child answers. The child converts the
+of each matmul/attention op, and under XLA the operand dtype of each compiled
+op holding a dot or convolution, read from the HLO modules the capture
+carries), and saves what the child answers. The child converts the
 capture with xprof's own tools (`xspace_to_tool_data`, what TensorBoard's
 Profile tab shows) and prints one JSON document. A child keeps a crash or a
 hang of xprof's C++ code (or its heavy absl logging, which goes to the log)
@@ -21,8 +23,19 @@ Which xprof tool answers what (xprof 2.24):
   device compute, compilation, ...) and `device_compute_16bit_percent` —
   only where the device marks steps (not on a CPU: "No step time measured").
 - kernel_stats: per GPU kernel, its op, duration and Tensor Core use (empty
-  on a CPU). The GPU paths follow xprof's documented column ids and are
-  unverified here (no GPU with TensorFlow on this project's machines).
+  on a CPU; xprof 2.24's columns, `GenerateKernelStatsDataTable` in
+  xprof/convert/xplane_to_kernel_stats_db.cc). Its Tensor Core flag is xprof's
+  guess from the kernel's name (`IsKernelUsingTensorCore`); it is shown as
+  such and never read as a dtype.
+
+The share of matmul/attention time in 16-bit comes from op dtypes only, never
+from kernel names (XLA's `gemm_fusion_dot_N` kernels and Hopper's cuBLAS
+kernels carry none): on a device with XLA from the HLO operand types of the
+compiled ops (the capture's `Hlo Proto`s, `hlo_dtypes`), else from the traced
+step function's dtypes matched to the op rows by name, else "not available"
+(unknown). The GPU paths are unverified here (no GPU with TensorFlow on this
+project's machines): tests/accelerator/ feeds them tables built with xprof's
+column ids, benchmarks/accelerator_check.py checks them on a GPU.
 """
 
 from __future__ import annotations
@@ -41,8 +54,12 @@ from tfturbo.numbers import finite, json_safe, num
 
 CHILD_TIMEOUT_S = 180
 ROW_LIMIT_NOTE = "xprof returns at most 500 op rows"
-_SIXTEEN = re.compile(r"f16|bf16|fp16|half|hgemm|h884|h1688|h16816|s16816gemm_bf16|s1688gemm_fp16", re.I)
-_GPU_MATMUL_KERNEL = re.compile(r"gemm|conv|dot|matmul|xmma|cutlass", re.I)
+SIXTEEN_BIT = ("float16", "bfloat16")
+# a kernel of a matmul or convolution by its name, when its op is not in the op rows ("conv" but not "convert")
+_GPU_MATMUL_KERNEL = re.compile(r"gemm|conv(?!ert)|dot|matmul|xmma|cutlass", re.I)
+# HLO opcodes (and cuBLAS/cuDNN custom-call targets) whose time is matmul/convolution time
+_HLO_HEAVY_OPCODES = {"dot", "convolution"}
+_HLO_HEAVY_TARGET = re.compile(r"gemm|conv(?!ert)|matmul", re.I)
 _UNVERIFIED = "unverified: written against xprof's documented output, not yet run on a GPU"
 
 
@@ -71,6 +88,74 @@ def op_dtypes() -> dict[str, str]:
     return out
 
 
+def hlo_dtypes(xplanes: list[Path]) -> dict[str, str]:
+    """{"MODULE/OP": dtype} for every XLA-compiled op of the capture that is or fuses a dot or a convolution
+    (a cuBLAS/cuDNN custom call included): the dtype of that dot's operands, from the HLO modules TensorFlow's
+    profiler stores in the capture (the metadata plane's "Hlo Proto" stats). The trace names an op by its
+    module and name (`hlo_module`, `hlo_op`), so its time can be matched. {} without XLA or when unreadable.
+
+    Checked on this CPU: a bfloat16 matmul under jit_compile=True is stored as a dot with float32 operands
+    (XLA's CPU compiler converts them), so on a CPU this reads float32, truthfully; on a GPU the same dot stays
+    bfloat16 (unverified here)."""
+    try:
+        from tensorflow.compiler.xla import xla_data_pb2
+        from tensorflow.compiler.xla.service import hlo_pb2
+        from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    except ImportError:  # pragma: no cover - TensorFlow without these modules: no HLO dtypes
+        return {}
+    out: dict[str, str] = {}
+    for path in xplanes:
+        try:
+            space = xplane_pb2.XSpace.FromString(Path(path).read_bytes())
+        except Exception:  # noqa: BLE001 - an unreadable capture is reported by the child
+            continue
+        for plane in space.planes:
+            names = {k: m.name for k, m in plane.stat_metadata.items()}
+            for meta in plane.event_metadata.values():
+                for stat in meta.stats:
+                    if names.get(stat.metadata_id) == "Hlo Proto" and stat.bytes_value:
+                        try:
+                            module = hlo_pb2.HloProto.FromString(stat.bytes_value).hlo_module
+                        except Exception:  # noqa: BLE001 - one unreadable module: the others still count
+                            continue
+                        out.update(module_dtypes(module, xla_data_pb2.PrimitiveType.Name))
+    return out
+
+
+def module_dtypes(module: Any, type_name: Any) -> dict[str, str]:
+    """{"MODULE/OP": dtype} of one HloModuleProto: each instruction whose own opcode, or whose called (fused)
+    computations, hold a dot or convolution, with that dot's first operand's element type."""
+    by_id = {i.id: i for c in module.computations for i in c.instructions}
+    computations = {c.id: c for c in module.computations}
+
+    def heavy_dtype(instruction, seen=()) -> str | None:
+        target = instruction.custom_call_target if instruction.opcode == "custom-call" else ""
+        if instruction.opcode in _HLO_HEAVY_OPCODES or (target and _HLO_HEAVY_TARGET.search(target)):
+            operand = by_id.get(instruction.operand_ids[0]) if instruction.operand_ids else None
+            return _dtype(type_name(operand.shape.element_type)) if operand is not None else None
+        for cid in instruction.called_computation_ids:
+            if cid in seen or cid not in computations:
+                continue
+            for inner in computations[cid].instructions:
+                found = heavy_dtype(inner, (*seen, cid))
+                if found:
+                    return found
+        return None
+
+    out = {}
+    for computation in module.computations:
+        for instruction in computation.instructions:
+            dtype = heavy_dtype(instruction)
+            if dtype:
+                out[f"{module.name}/{instruction.name}"] = dtype
+    return out
+
+
+def _dtype(xla_type: str) -> str:
+    """An XLA element type ('BF16', 'F32') as TensorFlow names the dtype ('bfloat16', 'float32')."""
+    return {"F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}.get(xla_type, xla_type.lower())
+
+
 def window_ms(record: Any, window: tuple[int, int] | None) -> float | None:
     """The median measured step time of the profiled steps [start, stop)."""
     if not window:
@@ -85,19 +170,19 @@ def after_training(run_dir: Path, instrument: Any, record: Any) -> prof.Profile 
         return None
     from .diagnostics.profile_reader import find_xplanes
 
-    return write_profile(run_dir, find_xplanes(instrument.profile_dir), tuple(instrument.profile), record,
-                         op_dtypes())
+    xplanes = find_xplanes(instrument.profile_dir)
+    return write_profile(run_dir, xplanes, tuple(instrument.profile), record, op_dtypes(), hlo_dtypes(xplanes))
 
 
 def write_profile(run_dir: Path, xplanes: list[Path], window: tuple[int, int] | None, record: Any,
-                  dtypes: dict[str, str]) -> prof.Profile:
+                  dtypes: dict[str, str], hlo: dict[str, str] | None = None) -> prof.Profile:
     """Read the capture in a child and write profile.json; never raises (an unreadable capture is reported)."""
     started = time.perf_counter()
     if not xplanes or not window:
         document = prof.Profile.unavailable("no profile captured (the profiler window was off or never reached)")
     else:
         request = {"xplanes": [str(p) for p in xplanes], "window": list(window), "steps": window[1] - window[0],
-                   "wall_ms_per_step": window_ms(record, window), "op_dtypes": dtypes}
+                   "wall_ms_per_step": window_ms(record, window), "op_dtypes": dtypes, "hlo_dtypes": hlo or {}}
         document = _ask_child(request)
     document.read_s = round(time.perf_counter() - started, 3)
     try:
@@ -185,17 +270,22 @@ def op_rows(op_stats: Any, dtypes: dict[str, str]) -> tuple[list[tuple], float |
     return out, (min(1.0, coverage) if coverage is not None else None), bool(device)
 
 
-def hlo_rows(trace: Any) -> list[tuple]:
-    """The XLA-compiled ops of a trace (events with an `hlo_op` argument) as op rows (16-bit not known)."""
+def hlo_rows(trace: Any, dtypes: dict[str, str] | None = None) -> list[tuple]:
+    """The XLA-compiled ops of a trace (events with an `hlo_op` argument) as op rows; 16-bit from `dtypes`
+    (`hlo_dtypes`: the ops that hold a dot or convolution, by module and name), else not known."""
     events = trace.get("traceEvents", []) if isinstance(trace, dict) else []
-    total: dict[str, list[float]] = {}
+    total: dict[str, list] = {}
     for e in events:
         args = e.get("args") if isinstance(e, dict) else None
         if e.get("ph") == "X" and isinstance(args, dict) and args.get("hlo_op") and finite(e.get("dur")):
-            slot = total.setdefault(str(args["hlo_op"]), [0.0, 0])
+            op = str(args["hlo_op"])
+            dtype = (dtypes or {}).get(f"{args.get('hlo_module')}/{op}")
+            slot = total.setdefault(op, [0.0, 0, None])
             slot[0] += float(e["dur"])
             slot[1] += 1
-    return [(name, name, us, n, None) for name, (us, n) in total.items()]
+            slot[2] = slot[2] if dtype is None else dtype
+    return [(name, name, us, n, None if dtype is None else dtype in SIXTEEN_BIT)
+            for name, (us, n, dtype) in total.items()]
 
 
 def step_breakdown(overview: Any) -> tuple[dict[str, Any], dict[str, Any], str]:
@@ -231,34 +321,49 @@ def _float(value: Any) -> float | None:
         return None
 
 
-def kernel_sixteen_bit(kernels: Any, rows: list[tuple]) -> dict[str, Any]:
-    """GPU: the share of matmul/conv kernel time in 16-bit kernels (by kernel name) and on Tensor Cores."""
+def tensor_core_share(kernels: Any, rows: list[tuple]) -> float | None:
+    """GPU: the share of matmul/conv kernel time xprof marks as using Tensor Cores (its guess from the kernel's
+    name, `IsKernelUsingTensorCore`: with TF32, float32 kernels use them too). A kernel is heavy by its op's
+    category when the op rows hold it, else by its name (`conv` never matching `convert`)."""
     types = {name: t for t, name, *_rest in rows}
-    heavy, sixteen, tensor, float32 = 0.0, 0.0, 0.0, {}
+    heavy = tensor = 0.0
     for k in table_rows(kernels):
-        us = k.get("total_duration_us")
-        op = str(k.get("op_name") or "")
-        kernel = str(k.get("kernel_name") or "")
+        us, op, kernel = k.get("total_duration_us"), str(k.get("op_name") or ""), str(k.get("kernel_name") or "")
         if not finite(us):
             continue
         category = prof.categorize(types[op], op) if op in types else \
             prof.MATMUL if _GPU_MATMUL_KERNEL.search(kernel) else prof.OTHER
-        if category not in prof.HEAVY:
-            continue
-        heavy += us
-        if _SIXTEEN.search(kernel):
-            sixteen += us
-        else:
-            float32[op or kernel] = float32.get(op or kernel, 0.0) + us
-        if k.get("is_kernel_using_tensor_core") is True:
-            tensor += us
-    if heavy <= 0:
-        return prof.not_available("the kernel stats hold no matmul/conv kernels")
-    ranked = sorted(float32.items(), key=lambda kv: -kv[1])[:8]
-    return {"available": True, "share": sixteen / heavy, "tensor_core_share": tensor / heavy,
-            "source": "kernel_stats: 16-bit kernels by name, Tensor Core use as xprof reports it",
-            "verified": False, "note": _UNVERIFIED, "float32_ops": [n for n, _ in ranked],
-            "float32_share_by_op": [[n, us / heavy] for n, us in ranked]}
+        if category in prof.HEAVY:
+            heavy += us
+            tensor += us if k.get("is_kernel_using_tensor_core") is True else 0.0
+    return tensor / heavy if heavy > 0 else None
+
+
+def device_sixteen_bit(rows: list[tuple], trace_rows: list[tuple], kernels: Any, hlo: dict[str, str]
+                       ) -> dict[str, Any]:
+    """On a GPU or TPU: the 16-bit share from op dtypes — the compiled ops' HLO operand types under XLA
+    (`trace_rows` from `hlo_rows` with `hlo`), else the traced graph's dtypes of the device's op rows — or
+    "not available" when neither knows them; with xprof's Tensor Core share beside it."""
+    heavy = {name for name, *_r, sixteen in trace_rows if sixteen is not None}
+    if heavy:
+        sixteen = prof.sixteen_bit_from_ops(trace_rows, prof.SOURCE_XLA_TRACE,
+                                            "XLA: the operand dtype of each compiled dot and convolution, from "
+                                            "the capture's HLO modules", heavy=heavy)
+    else:
+        sixteen = prof.sixteen_bit_from_ops(rows, prof.SOURCE_OP_STATS,
+                                            "each matmul/attention op's dtype from the training step's traced "
+                                            "graph, matched to the device's op rows by name")
+    if not sixteen.get("available"):
+        sixteen = prof.not_available("unknown: no matmul/conv op of the capture could be matched to a dtype "
+                                     "(neither the HLO modules nor the traced graph name it); kernel names are "
+                                     "never read as dtypes")
+    share = tensor_core_share(kernels, rows) if kernels else None
+    if share is not None:
+        sixteen["tensor_core_share"] = share
+        sixteen["tensor_core_source"] = ("xprof's kernel_stats: Tensor Core use guessed from kernel names "
+                                         "(with TF32, float32 kernels use Tensor Cores too)")
+    sixteen.update({"verified": False, "note": _UNVERIFIED})
+    return sixteen
 
 
 def read_capture(request: dict[str, Any]) -> prof.Profile:
@@ -285,10 +390,14 @@ def read_capture(request: dict[str, Any]) -> prof.Profile:
         prof.not_available("the overview page could not be read"),
         prof.not_available("the overview page could not be read"), "")
     if on_device:
+        hlo = request.get("hlo_dtypes") or {}
+        trace = _tool(xplanes, "trace_viewer", tools) if hlo else None
         kernels = _tool(xplanes, "kernel_stats", tools)
-        sixteen = kernel_sixteen_bit(kernels, rows) if kernels else prof.not_available("no kernel stats")
+        sixteen = device_sixteen_bit(rows, hlo_rows(trace, hlo) if trace else [], kernels, hlo)
     elif source == prof.SOURCE_XLA_TRACE:
-        sixteen = prof.not_available("XLA-compiled ops carry no TensorFlow op names or dtypes in a CPU trace")
+        sixteen = prof.not_available("not read on a CPU under XLA: XLA's CPU compiler computes 16-bit dots in "
+                                     "float32 (its HLO converts their operands), so the share would judge XLA, "
+                                     "not the policy")
     else:
         sixteen = prof.sixteen_bit_from_ops(
             rows, source, "CPU: xprof gives no dtypes here; each matmul/attention op's dtype is read from the "

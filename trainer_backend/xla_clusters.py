@@ -2,7 +2,7 @@
 
 `tf.config.optimizer.set_jit("autoclustering")` never fails: when TensorFlow
 finds nothing to cluster — on a CPU always, unless TF_XLA_FLAGS holds
-`--tf_xla_cpu_global_jit` (`xla_flags.enable_autoclustering_on_cpu`; issue 23:
+`--tf_xla_cpu_global_jit` (`xla_flags.autoclustering_flags`; issue 23:
 per-example losses bit-identical to the reference's) — the run is the reference's and its "speed-up" is noise. So the
 run counts the XLA cluster launches that TensorFlow's graph optimization put
 into the step functions it ran, and the summary's `xla_active` and

@@ -38,10 +38,17 @@ def use_xla_cache(folder: str) -> None:
     add_flag(XLA_CACHE_FLAG, folder)
 
 
-def enable_autoclustering_on_cpu() -> None:
-    """Let auto-clustering cluster ops placed on the CPU (without the flag it clusters nothing there,
-    `trainer_backend.xla_clusters`)."""
-    add_flag(XLA_CPU_AUTOCLUSTERING_FLAG)
+def autoclustering_flags(gpus: int) -> list[str]:
+    """Auto-clustering's flags for the device that trains: on a CPU (`gpus` 0) `--tf_xla_cpu_global_jit`, without
+    which it clusters nothing there (`trainer_backend.xla_clusters`); on a GPU none — auto-clustering clusters
+    GPU ops by default, and the CPU flag would compile the host's ops as well."""
+    return [] if gpus else [XLA_CPU_AUTOCLUSTERING_FLAG]
+
+
+def enable_autoclustering(gpus: int) -> None:
+    """Add auto-clustering's flags for a machine with `gpus` GPUs (`autoclustering_flags`) to TF_XLA_FLAGS."""
+    for flag in autoclustering_flags(gpus):
+        add_flag(flag)
 
 
 def align_trace_uid(position: int, evaluation: bool = False) -> None:

@@ -28,7 +28,9 @@ def test_utilization_uses_the_compute_dtype_ceiling_and_falls_back_to_float32():
     assert bf16["ceiling_dtype"] == "bfloat16" and bf16["mfu"] == 0.25
     f16 = ceiling.utilization(1e9, 50.0, peaks, "mixed_float16")  # no float16 ceiling measured on this device
     assert f16["ceiling_dtype"] == "float32" and f16["mfu"] == 0.5
-    assert ceiling.utilization(1e9, 500.0, peaks, "float32")["mfu"] == 1.0  # capped: a ceiling met on a busy moment
+    over = ceiling.utilization(1e9, 500.0, peaks, "float32")  # a ceiling measured on a busy moment
+    assert over["mfu"] == 5.0 and "above 100%" in over["mfu_note"]  # never capped silently
+    assert ceiling.utilization(1e9, 50.0, peaks, "float32")["mfu_note"] is None
     assert ceiling.utilization(None, 50.0, peaks, "float32")["mfu"] is None
 
 

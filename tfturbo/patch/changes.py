@@ -127,13 +127,18 @@ class DropRemainder(Change):
 
 @dataclass(frozen=True, kw_only=True)
 class AutoClustering(Change):
-    """TensorFlow's XLA auto-clustering: the CPU flag before TensorFlow starts, then set_jit("autoclustering")."""
+    """TensorFlow's XLA auto-clustering: set_jit("autoclustering"), and on a CPU (`cpu_flag`) the flag without
+    which it clusters nothing there, set before TensorFlow starts."""
+
+    cpu_flag: bool = True
+
+    def flag_lines(self) -> list[str]:
+        return [f'os.environ["TF_XLA_FLAGS"] = os.environ.get("TF_XLA_FLAGS", "") + " {XLA_CPU_AUTOCLUSTERING_FLAG}"'
+                "  # before TensorFlow is imported"] if self.cpu_flag else []
 
     def by_hand(self) -> str:
-        return "\n".join(["import os",
-                          f'os.environ["TF_XLA_FLAGS"] = os.environ.get("TF_XLA_FLAGS", "") + '
-                          f'" {XLA_CPU_AUTOCLUSTERING_FLAG}"  # before TensorFlow is imported',
-                          "import tensorflow as tf", 'tf.config.optimizer.set_jit("autoclustering")'])
+        return "\n".join([*(["import os", *self.flag_lines()] if self.cpu_flag else []), "import tensorflow as tf",
+                          'tf.config.optimizer.set_jit("autoclustering")'])
 
 
 @dataclass(frozen=True, kw_only=True)

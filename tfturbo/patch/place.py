@@ -16,7 +16,6 @@ from typing import Any, Callable
 
 import libcst as cst
 
-from ..settings import XLA_CPU_AUTOCLUSTERING_FLAG
 from . import changes as C
 from .rewrite import NOT_LITERAL, Edits, expression, keyword_edit, literal, times
 from .source import Script
@@ -323,9 +322,8 @@ def place_autoclustering(script: Script, change: C.AutoClustering, target: Targe
     if first is None:
         return NotPlaced("the script imports neither TensorFlow nor Keras at module level")
     edits = Edits(script)
-    flag = (f'os.environ["TF_XLA_FLAGS"] = os.environ.get("TF_XLA_FLAGS", "") + " {XLA_CPU_AUTOCLUSTERING_FLAG}"'
-            "  # before TensorFlow is imported")
-    edits.insert_before(first, ([] if script.bound_at_top("os") else ["import os"]) + [flag])
+    if change.cpu_flag:
+        edits.insert_before(first, ([] if script.bound_at_top("os") else ["import os"]) + change.flag_lines())
     tf = script.module_binding("tensorflow")
     anchor = script.last_import_before_model() or first
     lines = ([] if tf else ["import tensorflow as tf"]) + [f'{tf or "tf"}.config.optimizer.set_jit("autoclustering")']

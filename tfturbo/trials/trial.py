@@ -206,11 +206,13 @@ def aligned_reference(a: RunSettings, a_batch: int, b_batch: int) -> RunSettings
     return moved if enough(moved) else a
 
 
-def speed_in_paired_processes(share_process: bool, rule: SpeedRule, a: RunSettings, b: RunSettings) -> bool:
+def speed_in_paired_processes(share_process: bool, rule: SpeedRule, a: RunSettings, b: RunSettings,
+                              accelerator: bool = False) -> bool:
     """The one rule of whether a trial of `a` against `b` takes its speed from paired processes only
     (`Trial.paired`): its runs may share a process (`share_process`: they run here), it has speed pairs to
-    size (`rule.steady_s`), and the settings allow it (`settings.can_share_process`)."""
-    return share_process and bool(rule.steady_s) and can_share_process(a, b)
+    size (`rule.steady_s`), and the settings allow it on this device (`settings.can_share_process`; `accelerator`:
+    a GPU or TPU trains them)."""
+    return share_process and bool(rule.steady_s) and can_share_process(a, b, accelerator)
 
 
 def default_names(arm: str, replicate: int) -> str:
@@ -361,6 +363,7 @@ class Trial:
     # pairs 2..N as one process each (`PlannedPair`) where the settings allow it (`can_share_process`); False for
     # a front end that runs elsewhere (a remote host)
     share_process: bool = True
+    accelerator: bool = False  # a GPU or TPU trains the runs: arms of different batch sizes get their own processes
     # why B's change did not take effect in a completed run of B ("why; what would enable it"), or None when it did
     # (the levers' words, `tune.levers.effect_check`): asked of B's first run, and the trial stops there if it says
     not_in_effect: Callable[[dict[str, Any]], str | None] | None = None
@@ -426,7 +429,7 @@ class Trial:
     def paired(self) -> bool:
         """The speed pairs are paired replicates, both arms in one process (`PlannedPair`), and only they count
         for speed: the full-length runs before them are the accuracy gate's."""
-        return speed_in_paired_processes(self.share_process, self.rule, self.a, self.b)
+        return speed_in_paired_processes(self.share_process, self.rule, self.a, self.b, self.accelerator)
 
     def gate_arms(self) -> tuple[str, ...]:
         """The arms with a full-length run (replicate 1), in the order they run. A paired trial whose accuracy is

@@ -12,7 +12,11 @@ fits with a safety margin: its peak memory, predicted linearly from the
 measured peak at b0 (an upper bound: part of the peak does not grow with the
 batch), must stay under SAFETY of the memory available — the device's on an
 accelerator, the host's available memory on a CPU. A size that runs out of
-memory anyway ends the search there; it is an outcome, not an error.
+memory anyway ends the search there; it is an outcome, not an error. Near a
+device's limit TensorFlow often slows down instead of failing (its allocator
+frees and retries, rematerialises, falls back to slower kernels with less
+workspace), so a size measured "not faster" whose peak came within
+NEAR_LIMIT of the device's memory is said to be possibly memory pressure.
 
 The learning rate is scaled with the batch by the linear scaling rule
 (Goyal et al., 2017: "when the minibatch size is multiplied by k, multiply the
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 DEFAULT_MAX_SCALE = 4.0
 SAFETY = 0.8  # use at most this share of the available memory
 NOT_FASTER = "not faster"  # a tried size's outcome: its trial found no speed-up over the size before
+NEAR_LIMIT = 0.9  # a peak at this share of the device's memory or more: a slowdown there can be memory pressure
 
 
 @dataclass
@@ -55,9 +60,10 @@ def largest_fitting(b0: int, peak: float | None, available: float | None) -> int
 
 
 def next_size(b0: int, tried: list[tuple[int, str]], peak: float | None, available: float | None,
-              memory_kind: str | None = None, max_scale: float = DEFAULT_MAX_SCALE) -> BatchStep:
+              memory_kind: str | None = None, max_scale: float = DEFAULT_MAX_SCALE,
+              peaks: dict[int, float] | None = None) -> BatchStep:
     """The next batch of the search after `tried` [(size, "kept" | "rejected" | NOT_FASTER | "failed")], in
-    order."""
+    order; `peaks`: the measured peak memory of tried sizes (where a "not faster" one came near the limit)."""
     kept = [b for b, outcome in tried if outcome == "kept"]
     lo = max(kept, default=b0)
     cap = _align(b0 * max_scale, b0)
@@ -70,7 +76,8 @@ def next_size(b0: int, tried: list[tuple[int, str]], peak: float | None, availab
         hi, outcome = tried[first_loss]
         if outcome == NOT_FASTER:
             return BatchStep(None, 1.0, f"search ended: batch {hi} was not measurably faster than {lo}, so a size "
-                                        f"between them would not be either; the largest batch kept is {lo}")
+                                        f"between them would not be either; the largest batch kept is {lo}"
+                             + pressure_note(hi, (peaks or {}).get(hi), available, memory_kind))
         mid = _align((lo + hi) / 2, b0)
         if first_loss == len(tried) - 1 and lo < mid < hi:
             return _step(mid, b0, f"binary step between batch {lo} (kept) and {hi} ({outcome})")
@@ -82,6 +89,15 @@ def next_size(b0: int, tried: list[tuple[int, str]], peak: float | None, availab
         return BatchStep(None, 1.0, ("skipped: " if not tried else "search ended: ") + why)
     return _step(target, b0, f"{'doubling' if target == lo * 2 else 'the largest size allowed'}: batch {lo} → "
                              f"{target}{budget}")
+
+
+def pressure_note(size: int, peak: float | None, available: float | None, memory_kind: str | None) -> str:
+    """'; batch 512 peaked at 94% of the device's memory: …' when a size's peak came within NEAR_LIMIT of an
+    accelerator's memory ('' otherwise: a host's RSS is not an allocator that slows down near its limit)."""
+    if memory_kind != "device" or not (peak and available) or peak < NEAR_LIMIT * available:
+        return ""
+    return (f"; batch {size} peaked at {peak / available:.0%} of the device's memory: near the limit TensorFlow "
+            "often slows down instead of failing, so its 'not faster' can be memory pressure")
 
 
 def _step(size: int, b0: int, why: str) -> BatchStep:

@@ -40,8 +40,9 @@ def changes_for(recommended: RunSettings | dict[str, Any] | None, baseline: RunS
     """Every lever's changes from `baseline` to `recommended`, in the checklist's order."""
     rec, base = _settings(recommended), _settings(baseline)
     found = [f for f in findings or [] if isinstance(f, dict)]
-    optimizer = (baseline_summary or {}).get("optimizer")
-    code = levers.WorkloadCode(optimizer if isinstance(optimizer, dict) else None)
+    optimizer, device = ((baseline_summary or {}).get(key) for key in ("optimizer", "device"))
+    code = levers.WorkloadCode(optimizer if isinstance(optimizer, dict) else None,
+                               device if isinstance(device, str) else None)
     return [c for lever in levers.LEVERS for c in lever.changes(rec, base, found, code)]
 
 

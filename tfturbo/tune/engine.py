@@ -61,7 +61,7 @@ from .batch import DEFAULT_MAX_SCALE
 from .code_changes import recommended_patch, target_file
 from .levers import Candidate, Lever
 from .levers.input_pipeline import INPUT_BOUND_ADVICE
-from .policy import TuningPolicy, sixteen_bit_policies
+from .policy import TuningPolicy, accelerator_of, sixteen_bit_policies
 from .study import Rung, RungKind, Study, StudyStatus, measurement_only
 
 if TYPE_CHECKING:  # made by tfturbo.patch.build (libcst), loaded when the study makes its patch
@@ -204,7 +204,8 @@ def against_baseline(reference: RunSettings, baseline: RunSettings) -> bool:
 
 
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
-               options: TuneOptions, share_process: bool = True, profiled: bool = False) -> Trial:
+               options: TuneOptions, share_process: bool = True, profiled: bool = False,
+               accelerator: bool = False) -> Trial:
     """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
 
     `share_process` False: never a paired replicate (the runs go to a remote host). `profiled`: both
@@ -222,7 +223,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
                  accuracy_reference=reference_runs,
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
                  label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR), share_process=share_process,
-                 not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
+                 accelerator=accelerator, not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
                  way_forward=way, a_history=[reference.summary] if reference.summary else [])
 
 
@@ -298,6 +299,12 @@ class StudyEngine:
     # ------------------------------------------------------------ the plan
 
     @property
+    def on_accelerator(self) -> bool:
+        """A GPU or TPU trains this study's runs (its `env` document): arms of different batch sizes then never
+        share a paired process (`settings.can_share_process`)."""
+        return self.policy is not None and self.policy.accelerator is not None
+
+    @property
     def baseline(self) -> Rung | None:
         return self.policy.baseline if self.policy is not None else None
 
@@ -306,7 +313,8 @@ class StudyEngine:
         processes only (`trials.trial.speed_in_paired_processes`, the rule of `Trial.paired`), so the
         full-length runs' length decides no verdict."""
         settings = settings if settings is not None else self.best.settings
-        return speed_in_paired_processes(self.share_process, self.opts.speed_rule(), settings, settings)
+        return speed_in_paired_processes(self.share_process, self.opts.speed_rule(), settings, settings,
+                                         self.on_accelerator)
 
     def compared_with_baseline(self, rung: Rung) -> bool:
         """Whether `rung` was measured against the baseline's configuration (`against_baseline`)."""
@@ -485,9 +493,10 @@ class StudyEngine:
         available = available if isinstance(available, (int, float)) else None
         if self.policy is None:
             self.policy = TuningPolicy(self.study.audit, policies, reason, self.opts.auto_fix,
-                                       self.opts.max_batch_scale, available)
+                                       self.opts.max_batch_scale, available, accelerator_of(doc))
         else:  # the report again (the wizard asks when its page shows): what was measured stays
             self.policy.policies, self.policy.policy_reason, self.policy.available_memory = policies, reason, available
+            self.policy.accelerator = accelerator_of(doc)
 
     def _audit(self) -> Flow:
         recorded = self.recorded
@@ -643,7 +652,8 @@ class StudyEngine:
         o = self.opts
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
                                                                  self.policy.baseline, self.study.path, o,
-                                                                 self.share_process, profiled=lever.confirms)
+                                                                 self.share_process, profiled=lever.confirms,
+                                                                 accelerator=self.on_accelerator)
         recorded = self._recorded_rung(rung.name)
         if recorded is not None and recorded.decision is not None and recorded.decision.rule is not None:
             trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was

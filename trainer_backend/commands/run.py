@@ -66,6 +66,8 @@ class PreparedRun:
     def xla_active(self) -> bool | None:
         """The run trained under XLA: jit_compile=True that Keras kept, or auto-clustering that compiled a
         cluster (None: it could not tell)."""
+        if self.settings.strategy == "tpu":
+            return True  # a TPU compiles every step with XLA, whatever jit_compile says
         if self.settings.jit_compile:
             return bool(self.model.jit_compile)
         if self.clusters is not None:
@@ -98,11 +100,8 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     workload = load_workload(settings.workload, settings.script_args)
     keras.mixed_precision.set_global_policy(settings.policy)  # before build_model() (or the script) runs
     keras.utils.set_random_seed(settings.seed)
-    if settings.strategy == "mirrored" and settings.jit_compile and not tf.config.list_physical_devices("GPU"):
-        # TensorFlow's XLA cannot reach the variables each logical CPU replica keeps on its own device
-        raise UserError("--jit with --strategy mirrored needs GPUs: XLA cannot run replicas on logical CPU devices",
-                        "use --no-jit, or --strategy default")
     strategy = distribute.strategy_for(settings)
+    distribute.refuse_jit_across_devices(settings, int(getattr(strategy, "num_replicas_in_sync", 1) or 1))
     findings: list[Finding] = []
     from ..optimizer_code import optimizer_code, recording_compile
 
@@ -340,6 +339,7 @@ class ActiveRun:
     document: dict | None = None  # summary.json, once finished
     position: int = 0  # its place among the runs its process trains (`run-pair`'s second arm: 1)
     hand_overs: list | None = None  # `run-pair`: [own, other arm's samples/s] at each hand-over (`blocks.hand_overs`)
+    memory_note: str | None = None  # what its memory peak is when not its own (`run-pair`: the process's, both arms)
 
 
 def code_facts(workload) -> dict[str, Any]:
@@ -365,7 +365,8 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
 
     settings = job.settings
     devs = hardware.devices()
-    env = {"versions": hardware.versions(), "device": hardware.device_label(devs)}
+    # where it trains: versions, the device and, on a GPU with TF32, whether float32 matmuls ran as TF32
+    env = {"versions": hardware.versions(), "device": hardware.device_label(devs), "tf32": hardware.tf32_enabled(devs)}
     workload = {"spec": job.workload.spec, "name": job.workload.name, "path": job.workload.path,
                 **code_facts(job.workload)}
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
@@ -385,8 +386,10 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
 
     context = RunContext(settings=settings, model=job.model, train_ds=job.train_ds, backend_log=stdio.stderr_text,
                          extra={"learning_rate": job.learning_rate, "val_ds": job.val_ds, "run_dir": run_dir,
-                                "workload_shape": shape_of(job.workload, job.model)})
+                                "workload_shape": shape_of(job.workload, job.model),
+                                "accelerator": hardware.accelerator(devs)})
     monitor = RunMonitor(writer, settings, default_detectors(settings), context, hardware.MemoryMeter(), scalars)
+    monitor.record.drained = hardware.accelerator(devs) is not None  # step times from the drained windows
     for finding in job.findings:
         monitor.add_finding(finding)
     val_every = min(settings.effective_val_every(), settings.steps)
@@ -457,10 +460,11 @@ def finish_run(active: ActiveRun) -> tuple[str, int]:
         checkpoint = save_checkpoint(job, run_dir, env, instrument.completed,
                                      model=not (settings.speed_only or settings.no_model))
     active.scalars.close()
-    profile = read_profile(job, instrument, monitor, run_dir)
+    profile = read_profile(job, instrument, monitor, run_dir, env.get("tf32"))
 
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
     summary.hand_overs = active.hand_overs
+    summary.memory_note = active.memory_note
     if status == protocol.RunStatus.COMPLETED:  # a stopped run ends now: no FLOP count, no ceiling benchmark
         for key, value in utilization(job, summary, devs, env).items():
             setattr(summary, key, value)
@@ -474,28 +478,33 @@ def finish_run(active: ActiveRun) -> tuple[str, int]:
     return status, code
 
 
-def read_profile(job: PreparedRun, instrument, monitor, run_dir: Path):
-    """profile.json from the capture, after training (never in the measurement), and the findings it raises;
-    the Profile, or None without a capture."""
+def read_profile(job: PreparedRun, instrument, monitor, run_dir: Path, tf32: bool | None = None):
+    """profile.json from the capture, after training (never in the measurement), and the findings it raises
+    (`tf32`: float32 matmuls ran as TF32); the Profile, or None without a capture."""
     from tfturbo.profile_findings import run_findings
 
     from ..profile_capture_read import after_training
 
     document = after_training(run_dir, instrument, monitor.record)
-    for finding in run_findings(document, job.settings) if document is not None else []:
+    for finding in run_findings(document, job.settings, tf32) if document is not None else []:
         monitor.add_finding(finding)
     return document
 
 
 def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) -> dict[str, Any]:
-    """flops_per_step, its source, and MFU: achieved FLOP/s (steady window throughput) over the device's
-    measured matmul ceiling for the run's compute dtype."""
+    """flops_per_step, its source, and MFU: one device's achieved FLOP/s (steady window throughput over the
+    replicas in sync) over one device's measured matmul ceiling for the run's compute dtype (on a TPU measured
+    inside the run's TPUStrategy)."""
     flops = ceiling.flops_per_step(job.model, job.train_ds.element_spec[0], job.settings.batch_size or 1)
     rate = (summary.throughput or {}).get("samples_per_s")
     steps_per_s = rate / (job.settings.batch_size or 1) if rate else None
-    peaks = ceiling.ceilings(devs, env["device"], env["versions"]["tensorflow"]) if flops else {}
-    return {"flops_per_step": flops, "flops_source": ceiling.FLOPS_SOURCE if flops else None,
-            **ceiling.utilization(flops, steps_per_s, peaks, job.settings.policy)}
+    tpu = job.strategy if job.settings.strategy == "tpu" else None
+    peaks = ceiling.ceilings(devs, env["device"], env["versions"]["tensorflow"], tf32=summary.tf32,
+                             strategy=tpu) if flops else {}
+    mfu = ceiling.utilization(flops, steps_per_s, peaks, job.settings.policy, job.replicas, summary.tf32)
+    if mfu["mfu_note"]:
+        print(f"tfturbo: MFU {mfu['mfu_note']}", file=sys.stderr)
+    return {"flops_per_step": flops, "flops_source": ceiling.FLOPS_SOURCE if flops else None, **mfu}
 
 
 def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int, model: bool = True) -> str | None:
@@ -522,7 +531,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
     record = monitor.record
     steady = record.steady_ms()
     windows = record.steady_windows()
-    step_ms = measure.step_time(steady)
+    step_ms = measure.step_time(steady, record.clock)
     throughput = measure.throughput(windows, settings.batch_size or 1)  # global: every replica's samples
     memory = monitor.memory.read()
     profile = None
@@ -561,6 +570,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         optimizer=job.optimizer,
         loss_scale=monitor.loss_scale_summary(),
         xla_active=job.xla_active(),
+        tf32=env.get("tf32"),
         xla_clusters=job.clusters.clusters if job.clusters is not None else None,
         output_dtypes=job.output_dtypes,
         profile=profile,

@@ -59,6 +59,9 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
         stdio.attach_log(run_dir / runfiles.BACKEND_LOG)
     active = [run.start_run(job, run_dir, w, log=False) for job, run_dir, w in zip(jobs, dirs, writers)]
     active[1].position = 1  # traces after the first arm: its own uid start (`xla_flags.align_trace_uid`)
+    for a in active:  # one allocator (one process's RSS on a CPU) holds both arms: its peak is the pair's
+        a.memory_note = (f"the peak of this paired process, whose two arms ({arms[0][1].name}, {arms[1][1].name}) "
+                         "share one allocator: not this run's alone")
     names = [d.name for d in dirs]
     blocks = Blocks(*names, blocks=args.blocks or BLOCKS_PER_ARM)
     for a, name in zip(active, names):

@@ -4,7 +4,14 @@ XLA compiles one program per distinct input shape. Each new shape shows as
 a step far slower than the rest (the compilation runs on the host, so the
 host timestamps see it even on an accelerator). One or two such steps are a
 new shape appearing once (the partial last batch); a storm is such steps
-recurring after warm-up. The spikes say *that* it happens; sampling the
+recurring after warm-up.
+
+On an accelerator a slow host stamp is not enough: the host runs steps
+ahead of the device and then waits in whichever call finds the queue full,
+a long stamp that costs the device nothing. There a spike counts only when
+its window — bounded by reads that drain the device — lost at least half of
+the spike's excess against the run's steady windows (`confirmed`): a
+compilation stops the device too, a wait for it does not. The spikes say *that* it happens; sampling the
 training data at the start says *why* — the dimensions that vary, with the
 sizes seen — and gives the fix for those dimensions.
 """
@@ -28,6 +35,7 @@ MIN_SPIKES = 3  # "keeps recompiling": one or two spikes are shapes seen once (e
 MIN_TIME_LOST = 0.03  # the spikes' time beyond the steady step, as a share of the steady training time
 LIVE_FACTOR = 2.0  # while training, on part of the run, raise only at twice that share (the end decides the rest)
 MIN_STEADY_STEPS = 20
+CONFIRMED_SHARE = 0.5  # on an accelerator: the share of a spike's excess its drained window must show
 SAMPLE_BATCHES = 128
 SAMPLE_BUDGET_S = 3.0  # the run waits for this sampling: keep it short
 
@@ -49,6 +57,25 @@ def time_lost(steady_ms: list[float], median: float, spike_ms: list[float]) -> t
     return lost, (lost / base if base > 0 else 0.0)
 
 
+def confirmed(spike_steps: list[int], spike_excess_ms: list[float], windows: list[tuple[int, int, float]],
+              first_steady: int) -> list[bool]:
+    """For each spike (its step and its host time beyond the median step): whether the drained window holding it
+    took at least CONFIRMED_SHARE of that excess longer than its steps at the device's pace — the median pace of
+    the steady windows that hold no spike (when a spike recurs in every window: the fastest window's)."""
+    steady = [w for w in windows if w[0] >= first_steady and w[2] > 0]
+    if not steady:
+        return [False] * len(spike_steps)
+    pace_of = lambda w: 1000.0 * w[2] / (w[1] - w[0] + 1)  # noqa: E731
+    calm = [pace_of(w) for w in steady if not any(w[0] <= s <= w[1] for s in spike_steps)]
+    pace = statistics.median(calm) if calm else min(pace_of(w) for w in steady)
+    out = []
+    for step, excess in zip(spike_steps, spike_excess_ms):
+        w = next((w for w in steady if w[0] <= step <= w[1]), None)
+        lost = 1000.0 * w[2] - pace * (w[1] - w[0] + 1) if w is not None else 0.0
+        out.append(lost >= CONFIRMED_SHARE * excess)
+    return out
+
+
 def _near_profile(step: int, window: tuple[int, int] | None) -> bool:
     """Starting and stopping the profiler costs a step on either side of its window: not a compile."""
     return window is not None and window[0] - 1 <= step <= window[1] + 1
@@ -59,6 +86,7 @@ class RecompileStorm(Detector):
         self.sample: ShapeSample | None = None
         self.steps: list[int] = []
         self.step_ms: list[float] = []
+        self.windows: list[tuple[int, int, float]] = []  # the drained windows (first step, last step, seconds)
         self.raised = False
 
     def on_start(self, ctx: RunContext) -> list[Finding]:
@@ -73,6 +101,8 @@ class RecompileStorm(Detector):
     def on_window(self, ctx: RunContext, window: Window) -> list[Finding]:
         self.steps.extend(window.steps)
         self.step_ms.extend(window.step_ms)
+        if window.span is not None:
+            self.windows.append(window.span)
         return self._judge(ctx, MIN_TIME_LOST * LIVE_FACTOR)
 
     def on_end(self, ctx: RunContext) -> list[Finding]:
@@ -86,6 +116,10 @@ class RecompileStorm(Detector):
             return []
         median, found = spikes(self.step_ms, warmup_end)
         found = [i for i in found if not _near_profile(self.steps[i], ctx.extra.get("profile_steps"))]
+        if ctx.extra.get("accelerator") and found:  # a host stamp alone can be a wait for the device
+            ok = confirmed([self.steps[i] for i in found], [self.step_ms[i] - median for i in found], self.windows,
+                           self.steps[warmup_end])
+            found = [i for i, keep in zip(found, ok) if keep]
         steady = len(self.step_ms) - warmup_end
         lost_ms, share = time_lost(self.step_ms[warmup_end:], median, [self.step_ms[i] for i in found])
         if len(found) < MIN_SPIKES or share < min_share:

@@ -5,6 +5,13 @@ model it thinks unsupported warns "Model doesn't support `jit_compile=True`.
 Proceeding with `jit_compile=False`." and trains as before — the user then
 measures "XLA gave nothing". The causes Keras checks (its
 `model_supports_jit`) are named so the user knows what to change.
+
+On a GPU, Keras' LSTM and GRU layers with `use_cudnn="auto"` (the default)
+set `supports_jit=False` as soon as a GPU is listed and their arguments fit
+cuDNN (keras/src/layers/rnn/lstm.py and gru.py, `backend.cudnn_ok`): cuDNN's
+kernels cannot be XLA-compiled. The fix there is `use_cudnn=False`, whose
+implementation XLA compiles (whether that beats cuDNN without XLA is what
+the XLA rung then measures).
 """
 
 from __future__ import annotations
@@ -18,9 +25,20 @@ from .base import Detector, RunContext, Window
 FALLBACK_TEXT = "Proceeding with `jit_compile=False`"
 
 
+CUDNN_CAUSE = "uses cuDNN"
+
+
+def _cudnn(layer: Any) -> bool:
+    """An LSTM/GRU that Keras gave to cuDNN (`use_cudnn` "auto" or True, with a GPU): the reason it refuses XLA."""
+    return getattr(layer, "use_cudnn", None) in ("auto", True) and not getattr(layer, "supports_jit", True)
+
+
 def _causes(model: Any) -> list[str]:
-    """Why Keras refuses XLA for `model`: layers with supports_jit=False, op determinism."""
-    causes = [f"layer {getattr(layer, 'path', layer.name)!r} ({type(layer).__name__}) has supports_jit=False"
+    """Why Keras refuses XLA for `model`: layers with supports_jit=False (an LSTM/GRU on cuDNN named as such),
+    op determinism."""
+    causes = [f"layer {getattr(layer, 'path', layer.name)!r} ({type(layer).__name__}) "
+              + (f"{CUDNN_CAUSE} (use_cudnn={layer.use_cudnn!r} with a GPU listed), whose kernels XLA cannot "
+                 "compile, so Keras set supports_jit=False" if _cudnn(layer) else "has supports_jit=False")
               for layer in model._flatten_layers() if not getattr(layer, "supports_jit", True)]
     try:
         from tensorflow.python.framework.config import is_op_determinism_enabled
@@ -36,7 +54,11 @@ def xla_fallback_finding(model: Any, evidence: str) -> Finding:
     causes = _causes(model)
     why = "; ".join(causes) if causes else "Keras decided the model or platform does not support XLA"
     fix = ["# remove what blocks XLA, then compile with jit_compile=True:"]
-    if any("supports_jit" in c for c in causes):
+    cudnn = [c for c in causes if CUDNN_CAUSE in c]
+    if cudnn:
+        fix.append("# the LSTM/GRU layers run on cuDNN, which XLA cannot compile: give them Keras' own "
+                   "implementation\nkeras.layers.LSTM(units, use_cudnn=False)  # likewise GRU(..., use_cudnn=False)")
+    if any("supports_jit" in c for c in causes if c not in cudnn):
         fix.append("# move the layers marked supports_jit=False (e.g. text preprocessing, py_function) "
                    "into the tf.data pipeline: ds.map(preprocess)")
     if any("determinism" in c for c in causes):

@@ -36,6 +36,13 @@ class WorkloadCode:
     """How the workload's own code reads where a change touches it, from its baseline run's summary."""
 
     optimizer: dict[str, Any] | None = None  # summary "optimizer" (trainer_backend/optimizer_code.py)
+    device: str | None = None  # summary "device": where the baseline trained ("GPU: NVIDIA A100 …", "CPU: …")
+
+    @property
+    def accelerator(self) -> str | None:
+        """"GPU" or "TPU" when the baseline trained on one (its device line), else None."""
+        kind = (self.device or "").split(":", 1)[0]
+        return kind if kind in ("GPU", "TPU") else None
 
 
 @dataclass

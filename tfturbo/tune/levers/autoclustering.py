@@ -35,6 +35,8 @@ class AutoClustering(Lever):
     settings_changed = ("xla_autoclustering",)
 
     def candidates(self, policy) -> list[Candidate]:
+        if getattr(policy, "accelerator", None) == "TPU":
+            return []  # the XLA stage records why (`xla.ON_TPU`)
         xla = [r for r in policy.rungs if r.kind == XLA.rung_kind]
         if not xla or any(r.kept or r.settings.xla_autoclustering for r in xla):
             return []
@@ -72,8 +74,10 @@ class AutoClustering(Lever):
     def changes(self, rec, base, findings, code=None) -> list[C.Change]:
         if not (rec.xla_autoclustering and not base.xla_autoclustering):
             return []
-        return [C.AutoClustering(why="XLA auto-clustering: XLA compiles the parts of the step it supports (the "
-                                     "flag before TensorFlow starts, as measured on a CPU)")]
+        on_cpu = code is None or code.accelerator is None  # a GPU clusters its ops without the CPU flag
+        return [C.AutoClustering(cpu_flag=on_cpu, why="XLA auto-clustering: XLA compiles the parts of the step it "
+                                 "supports" + (" (the flag before TensorFlow starts, as measured on a CPU)"
+                                               if on_cpu else ""))]
 
 
 LEVER = AutoClustering()

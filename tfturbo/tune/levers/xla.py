@@ -24,6 +24,10 @@ def speed_only_failure(verdict) -> bool:
             and set(F.codes_of(verdict.findings)) <= {F.SLOWER_THAN_BASELINE})
 
 
+# a TPU compiles every step with XLA (TPUStrategy): there is no "without XLA" to measure against
+ON_TPU = "skipped: a TPU always compiles the training step with XLA, so there is no XLA to switch on"
+
+
 class Xla(Lever):
     name = "xla"
     order = 30
@@ -36,6 +40,8 @@ class Xla(Lever):
 
     def candidates(self, policy) -> list[Candidate]:
         best, base = policy.best, policy.best.settings
+        if getattr(policy, "accelerator", None) == "TPU":
+            return [Candidate(self.rung_kind, self.name, base, ON_TPU, best, skipped_reason=ON_TPU)]
         out = [Candidate(self.rung_kind, self.name, policy.fixes_for(base.with_(jit_compile=True)),
                          f"XLA on the best configuration so far ({base.label()})", best)]
         if best.kind != MIXED_PRECISION.rung_kind:
@@ -53,11 +59,14 @@ class Xla(Lever):
             return None
         refused = next((f for f in summary.get("findings") or [] if isinstance(f, dict)
                         and f.get("code") == F.XLA_NOT_ACTIVE), None)
-        causes = "; ".join(str(c) for c in ((refused or {}).get("data") or {}).get("causes") or [])
+        causes = [str(c) for c in ((refused or {}).get("data") or {}).get("causes") or []]
+        enable = ("use_cudnn=False on the LSTM/GRU layers (cuDNN's kernels cannot be XLA-compiled; Keras' own "
+                  "implementation can)" if any("cuDNN" in c for c in causes) else
+                  "remove what blocks XLA (the XLA_NOT_ACTIVE finding's fix)")
         return (f"jit_compile=True was requested but Keras trained without XLA "
-                f"({causes or 'Keras decided the model or platform does not support XLA'}); what would enable it: "
-                "remove what blocks XLA (the XLA_NOT_ACTIVE finding's fix), or XLA auto-clustering, which compiles "
-                "only the parts of the step XLA supports")
+                f"({'; '.join(causes) or 'Keras decided the model or platform does not support XLA'}); what would "
+                f"enable it: {enable}, or XLA auto-clustering, which compiles only the parts of the step XLA "
+                "supports")
 
     def changes(self, rec, base, findings, code=None) -> list[C.Change]:
         on = rec.jit_compile
