@@ -90,6 +90,17 @@ def runs_here() -> bool:
     return _host is None
 
 
+def python_path(first: list[str], current: str | None) -> str:
+    """PYTHONPATH with the folders `first` before the `current` value (the patch check finds the modules beside
+    the user's script: its copy runs from the study)."""
+    return os.pathsep.join([*first, *([current] if current else [])])
+
+
+def env_with_path(first: list[str]) -> dict[str, str]:
+    """This process's environment for a backend child, with `first` ahead on its PYTHONPATH."""
+    return {**os.environ, "PYTHONPATH": python_path(first, os.environ.get("PYTHONPATH"))}
+
+
 def backend_command(command: str, argv: list[str]) -> list[str]:
     return [sys.executable, "-m", "trainer_backend", command, *argv]
 

@@ -23,6 +23,7 @@ EXTRA_COMMANDS = {
     "scaling": "throughput per replica count and scaling efficiency",
     "compare": "side-by-side table of runs",
     "report": "the before/after PDF of a study",
+    "apply": "the study's code to apply: a patch of your script (--write PATH saves the patched file)",
 }
 
 REMOTE_COMMANDS = ("tune", "ab", "scaling")  # besides the backend's own: their runs can happen on --host

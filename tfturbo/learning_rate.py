@@ -91,3 +91,31 @@ def scaling_words(optimizer: dict[str, Any] | None, factor: float) -> str:
     steps = [k for k in STEP_KEYS if config.get(k) is not None]
     kept = f"; its {' and '.join(steps)} unchanged (steps, not samples)" if steps else ""
     return f"{name}: {', '.join(changed) or 'no rate to scale'} (×{factor:.2f}){kept}"
+
+
+def learning_rate_lines(factor: float, optimizer: dict[str, Any] | None) -> list[str]:
+    """The learning rate times `factor`, written as the new value the way the workload wrote its optimizer
+    (`trainer_backend/optimizer_code.py`; the `-`/`+` lines of the change, `patch.changes.LearningRate.by_hand`), never as arithmetic on it: a string given to compile() becomes its class
+    at Keras' default rate times the factor (`optimizer="adam"` → `keras.optimizers.Adam(learning_rate=0.001414)`);
+    an object keeps its class and gets the new rate; a schedule keeps its class and parameters with its rates
+    scaled (`learning_rate.scaled_config`: initial rate, warm-up target, piecewise values; its step counts as
+    they are); unknown (an older run), a generic line on the workload's own rate."""
+    opt = optimizer or {}
+    cls, given = opt.get("class"), opt.get("given_as")
+    name = f"keras.optimizers.{cls}" if opt.get("module") == "keras.optimizers" else cls
+    rate, default = opt.get("learning_rate"), opt.get("default_learning_rate")
+    times = f"×{factor:.3g}"
+    schedule, config = opt.get("schedule"), opt.get("schedule_config")
+    if cls and schedule and isinstance(config, dict) and scales(config):
+        written = {"class": f"keras.optimizers.schedules.{schedule}", "config": config}
+        scaled = {**written, "config": scaled_config(config, factor)}
+        return [f"-schedule = {schedule_text(written)}", f"+schedule = {schedule_text(scaled)}  # its rates {times}"]
+    if cls and given and isinstance(default, (int, float)):
+        return [f'-model.compile(optimizer="{given}", ...)',
+                f'+model.compile(optimizer={name}(learning_rate={rate_text(default * factor)}), ...)'
+                f'  # "{given}" is {cls} at Keras\' default learning rate {rate_text(default)}; {times}']
+    if cls and isinstance(rate, (int, float)):
+        return [f"-optimizer = {name}(learning_rate={rate_text(rate)}, ...)",
+                f"+optimizer = {name}(learning_rate={rate_text(rate * factor)}, ...)  # {times}"]
+    return ["-optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE)",
+            f"+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * {factor:.4g})  # your rate {times}"]

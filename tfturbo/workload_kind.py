@@ -62,14 +62,20 @@ def is_script(spec: str) -> bool:
     options after `--`: a .py file, built in or not, that does not define build_model() and make_datasets()
     (a built-in can be a script: builtin:train-script). A file that is not there is judged by the backend
     that loads it (False here)."""
-    path = path_of(spec)
-    return path is not None and path.suffix == ".py" and path.is_file() and not defines_contract(path)
+    path = workload_file(spec)
+    return path is not None and path.suffix == ".py" and not defines_contract(path)
 
 
 def path_of(spec: str | Path) -> Path | None:
     """The file a workload `spec` names (a path, or builtin:NAME's file; None for an unknown built-in)."""
     spec = str(spec)
     return builtin_files().get(spec) if spec.startswith(BUILTIN_PREFIX) else Path(spec).expanduser()
+
+
+def workload_file(spec: str | Path) -> Path | None:
+    """The file of a workload `spec` when it exists (a path, or builtin:NAME's file); None when there is none."""
+    path = path_of(spec)
+    return path if path is not None and path.is_file() else None
 
 
 def fit_calls_in_source(spec: str | Path) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, QProcess, QTimer, Signal
 
 from tfturbo import crash, protocol
 from tfturbo.backend_client import backend_command
+from tfturbo.backend_client import python_path as backend_python_path
 from tfturbo.remote_relay import relay_command
 
 from .run_data import RunData
@@ -88,8 +89,10 @@ class BackendProcess(QObject):
     def _alive(self) -> bool:
         return self._process is not None and self._process.state() != QProcess.ProcessState.NotRunning
 
-    def start(self, command: str, argv: list[str], name: str = "", stderr_path: str | None = None) -> RunData:
-        """Start `command` with `argv`; returns the RunData that fills as events arrive."""
+    def start(self, command: str, argv: list[str], name: str = "", stderr_path: str | None = None,
+              python_path: list[str] = ()) -> RunData:
+        """Start `command` with `argv`; returns the RunData that fills as events arrive. `python_path`: folders
+        its PYTHONPATH lists first (the patch check's, `tune.engine.Action.python_path`)."""
         if self.is_running():
             raise RuntimeError("a backend command is already running here; stop it first")
         measuring = command in MEASURING_COMMANDS
@@ -108,6 +111,8 @@ class BackendProcess(QObject):
                 env.insert(key, value)
         if stderr_path:  # the backend's messages name the file its traceback is in
             env.insert(protocol.LOG_VARIABLE, os.path.abspath(stderr_path))
+        if python_path:
+            env.insert("PYTHONPATH", backend_python_path(list(python_path), env.value("PYTHONPATH") or None))
         process.setProcessEnvironment(env)
         send_stderr(process, stderr_path)
         process.readyReadStandardOutput.connect(self._on_stdout)

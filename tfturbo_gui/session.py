@@ -32,8 +32,8 @@ from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of
-from tfturbo.tune.engine import (BASELINE, Action, Outcome, StudyEngine, TuneOptions, audit_action, audit_argv,
-                                 prepare_study_dir, probe_argv, rung_run_names)
+from tfturbo.tune.engine import (BASELINE, PATCH, Action, Outcome, StudyEngine, TuneOptions, audit_action,
+                                 audit_argv, prepare_study_dir, probe_argv, rung_run_names)
 from tfturbo.tune.estimate import progress_text, remaining_text
 from tfturbo.tune.levers import Candidate
 from tfturbo.tune.study import Rung, Study, StudyStatus
@@ -396,8 +396,30 @@ class WizardSession:
         return self.engine.trials.get(rung.name) if rung is not None and self.engine is not None else None
 
     def finish_study(self) -> Study:
-        """The recommendation: the best kept rung, as the user would train with it."""
+        """The recommendation: the best kept rung, as the user would train with it, and its code to apply."""
         self.ensure_study()
+        return self.engine.finish()
+
+    def start_patch_check(self) -> Action | None:
+        """The run that measures the patched copy of the user's file as written (the engine's `patch` stage), or
+        None when there is nothing to check or its run on disk already checked this patch."""
+        self.ensure_study()
+        if self._action is not None:
+            return None  # a run of another stage is going
+        self.engine.begin(PATCH)
+        self._action = self.engine.next_action()
+        return self._action
+
+    def abandon_patch_check(self) -> None:
+        """The check could not start (another training holds the device): it is planned again next time."""
+        self._action = None
+        self.engine.abandon()
+
+    def finish_patch_check(self, data: RunData) -> Study:
+        """The check run ended: the study's changes.patch says what it found."""
+        self._record(data)
+        while self.engine.next_action() is not None:
+            raise AssertionError("the patch check is one run")
         return self.engine.finish()
 
     # ------------------------------------------------------------ scaling (STUDY/scaling/, as `tfturbo scaling`)

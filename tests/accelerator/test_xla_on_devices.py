@@ -69,14 +69,19 @@ def test_auto_clustering_adds_the_cpu_flag_only_on_a_cpu(accelerator, monkeypatc
 
 
 def test_the_recommended_auto_clustering_code_has_the_cpu_flag_only_for_a_cpu():
-    from tfturbo.tune.apply_snippet import snippet
+    from tfturbo.patch.document import ChangesPatch
+    from tfturbo.tune.code_changes import recommended_patch
 
     base = RunSettings("builtin:mlp")
     rec = base.with_(xla_autoclustering=True)
-    on_gpu = snippet(rec, base, [], {"device": "GPU: NVIDIA A100-SXM4-80GB (compute capability 8.0)"})
-    on_cpu = snippet(rec, base, [], {"device": "CPU: AMD EPYC (2 cores)"})
-    assert XLA_CPU_AUTOCLUSTERING_FLAG not in on_gpu and 'set_jit("autoclustering")' in on_gpu
-    assert XLA_CPU_AUTOCLUSTERING_FLAG in on_cpu
+
+    def code(device: str) -> str:
+        return ChangesPatch(rec.label(), recommended_patch("builtin:mlp", rec, base, [], {"device": device})).text()
+
+    on_gpu = code("GPU: NVIDIA A100-SXM4-80GB (compute capability 8.0)")
+    on_cpu = code("CPU: AMD EPYC (2 cores)")
+    assert XLA_CPU_AUTOCLUSTERING_FLAG not in on_gpu and '+tf.config.optimizer.set_jit("autoclustering")' in on_gpu
+    assert XLA_CPU_AUTOCLUSTERING_FLAG in on_cpu and "+import os" in on_cpu
 
 
 def test_a_tpu_has_no_xla_rung_and_its_runs_say_xla(accelerator):

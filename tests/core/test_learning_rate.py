@@ -7,7 +7,7 @@ import os
 
 from tfturbo import backend_client
 from tfturbo.learning_rate import learning_rate_text, scaled_config, scaling_words, schedule_text
-from tfturbo.tune.levers.batch_size import learning_rate_lines
+from tfturbo.learning_rate import learning_rate_lines
 
 PIECEWISE = {"boundaries": [1000, 2000], "values": [0.1, 0.01, 0.001], "name": "PiecewiseConstantDecay"}
 COSINE = {"initial_learning_rate": 0.001, "decay_steps": 1000, "alpha": 0.0, "name": "CosineDecay",

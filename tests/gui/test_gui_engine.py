@@ -48,7 +48,8 @@ def wizard_study(qtbot, tmp_path, workload: str) -> str:
             qtbot.mouseClick(button, LEFT)
             qtbot.waitUntil(lambda: len(window.session.study.rungs) > before and not page.run_panel.is_running(),
                             timeout=60_000)
-    window.goto(6)  # Record & report: the recommendation
+    window.goto(6)  # Record & report: the recommendation, and the check of its patch (as tune's last step)
+    qtbot.waitUntil(lambda: not window.pages[6].check.is_running(), timeout=60_000)
     return (tmp_path / "study" / "study.yaml").read_text()
 
 

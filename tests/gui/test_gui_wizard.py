@@ -7,6 +7,7 @@ import sys
 import yaml
 from tests.gui.gui_helpers import FAKE_BACKEND, children, fake_launcher, go_next, make_window
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 
 from tfturbo import compare
 from tfturbo.headline import SPEED_UP
@@ -197,6 +198,21 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert record.recommended.values["Batch size"].text() == "128"
     assert record.recommended.values["Automatic fixes"].text() == "float32 output layer"
     assert 'set_global_policy("mixed_float16")' in record.snippet.text()
+    # the code to apply is proven on the page as `tune` proves it: the patched copy of the workload file is run as
+    # written (the fake backend measures what a run without flags measures), and the patch says what it found
+    qtbot.waitUntil(lambda: record.check_status.text().startswith(("Checked", "Check failed", "Not checked")),
+                    timeout=20_000)
+    patch = session.study.patch
+    assert patch["check"]["run"] == "patched/check" and record.snippet.text().splitlines()[1] == \
+        "# " + patch["check"]["status"] + ": " + patch["check"]["reason"]
+    assert record.snippet.text() == (tmp_path / "study" / "changes.patch").read_text().rstrip()
+    qtbot.mouseClick(record.copy_button, LEFT)
+    assert QGuiApplication.clipboard().text() == record.snippet.text() + "\n"
+    saved = tmp_path / "elsewhere" / "fp16_softmax_head_tuned.py"
+    record.save_path_dialog = lambda *args: (str(saved), "")
+    qtbot.mouseClick(record.save_button, LEFT)
+    assert saved.read_text() == (tmp_path / "study" / "patched" / "fp16_softmax_head.py").read_text()
+    assert record.save_status.text() == f"Patched script saved: {saved}"
     assert "batch_size: 128" in record.record.text()
     assert not window.next_button.isVisible() and window.back_button.isEnabled()
     study = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())

@@ -184,11 +184,15 @@ def test_an_input_bound_scripts_fix_is_written_for_its_numpy_fit_call(tmp_path):
     finding = input_bound_finding(moderate, None, shape, 50)
     assert finding.code == "INPUT_MODERATELY_BOUND" and finding.where == "the training data given to fit() at split.py line 7"
     fix = finding.fix.splitlines()
-    assert fix[0] == "# was at split.py line 7: model.fit(x_train, y_train, batch_size=50, validation_split=0.2, ...)"
-    assert "train_ds = (tf.data.Dataset.from_tensor_slices((x_train, y_train))" in fix
+    # the script's own call and names (issue 43: it quoted "model.fit(x_train, y_train, …)" for a line reading
+    # model.fit(x, y, …), and its code used the undefined x_train)
+    assert fix[0] == "# was at split.py line 7: model.fit(x, y, batch_size=50, validation_split=0.2, " \
+                     "class_weight={0: 3.0})"
+    assert "train_ds = (tf.data.Dataset.from_tensor_slices((x, y))" in fix and "x_train" not in finding.fix
     assert "    .batch(50)" in fix and any(".prefetch(tf.data.AUTOTUNE))" in line for line in fix)
-    assert "x_val, y_val = x_train[-n_val:], y_train[-n_val:]" in fix  # fit() cannot split a dataset
+    assert "x_val, y_val = x[-n_val:], y[-n_val:]" in fix  # fit() cannot split a dataset
     assert any(line.startswith("model.fit(train_ds, validation_data=(x_val, y_val)") for line in fix)
+    assert compile("\n".join(line for line in fix if not line.startswith("#")), "fix", "exec")  # it parses
     assert not any(word in finding.fix for word in ("TFRecordDataset", "interleave", "files", "make_datasets"))
     builtin = input_bound_finding(moderate, None).fix  # a contract's tf.data pipeline: the tf.data template
     assert "train_ds = (files" in builtin and "from_tensor_slices" not in builtin

@@ -90,7 +90,8 @@ def test_token_ids_through_a_float_input_are_flagged_before_any_run(tmp_path):
     [finding] = _of(_audit(tmp_path / "t.py", policy="mixed_bfloat16"), INTEGER_INPUT_16BIT)
     assert "bfloat16 is exact only up to 256" in finding["message"] and "→" in finding["message"]
     assert finding["where"] == "token_and_position_embedding"
-    assert finding["fix"].startswith('inputs = keras.Input(shape=(9,), dtype="int32")')  # Functional code
+    # the script's own Input line, dtype added (its own names: layers.Input, maxlen)
+    assert finding["fix"].startswith('# t.py line 40:\ninputs = layers.Input(shape=(maxlen,), dtype="int32")')
     assert "--fix-int-inputs" in finding["fix"]
     assert not _of(_audit(tmp_path / "t.py", policy="float32"), INTEGER_INPUT_16BIT)
     fixed = (tmp_path / "t.py").read_text().replace("layers.Input(shape=(maxlen,))",
@@ -120,7 +121,8 @@ def test_a_top_k_metric_on_16bit_logits_is_named_as_the_risk(tmp_path):
     assert "every training step fails" in head["message"] and head["severity"] == "error"
     assert head["data"]["metrics_refusing"] == ["top-5-accuracy"]
     # Sequential code, and no softmax after logits the loss takes as logits (from_logits=True)
-    assert head["fix"].startswith('keras.layers.Dense(10, dtype="float32"),  # in the keras.Sequential([...]) list')
+    # the script's own output layer line, dtype added; no softmax after logits the loss takes as logits
+    assert head["fix"].startswith('# k.py line 16:\nkeras.layers.Dense(num_classes, dtype="float32"),')
     assert '"softmax"' not in head["fix"] and 'Activation("linear", dtype="float32")' in head["fix"]
 
 
@@ -137,7 +139,8 @@ model.fit(x, (x[:, 0] > 0).astype("int64"))
 ''')
     [head] = _of(_audit(script, policy="mixed_bfloat16"), HEAD_NOT_FLOAT32)
     assert head["severity"] == "warning" and "Keras 3 losses convert outputs to float32" in head["message"]
-    assert head["fix"].startswith('outputs = keras.layers.Dense(3, dtype="float32")(x)')  # Functional code
+    assert head["fix"].startswith('# train.py line 6:\noutputs = keras.layers.Dense(3, dtype="float32")(')
+    assert "from_logits=True): keep them" in head["fix"] and '"softmax"' not in head["fix"]
 
 
 PARTIAL = '''
@@ -153,15 +156,17 @@ model.compile("adam", "sparse_categorical_crossentropy")
 
 def test_partial_last_batch_advice_for_numpy_fit_in_a_script(tmp_path):
     [f] = _of(_audit(_script(tmp_path, PARTIAL + "model.fit(x, y, batch_size=32)\n"), jit=True), PARTIAL_LAST_BATCH)
-    assert "make_datasets" not in f["fix"] and "train_ds" not in f["fix"]
-    assert "model.fit(x_train[:n], y_train[:n], batch_size=32" in f["fix"]
+    assert "make_datasets" not in f["fix"] and "train_ds" not in f["fix"] and "x_train" not in f["fix"]
+    assert "n = len(x) // 32 * 32" in f["fix"] and "model.fit(x[:n], y[:n], batch_size=32" in f["fix"]  # its names
 
 
 def test_partial_last_batch_advice_for_tf_data_in_a_script(tmp_path):
     script = _script(tmp_path, PARTIAL + "model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(32))\n")
     [f] = _of(_audit(script, jit=True), PARTIAL_LAST_BATCH)
-    assert "train_ds.batch(32, drop_remainder=True)  # where the script makes it (before fit() at" in f["fix"]
-    assert "make_datasets" not in f["fix"]
+    # drop_remainder on the script's own batch() call, never a second .batch() of an already batched dataset
+    assert f["fix"].startswith("# train.py line 9:\nmodel.fit(tf.data.Dataset.from_tensor_slices((x, y))"
+                               ".batch(32, drop_remainder=True))")
+    assert "make_datasets" not in f["fix"] and "train_ds" not in f["fix"]
 
 
 def test_partial_last_batch_advice_for_a_contract_file(tmp_path):

@@ -1,5 +1,5 @@
 """A new lever is one module: registered here, it is measured by `tfturbo tune`, listed in the wizard's steps,
-named in the report and writes its hunk of the snippet, with no other file edited."""
+named in the report and writes its part of the code to apply, with no other file edited."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from tests.tune.tune_fakes import FakeBackend, summary
 
 from tfturbo import findings as F
+from tfturbo.patch import changes as C
 from tfturbo.commands.tune import stages_list
 from tfturbo.report import gather
 from tfturbo.tune import levers
@@ -35,8 +36,8 @@ class AlwaysPrefetch(Lever):
         return [F.Finding("ALWAYS_PREFETCH", f"prefetch measured: {'kept' if verdict.kept else 'not kept'}", "",
                           rung.name).to_dict()]
 
-    def hunks(self, rec, base, findings, code=None):
-        return [("the test lever: prefetch", ["+train_ds = train_ds.prefetch(8)  # always_prefetch"])] \
+    def changes(self, rec, base, findings, code=None):
+        return [C.ByHand(why="the test lever: prefetch", snippet="train_ds = train_ds.prefetch(8)  # always_prefetch")] \
             if rec.input_fixes and not base.input_fixes else []
 
 
@@ -63,7 +64,7 @@ def test_a_lever_added_in_one_module_is_measured_listed_reported_and_coded(lever
                      "06-steps_per_execution", "07-prefetch", "08-larger_batch"]
     assert rung.kept and rung.compared_with == "01-baseline" and study.recommended.input_fixes
     assert "ALWAYS_PREFETCH" in F.codes_of(rung.decision.findings)
-    assert "+train_ds = train_ds.prefetch(8)  # always_prefetch" in study.snippet  # its hunk of the snippet
+    assert "#       train_ds = train_ds.prefetch(8)  # always_prefetch" in study.snippet  # its part of the code
     report = gather(study.path)
     assert any(row.lever_title == "Always prefetch" for row in report.rungs if row.name == rung.name)
 

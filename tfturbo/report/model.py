@@ -450,8 +450,8 @@ def _rule_words(settings: dict[str, Any], baseline: LadderRow | None) -> str:
 
 
 def _changes(tuned: LadderRow | None, baseline: LadderRow | None, recommended: dict[str, Any]) -> list[str]:
-    """Each measured, kept change from the baseline to the recommendation, in words with its code (the same
-    changes as the snippet, `tune.apply_snippet`, which shows them as a patch)."""
+    """Each measured, kept change from the baseline to the recommendation, in words (page 1; the code to apply,
+    changes.patch, shows them as a patch of the user's file)."""
     if tuned is None or baseline is None:
         return []
     rec = _settings_of({**tuned.settings, **{k: v for k, v in recommended.items() if v is not None}})
@@ -666,18 +666,20 @@ def _clip_spikes(curves: list[Curve], limit: float) -> str:
     return f" {counted(n, 'point')} above {shown} (warm-up, spikes) are drawn at the top edge and marked with a triangle."
 
 
-def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]],
+def _snippet(workload: str, recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]],
              baseline_summary: dict[str, Any] | None = None) -> str | None:
-    """The code change to make, from `tfturbo tune`'s snippet writer when it is installed."""
+    """The code to apply of a study that recorded none (written before the patch, or stopped before its end):
+    the recommendation's patch of the workload's file, made now and not checked (`tune.code_changes`)."""
+    from ..patch.document import ChangesPatch
+    from ..tune.code_changes import recommended_patch
+
     try:
-        from ..tune.apply_snippet import snippet
-    except ImportError:
-        return None
-    try:
-        text = snippet(recommended, baseline.settings if baseline else {}, findings, baseline_summary)
-    except Exception as e:  # the snippet is an aid; a failure must not cost the user the report
-        return f"# the code snippet could not be generated: {type(e).__name__}: {e}"
-    return str(text) if text else None
+        label = RunSettings.from_dict(recommended).label()
+        patch = recommended_patch(workload, recommended, baseline.settings if baseline else {}, findings,
+                                  baseline_summary)
+        return ChangesPatch(label, patch).text()
+    except Exception as e:  # the code is an aid; a failure must not cost the user the report
+        return f"# the code to apply could not be made: {type(e).__name__}: {e}"
 
 
 _TUNE_FLAGS = (("steps", "--steps"), ("seed", "--seed"), ("batch_size", "--batch-size"),
@@ -813,7 +815,8 @@ def gather(study_dir: str | Path) -> ReportData:
         recommended=recommended, apply_rows=_apply_rows(tuned, baseline, recommended),
         findings=findings, probe=study.probe, plots=_plots(baseline, tuned, rungs, every_run, metric),
         snippet=study.snippet if study.snippet and study.snippet.strip() else
-        _snippet(recommended or (tuned.settings if tuned else {}), baseline, findings, docs.get(base_name or "")),
+        _snippet(study.workload, recommended or (tuned.settings if tuned else {}), baseline, findings,
+                 docs.get(base_name or "")),
         commands=_commands(study_dir, rungs, workload, study.options or {}), warnings=_warnings(warnings, rungs),
         has_ladder=has_ladder, metric=metric, options=study.options,
         measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)

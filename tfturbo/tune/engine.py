@@ -20,7 +20,9 @@ and the memory a larger batch may use), audit (static findings under the
 (an input-bound job stops here unless a lever handles it), baseline (one run
 with the profiler window), then each lever's stage in order
 (`tune.levers.LEVERS`), each candidate an A/B trial against the best kept
-configuration, and last the recommendation and its code changes.
+configuration, and last the recommendation and its code changes: the patch
+of the user's file, proven by measuring the patched copy as written (the
+`patch` stage: one short run of STUDY_DIR/patched/NAME, `tfturbo.patch.check`).
 
 Resume: an engine given the `recorded` study of an unfinished run of the same
 command replays it. Every document the study already holds (environment,
@@ -35,7 +37,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Generator
+from typing import TYPE_CHECKING, Any, Callable, Generator
 
 from .. import findings as F
 from .. import backend_client, protocol, summary
@@ -45,6 +47,8 @@ from ..errors import OutputDirError, UserError
 from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, VALIDATION_DIR, XLA_CACHE_DIR, load_run
 from ..own_length import OwnLength, length_line
+from ..patch import check as patch_check
+from ..patch.document import ChangesPatch
 from ..workload_kind import measured_fit_text
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
@@ -54,14 +58,18 @@ from ..trials.trial import PlannedPair, PlannedRun, Trial, speed_in_paired_proce
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from ..verdicts import Verdict
 from . import levers
-from .apply_snippet import snippet
 from .batch import DEFAULT_MAX_SCALE
+from .code_changes import recommended_patch, target_file
 from .levers import Candidate, Lever
 from .levers.input_pipeline import INPUT_BOUND_ADVICE
 from .policy import TuningPolicy, accelerator_of, sixteen_bit_policies
 from .study import Rung, RungKind, Study, StudyStatus, measurement_only
 
+if TYPE_CHECKING:  # made by tfturbo.patch.build (libcst), loaded when the study makes its patch
+    from ..patch.build import Patch
+
 ENVIRONMENT, AUDIT, PROBE, BASELINE = "environment", "audit", "probe", RungKind.BASELINE
+PATCH = "patch"  # the last stage: the patched copy of the user's file measured as written
 # a run that wrote its summary.json with one of these ended for a reason of its own: re-used on resume
 FINISHED_RUN = (protocol.RunStatus.COMPLETED, protocol.RunStatus.FAILED, protocol.RunStatus.NAN_STOPPED)
 
@@ -146,6 +154,9 @@ class Action:
     planned: PlannedRun | PlannedPair | None = None  # a run of a trial (or the baseline's one run), or a pair
     rung: Rung | None = None
     run_dir: Path | None = None  # a run-pair's first run's
+    # folders the backend child finds modules in first (PYTHONPATH): the patch check runs a copy of the user's
+    # script from the study, and the script's own folder keeps its imports of the modules beside it
+    python_path: list[str] = field(default_factory=list)
 
     @property
     def candidate(self) -> bool:
@@ -301,6 +312,8 @@ class StudyEngine:
         self._visited: set[str] = set()  # levers whose stage began (their skips are recorded once)
         self._unattended = False  # planning the whole study (tune): a failed baseline ends it
         self.share_process = backend_client.runs_here()  # paired replicates need the runs on this machine
+        self._checked: tuple[str, dict[str, Any]] | None = None  # (patched text, its check run's summary)
+        self._patch: tuple[str, Patch] | None = None  # (what it was made from, the recommendation's patch)
 
     # ------------------------------------------------------------ the plan
 
@@ -333,15 +346,25 @@ class StudyEngine:
         return self.policy.best if self.policy is not None else None
 
     def run_all(self) -> None:
-        """Plan the whole study (tune): every stage in order, then the recommendation."""
+        """Plan the whole study (tune): every stage in order, then the recommendation and its patch's check."""
         self._unattended = True
-        self._start(self._whole())
+        self._start(self._whole_and_check())
+
+    def _whole_and_check(self) -> Flow:
+        yield from self._whole()
+        if not self._stop:
+            yield from self._check_patch()
 
     def begin(self, stage: str, settings: RunSettings | None = None) -> None:
-        """Plan one stage (the wizard): the baseline, or one candidate of a lever — the user's `settings`, else
-        the lever's next candidate. The stages before it that have nothing to measure are recorded as skipped."""
+        """Plan one stage (the wizard): the baseline, a lever's candidate — the user's `settings`, else the
+        lever's next candidate — or the patch's check (`PATCH`, the Record page). The stages before a lever's
+        that have nothing to measure are recorded as skipped."""
         if stage == BASELINE:
             self._start(self._baseline())
+            return
+        if stage == PATCH:
+            self._close_before(None)
+            self._start(self._check_patch())
             return
         lever = levers.lever(stage)
         self._close_before(lever)
@@ -771,21 +794,105 @@ class StudyEngine:
 
     # ------------------------------------------------------------ the end
 
+    def _recommend(self) -> bool:
+        """The recommendation: the best kept rung, as the user would train with it (False: there is none)."""
+        study, base, best = self.study, self.study.baseline, self.best
+        if base is None or not base.kept or best is None:
+            return False
+        study.recommended = measurement_only(best.settings)
+        study.recommended_rung = best.name
+        return True
+
+    def patch(self) -> Patch | None:
+        """The recommendation's patch of the workload's file (None: no recommendation); made again only when the
+        recommendation, the findings or the file changed (reading a script takes a second or two)."""
+        if not self._recommend():
+            return None
+        base = self.study.baseline
+        args = (self.study.workload, self.study.recommended, measurement_only(base.settings), self.study.findings(),
+                base.summary)
+        key = repr((args[:4], (base.summary or {}).get("optimizer"), (base.summary or {}).get("workload"),
+                    _stamp(target_file(self.study.workload, base.summary))))
+        if self._patch is None or self._patch[0] != key:
+            self._patch = (key, recommended_patch(*args))
+        return self._patch[1]
+
+    def _check_patch(self) -> Flow:
+        """Measure the patched copy as written (STUDY_DIR/patched/NAME): one short run, re-used when it measured
+        this same patched text (a resumed study). Nothing to run when the patch changes nothing."""
+        if self.study.status not in (StudyStatus.RUNNING, StudyStatus.COMPLETED, StudyStatus.STOPPED_INPUT_BOUND):
+            return
+        patch = self.patch()
+        if patch is None or not patch.diff():
+            return
+        path = self.study.path
+        if patch_check.reusable(path, patch.name, patch.patched) is not None:
+            self.say("patch: the patched copy was measured before; its check is re-used")
+            return
+        ChangesPatch(self.study.recommended.label(), patch).write(path)  # the copy the run measures
+        run_dir = patch_check.run_dir(path)
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        self.say(f"patch: {counted(len(patch.placed), 'change')} placed in {patch.name}"
+                 + (f", {len(patch.unplaced)} left to you" if patch.unplaced else "")
+                 + f"; measuring the patched copy as written ({patch_check.check_steps(self.study.recommended)} "
+                   f"steps, {patch_check.PATCHED_DIR}/{patch.name})")
+        outcome = yield from self._ask(Action(
+            "run", patch_check.check_argv(patch_check.copy_path(path, patch.name), run_dir, self.study.recommended),
+            PATCH, run_dir=run_dir, python_path=[str(Path(patch.path).parent)]))
+        error = outcome.error or {}
+        self._checked = (patch.patched, outcome.document or {
+            "status": outcome.status, "error": {"message": error.get("message")} if error.get("message") else None})
+        self.say("patch: " + self.changes_patch(patch).check.line())
+
+    def changes_patch(self, patch: Patch | None = None) -> ChangesPatch | None:
+        """The code to apply with what its check found (the check run on disk for this patched text, else why
+        it has not run)."""
+        patch = patch if patch is not None else self.patch()
+        if patch is None:
+            return None
+        base = self.study.baseline
+        doc = ChangesPatch(self.study.recommended.label(), patch, kept=measurement_only(base.settings).label())
+        if doc.has_diff():
+            summary_ = self._checked[1] if self._checked is not None and self._checked[0] == patch.patched else \
+                patch_check.reusable(self.study.path, patch.name, patch.patched)
+            run = f"{patch_check.PATCHED_DIR}/{patch_check.CHECK_RUN}"
+            if summary_ is None:
+                ended = self.study.status in (StudyStatus.INTERRUPTED, StudyStatus.FAILED)
+                doc.check = patch_check.Check(patch_check.NOT_CHECKED, "the study ended before the patched script "
+                                              "was run" if ended else "the patched script has not been run yet")
+            else:
+                rec, factor = self.study.recommended, 1.0
+                if base.settings.lr_scale:
+                    factor = rec.lr_scale / base.settings.lr_scale
+                doc.check = patch_check.compare(summary_, rec, factor, base.summary, run)
+        return doc
+
     def finish(self) -> Study:
-        """The recommendation (the best kept rung, as the user would train with it) and its code changes; the
-        stages the user went past are recorded as skipped first."""
+        """The recommendation (the best kept rung, as the user would train with it), its code to apply
+        (changes.patch, with what its check found); the stages the user went past are recorded as skipped
+        first."""
         study = self.study
         if study.status == StudyStatus.RUNNING:
             if self.best is not None:
                 self._close_before(None)
             study.status = StudyStatus.COMPLETED
-        base, best = study.baseline, self.best
-        if base is not None and base.kept and best is not None:
-            study.recommended = measurement_only(best.settings)
-            study.recommended_rung = best.name
-            study.snippet = snippet(study.recommended, measurement_only(base.settings), study.findings(), base.summary)
+        doc = self.changes_patch()
+        if doc is not None:
+            study.snippet = doc.text(study.path)
+            study.patch = doc.to_dict()
+            doc.write(study.path)
         study.save()
         return study
+
+
+def _stamp(path: Path | None) -> tuple[str, float, int] | None:
+    """A file as it is now (its path, modification time and size): the patch is made again when it changed."""
+    try:
+        stat = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (str(path), stat.st_mtime, stat.st_size) if stat is not None else None
 
 
 def error_text(outcome: Outcome) -> str:

@@ -18,13 +18,15 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from ..backend_client import BackendResult, run_backend
+from ..backend_client import BackendResult, env_with_path, run_backend
 from ..cli_args import TRAINING_COMMANDS
 from ..errors import OutputDirError, UserError
 from ..numbers import counted
+from ..patch.check import PATCHED_DIR
+from ..patch.document import PATCH_FILE
 from ..runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML
 from ..trials.execute import fail_on_bad_input
-from .engine import Action, Outcome, StudyEngine, TuneOptions, prepare_study_dir
+from .engine import PATCH, Action, Outcome, StudyEngine, TuneOptions, prepare_study_dir
 from .study import Study, StudyStatus
 
 Runner = Callable[..., BackendResult]
@@ -43,10 +45,12 @@ def unfinished_study(path: Path) -> Study | None:
 
 
 def remove_study(path: Path) -> None:
-    """Delete a study's own files (study.yaml, runs/, backend.log, report.pdf): `tune --restart`."""
+    """Delete a study's own files (study.yaml, runs/, the patched copy and its check, changes.patch,
+    backend.log, report.pdf): `tune --restart`."""
     path = Path(path)
     shutil.rmtree(path / RUNS_DIR, ignore_errors=True)
-    for name in (STUDY_YAML, BACKEND_LOG, "report.pdf"):
+    shutil.rmtree(path / PATCHED_DIR, ignore_errors=True)
+    for name in (STUDY_YAML, BACKEND_LOG, "report.pdf", PATCH_FILE):
         (path / name).unlink(missing_ok=True)
 
 
@@ -123,9 +127,12 @@ class Ladder:
 
     def _execute(self, action: Action) -> Outcome:
         live = self.live if action.command in TRAINING_COMMANDS else None
+        extra = {"env": env_with_path(action.python_path)} if action.python_path else {}
         result = self.runner(action.command, action.argv, on_event=live,
-                             stderr_path=str(self.path / BACKEND_LOG), cancel=self.cancel)
-        if not action.candidate:  # a candidate's rejection is its failed rung; anything else ends the study
+                             stderr_path=str(self.path / BACKEND_LOG), cancel=self.cancel, **extra)
+        # a candidate's rejection is its failed rung, and a patched copy that does not load is what its check
+        # reports; anything else ends the study
+        if not action.candidate and action.stage != PATCH:
             fail_on_bad_input(result.error, WHAT[action.command])
         return Outcome(result.document, result.status, result.error)
 

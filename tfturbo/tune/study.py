@@ -10,7 +10,9 @@ completed | input_bound | failed | interrupted), message, environment (the
 `env` document), options, audit (findings), probe (the `probe-input`
 document), probe_input_fixes (the probe again with --input-fixes, when the
 input_pipeline rung was kept), ladder (entries as in `tune --json`), recommended (settings or
-null), findings, measurement (runs and pairs per rung), snippet, report.
+null), findings, measurement (runs and pairs per rung), snippet (the text of changes.patch: the code to
+apply), patch (`ChangesPatch.to_dict`: the file it changes, the patched copy, what was placed and what
+was left to the user, the check), report.
 `Study.load` is its typed inverse, the one reader of study.yaml: rungs come
 back as `Rung`s with their run's summary read from its run directory, and
 keys this version does not know are kept and written back.
@@ -39,7 +41,7 @@ STUDY_FORMAT = 1
 _STUDY_KINDS = {"format": INT, "tool": STR, "workload": STR, "created": STR, "status": STR, "message": STR,
                 "environment": DICT, "options": DICT, "audit": DICT, "probe": DICT, "ladder": LIST,
                 "recommended": DICT, "recommended_rung": STR, "findings": LIST, "measurement": DICT,
-                "snippet": STR, "report": STR}
+                "snippet": STR, "patch": DICT, "report": STR}
 # what a ladder entry records of its own; the rest of its keys are derived from its run's summary on save
 _ENTRY_KINDS = {"name": STR, "rung": STR, "run": STR, "settings": DICT, "status": STR, "skipped": BOOL,
                 "compared_with": STR, "replicates": LIST, "kept": BOOL, "reason": STR, "findings": LIST,
@@ -151,7 +153,8 @@ class Study:
     rungs: list[Rung] = field(default_factory=list)
     recommended: RunSettings | None = None
     recommended_rung: str | None = None  # the name of the ladder entry the recommendation comes from
-    snippet: str | None = None
+    snippet: str | None = None  # the code to apply: changes.patch's text (`tfturbo.patch.document.ChangesPatch`)
+    patch: dict[str, Any] | None = None  # study.yaml's `patch` (`ChangesPatch.to_dict`)
     report: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # study.yaml keys a newer tfturbo wrote (kept as read)
     # findings study.yaml recorded that no rung gives any more (its run folder is gone, or a user added one)
@@ -227,6 +230,7 @@ class Study:
             "probe_input_fixes": self.probe_input_fixes,
             "measurement": self.measurement(),
             "snippet": self.snippet,
+            "patch": self.patch,
         }
 
     def save(self) -> Path:
@@ -249,6 +253,7 @@ class Study:
             "findings": doc["findings"],
             "measurement": doc["measurement"],
             "snippet": self.snippet,
+            "patch": self.patch,
             "report": self.report,
             **{k: v for k, v in self.extra.items() if k not in _STUDY_KINDS},
         }
@@ -276,7 +281,7 @@ class Study:
                     status=doc.get("status") or "", message=doc.get("message") or "",
                     environment=doc.get("environment"), audit=_audit_findings(doc.get("audit")),
                     probe=doc.get("probe"), recommended_rung=doc.get("recommended_rung"),
-                    snippet=doc.get("snippet"), report=doc.get("report"), extra=extra,
+                    snippet=doc.get("snippet"), patch=doc.get("patch"), report=doc.get("report"), extra=extra,
                     recorded_findings=[f for f in doc.get("findings") or [] if isinstance(f, dict)],
                     problems=problems)
         study.recommended = _settings(doc.get("recommended"), f"{STUDY_YAML}: recommended", problems)

@@ -1,10 +1,14 @@
 """Record & report: the settings to train with, as recorded beside the checkpoint, and the PDF.
 
 The recommendation is the best kept rung (`study.yaml` says so too); the
-code changes come from `tune.apply_snippet`, and the record is read back from
-the run's `checkpoint/tfturbo-settings.yaml`, so what the page shows is what
-a model in production can be traced to. The report is the same one
-`tfturbo report` writes, rendered in a worker thread.
+code to apply is the study's changes.patch (`tfturbo.patch`: a patch of the
+user's own script), proven by measuring the patched copy as written: the
+page runs that check (the engine's `patch` stage, as `tfturbo tune` does)
+and shows what it found; "Save patched script…" writes the checked copy
+where the user chooses, "Copy patch" puts the patch on the clipboard. The
+record is read back from the run's `checkpoint/tfturbo-settings.yaml`, so
+what the page shows is what a model in production can be traced to. The
+report is the same one `tfturbo report` writes, rendered in a worker thread.
 """
 
 from __future__ import annotations
@@ -12,11 +16,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 
+from tfturbo.errors import UserError
 from tfturbo.headline import SPEED_UP, headline
 from tfturbo.learning_rate import learning_rate_text
+from tfturbo.patch.check import CHECKED, Check
+from tfturbo.patch.document import save_patched
 from tfturbo.runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, REPORT_PDF
 from tfturbo.settings import fixes_on
 
@@ -24,7 +31,9 @@ from ..cards import FactsCard
 from ..code_block import CodeBlock, PathBlock
 from ..error_box import ErrorBox
 from ..report_export import ReportJob, export_report
-from ..run_process import Launcher
+from ..run_data import RunData
+from ..run_gate import TrainingBusy
+from ..run_process import BackendProcess, Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, PASSED, RUNNING
 from .base import WizardPage, add_section, needs_baseline
@@ -82,9 +91,30 @@ class RecordPage(WizardPage):
         self.left.addStretch(1)
 
         add_section(self.right, "Changes to make in your training script")
+        self.check_status = muted_label("")
+        self.check_status.setWordWrap(True)
+        self.right.addWidget(self.check_status)
+        self.copy_button = QPushButton("Copy patch")
+        self.copy_button.clicked.connect(self.copy_patch)
+        self.save_button = QPushButton("Save patched script…")
+        self.save_button.setToolTip("Write the patched script the check measured where you choose; your own script "
+                                    "is not changed unless you choose it")
+        self.save_button.clicked.connect(self.choose_patched)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.copy_button)
+        buttons.addWidget(self.save_button)
+        buttons.addStretch(1)
+        self.right.addLayout(buttons)
+        self.save_status = muted_label("")
+        self.save_status.setWordWrap(True)
+        self.right.addWidget(self.save_status)
         self.snippet = CodeBlock(fill=True)
+        self.snippet.copy_button.hide()  # "Copy patch" above copies it
         self.right.addWidget(self.snippet, 1)  # up to its wrapped height (CodeBlock fill): a stretch below took it all
         self.right.addStretch(0)  # what the snippet does not need
+        self.check = BackendProcess(launcher, self)  # the run that measures the patched copy as written
+        self.check.ended.connect(self._check_ended)
+        self.save_path_dialog = QFileDialog.getSaveFileName  # replaced in tests
 
     def available(self) -> str:
         return needs_baseline(self.session)
@@ -101,7 +131,7 @@ class RecordPage(WizardPage):
         facts.insert(0, (SPEED_UP, f"{shown.text()} {shown.source(best.name)}, {shown.verdict}" if shown is not None
                          else "none: no change beat the baseline, its settings are kept"))  # the number it records
         self.recommended.set_facts(facts, title=f"Recommended: {study.recommended.label()}")
-        self.snippet.set_text((study.snippet or "").rstrip())
+        self.show_patch(study)
         path = session.rung_path(best) / CHECKPOINT_DIR / CHECKPOINT_SETTINGS
         try:
             text = path.read_text(encoding="utf-8")
@@ -110,6 +140,62 @@ class RecordPage(WizardPage):
         self.record_path.set_text(str(path))
         self.record.set_text(text.rstrip())
         self.set_status(PASSED)  # the recommendation is recorded in study.yaml
+        self.start_check()
+
+    # ------------------------------------------------------------ the code to apply
+
+    def show_patch(self, study) -> None:
+        """The study's changes.patch, what its check found, and whether there is a patched script to save."""
+        self.snippet.set_text((study.snippet or "").rstrip())
+        patch = study.patch or {}
+        self.save_button.setEnabled(bool(patch.get("copy")))
+        self.copy_button.setEnabled(bool(study.snippet))
+        check = Check.from_dict(patch.get("check"))
+        if check is None:
+            self.check_status.setText("")
+        elif check.status == CHECKED:
+            self.check_status.setText("Checked: " + check.reason + ".")
+        else:
+            self.check_status.setText(check.line()[0].upper() + check.line()[1:] + ".")
+
+    def start_check(self) -> None:
+        """Measure the patched copy as written (once per patch: a check on disk for it is re-used)."""
+        if self.check.is_running():
+            return
+        action = self.session.start_patch_check()
+        if action is None:
+            return
+        try:
+            self.check.start(action.command, action.argv, name="patch check", stderr_path=self.session.log_path(),
+                             python_path=action.python_path)
+        except TrainingBusy as e:
+            self.session.abandon_patch_check()
+            self.check_status.setText(f"The patch is not checked yet: {e}. Come back to this page to check it.")
+            return
+        self.check_status.setText("Checking the patch: running the patched copy of your script as written "
+                                  "(a short run)…")
+
+    def _check_ended(self, data: RunData) -> None:
+        self.show_patch(self.session.finish_patch_check(data))
+
+    def copy_patch(self) -> None:
+        QGuiApplication.clipboard().setText(self.snippet.text() + "\n")
+
+    def choose_patched(self) -> None:
+        study = self.session.study
+        target = Path((study.patch or {}).get("target") or "script.py")
+        start = str(target.with_name(f"{target.stem}_tfturbo{target.suffix}"))
+        path, _ = self.save_path_dialog(self, "Save the patched script", start, "Python files (*.py)")
+        if path:
+            self.save_patched(Path(path))
+
+    def save_patched(self, path: Path) -> None:
+        try:
+            written = save_patched(self.session.study.path, self.session.study.patch, path)
+        except UserError as e:
+            self.save_status.setText(str(e))
+            return
+        self.save_status.setText(f"Patched script saved: {written}")
 
     # ------------------------------------------------------------ PDF
 

@@ -421,6 +421,17 @@ class ActiveRun:
     memory_note: str | None = None  # what its memory peak is when not its own (`run-pair`: the process's, both arms)
 
 
+def code_facts(workload) -> dict[str, Any]:
+    """What running the workload showed of its code, for the patch of its file (tfturbo/tune/code_changes.py):
+    whether fit() got NumPy arrays or a dataset, and a script's fit() line (it picks the fit() the run
+    measured when the script has several)."""
+    facts: dict[str, Any] = {"data": "numpy" if getattr(workload, "array_data", False) else "tf.data"}
+    call = getattr(workload, "call", None)
+    if call is not None and getattr(call, "line", None):
+        facts["fit_line"] = int(call.line)
+    return facts
+
+
 def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log: bool = True) -> ActiveRun:
     """run.yaml, events.jsonl and backend.log attached (`log` False: the caller attaches the log), the monitor
     and the instrument: everything before fit()."""
@@ -435,7 +446,7 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
     devs = hardware.devices()
     # where it trains: versions, the device and, on a GPU with TF32, whether float32 matmuls ran as TF32
     env = {"versions": hardware.versions(), "device": hardware.device_label(devs), "tf32": hardware.tf32_enabled(devs)}
-    workload = job.workload.describe()  # a training script: with the fit() call measured
+    workload = {**job.workload.describe(), **code_facts(job.workload)}  # a training script: the fit() measured
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
         "settings": settings.to_dict(), "workload": workload, **env, "devices": devs,
         "command_line": shlex.join(["tfturbo", "run", *run_argv(settings, str(run_dir))]),

@@ -22,6 +22,7 @@ import statistics
 
 from tfturbo.findings import RECOMPILE_STORM, Finding
 
+from ..diagnostics.advice import WorkloadShape, partial_batch_fix
 from ..diagnostics.dataset_audit import (ShapeSample, describe_varying, sample_shapes, static_shape_fix,
                                          varying_dims)
 from .base import Detector, RunContext, Window
@@ -148,8 +149,9 @@ class RecompileStorm(Detector):
         else:
             message += ("The input shapes looked fixed in the first batches: look for Python values or "
                         "tensors whose shape changes passed into the step.")
-            fix = ("# give every step the same shapes: fixed batch size and padded sequence lengths\n"
-                   f"train_ds = train_ds.batch({batch_size}, drop_remainder=True)")
+            shape = ctx.extra.get("workload_shape") or WorkloadShape()
+            fix = ("# give every step the same shapes: whole batches (and padded sequence lengths)\n"
+                   + partial_batch_fix(batch_size, shape))  # arrays sliced, or drop_remainder on its own batch()
             where = "train step inputs"
         return Finding(RECOMPILE_STORM, message, fix=fix, where=where, data={
             "spikes": len(found), "steady_steps": steady, "median_ms": median, "spike_steps": at,

@@ -179,29 +179,32 @@ def static_shape_fix(sample: ShapeSample, batch_size: int, shape: Any = None) ->
     (`advice.WorkloadShape`) says where the training data is made and whether it is NumPy arrays."""
     from .advice import WorkloadShape, partial_batch_fix
 
+    shape = shape or WorkloadShape()
     varying = [v for v in varying_dims(sample) if v.dim > 0]
     if not varying:
-        return partial_batch_fix(batch_size, shape or WorkloadShape())
+        return partial_batch_fix(batch_size, shape)
     longest = max(max(v.seen) for v in varying)
     length = max(t for j in range(len(sample.names)) for t in fixed_shape(sample, j) if t)
-    return (f"# pad to one fixed size (the longest seen, {longest}, rounded up to a multiple of {ALIGN}):\n"
-            f"train_ds = train_ds.unbatch().padded_batch({batch_size}, padded_shapes={_padded_shapes_code(sample)}, "
+    ds = shape.dataset  # the script's own dataset variable (unbatched again: never batches of batches)
+    return (f"# pad to one fixed size (the longest seen, {longest}, rounded up to a multiple of {ALIGN}), "
+            f"{shape.data_place}:\n"
+            f"{ds} = {ds}.unbatch().padded_batch({batch_size}, padded_shapes={_padded_shapes_code(sample)}, "
             "drop_remainder=True)\n"
             "# or pad to a few fixed buckets (one compilation each), on the unbatched examples:\n"
-            "# train_ds = examples.bucket_by_sequence_length(lambda x, y: tf.shape(x)[0], "
+            f"# {ds} = examples.bucket_by_sequence_length(lambda x, y: tf.shape(x)[0], "
             f"bucket_boundaries=[{length // 4 + 1}, {length // 2 + 1}, {length + 1}], "
             f"bucket_batch_sizes=[{batch_size}] * 4, pad_to_bucket_boundary=True, drop_remainder=True)\n"
             "# or let tfturbo pad and drop the partial batch: tfturbo run ... --drop-remainder")
 
 
-def dynamic_shape_findings(sample: ShapeSample, batch_size: int) -> list[Finding]:
+def dynamic_shape_findings(sample: ShapeSample, batch_size: int, shape: Any = None) -> list[Finding]:
     """DYNAMIC_SHAPE for each non-batch dimension that varies between batches."""
     findings = []
     for v in (v for v in varying_dims(sample) if v.dim > 0):
         findings.append(Finding(
             DYNAMIC_SHAPE,
             f"{v.describe()}: XLA compiles a new program for every new size",
-            fix=static_shape_fix(sample, batch_size), where=f"{v.component} dimension {v.dim}",
+            fix=static_shape_fix(sample, batch_size, shape), where=f"{v.component} dimension {v.dim}",
             data={"component": v.component, "dim": v.dim, "seen": v.seen,
                   "proposed": fixed_shape(sample, sample.names.index(v.component))[v.dim - 1]}))
     return findings
@@ -216,7 +219,7 @@ def xla_findings(ds: Any, batch_size: int, sample: ShapeSample | None = None, sh
     partial = partial_batch_finding(sample, batch_size, shape)
     if partial:
         findings.append(partial)
-    findings.extend(dynamic_shape_findings(sample, batch_size))
+    findings.extend(dynamic_shape_findings(sample, batch_size, shape))
     return findings
 
 

@@ -176,14 +176,14 @@ def input_bound_finding(v: ProbeResult, ops: PipelineOps | None, shape: Workload
                      " rewrite it in tf ops or cache its output")
     if shape.data == NUMPY:  # the template above is for files read by tf.data: the arrays' own change instead
         lines = [array_input_fix(batch_size or "BATCH_SIZE", shape)]
-    elif shape.source == SCRIPT:  # the script's own pipeline: what to add to it, before its fit()
+    elif shape.source == SCRIPT:  # the script's own pipeline, by its own name: what to add to it, before its fit()
+        ds = shape.dataset
         lines = [lines[0], f"# {shape.data_place}:"]
         if sequential_map:
-            lines.append("train_ds = ...map(fn, num_parallel_calls=tf.data.AUTOTUNE)  # <- your map runs one element "
-                         "at a time")
+            lines.append(".map(fn, num_parallel_calls=tf.data.AUTOTUNE)  # <- your map runs one element at a time")
         if no_cache:
-            lines.append("train_ds = train_ds.cache()  # after the expensive deterministic steps, before shuffle")
-        lines.append("train_ds = train_ds.prefetch(tf.data.AUTOTUNE)  # overlap input with the training step"
+            lines.append(".cache()  # in the pipeline, after the expensive deterministic steps, before shuffle")
+        lines.append(f"{ds} = {ds}.prefetch(tf.data.AUTOTUNE)  # overlap input with the training step"
                      + mark(no_prefetch, "no prefetch at the end now"))
     lines.append("# or let tfturbo apply the measured tf.data fixes: tfturbo run ... --input-fixes")
     rates = v.rates()

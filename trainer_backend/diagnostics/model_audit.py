@@ -80,12 +80,14 @@ def _activation_name(layer: Any) -> str | None:
 
 
 def _head_fix(layer: Any, decision: "HeadDecision", shape: Any = None) -> str:
-    """The head with dtype="float32", written as the user's own layer for this model kind."""
+    """The head with dtype="float32", written as the user's own layer line where the script shows it (else for
+    this model kind), its alternative following the head (`decision`, from this output's own loss)."""
     from .advice import WorkloadShape, head_fix
 
     cls = type(layer).__name__
     config = layer.get_config() if hasattr(layer, "get_config") else {}
     activation = _activation_name(layer)
+    units = config.get("units") if isinstance(config.get("units"), int) else None
     if cls == "Dense":
         args = f'{config.get("units")}' + (f', activation="{activation}"' if activation not in (None, "linear") else "")
     elif cls == "Activation":
@@ -94,7 +96,8 @@ def _head_fix(layer: Any, decision: "HeadDecision", shape: Any = None) -> str:
         args = ""
     else:
         args = f"...  # was {layer.name!r}"
-    return head_fix(cls, args, decision, shape or WorkloadShape())
+    return head_fix(cls, args, decision, shape or WorkloadShape(), layer=layer_path(layer), activation=activation,
+                    units=units)
 
 
 @dataclass(frozen=True)
@@ -216,7 +219,7 @@ def head_findings(model: Any, sample_x: Any = None, sample_y: Any = None, shape:
                   "final_activation": decision.final,
                   "metrics_refusing": [name for name, _ in refusing]}))
     if not heads and sample_x is not None:
-        findings.extend(_subclassed_head_findings(model, sample_x, refusing))
+        findings.extend(_subclassed_head_findings(model, sample_x, refusing, shape))
     return findings
 
 
@@ -323,11 +326,14 @@ def _fresh_metric(identifier: Any, y_true: Any, y_pred: Any):
         return None
 
 
-def _subclassed_head_findings(model: Any, sample_x: Any, refusing: list[tuple[str, str]]) -> list[Finding]:
+def _subclassed_head_findings(model: Any, sample_x: Any, refusing: list[tuple[str, str]],
+                              shape: Any = None) -> list[Finding]:
     import keras
 
     if type(model).call is keras.Model.call:  # no call() of its own (a VAE, a GAN): its train_step calls its parts
         return []
+    from tfturbo.patch import changes as C
+
     outputs = keras.tree.flatten(model(sample_x, training=False))
     dtypes = sorted({str(keras.backend.standardize_dtype(o.dtype)) for o in outputs})
     sixteen = [d for d in dtypes if d in SIXTEEN_BIT]
@@ -341,8 +347,10 @@ def _subclassed_head_findings(model: Any, sample_x: Any, refusing: list[tuple[st
         HEAD_NOT_FLOAT32,
         f"model {model.name!r} returns {', '.join(sixteen)} outputs (its last layer or final activation computes "
         f"in 16-bit): {'; '.join(risks)}",
-        fix=('# in __init__, create the last layer (or the final activation) in float32:\n'
-             f'self.head = keras.layers.Dense(units, {activation}dtype="float32")  # {decision.why}'),
+        fix=(shape.edited(C.Float32Head(why="")) if shape is not None else None) or (
+            '# in __init__, create the last layer (or the final activation) in float32, its other arguments as '
+            'they are:\n'
+            f'self.head = keras.layers.Dense(units, {activation}dtype="float32")  # {decision.why}'),
         where=where, data={"output_dtypes": dtypes, "risks": risks,
                            "metrics_refusing": [name for name, _ in refusing]})]
 

@@ -3,10 +3,10 @@
 A lever is one thing the study may change in the user's training (mixed
 precision, XLA, a larger batch, …). Its module owns everything about it:
 when it applies and what it measures (`candidates`, `follow_up`), the finding
-its rung carries (`findings`), its hunk of the recommended code changes
-(`hunks`), and its words for the wizard's step list and the report (`title`,
+its rung carries (`findings`), its part of the recommended code changes
+(`changes`, which `tfturbo.patch` places in the user's file), and its words for the wizard's step list and the report (`title`,
 `intro`). `TuningPolicy`, the study engine, `tfturbo tune --stages`, the
-wizard's step list and the snippet walk `LEVERS`; nothing else switches on a
+wizard's step list and the patch walk `LEVERS`; nothing else switches on a
 lever's kind.
 
 A new lever is one new module in this package defining a `Lever` subclass
@@ -21,6 +21,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from ...patch.changes import Change
 from ...settings import RunSettings
 from ...trials.verdict import TrialVerdict
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:  # the policy walks the levers; a lever reads the policy's sta
 
 @dataclass(frozen=True)
 class WorkloadCode:
-    """How the workload's own code reads where a hunk changes it, from its baseline run's summary."""
+    """How the workload's own code reads where a change touches it, from its baseline run's summary."""
 
     optimizer: dict[str, Any] | None = None  # summary "optimizer" (trainer_backend/optimizer_code.py)
     device: str | None = None  # summary "device": where the baseline trained ("GPU: NVIDIA A100 …", "CPU: …")
@@ -42,12 +43,6 @@ class WorkloadCode:
         """"GPU" or "TPU" when the baseline trained on one (its device line), else None."""
         kind = (self.device or "").split(":", 1)[0]
         return kind if kind in ("GPU", "TPU") else None
-
-    def compile_call(self) -> str:
-        """The workload's compile() call, the context line of the hunks that add an argument to it."""
-        given = (self.optimizer or {}).get("given_as")
-        return f' model.compile(optimizer="{given}", ...,' if given else \
-            " model.compile(...,  # your optimizer, loss and metrics, as they are"
 
 
 @dataclass
@@ -60,9 +55,6 @@ class Candidate:
     note: str  # why it is measured: written before the verdict's reason
     reference: Any  # the Rung it is measured against (speed): the best so far when the stage was planned
     skipped_reason: str | None = None  # set when the stage has nothing to measure (e.g. no memory freed)
-
-
-Hunk = tuple[str, list[str]]  # (why, patch lines) of the recommended code changes
 
 
 class Lever:
@@ -110,10 +102,11 @@ class Lever:
         """The finding a rung of this lever carries (docs/FINDINGS.md), kept or not."""
         return []
 
-    def hunks(self, rec: RunSettings, base: RunSettings, findings: list[dict[str, Any]],
-              code: WorkloadCode | None = None) -> list[Hunk]:
-        """Its part of the code changes from `base` to the recommended `rec`, in the words of the workload's own
-        code where `code` says how it reads."""
+    def changes(self, rec: RunSettings, base: RunSettings, findings: list[dict[str, Any]],
+                code: WorkloadCode | None = None) -> list[Change]:
+        """Its part of the code changes from `base` to the recommended `rec` (`tfturbo.patch.changes`), placed
+        in the user's file where it says that thing; `code` says how the workload wrote what a change
+        multiplies (its optimizer)."""
         return []
 
     def not_in_effect(self, summary: dict[str, Any]) -> str | None:
@@ -121,10 +114,6 @@ class Lever:
         it"), or None when it did or the run cannot tell. The trial stops after its first candidate run when
         this says something (`trials.trial.Trial.not_in_effect`): that run is the reference's, not a change."""
         return None
-
-    def extras(self, rec: RunSettings, findings: list[dict[str, Any]]) -> list[str]:
-        """Comment lines the snippet adds under the recommended settings ("also, under the 16-bit policy")."""
-        return []
 
     def after_stage(self, engine: "StudyEngine") -> Iterator[Any]:
         """Backend actions once the stage's trials are judged (the input probe again); may end the study."""

@@ -19,7 +19,8 @@ from typing import Any
 from ... import findings as F
 from ...settings import XLA_CPU_AUTOCLUSTERING_FLAG
 from ...trials.verdict import NOT_APPLIED
-from . import Candidate, Hunk, Lever
+from ...patch import changes as C
+from . import Candidate, Lever
 from .xla import LEVER as XLA
 
 
@@ -70,18 +71,13 @@ class AutoClustering(Lever):
                           'tf.config.optimizer.set_jit("autoclustering")  # before training'
                           if verdict.kept else "", rung.name).to_dict()]
 
-    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
+    def changes(self, rec, base, findings, code=None) -> list[C.Change]:
         if not (rec.xla_autoclustering and not base.xla_autoclustering):
             return []
-        if code is not None and code.accelerator is not None:  # a GPU clusters its ops without the CPU flag
-            return [("XLA auto-clustering: XLA compiles the parts of the step it supports",
-                     [" import tensorflow as tf", '+tf.config.optimizer.set_jit("autoclustering")'])]
-        return [("XLA auto-clustering: XLA compiles the parts of the step it supports (set before TensorFlow "
-                 "starts; on a CPU it needs the flag, as measured)",
-                 ["+import os",
-                  f'+os.environ["TF_XLA_FLAGS"] = os.environ.get("TF_XLA_FLAGS", "") + '
-                  f'" {XLA_CPU_AUTOCLUSTERING_FLAG}"',
-                  " import tensorflow as tf", '+tf.config.optimizer.set_jit("autoclustering")'])]
+        on_cpu = code is None or code.accelerator is None  # a GPU clusters its ops without the CPU flag
+        return [C.AutoClustering(cpu_flag=on_cpu, why="XLA auto-clustering: XLA compiles the parts of the step it "
+                                 "supports" + (" (the flag before TensorFlow starts, as measured on a CPU)"
+                                               if on_cpu else ""))]
 
 
 LEVER = AutoClustering()

@@ -9,10 +9,10 @@ every optimizer a custom train_step uses where the run recorded them,
 `optimizers`); a size that was faster but lost accuracy under a scaled rate is
 measured once more under the next milder rule (`tune.batch.milder`) before the
 search treats it as rejected, and a size kept under the milder rule keeps that
-rule for the sizes after it. The snippet's batch() line also carries
-drop_remainder=True when the recommendation compiles with XLA or drops the
-partial batch; its learning-rate lines write the new rate the way the workload
-wrote it (`learning_rate_lines`).
+rule for the sizes after it. Its code changes set the batch size where the
+script sets it, the learning rate (or its schedule's rates) times the factor
+the rule gave, and drop_remainder=True on the training data's batch() when
+the recommendation drops the partial batch.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from ... import findings as F
-from ...learning_rate import rate_text, scaled_config, scales, schedule_text, scaling_words
-from ...workload_kind import is_script
+from ...learning_rate import scaling_words
+from ...patch import changes as C
 from ...verdicts import AccuracyVerdict, Verdict
 from ..batch import NOT_FASTER, LrRule, milder, next_size, rule_for, rule_of
-from . import Candidate, Hunk, Lever
+from . import Candidate, Lever
 
 
 def _peak(rung) -> float | None:
@@ -175,66 +175,30 @@ class BatchSize(Lever):
                           "search ends below it (an expected outcome: most often out of memory)",
                           "keep a smaller batch", rung.name, data={"batch_size": s.batch_size}).to_dict()]
 
-    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
-        out: list[Hunk] = []
-        changed = rec.batch_size and base.batch_size and rec.batch_size != base.batch_size
-        # only what was measured and kept: the recommendation's own drop_remainder (XLA alone never adds it; the
-        # runs measured XLA without it unless its shape audit found a partial batch and the fix was kept)
-        drop = rec.drop_remainder and not base.drop_remainder
-        if changed or drop:
-            old, new = base.batch_size or "BATCH_SIZE", rec.batch_size or base.batch_size or "BATCH_SIZE"
-            why = []
-            if drop:
-                why.append("drop_remainder=True keeps the batch shape fixed, so XLA compiles once"
-                           if rec.jit_compile else "drop the partial last batch")
-            if changed:
-                why.append(f"batch {old} → {new}: the largest size the batch search kept (faster per sample, "
-                           "accuracy within tolerance)")
-            if is_script(rec.workload) and not drop:
-                # a training script batches in fit() or in its own tf.data pipeline: both said, in its words
-                # (the issue 22 walk read "train_ds.batch(50)" for a script calling fit(x, y, batch_size=50))
-                lines = [f"-model.fit(x, y, batch_size={old}, ...)  # or, batched in tf.data: train_ds.batch({old})",
-                         f"+model.fit(x, y, batch_size={new}, ...)  # or, batched in tf.data: train_ds.batch({new})"]
-            else:
-                lines = [f"-train_ds = train_ds.batch({old})",
-                         f"+train_ds = train_ds.batch({new}{', drop_remainder=True' if drop else ''})"]
-            out.append(("input pipeline: " + "; ".join(why), lines))
+    def changes(self, rec, base, findings, code=None) -> list[C.Change]:
+        out: list[C.Change] = []
+        if rec.batch_size and rec.batch_size != base.batch_size:
+            out.append(C.BatchSize(size=rec.batch_size, was=base.batch_size, why=(
+                f"batch size {base.batch_size or 'as written'} → {rec.batch_size}: the largest size the batch "
+                "search kept (faster per sample, accuracy within tolerance)")))
+        elif rec.batch_size:  # what the study measured; a script that says another (tune --batch-size) is set to it
+            out.append(C.BatchSize(size=rec.batch_size, differs=False,
+                                   why=f"batch size {rec.batch_size}, the size the study measured"))
         if abs(rec.lr_scale - base.lr_scale) > 1e-9:
             factor = rec.lr_scale / base.lr_scale
             k = rec.batch_size / base.batch_size if rec.batch_size and base.batch_size else None
             rule = rule_of(k, factor) if k else None
             how = f"the {rule.name} rule ({rule.source})" if rule is not None else "the scale the search kept"
-            out.append((f"learning rate ×{factor:.3g} for the larger batch: {how}",
-                        learning_rate_lines(factor, code.optimizer if code else None)))
+            out.append(C.LearningRate(factor=factor, optimizer=code.optimizer if code else None,
+                                      why=f"learning rate ×{factor:.3g} for the larger batch: {how}"))
+        if rec.drop_remainder and not base.drop_remainder:
+            # only what was measured and kept: XLA alone never adds it (the runs measured XLA without it unless its
+            # shape audit found a partial batch and the fix was kept)
+            fix = next((f.get("fix") for f in findings if f.get("code") == F.PARTIAL_LAST_BATCH and f.get("fix")), "")
+            out.append(C.DropRemainder(snippet=str(fix or ""), why=(
+                "drop_remainder=True on the training data's batch(): one batch shape, so XLA compiles once"
+                if rec.jit_compile else "drop the partial last batch of the training data")))
         return out
-
-
-def learning_rate_lines(factor: float, optimizer: dict[str, Any] | None) -> list[str]:
-    """The learning rate times `factor`, written as the new value the way the workload wrote its optimizer
-    (`trainer_backend/optimizer_code.py`), never as arithmetic on it: a string given to compile() becomes its class
-    at Keras' default rate times the factor (`optimizer="adam"` → `keras.optimizers.Adam(learning_rate=0.001414)`);
-    an object keeps its class and gets the new rate; a schedule keeps its class and parameters with its rates
-    scaled (`learning_rate.scaled_config`: initial rate, warm-up target, piecewise values; its step counts as
-    they are); unknown (an older run), a generic line on the workload's own rate."""
-    opt = optimizer or {}
-    cls, given = opt.get("class"), opt.get("given_as")
-    name = f"keras.optimizers.{cls}" if opt.get("module") == "keras.optimizers" else cls
-    rate, default = opt.get("learning_rate"), opt.get("default_learning_rate")
-    times = f"×{factor:.3g}"
-    schedule, config = opt.get("schedule"), opt.get("schedule_config")
-    if cls and schedule and isinstance(config, dict) and scales(config):
-        written = {"class": f"keras.optimizers.schedules.{schedule}", "config": config}
-        scaled = {**written, "config": scaled_config(config, factor)}
-        return [f"-schedule = {schedule_text(written)}", f"+schedule = {schedule_text(scaled)}  # its rates {times}"]
-    if cls and given and isinstance(default, (int, float)):
-        return [f'-model.compile(optimizer="{given}", ...)',
-                f'+model.compile(optimizer={name}(learning_rate={rate_text(default * factor)}), ...)'
-                f'  # "{given}" is {cls} at Keras\' default learning rate {rate_text(default)}; {times}']
-    if cls and isinstance(rate, (int, float)):
-        return [f"-optimizer = {name}(learning_rate={rate_text(rate)}, ...)",
-                f"+optimizer = {name}(learning_rate={rate_text(rate * factor)}, ...)  # {times}"]
-    return ["-optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE)",
-            f"+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * {factor:.4g})  # your rate {times}"]
 
 
 LEVER = BatchSize()

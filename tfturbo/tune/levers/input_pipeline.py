@@ -14,7 +14,8 @@ from typing import Any, Iterator
 
 from ... import findings as F
 from ...verdicts import ProbeVerdict
-from . import Candidate, Hunk, Lever
+from ...patch import changes as C
+from . import Candidate, Lever
 
 INPUT_BOUND_ADVICE = ("the device waits for data, so precision and XLA would not make it faster; make the "
                       "input pipeline changes of the INPUT_BOUND finding in your code, then tune again")
@@ -43,13 +44,15 @@ class InputPipeline(Lever):
                           f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
                           applied[0].get("fix", "") if applied and verdict.kept else "", rung.name).to_dict()]
 
-    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
+    def changes(self, rec, base, findings, code=None) -> list[C.Change]:
         if not (rec.input_fixes and not base.input_fixes):
             return []
         applied = next((f.get("fix") for f in findings if isinstance(f, dict)
                         and f.get("code") == F.INPUT_FIXES_APPLIED and f.get("fix")), None)
-        return [("input pipeline: the automatic tf.data fixes tfturbo measured (at the end of make_datasets())",
-                 ["+" + line for line in (applied or "train_ds = train_ds.prefetch(tf.data.AUTOTUNE)").splitlines()])]
+        return [C.ByHand(snippet=applied or "train_ds = train_ds.prefetch(tf.data.AUTOTUNE)",
+                         reason="tfturbo applied these tf.data fixes to the pipeline it was given; write them at the "
+                                "end of your training pipeline",
+                         why="input pipeline: the automatic tf.data fixes tfturbo measured")]
 
     def handles_input_bound(self) -> bool:
         return True

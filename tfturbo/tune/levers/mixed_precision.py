@@ -4,22 +4,18 @@ The recommended 16-bit policy of the hardware report (or the one chosen with
 --policy; both with --both-policies). The audit's float32-head fix is applied
 when it found a 16-bit head (TuningPolicy.fixes_for); a 16-bit rung whose runs
 failed on a cause an automatic fix cures is measured once more with it
-(`follow_up`). The snippet sets the policy before the model is built and keeps
-the output layer in float32.
+(`follow_up`). Its code changes set the policy before the model is built and
+keep the output layer in float32 (dtype="float32" on the layer the audit found).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from ... import findings as F
+from ...patch import changes as C
 from ...settings import with_audit_fixes
-from . import Candidate, Hunk, Lever
+from . import Candidate, Lever
 
-
-def _added(fix: str) -> list[str]:
-    """A finding's fix as patch lines: comments stay comments, code lines are added."""
-    return [line if line.startswith("#") else f"+{line}" for line in fix.splitlines()]
+NOT_MEASURED = "not measured: the study kept the sizes it measured"
 
 
 class MixedPrecision(Lever):
@@ -57,40 +53,40 @@ class MixedPrecision(Lever):
     def slug_for(self, settings) -> str:
         return settings.policy
 
-    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
-        out: list[Hunk] = []
-        if rec.policy != base.policy:
-            out.append(("precision policy: set it BEFORE the model is built (layers take the policy they are "
-                        "created under)", [" import keras", f'+keras.mixed_precision.set_global_policy("{rec.policy}")',
-                                           " model = build_model()"]))
-        if rec.sixteen_bit:
-            heads = [f for f in findings if f.get("code") == F.HEAD_NOT_FLOAT32]
-            found = "; ".join(f"{f.get('where') or 'output layer'}: {f.get('message', '')}".strip() for f in heads)
-            own = next((f.get("fix") for f in heads if f.get("fix")), None)  # written for this model's kind
-            out.append((
-                "float32 head: the output layer / final activation must compute in float32"
-                + (f" (the audit found: {found})" if found else " (keeps softmax and loss from overflowing in 16-bit)"),
-                _added(own) if own else [
-                    '-outputs = keras.layers.Dense(num_classes, activation="softmax")(x)',
-                    '+outputs = keras.layers.Dense(num_classes, activation="softmax", dtype="float32")(x)',
-                    "# or, after a 16-bit Dense without activation:",
-                    '+outputs = keras.layers.Activation("softmax", dtype="float32")(x)',
-                ]))
-            ids = next((f.get("fix") for f in findings if f.get("code") == F.INTEGER_INPUT_16BIT and f.get("fix")), None)
-            if ids:
-                out.append(("integer inputs: token ids / indices must reach their lookup as integers (16-bit floats "
-                            "round them)", _added(ids)))
-        return out
-
-    def extras(self, rec, findings: list[dict[str, Any]]) -> list[str]:
-        out = []
+    def changes(self, rec, base, findings, code=None) -> list[C.Change]:
+        out: list[C.Change] = []
+        if rec.policy is not None:  # (None: left as the workload wrote it, nothing to change)
+            out.append(C.Policy(name=rec.policy, differs=rec.policy != base.policy, why=(
+                f"precision policy {rec.policy}, set before the model is built (layers take the policy they are "
+                "created under)" if rec.policy != "float32" else "precision policy float32")))
+        if not rec.sixteen_bit:
+            return out
+        heads = [f for f in findings if f.get("code") == F.HEAD_NOT_FLOAT32]
+        if heads:
+            named = tuple(dict.fromkeys((str((f.get("data") or {}).get("layer") or f.get("where") or ""),
+                                         str((f.get("data") or {}).get("class") or "")) for f in heads))
+            found = ", ".join(dict.fromkeys(str(f.get("where") or "the output layer") for f in heads))
+            fix = next((str(f["fix"]) for f in heads if f.get("fix")), "")  # the audit's code for this model
+            out.append(C.Float32Head(layers=named, snippet=fix, why=(
+                f'float32 head: dtype="float32" on the output layer the audit found in 16-bit ({found}), so its '
+                "activation and the loss compute in float32")))
+        ids = next((f for f in findings if f.get("code") == F.INTEGER_INPUT_16BIT), None)
+        if ids is not None:
+            out.append(C.IntegerInput(snippet=str(ids.get("fix") or ""), why=(
+                'integer inputs: the ids Input declared dtype="int32", so they reach their lookup exact (16-bit '
+                "floats round them)")))
         if rec.policy == "mixed_float16":
-            out += [f"# custom train_step: {f.get('fix') or 'scale the loss with optimizer.scale_loss(loss)'}"
+            out += [C.ByHand(snippet=str(f.get("fix") or "scale the loss with optimizer.scale_loss(loss)"),
+                             reason="a custom train_step is the user's own loop",
+                             why="custom train_step: scale the loss under mixed_float16")
                     for f in findings if f.get("code") == F.CUSTOM_LOOP_NO_LOSS_SCALING]
-        if rec.sixteen_bit:
-            out += [f"# {f.get('where') or f.get('code')}: {f['fix']}" for code in
-                    (F.DIM_NOT_MULTIPLE_OF_8, F.BATCH_NOT_MULTIPLE_OF_8)
-                    for f in findings if f.get("code") == code and f.get("fix")]
+        out += [C.ByHand(snippet=str(f["fix"]), reason=NOT_MEASURED,
+                         why=f"{f.get('where') or f.get('code')}: a size that is not a multiple of 8 under 16-bit")
+                for f in findings if f.get("code") == F.DIM_NOT_MULTIPLE_OF_8 and f.get("fix")]
+        if rec.batch_size and rec.batch_size % 8:
+            out += [C.ByHand(snippet=str(f["fix"]), reason=NOT_MEASURED,
+                             why=f"batch size {rec.batch_size} is not a multiple of 8 under 16-bit")
+                    for f in findings if f.get("code") == F.BATCH_NOT_MULTIPLE_OF_8 and f.get("fix")]
         return out
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from ... import findings as F
 from ...trials.verdict import SLOWER
-from . import Candidate, Hunk, Lever, WorkloadCode
+from ...patch import changes as C
+from . import Candidate, Lever
 
 SHORT_STEP_MS = 5.0  # below this median step time the host's per-call overhead is worth amortizing
 MAX_STEPS_PER_EXECUTION = 32
@@ -119,12 +120,14 @@ class StepsPerExecution(Lever):
                           f"model.compile(..., steps_per_execution={n})" if verdict.kept else "",
                           rung.name, data={"steps_per_execution": n}).to_dict()]
 
-    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
-        if rec.steps_per_execution == base.steps_per_execution:
+    def changes(self, rec, base, findings, code=None) -> list[C.Change]:
+        n = rec.steps_per_execution
+        if n is None:  # left as the workload wrote it: nothing to change
             return []
-        return [(f"{rec.steps_per_execution} steps per call of the compiled step (short steps: less host overhead)",
-                 [(code or WorkloadCode()).compile_call(),
-                  f"+              steps_per_execution={rec.steps_per_execution})"])]
+        return [C.CompileArgument(name="steps_per_execution", value=n, unsaid=base.steps_per_execution,
+                                  differs=n != base.steps_per_execution,
+                                  why=f"{n} steps per call of the compiled step: compile(steps_per_execution={n})"
+                                  + (" (short steps: less host overhead)" if n > 1 else ""))]
 
 
 LEVER = StepsPerExecution()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from ... import findings as F
 from ...trials.verdict import FASTER, WORSE
-from . import Candidate, Hunk, Lever, WorkloadCode
+from ...patch import changes as C
+from . import Candidate, Lever
 from .mixed_precision import LEVER as MIXED_PRECISION
 
 
@@ -67,11 +68,13 @@ class Xla(Lever):
                 f"enable it: {enable}, or XLA auto-clustering, which compiles only the parts of the step XLA "
                 "supports")
 
-    def hunks(self, rec, base, findings, code=None) -> list[Hunk]:
-        if not (rec.jit_compile and not base.jit_compile):
+    def changes(self, rec, base, findings, code=None) -> list[C.Change]:
+        on = rec.jit_compile
+        if on is None:  # left as the workload wrote it: nothing to change
             return []
-        return [("XLA: compile the training step", [(code or WorkloadCode()).compile_call(),
-                                                     "+              jit_compile=True)"])]
+        return [C.CompileArgument(name="jit_compile", value=on, unsaid=base.jit_compile, differs=on != base.jit_compile,
+                                  why="XLA: compile(jit_compile=True) compiles the training step" if on else
+                                  "XLA off: compile(jit_compile=False), as measured")]
 
 
 LEVER = Xla()

@@ -1,0 +1,34 @@
+"""A Model subclass with its own train_step, built as a graph (keras-io's "customizing fit()" shape)."""
+import numpy as np
+import keras
+from keras import layers, ops
+
+
+class CustomModel(keras.Model):
+    def train_step(self, data):
+        x, y = data
+        import tensorflow as tf
+
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(y=y, y_pred=y_pred)
+        gradients = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply(gradients, self.trainable_variables)
+        for metric in self.metrics:
+            if metric.name == "loss":
+                metric.update_state(loss)
+            else:
+                metric.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
+
+inputs = keras.Input(shape=(10,))
+hidden = layers.Dense(16, activation="relu")(inputs)
+outputs = layers.Dense(1)(hidden)
+model = CustomModel(inputs, outputs)
+model.compile(optimizer=keras.optimizers.RMSprop(0.01), loss="mse", metrics=["mae"])
+
+rng = np.random.default_rng(3)
+X = rng.normal(size=(256, 10)).astype("float32")
+Y = ops.convert_to_numpy(ops.sum(X, axis=1, keepdims=True)).astype("float32")
+model.fit(X, Y, epochs=2, batch_size=64)
