@@ -11,9 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 
-from tfturbo.errors import WorkloadError
 from tfturbo.findings import BATCH_NOT_MULTIPLE_OF_8, HEAD_NOT_FLOAT32, PARTIAL_LAST_BATCH
 from tfturbo.patch.advice import fit_facts
 from trainer_backend.diagnostics.advice import NUMPY, SCRIPT, TF_DATA, WorkloadShape, partial_batch_fix
@@ -54,7 +52,7 @@ def code_of(fix: str) -> str:
 def test_a_regression_head_is_fixed_with_float32_never_a_softmax(tmp_path):
     [head] = audit(tmp_path, "regression_head.py")[HEAD_NOT_FLOAT32]
     assert head["fix"].startswith('# regression_head.py line 11:\noutputs = keras.layers.Dense(1, dtype="float32")(x)')
-    assert "softmax" not in head["fix"] and "regression output: it stays linear" in head["fix"]
+    assert "softmax" not in head["fix"] and "a regression output: keep its values" in head["fix"]
     assert 'Activation("linear", dtype="float32")' in head["fix"]
     code_of(head["fix"])
 
@@ -119,10 +117,8 @@ model.fit(np.zeros((64, 4), "float32"), epochs=1)
 ''')
     workload = load_workload(str(path))
     workload.build_model()
-    with pytest.raises(WorkloadError) as caught:
-        workload.make_datasets(16)
-    assert "own train_step" in str(caught.value) and "pass fit(x, y" not in str(caught.value)
-    assert "keep the script as it is" in caught.value.fix
+    train_ds, _ = workload.make_datasets(16)  # measured as it trains: features alone (issue 44), nothing to fix
+    assert not isinstance(train_ds.element_spec, tuple)
 
 
 def test_arrays_never_get_a_tf_data_fix_and_names_come_from_the_script():

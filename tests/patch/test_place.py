@@ -95,7 +95,7 @@ def test_a_subclassed_model_its_schedule_and_a_reassigned_dataset():
     assert '        self.logits = keras.layers.Dense(classes, dtype="float32")' in added  # the layer call() returns
     assert "BATCH_SIZE = 128" in added
     assert "ds = ds.shuffle(320, seed=0).batch(BATCH_SIZE, drop_remainder=True)" in added
-    assert ("schedule = keras.optimizers.schedules.CosineDecay(initial_learning_rate=0.05 * 2, decay_steps=200)"
+    assert ("schedule = keras.optimizers.schedules.CosineDecay(initial_learning_rate=0.1, decay_steps=200)"
             in added)  # the schedule's initial rate, not a constant in its place
 
 

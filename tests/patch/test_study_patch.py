@@ -79,7 +79,7 @@ def test_tune_of_a_script_writes_its_patch_and_measures_the_patched_copy(script,
     assert text.splitlines()[1].startswith("# checked: the patched script runs the recommended settings "
                                            "(mixed_bfloat16, XLA on, batch 128, 1 step per call)")
     assert "+BATCH = 128  # the batch size" in text and '+keras.mixed_precision.set_global_policy("mixed_bfloat16")' \
-           in text and "jit_compile=True" in text and "LR * 2" in text
+           in text and "jit_compile=True" in text and "LR * 1.414" in text
     assert any(line.startswith("patch: checked") for line in lines)
     assert study.patch["check"]["status"] == "checked" and study.patch["copy"] == "patched/train.py"
     untouched = tmp_path / "untouched"

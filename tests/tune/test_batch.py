@@ -99,7 +99,7 @@ def test_an_adam_batch_rung_takes_the_square_root_rule_and_says_what_it_does_to_
     assert "CosineDecay: initial_learning_rate 0.001 → 0.001414 (×1.41)" in rung["reason"]
     assert "decay_steps unchanged" in rung["reason"]
     # the code to apply writes the schedule with its new rate, never arithmetic on it
-    assert "+schedule = keras.optimizers.schedules.CosineDecay(initial_learning_rate=0.001414, decay_steps=1000, " \
+    assert "schedule = keras.optimizers.schedules.CosineDecay(initial_learning_rate=0.001414, decay_steps=1000, " \
            "alpha=0)" in doc["snippet"]
     assert "* 1.41" not in doc["snippet"] and "0.001 *" not in doc["snippet"]
 

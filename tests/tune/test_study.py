@@ -133,7 +133,7 @@ def test_gpu_ladder_searches_the_batch_size_within_the_memory_available(tmp_path
     assert "square-root rule" in double["reason"] and "the optimizer is not known" in double["reason"]
     assert doc["recommended"]["batch_size"] == 144 and doc["recommended"]["lr_scale"] == pytest.approx(1.5)
     assert doc["recommended_rung"] == "06-batch144"
-    assert "learning rate × 2.25" in doc["snippet"]  # left to the user: builtin:fake has no file to patch
+    assert "learning rate × 1.5" in doc["snippet"]  # left to the user: builtin:fake has no file to patch
 
 
 def test_a_batch_that_runs_out_of_memory_ends_the_search_with_one_binary_step(tmp_path, make_summary,

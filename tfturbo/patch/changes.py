@@ -79,6 +79,8 @@ class LearningRate(Change):
         return f"{self.factor:.3f}".rstrip("0").rstrip(".")
 
     def by_hand(self) -> str:
+        if not (self.optimizer or {}).get("class"):  # an older run: how the script wrote it is not known
+            return f"the learning rate × {self.factor_text} (where the optimizer or its schedule is made)"
         return "\n".join(line[1:] for line in learning_rate_lines(self.factor, self.optimizer) if line.startswith("+"))
 
 

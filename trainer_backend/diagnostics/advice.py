@@ -150,7 +150,8 @@ def head_fix(cls: str, args: str, decision: Any, shape: WorkloadShape, layer: st
             lines.append("# " + layer_call("Activation", f'"{activation}", dtype="float32"', shape, arg="logits"))
         elif decision.final is not None and not (decision.final == "softmax" and units == 1):
             lines.append(f"# or keep the layer 16-bit and add a float32 final activation ({decision.why}):")
-            lines.append("# " + layer_call("Activation", f'"{decision.final}", dtype="float32"', shape, arg="logits"))
+            lines.append("# " + layer_call("Activation", f'"{decision.final}", dtype="float32"', shape,
+                                           arg="logits" if decision.final != "linear" else "outputs"))
     lines.append("# or let tfturbo do it (any model): tfturbo run ... --fix-head (ab/tune settings: fix_head=on)")
     return "\n".join(lines)
 
