@@ -166,7 +166,7 @@ class OpRow:
         return d
 
     @classmethod
-    def from_dict(cls, d: Any) -> "OpRow | None":
+    def from_dict(cls, d: Any) -> OpRow | None:
         if not isinstance(d, dict) or not finite(d.get("ms_per_step")):
             return None
         category = d.get("category") if d.get("category") in CATEGORIES else OTHER
@@ -200,7 +200,7 @@ class Profile:
     problems: list[str] = field(default_factory=list)  # what was wrong in the file (not written)
 
     @classmethod
-    def unavailable(cls, reason: str, **kwargs: Any) -> "Profile":
+    def unavailable(cls, reason: str, **kwargs: Any) -> Profile:
         return cls(available=False, reason=reason, **kwargs)
 
     # -- derived figures (one place each) ------------------------------------------------------
@@ -248,7 +248,7 @@ class Profile:
         }
 
     @classmethod
-    def from_dict(cls, d: Any) -> "Profile":
+    def from_dict(cls, d: Any) -> Profile:
         """Lenient: a wrong or missing key is dropped with a problem; a newer version is read as far as it goes."""
         if not isinstance(d, dict):
             return cls.unavailable(f"{FILE} is not a JSON object")
@@ -296,7 +296,7 @@ class Profile:
         write_json_atomic(Path(run_dir) / FILE, self.to_dict())
 
     @classmethod
-    def load(cls, run_dir: Path | str | None) -> "Profile":
+    def load(cls, run_dir: Path | str | None) -> Profile:
         """The run's profile.json; not available (with the reason) when there is none or it is unreadable."""
         if run_dir is None:
             return cls.unavailable("no run")

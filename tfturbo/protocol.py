@@ -111,7 +111,7 @@ class EventWriter:
                 self._write(sink, line)
             return event
 
-    def for_run(self, run: str) -> "EventWriter":
+    def for_run(self, run: str) -> EventWriter:
         """A writer of `run`'s events into this one's sinks (a run-pair process's two runs on one stdout): its
         own history to replay into the run's files (a copy of this one's, `hello` included), the same lock."""
         with self._lock:

@@ -110,7 +110,7 @@ class ScalingPoint:
     status: str = "completed"
 
     @classmethod
-    def from_trial(cls, n: int, trial: Trial) -> "ScalingPoint":
+    def from_trial(cls, n: int, trial: Trial) -> ScalingPoint:
         """N replicas' row from its trial: B's throughput, its interval from the pairs' speed-up interval."""
         speed = trial.verdict().speed
         ratio, (lo, hi) = speed.ratio, speed.ci95
@@ -122,7 +122,7 @@ class ScalingPoint:
                    next((r.status for r in trial.runs if r.status != "completed"), "completed"))
 
     @classmethod
-    def one_replica(cls, rates: list[float]) -> "ScalingPoint":
+    def one_replica(cls, rates: list[float]) -> ScalingPoint:
         """The reference row: every one-replica run's throughput pooled, efficiency 1 by definition."""
         rate, ci = throughput_ci(rates)
         return cls(1, rate, ci, 1.0, [1.0, 1.0], 1.0, [1.0, 1.0], len(rates),
@@ -132,7 +132,7 @@ class ScalingPoint:
         return dict(self.__dict__)
 
     @classmethod
-    def from_dict(cls, doc: dict[str, Any]) -> "ScalingPoint":
+    def from_dict(cls, doc: dict[str, Any]) -> ScalingPoint:
         """A point as read from a file; a value of the wrong type reads as not measured."""
         replicates = doc.get("replicates")
         return cls(int(doc["replicas"]), _number(doc.get("samples_per_s")), _pair(doc.get("ci95")),
@@ -182,7 +182,7 @@ class ScalingResult:
                 "points": [p.to_dict() for p in self.points], "findings": list(self.findings), "note": self.note}
 
     @classmethod
-    def from_dict(cls, doc: Any, source: str = SCALING_JSON) -> "ScalingResult":
+    def from_dict(cls, doc: Any, source: str = SCALING_JSON) -> ScalingResult:
         """The result in `doc`, as far as it is valid: a point without a replica count is dropped and named."""
         if not isinstance(doc, dict):
             return cls("", "", None, [], [], problems=[f"{source} is not a mapping; nothing in it was read"])
@@ -204,7 +204,7 @@ class ScalingResult:
         return path
 
     @classmethod
-    def load(cls, folder: Path) -> "ScalingResult | None":
+    def load(cls, folder: Path) -> ScalingResult | None:
         """The scaling document in `folder` (or in a study's scaling/ folder); None when there is none.
         A scaling.json in a newer format than this tfturbo reads raises FormatVersionError."""
         path = scaling_dir(folder) / SCALING_JSON

@@ -476,9 +476,9 @@ class RunPlots(QWidget):
 
             def at(steps: np.ndarray) -> np.ndarray:
                 """x positions of values recorded at `steps` (loss, loss scale, validation)."""
-                if not self.by_time or not len(x) or not len(steps):
-                    return steps * scale if scale != 1.0 and not self.by_time else steps
-                return x[np.clip(np.searchsorted(data.step.view(), steps), 0, len(x) - 1)]
+                if not self.by_time or not len(x) or not len(steps):  # noqa: B023 - called in this iteration only
+                    return steps * scale if scale != 1.0 and not self.by_time else steps  # noqa: B023
+                return x[np.clip(np.searchsorted(data.step.view(), steps), 0, len(x) - 1)]  # noqa: B023
 
             self._set(i, "step_ms", x, data.step_ms.view())
             self._set(i, "loss", at(data.loss_step.view()), data.loss.view())

@@ -60,7 +60,7 @@ def reference_profile(session, rung) -> tuple[prof.Profile, str]:
     return rung_profile(session, session.baseline)[0], "the baseline"
 
 
-def under_plots(plots: QWidget, view: "ProfileView") -> QScrollArea:
+def under_plots(plots: QWidget, view: ProfileView) -> QScrollArea:
     """The live plots above the profile view, halves of the column; the divider is the user's to move. In a
     window too short for both at their smallest, the column scrolls: laid out in less than their minimum, the
     profile chart's axis and the validation plot's bottom were drawn under the next widget, out of reach

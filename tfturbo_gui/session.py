@@ -130,7 +130,7 @@ class WizardSession:
     # ------------------------------------------------------------ study
 
     @classmethod
-    def open(cls, path: Path) -> "WizardSession":
+    def open(cls, path: Path) -> WizardSession:
         """The study in `path` continued: its options, every decided rung replayed from its runs on disk (the
         same engine, so the same verdicts and the same best configuration), ready for its next stage."""
         recorded = Study.load(path)

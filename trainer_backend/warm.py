@@ -132,7 +132,7 @@ def preload() -> None:
     from .commands import audit, env, probe_input, run, run_pair  # noqa: F401
     from tensorflow.python.eager import context
 
-    if context.context()._context_handle is not None:  # noqa: SLF001 - a child would share the parent's runtime
+    if context.context()._context_handle is not None:  # a child would share the parent's runtime
         raise RuntimeError("TensorFlow's runtime started while importing: a forked child could not start its own")
     import gc
 

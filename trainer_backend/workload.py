@@ -121,7 +121,7 @@ class Workload:
         return ds
 
 
-def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = ()) -> "Workload | ScriptWorkload":
+def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = ()) -> Workload | ScriptWorkload:
     """Resolve `spec` (a path or `builtin:NAME`) to a contract workload, imported in isolation with its
     functions checked, or to a training script (`trainer_backend.script`), which runs later, in
     `build_model()`. `script_args` are a script's own options (its sys.argv[1:])."""

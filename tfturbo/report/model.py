@@ -660,7 +660,7 @@ def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: 
         return None
     try:
         text = snippet(recommended, baseline.settings if baseline else {}, findings, baseline_summary)
-    except Exception as e:  # the snippet is an aid; a failure must not cost the user the report
+    except Exception as e:  # noqa: BLE001 - the snippet is an aid; a failure must not cost the user the report
         return f"# the code snippet could not be generated: {type(e).__name__}: {e}"
     return str(text) if text else None
 

@@ -64,7 +64,7 @@ def code_markup(text: str) -> str:
     return "<br/>".join(lines)
 
 
-def P(text: str, st=style.CELL) -> Paragraph:
+def P(text: str, st=style.CELL) -> Paragraph:  # noqa: N802 - reads like reportlab's own flowables
     return Paragraph(text, st)
 
 
@@ -587,7 +587,7 @@ class NumberedCanvas(rl_canvas.Canvas):
         super().__init__(*args, **kwargs)
         self._pages: list[dict] = []
 
-    def showPage(self):
+    def showPage(self):  # noqa: N802 - reportlab's Canvas method
         self._pages.append(dict(self.__dict__))
         self._startPage()
 

@@ -84,7 +84,7 @@ class Tolerance:
         return {"accuracy_pp": self.accuracy_pp, "loss_rel": self.loss_rel, "judge_on": self.judge_on}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> "Tolerance":
+    def from_dict(cls, d: dict[str, Any] | None) -> Tolerance:
         d = d or {}  # what a file lacks is the default (the fields' own)
         judge = d.get("judge_on") if d.get("judge_on") in JUDGE_ON else cls.judge_on
         return cls(accuracy_pp=float(d.get("accuracy_pp", cls.accuracy_pp)),
@@ -128,7 +128,7 @@ class SpeedVerdict:
                 **({"note": self.note} if self.note else {})}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "SpeedVerdict":
+    def from_dict(cls, d: dict[str, Any]) -> SpeedVerdict:
         ci = _pair(d.get("ci95")) if d.get("ci95") and None not in d.get("ci95") else None
         ratio = _num(d.get("ratio"))
         return cls(ratio if ratio is not None else math.nan, ci or (math.nan, math.nan),
@@ -201,7 +201,7 @@ class AccuracyVerdict:
                 "explanation": self.explanation, "checked": self.checked}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "AccuracyVerdict":
+    def from_dict(cls, d: dict[str, Any]) -> AccuracyVerdict:
         ci = d.get("ci95")
         ci = _pair(ci) if isinstance(ci, list) and None not in ci else None
         return cls(d.get("metric"), _num(d.get("delta")), ci, str(d.get("verdict") or INCONCLUSIVE),
@@ -271,7 +271,7 @@ class TrialVerdict:
                 "steady_s": self.steady_s}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TrialVerdict":
+    def from_dict(cls, d: dict[str, Any]) -> TrialVerdict:
         rule = Tolerance.from_dict(d["rule"]) if isinstance(d.get("rule"), dict) else None
         return cls(SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {}),
                    bool(d.get("kept")), str(d.get("reason") or ""),

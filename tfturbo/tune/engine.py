@@ -112,7 +112,7 @@ class TuneOptions:
             | ({"own_length": True} if self.own_length else {})  # (absent otherwise: older studies still resume)
 
     @classmethod
-    def from_dict(cls, workload: str, out: Path, d: dict[str, Any]) -> "TuneOptions":
+    def from_dict(cls, workload: str, out: Path, d: dict[str, Any]) -> TuneOptions:
         """The options a study recorded (study.yaml's `options`), to continue it with them."""
         replicates = d.get("replicates") or {}
         known = {k: d[k] for k in ("steps", "seed", "batch_size", "val_every", "val_examples", "policy",

@@ -74,7 +74,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
             run.fit(a)
             if a.error is not None:
                 blocks.abort()
-        except BaseException:  # noqa: BLE001 - run.fit keeps its own errors; anything else must not hang the other
+        except BaseException:  # run.fit keeps its own errors; anything else must not hang the other
             blocks.abort()
             raise
         finally:
