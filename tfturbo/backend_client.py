@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TextIO
 
 from pathlib import Path
 
@@ -97,7 +97,7 @@ class _LocalEvents:
 
     def __init__(self, out: str | None) -> None:
         self.path = Path(out) / runfiles.EVENTS if out else None
-        self.file = None
+        self.file: TextIO | None = None
 
     def write(self, event: dict[str, Any]) -> None:
         if self.path is None:
@@ -149,7 +149,7 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
             local_events = _LocalEvents(out)
         proc = subprocess.Popen(child, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=child_env)
     finally:
-        if stderr_path:
+        if not isinstance(stderr, int):  # a file, not subprocess.DEVNULL
             stderr.close()
     result = BackendResult(exit_code=-1)
     parser = protocol.LineParser()

@@ -93,8 +93,9 @@ def headline(name: str, rungs: list[Rung]) -> Headline | None:
 
 
 def _of(rung: Rung, vs_baseline: bool) -> Headline:
+    assert rung.decision is not None, "a measured rung (_measured)"
     speed = rung.decision.speed
-    return Headline(speed.ratio, tuple(speed.ci95), speed.verdict, speed.replicates, rung.name,
+    return Headline(speed.ratio, (speed.ci95[0], speed.ci95[1]), speed.verdict, speed.replicates, rung.name,
                     rung.compared_with or "the baseline", vs_baseline)
 
 

@@ -169,7 +169,8 @@ class OpRow:
     def from_dict(cls, d: Any) -> OpRow | None:
         if not isinstance(d, dict) or not finite(d.get("ms_per_step")):
             return None
-        category = d.get("category") if d.get("category") in CATEGORIES else OTHER
+        category = d.get("category")
+        category = category if category in CATEGORIES else OTHER
         occ = d.get("occurrences")
         return cls(str(d.get("type", "")), category, float(d["ms_per_step"]), num(d.get("share")) or 0.0,
                    str(d.get("name", "")), int(occ) if finite(occ) else None,
@@ -267,7 +268,8 @@ class Profile:
                 problems.append(f"{FILE}: category {c!r} ignored")
         window = d.get("window")
         steps = d.get("steps")
-        tools = d.get("tools") if isinstance(d.get("tools"), dict) else {}
+        tools = d.get("tools")
+        tools = tools if isinstance(tools, dict) else {}
         return cls(
             available=d.get("available") is True and bool(categories),
             reason=str(d.get("reason") or ("" if categories else "no op times in the profile")),

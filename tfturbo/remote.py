@@ -127,7 +127,7 @@ def remote_argv(argv: list[str], workload: str | None, out: str | None, folder: 
     """The backend's arguments on the host: the workload and --out moved into the remote folder."""
     result = list(argv)
     end = result.index("--") if "--" in result else len(result)
-    if upload_root(workload) is not None:
+    if workload is not None and upload_root(workload) is not None:
         remote_workload = f"{folder}/{WORK}/{Path(workload).name}"
         result[result.index(workload, 0, end)] = remote_workload
     if out is not None:

@@ -54,7 +54,7 @@ class _Server:
         except OSError:
             return False
         finally:
-            if self.log_path:
+            if not isinstance(log, int):  # a file, not subprocess.DEVNULL
                 log.close()
         self.ready = wait_ready(self.process.stdout, READY_TIMEOUT_S) and self.process.poll() is None
         return self.ready

@@ -11,7 +11,7 @@ too, so a long snippet splits across pages.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+from typing import Any, Sequence
 from xml.sax.saxutils import escape
 
 from reportlab.lib.pagesizes import A4
@@ -74,7 +74,7 @@ def code_block(text: str) -> Paragraph:
     return Paragraph(code_markup(text), st)
 
 
-def table(header: list[str], rows: list[list[Any]], widths: list[float], zebra: bool = True) -> Table:
+def table(header: list[str], rows: list[list[Any]], widths: Sequence[float], zebra: bool = True) -> Table:
     """A wrapped table: header in the accent colour, repeated on each page; cells are Paragraphs.
 
     `widths` are relative (scaled to the text width), so they may be given in points.
@@ -321,7 +321,7 @@ def configuration_section(data: ReportData) -> list:
                      "loss instead: the change in val_loss in its own units (see How accuracy was judged).")
     kind = next((r.row.memory_kind for r in data.rungs if r.row and r.row.memory_kind), None)
     mem_note = {"device": "Peak memory is accelerator (device) memory.",
-                "host": "Peak memory is host memory (process RSS): this run had no accelerator."}.get(kind, "")
+                "host": "Peak memory is host memory (process RSS): this run had no accelerator."}.get(kind or "", "")
     return [
         P("Configurations", style.H1),
         P("Each configuration was measured as an A/B trial against the best configuration kept before it "
@@ -378,6 +378,7 @@ def single_runs_section(data: ReportData) -> list:
 
 def _measured_row(rung: LadderRow) -> list:
     row = rung.row
+    assert row is not None, "a rung with its own run (single_runs_section)"
     metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
     return [P(fitted_name(short(rung.name, 80), 88 - 8)), with_ci(row.steps_per_s, row.steps_per_s_ci95),
             with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1), metrics,
@@ -498,7 +499,8 @@ def settings_section(data: ReportData) -> list:
             rows.append([P(fitted_name(short(rung.name, 80), 104 - 8)), P("<i>no settings record</i>"), "", "", "", "",
                          ""])
             continue
-        versions = rec.get("versions") if isinstance(rec.get("versions"), dict) else {}
+        versions = rec.get("versions")
+        versions = versions if isinstance(versions, dict) else {}
         lr = rec.get("learning_rate")
         rows.append([P(fitted_name(short(rung.name, 80), 104 - 8)), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
                      str(rec.get("batch_size", "n/a")), f"{lr:.6g}" if isinstance(lr, (int, float)) else "n/a",

@@ -191,7 +191,7 @@ def section(data: Any) -> list:
         if compared:
             ch = change.get(c)
             cells += [_signed(100 * ch.relative if ch and ch.relative is not None else None),
-                      _signed(went.change.points(ch), " pts") if ch else "—"]
+                      _signed(went.change.points(ch), " pts") if ch and went.change else "—"]
         rows.append(cells)
     widths = [110, 110] + ([110] if run is not None else []) + ([70, 80] if compared else [])
     facts = [("Op time per step", lambda p: f"{p.op_ms_per_step:.2f} ms" if p.op_ms_per_step else "n/a"),

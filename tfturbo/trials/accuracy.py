@@ -118,6 +118,8 @@ def paired(a: ArmData, b: ArmData, kind: str, tolerance: Tolerance, points: int 
         return None
     n = min(len(va), len(vb))
     metric = a.metric if kind == "correct" else "val_loss"
+    if metric is None:  # per-example correctness without the metric's name: nothing to call it (gate() checks)
+        return None
     return _judge(metric, vb[:n] - va[:n], float(np.mean(va[:n])), tolerance, common)
 
 

@@ -86,7 +86,8 @@ class Tolerance:
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> Tolerance:
         d = d or {}  # what a file lacks is the default (the fields' own)
-        judge = d.get("judge_on") if d.get("judge_on") in JUDGE_ON else cls.judge_on
+        judge = d.get("judge_on")
+        judge = judge if judge in JUDGE_ON else cls.judge_on
         return cls(accuracy_pp=float(d.get("accuracy_pp", cls.accuracy_pp)),
                    loss_rel=float(d.get("loss_rel", cls.loss_rel)), judge_on=judge)
 
@@ -129,7 +130,8 @@ class SpeedVerdict:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SpeedVerdict:
-        ci = _pair(d.get("ci95")) if d.get("ci95") and None not in d.get("ci95") else None
+        raw_ci = d.get("ci95")
+        ci = _pair(raw_ci) if raw_ci and None not in raw_ci else None
         ratio = _num(d.get("ratio"))
         return cls(ratio if ratio is not None else math.nan, ci or (math.nan, math.nan),
                    str(d.get("verdict") or NO_CHANGE), int(d.get("replicates") or 0),

@@ -107,7 +107,9 @@ class TuningPolicy:
     def reference_for(self, candidate: Candidate, lever: Lever) -> Rung:
         """The rung a candidate is measured against now: the baseline for a confirmation, else the best so far
         (an earlier candidate of the same stage may have been kept since the stage was planned)."""
-        return self.baseline if lever.confirms else self.best
+        reference = self.baseline if lever.confirms else self.best
+        assert reference is not None, "the baseline must be measured first"
+        return reference
 
     def conclude(self, rung: Rung, verdict: TrialVerdict, lever: Lever) -> None:
         """Record a rung's verdict; a kept rung becomes the best so far (a confirmation only confirms)."""

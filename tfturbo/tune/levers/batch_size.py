@@ -71,10 +71,11 @@ class BatchSize(Lever):
         if not base.batch_size:
             why = "skipped: the batch size of the runs is not known"
             return [Candidate(self.rung_kind, self.name, base, why, start, skipped_reason=why)]
-        peaks = {r.settings.batch_size: _peak(r) for r in policy.rungs if r.kind == self.rung_kind and _peak(r)}
+        peaks = {r.settings.batch_size: peak for r in policy.rungs
+                 if r.kind == self.rung_kind and r.settings.batch_size and (peak := _peak(r))}
         plan = next_size(base.batch_size, tried, _peak(start), policy.available_memory,
                          (start.summary or {}).get("memory_kind"), policy.max_batch_scale, peaks)
-        if plan.done:
+        if plan.batch_size is None:  # the search is done
             return [Candidate(self.rung_kind, self.name, base, plan.reason, start, skipped_reason=plan.reason)]
         return [self.at_size(policy, plan.batch_size, plan.reason)]
 
