@@ -124,13 +124,14 @@ def _interrupt(signum, frame) -> None:
 
     (The parent's stop command usually arrives at the same moment: only a second Ctrl-C counts.)
     """
-    _interrupt.count += 1
-    if _interrupt.count > 1:
+    global _interrupts
+    _interrupts += 1
+    if _interrupts > 1:
         raise KeyboardInterrupt
     stdio.request_stop("interrupted")
 
 
-_interrupt.count = 0
+_interrupts = 0  # Ctrl-Cs so far (`_interrupt`)
 
 
 def main(argv: list[str] | None = None) -> int:

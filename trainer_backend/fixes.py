@@ -138,7 +138,7 @@ def drop_partial_batches(ds: Any, batch_size: int) -> Any:
     return examples.padded_batch(batch_size, padded_shapes=padded, drop_remainder=True)
 
 
-def _cut(element: Any, structure: Any, targets: list[list[int]]) -> Any:
+def _cut(element: Any, structure: Any, targets: list[list[int | None]]) -> Any:
     import tensorflow as tf
 
     flat = tf.nest.flatten(element)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfturbo import findings as fcodes
 from tfturbo import protocol
@@ -20,6 +20,9 @@ from tfturbo.settings import RunSettings
 from . import measure
 from .detectors.base import Detector, RunContext, Window
 from .measure import StepRecord
+
+if TYPE_CHECKING:
+    from .paired_validation import PairedValidation
 
 
 class StopReason:
@@ -58,7 +61,7 @@ class RunMonitor:
         self.loss_scales: list[float] = []
         self.skipped_steps = 0
         self.stopped_early = False
-        self.paired = None  # paired_validation.PairedValidation, when the run has validation data
+        self.paired: PairedValidation | None = None  # when the run has validation data
         # The first summary op costs tens of ms to create: pay it here, not inside a measured step.
         self._scalars(0, None, {"batch_size": float(settings.batch_size or 0)})
 
@@ -151,7 +154,7 @@ class RunMonitor:
             self._look_for_steady_state(final=True)
         live = self.record.first_steady
         self.record.settle()  # the whole record revisits the live warm-up decision
-        if self.record.first_steady != live and live is not None:
+        if self.record.first_steady != live and live is not None and self.record.first_steady is not None:
             start = self.record.start_of(self.record.first_steady)
             self.warmup_s = (start - self.fit_start) if start is not None else self.warmup_s
             self.context.warmup_end = self.record.step.index(self.record.first_steady)

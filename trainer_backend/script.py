@@ -108,9 +108,14 @@ class ScriptWorkload:
     @property
     def default_batch_size(self) -> int:
         """The script's batch size; known once `build_model()` ran the script."""
+        return self._native_batch_size()
+
+    @property
+    def _fit(self) -> FitCall:
+        """The script's captured fit() call: there once `build_model()` ran the script."""
         if self.call is None:
             raise RuntimeError("the script has not run yet: call build_model() first")
-        return self._native_batch_size()
+        return self.call
 
     @property
     def array_data(self) -> bool:
@@ -146,9 +151,7 @@ class ScriptWorkload:
 
     def make_datasets(self, batch_size: int) -> tuple[Any, Any | None]:
         """(train_ds, val_ds) from the captured call: training at `batch_size`, validation at the script's own."""
-        if self.call is None:
-            raise RuntimeError("the script has not run yet: call build_model() first")
-        call = self.call
+        call = self._fit
         x, y, weights = call.x, call.y, call.sample_weight
         validation = call.validation_data
         if _is_dataset_like(x):
@@ -178,7 +181,7 @@ class ScriptWorkload:
 
     def notes(self) -> list[str]:
         """What of the script's fit() call tfturbo does not reproduce, one line each (logged)."""
-        call = self.call
+        call = self._fit
         lines = []
         if call.callbacks:
             names = ", ".join(dict.fromkeys(type(c).__name__ for c in call.callbacks))
@@ -300,7 +303,7 @@ class ScriptWorkload:
         return WorkloadError(problem, fix, where=self.path)
 
     def _native_batch_size(self) -> int:
-        call = self.call
+        call = self._fit
         if not _is_dataset_like(call.x):
             return int(call.batch_size or KERAS_DEFAULT_BATCH)
         return self._as_dataset(call.x)[1] or KERAS_DEFAULT_BATCH

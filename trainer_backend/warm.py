@@ -91,7 +91,7 @@ def handoff(argv: list[str]) -> int | None:
         return None
     pid = int(reply["pid"])
     for sig in _FORWARDED:
-        signal.signal(sig, lambda signum, frame, pid=pid: _forward(pid, signum))
+        signal.signal(sig, lambda signum, frame: _forward(pid, signum))
     ended = _read_json(reader)
     if ended is None:  # the server went away: the child with it
         _forward(pid, signal.SIGKILL)
@@ -178,9 +178,10 @@ def serve(path: str) -> int:
                 elif key.data == "child ended":
                     woken.recv(4096)
                 else:  # a client's connection readable: it sends nothing more, so it closed (killed)
-                    conn = key.fileobj
-                    if not conn.recv(1):
-                        selector.unregister(conn)
+                    client = key.fileobj
+                    assert isinstance(client, socket.socket), "registered above: a client's connection"
+                    if not client.recv(1):
+                        selector.unregister(client)
                         _forward(key.data, signal.SIGKILL)
             _reap(children, selector)
     finally:

@@ -179,6 +179,7 @@ def _import_isolated(path: Path) -> types.ModuleType:
     """
     module_name = f"tfturbo_workload_{_identifier(path.stem)}_{uuid.uuid4().hex[:8]}"
     import_spec = importlib.util.spec_from_file_location(module_name, path)
+    assert import_spec is not None and import_spec.loader is not None, "a .py file (load_workload checks)"
     module = importlib.util.module_from_spec(import_spec)
     sys.modules[module_name] = module
     folder = str(path.parent)

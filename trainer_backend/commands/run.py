@@ -107,9 +107,10 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
     with strategy.scope(), recording_compile():
         model = workload.build_model()  # a script runs here, up to its first fit()
-    settings = settings.with_(batch_size=settings.batch_size or workload.default_batch_size)
+    batch_size = settings.batch_size or workload.default_batch_size
+    settings = settings.with_(batch_size=batch_size)
     keras.utils.set_random_seed(settings.seed)  # the data order must not depend on how the model was built
-    train_ds, val_ds = workload.make_datasets(settings.batch_size)
+    train_ds, val_ds = workload.make_datasets(batch_size)
     with strategy.scope():
         build_on_zeros(model, train_ds)
         if settings.fix_head:
@@ -124,12 +125,12 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         from ..fixes import drop_partial_batches
 
         try:
-            train_ds = drop_partial_batches(train_ds, settings.batch_size)
+            train_ds = drop_partial_batches(train_ds, batch_size)
         except Exception as exc:  # noqa: BLE001 - tfturbo's own fix never fails the run
             findings.append(fix_not_applied("--drop-remainder", f"{type(exc).__name__}: {exc}",
                                             "batch the training data with ds.batch(batch_size, drop_remainder=True)"))
     if settings.input_fixes:
-        train_ds, finding = input_fixes(train_ds, settings.batch_size)
+        train_ds, finding = input_fixes(train_ds, batch_size)
         findings.append(finding)
     if settings.sixteen_bit and not settings.fix_int_inputs and val_ds is not None:
         findings += integer_input_hazards(workload, model, val_ds)

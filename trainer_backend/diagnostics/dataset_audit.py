@@ -157,7 +157,7 @@ def fixed_shape(sample: ShapeSample, component: int) -> list[int | None]:
     rows = sample.shapes + ([sample.last] if sample.last else [])
     shapes = [row[component] for row in rows if component < len(row)]
     spec = sample.spec_shapes[component]
-    target = []
+    target: list[int | None] = []
     for d in range(1, len(spec)):
         if spec[d] is not None:
             target.append(int(spec[d]))
