@@ -177,7 +177,7 @@ class LineParser:
         self.skipped = 0
         self.parsed = 0
 
-    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
         return self._parse(lines)

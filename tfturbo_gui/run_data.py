@@ -122,7 +122,7 @@ class RunData:
                 self.arm(str(e["run"])).ingest([e])
                 if e.get("type") not in (protocol.PHASE, protocol.PROGRESS):
                     continue
-            handler = self._HANDLERS.get(e.get("type"))
+            handler = self._HANDLERS.get(e.get("type") or "")
             if handler is not None:
                 handler(self, e)
         self.version += 1
