@@ -130,7 +130,7 @@ def without_host(argv: list[str]) -> list[str]:
     return kept + script_argv(script_args)
 
 
-def add_backend_commands(sub: argparse._SubParsersAction) -> dict[str, argparse.ArgumentParser]:
+def add_backend_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> dict[str, argparse.ArgumentParser]:
     """The four commands the backend serves, with identical arguments in both programs."""
     parsers = {}
     p = sub.add_parser("env", help="devices, versions and the recommended precision policy")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .compare import replicate_key
 from .numbers import counted
@@ -63,7 +64,7 @@ SPEED_UP = "Speed-up"
 BASELINE_HEADLINE = Headline(1.0, (1.0, 1.0), "baseline", 0, "", "", True)
 
 
-def _key(rung: Rung) -> tuple:
+def _key(rung: Rung) -> tuple[Any, ...]:
     return replicate_key(rung.settings.to_dict())
 
 

@@ -36,7 +36,7 @@ def _block_bootstrap_medians(x: np.ndarray, rng: np.random.Generator, n_boot: in
     n_blocks = math.ceil(n / b)
     starts = rng.integers(0, n - b + 1, size=(n_boot, n_blocks))
     idx = (starts[:, :, None] + np.arange(b)[None, None, :]).reshape(n_boot, -1)[:, :n]
-    return np.median(x[idx], axis=1)
+    return np.asarray(np.median(x[idx], axis=1))
 
 
 def median_ci(samples: Sequence[float], confidence: float = 0.95,

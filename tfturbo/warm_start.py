@@ -34,7 +34,7 @@ class _Server:
 
     def __init__(self, log_path: str | None) -> None:
         self.log_path = log_path
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.folder: str | None = None
         self.path = ""
         self.ready: bool | None = None  # None: not started yet

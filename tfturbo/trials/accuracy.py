@@ -77,7 +77,7 @@ class ArmData:
         if not arrays:
             return None
         n = min(len(a) for a in arrays)
-        return np.mean([a[:n] for a in arrays], axis=0)
+        return np.asarray(np.mean([a[:n] for a in arrays], axis=0))
 
 
 SAMPLES_TOLERANCE = 0.05  # validation points within 5% of each other in samples seen count as equal

@@ -191,7 +191,10 @@ class AccuracyVerdict:
             return ""
         a, b = self.samples_seen, self.b_samples_seen
         apart = max((abs(sb - sa) / sa for sa, sb in zip(a, b) if sa), default=0.0)
-        each = lambda values: ", ".join(f"{v:,}" for v in values)  # noqa: E731
+
+        def each(values: list[int]) -> str:
+            return ", ".join(f"{v:,}" for v in values)
+
         return (f"compared at {each(a)} samples of A and {each(b)} of B, {'up to ' if len(a) > 1 else ''}"
                 f"{apart:.1%} apart")
 

@@ -54,7 +54,7 @@ def accelerator_of(environment: dict[str, Any] | None) -> str | None:
     its "accelerator" key: read from its devices)."""
     doc = environment or {}
     if doc.get("accelerator") in ("GPU", "TPU"):
-        return doc["accelerator"]
+        return str(doc["accelerator"])
     kinds = {d.get("type") for d in doc.get("devices") or [] if isinstance(d, dict)}
     return next((kind for kind in ("TPU", "GPU") if kind in kinds), None)
 
