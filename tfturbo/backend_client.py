@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
@@ -22,6 +21,12 @@ from typing import Any, Callable, TextIO
 from pathlib import Path
 
 from . import crash, protocol, remote, runfiles, warm_start
+# where commands run and the local command line live below this module (warm_start uses them too); a front end
+# reaches them here, with the rest of starting a backend
+from .backend_host import backend_command as backend_command
+from .backend_host import current_host
+from .backend_host import runs_here as runs_here
+from .backend_host import use_host as use_host
 
 STOP_GRACE_S = 10.0
 TERMINATE_GRACE_S = 5.0
@@ -61,25 +66,6 @@ class BackendResult:
     def status(self) -> str:
         e = self.last(protocol.DONE)
         return str(e.get("status")) if e else protocol.RunStatus.CRASHED
-
-
-_host: remote.RemoteHost | None = None
-
-
-def use_host(host: remote.RemoteHost | None) -> None:
-    """Run every later backend command of this process on `host` (None: here). Set once by the CLI's --host."""
-    global _host
-    _host = host
-
-
-def runs_here() -> bool:
-    """True when backend commands run on this machine (no --host): a run-pair process writes two run directories
-    that only a local run can hand back."""
-    return _host is None
-
-
-def backend_command(command: str, argv: list[str]) -> list[str]:
-    return [sys.executable, "-m", "trainer_backend", command, *argv]
 
 
 def _workload_and_out(command: str, argv: list[str]) -> tuple[str | None, str | None]:
@@ -128,7 +114,7 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
     involved: arguments go to the child as a list. `host` (default: `use_host()`'s)
     runs it there over ssh.
     """
-    host = host or _host
+    host = host or current_host()
     log_start = crash.log_size(stderr_path)
     stderr = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
     child_env = dict(os.environ if env is None else env)

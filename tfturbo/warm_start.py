@@ -20,6 +20,8 @@ import tempfile
 import time
 from typing import IO, Iterator
 
+from .backend_host import backend_command, runs_here
+
 SOCKET_ENV = "TFTURBO_WARM_SOCKET"
 SWITCH_ENV = "TFTURBO_WARM"  # "0": every backend command starts its own TensorFlow
 SERVER_COMMAND = "warm-server"
@@ -41,8 +43,6 @@ class _Server:
 
     def start(self) -> bool:
         """Start the server and wait for its imports (what the first command's own import would take)."""
-        from .backend_client import backend_command
-
         self.ready = False
         self.folder = tempfile.mkdtemp(prefix="tfturbo-warm-")
         self.path = os.path.join(self.folder, "socket")
@@ -84,8 +84,6 @@ def warm_backend(log_path: str | None = None) -> Iterator[None]:
             or not hasattr(os, "fork"):
         yield
         return
-    from .backend_client import runs_here
-
     if not runs_here():  # the runs train on another host: nothing here to warm
         yield
         return

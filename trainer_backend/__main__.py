@@ -162,7 +162,7 @@ def entry(argv: list[str]) -> int:
     from tfturbo.warm_start import SERVER_COMMAND
 
     if argv[:1] == [SERVER_COMMAND] and len(argv) == 2:
-        return warm.serve(argv[1])
+        return warm.serve(argv[1], main)
     code = warm.handoff(argv)
     return main(argv) if code is None else code
 

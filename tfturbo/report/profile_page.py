@@ -21,6 +21,7 @@ from .. import profile as prof
 from ..profile_findings import compare_findings
 from ..runfiles import RUNS_DIR
 from . import style
+from .flowables import WIDTH, P, code_block, esc, table
 
 PROFILE_CODES = ("MATMUL_NOT_16BIT", "CASTS_HEAVY", "HOST_OVERHEAD", "OP_SLOWER")
 BASE_COLOR = colors.HexColor("#9AA5B1")
@@ -150,8 +151,6 @@ def section(data: Any) -> list:
     """The page's flowables for a `model.ReportData` whose `time_went` was gathered."""
     from reportlab.platypus import KeepTogether, PageBreak, Spacer
     from reportlab.lib.units import cm
-
-    from .pdf import WIDTH, P, code_block, esc, table
 
     heading = [PageBreak(), P("Where the time went", style.H1)]
     went: TimeWent | None = data.time_went
