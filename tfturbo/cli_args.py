@@ -138,12 +138,12 @@ def add_backend_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     parsers["env"] = p
 
     p = sub.add_parser("audit", help="static findings on the model and dataset")
-    add_settings(p, ["workload", "batch_size", "policy", "jit_compile"])
+    add_settings(p, ["workload", "batch_size", "policy", "jit_compile", "fit_call"])
     add_json(p)
     parsers["audit"] = p
 
     p = sub.add_parser("probe-input", help="is the job input-bound or compute-bound?")
-    add_settings(p, ["workload", "batch_size", "steps", "seed", "input_fixes"],
+    add_settings(p, ["workload", "batch_size", "steps", "seed", "input_fixes", "fit_call"],
                  steps={"default": 60, "help": "steps measured per probe (default 60)"})
     add_json(p)
     parsers["probe-input"] = p

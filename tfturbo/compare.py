@@ -72,6 +72,7 @@ class CompareRow:
     recorded_settings: dict[str, Any] = field(default_factory=dict)  # checkpoint/tfturbo-settings.yaml
     path: str = ""
     mfu: float | None = None  # achieved FLOP/s over the device's measured matmul ceiling (summary's "mfu")
+    mfu_unknown: str | None = None  # why there is no MFU (summary's "mfu_unknown": a loop of unknown length, ...)
     # profile.json: op ms per profiled step by category (tfturbo.profile.CATEGORIES), empty without a profile
     profile_ms: dict[str, float] = field(default_factory=dict)
     sixteen_bit_share: float | None = None  # of the matmul/attention op time, from the profile
@@ -339,6 +340,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             recorded_settings=recorded,
             path=str(record.path),
             mfu=num(doc.get("mfu")),
+            mfu_unknown=doc.get("mfu_unknown") if isinstance(doc.get("mfu_unknown"), str) else None,
             **_profile_columns(record.path),
         ))
     return rows
@@ -380,7 +382,7 @@ CSV_COLUMNS = ("name", "label", "status", "policy", "jit_compile", "batch_size",
                "steps_per_s_ci95_lo", "steps_per_s_ci95_hi", "step_ms", "step_ms_ci95_lo", "step_ms_ci95_hi",
                "speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict", "warmup_s", "peak_memory_bytes",
                "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "val_step", "learning_rate",
-               "steps_completed", "mfu", "findings", "warnings", "settings_record", "profile_op_ms_per_step",
+               "steps_completed", "mfu", "mfu_unknown", "findings", "warnings", "settings_record", "profile_op_ms_per_step",
                *(f"profile_{c}_ms" for c in profile.CATEGORIES), "profile_sixteen_bit_share")
 
 
@@ -482,11 +484,12 @@ def steps_per_s_ci95(doc: dict[str, Any], step_ci: tuple[float, float] | None
     return rate, (summ.interval_around(rate, shown) if rate is not None else shown)
 
 
-def fmt_mfu(mfu: float | None) -> str:
+def fmt_mfu(mfu: float | None, unknown: str | None = None) -> str:
     """'23%': the share of this device's measured matmul FLOP/s the run reached; above 100% it says it cannot be a
-    utilisation (the summary's `mfu_note` says why) instead of being capped."""
+    utilisation (the summary's `mfu_note` says why) instead of being capped; 'not known' where the run says why it
+    has none (`unknown`, shown beside it where there is room)."""
     if mfu is None:
-        return "n/a"
+        return "not known" if unknown else "n/a"
     return f"{mfu:.0%}" + (" (above its measured ceiling)" if mfu > 1 else "")
 
 
@@ -507,7 +510,7 @@ def text_cells(row: CompareRow, metrics: list[str]) -> list[str]:
     return [row.name, row.status, row.policy or "n/a", fmt_xla(row),
             str(row.batch_size) if row.batch_size is not None else "n/a",
             fmt_with_ci(row.steps_per_s, row.steps_per_s_ci95, 2), fmt_speedup(row), row.verdict,
-            fmt_num(row.warmup_s, 1), fmt_memory(row), fmt_mfu(row.mfu)] + \
+            fmt_num(row.warmup_s, 1), fmt_memory(row), fmt_mfu(row.mfu, row.mfu_unknown)] + \
         [fmt_metric(row.metrics.get(m)) for m in metrics] + [", ".join(row.findings) or "-"]
 
 

@@ -12,8 +12,10 @@ import sys
 from typing import IO, Any
 
 from . import protocol
+from .numbers import finite
 from .summary import samples_per_s, throughput_ci
 from .verdicts import input_share_phrase
+from .workload_kind import measured_fit_text
 
 
 def fmt_ci(ci: Any, digits: int = 1, unit: str = "") -> str:
@@ -104,6 +106,9 @@ def render_run_summary(doc: dict[str, Any]) -> str:
     ]
     if s.get("script_args"):
         lines.append(f"script opts   {shlex.join(str(a) for a in s['script_args'])}")
+    fit = measured_fit_text(doc.get("workload"))
+    if fit:
+        lines.append(f"measured      {fit}")
     if isinstance(step.get("median"), (int, float)):
         lines.append(f"step time     {step['median']:.2f} ms median, 95% CI {fmt_ci(step.get('ci95'), 2, ' ms')}")
     rate = samples_per_s(doc)
@@ -120,6 +125,12 @@ def render_run_summary(doc: dict[str, Any]) -> str:
     if isinstance(doc.get("warmup_s"), (int, float)):
         lines.append(f"warm-up       {doc['warmup_s']:.2f} s (compile/tracing, excluded)")
     lines.append(f"peak memory   {fmt_bytes(doc.get('peak_memory_bytes'))} ({doc.get('memory_kind', 'n/a')})")
+    if finite(doc.get("mfu")):
+        lines.append(f"MFU           {doc['mfu']:.1%} of this device's measured {doc.get('ceiling_dtype')} matmul rate "
+                     f"({doc.get('flops_per_step'):.3g} FLOPs per step)"
+                     + (f"; {doc['mfu_note']}" if isinstance(doc.get("mfu_note"), str) else ""))
+    elif isinstance(doc.get("mfu_unknown"), str):
+        lines.append(f"MFU           not known: {doc['mfu_unknown']}")
     metrics = doc.get("metrics") or {}
     if metrics:
         lines.append("metrics       " + "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()

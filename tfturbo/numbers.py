@@ -56,3 +56,8 @@ def counted(n: int, word: str, plural: str | None = None) -> str:
     """'1 pair', '6 pairs', '0 runs': a count with its noun in the right number (never "pair(s)": every text a
     user reads says its counts through here)."""
     return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+def ordinal(n: int) -> str:
+    """'1st', '2nd', '3rd', '11th', '22nd'."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"

@@ -77,8 +77,14 @@ class RunSummary:
     validation: list | None = _kind("validation", LIST)  # [{step, metrics}]
     learning_rate: float | None = _kind("learning_rate", NUMBER)
     # how the workload wrote its optimizer: {"class", "module", "given_as" (a compile() string), "learning_rate"
-    # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule"}; the snippet's words
+    # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule"}; the snippet's words. None when
+    # the step applies none found or several (then `optimizers` lists them)
     optimizer: dict | None = _kind("optimizer", DICT)
+    # every optimizer the training step applies, found on the model (trainer_backend/optimizer_code.py):
+    # [{"attribute", "class", "module", "given_as", "learning_rate": number | {"schedule", "config"} | None,
+    #   "default_learning_rate"}]; [] with `optimizer_not_found` saying why
+    optimizers: list | None = _kind("optimizers", LIST)
+    optimizer_not_found: str | None = _kind("optimizer_not_found", STR)
     loss_scale: dict | None = _kind("loss_scale", DICT)
     xla_active: bool | None = _kind("xla_active", BOOL)  # the run trained under XLA (jit_compile, or clusters)
     xla_clusters: int | None = _kind("xla_clusters", INT)  # auto-clustering: XLA cluster launches in the step
@@ -92,6 +98,7 @@ class RunSummary:
     flops_source: str | None = _kind("flops_source", STR)
     mfu: float | None = _kind("mfu", NUMBER)  # one device's achieved FLOP/s over its ceiling (never capped)
     mfu_note: str | None = _kind("mfu_note", STR)  # why an MFU above 100% cannot be right
+    mfu_unknown: str | None = _kind("mfu_unknown", STR)  # why there is no MFU (e.g. a loop of unknown length)
     ceiling_dtype: str | None = _kind("ceiling_dtype", STR)
     ceiling_flops: float | None = _kind("ceiling_flops", NUMBER)
     achieved_flops: float | None = _kind("achieved_flops", NUMBER)

@@ -209,6 +209,11 @@ class RunSettings:
                                     process_global=True,
                                     help="keep XLA's compiled programs in DIR and reuse them (a folder shared by "
                                          "runs of the same model; TF_XLA_FLAGS=--tf_xla_persistent_cache_directory)")
+    # Which of a training script's fit() calls is measured (a teacher's, then its distiller's; None: the first).
+    # The calls before it return at once, untrained (trainer_backend/script.py).
+    fit_call: int | None = setting(None, flag="--fit-call", parse=positive_int, metavar="N", ab="fit_call",
+                                   help="with a training script that calls fit() more than once: measure its Nth "
+                                        "call (default the first; the calls before it return without training)")
     # A training script's own options (what follows `--` on the command line): its sys.argv[1:].
     script_args: list[str] = setting(default_factory=list)
     extra: dict[str, Any] = setting(default_factory=dict)

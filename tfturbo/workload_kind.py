@@ -10,6 +10,9 @@ from __future__ import annotations
 import ast
 import importlib.util
 from pathlib import Path
+from typing import Any
+
+from .numbers import ordinal
 
 CONTRACT_FUNCTIONS = ("build_model", "make_datasets")
 BUILTIN_PREFIX = "builtin:"
@@ -59,6 +62,51 @@ def is_script(spec: str) -> bool:
     options after `--`: a .py file, built in or not, that does not define build_model() and make_datasets()
     (a built-in can be a script: builtin:train-script). A file that is not there is judged by the backend
     that loads it (False here)."""
-    spec = str(spec)
-    path = builtin_files().get(spec) if spec.startswith(BUILTIN_PREFIX) else Path(spec).expanduser()
+    path = path_of(spec)
     return path is not None and path.suffix == ".py" and path.is_file() and not defines_contract(path)
+
+
+def path_of(spec: str | Path) -> Path | None:
+    """The file a workload `spec` names (a path, or builtin:NAME's file; None for an unknown built-in)."""
+    spec = str(spec)
+    return builtin_files().get(spec) if spec.startswith(BUILTIN_PREFIX) else Path(spec).expanduser()
+
+
+def fit_calls_in_source(spec: str | Path) -> list[dict[str, Any]]:
+    """[{"line", "code"}] for each `.fit(` call written in a training script (a path or builtin:NAME), in source
+    order (the code's first line), so every result can say which others `--fit-call N` could measure. Read from
+    the file, never run; [] for a file that cannot be read or parsed."""
+    path = path_of(spec)
+    try:
+        source = path.read_text(encoding="utf-8", errors="replace") if path is not None else ""
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
+            code = (ast.get_source_segment(source, node) or "").splitlines()
+            found.append({"line": node.lineno,
+                          "code": (code[0] + (" ..." if len(code) > 1 else ""))[:120] if code else ""})
+    return sorted(found, key=lambda c: c["line"])
+
+
+def measured_fit_text(workload: dict[str, Any] | None, choose: str = "--fit-call N measures the Nth") -> str | None:
+    """Which fit() call of a training script a run measured, in words (the workload as run.yaml, summary.json
+    and the audit record it, `trainer_backend.script.ScriptWorkload.describe`): "fit() call 2 of train.py (line
+    95, Distiller 'distiller'); the script calls .fit( at lines 80 and 95: --fit-call N measures the Nth" (`choose`:
+    how this front end chooses another). None for a contract workload or a run recorded before the field."""
+    fit = (workload or {}).get("fit") if isinstance(workload, dict) else None
+    if not isinstance(workload, dict) or not isinstance(fit, dict) or not isinstance(fit.get("call"), int):
+        return None
+    name = Path(str(workload.get("path") or workload.get("name") or "the script")).name
+    where = ", ".join(p for p in (f"line {fit['line']}" if fit.get("line") else "",
+                                  f"{fit.get('model') or 'model'} {fit.get('model_name')!r}"
+                                  if fit.get("model_name") else str(fit.get("model") or "")) if p)
+    lines = [c.get("line") for c in fit.get("calls_in_source") or [] if isinstance(c, dict)]
+    several = len(lines) > 1 or fit["call"] > 1
+    text = f"the {ordinal(fit['call']) + ' ' if several else ''}fit() call of {name}" + (f" ({where})" if where else "")
+    if several:
+        at = ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}" if len(lines) > 1 else ""
+        text += (f"; the script calls .fit( at lines {at}" if at else "") + (f": {choose}" if choose else "")
+    return text

@@ -332,7 +332,7 @@ class CompareView(QWidget):
 
     def _columns(self, metrics: list[str]) -> list[tuple[str, str, str]]:
         columns = [RUN, SPEEDUP, VERDICT, STEPS, WARMUP, MEMORY]
-        if any(r.mfu is not None for r in self.rows):
+        if any(r.mfu is not None or r.mfu_unknown for r in self.rows):
             columns.append(MFU)
         for m in metrics:  # 'val_accuracy' over two lines: 'val_' / 'accuracy'
             label = m.replace("_", "_\n", 1) if len(m) > 6 and "_" in m else m
@@ -408,7 +408,9 @@ class CompareView(QWidget):
         memory = compare.fmt_memory(row)
         cells.append((memory.replace(" ", NBSP, 1).replace(" (", "\n(", 1), memory))
         if has_mfu:
-            cells.append((compare.fmt_mfu(row.mfu), "Share of this device's measured matmul FLOP/s."))
+            cells.append((compare.fmt_mfu(row.mfu, row.mfu_unknown),
+                          "Share of this device's measured matmul FLOP/s." if row.mfu is not None or
+                          not row.mfu_unknown else f"MFU not known: {row.mfu_unknown}."))
         cells += [(compare.fmt_metric(row.metrics.get(m)), f"{m} at the run's last validation") for m in metrics]
         if has_findings:
             cells.append((breakable(", ".join(row.findings)) or "-", "\n".join(row.findings) or "no findings"))

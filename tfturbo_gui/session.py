@@ -111,6 +111,7 @@ class WizardSession:
     def __init__(self, workload: str = "", steps: int = DEFAULT_STEPS, seed: int = DEFAULT_SEED):
         self.workload = workload
         self.script_args: list[str] = []  # a training script's own options, given to every command (after `--`)
+        self.fit_call: int | None = None  # which of a training script's fit() calls is measured (None: its first)
         self.steps = steps
         self.seed = seed
         # replicate pairs per trial (the wizard's "Measurement" setting; defaults as `tfturbo tune`)
@@ -137,6 +138,7 @@ class WizardSession:
         options = TuneOptions.from_dict(recorded.workload, Path(path), recorded.options)
         session = cls(recorded.workload, steps=options.steps, seed=options.seed)
         session.script_args = list(options.script_args)
+        session.fit_call = options.fit_call
         session.min_replicates, session.max_replicates = options.min_replicates, options.max_replicates
         session.steady_s = options.steady_s
         session.study_path = Path(path)
@@ -198,7 +200,7 @@ class WizardSession:
             self.study_path = default_study_dir(self.workload)
         return TuneOptions(workload=self.workload, out=self.study_path, steps=self.steps, seed=self.seed,
                            min_replicates=self.min_replicates, max_replicates=self.max_replicates,
-                           steady_s=self.steady_s, script_args=list(self.script_args))
+                           steady_s=self.steady_s, script_args=list(self.script_args), fit_call=self.fit_call)
 
     def ensure_study(self) -> Study:
         """Create the study folder on the first run (the user may change it until then)."""
@@ -250,11 +252,13 @@ class WizardSession:
         """Where backend stderr goes: the study's backend.log (as `tfturbo tune`), else the user's log."""
         return str(self.study.path / BACKEND_LOG) if self.study is not None else user_log_path()
 
-    def audit_argv(self, workload: str, script_args: list[str]) -> list[str]:
+    def audit_argv(self, workload: str, script_args: list[str], fit_call: int | None = None) -> list[str]:
         """The study's audit, as `tfturbo tune` runs it (under the 16-bit policy and XLA it will try); the
-        workload page runs it to check the workload before the study exists."""
+        workload page runs it to check the workload (and the fit() call chosen) before the study exists."""
         recommended = (self._environment or {}).get("recommended_policy")
-        return audit_action(self.options(), recommended, workload, script_args).argv
+        options = self.options()
+        options.fit_call = fit_call
+        return audit_action(options, recommended, workload, script_args).argv
 
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
         self.ensure_study()

@@ -19,10 +19,9 @@ above 100% is kept as measured, with a note saying why it cannot be right (a
 ceiling measured at a slower moment than the run, or a FLOP count that is
 off): capping it would hide that.
 
-A step's FLOPs come from TensorFlow's graph profiler on the model's forward
-pass (every op with registered FLOP statistics: MatMul, BatchMatMul, Einsum,
-Conv2D, …), times 3 for training (the backward pass costs about twice the
-forward: the usual approximation behind MFU figures).
+A step's FLOPs are counted on the training step that really runs
+(`trainer_backend/step_flops.py`); where they cannot be trusted MFU is not
+known, and says why.
 """
 
 from __future__ import annotations
@@ -39,8 +38,6 @@ CACHE_ENV = "TFTURBO_CACHE_DIR"
 MATMUL_N = {"CPU": 1024, "GPU": 8192, "TPU": 8192}
 REPEATS = 3
 MIN_TIMED_S = 0.05  # each repeat runs enough matmuls to last at least this long
-TRAINING_FACTOR = 3.0  # forward + backward (≈ 2× forward)
-FLOPS_SOURCE = "graph profiler (forward pass × 3)"
 
 
 def cache_dir() -> Path:
@@ -165,43 +162,30 @@ def compute_dtype(policy: str) -> str:
     return {"mixed_bfloat16": "bfloat16", "mixed_float16": "float16"}.get(policy, "float32")
 
 
-def flops_per_step(model: Any, input_spec: Any, batch_size: int) -> float | None:
-    """Training FLOPs of one step of `batch_size` examples; None when the forward pass cannot be traced."""
-    import tensorflow as tf
-    from tensorflow.python.profiler import model_analyzer, option_builder
-
-    def fixed(spec):
-        return tf.TensorSpec([batch_size, *spec.shape[1:]], spec.dtype)
-
-    try:
-        spec = tf.nest.map_structure(fixed, input_spec)
-        graph = tf.function(lambda x: model(x, training=False)).get_concrete_function(spec).graph
-        options = option_builder.ProfileOptionBuilder.float_operation()
-        options["output"] = "none"
-        total = model_analyzer.profile(graph, options=options).total_float_ops
-    except Exception as exc:  # noqa: BLE001 - no FLOP count is not a failed run
-        print(f"trainer_backend: FLOPs not counted ({type(exc).__name__}: {exc})", file=sys.stderr)
-        return None
-    return float(total) * TRAINING_FACTOR if total > 0 else None
-
-
 def utilization(flops: float | None, steps_per_s: float | None, ceiling: dict[str, float],
-                policy: str, replicas: int = 1, tf32: bool | None = None) -> dict[str, Any]:
-    """{"mfu", "mfu_note", "ceiling_dtype", "ceiling_flops", "achieved_flops"}: one device's achieved FLOP/s (the
-    global step's over the `replicas` in sync, which share it) over one device's ceiling for the compute dtype
-    (float32's when that dtype has none, labelled "float32 (TF32)" where TF32 is on). Above 1 it is kept and
-    `mfu_note` says it cannot be right; None where nothing was measured."""
+                policy: str, replicas: int = 1, tf32: bool | None = None,
+                flops_unknown: str | None = None) -> dict[str, Any]:
+    """{"mfu", "mfu_note", "mfu_unknown", "ceiling_dtype", "ceiling_flops", "achieved_flops"}: one device's
+    achieved FLOP/s (the global step's over the `replicas` in sync, which share it) over one device's ceiling for
+    the compute dtype (float32's when that dtype has none, labelled "float32 (TF32)" where TF32 is on). Above 1 it
+    is kept and `mfu_note` says it cannot be right; without one, `mfu_unknown` says why (`flops_unknown`: why the
+    step's FLOPs are not known)."""
     dtype = compute_dtype(policy)
     if dtype not in ceiling:
         dtype = "float32"
     peak = ceiling.get(dtype)
     achieved = flops * steps_per_s / max(1, replicas) if flops and steps_per_s else None
     mfu = achieved / peak if achieved and peak else None
-    note = None
+    note = why = None
     if mfu is not None and mfu > 1.0:
         note = (f"above 100%: this run's {achieved:.3g} FLOP/s per device exceed the {peak:.3g} FLOP/s its "
                 f"{ceiling_label(dtype, tf32)} matmul ceiling measured; that ceiling was measured at a slower moment "
                 "(a busy machine) or the FLOP count is too high, so this MFU is not a utilisation; delete the "
                 f"cached ceiling ({cache_dir()}) to measure it again")
-    return {"mfu": mfu, "mfu_note": note, "ceiling_dtype": ceiling_label(dtype, tf32) if peak else None,
-            "ceiling_flops": peak, "achieved_flops": achieved}
+    if mfu is None:
+        why = (f"the step's FLOPs are not known: {flops_unknown}" if not flops else
+               "no steady throughput was measured" if not steps_per_s else
+               "no matmul ceiling was measured on this device")
+    return {"mfu": mfu, "mfu_note": note, "mfu_unknown": why,
+            "ceiling_dtype": ceiling_label(dtype, tf32) if peak else None, "ceiling_flops": peak,
+            "achieved_flops": achieved}

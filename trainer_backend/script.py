@@ -22,6 +22,11 @@ How a script runs (autolog style):
   data or split, class/sample weights — and unwinds the script with a private
   `BaseException` (an `except Exception` in the script cannot swallow it).
   Code after `fit()` (evaluate, save, plots) never runs and writes nothing.
+  A script that trains several models (a teacher, then its distiller) is
+  measured at the fit() call `--fit-call N` names: the calls before it return
+  at once without training (an empty History), so the script reaches the Nth.
+  Every result names the call measured (`ScriptWorkload.describe`: its line,
+  the model's class and name, and the lines where the script calls `.fit(`);
 
 The captured call becomes a workload with the contract's interface
 (`build_model()`, `make_datasets(batch_size)`), so `run`, `audit`,
@@ -57,7 +62,10 @@ from pathlib import Path
 from typing import Any
 
 from tfturbo.errors import WorkloadError
-from tfturbo.workload_kind import CONTRACT_FUNCTIONS
+from tfturbo.numbers import ordinal
+from tfturbo.workload_kind import CONTRACT_FUNCTIONS, fit_calls_in_source, measured_fit_text
+
+from .model_loss import compiled_without_loss
 
 KERAS_DEFAULT_BATCH = 32  # what model.fit uses for arrays when the script gives no batch_size
 BACKEND_VARIABLE = "KERAS_BACKEND"
@@ -90,6 +98,7 @@ class FitCall:
     steps_per_epoch: int | None
     validation_batch_size: int | None
     line: int | None  # the script's line that called fit()
+    index: int = 1  # the script's Nth fit() call (1: its first)
 
 
 @dataclass
@@ -100,6 +109,7 @@ class ScriptWorkload:
     name: str
     path: str
     script_args: list[str] = field(default_factory=list)
+    fit_call: int | None = None  # which of the script's fit() calls is measured (None: its first)
     call: FitCall | None = None
     compiled: list[Any] = field(default_factory=list)  # models the script compiled, in order
     _sources: dict[int, tuple[Any, int | None]] = field(default_factory=dict, repr=False)
@@ -127,6 +137,18 @@ class ScriptWorkload:
         line = f" line {self.call.line}" if self.call and self.call.line else ""
         return f"{Path(self.path).name}{line}"
 
+    def describe(self) -> dict[str, Any]:
+        """The workload as run.yaml, summary.json and the audit record it: with the fit() call measured (once the
+        script ran) — {"call" (its Nth), "line", "model" (class), "model_name", "calls_in_source" (the lines where
+        the script calls `.fit(`, with their code)} — which `tfturbo.workload_kind.measured_fit_text` words."""
+        doc: dict[str, Any] = {"spec": self.spec, "name": self.name, "path": self.path}
+        if self.call is not None:
+            model = self.call.model
+            doc["fit"] = {"call": self.call.index, "line": self.call.line, "model": type(model).__name__,
+                          "model_name": str(getattr(model, "name", "") or ""),
+                          "calls_in_source": fit_calls_in_source(Path(self.path))}
+        return doc
+
     # -- the contract's interface ---------------------------------------------------------------
 
     def build_model(self):
@@ -135,8 +157,8 @@ class ScriptWorkload:
 
         if self.call is None:
             self.call = self._run()
-            print(f"tfturbo: measured the script's first fit() ({self.fit_where}); the rest of the script did "
-                  "not run", file=sys.stderr)
+            print(f"tfturbo: measured {measured_fit_text(self.describe())}; the rest of the script did not run",
+                  file=sys.stderr)
             for line in self.notes():
                 print(f"tfturbo: {line}", file=sys.stderr)
         model = self.call.model
@@ -145,8 +167,9 @@ class ScriptWorkload:
         if not model.compiled or model.optimizer is None:
             raise self._error(f"model.fit() at {self.fit_where} was called on a model that is not compiled",
                               "call model.compile(optimizer=..., loss=..., metrics=[...]) before model.fit()")
-        if model.loss is None and type(model).train_step is keras.Model.train_step:
-            raise self._error("the model was compiled without a loss", "pass loss=... to model.compile(...)")
+        if compiled_without_loss(model):
+            raise self._error("the model was compiled without a loss, and computes none of its own (no "
+                              "compute_loss or train_step)", "pass loss=... to model.compile(...)")
         return model
 
     def make_datasets(self, batch_size: int) -> tuple[Any, Any | None]:
@@ -200,7 +223,8 @@ class ScriptWorkload:
         import keras
 
         path = Path(self.path)
-        captured: list[FitCall] = []
+        captured: list[FitCall] = []  # every fit() call reached; the measured one last
+        wanted = self.fit_call or 1
         original_fit, original_compile = keras.Model.fit, keras.Model.compile
         signature = inspect.signature(original_fit)
         compiled = self.compiled
@@ -215,7 +239,10 @@ class ScriptWorkload:
                 callbacks=list(a["callbacks"] or []), validation_split=float(a["validation_split"] or 0.0),
                 validation_data=a["validation_data"], shuffle=a["shuffle"], class_weight=a["class_weight"],
                 sample_weight=a["sample_weight"], steps_per_epoch=a["steps_per_epoch"],
-                validation_batch_size=a["validation_batch_size"], line=lines[-1] if lines else None))
+                validation_batch_size=a["validation_batch_size"], line=lines[-1] if lines else None,
+                index=len(captured) + 1))
+            if len(captured) < wanted:
+                return _skipped(captured[-1], path, wanted)
             raise _FitReached
 
         def compile_(model, *args, **kwargs):
@@ -259,19 +286,21 @@ class ScriptWorkload:
         except _FitReached:
             pass
         except SystemExit as exc:
-            if not captured:
+            if len(captured) < wanted:
                 code = exc.code if exc.code not in (None, 0) else None
                 how = f"exited with sys.exit({code!r})" if code is not None else "exited"
                 said = stderr.last_line() if code is not None else ""
-                raise self._error(f"{how} before calling model.fit()" + (f": {said}" if said else ""),
+                again = f" a {ordinal(wanted)} time" if captured else ""
+                raise self._error(f"{how} before calling model.fit(){again}" + (f": {said}" if said else ""),
                                   "tfturbo measures the first fit() call; check the script's options after `--` "
                                   "(its output is in backend.log)") from exc
         except SyntaxError as exc:
             where_line = f"line {exc.lineno}: " if exc.lineno else ""
             raise self._error(f"{where_line}syntax error: {exc.msg}", "correct the syntax and load it again") from exc
         except Exception as exc:
-            if not captured:
-                raise self._error(f"raised {_exc_line(exc, path)} before calling model.fit()",
+            if len(captured) < wanted:
+                raise self._error(f"raised {_exc_line(exc, path)} before calling model.fit()"
+                                  + (f" a {ordinal(wanted)} time" if wanted > 1 else ""),
                                   "fix the script (full traceback in backend.log)") from exc
         finally:
             for owner, attr, value in saved:
@@ -286,7 +315,13 @@ class ScriptWorkload:
                 fix = f"call model.fit(...) in the script, or define {half[0]} too to use the workload contract"
             raise WorkloadError(f"{path.name} finished without calling model.fit(); tfturbo measures the first "
                                 "fit() call", fix)
-        return captured[0]
+        if len(captured) < wanted:
+            lines = ", ".join(f"line {c.line}" if c.line else "?" for c in captured)
+            raise self._error(f"--fit-call {wanted} asks for the script's {ordinal(wanted)} fit() call, and it "
+                              f"made {len(captured)} ({lines})",
+                              f"pass --fit-call {len(captured)} or less" if len(captured) > 1 else
+                              "drop --fit-call: the script trains once")
+        return captured[-1]
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -318,7 +353,7 @@ class ScriptWorkload:
             if isinstance(data, tf.data.Dataset):
                 self._sources[key] = (data, _leading_dim(data))
             else:
-                self._sources[key] = _generator_dataset(data)
+                self._sources[key] = generator_dataset(data)
         return self._sources[key]
 
     def _rebatch(self, ds, native: int | None, batch_size: int):
@@ -344,6 +379,22 @@ class ScriptWorkload:
             raise self._error(f"{label} given to fit() at {self.fit_where} is not batched (its labels are scalars)",
                               "batch it: ds.batch(batch_size)")
         return ds
+
+
+def _skipped(call: FitCall, path: Path, wanted: int):
+    """A fit() call before the measured one: it returns at once, untrained, with an empty History (what fit()
+    returns), and the log says so."""
+    import keras
+
+    model = call.model
+    where = f"{path.name} line {call.line}" if call.line else path.name
+    print(f"tfturbo: skipped the script's {ordinal(call.index)} fit() call ({where}, "
+          f"{type(model).__name__} {getattr(model, 'name', '')!r}) without training: --fit-call {wanted} measures "
+          f"its {ordinal(wanted)}", file=sys.stderr)
+    history = keras.callbacks.History()
+    history.set_model(model)
+    history.set_params({"epochs": 0, "steps": 0, "verbose": 0})
+    return history
 
 
 class _Tail:
@@ -400,9 +451,10 @@ def _is_dataset_like(data) -> bool:
     return hasattr(data, "__next__") or inspect.isgenerator(data)
 
 
-def _generator_dataset(data) -> tuple[Any, int]:
+def generator_dataset(data) -> tuple[Any, int]:
     """(a tf.data dataset, its batch size) over a PyDataset (every pass) or a generator (its first batch is
-    peeked; a finite generator gives one pass)."""
+    peeked; a finite generator gives one pass). The one conversion of such data: a workload file's
+    make_datasets() may return them too (`workload.Workload`)."""
     import keras
     import tensorflow as tf
 

@@ -10,11 +10,13 @@ Everything that can be wrong with a workload ends in a `WorkloadError`: one line
 naming the file, the problem and the fix (exit 2). The original exception stays
 chained (`__cause__`) so its traceback reaches the log.
 
-Accepted datasets: a batched `tf.data.Dataset` whose elements are `(x, y)` or
-`(x, y, sample_weight)`. As a convenience, a numpy `(x, y)` / `(x, y, w)` tuple is
-turned into a batched dataset (the training set shuffled with the global seed,
-no batch dropped). Anything else is refused, because the audit and the probes
-read the dataset's `element_spec`.
+Accepted datasets: what `model.fit` takes — a batched `tf.data.Dataset` whose
+elements are `(x, y)` or `(x, y, sample_weight)`, a numpy `(x, y)` / `(x, y, w)`
+tuple (turned into a batched dataset, the training set shuffled with the global
+seed, no batch dropped), a `keras.utils.PyDataset` or a generator of batches
+(read through tf.data as script mode reads them, `script.generator_dataset`).
+Anything else is refused, because the audit and the probes read the dataset's
+`element_spec`.
 
 TensorFlow and Keras are imported inside the functions that need them, so that
 `trainer_backend` stays cheap to import.
@@ -32,6 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfturbo.errors import WorkloadError
+
+from .model_loss import compiled_without_loss
 
 if TYPE_CHECKING:  # imported lazily at run time (load_workload): script mode needs keras
     from .script import ScriptWorkload
@@ -66,10 +70,14 @@ class Workload:
         if not model.compiled or model.optimizer is None:
             raise self._error("build_model() returned a model that is not compiled",
                               "call model.compile(optimizer=..., loss=..., metrics=[...]) before returning it")
-        if model.loss is None and not _overrides_train_step(model):
-            raise self._error("build_model() compiled the model without a loss",
-                              "pass loss=... to model.compile(...)")
+        if compiled_without_loss(model):
+            raise self._error("build_model() compiled the model without a loss, and it computes none of its own "
+                              "(no compute_loss or train_step)", "pass loss=... to model.compile(...)")
         return model
+
+    def describe(self) -> dict[str, Any]:
+        """The workload as run.yaml, summary.json and the audit record it."""
+        return {"spec": self.spec, "name": self.name, "path": self.path}
 
     def make_datasets(self, batch_size: int) -> tuple[Any, Any | None]:
         """Call the module's `make_datasets(batch_size)`; return checked `(train_ds, val_ds)`."""
@@ -106,10 +114,19 @@ class Workload:
             if shuffle:
                 self.array_data = True
             ds = _arrays_to_dataset(ds, batch_size, shuffle)
+        elif _is_batch_source(ds):  # a keras.utils.PyDataset or a generator, as fit() takes them
+            from .script import generator_dataset
+
+            try:
+                ds = generator_dataset(ds)[0]
+            except Exception as exc:  # the user's code failed reading its first batch
+                raise self._error(f"reading the first batch of {label} ({_describe(ds)}) raised "
+                                  f"{_exc_line(exc, self.path)}", "fix the error in its __getitem__ (full traceback "
+                                  "in the log)") from exc
         if not isinstance(ds, tf.data.Dataset):
             raise self._error(f"make_datasets() returned {_describe(ds)} as {label}, not a tf.data.Dataset",
-                              "return a batched tf.data.Dataset of (features, label) "
-                              "(or a numpy (x, y) tuple)")
+                              "return a batched tf.data.Dataset of (features, label), a keras.utils.PyDataset "
+                              "or a numpy (x, y) tuple")
         spec = ds.element_spec
         if not isinstance(spec, tuple) or len(spec) not in (2, 3):
             raise self._error(f"{label} yields {_describe_spec(spec)} without labels, not (features, label)",
@@ -121,10 +138,12 @@ class Workload:
         return ds
 
 
-def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = ()) -> Workload | ScriptWorkload:
+def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = (),
+                  fit_call: int | None = None) -> Workload | ScriptWorkload:
     """Resolve `spec` (a path or `builtin:NAME`) to a contract workload, imported in isolation with its
     functions checked, or to a training script (`trainer_backend.script`), which runs later, in
-    `build_model()`. `script_args` are a script's own options (its sys.argv[1:])."""
+    `build_model()`. `script_args` are a script's own options (its sys.argv[1:]), `fit_call` which of its fit()
+    calls is measured (None: the first)."""
     from tfturbo.workload_kind import defines_contract
 
     from .script import ScriptWorkload
@@ -150,10 +169,13 @@ def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = ()) -> W
         name = path.stem
     path = path.resolve()
     if not defines_contract(path):
-        return ScriptWorkload(spec=spec, name=name, path=str(path), script_args=list(script_args))
+        return ScriptWorkload(spec=spec, name=name, path=str(path), script_args=list(script_args), fit_call=fit_call)
     if script_args:
         raise WorkloadError("options after `--` are for a training script, and this file defines build_model() "
                             "and make_datasets()", "drop the options after `--`", where=str(path))
+    if fit_call is not None:
+        raise WorkloadError("--fit-call chooses among a training script's fit() calls, and this file defines "
+                            "build_model() and make_datasets()", "drop --fit-call", where=str(path))
     module = _import_isolated(path)
     for func, signature in (("build_model", "def build_model():"),
                             ("make_datasets", "def make_datasets(batch_size):")):
@@ -211,10 +233,14 @@ def _exc_line(exc: BaseException, path: str) -> str:
     return f"{type(exc).__name__}: {message}{at}"
 
 
-def _overrides_train_step(model) -> bool:
+def _is_batch_source(obj) -> bool:
+    """A keras.utils.PyDataset, or a generator or iterator of batches (what fit() reads batch by batch)."""
+    import inspect
+
     import keras
 
-    return type(model).train_step is not keras.Model.train_step
+    return isinstance(obj, keras.utils.PyDataset) or inspect.isgenerator(obj) or \
+        (hasattr(obj, "__next__") and not isinstance(obj, (tuple, list, dict)))
 
 
 def _is_array_tuple(obj) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.accelerator.simulated import GIB
-from trainer_backend import ceiling, hardware
+from trainer_backend import ceiling, hardware, step_flops
 
 
 def test_env_on_an_a100_records_tf32_its_memory_budget_and_labels_the_float32_ceiling(accelerator, no_matmuls):
@@ -68,8 +68,19 @@ def test_a_tpus_memory_is_the_devices_never_the_hosts_rss(accelerator):
     assert memory["available_bytes"] is None and "not measured on a TPU" in memory["source"]
 
 
+class _Counted(step_flops.TracedStep):
+    """A traced step that counted `flops` (no graph: the optimizers found stay as found)."""
+
+    def __init__(self, flops: float):
+        super().__init__(None)
+        self.counted = flops
+
+    def flops(self) -> step_flops.StepFlops:
+        return step_flops.StepFlops(self.counted)
+
+
 class _Job:
-    """What `run.utilization` reads of a prepared run."""
+    """What `run.step_facts` reads of a prepared run."""
 
     def __init__(self, replicas: int, strategy=None, kind: str = "mirrored"):
         from tfturbo.settings import RunSettings
@@ -86,12 +97,12 @@ def test_mfu_under_mirrored_strategy_is_one_devices_share(accelerator, no_matmul
     from trainer_backend.commands import run
 
     accelerator("GPU", count=2)
-    monkeypatch.setattr(ceiling, "flops_per_step", lambda *a: 60e9)
+    monkeypatch.setattr(step_flops, "trace_train_step", lambda *a: _Counted(60e9))
     devs = hardware.devices()
     env = {"device": hardware.device_label(devs), "versions": {"tensorflow": "2.21.0"}}
     summary = RunSummary(throughput={"samples_per_s": 256 * 1000.0})  # 1000 global steps/s
     summary.tf32 = True
-    got = run.utilization(_Job(replicas=2), summary, devs, env)
+    got = run.step_facts(_Job(replicas=2), summary, devs, env)
     assert got["achieved_flops"] == pytest.approx(30e12)  # per device: 60 GFLOP × 1000 /s ÷ 2
     assert got["mfu"] == pytest.approx(0.2) and got["ceiling_dtype"] == "float32 (TF32)"
     assert got["mfu_note"] is None
@@ -102,11 +113,11 @@ def test_an_mfu_above_100_percent_is_kept_and_explained(accelerator, no_matmuls,
     from trainer_backend.commands import run
 
     accelerator("GPU")
-    monkeypatch.setattr(ceiling, "flops_per_step", lambda *a: 600e9)
+    monkeypatch.setattr(step_flops, "trace_train_step", lambda *a: _Counted(600e9))
     devs = hardware.devices()
     env = {"device": hardware.device_label(devs), "versions": {"tensorflow": "2.21.0"}}
-    got = run.utilization(_Job(replicas=1, kind="default"), RunSummary(throughput={"samples_per_s": 256e3}), devs,
-                          env)
+    got = run.step_facts(_Job(replicas=1, kind="default"), RunSummary(throughput={"samples_per_s": 256e3}), devs,
+                         env)
     assert got["mfu"] == pytest.approx(4.0) and "above 100%" in got["mfu_note"]
     from tfturbo.compare import fmt_mfu
 

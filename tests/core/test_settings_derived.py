@@ -65,7 +65,7 @@ OTHER = {"workload": "other.py", "policy": "mixed_bfloat16", "jit_compile": True
          "seed": 7, "strategy": "mirrored", "devices": 2, "workers": 3, "tf_config": "cluster.json",
          "profile": [5, 9], "val_every": 10, "val_steps": 3, "val_examples": 64, "fix_head": True, "fix_int_inputs": True,
          "drop_remainder": True, "input_fixes": True, "lr_scale": 2.0, "xla_autoclustering": True,
-         "steps_per_execution": 4, "until_ci": 0.02, "min_steps": 50, "speed_only": True, "no_model": True, "xla_cache": "/tmp/xla", "script_args": ["--depth", "3"],
+         "steps_per_execution": 4, "until_ci": 0.02, "min_steps": 50, "speed_only": True, "no_model": True, "xla_cache": "/tmp/xla", "fit_call": 2, "script_args": ["--depth", "3"],
          "extra": {"a": 1}}
 MEASUREMENT = {"profile", "val_every", "val_steps", "val_examples", "until_ci", "min_steps", "steps", "speed_only",
                "no_model", "xla_cache"}
@@ -88,7 +88,8 @@ def test_ab_keys_are_the_declared_ones_with_what_each_takes():
     assert {k: v.field for k, v in keys().items()} == {
         "policy": "policy", "jit": "jit_compile", "batch": "batch_size", "fix_head": "fix_head", "fix_int_inputs": "fix_int_inputs",
         "drop_remainder": "drop_remainder", "input_fixes": "input_fixes", "lr_scale": "lr_scale",
-        "xla_autoclustering": "xla_autoclustering", "steps_per_execution": "steps_per_execution"}
+        "xla_autoclustering": "xla_autoclustering", "steps_per_execution": "steps_per_execution",
+        "fit_call": "fit_call"}
     base = RunSettings("w.py")
     b = parse_settings("steps-per-execution=4,xla_autoclustering=on,lr_scale=2", base, "--b")
     assert (b.steps_per_execution, b.xla_autoclustering, b.lr_scale) == (4, True, 2.0)

@@ -54,3 +54,17 @@ def test_a_paired_runs_ratio_and_its_error_come_from_its_hand_overs():
     two = {"hand_overs": [[110.0, 100.0], [121.0, 110.0]]}
     assert hand_over_ratio(two) is None and hand_over_error(two) is None  # too few: the arms' rates decide
     assert hand_over_ratio({"hand_overs": None}) is None and hand_over_ratio(None) is None
+
+
+def test_a_run_whose_mfu_is_not_known_says_so_and_why_in_the_compare_table(tmp_path):
+    from tfturbo import compare, runfiles
+
+    run = tmp_path / "01-baseline"
+    run.mkdir()
+    runfiles.write_json_atomic(run / runfiles.SUMMARY, {
+        "v": 1, "status": "completed", "settings": {"workload": "w", "batch_size": 32}, "steps_per_s": 10.0,
+        "mfu": None, "mfu_unknown": "the step's FLOPs are not known: the loop 'rnn/while' has no length known"})
+    [row] = compare.compare_runs([runfiles.load_run(run)])
+    assert row.mfu is None and "rnn/while" in row.mfu_unknown
+    assert compare.text_cells(row, [])[10] == "not known"
+    assert compare.fmt_mfu(None) == "n/a" and compare.fmt_mfu(0.234) == "23%"

@@ -98,3 +98,44 @@ def test_nan_finding_names_the_16bit_head_as_first_suspect():
                        (fixed, "already computes in float32")):
         [finding] = NanLossDetector().on_window(RunContext(RunSettings(workload="w"), m, None), window)
         assert finding.code == "NAN_LOSS" and suspect in finding.message
+
+
+def test_each_head_s_fix_reads_its_own_output_s_loss():
+    """Issue 47: on a model with a loss per output `model.loss` is a dict (or a list), so from_logits was missed
+    and every linear head was offered a softmax — a logits head (its loss already applies one), a regression
+    head. Each head's finding and fix now read that output's own loss."""
+    import keras
+
+    from trainer_backend.diagnostics.model_audit import head_findings
+
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        image, tabular = keras.Input((4, 4, 2), name="image"), keras.Input((6,), name="tabular")
+        seen = keras.layers.GlobalAveragePooling2D()(keras.layers.Conv2D(4, 3, padding="same")(image))
+        hidden = keras.layers.Dense(16, activation="relu")(keras.layers.Concatenate()([seen, tabular]))
+        outputs = {"label": keras.layers.Dense(3, name="label")(hidden),
+                   "value": keras.layers.Dense(1, name="value")(hidden),
+                   "kind": keras.layers.Dense(2, activation="softmax", name="kind")(hidden),
+                   "flag": keras.layers.Dense(1, name="flag")(hidden)}
+        model = keras.Model({"image": image, "tabular": tabular}, outputs)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    model.compile(optimizer="adam", loss={"label": keras.losses.CategoricalCrossentropy(from_logits=True),
+                                          "value": "mse", "kind": "categorical_crossentropy",
+                                          "flag": "binary_crossentropy"},
+                  loss_weights={"label": 1.0, "value": 0.2, "kind": 1.0, "flag": 1.0})
+    fixes = {f.where: f for f in head_findings(model)}
+    assert set(fixes) == {"label", "value", "kind", "flag"}
+    label, value, kind, flag = (fixes[k] for k in ("label", "value", "kind", "flag"))
+    assert label.data["loss"] == {"name": "CategoricalCrossentropy", "kind": "categorical", "from_logits": True}
+    assert "softmax" not in label.fix and 'Activation("linear", dtype="float32")' in label.fix  # logits kept
+    assert value.data["loss"]["kind"] == "regression" and "softmax" not in value.fix
+    assert "a regression output: keep its values" in value.fix
+    assert 'keras.layers.Dense(2, activation="softmax", dtype="float32")' in kind.fix.splitlines()[0]
+    assert "Activation(" not in kind.fix  # it has its softmax: no second one
+    assert 'Activation("sigmoid", dtype="float32")' in flag.fix and "softmax" not in flag.fix
+    # the same by position: a list of losses for a list of outputs
+    listed = keras.Model(model.inputs, [outputs["label"], outputs["value"]])
+    listed.compile(optimizer="adam", loss=[keras.losses.CategoricalCrossentropy(from_logits=True), "mse"],
+                   loss_weights=[1.0, 0.2])
+    assert all("softmax" not in f.fix for f in head_findings(listed))

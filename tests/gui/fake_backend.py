@@ -50,6 +50,7 @@ from tfturbo import profile as prof  # noqa: E402
 from tfturbo.findings import Finding  # noqa: E402
 from tfturbo.profile_findings import run_findings  # noqa: E402
 from tfturbo.stats import median_ci  # noqa: E402
+from tfturbo.workload_kind import fit_calls_in_source  # noqa: E402
 
 VERSIONS = {"tfturbo": "0.1.0", "tensorflow": "2.21.0", "keras": "3.15.0", "python": "3.11"}
 WARMUP = 5
@@ -101,6 +102,12 @@ def audit(writer: protocol.EventWriter, args) -> int:
     document = {"findings": [f.to_dict() for f in found]}
     if args.workload.endswith(".py"):  # a training script: its own 3 epochs of 32 steps, as the backend reports it
         document["own_length"] = {"epochs": 3, "steps_per_epoch": 32, "steps": 96}
+        calls = fit_calls_in_source(args.workload)  # and the fit() call it measured, as the backend describes it
+        call = args.fit_call or 1
+        if calls:
+            document["workload"] = {"spec": args.workload, "name": Path(args.workload).stem, "path": args.workload,
+                                    "fit": {"call": call, "line": calls[min(call, len(calls)) - 1]["line"],
+                                            "model": "Model", "model_name": "model", "calls_in_source": calls}}
     writer.emit(protocol.RESULT, command="audit", document=document)
     writer.emit(protocol.DONE, status=protocol.RunStatus.COMPLETED, exit_code=0)
     return 0

@@ -64,3 +64,34 @@ def test_a_script_s_options_are_not_offered_for_a_workload_file(qtbot, tmp_path)
     assert not page.script_edit.isVisible()
     page.workload_edit.setText(str(script))
     assert page.script_edit.isVisible()
+
+
+def test_a_script_that_calls_fit_twice_offers_which_call_is_measured_and_every_command_measures_it(qtbot, tmp_path):
+    """A teacher's fit() then its distiller's: the wizard lists the script's .fit( calls, the one chosen reaches
+    every backend command as --fit-call, and the check says which call was measured."""
+    script = tmp_path / "distill.py"
+    script.write_text("import keras\nteacher = keras.Sequential()\nteacher.fit(x, y)\n"
+                      "distiller = keras.Sequential()\ndistiller.fit(x, y, epochs=3)\n")
+    calls: list = []
+    window = make_window(qtbot, tmp_path, launcher=recording_launcher(calls))
+    page = window.pages[0]
+    page.workload_edit.setText("builtin:train-script")
+    assert not page.fit_combo.isVisible()  # one fit() call: nothing to choose
+    page.workload_edit.setText(str(script))
+    page.study_edit.setText(str(tmp_path / "study"))
+    assert page.fit_combo.isVisible() and page.fit_combo.count() == 2
+    assert page.fit_combo.itemText(1) == "2nd call — line 5: distiller.fit(x, y, epochs=3)"
+    page.fit_combo.setCurrentIndex(1)
+    assert "up to its 2nd fit() call" in page.check_hint.text()
+
+    go_next(qtbot, window, 1)
+    assert window.session.fit_call == 2 and not page.fit_combo.isEnabled()
+    assert "up to the 2nd fit() call of distill.py (line 5" in page.check_hint.text()
+    baseline = window.pages[1]
+    qtbot.mouseClick(baseline.measure_button, LEFT)
+    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=20_000)
+    measured = [(c, a) for c, a in calls if c != "env"]
+    assert {c for c, _ in measured} >= {"audit", "probe-input", "run"}
+    for command, argv in measured:
+        own = split_script_args(argv)[0]
+        assert own[own.index("--fit-call") + 1] == "2", (command, argv)

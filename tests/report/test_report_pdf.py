@@ -668,3 +668,23 @@ def test_band_labels_of_narrow_neighbouring_bands_do_not_overprint():
     (a, b) = sorted(labels, key=lambda s: s.x)
     overlap_x = a.x + stringWidth(a.text, style.FONT, a.fontSize) > b.x
     assert not (overlap_x and abs(a.y - b.y) < a.fontSize)  # side by side, or one above the other
+
+
+def test_the_report_names_the_fit_call_a_script_study_measured_and_its_options_repeat_it(study):
+    """Issue 47: a script with several fit() calls; the About table says which one every run measured, and the
+    command that repeats the study keeps --fit-call."""
+    path = study / RUNS_DIR / "01-baseline" / "summary.json"
+    doc = json.loads(path.read_text())
+    doc["workload"] = {"spec": "distill.py", "name": "distill", "path": "/home/u/distill.py",
+                       "fit": {"call": 2, "line": 58, "model": "Distiller", "model_name": "distiller",
+                               "calls_in_source": [{"line": 49, "code": "teacher.fit(x, y)"},
+                                                   {"line": 58, "code": "distiller.fit(x, y)"}]}}
+    path.write_text(json.dumps(doc))
+    recorded = yaml.safe_load((study / STUDY_YAML).read_text())
+    recorded["options"]["fit_call"] = 2
+    (study / STUDY_YAML).write_text(yaml.safe_dump(recorded))
+    data = gather(study)
+    assert data.measured_fit == ("the 2nd fit() call of distill.py (line 58, Distiller 'distiller'); the script "
+                                 "calls .fit( at lines 49 and 58: tfturbo tune --fit-call N measures the Nth")
+    assert "--fit-call 2" in data.commands[0][1]
+    assert "Distiller 'distiller'" in flat(pdf_text(write_report(study)))

@@ -26,7 +26,9 @@ def test_run_measures_the_first_fit_with_its_validation_split(mlp_script_run):
     assert {"val_loss", "val_accuracy"} <= set(doc["metrics"])  # validation_split became a held-out set
     assert doc["settings"]["batch_size"] == 32  # the script's batch_size is the default
     log = (out / "backend.log").read_text()
-    assert "measured the script's first fit() (mlp_top_level.py line 17); the rest of the script did not run" in log
+    assert "measured the fit() call of mlp_top_level.py (line 17, Sequential 'sequential'); the rest of the script " \
+           "did not run" in log
+    assert doc["workload"]["fit"]["line"] == 17 and doc["workload"]["fit"]["calls_in_source"][0]["line"] == 17
     assert "callbacks were not run (EarlyStopping)" in log
 
 
@@ -88,6 +90,33 @@ def test_the_cli_shows_the_script_options(text_script_run):
     from tfturbo.console import render_run_summary
 
     assert "script opts   --epochs 2 --length 48" in render_run_summary(text_script_run[0])
+
+
+# ------------------------------------------------------------------ several fit() calls, a loss of the model's own
+
+def test_a_distiller_after_its_teacher_is_measured_as_written_at_the_fit_call_chosen(tmp_path_factory):
+    """keras-io's distillation: `run` stopped with "compiled without a loss"; now --fit-call 2 measures the
+    Distiller's fit() (its compute_loss, the teacher's forward pass counted in its FLOPs) and every result
+    names the call measured: summary.json, run.yaml, the run's output."""
+    from tfturbo.console import render_run_summary
+
+    script = script_in_folder(tmp_path_factory, "distiller_two_fits.py")
+    doc = cli_json("run", script.name, "--out", "run", "--steps", "20", "--fit-call", "2", cwd=script.parent)
+    assert doc["status"] == "completed" and doc["validation"]
+    fit = doc["workload"]["fit"]
+    assert (fit["call"], fit["line"], fit["model"], fit["model_name"]) == (2, 58, "Distiller", "distiller")
+    run_yaml = yaml.safe_load((script.parent / "run" / "run.yaml").read_text())
+    assert run_yaml["workload"]["fit"]["line"] == 58 and run_yaml["settings"]["fit_call"] == 2
+    assert "--fit-call 2" in run_yaml["command_line"]
+    assert "measured      the 2nd fit() call of distiller_two_fits.py (line 58, Distiller 'distiller'); the script " \
+           "calls .fit( at lines 49 and 58: --fit-call N measures the Nth" in render_run_summary(doc)
+    student = 2 * 32 * (32 * 16 + 16 * 10) * 2  # forward and weight gradients, less than the step counted
+    assert doc["flops_per_step"] > 2 * 32 * (32 * 256 + 256 * 10) + student  # the teacher's forward pass is in it
+    [optimizer] = doc["optimizers"]
+    assert optimizer["attribute"] == "optimizer" and optimizer["class"] == "Adam"
+    log = (script.parent / "run" / "backend.log").read_text()
+    assert "skipped the script's 1st fit() call (distiller_two_fits.py line 49, Sequential 'teacher') without " \
+           "training" in log
 
 
 # ------------------------------------------------------------------ a pre-built subclassed model

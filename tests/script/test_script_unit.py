@@ -199,13 +199,52 @@ def test_the_optimizer_a_script_names_by_string_is_recorded_with_keras_default_r
 
     import keras
 
-    from trainer_backend.optimizer_code import optimizer_code, recording_compile
+    from trainer_backend.optimizer_code import find_optimizers, recording_compile
 
     workload = load_workload(str(_write(tmp_path, "split.py", SPLIT_SCRIPT.replace("BATCH", "16"))))
     with recording_compile():  # as `run` builds the model
         workload.build_model()
-    code = optimizer_code(workload.call.model)
+    code = find_optimizers(workload.call.model).summary_fields()["optimizer"]
     default = inspect.signature(keras.optimizers.SGD.__init__).parameters["learning_rate"].default
     assert code == {"class": "SGD", "module": "keras.optimizers", "given_as": "sgd", "learning_rate": pytest.approx(default),
                     "default_learning_rate": default, "schedule": None}
     assert keras.Model.compile.__qualname__ == "Trainer.compile"  # Keras' own again
+
+
+# ------------------------------------------------------------------ several fit() calls, a loss of the model's own
+
+def test_a_distiller_trained_after_its_teacher_is_measured_at_the_fit_call_chosen():
+    """keras-io's distillation: the teacher's fit() first, then the Distiller's, whose loss lives in its own
+    compute_loss (its compile() takes no loss=; it was refused). --fit-call 2 measures the Distiller's, the
+    teacher's fit() returning untrained; every result names the call measured."""
+    from tfturbo.workload_kind import measured_fit_text
+
+    script = str(SCRIPTS / "distiller_two_fits.py")
+    first = load_workload(script)
+    assert type(first.build_model()).__name__ == "Sequential"  # the default: the script's first fit()
+    assert first.describe()["fit"]["model_name"] == "teacher"
+    chosen = load_workload(script, fit_call=2)
+    model = chosen.build_model()
+    assert type(model).__name__ == "Distiller" and model.loss is None
+    assert not model.teacher.optimizer.built  # the teacher's fit() did not train
+    fit = chosen.describe()["fit"]
+    assert (fit["call"], fit["line"], fit["model"], fit["model_name"]) == (2, 58, "Distiller", "distiller")
+    assert [c["line"] for c in fit["calls_in_source"]] == [49, 58]
+    assert fit["calls_in_source"][0]["code"].startswith("teacher.fit(x_train, y_train")
+    assert measured_fit_text(chosen.describe()) == (
+        "the 2nd fit() call of distiller_two_fits.py (line 58, Distiller 'distiller'); the script calls .fit( at "
+        "lines 49 and 58: --fit-call N measures the Nth")
+    train, val = chosen.make_datasets(16)
+    assert val is not None and int(next(iter(train))[0].shape[0]) == 16
+    with pytest.raises(WorkloadError, match=r"--fit-call 3 asks for the script's 3rd fit\(\) call, and it made 2 "
+                                             r"\(line 49, line 58\).*pass --fit-call 2 or less"):
+        load_workload(script, fit_call=3).build_model()
+
+
+def test_fit_call_is_refused_for_a_contract_file_and_round_trips_as_a_run_setting():
+    with pytest.raises(WorkloadError, match="--fit-call chooses among a training script's fit"):
+        load_workload("builtin:mlp", fit_call=2)
+    settings = parse_run_settings(["train.py", "--out", "R", "--fit-call", "2"])
+    assert settings.fit_call == 2 and "--fit-call" in run_argv(settings, "R")
+    assert RunSettings.from_dict(settings.to_dict()).fit_call == 2
+    assert RunSettings.from_dict({"workload": "old.py"}).fit_call is None  # a run.yaml from before: the first

@@ -184,8 +184,9 @@ def make_datasets(batch_size):
 
 def test_subclassed_head_advice_is_subclassed_code():
     from trainer_backend.diagnostics.advice import SUBCLASSED, WorkloadShape, head_fix
+    from trainer_backend.diagnostics.model_audit import HeadDecision
 
-    fix = head_fix("Dense", "10", None, True, WorkloadShape(model=SUBCLASSED))
+    fix = head_fix("Dense", "10", HeadDecision("linear", "keep them"), WorkloadShape(model=SUBCLASSED))
     assert fix.startswith('self.head = keras.layers.Dense(10, dtype="float32")  # in __init__')
 
 

@@ -145,3 +145,35 @@ def test_a_study_begun_before_tune_read_own_lengths_continues_with_the_same_comm
     again, resumed, _ = study_steps(make_summary, tmp_path, resume=True, own_length=True)
     assert resumed.status == StudyStatus.COMPLETED and resumed.options["steps"] == DEFAULT_STEPS
     assert set(again) <= {DEFAULT_STEPS}
+
+
+class DistillBackend(ScriptBackend):
+    """A script whose audit measured its 2nd fit() call (a distiller's, after its teacher's)."""
+
+    def __call__(self, command, argv, on_event=None, stderr_path=None, cancel=None, env=None):
+        answer = super().__call__(command, argv, on_event, stderr_path, cancel, env)
+        if command == "audit":
+            answer.document["workload"] = {
+                "spec": "distill.py", "name": "distill", "path": "/u/distill.py",
+                "fit": {"call": 2, "line": 58, "model": "Distiller", "model_name": "distiller",
+                        "calls_in_source": [{"line": 49, "code": "teacher.fit(x, y)"},
+                                            {"line": 58, "code": "distiller.fit(x, y)"}]}}
+        return answer
+
+
+def test_the_fit_call_chosen_reaches_the_audit_the_probe_and_every_run_and_a_resumed_study(tmp_path, make_summary):
+    """Issue 47: `tune --fit-call 2` measures a script's 2nd fit() in every command, says which call it is, and
+    the study keeps the choice."""
+    backend = DistillBackend(lambda s: make_summary(10.0, 0.9, steps=s.steps, batch_size=s.batch_size or 64))
+    lines: list[str] = []
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", stages=("mixed_precision",), min_replicates=2,
+                               max_replicates=2, steady_s=0, fit_call=2), runner=backend, say=lines.append).run()
+    assert backend.runs and {s.fit_call for s in backend.runs} == {2}
+    for command, argv in backend.calls:
+        if command in ("audit", "probe-input"):
+            assert argv[argv.index("--fit-call") + 1] == "2", (command, argv)
+    assert "measured: the 2nd fit() call of distill.py (line 58, Distiller 'distiller'); the script calls .fit( " \
+           "at lines 49 and 58: --fit-call N measures the Nth" in lines
+    recorded = Study.load(study.path)
+    assert recorded.options["fit_call"] == 2
+    assert TuneOptions.from_dict(recorded.workload, study.path, recorded.options).fit_call == 2

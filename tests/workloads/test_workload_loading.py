@@ -150,6 +150,15 @@ def test_a_custom_train_step_may_compile_without_a_loss(tmp_path):
     assert model.loss is None
 
 
+def test_a_model_whose_loss_lives_in_its_own_compute_loss_may_compile_without_one(tmp_path):
+    source = MODEL.replace(', loss="sparse_categorical_crossentropy"', "").replace(
+        "keras.Sequential(", "OwnLoss(") + "\nclass OwnLoss(keras.Sequential):\n" \
+        "    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, allow_empty=False):\n" \
+        "        return keras.ops.mean(keras.losses.sparse_categorical_crossentropy(y, y_pred))\n" + DATASETS
+    model = load_workload(str(write(tmp_path, source))).build_model()
+    assert model.loss is None
+
+
 # -- what make_datasets() returns ---------------------------------------------------------------
 
 def test_make_datasets_must_return_a_pair(tmp_path):
@@ -204,3 +213,45 @@ def test_builtin_names_are_the_shipped_workloads():
 def test_forgetting_to_return_the_model_says_so(tmp_path):
     line = build_error(tmp_path, "def build_model():\n    pass\n" + DATASETS)
     assert "returned None, not a keras.Model" in line
+
+
+PYDATASET = MODEL + """
+import math
+import numpy as np
+X, Y = np.arange(160, dtype="float32").reshape(40, 4), np.arange(40) % 2
+
+class Batches(keras.utils.PyDataset):
+    def __init__(self, x, y, batch_size):
+        super().__init__()
+        self.x, self.y, self.batch_size = x, y, batch_size
+    def __len__(self):
+        return math.ceil(len(self.x) / self.batch_size)
+    def __getitem__(self, i):
+        s = slice(i * self.batch_size, (i + 1) * self.batch_size)
+        return self.x[s], self.y[s]
+
+def make_datasets(batch_size):
+    return Batches(X[:32], Y[:32], batch_size), (X[32:], Y[32:])
+"""
+
+
+def test_a_pydataset_and_a_numpy_validation_tuple_are_measured_as_fit_takes_them(tmp_path):
+    """Issue 47: 'make_datasets() returned a Batches as train_ds, not a tf.data.Dataset', although fit() takes a
+    PyDataset; it is read through tf.data as script mode reads one, every pass, and a run trains on it."""
+    import tensorflow as tf
+
+    from tfturbo.protocol import EventWriter
+    from tfturbo.settings import RunSettings
+    from trainer_backend.commands.run import prepare
+
+    path = write(tmp_path, PYDATASET)
+    train, val = load_workload(str(path)).make_datasets(8)
+    assert isinstance(train, tf.data.Dataset) and isinstance(val, tf.data.Dataset)
+    firsts = [x.numpy()[:, 0].tolist() for x, _ in train.repeat(2)]
+    assert len(firsts) == 8 and firsts[0] == firsts[4] == [0, 4, 8, 12, 16, 20, 24, 28]  # every pass, in order
+    job = prepare(RunSettings(workload=str(path), steps=4, batch_size=8), EventWriter())
+    history = job.model.fit(job.train_ds.repeat(), steps_per_epoch=4, epochs=1, validation_data=job.val_ds,
+                            verbose=0)
+    assert "val_loss" in history.history
+    line = data_error(tmp_path, PYDATASET.replace("return self.x[s], self.y[s]", "return self.missing"))
+    assert "reading the first batch of train_ds (a Batches) raised AttributeError" in line

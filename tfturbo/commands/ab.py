@@ -74,7 +74,9 @@ def run_steps(args: argparse.Namespace, runner: Callable[..., BackendResult] = r
     audit reads (`OwnLength`); where the audit cannot read one, DEFAULT_STEPS, said so."""
     if args.steps is not None or not is_script(args.workload):
         return args.steps or DEFAULT_STEPS, ""
-    result = runner("audit", audit_argv(args.workload, script_args=list(args.script_args)), stderr_path=log_path())
+    fit_call = parse_settings(args.a, RunSettings(args.workload), "--a").fit_call  # the fit() A measures
+    result = runner("audit", audit_argv(args.workload, script_args=list(args.script_args), fit_call=fit_call),
+                    stderr_path=log_path())
     fail_on_bad_input(result.error, "the audit")
     own = OwnLength.of(result.document)
     steps = own.run_steps if own is not None else DEFAULT_STEPS

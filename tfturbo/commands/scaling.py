@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from ..arg_types import positive_int
-from ..cli_args import WORKLOAD_HELP
+from ..cli_args import WORKLOAD_HELP, add_settings
 from ..backend_client import log_path
 from ..errors import OutputDirError
 from ..numbers import counted
@@ -61,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"replicate pairs per replica count before stopping (default {SpeedRule.min_pairs})")
     parser.add_argument("--max-replicates", type=positive_int, default=SpeedRule.max_pairs,
                         help=f"replicate pairs per replica count at most (default {SpeedRule.max_pairs})")
+    add_settings(parser, ["fit_call"])
     parser.add_argument("--out", required=True, metavar="DIR", help="the runs and scaling.json go here (a study folder: its scaling/ folder, shown in its report)")
     parser.add_argument("--json", action="store_true", help="print the scaling document as JSON")
 
@@ -76,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
     if args.strategy == "mirrored" and not os.environ.get(LOGICAL_CPUS_ENV):
         os.environ[LOGICAL_CPUS_ENV] = str(max(args.replicas))  # CPU-only machines: N logical devices (GPUs first)
     base = RunSettings(args.workload, steps=args.steps, seed=args.seed, batch_size=args.batch_size,
-                       script_args=list(args.script_args))
+                       script_args=list(args.script_args), fit_call=args.fit_call)
     measurement = ScalingMeasurement(base, args.strategy, args.replicas,
                                      SpeedRule(args.min_replicates, args.max_replicates))
     execute = backend_executor(out / RUNS_DIR, log_path=log_path())

@@ -26,7 +26,7 @@ from typing import Any, Callable
 from .. import console, protocol
 from ..backend_client import log_path
 from ..arg_types import non_negative, positive_int
-from ..cli_args import WORKLOAD_HELP, accuracy_rule, add_accuracy_rule
+from ..cli_args import WORKLOAD_HELP, accuracy_rule, add_accuracy_rule, add_settings
 from ..errors import UserError
 from ..numbers import counted
 from ..runfiles import REPORT_PDF, RUNS_DIR, STUDY_YAML
@@ -78,6 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stages", type=stages_list, default=None, metavar="STAGE,...",
                         help="the stages to measure, in their fixed order (default all: "
                              f"{','.join(stages())}); the recommendation is always confirmed against the baseline")
+    add_settings(parser, ["fit_call"])
     parser.add_argument("--no-fixes", dest="auto_fix", action="store_false",
                         help="measure the workload as written: do not apply the audit's automatic fixes "
                              "(float32 head, drop_remainder)")
@@ -103,7 +104,7 @@ def options_from_args(args: argparse.Namespace) -> TuneOptions:
         own_length=args.steps is None and is_script(args.workload), seed=args.seed, batch_size=args.batch_size,
         val_every=args.val_every, val_examples=args.val_examples, min_replicates=args.min_replicates,
         max_replicates=max(args.min_replicates, args.max_replicates), policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
-        tolerance=accuracy_rule(args), script_args=list(args.script_args),
+        tolerance=accuracy_rule(args), script_args=list(args.script_args), fit_call=args.fit_call,
         stages=tuple(args.stages) if args.stages else None, steady_s=args.steady_s)
 
 

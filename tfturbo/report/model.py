@@ -39,6 +39,7 @@ from ..tune import levers
 from ..tune.study import Rung, RungKind, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
+from ..workload_kind import measured_fit_text
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
 STEP_TIME_POINTS = 150  # step times are noisy: at most this many bin medians per curve stay readable
@@ -163,6 +164,7 @@ class ReportData:
     # rung -> the accuracy rule that judged it, when it is not the default (the way forward taken, the options)
     accuracy_rules: list[tuple[str, str]] = field(default_factory=list)
     time_went: Any = None  # profile_page.TimeWent: the baseline's and the recommended run's profiles
+    measured_fit: str | None = None  # a training script's fit() call the runs measured, in words
 
 
 # ---------------------------------------------------------------- helpers
@@ -363,6 +365,8 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
         text += (f"Model FLOP utilisation (MFU, the share of the matrix-multiply rate this device measured that "
                  f"the training reaches) is {compare.fmt_mfu(row.mfu)}"
                  + (f", the baseline's {compare.fmt_mfu(base.mfu)}" if base.mfu is not None else "") + ". ")
+    elif row.mfu_unknown:
+        text += f"Model FLOP utilisation (MFU) is not known: {row.mfu_unknown}. "
     judged = trial if trial is not None else tuned  # every trial judges accuracy against the baseline
     if judged.accuracy is not None:
         acc = judged.accuracy
@@ -668,7 +672,7 @@ def _snippet(recommended: dict[str, Any], baseline: LadderRow | None, findings: 
 
 _TUNE_FLAGS = (("steps", "--steps"), ("seed", "--seed"), ("batch_size", "--batch-size"),
                ("val_every", "--val-every"), ("val_examples", "--val-examples"), ("policy", "--policy"),
-               ("max_batch_scale", "--max-batch-scale"))
+               ("max_batch_scale", "--max-batch-scale"), ("fit_call", "--fit-call"))
 
 
 def tune_argv(workload: str, options: dict[str, Any], out: str) -> list[str]:
@@ -814,4 +818,6 @@ def gather(study_dir: str | Path) -> ReportData:
         accuracy_rules=[(r.name, text) for r in study.rungs if r.decision is not None
                         and (text := r.decision.rule_text())],
         time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
+        measured_fit=measured_fit_text(_run_meta(ref, "workload"), "tfturbo tune --fit-call N measures the Nth")
+        if ref else None,
     )

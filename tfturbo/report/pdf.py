@@ -95,7 +95,8 @@ def title_page(data: ReportData) -> list:
         out.append(P("None: keep the current settings.", style.BODY))
     env = data.environment
     rec = env.get("recommended_policy")
-    meta = [("Workload", data.workload), ("Study", str(data.study_dir.name)), ("Hardware", data.device),
+    meta = [("Workload", data.workload)] + ([("Measured", data.measured_fit)] if data.measured_fit else []) + [
+            ("Study", str(data.study_dir.name)), ("Hardware", data.device),
             ("Study created", when),
             ("Report generated", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
             ("Versions", _versions_text(data.versions))]

@@ -46,6 +46,7 @@ from ..errors import OutputDirError, UserError
 from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, XLA_CACHE_DIR, load_run
 from ..own_length import OwnLength, length_line
+from ..workload_kind import measured_fit_text
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
@@ -89,6 +90,7 @@ class TuneOptions:
     tolerance: Tolerance = field(default_factory=Tolerance)
     stages: tuple[str, ...] | None = None  # the stages to measure (None: every lever's; the confirmation always)
     script_args: list[str] = field(default_factory=list)  # a training script's own options (after `--`)
+    fit_call: int | None = None  # which of a training script's fit() calls is measured (None: its first)
 
     def __post_init__(self) -> None:
         if self.stages is None:
@@ -97,7 +99,7 @@ class TuneOptions:
     def base_settings(self) -> RunSettings:
         plain = RunSettings(self.workload, steps=self.steps, seed=self.seed, batch_size=self.batch_size,
                             val_every=self.val_every, val_examples=self.val_examples,
-                            script_args=list(self.script_args))
+                            script_args=list(self.script_args), fit_call=self.fit_call)
         return plain.with_(val_every=plain.effective_val_every())
 
     def speed_rule(self) -> SpeedRule:
@@ -110,14 +112,15 @@ class TuneOptions:
                 "policy": self.policy, "both_policies": self.both_policies,
                 "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
                 "tolerance": self.tolerance.to_dict(), "stages": list(self.stages or ())} \
-            | ({"own_length": True} if self.own_length else {})  # (absent otherwise: older studies still resume)
+            | ({"own_length": True} if self.own_length else {}) \
+            | ({"fit_call": self.fit_call} if self.fit_call else {})  # (absent otherwise: older studies still resume)
 
     @classmethod
     def from_dict(cls, workload: str, out: Path, d: dict[str, Any]) -> TuneOptions:
         """The options a study recorded (study.yaml's `options`), to continue it with them."""
         replicates = d.get("replicates") or {}
         known = {k: d[k] for k in ("steps", "seed", "batch_size", "val_every", "val_examples", "policy",
-                                   "both_policies", "auto_fix", "max_batch_scale", "own_length")
+                                   "both_policies", "auto_fix", "max_batch_scale", "own_length", "fit_call")
                  if d.get(k) is not None}
         if known.get("own_length") and known.get("val_every") == RunSettings(
                 workload, steps=int(known.get("steps", DEFAULT_STEPS))).effective_val_every():
@@ -240,17 +243,24 @@ def name_rule(verdict: TrialVerdict) -> None:
 
 
 def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
-               script_args: Sequence[str] = ()) -> list[str]:
+               script_args: Sequence[str] = (), fit_call: int | None = None) -> list[str]:
     """`audit` arguments (the shared backend parser's); a script's options follow `--`."""
     argv = [workload, "--policy", policy, "--jit" if jit else "--no-jit"]
-    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
+    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + _fit_call_argv(fit_call) + \
+        script_argv(list(script_args))
 
 
 def probe_argv(workload: str, seed: int = DEFAULT_SEED, batch_size: int | None = None,
-               script_args: Sequence[str] = (), extra: Sequence[str] = ()) -> list[str]:
+               script_args: Sequence[str] = (), extra: Sequence[str] = (), fit_call: int | None = None) -> list[str]:
     """`probe-input` arguments (the shared backend parser's); a script's options follow `--`."""
     argv = [workload, "--seed", str(seed), *extra]
-    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + script_argv(list(script_args))
+    return argv + (["--batch-size", str(batch_size)] if batch_size else []) + _fit_call_argv(fit_call) + \
+        script_argv(list(script_args))
+
+
+def _fit_call_argv(fit_call: int | None) -> list[str]:
+    """`--fit-call N`: which of a training script's fit() calls the audit and the probe load (as every run)."""
+    return ["--fit-call", str(fit_call)] if fit_call else []
 
 
 def audit_action(options: TuneOptions, recommended: str | None, workload: str | None = None,
@@ -258,7 +268,8 @@ def audit_action(options: TuneOptions, recommended: str | None, workload: str | 
     """The audit under the 16-bit policy and XLA the study will try, so the fixes of what it finds apply."""
     policy = sixteen_bit_policies(recommended, options.both_policies, options.policy)[0][0]
     return Action("audit", audit_argv(workload or options.workload, policy, jit=True, batch_size=options.batch_size,
-                                      script_args=options.script_args if script_args is None else script_args), AUDIT)
+                                      script_args=options.script_args if script_args is None else script_args,
+                                      fit_call=options.fit_call), AUDIT)
 
 
 Flow = Generator[Action, Outcome, Any]
@@ -513,6 +524,9 @@ class StudyEngine:
                  + (f": {', '.join(F.codes_of(found))}" if found else ""))
         if self.opts.own_length:  # a script whose length the audit could not read: say what runs instead
             self.say(length_line(own, self.opts.steps))
+        fit = measured_fit_text(outcome.document.get("workload"))
+        if fit:  # a training script: which of its fit() calls every run measures
+            self.say(f"measured: {fit}")
 
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
         """Static findings, each once (the wizard's pages audit again under the policy they measure)."""
@@ -530,7 +544,7 @@ class StudyEngine:
             return getattr(recorded, key)
         o = self.opts
         outcome = yield from self._ask(Action("probe-input", probe_argv(o.workload, o.seed, o.batch_size,
-                                                                        o.script_args, extra), PROBE))
+                                                                        o.script_args, extra, o.fit_call), PROBE))
         label = "input probe" + (" with " + " ".join(extra) if extra else "")
         if outcome.document is None:
             self.say(f"{label}: failed ({error_text(outcome)}); continuing without its verdict")

@@ -186,7 +186,8 @@ class BaselinePage(WizardPage):
         self.measure_button.setEnabled(False)
         self.set_status(RUNNING)
         self.run_panel.start("probe-input", probe_argv(self.session.workload, self.session.seed,
-                                                        script_args=self.session.script_args),
+                                                        script_args=self.session.script_args,
+                                                        fit_call=self.session.fit_call),
                              busy_text="Probing the input pipeline (loading TensorFlow)…",
                              log_path=self.session.log_path())
         self.navigation_changed.emit()  # "Measuring…", not "Measure the baseline first"

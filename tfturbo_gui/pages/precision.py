@@ -67,7 +67,8 @@ class PrecisionPage(RungPage):
         policy = self.policy.currentText()
         batch = self.session.measured_best.settings.batch_size
         return policy, audit_argv(self.session.workload, policy, batch_size=batch,
-                                  script_args=self.session.script_args), f"Auditing the model under {policy}…"
+                                  script_args=self.session.script_args, fit_call=self.session.fit_call), \
+            f"Auditing the model under {policy}…"
 
     def configure(self) -> RunSettings:
         """The engine's candidate for the chosen policy (on the best kept configuration, its fixes applied)."""

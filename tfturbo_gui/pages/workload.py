@@ -5,7 +5,9 @@ first shows). Next validates the workload by running the backend's `audit`
 on it: a broken workload shows its one-line error and fix and keeps the
 user here; nothing is created until it loads. A training script's own
 options (what follows `--` on the command line) are typed in "Script
-options", shown only for a script, and go to every command of the study.
+options", shown only for a script, and go to every command of the study;
+a script that calls fit() more than once offers which call is measured
+("Measured fit()", `--fit-call`), and the check says which one was.
 "Run on" picks this machine or an ssh host (`[user@]host` and the Python
 there, as the CLI's --host/--remote-python): every command of the study,
 the hardware report included, then runs there.
@@ -25,7 +27,8 @@ from tfturbo.errors import UserError
 from tfturbo.own_length import OwnLength
 from tfturbo.settings import DEFAULT_STEPS
 from tfturbo.trials.trial import MIN_STEADY_STEPS
-from tfturbo.workload_kind import is_script
+from tfturbo.numbers import ordinal
+from tfturbo.workload_kind import fit_calls_in_source, is_script, measured_fit_text
 
 from ..cards import FactsCard
 from ..run_data import RunData
@@ -134,10 +137,15 @@ class WorkloadPage(WizardPage):
         self.script_error.setObjectName("errorMessage")
         self.script_error.setWordWrap(True)
         self.script_error.hide()
+        self.fit_combo = QComboBox()  # which fit() call of a script that trains more than once is measured
+        self.fit_combo.setToolTip("The script's fit() call every run measures (--fit-call): the calls before it "
+                                  "return at once without training, the code after it never runs")
+        self.fit_combo.currentIndexChanged.connect(lambda _i: self._show_script_options(refill=False))
         form = QFormLayout()
         form.addRow("Selected", self.workload_edit)
         form.addRow("Script options", self.script_edit)
         form.addRow("", self.script_error)
+        form.addRow("Measured fit()", self.fit_combo)
         self.script_form = form
         self.left.addLayout(form)
 
@@ -183,11 +191,14 @@ class WorkloadPage(WizardPage):
         self.check_hint = muted_label("Next loads the workload in the backend and checks that it keeps the contract.")
         self._own_length = ""  # a training script's own length, said once it was checked
         self._own_steps: int | None = None  # the steps the last checked script's own length set
+        self._measured_fit: str | None = None  # which fit() call the check measured, in words
         self.right.addWidget(self.check_hint)
         self.right.addWidget(self.check_panel)
         self.right.addStretch(1)
         self._select(session.workload)
         self._show_script_options()
+        if session.fit_call and session.fit_call <= self.fit_combo.count():  # a study opened: its recorded choice
+            self.fit_combo.setCurrentIndex(session.fit_call - 1)
 
     # ------------------------------------------------------------ workload choice
 
@@ -219,15 +230,30 @@ class WorkloadPage(WizardPage):
             self.set_status(RUNNING if self.check_panel.is_running() else "not started")
         self.navigation_changed.emit()
 
-    def _show_script_options(self) -> None:
-        """The script options row only for a training script (a contract workload takes none)."""
-        self._script = is_script(self.workload_edit.text().strip())
+    def _show_script_options(self, refill: bool = True) -> None:
+        """The script options row only for a training script (a contract workload takes none), and the choice
+        of its fit() call only for a script that calls fit() more than once."""
+        spec = self.workload_edit.text().strip()
+        self._script = is_script(spec)
         self.script_form.setRowVisible(self.script_edit, self._script)
+        if refill:
+            calls = fit_calls_in_source(spec) if self._script else []
+            self.fit_combo.blockSignals(True)
+            self.fit_combo.clear()
+            for i, call in enumerate(calls, 1):
+                self.fit_combo.addItem(f"{ordinal(i)} call — line {call['line']}: {call['code']}")
+            self.fit_combo.blockSignals(False)
+        self.script_form.setRowVisible(self.fit_combo, self.fit_combo.count() > 1)
         if not self.session.folder_locked() and self.check_panel.data is None:
-            self.check_hint.setText("Next runs the script in the backend up to its first fit() and checks what it "
+            which = f"its {ordinal(nth)} fit() call" if (nth := self.fit_call()) else "its first fit()"
+            self.check_hint.setText(f"Next runs the script in the backend up to {which} and checks what it "
                                     "trains." if self._script else
                                     "Next loads the workload in the backend and checks that it keeps the contract.")
         self._on_script_text(self.script_edit.text())
+
+    def fit_call(self) -> int | None:
+        """The fit() call chosen (`--fit-call`): None for the first."""
+        return self.fit_combo.currentIndex() + 1 if self.fit_combo.currentIndex() > 0 else None
 
     def script_args(self) -> list[str] | None:
         """The script options as argv ([] for a contract workload), or None while they do not parse."""
@@ -275,7 +301,8 @@ class WorkloadPage(WizardPage):
         self.check_hint.setText(self._checked_text())
 
     def _checked_text(self) -> str:
-        what = "runs as a training script up to its first fit()" if self._script else "loads and keeps the contract"
+        what = (f"runs as a training script up to {self._measured_fit or 'its first fit()'}" if self._script
+                else "loads and keeps the contract")
         return (f"{self.session.workload} {what}. The study is saved in "
                 f"{self.session.study_path}" + ("." if self.session.folder_locked() else
                                                " (you may change the folder until the first run).")
@@ -436,8 +463,8 @@ class WorkloadPage(WizardPage):
             return
         self._apply_run_on()  # a host typed and not yet left: the check runs there
         spec = self.workload_edit.text().strip()
-        self.check_panel.start("audit", self.session.audit_argv(spec, self.script_args() or []), busy_text=f"Loading {spec} in the backend…",
-                               log_path=self.session.log_path())
+        self.check_panel.start("audit", self.session.audit_argv(spec, self.script_args() or [], self.fit_call()),
+                               busy_text=f"Loading {spec} in the backend…", log_path=self.session.log_path())
         self.set_status(RUNNING)
 
     def _on_check_ended(self, data: RunData) -> None:
@@ -446,6 +473,8 @@ class WorkloadPage(WizardPage):
             return
         self.session.workload = self.workload_edit.text().strip()
         self.session.script_args = self.script_args() or []
+        self.session.fit_call = self.fit_call() if self._script else None
+        self._measured_fit = measured_fit_text(data.document.get("workload"), choose="")  # chosen above, before
         own = OwnLength.of(data.document)
         self._own_length = ""
         untouched = self.steps.value() in (DEFAULT_STEPS, self._own_steps)  # not a length the user typed
@@ -465,8 +494,8 @@ class WorkloadPage(WizardPage):
             self.set_status(ATTENTION)
             return
         self.session.record_audit([f for f in data.document.get("findings") or [] if isinstance(f, dict)])
-        for widget in (self.builtins, self.workload_edit, self.script_edit, self.open_button, self.steps,
-                       self.run_on, self.host_edit, self.python_edit):
+        for widget in (self.builtins, self.workload_edit, self.script_edit, self.fit_combo, self.open_button,
+                       self.steps, self.run_on, self.host_edit, self.python_edit):
             widget.setEnabled(False)  # checked: File -> New study to choose another
             widget.setToolTip("Checked and fixed for this study; File → New study starts another")
         self.setAcceptDrops(False)

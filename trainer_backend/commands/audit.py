@@ -26,7 +26,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
 
     from ..workload import load_workload
 
-    workload = load_workload(args.workload, getattr(args, "script_args", None) or [])
+    workload = load_workload(args.workload, getattr(args, "script_args", None) or [], getattr(args, "fit_call", None))
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None,
                 detail=f"building {workload.name} under {args.policy}")
     keras.utils.set_random_seed(DEFAULT_SEED)
@@ -63,7 +63,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
 
     document = {
         "findings": [f.to_dict() for f in findings],
-        "workload": {"spec": workload.spec, "name": workload.name, "path": workload.path},
+        "workload": workload.describe(),
         "policy": args.policy,
         "jit_compile": bool(args.jit),
         "batch_size": batch_size,

@@ -32,7 +32,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
 
     from ..workload import load_workload
 
-    workload = load_workload(args.workload, getattr(args, "script_args", None) or [])
+    workload = load_workload(args.workload, getattr(args, "script_args", None) or [], getattr(args, "fit_call", None))
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"building {workload.name}")
     keras.utils.set_random_seed(args.seed)
     model = workload.build_model()  # a training script runs here, up to its first fit()
@@ -58,7 +58,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
     writer.emit(protocol.PROGRESS, step=PROBES, total=PROBES, eta_s=0.0)
     for finding in document["findings"]:
         writer.emit(protocol.FINDING, finding=finding)
-    document.update(workload={"spec": workload.spec, "name": workload.name, "path": workload.path},
+    document.update(workload=workload.describe(),
                     batch_size=batch_size, input_fixes=bool(args.input_fixes))
     writer.emit(protocol.RESULT, command="probe-input", document=document)
     return 0

@@ -53,7 +53,7 @@ class PreparedRun:
     strategy: Any = None  # the tf.distribute strategy the model was built under
     output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
     clusters: Any = None  # with auto-clustering: the ClusterProbe that counts what XLA compiled (xla_clusters.py)
-    optimizer: dict[str, Any] | None = None  # how the workload wrote its optimizer (optimizer_code.py)
+    optimizers: Any = None  # optimizer_code.FoundOptimizers: the optimizers found on the model, as written
 
     @property
     def replicas(self) -> int:
@@ -97,13 +97,13 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
     if settings.xla_autoclustering:  # before the step functions are traced
         tf.config.optimizer.set_jit("autoclustering")
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"loading {settings.workload}")
-    workload = load_workload(settings.workload, settings.script_args)
+    workload = load_workload(settings.workload, settings.script_args, settings.fit_call)
     keras.mixed_precision.set_global_policy(settings.policy)  # before build_model() (or the script) runs
     keras.utils.set_random_seed(settings.seed)
     strategy = distribute.strategy_for(settings)
     distribute.refuse_jit_across_devices(settings, int(getattr(strategy, "num_replicas_in_sync", 1) or 1))
     findings: list[Finding] = []
-    from ..optimizer_code import optimizer_code, recording_compile
+    from ..optimizer_code import find_optimizers, recording_compile
 
     with strategy.scope(), recording_compile():
         model = workload.build_model()  # a script runs here, up to its first fit()
@@ -119,7 +119,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
             findings += apply_fix_int_inputs(model, train_ds)
         writer.emit(protocol.PHASE, phase=protocol.COMPILING, step=None,
                     detail=f"{settings.policy}, jit_compile={settings.jit_compile}")
-        optimizer = optimizer_code(model)  # the user's compile() arguments and rate, before tfturbo's
+        optimizers = find_optimizers(model)  # the user's compile() arguments and rates, before tfturbo's
         learning_rate = recompile(model, settings)
     if settings.drop_remainder:
         from ..fixes import drop_partial_batches
@@ -140,7 +140,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
         clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds), clusters, optimizer)
+                       output_dtypes(model, train_ds), clusters, optimizers)
 
 
 def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
@@ -357,7 +357,7 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
     devs = hardware.devices()
     # where it trains: versions, the device and, on a GPU with TF32, whether float32 matmuls ran as TF32
     env = {"versions": hardware.versions(), "device": hardware.device_label(devs), "tf32": hardware.tf32_enabled(devs)}
-    workload = {"spec": job.workload.spec, "name": job.workload.name, "path": job.workload.path}
+    workload = job.workload.describe()  # a training script: with the fit() call measured
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
         "settings": settings.to_dict(), "workload": workload, **env, "devices": devs,
         "command_line": shlex.join(["tfturbo", "run", *run_argv(settings, str(run_dir))]),
@@ -454,8 +454,10 @@ def finish_run(active: ActiveRun) -> tuple[str, int]:
     summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
     summary.hand_overs = active.hand_overs
     summary.memory_note = active.memory_note
-    if status == protocol.RunStatus.COMPLETED:  # a stopped run ends now: no FLOP count, no ceiling benchmark
-        for key, value in utilization(job, summary, devs, env).items():
+    # a stopped run ends now: no FLOP count, no ceiling benchmark; so does a speed-only replicate, whose
+    # configuration's full-length run counts the same step (a trace costs 0.3-1.3 s a run at load 7)
+    if status == protocol.RunStatus.COMPLETED and not settings.speed_only:
+        for key, value in step_facts(job, summary, devs, env).items():
             setattr(summary, key, value)
     if error is not None:
         summary.error = {"kind": error.kind, "message": error.message, "fix": error.fix}
@@ -480,20 +482,29 @@ def read_profile(job: PreparedRun, instrument, monitor, run_dir: Path, tf32: boo
     return document
 
 
-def utilization(job: PreparedRun, summary: RunSummary, devs: list, env: dict) -> dict[str, Any]:
-    """flops_per_step, its source, and MFU: one device's achieved FLOP/s (steady window throughput over the
-    replicas in sync) over one device's measured matmul ceiling for the run's compute dtype (on a TPU measured
-    inside the run's TPUStrategy)."""
-    flops = ceiling.flops_per_step(job.model, job.train_ds.element_spec[0], job.settings.batch_size or 1)
+def step_facts(job: PreparedRun, summary: RunSummary, devs: list, env: dict) -> dict[str, Any]:
+    """What the training step that ran is made of, from one trace of it after training: flops_per_step, its
+    source, MFU — one device's achieved FLOP/s (steady window throughput over the replicas in sync) over one
+    device's measured matmul ceiling for the run's compute dtype (on a TPU measured inside the run's
+    TPUStrategy) — or why it is not known, and the optimizers the step applies."""
+    from ..step_flops import trace_train_step
+
+    batch = job.settings.batch_size or 1
+    step = trace_train_step(job.model, job.train_ds.element_spec, batch)
+    count = step.flops()
     rate = (summary.throughput or {}).get("samples_per_s")
-    steps_per_s = rate / (job.settings.batch_size or 1) if rate else None
+    steps_per_s = rate / batch if rate else None
     tpu = job.strategy if job.settings.strategy == "tpu" else None
     peaks = ceiling.ceilings(devs, env["device"], env["versions"]["tensorflow"], tf32=summary.tf32,
-                             strategy=tpu) if flops else {}
-    mfu = ceiling.utilization(flops, steps_per_s, peaks, job.settings.policy, job.replicas, summary.tf32)
+                             strategy=tpu) if count.flops else {}
+    mfu = ceiling.utilization(count.flops, steps_per_s, peaks, job.settings.policy, job.replicas, summary.tf32,
+                              count.unknown)
     if mfu["mfu_note"]:
         print(f"tfturbo: MFU {mfu['mfu_note']}", file=sys.stderr)
-    return {"flops_per_step": flops, "flops_source": ceiling.FLOPS_SOURCE if flops else None, **mfu}
+    facts = {"flops_per_step": count.flops, "flops_source": count.source, **mfu}
+    if step.graph is not None and not step.replicated:
+        facts.update(job.optimizers.used_by(step.captured()).summary_fields())
+    return facts
 
 
 def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int, model: bool = True) -> str | None:
@@ -556,7 +567,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         metrics=dict(monitor.last_logs),
         validation=monitor.validation,
         learning_rate=job.learning_rate,
-        optimizer=job.optimizer,
+        **job.optimizers.summary_fields(),
         loss_scale=monitor.loss_scale_summary(),
         xla_active=job.xla_active(),
         tf32=env.get("tf32"),

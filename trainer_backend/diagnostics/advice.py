@@ -67,15 +67,15 @@ def layer_call(cls: str, args: str, shape: WorkloadShape, var: str = "outputs", 
     return f"{var} = {layer}({arg})"
 
 
-def head_fix(cls: str, args: str, activation: str | None, from_logits: bool, shape: WorkloadShape) -> str:
-    """The output layer in float32, for this model kind; a logits head trained with from_logits=True keeps its
-    logits (a float32 linear Activation after it, never a softmax the loss does not expect)."""
+def head_fix(cls: str, args: str, decision: Any, shape: WorkloadShape) -> str:
+    """The output layer in float32, for this model kind; for a head without its own activation, the other way:
+    a float32 final activation after it, the one `decision` (`model_audit.HeadDecision`, from this output's own
+    loss) chose — a logits or regression head keeps its values (linear), never a softmax its loss does not
+    expect."""
     lines = [layer_call(cls, f'{args}, dtype="float32"' if args else 'dtype="float32"', shape)]
-    if activation in (None, "linear") and shape.model != SUBCLASSED:
-        final = "linear" if from_logits else "softmax"
-        note = "the loss takes logits (from_logits=True): keep them" if from_logits else "probabilities"
-        lines.append(f"# or keep the layer 16-bit and add a float32 final activation ({note}):")
-        lines.append("# " + layer_call("Activation", f'"{final}", dtype="float32"', shape, arg="logits"))
+    if decision.final is not None and shape.model != SUBCLASSED:
+        lines.append(f"# or keep the layer 16-bit and add a float32 final activation ({decision.why}):")
+        lines.append("# " + layer_call("Activation", f'"{decision.final}", dtype="float32"', shape, arg="logits"))
     lines.append("# or let tfturbo do it (any model): tfturbo run ... --fix-head (ab/tune settings: fix_head=on)")
     return "\n".join(lines)
 

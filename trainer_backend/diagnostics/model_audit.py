@@ -12,6 +12,7 @@ Everything here reads layer attributes and dtype policies; nothing trains.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from tfturbo.findings import DIM_NOT_MULTIPLE_OF_8, HEAD_NOT_FLOAT32, Finding
@@ -45,23 +46,29 @@ def all_layers(model: Any) -> list[Any]:
 
 def output_layers(model: Any) -> list[Any]:
     """The layers producing the model's outputs (inside nested models), or [] for subclassed models."""
+    return list(dict.fromkeys(layer for layer, _ in output_heads(model)))
+
+
+def output_heads(model: Any) -> list[tuple[Any, int]]:
+    """(the layer producing it, the output's index among the model's outputs) for each output, the layers of
+    nested models followed; [] for a subclassed model."""
     import keras
 
     try:
         outputs = keras.tree.flatten(model.outputs)
     except (AttributeError, ValueError, TypeError):
         return []
-    layers = []
-    for tensor in outputs:
+    heads: list[tuple[Any, int]] = []
+    for index, tensor in enumerate(outputs):
         history = getattr(tensor, "_keras_history", None)
         layer = getattr(history, "operation", None)
         if layer is None:
             continue
         if isinstance(layer, keras.Model) and layer is not model:
-            layers.extend(output_layers(layer) or [layer])
+            heads.extend((inner, index) for inner in (output_layers(layer) or [layer]))
         else:
-            layers.append(layer)
-    return list(dict.fromkeys(layers))
+            heads.append((layer, index))
+    return heads
 
 
 def _activation_name(layer: Any) -> str | None:
@@ -72,7 +79,7 @@ def _activation_name(layer: Any) -> str | None:
     return name
 
 
-def _head_fix(layer: Any, model: Any, shape: Any = None) -> str:
+def _head_fix(layer: Any, decision: HeadDecision, shape: Any = None) -> str:
     """The head with dtype="float32", written as the user's own layer for this model kind."""
     from .advice import WorkloadShape, head_fix
 
@@ -87,17 +94,89 @@ def _head_fix(layer: Any, model: Any, shape: Any = None) -> str:
         args = ""
     else:
         args = f"...  # was {layer.name!r}"
-    return head_fix(cls, args, activation, _from_logits(model), shape or WorkloadShape())
+    return head_fix(cls, args, decision, shape or WorkloadShape())
 
 
-def _from_logits(model: Any) -> bool:
-    """The compiled loss takes logits (from_logits=True)."""
+@dataclass(frozen=True)
+class OutputLoss:
+    """What one output is trained with: its loss's name ("" when none is compiled for it), its kind
+    ("categorical", "binary", "regression" or "other") and whether it takes logits."""
+
+    name: str
+    kind: str
+    from_logits: bool
+
+
+@dataclass(frozen=True)
+class HeadDecision:
+    """Which float32 fix fits a head: `final`, the float32 activation a head without its own may take after it
+    (None: the head keeps its own activation), and `why`, in words."""
+
+    final: str | None
+    why: str
+
+
+def head_decision(activation: str | None, loss: OutputLoss) -> HeadDecision:
+    """The one rule for a 16-bit head's fix, from that output's own loss: a head with its softmax or sigmoid
+    keeps it (never a second one); a logits head (from_logits=True), a regression head and one whose loss is
+    unknown keep their values (a float32 linear activation: a cast, nothing else); only a head without an
+    activation whose crossentropy takes probabilities gets the softmax or sigmoid that loss expects."""
+    if activation in _PROBABILITY_ACTIVATIONS:
+        return HeadDecision(None, f"it has its {activation}")
+    if loss.from_logits:
+        return HeadDecision("linear", "the loss takes logits (from_logits=True): keep them")
+    if loss.kind == "categorical":
+        return HeadDecision("softmax", f"{loss.name} takes probabilities")
+    if loss.kind == "binary":
+        return HeadDecision("sigmoid", f"{loss.name} takes probabilities")
+    if loss.kind == "regression":
+        return HeadDecision("linear", "a regression output: keep its values")
+    return HeadDecision("linear", "keep its values")
+
+
+_REGRESSION = ("meansquarederror", "mse", "meanabsoluteerror", "mae", "meanabsolutepercentageerror", "mape",
+               "meansquaredlogarithmicerror", "msle", "huber", "logcosh", "cosinesimilarity", "poisson",
+               "tweedie")
+
+
+def output_loss(model: Any, index: int, name: str | None = None) -> OutputLoss:
+    """The loss compiled for the model's output `index` (its name `name`): `model.loss` as compile() got it —
+    one loss for every output, a list by position, a dict by output name."""
     loss = getattr(model, "loss", None)
-    get = getattr(loss, "get_config", None)
+    if isinstance(loss, dict):
+        keys = [k for k in (name, *_output_keys(model, index)) if k is not None]
+        loss = next((loss[k] for k in keys if k in loss), None)
+    elif isinstance(loss, (list, tuple)):
+        loss = loss[index] if index < len(loss) else None
+    if loss is None:
+        return OutputLoss("", "other", False)
+    label = loss if isinstance(loss, str) else (getattr(loss, "__name__", None) or type(loss).__name__)
+    if not isinstance(loss, str) and type(loss).__name__ == "LossFunctionWrapper":
+        label = getattr(getattr(loss, "fn", None), "__name__", label)
     try:
-        return bool((get() if get else {}).get("from_logits"))
+        config = loss.get_config() if hasattr(loss, "get_config") else {}
     except Exception:  # noqa: BLE001 - a loss without a readable config
-        return False
+        config = {}
+    flat = str(label).lower().replace("_", "")
+    kind = ("binary" if "binary" in flat else "categorical" if "categorical" in flat or flat == "crossentropy"
+            else "regression" if flat in _REGRESSION or flat.startswith(_REGRESSION) else "other")
+    return OutputLoss(str(label), kind, bool((config or {}).get("from_logits")))
+
+
+def _output_keys(model: Any, index: int) -> list[str]:
+    """The names `model.loss` may key output `index` by: its output name and, for dict outputs, its key."""
+    import keras
+
+    keys = []
+    names = list(getattr(model, "output_names", None) or [])
+    if index < len(names):
+        keys.append(names[index])
+    structure = getattr(model, "_outputs_struct", None)
+    if isinstance(structure, dict):
+        flat_keys = [path[0] for path, _ in keras.tree.flatten_with_path(structure)]
+        if index < len(flat_keys):
+            keys.append(str(flat_keys[index]))
+    return keys
 
 
 def head_findings(model: Any, sample_x: Any = None, sample_y: Any = None, shape: Any = None) -> list[Finding]:
@@ -111,23 +190,30 @@ def head_findings(model: Any, sample_x: Any = None, sample_y: Any = None, shape:
     takes float32 only) would fail every training step. `shape`
     (`advice.WorkloadShape`) writes the fix for this kind of workload.
     """
-    heads = output_layers(model)
+    heads = output_heads(model)
     refusing = metrics_refusing_16bit(model, sample_x, sample_y) if sample_x is not None else []
     findings = []
-    for layer in heads:
+    first: dict[int, tuple[Any, int]] = {}  # a layer that produces several outputs: its first one's loss
+    for layer, index in heads:
+        first.setdefault(id(layer), (layer, index))
+    for layer, index in first.values():
         dtype = compute_dtype(layer)
         if dtype not in SIXTEEN_BIT:
             continue
         activation = _activation_name(layer)
+        loss = output_loss(model, index, getattr(layer, "name", None))
+        decision = head_decision(activation, loss)
         risks = head_risks(model, dtype, activation, refusing)
         how = f"computes its {activation} in {dtype}" if activation in _PROBABILITY_ACTIVATIONS \
             else f"computes in {dtype}"
         findings.append(Finding(
             HEAD_NOT_FLOAT32, f"output layer {layer_path(layer)!r} {how}: {'; '.join(risks)}",
-            fix=_head_fix(layer, model, shape), where=layer_path(layer),
+            fix=_head_fix(layer, decision, shape), where=layer_path(layer),
             severity=_severity(activation, dtype, refusing, model),
             data={"layer": layer_path(layer), "class": type(layer).__name__, "compute_dtype": dtype,
-                  "activation": activation, "risks": risks,
+                  "activation": activation, "risks": risks, "output": index,
+                  "loss": {"name": loss.name, "kind": loss.kind, "from_logits": loss.from_logits},
+                  "final_activation": decision.final,
                   "metrics_refusing": [name for name, _ in refusing]}))
     if not heads and sample_x is not None:
         findings.extend(_subclassed_head_findings(model, sample_x, refusing))
@@ -247,12 +333,14 @@ def _subclassed_head_findings(model: Any, sample_x: Any, refusing: list[tuple[st
         return []
     where = f"{model.name} (output of call())"
     risks = head_risks(model, sixteen[0], None, refusing)
+    decision = head_decision(None, output_loss(model, 0) if len(outputs) == 1 else OutputLoss("", "other", False))
+    activation = f'activation="{decision.final}", ' if decision.final in ("softmax", "sigmoid") else ""
     return [Finding(
         HEAD_NOT_FLOAT32,
         f"model {model.name!r} returns {', '.join(sixteen)} outputs (its last layer or final activation computes "
         f"in 16-bit): {'; '.join(risks)}",
         fix=('# in __init__, create the last layer (or the final activation) in float32:\n'
-             'self.head = keras.layers.Dense(num_classes, activation="softmax", dtype="float32")'),
+             f'self.head = keras.layers.Dense(units, {activation}dtype="float32")  # {decision.why}'),
         where=where, data={"output_dtypes": dtypes, "risks": risks,
                            "metrics_refusing": [name for name, _ in refusing]})]
 
