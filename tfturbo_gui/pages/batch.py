@@ -78,7 +78,8 @@ class BatchPage(RungPage):
         "Tuned peak … — float32, batch 40" beside a proposal that went on from batch 80), and what was freed,
         claimed only beyond the runs' own spread as the report claims it (`summary.memory_change` over
         `compare.own_process_peaks`): the page said "Freed 4.5 MiB" where the PDF said "about the same"."""
-        base, best = self.session.measured_baseline, self.session.measured_best
+        base, best = self.session.measured_baseline, self._best()
+        assert best is not None, "the baseline is measured"
         runs = self._measured_runs()
         change = summ.memory_change(own_process_peaks(base.settings.to_dict(), runs),
                                     own_process_peaks(best.settings.to_dict(), runs))
