@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
@@ -32,12 +33,23 @@ STOP_GRACE_S = 10.0
 TERMINATE_GRACE_S = 5.0
 
 
+LOGS_KEPT = 50  # the user's cache keeps the logs of this many commands (the newest)
+_log: str | None = None
+
+
 def log_path() -> str:
-    """Where the child's stderr goes when it has no run directory (env, audit, probe, early errors): the user's
-    cache folder, for the CLI's commands and the wizard alike."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tfturbo"
-    base.mkdir(parents=True, exist_ok=True)
-    return str(base / "backend.log")
+    """Where the children's stderr goes when they have no run directory (env, audit, probe, early errors): a log
+    of this command's own in the user's cache folder (`tfturbo/logs/`), one per `tfturbo` command or wizard
+    session, so an error names the file its traceback is in and the next command never writes over it; the
+    oldest logs beyond LOGS_KEPT go."""
+    global _log
+    if _log is None:
+        folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tfturbo" / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in sorted(folder.glob("*.log"), key=lambda p: p.stat().st_mtime)[:-LOGS_KEPT + 1]:
+            old.unlink(missing_ok=True)
+        _log = str(folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log")
+    return _log
 
 
 @dataclass
@@ -119,6 +131,8 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
     stderr = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("PYTHONUNBUFFERED", "1")
+    if stderr_path:
+        child_env[protocol.LOG_VARIABLE] = str(Path(stderr_path).resolve())
     workload = out = folder = None
     local_events = _LocalEvents(None)
     try:

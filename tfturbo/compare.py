@@ -21,13 +21,14 @@ from . import profile, protocol, summary as summ
 from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
+from .learning_rate import learning_rate_text, schedule_text
 from .numbers import counted, finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord, trained_settings
 from .settings import RunSettings, configuration_defaults
 from . import steady
 from .run_summary import RunSummary
 from .stats import median_ci, two_sample_ratio_ci
-from .trials import accuracy
+from .trials import label_free
 from .trials.speed import samples_per_s
 from .trials.verdict import Tolerance, speed_verdict_of
 from .verdicts import Verdict
@@ -65,7 +66,8 @@ class CompareRow:
     val_delta: tuple[str, float] | None = None
     val_step: int | None = None
     findings: list[str] = field(default_factory=list)  # finding codes
-    learning_rate: float | None = None
+    learning_rate: float | None = None  # the rate it started at (a schedule's initial rate)
+    learning_rate_schedule: str = ""  # its schedule as it ran, "CosineDecay(initial_learning_rate=…)"; "": constant
     warnings: list[str] = field(default_factory=list)
     steps_completed: int | None = None
     from_summary: bool = True  # False: numbers recomputed from events.jsonl (no summary.json)
@@ -283,8 +285,6 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         rate = samples_per_s(doc) if doc.get("status") == protocol.RunStatus.COMPLETED else None
         if rate:
             groups.setdefault(replicate_key(doc.get("settings") or {}), []).append(rate)
-    base_arm = accuracy.ArmData()
-    base_arm.add_run(base, records[base_i].path)
     rows = []
     for i, (record, doc) in enumerate(zip(records, docs)):
         settings = doc.get("settings") or {}
@@ -302,9 +302,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         else:
             speedup, speedup_ci, verdict = _speed(groups.get(keys[base_i], []), groups.get(keys[i], []),
                                                   keys[i] == keys[base_i], rates[base_i], rates[i])
-            arm = accuracy.ArmData()
-            arm.add_run(doc, record.path)
-            acc = accuracy.gate(base_arm, arm, Tolerance())
+            acc = label_free.compare_runs([(base, records[base_i].path)], [(doc, record.path)], Tolerance())
             if acc.metric is not None and acc.delta is not None:
                 val_delta = (acc.metric, acc.delta)
         peak = doc.get("peak_memory_bytes")
@@ -334,6 +332,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             findings=[c for c in codes_of(record.findings()) if c],
             learning_rate=num(doc.get("learning_rate") if finite(doc.get("learning_rate"))
                                else recorded.get("learning_rate")),
+            learning_rate_schedule=_schedule(doc) or _schedule(recorded),
             warnings=list(record.warnings),
             steps_completed=doc.get("steps_completed") if isinstance(doc.get("steps_completed"), int) else None,
             from_summary=record.summary is not None,
@@ -382,8 +381,14 @@ CSV_COLUMNS = ("name", "label", "status", "policy", "jit_compile", "batch_size",
                "steps_per_s_ci95_lo", "steps_per_s_ci95_hi", "step_ms", "step_ms_ci95_lo", "step_ms_ci95_hi",
                "speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict", "warmup_s", "peak_memory_bytes",
                "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "val_step", "learning_rate",
-               "steps_completed", "mfu", "mfu_unknown", "findings", "warnings", "settings_record", "profile_op_ms_per_step",
+               "learning_rate_schedule", "steps_completed", "mfu", "mfu_unknown", "findings", "warnings", "settings_record", "profile_op_ms_per_step",
                *(f"profile_{c}_ms" for c in profile.CATEGORIES), "profile_sixteen_bit_share")
+
+
+def _schedule(doc: dict[str, Any]) -> str:
+    """The run's learning-rate schedule in words (`learning_rate.schedule_text`), "" for a constant rate."""
+    schedule = doc.get("learning_rate_schedule")
+    return schedule_text(schedule) if isinstance(schedule, dict) and schedule.get("class") else ""
 
 
 def _flat(row: CompareRow) -> dict[str, Any]:
@@ -523,8 +528,7 @@ def fmt_settings_record(record: dict[str, Any]) -> str:
         return "unreadable (its settings are not valid)"
     parts = [settings.policy, f"jit_compile {settings.jit_compile}",
              f"batch {settings.batch_size if settings.batch_size is not None else 'n/a'}"]
-    lr = record.get("learning_rate")
-    parts.append(f"learning rate {lr:.6g}" if finite(lr) else "learning rate n/a")
+    parts.append(f"learning rate {learning_rate_text(record)}")
     versions = record.get("versions")
     versions = versions if isinstance(versions, dict) else {}
     parts += [f"{name} {versions[key]}" for key, name in (("tensorflow", "TensorFlow"), ("keras", "Keras"))

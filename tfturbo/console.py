@@ -87,10 +87,14 @@ class ProgressPrinter:
             f = event.get("finding") or {}
             self._print(f"  finding {f.get('code', '')}" + (f" ({f['where']})" if f.get("where") else ""))
         elif kind == protocol.ERROR:
-            self._print(f"error: {event.get('message')}")
             fix = str(event.get("fix") or "")
-            if fix and fix not in str(event.get("message")):  # a bad input's one line already ends with it
-                self._print(f"  fix: {fix}")
+            fix = fix if fix and fix not in str(event.get("message")) else ""  # an older backend's line ends with it
+            if event.get("kind") == protocol.BAD_INPUT:  # what the user must change: one line, its fix once
+                self._print(f"error: {event.get('message')}" + (f" — {fix}" if fix else ""))
+            else:
+                self._print(f"error: {event.get('message')}")
+                if fix:
+                    self._print(f"  fix: {fix}")
 
     def _print(self, line: str) -> None:
         print(line, file=self.out or sys.stderr, flush=True)

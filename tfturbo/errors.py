@@ -8,6 +8,17 @@ the log and the "details" view.
 
 from __future__ import annotations
 
+import re
+
+_TERMINAL_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+def plain_line(text: str, limit: int = 300) -> str:
+    """`text` as one line a user reads: terminal escapes (Keras bolds its messages) removed, whitespace collapsed,
+    cut to `limit` characters (0: not cut)."""
+    line = " ".join(_TERMINAL_ESCAPES.sub("", str(text)).split())
+    return line if not limit or len(line) <= limit else line[:limit - 3] + "..."
+
 
 class UserError(Exception):
     """An error the user can fix; `str(err)` is the one line to show."""
@@ -20,11 +31,12 @@ class UserError(Exception):
         self.where = where
         super().__init__(self.line())
 
+    def what(self) -> str:
+        """What is wrong, where: the line without its fix (an `error` event carries the fix on its own)."""
+        return f"{self.where}: {self.problem}" if self.where else self.problem
+
     def line(self) -> str:
-        parts = [f"{self.where}: {self.problem}" if self.where else self.problem]
-        if self.fix:
-            parts.append(self.fix)
-        return " — ".join(parts)
+        return " — ".join([self.what(), self.fix] if self.fix else [self.what()])
 
 
 class WorkloadError(UserError):

@@ -60,6 +60,9 @@ class RunStatus:
 BAD_INPUT, OUT_OF_MEMORY, TRAINING_ERROR, INTERNAL = "bad_input", "out_of_memory", "training", "internal"
 
 STOP_COMMAND = {"type": "stop"}
+# The file the parent sends the child's stderr to, given in the child's environment so its messages can name it
+# ("full traceback in ~/.cache/tfturbo/logs/....log"): each command has its own (`backend_client.log_path`).
+LOG_VARIABLE = "TFTURBO_LOG"
 
 
 def _json_default(obj: Any) -> Any:

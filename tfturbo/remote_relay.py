@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
         result = run_backend(command, args, on_event=_print_event, stderr_path=OWN_STDERR, cancel=cancel,
                              host=remote.RemoteHost(host_name, python))
     except UserError as e:
-        _print_event({"type": protocol.ERROR, "kind": protocol.BAD_INPUT, "message": e.problem, "fix": e.fix})
+        _print_event({"type": protocol.ERROR, "kind": protocol.BAD_INPUT, "message": e.what(), "fix": e.fix})
         return e.exit_code
     return result.exit_code
 

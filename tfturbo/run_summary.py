@@ -59,6 +59,10 @@ class RunSummary:
     replicas: int | None = _kind("replicas", INT)  # model replicas in sync (devices x workers)
     per_replica_batch_size: int | None = _kind("per_replica_batch_size", INT)
     paired_validation: dict | None = _kind("paired_validation", DICT)  # the accuracy gate's per-example file
+    # False: the training data had no labels (a model with its own train_step trained on fit(x): an autoencoder,
+    # a GAN); its gate judges its own loss (`tfturbo.trials.label_free`), from `batch_validation` or `training`
+    labels: bool | None = _kind("labels", BOOL)
+    batch_validation: dict | None = _kind("batch_validation", DICT)  # a label-free gate's per-batch loss file
     # a run-pair arm: [its samples/s, the other arm's] of the windows either side of each hand-over of the process
     # (`tfturbo.summary.hand_over_ratio`, the pair's speed ratio)
     hand_overs: list | None = _kind("hand_overs", LIST)
@@ -75,10 +79,17 @@ class RunSummary:
     memory_note: str | None = _kind("memory_note", STR)
     metrics: dict | None = _kind("metrics", DICT)  # the last training and validation metrics
     validation: list | None = _kind("validation", LIST)  # [{step, metrics}]
-    learning_rate: float | None = _kind("learning_rate", NUMBER)
+    # [{step, metrics}]: the training metrics as fit() reported them at the end of each validation interval (the
+    # interval's mean where the model's metrics are, as Keras' are, reset each interval)
+    training: list | None = _kind("training", LIST)
+    learning_rate: float | None = _kind("learning_rate", NUMBER)  # the rate it starts at (a schedule's initial)
+    # the schedule as the run trained it (after --lr-scale): {"class", "config"}; None for a constant rate
+    # (`tfturbo.learning_rate`: every front end shows a run's rate through `learning_rate_text`)
+    learning_rate_schedule: dict | None = _kind("learning_rate_schedule", DICT)
     # how the workload wrote its optimizer: {"class", "module", "given_as" (a compile() string), "learning_rate"
-    # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule"}; the snippet's words. None when
-    # the step applies none found or several (then `optimizers` lists them)
+    # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule" (its class), "schedule_config"
+    # (its parameters, as written)}; the snippet's words. None when the step applies none found or several (then
+    # `optimizers` lists them)
     optimizer: dict | None = _kind("optimizer", DICT)
     # every optimizer the training step applies, found on the model (trainer_backend/optimizer_code.py):
     # [{"attribute", "class", "module", "given_as", "learning_rate": number | {"schedule", "config"} | None,

@@ -63,11 +63,14 @@ def write_yaml(path: Path, data: dict[str, Any]) -> None:
 
 
 def write_checkpoint_settings(run_dir: Path, settings: RunSettings, learning_rate: float | None, steps: int,
-                              env: dict[str, Any]) -> None:
+                              env: dict[str, Any], schedule: dict[str, Any] | None = None) -> None:
     """checkpoint/tfturbo-settings.yaml: the run's own RunSettings, so the record reads back as the settings that
-    trained the saved model; `steps` is how many it trained, and `env` (versions, device) where."""
+    trained the saved model; `steps` is how many it trained, and `env` (versions, device) where; the learning
+    rate it started at and, for a schedule, the schedule as it ran (`learning_rate_schedule`, shown through
+    `learning_rate.learning_rate_text`)."""
+    lr = {"learning_rate": learning_rate, **({"learning_rate_schedule": schedule} if schedule else {})}
     write_yaml(Path(run_dir) / CHECKPOINT_DIR / CHECKPOINT_SETTINGS,
-               json_safe({**settings.to_dict(), "learning_rate": learning_rate, "steps": steps, **env}))
+               json_safe({**settings.to_dict(), **lr, "steps": steps, **env}))
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -168,10 +168,11 @@ class RunSettings:
                                                    "the INPUT_BOUND finding in make_datasets()"),
                                 report=("Input pipeline", "tf.data.Options (autotune, parallel map and batch), "
                                         "prefetch(tf.data.AUTOTUNE); cache() where safe (INPUT_FIXES_APPLIED)"))
-    # learning-rate multiplier (linear scaling rule for a larger batch)
+    # learning-rate multiplier: the batch lever sets it by the optimizer's rule (tune.batch.rule_for: ×k for SGD,
+    # ×√k for Adam-family); it multiplies every optimizer's rate, a schedule's rates (tfturbo.learning_rate)
     lr_scale: float = setting(1.0, flag="--lr-scale", parse=positive, always=True, to_arg=lambda v: repr(float(v)),
                               ab="lr_scale",
-                              help="multiply the learning rate (linear scaling rule)")
+                              help="multiply the learning rate (a schedule's rates, every optimizer's) by this")
     # TensorFlow's XLA auto-clustering (tf.config.optimizer.set_jit("autoclustering")): XLA compiles the clusters
     # of ops it supports and leaves the rest to TensorFlow, where jit_compile=True needs the whole step.
     xla_autoclustering: bool = setting(False, flag="--xla-autoclustering", ab="xla_autoclustering",

@@ -16,8 +16,7 @@ from typing import Any
 
 from tfturbo import protocol
 from tfturbo.settings import RunSettings, declared, fix_failures
-
-LOG_ONLY_FIXES = ("see the traceback in backend.log", "see backend.log")
+from tfturbo.trials.verdict import log_only
 
 
 @dataclass
@@ -52,7 +51,7 @@ def explain(status: str | None, error: dict[str, Any] | None, settings: RunSetti
                            f"run without the automatic fix (untick it and run again), or {failure.by_hand}",
                            details, field)
     fix = str(error.get("fix") or "")
-    if fix.strip().lower().rstrip(".") in LOG_ONLY_FIXES or not fix:
+    if log_only(fix) or not fix:
         fix = "the details below show where it failed" if details else "run it again; if it keeps failing, " \
             "the backend's messages are in backend.log in the study folder"
     if status == protocol.RunStatus.CRASHED and not message:

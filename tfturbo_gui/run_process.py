@@ -17,6 +17,7 @@ fetch back, clean up) off the UI thread and speaks the same protocol.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QProcess, QTimer, Signal
@@ -105,6 +106,8 @@ class BackendProcess(QObject):
         if self._local_backend():
             for key, value in WARM.child_env().items():  # a local backend child, forked from the warm server
                 env.insert(key, value)
+        if stderr_path:  # the backend's messages name the file its traceback is in
+            env.insert(protocol.LOG_VARIABLE, os.path.abspath(stderr_path))
         process.setProcessEnvironment(env)
         send_stderr(process, stderr_path)
         process.readyReadStandardOutput.connect(self._on_stdout)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo.numbers import counted, finite
 from tfturbo.trials.verdict import AccuracyVerdict as AccuracyResult
+from tfturbo.trials.verdict import SpeedVerdict as SpeedResult
 from tfturbo.verdicts import AccuracyVerdict
 
 from .labels import card_column, card_header, card_reason, set_badge
@@ -48,7 +49,8 @@ def speed_text(speed: dict[str, Any]) -> str:
     reps = speed.get("replicates")
     runs = f" over {counted(reps, 'pair')}" if isinstance(reps, int) else ""  # "pairs" as the table and cards say
     interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if all(finite(c) for c in ci) else ""
-    return f"{speed.get('verdict')}: {ratio:.2f}×{interval}{runs}"
+    direction = SpeedResult.from_dict(speed).direction()  # "slower in 6 of 6 pairs; size uncertain"
+    return f"{speed.get('verdict')}: {ratio:.2f}×{interval}{runs}" + (f" ({direction})" if direction else "")
 
 
 def accuracy_text(accuracy: dict[str, Any]) -> str:
@@ -65,12 +67,16 @@ def _accuracy_words(accuracy: dict[str, Any]) -> str:
     interval = (f"interval [{result.shown(ci[0], '')}, {result.shown(ci[1], '')}]{unit}"
                 if ci and all(finite(c) for c in ci) else "")
     n = accuracy.get("n_examples")
+    if result.explanation and (result.unit != "example" or not result.paired):  # a model without labels, or no
+        # pairs: the gate's own words say what was compared (`trials.label_free`, `accuracy._unpaired`)
+        said = result.explanation
+        return said if said.startswith((verdict, "accuracy not checked")) else f"{verdict}: {said}"
     if verdict == INCONCLUSIVE:
         if metric is None:
             return "inconclusive: the workload reports no validation metric to compare"
         if delta is None:
             return f"inconclusive: {metric} was not measured on both sides"
-        parts = [f"{n} validation examples" if isinstance(n, int) else "", interval]
+        parts = [result.paired_on() if isinstance(n, int) else "", interval]
         return f"inconclusive: {', '.join(p for p in parts if p) or 'the interval is too wide to decide'}"
     shown = f"{metric} {result.shown(delta)}" if delta is not None else f"{metric}"
     step = accuracy.get("step")

@@ -114,6 +114,8 @@ def run_command(argv: list[str], events: protocol.EventWriter) -> int:
     except Exception as exc:  # noqa: BLE001 - every failure must end in an error event and `done`
         if not isinstance(exc, UserError):
             traceback.print_exc(file=sys.stderr)
+        elif exc.__cause__ is not None:  # the user's code failed: its traceback for the log the message names
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
         code = emit_error(events, exc).exit_code
     events.emit(protocol.DONE, status=status, exit_code=code)
     return code

@@ -22,6 +22,7 @@ from .detectors.base import Detector, RunContext, Window
 from .measure import StepRecord
 
 if TYPE_CHECKING:
+    from .batch_validation import BatchValidation
     from .paired_validation import PairedValidation
 
 
@@ -52,6 +53,7 @@ class RunMonitor:
         context.all_step_ms = self.record.ms
         self.findings: list[dict[str, Any]] = []
         self.validation: list[dict[str, Any]] = []
+        self.training: list[dict[str, Any]] = []  # the training metrics at each interval's end (summary `training`)
         self.last_logs: dict[str, float] = {}
         self.stop_reason: str | None = None
         self.fit_start = 0.0
@@ -61,7 +63,9 @@ class RunMonitor:
         self.loss_scales: list[float] = []
         self.skipped_steps = 0
         self.stopped_early = False
-        self.paired: PairedValidation | None = None  # when the run has validation data
+        # the accuracy gate's validation, when the run has validation data (batch_validation's for a model
+        # trained without labels)
+        self.paired: PairedValidation | BatchValidation | None = None
         # The first summary op costs tens of ms to create: pay it here, not inside a measured step.
         self._scalars(0, None, {"batch_size": float(settings.batch_size or 0)})
 
@@ -116,6 +120,7 @@ class RunMonitor:
         train = {k: v for k, v in logs.items() if not k.startswith("val_")}
         val = {k: v for k, v in logs.items() if k.startswith("val_")} if validated else {}
         self.last_logs.update(train)
+        self.training.append({"step": step, "metrics": train})
         self.writer.emit(protocol.EPOCH, step=step, metrics=train)
         if val:
             self.last_logs.update(val)

@@ -21,8 +21,6 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from tfturbo.numbers import json_safe
-
 from .measure import finite_or_none
 
 GIVEN = "_tfturbo_optimizer_given"  # the attribute `recording_compile` leaves on a compiled model
@@ -123,6 +121,27 @@ def find_optimizers(model: Any) -> FoundOptimizers:
     return FoundOptimizers([opt for _, opt in found], records, missing, placeholder)
 
 
+def schedule_of(optimizer: Any) -> Any:
+    """The optimizer's learning-rate schedule (a keras LearningRateSchedule), None for a constant rate."""
+    import keras
+
+    inner = getattr(optimizer, "inner_optimizer", optimizer)  # a LossScaleOptimizer under a 16-bit policy
+    schedule = getattr(inner, "_learning_rate", None)
+    return schedule if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule) else None
+
+
+def schedule_config(schedule: Any) -> dict[str, Any]:
+    """A schedule's parameters as its get_config() gives them, JSON-safe (numbers, text, lists of numbers)."""
+    def plain(value):
+        if isinstance(value, (bool, int, float, str)) or value is None:
+            return value
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        item = getattr(value, "item", None)  # a NumPy scalar
+        return item() if callable(item) else str(value)
+    return {k: plain(v) for k, v in schedule.get_config().items()}
+
+
 def record(attribute: str, optimizer: Any, given: str | None = None) -> dict[str, Any]:
     """{"attribute", "class", "module", "given_as", "learning_rate", "default_learning_rate"} of one optimizer:
     `learning_rate` a number, or {"schedule": its class, "config": its config} for a schedule, or None (a
@@ -131,10 +150,10 @@ def record(attribute: str, optimizer: Any, given: str | None = None) -> dict[str
 
     inner = getattr(optimizer, "inner_optimizer", optimizer)  # a LossScaleOptimizer under a 16-bit policy
     cls = type(inner)
-    schedule = getattr(inner, "_learning_rate", None)
-    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+    schedule = schedule_of(inner)
+    if schedule is not None:
         try:
-            config = json_safe(schedule.get_config())
+            config = schedule_config(schedule)
         except Exception:  # noqa: BLE001 - a schedule without a readable config
             config = {}
         rate: Any = {"schedule": type(schedule).__name__, "config": config}
@@ -158,14 +177,15 @@ def record(attribute: str, optimizer: Any, given: str | None = None) -> dict[str
 
 def legacy_record(rec: dict[str, Any]) -> dict[str, Any]:
     """The summary's `optimizer` as it always read: {"class", "module", "given_as", "learning_rate" (a schedule's
-    initial rate), "default_learning_rate", "schedule" (its class name)}."""
+    initial rate), "default_learning_rate", "schedule" (its class name), "schedule_config" (its parameters)}."""
     rate = rec.get("learning_rate")
     schedule = rate if isinstance(rate, dict) else None
     return {"class": rec["class"], "module": rec["module"], "given_as": rec["given_as"],
             "learning_rate": finite_or_none((schedule.get("config") or {}).get("initial_learning_rate"))
             if schedule else rate,
             "default_learning_rate": rec["default_learning_rate"],
-            "schedule": schedule["schedule"] if schedule else None}
+            "schedule": schedule["schedule"] if schedule else None,
+            "schedule_config": schedule["config"] if schedule else None}
 
 
 def _handle_id(optimizer: Any) -> int | None:

@@ -12,9 +12,19 @@ How a script runs (autolog style):
   the script's folder first on `sys.path`, and the caller's working directory
   unchanged — exactly what `python path/to/train.py ARGS` would see, so a
   relative data path means the same thing under tfturbo as without it;
-- with `keras.Model.compile` recorded (it still runs), `keras.Model.fit`
-  captured, and `keras.mixed_precision.set_global_policy` held at the run's
-  policy (the policy under test must not be overridden by the script);
+- with `keras.Model.compile` recorded (it still runs) and `keras.Model.fit`
+  captured;
+- with the dtype policy under test set where the script's model starts, as a
+  user who follows the mixed-precision guide sets it: a Keras layer takes the
+  global policy when it is created, so the script runs under its own float32
+  until the first layer of a model is created (`_model_layer`: not an input,
+  not preprocessing), or until the script sets its own policy, where the run's
+  takes its place. Preprocessing adapted in tf.data before the model
+  (Normalization, TextVectorization, FeatureSpace) stays float32, as in the
+  script run as written (adapted under a global bfloat16 policy it fails:
+  "cannot compute AddV2 ... bfloat16"); an error that only the 16-bit policy
+  causes is a DTYPE_MISMATCH_16BIT finding of a failed run, not a broken
+  script (`diagnostics.sixteen_bit_hazard`);
 - a script that selects another Keras backend (`os.environ["KERAS_BACKEND"] =
   "jax"` as keras-io examples start, or `keras.config.set_backend`) stops with
   one line: tfturbo measures TensorFlow, and Keras is already imported on it;
@@ -61,11 +71,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfturbo.errors import WorkloadError
+from tfturbo.errors import WorkloadError, plain_line
 from tfturbo.numbers import ordinal
 from tfturbo.workload_kind import CONTRACT_FUNCTIONS, fit_calls_in_source, measured_fit_text
 
 from .model_loss import compiled_without_loss
+from .stdio import log_name
 
 KERAS_DEFAULT_BATCH = 32  # what model.fit uses for arrays when the script gives no batch_size
 BACKEND_VARIABLE = "KERAS_BACKEND"
@@ -249,13 +260,26 @@ class ScriptWorkload:
             compiled.append(model)
             return original_compile(model, *args, **kwargs)
 
-        policy = keras.mixed_precision.global_policy()
+        policy = keras.mixed_precision.global_policy()  # the run's, set before the script runs
+        set_policy, layer_init = keras.mixed_precision.set_global_policy, keras.layers.Layer.__init__
+        started: list[str] = []  # where the model began: from there on its layers take the run's policy
 
-        def hold_policy(value):
+        def start_model(where: str) -> None:
+            if not started:
+                started.append(where)
+                set_policy(policy)
+
+        def own_policy(value):  # the script sets its policy: the run's starts where the script's would
             name = getattr(value, "name", value)
             if str(name) != policy.name:
-                print(f"tfturbo: the script's set_global_policy({name!r}) was ignored: this run measures "
-                      f"{policy.name}", file=sys.stderr)
+                print(f"tfturbo: the script's set_global_policy({name!r}) ({self._script_line(path)}) sets "
+                      f"{policy.name}, the policy this run measures, from there on", file=sys.stderr)
+            start_model("the script's own policy")
+
+        def init(layer, *args, **kwargs):  # the first layer of a model: the policy starts here (see _model_layer)
+            if not started and _model_layer(layer):
+                start_model(type(layer).__name__)
+            return layer_init(layer, *args, **kwargs)
 
         def set_backend(name):
             raise _OtherBackend(str(name))
@@ -263,14 +287,16 @@ class ScriptWorkload:
         saved_argv, saved_path = sys.argv, list(sys.path)
         saved_backend = os.environ.get(BACKEND_VARIABLE)
         patches = [(keras.Model, "fit", fit), (keras.Model, "compile", compile_),
-                   (keras.mixed_precision, "set_global_policy", hold_policy),
-                   (keras.config, "set_dtype_policy", hold_policy), (keras.config, "set_backend", set_backend)]
+                   (keras.mixed_precision, "set_global_policy", own_policy),
+                   (keras.config, "set_dtype_policy", own_policy), (keras.config, "set_backend", set_backend),
+                   (keras.layers.Layer, "__init__", init)]
         saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patches]
         for owner, attr, value in patches:
             setattr(owner, attr, value)
         sys.argv = [str(path), *self.script_args]
         sys.path.insert(0, str(path.parent))
         stderr = sys.stderr = _Tail(sys.stderr)
+        set_policy(keras.config.floatx())  # the script's own default until its model starts
         try:
             try:
                 self._defined = runpy.run_path(str(path), run_name="__main__")
@@ -293,16 +319,22 @@ class ScriptWorkload:
                 again = f" a {ordinal(wanted)} time" if captured else ""
                 raise self._error(f"{how} before calling model.fit(){again}" + (f": {said}" if said else ""),
                                   "tfturbo measures the first fit() call; check the script's options after `--` "
-                                  "(its output is in backend.log)") from exc
+                                  f"(its output is in {log_name()})") from exc
         except SyntaxError as exc:
             where_line = f"line {exc.lineno}: " if exc.lineno else ""
             raise self._error(f"{where_line}syntax error: {exc.msg}", "correct the syntax and load it again") from exc
         except Exception as exc:
             if len(captured) < wanted:
+                from .diagnostics.sixteen_bit_hazard import SixteenBitFailure, diagnose
+
+                hazard = diagnose(exc, policy.name, str(path))
+                if hazard is not None:  # the script runs without the policy under test: this configuration fails
+                    raise SixteenBitFailure(*hazard) from exc
                 raise self._error(f"raised {_exc_line(exc, path)} before calling model.fit()"
                                   + (f" a {ordinal(wanted)} time" if wanted > 1 else ""),
-                                  "fix the script (full traceback in backend.log)") from exc
+                                  f"fix the script (full traceback in {log_name()})") from exc
         finally:
+            start_model("the end of the script")  # a model built later (lazily, in fit()) takes it too
             for owner, attr, value in saved:
                 setattr(owner, attr, value)
             sys.argv = saved_argv
@@ -324,6 +356,12 @@ class ScriptWorkload:
         return captured[-1]
 
     # -- helpers --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _script_line(path: Path) -> str:
+        """"train.py line 12": the script's line now running (its deepest frame on the stack)."""
+        lines = [f.lineno for f in traceback.extract_stack() if _same_file(f.filename, path)]
+        return f"{path.name} line {lines[-1]}" if lines else path.name
 
     def _backend_error(self, backend: str) -> WorkloadError:
         """The script asks for another Keras backend: tfturbo measures TensorFlow only."""
@@ -370,11 +408,16 @@ class ScriptWorkload:
     def _check(self, ds, label: str):
         import tensorflow as tf
 
+        from .batch_parts import has_labels, labels, why_labels_needed
+
         spec = ds.element_spec
-        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
-            raise self._error(f"{label} given to fit() at {self.fit_where} has no labels: tfturbo needs "
-                              "(features, labels) batches", "pass fit(x, y, ...) or a dataset of (x, y) pairs")
-        label_shapes = [s.shape for s in tf.nest.flatten(spec[1]) if hasattr(s, "shape")]
+        if not has_labels(spec):  # fit(x): the model's own train_step reads the batch (an autoencoder, a GAN)
+            why = why_labels_needed(self._fit.model)
+            if why is not None:
+                raise self._error(f"{label} given to fit() at {self.fit_where} has no labels, and {why}",
+                                  "pass fit(x, y, ...) or a dataset of (x, y) pairs")
+            return ds
+        label_shapes = [s.shape for s in tf.nest.flatten(labels(spec)) if hasattr(s, "shape")]
         if label_shapes and all(s.rank == 0 for s in label_shapes):
             raise self._error(f"{label} given to fit() at {self.fit_where} is not batched (its labels are scalars)",
                               "batch it: ds.batch(batch_size)")
@@ -421,6 +464,19 @@ class _Tail:
 
 # ------------------------------------------------------------------------------ data
 
+def _model_layer(layer) -> bool:
+    """True for a layer that belongs to a model, where the policy under test starts: not an input (it computes
+    nothing) and not data preprocessing (Normalization, TextVectorization, FeatureSpace, the lookups: a layer
+    of Keras' preprocessing package, or one with adapt()), which a script builds and adapts in tf.data before
+    its model and which must stay in the script's float32 (adapted in bfloat16 it fails: "cannot compute
+    AddV2 ... bfloat16")."""
+    import keras
+
+    if isinstance(layer, keras.layers.InputLayer) or hasattr(layer, "adapt"):
+        return False
+    return not (type(layer).__module__ or "").startswith("keras.src.layers.preprocessing")
+
+
 def _same_file(filename: str, path: Path) -> bool:
     try:
         return Path(filename).resolve() == path
@@ -430,9 +486,7 @@ def _same_file(filename: str, path: Path) -> bool:
 
 def _exc_line(exc: BaseException, path: Path) -> str:
     """`FileNotFoundError: ... (train.py line 12)`: the exception and the deepest line of the script."""
-    message = " ".join(str(exc).split()) or "(no message)"
-    if len(message) > 200:
-        message = message[:197] + "..."
+    message = plain_line(str(exc), 200) or "(no message)"
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if _same_file(f.filename, path)]
     at = f" ({path.name} line {lines[-1]})" if lines else ""
     return f"{type(exc).__name__}: {message}{at}"
@@ -513,8 +567,8 @@ def _split(arrays, fraction: float):
     import tensorflow as tf
 
     split_at = int(math.floor(_length(arrays) * (1.0 - fraction)))
-    head = tf.nest.map_structure(lambda a: a[:split_at], arrays)
-    tail = tf.nest.map_structure(lambda a: a[split_at:], arrays)
+    head = tuple(None if a is None else tf.nest.map_structure(lambda t: t[:split_at], a) for a in arrays)
+    tail = tuple(None if a is None else tf.nest.map_structure(lambda t: t[split_at:], a) for a in arrays)
     return head, tail
 
 
@@ -531,18 +585,22 @@ def _with_class_weight(arrays, class_weight: dict):
     return x, y, weights
 
 
-def _arrays_dataset(arrays, batch_size: int, shuffle: bool):
-    """Batches of the arrays; shuffled indices (the run's seed) when training, so no copy is shuffled."""
+def _arrays_dataset(arrays: tuple, batch_size: int, shuffle: bool):
+    """Batches of the arrays (x, y, sample weights; y None for a model trained without labels), packed as fit()
+    packs them (`batch_parts.pack`: x alone without labels); shuffled indices (the run's seed) when training, so
+    no copy is shuffled."""
     import tensorflow as tf
 
-    arrays = tuple(a for a in arrays if a is not None) if isinstance(arrays, tuple) else arrays
+    from .batch_parts import pack
+
     n = _length(arrays)
-    tensors = tf.nest.map_structure(tf.convert_to_tensor, arrays)
+    tensors = [None if a is None else tf.nest.map_structure(tf.convert_to_tensor, a) for a in arrays]
     indices = tf.data.Dataset.range(n)
     if shuffle:
         indices = indices.shuffle(n, reshuffle_each_iteration=True)
     batches = indices.batch(batch_size).map(
-        lambda i: tf.nest.map_structure(lambda t: tf.gather(t, i), tensors), num_parallel_calls=tf.data.AUTOTUNE)
+        lambda i: pack(*[None if t is None else tf.nest.map_structure(lambda a: tf.gather(a, i), t) for t in tensors]),
+        num_parallel_calls=tf.data.AUTOTUNE)
     return batches.prefetch(tf.data.AUTOTUNE)
 
 

@@ -49,6 +49,12 @@ def stderr_text() -> str:
     return _capture.text() if _capture else ""
 
 
+def log_name() -> str:
+    """Where this process's stderr is kept, for a message to name: the file the parent gave it
+    (`protocol.LOG_VARIABLE`), else the run directory's backend.log."""
+    return os.environ.get(protocol.LOG_VARIABLE) or "backend.log"
+
+
 def attach_log(path: Path) -> None:
     """Append the process's stderr to `path` from now on, starting with what was written before."""
     if _capture:

@@ -11,12 +11,13 @@ naming the file, the problem and the fix (exit 2). The original exception stays
 chained (`__cause__`) so its traceback reaches the log.
 
 Accepted datasets: what `model.fit` takes — a batched `tf.data.Dataset` whose
-elements are `(x, y)` or `(x, y, sample_weight)`, a numpy `(x, y)` / `(x, y, w)`
-tuple (turned into a batched dataset, the training set shuffled with the global
-seed, no batch dropped), a `keras.utils.PyDataset` or a generator of batches
-(read through tf.data as script mode reads them, `script.generator_dataset`).
-Anything else is refused, because the audit and the probes read the dataset's
-`element_spec`.
+elements are `(x, y)` or `(x, y, sample_weight)`, or features alone for a model
+that computes its own loss (its own `train_step` or `compute_loss`: an
+autoencoder, a GAN; `batch_parts`); a numpy `(x, y)` / `(x, y, w)` tuple (turned
+into a batched dataset, the training set shuffled with the global seed, no batch
+dropped); a `keras.utils.PyDataset` or a generator of batches (read through
+tf.data as script mode reads them, `script.generator_dataset`). Anything else is
+refused, because the audit and the probes read the dataset's `element_spec`.
 
 TensorFlow and Keras are imported inside the functions that need them, so that
 `trainer_backend` stays cheap to import.
@@ -33,7 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfturbo.errors import WorkloadError
+from tfturbo.errors import WorkloadError, plain_line
+
+from .stdio import log_name
 
 from .model_loss import compiled_without_loss
 
@@ -58,6 +61,7 @@ class Workload:
     default_batch_size: int
     module: types.ModuleType
     array_data: bool = False  # make_datasets() returned NumPy arrays (the fixes are written for arrays)
+    model: Any = None  # what build_model() returned: whether it can train without labels (`batch_parts`)
 
     def build_model(self):
         """Call the module's `build_model()` and check it returned a compiled `keras.Model`."""
@@ -73,6 +77,7 @@ class Workload:
         if compiled_without_loss(model):
             raise self._error("build_model() compiled the model without a loss, and it computes none of its own "
                               "(no compute_loss or train_step)", "pass loss=... to model.compile(...)")
+        self.model = model
         return model
 
     def describe(self) -> dict[str, Any]:
@@ -99,13 +104,20 @@ class Workload:
         return WorkloadError(problem, fix, where=self.path)
 
     def _call(self, func: str, *args):
+        import keras
+
+        from .diagnostics.sixteen_bit_hazard import SixteenBitFailure, diagnose
+
         try:
             return getattr(self.module, func)(*args)
         except WorkloadError:
             raise
         except Exception as exc:  # the user's code failed: one line here, the traceback stays chained
+            hazard = diagnose(exc, keras.mixed_precision.global_policy().name, self.path)
+            if hazard is not None:  # only the policy under test makes it fail: this configuration fails
+                raise SixteenBitFailure(*hazard) from exc
             raise self._error(f"{func}() raised {_exc_line(exc, self.path)}",
-                              f"fix the error in {func}() (full traceback in the log)") from exc
+                              f"fix the error in {func}() (full traceback in {log_name()})") from exc
 
     def _check_dataset(self, ds, label: str, batch_size: int, shuffle: bool):
         import tensorflow as tf
@@ -127,11 +139,16 @@ class Workload:
             raise self._error(f"make_datasets() returned {_describe(ds)} as {label}, not a tf.data.Dataset",
                               "return a batched tf.data.Dataset of (features, label), a keras.utils.PyDataset "
                               "or a numpy (x, y) tuple")
+        from .batch_parts import has_labels, labels, why_labels_needed
+
         spec = ds.element_spec
-        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
-            raise self._error(f"{label} yields {_describe_spec(spec)} without labels, not (features, label)",
-                              "map it to pairs: ds.map(lambda ex: (ex['features'], ex['label']))")
-        label_shapes = [s.shape for s in tf.nest.flatten(spec[1]) if hasattr(s, "shape")]
+        if not has_labels(spec):  # features only: a model whose own train_step reads the batch trains on them
+            why = why_labels_needed(self.model) if self.model is not None else "the model is not built yet"
+            if why is not None:
+                raise self._error(f"{label} yields {_describe_spec(spec)} without labels, not (features, label), and {why}",
+                                  "map it to pairs: ds.map(lambda ex: (ex['features'], ex['label']))")
+            return ds
+        label_shapes = [s.shape for s in tf.nest.flatten(labels(spec)) if hasattr(s, "shape")]
         if label_shapes and all(s.rank == 0 for s in label_shapes):
             raise self._error(f"{label} is not batched (its labels are scalars)",
                               "batch it: ds.batch(batch_size, drop_remainder=True)")
@@ -216,7 +233,7 @@ def _import_isolated(path: Path) -> types.ModuleType:
     except Exception as exc:
         sys.modules.pop(module_name, None)
         raise WorkloadError(f"importing it raised {_exc_line(exc, str(path))}",
-                            "fix the module-level code (full traceback in the log)", where=str(path)) from exc
+                            f"fix the module-level code (full traceback in {log_name()})", where=str(path)) from exc
     finally:
         if folder in sys.path:
             sys.path.remove(folder)
@@ -225,9 +242,7 @@ def _import_isolated(path: Path) -> types.ModuleType:
 
 def _exc_line(exc: BaseException, path: str) -> str:
     """`ValueError: message (line N)` where N is the deepest frame in the workload file."""
-    message = " ".join(str(exc).split()) or "(no message)"
-    if len(message) > 200:
-        message = message[:197] + "..."
+    message = plain_line(str(exc), 200) or "(no message)"
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == Path(path)]
     at = f" (line {lines[-1]})" if lines else ""
     return f"{type(exc).__name__}: {message}{at}"

@@ -261,6 +261,24 @@ def test_the_verdict_view_prints_a_tiny_loss_change_as_the_report_does():
     assert accuracy_text({**pp, "samples_seen": [3800, 4800], "b_samples_seen": [3800, 4800]}) == accuracy_text(pp)
 
 
+def test_the_verdict_view_says_what_a_model_without_labels_was_compared_on():
+    """Issue 44: a VAE's gate compares its own loss; the card said "inconclusive: 0 validation examples"."""
+    from tfturbo_gui.verdict_view import accuracy_text, speed_text
+
+    training = {"metric": "loss", "delta": 0.02, "ci95": None, "verdict": "inconclusive", "paired": False,
+                "n_examples": 0, "checked": False, "explanation": "training loss at equal samples 10.5 → 10.52 "
+                "(+0.2%; the model takes no labels and the script has no validation data: one run each, no "
+                "interval, so not a verdict; within the 2% tolerance as a point estimate)"}
+    assert accuracy_text(training).startswith("inconclusive: training loss at equal samples 10.5 → 10.52")
+    batches = {"metric": "val_loss", "delta": 0.001, "ci95": [-0.01, 0.012], "verdict": "within tolerance",
+               "paired": True, "n_examples": 64, "unit": "validation batch", "explanation": "val_loss +0.0010 "
+               "[-0.0100, +0.0120] of 11.2, paired on the same 64 validation batches (the model's own test_step)"}
+    assert accuracy_text(batches) == "within tolerance: " + batches["explanation"]
+    slower = {"ratio": 0.72, "ci95": [0.48, 1.07], "verdict": "no measurable change", "replicates": 6,
+              "ratios": [0.44, 0.51, 0.69, 0.95, 0.96, 0.94]}
+    assert speed_text(slower).endswith("over 6 pairs (slower in 6 of 6 pairs; size uncertain)")
+
+
 def test_runs_of_different_batch_sizes_are_aligned_by_samples_seen(qtbot):
     """Issue 22: plots show what the verdict compared, aligned by samples when batch sizes differ."""
     from tfturbo_gui.run_data import RunData

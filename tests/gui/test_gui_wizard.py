@@ -141,7 +141,9 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     # one full-length run of each configuration (the trials' speed pairs share a process, whose peak is both
     # arms'): how much identical runs differ is not known, so no memory freed is claimed
     assert batch.memory.values["Freed"].text() == "nothing measurable (one run of each)"
-    assert batch.lr.text() == "× 2.00 of 03-xla's (batch 64), by the linear scaling rule"
+    # the fake backend records no optimizer: the square-root rule, the milder (SGD's runs would take ×2.00)
+    assert batch.lr.text() == ("× 1.41 of 03-xla's (batch 64), by the square-root rule (the optimizer is not known: "
+                               "the square-root rule, the milder)")
     qtbot.mouseClick(batch.run_button, LEFT)
     qtbot.waitUntil(lambda: batch.rung is not None and batch.rung.decision is not None, timeout=45_000)
     assert session.best is batch.rung  # 128 samples per step beat 64 per sample: kept
@@ -149,8 +151,8 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     # "× 2.00 of the tuned run's" beside a proposal that said "learning rate scaled 4.00×"
     assert batch.memory.values["Tuned peak"].text().endswith(batch.rung.settings.label())
     assert batch.batch.value() > 128  # the search proposes its next size: its words and the page's agree
-    scale = batch.batch.value() / 64
-    assert f"learning rate scaled {scale:.2f}×" in batch.plan_text.text(), batch.plan_text.text()
+    scale = (batch.batch.value() / 64) ** 0.5  # the square-root rule, from the search's start
+    assert f"learning rate ×{scale:.2f} by the square-root rule" in batch.plan_text.text(), batch.plan_text.text()
     assert batch.lr.text().startswith(f"× {scale:.2f} of 03-xla's (batch 64)"), batch.lr.text()
     go_next(qtbot, window, 5)
 

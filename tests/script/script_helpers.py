@@ -11,10 +11,10 @@ from tests.conftest import run_cli
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
 
-def script_in_folder(factory, name: str) -> Path:
-    """A copy of tests/script/scripts/NAME in a new folder of its own."""
+def script_in_folder(factory, name: str, scripts: Path = SCRIPTS) -> Path:
+    """A copy of `scripts`/NAME (tests/script/scripts by default) in a new folder of its own."""
     folder = factory.mktemp(Path(name).stem)
-    shutil.copy(SCRIPTS / name, folder / name)
+    shutil.copy(scripts / name, folder / name)
     return folder / name
 
 

@@ -55,7 +55,7 @@ def autoclustering_trial(clusters: int | None) -> tuple[Trial, list]:
 def test_auto_clustering_that_compiled_no_cluster_stops_after_its_first_pair_without_a_ratio():
     trial, calls = autoclustering_trial(clusters=0)
     verdict = trial.verdict()
-    assert [c.arm for c in calls] == ["a", "b"]  # the first B run showed it: no further pair
+    assert [c.arm for c in calls] == ["b"]  # the first B run (the first run) showed it: nothing more
     assert verdict.speed.verdict == NOT_APPLIED and math.isnan(verdict.speed.ratio) and not verdict.kept
     text = verdict.speed.text()
     assert text.startswith("not measured: the change did not take effect — ") and "×" not in text
@@ -90,7 +90,7 @@ def test_xla_that_keras_refused_stops_the_trial_with_its_causes():
         return measured(planned.settings, 100.0), None
 
     verdict = run_trial(trial, execute)
-    assert runs == ["a", "b"] and verdict.speed.verdict == NOT_APPLIED and not verdict.kept
+    assert runs == ["b"] and verdict.speed.verdict == NOT_APPLIED and not verdict.kept
     assert "supports_jit=False" in verdict.speed.note and "auto-clustering" in verdict.speed.note
 
 
@@ -113,7 +113,7 @@ def test_tune_shows_the_rung_in_words_and_the_report_never_a_ratio(tmp_path):
     doc = study.document()
     rung = next(e for e in doc["ladder"] if e["name"].endswith("xla-autoclustering"))
     assert rung["speed"]["verdict"] == NOT_APPLIED and rung["speed"]["ratio"] is None and not rung["kept"]
-    assert len(rung["replicates"]) == 2  # one pair, not a whole trial
+    assert len(rung["replicates"]) == 1  # B's first run (the first run), not a whole trial
     assert not doc["recommended"]["xla_autoclustering"]
     said = next(line for line in lines if "xla:" in line and "did not take effect" in line)
     assert "×" not in said and "--tf_xla_cpu_global_jit" in said

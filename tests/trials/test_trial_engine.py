@@ -21,7 +21,7 @@ def recorded(settings: RunSettings, ms: float = 100.0, status: str = "completed"
     return {**doc, "settings": {**settings.to_dict(), "batch_size": settings.batch_size or 64}}
 
 
-def test_runs_alternate_ab_ba_and_stop_when_clear():
+def test_runs_alternate_ba_ab_and_stop_when_clear():
     a = RunSettings("builtin:fake", batch_size=64)
     trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6))
     order = []
@@ -33,13 +33,15 @@ def test_runs_alternate_ab_ba_and_stop_when_clear():
         return recorded(planned.settings, ms), None
 
     verdict = run_trial(trial, execute)
-    assert [o[0] for o in order[:6]] == ["a", "b", "b", "a", "a", "b"]
-    assert [o[2] for o in order[:2]] == ["a1", "b1"]
+    # B first (a failing B costs its own run only), then the paired speed pairs' BA, AB (here run one by one)
+    assert [o[0] for o in order[:6]] == ["b", "a", "b", "a", "a", "b"]
+    assert [o[2] for o in order[:2]] == ["b1", "a1"]
     assert verdict.speed.verdict == FASTER and verdict.speed.replicates == 3  # clear after the minimum
     assert verdict.speed.ci95[0] > 1.0
 
 
 def test_a_failed_candidate_ends_the_trial_at_once():
+    """B runs first, so a candidate that cannot train costs its own run, not A's full-length run before it."""
     a = RunSettings("builtin:fake", batch_size=64)
     trial = Trial(a, a.with_(policy="mixed_float16"), SpeedRule(3, 6))
     calls = []
@@ -49,7 +51,7 @@ def test_a_failed_candidate_ends_the_trial_at_once():
         return recorded(planned.settings, status="nan_stopped" if planned.arm == "b" else "completed"), None
 
     verdict = run_trial(trial, execute)
-    assert calls == ["a", "b"] and not verdict.kept and verdict.status == "nan_stopped"
+    assert calls == ["b"] and not verdict.kept and verdict.status == "nan_stopped"
     assert "NaN" in verdict.reason and verdict.findings[0]["code"] == "NAN_LOSS"
     assert verdict.speed.verdict == "failed" and verdict.accuracy.verdict == "not measured"
 
@@ -96,7 +98,7 @@ def test_trial_runs_never_stop_early_and_only_the_first_pair_profiles():
     assert all(p.settings.until_ci is None for p in planned)
     # both runs of pair 1 get the default profiler window (profile.json for the per-category comparison)
     assert [(p.arm, p.replicate, p.settings.profile) for p in planned] == [
-        ("a", 1, None), ("b", 1, None), ("b", 2, (0, 0)), ("a", 2, (0, 0))]
+        ("b", 1, None), ("a", 1, None), ("b", 2, (0, 0)), ("a", 2, (0, 0))]
 
 
 def test_the_verdict_document_round_trips_with_the_ab_keys():
@@ -170,7 +172,8 @@ def test_a_trial_whose_runs_never_reach_a_steady_state_ends_within_its_maximum()
     assert "not enough measurement" in verdict.speed.text() and "[" not in verdict.speed.text()
     assert "longer runs" in verdict.speed.note and not verdict.kept
     # the later pairs were sized to reach a steady state: B's speed-only runs grew past twice its length
-    assert calls[2].settings.speed_only and calls[2].arm == "b" and calls[2].settings.steps >= 2 * 75
+    later_b = next(c for c in calls if c.arm == "b" and c.settings.speed_only)
+    assert later_b.settings.steps >= 2 * 75
 
 
 def test_a_trial_stopped_after_its_first_pair_gives_no_ratio():
@@ -195,17 +198,18 @@ def test_later_pairs_measure_speed_only_sized_for_the_steady_seconds():
     assert (plan.min_pairs, plan.max_pairs, plan.min_runs, plan.max_runs) == (3, 6, 6, 12)
     assert "3–6 pairs (6–12 runs)" in plan.text() and "3 s of steady state" in plan.text()
     assert trial.estimate_remaining_s() is None  # nothing measured yet
-    first = trial.next_run()
-    assert not first.settings.speed_only and first.settings.steps == 300
-    trial.record(first, measured(first.settings, 10.0, steady_from=21), None)
+    first = trial.next_run()  # pair 1 starts with B (BA order: a failing candidate costs its own run only)
+    assert first.arm == "b" and not first.settings.speed_only and first.settings.steps == 300
+    trial.record(first, measured(first.settings, 5.0, steady_from=41), None)
     second = trial.next_run()
-    trial.record(second, measured(second.settings, 5.0, steady_from=41), None)
-    third = trial.next_run()  # pair 2 starts with B (BA order)
-    assert third.arm == "b" and third.settings.speed_only
-    # B: warm-up 40 steps × 1.5 + 3 s at 5 ms/step
-    assert abs(third.settings.steps - (60 + 600)) <= 15 and third.settings.val_every == third.settings.steps
+    trial.record(second, measured(second.settings, 10.0, steady_from=21), None)
+    third = trial.next_run()  # pair 2 starts with A (AB order)
+    fourth_steps = trial.speed_steps_of("b")
+    assert third.arm == "a" and third.settings.speed_only
+    # A: warm-up 20 steps × 1.5 + 3 s at 10 ms/step; B: warm-up 40 steps × 1.5 + 3 s at 5 ms/step
+    assert abs(third.settings.steps - (30 + 300)) <= 8 and third.settings.val_every == third.settings.steps
     sized_a, sized_b = trial.plan().speed_steps
-    assert abs(sized_a - (30 + 300)) <= 8 and sized_b == third.settings.steps
+    assert sized_a == third.settings.steps and abs(sized_b - (60 + 600)) <= 15 and sized_b == fourth_steps
     low, high = trial.estimate_remaining_s()
     assert 0 <= low <= high
     # each speed-only run: its overhead (≈0 s here) plus the 3 s it aims at; 4 runs to the minimum, 10 to the max
@@ -297,7 +301,7 @@ def test_a_verdict_says_how_many_pairs_ran_but_measured_too_little_to_count():
     b = [None, None, None, 219_000.0, 339_000.0, 358_000.0]
     verdict = rule.verdict(a, b)
     assert verdict.replicates == 3
-    assert verdict.text().endswith("over 3 replicate pairs (3 more pairs measured too little steady state to "
-                                   "count)"), verdict.text()
+    assert verdict.text().endswith("over 3 replicate pairs (faster in 3 of 3 pairs; size uncertain; 3 more pairs "
+                                   "measured too little steady state to count)"), verdict.text()
     every = rule.verdict(a[3:], b[3:])  # all counted: nothing to add
     assert "too little" not in every.text()

@@ -21,8 +21,8 @@ def test_all_changes_appear_as_patch_lines():
     assert "+              jit_compile=True)" in lines
     assert "-train_ds = train_ds.batch(64)" in lines
     assert "+train_ds = train_ds.batch(96)" in lines  # drop_remainder was not measured: not recommended
-    assert "+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * 1.5)" in lines
-    assert "linear scaling rule" in text
+    assert "+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * 1.5)  # your rate ×1.5" in lines
+    assert "learning rate ×1.5 for the larger batch: the linear rule" in text
     assert "keras.layers.Dense(104)" in text
 
 
@@ -94,8 +94,9 @@ def test_a_string_optimizer_gets_its_learning_rate_change_in_the_scripts_terms(t
     base = RunSettings(str(script), batch_size=50)
     lines = snippet(base.with_(batch_size=100, lr_scale=2.0), base, [], {"optimizer": ADAM_STRING}).splitlines()
     assert '-model.compile(optimizer="adam", ...)' in lines
-    assert ('+model.compile(optimizer=keras.optimizers.Adam(learning_rate=0.001 * 2), ...)  # "adam" is Adam at '
-            "Keras' default learning rate, 0.001") in lines
+    # the new rate written as the script would write it, never arithmetic on it (issue 44: "0.001 * 2")
+    assert ('+model.compile(optimizer=keras.optimizers.Adam(learning_rate=0.002), ...)  # "adam" is Adam at '
+            "Keras' default learning rate 0.001; ×2") in lines
     assert "LEARNING_RATE" not in "\n".join(lines)
     with_xla = snippet(base.with_(jit_compile=True), base, [], {"optimizer": ADAM_STRING}).splitlines()
     assert ' model.compile(optimizer="adam", ...,' in with_xla and "+              jit_compile=True)" in with_xla
@@ -108,12 +109,12 @@ def test_a_string_optimizer_gets_its_learning_rate_change_in_the_scripts_terms(t
            "+              steps_per_execution=30)" in spe and "loss=loss" not in spe
     sgd = {**ADAM_STRING, "class": "SGD", "given_as": None, "learning_rate": 0.05000000074505806}
     lines = snippet(base.with_(batch_size=100, lr_scale=2.0), base, [], {"optimizer": sgd}).splitlines()
-    assert "+optimizer = keras.optimizers.SGD(learning_rate=0.05 * 2, ...)" in lines
+    assert "+optimizer = keras.optimizers.SGD(learning_rate=0.1, ...)  # ×2" in lines
 
 
 def test_the_code_holds_exactly_the_measured_kept_changes_in_the_optimizers_words():
     for rec in (BASE.with_(jit_compile=True), BASE.with_(batch_size=128, lr_scale=2.0),
                 BASE.with_(batch_size=128, lr_scale=1.0)):
         text = snippet(rec, BASE, [], {"optimizer": ADAM_STRING})
-        assert ("keras.optimizers.Adam(learning_rate=0.001 *" in text) == (rec.lr_scale != BASE.lr_scale), rec
+        assert ("keras.optimizers.Adam(learning_rate=0.002)" in text) == (rec.lr_scale != BASE.lr_scale), rec
         assert ('-model.compile(optimizer="adam"' in text) == (rec.lr_scale != BASE.lr_scale), rec

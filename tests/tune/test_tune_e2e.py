@@ -65,8 +65,9 @@ def test_ladder_has_the_checklist_rungs_and_each_is_a_replicated_trial(mlp_study
     for e in trials(doc):
         name = e["name"]
         assert e["status"] == "completed" and e["samples_per_s"] > 0
-        # the runs of its trial: A and B alternating AB, BA; B's first replicate is the rung's own run
-        assert e["replicates"] == [f"{name}.a1", name, f"{name}.b2", f"{name}.a2"]
+        # the runs of its trial: B's full-length run first (a failing candidate costs seconds, not A's run), then
+        # A (BA), then AB; B's first replicate is the rung's own run
+        assert e["replicates"] == [name, f"{name}.a1", f"{name}.a2", f"{name}.b2"]
         assert e["run"] == f"runs/{name}" and all((out / "runs" / r / SUMMARY).exists() for r in e["replicates"])
         # measured against an earlier rung; its A runs have that rung's settings
         assert e["compared_with"] in names[:names.index(name)]

@@ -3,8 +3,12 @@
 A is the workload as written unless `--a` says otherwise (float32, no XLA, its
 batch size). The runs alternate AB, BA, … until the speed verdict is clear or
 `--max-replicates` pairs are measured; then B's accuracy is compared with A's
-on the same validation examples. Prints the verdict (stdout), progress
-(stderr), or with `--json` the `ab` document. Exit codes: 0 the trial was
+on the same validation examples. B's full-length run comes first, so a
+candidate that cannot run (in its script, in fit(), in validation) costs its
+own seconds: it is a failed trial with its error, its fix and every finding of
+both arms, and A runs only to tell a workload that rejects every
+configuration (exit 2) from a candidate that cannot run (exit 1). Prints the
+verdict (stdout), progress (stderr), or with `--json` the `ab` document. Exit codes: 0 the trial was
 judged, 1 a run failed (the reference A, or the candidate B: then the trial is
 "failed" with B's error and the fix to try, never a speed or accuracy verdict),
 2 bad input.
@@ -20,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from .. import protocol
 from ..arg_types import non_negative, positive_int
 from ..cli_args import WORKLOAD_HELP, accuracy_rule, add_accuracy_rule
 from ..backend_client import BackendResult, log_path, run_backend
@@ -92,11 +97,33 @@ def build_trial(args: argparse.Namespace) -> Trial:
                  accuracy_rule(args), label_a=a.label(), label_b=b.label(), not_in_effect=levers.effect_check(a, b))
 
 
-def document(trial: Trial, verdict: TrialVerdict) -> dict:
-    """The `ab --json` document."""
-    return {"a": describe(trial.a), "b": describe(trial.settings_of("b")), **verdict.to_dict(),
-            "runs": [{"name": r.planned.name, "arm": r.planned.arm, "replicate": r.planned.replicate,
-                      "status": r.status, "samples_per_s": samples_per_s(r.summary)} for r in trial.runs]}
+def document(trial: Trial, verdict: TrialVerdict, runs_kept: bool = False) -> dict:
+    """The `ab --json` document: the verdict, and every finding of both arms' runs after the verdict's own, each
+    once (a failed B's included), naming its run only where the runs are kept (`--out`)."""
+    doc = {"a": describe(trial.a), "b": describe(trial.settings_of("b")), **verdict.to_dict(),
+           "runs": [{"name": r.planned.name, "arm": r.planned.arm, "replicate": r.planned.replicate,
+                     "status": r.status, "samples_per_s": samples_per_s(r.summary)} for r in trial.runs]}
+    findings, seen = list(doc["findings"]), {_key(f) for f in doc["findings"]}
+    for run in trial.runs:
+        for f in (run.summary or {}).get("findings") or []:
+            if isinstance(f, dict) and _key(f) not in seen:
+                seen.add(_key(f))
+                findings.append({**f, "arm": run.planned.arm, **({"run": run.planned.name} if runs_kept else {})})
+    doc["findings"] = findings
+    return doc
+
+
+def _key(finding: dict) -> tuple:
+    return finding.get("code"), finding.get("where"), finding.get("message")
+
+
+def rejected_before_a(trial: Trial) -> bool:
+    """B's run was rejected by the workload (bad input) before any run of A completed: only A's run can tell a
+    broken workload from a candidate that cannot run."""
+    failed_b = next((r for r in trial.runs if r.planned.arm == "b" and r.status != "completed"), None)
+    kind = ((failed_b.summary or {}).get("error") or {}).get("kind") if failed_b is not None else None
+    return kind == protocol.BAD_INPUT and not any(r.planned.arm == "a" and r.status == "completed"
+                                                  for r in trial.runs)
 
 
 def _settings_text(settings: dict) -> str:
@@ -150,7 +177,9 @@ def _measure(args: argparse.Namespace) -> int:
         print(f"[{planned.name}] {planned.settings.label()} — running {what}{planned.settings.steps} steps; "
               f"{trial.progress_text()}", file=sys.stderr)
 
-    execute = backend_executor(out / RUNS_DIR, log_path=log_path(), on_start=started)
+    # B runs first (`Trial.gate_arms`): its rejection by the workload is B's failure, A's ends ab (exit 2)
+    execute = backend_executor(out / RUNS_DIR, log_path=log_path(), on_start=started,
+                               own_failure=lambda planned: planned.arm == "b")
 
     def finished(name: str, summary: dict) -> None:
         rate = samples_per_s(summary)
@@ -175,7 +204,11 @@ def _measure(args: argparse.Namespace) -> int:
 
     try:
         verdict = run_trial(trial, measured, execute_pair=measured_pair)
-        doc = document(trial, verdict)
+        if verdict.failed and rejected_before_a(trial):  # A's run tells: the workload rejects A too (exit 2)?
+            planned = trial.reference_run()
+            trial.record(planned, *measured(planned))
+            verdict = trial.verdict()
+        doc = document(trial, verdict, runs_kept=keep_runs)
         if keep_runs:
             (out / TRIAL_JSON).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     finally:

@@ -65,8 +65,9 @@ def accuracy_sentence(data: ReportData, tolerance: Tolerance) -> str:
     words = {"within tolerance": within,
              WORSE: f"worse by more than the tolerance of {limit}",
              "inconclusive": "not decided: the validation set is too small to tell"}.get(acc.verdict, acc.verdict)
-    return (f"Accuracy: {words} ({acc.metric} {change} on {acc.examples} validation examples, at equal samples "
-            "seen).")
+    if not acc.paired:  # a model without labels and validation data: its training loss, as a point estimate
+        return f"Accuracy: {acc.text()}."
+    return f"Accuracy: {words} ({acc.metric} {change} on {acc.paired_on()}, at equal samples seen)."
 
 
 def _measured(data: ReportData) -> list[LadderRow]:

@@ -26,16 +26,18 @@ from ..headline import Headline, headlines, reason_beside
 from ..cli_args import run_argv
 from ..console import fmt_bytes, fmt_bytes_apart
 from ..errors import UserError
+from ..learning_rate import rate_text
 from ..numbers import counted, finite
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
-from ..trials import accuracy
+from ..trials import label_free
 from ..trials.speed import samples_per_s
 from ..trials.trial import steady_words
 from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune import levers
+from ..tune.batch import rule_of
 from ..tune.study import Rung, RungKind, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
@@ -371,13 +373,11 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
     if judged.accuracy is not None:
         acc = judged.accuracy
         seen = "equal" if acc.exact_points() else "the nearest"  # acc.text() says how far apart, then
-        examples = f" on {acc.examples} validation examples at {seen} samples seen" if acc.paired else ""
+        examples = f" on {acc.paired_on()} at {seen} samples seen" if acc.paired else ""
         text += f"Accuracy against the baseline{examples}: {acc.text()} — {acc.verdict}."
         return text
-    base_arm, tuned_arm = accuracy.ArmData(), accuracy.ArmData()
-    base_arm.add_run(docs[baseline.name], baseline.row.path if baseline.row else None)
-    tuned_arm.add_run(docs[tuned.name], tuned.row.path if tuned.row else None)
-    acc = accuracy.gate(base_arm, tuned_arm, Tolerance())
+    acc = label_free.compare_runs([(docs[baseline.name], baseline.row.path if baseline.row else None)],
+                                  [(docs[tuned.name], tuned.row.path if tuned.row else None)], Tolerance())
     if acc.metric is None or not acc.checked:
         text += "No validation metric was recorded to check accuracy."
     elif acc.delta is None:
@@ -427,16 +427,27 @@ def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended
     settings = dict(rung.settings if rung else {})
     settings.update({k: v for k, v in recommended.items() if v is not None})
     row = rung.row if rung else None
-    lr = row.learning_rate if row else None
-    lr_text = f"{lr:.6g}" if lr is not None else "the workload's own"
+    lr_text = (row.learning_rate_schedule or (rate_text(row.learning_rate) if row.learning_rate is not None else "")
+               ) if row else ""
+    lr_text = lr_text or "the workload's own"
     scale = settings.get("lr_scale")
     if finite(scale) and scale != 1.0:
-        lr_text += f" (the workload's rate x {scale:g}, linear scaling rule for the larger batch)"
+        lr_text += f" (the workload's rate x {scale:.3g} for the larger batch{_rule_words(settings, baseline)})"
     rows = [("Precision policy", str(settings.get("policy", "float32"))),
             ("jit_compile (XLA)", str(bool(settings.get("jit_compile", False)))),
             ("Batch size", str(settings.get("batch_size") or "the workload's default")),
             ("Learning rate", lr_text)]
     return rows + switched_on_rows(settings)
+
+
+def _rule_words(settings: dict[str, Any], baseline: LadderRow | None) -> str:
+    """", the square-root rule": the learning-rate rule the recommended batch's scale follows (`tune.batch`)."""
+    base = baseline.settings if baseline is not None else {}
+    b, b0, scale = settings.get("batch_size"), base.get("batch_size"), settings.get("lr_scale")
+    if not (isinstance(b, int) and isinstance(b0, int) and b0 and finite(scale)):
+        return ""
+    rule = rule_of(b / b0, scale / float(base.get("lr_scale") or 1.0))
+    return f", the {rule.name} rule" if rule is not None else ""
 
 
 def _changes(tuned: LadderRow | None, baseline: LadderRow | None, recommended: dict[str, Any]) -> list[str]:

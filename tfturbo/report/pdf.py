@@ -22,6 +22,7 @@ from reportlab.platypus import (KeepTogether, PageBreak, Paragraph, SimpleDocTem
 from .. import __version__, compare, protocol
 from ..console import fmt_bytes
 from ..errors import UserError
+from ..learning_rate import learning_rate_text
 from ..numbers import counted, digits_for, finite
 from ..settings import RunSettings
 from ..trials.verdict import AccuracyVerdict, Tolerance
@@ -206,7 +207,9 @@ def _accuracy(rung: LadderRow) -> Paragraph | str:
             lo, hi = (acc.shown(c, "") for c in acc.ci95)
             text += f'<br/><font color="{style.MUTED.hexval()}">[{lo}, {hi}]</font>'
         n = acc.examples
-        return P(f"{text}<br/>{esc(acc.verdict)}" + (f", {n} ex." if n else ""))
+        counted = (f", {n} ex." if acc.unit == "example" else f", {acc.paired_on().replace('validation ', '')}") \
+            if n else ""
+        return P(f"{text}<br/>{esc(acc.verdict)}{counted}")
     row = rung.row
     if row is not None and row.val_delta:
         name, d = row.val_delta
@@ -430,9 +433,8 @@ def settings_section(data: ReportData) -> list:
             continue
         versions = rec.get("versions")
         versions = versions if isinstance(versions, dict) else {}
-        lr = rec.get("learning_rate")
         rows.append([P(fitted_name(short(rung.name, 80), 104 - 8)), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
-                     str(rec.get("batch_size", "n/a")), f"{lr:.6g}" if isinstance(lr, (int, float)) else "n/a",
+                     str(rec.get("batch_size", "n/a")), P(esc(learning_rate_text(rec))),
                      str(rec.get("device", "n/a")), _versions_text({str(k): str(v) for k, v in versions.items()})])
     out.append(KeepTogether([
         P("Settings record", style.H2),

@@ -57,17 +57,24 @@ def pair_summaries(result_document: dict[str, Any] | None, status: str, error: d
 
 
 def fail_on_bad_input(error: dict[str, Any] | None, what: str) -> None:
-    """A broken workload ends everything before anything is judged (exit 2, one line)."""
+    """A broken workload ends everything before anything is judged (exit 2, one line: what is wrong, then its
+    fix, once — an older backend's message already ended with it)."""
     if error and error.get("kind") == protocol.BAD_INPUT:
-        raise WorkloadError(str(error.get("message") or f"{what} rejected the workload"), str(error.get("fix") or ""))
+        message, fix = str(error.get("message") or f"{what} rejected the workload"), str(error.get("fix") or "")
+        if fix and message.endswith(f" — {fix}"):
+            message = message[:-len(f" — {fix}")]
+        raise WorkloadError(message, fix)
 
 
 def backend_executor(runs_dir: Path, runner: Runner | None = None, log_path: str | None = None,
                      live: Callable[[dict[str, Any]], None] | None = None,
                      cancel: threading.Event | None = None,
                      on_start: Callable[[PlannedRun, Path], None] = lambda planned, path: None,
+                     own_failure: Callable[[PlannedRun], bool] = lambda planned: False,
                      ) -> Callable[[PlannedRun], tuple[dict[str, Any], Path]]:
-    """execute(planned) -> (summary, run_dir) running `python -m trainer_backend run` into runs_dir/NAME."""
+    """execute(planned) -> (summary, run_dir) running `python -m trainer_backend run` into runs_dir/NAME. A run
+    the workload rejects ends everything (exit 2), unless `own_failure(planned)`: a candidate's run, whose
+    rejection is that configuration's failure (a failed run with its error, judged as a failed trial)."""
     runner = runner or run_backend
 
     def execute(planned: PlannedRun) -> tuple[dict[str, Any], Path]:
@@ -75,7 +82,8 @@ def backend_executor(runs_dir: Path, runner: Runner | None = None, log_path: str
         on_start(planned, run_dir)
         result = runner("run", run_argv(planned.settings, str(run_dir)), on_event=live, stderr_path=log_path,
                         cancel=cancel)
-        fail_on_bad_input(result.error, "the run")
+        if not own_failure(planned):
+            fail_on_bad_input(result.error, "the run")
         return summary_of(result.document, result.status, result.error, run_dir, planned), run_dir
 
     return execute

@@ -8,7 +8,8 @@ judges the same way, and a test can drive a trial with recorded summaries.
 
 Design (chosen by measurement on a shared 2-core CPU, see docs/ARCHITECTURE.md,
 "Measurement rules"): each replicate is an ordinary `run` in its own process,
-A and B alternating AB, BA, AB, … so that process start-up, memory layout,
+A and B alternating (BA, AB, BA, …: B first, so a candidate that cannot run
+costs its own run, not A's before it) so that process start-up, memory layout,
 clocks and the machine's slow minutes are sampled into both arms; the speed
 interval is taken across the pairs (`speed.SpeedRule`), whose number adapts to
 the noise. The first pair trains the full length with validation: B on as many
@@ -43,7 +44,7 @@ from typing import Any, Callable
 
 from ..numbers import counted, duration_text
 from ..settings import RunSettings, can_share_process
-from . import accuracy
+from . import accuracy, label_free
 from .speed import SpeedRule
 from .verdict import NOT_APPLIED, AccuracyVerdict, Change, SpeedVerdict, Tolerance, TrialVerdict, keep
 
@@ -434,8 +435,18 @@ class Trial:
     def gate_arms(self) -> tuple[str, ...]:
         """The arms with a full-length run (replicate 1), in the order they run. A paired trial whose accuracy is
         judged against runs of its own (`accuracy_reference`: the ladder's baseline run) trains only B the full
-        length: A's full-length run would be neither the gate's reference nor a speed pair. Else both, AB."""
-        return (B,) if self.paired and self.accuracy_reference is not None else (A, B)
+        length: A's full-length run would be neither the gate's reference nor a speed pair. Else both, B first
+        where it can (`_order`)."""
+        if self.paired and self.accuracy_reference is not None:
+            return (B,)
+        return (B, A) if self._b_first() else (A, B)
+
+    def _b_first(self) -> bool:
+        """B's full-length run before A's, so a candidate that fails — in its script, in fit(), in validation —
+        costs its own seconds, not A's whole run first (a ViT's B failed in 4.2 s after 25.5 s of A). Not when B's
+        run is sized on a batch size of A's that only A's run can tell (A at the workload's default batch, B at
+        another): B trains A's samples at equal points (`equal_samples`)."""
+        return bool(self.a.batch_size) or self.a.batch_size == self.b.batch_size
 
     @property
     def first_speed_replicate(self) -> int:
@@ -616,7 +627,12 @@ class Trial:
         return max(0.0, wall - max(warm, 0.0) - in_windows) if windows else 0.0
 
     def _order(self, replicate: int) -> tuple[str, str]:
-        return (A, B) if replicate % 2 == 1 else (B, A)
+        """The arms of `replicate` in the order they run, alternating so the process order falls on both arms
+        alike: from the gate's order where the first pair counts for speed, else AB, BA, … from pair 2 on."""
+        if self.paired:  # the speed pairs, from 2 on (the gate's full-length runs count for no ratio)
+            return (A, B) if replicate % 2 == 1 else (B, A)
+        first = self.gate_arms()  # the first pair counts for speed: alternate from its order
+        return (first[0], first[1]) if replicate % 2 == 1 else (first[1], first[0])
 
     def pairs(self) -> list[tuple[MeasuredRun | None, MeasuredRun | None]]:
         """(A run, B run) of each replicate so far, in order (a gate's B-only replicate: (None, B))."""
@@ -670,6 +686,11 @@ class Trial:
                 self.runs.append(MeasuredRun(run, one, Path(folder) if folder is not None else None, half, True))
             return
         self.runs.append(MeasuredRun(planned, summary, Path(run_dir) if run_dir is not None else None, elapsed))
+
+    def reference_run(self) -> PlannedRun:
+        """A's full-length run planned on its own, outside the trial's order: what tells a broken workload (the
+        workload rejects A too) from a candidate that cannot run, when B's run was rejected before A ran."""
+        return PlannedRun(A, 1, self.settings_of(A, 1).with_(no_model=True), self.names(A, 1))
 
     def stop(self) -> None:
         """No more runs (the user stopped): the verdict uses the complete pairs measured so far."""
@@ -756,16 +777,11 @@ class Trial:
                  self.rule.verdict(a_rates, b_rates, needed=self.shortfall(), pair_ratios=ratios, pair_errors=errors))
         b_runs = [r for r in self.runs if r.planned.arm == B]
         a_runs = [r for r in self.runs if r.planned.arm == A]
-        arm_b = accuracy.ArmData()
-        for r in b_runs:
-            if r.status == COMPLETED and not r.planned.settings.speed_only:  # speed-only runs do not validate
-                arm_b.add_run(r.summary, r.run_dir)
-        arm_a = accuracy.ArmData()
+        validated = [(r.summary, r.run_dir) for r in b_runs  # speed-only runs do not validate
+                     if r.status == COMPLETED and not r.planned.settings.speed_only]
         reference = self.accuracy_reference if self.accuracy_reference is not None else \
             [(r.summary, r.run_dir) for r in a_runs if r.status == COMPLETED and not r.planned.settings.speed_only]
-        for summary, run_dir in reference:
-            arm_a.add_run(summary, run_dir)
-        acc = accuracy.gate(arm_a, arm_b, self.tolerance)
+        acc = label_free.compare_runs(reference, validated, self.tolerance)
 
         failed_a = next((r for r in a_runs if r.status != COMPLETED), None)
         status = next((r.status for r in b_runs if r.status != COMPLETED), COMPLETED if b_runs else "crashed")
@@ -820,7 +836,7 @@ class Trial:
             over = (f"averaged over the last {count} validation points" if count > 1 else
                     "at the one validation point they share")
             at = "at equal samples seen" if acc.exact_points() else f"at the nearest samples seen ({acc.points_note()})"
-            text += f"; accuracy paired on the same {acc.examples} validation examples {at}, {over}"
+            text += f"; accuracy paired on the same {acc.paired_on()} {at}, {over}"
         return text + "."
 
     def measured_paired_steady_s(self) -> float | None:

@@ -29,7 +29,12 @@ NOT_MEASURED = _Accuracy.NOT_MEASURED
 
 # B's run statuses that make the trial a failed one: no speed or accuracy verdict, the run's error and its fix.
 FAILED_STATUSES = ("failed", "crashed", "nan_stopped")
-NO_FIX = "see the traceback in backend.log"  # the backend's fix when it knows no better one
+LOG_ONLY = ("see the traceback in", "see backend.log")  # how the backend's fix begins when it knows no better one
+
+
+def log_only(fix: str) -> bool:
+    """The fix only points at a log ("see the traceback in ~/.cache/tfturbo/logs/....log"): not a fix to try."""
+    return " ".join(str(fix).split()).lower().startswith(LOG_ONLY)
 
 # Findings of B's own runs that disqualify it whatever its speed: it is not training correctly.
 DISQUALIFYING = {
@@ -119,7 +124,19 @@ class SpeedVerdict:
             return "no throughput measured"
         lo, hi = self.ci95
         text = f"{self.ratio:.2f}× [{lo:.2f}, {hi:.2f}] over {counted(self.replicates, 'replicate pair')}"
-        return f"{text} ({self.note})" if self.note else text
+        notes = "; ".join(n for n in (self.direction(), self.note) if n)
+        return f"{text} ({notes})" if notes else text
+
+    def direction(self) -> str:
+        """"slower in 6 of 6 pairs; size uncertain": a verdict of no measurable change whose pairs all point one
+        way says so beside its interval (pairs 0.44–0.96 gave 0.72× [0.48, 1.07]: honest, but B was slower in
+        every one). Words only: the decision stays the interval's (it contains 1), so it is never a win or a
+        loss. "" otherwise."""
+        ratios = [r for r in self.ratios if math.isfinite(r)]
+        if self.verdict != NO_CHANGE or len(ratios) < 2:
+            return ""
+        way = "slower" if all(r < 1.0 for r in ratios) else "faster" if all(r > 1.0 for r in ratios) else ""
+        return f"{way} in {len(ratios)} of {len(ratios)} pairs; size uncertain" if way else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"ratio": _json_float(self.ratio), "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])],
@@ -154,6 +171,15 @@ class AccuracyVerdict:
     checked: bool = True  # False: there was nothing to check (no validation data)
     # B's samples seen at the points compared, in `samples_seen` order ([]: the same as A's, or not recorded)
     b_samples_seen: list[int] = field(default_factory=list)
+    # what was paired: "example" (the paired gate), or "validation batch" for a model trained without labels, whose
+    # own loss is compared batch by batch (`trials.label_free`)
+    unit: str = "example"
+
+    def paired_on(self) -> str:
+        """What the pairs were, counted: "2048 validation examples", "64 validation batches"."""
+        noun = "validation example" if self.unit == "example" else self.unit
+        plural = noun + ("es" if noun.endswith("ch") else "s")
+        return f"{self.examples} {noun if self.examples == 1 else plural}"
 
     @property
     def is_loss(self) -> bool:
@@ -203,7 +229,8 @@ class AccuracyVerdict:
                 "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])] if self.ci95 else None,
                 "verdict": self.verdict, "n_examples": self.examples, "paired": self.paired,
                 "samples_seen": list(self.samples_seen), "b_samples_seen": list(self.b_samples_seen),
-                "explanation": self.explanation, "checked": self.checked}
+                "explanation": self.explanation, "checked": self.checked,
+                **({"unit": self.unit} if self.unit != "example" else {})}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> AccuracyVerdict:
@@ -213,7 +240,8 @@ class AccuracyVerdict:
                    int(d.get("n_examples") or 0), bool(d.get("paired", True)),
                    [int(s) for s in d.get("samples_seen") or [] if isinstance(s, int)],
                    str(d.get("explanation") or ""), bool(d.get("checked", True)),
-                   [int(s) for s in d.get("b_samples_seen") or [] if isinstance(s, int)])
+                   [int(s) for s in d.get("b_samples_seen") or [] if isinstance(s, int)],
+                   str(d.get("unit") or "example"))
 
 
 @dataclass
@@ -328,7 +356,7 @@ def failure_line(status: str, error: dict[str, Any] | None) -> str:
     elif status == "crashed":
         message = message or "the backend ended without a summary (crashed)"
     text = f"failed: {message or 'the run failed'}"
-    if fix and fix != NO_FIX:
+    if fix and not log_only(fix):
         text += f" — fix: {fix}"
     elif fix:
         text += f" ({fix})"
@@ -400,9 +428,10 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
     found: list[dict[str, Any]] = []
     codes = F.codes_of(b_findings)
     for code, text in DISQUALIFYING.items():
-        if code in codes:
+        if code in codes:  # the run's own fix, carried here: the run may be gone (`ab` without --out removes it)
+            fix = next((str(f.get("fix") or "") for f in b_findings if f.get("code") == code and f.get("fix")), "")
             reasons.append(text)
-            found.append(_finding(code, f"{where}: {text}", "see the run's finding for the fix", where))
+            found.append(_finding(code, f"{where}: {text}", fix or "keep the previous settings", where))
     if xla_requested and (not xla_active or F.XLA_NOT_ACTIVE in codes):
         reasons.append("XLA never switched on in this run (XLA_NOT_ACTIVE): its speed is not XLA's")
 

@@ -147,6 +147,12 @@ class Action:
     rung: Rung | None = None
     run_dir: Path | None = None  # a run-pair's first run's
 
+    @property
+    def candidate(self) -> bool:
+        """A run of a lever's candidate: the baseline ran the same workload before it, so the workload rejecting
+        this run is this configuration's failure (a failed rung), not a broken workload (which ends the study)."""
+        return self.command in ("run", "run-pair") and self.stage not in (ENVIRONMENT, AUDIT, PROBE, BASELINE)
+
 
 @dataclass
 class Outcome:

@@ -126,7 +126,8 @@ class Ladder:
         live = self.live if action.command in TRAINING_COMMANDS else None
         result = self.runner(action.command, action.argv, on_event=live,
                              stderr_path=str(self.path / BACKEND_LOG), cancel=self.cancel)
-        fail_on_bad_input(result.error, WHAT[action.command])
+        if not action.candidate:  # a candidate's rejection is its failed rung; anything else ends the study
+            fail_on_bad_input(result.error, WHAT[action.command])
         return Outcome(result.document, result.status, result.error)
 
     def _remove_empty_study(self) -> None:

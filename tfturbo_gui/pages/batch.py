@@ -3,7 +3,8 @@
 The proposal is the engine's next candidate of the batch lever
 (`tune.levers.batch_size`, the search `tfturbo tune` runs): double the batch,
 within the memory available with a safety margin, then one binary step, the
-learning rate scaled by the linear rule. The user may change the size (the
+learning rate scaled by the rule of the optimizer (linear for SGD, square root
+for Adam and the adaptive family). The user may change the size (the
 lever scales the learning rate for it); the run is kept only if throughput per
 sample rises beyond the noise and accuracy holds. Below, on a machine with
 several GPUs, the same configuration's scaling across them (`ScalingSection`).
@@ -132,8 +133,9 @@ class BatchPage(RungPage):
 
     def _on_batch(self, value: int) -> None:
         start = self._search_start()
-        self.lr.setText(f"× {self.lr_scale():.2f} of {start.name}'s (batch {start.settings.batch_size}), "
-                        "by the linear scaling rule" if value != self.current_batch() else "unchanged")
+        rule, why = BATCH.rule(self.session.policy)
+        self.lr.setText(f"× {self.lr_scale():.2f} of {start.name}'s (batch {start.settings.batch_size}), by the "
+                        f"{rule.name} rule ({why})" if value != self.current_batch() else "unchanged")
         self.update_controls()
 
     def _on_run_ended(self, data) -> None:

@@ -16,6 +16,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from tfturbo.headline import SPEED_UP, headline
+from tfturbo.learning_rate import learning_rate_text
 from tfturbo.runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, REPORT_PDF
 from tfturbo.settings import fixes_on
 
@@ -30,13 +31,16 @@ from .base import WizardPage, add_section, needs_baseline
 from ..labels import muted_label
 
 
-def settings_facts(settings, batch_size: int | None) -> list[tuple[str, str]]:
-    """What to train with; `batch_size` is the one the run measured when the settings left it to the workload."""
+def settings_facts(settings, batch_size: int | None, run: dict | None = None) -> list[tuple[str, str]]:
+    """What to train with; `batch_size` is the one the run measured when the settings left it to the workload;
+    `run` (its summary) gives the learning rate as it trained, a schedule as a schedule."""
     fixes = fixes_on(settings)
+    scaled = "" if settings.lr_scale == 1 else f"× {settings.lr_scale:.3g} of the workload's"
+    rate = learning_rate_text(run) if run else "n/a"
+    lr = (f"{rate} ({scaled})" if scaled else rate) if rate != "n/a" else scaled or "unchanged"
     return [("Precision policy", settings.policy), ("jit_compile", "true" if settings.jit_compile else "false"),
             ("Batch size", str(settings.batch_size or batch_size or "the workload's default")),
-            ("Learning rate", "unchanged" if settings.lr_scale == 1 else f"× {settings.lr_scale:.3g}"),
-            ("Automatic fixes", ", ".join(fixes) or "none")]
+            ("Learning rate", lr), ("Automatic fixes", ", ".join(fixes) or "none")]
 
 
 class RecordPage(WizardPage):
@@ -93,7 +97,7 @@ class RecordPage(WizardPage):
         best = session.measured_best
         assert study.recommended is not None, "a finished study with a baseline recommends its best"
         measured_batch = ((best.summary or {}).get("settings") or {}).get("batch_size")
-        facts = settings_facts(study.recommended, measured_batch)
+        facts = settings_facts(study.recommended, measured_batch, best.summary)
         shown = headline(best.name, study.rungs) if best is not session.baseline else None
         facts.insert(0, (SPEED_UP, f"{shown.text()} {shown.source(best.name)}, {shown.verdict}" if shown is not None
                          else "none: no change beat the baseline, its settings are kept"))  # the number it records

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from tfturbo import protocol
 from tfturbo.crash import oom_fix
-from tfturbo.errors import UserError
+from tfturbo.errors import UserError, plain_line
+
+from ..stdio import log_name
 
 
 @dataclass
@@ -36,10 +38,10 @@ def _is_out_of_memory(exc: BaseException) -> bool:
 def describe_error(exc: BaseException, kind: str = protocol.INTERNAL, batch_size: int | None = None) -> ErrorReport:
     """What the `error` event says about `exc`: one line, the fix, and the exit code."""
     if isinstance(exc, UserError):
-        return ErrorReport(protocol.BAD_INPUT, exc.line(), exc.fix, exc.exit_code)
+        return ErrorReport(protocol.BAD_INPUT, exc.what(), exc.fix, exc.exit_code)
     if _is_out_of_memory(exc):
         return ErrorReport(protocol.OUT_OF_MEMORY, f"out of memory: {_first_line(exc)}", oom_fix(batch_size), 1)
-    return ErrorReport(kind, f"{type(exc).__name__}: {_first_line(exc)}", "see the traceback in backend.log", 1)
+    return ErrorReport(kind, f"{type(exc).__name__}: {_first_line(exc)}", f"see the traceback in {log_name()}", 1)
 
 
 def emit_error(writer: protocol.EventWriter, exc: BaseException, kind: str = protocol.INTERNAL,
@@ -65,5 +67,4 @@ def _first_line(exc: BaseException) -> str:
         noise = ("[[", "[Op:", "Hint:", "Cf.", "File ", "Detected at node", "Graph execution error")
         causes = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(noise)]
         text = causes[-1] if causes else text
-    text = " ".join(text.split()) or "(no message)"
-    return text if len(text) <= 300 else text[:297] + "..."
+    return plain_line(text) or "(no message)"

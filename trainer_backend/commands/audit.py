@@ -5,36 +5,30 @@ a training script runs up to its first fit(), so the audit sees the model and
 data the script passes to compile/fit),
 then inspects it without training — except one eager step of a custom
 train_step under mixed_float16, the only way to see whether it scales its loss.
+A script or model that fails only under the policy (an op given a 16-bit and
+a float32 tensor: DTYPE_MISMATCH_16BIT) is that finding, and the other checks
+run on it built under float32 (`built_under`).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from tfturbo import protocol
 from tfturbo.findings import Finding
 from tfturbo.settings import DEFAULT_SEED
 
+from ..batch_parts import features, labels
 from ..detectors.xla import jit_support_findings
 from ..diagnostics import advice, dataset_audit, integer_inputs, loss_scaling_audit, model_audit
+from ..diagnostics.sixteen_bit_hazard import SixteenBitFailure
 
 INPUT_SAMPLE_BATCHES = 8  # batches read to see whether a float input holds integer ids
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
-    import keras
-
     from ..workload import load_workload
-
-    workload = load_workload(args.workload, getattr(args, "script_args", None) or [], getattr(args, "fit_call", None))
-    writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None,
-                detail=f"building {workload.name} under {args.policy}")
-    keras.utils.set_random_seed(DEFAULT_SEED)
-    keras.mixed_precision.set_global_policy(args.policy)
-    model = workload.build_model()  # a training script runs here, up to its first fit()
-    batch_size = args.batch_size or workload.default_batch_size
-    train_ds, _val = workload.make_datasets(batch_size)
-    first_batch = next(iter(train_ds))
 
     findings: list[Finding] = []
 
@@ -43,12 +37,29 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
             writer.emit(protocol.FINDING, finding=finding.to_dict())
         findings.extend(new)
 
+    script_args, fit_call = getattr(args, "script_args", None) or [], getattr(args, "fit_call", None)
+    workload = load_workload(args.workload, script_args, fit_call)
+    writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None,
+                detail=f"building {workload.name} under {args.policy}")
+    built_under = args.policy
+    try:
+        model = build(workload, args.policy)  # a training script runs here, up to its first fit()
+    except SixteenBitFailure as failure:  # only the policy makes it fail: a finding, and the rest audited without it
+        report([failure.finding])
+        print(f"tfturbo: {workload.name} fails under {args.policy} ({failure.finding.where}); the other checks "
+              "ran on it built under float32", file=sys.stderr)
+        workload, built_under = load_workload(args.workload, script_args, fit_call), "float32"
+        model = build(workload, built_under)
+    batch_size = args.batch_size or workload.default_batch_size
+    train_ds, _val = workload.make_datasets(batch_size)
+    first_batch = next(iter(train_ds))
+
     shape = advice.shape_of(workload, model)
     checks = [("output head dtype", lambda: model_audit.head_findings(
-        model, sample_x=first_batch[0], sample_y=first_batch[1], shape=shape))]
-    if args.policy != "float32":
+        model, sample_x=features(first_batch), sample_y=labels(first_batch), shape=shape))]
+    if built_under != "float32":  # the 16-bit checks read the model built under the policy
         checks += [("integer inputs under 16-bit", lambda: integer_inputs.workload_findings(
-                       workload, model, [b[0] for b in train_ds.take(INPUT_SAMPLE_BATCHES)], train_ds.element_spec[0])),
+                       workload, model, [features(b) for b in train_ds.take(INPUT_SAMPLE_BATCHES)], features(train_ds.element_spec))),
                    ("layer sizes", lambda: model_audit.dim_findings(model)),
                    ("batch size", lambda: dataset_audit.batch_findings(batch_size, args.policy, shape)),
                    ("custom train_step loss scaling",
@@ -65,6 +76,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
         "findings": [f.to_dict() for f in findings],
         "workload": workload.describe(),
         "policy": args.policy,
+        "built_under": built_under,  # float32 when the build failed under the policy (DTYPE_MISMATCH_16BIT)
         "jit_compile": bool(args.jit),
         "batch_size": batch_size,
         "layers": model_audit.layer_table(model),  # after the checks: a subclassed model is built by then
@@ -79,4 +91,13 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
                                   "steps": int(call.epochs) * per_epoch}
     writer.emit(protocol.RESULT, command="audit", document=document)
     return 0
+
+
+def build(workload, policy: str):
+    """The workload's model built under `policy`, with the seed every audit uses."""
+    import keras
+
+    keras.utils.set_random_seed(DEFAULT_SEED)
+    keras.mixed_precision.set_global_policy(policy)
+    return workload.build_model()
 

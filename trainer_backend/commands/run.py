@@ -28,7 +28,7 @@ from typing import Any
 from tfturbo import findings as fcodes
 from tfturbo import protocol, runfiles
 from tfturbo.cli_args import run_argv, settings_from_args
-from tfturbo.errors import UserError
+from tfturbo.errors import UserError, plain_line
 from tfturbo.run_summary import RunSummary
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
@@ -36,6 +36,7 @@ from tfturbo.settings import RunSettings
 import trainer_backend
 
 from .. import ceiling, distribute, hardware, hparams_record, measure, stdio
+from ..batch_parts import features
 from . import emit_error
 
 
@@ -54,6 +55,15 @@ class PreparedRun:
     output_dtypes: list[str] | None = None  # what the model's head computes in (for the verdict's causes)
     clusters: Any = None  # with auto-clustering: the ClusterProbe that counts what XLA compiled (xla_clusters.py)
     optimizers: Any = None  # optimizer_code.FoundOptimizers: the optimizers found on the model, as written
+    # the learning-rate schedule as this run trains it (after --lr-scale): {"class", "config"}; None for a constant
+    learning_rate_schedule: dict[str, Any] | None = None
+
+    @property
+    def labels(self) -> bool:
+        """The training data carries labels; False for a model trained on features only (`batch_parts`)."""
+        from ..batch_parts import has_labels
+
+        return has_labels(self.train_ds.element_spec)
 
     @property
     def replicas(self) -> int:
@@ -76,13 +86,50 @@ class PreparedRun:
 
 
 def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, int]:
+    from ..diagnostics.sixteen_bit_hazard import SixteenBitFailure
+
     settings = settings_from_args(args)
     out = Path(args.out)
     if out.exists():
         runfiles.prepare_run_dir(out)  # refuse an existing run before the expensive part; creates nothing
-    job = prepare(settings, writer)
+    try:
+        job = prepare(settings, writer)
+    except SixteenBitFailure as failure:  # this configuration fails before training: a failed run, not bad input
+        return failed_before_training(settings, failure, runfiles.prepare_run_dir(out), writer)
     run_dir = runfiles.prepare_run_dir(out)
     return train(job, run_dir, writer)
+
+
+def failed_before_training(settings: RunSettings, failure, run_dir: Path, writer: protocol.EventWriter
+                           ) -> tuple[str, int]:
+    """A run whose configuration failed before fit() (the script or its model, under the 16-bit policy under
+    test): its directory written as a failed run's (run.yaml, events, backend.log, summary.json with the error
+    and the finding that names the cause), so a trial judges it as failed with its fix and a study keeps it."""
+    import traceback
+
+    from ..workload import load_workload
+
+    workload = load_workload(settings.workload, settings.script_args)  # its names only: nothing runs again
+    described = {"spec": workload.spec, "name": workload.name, "path": workload.path}
+    env: dict[str, Any] = {"versions": hardware.versions(), "device": hardware.device_label(hardware.devices())}
+    runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
+        "settings": settings.to_dict(), "workload": described, **env,
+        "command_line": shlex.join(["tfturbo", "run", *run_argv(settings, str(run_dir))]),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    writer.attach(open(run_dir / runfiles.EVENTS, "a", encoding="utf-8"))
+    stdio.attach_log(run_dir / runfiles.BACKEND_LOG)
+    cause = failure.__cause__ or failure
+    traceback.print_exception(cause, file=sys.stderr)
+    finding = failure.finding.to_dict()
+    writer.emit(protocol.FINDING, finding=finding)
+    error = {"kind": protocol.TRAINING_ERROR, "message": plain_line(failure.finding.message), "fix": failure.fix}
+    writer.emit(protocol.ERROR, **error, traceback="".join(traceback.format_exception(cause)))
+    summary = RunSummary(status=protocol.RunStatus.FAILED, settings=settings.to_dict(), findings=[finding],
+                         error=error, workload=described, **env)
+    document = summary.to_dict()
+    runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, document)
+    writer.emit(protocol.RESULT, command="run", document=document)
+    return protocol.RunStatus.FAILED, 1
 
 
 # ------------------------------------------------------------------------------ preparing
@@ -120,7 +167,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         writer.emit(protocol.PHASE, phase=protocol.COMPILING, step=None,
                     detail=f"{settings.policy}, jit_compile={settings.jit_compile}")
         optimizers = find_optimizers(model)  # the user's compile() arguments and rates, before tfturbo's
-        learning_rate = recompile(model, settings)
+        learning_rate, schedule = recompile(model, settings)
     if settings.drop_remainder:
         from ..fixes import drop_partial_batches
 
@@ -140,7 +187,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
         clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds), clusters, optimizers)
+                       output_dtypes(model, train_ds), clusters, optimizers, schedule)
 
 
 def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
@@ -149,7 +196,7 @@ def integer_input_hazards(workload, model, val_ds) -> list[Finding]:
     from ..diagnostics.integer_inputs import workload_findings
 
     try:
-        return workload_findings(workload, model, [next(iter(val_ds))[0]], val_ds.element_spec[0])
+        return workload_findings(workload, model, [features(next(iter(val_ds)))], features(val_ds.element_spec))
     except Exception as exc:  # noqa: BLE001 - a check, not the measurement
         print(f"trainer_backend: integer-input check skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
         return []
@@ -162,7 +209,7 @@ def output_dtypes(model, train_ds) -> list[str] | None:
     from ..fixes import zero_batch
 
     try:
-        outputs = getattr(model, "outputs", None) or model(zero_batch(train_ds.element_spec[0]), training=False)
+        outputs = getattr(model, "outputs", None) or model(zero_batch(features(train_ds.element_spec)), training=False)
         return sorted({str(keras.backend.standardize_dtype(t.dtype)) for t in keras.tree.flatten(outputs)})
     except Exception:  # noqa: BLE001 - unknown: the verdict then does not use it
         return None
@@ -211,7 +258,7 @@ def build_on_zeros(model, train_ds) -> None:
     from ..fixes import zero_batch
 
     try:
-        model(zero_batch(train_ds.element_spec[0]), training=False)
+        model(zero_batch(features(train_ds.element_spec)), training=False)
     except Exception as exc:  # noqa: BLE001 - fit() builds it instead
         print(f"trainer_backend: the model is built by fit(), not ahead ({type(exc).__name__}: {exc})",
               file=sys.stderr)
@@ -222,7 +269,7 @@ def apply_fix_head(model, train_ds) -> list[Finding]:
     from ..diagnostics.model_audit import head_findings
     from ..fixes import FixNotApplied, float32_head, zero_batch
 
-    input_spec = train_ds.element_spec[0]
+    input_spec = features(train_ds.element_spec)
     try:
         changed = float32_head(model, input_spec)
     except FixNotApplied as exc:
@@ -242,7 +289,7 @@ def apply_fix_int_inputs(model, train_ds) -> list[Finding]:
     from ..diagnostics.integer_inputs import float32_id_layers
 
     try:
-        changed = float32_id_layers(model, train_ds.element_spec[0])
+        changed = float32_id_layers(model, features(train_ds.element_spec))
     except Exception as exc:  # noqa: BLE001 - tfturbo's own fix never fails the run
         return [fix_not_applied("--fix-int-inputs", f"{type(exc).__name__}: {exc}",
                                 'declare the ids as integers: keras.Input(shape=..., dtype="int32")')]
@@ -260,7 +307,7 @@ def fix_not_applied(fix: str, why: str, code: str) -> Finding:
                    data={"fix": fix, "reason": why})
 
 
-def recompile(model, settings: RunSettings) -> float | None:
+def recompile(model, settings: RunSettings) -> tuple[float | None, dict[str, Any] | None]:
     """Compile again with the jit_compile under test, keeping the user's own objects.
 
     The model's optimizer (already built for its variables — a custom
@@ -268,7 +315,8 @@ def recompile(model, settings: RunSettings) -> float | None:
     passed back to `compile()` as they are; nothing is rebuilt from config,
     which would make a fresh optimizer the model's variables do not match.
     A model with its own compile() keeps everything and only changes its
-    jit_compile. Returns the learning rate after scaling by `settings.lr_scale`.
+    jit_compile. Returns the learning rate and its schedule after scaling by `settings.lr_scale`, applied to
+    every optimizer found on the model (`optimizer_code.find_optimizers`: a GAN's two), the first one's returned.
     """
     import keras
 
@@ -282,31 +330,42 @@ def recompile(model, settings: RunSettings) -> float | None:
         model.jit_compile = settings.jit_compile
         model.steps_per_execution = settings.steps_per_execution
         model.train_function = model.test_function = model.predict_function = None
-    return scale_learning_rate(model.optimizer, settings.lr_scale)
+    from ..optimizer_code import find_optimizers
+
+    scaled = [scale_learning_rate(optimizer, settings.lr_scale) for optimizer in find_optimizers(model).objects]
+    return scaled[0] if scaled else (None, None)
 
 
-def scale_learning_rate(optimizer, factor: float) -> float | None:
-    import keras
+def scale_learning_rate(optimizer, factor: float) -> tuple[float | None, dict[str, Any] | None]:
+    """Multiply the optimizer's learning rate by `factor` (`--lr-scale`): a constant, or a schedule's rates
+    (`tfturbo.learning_rate.scaled_config`: initial rate, warm-up target, end rate, piecewise values; its step
+    counts as written). Returns (the rate it starts at, the schedule as it will run: {"class", "config"} or
+    None for a constant)."""
+    from tfturbo.learning_rate import scaled_config, scales
+
+    from ..optimizer_code import schedule_config, schedule_of
 
     inner = getattr(optimizer, "inner_optimizer", optimizer)
-    schedule = getattr(inner, "_learning_rate", None)
-    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
-        config = schedule.get_config()
+    schedule = schedule_of(inner)
+    if schedule is not None:
+        config = schedule_config(schedule)
         if factor != 1.0:
-            if "initial_learning_rate" not in config:
-                raise UserError(f"--lr-scale cannot scale a {type(schedule).__name__} learning-rate schedule",
-                                "use a constant learning rate or a schedule with initial_learning_rate")
-            config["initial_learning_rate"] *= factor
+            if not scales(config):
+                raise UserError(f"--lr-scale cannot scale a {type(schedule).__name__} learning-rate schedule: it "
+                                "has no rate tfturbo knows (initial_learning_rate, values, ...)",
+                                "use a Keras schedule, or a constant learning rate")
+            config = scaled_config(config, factor)
             inner.learning_rate = type(schedule).from_config(config)
-        return measure.finite_or_none(config.get("initial_learning_rate"))
+        rate = config.get("initial_learning_rate", (config.get("values") or [None])[0])
+        return measure.finite_or_none(rate), {"class": type(schedule).__name__, "config": config}
     try:
         lr = float(inner.learning_rate)
     except (TypeError, ValueError):
-        return None
+        return None, None
     if factor != 1.0:
         inner.learning_rate = lr * factor
         lr *= factor
-    return lr
+    return lr, None
 
 
 # ------------------------------------------------------------------------------ training
@@ -389,9 +448,14 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
                                   epochs=epochs, steps=val_every)
     if job.val_ds is not None and not settings.speed_only:  # the same examples for every batch size, so
         # candidates are compared pairwise; a speed-only replicate does not validate
-        from ..paired_validation import PairedValidation
+        if job.labels:
+            from ..paired_validation import PairedValidation
 
-        monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
+            monitor.paired = PairedValidation(job.val_ds, settings.val_examples, settings.val_steps)
+        else:  # no labels to judge an example by: the model's own loss on each fixed batch
+            from ..batch_validation import BatchValidation
+
+            monitor.paired = BatchValidation(job.val_ds, settings.val_examples, settings.val_steps)
     val = monitor.paired.dataset if monitor.paired is not None else None
     return ActiveRun(job, run_dir, writer, env, devs, workload, monitor, instrument, callbacks, scalars, epochs,
                      val_every, val)
@@ -514,7 +578,8 @@ def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int,
     only — saving a model costs seconds per run."""
     folder = run_dir / runfiles.CHECKPOINT_DIR
     folder.mkdir(exist_ok=True)
-    runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env)
+    runfiles.write_checkpoint_settings(run_dir, job.settings, job.learning_rate, steps_done, env,
+                                       job.learning_rate_schedule)
     if not model:
         return None
     try:
@@ -556,7 +621,9 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         replicas=job.replicas,
         per_replica_batch_size=(settings.batch_size or 1) // job.replicas,
         windows=[[a, b, round(t, 6)] for a, b, t in record.windows],
-        paired_validation=monitor.paired.describe() if monitor.paired is not None else None,
+        paired_validation=monitor.paired.describe() if monitor.paired is not None and job.labels else None,
+        labels=job.labels,
+        batch_validation=monitor.paired.describe() if monitor.paired is not None and not job.labels else None,
         steps_completed=instrument.completed,
         stopped_early=monitor.stopped_early,
         steps_saved=settings.steps - instrument.completed if monitor.stopped_early else 0,
@@ -566,8 +633,10 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         memory_kind=memory["kind"],
         metrics=dict(monitor.last_logs),
         validation=monitor.validation,
+        training=monitor.training,
         learning_rate=job.learning_rate,
         **job.optimizers.summary_fields(),
+        learning_rate_schedule=job.learning_rate_schedule,
         loss_scale=monitor.loss_scale_summary(),
         xla_active=job.xla_active(),
         tf32=env.get("tf32"),

@@ -47,8 +47,8 @@ def components(element_spec: Any) -> list[tuple[str, Any]]:
     for path, spec in keras.tree.flatten_with_path(element_spec):
         if top and path:
             head, rest = top[path[0]], path[1:]
-        else:
-            head, rest = "element", path
+        else:  # features only (a model trained without labels, `batch_parts`): the whole element is x
+            head, rest = "x", path
         name = head + "".join(f"[{p!r}]" for p in rest)
         named.append((name, spec))
     return named

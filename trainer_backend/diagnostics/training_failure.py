@@ -9,7 +9,11 @@ alone, with the model and the run's settings:
   fixed by `--fix-head` (`fix_head=on` in `ab`/`tune` settings);
 - integer ids rounded by a 16-bit cast (`indices[16,18] = 20000 is not in
   [0, 20000)` under mixed_float16): INTEGER_INPUT_16BIT, fixed by
-  `--fix-int-inputs` or an integer `keras.Input`.
+  `--fix-int-inputs` or an integer `keras.Input`;
+- an op given a 16-bit and a float32 tensor by a layer of the user's (a
+  float32 `keras.random.normal` added to 16-bit activations):
+  DTYPE_MISMATCH_16BIT (`sixteen_bit_hazard`, which also reads the same error
+  when it happens before fit()).
 
 `diagnose` returns the finding (emitted with the run's error) and the fix line
 the error carries; None when the error is not one of these.
@@ -21,6 +25,8 @@ import re
 from typing import Any
 
 from tfturbo.findings import HEAD_NOT_FLOAT32, INTEGER_INPUT_16BIT, Finding
+
+from . import sixteen_bit_hazard
 
 _SIXTEEN = r"(bfloat16|half|float16)"
 _REFUSED = re.compile(rf"{_SIXTEEN}.*(expected|does not match|not supported|was expected to be a float)", re.I | re.S)
@@ -46,6 +52,9 @@ def diagnose(exc: BaseException, model: Any, settings: Any) -> tuple[Finding, st
             f"the run failed looking up id {value:,} in a table of {size:,}: under {policy} integer ids that reach "
             f"a layer as floats are rounded to 16-bit before the lookup (float16 is exact only up to 2,048)",
             fix=IDS_FIX, where="model input", data={"value": value, "size": size, "from": "training error"}), IDS_FIX
+    mixed = sixteen_bit_hazard.diagnose(exc, policy, when="training error")
+    if mixed is not None:  # a layer of the user's mixed a float32 tensor into its 16-bit activations
+        return mixed
     if _REFUSED.search(text) and not getattr(settings, "fix_head", False):
         op = next((g for m in _OP.finditer(text) for g in m.groups() if g), None)
         what = f"the {op} op" if op else "an op"

@@ -1,10 +1,18 @@
 """A larger batch: doubling while kept, then one binary step, within the memory available.
 
-The search itself (sizes, memory margin, learning-rate scale) is
-`tune.batch.next_size`; it starts from the best configuration kept when the
-stage began (the reference of its first rung). The snippet's batch() line
-also carries drop_remainder=True when the recommendation compiles with XLA or
-drops the partial batch.
+The search itself (sizes, memory margin) is `tune.batch.next_size`; it starts
+from the best configuration kept when the stage began (the reference of its
+first rung). The learning rate follows the batch by the rule of the optimizer
+the training step uses (`tune.batch.rule_for`: linear for SGD, square root for
+Adam and the adaptive family), read from the start's run (`optimizer`, and
+every optimizer a custom train_step uses where the run recorded them,
+`optimizers`); a size that was faster but lost accuracy under a scaled rate is
+measured once more under the next milder rule (`tune.batch.milder`) before the
+search treats it as rejected, and a size kept under the milder rule keeps that
+rule for the sizes after it. The snippet's batch() line also carries
+drop_remainder=True when the recommendation compiles with XLA or drops the
+partial batch; its learning-rate lines write the new rate the way the workload
+wrote it (`learning_rate_lines`).
 """
 
 from __future__ import annotations
@@ -12,14 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from ... import findings as F
+from ...learning_rate import rate_text, scaled_config, scales, schedule_text, scaling_words
 from ...workload_kind import is_script
-from ...verdicts import Verdict
-from ..batch import NOT_FASTER, next_size
+from ...verdicts import AccuracyVerdict, Verdict
+from ..batch import NOT_FASTER, LrRule, milder, next_size, rule_for, rule_of
 from . import Candidate, Hunk, Lever
-
-
-def _fmt_scale(x: float) -> str:
-    return f"{x:.3f}".rstrip("0").rstrip(".")
 
 
 def _peak(rung) -> float | None:
@@ -39,14 +44,33 @@ def not_faster(rung) -> bool:
     return d is not None and d.speed.verdict in (Verdict.NO_CHANGE, Verdict.SLOWER)
 
 
+def lost_accuracy(rung) -> bool:
+    """Faster, but not kept for its accuracy: worse beyond the tolerance, or an inconclusive verdict that held it
+    back (a rate the rule scaled may be what cost it)."""
+    d = rung.decision
+    if d is None or d.status != "completed" or rung.kept or d.speed.verdict != Verdict.FASTER:
+        return False
+    return d.accuracy.verdict == AccuracyVerdict.WORSE or (d.accuracy.verdict == AccuracyVerdict.INCONCLUSIVE
+                                                          and d.accuracy.checked)
+
+
+def optimizer_classes(summary: dict[str, Any] | None) -> list[str | None]:
+    """The optimizer classes a run's training step uses: every one it recorded (`optimizers`, a custom train_step
+    with several), else its `optimizer`."""
+    s = summary or {}
+    found = [o.get("class") for o in s.get("optimizers") or [] if isinstance(o, dict)]
+    return found or [(s.get("optimizer") or {}).get("class")]
+
+
 class BatchSize(Lever):
     name = kind = "larger_batch"
     order = 50
     title = "Batch size"
     page = "batch"
     intro = ("Mixed precision and XLA usually lower peak memory. A larger batch uses it: more samples per step, "
-             "with the learning rate scaled by the same factor (linear scaling rule). Throughput is compared per "
-             "sample, so a slower but larger step can still be a win.")
+             "with the learning rate scaled by the rule of the optimizer (k times the batch: ×k for SGD, ×√k for "
+             "Adam and other adaptive optimizers), and a size that loses accuracy measured once more with the "
+             "milder rule. Throughput is compared per sample, so a slower but larger step can still be a win.")
     settings_changed = ("batch_size", "lr_scale")
 
     def start(self, policy):
@@ -54,16 +78,60 @@ class BatchSize(Lever):
         first = next((r for r in policy.rungs if r.kind == self.rung_kind), None)
         return policy.rung(first.compared_with) if first is not None else policy.best
 
+    def rule(self, policy) -> tuple[LrRule, str]:
+        """(the learning-rate rule of the search's sizes, why): the optimizer's (`batch.rule_for`, from the
+        start's run), or the milder one the last size kept was kept under."""
+        rule, why = rule_for(optimizer_classes(self.start(policy).summary))
+        kept = [r for r in self._rungs(policy) if r.kept]
+        under = self._rule_of(policy, kept[-1]) if kept else None
+        if under is not None and under.power < rule.power:
+            return under, f"batch {kept[-1].settings.batch_size} was kept under the {under.name} rule"
+        return rule, why
+
+    def _rungs(self, policy) -> list:
+        return [r for r in policy.rungs if r.kind == self.rung_kind]
+
+    def _rule_of(self, policy, rung) -> LrRule | None:
+        base = self.start(policy).settings
+        if not (base.batch_size and rung.settings.batch_size):
+            return None
+        return rule_of(rung.settings.batch_size / base.batch_size, rung.settings.lr_scale / base.lr_scale)
+
     def _tried(self, policy) -> list[tuple[int, str]]:
-        return [(r.settings.batch_size, "kept" if r.kept else "failed" if did_not_fit(r) else
-                 NOT_FASTER if not_faster(r) else "rejected") for r in policy.rungs if r.kind == self.rung_kind]
+        """(size, outcome) of each size measured, in order: its last rung's outcome (a size measured again under
+        a milder rule counts as that)."""
+        outcomes: dict[int, str] = {}
+        for r in self._rungs(policy):
+            outcomes[r.settings.batch_size] = ("kept" if r.kept else "failed" if did_not_fit(r) else
+                                               NOT_FASTER if not_faster(r) else "rejected")
+        return list(outcomes.items())
 
     def candidates(self, policy) -> list[Candidate]:
         return self._plan(policy, [])
 
     def follow_up(self, policy) -> list[Candidate]:
+        again = self._again(policy)
+        if again is not None:
+            return [again]
         tried = self._tried(policy)
         return [c for c in self._plan(policy, tried) if c.skipped_reason is None] if tried else []
+
+    def _again(self, policy) -> Candidate | None:
+        """The last size once more under the next milder rule, when it was faster but lost accuracy under its
+        scaled rate and that rule was not measured at that size yet."""
+        rungs = self._rungs(policy)
+        last = rungs[-1] if rungs else None
+        if last is None or not lost_accuracy(last):
+            return None
+        rule = self._rule_of(policy, last)
+        other = milder(rule) if rule is not None else None
+        size = last.settings.batch_size
+        if rule is None or other is None or any(r.settings.batch_size == size and self._rule_of(policy, r) == other for r in rungs):
+            return None
+        k = size / self.start(policy).settings.batch_size
+        note = (f"batch {size} was faster but lost accuracy with the learning rate ×{rule.factor(k):.2f} ({rule.name} "
+                f"rule): measured once more, {other.words(k)}, to tell whether the batch or the rate cost it")
+        return self.at_size(policy, size, note, other)
 
     def _plan(self, policy, tried) -> list[Candidate]:
         start = self.start(policy)
@@ -71,22 +139,28 @@ class BatchSize(Lever):
         if not base.batch_size:
             why = "skipped: the batch size of the runs is not known"
             return [Candidate(self.rung_kind, self.name, base, why, start, skipped_reason=why)]
-        peaks = {r.settings.batch_size: peak for r in policy.rungs
-                 if r.kind == self.rung_kind and r.settings.batch_size and (peak := _peak(r))}
+        rule, why = self.rule(policy)
+        peaks = {r.settings.batch_size: peak for r in self._rungs(policy)
+                 if r.settings.batch_size and (peak := _peak(r))}
         plan = next_size(base.batch_size, tried, _peak(start), policy.available_memory,
-                         (start.summary or {}).get("memory_kind"), policy.max_batch_scale, peaks)
+                         (start.summary or {}).get("memory_kind"), policy.max_batch_scale, peaks, rule)
         if plan.batch_size is None:  # the search is done
             return [Candidate(self.rung_kind, self.name, base, plan.reason, start, skipped_reason=plan.reason)]
-        return [self.at_size(policy, plan.batch_size, plan.reason)]
+        schedule = scaling_words((start.summary or {}).get("optimizer"), plan.lr_scale)
+        return [self.at_size(policy, plan.batch_size, f"{plan.reason} — {why}" + (f"; {schedule}" if schedule
+                                                                                  else ""), rule)]
 
-    def at_size(self, policy, batch_size: int, note: str = "") -> Candidate:
-        """The best kept configuration at `batch_size`, its learning rate scaled by the linear rule from the
-        search's start."""
+    def at_size(self, policy, batch_size: int, note: str = "", rule: LrRule | None = None) -> Candidate:
+        """The best kept configuration at `batch_size`, its learning rate scaled from the search's start by `rule`
+        (the search's, `rule()`, when not given)."""
         base = self.start(policy).settings
-        scale = batch_size / base.batch_size if base.batch_size else 1.0
-        settings = base.with_(batch_size=batch_size, lr_scale=base.lr_scale * scale)
-        return Candidate(self.rung_kind, f"batch{batch_size}", settings,
-                         note or f"batch {batch_size} chosen in the wizard", policy.best)
+        own = self.rule(policy)[0]
+        rule = rule or own
+        k = batch_size / base.batch_size if base.batch_size else 1.0
+        settings = base.with_(batch_size=batch_size, lr_scale=base.lr_scale * rule.factor(k))
+        slug = f"batch{batch_size}" if rule == own else f"batch{batch_size}-lr-{rule.name}"
+        return Candidate(self.rung_kind, slug, settings, note or f"batch {batch_size} chosen in the wizard; "
+                         f"{rule.words(k)}", policy.best)
 
     def candidate_for(self, policy, settings) -> Candidate:
         for c in self.candidates(policy) + self.follow_up(policy):
@@ -127,33 +201,41 @@ class BatchSize(Lever):
                          f"+train_ds = train_ds.batch({new}{', drop_remainder=True' if drop else ''})"]
             out.append(("input pipeline: " + "; ".join(why), lines))
         if abs(rec.lr_scale - base.lr_scale) > 1e-9:
-            out.append(("learning rate: linear scaling rule (multiply it by the factor the batch grew)",
-                        learning_rate_lines(_fmt_scale(rec.lr_scale / base.lr_scale), code.optimizer if code else None)))
+            factor = rec.lr_scale / base.lr_scale
+            k = rec.batch_size / base.batch_size if rec.batch_size and base.batch_size else None
+            rule = rule_of(k, factor) if k else None
+            how = f"the {rule.name} rule ({rule.source})" if rule is not None else "the scale the search kept"
+            out.append((f"learning rate ×{factor:.3g} for the larger batch: {how}",
+                        learning_rate_lines(factor, code.optimizer if code else None)))
         return out
 
 
-def learning_rate_lines(factor: str, optimizer: dict[str, Any] | None) -> list[str]:
-    """The learning rate times `factor`, as the workload wrote its optimizer (`trainer_backend/optimizer_code.py`):
-    a string given to compile() becomes its class at Keras' default rate (the issue 22 walk read
-    "keras.optimizers.Adam(learning_rate=LEARNING_RATE * 2)" for optimizer="adam"); an object keeps its class
-    and rate; a schedule its initial rate; unknown (an older run), a generic Adam line."""
+def learning_rate_lines(factor: float, optimizer: dict[str, Any] | None) -> list[str]:
+    """The learning rate times `factor`, written as the new value the way the workload wrote its optimizer
+    (`trainer_backend/optimizer_code.py`), never as arithmetic on it: a string given to compile() becomes its class
+    at Keras' default rate times the factor (`optimizer="adam"` → `keras.optimizers.Adam(learning_rate=0.001414)`);
+    an object keeps its class and gets the new rate; a schedule keeps its class and parameters with its rates
+    scaled (`learning_rate.scaled_config`: initial rate, warm-up target, piecewise values; its step counts as
+    they are); unknown (an older run), a generic line on the workload's own rate."""
     opt = optimizer or {}
     cls, given = opt.get("class"), opt.get("given_as")
     name = f"keras.optimizers.{cls}" if opt.get("module") == "keras.optimizers" else cls
     rate, default = opt.get("learning_rate"), opt.get("default_learning_rate")
+    times = f"×{factor:.3g}"
+    schedule, config = opt.get("schedule"), opt.get("schedule_config")
+    if cls and schedule and isinstance(config, dict) and scales(config):
+        written = {"class": f"keras.optimizers.schedules.{schedule}", "config": config}
+        scaled = {**written, "config": scaled_config(config, factor)}
+        return [f"-schedule = {schedule_text(written)}", f"+schedule = {schedule_text(scaled)}  # its rates {times}"]
     if cls and given and isinstance(default, (int, float)):
         return [f'-model.compile(optimizer="{given}", ...)',
-                f'+model.compile(optimizer={name}(learning_rate={default:g} * {factor}), ...)'
-                f'  # "{given}" is {cls} at Keras\' default learning rate, {default:g}']
-    if cls and opt.get("schedule") and isinstance(rate, (int, float)):
-        schedule = opt["schedule"]
-        return [f"-schedule = keras.optimizers.schedules.{schedule}(initial_learning_rate={rate:.6g}, ...)",
-                f"+schedule = keras.optimizers.schedules.{schedule}(initial_learning_rate={rate:.6g} * {factor}, ...)"]
+                f'+model.compile(optimizer={name}(learning_rate={rate_text(default * factor)}), ...)'
+                f'  # "{given}" is {cls} at Keras\' default learning rate {rate_text(default)}; {times}']
     if cls and isinstance(rate, (int, float)):
-        return [f"-optimizer = {name}(learning_rate={rate:.6g}, ...)",
-                f"+optimizer = {name}(learning_rate={rate:.6g} * {factor}, ...)"]
+        return [f"-optimizer = {name}(learning_rate={rate_text(rate)}, ...)",
+                f"+optimizer = {name}(learning_rate={rate_text(rate * factor)}, ...)  # {times}"]
     return ["-optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE)",
-            f"+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * {factor})"]
+            f"+optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * {factor:.4g})  # your rate {times}"]
 
 
 LEVER = BatchSize()

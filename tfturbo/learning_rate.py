@@ -1,0 +1,94 @@
+"""A learning rate as a workload sets it — a constant, or a Keras schedule — scaled, and in words.
+
+A training script often gives its optimizer a schedule (CosineDecay,
+ExponentialDecay, PiecewiseConstantDecay, …), not a number: showing "learning
+rate 0.001" for it hides what the run trained with, and a larger batch that
+"scales the learning rate" must say what it does to the schedule. So a run
+records its schedule as `{"class", "config"}` (`learning_rate_schedule` in
+summary.json and the checkpoint's tfturbo-settings.yaml, the schedule as it
+ran, after `--lr-scale`), and every front end shows a run's learning rate
+through `learning_rate_text` (the run record, compare's table and CSV, the
+wizard's Record page, the PDF).
+
+Scaling a schedule multiplies its rates — the config keys in `RATE_KEYS`
+(`initial_learning_rate`, CosineDecay's `warmup_target`, PolynomialDecay's
+`end_learning_rate`, PiecewiseConstantDecay's `values`) — and leaves its step
+counts (`decay_steps`, `boundaries`, …) as written: the backend scales the
+same keys (`scaled_config`), and the words say so (`scaling_words`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .numbers import finite
+
+RATE_KEYS = ("initial_learning_rate", "end_learning_rate", "warmup_target", "values")
+STEP_KEYS = ("decay_steps", "boundaries", "warmup_steps", "first_decay_steps")
+SHOWN_SKIPPED = ("name",)
+
+
+def rate_text(value: float) -> str:
+    """A rate as a script would write it: four significant digits ("0.001414", "3e-05")."""
+    return f"{value:.4g}"
+
+
+def scaled_config(config: dict[str, Any], factor: float) -> dict[str, Any]:
+    """A schedule's config with its rates (`RATE_KEYS`) times `factor`; step counts and the rest unchanged."""
+    out = dict(config)
+    for key in RATE_KEYS:
+        value = out.get(key)
+        if isinstance(value, (list, tuple)):
+            out[key] = [v * factor if finite(v) else v for v in value]
+        elif finite(value):
+            out[key] = value * factor
+    return out
+
+
+def scales(config: dict[str, Any]) -> bool:
+    """True when the schedule has a rate `scaled_config` can scale."""
+    return any(key in config and config[key] is not None for key in RATE_KEYS)
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, (int, float)):
+        return rate_text(value) if isinstance(value, float) else str(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value_text(v) for v in value) + "]"
+    return repr(value)
+
+
+def schedule_text(schedule: dict[str, Any]) -> str:
+    """"CosineDecay(initial_learning_rate=0.001, decay_steps=1000, alpha=0)": the class and its parameters."""
+    config = schedule.get("config")
+    config = config if isinstance(config, dict) else {}
+    args = ", ".join(f"{k}={_value_text(v)}" for k, v in config.items() if k not in SHOWN_SKIPPED and v is not None)
+    return f"{schedule.get('class') or 'schedule'}({args})"
+
+
+def learning_rate_text(doc: dict[str, Any] | None) -> str:
+    """A run's learning rate as it trained, from its summary or its checkpoint settings record: the schedule as a
+    schedule, else the constant rate, else "n/a"."""
+    doc = doc or {}
+    schedule = doc.get("learning_rate_schedule")
+    if isinstance(schedule, dict) and schedule.get("class"):
+        return schedule_text(schedule)
+    rate = doc.get("learning_rate")
+    return rate_text(rate) if finite(rate) else "n/a"
+
+
+def scaling_words(optimizer: dict[str, Any] | None, factor: float) -> str:
+    """What multiplying a workload's learning rate by `factor` does, in its terms: "CosineDecay: initial_learning_rate
+    0.001 → 0.001414 (×1.41); its decay_steps unchanged" for a schedule, "" for a constant (the rate says it)."""
+    opt = optimizer or {}
+    name, config = opt.get("schedule"), opt.get("schedule_config")
+    if not name or not isinstance(config, dict) or abs(factor - 1.0) < 1e-9:
+        return ""
+    after = scaled_config(config, factor)
+    changed = [f"{k} {_value_text(config[k])} → {_value_text(after[k])}" for k in RATE_KEYS
+               if k in config and config[k] is not None]
+    steps = [k for k in STEP_KEYS if config.get(k) is not None]
+    kept = f"; its {' and '.join(steps)} unchanged (steps, not samples)" if steps else ""
+    return f"{name}: {', '.join(changed) or 'no rate to scale'} (×{factor:.2f}){kept}"
