@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 WORKLOAD ?= builtin:transformer
 
-.PHONY: run test install clean bench install-desktop
+.PHONY: run test lint install clean bench install-desktop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,16 +20,22 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/tfturbo gui $(WORKLOAD)
 
+# The linter and the type checker first (configured in pyproject.toml; seconds, mypy's cache in .mypy_cache):
+# either one's finding fails the target before the suite starts.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
 # Two workers, a test file each at a time (its shared backend runs stay in one process): most of the
 # suite's time is backend processes starting TensorFlow, one core each.
-test: $(STAMP)
+test: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
 	for b in benchmarks/[!_]*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache
 
 # The desktop entry and icon for the current user (XDG paths): tfturbo then appears in the application menu.
 XDG_DATA_HOME ?= $(HOME)/.local/share

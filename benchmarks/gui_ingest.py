@@ -33,12 +33,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-import psutil  # noqa: E402
+import numpy as np
+import psutil
 
-from tfturbo import protocol  # noqa: E402
+from tfturbo import protocol
 
-from _targets import print_targets  # noqa: E402 - benchmarks/ is the script's own directory
+from _targets import print_targets  # benchmarks/ is the script's own directory
 
 WINDOW = 700  # steps per `steps` event: one second of a 1.4 ms/step run (builtin:mlp on a 2-core CPU)
 WARMUP = 12

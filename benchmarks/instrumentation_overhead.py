@@ -38,9 +38,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from tfturbo import protocol  # noqa: E402
-from tfturbo.settings import RunSettings  # noqa: E402
-from tfturbo.stats import median_ci  # noqa: E402
+from tfturbo import protocol
+from tfturbo.settings import RunSettings
+from tfturbo.stats import median_ci
 
 # steps per arm: each arm of a pair trains for a few seconds on a 2-core CPU
 STEPS = {"mlp": 6000, "cnn": 300, "transformer": 500}

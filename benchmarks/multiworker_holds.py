@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._targets import print_targets  # noqa: E402
-from tfturbo.backend_client import run_backend  # noqa: E402
+from benchmarks._targets import print_targets
+from tfturbo.backend_client import run_backend
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:

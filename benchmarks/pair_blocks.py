@@ -38,8 +38,10 @@ T975 = {2: 4.303, 4: 2.776}  # Student-t 97.5% quantiles for 3 and 5 ratios
 
 def run_pair(workload: str, steps: int, steady_s: float, blocks: int, out: Path) -> tuple[float, float]:
     # as a trial's PlannedPair arms: a step cap far beyond the blocks' need, no profiler, no validation
-    arm = lambda name: json.dumps([workload, "--steps", str(steps), "--profile", "0:0", "--val-every", str(steps),
-                                   "--speed-only", "--no-model", "--out", str(out / name)])
+    def arm(name: str) -> str:
+        return json.dumps([workload, "--steps", str(steps), "--profile", "0:0", "--val-every", str(steps),
+                           "--speed-only", "--no-model", "--out", str(out / name)])
+
     argv = [sys.executable, "-m", "trainer_backend", "run-pair", "--arm", arm("a"), "--arm", arm("b"),
             "--steady-s", str(steady_s), "--blocks", str(blocks)]
     # stdin stays open while it runs, as a trial's does: the backend reads its stop command there (EOF stops it)

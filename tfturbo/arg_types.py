@@ -9,9 +9,9 @@ type also says what it takes (`takes`), for messages outside argparse
 from __future__ import annotations
 
 import argparse
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
-T = TypeVar("T", bound=Callable)
+T = TypeVar("T", bound=Callable[..., Any])
 
 
 def takes(text: str) -> Callable[[T], T]:

@@ -14,15 +14,20 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TextIO
 
 from pathlib import Path
 
 from . import crash, protocol, remote, runfiles, warm_start
+# where commands run and the local command line live below this module (warm_start uses them too); a front end
+# reaches them here, with the rest of starting a backend
+from .backend_host import backend_command as backend_command
+from .backend_host import current_host
+from .backend_host import runs_here as runs_here
+from .backend_host import use_host as use_host
 
 STOP_GRACE_S = 10.0
 TERMINATE_GRACE_S = 5.0
@@ -75,21 +80,6 @@ class BackendResult:
         return str(e.get("status")) if e else protocol.RunStatus.CRASHED
 
 
-_host: remote.RemoteHost | None = None
-
-
-def use_host(host: remote.RemoteHost | None) -> None:
-    """Run every later backend command of this process on `host` (None: here). Set once by the CLI's --host."""
-    global _host
-    _host = host
-
-
-def runs_here() -> bool:
-    """True when backend commands run on this machine (no --host): a run-pair process writes two run directories
-    that only a local run can hand back."""
-    return _host is None
-
-
 def python_path(first: list[str], current: str | None) -> str:
     """PYTHONPATH with the folders `first` before the `current` value (the patch check finds the modules beside
     the user's script: its copy runs from the study)."""
@@ -99,10 +89,6 @@ def python_path(first: list[str], current: str | None) -> str:
 def env_with_path(first: list[str]) -> dict[str, str]:
     """This process's environment for a backend child, with `first` ahead on its PYTHONPATH."""
     return {**os.environ, "PYTHONPATH": python_path(first, os.environ.get("PYTHONPATH"))}
-
-
-def backend_command(command: str, argv: list[str]) -> list[str]:
-    return [sys.executable, "-m", "trainer_backend", command, *argv]
 
 
 def _workload_and_out(command: str, argv: list[str]) -> tuple[str | None, str | None]:
@@ -120,7 +106,7 @@ class _LocalEvents:
 
     def __init__(self, out: str | None) -> None:
         self.path = Path(out) / runfiles.EVENTS if out else None
-        self.file = None
+        self.file: TextIO | None = None
 
     def write(self, event: dict[str, Any]) -> None:
         if self.path is None:
@@ -151,7 +137,7 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
     involved: arguments go to the child as a list. `host` (default: `use_host()`'s)
     runs it there over ssh.
     """
-    host = host or _host
+    host = host or current_host()
     log_start = crash.log_size(stderr_path)
     stderr = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL
     child_env = dict(os.environ if env is None else env)
@@ -174,7 +160,7 @@ def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any
             local_events = _LocalEvents(out)
         proc = subprocess.Popen(child, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=child_env)
     finally:
-        if stderr_path:
+        if not isinstance(stderr, int):  # a file, not subprocess.DEVNULL
             stderr.close()
     result = BackendResult(exit_code=-1)
     parser = protocol.LineParser()

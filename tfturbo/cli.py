@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import types
 
 from . import __version__
 from .cli_args import add_backend_commands, add_host, parse_args
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _command_module(name: str):
+def _command_module(name: str) -> types.ModuleType | None:
     try:
         return importlib.import_module(f"tfturbo.commands.{name}")
     except ModuleNotFoundError as e:

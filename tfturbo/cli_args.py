@@ -71,6 +71,8 @@ def add_settings(p: argparse.ArgumentParser, names: list[str], **overrides: dict
             p.add_argument(name, metavar=s.metavar, help=help_text)
             if name == "workload":
                 p.set_defaults(script_args=[])  # filled by parse_args() from what follows `--`
+        elif s.flag is None:
+            raise ValueError(f"{name} is not a command-line setting")
         elif s.parse is None:  # an on/off switch
             dest = s.dest or name
             p.add_argument(s.flag, dest=dest, action="store_true", default=own.get("default", f.default),
@@ -128,7 +130,7 @@ def without_host(argv: list[str]) -> list[str]:
     return kept + script_argv(script_args)
 
 
-def add_backend_commands(sub: argparse._SubParsersAction) -> dict[str, argparse.ArgumentParser]:
+def add_backend_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> dict[str, argparse.ArgumentParser]:
     """The four commands the backend serves, with identical arguments in both programs."""
     parsers = {}
     p = sub.add_parser("env", help="devices, versions and the recommended precision policy")
@@ -196,7 +198,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
 
     A setting the command does not take (or leaves unset) keeps its declared default.
     """
-    values = {}
+    values: dict[str, Any] = {}
     for f, s in declared():
         if not (s.flag or s.positional):
             continue

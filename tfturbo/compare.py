@@ -15,7 +15,7 @@ import io
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from . import profile, protocol, summary as summ
 from .console import fmt_bytes
@@ -257,7 +257,7 @@ def own_process_peaks(settings: dict[str, Any], runs: Iterable[tuple[dict[str, A
 
 
 def compare_runs(records: list[RunRecord], baseline: int | str = 0,
-                 replicates: list[RunRecord] = ()) -> list[CompareRow]:
+                 replicates: Sequence[RunRecord] = ()) -> list[CompareRow]:
     """One row per record, in order; speed-up (per sample), memory and accuracy against `baseline`.
 
     The speed-up's interval and verdict come from replicates: every run with
@@ -295,6 +295,8 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             median, ci = num(m), _interval(c)
         sps, sps_ci = steps_per_s_ci95(doc, ci)
         val_delta = None
+        speedup: float | None
+        speedup_ci: tuple[float, float] | None
         if i == base_i:
             speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), Verdict.BASELINE
         else:
@@ -476,7 +478,8 @@ def steps_per_s_ci95(doc: dict[str, Any], step_ci: tuple[float, float] | None
     `summary.throughput_ci`, the one rule the summary was written by (from at least
     `summary.MIN_INTERVAL_WINDOWS` windows, never degenerate); else none. The verdicts' statistics
     (`tfturbo.stats`, the trials) are not this function's."""
-    tp = doc.get("throughput") if isinstance(doc.get("throughput"), dict) else {}
+    tp = doc.get("throughput")
+    tp = tp if isinstance(tp, dict) else {}
     batch = summ.batch_size(doc)
     rate = num(doc.get("steps_per_s"))
     if tp.get("windows"):  # a run measured in windows: their interval or none, never the median step's
@@ -496,7 +499,7 @@ def fmt_mfu(mfu: float | None, unknown: str | None = None) -> str:
 
 
 def fmt_xla(row: CompareRow) -> str:
-    return {True: "on", False: "off"}.get(row.jit_compile, "n/a")
+    return "n/a" if row.jit_compile is None else "on" if row.jit_compile else "off"
 
 
 def fmt_metric(v: float | None) -> str:
@@ -526,7 +529,8 @@ def fmt_settings_record(record: dict[str, Any]) -> str:
     parts = [settings.policy, f"jit_compile {settings.jit_compile}",
              f"batch {settings.batch_size if settings.batch_size is not None else 'n/a'}"]
     parts.append(f"learning rate {learning_rate_text(record)}")
-    versions = record.get("versions") if isinstance(record.get("versions"), dict) else {}
+    versions = record.get("versions")
+    versions = versions if isinstance(versions, dict) else {}
     parts += [f"{name} {versions[key]}" for key, name in (("tensorflow", "TensorFlow"), ("keras", "Keras"))
               if versions.get(key)]
     if record.get("device"):

@@ -118,7 +118,8 @@ def render_run_summary(doc: dict[str, Any]) -> str:
     rate = samples_per_s(doc)
     if rate:
         batch = s.get("batch_size") or 1
-        tp = doc.get("throughput") if isinstance(doc.get("throughput"), dict) else {}
+        tp = doc.get("throughput")
+        tp = tp if isinstance(tp, dict) else {}
         interval = throughput_ci(doc)  # the one rule: from enough windows, never degenerate
         ci = f", 95% CI {fmt_ci(interval, 0)}" if interval else ""
         where = (f"median of {tp['windows']} device-drained windows, {tp['seconds']:.1f} s"

@@ -98,7 +98,7 @@ class Finding:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+    def from_dict(cls, d: dict[str, Any]) -> Finding:
         """Lenient: unknown keys are dropped, missing ones defaulted (files from other versions)."""
         return cls(
             code=str(d.get("code", "UNKNOWN")),

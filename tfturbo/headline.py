@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .compare import replicate_key
 from .numbers import counted
@@ -63,7 +64,7 @@ SPEED_UP = "Speed-up"
 BASELINE_HEADLINE = Headline(1.0, (1.0, 1.0), "baseline", 0, "", "", True)
 
 
-def _key(rung: Rung) -> tuple:
+def _key(rung: Rung) -> tuple[Any, ...]:
     return replicate_key(rung.settings.to_dict())
 
 
@@ -93,8 +94,9 @@ def headline(name: str, rungs: list[Rung]) -> Headline | None:
 
 
 def _of(rung: Rung, vs_baseline: bool) -> Headline:
+    assert rung.decision is not None, "a measured rung (_measured)"
     speed = rung.decision.speed
-    return Headline(speed.ratio, tuple(speed.ci95), speed.verdict, speed.replicates, rung.name,
+    return Headline(speed.ratio, (speed.ci95[0], speed.ci95[1]), speed.verdict, speed.replicates, rung.name,
                     rung.compared_with or "the baseline", vs_baseline)
 
 

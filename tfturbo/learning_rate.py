@@ -62,7 +62,8 @@ def _value_text(value: Any) -> str:
 
 def schedule_text(schedule: dict[str, Any]) -> str:
     """"CosineDecay(initial_learning_rate=0.001, decay_steps=1000, alpha=0)": the class and its parameters."""
-    config = schedule.get("config") if isinstance(schedule.get("config"), dict) else {}
+    config = schedule.get("config")
+    config = config if isinstance(config, dict) else {}
     args = ", ".join(f"{k}={_value_text(v)}" for k, v in config.items() if k not in SHOWN_SKIPPED and v is not None)
     return f"{schedule.get('class') or 'schedule'}({args})"
 

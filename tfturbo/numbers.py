@@ -10,11 +10,11 @@ becomes invalid JSON and a `true` never becomes a step time.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 
-def finite(v: Any) -> bool:
-    """True for an int or float (not a bool) that is neither NaN nor infinite."""
+def finite(v: Any) -> TypeGuard[int | float]:
+    """True for an int or float (not a bool) that is neither NaN nor infinite (a type check's narrowing too)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 

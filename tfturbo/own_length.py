@@ -28,7 +28,7 @@ class OwnLength:
         return max(MIN_STEADY_STEPS, self.steps)
 
     @classmethod
-    def of(cls, audit_document: dict[str, Any] | None) -> "OwnLength | None":
+    def of(cls, audit_document: dict[str, Any] | None) -> OwnLength | None:
         """The length an `audit` document reports, or None (a builtin, or a length the script does not fix)."""
         own = (audit_document or {}).get("own_length")
         if not isinstance(own, dict):

@@ -166,10 +166,11 @@ class OpRow:
         return d
 
     @classmethod
-    def from_dict(cls, d: Any) -> "OpRow | None":
+    def from_dict(cls, d: Any) -> OpRow | None:
         if not isinstance(d, dict) or not finite(d.get("ms_per_step")):
             return None
-        category = d.get("category") if d.get("category") in CATEGORIES else OTHER
+        category = d.get("category")
+        category = category if category in CATEGORIES else OTHER
         occ = d.get("occurrences")
         return cls(str(d.get("type", "")), category, float(d["ms_per_step"]), num(d.get("share")) or 0.0,
                    str(d.get("name", "")), int(occ) if finite(occ) else None,
@@ -200,7 +201,7 @@ class Profile:
     problems: list[str] = field(default_factory=list)  # what was wrong in the file (not written)
 
     @classmethod
-    def unavailable(cls, reason: str, **kwargs: Any) -> "Profile":
+    def unavailable(cls, reason: str, **kwargs: Any) -> Profile:
         return cls(available=False, reason=reason, **kwargs)
 
     # -- derived figures (one place each) ------------------------------------------------------
@@ -248,7 +249,7 @@ class Profile:
         }
 
     @classmethod
-    def from_dict(cls, d: Any) -> "Profile":
+    def from_dict(cls, d: Any) -> Profile:
         """Lenient: a wrong or missing key is dropped with a problem; a newer version is read as far as it goes."""
         if not isinstance(d, dict):
             return cls.unavailable(f"{FILE} is not a JSON object")
@@ -267,7 +268,8 @@ class Profile:
                 problems.append(f"{FILE}: category {c!r} ignored")
         window = d.get("window")
         steps = d.get("steps")
-        tools = d.get("tools") if isinstance(d.get("tools"), dict) else {}
+        tools = d.get("tools")
+        tools = tools if isinstance(tools, dict) else {}
         return cls(
             available=d.get("available") is True and bool(categories),
             reason=str(d.get("reason") or ("" if categories else "no op times in the profile")),
@@ -296,7 +298,7 @@ class Profile:
         write_json_atomic(Path(run_dir) / FILE, self.to_dict())
 
     @classmethod
-    def load(cls, run_dir: Path | str | None) -> "Profile":
+    def load(cls, run_dir: Path | str | None) -> Profile:
         """The run's profile.json; not available (with the reason) when there is none or it is unreadable."""
         if run_dir is None:
             return cls.unavailable("no run")

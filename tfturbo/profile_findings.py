@@ -93,7 +93,8 @@ def run_findings(profile: Profile, settings: Any, tf32: bool | None = None) -> l
 def compare_findings(base: Profile, run: Profile, base_settings: Any, run_settings: Any) -> list[Finding]:
     """The categories that got slower under the change from `base_settings` to `run_settings` (16-bit or XLA)."""
     change = compare(base, run)
-    if change is None:
+    base_op, run_op = base.op_ms_per_step, run.op_ms_per_step
+    if change is None or not base_op or not run_op:  # compare() found no op times
         return []
     to_16 = str(_get(run_settings, "policy", "float32")) != str(_get(base_settings, "policy", "float32"))
     to_xla = bool(_get(run_settings, "jit_compile", False)) and not bool(_get(base_settings, "jit_compile", False))
@@ -117,8 +118,8 @@ def compare_findings(base: Profile, run: Profile, base_settings: Any, run_settin
         out.append(Finding(
             fc.OP_SLOWER,
             f"{LABELS[c.category]} got slower under {lever}: {c.base_ms:.2f} → {c.run_ms:.2f} ms per step "
-            f"(+{100 * rel:.0f}%; its share of the op time {100 * c.base_ms / base.op_ms_per_step:.0f}% → "
-            f"{100 * c.run_ms / run.op_ms_per_step:.0f}%)"
+            f"(+{100 * rel:.0f}%; its share of the op time {100 * c.base_ms / base_op:.0f}% → "
+            f"{100 * c.run_ms / run_op:.0f}%)"
             + (f"; most of it in {', '.join(ops)}" if ops else ""),
             fix=fix, where=LABELS[c.category],
             data={"category": c.category, "base_ms": c.base_ms, "run_ms": c.run_ms, "relative": rel,

@@ -114,7 +114,7 @@ class EventWriter:
                 self._write(sink, line)
             return event
 
-    def for_run(self, run: str) -> "EventWriter":
+    def for_run(self, run: str) -> EventWriter:
         """A writer of `run`'s events into this one's sinks (a run-pair process's two runs on one stdout): its
         own history to replay into the run's files (a copy of this one's, `hello` included), the same lock."""
         with self._lock:
@@ -180,7 +180,7 @@ class LineParser:
         self.skipped = 0
         self.parsed = 0
 
-    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
         return self._parse(lines)

@@ -137,7 +137,7 @@ def remote_argv(argv: list[str], workload: str | None, out: str | None, folder: 
             i = result.index(option)
             del result[i:i + 2]
             end -= 2
-    if upload_root(workload) is not None:
+    if workload is not None and upload_root(workload) is not None:
         remote_workload = f"{folder}/{WORK}/{Path(workload).name}"
         result[result.index(workload, 0, end)] = remote_workload
     if out is not None:

@@ -132,7 +132,7 @@ class RunSummary:
         return doc
 
     @classmethod
-    def from_dict(cls, doc: dict[str, Any] | None, source: str = "summary.json") -> "RunSummary":
+    def from_dict(cls, doc: dict[str, Any] | None, source: str = "summary.json") -> RunSummary:
         """The summary in `doc`; a known key of the wrong type is dropped and named in `problems`."""
         out = cls()
         if not isinstance(doc, dict):

@@ -224,7 +224,7 @@ class StepSeries:
     windows: list[tuple[int, int, float]] = field(default_factory=list)
 
     @classmethod
-    def from_events(cls, events: list[dict[str, Any]]) -> "StepSeries":
+    def from_events(cls, events: list[dict[str, Any]]) -> StepSeries:
         s = cls()
         for e in events:
             if e.get("type") != protocol.STEPS:

@@ -25,6 +25,7 @@ its runs for rungs.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from .runfiles import STUDY_YAML, read_json, write_json_atomic
 from .settings import RunSettings
 from .stats import replicate_ratio_ci
 from .trials.speed import SpeedRule, samples_per_s
-from .trials.trial import PlannedRun, Trial
+from .trials.trial import PlannedPair, PlannedRun, Trial
 
 VERSION = 1
 SCALING_JSON = "scaling.json"
@@ -72,15 +73,15 @@ def on_replicas(settings: RunSettings, strategy: str, n: int) -> RunSettings:
     return settings.with_(strategy=strategy, devices=n, batch_size=batch)
 
 
-def throughput_ci(rates: list[float]) -> tuple[float | None, list[float | None]]:
+def throughput_ci(rates: list[float | None]) -> tuple[float | None, list[float | None]]:
     """Geometric mean of runs' throughput and its Student-t 95% interval (on the log scale, like the ratios)."""
-    rates = [r for r in rates if r and math.isfinite(r)]
-    if not rates:
+    measured = [r for r in rates if r and math.isfinite(r)]
+    if not measured:
         return None, [None, None]
-    center = math.exp(sum(math.log(r) for r in rates) / len(rates))
-    if len(rates) < 2:
+    center = math.exp(sum(math.log(r) for r in measured) / len(measured))
+    if len(measured) < 2:
         return center, [None, None]
-    _, (lo, hi) = replicate_ratio_ci([r / center for r in rates])
+    _, (lo, hi) = replicate_ratio_ci([r / center for r in measured])
     return center, [lo * center, hi * center]
 
 
@@ -110,7 +111,7 @@ class ScalingPoint:
     status: str = "completed"
 
     @classmethod
-    def from_trial(cls, n: int, trial: Trial) -> "ScalingPoint":
+    def from_trial(cls, n: int, trial: Trial) -> ScalingPoint:
         """N replicas' row from its trial: B's throughput, its interval from the pairs' speed-up interval."""
         speed = trial.verdict().speed
         ratio, (lo, hi) = speed.ratio, speed.ci95
@@ -122,7 +123,7 @@ class ScalingPoint:
                    next((r.status for r in trial.runs if r.status != "completed"), "completed"))
 
     @classmethod
-    def one_replica(cls, rates: list[float]) -> "ScalingPoint":
+    def one_replica(cls, rates: list[float | None]) -> ScalingPoint:
         """The reference row: every one-replica run's throughput pooled, efficiency 1 by definition."""
         rate, ci = throughput_ci(rates)
         return cls(1, rate, ci, 1.0, [1.0, 1.0], 1.0, [1.0, 1.0], len(rates),
@@ -132,7 +133,7 @@ class ScalingPoint:
         return dict(self.__dict__)
 
     @classmethod
-    def from_dict(cls, doc: dict[str, Any]) -> "ScalingPoint":
+    def from_dict(cls, doc: dict[str, Any]) -> ScalingPoint:
         """A point as read from a file; a value of the wrong type reads as not measured."""
         replicates = doc.get("replicates")
         return cls(int(doc["replicas"]), _number(doc.get("samples_per_s")), _pair(doc.get("ci95")),
@@ -182,12 +183,13 @@ class ScalingResult:
                 "points": [p.to_dict() for p in self.points], "findings": list(self.findings), "note": self.note}
 
     @classmethod
-    def from_dict(cls, doc: Any, source: str = SCALING_JSON) -> "ScalingResult":
+    def from_dict(cls, doc: Any, source: str = SCALING_JSON) -> ScalingResult:
         """The result in `doc`, as far as it is valid: a point without a replica count is dropped and named."""
         if not isinstance(doc, dict):
             return cls("", "", None, [], [], problems=[f"{source} is not a mapping; nothing in it was read"])
         problems, points = [], []
-        for i, p in enumerate(doc.get("points") if isinstance(doc.get("points"), list) else []):
+        written = doc.get("points")
+        for i, p in enumerate(written if isinstance(written, list) else []):
             if isinstance(p, dict) and isinstance(p.get("replicas"), int) and p["replicas"] >= 1:
                 points.append(ScalingPoint.from_dict(p))
             else:
@@ -204,7 +206,7 @@ class ScalingResult:
         return path
 
     @classmethod
-    def load(cls, folder: Path) -> "ScalingResult | None":
+    def load(cls, folder: Path) -> ScalingResult | None:
         """The scaling document in `folder` (or in a study's scaling/ folder); None when there is none.
         A scaling.json in a newer format than this tfturbo reads raises FormatVersionError."""
         path = scaling_dir(folder) / SCALING_JSON
@@ -239,6 +241,11 @@ class ScalingResult:
         return f" {self.note[:1].upper()}{self.note[1:]}." if self.note else ""
 
 
+def _run_name(n: int, arm: str, replicate: int) -> str:
+    """A run's folder name in a scaling measurement: its replica count, arm and replicate (`n4-b2`)."""
+    return f"n{n}-{arm}{replicate}"
+
+
 class ScalingMeasurement:
     """The trials of a scaling measurement, one run at a time: the CLI drives it with a blocking executor,
     the wizard with its run panel. `next_run` plans, `record` takes each run's summary, `result` judges."""
@@ -248,7 +255,7 @@ class ScalingMeasurement:
         self.base, self.strategy = base, strategy
         one = on_replicas(base, strategy, 1)
         self.trials = [(n, Trial(one, on_replicas(base, strategy, n), rule or SpeedRule(),
-                                 names=lambda arm, k, n=n: f"n{n}-{arm}{k}", label_a="1 replica",
+                                 names=functools.partial(_run_name, n), label_a="1 replica",
                                  label_b=f"{n} replicas", share_process=False))  # one strategy per process
                        for n in counts if n > 1]
         self._current = 0
@@ -261,6 +268,7 @@ class ScalingMeasurement:
         while self._current < len(self.trials):
             trial = self.trials[self._current][1]
             planned = trial.next_run()
+            assert not isinstance(planned, PlannedPair), "share_process=False: the trial plans one run at a time"
             if planned is not None:
                 return planned
             if any(r.planned.arm == "a" and r.status != "completed" for r in trial.runs):
@@ -292,7 +300,7 @@ class ScalingMeasurement:
         one_runs = [r for _, t in trials for r in t.runs if r.planned.arm == "a" and r.status == "completed"]
         points = [ScalingPoint.one_replica([samples_per_s(r.summary) for r in one_runs])]
         points += [ScalingPoint.from_trial(n, t) for n, t in trials]
-        batch = next(((r.summary.get("settings") or {}).get("batch_size") for r in one_runs), None)
+        batch = next((((r.summary or {}).get("settings") or {}).get("batch_size") for r in one_runs), None)
         return ScalingResult(self.base.workload, self.strategy, batch if isinstance(batch, int) else None, points,
                              [f.to_dict() for f in findings_for(points, self.strategy)], self.note)
 

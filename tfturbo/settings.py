@@ -62,7 +62,7 @@ class Setting:
     report: tuple[str, str] | None = None  # (row, value) in the report's settings to apply, when on
     # with auto_fix, the tuning policy switches this fix on for a candidate where this holds and the audit
     # raised `fixes` (None: the fix is not an audit fix; input_fixes has a stage of its own)
-    auto_when: Callable[["RunSettings"], bool] | None = None
+    auto_when: Callable[[RunSettings], bool] | None = None
     failure: FixFailure | None = None  # how the app explains a run this fix made fail
     ab: str | None = None  # its key in `tfturbo ab` SETTINGS ("batch=128"); None: not one
     # how a run is measured (profiler window, validation cadence, adaptive stop), not what is run: runs that
@@ -304,7 +304,7 @@ class RunSettings:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "RunSettings":
+    def from_dict(cls, d: dict[str, Any]) -> RunSettings:
         """Tolerant of unknown keys (files written by newer versions)."""
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in (d or {}).items() if k in known}
@@ -312,7 +312,7 @@ class RunSettings:
             kwargs["profile"] = tuple(kwargs["profile"])
         return cls(**kwargs)
 
-    def with_(self, **changes: Any) -> "RunSettings":
+    def with_(self, **changes: Any) -> RunSettings:
         return replace(self, **changes)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 # Student's t and the normal distribution; scipy.stats would cost ~0.7 s more per process
@@ -36,7 +36,7 @@ def _block_bootstrap_medians(x: np.ndarray, rng: np.random.Generator, n_boot: in
     n_blocks = math.ceil(n / b)
     starts = rng.integers(0, n - b + 1, size=(n_boot, n_blocks))
     idx = (starts[:, :, None] + np.arange(b)[None, None, :]).reshape(n_boot, -1)[:, :n]
-    return np.median(x[idx], axis=1)
+    return np.asarray(np.median(x[idx], axis=1))
 
 
 def median_ci(samples: Sequence[float], confidence: float = 0.95,
@@ -55,7 +55,7 @@ def median_ci(samples: Sequence[float], confidence: float = 0.95,
     return med, (float(lo), float(hi))
 
 
-def weighted_median(values: Sequence[float], weights: Sequence[float]) -> float | None:
+def weighted_median(values: Iterable[float], weights: Iterable[float]) -> float | None:
     """The value below and above which half the weight lies (the mean of the two middle values on a tie)."""
     pairs = sorted((float(v), float(w)) for v, w in zip(values, weights) if w > 0 and math.isfinite(v))
     if not pairs:
@@ -175,7 +175,7 @@ def replicate_ratio_ci(ratios: Sequence[float], confidence: float = 0.95,
     return math.exp(centre), (math.exp(centre - half), math.exp(centre + half))
 
 
-def paired_difference_ci(differences: Sequence[float], confidence: float = 0.95) -> tuple[float, tuple[float, float]]:
+def paired_difference_ci(differences: Iterable[float], confidence: float = 0.95) -> tuple[float, tuple[float, float]]:
     """Mean of per-example differences (candidate - reference) with its interval.
 
     Differences of the same examples are paired, so what both models get right

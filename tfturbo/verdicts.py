@@ -64,7 +64,7 @@ def input_share_fact(doc: dict) -> tuple[str, str]:
     share = f"{doc['input_fraction']:.0%}"
     step = doc.get("step_ms") or {}
     data, compute, train = (step.get(k) for k in ("data", "compute", "train"))
-    if not all(isinstance(v, (int, float)) for v in (data, compute, train)):
+    if not (isinstance(data, (int, float)) and isinstance(compute, (int, float)) and isinstance(train, (int, float))):
         return "Time waiting for input", share
     explained = doc.get("input_explains_gap")
     if not isinstance(explained, bool):  # a document from before the probe recorded its decision: the same rule

@@ -20,6 +20,8 @@ import tempfile
 import time
 from typing import IO, Iterator
 
+from .backend_host import backend_command, runs_here
+
 SOCKET_ENV = "TFTURBO_WARM_SOCKET"
 SWITCH_ENV = "TFTURBO_WARM"  # "0": every backend command starts its own TensorFlow
 SERVER_COMMAND = "warm-server"
@@ -34,15 +36,13 @@ class _Server:
 
     def __init__(self, log_path: str | None) -> None:
         self.log_path = log_path
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.folder: str | None = None
         self.path = ""
         self.ready: bool | None = None  # None: not started yet
 
     def start(self) -> bool:
         """Start the server and wait for its imports (what the first command's own import would take)."""
-        from .backend_client import backend_command
-
         self.ready = False
         self.folder = tempfile.mkdtemp(prefix="tfturbo-warm-")
         self.path = os.path.join(self.folder, "socket")
@@ -54,7 +54,7 @@ class _Server:
         except OSError:
             return False
         finally:
-            if self.log_path:
+            if not isinstance(log, int):  # a file, not subprocess.DEVNULL
                 log.close()
         self.ready = wait_ready(self.process.stdout, READY_TIMEOUT_S) and self.process.poll() is None
         return self.ready
@@ -84,8 +84,6 @@ def warm_backend(log_path: str | None = None) -> Iterator[None]:
             or not hasattr(os, "fork"):
         yield
         return
-    from .backend_client import runs_here
-
     if not runs_here():  # the runs train on another host: nothing here to warm
         yield
         return

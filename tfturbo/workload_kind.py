@@ -103,7 +103,7 @@ def measured_fit_text(workload: dict[str, Any] | None, choose: str = "--fit-call
     95, Distiller 'distiller'); the script calls .fit( at lines 80 and 95: --fit-call N measures the Nth" (`choose`:
     how this front end chooses another). None for a contract workload or a run recorded before the field."""
     fit = (workload or {}).get("fit") if isinstance(workload, dict) else None
-    if not isinstance(fit, dict) or not isinstance(fit.get("call"), int):
+    if not isinstance(workload, dict) or not isinstance(fit, dict) or not isinstance(fit.get("call"), int):
         return None
     name = Path(str(workload.get("path") or workload.get("name") or "the script")).name
     where = ", ".join(p for p in (f"line {fit['line']}" if fit.get("line") else "",

@@ -24,6 +24,7 @@ def apply_theme(app: QApplication) -> None:
 
 def make_app(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
+    assert isinstance(app, QApplication), "the process's application is a QApplication"
     app.setApplicationName("tfturbo")
     app.setOrganizationName("tfturbo")
     app.setDesktopFileName("tfturbo")  # Wayland/X11 match the window to resources/tfturbo.desktop

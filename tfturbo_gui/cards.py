@@ -6,7 +6,7 @@ the rung's trial verdict (`TrialVerdict`), with its 95% interval where it has on
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -71,9 +71,10 @@ class FactsCard(QFrame):
     def set_facts(self, facts: list[tuple[str, str]], title: str | None = None, emphasize: tuple[str, ...] = ()) -> None:
         while self.grid.count():
             item = self.grid.takeAt(0)
-            if item.widget() is not None:
-                item.widget().hide()  # until deleteLater runs it would still paint under the new facts
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.hide()  # until deleteLater runs it would still paint under the new facts
+                widget.deleteLater()
         self.values = {}
         for row, (label, value) in enumerate(facts):
             name = QLabel(label)
@@ -124,7 +125,7 @@ class DecisionCard(QFrame):
         self.hide()
 
     def set_decision(self, decision: TrialVerdict, label: str, compared_with: str | None = None,
-                     fixes: list[str] | None = None, way_forward: list[str] = (), shown: Headline | None = None,
+                     fixes: list[str] | None = None, way_forward: Sequence[str] = (), shown: Headline | None = None,
                      rung: str = "") -> None:
         """`way_forward`: what would decide an inconclusive accuracy, recommended first (`trials.way_forward`).
         `shown`: the configuration's headline (`tfturbo.headline`, of rung `rung`), its one speed number as the

@@ -7,6 +7,8 @@ rather than painted as labels.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
@@ -16,12 +18,12 @@ from . import theme
 MAX_VISIBLE_LINES = 12
 
 
-def with_copy_button(owner: QWidget, content: QWidget, tip: str) -> QPushButton:
-    """Lay `content` out in `owner` with a Copy button at its top right (connected to `owner.copy`)."""
+def with_copy_button(owner: QWidget, content: QWidget, tip: str, copy: Callable[[], object]) -> QPushButton:
+    """Lay `content` out in `owner` with a Copy button at its top right (connected to `copy`)."""
     button = QPushButton("Copy")
     button.setObjectName("copyButton")
     button.setToolTip(tip)
-    button.clicked.connect(owner.copy)
+    button.clicked.connect(copy)
     row = QHBoxLayout(owner)
     row.setContentsMargins(0, 0, 0, 0)
     row.setSpacing(6)
@@ -46,7 +48,7 @@ class CodeBlock(QWidget):
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth if fill
                                     else QPlainTextEdit.LineWrapMode.NoWrap)
         self.editor.setFont(theme.mono_font())
-        self.copy_button = with_copy_button(self, self.editor, "Copy to the clipboard")
+        self.copy_button = with_copy_button(self, self.editor, "Copy to the clipboard", self.copy)
         if fill:  # the wrapped lines are counted once the editor re-wrapped to its new width, not before: on a
             # window made narrower the block kept the wide window's height and scrolled (issue 22 walk)
             self.editor.document().documentLayout().documentSizeChanged.connect(self._fit_wrapped)
@@ -112,7 +114,7 @@ class PathBlock(QWidget):
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setFont(theme.mono_font())
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # it wraps, never widens
-        self.copy_button = with_copy_button(self, self.label, "Copy the path to the clipboard")
+        self.copy_button = with_copy_button(self, self.label, "Copy the path to the clipboard", self.copy)
         self._path = ""
         self.set_text(path)
 

@@ -25,9 +25,10 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
                                QPushButton, QSizePolicy, QSplitter, QStyle, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
@@ -36,12 +37,13 @@ from tfturbo import compare, protocol
 from tfturbo.formats import FormatVersionError
 from tfturbo.headline import Headline, headline
 from tfturbo.numbers import digits_for
+from tfturbo.palette import PALETTE
 from tfturbo.runfiles import RUNS_DIR, STUDY_YAML, RunRecord
 from tfturbo.tune.study import Rung, RungKind, Study
 from tfturbo.verdicts import Verdict
 
 from .failures import outcome_cell
-from .live_plots import PALETTE, RunPlots, Series
+from .live_plots import RunPlots, Series
 from .run_data import RunData
 
 ALIGN_STEP, ALIGN_TIME = "step", "training time"
@@ -136,11 +138,12 @@ def _study_trials(records: list[RunRecord]) -> dict[str, _Trial]:
                 studies[root] = Study.load(root)
             except FormatVersionError:  # a newer tfturbo's study.yaml: its runs are compared without its trials
                 studies[root] = None
-        if studies[root] is None:
+        study = studies[root]
+        if study is None:
             continue
-        rung = next((r for r in studies[root].rungs if r.name == record.name
+        rung = next((r for r in study.rungs if r.name == record.name
                      and r.run == f"{RUNS_DIR}/{record.name}"), None)
-        trial = _trial_of(rung, studies[root].rungs)
+        trial = _trial_of(rung, study.rungs)
         if trial is not None:
             out[str(record.path)] = trial
     return out
@@ -152,6 +155,11 @@ class _PreferredMinimum(RunPlots):
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
         return QSize(super().sizeHint().width(), self.minimumHeight())
+
+
+def _text(item: QTableWidgetItem | None) -> str:
+    """A table cell's or header's text ("" for one never set: the table sets every cell)."""
+    return item.text() if item is not None else ""
 
 
 def breakable(name: str, whole: int = 12) -> str:
@@ -220,7 +228,7 @@ class CompareView(QWidget):
         bar.addWidget(self.export_button)
         bar.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        self.plots = (_PreferredMinimum if fit_rows else RunPlots)(columns=plot_columns)
+        self.plots: RunPlots = (_PreferredMinimum if fit_rows else RunPlots)(columns=plot_columns)
         self.table = QTableWidget()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -258,7 +266,7 @@ class CompareView(QWidget):
     # ------------------------------------------------------------ data
 
     def set_records(self, records: list[RunRecord], baseline: int = 0, plotted: list[int] | None = None,
-                    live: dict[str, RunData] | None = None, replicates: list[RunRecord] = (),
+                    live: dict[str, RunData] | None = None, replicates: Sequence[RunRecord] = (),
                     trials: list[Rung] | None = None) -> None:
         """Compare `records` against `records[baseline]`; draw `plotted` (default: all).
 
@@ -277,8 +285,8 @@ class CompareView(QWidget):
             self._trials = _study_trials(self.records)
         else:
             by_name = {r.name: _trial_of(r, trials) for r in trials}
-            self._trials = {str(rec.path): by_name[rec.name] for rec in self.records
-                            if by_name.get(rec.name) is not None}
+            self._trials = {str(rec.path): trial for rec in self.records
+                            if (trial := by_name.get(rec.name)) is not None}
         self.baseline_combo.blockSignals(True)
         self.baseline_combo.clear()
         self.baseline_combo.addItems([r.name for r in self.records])
@@ -439,7 +447,7 @@ class CompareView(QWidget):
                  f"Verdict: that trial's, and whether the rung was kept. {NO_TRIAL}: no trial measured the run.",
                  "this run: steps/s: the one run's own rate, a detail (its interval is that run's step-to-step "
                  "noise, not a comparison)."]
-        if any("unpaired" in (self.table.item(r, self.header.index(SPEEDUP[0])).text())
+        if any("unpaired" in _text(self.table.item(r, self.header.index(SPEEDUP[0])))
                for r in range(self.table.rowCount())):
             lines.append(f"unpaired runs: no trial measured the run; the runs with its settings against those with "
                          f"{base}'s settings, not run in pairs, so less certain than a trial.")
@@ -464,11 +472,11 @@ class CompareView(QWidget):
         head_margin = 2 * HEADER_PADDING[1] + 2
         natural, minimum = [], []
         for c in range(table.columnCount()):
-            label = table.horizontalHeaderItem(c).text()
+            label = _text(table.horizontalHeaderItem(c))
             head = max(bold.horizontalAdvance(line) for line in label.split("\n")) + head_margin
             nat = low = head
             for r in range(table.rowCount()):
-                text = table.item(r, c).text()
+                text = _text(table.item(r, c))
                 nat = max(nat, max(fm.horizontalAdvance(line) for line in text.split("\n")) + margin)
                 pieces = [p for p in re.split(f"[ \n{ZWSP}]", text) if p]
                 low = max(low, max((fm.horizontalAdvance(p) for p in pieces), default=0) + margin)
@@ -517,7 +525,7 @@ class CompareView(QWidget):
         table.resizeRowsToContents()
         for r in range(table.rowCount()):  # the lines of neighbouring rows must not touch
             table.setRowHeight(r, table.rowHeight(r) + ROW_PADDING)
-        lines = max(table.horizontalHeaderItem(c).text().count("\n") + 1 for c in range(table.columnCount()))
+        lines = max(_text(table.horizontalHeaderItem(c)).count("\n") + 1 for c in range(table.columnCount()))
         header = table.horizontalHeader()
         header.setMinimumHeight(lines * QFontMetrics(self._header_font()).lineSpacing() + 2 * HEADER_PADDING[0] + 3)
         header_height = max(header.minimumHeight(), header.sizeHint().height())
@@ -530,7 +538,7 @@ class CompareView(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         if watched is self.table.viewport() and event.type() == QEvent.Type.Resize and self.rows \
-                and event.size().width() != self._fitted_width:
+                and isinstance(event, QResizeEvent) and event.size().width() != self._fitted_width:
             QTimer.singleShot(0, self, self._refit)  # after the layout has settled (never inside its resize)
         return super().eventFilter(watched, event)
 
@@ -540,7 +548,7 @@ class CompareView(QWidget):
 
     def cell(self, row: int, column: str) -> str:
         """The text shown in `column` (a header name, on one line) of `row`, on one line."""
-        return plain(self.table.item(row, self.header.index(column)).text())
+        return plain(_text(self.table.item(row, self.header.index(column))))
 
     # ------------------------------------------------------------ CSV
 

@@ -39,7 +39,7 @@ class FindingCard(QFrame):
         super().__init__(parent)
         self.finding = finding
         self.setObjectName("findingCard")
-        severity = str(finding.get("severity") or F.DEFAULT_SEVERITY.get(finding.get("code"), F.WARNING))
+        severity = str(finding.get("severity") or F.DEFAULT_SEVERITY.get(finding.get("code") or "", F.WARNING))
         self.setProperty("severity", severity)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 10)
@@ -159,7 +159,7 @@ class FindingsPanel(QWidget):
                 continue
             seen.add(key)
             self.findings.append(f)
-            field = AUTO_FIXES.get(f.get("code"), ("", ""))[0]
+            field = AUTO_FIXES.get(f.get("code") or "", ("", ""))[0]
             card = FindingCard(f, self._fixes.get(field, False), self.set_fix)
             self.cards.append(card)
             self.list_layout.insertWidget(self.list_layout.count() - 1, card)
@@ -181,9 +181,9 @@ class FindingsPanel(QWidget):
         A fix the run switched on but went without (its FIX_NOT_APPLIED finding is in this panel) is not
         "fixed": its card stays as it was and says the run trained without it."""
         skipped = fixes_not_applied(self.findings)
-        marked = []
+        marked: list[str] = []
         for card in self.cards:
-            code = card.finding.get("code")
+            code = str(card.finding.get("code") or "")
             field = AUTO_FIXES[code][0] if code in AUTO_FIXES else ""
             if not field or not getattr(settings, field, False):
                 continue

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
 ENV = "TFTURBO_EXIT_AFTER_FIRST_PAINT"
@@ -44,7 +44,7 @@ class _FirstPaint(QObject):
         if not self.seen and event.type() == QEvent.Type.Paint and isinstance(obj, QWidget) \
                 and obj.window() is self.window:
             self.seen = True
-            QApplication.instance().removeEventFilter(self)
+            _app().removeEventFilter(self)
             QTimer.singleShot(0, self._report)  # runs once this paint pass has finished
         return False
 
@@ -52,8 +52,14 @@ class _FirstPaint(QObject):
         print(json.dumps({"first_paint": True, "process_age_s": _process_age_s(), "wall": time.time(),
                           "tensorflow_imported": "tensorflow" in sys.modules,
                           "keras_imported": "keras" in sys.modules}), flush=True)
-        QApplication.instance().quit()
+        _app().quit()
+
+
+def _app() -> QCoreApplication:
+    app = QApplication.instance()
+    assert app is not None, "the window's application runs"
+    return app
 
 
 def exit_after_first_paint(window: QWidget) -> None:
-    QApplication.instance().installEventFilter(_FirstPaint(window))
+    _app().installEventFilter(_FirstPaint(window))

@@ -116,4 +116,4 @@ def wrappable(text: str, longest: int = 24) -> str:
     past the window at 1280 px (issue 22 walk). Shorter words are left as they are."""
     def split(word: re.Match) -> str:
         return re.sub(r"(::|[/,;])(?=\S)", lambda m: m.group(1) + ZWSP, word.group(0))
-    return re.sub(r"\S{%d,}" % (longest + 1), split, text)
+    return re.sub(rf"\S{{{longest + 1},}}", split, text)

@@ -476,9 +476,9 @@ class RunPlots(QWidget):
 
             def at(steps: np.ndarray) -> np.ndarray:
                 """x positions of values recorded at `steps` (loss, loss scale, validation)."""
-                if not self.by_time or not len(x) or not len(steps):
-                    return steps * scale if scale != 1.0 and not self.by_time else steps
-                return x[np.clip(np.searchsorted(data.step.view(), steps), 0, len(x) - 1)]
+                if not self.by_time or not len(x) or not len(steps):  # noqa: B023 - called in this iteration only
+                    return steps * scale if scale != 1.0 and not self.by_time else steps  # noqa: B023
+                return x[np.clip(np.searchsorted(data.step.view(), steps), 0, len(x) - 1)]  # noqa: B023
 
             self._set(i, "step_ms", x, data.step_ms.view())
             self._set(i, "loss", at(data.loss_step.view()), data.loss.view())
@@ -502,7 +502,8 @@ class RunPlots(QWidget):
         data = self.primary
         median = data.steady_median_ms() if data is not None and not self.by_time else None
         tip = (f"Dotted line: this run's median step, {median:.3g} ms ({data.name or 'this run'}): a detail of one "
-               "run, not the verdict (the verdict compares the trial's replicate pairs)") if median is not None else ""
+               "run, not the verdict (the verdict compares the trial's replicate pairs)") \
+            if median is not None and data is not None else ""
         if self.step_plot.toolTip() != tip:
             self.step_plot.setToolTip(tip)
         self._title(self.step_plot, "Step time")
@@ -541,7 +542,7 @@ class RunPlots(QWidget):
 
     def _paint_primary(self) -> None:
         data = self.primary
-        steps = data.step.view() if data is not None else ()
+        steps = data.step.view() if data is not None else np.empty(0)
         open_ended = data is not None and (data.first_steady_step is None or
                                            any(stop == float("inf") for _, stop in data.profile_windows))
         others = tuple((id(s.data), s.data.first_steady_step, float(s.data.step.view()[0]))
@@ -549,7 +550,7 @@ class RunPlots(QWidget):
         key = None if data is None or not len(steps) or self.by_time else (
             id(data), float(steps[0]), data.first_steady_step, tuple(map(tuple, data.profile_windows)),
             float(steps[-1]) if open_ended else None, others)
-        if key is not None and key == self._decor_key:  # the shaded windows did not move: keep them
+        if data is not None and key is not None and key == self._decor_key:  # the shaded windows did not move
             self._update_median(data)
             return
         self._decor_key = key
@@ -560,7 +561,7 @@ class RunPlots(QWidget):
             self.step_plot.removeItem(edge)
             label.setParentItem(None)  # freed apart from its line: freed with it, Python freed it twice (a crash)
         self._shade_labels.clear()
-        if key is None:
+        if key is None or data is None:  # (a key is made of the data)
             self.step_plot.removeItem(self.median_line)
             return
         first = float(steps[0])

@@ -61,7 +61,7 @@ MIN_SIZE = (1024, 640)
 def recent_studies() -> list[str]:
     """Study folders made or opened here, newest first, that still exist."""
     value = QSettings().value(RECENT_KEY, []) or []
-    paths = [value] if isinstance(value, str) else list(value)
+    paths = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
     return [p for p in paths if Path(p, "study.yaml").exists()]
 
 
@@ -300,6 +300,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Export PDF report: {record.available()}", 6000)
             return
         self.goto(len(self.pages) - 1)
+        assert isinstance(record, RecordPage), "the last page records the study"
         record.choose_report()
 
     # ------------------------------------------------------------ closing

@@ -60,7 +60,7 @@ def reference_profile(session, rung) -> tuple[prof.Profile, str]:
     return rung_profile(session, session.baseline)[0], "the baseline"
 
 
-def under_plots(plots: QWidget, view: "ProfileView") -> QScrollArea:
+def under_plots(plots: QWidget, view: ProfileView) -> QScrollArea:
     """The live plots above the profile view, halves of the column; the divider is the user's to move. In a
     window too short for both at their smallest, the column scrolls: laid out in less than their minimum, the
     profile chart's axis and the validation plot's bottom were drawn under the next widget, out of reach
@@ -187,6 +187,7 @@ class ProfileView(QWidget):
         plot = self.chart.getPlotItem()
         plot.clear()
         side_by_side = change is not None and change.comparable  # XLA against no XLA: the run's own only
+        base_ms_of = change.base.categories if change is not None and change.comparable else {}
         self.legend.setVisible(side_by_side)
         p = self.profile
         if p is None or not p.available:
@@ -195,19 +196,19 @@ class ProfileView(QWidget):
             return
         self.tabs.setVisible(True)
         cats = [c for c in prof.CATEGORIES if p.categories.get(c, 0) > 0
-                or (side_by_side and self.base.categories.get(c, 0) > 0)]
+                or (side_by_side and base_ms_of.get(c, 0) > 0)]
         self.shown = list(reversed(cats))  # first category on top
         ys = list(range(len(self.shown)))
         run_ms = [p.categories.get(c, 0.0) for c in self.shown]
         if side_by_side:
-            base_ms = [self.base.categories.get(c, 0.0) for c in self.shown]
+            base_ms = [base_ms_of.get(c, 0.0) for c in self.shown]
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=[y + 0.2 for y in ys], height=0.38, width=base_ms,
                                          brush=BASELINE_GREY, pen=None))
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=[y - 0.2 for y in ys], height=0.38, width=run_ms,
                                          brush=ACCENT, pen=None))
         else:
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=ys, height=0.6, width=run_ms, brush=ACCENT, pen=None))
-        top = max(run_ms + ([self.base.categories.get(c, 0.0) for c in self.shown] if side_by_side else []) or [1.0])
+        top = max(run_ms + ([base_ms_of.get(c, 0.0) for c in self.shown] if side_by_side else []) or [1.0])
         for y, c in zip(ys, self.shown):
             share = p.share(c)
             text = pg.TextItem(f"{100 * share:.0f}%", color="#374151", anchor=(0, 0.5))
@@ -239,7 +240,7 @@ class ProfileView(QWidget):
             return ""
         lines = [f"{prof.LABELS[category]}: {p.categories.get(category, 0):.3f} ms per step "
                  f"({100 * p.share(category):.0f}% of op time)"]
-        if self.comparable:
+        if self.comparable and self.base is not None:
             lines.append(f"reference: {self.base.categories.get(category, 0):.3f} ms per step")
         lines += [f"  {prof.short_name(r.name or r.type)}: {r.ms_per_step:.3f} ms"
                   for r in p.top_ops if r.category == category][:5]

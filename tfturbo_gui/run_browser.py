@@ -13,6 +13,7 @@ tangled step-time curves in 8 repeating colours.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QPushButton, QSplitter,
@@ -20,12 +21,12 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QP
 
 from tfturbo import compare
 from tfturbo.formats import FormatVersionError
+from tfturbo.palette import PALETTE
 from tfturbo.runfiles import RUNS_DIR, RunRecord, load_run, load_study_runs
 from tfturbo.tune.study import Rung, Study
 
 from .compare_view import CompareView
 from .failures import outcome_cell
-from .live_plots import PALETTE
 
 MAX_NAME_WIDTH = 260  # px, a column's most: run names elide in the middle, settings at their end (tooltips whole)
 NAME, STATUS, CONFIGURATION, SPEED = range(4)
@@ -157,7 +158,7 @@ class RunBrowser(QMainWindow):
                       where=str(path))
 
     def add_runs(self, title: str, records: list[RunRecord], warnings: list[str],
-                 lost: list[Rung] | None = None, own: list[str] = (), replicate_of: dict[str, str] | None = None,
+                 lost: list[Rung] | None = None, own: Sequence[str] = (), replicate_of: dict[str, str] | None = None,
                  where: str = "") -> None:
         """List `records` under `title`, the default set ticked (`default_ticked`: `own` are the ladder's
         runs); `replicate_of` names the rung whose trial each replicate run belongs to."""
@@ -241,9 +242,11 @@ class RunBrowser(QMainWindow):
         out = []
         for t in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(t)
+            if top is None:
+                continue
             for c in range(top.childCount()):
                 item = top.child(c)
-                if item.checkState(0) == Qt.CheckState.Checked:
+                if item is not None and item.checkState(0) == Qt.CheckState.Checked:
                     out.append(item.data(0, RUN_ROLE))
         return out
 

@@ -106,7 +106,7 @@ class RunData:
 
     # ------------------------------------------------------------ ingest
 
-    def arm(self, run: str) -> "RunData":
+    def arm(self, run: str) -> RunData:
         """A run-pair process's data of its run `run` (made on first use, so a page can show it before its
         first event)."""
         assert self.arms is not None, "only a run-pair process has runs of its own"
@@ -122,7 +122,7 @@ class RunData:
                 self.arm(str(e["run"])).ingest([e])
                 if e.get("type") not in (protocol.PHASE, protocol.PROGRESS):
                     continue
-            handler = self._HANDLERS.get(e.get("type"))
+            handler = self._HANDLERS.get(e.get("type") or "")
             if handler is not None:
                 handler(self, e)
         self.version += 1
@@ -271,7 +271,7 @@ class RunData:
         return np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
 
     @classmethod
-    def from_record(cls, record: RunRecord) -> "RunData":
+    def from_record(cls, record: RunRecord) -> RunData:
         """A stored run (events.jsonl + summary.json), for the browser and for overlays."""
         data = cls(record.name, "run")
         data.ingest(record.events)

@@ -13,12 +13,19 @@ beside a training.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 from PySide6.QtCore import QLockFile, QObject, QStandardPaths, Signal
 
 from tfturbo.cli_args import TRAINING_COMMANDS
 
 MEASURING_COMMANDS = frozenset({*TRAINING_COMMANDS, "probe-input"})
+
+
+class Running(Protocol):
+    """What holds the gate: a started BackendProcess."""
+
+    def is_running(self) -> bool: ...
 
 
 class TrainingBusy(RuntimeError):
@@ -30,7 +37,7 @@ class TrainingGate(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self.holder: object | None = None
+        self.holder: Running | None = None
         self.label = ""
         self._lock: QLockFile | None = None
 
@@ -84,7 +91,7 @@ class TrainingGate(QObject):
         if self.holder is None and self._lock is not None and self._lock.isLocked():
             self._lock.unlock()
 
-    def acquire(self, holder: object, label: str) -> None:
+    def acquire(self, holder: Running, label: str) -> None:
         """`holder` (a started BackendProcess) trains now."""
         if self.busy() and self.holder is not holder:
             raise TrainingBusy(f"cannot start {label}: {self.label} is still running; stop it or wait for it")

@@ -159,7 +159,7 @@ class BackendProcess(QObject):
         return launcher is backend_command
 
     def pid(self) -> int | None:
-        return int(self._process.processId()) if self._alive() else None
+        return int(self._process.processId()) if self._process is not None and self._alive() else None
 
     # ------------------------------------------------------------ internals
 
@@ -168,12 +168,12 @@ class BackendProcess(QObject):
             self._process.write((protocol.encode(protocol.STOP_COMMAND) + "\n").encode())
 
     def _terminate(self) -> None:
-        if self._alive():
+        if self._process is not None and self._alive():
             self._process.terminate()
             self._kill_timer.start(self.terminate_grace_ms)
 
     def _kill(self) -> None:
-        if self._alive():
+        if self._process is not None and self._alive():
             self._process.kill()
 
     def _deliver(self, events: list[dict[str, Any]]) -> None:

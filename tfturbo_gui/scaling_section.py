@@ -125,7 +125,7 @@ class ScalingSection(QWidget):
         if nxt is None:
             return False
         self._planned, argv = nxt
-        n = self.session.scaling.replicas_of(self._planned)
+        n = self.session.scaling_measurement.replicas_of(self._planned)
         self.panel.show()
         self.panel.start("run", argv, name=f"scaling, {n} GPU{'s' if n > 1 else ''}",
                          busy_text=f"Scaling: {self._planned.name}, {n} GPU{'s' if n > 1 else ''} — starting the "
@@ -138,7 +138,7 @@ class ScalingSection(QWidget):
         if data.status == protocol.RunStatus.COMPLETED and self._next():
             return
         if data.status != protocol.RunStatus.COMPLETED:
-            self.session.scaling.stop()  # stopped or failed: judge the pairs measured so far
+            self.session.scaling_measurement.stop()  # stopped or failed: judge the pairs measured so far
         else:
             self.panel.hide()  # the table says what the runs measured; a failure keeps its error shown
         self.show_result(self.session.finish_scaling())

@@ -131,7 +131,7 @@ class WizardSession:
     # ------------------------------------------------------------ study
 
     @classmethod
-    def open(cls, path: Path) -> "WizardSession":
+    def open(cls, path: Path) -> WizardSession:
         """The study in `path` continued: its options, every decided rung replayed from its runs on disk (the
         same engine, so the same verdicts and the same best configuration), ready for its next stage."""
         recorded = Study.load(path)
@@ -158,14 +158,26 @@ class WizardSession:
         """The stage to continue with: the baseline, or the lever after the last one measured."""
         if self.baseline is None:
             return BASELINE
-        measured = [r.kind for r in self.study.rungs[1:] if r.skipped_reason is None]
-        order = [lv for lv in self.engine.opts.selected()]
+        measured = [r.kind for r in self._study_engine.study.rungs[1:] if r.skipped_reason is None]
+        order = [lv for lv in self._study_engine.opts.selected()]
         last = max((i for i, lv in enumerate(order) if lv.rung_kind in measured), default=-1)
         return order[min(last + 1, len(order) - 1)].name
 
     @property
     def study(self) -> Study | None:
         return self.engine.study if self.engine is not None else None
+
+    @property
+    def _study_engine(self) -> StudyEngine:
+        """The study's engine, once `ensure_study()` made it (every measurement comes after)."""
+        assert self.engine is not None, "ensure_study() first"
+        return self.engine
+
+    @property
+    def scaling_measurement(self) -> ScalingMeasurement:
+        """The scaling measurement `start_scaling()` began."""
+        assert self.scaling is not None, "start_scaling() first"
+        return self.scaling
 
     @property
     def environment(self) -> dict[str, Any] | None:
@@ -194,8 +206,8 @@ class WizardSession:
         """Create the study folder on the first run (the user may change it until then)."""
         if self.engine is None:
             options = self.options()
-            prepare_study_dir(self.study_path)
-            self.engine = StudyEngine(options, Study(self.study_path, self.workload, options.to_dict()))
+            prepare_study_dir(options.out)  # the study folder (options() chose the default one if none)
+            self.engine = StudyEngine(options, Study(options.out, self.workload, options.to_dict()))
             self.environment = self._environment or {}
             self.engine.study.save()
         return self.engine.study
@@ -220,7 +232,7 @@ class WizardSession:
         if (old / BACKEND_LOG).exists():
             (old / BACKEND_LOG).replace(path / BACKEND_LOG)
         self.study.path = path
-        self.engine.opts.out = path
+        self._study_engine.opts.out = path
         self.study.save()
         for leftover in (old / STUDY_YAML, old / RUNS_DIR, old):
             try:
@@ -250,11 +262,11 @@ class WizardSession:
 
     def record_audit(self, findings: list[dict[str, Any]]) -> None:
         self.ensure_study()
-        self.engine.record_audit(findings)
+        self._study_engine.record_audit(findings)
 
     def record_probe(self, document: dict[str, Any] | None) -> None:
         self.ensure_study()
-        self.engine.record_probe(document)
+        self._study_engine.record_probe(document)
 
     # ------------------------------------------------------------ rungs
 
@@ -266,6 +278,18 @@ class WizardSession:
     def best(self) -> Rung | None:
         """The best configuration kept so far (the baseline until a rung is kept)."""
         return self.engine.best if self.engine is not None else None
+
+    @property
+    def measured_baseline(self) -> Rung:
+        """The baseline, on the pages after its own (they are enabled once it is measured)."""
+        assert self.baseline is not None, "the baseline has not been measured"
+        return self.baseline
+
+    @property
+    def measured_best(self) -> Rung:
+        """`best`, on the pages after the baseline's."""
+        assert self.best is not None, "the baseline has not been measured"
+        return self.best
 
     def recommended_policies(self) -> list[str]:
         """The 16-bit policies the study measures, the recommended one first."""
@@ -281,7 +305,7 @@ class WizardSession:
         if base is None:
             return "", None
         return too_short(base.summary, base.settings.steps, self.options().speed_rule(),
-                         base.settings.steps_per_execution, paired=self.engine.trials_pair(base.settings))
+                         base.settings.steps_per_execution, paired=self._study_engine.trials_pair(base.settings))
 
     def lengthen_runs(self, steps: int) -> None:
         """Runs of `steps` from the next baseline on (every trial's runs follow the baseline's length); the
@@ -295,24 +319,26 @@ class WizardSession:
     def start_baseline(self) -> tuple[Rung, list[str]]:
         """The baseline's rung and the `run` arguments that measure it into runs/NN-baseline."""
         self.ensure_study()
-        if self.engine.opts.steps != self.steps:  # lengthened after a baseline too short for a verdict
-            self.engine.opts.steps = self.steps
-            self.study.options = self.engine.opts.to_dict()
-            self.study.save()
-        self.engine.begin(BASELINE)
-        action = self._action = self.engine.next_action()
+        if self._study_engine.opts.steps != self.steps:  # lengthened after a baseline too short for a verdict
+            self._study_engine.opts.steps = self.steps
+            self._study_engine.study.options = self._study_engine.opts.to_dict()
+            self._study_engine.study.save()
+        self._study_engine.begin(BASELINE)
+        action = self._action = self._study_engine.next_action()
+        assert action is not None and action.rung is not None, "the baseline's run"
         return action.rung, action.argv
 
     def finish_baseline(self, rung: Rung, data: RunData) -> None:
         """The baseline run ended: a completed baseline becomes the reference of every later trial."""
         self.run_data[rung.name] = data
         self._record(data)
-        while self.engine.next_action() is not None:  # nothing more is planned for the baseline
+        while self._study_engine.next_action() is not None:  # nothing more is planned for the baseline
             raise AssertionError("the baseline is one run")
 
     def _record(self, data: RunData) -> None:
         action, self._action = self._action, None
-        self.engine.record(action, outcome_of(data))
+        assert action is not None, "a run the engine planned"
+        self._study_engine.record(action, outcome_of(data))
 
     # ------------------------------------------------------------ trials
 
@@ -320,9 +346,9 @@ class WizardSession:
         """A new rung of `stage` measured as a trial: `settings` (None: the engine's next candidate) against
         what the engine measures it against; None when the stage has nothing to measure (recorded as skipped)."""
         assert self.baseline is not None, "the baseline has not been measured"
-        self.engine.share_process = self.host is None  # a paired replicate's two folders must be on this machine
-        self.engine.begin(stage, settings)
-        self._action = self.engine.next_action()
+        self._study_engine.share_process = self.host is None  # a paired replicate's two folders must be on this machine
+        self._study_engine.begin(stage, settings)
+        self._action = self._study_engine.next_action()
         if self._action is None:
             return None
         return self._action.rung
@@ -331,8 +357,8 @@ class WizardSession:
         """The trial's next run and its `run` arguments — or a paired replicate and its `run-pair` arguments
         (`command_of`) — or None when the trial is decided."""
         if self._action is None:
-            self._action = self.engine.next_action()
-        if self._action is None or self._action.rung is not rung:
+            self._action = self._study_engine.next_action()
+        if self._action is None or self._action.rung is not rung or self._action.planned is None:
             return None
         return self._action.planned, self._action.argv
 
@@ -352,19 +378,20 @@ class WizardSession:
 
     def stop_trial(self, rung: Rung) -> None:
         """The user stopped: judge what the complete pairs measured."""
-        self.engine.stop_trial()
+        self._study_engine.stop_trial()
 
     def finish_trial(self, rung: Rung) -> TrialVerdict:
         """The trial's verdict (the engine judges it once its last run is recorded)."""
-        while (action := self.engine.next_action()) is not None:  # the stage needs nothing more from this page
+        while (action := self._study_engine.next_action()) is not None:  # the stage needs nothing more from this page
             raise AssertionError(f"the engine planned more than the page measured: {action.command}")
+        assert rung.decision is not None, "the engine judged the trial"
         return rung.decision
 
     def way_forward(self, rung: Rung | None) -> WayForward | None:
         """What would decide `rung`'s inconclusive accuracy (None: its verdict needs none)."""
         if rung is None or self.study is None:
             return None
-        return for_rung(self.study.path, rung, self.engine.opts.tolerance, self.study.baseline)
+        return for_rung(self.study.path, rung, self._study_engine.opts.tolerance, self.study.baseline)
 
     def can_rejudge(self, rung: Rung | None) -> bool:
         """The rung's verdict may be judged again (`StudyEngine.rejudge_refused`): it is the last one judged and no
@@ -381,7 +408,7 @@ class WizardSession:
         forward = self.way_forward(rung)
         if forward is None:
             raise UserError(f"{rung.name}'s accuracy needs no way forward", "nothing to decide")
-        return self.engine.rejudge(rung.name, rule_for(way, forward, self.engine.opts.tolerance, accuracy_pp), way)
+        return self._study_engine.rejudge(rung.name, rule_for(way, forward, self._study_engine.opts.tolerance, accuracy_pp), way)
 
     def remaining_text(self) -> str:
         """The study's stages still to come with the engine's estimate ("": none, or nothing to estimate from)."""
@@ -398,7 +425,7 @@ class WizardSession:
     def finish_study(self) -> Study:
         """The recommendation: the best kept rung, as the user would train with it, and its code to apply."""
         self.ensure_study()
-        return self.engine.finish()
+        return self._study_engine.finish()
 
     def start_patch_check(self) -> Action | None:
         """The run that measures the patched copy of the user's file as written (the engine's `patch` stage), or
@@ -432,19 +459,19 @@ class WizardSession:
 
     def next_scaling_run(self) -> tuple[PlannedRun, list[str]] | None:
         """The measurement's next run and its `run` arguments (into STUDY/scaling/runs/), or None when done."""
-        planned = self.scaling.next_run()
+        planned = self.scaling_measurement.next_run()
         if planned is None:
             return None
         return planned, run_argv(planned.settings, str(self.scaling_path() / RUNS_DIR / planned.name))
 
     def record_scaling_run(self, planned: PlannedRun, data: RunData) -> None:
         run_dir = self.scaling_path() / RUNS_DIR / planned.name
-        self.scaling.record(planned, summary_of(data.summary, data.status or "crashed", data.error, run_dir, planned),
+        self.scaling_measurement.record(planned, summary_of(data.summary, data.status or "crashed", data.error, run_dir, planned),
                             run_dir)
 
     def finish_scaling(self) -> ScalingResult:
         """Judge what was measured and write scaling.json, where the report finds it."""
-        result = self.scaling.result()
+        result = self.scaling_measurement.result()
         result.save(self.scaling_path())
         return result
 
@@ -475,9 +502,10 @@ class WizardSession:
                 self.reference_data[rung.name] = (RunData.from_record(record), settings)
         if rung.name in self.reference_data:
             pair["a"] = self.reference_data[rung.name]
-        elif self.baseline is not None and rung is not self.baseline and self.data_of(self.baseline) is not None:
+        elif self.baseline is not None and rung is not self.baseline \
+                and (baseline_data := self.data_of(self.baseline)) is not None:
             # a paired trial trains no A the full length: its gate judged B against the baseline run
-            pair["a"] = (self.data_of(self.baseline), self.baseline.settings)
+            pair["a"] = (baseline_data, self.baseline.settings)
         return pair
 
     def rung_path(self, rung: Rung) -> Path:

@@ -90,6 +90,8 @@ class TensorBoardLauncher(QObject):
             self._open()
 
     def _open(self) -> None:
+        if self.url is None:
+            return
         if not self.open_url(QUrl(self.url)):
             self.not_opened.emit(self.url)
 

@@ -33,11 +33,12 @@ _HEX = re.compile(r"#[0-9a-fA-F]{6}\b")
 
 def system_is_dark(app: QGuiApplication | None = None) -> bool:
     """The desktop's colour scheme (Qt 6.5+), else whether the default window background is dark."""
-    app = app or QGuiApplication.instance()
-    scheme = app.styleHints().colorScheme()
+    gui = app or QGuiApplication.instance()
+    assert isinstance(gui, QGuiApplication), "a GUI application runs"
+    scheme = gui.styleHints().colorScheme()
     if scheme != Qt.ColorScheme.Unknown:
         return scheme == Qt.ColorScheme.Dark
-    return app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+    return gui.palette().color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def style_sheet(dark: bool) -> str:

@@ -107,8 +107,8 @@ class IntervalBar(QWidget):
     def set_values(self, estimate: float | None, interval: tuple[float, float] | None, ref: float,
                    color: str, band: tuple[float, float] | None = None) -> None:
         self.estimate = estimate if finite(estimate) else None
-        ok = interval is not None and all(finite(v) for v in interval)
-        self.interval = (float(interval[0]), float(interval[1])) if ok else None
+        ok = interval is not None and finite(interval[0]) and finite(interval[1])
+        self.interval = (float(interval[0]), float(interval[1])) if interval is not None and ok else None
         self.ref, self.band, self.color = ref, band, QColor(color)
         self.update()
 

@@ -126,13 +126,14 @@ def _interrupt(signum, frame) -> None:
 
     (The parent's stop command usually arrives at the same moment: only a second Ctrl-C counts.)
     """
-    _interrupt.count += 1
-    if _interrupt.count > 1:
+    global _interrupts
+    _interrupts += 1
+    if _interrupts > 1:
         raise KeyboardInterrupt
     stdio.request_stop("interrupted")
 
 
-_interrupt.count = 0
+_interrupts = 0  # Ctrl-Cs so far (`_interrupt`)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,7 +164,7 @@ def entry(argv: list[str]) -> int:
     from tfturbo.warm_start import SERVER_COMMAND
 
     if argv[:1] == [SERVER_COMMAND] and len(argv) == 2:
-        return warm.serve(argv[1])
+        return warm.serve(argv[1], main)
     code = warm.handoff(argv)
     return main(argv) if code is None else code
 

@@ -65,7 +65,7 @@ def measure_matmul(dtype: str, n: int, strategy: Any = None) -> float:
     core, and the figure is one replica's."""
     import tensorflow as tf
 
-    def matrices():
+    def matrices() -> tuple[Any, Any]:
         a = tf.random.normal((n, n), dtype=tf.float32)
         return tf.cast(a, dtype), tf.cast(tf.transpose(a), dtype)
 

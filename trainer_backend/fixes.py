@@ -91,7 +91,7 @@ def _last_called_layer(model: Any, input_spec: Any) -> list[Any]:
     keras.layers.Layer.__call__ = recording
     try:
         model(zero_batch(input_spec), training=False)
-    except Exception as exc:  # noqa: BLE001 - the model cannot be called on zeros: say so, do not fail the run
+    except Exception as exc:  # the model cannot be called on zeros: say so, do not fail the run
         raise FixNotApplied(f"calling the model on a zero batch to find its last layer raised "
                             f"{type(exc).__name__}: {exc}") from exc
     finally:
@@ -138,7 +138,7 @@ def drop_partial_batches(ds: Any, batch_size: int) -> Any:
     return examples.padded_batch(batch_size, padded_shapes=padded, drop_remainder=True)
 
 
-def _cut(element: Any, structure: Any, targets: list[list[int]]) -> Any:
+def _cut(element: Any, structure: Any, targets: list[list[int | None]]) -> Any:
     import tensorflow as tf
 
     flat = tf.nest.flatten(element)

@@ -69,7 +69,7 @@ def versions() -> dict[str, str]:
 
 def _cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[str, set[str]]:
     """(model name, feature flags) from /proc/cpuinfo on Linux; (platform name, {}) elsewhere."""
-    name, flags = platform.processor() or platform.machine(), set()
+    name, flags = platform.processor() or platform.machine(), set[str]()
     try:
         text = cpuinfo.read_text(errors="replace")
     except OSError:

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import Any, TypedDict
 
 import keras
 
 from . import stdio
-from .blocks import DISCARD_CALLS, FINISHED, SWITCHED
+from .blocks import DISCARD_CALLS, FINISHED, SWITCHED, ArmBlocks
 from .detectors.base import Window
 from .measure import StepRecord
 from .monitor import StopReason
@@ -111,6 +111,15 @@ def _any_overrides(callbacks: list, hooks: tuple[str, ...]) -> bool:
     return any(getattr(type(cb), hook) is not getattr(base, hook) for cb in callbacks for hook in hooks)
 
 
+class ProbeReading(TypedDict):
+    """The training state at a window's end (`ModelProbe.read`): None where the model has none."""
+
+    loss_total: float | None
+    loss_count: float | None
+    loss_scale: float | None
+    iterations: int
+
+
 class ModelProbe:
     """Reads the training state kept in device variables; called once per window."""
 
@@ -120,7 +129,7 @@ class ModelProbe:
         self.loss_scale_optimizer = optimizer if isinstance(optimizer, keras.optimizers.LossScaleOptimizer) else None
         self.optimizer = optimizer
 
-    def read(self) -> dict[str, float | None]:
+    def read(self) -> ProbeReading:
         """{"loss_total", "loss_count", "loss_scale", "iterations"} (None where the model has none)."""
         total = count = None
         for metric in self.loss_metrics:
@@ -139,7 +148,7 @@ def _loss_metrics(model: keras.Model) -> list:
     A custom `train_step` may track its loss in its own `Mean(name="loss")`
     and leave Keras' tracker at zero; the probe reads whichever has counted.
     """
-    found = []
+    found: list[Any] = []
     for metric in [getattr(model, "_loss_tracker", None), *getattr(model, "metrics", [])]:
         if metric is None or any(metric is m for m in found):
             continue
@@ -188,7 +197,7 @@ class Instrument(keras.callbacks.Callback):
         self._prev_iterations = 0
         self._validating = False
         self._skip_validation = False
-        self.blocks = None  # blocks.ArmBlocks when this run shares its process with another (run-pair)
+        self.blocks: ArmBlocks | None = None  # when this run shares its process with another (run-pair)
         self.window_holding: dict[int, int] = {}  # a paired run's window (by first step) -> its holding of the baton
         self._discard_through = 0  # after a block switch: the steps up to here are timed but not in a window
         self._steady_window_s: float | None = None  # sized when warm-up ends (`steady_window_s`)
@@ -305,6 +314,7 @@ class Instrument(keras.callbacks.Callback):
         coming back the clocks restart and the first call is discarded
         (`blocks.DISCARD_CALLS`).
         """
+        assert self.blocks is not None, "a run that shares its process (run-pair)"
         steady = sum(w[2] for w in self.record.steady_windows())
         due = self.blocks.number * self.blocks.block_s
         if steady < due - self.steady_window_s / 2:
@@ -331,7 +341,8 @@ class Instrument(keras.callbacks.Callback):
         reading = self._probe.read()  # waits for the device: every step up to `completed` has finished
         synced = time.perf_counter()
         loss = None
-        if reading["loss_count"] is not None and reading["loss_count"] > self._prev_count:
+        if reading["loss_total"] is not None and reading["loss_count"] is not None \
+                and reading["loss_count"] > self._prev_count:
             loss = (reading["loss_total"] - self._prev_total) / (reading["loss_count"] - self._prev_count)
             self._prev_total, self._prev_count = reading["loss_total"], reading["loss_count"]
         n_steps = self.completed - self._flushed_step
@@ -344,7 +355,7 @@ class Instrument(keras.callbacks.Callback):
         window = Window(steps=self.record.step[first:], step_ms=self.record.ms[first:], loss=loss,
                         loss_scale=reading["loss_scale"], skipped_steps=skipped,
                         span=(self._flushed_step + 1, self.completed, synced - self._synced_at) if measured else None)
-        if measured:
+        if window.span is not None:  # measured
             self.record.windows.append(window.span)
             if self.blocks is not None:
                 self.window_holding[window.span[0]] = self.blocks.holding
@@ -357,6 +368,7 @@ class Instrument(keras.callbacks.Callback):
     # -- profiler ------------------------------------------------------------------------------
 
     def _drive_profiler(self, step: int) -> None:
+        assert self.profile is not None, "a run with a profiler window"
         start, stop = self.profile
         if not self.profiling and start <= step < stop:
             if self.wait_for_steady and stop + 1 <= self.total_steps:
@@ -389,5 +401,6 @@ class Instrument(keras.callbacks.Callback):
             print(f"trainer_backend: profiler did not stop cleanly: {exc}", file=sys.stderr)
         self.profiling = False
         self.profile_done = True
+        assert self.profile is not None, "a run with a profiler window"
         self.profile = (self.profile[0], step)
         self.monitor.on_profile_stop(self.profile[0], step)

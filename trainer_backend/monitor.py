@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfturbo import findings as fcodes
 from tfturbo import protocol
@@ -20,6 +20,10 @@ from tfturbo.settings import RunSettings
 from . import measure
 from .detectors.base import Detector, RunContext, Window
 from .measure import StepRecord
+
+if TYPE_CHECKING:
+    from .batch_validation import BatchValidation
+    from .paired_validation import PairedValidation
 
 
 class StopReason:
@@ -59,9 +63,9 @@ class RunMonitor:
         self.loss_scales: list[float] = []
         self.skipped_steps = 0
         self.stopped_early = False
-        # the accuracy gate's validation, when the run has validation data: paired_validation.PairedValidation,
-        # or for a model trained without labels batch_validation.BatchValidation
-        self.paired = None
+        # the accuracy gate's validation, when the run has validation data (batch_validation's for a model
+        # trained without labels)
+        self.paired: PairedValidation | BatchValidation | None = None
         # The first summary op costs tens of ms to create: pay it here, not inside a measured step.
         self._scalars(0, None, {"batch_size": float(settings.batch_size or 0)})
 
@@ -155,7 +159,7 @@ class RunMonitor:
             self._look_for_steady_state(final=True)
         live = self.record.first_steady
         self.record.settle()  # the whole record revisits the live warm-up decision
-        if self.record.first_steady != live and live is not None:
+        if self.record.first_steady != live and live is not None and self.record.first_steady is not None:
             start = self.record.start_of(self.record.first_steady)
             self.warmup_s = (start - self.fit_start) if start is not None else self.warmup_s
             self.context.warmup_end = self.record.step.index(self.record.first_steady)

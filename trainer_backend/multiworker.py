@@ -258,8 +258,9 @@ class LocalCluster:
         self._closing.set()
         for proc in self.procs:
             if proc.poll() is None:
-                with contextlib.suppress(OSError):
-                    proc.stdin.close()
+                if proc.stdin is not None:
+                    with contextlib.suppress(OSError):
+                        proc.stdin.close()
                 proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_S
         for proc in self.procs:
@@ -434,7 +435,13 @@ def supervise(argv: list[str]) -> int:
     writer = protocol.EventWriter(run=out.name if out else "", sinks=[sys.stdout])
     current: list[subprocess.Popen] = []
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the chief (same process group): it stops
-    signal.signal(signal.SIGTERM, lambda *_: [p.terminate() for p in current if p.poll() is None])
+
+    def stop_current(*_: Any) -> None:
+        for p in current:
+            if p.poll() is None:
+                p.terminate()
+
+    signal.signal(signal.SIGTERM, stop_current)
     retries: list[dict[str, Any]] = []
     aside = out.parent / f".{out.name}.{ATTEMPT_DIR}" if out else None
     for attempt in (1, 2):
@@ -442,6 +449,7 @@ def supervise(argv: list[str]) -> int:
                                 env={**os.environ, SUPERVISED_ENV: "1"})
         current[:] = [proc]
         held: list[dict[str, Any]] = []
+        assert proc.stdout is not None  # stdout=PIPE
         for line in proc.stdout:
             event = protocol.parse_line(line)
             if event is None:
@@ -456,7 +464,7 @@ def supervise(argv: list[str]) -> int:
             break
         retries.append({"attempt": attempt, "reason": reason, "dir": ATTEMPT_DIR})
         print(f"trainer_backend: the multi-worker run failed ({reason}); retrying it once", file=sys.stderr)
-        if out is not None and out.exists():
+        if out is not None and aside is not None and out.exists():
             shutil.rmtree(aside, ignore_errors=True)
             out.rename(aside)
         writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None,

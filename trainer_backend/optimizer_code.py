@@ -62,7 +62,7 @@ class FoundOptimizers:
     missing: str | None = None
     placeholder: bool = False  # `model.optimizer` is the one compile() made by itself, given none
 
-    def used_by(self, captured: set[int]) -> "FoundOptimizers":
+    def used_by(self, captured: set[int]) -> FoundOptimizers:
         """Only those whose step counter the traced training step reads or writes (`captured`: the ids of the
         variable handles the step's graph captures), so a placeholder the step never applies is dropped."""
         keep = [i for i, opt in enumerate(self.objects) if _handle_id(opt) in captured]

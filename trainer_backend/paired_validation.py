@@ -157,7 +157,7 @@ class PairedValidation:
     def save(self, run_dir: Path) -> None:
         if not self.steps:
             return
-        arrays: dict[str, np.ndarray] = {"step": np.asarray(self.steps), "samples": np.asarray(self.samples)}
+        arrays: dict[str, Any] = {"step": np.asarray(self.steps), "samples": np.asarray(self.samples)}
         if self.correct and len(self.correct) == len(self.steps):
             arrays["correct"] = np.stack(self.correct).astype(np.float32)
         if self.loss and len(self.loss) == len(self.steps):
@@ -348,6 +348,7 @@ class ExampleJudge:
         import keras
 
         cl = self.compile_loss
+        assert cl is not None, "loss() calls it with a compiled loss"
         tree = keras.tree
         if not tree.is_nested(y) and not tree.is_nested(pred):
             return y, pred

@@ -232,7 +232,7 @@ def table_rows(table: Any) -> list[dict[str, Any]]:
     """A Google-charts DataTable ({cols, rows: [{c: [{v}]}]}) as dicts keyed by column id."""
     if not isinstance(table, dict):
         return []
-    ids = [c.get("id") for c in table.get("cols", []) if isinstance(c, dict)]
+    ids: list[Any] = [c.get("id") for c in table.get("cols", []) if isinstance(c, dict)]
     return [dict(zip(ids, (c.get("v") if isinstance(c, dict) else None for c in r.get("c", []))))
             for r in table.get("rows", []) if isinstance(r, dict)]
 

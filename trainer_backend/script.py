@@ -75,6 +75,7 @@ from tfturbo.errors import WorkloadError, plain_line
 from tfturbo.numbers import ordinal
 from tfturbo.workload_kind import CONTRACT_FUNCTIONS, fit_calls_in_source, measured_fit_text
 
+from .model_loss import compiled_without_loss
 from .stdio import log_name
 
 KERAS_DEFAULT_BATCH = 32  # what model.fit uses for arrays when the script gives no batch_size
@@ -128,9 +129,14 @@ class ScriptWorkload:
     @property
     def default_batch_size(self) -> int:
         """The script's batch size; known once `build_model()` ran the script."""
+        return self._native_batch_size()
+
+    @property
+    def _fit(self) -> FitCall:
+        """The script's captured fit() call: there once `build_model()` ran the script."""
         if self.call is None:
             raise RuntimeError("the script has not run yet: call build_model() first")
-        return self._native_batch_size()
+        return self.call
 
     @property
     def array_data(self) -> bool:
@@ -160,8 +166,6 @@ class ScriptWorkload:
         """Run the script up to its first `fit()`; return the model it passed there, checked like a workload."""
         import keras
 
-        from .workload import compiled_without_loss
-
         if self.call is None:
             self.call = self._run()
             print(f"tfturbo: measured {measured_fit_text(self.describe())}; the rest of the script did not run",
@@ -181,9 +185,7 @@ class ScriptWorkload:
 
     def make_datasets(self, batch_size: int) -> tuple[Any, Any | None]:
         """(train_ds, val_ds) from the captured call: training at `batch_size`, validation at the script's own."""
-        if self.call is None:
-            raise RuntimeError("the script has not run yet: call build_model() first")
-        call = self.call
+        call = self._fit
         x, y, weights = call.x, call.y, call.sample_weight
         validation = call.validation_data
         if _is_dataset_like(x):
@@ -213,7 +215,7 @@ class ScriptWorkload:
 
     def notes(self) -> list[str]:
         """What of the script's fit() call tfturbo does not reproduce, one line each (logged)."""
-        call = self.call
+        call = self._fit
         lines = []
         if call.callbacks:
             names = ", ".join(dict.fromkeys(type(c).__name__ for c in call.callbacks))
@@ -374,7 +376,7 @@ class ScriptWorkload:
         return WorkloadError(problem, fix, where=self.path)
 
     def _native_batch_size(self) -> int:
-        call = self.call
+        call = self._fit
         if not _is_dataset_like(call.x):
             return int(call.batch_size or KERAS_DEFAULT_BATCH)
         return self._as_dataset(call.x)[1] or KERAS_DEFAULT_BATCH
@@ -410,7 +412,7 @@ class ScriptWorkload:
 
         spec = ds.element_spec
         if not has_labels(spec):  # fit(x): the model's own train_step reads the batch (an autoencoder, a GAN)
-            why = why_labels_needed(self.call.model)
+            why = why_labels_needed(self._fit.model)
             if why is not None:
                 raise self._error(f"{label} given to fit() at {self.fit_where} has no labels, and {why}",
                                   "pass fit(x, y, ...) or a dataset of (x, y) pairs")

@@ -26,7 +26,7 @@ LOG_KEEP_CHARS = 4 * 1024 * 1024  # text kept in memory for detectors (the log f
 
 _stop = threading.Event()
 _stop_reason = ""
-_capture: "StderrCapture | None" = None
+_capture: StderrCapture | None = None
 
 
 def stop_requested() -> bool:

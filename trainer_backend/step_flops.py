@@ -39,7 +39,7 @@ import math
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 SOURCE = "train step graph: matmul, einsum and convolution FLOPs, loops × trip count"
 
@@ -252,7 +252,7 @@ class _Frame:
 
     op: Any
     graph: Any
-    parent: "_Frame | None"
+    parent: _Frame | None
     offset: int = 0  # caller inputs before the function's own (an If's predicate, a Case's index)
     body: Any = None  # a While's body graph
 
@@ -265,7 +265,8 @@ class _Walk:
         self._trips: dict[int, int | None] = {}
 
     def graph(self, graph, frame: _Frame | None, times: float = 1.0) -> tuple[float, Counter]:
-        total, by_op = 0.0, Counter()
+        total = 0.0
+        by_op: Counter[str] = Counter()
         for op in _live_ops(graph):
             kind = op.type
             if kind in _WHILE:
@@ -286,13 +287,13 @@ class _Walk:
                     flops, ops = max(branches, key=lambda b: b[0])
                     total, by_op = total + flops, by_op + ops
             elif kind in _RULES:
-                flops = _RULES[kind](op)
-                if flops is None:
+                counted = _RULES[kind](op)
+                if counted is None:
                     self.note(f"{kind} {op.name!r} works on shapes not known before the step runs "
                               "(inputs whose size varies from batch to batch)")
                     continue
-                total += flops * times
-                by_op[kind] += flops * times
+                total += counted * times
+                by_op[kind] += counted * times  # type: ignore[assignment]  # FLOPs: a Counter of floats
             elif kind in _CALL or self.function(graph, kind, quiet=True) is not None:
                 name = op.get_attr("f").name if kind in _CALL else kind
                 called = self.function(graph, name)
@@ -342,7 +343,8 @@ class _Walk:
             if cond is not None and body is not None:
                 inner = _Frame(op, graph, frame, 0, body)
                 found = [self._bound(c, op, cond, body, inner) for c in _conjuncts(cond.outputs[0])]
-                trips = min(found) if found and None not in found else None
+                known = [t for t in found if t is not None]
+                trips = min(known) if found and len(known) == len(found) else None
             self._trips[key] = trips
         return self._trips[key]
 
@@ -418,10 +420,10 @@ class _Walk:
             static = None
         if static is not None:
             return static
-        unary = {"Neg": np.negative, "Cast": lambda v: v}
-        binary = {"AddV2": np.add, "Add": np.add, "Sub": np.subtract, "Mul": np.multiply,
+        unary: dict[str, Callable[[Any], Any]] = {"Neg": np.negative, "Cast": lambda v: v}
+        binary: dict[str, Callable[[Any, Any], Any]] = {"AddV2": np.add, "Add": np.add, "Sub": np.subtract, "Mul": np.multiply,
                   "Maximum": np.maximum, "Minimum": np.minimum, "FloorDiv": np.floor_divide}
-        reduce = {"Max": np.max, "Min": np.min, "Sum": np.sum, "Prod": np.prod}
+        reduce: dict[str, Callable[..., Any]] = {"Max": np.max, "Min": np.min, "Sum": np.sum, "Prod": np.prod}
         if kind in unary:
             v = self.value(op.inputs[0], graph, frame)
             return None if v is None else unary[kind](np.asarray(v))

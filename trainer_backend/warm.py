@@ -35,7 +35,7 @@ import selectors
 import signal
 import socket
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from tfturbo.warm_start import READY, SOCKET_ENV
 
@@ -91,7 +91,7 @@ def handoff(argv: list[str]) -> int | None:
         return None
     pid = int(reply["pid"])
     for sig in _FORWARDED:
-        signal.signal(sig, lambda signum, frame, pid=pid: _forward(pid, signum))
+        signal.signal(sig, lambda signum, frame: _forward(pid, signum))
     ended = _read_json(reader)
     if ended is None:  # the server went away: the child with it
         _forward(pid, signal.SIGKILL)
@@ -132,7 +132,7 @@ def preload() -> None:
     from .commands import audit, env, probe_input, run, run_pair  # noqa: F401
     from tensorflow.python.eager import context
 
-    if context.context()._context_handle is not None:  # noqa: SLF001 - a child would share the parent's runtime
+    if context.context()._context_handle is not None:  # a child would share the parent's runtime
         raise RuntimeError("TensorFlow's runtime started while importing: a forked child could not start its own")
     import gc
 
@@ -140,8 +140,9 @@ def preload() -> None:
     gc.freeze()  # the imported objects stay out of every child's collections: their pages are shared, not copied
 
 
-def serve(path: str) -> int:
-    """Listen on `path` and fork a child per connection until stdin closes (the front end is gone)."""
+def serve(path: str, run: Callable[[list[str]], int]) -> int:
+    """Listen on `path` and fork a child per connection until stdin closes (the front end is gone); each child
+    runs its command line with `run` (the backend's `main`, handed in by `__main__.entry`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # its children are stopped through their clients
     preload()
     if os.path.exists(path):
@@ -166,7 +167,7 @@ def serve(path: str) -> int:
             for key, _ in selector.select(timeout=0.5):
                 if key.data == "accept":
                     conn, _ = listener.accept()
-                    pid = _start(conn, own_env, (listener, woken, waker), children)
+                    pid = _start(conn, own_env, (listener, woken, waker), children, run)
                     if pid is not None:
                         children[pid] = conn
                         selector.register(conn, selectors.EVENT_READ, pid)
@@ -178,9 +179,10 @@ def serve(path: str) -> int:
                 elif key.data == "child ended":
                     woken.recv(4096)
                 else:  # a client's connection readable: it sends nothing more, so it closed (killed)
-                    conn = key.fileobj
-                    if not conn.recv(1):
-                        selector.unregister(conn)
+                    client = key.fileobj
+                    assert isinstance(client, socket.socket), "registered above: a client's connection"
+                    if not client.recv(1):
+                        selector.unregister(client)
                         _forward(key.data, signal.SIGKILL)
             _reap(children, selector)
     finally:
@@ -195,7 +197,7 @@ def serve(path: str) -> int:
 
 
 def _start(conn: socket.socket, own_env: dict[str, str], own: tuple[socket.socket, ...],
-           children: dict[int, socket.socket]) -> int | None:
+           children: dict[int, socket.socket], run: Callable[[list[str]], int]) -> int | None:
     """Fork the child for one client; its pid, or None (refused, or the client gave up)."""
     try:
         data, fds, _, _ = socket.recv_fds(conn, _MAX_MESSAGE, 3)
@@ -224,7 +226,7 @@ def _start(conn: socket.socket, own_env: dict[str, str], own: tuple[socket.socke
         conn.close()
         for other in children.values():
             other.close()
-        _child(message, fds)
+        _child(message, fds, run)
     for fd in fds:
         os.close(fd)
     _send(conn, {"pid": pid})
@@ -241,7 +243,7 @@ def _refusal(message: dict[str, Any], fds: list[int], own_env: dict[str, str]) -
     return f"{', '.join(differ)} differ from the warm server's" if differ else ""
 
 
-def _child(message: dict[str, Any], fds: list[int]) -> None:
+def _child(message: dict[str, Any], fds: list[int], run: Callable[[list[str]], int]) -> None:
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -263,9 +265,7 @@ def _child(message: dict[str, Any], fds: list[int]) -> None:
         np.random.seed()
         trainer_backend.STARTED = float(message["started"])
         trainer_backend.WARM = True
-        from .__main__ import main
-
-        code = main(list(message["argv"]))
+        code = run(list(message["argv"]))
     except SystemExit as exit_:
         code = int(exit_.code or 0)
     except BaseException:  # noqa: BLE001 - the child must end with a code, never back in the server's loop

@@ -38,6 +38,8 @@ from tfturbo.errors import WorkloadError, plain_line
 
 from .stdio import log_name
 
+from .model_loss import compiled_without_loss
+
 if TYPE_CHECKING:  # imported lazily at run time (load_workload): script mode needs keras
     from .script import ScriptWorkload
 
@@ -154,7 +156,7 @@ class Workload:
 
 
 def load_workload(spec: str, script_args: list[str] | tuple[str, ...] = (),
-                  fit_call: int | None = None) -> "Workload | ScriptWorkload":
+                  fit_call: int | None = None) -> Workload | ScriptWorkload:
     """Resolve `spec` (a path or `builtin:NAME`) to a contract workload, imported in isolation with its
     functions checked, or to a training script (`trainer_backend.script`), which runs later, in
     `build_model()`. `script_args` are a script's own options (its sys.argv[1:]), `fit_call` which of its fit()
@@ -216,6 +218,7 @@ def _import_isolated(path: Path) -> types.ModuleType:
     """
     module_name = f"tfturbo_workload_{_identifier(path.stem)}_{uuid.uuid4().hex[:8]}"
     import_spec = importlib.util.spec_from_file_location(module_name, path)
+    assert import_spec is not None and import_spec.loader is not None, "a .py file (load_workload checks)"
     module = importlib.util.module_from_spec(import_spec)
     sys.modules[module_name] = module
     folder = str(path.parent)
@@ -243,16 +246,6 @@ def _exc_line(exc: BaseException, path: str) -> str:
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == Path(path)]
     at = f" (line {lines[-1]})" if lines else ""
     return f"{type(exc).__name__}: {message}{at}"
-
-
-def compiled_without_loss(model) -> bool:
-    """Nothing to train on: no compiled loss, and neither a `compute_loss` nor a `train_step` of the model's own
-    (a distiller computes its loss in `compute_loss` and compiles none: it is measured as written)."""
-    import keras
-
-    cls = type(model)
-    return model.loss is None and cls.train_step is keras.Model.train_step and \
-        cls.compute_loss is keras.Model.compute_loss
 
 
 def _is_batch_source(obj) -> bool:

@@ -208,7 +208,7 @@ def hlo_trace(module: str, ops: list[tuple[str, float]]) -> dict:
                             for op, us in ops]}
 
 
-def hlo_module(name: str, fusions: dict[str, str], custom_gemms: dict[str, str] = {}):
+def hlo_module(name: str, fusions: dict[str, str], custom_gemms: dict[str, str] | None = None):
     """An HloModuleProto as XLA's GPU compiler leaves a step: each fusion in `fusions` (name → element type,
     e.g. "BF16") calls a computation whose root is a dot of two parameters of that type, like
     gemm_fusion_dot.N; each of `custom_gemms` is a cuBLAS custom call on operands of its type; one
@@ -234,7 +234,7 @@ def hlo_module(name: str, fusions: dict[str, str], custom_gemms: dict[str, str] 
         instruction(called, "dot", "dot", element, (a.id, b.id))
         x = instruction(entry, "parameter", f"{fusion}_x", element)
         instruction(entry, "fusion", fusion, element, (x.id,), (called.id,))
-    for gemm, element in custom_gemms.items():
+    for gemm, element in (custom_gemms or {}).items():
         a = instruction(entry, "parameter", f"{gemm}_a", element)
         b = instruction(entry, "parameter", f"{gemm}_b", element)
         instruction(entry, "custom-call", gemm, element, (a.id, b.id), target="__cublas$gemm")

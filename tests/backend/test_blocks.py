@@ -86,15 +86,18 @@ def test_a_run_pair_of_auto_clustering_arms_sets_the_cpu_flag_as_a_run_does(monk
     from trainer_backend.__main__ import _parse, process_flags
     from tfturbo.settings import XLA_CPU_AUTOCLUSTERING_FLAG
 
-    arm = lambda name: json.dumps(["builtin:mlp", "--xla-autoclustering", "--speed-only",
-                                   "--out", str(tmp_path / name)])
+    def arm(name):
+        return json.dumps(["builtin:mlp", "--xla-autoclustering", "--speed-only", "--out", str(tmp_path / name)])
+
     for argv in (["run", "builtin:mlp", "--xla-autoclustering", "--out", str(tmp_path / "r")],
                  ["run-pair", "--arm", arm("a"), "--arm", arm("b"), "--steady-s", "3"]):
         monkeypatch.setenv("TF_XLA_FLAGS", "--xla_user_flag")
         assert process_flags(_parse(argv)).xla_autoclustering
         assert os.environ["TF_XLA_FLAGS"].split() == ["--xla_user_flag", XLA_CPU_AUTOCLUSTERING_FLAG]
     monkeypatch.setenv("TF_XLA_FLAGS", "")
-    plain = lambda name: json.dumps(["builtin:mlp", "--speed-only", "--out", str(tmp_path / name)])
+    def plain(name):
+        return json.dumps(["builtin:mlp", "--speed-only", "--out", str(tmp_path / name)])
+
     process_flags(_parse(["run-pair", "--arm", plain("c"), "--arm", plain("d"), "--steady-s", "3"]))
     assert os.environ["TF_XLA_FLAGS"] == ""
 

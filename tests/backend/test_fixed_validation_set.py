@@ -9,8 +9,8 @@ import pytest
 keras = pytest.importorskip("keras")
 tf = pytest.importorskip("tensorflow")
 
-from trainer_backend.paired_validation import PairedValidation
-from trainer_backend.validation_set import balanced_batch, fixed_set
+from trainer_backend.paired_validation import PairedValidation  # noqa: E402 - after the skip when TF is missing
+from trainer_backend.validation_set import balanced_batch, fixed_set  # noqa: E402
 
 N = 300  # not a multiple of 256: the old set's last batch was short, and its cardinality unknown
 

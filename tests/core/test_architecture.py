@@ -88,3 +88,69 @@ def test_no_test_module_imports_a_conftest_by_its_bare_name():
                  if re.search(r"^\s*(from conftest import|import conftest)|tests\.\w+\.conftest",
                               path.read_text(encoding="utf-8"), re.MULTILINE)]
     assert not offenders, offenders
+
+
+def import_cycles(graph) -> list[list[str]]:
+    """The groups of modules that import each other, directly or not (strongly connected components of more than
+    one module), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    cycles = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            module, imported = work[-1]
+            nxt = next(imported, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.find_modules_directly_imported_by(nxt)))))
+                elif nxt in on_stack:
+                    low[module] = min(low[module], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[module])
+            if low[module] == index[module]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == module:
+                        break
+                if len(group) > 1:
+                    cycles.append(sorted(group))
+    return cycles
+
+
+def test_import_cycles_are_found():
+    graph = grimp.ImportGraph()
+    for module in ("a", "b", "c", "d"):
+        graph.add_module(module)
+    graph.add_import(importer="a", imported="b")
+    graph.add_import(importer="b", imported="c")
+    graph.add_import(importer="c", imported="a")
+    graph.add_import(importer="c", imported="d")
+    assert import_cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    """No import cycles between modules, imports inside functions included (grimp reads every import statement):
+    a cycle hidden in a function is a layering nobody decided (report/pdf imported profile_page, whose page
+    imported pdf back). Annotation-only imports (`if TYPE_CHECKING:`) do not count, as in the contracts."""
+    graph = grimp.build_graph("tfturbo", "tfturbo_gui", "trainer_backend", exclude_type_checking_imports=True,
+                              cache_dir=None)
+    cycles = import_cycles(graph)
+    details = {" ↔ ".join(group): sorted(f"{m} -> {i}" for m in group for i in graph.find_modules_directly_imported_by(m)
+                                           if i in group) for group in cycles}
+    assert cycles == [], details

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tfturbo.runfiles import RunRecord
 from tfturbo.stats import weighted_median
 from tfturbo.summary import samples_per_s, steps_per_s, window_throughput
 
@@ -111,10 +112,9 @@ def test_a_runs_own_throughput_interval_is_shown_only_where_it_is_meaningful(win
     assert steps_per_s_ci95(summary, None) == (800.0, shown)
 
 
-def _four_window_run(name: str, rate_scale: float, ci95: list | None = "written") -> "RunRecord":
+def _four_window_run(name: str, rate_scale: float, ci95: list | None = "written") -> RunRecord:
     """A run of four steady windows (realistic noise) as the backend writes it, or, with `ci95`, as a summary
     written before the rule held (an interval bootstrapped from its 4 windows)."""
-    from tfturbo.runfiles import RunRecord
 
     rng = np.random.default_rng(7)
     windows = [(1 + 40 * i, 40 * (i + 1), 0.1 * rate_scale * math.exp(rng.normal(0, 0.1))) for i in range(4)]

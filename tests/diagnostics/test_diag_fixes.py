@@ -94,7 +94,7 @@ def test_float32_head_on_custom_layers_without_get_config(mixed_float16):
     import keras
 
     model = _custom_layer_model()
-    with pytest.raises(Exception):  # what tfturbo used to do: clone through get_config/from_config
+    with pytest.raises(Exception):  # noqa: B017 - what tfturbo used to do: clone through get_config/from_config
         keras.models.clone_model(model)
     _assert_fixed(model, np.ones((4, 6), "float32"))
     model.compile(optimizer=model.optimizer, loss=model.loss)

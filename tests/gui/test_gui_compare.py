@@ -103,17 +103,17 @@ def test_every_row_header_and_plot_of_the_compare_page_is_readable(qtbot, tmp_pa
     view = page.view
     assert unreadable(view) == [], f"at {size}"
     assert view.table.verticalScrollBar().maximum() == 0  # every row shown: the page scrolls, not the table
-    assert page.scroll.widget().height() >= page.scroll.widget().minimumSizeHint().height()  # nothing squeezed
+    assert page.page_scroll.widget().height() >= page.page_scroll.widget().minimumSizeHint().height()  # nothing squeezed
     for plot in (view.plots.step_plot, view.plots.loss_plot, view.plots.val_plot):
         assert plot.height() >= 180 and tick_labels(plot) >= 3, f"{plot.getPlotItem().titleLabel.text} at {size}"
     # what the page shows is reachable: the table lies inside the page's scrolling column
-    page.scroll.ensureWidgetVisible(view.table, 0, 0)
+    page.page_scroll.ensureWidgetVisible(view.table, 0, 0)
     qtbot.wait(20)
-    top = view.table.mapTo(page.scroll.viewport(), view.table.rect().topLeft()).y()
-    assert 0 <= top and top + view.table.height() <= page.scroll.viewport().height()
+    top = view.table.mapTo(page.page_scroll.viewport(), view.table.rect().topLeft()).y()
+    assert 0 <= top and top + view.table.height() <= page.page_scroll.viewport().height()
 
     # the wheel over a plot scrolls the page (the plot would otherwise take it and zoom)
-    bar = page.scroll.verticalScrollBar()
+    bar = page.page_scroll.verticalScrollBar()
     bar.setValue(0)
     plot = view.plots.loss_plot
     before = plot.getPlotItem().getViewBox().viewRange()

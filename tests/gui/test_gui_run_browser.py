@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QStyle
 from test_gui_layout import clipped
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "report"))
-from report_fixtures import make_run, make_study  # noqa: E402  (recorded runs, no training)
+from report_fixtures import make_run, make_study  # recorded runs, no training
 
 LADDER = ["01-baseline", "02-mixed_bfloat16", "03-xla", "04-larger_batch", "05-confirmation"]
 

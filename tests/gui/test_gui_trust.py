@@ -293,7 +293,7 @@ def test_resources_icon_desktop_entry_theme_and_shortcuts(qtbot, tmp_path):
         assert resources.path(f"fonts/LICENSE-{licence}.txt").stat().st_size > 1000
     import tomllib
     data = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert {"fonts/*.ttf", "fonts/*.txt"} <= set(data["package-data"]["resources"])  # installed with the app
+    assert {"*.ttf", "*.txt"} <= set(data["package-data"]["resources.fonts"])  # installed with the app
 
     window = make_window(qtbot, tmp_path)
     go_next(qtbot, window, 1)

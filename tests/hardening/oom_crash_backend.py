@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tfturbo import protocol  # noqa: E402
+from tfturbo import protocol
 
 LOG = (
     "W0000 00:00:1796039942.119828   24274 bfc_allocator.cc:502] Allocator (mklcpu) ran out of memory trying to "

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import difflib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ def patch_of(name: str, *changes: C.Change, **target):
     return patch
 
 
-@lru_cache(maxsize=None)
+@cache
 def every(name: str):
     """Every change applied to one script (shared by the tests: reading a script takes a fraction of a second per
     change)."""

@@ -6,12 +6,11 @@ import csv
 import json
 
 from report_fixtures import pdf_text
+from tests.conftest import run_cli  # the suite runs from the repository root (`python -m pytest`)
 from tfturbo.runfiles import RUNS_DIR
 from tfturbo.trials.speed import samples_per_s
 
 RUNGS = ["01-baseline", "02-mixed_bfloat16", "03-xla", "04-larger_batch", "05-confirmation"]
-
-from tests.conftest import run_cli  # the suite runs from the repository root (`python -m pytest`)
 
 
 def test_compare_prints_the_table_and_writes_csv(broken_study, tmp_path):

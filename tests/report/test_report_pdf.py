@@ -12,7 +12,6 @@ import pytest
 import yaml
 from pypdf import PdfReader
 
-from reportlab.graphics.charts.lineplots import LinePlot
 
 import resources
 from report_fixtures import PROFILE, WARMUP, make_run, make_study, pdf_text

@@ -42,7 +42,10 @@ def write_run(run_dir: Path, label_correct: np.ndarray, value_loss: np.ndarray, 
     written = {} if ids is False else {"digest": (digests(n) if ids is None else ids)[order]}
     label_correct, value_loss, label_loss = (a[order] for a in (label_correct, value_loss, label_loss))
     p = len(POINTS)
-    rows = lambda a: np.stack([a] * p).astype(np.float32)
+
+    def rows(a):
+        return np.stack([a] * p).astype(np.float32)
+
     np.savez_compressed(
         run_dir / accuracy.PAIRED_FILE, step=np.array([s for s, _ in POINTS]), samples=np.array([s for _, s in POINTS]),
         correct=rows(label_correct), loss=rows(label_loss + 0.2 * value_loss), **written,
@@ -139,7 +142,10 @@ def test_a_set_that_holds_the_other_pairs_the_examples_both_have(tmp_path):
     validation examples"): the 1,200 both have are paired, wherever they sit, and the verdict says so."""
     correct, value, label = heads(0)
     a = arm(write_run(tmp_path / "a", correct, value, label))
-    more = lambda x: np.concatenate([x, x[:300]])
+
+    def more(x):
+        return np.concatenate([x, x[:300]])
+
     ids = np.concatenate([digests(N), digests(300, offset=5 * N)])
     order = np.random.default_rng(2).permutation(N + 300)
     v = accuracy.gate(a, arm(write_run(tmp_path / "b", more(correct), more(value), more(label), order=order,

@@ -12,7 +12,7 @@ from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import Trial, equal_samples, run_trial
 from tfturbo.trials.verdict import FASTER, TrialVerdict
 
-from tests.tune.tune_fakes import FakeBackend, summary  # the tune tests' recorded summaries and fake backend
+from tests.tune.tune_fakes import summary  # the tune tests' recorded summaries and fake backend
 
 
 def recorded(settings: RunSettings, ms: float = 100.0, status: str = "completed", factor: float = 1.0) -> dict:

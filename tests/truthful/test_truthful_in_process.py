@@ -7,7 +7,6 @@ import os
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tfturbo.errors import WorkloadError

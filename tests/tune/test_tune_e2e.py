@@ -18,7 +18,6 @@ import yaml
 
 from tests.conftest import run_cli  # the suite runs from the repository root
 from tfturbo.findings import codes_of
-from tfturbo.numbers import counted
 from tfturbo.report import gather
 from tfturbo.runfiles import SUMMARY
 from tfturbo.stats import replicate_ratio_ci

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ..cli_args import add_json
 from ..errors import UserError
-from ..runfiles import EVENTS, RUN_YAML, RUNS_DIR, SUMMARY, load_run, load_study_runs, write_text_atomic
+from ..runfiles import (EVENTS, RUN_YAML, RUNS_DIR, SUMMARY, RunRecord, load_run, load_study_runs,
+                        write_text_atomic)
 from ..verdicts import Verdict
 
 
@@ -27,7 +28,7 @@ def is_run_dir(path: Path) -> bool:
     return any((path / name).exists() for name in (RUN_YAML, EVENTS, SUMMARY))
 
 
-def load_records(paths: list[str]):
+def load_records(paths: list[str]) -> list[RunRecord]:
     """RunRecords for the given run (or study) directories, in the order given."""
     records = []
     for arg in paths:

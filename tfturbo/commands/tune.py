@@ -20,6 +20,8 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from types import FrameType
+from typing import Any, Callable
 
 from .. import console, protocol
 from ..backend_client import log_path
@@ -126,7 +128,7 @@ def ways_forward_text(study: Study) -> str:
     blocks = []
     for rung in study.rungs:
         forward = for_rung(study.path, rung, tolerance, study.baseline)
-        if forward is not None:
+        if forward is not None and rung.decision is not None:  # a way forward is for a decided rung
             blocks.append("\n".join([f"{rung.name} was faster ({rung.decision.speed.text()}), but its accuracy was "
                                      "inconclusive.", *(f"  {line}" for line in forward.lines())]))
     if not blocks:
@@ -141,7 +143,7 @@ class _CtrlC:
 
     def __init__(self, cancel: threading.Event, say):
         self.cancel, self.say = cancel, say
-        self.previous = None
+        self.previous: Callable[[int, FrameType | None], Any] | int | None = None
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():

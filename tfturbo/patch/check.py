@@ -49,7 +49,7 @@ class Check:
         return {"status": self.status, "reason": self.reason, "run": self.run}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> "Check | None":
+    def from_dict(cls, d: dict[str, Any] | None) -> Check | None:
         if not isinstance(d, dict) or d.get("status") not in (CHECKED, CHECK_FAILED, NOT_CHECKED):
             return None
         return cls(str(d["status"]), str(d.get("reason") or ""), d.get("run"))

@@ -26,7 +26,7 @@ def write_report(study_dir: str | os.PathLike[str], out_pdf: str | os.PathLike[s
     """
     from .pdf import render  # reportlab is imported only when a report is written
 
-    data = gather(study_dir)
+    data = gather(Path(study_dir))
     out = Path(out_pdf) if out_pdf is not None else Path(study_dir) / REPORT_PDF
     if out.is_dir():
         raise UserError(f"{out} is a directory", "pass -o with a file name, e.g. -o report.pdf")

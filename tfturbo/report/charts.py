@@ -109,7 +109,8 @@ def line_chart(plot: Plot, width: float, height: float = 150) -> Drawing:
     def py(v: float) -> float:
         return lp.y + (v - y_lo) / ((y_hi - y_lo) or 1) * lp.height
 
-    labelled, label_rows = set(), []  # label_rows: the right edge of the last label on each row
+    labelled: set[str] = set()
+    label_rows: list[float] = []  # the right edge of the last label on each row
     for lo, hi, kind in plot.bands:  # warm-up and profiler: shaded behind the curves, labelled once
         x0, x1 = px(max(lo, x_lo)), px(min(hi, x_hi))
         if x1 <= x0:
@@ -125,8 +126,8 @@ def line_chart(plot: Plot, width: float, height: float = 150) -> Drawing:
     for i, c in enumerate(plot.curves):  # points clamped at the top edge: a small triangle each
         colour = SERIES_COLORS[i % len(SERIES_COLORS)]
         for x in c.clipped:
-            cx, top = px(x), py(max(c.y))
-            d.add(Polygon([cx - 2.5, top - 4, cx + 2.5, top - 4, cx, top], fillColor=colour, strokeColor=None))
+            cx, tip = px(x), py(max(c.y))
+            d.add(Polygon([cx - 2.5, tip - 4, cx + 2.5, tip - 4, cx, tip], fillColor=colour, strokeColor=None))
     d.add(String(left, height + legend_h - 11, plot.title, fontName=style.FONT_BOLD, fontSize=9.5,
                  fillColor=style.INK))
     d.add(String(left + lp.width / 2, bottom - 22, plot.x_label, fontName=style.FONT, fontSize=7.5,

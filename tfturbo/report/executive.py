@@ -16,6 +16,7 @@ from reportlab.graphics.shapes import Drawing, Line, Polygon, Rect, String
 from reportlab.lib import colors
 from reportlab.pdfbase import pdfmetrics
 
+from ..headline import Headline
 from ..numbers import finite
 from ..trials.verdict import WORSE, AccuracyVerdict, Tolerance
 from ..verdicts import Verdict
@@ -29,7 +30,7 @@ ACC_CAP = 5.0  # tolerances: the same for the accuracy panel
 def headline_sentence(data: ReportData) -> tuple[str, str]:
     """(the big line, the line under it): '1.67x faster' and what it is, in plain words."""
     tuned, base = data.tuned, data.baseline
-    if tuned is None or tuned.headline is None or base is None or base.row is None:
+    if tuned is None or tuned.headline is None or tuned.row is None or base is None or base.row is None:
         return ("Keep the current settings",
                 "No change was shown to be both faster and within the accuracy tolerance on this hardware "
                 "(every configuration is in the chart below)."
@@ -93,6 +94,11 @@ def _acc_value(acc: AccuracyVerdict | None) -> tuple[float, float, float] | None
     return acc.delta * scale, acc.ci95[0] * scale, acc.ci95[1] * scale
 
 
+def _headline(r: LadderRow) -> Headline:
+    assert r.headline is not None, "a measured configuration (_measured)"
+    return r.headline
+
+
 def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -> Drawing | None:
     """Every configuration's speed-up (left) and accuracy change (right), each with its 95% interval; kept
     configurations in the accent colour, the others grey; values beyond the axis end in an arrow."""
@@ -105,7 +111,7 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
     panel_w = (width - label_w - gap) / 2
     height = top + bottom + row_h * len(rows)
     d = Drawing(width, height)
-    speeds = [(r.headline.ratio, *r.headline.ci95) for r in rows]
+    speeds = [(_headline(r).ratio, *_headline(r).ci95) for r in rows]
     finite_speeds = [v for s in speeds for v in s if finite(v)]
     s_lo = min([0.8] + [v for v in finite_speeds if v > 0])
     s_hi = min(SPEED_CAP, max([1.2] + finite_speeds))
@@ -117,7 +123,7 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
         accs = [(a[0] / 100, a[1] / 100, a[2] / 100) if a else None for a in accs]
     tol = None if is_loss else tolerance.accuracy_pp
     spread = [abs(v) for a in accs if a for v in a]
-    a_span = min(ACC_CAP * tol, max([tol * 1.5] + spread)) if tol else (max(spread) if spread and max(spread) else 1)
+    a_span = min(ACC_CAP * tol, max([tol * 1.5] + spread)) if tol else (max(spread, default=0.0) or 1)
     panels = [("Speed-up vs the baseline (x)", label_w, s_lo, s_hi, 1.0),
               (f"{metric or 'Accuracy'} change vs the baseline" + ("" if is_loss else " (pp)"),
                label_w + panel_w + gap, -a_span * 1.1, a_span * 1.1, 0.0)]
@@ -157,7 +163,7 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
                     d.add(Line(px(end), y - 3, px(end), y + 3, strokeColor=colour, strokeWidth=1))
             d.add(Rect(px(mid) - 2.5, y - 2.5, 5, 5, fillColor=colour, strokeColor=colors.white, strokeWidth=0.5))
             if ref == 1.0:  # the value, and what it is against when that is not the baseline (its own trial's)
-                shown = f"{mid:.2f}x" + ("" if r.headline.vs_baseline else f" vs {r.headline.against}")
+                shown = f"{mid:.2f}x" + ("" if _headline(r).vs_baseline else f" vs {_headline(r).against}")
                 room = pdfmetrics.stringWidth(shown, style.FONT, 6.5) + 4
                 after = px(b) + room < x0 + panel_w
                 d.add(String(px(b) + 4 if after else px(a) - 4, y - 2.5, shown, fontName=style.FONT,

@@ -269,8 +269,9 @@ def _pick_tuned(rungs: list[LadderRow], baseline: LadderRow | None, study: Study
                 return r
         return kept[-1] if kept else None
     # No ladder: the fastest completed run that is faster beyond the noise.
-    faster = [r for r in candidates if r.row.status == protocol.RunStatus.COMPLETED and r.row.verdict == Verdict.FASTER]
-    return max(faster, key=lambda r: r.row.speedup or 0.0) if faster else None
+    faster = [r for r in candidates if r.row is not None and r.row.status == protocol.RunStatus.COMPLETED
+              and r.row.verdict == Verdict.FASTER]
+    return max(faster, key=lambda r: (r.row.speedup if r.row else None) or 0.0) if faster else None
 
 
 def _pct(ratio: float) -> str:
@@ -335,7 +336,7 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
                 + (f" Tried: {why}." if why else ""))
     row = tuned.row
     trial = _headline_trial(tuned, rungs)
-    if trial is not None:
+    if trial is not None and trial.speed is not None:
         speed = trial.speed
         lo, hi = speed.ci95
         text = (source + f"Training with {row.label} is {speed.ratio:.2f}x as fast as the baseline ({base.label}), "
@@ -397,7 +398,7 @@ def _memory_sentence(baseline: LadderRow, tuned: LadderRow, records: dict[str, R
     """Peak memory before and after, a change claimed only beyond the runs' own spread (`summary.MemoryChange`)."""
     change = summ.memory_change(_own_process_peaks(baseline.settings, records),
                                 _own_process_peaks(tuned.settings, records))
-    return memory_words(change, tuned.row.memory_kind)
+    return memory_words(change, tuned.row.memory_kind if tuned.row else None)
 
 
 def memory_words(change: summ.MemoryChange | None, memory_kind: str | None) -> str:
@@ -483,16 +484,16 @@ def _changes(tuned: LadderRow | None, baseline: LadderRow | None, recommended: d
 def _design(rungs: list[Rung]) -> str:
     """How the trials measured, in words: the first trial's description with the number of pairs of every
     trial (the first's alone read "4 replicate pair(s)" for trials of 4, 6, 5 and 3 pairs)."""
-    trials = [r for r in rungs if r.decision and r.decision.design and r.kind != RungKind.BASELINE]
+    trials = [r.decision for r in rungs if r.decision and r.decision.design and r.kind != RungKind.BASELINE]
     if not trials:
         return ""
-    pairs = sorted({r.decision.speed.replicates for r in trials})
+    pairs = sorted({d.speed.replicates for d in trials})
     count = f"{pairs[0]}" if len(pairs) == 1 else f"{pairs[0]} to {pairs[-1]}"
     text = re.sub(r"^\d+ replicate pairs?(\(s\))?", f"{count} replicate pairs per trial (each row gives its own)",
-                  trials[0].decision.design)  # "pair(s)": a study written before tfturbo counted its nouns
+                  trials[0].design)  # "pair(s)": a study written before tfturbo counted its nouns
     # each trial's steady seconds as its verdict recorded them (Study.load reads an older study's from its words)
-    steady = sorted({round(r.decision.steady_s) for r in trials if r.decision.steady_s is not None})
-    first = trials[0].decision.steady_s
+    steady = sorted({round(d.steady_s) for d in trials if d.steady_s is not None})
+    first = trials[0].steady_s
     if len(steady) > 1 and first is not None:  # paired replicates sized per trial: the range, not the first trial's
         text = text.replace(steady_words(first), steady_words(f"{steady[0]}–{steady[-1]}"), 1)
     return text
@@ -533,7 +534,7 @@ def _median_pair(trial_name: str, names: list[str], records: dict[str, RunRecord
         a, b = records.get(name), records.get(trial_name if k == 1 else f"{trial_name}.b{k}")
         rate_a = samples_per_s(compare.effective_summary(a)) if a is not None else None
         rate_b = samples_per_s(compare.effective_summary(b)) if b is not None else None
-        if rate_a and rate_b:
+        if rate_a and rate_b and a is not None and b is not None:
             pairs.append((rate_b / rate_a, k, a, b))
     if not pairs:
         return None
@@ -556,7 +557,7 @@ def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: li
     trial = None
     if tuned is not None and tuned.headline is not None and tuned.headline.vs_baseline:
         trial = next((r for r in rungs if r.name == tuned.headline.trial and r.rung is not None), None)
-    if trial is not None and trial.rung.replicates:
+    if trial is not None and tuned is not None and trial.rung is not None and trial.rung.replicates:
         names = trial.rung.replicates
         base_batch = baseline.row.batch_size if baseline and baseline.row else None
         tuned_batch = tuned.row.batch_size if tuned.row else None
@@ -570,8 +571,8 @@ def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: li
             n_pairs = sum(1 for n in names if n.startswith(f"{trial.name}.a") and _pair_number(trial.name, n))
             words = (f"the median pair, {found[0]} of {n_pairs}",) * 2 if found else ("", "")
         if a is not None and b is not None:
-            return [(f"baseline: {baseline.row.label} ({words[0]})", a, base_batch or 1),
-                    (f"tuned: {tuned.row.label} ({words[1]})", b, tuned_batch or 1)]
+            return [(f"{_label(baseline, 'baseline') if baseline else 'baseline'} ({words[0]})", a, base_batch or 1),
+                    (f"{_label(tuned, 'tuned')} ({words[1]})", b, tuned_batch or 1)]
     if tuned is not None:
         pairs = [(baseline, "baseline"), (tuned, "tuned")]
     else:  # nothing to recommend: show what was tried against the baseline
@@ -678,7 +679,7 @@ def _snippet(workload: str, recommended: dict[str, Any], baseline: LadderRow | N
         patch = recommended_patch(workload, recommended, baseline.settings if baseline else {}, findings,
                                   baseline_summary)
         return ChangesPatch(label, patch).text()
-    except Exception as e:  # the code is an aid; a failure must not cost the user the report
+    except Exception as e:  # noqa: BLE001 - the code is an aid; a failure must not cost the user the report
         return f"# the code to apply could not be made: {type(e).__name__}: {e}"
 
 
@@ -693,13 +694,15 @@ def tune_argv(workload: str, options: dict[str, Any], out: str) -> list[str]:
     for key, flag in _TUNE_FLAGS:
         if options.get(key) is not None:
             argv += [flag, f"{options[key]:g}" if isinstance(options[key], float) else str(options[key])]
-    replicates = options.get("replicates") if isinstance(options.get("replicates"), dict) else {}
+    replicates = options.get("replicates")
+    replicates = replicates if isinstance(replicates, dict) else {}
     for key, flag in (("min", "--min-replicates"), ("max", "--max-replicates")):
         if replicates.get(key) is not None:
             argv += [flag, str(replicates[key])]
     if isinstance(replicates.get("steady_s"), (int, float)):  # 0: every pair full length, a different design
         argv += ["--steady-s", f"{replicates['steady_s']:g}"]
-    tolerance = options.get("tolerance") if isinstance(options.get("tolerance"), dict) else {}
+    tolerance = options.get("tolerance")
+    tolerance = tolerance if isinstance(tolerance, dict) else {}
     for key, flag in (("accuracy_pp", "--accuracy-tolerance"), ("loss_rel", "--loss-tolerance")):
         if tolerance.get(key) is not None:
             argv += [flag, f"{tolerance[key]:g}"]
@@ -783,7 +786,7 @@ def gather(study_dir: str | Path) -> ReportData:
     # the ladder's order first, then any other run
     ordered = [runs[r.name] for r in study.rungs if r.name in runs]
     ordered += [r for r in record.runs if r not in ordered]
-    rows = {row.name: row for row in compare.compare_runs(ordered, base_name)}
+    rows = {row.name: row for row in compare.compare_runs(ordered, base_name if base_name is not None else 0)}
     rungs = _rungs(study, rows, ordered)
     baseline = next((r for r in rungs if r.name == base_name), None)
     if baseline is not None:
@@ -794,7 +797,7 @@ def gather(study_dir: str | Path) -> ReportData:
     tuned = _pick_tuned(rungs, baseline, study, has_ladder)
     docs = {r.name: compare.effective_summary(r) for r in ordered}
     base_record = runs.get(base_name) if base_name else None
-    primary = summ.primary_metric(docs[base_name]) if base_record else None
+    primary = summ.primary_metric(docs[base_record.name]) if base_record else None
     metric = primary[0] if primary and primary[0].startswith("val_") else None
     findings = _findings(study, ordered)
     workload = _workload(study, ordered)

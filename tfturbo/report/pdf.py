@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as _dt
 from typing import Any
-from xml.sax.saxutils import escape
 
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import cm
@@ -30,79 +29,8 @@ from ..trials.verdict import AccuracyVerdict, Tolerance
 from ..verdicts import ProbeVerdict, Verdict, input_share_fact
 from . import executive, profile_page, style
 from .charts import line_chart
+from .flowables import CELL_LIMIT, MARGIN, PAGE_H, PAGE_W, WIDTH, P, code_block, esc, kv_table, short, table
 from .model import LadderRow, ReportData, validation_examples
-
-PAGE_W, PAGE_H = A4
-MARGIN = 1.8 * cm
-WIDTH = PAGE_W - 2 * MARGIN
-
-
-CELL_LIMIT = 400  # characters of file-supplied text in one table cell (a table row cannot span pages)
-
-
-# Symbols our own messages use that the embedded font may lack a glyph for (they would print as boxes).
-_NO_GLYPH = str.maketrans({"→": "->", "←": "<-", "✓": "yes", "✗": "no"})
-
-
-def esc(value: Any) -> str:
-    """A value as literal Paragraph text (markup characters escaped, glyph-less symbols spelled out, CJK in
-    the fallback font)."""
-    return style.with_fallback(escape(str(value).translate(_NO_GLYPH)))
-
-
-def short(value: Any, limit: int = CELL_LIMIT) -> str:
-    """Text for a table cell: long values are cut, and say so (the full text stays in the study files)."""
-    text = str(value)
-    return text if len(text) <= limit else text[:limit].rstrip() + " ... (shortened)"
-
-
-def code_markup(text: str) -> str:
-    """Escaped code keeping its line breaks and indentation in a Paragraph."""
-    lines = []
-    for line in str(text).expandtabs(4).splitlines() or [""]:
-        stripped = line.lstrip(" ")
-        lines.append("&nbsp;" * (len(line) - len(stripped)) + esc(stripped))
-    return "<br/>".join(lines)
-
-
-def P(text: str, st=style.CELL) -> Paragraph:
-    return Paragraph(text, st)
-
-
-def code_block(text: str) -> Paragraph:
-    st = style.CODE.clone("codeBlock", backColor=style.TINT, borderPadding=(5, 6, 5, 6), spaceBefore=4,
-                          spaceAfter=10, leftIndent=6, rightIndent=6)
-    return Paragraph(code_markup(text), st)
-
-
-def table(header: list[str], rows: list[list[Any]], widths: list[float], zebra: bool = True) -> Table:
-    """A wrapped table: header in the accent colour, repeated on each page; cells are Paragraphs.
-
-    `widths` are relative (scaled to the text width), so they may be given in points.
-    """
-    data = [[P(esc(h), style.HEAD_CELL) for h in header]]
-    for row in rows:
-        data.append([c if not isinstance(c, str) else P(esc(short(c))) for c in row])
-    scale = WIDTH / sum(widths)
-    t = Table(data, colWidths=[w * scale for w in widths], repeatRows=1, hAlign="LEFT")
-    cmds = [("BACKGROUND", (0, 0), (-1, 0), style.ACCENT),
-            ("VALIGN", (0, 0), (-1, -1), "TOP"),
-            ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),
-            ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
-            ("LEFTPADDING", (0, 0), (-1, -1), 4), ("RIGHTPADDING", (0, 0), (-1, -1), 4)]
-    if zebra:
-        cmds += [("BACKGROUND", (0, i), (-1, i), style.ZEBRA) for i in range(2, len(data), 2)]
-    t.setStyle(TableStyle(cmds))
-    return t
-
-
-def kv_table(rows: list[tuple[str, str]], key_width: float = 0.3, limit: int = CELL_LIMIT) -> Table:
-    data = [[P(esc(short(k)), style.CELL_BOLD), P(esc(short(v, limit)))] for k, v in rows]
-    t = Table(data, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign="LEFT")
-    t.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),
-                           ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3)]))
-    return t
-
 
 def status_cell(status: str) -> Paragraph:
     """Completed runs plainly; anything else (failed, cancelled, crashed, skipped) in bold red."""
@@ -327,7 +255,7 @@ def configuration_section(data: ReportData) -> list:
                      "loss instead: the change in val_loss in its own units (see How accuracy was judged).")
     kind = next((r.row.memory_kind for r in data.rungs if r.row and r.row.memory_kind), None)
     mem_note = {"device": "Peak memory is accelerator (device) memory.",
-                "host": "Peak memory is host memory (process RSS): this run had no accelerator."}.get(kind, "")
+                "host": "Peak memory is host memory (process RSS): this run had no accelerator."}.get(kind or "", "")
     return [
         P("Configurations", style.H1),
         P("Each configuration was measured as an A/B trial against the best configuration kept before it "
@@ -384,6 +312,7 @@ def single_runs_section(data: ReportData) -> list:
 
 def _measured_row(rung: LadderRow) -> list:
     row = rung.row
+    assert row is not None, "a rung with its own run (single_runs_section)"
     metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
     return [P(fitted_name(short(rung.name, 80), 88 - 8)), with_ci(row.steps_per_s, row.steps_per_s_ci95),
             with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1), metrics,
@@ -504,7 +433,8 @@ def settings_section(data: ReportData) -> list:
             rows.append([P(fitted_name(short(rung.name, 80), 104 - 8)), P("<i>no settings record</i>"), "", "", "", "",
                          ""])
             continue
-        versions = rec.get("versions") if isinstance(rec.get("versions"), dict) else {}
+        versions = rec.get("versions")
+        versions = versions if isinstance(versions, dict) else {}
         rows.append([P(fitted_name(short(rung.name, 80), 104 - 8)), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
                      str(rec.get("batch_size", "n/a")), P(esc(learning_rate_text(rec))),
                      str(rec.get("device", "n/a")), _versions_text({str(k): str(v) for k, v in versions.items()})])
@@ -592,7 +522,7 @@ class NumberedCanvas(rl_canvas.Canvas):
         super().__init__(*args, **kwargs)
         self._pages: list[dict] = []
 
-    def showPage(self):
+    def showPage(self):  # noqa: N802 - reportlab's Canvas method
         self._pages.append(dict(self.__dict__))
         self._startPage()
 

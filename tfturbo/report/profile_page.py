@@ -21,6 +21,7 @@ from .. import profile as prof
 from ..profile_findings import compare_findings
 from ..runfiles import RUNS_DIR
 from . import style
+from .flowables import WIDTH, P, code_block, esc, table
 
 PROFILE_CODES = ("MATMUL_NOT_16BIT", "CASTS_HEAVY", "HOST_OVERHEAD", "OP_SLOWER")
 BASE_COLOR = colors.HexColor("#9AA5B1")
@@ -151,8 +152,6 @@ def section(data: Any) -> list:
     from reportlab.platypus import KeepTogether, PageBreak, Spacer
     from reportlab.lib.units import cm
 
-    from .pdf import WIDTH, P, code_block, esc, table
-
     heading = [PageBreak(), P("Where the time went", style.H1)]
     went: TimeWent | None = data.time_went
     if went is None:
@@ -191,7 +190,7 @@ def section(data: Any) -> list:
         if compared:
             ch = change.get(c)
             cells += [_signed(100 * ch.relative if ch and ch.relative is not None else None),
-                      _signed(went.change.points(ch), " pts") if ch else "—"]
+                      _signed(went.change.points(ch), " pts") if ch and went.change else "—"]
         rows.append(cells)
     widths = [110, 110] + ([110] if run is not None else []) + ([70, 80] if compared else [])
     facts = [("Op time per step", lambda p: f"{p.op_ms_per_step:.2f} ms" if p.op_ms_per_step else "n/a"),

@@ -39,7 +39,8 @@ def summary_of(result_document: dict[str, Any] | None, status: str, error: dict[
 def pair_command(pair: PlannedPair, runs_dir: Path) -> tuple[list[str], list[Path]]:
     """The `run-pair` arguments of a paired replicate into runs_dir/NAME, and its two run directories."""
     run_dirs = [Path(runs_dir) / run.name for run in pair.runs]
-    return pair_argv(*((run.settings, str(d)) for run, d in zip(pair.runs, run_dirs)), pair.steady_s), run_dirs
+    first, second = pair.runs
+    return pair_argv((first.settings, str(run_dirs[0])), (second.settings, str(run_dirs[1])), pair.steady_s), run_dirs
 
 
 def pair_summaries(result_document: dict[str, Any] | None, status: str, error: dict[str, Any] | None,

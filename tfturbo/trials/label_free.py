@@ -29,7 +29,7 @@ Every verdict's words say which of the two it is.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from .accuracy import POINTS, ArmData, common_points
 from .accuracy import gate as accuracy_gate
 from .verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, Tolerance
 
-Runs = list[tuple[dict[str, Any] | None, Path | str | None]]
+Runs = Sequence[tuple[dict[str, Any] | None, Path | str | None]]
 BATCH = "validation batch"  # the unit the batch path pairs (AccuracyVerdict.unit)
 WHY = "the model takes no labels"
 
@@ -48,7 +48,7 @@ def compare_runs(reference: Runs, b_runs: Runs, tolerance: Tolerance) -> Accurac
     """B's runs against the reference runs: the paired gate (`accuracy.gate`), or for runs trained without labels
     this module's comparison of the model's own loss — the one choice every reader of two runs' accuracy makes
     (a trial's verdict, compare, the report)."""
-    if applies([summary for summary, _ in reference + b_runs]):
+    if applies([summary for summary, _ in [*reference, *b_runs]]):
         return gate(reference, b_runs, tolerance)
     arm_a, arm_b = ArmData(), ArmData()
     for summary, run_dir in reference:

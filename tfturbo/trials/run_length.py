@@ -46,7 +46,7 @@ def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule
     trials' arms share a process (`settings.can_share_process`), so their speed comes from the sized speed
     pairs alone and the full-length runs' length decides no verdict: nothing to say."""
     needed = min_run_steps(baseline, rule, per_call)
-    if needed is None or (paired and rule.steady_s):
+    if baseline is None or needed is None or (paired and rule.steady_s):  # needed: None without a baseline
         return ""
     if rule.steady_s:  # the speed-only pairs are sized: only the first pair's ratio is at stake, and whether
         short = rule.shortfall(baseline)  # it counts is the rule the trial applies to each replicate

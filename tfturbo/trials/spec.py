@@ -8,6 +8,7 @@ its command-line type, or on|off for a switch).
 from __future__ import annotations
 
 import argparse
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -28,18 +29,22 @@ class Key:
 
 def keys() -> dict[str, Key]:
     """key -> Key for every setting declared with `ab=`, in declaration order."""
-    out = {}
+    out: dict[str, Key] = {}
     for f, s in declared():
         if not s.ab:
             continue
         if s.choices:
-            out[s.ab] = Key(f.name, lambda v, choices=s.choices: v if v in choices else None, "|".join(s.choices))
+            out[s.ab] = Key(f.name, functools.partial(_one_of, s.choices), "|".join(s.choices))
         elif s.parse is None:  # an on/off switch
             out[s.ab] = Key(f.name, lambda v: ON_OFF.get(v.lower()), "on|off")
         else:
-            out[s.ab] = Key(f.name, lambda v, parse=s.parse: _checked(parse, v),
+            out[s.ab] = Key(f.name, functools.partial(_checked, s.parse),
                             getattr(s.parse, "takes", None) or s.metavar or "a value")
     return out
+
+
+def _one_of(choices: tuple[str, ...], value: str) -> str | None:
+    return value if value in choices else None
 
 
 def _checked(parse: Callable[[str], Any], value: str) -> Any:

@@ -24,7 +24,8 @@ from typing import Any
 
 from ..numbers import counted
 from ..stats import final_look_chance, replicate_ratio_ci, sequential_levels
-from ..summary import batch_size, hand_over_error, hand_over_ratio, samples_per_s  # noqa: F401 - samples_per_s
+from ..summary import hand_over_error, hand_over_ratio
+from ..summary import samples_per_s as samples_per_s  # the rate a speed verdict compares, exported here too
 from .verdict import NO_CHANGE, NOT_ENOUGH, SpeedVerdict, speed_verdict_of
 
 STEADY_S = 3.0  # steady-state seconds a replicate's speed measurement aims at (docs/ARCHITECTURE.md)

@@ -46,7 +46,7 @@ from ..numbers import counted, duration_text
 from ..settings import RunSettings, can_share_process
 from . import accuracy, label_free
 from .speed import SpeedRule
-from .verdict import NOT_APPLIED, Change, SpeedVerdict, Tolerance, TrialVerdict, keep
+from .verdict import NOT_APPLIED, AccuracyVerdict, Change, SpeedVerdict, Tolerance, TrialVerdict, keep
 
 A, B = "a", "b"
 NO_PROFILE = (0, 0)
@@ -364,7 +364,7 @@ class Trial:
     tolerance: Tolerance = field(default_factory=Tolerance)
     names: Callable[[str, int], str] = default_names
     budget_s: float | None = None
-    accuracy_reference: list[tuple[dict[str, Any], Path | None]] | None = None
+    accuracy_reference: list[tuple[dict[str, Any] | None, Path | None]] | None = None
     label_a: str = "A"
     label_b: str = "B"
     xla_cache: str | None = None  # XLA's persistent compilation cache folder, shared by every run of the trial
@@ -601,7 +601,8 @@ class Trial:
             text = f"pair {number} of {span}"
         else:
             gate = self.gate_arms()
-            which = f" {gate.index(planned.arm) + 1} of {len(gate)}" if len(gate) > 1 else ""
+            first = planned.first if isinstance(planned, PlannedPair) else planned
+            which = f" {gate.index(first.arm) + 1} of {len(gate)}" if len(gate) > 1 else ""
             words = self.planned_gate()
             text = (f"full-length run{which} (then {span} speed pairs; accuracy gate: {words})"
                     if words == accuracy.NO_VALIDATION else
@@ -630,7 +631,7 @@ class Trial:
             return None
         speed = [r for r in runs if r.planned.settings.speed_only]
         if speed:
-            return sorted(r.elapsed_s for r in speed)[len(speed) // 2]  # type: ignore[misc]
+            return sorted(r.elapsed_s or 0.0 for r in speed)[len(speed) // 2]
         if not self.rule.steady_s:
             return runs[-1].elapsed_s
         last = runs[-1]
@@ -652,7 +653,7 @@ class Trial:
         if self.paired:  # the speed pairs, from 2 on (the gate's full-length runs count for no ratio)
             return (A, B) if replicate % 2 == 1 else (B, A)
         first = self.gate_arms()  # the first pair counts for speed: alternate from its order
-        return first if replicate % 2 == 1 else (first[1], first[0])
+        return (first[0], first[1]) if replicate % 2 == 1 else (first[1], first[0])
 
     def pairs(self) -> list[tuple[MeasuredRun | None, MeasuredRun | None]]:
         """(A run, B run) of each replicate so far, in order (a gate's B-only replicate: (None, B))."""
@@ -822,7 +823,7 @@ class Trial:
                             error=error, rule=self.tolerance, way_forward=self.way_forward,
                             steady_s=self.measured_paired_steady_s())
 
-    def design(self, pairs: int, acc: accuracy.AccuracyVerdict | None = None) -> str:
+    def design(self, pairs: int, acc: AccuracyVerdict | None = None) -> str:
         """How this trial measured, in words, for the report and the wizard (`acc`: the accuracy verdict, whose
         points compared the words give exactly)."""
         full = full_length_words(self.full_settings(A).steps, self.full_settings(B).steps, self._batch(A),

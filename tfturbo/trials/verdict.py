@@ -89,9 +89,10 @@ class Tolerance:
         return {"accuracy_pp": self.accuracy_pp, "loss_rel": self.loss_rel, "judge_on": self.judge_on}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> "Tolerance":
+    def from_dict(cls, d: dict[str, Any] | None) -> Tolerance:
         d = d or {}  # what a file lacks is the default (the fields' own)
-        judge = d.get("judge_on") if d.get("judge_on") in JUDGE_ON else cls.judge_on
+        judge = d.get("judge_on")
+        judge = judge if judge in JUDGE_ON else cls.judge_on
         return cls(accuracy_pp=float(d.get("accuracy_pp", cls.accuracy_pp)),
                    loss_rel=float(d.get("loss_rel", cls.loss_rel)), judge_on=judge)
 
@@ -145,8 +146,9 @@ class SpeedVerdict:
                 **({"note": self.note} if self.note else {})}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "SpeedVerdict":
-        ci = _pair(d.get("ci95")) if d.get("ci95") and None not in d.get("ci95") else None
+    def from_dict(cls, d: dict[str, Any]) -> SpeedVerdict:
+        raw_ci = d.get("ci95")
+        ci = _pair(raw_ci) if raw_ci and None not in raw_ci else None
         ratio = _num(d.get("ratio"))
         return cls(ratio if ratio is not None else math.nan, ci or (math.nan, math.nan),
                    str(d.get("verdict") or NO_CHANGE), int(d.get("replicates") or 0),
@@ -181,7 +183,7 @@ class AccuracyVerdict:
     base: float | None = None  # A's mean on the examples compared (a loss's change is also said relative to it)
     confidence: float = 0.95  # of this interval (below 95% with several outputs: together they hold at 95%)
     # with several outputs, each output's own verdict; this one's metric, delta and interval are the deciding one's
-    outputs: list["AccuracyVerdict"] = field(default_factory=list)
+    outputs: list[AccuracyVerdict] = field(default_factory=list)
     of_examples: int = 0  # the larger set's examples when only those both arms validated on were paired (else 0)
     capped: bool = False  # the workload has more validation examples than the runs kept (--val-examples)
 
@@ -256,7 +258,10 @@ class AccuracyVerdict:
             return ""
         a, b = self.samples_seen, self.b_samples_seen
         apart = max((abs(sb - sa) / sa for sa, sb in zip(a, b) if sa), default=0.0)
-        each = lambda values: ", ".join(f"{v:,}" for v in values)  # noqa: E731
+
+        def each(values: list[int]) -> str:
+            return ", ".join(f"{v:,}" for v in values)
+
         return (f"compared at {each(a)} samples of A and {each(b)} of B, {'up to ' if len(a) > 1 else ''}"
                 f"{apart:.1%} apart")
 
@@ -273,7 +278,7 @@ class AccuracyVerdict:
                 **({"unit": self.unit} if self.unit != "example" else {})}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "AccuracyVerdict":
+    def from_dict(cls, d: dict[str, Any]) -> AccuracyVerdict:
         ci = d.get("ci95")
         ci = _pair(ci) if isinstance(ci, list) and None not in ci else None
         return cls(d.get("metric"), _num(d.get("delta")), ci, str(d.get("verdict") or INCONCLUSIVE),
@@ -347,7 +352,7 @@ class TrialVerdict:
                 "steady_s": self.steady_s}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TrialVerdict":
+    def from_dict(cls, d: dict[str, Any]) -> TrialVerdict:
         rule = Tolerance.from_dict(d["rule"]) if isinstance(d.get("rule"), dict) else None
         return cls(SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {}),
                    bool(d.get("kept")), str(d.get("reason") or ""),

@@ -132,8 +132,9 @@ def rule_for(way: str, forward: WayForward, tolerance: Tolerance, accuracy_pp: f
     tolerance (`accuracy_pp`, the user's; by default the one the measured interval passes at)."""
     if way == "loss":
         return replace(tolerance, judge_on="loss")
-    if way == "tolerance" and (accuracy_pp is not None or forward.tolerance_pp is not None):
-        return replace(tolerance, accuracy_pp=accuracy_pp if accuracy_pp is not None else forward.tolerance_pp)
+    pp = accuracy_pp if accuracy_pp is not None else forward.tolerance_pp
+    if way == "tolerance" and pp is not None:
+        return replace(tolerance, accuracy_pp=pp)
     raise ValueError(f"no rule for the way forward {way!r}")
 
 
@@ -141,5 +142,5 @@ def can_use_more_examples(forward: WayForward, measured_against_baseline: bool) 
     """Whether measuring the trial again on `examples_needed` examples can decide it here: the data may hold
     them (or is known to), and the trial's reference is the baseline's configuration, whose runs then validate
     on them too (a rung measured against a later configuration is judged against the baseline's one run)."""
-    return bool(forward.examples_needed) and measured_against_baseline and (
-        forward.examples_available is None or forward.examples_available >= forward.examples_needed)
+    needed, available = forward.examples_needed, forward.examples_available
+    return bool(needed and measured_against_baseline and (available is None or available >= needed))

@@ -34,10 +34,11 @@ runs lead to the same decisions as an uninterrupted study.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Generator
+from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
 from .. import findings as F
 from .. import backend_client, protocol, summary
@@ -119,12 +120,12 @@ class TuneOptions:
                 "replicates": {"min": self.min_replicates, "max": self.max_replicates, "steady_s": self.steady_s},
                 "policy": self.policy, "both_policies": self.both_policies,
                 "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
-                "tolerance": self.tolerance.to_dict(), "stages": list(self.stages)} \
+                "tolerance": self.tolerance.to_dict(), "stages": list(self.stages or ())} \
             | ({"own_length": True} if self.own_length else {}) \
             | ({"fit_call": self.fit_call} if self.fit_call else {})  # (absent otherwise: older studies still resume)
 
     @classmethod
-    def from_dict(cls, workload: str, out: Path, d: dict[str, Any]) -> "TuneOptions":
+    def from_dict(cls, workload: str, out: Path, d: dict[str, Any]) -> TuneOptions:
         """The options a study recorded (study.yaml's `options`), to continue it with them."""
         replicates = d.get("replicates") or {}
         known = {k: d[k] for k in ("steps", "seed", "batch_size", "val_every", "val_examples", "policy",
@@ -141,7 +142,7 @@ class TuneOptions:
 
     def selected(self) -> list[Lever]:
         """The levers this study measures, in order (a confirming lever always)."""
-        return [lv for lv in levers.LEVERS if lv.stage_name in self.stages or lv.confirms]
+        return [lv for lv in levers.LEVERS if lv.stage_name in (self.stages or ()) or lv.confirms]
 
 
 @dataclass
@@ -224,7 +225,9 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     way forward "more validation examples") is paired on them: its reference runs validate on as many, and
     when the reference is the baseline's configuration its accuracy is judged against those runs (the
     baseline run has fewer)."""
-    a, reference_runs, way = reference.settings, [(baseline.summary, study_path / str(baseline.run))], ""
+    a, way = reference.settings, ""
+    reference_runs: list[tuple[dict[str, Any] | None, Path | None]] | None = [
+        (baseline.summary, study_path / str(baseline.run))]
     if settings.val_examples > baseline.settings.val_examples:
         a, way = a.with_(val_examples=settings.val_examples), "examples"
         if against_baseline(reference.settings, baseline.settings):
@@ -259,7 +262,7 @@ def name_rule(verdict: TrialVerdict) -> None:
 
 
 def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
-               script_args: list[str] = (), fit_call: int | None = None) -> list[str]:
+               script_args: Sequence[str] = (), fit_call: int | None = None) -> list[str]:
     """`audit` arguments (the shared backend parser's); a script's options follow `--`."""
     argv = [workload, "--policy", policy, "--jit" if jit else "--no-jit"]
     return argv + (["--batch-size", str(batch_size)] if batch_size else []) + _fit_call_argv(fit_call) + \
@@ -267,7 +270,7 @@ def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_
 
 
 def probe_argv(workload: str, seed: int = DEFAULT_SEED, batch_size: int | None = None,
-               script_args: list[str] = (), extra: list[str] = (), fit_call: int | None = None) -> list[str]:
+               script_args: Sequence[str] = (), extra: Sequence[str] = (), fit_call: int | None = None) -> list[str]:
     """`probe-input` arguments (the shared backend parser's); a script's options follow `--`."""
     argv = [workload, "--seed", str(seed), *extra]
     return argv + (["--batch-size", str(batch_size)] if batch_size else []) + _fit_call_argv(fit_call) + \
@@ -331,7 +334,9 @@ class StudyEngine:
         """Whether this study's trials on `settings` (default: the best kept so far) measure speed in paired
         processes only (`trials.trial.speed_in_paired_processes`, the rule of `Trial.paired`), so the
         full-length runs' length decides no verdict."""
-        settings = settings if settings is not None else self.best.settings
+        if settings is None:
+            assert self.best is not None, "the baseline is measured first"
+            settings = self.best.settings
         return speed_in_paired_processes(self.share_process, self.opts.speed_rule(), settings, settings,
                                          self.on_accelerator)
 
@@ -344,6 +349,12 @@ class StudyEngine:
     @property
     def best(self) -> Rung | None:
         return self.policy.best if self.policy is not None else None
+
+    @property
+    def _policy(self) -> TuningPolicy:
+        """The policy of a stage after the environment's (each of them runs with one)."""
+        assert self.policy is not None, "the environment is recorded first"
+        return self.policy
 
     def run_all(self) -> None:
         """Plan the whole study (tune): every stage in order, then the recommendation and its patch's check."""
@@ -368,7 +379,7 @@ class StudyEngine:
             return
         lever = levers.lever(stage)
         self._close_before(lever)
-        self._start(self._lever(lever, None if settings is None else [lever.candidate_for(self.policy, settings)],
+        self._start(self._lever(lever, None if settings is None else [lever.candidate_for(self._policy, settings)],
                                 follow=False))
 
     def stages_left(self) -> list[Lever]:
@@ -381,7 +392,11 @@ class StudyEngine:
         if self._pending is not None or self._flow is None:
             return self._pending
         try:
-            self._pending = self._flow.send(self._outcome) if self._started else next(self._flow)
+            if self._started:
+                assert self._outcome is not None, "record() the last action's outcome first"
+                self._pending = self._flow.send(self._outcome)
+            else:
+                self._pending = next(self._flow)
             self._started = True
         except StopIteration:
             self._flow = None
@@ -410,6 +425,7 @@ class StudyEngine:
 
     def _replay(self) -> Flow:
         recorded = self.recorded
+        assert recorded is not None, "a replay plans a recorded study again"
         if recorded.environment is not None:
             self.record_environment(recorded.environment)
         self.record_audit(recorded.audit)
@@ -443,7 +459,9 @@ class StudyEngine:
         kind = levers.of_kind(rung.kind)
         if not kind:
             return None
-        reference = self.policy.rung(rung.compared_with).settings
+        reference_rung = self._policy.rung(rung.compared_with)  # (or the best so far)
+        assert reference_rung is not None, "the baseline is measured first"
+        reference = reference_rung.settings
         changed = [lv for lv in kind if any(getattr(rung.settings, f) != getattr(reference, f)
                                             for f in lv.settings_changed)]
         return (changed or kind)[-1]
@@ -472,7 +490,7 @@ class StudyEngine:
     def _whole(self) -> Flow:
         """Each step returns or records whether the study goes on; `finish()` (the front end's) ends it."""
         steps = [self._environment, self._audit, self._probe_stage, self._baseline]
-        steps += [lambda lever=lever: self._stage(lever) for lever in self.opts.selected()]
+        steps += [functools.partial(self._stage, lever) for lever in self.opts.selected()]
         for step in steps:
             yield from step()
             if self._stop:
@@ -522,7 +540,7 @@ class StudyEngine:
         if recorded is not None and (recorded.audit or recorded.probe is not None or recorded.rungs):
             self.record_audit(recorded.audit)
             return
-        action = audit_action(self.opts, self.study.environment.get("recommended_policy"))
+        action = audit_action(self.opts, (self.study.environment or {}).get("recommended_policy"))
         outcome = yield from self._ask(action)
         if outcome.document is None:
             self.fail("the audit failed: " + error_text(outcome))
@@ -570,7 +588,7 @@ class StudyEngine:
     def _probe_stage(self) -> Flow:
         document = yield from self.probe([])
         self.record_probe(document)
-        if self.policy.input_bound:
+        if self._policy.input_bound:
             if any(lv.handles_input_bound() for lv in self.opts.selected()):
                 self.say("input probe: the automatic tf.data fixes are measured first")
             else:
@@ -616,7 +634,7 @@ class StudyEngine:
             return
         if (rung.summary.get("settings") or {}).get("batch_size"):  # the workload's default, now known
             rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
-        self.policy.set_baseline(rung)
+        self._policy.set_baseline(rung)
         self._report_end(rung)
         note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution,
                                  paired=self.trials_pair(settings))
@@ -633,7 +651,7 @@ class StudyEngine:
                 break
             if earlier.name not in self._visited and not earlier.confirms:
                 self._visited.add(earlier.name)
-                for c in self.policy.candidates(earlier):
+                for c in self._policy.candidates(earlier):
                     if c.skipped_reason is not None:
                         self._skip(c)
         if lever is not None:
@@ -650,7 +668,7 @@ class StudyEngine:
                           if c.skipped_reason is not None or c.slug not in measured]
 
     def _lever(self, lever: Lever, chosen: list[Candidate] | None, follow: bool) -> Flow:
-        pending = chosen if chosen is not None else self.policy.candidates(lever)
+        pending = chosen if chosen is not None else self._policy.candidates(lever)
         while pending:  # a search (the batch size) asks for its next candidate once the last is judged
             for candidate in pending:
                 if candidate.skipped_reason is not None:
@@ -659,21 +677,24 @@ class StudyEngine:
                 yield from self._trial(candidate, lever)
                 if self._stop:
                     return
-            pending = self.policy.follow_up(lever) if follow else []
+            pending = self._policy.follow_up(lever) if follow else []
         if follow or chosen is None:
             yield from lever.after_stage(self)
 
     def _skip(self, candidate: Candidate) -> None:
+        assert candidate.skipped_reason is not None, "a candidate with nothing to measure"
         rung = self.study.add_skipped(candidate.kind, candidate.slug, candidate.settings, candidate.skipped_reason,
                                       candidate.reference.name)
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')} — {candidate.skipped_reason}")
 
     def _trial(self, candidate: Candidate, lever: Lever) -> Flow:
-        reference = self.policy.reference_for(candidate, lever)
+        reference = self._policy.reference_for(candidate, lever)
+        baseline = self.baseline
+        assert baseline is not None, "the baseline is measured first"
         rung = self._new_rung(candidate.kind, candidate.slug, candidate.settings, compared_with=reference.name)
         o = self.opts
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
-                                                                 self.policy.baseline, self.study.path, o,
+                                                                 baseline, self.study.path, o,
                                                                  self.share_process, profiled=lever.confirms,
                                                                  accelerator=self.on_accelerator)
         recorded = self._recorded_rung(rung.name)
@@ -698,7 +719,7 @@ class StudyEngine:
             self.study.save()
         verdict = trial.verdict()
         finish_rung(rung, trial, verdict, candidate.note)
-        self.policy.conclude(rung, verdict, lever)
+        self._policy.conclude(rung, verdict, lever)
         self.trial = None
         self._report_end(rung)
         return rung
@@ -714,11 +735,13 @@ class StudyEngine:
         refused = self.rejudge_refused(name)
         if refused is not None:
             raise refused
-        trial, rung = self.trials[name], self.policy.rungs[-1]
+        trial, rung = self.trials[name], self._policy.rungs[-1]
         trial.tolerance, trial.way_forward = rule, way
         verdict = trial.verdict()
         name_rule(verdict)
-        self.policy.reconclude(rung, verdict, self._lever_of(rung))
+        lever = self._lever_of(rung)
+        assert lever is not None, "a rung measured in this session: its lever is this tfturbo's"
+        self._policy.reconclude(rung, verdict, lever)
         self._report_end(rung)
         return verdict
 

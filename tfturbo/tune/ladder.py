@@ -73,6 +73,7 @@ class Ladder:
 
     @property
     def study(self) -> Study:
+        assert self.engine is not None, "the study is opened first (run())"
         return self.engine.study
 
     def _open(self) -> StudyEngine:

@@ -54,7 +54,7 @@ def accelerator_of(environment: dict[str, Any] | None) -> str | None:
     its "accelerator" key: read from its devices)."""
     doc = environment or {}
     if doc.get("accelerator") in ("GPU", "TPU"):
-        return doc["accelerator"]
+        return str(doc["accelerator"])
     kinds = {d.get("type") for d in doc.get("devices") or [] if isinstance(d, dict)}
     return next((kind for kind in ("TPU", "GPU") if kind in kinds), None)
 
@@ -107,7 +107,9 @@ class TuningPolicy:
     def reference_for(self, candidate: Candidate, lever: Lever) -> Rung:
         """The rung a candidate is measured against now: the baseline for a confirmation, else the best so far
         (an earlier candidate of the same stage may have been kept since the stage was planned)."""
-        return self.baseline if lever.confirms else self.best
+        reference = self.baseline if lever.confirms else self.best
+        assert reference is not None, "the baseline must be measured first"
+        return reference
 
     def conclude(self, rung: Rung, verdict: TrialVerdict, lever: Lever) -> None:
         """Record a rung's verdict; a kept rung becomes the best so far (a confirmation only confirms)."""

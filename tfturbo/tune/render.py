@@ -132,7 +132,7 @@ def render_study(doc: dict[str, Any]) -> str:
         best = next((e for e in ladder if e.get("name") == doc.get("recommended_rung")), None)
         confirmed = next((e for e in ladder if e.get("rung") == "confirmation"), None) or best
         if best is not None and best.get("rung") != "baseline":
-            lines += ["", f"Recommended: {best.get('label')} — {_speed(confirmed)} the baseline's throughput "
+            lines += ["", f"Recommended: {best.get('label')} — {_speed(confirmed or best)} the baseline's throughput "
                           f"per sample, accuracy within tolerance."]
         else:
             lines += ["", "Recommended: keep the baseline settings — no change was measurably faster "

@@ -262,7 +262,7 @@ class Study:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "Study":
+    def load(cls, path: str | Path) -> Study:
         """The study saved in `path`: as much of its study.yaml as is valid, every problem named in `problems`.
 
         Raises FormatVersionError for a study.yaml in a newer format than this

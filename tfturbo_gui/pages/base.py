@@ -8,6 +8,8 @@ once the run ends.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QFrame, QInputDialog, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
                                QWidget)
@@ -18,12 +20,14 @@ from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
 from tfturbo.errors import UserError
 from tfturbo.headline import headline
 from tfturbo.tune import levers
+from tfturbo.trials.trial import PlannedPair
 from tfturbo.tune.study import Rung
 
 from ..cards import DecisionCard, WayForwardBar
 from ..failures import explain
 from ..findings_panel import AUTO_FIXES, FindingsPanel
-from ..labels import add_section, muted_label  # noqa: F401 - add_section: the pages import it from here
+from ..labels import add_section as add_section  # the pages import it from here
+from ..labels import muted_label
 from ..live_plots import RunPlots
 from ..profile_view import ProfileView, reference_profile, rung_profile, under_plots
 from ..run_data import RunData
@@ -45,7 +49,7 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
     planned, argv = nxt
     trial = session.trial_of(rung)  # its speed pairs are counted as the plan counts them (the gate's runs are none)
     number = trial.speed_pair_number(planned.replicate) if trial is not None else planned.replicate
-    if session.command_of(planned) == "run-pair":  # both arms in one process
+    if isinstance(planned, PlannedPair):  # both arms in one process (`run-pair`)
         first, second = (arms[0] if run.arm == "b" else arms[1] for run in planned.runs)
         context = f"{what} pair {number}: the {first} and {second} runs in one process"
         name = " and ".join(run.settings.label() for run in planned.runs)
@@ -112,7 +116,7 @@ class TrialPlots:
         def label(run) -> str:  # 'mixed_float16, batch 64 (pair 2)': the configuration and its place in the plan
             return f"{run[1].label()} ({run[2]})" if run else ""
 
-        batches = tuple((run[1].batch_size or 1) if run else 1 for run in (b, a))
+        batches = ((b[1].batch_size or 1) if b else 1, (a[1].batch_size or 1) if a else 1)
         speed_only = all(run[1].speed_only for run in (b, a) if run)  # a later pair: nothing to validate
         self.plots.no_validation = "No validation in a speed-only pair" \
             if speed_only and (a or b) else "Validation"
@@ -122,6 +126,13 @@ class TrialPlots:
 
 class WizardPage(QWidget):
     """A checklist step. Subclasses fill `self.left` / `self.right` and override the hooks."""
+
+    # a page with a trial (a rung's, the confirmation's) makes these; the trial helpers below use them
+    plan_note: QLabel
+    way_bar: WayForwardBar
+    busy_note: QLabel
+    run_panel: RunPanel
+    start_run: Callable[..., None]
 
     title = ""
     intro = ""
@@ -177,10 +188,11 @@ class WizardPage(QWidget):
         QTimer.singleShot(0, self, self._fit_columns)  # once the splitter has its new width (not after the page)
 
     def _fit_columns(self) -> None:
-        if not self._user_split and self.splitter.widget(0).isVisibleTo(self):
+        scroll = self.splitter.widget(0)  # the left column's scroll area
+        column = scroll.widget() if isinstance(scroll, QScrollArea) else None
+        if not self._user_split and isinstance(scroll, QScrollArea) and column is not None and scroll.isVisibleTo(self):
             total = sum(self.splitter.sizes())
-            scroll = self.splitter.widget(0)
-            need = scroll.widget().minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 2
+            need = column.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 2
             left = max(360, need, min(LEFT_WIDTH, int(total * 0.42)))
             if total > left and self.splitter.sizes()[0] != left:
                 self.splitter.blockSignals(True)
@@ -267,8 +279,8 @@ class WizardPage(QWidget):
             self.start_run(rung.settings.with_(val_examples=forward.examples_needed))
             return None
         pp = None
-        if way == "tolerance":
-            pp = self.ask_tolerance(forward.tolerance_pp)
+        if way == "tolerance":  # offered with the tolerance this interval passes at (WayForwardBar)
+            pp = self.ask_tolerance(forward.tolerance_pp) if forward.tolerance_pp is not None else None
             if pp is None:
                 return None
         try:
@@ -371,7 +383,7 @@ class RungPage(WizardPage):
             self.run_panel.show_finished(own)
             self.findings.add_findings(own.findings)
         self.show_decision(self.rung.decision)
-        self.findings.add_findings(self.rung.decision.findings)
+        self.findings.add_findings(self.rung.decision.findings if self.rung.decision else [])
         self.findings.set_empty_text(self.after_trial_text)
         self.show_profile()
 
@@ -382,6 +394,12 @@ class RungPage(WizardPage):
             self.show_decision(self.rung.decision)  # its headline may be a later trial's now (the confirmation's)
         self.audit()
         self.update_controls()
+
+    @property
+    def measured_rung(self) -> Rung:
+        """The page's rung, once its trial started (or a continued study's last one)."""
+        assert self.rung is not None, "the page's trial has started"
+        return self.rung
 
     def configure(self) -> RunSettings:
         """The configuration this page measures, before the automatic fixes the user ticked."""
@@ -440,7 +458,7 @@ class RungPage(WizardPage):
     def _preselect_fixes(self, found: list[dict]) -> None:
         """Tick the automatic fixes the audit calls for (the recommended answer; the user may untick them)."""
         for f in found:
-            field = AUTO_FIXES.get(f.get("code"), ("", ""))[0]
+            field = AUTO_FIXES.get(f.get("code") or "", ("", ""))[0]
             if field:
                 self.findings.set_fix(field, True)
 
@@ -509,11 +527,12 @@ class RungPage(WizardPage):
 
     def show_decision(self, decision) -> None:
         """The verdict card, and for an inconclusive accuracy the ways forward, as words and as buttons."""
-        way = self.show_ways_forward(self.rung)
-        self.decision_card.set_decision(decision, self.rung.settings.label(), self.rung.compared_with,
-                                        fixes=fixes_on(self.rung.settings, fixes_not_applied(self.findings.findings)),
+        rung = self.measured_rung
+        way = self.show_ways_forward(rung)
+        self.decision_card.set_decision(decision, rung.settings.label(), rung.compared_with,
+                                        fixes=fixes_on(rung.settings, fixes_not_applied(self.findings.findings)),
                                         way_forward=way.lines() if way else (),
-                                        shown=headline(self.rung.name, self.session.study.rungs), rung=self.rung.name)
+                                        shown=headline(rung.name, self.session.ensure_study().rungs), rung=rung.name)
 
     def take_way_forward(self, way: str) -> None:
         """A way forward's button (`WizardPage.way_forward_taken`): the verdict card shows the new verdict."""
@@ -533,7 +552,8 @@ class RungPage(WizardPage):
         self.profile_view.set_profile(run, base, against)
         self.profile_view.reveal()
         self.findings.add_findings([f.to_dict() for f in compare_findings(
-            base, run, trial.a if trial is not None else self.session.baseline.settings, self.rung.settings)])
+            base, run, trial.a if trial is not None else self.session.measured_baseline.settings,
+            self.measured_rung.settings)])
 
     def passed(self, decision) -> bool:
         """The step passes when its rung was kept (a page measuring several levers overrides this)."""

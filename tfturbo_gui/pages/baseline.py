@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from tfturbo import protocol
 from tfturbo.runfiles import RUNS_DIR
+from tfturbo.tune.study import Rung
 from tfturbo.verdicts import ProbeBand, ProbeVerdict, input_share_fact
 
 from ..cards import FactsCard, run_facts
@@ -64,7 +65,7 @@ class BaselinePage(WizardPage):
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
         self.stage = ""  # "probe" | "run"
-        self.rung = None
+        self.rung: Rung | None = None
         self.input_bound = False
         self.measure_button = QPushButton("Measure baseline")
         self.measure_button.setObjectName("primaryButton")
@@ -113,7 +114,7 @@ class BaselinePage(WizardPage):
         self.tensorboard_button.clicked.connect(self.open_tensorboard)
         self.tensorboard.failed.connect(self._on_tensorboard_failed)
         self.tensorboard.url_ready.connect(lambda url: self.tensorboard_note.setText(f"TensorBoard: {url}"))
-        self.tensorboard_note = QLabel("")
+        self.tensorboard_note: QLabel = QLabel("")
         self.tensorboard_note.setObjectName("muted")
         self.tensorboard_error = ErrorBox()
         self.tensorboard_url = CodeBlock(max_lines=1)  # shown when no browser opened the address
@@ -252,7 +253,9 @@ class BaselinePage(WizardPage):
     def _run_ended(self, data: RunData) -> None:
         self.measure_button.setText("Measure baseline again")
         self.update_controls()
-        self.session.finish_baseline(self.rung, data)
+        rung = self.rung
+        assert rung is not None, "the baseline run started (start_run)"
+        self.session.finish_baseline(rung, data)
         steps = len(data.step.view())
         self.findings.set_empty_text(
             "The input probe and the baseline run found nothing to fix." if data.status == protocol.RunStatus.COMPLETED
@@ -260,7 +263,7 @@ class BaselinePage(WizardPage):
                  "for problems. Measure the baseline again.")
         self.findings.add_findings([])  # refresh the empty text's visibility
         self.on_enter()
-        why = explain(data.status, data.error, self.rung.settings)
+        why = explain(data.status, data.error, rung.settings)
         if why is not None:
             self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         if data.summary is not None:

@@ -19,6 +19,7 @@ from tfturbo.compare import own_process_peaks
 from tfturbo.console import fmt_bytes
 from tfturbo.settings import RunSettings
 from tfturbo.tune.levers.batch_size import LEVER as BATCH
+from tfturbo.tune.study import Rung
 
 from ..cards import FactsCard
 from ..run_process import Launcher
@@ -58,7 +59,7 @@ class BatchPage(RungPage):
 
     after_trial_text = "The trial's runs raised no findings."  # no audit on this page
 
-    def _best(self):
+    def _best(self) -> Rung | None:
         return self.session.best or self.session.baseline
 
     def current_batch(self) -> int:
@@ -78,11 +79,12 @@ class BatchPage(RungPage):
         "Tuned peak … — float32, batch 40" beside a proposal that went on from batch 80), and what was freed,
         claimed only beyond the runs' own spread as the report claims it (`summary.memory_change` over
         `compare.own_process_peaks`): the page said "Freed 4.5 MiB" where the PDF said "about the same"."""
-        base, best = self.session.baseline, self._best()
+        base, best = self.session.measured_baseline, self._best()
+        assert best is not None, "the baseline is measured"
         runs = self._measured_runs()
         change = summ.memory_change(own_process_peaks(base.settings.to_dict(), runs),
                                     own_process_peaks(best.settings.to_dict(), runs))
-        base_peak = change.before_bytes if change else base.summary.get("peak_memory_bytes")
+        base_peak = change.before_bytes if change else (base.summary or {}).get("peak_memory_bytes")
         best_peak = change.after_bytes if change else (best.summary or {}).get("peak_memory_bytes")
         if change is None or best is base:
             freed = "nothing measurable"
@@ -90,9 +92,10 @@ class BatchPage(RungPage):
             freed = "nothing measurable (" + ("one run of each" if change.spread is None else
                                               f"within the runs' spread of {fmt_bytes(change.spread)}") + ")"
         else:
-            freed = fmt_bytes(base_peak - best_peak) if best_peak < base_peak else "nothing: the tuned run peaks higher"
+            freed = fmt_bytes(change.before_bytes - change.after_bytes) if change.after_bytes < change.before_bytes \
+                else "nothing: the tuned run peaks higher"
         self.memory.set_facts([
-            ("Baseline peak", f"{fmt_bytes(base_peak)} ({base.summary.get('memory_kind') or 'host'})"),
+            ("Baseline peak", f"{fmt_bytes(base_peak)} ({(base.summary or {}).get('memory_kind') or 'host'})"),
             ("Tuned peak", f"{fmt_bytes(best_peak)} — {best.settings.label()}"),
             ("Freed", freed),
         ])
@@ -115,8 +118,8 @@ class BatchPage(RungPage):
             how, _, what = plan.note.partition(": ")  # "doubling: batch 64 → 128; …" reads "Proposed (doubling): …"
             self.plan_text.setText(f"Proposed ({how}): {what}" if plan.skipped_reason is None and what else
                                    plan.note[0].upper() + plan.note[1:])
-        self.batch.setValue(plan.settings.batch_size if plan is not None and plan.skipped_reason is None
-                            else self.current_batch())
+        proposed = plan.settings.batch_size if plan is not None and plan.skipped_reason is None else None
+        self.batch.setValue(proposed or self.current_batch())
         self._on_batch(self.batch.value())
 
     def lr_scale(self) -> float:

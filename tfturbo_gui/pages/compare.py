@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from tfturbo.runfiles import RUNS_DIR, load_run
@@ -49,21 +50,23 @@ class ComparePage(WizardPage):
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
-        self.splitter.widget(0).hide()  # one wide column: the table needs the width
+        left_column = self.splitter.widget(0)
+        if left_column is not None:
+            left_column.hide()  # one wide column: the table needs the width
         self.confirmation: Rung | None = None
         # One column that scrolls vertically, as the other pages' left column does: in a small window the
         # table keeps every row and the plots their height, instead of both being squeezed to a sliver.
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.page_scroll = QScrollArea()
+        self.page_scroll.setWidgetResizable(True)
+        self.page_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.page_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         body = QWidget()
         body.setObjectName("pageColumn")
         column = QVBoxLayout(body)
         column.setContentsMargins(0, 0, 4, 0)
         column.setSpacing(10)
-        self.scroll.setWidget(body)
-        self.right.addWidget(self.scroll, 1)
+        self.page_scroll.setWidget(body)
+        self.right.addWidget(self.page_scroll, 1)
         top = QHBoxLayout()
         top.setSpacing(16)
         left = QVBoxLayout()
@@ -114,9 +117,9 @@ class ComparePage(WizardPage):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         """The wheel over a plot scrolls the page (a plot under the pointer would otherwise stop the page and
         zoom); Ctrl+wheel zooms the plot."""
-        if event.type() == QEvent.Type.Wheel and not event.modifiers() & Qt.KeyboardModifier.ControlModifier \
-                and self.scroll.verticalScrollBar().maximum() > 0:
-            self.scroll.verticalScrollBar().event(event)
+        if isinstance(event, QWheelEvent) and not event.modifiers() & Qt.KeyboardModifier.ControlModifier \
+                and self.page_scroll.verticalScrollBar().maximum() > 0:
+            self.page_scroll.verticalScrollBar().event(event)
             return True
         return super().eventFilter(watched, event)
 
@@ -126,7 +129,7 @@ class ComparePage(WizardPage):
     def show_recorded(self) -> None:
         """A continued study: its last confirmation is this page's."""
         super().show_recorded()
-        self.confirmation = next((r for r in reversed(self.session.study.rungs)
+        self.confirmation = next((r for r in reversed(self.session.ensure_study().rungs)
                                   if r.kind == CONFIRMATION.rung_kind and r.decision is not None), None)
         if self.confirmation is not None:
             self.show_decision()  # its verdict as it was measured (the page showed its button alone)
@@ -149,7 +152,7 @@ class ComparePage(WizardPage):
             if candidate is None:
                 self.needs.setText("No change beat the baseline beyond the measurement noise while keeping the "
                                    f"validation metric: nothing to confirm, keep {base.settings.label()}.")
-                self.set_status(PASSED if len(self.session.study.rungs) > 1 else NOT_STARTED)
+                self.set_status(PASSED if len(self.session.ensure_study().rungs) > 1 else NOT_STARTED)
             else:
                 self.needs.setText(f"Needs a confirmation run: {candidate.settings.label()} was kept after its "
                                    f"trial against {candidate.compared_with or 'the baseline'} "
@@ -163,7 +166,7 @@ class ComparePage(WizardPage):
     def _show_runs(self) -> None:
         session = self.session
         base = session.baseline
-        rungs = [r for r in session.study.rungs if r.summary is not None and r.run]
+        rungs = [r for r in session.ensure_study().rungs if r.summary is not None and r.run]
         if base not in rungs:
             return
         records = [load_run(session.rung_path(r)) for r in rungs]
@@ -171,7 +174,7 @@ class ComparePage(WizardPage):
         runs_dir = session.ensure_study().path / RUNS_DIR
         replicates = [load_run(runs_dir / name) for r in rungs for name in r.replicates
                       if name not in own and (runs_dir / name).is_dir()]
-        live = {str(session.rung_path(r)): session.data_of(r) for r in rungs if session.data_of(r) is not None}
+        live = {str(session.rung_path(r)): data for r in rungs if (data := session.data_of(r)) is not None}
         shown = self.confirmation if self.confirmation in rungs else self.candidate()
         plotted = [rungs.index(base)] + ([rungs.index(shown)] if shown in rungs else
                                          [i for i, r in enumerate(rungs) if r is not base])
@@ -179,9 +182,9 @@ class ComparePage(WizardPage):
                               trials=rungs)
         lines = []
         for r in rungs[1:]:  # each configuration's one speed-up, as in the table (tfturbo.headline)
-            d, shown = r.decision, headline(r.name, session.study.rungs)
+            d, said = r.decision, headline(r.name, session.ensure_study().rungs)
             verdict = "kept" if d and d.kept else "not kept"
-            facts = [f"{shown.text()} {shown.source(r.name)}, {shown.verdict}"] if shown else []
+            facts = [f"{said.text()} {said.source(r.name)}, {said.verdict}"] if said else []
             facts += [f"accuracy {accuracy_words(d.accuracy)}"] if d else []
             lines.append(f"• {r.name} ({r.settings.label()}): {verdict}" + (f" — {'; '.join(facts)}" if facts else ""))
         self.ladder.setText("\n".join(lines) or "Only the baseline has been measured.")
@@ -246,14 +249,15 @@ class ComparePage(WizardPage):
     def show_decision(self) -> None:
         """The confirmation's verdict, and for an inconclusive accuracy its ways forward (words and buttons)."""
         rung = self.confirmation
+        assert rung is not None, "the confirmation was measured"
         document = confirmation_verdict(rung)
         if document is not None:
             self.verdict.set_verdict(document, rung.settings.label())
             self.needs.setText(f"Confirmation of {rung.settings.label()} against the baseline "
-                               f"{self.session.baseline.settings.label()} ({len(rung.replicates)} runs, "
+                               f"{self.session.measured_baseline.settings.label()} ({len(rung.replicates)} runs, "
                                f"{rung.run} and its replicates)."
                                + (f" Accuracy rule: {rung.decision.rule_detail()}."
-                                  if rung.decision.rule_detail() else ""))
+                                  if rung.decision and rung.decision.rule_detail() else ""))
         way = self.show_ways_forward(rung)
         self.way_text.setText("What would decide the accuracy:\n" + "\n".join(way.lines()) if way else "")
         self.way_text.setVisible(way is not None)

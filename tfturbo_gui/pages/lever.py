@@ -29,7 +29,7 @@ class LeverPage(RungPage):
         self.findings.set_empty_text("No findings for this lever yet.")
 
     @property
-    def stage(self) -> str:
+    def stage(self) -> str:  # type: ignore[override]  # RungPage's class attribute, this page's lever's
         return self.lever.name
 
     def stages(self) -> list[str]:
@@ -50,7 +50,9 @@ class LeverPage(RungPage):
         return self.candidate() is not None
 
     def configure(self) -> RunSettings:
-        return self.candidate().settings
+        candidate = self.candidate()
+        assert candidate is not None, "the Run button is enabled with a candidate (can_run)"
+        return candidate.settings
 
 
 def page_for(lever: Lever) -> type[LeverPage]:

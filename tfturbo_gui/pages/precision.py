@@ -65,7 +65,7 @@ class PrecisionPage(RungPage):
 
     def audit_request(self) -> tuple[str, list[str], str] | None:
         policy = self.policy.currentText()
-        batch = self.session.best.settings.batch_size
+        batch = self.session.measured_best.settings.batch_size
         return policy, audit_argv(self.session.workload, policy, batch_size=batch,
                                   script_args=self.session.script_args, fit_call=self.session.fit_call), \
             f"Auditing the model under {policy}…"

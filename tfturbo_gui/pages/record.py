@@ -124,7 +124,8 @@ class RecordPage(WizardPage):
         if session.baseline is None:
             return
         study = session.finish_study()
-        best = session.best
+        best = session.measured_best
+        assert study.recommended is not None, "a finished study with a baseline recommends its best"
         measured_batch = ((best.summary or {}).get("settings") or {}).get("batch_size")
         facts = settings_facts(study.recommended, measured_batch, best.summary)
         shown = headline(best.name, study.rungs) if best is not session.baseline else None
@@ -200,7 +201,7 @@ class RecordPage(WizardPage):
     # ------------------------------------------------------------ PDF
 
     def choose_report(self) -> None:
-        start = str(self.session.study.path / REPORT_PDF)
+        start = str(self.session.ensure_study().path / REPORT_PDF)
         path, _ = QFileDialog.getSaveFileName(self, "Export the PDF report", start, "PDF files (*.pdf)")
         if path:
             self.export(Path(path))
@@ -211,12 +212,13 @@ class RecordPage(WizardPage):
         self.export_button.setEnabled(False)
         self.report_status.setText(f"Writing {path}…")
         self.set_status(RUNNING)
-        self.job = export_report(self.session.study.path, path, self._on_written, self._on_failed)
+        self.job = export_report(self.session.ensure_study().path, path, self._on_written, self._on_failed)
 
     def _on_written(self, path: str) -> None:
         self.report_path = path
-        self.session.study.report = path
-        self.session.study.save()
+        study = self.session.ensure_study()
+        study.report = path
+        study.save()
         self.export_button.setEnabled(True)
         self.report_status.setText(f"Report written: {path}")
         self.open_button.show()

@@ -115,14 +115,14 @@ class WorkloadPage(WizardPage):
         self.builtins.setMinimumHeight(190)
         self.builtins.currentItemChanged.connect(self._on_builtin)
         self.left.addWidget(self.builtins, 1)
-        row = QHBoxLayout()
+        open_row = QHBoxLayout()
         self.open_button = QPushButton("Open a workload file…")
         self.open_button.clicked.connect(self._choose_file)
-        row.addWidget(self.open_button)
+        open_row.addWidget(self.open_button)
         drop = QLabel("or drop a .py file on this page")
         drop.setObjectName("muted")
-        row.addWidget(drop, 1)
-        self.left.addLayout(row)
+        open_row.addWidget(drop, 1)
+        self.left.addLayout(open_row)
         self.workload_edit = QLineEdit(session.workload)
         self.workload_edit.setObjectName("monoEdit")
         self.workload_edit.setPlaceholderText("builtin:NAME or /path/to/workload.py")
@@ -209,7 +209,7 @@ class WorkloadPage(WizardPage):
             self.builtins.setCurrentItem(match[0])
         else:  # a file of the user's: no built-in stays highlighted
             self.builtins.clearSelection()
-            self.builtins.setCurrentItem(None)
+            self.builtins.setCurrentRow(-1)
         if self.workload_edit.text() != spec:
             self.workload_edit.setText(spec)
 
@@ -222,7 +222,7 @@ class WorkloadPage(WizardPage):
         if current is not None and current.data(Qt.ItemDataRole.UserRole) != text.strip():
             self.builtins.blockSignals(True)
             self.builtins.clearSelection()
-            self.builtins.setCurrentItem(None)
+            self.builtins.setCurrentRow(-1)
             self.builtins.blockSignals(False)
         self.study_edit.setText(str(default_study_dir(text.strip() or "workload")))
         self._show_script_options()
@@ -245,7 +245,7 @@ class WorkloadPage(WizardPage):
             self.fit_combo.blockSignals(False)
         self.script_form.setRowVisible(self.fit_combo, self.fit_combo.count() > 1)
         if not self.session.folder_locked() and self.check_panel.data is None:
-            which = f"its {ordinal(self.fit_call())} fit() call" if self.fit_call() else "its first fit()"
+            which = f"its {ordinal(nth)} fit() call" if (nth := self.fit_call()) else "its first fit()"
             self.check_hint.setText(f"Next runs the script in the backend up to {which} and checks what it "
                                     "trains." if self._script else
                                     "Next loads the workload in the backend and checks that it keeps the contract.")

@@ -56,14 +56,14 @@ class XlaPage(RungPage):
         self.measuring: Candidate | None = None  # the engine's candidate of the trial started last (None: XLA)
 
     @property
-    def stage(self) -> str:
+    def stage(self) -> str:  # type: ignore[override]  # RungPage's class attribute, computed here
         if self.measuring is None:
             return XLA.name
         return STEPS_PER_EXECUTION.name if self.measuring.kind == STEPS_PER_EXECUTION.rung_kind else \
             AUTOCLUSTERING.name if self.measuring.settings.xla_autoclustering else XLA.name
 
     def base_settings(self) -> RunSettings:
-        return self.session.best.settings
+        return self.session.measured_best.settings
 
     def on_enter(self) -> None:
         if self.session.baseline is not None:

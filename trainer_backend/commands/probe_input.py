@@ -44,7 +44,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
 
         train_ds, applied = input_fixes(train_ds, batch_size)
         fixes.append(applied.to_dict())
-        warmup = cache_fill(train_ds, applied.data.get("cache"), args.steps)
+        warmup = cache_fill(train_ds, bool(applied.data.get("cache")), args.steps)
 
     def on_phase(detail: str, index: int) -> None:
         writer.emit(protocol.PHASE, phase=protocol.MEASURING, step=None, detail=detail)

@@ -112,7 +112,7 @@ def failed_before_training(settings: RunSettings, failure, run_dir: Path, writer
 
     workload = load_workload(settings.workload, settings.script_args)  # its names only: nothing runs again
     described = {"spec": workload.spec, "name": workload.name, "path": workload.path}
-    env = {"versions": hardware.versions(), "device": hardware.device_label(hardware.devices())}
+    env: dict[str, Any] = {"versions": hardware.versions(), "device": hardware.device_label(hardware.devices())}
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
         "settings": settings.to_dict(), "workload": described, **env,
         "command_line": shlex.join(["tfturbo", "run", *run_argv(settings, str(run_dir))]),
@@ -155,9 +155,10 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
     with strategy.scope(), recording_compile():
         model = workload.build_model()  # a script runs here, up to its first fit()
-    settings = settings.with_(batch_size=settings.batch_size or workload.default_batch_size)
+    batch_size = settings.batch_size or workload.default_batch_size
+    settings = settings.with_(batch_size=batch_size)
     keras.utils.set_random_seed(settings.seed)  # the data order must not depend on how the model was built
-    train_ds, val_ds = workload.make_datasets(settings.batch_size)
+    train_ds, val_ds = workload.make_datasets(batch_size)
     with strategy.scope():
         build_on_zeros(model, train_ds)
         if settings.fix_head:
@@ -172,12 +173,12 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
         from ..fixes import drop_partial_batches
 
         try:
-            train_ds = drop_partial_batches(train_ds, settings.batch_size)
+            train_ds = drop_partial_batches(train_ds, batch_size)
         except Exception as exc:  # noqa: BLE001 - tfturbo's own fix never fails the run
             findings.append(fix_not_applied("--drop-remainder", f"{type(exc).__name__}: {exc}",
                                             "batch the training data with ds.batch(batch_size, drop_remainder=True)"))
     if settings.input_fixes:
-        train_ds, finding = input_fixes(train_ds, settings.batch_size)
+        train_ds, finding = input_fixes(train_ds, batch_size)
         findings.append(finding)
     validation = fixed_validation(val_ds, settings, has_labels(train_ds.element_spec))
     if settings.sixteen_bit and not settings.fix_int_inputs and val_ds is not None:

@@ -63,7 +63,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
         a.memory_note = (f"the peak of this paired process, whose two arms ({arms[0][1].name}, {arms[1][1].name}) "
                          "share one allocator: not this run's alone")
     names = [d.name for d in dirs]
-    blocks = Blocks(*names, blocks=args.blocks or BLOCKS_PER_ARM)
+    blocks = Blocks(names[0], names[1], blocks=args.blocks or BLOCKS_PER_ARM)
     for a, name in zip(active, names):
         a.instrument.blocks = ArmBlocks(blocks, name, args.steady_s / blocks.blocks)
 
@@ -74,7 +74,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> tuple[str, i
             run.fit(a)
             if a.error is not None:
                 blocks.abort()
-        except BaseException:  # noqa: BLE001 - run.fit keeps its own errors; anything else must not hang the other
+        except BaseException:  # run.fit keeps its own errors; anything else must not hang the other
             blocks.abort()
             raise
         finally:

@@ -50,6 +50,7 @@ class LossScaleMonitor(Detector):
         if window.skipped_steps is not None:
             return int(window.skipped_steps)
         previous = self.last_scale or INITIAL_SCALE
+        assert window.loss_scale is not None, "on_window reads only windows with a loss scale"
         if window.loss_scale <= 0:
             return len(window.steps)
         if window.loss_scale >= previous:

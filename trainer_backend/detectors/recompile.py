@@ -138,7 +138,7 @@ class RecompileStorm(Detector):
                    f"steady training time. ")
         varying = varying_dims(self.sample) if self.sample else []
         batch_size = ctx.settings.batch_size or (max(self.sample.batch_sizes()) if self.sample else None) or 32
-        if varying:
+        if varying and self.sample is not None:
             distinct = len({tuple(map(tuple, row)) for row in self.sample.shapes})
             message += ("Cause: " + "; ".join(describe_varying(varying)) +
                         f" — {distinct} distinct input shapes in the first {len(self.sample.shapes)} batches, "

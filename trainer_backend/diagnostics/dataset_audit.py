@@ -157,7 +157,7 @@ def fixed_shape(sample: ShapeSample, component: int) -> list[int | None]:
     rows = sample.shapes + ([sample.last] if sample.last else [])
     shapes = [row[component] for row in rows if component < len(row)]
     spec = sample.spec_shapes[component]
-    target = []
+    target: list[int | None] = []
     for d in range(1, len(spec)):
         if spec[d] is not None:
             target.append(int(spec[d]))
@@ -263,7 +263,7 @@ def pipeline_ops(ds: Any) -> PipelineOps | None:
         serialized = tf.raw_ops.DatasetToGraphV2(input_dataset=ds._variant_tensor, external_state_policy=1)
         graph = tf.compat.v1.GraphDef()
         graph.ParseFromString(serialized.numpy())
-    except Exception:  # a dataset that cannot be serialised: give the generic advice
+    except Exception:  # noqa: BLE001 - a dataset that cannot be serialised: give the generic advice
         return None
     ops = [node.op for node in graph.node if "Dataset" in node.op]
     inner = {node.op for fn in graph.library.function for node in fn.node_def}

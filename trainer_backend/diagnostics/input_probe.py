@@ -152,13 +152,12 @@ def input_bound_finding(v: ProbeResult, ops: PipelineOps | None, shape: Workload
     def mark(applies: bool | None, why: str) -> str:
         return f"  # <- {why}" if applies else ""
 
-    known = ops is not None
-    sequential_map = known and ops.has("MapDataset")
-    no_prefetch = known and not ops.has("PrefetchDataset")
-    no_cache = known and not ops.has("CacheDataset", "CacheDatasetV2")
-    sequential_reads = known and ops.has("InterleaveDataset", "FlatMapDataset")
+    sequential_map = ops is not None and ops.has("MapDataset")
+    no_prefetch = ops is not None and not ops.has("PrefetchDataset")
+    no_cache = ops is not None and not ops.has("CacheDataset", "CacheDatasetV2")
+    sequential_reads = ops is not None and ops.has("InterleaveDataset", "FlatMapDataset")
     lines = [
-        f"# your pipeline: {' -> '.join(ops.ops)}" if known else "# (the pipeline's ops could not be read)",
+        f"# your pipeline: {' -> '.join(ops.ops)}" if ops is not None else "# (the pipeline's ops could not be read)",
         "train_ds = (files",
         "    .interleave(tf.data.TFRecordDataset, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)"
         + mark(sequential_reads, "reads one file at a time now"),
@@ -171,7 +170,7 @@ def input_bound_finding(v: ProbeResult, ops: PipelineOps | None, shape: Workload
         "    .prefetch(tf.data.AUTOTUNE))   # overlap input with the training step"
         + mark(no_prefetch, "no prefetch at the end now"),
     ]
-    if known and ops.py_function:
+    if ops is not None and ops.py_function:
         lines.append("# a tf.py_function/numpy_function holds the Python GIL: parallel map helps little;"
                      " rewrite it in tf ops or cache its output")
     if shape.data == NUMPY:  # the template above is for files read by tf.data: the arrays' own change instead
@@ -202,7 +201,7 @@ def input_bound_finding(v: ProbeResult, ops: PipelineOps | None, shape: Workload
         f"the training data given to fit(){f' at {shape.fit_where}' if shape.fit_where else ''}"
     return Finding(code, message, fix="\n".join(lines), where=where,
                    data={"input_fraction": v.input_fraction, "band": v.band,
-                         "pipeline_ops": ops.ops if known else None})
+                         "pipeline_ops": ops.ops if ops is not None else None})
 
 
 def probe(model: Any, train_ds: Any, steps: int, on_phase: Callable[[str, int], None] = lambda d, i: None,

@@ -85,8 +85,8 @@ def custom_loop_findings(model: Any, policy: str, batch: Any) -> list[Finding]:
         return []
     how = "ran one train_step with a spy on optimizer.scale_loss"
     try:
-        scaled = _run_with_spy(model, batch)
-    except Exception as exc:  # the user's step may need model.fit's tf.function; read its source instead
+        scaled: bool | None = _run_with_spy(model, batch)
+    except Exception as exc:  # noqa: BLE001 - the user's step may need model.fit's tf.function; read its source instead
         scaled = _source_scales(method)
         how = (f"train_step could not run outside fit ({type(exc).__name__}); "
                f"searched its source for {', '.join(SCALING_WORDS)}")

@@ -58,7 +58,7 @@ def output_heads(model: Any) -> list[tuple[Any, int]]:
         outputs = keras.tree.flatten(model.outputs)
     except (AttributeError, ValueError, TypeError):
         return []
-    heads = []
+    heads: list[tuple[Any, int]] = []
     for index, tensor in enumerate(outputs):
         history = getattr(tensor, "_keras_history", None)
         layer = getattr(history, "operation", None)
@@ -79,7 +79,7 @@ def _activation_name(layer: Any) -> str | None:
     return name
 
 
-def _head_fix(layer: Any, decision: "HeadDecision", shape: Any = None) -> str:
+def _head_fix(layer: Any, decision: HeadDecision, shape: Any = None) -> str:
     """The head with dtype="float32", written as the user's own layer line where the script shows it (else for
     this model kind), its alternative following the head (`decision`, from this output's own loss)."""
     from .advice import WorkloadShape, head_fix

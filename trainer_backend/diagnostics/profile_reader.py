@@ -53,7 +53,7 @@ def input_analysis(xplanes: list[Path]) -> dict[str, Any]:
 
         raw, _content_type = xspace_to_tool_data([str(p) for p in xplanes], "input_pipeline_analyzer", {})
         tables = json.loads(raw)
-    except Exception as exc:  # a missing plugin or an unreadable capture must not fail the probe
+    except Exception as exc:  # noqa: BLE001 - a missing plugin or an unreadable capture must not fail the probe
         return unavailable(f"the profiler's analysis could not be read: {type(exc).__name__}: {exc}")
     props = (tables[1].get("p") or {}) if len(tables) > 1 else {}
     step_ms = _float(props.get("steptime_ms_average"))

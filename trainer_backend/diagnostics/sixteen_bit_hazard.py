@@ -91,10 +91,11 @@ def diagnose(exc: BaseException, policy: str, user_file: str | None = None, when
 
 def _chain(exc: BaseException) -> list[BaseException]:
     out, seen = [], set()
-    while exc is not None and id(exc) not in seen:
-        out.append(exc)
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        out.append(current)
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
     return out
 
 
@@ -149,8 +150,8 @@ def _mixed_tensors(user, sixteen: str, op: str) -> tuple[str, str]:
         return generic
     cause = f"{low} is float32 while {high} is {sixteen} ({op} at: {source.strip()})"
     made = _assignment(frame, low)
-    if made is not None and _RANDOM.search(made[1]):
-        return cause, (f"make {low} in {high}'s dtype: pass dtype={high}.dtype to {_RANDOM.search(made[1]).group(0)}"
+    if made is not None and (random := _RANDOM.search(made[1])):
+        return cause, (f"make {low} in {high}'s dtype: pass dtype={high}.dtype to {random.group(0)}"
                        f"...) at line {made[0]} ({made[1].strip()})")
     return cause, f"make {low} in {high}'s dtype: keras.ops.cast({low}, {high}.dtype) before the {op}"
 

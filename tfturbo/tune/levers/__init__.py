@@ -78,15 +78,15 @@ class Lever:
     def stage_name(self) -> str:
         return self.stage or self.name
 
-    def candidates(self, policy: "TuningPolicy") -> list[Candidate]:
+    def candidates(self, policy: TuningPolicy) -> list[Candidate]:
         """What to measure when the stage begins, built on the best kept configuration so far."""
         return []
 
-    def follow_up(self, policy: "TuningPolicy") -> list[Candidate]:
+    def follow_up(self, policy: TuningPolicy) -> list[Candidate]:
         """More candidates once the last ones are judged (a search's next size, a fallback)."""
         return []
 
-    def candidate_for(self, policy: "TuningPolicy", settings: RunSettings) -> Candidate:
+    def candidate_for(self, policy: TuningPolicy, settings: RunSettings) -> Candidate:
         """The wizard user's own configuration for this stage (one of the policy's candidates when it is one)."""
         for c in self.candidates(policy) + self.follow_up(policy):
             if c.skipped_reason is None and c.settings == settings:
@@ -98,7 +98,7 @@ class Lever:
         """The run folder's name after NN- for settings chosen by the user."""
         return self.name
 
-    def findings(self, rung: "Rung", verdict: TrialVerdict) -> list[dict[str, Any]]:
+    def findings(self, rung: Rung, verdict: TrialVerdict) -> list[dict[str, Any]]:
         """The finding a rung of this lever carries (docs/FINDINGS.md), kept or not."""
         return []
 
@@ -115,7 +115,7 @@ class Lever:
         this says something (`trials.trial.Trial.not_in_effect`): that run is the reference's, not a change."""
         return None
 
-    def after_stage(self, engine: "StudyEngine") -> Iterator[Any]:
+    def after_stage(self, engine: StudyEngine) -> Iterator[Any]:
         """Backend actions once the stage's trials are judged (the input probe again); may end the study."""
         return iter(())
 

@@ -126,7 +126,7 @@ class BatchSize(Lever):
         rule = self._rule_of(policy, last)
         other = milder(rule) if rule is not None else None
         size = last.settings.batch_size
-        if other is None or any(r.settings.batch_size == size and self._rule_of(policy, r) == other for r in rungs):
+        if rule is None or other is None or any(r.settings.batch_size == size and self._rule_of(policy, r) == other for r in rungs):
             return None
         k = size / self.start(policy).settings.batch_size
         note = (f"batch {size} was faster but lost accuracy with the learning rate ×{rule.factor(k):.2f} ({rule.name} "
@@ -140,10 +140,11 @@ class BatchSize(Lever):
             why = "skipped: the batch size of the runs is not known"
             return [Candidate(self.rung_kind, self.name, base, why, start, skipped_reason=why)]
         rule, why = self.rule(policy)
-        peaks = {r.settings.batch_size: _peak(r) for r in self._rungs(policy) if _peak(r)}
+        peaks = {r.settings.batch_size: peak for r in self._rungs(policy)
+                 if r.settings.batch_size and (peak := _peak(r))}
         plan = next_size(base.batch_size, tried, _peak(start), policy.available_memory,
                          (start.summary or {}).get("memory_kind"), policy.max_batch_scale, peaks, rule)
-        if plan.done:
+        if plan.batch_size is None:  # the search is done
             return [Candidate(self.rung_kind, self.name, base, plan.reason, start, skipped_reason=plan.reason)]
         schedule = scaling_words((start.summary or {}).get("optimizer"), plan.lr_scale)
         return [self.at_size(policy, plan.batch_size, f"{plan.reason} — {why}" + (f"; {schedule}" if schedule

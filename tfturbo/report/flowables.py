@@ -1,0 +1,88 @@
+"""The report's building blocks: the page's text width, escaped text, Paragraphs, code blocks and tables.
+
+Below every page of the report (`pdf` lays the document out from them, `profile_page` its "Where the time went"
+page), so a page never imports the document that holds it. Every string from a file goes through `esc` before it
+reaches a Paragraph: Paragraph text is reportlab mini-markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+from xml.sax.saxutils import escape
+
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.units import cm
+from reportlab.platypus import Paragraph, Table, TableStyle
+
+from . import style
+
+PAGE_W, PAGE_H = A4
+MARGIN = 1.8 * cm
+WIDTH = PAGE_W - 2 * MARGIN
+
+
+CELL_LIMIT = 400  # characters of file-supplied text in one table cell (a table row cannot span pages)
+
+
+# Symbols our own messages use that the embedded font may lack a glyph for (they would print as boxes).
+_NO_GLYPH = str.maketrans({"→": "->", "←": "<-", "✓": "yes", "✗": "no"})
+
+
+def esc(value: Any) -> str:
+    """A value as literal Paragraph text (markup characters escaped, glyph-less symbols spelled out, CJK in
+    the fallback font)."""
+    return style.with_fallback(escape(str(value).translate(_NO_GLYPH)))
+
+
+def short(value: Any, limit: int = CELL_LIMIT) -> str:
+    """Text for a table cell: long values are cut, and say so (the full text stays in the study files)."""
+    text = str(value)
+    return text if len(text) <= limit else text[:limit].rstrip() + " ... (shortened)"
+
+
+def code_markup(text: str) -> str:
+    """Escaped code keeping its line breaks and indentation in a Paragraph."""
+    lines = []
+    for line in str(text).expandtabs(4).splitlines() or [""]:
+        stripped = line.lstrip(" ")
+        lines.append("&nbsp;" * (len(line) - len(stripped)) + esc(stripped))
+    return "<br/>".join(lines)
+
+
+def P(text: str, st: Any = style.CELL) -> Paragraph:  # noqa: N802 - reads like reportlab's own flowables
+    return Paragraph(text, st)
+
+
+def code_block(text: str) -> Paragraph:
+    st = style.CODE.clone("codeBlock", backColor=style.TINT, borderPadding=(5, 6, 5, 6), spaceBefore=4,
+                          spaceAfter=10, leftIndent=6, rightIndent=6)
+    return Paragraph(code_markup(text), st)
+
+
+def table(header: list[str], rows: list[list[Any]], widths: Sequence[float], zebra: bool = True) -> Table:
+    """A wrapped table: header in the accent colour, repeated on each page; cells are Paragraphs.
+
+    `widths` are relative (scaled to the text width), so they may be given in points.
+    """
+    data = [[P(esc(h), style.HEAD_CELL) for h in header]]
+    for row in rows:
+        data.append([c if not isinstance(c, str) else P(esc(short(c))) for c in row])
+    scale = WIDTH / sum(widths)
+    t = Table(data, colWidths=[w * scale for w in widths], repeatRows=1, hAlign="LEFT")
+    cmds = [("BACKGROUND", (0, 0), (-1, 0), style.ACCENT),
+            ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),
+            ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
+            ("LEFTPADDING", (0, 0), (-1, -1), 4), ("RIGHTPADDING", (0, 0), (-1, -1), 4)]
+    if zebra:
+        cmds += [("BACKGROUND", (0, i), (-1, i), style.ZEBRA) for i in range(2, len(data), 2)]
+    t.setStyle(TableStyle(cmds))
+    return t
+
+
+def kv_table(rows: list[tuple[str, str]], key_width: float = 0.3, limit: int = CELL_LIMIT) -> Table:
+    data = [[P(esc(short(k)), style.CELL_BOLD), P(esc(short(v, limit)))] for k, v in rows]
+    t = Table(data, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign="LEFT")
+    t.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),
+                           ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3)]))
+    return t
