@@ -18,7 +18,7 @@ fetch back, clean up) off the UI thread and speaks the same protocol.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QObject, QProcess, QTimer, Signal
 
@@ -90,7 +90,7 @@ class BackendProcess(QObject):
         return self._process is not None and self._process.state() != QProcess.ProcessState.NotRunning
 
     def start(self, command: str, argv: list[str], name: str = "", stderr_path: str | None = None,
-              python_path: list[str] = ()) -> RunData:
+              python_path: Sequence[str] = ()) -> RunData:
         """Start `command` with `argv`; returns the RunData that fills as events arrive. `python_path`: folders
         its PYTHONPATH lists first (the patch check's, `tune.engine.Action.python_path`)."""
         if self.is_running():

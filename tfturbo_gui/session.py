@@ -433,21 +433,21 @@ class WizardSession:
         self.ensure_study()
         if self._action is not None:
             return None  # a run of another stage is going
-        self.engine.begin(PATCH)
-        self._action = self.engine.next_action()
+        self._study_engine.begin(PATCH)
+        self._action = self._study_engine.next_action()
         return self._action
 
     def abandon_patch_check(self) -> None:
         """The check could not start (another training holds the device): it is planned again next time."""
         self._action = None
-        self.engine.abandon()
+        self._study_engine.abandon()
 
     def finish_patch_check(self, data: RunData) -> Study:
         """The check run ended: the study's changes.patch says what it found."""
         self._record(data)
-        while self.engine.next_action() is not None:
+        while self._study_engine.next_action() is not None:
             raise AssertionError("the patch check is one run")
-        return self.engine.finish()
+        return self._study_engine.finish()
 
     # ------------------------------------------------------------ scaling (STUDY/scaling/, as `tfturbo scaling`)
 

@@ -39,7 +39,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -72,7 +72,7 @@ class FixedSet:
                 "shared": self.shared, "note": self.note}
 
 
-def fixed_set(val_ds, max_examples: int, max_batches: int | None = None, folder: str | None = None) -> FixedSet:
+def fixed_set(val_ds: Any, max_examples: int, max_batches: int | None = None, folder: str | None = None) -> FixedSet:
     """The run's fixed validation set: the study's file in `folder` when it exists and fits this data, else the
     first `max_examples` examples of `val_ds`, written there for the runs after this one."""
     mode = _mode(val_ds)
@@ -115,7 +115,7 @@ def balanced_batch(n: int) -> int:
 
 # ------------------------------------------------------------------------------ reading the workload's data
 
-def _mode(val_ds) -> str:
+def _mode(val_ds: Any) -> str:
     import tensorflow as tf
 
     specs = tf.nest.flatten(val_ds.element_spec)
@@ -125,7 +125,7 @@ def _mode(val_ds) -> str:
     return EXAMPLES if all(s.shape.is_fully_defined() for s in per_example) else BATCHES
 
 
-def _numpy(tensor) -> np.ndarray:
+def _numpy(tensor: Any) -> np.ndarray:
     """A tensor as NumPy; strings as fixed-width bytes (an .npz holds no Python objects)."""
     value = tensor.numpy() if hasattr(tensor, "numpy") else np.asarray(tensor)
     value = np.asarray(value)
@@ -134,7 +134,7 @@ def _numpy(tensor) -> np.ndarray:
     return value
 
 
-def _collect_examples(val_ds, max_examples: int, _max_batches) -> tuple[list[np.ndarray], None, bool]:
+def _collect_examples(val_ds: Any, max_examples: int, _max_batches: int | None) -> tuple[list[np.ndarray], None, bool]:
     """The first `max_examples` examples, leaf by leaf; capped when there was one more."""
     import tensorflow as tf
 
@@ -158,7 +158,7 @@ def _concatenate(arrays: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(arrays)
 
 
-def _collect_batches(val_ds, max_examples: int, max_batches: int | None) -> tuple[list[np.ndarray], list[int], bool]:
+def _collect_batches(val_ds: Any, max_examples: int, max_batches: int | None) -> tuple[list[np.ndarray], list[int], bool]:
     """The workload's own whole batches until `max_examples` examples (or `max_batches` batches)."""
     import tensorflow as tf
 
@@ -197,7 +197,8 @@ def _digests(leaves: list[np.ndarray], batch_sizes: list[int] | None) -> np.ndar
     return np.asarray(out, dtype=np.uint64)
 
 
-def _example_rows(leaves: list[np.ndarray], batch_sizes: list[int] | None):
+def _example_rows(leaves: list[np.ndarray],
+                  batch_sizes: list[int] | None) -> Iterator[list[tuple[np.ndarray, int]]]:
     """For each example, its (leaf array, row) of every leaf."""
     if batch_sizes is None:
         for i in range(len(leaves[0])):
@@ -212,7 +213,7 @@ def _example_rows(leaves: list[np.ndarray], batch_sizes: list[int] | None):
 
 # ------------------------------------------------------------------------------ the dataset Keras validates on
 
-def _build(spec, mode: str, leaves: list[np.ndarray], batch_sizes: list[int] | None, capped: bool,
+def _build(spec: Any, mode: str, leaves: list[np.ndarray], batch_sizes: list[int] | None, capped: bool,
            digests: np.ndarray) -> FixedSet:
     import tensorflow as tf
 
@@ -223,10 +224,11 @@ def _build(spec, mode: str, leaves: list[np.ndarray], batch_sizes: list[int] | N
         batch = balanced_batch(n)
         dataset = tf.data.Dataset.from_tensor_slices(tf.nest.pack_sequence_as(spec, tensors)).batch(batch)
         return FixedSet(dataset, mode, n, capped, digests, batch)
+    assert batch_sizes is not None, "a set of whole batches keeps each batch's size"
     per = len(flat_spec)
     batches = [leaves[b * per:(b + 1) * per] for b in range(len(batch_sizes))]
 
-    def generate():
+    def generate() -> Iterator[Any]:
         for batch in batches:
             yield tf.nest.pack_sequence_as(spec, [tf.constant(a, dtype=s.dtype) for a, s in zip(batch, flat_spec)])
 
@@ -235,7 +237,7 @@ def _build(spec, mode: str, leaves: list[np.ndarray], batch_sizes: list[int] | N
     return FixedSet(dataset, mode, sum(batch_sizes), capped, digests, None)
 
 
-def _stream(val_ds, max_examples: int, max_batches: int | None) -> FixedSet:
+def _stream(val_ds: Any, max_examples: int, max_batches: int | None) -> FixedSet:
     """Ragged or sparse batches: the workload's own, counted once, so the set's cardinality is known."""
     import tensorflow as tf
 
@@ -279,7 +281,7 @@ def _write(path: Path, mode: str, leaves: list[np.ndarray], batch_sizes: list[in
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, allow_pickle=False, **arrays)
         try:
             os.link(tmp, path)  # atomic, and refused when another run wrote it first
         except FileExistsError:
@@ -291,7 +293,7 @@ def _write(path: Path, mode: str, leaves: list[np.ndarray], batch_sizes: list[in
     return "written", None
 
 
-def _read(path: Path, val_ds, mode: str) -> FixedSet:
+def _read(path: Path, val_ds: Any, mode: str) -> FixedSet:
     """The study's file as this run's set, refused (ValueError) where it does not fit this run's data."""
     import tensorflow as tf
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from tests.tune.tune_fakes import FakeBackend, result, summary
 
-from tfturbo import cli, protocol
+from tfturbo import backend_client, cli, protocol
 from tfturbo.runfiles import SUMMARY, write_json_atomic
+from tfturbo.tune.engine import PATCH, Action
 from tfturbo.tune.ladder import Ladder, TuneOptions
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -88,6 +90,44 @@ def test_tune_of_a_script_writes_its_patch_and_measures_the_patched_copy(script,
     subprocess.run(["git", "apply", str(tmp_path / "study" / "changes.patch")], cwd=untouched, check=True)
     assert (untouched / "train.py").read_text() == copy.read_text()
     assert script.read_text() == (SCRIPTS / "constants_numpy.py").read_text()  # nothing written beside the script
+
+
+@pytest.fixture
+def import_backend(script, tmp_path):
+    """A launcher of a fake backend that reports, as its run's result, what `import helper` finds; helper.py is
+    beside the user's script (the modules a real script imports from its own folder)."""
+    (script.parent / "helper.py").write_text('WHERE = "beside the script"\n')
+    backend = tmp_path / "backend" / "fake_backend.py"
+    backend.parent.mkdir()
+    backend.write_text("import json\n"
+                       "try:\n    import helper\n    found = helper.WHERE\nexcept ImportError as e:\n    found = str(e)\n"
+                       "print(json.dumps({'v': 1, 'type': 'result', 'document': {'helper': found}}))\n"
+                       "print(json.dumps({'v': 1, 'type': 'done', 'status': 'completed'}))\n")
+    return lambda command, argv: [sys.executable, str(backend), command, *argv]
+
+
+def test_the_check_run_imports_the_modules_beside_the_script(script, tmp_path, monkeypatch, import_backend):
+    """The patched copy runs from the study folder: the ladder's own runner (`run_backend`, not a fake) starts the
+    check's process with the script's folder first on its PYTHONPATH, so `import helper` beside train.py works."""
+    monkeypatch.setattr(backend_client, "backend_command", import_backend)
+    (tmp_path / "study").mkdir()
+    ladder = Ladder(TuneOptions(str(script), tmp_path / "study"))
+    copy = str(tmp_path / "study" / "patched" / "train.py")
+    checked = ladder._execute(Action("run", [copy], PATCH, python_path=[str(script.parent)]))
+    assert checked.document == {"helper": "beside the script"}
+    alone = ladder._execute(Action("run", [copy], PATCH))  # the same process without the check's folder
+    assert alone.document == {"helper": "No module named 'helper'"}
+
+
+def test_the_wizards_check_run_imports_the_modules_beside_the_script(script, tmp_path, qtbot, import_backend):
+    """The wizard's record page starts the same check through its own process class: the same PYTHONPATH."""
+    from tfturbo_gui.run_process import BackendProcess
+
+    process = BackendProcess(import_backend)
+    with qtbot.waitSignal(process.ended, timeout=20_000):
+        data = process.start("run", [str(tmp_path / "study" / "patched" / "train.py")], name="patch check",
+                             python_path=[str(script.parent)])
+    assert data.document == {"helper": "beside the script"}
 
 
 def test_a_copy_that_runs_other_settings_says_so_in_the_patch(script, tmp_path):

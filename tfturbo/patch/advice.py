@@ -68,9 +68,11 @@ def fit_facts(path: str | Path, fit_line: int | None = None, data: str | None = 
     fit = script.fit_call()
     if fit is None:
         return None
+    model = script.receiver(fit)
+    assert model is not None, "fit_call finds X.fit(...) calls: each has its X"
     x, y = script.keyword(fit, "x", 0), script.keyword(fit, "y", 1)
     keywords = tuple((a.keyword.value, script.code(a.value)) for a in fit.args if a.keyword is not None)
-    return FitFacts(script.line(fit), script.code(fit), script.code(script.receiver(fit)),
+    return FitFacts(script.line(fit), script.code(fit), script.code(model),
                     script.code(x.value) if x is not None else None, script.code(y.value) if y is not None else None,
                     data_kind(script, fit, Target(fit_line=fit_line, data=data)), keywords)
 

@@ -208,16 +208,17 @@ def _set_integer(script: Script, edits: Edits, expr: cst.BaseExpression, value: 
 
 def _options_behind(script: Script, expr: cst.BaseExpression) -> list[str]:
     """The argparse option strings `expr` is read from (`args.batch_size`, or a name given it), else []."""
+    node: cst.BaseExpression | None = expr
     for _ in range(8):
-        if isinstance(expr, cst.Attribute):
-            return script.option_strings(expr)
-        if not isinstance(expr, cst.Name):
+        if isinstance(node, cst.Attribute):
+            return script.option_strings(node)
+        if not isinstance(node, cst.Name):
             return []
-        found = script.assignments(expr)
+        found = script.assignments(node)
         if len(found) != 1:
             return []
         a = found[0]
-        expr = a.value if a.value is not None else script.argument_for(a.function, a.param) if a.param else None
+        node = a.value if a.value is not None else script.argument_for(a.function, a.param) if a.param else None
     return []
 
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import libcst as cst
 
 from .source import Script
+
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
 @dataclass
@@ -59,32 +61,38 @@ class _Apply(cst.CSTTransformer):
     def __init__(self, edits: Edits):
         self.edits = edits
 
-    def on_leave(self, original, updated):
-        hit = self.edits.replaced.get(id(original))
-        if hit is not None and hit[0] is original:
-            return hit[1]
-        if isinstance(original, cst.FunctionDef) and id(original) in self.edits.first_in:
-            body = list(updated.body.body)
-            at = 1 if body and _is_docstring(body[0]) else 0
-            body[at:at] = self.edits.first_in[id(original)]
-            return updated.with_changes(body=updated.body.with_changes(body=body))
-        if isinstance(original, cst.Module):
-            body = []
-            start = list(self.edits.module_start)
-            for old, new in zip(original.body, updated.body):
-                if start and not (_is_docstring(old) or _is_future(old)):
-                    body += start
-                    start = []
-                body += self.edits.before.get(id(old), [])
-                body.append(new)
-                body += self.edits.after.get(id(old), [])
-            body += start
-            return updated.with_changes(body=body)
-        return updated
+    def on_leave(self, original_node: _Node, updated_node: _Node
+                 ) -> _Node | cst.RemovalSentinel | cst.FlattenSentinel[_Node]:
+        hit = self.edits.replaced.get(id(original_node))
+        if hit is not None and hit[0] is original_node:
+            # libcst's types say a node leaves as its own kind; a replaced value may be another (a name -> 128)
+            return cast(_Node, hit[1])
+        return super().on_leave(original_node, updated_node)  # leave_FunctionDef, leave_Module
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if id(original_node) not in self.edits.first_in:
+            return updated_node
+        body = list(updated_node.body.body)
+        at = 1 if body and _is_docstring(body[0]) else 0
+        body[at:at] = self.edits.first_in[id(original_node)]
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body: list[cst.BaseStatement] = []
+        start = list(self.edits.module_start)
+        for old, new in zip(original_node.body, updated_node.body):
+            if start and not (_is_docstring(old) or _is_future(old)):
+                body += start
+                start = []
+            body += self.edits.before.get(id(old), [])
+            body.append(new)
+            body += self.edits.after.get(id(old), [])
+        body += start
+        return updated_node.with_changes(body=body)
 
 
 def _statements(lines: list[str], blank: bool) -> list[cst.BaseStatement]:
-    out = [cst.parse_statement(line + "\n") for line in lines]
+    out: list[cst.BaseStatement] = [cst.parse_statement(line + "\n") for line in lines]
     if blank and out:
         out[0] = out[0].with_changes(leading_lines=[cst.EmptyLine()])
     return out

@@ -20,12 +20,12 @@ the first call that looks like Keras' fit (its keywords) is taken.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, TypeGuard, TypeVar
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import (MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider,
-                             QualifiedNameSource, ScopeProvider)
+from libcst.metadata import (Assignment, MetadataWrapper, ParentNodeProvider, PositionProvider,
+                             QualifiedNameProvider, QualifiedNameSource, ScopeProvider)
 
 # how Keras is reached besides `keras`: `from tensorflow import keras`, tf.keras, the tf-keras package
 _KERAS_ALIASES = ("tensorflow.keras.", "tensorflow.python.keras.", "tf_keras.")
@@ -36,6 +36,7 @@ _INPUTS = ("keras.Input", "keras.layers.Input", "keras.layers.InputLayer")
 _DATASET_UTILS = ("image_dataset_from_directory", "text_dataset_from_directory", "audio_dataset_from_directory",
                   "timeseries_dataset_from_array")
 _BATCH_METHODS = ("batch", "padded_batch")
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
 def keras_name(name: str) -> str:
@@ -69,12 +70,12 @@ class Script:
         self.fit_line = fit_line
         self.wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # parsed here, owned here
         self.module = self.wrapper.module
-        resolved = self.wrapper.resolve_many([PositionProvider, ParentNodeProvider, ScopeProvider,
-                                              QualifiedNameProvider])  # one pass over the tree for all four
-        self._position = resolved[PositionProvider]
-        self._parent = resolved[ParentNodeProvider]
-        self._scope = resolved[ScopeProvider]
-        self._qualified = resolved[QualifiedNameProvider]
+        self.wrapper.resolve_many([PositionProvider, ParentNodeProvider, ScopeProvider,
+                                   QualifiedNameProvider])  # one pass over the tree for all four
+        self._position = self.wrapper.resolve(PositionProvider)  # each read back typed, not computed again
+        self._parent = self.wrapper.resolve(ParentNodeProvider)
+        self._scope = self.wrapper.resolve(ScopeProvider)
+        self._qualified = self.wrapper.resolve(QualifiedNameProvider)
         self.calls: list[cst.Call] = []
         self.bound: dict[int, cst.BaseExpression] = {}  # id(Param) -> what the call being followed passes
         self.functions: dict[str, cst.FunctionDef] = {}
@@ -100,8 +101,10 @@ class Script:
         return self._parent.get(node)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        while (node := self._parent.get(node)) is not None:
-            yield node
+        parent = self._parent.get(node)
+        while parent is not None:
+            yield parent
+            parent = self._parent.get(parent)
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         """The top-level statement holding `node`."""
@@ -141,7 +144,8 @@ class Script:
     def bound_at_top(self, name: str) -> bool:
         """A module-level import binds `name` (keras, tf, os)."""
         scope = self._scope.get(self.module)
-        return scope is not None and any(isinstance(a.node, (cst.Import, cst.ImportFrom)) for a in scope[name])
+        return scope is not None and any(isinstance(a, Assignment) and isinstance(a.node, (cst.Import, cst.ImportFrom))
+                                         for a in scope[name])
 
     def module_binding(self, module: str) -> str | None:
         """The name the module level binds to `module` ("keras" for `import keras` or `from tensorflow import
@@ -151,14 +155,14 @@ class Script:
                 if isinstance(small, cst.Import):
                     for alias in small.names:
                         full = get_full_name_for_node(alias.name)
-                        if keras_name(full + ".").rstrip(".") == module:
-                            return alias.asname.name.value if alias.asname else full
+                        if full is not None and keras_name(full + ".").rstrip(".") == module:
+                            return _bound_name(alias) or full
                 elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                     base = get_full_name_for_node(small.module) if small.module else ""
                     for alias in small.names:
                         full = f"{base}.{get_full_name_for_node(alias.name)}"
                         if keras_name(full + ".").rstrip(".") == module:
-                            return alias.asname.name.value if alias.asname else get_full_name_for_node(alias.name)
+                            return _bound_name(alias) or get_full_name_for_node(alias.name)
         return None
 
     # ------------------------------------------------------------ following names
@@ -309,7 +313,8 @@ class Script:
                 return at[0]
         keras_like = [c for c in calls if any(a.keyword is not None and a.keyword.value in _FIT_KEYWORDS
                                               for a in c.args)]
-        return (keras_like or calls or [None])[0]
+        found = keras_like or calls
+        return found[0] if found else None
 
     def receiver(self, call: cst.Call) -> cst.BaseExpression | None:
         return call.func.value if isinstance(call.func, cst.Attribute) else None
@@ -321,11 +326,13 @@ class Script:
         calls = self.method_calls("compile")
         fit = self.fit_call()
         if fit is not None and calls:
-            model = self.code(self.receiver(fit))
-            same = [c for c in calls if self.code(self.receiver(c)) == model]
+            receiver = self.receiver(fit)
+            assert receiver is not None, "method_calls finds X.fit(...) calls: each has its X"
+            model = self.code(receiver)
+            same = [c for c in calls if (r := self.receiver(c)) is not None and self.code(r) == model]
             if same:
                 return same
-            builder = self.model_builder(self.receiver(fit))
+            builder = self.model_builder(receiver)
             inside = [c for c in calls if builder is not None and self.function_of(c) is builder]
             if inside:
                 return inside
@@ -351,7 +358,7 @@ class Script:
     def batch_calls_in(self, expr: cst.BaseExpression) -> list[cst.Call]:
         """The `.batch()`/`.padded_batch()` calls (and Keras' *_dataset_from_* utilities) in a method chain."""
         out = []
-        node = expr
+        node: cst.BaseExpression | None = expr
         while isinstance(node, cst.Call):
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in _BATCH_METHODS:
                 out.append(node)
@@ -372,7 +379,7 @@ class Script:
         script's own functions that return it."""
         if depth > 6:
             return []
-        found = []
+        found: list[cst.Call] = []
         if isinstance(data, cst.Name):
             for a in self.assignments(data):
                 if a.value is not None:
@@ -415,8 +422,8 @@ class Script:
         if depth > 6 or expr is None:
             return []
         if isinstance(expr, cst.Name):
-            adds = [c for c in self.method_calls("add") if isinstance(self.receiver(c), cst.Name)
-                    and self.receiver(c).value == expr.value and c.args]
+            adds = [c for c in self.method_calls("add") if isinstance(r := self.receiver(c), cst.Name)
+                    and r.value == expr.value and c.args]
             if adds:  # model.add(...) calls: the last one added is the output layer
                 layer = adds[-1].args[0].value
                 return [layer] if self._is_layer(layer) else []
@@ -488,7 +495,7 @@ class Script:
                         return [node.value]
         return []
 
-    def _is_layer(self, node: cst.CSTNode) -> bool:
+    def _is_layer(self, node: cst.CSTNode) -> TypeGuard[cst.Call]:
         """A Keras layer made here: `keras.layers.X(...)`, or a layer class of the script's own whose constructor
         passes keyword arguments (dtype) on to keras.layers.Layer."""
         if not isinstance(node, cst.Call):
@@ -506,7 +513,8 @@ class Script:
         return [c for c in self.calls if self.is_(c, *_INPUTS)]
 
     def layer_class(self, call: cst.Call) -> str:
-        return get_full_name_for_node(call.func).rsplit(".", 1)[-1] if get_full_name_for_node(call.func) else ""
+        full = get_full_name_for_node(call.func)
+        return full.rsplit(".", 1)[-1] if full else ""
 
     # ------------------------------------------------------------ where new lines go
 
@@ -541,7 +549,8 @@ class Script:
             if _is_import(stmt):
                 for small in stmt.body:
                     names = [get_full_name_for_node(a.name) for a in small.names] if isinstance(small, cst.Import) \
-                        else [get_full_name_for_node(small.module) if small.module else ""]
+                        else [get_full_name_for_node(small.module) if isinstance(small, cst.ImportFrom)
+                              and small.module else ""]
                     if any(n.split(".")[0] in modules for n in names if n):
                         return stmt
         return None
@@ -583,8 +592,9 @@ def _returns(function: cst.FunctionDef) -> list[cst.BaseExpression]:
     return out
 
 
-def _unique(nodes: list[cst.CSTNode]) -> list[cst.CSTNode]:
-    seen, out = set(), []
+def _unique(nodes: list[_Node]) -> list[_Node]:
+    seen: set[int] = set()
+    out: list[_Node] = []
     for n in nodes:
         if id(n) not in seen:
             seen.add(id(n))
@@ -604,6 +614,11 @@ def _subscript_key(expr: cst.Subscript) -> str | None:
     return _string(expr.slice[0].slice.value)
 
 
-def _is_import(stmt: cst.CSTNode) -> bool:
+def _bound_name(alias: cst.ImportAlias) -> str | None:
+    """The name `import X as NAME` binds (None without `as`)."""
+    return alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+
+
+def _is_import(stmt: cst.CSTNode) -> TypeGuard[cst.SimpleStatementLine]:
     return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom))
                                                             for s in stmt.body)

@@ -143,7 +143,7 @@ class ArmData:
         return self.table(LOSS)
 
 
-def _read_table(data) -> RunTable:
+def _read_table(data: np.lib.npyio.NpzFile) -> RunTable:
     samples = [int(s) for s in data["samples"]]
     columns = {c: np.asarray(data[c]) for c in (CORRECT, LOSS) if c in data.files}
     if "output_names" in data.files:
@@ -209,37 +209,31 @@ def pairs(a: ArmData, b: ArmData, column: str, points: int = POINTS) -> Pairs:
     if not rows_a or not rows_b:
         return Pairs(None, None, common)
     rows = rows_a + rows_b
-    if all(run.keys is not None and len(run.keys) == len(row) for run, row in rows):
-        key_a = set.intersection(*(set(run.keys) for run, _ in rows_a))
-        key_b = set.intersection(*(set(run.keys) for run, _ in rows_b))
+    keys = {id(run): run.keys for run, _ in rows if run.keys is not None}
+    if all(run.keys is not None and len(run.keys) == len(row) for run, row in rows):  # `keys` holds every run
+        key_a = set.intersection(*(set(keys[id(run)]) for run, _ in rows_a))
+        key_b = set.intersection(*(set(keys[id(run)]) for run, _ in rows_b))
         of = max(len(key_a), len(key_b))
         if not (key_a <= key_b or key_b <= key_a):
             return Pairs(None, None, common, of, refused=(
                 f"A and B validated on different examples ({len(key_a & key_b):,} of {of:,} in common): each run "
                 "read its own validation data instead of the study's fixed set"))
         shared = key_a & key_b
-        order = [k for k in rows_a[0][0].keys if k in shared]
+        order = [k for k in keys[id(rows_a[0][0])] if k in shared]
 
-        index = {id(run): {k: i for i, k in enumerate(run.keys)} for run, _ in rows}
+        index = {run_id: {k: i for i, k in enumerate(run_keys)} for run_id, run_keys in keys.items()}
 
-        def mean(arm_rows):
-            return np.mean([row[[index[id(run)][k] for k in order]] for run, row in arm_rows], axis=0)
+        def mean(arm_rows: list[tuple[RunTable, np.ndarray]]) -> np.ndarray:
+            return np.asarray(np.mean([row[[index[id(run)][k] for k in order]] for run, row in arm_rows], axis=0))
         return Pairs(mean(rows_a), mean(rows_b), common, of)
     n = min(len(row) for _, row in rows)  # by position: the common prefix (drop_remainder shortens a list)
     return Pairs(np.mean([row[:n] for _, row in rows_a], axis=0), np.mean([row[:n] for _, row in rows_b], axis=0),
                  common, max(len(row) for _, row in rows))
 
 
-def paired(a: ArmData, b: ArmData, kind: str, tolerance: Tolerance, points: int = POINTS,
-           confidence: float = CONFIDENCE) -> AccuracyVerdict | None:
-    """B against A judged pairwise on `kind` ("correct": the accuracy metric, "loss": the per-example loss) at
-    their common validation points, or None when fewer than two examples pair there."""
-    return judged(pairs(a, b, kind, points), a.metric if kind == CORRECT else "val_loss", tolerance, confidence)
-
-
 def judged(p: Pairs, metric: str, tolerance: Tolerance, confidence: float = CONFIDENCE) -> AccuracyVerdict | None:
     """One output's paired differences judged (`_judge`), or None when fewer than two examples pair."""
-    if p.n < 2:
+    if p.a is None or p.b is None or p.n < 2:
         return None
     n = p.n
     v = _judge(metric, p.b[:n] - p.a[:n], float(np.mean(p.a[:n])), tolerance, p.common, confidence)
@@ -255,14 +249,15 @@ def units(a: ArmData, b: ArmData, tolerance: Tolerance) -> list[tuple[str, str]]
         theirs = {o.name for o in b.outputs}
         out = []
         for o in (o for o in a.outputs if o.name in theirs):
-            on_metric = o.metric and tolerance.judge_on != "loss" and a.table(o.column(CORRECT)) \
-                and b.table(o.column(CORRECT))
-            out.append((o.column(CORRECT), o.metric) if on_metric else (o.column(LOSS), o.loss))
+            if o.metric and tolerance.judge_on != "loss" and a.table(o.column(CORRECT)) and b.table(o.column(CORRECT)):
+                out.append((o.column(CORRECT), o.metric))
+            else:
+                out.append((o.column(LOSS), o.loss))
         if out:
             return out
-    on_metric = a.metric and b.metric and a.correct and b.correct
-    kind = CORRECT if on_metric and not (tolerance.judge_on == "loss" and a.loss and b.loss) else LOSS
-    return [(kind, a.metric if kind == CORRECT else "val_loss")]
+    if a.metric and b.metric and a.correct and b.correct and not (tolerance.judge_on == "loss" and a.loss and b.loss):
+        return [(CORRECT, a.metric)]
+    return [(LOSS, "val_loss")]
 
 
 def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict:
@@ -276,6 +271,7 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
         return _unpaired(a, b, _why_not_paired(a, b, found[0][1]))
     if len(found) == 1:
         verdict = found[0][2]
+        assert verdict is not None, "the one output is paired: not all verdicts are None"
     else:
         verdict = combined([v if v is not None else AccuracyVerdict(
             metric, None, None, INCONCLUSIVE, 0, False,

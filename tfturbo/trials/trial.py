@@ -551,7 +551,7 @@ class Trial:
     def planned_gate(self) -> str:
         """Which accuracy gate will judge this trial, from the runs of this workload measured so far (its
         accuracy reference, A's history, its own runs): `accuracy.planned_gate`."""
-        known = [s for s, _ in self.accuracy_reference or []] + list(self.a_history) + [
+        known = [s for s, _ in self.accuracy_reference or [] if s is not None] + list(self.a_history) + [
             r.summary for r in self.runs if r.summary]
         return accuracy.planned_gate(known, self.tolerance)
 

@@ -826,13 +826,19 @@ class StudyEngine:
         study.recommended_rung = best.name
         return True
 
+    def _recommended(self) -> tuple[Rung, RunSettings]:
+        """The baseline and the recommendation, once `_recommend` made one (a patch exists only then)."""
+        base, recommended = self.study.baseline, self.study.recommended
+        assert base is not None and recommended is not None, "a patch is made for a recommendation (_recommend)"
+        return base, recommended
+
     def patch(self) -> Patch | None:
         """The recommendation's patch of the workload's file (None: no recommendation); made again only when the
         recommendation, the findings or the file changed (reading a script takes a second or two)."""
         if not self._recommend():
             return None
-        base = self.study.baseline
-        args = (self.study.workload, self.study.recommended, measurement_only(base.settings), self.study.findings(),
+        base, recommended = self._recommended()
+        args = (self.study.workload, recommended, measurement_only(base.settings), self.study.findings(),
                 base.summary)
         key = repr((args[:4], (base.summary or {}).get("optimizer"), (base.summary or {}).get("workload"),
                     _stamp(target_file(self.study.workload, base.summary))))
@@ -848,25 +854,27 @@ class StudyEngine:
         patch = self.patch()
         if patch is None or not patch.diff():
             return
-        path = self.study.path
+        path, recommended = self.study.path, self._recommended()[1]
         if patch_check.reusable(path, patch.name, patch.patched) is not None:
             self.say("patch: the patched copy was measured before; its check is re-used")
             return
-        ChangesPatch(self.study.recommended.label(), patch).write(path)  # the copy the run measures
+        ChangesPatch(recommended.label(), patch).write(path)  # the copy the run measures
         run_dir = patch_check.run_dir(path)
         if run_dir.exists():
             shutil.rmtree(run_dir)
         self.say(f"patch: {counted(len(patch.placed), 'change')} placed in {patch.name}"
                  + (f", {len(patch.unplaced)} left to you" if patch.unplaced else "")
-                 + f"; measuring the patched copy as written ({patch_check.check_steps(self.study.recommended)} "
+                 + f"; measuring the patched copy as written ({patch_check.check_steps(recommended)} "
                    f"steps, {patch_check.PATCHED_DIR}/{patch.name})")
         outcome = yield from self._ask(Action(
-            "run", patch_check.check_argv(patch_check.copy_path(path, patch.name), run_dir, self.study.recommended),
+            "run", patch_check.check_argv(patch_check.copy_path(path, patch.name), run_dir, recommended),
             PATCH, run_dir=run_dir, python_path=[str(Path(patch.path).parent)]))
         error = outcome.error or {}
         self._checked = (patch.patched, outcome.document or {
             "status": outcome.status, "error": {"message": error.get("message")} if error.get("message") else None})
-        self.say("patch: " + self.changes_patch(patch).check.line())
+        checked = self.changes_patch(patch)
+        assert checked is not None and checked.check is not None, "a patch with a diff says what its check found"
+        self.say("patch: " + checked.check.line())
 
     def changes_patch(self, patch: Patch | None = None) -> ChangesPatch | None:
         """The code to apply with what its check found (the check run on disk for this patched text, else why
@@ -874,8 +882,8 @@ class StudyEngine:
         patch = patch if patch is not None else self.patch()
         if patch is None:
             return None
-        base = self.study.baseline
-        doc = ChangesPatch(self.study.recommended.label(), patch, kept=measurement_only(base.settings).label())
+        base, rec = self._recommended()
+        doc = ChangesPatch(rec.label(), patch, kept=measurement_only(base.settings).label())
         if doc.has_diff():
             summary_ = self._checked[1] if self._checked is not None and self._checked[0] == patch.patched else \
                 patch_check.reusable(self.study.path, patch.name, patch.patched)
@@ -885,7 +893,7 @@ class StudyEngine:
                 doc.check = patch_check.Check(patch_check.NOT_CHECKED, "the study ended before the patched script "
                                               "was run" if ended else "the patched script has not been run yet")
             else:
-                rec, factor = self.study.recommended, 1.0
+                factor = 1.0
                 if base.settings.lr_scale:
                     factor = rec.lr_scale / base.settings.lr_scale
                 doc.check = patch_check.compare(summary_, rec, factor, base.summary, run)

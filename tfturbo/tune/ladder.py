@@ -128,9 +128,9 @@ class Ladder:
 
     def _execute(self, action: Action) -> Outcome:
         live = self.live if action.command in TRAINING_COMMANDS else None
-        extra = {"env": env_with_path(action.python_path)} if action.python_path else {}
+        env = env_with_path(action.python_path) if action.python_path else None  # None: this process's own
         result = self.runner(action.command, action.argv, on_event=live,
-                             stderr_path=str(self.path / BACKEND_LOG), cancel=self.cancel, **extra)
+                             stderr_path=str(self.path / BACKEND_LOG), cancel=self.cancel, env=env)
         # a candidate's rejection is its failed rung, and a patched copy that does not load is what its check
         # reports; anything else ends the study
         if not action.candidate and action.stage != PATCH:

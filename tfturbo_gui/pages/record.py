@@ -183,7 +183,7 @@ class RecordPage(WizardPage):
         QGuiApplication.clipboard().setText(self.snippet.text() + "\n")
 
     def choose_patched(self) -> None:
-        study = self.session.study
+        study = self.session.ensure_study()
         target = Path((study.patch or {}).get("target") or "script.py")
         start = str(target.with_name(f"{target.stem}_tfturbo{target.suffix}"))
         path, _ = self.save_path_dialog(self, "Save the patched script", start, "Python files (*.py)")
@@ -192,7 +192,8 @@ class RecordPage(WizardPage):
 
     def save_patched(self, path: Path) -> None:
         try:
-            written = save_patched(self.session.study.path, self.session.study.patch, path)
+            study = self.session.ensure_study()
+            written = save_patched(study.path, study.patch, path)
         except UserError as e:
             self.save_status.setText(str(e))
             return
