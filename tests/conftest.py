@@ -56,6 +56,18 @@ def _private_home(tmp_path_factory, monkeypatch, _machine_cache):
     return home
 
 
+@pytest.fixture(autouse=True)
+def _environment_restored():
+    """Whatever a test's code changed in os.environ without monkeypatch is undone after it: a local cluster's
+    chief sets TF_CONFIG in its own process, and once that leaked from an in-process test, every later
+    multi-worker backend in the same worker inherited it and waited forever for workers that never came."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture(scope="session")
 def mlp_run(tmp_path_factory) -> Path:
     """One completed float32 run of builtin:mlp, shared by every test that only reads a run."""

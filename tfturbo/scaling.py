@@ -256,7 +256,8 @@ class ScalingMeasurement:
         one = on_replicas(base, strategy, 1)
         self.trials = [(n, Trial(one, on_replicas(base, strategy, n), rule or SpeedRule(),
                                  names=functools.partial(_run_name, n), label_a="1 replica",
-                                 label_b=f"{n} replicas", share_process=False))  # one strategy per process
+                                 label_b=f"{n} replicas", share_process=False,  # one strategy per process
+                                 b_first=False))  # the one-replica run fixes B's global batch (`record`)
                        for n in counts if n > 1]
         self._current = 0
 

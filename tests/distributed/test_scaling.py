@@ -31,7 +31,7 @@ def measured(n: int, one: list[float], many: list[float]) -> Trial:
 
 def test_n_replicas_keep_the_per_replica_batch_and_see_the_same_samples():
     trial = measured(4, [1000, 1010, 990], [3000, 3100, 2900])
-    a, b = trial.runs[0].planned.settings, trial.runs[1].planned.settings
+    a, b = (next(r.planned.settings for r in trial.runs if r.planned.arm == arm) for arm in ("a", "b"))
     assert (a.workers, a.batch_size) == (1, 32) and (b.workers, b.batch_size) == (4, 128)
     assert b.steps * b.batch_size == a.steps * a.batch_size
 

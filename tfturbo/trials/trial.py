@@ -377,6 +377,9 @@ class Trial:
     # (the levers' words, `tune.levers.effect_check`): asked of B's first run, and the trial stops there if it says
     not_in_effect: Callable[[dict[str, Any]], str | None] | None = None
     profile_first_pair: bool = True  # False: both configurations were profiled before (the confirmation's)
+    # False: A's first run completes B's settings (a scaling measurement reads the workload's per-replica batch
+    # from it), so A trains first whatever the batch sizes say
+    b_first: bool = True
     # summaries of A's configuration measured before this trial (its rung's own run): what A's speed-only runs are
     # sized from while the trial has run no A of its own (a paired trial judged against an external accuracy
     # reference runs none before its first speed pair)
@@ -456,7 +459,7 @@ class Trial:
         costs its own seconds, not A's whole run first (a ViT's B failed in 4.2 s after 25.5 s of A). Not when B's
         run is sized on a batch size of A's that only A's run can tell (A at the workload's default batch, B at
         another): B trains A's samples at equal points (`equal_samples`)."""
-        return bool(self.a.batch_size) or self.a.batch_size == self.b.batch_size
+        return self.b_first and (bool(self.a.batch_size) or self.a.batch_size == self.b.batch_size)
 
     @property
     def first_speed_replicate(self) -> int:
