@@ -11,10 +11,9 @@ import argparse
 import json
 from typing import Any
 
-from .arg_types import non_negative, positive, positive_int
+from .arg_types import positive, positive_int
 from .errors import UserError
 from .settings import RunSettings, declared
-from .trials.verdict import JUDGE_ON, Tolerance
 
 BACKEND_COMMANDS = ("env", "audit", "probe-input", "run")
 # the backend commands that train (their progress counts steps, their events are a run's): `run`, and `run-pair`,
@@ -85,25 +84,6 @@ def add_settings(p: argparse.ArgumentParser, names: list[str], **overrides: dict
 
 
 HOST_OPTIONS = ("--host", "--remote-python")  # tfturbo's, never the backend's: they say where it runs
-
-
-def add_accuracy_rule(p: argparse.ArgumentParser, who: str = "B") -> None:
-    """The accuracy gate's rule, the same options on `tune` and `ab`: what it judges and the tolerances (the
-    ways forward of an inconclusive verdict, `trials.way_forward`, on the command line)."""
-    p.add_argument("--judge-on", choices=JUDGE_ON, default=Tolerance.judge_on,
-                   help="what the accuracy gate judges: the validation metric (default), or the per-example "
-                        "validation loss (paired and continuous: far tighter on a small validation set); the "
-                        "rule is recorded and named in the report")
-    p.add_argument("--accuracy-tolerance", type=non_negative, default=Tolerance.accuracy_pp, metavar="PP",
-                   help=f"accuracy {who} may lose, in percentage points (default {Tolerance.accuracy_pp})")
-    p.add_argument("--loss-tolerance", type=non_negative, default=Tolerance.loss_rel, metavar="FRACTION",
-                   help=f"relative loss increase {who} may cost when the gate judges a loss "
-                        f"(default {Tolerance.loss_rel})")
-
-
-def accuracy_rule(args: argparse.Namespace) -> Tolerance:
-    """The `Tolerance` of `add_accuracy_rule`'s options."""
-    return Tolerance(args.accuracy_tolerance, args.loss_tolerance, args.judge_on)
 
 
 def add_host(p: argparse.ArgumentParser) -> None:

@@ -25,7 +25,7 @@ from tfturbo.compare import run_settings
 from tfturbo.errors import UserError
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
-from tfturbo.settings import DEFAULT_SEED, DEFAULT_STEPS, NO_PROFILE, RunSettings
+from tfturbo.settings import NO_PROFILE, RunSettings
 from tfturbo.trials.run_length import too_short
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
@@ -108,15 +108,16 @@ def outcome_of(data: RunData) -> Outcome:
 class WizardSession:
     """What the pages share: the workload and study folder until the study exists, then its engine."""
 
-    def __init__(self, workload: str = "", steps: int = DEFAULT_STEPS, seed: int = DEFAULT_SEED):
+    def __init__(self, workload: str = "", steps: int | None = None, seed: int | None = None):
+        defaults = TuneOptions(workload, Path())  # the study options' declared defaults, as `tfturbo tune`'s
         self.workload = workload
         self.script_args: list[str] = []  # a training script's own options, given to every command (after `--`)
         self.fit_call: int | None = None  # which of a training script's fit() calls is measured (None: its first)
-        self.steps = steps
-        self.seed = seed
-        # replicate pairs per trial (the wizard's "Measurement" setting; defaults as `tfturbo tune`)
-        self.min_replicates, self.max_replicates = SpeedRule.min_pairs, SpeedRule.max_pairs
-        self.steady_s = SpeedRule.steady_s  # steady seconds each speed-only replicate aims at (0: none)
+        self.steps = defaults.steps if steps is None else steps
+        self.seed = defaults.seed if seed is None else seed
+        # replicate pairs per trial (the wizard's "Measurement" setting)
+        self.min_replicates, self.max_replicates = defaults.min_replicates, defaults.max_replicates
+        self.steady_s = defaults.steady_s  # steady seconds each speed-only replicate aims at (0: none)
         self.study_path: Path | None = None
         self.engine: StudyEngine | None = None  # made with the study folder
         self._environment: dict[str, Any] | None = None
@@ -232,7 +233,7 @@ class WizardSession:
         if (old / BACKEND_LOG).exists():
             (old / BACKEND_LOG).replace(path / BACKEND_LOG)
         self.study.path = path
-        self._study_engine.opts.out = path
+        self._study_engine.change_options(out=path)
         self.study.save()
         for leftover in (old / STUDY_YAML, old / RUNS_DIR, old):
             try:
@@ -320,8 +321,7 @@ class WizardSession:
         """The baseline's rung and the `run` arguments that measure it into runs/NN-baseline."""
         self.ensure_study()
         if self._study_engine.opts.steps != self.steps:  # lengthened after a baseline too short for a verdict
-            self._study_engine.opts.steps = self.steps
-            self._study_engine.study.options = self._study_engine.opts.to_dict()
+            self._study_engine.change_options(steps=self.steps)
             self._study_engine.study.save()
         self._study_engine.begin(BASELINE)
         action = self._action = self._study_engine.next_action()

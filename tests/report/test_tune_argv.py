@@ -8,12 +8,11 @@ from pathlib import Path
 
 from tfturbo.cli_args import parse_args
 from tfturbo.commands import tune as tune_command
-from tfturbo.report.model import tune_argv
-from tfturbo.tune.engine import TuneOptions
+from tfturbo.tune.options import TuneOptions, rerun_argv
 
 
 def reparsed(options: TuneOptions) -> dict:
-    argv = tune_argv(options.workload, options.to_dict(), str(options.out))
+    argv = rerun_argv(options.workload, options.to_dict(), str(options.out))
     assert argv[:2] == ["tfturbo", "tune"]
     parser = argparse.ArgumentParser()
     tune_command.add_arguments(parser)

@@ -10,7 +10,7 @@ from tests.tune.tune_fakes import FakeBackend, summary
 
 from tfturbo import findings as F
 from tfturbo.patch import changes as C
-from tfturbo.commands.tune import stages_list
+from tfturbo.tune.options import stages_list
 from tfturbo.report import gather
 from tfturbo.tune import levers
 from tfturbo.tune.ladder import Ladder, TuneOptions

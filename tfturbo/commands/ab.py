@@ -25,22 +25,22 @@ from pathlib import Path
 from typing import Callable
 
 from .. import protocol
-from ..arg_types import non_negative, positive_int
-from ..cli_args import WORKLOAD_HELP, accuracy_rule, add_accuracy_rule
+from ..cli_args import WORKLOAD_HELP
 from ..backend_client import BackendResult, log_path, run_backend
 from ..console import format_finding
 from ..errors import OutputDirError
 from ..own_length import OwnLength, length_line
 from ..runfiles import RUNS_DIR, VALIDATION_DIR, XLA_CACHE_DIR
-from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from ..settings import DEFAULT_STEPS, RunSettings
 from ..warm_start import warm_backend
 from ..trials.execute import backend_executor, backend_pair_executor, fail_on_bad_input
 from ..trials.spec import describe, keys, parse_settings
-from ..trials.speed import SpeedRule, samples_per_s
+from ..trials.speed import samples_per_s
 from ..trials.trial import PlannedPair, PlannedRun, Trial, run_trial
 from ..trials.verdict import TrialVerdict
 from ..tune import levers
 from ..tune.engine import audit_argv
+from ..tune.options import AB, TuneOptions, add_options, values_from_args
 from ..workload_kind import is_script
 
 TRIAL_JSON = "trial.json"
@@ -54,20 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. policy=mixed_bfloat16,jit=on")
     parser.add_argument("--a", default="", metavar="SETTINGS",
                         help="the reference (default: the workload as written: float32, no XLA, its batch size)")
-    parser.add_argument("--steps", type=positive_int, default=None,
-                        help="training steps of each A run (B trains on as many samples; default: a training "
-                             f"script's own length, as its audit reads it, else {DEFAULT_STEPS})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the same seed for every run")
-    parser.add_argument("--min-replicates", type=positive_int, default=SpeedRule.min_pairs,
-                        help=f"replicate pairs before the verdict may stop (default {SpeedRule.min_pairs}, at least 2)")
-    parser.add_argument("--max-replicates", type=positive_int, default=SpeedRule.max_pairs,
-                        help=f"replicate pairs at most (default {SpeedRule.max_pairs})")
-    parser.add_argument("--steady-s", type=non_negative, default=SpeedRule.steady_s, metavar="SECONDS",
-                        help=f"steady-state seconds each speed-only replicate aims at (default {SpeedRule.steady_s:g}; "
-                             "0: every pair trains the full length with validation, and any steady window counts)")
-    parser.add_argument("--val-examples", type=positive_int, default=RunSettings.val_examples,
-                        help=f"validation examples the accuracy gate pairs (default {RunSettings.val_examples})")
-    add_accuracy_rule(parser)
+    add_options(parser, AB)  # the study options `ab` takes (tfturbo/tune/options.py), as `tune` does
     parser.add_argument("--out", metavar="DIR", default=None,
                         help="keep the runs and trial.json here (default: a temporary folder, removed afterwards)")
     parser.add_argument("--json", action="store_true", help="print the ab document as JSON")
@@ -89,12 +76,13 @@ def run_steps(args: argparse.Namespace, runner: Callable[..., BackendResult] = r
 
 
 def build_trial(args: argparse.Namespace) -> Trial:
-    base = RunSettings(args.workload, steps=args.steps or DEFAULT_STEPS, seed=args.seed, val_examples=args.val_examples,
+    opts = TuneOptions(args.workload, Path(args.out or "."), **values_from_args(args, AB))
+    base = RunSettings(args.workload, steps=opts.steps, seed=opts.seed, val_examples=opts.val_examples,
                        script_args=list(args.script_args))
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
-    return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates, steady_s=args.steady_s),
-                 accuracy_rule(args), label_a=a.label(), label_b=b.label(), not_in_effect=levers.effect_check(a, b))
+    return Trial(a, b, opts.speed_rule(), opts.tolerance, label_a=a.label(), label_b=b.label(),
+                 not_in_effect=levers.effect_check(a, b))
 
 
 def document(trial: Trial, verdict: TrialVerdict, runs_kept: bool = False) -> dict:

@@ -25,18 +25,13 @@ from typing import Any, Callable
 
 from .. import console, protocol
 from ..backend_client import log_path
-from ..arg_types import non_negative, positive_int
-from ..cli_args import WORKLOAD_HELP, accuracy_rule, add_accuracy_rule, add_settings
+from ..cli_args import WORKLOAD_HELP
 from ..errors import UserError
 from ..numbers import counted
 from ..runfiles import REPORT_PDF, RUNS_DIR, STUDY_YAML
-from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
-from ..tune.batch import DEFAULT_MAX_SCALE
-from ..tune.levers import stages
 from ..warm_start import warm_backend
-from ..trials.speed import SpeedRule
-from ..trials.trial import MIN_STEADY_STEPS
 from ..tune.ladder import Ladder, TuneOptions, remove_study, unfinished_study
+from ..tune.options import TUNE, add_options, values_from_args
 from ..tune.render import render_study
 from ..trials.verdict import Tolerance
 from ..trials.way_forward import for_rung
@@ -52,60 +47,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--restart", action="store_true",
                         help="start the study in STUDY_DIR over, deleting its runs (asks first in a terminal); "
                              "without it an unfinished study continues and nothing is deleted")
-    parser.add_argument("--steps", type=positive_int, default=None,
-                        help=f"training steps of every run (default: a training script's own length, its epochs "
-                             f"times its steps per epoch, at least {MIN_STEADY_STEPS}; else {DEFAULT_STEPS})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the same seed for every rung")
-    parser.add_argument("--batch-size", type=positive_int, default=None, help="baseline batch size (default: the workload's)")
-    parser.add_argument("--val-every", type=positive_int, default=None, help="validate every N steps (default steps/5)")
-    parser.add_argument("--val-examples", type=positive_int, default=RunSettings.val_examples,
-                        help=f"validation examples the accuracy gate pairs (default {RunSettings.val_examples})")
-    parser.add_argument("--min-replicates", type=positive_int, default=SpeedRule.min_pairs,
-                        help=f"replicate pairs per rung before its verdict may stop (default {SpeedRule.min_pairs}, "
-                             "at least 2)")
-    parser.add_argument("--max-replicates", type=positive_int, default=SpeedRule.max_pairs,
-                        help=f"replicate pairs per rung at most (default {SpeedRule.max_pairs})")
-    parser.add_argument("--steady-s", type=non_negative, default=SpeedRule.steady_s, metavar="SECONDS",
-                        help=f"steady-state seconds each speed-only replicate aims at (default {SpeedRule.steady_s:g}; "
-                             "0: every pair trains the full length with validation, and any steady window counts)")
-    parser.add_argument("--policy", choices=("mixed_float16", "mixed_bfloat16"), default=None,
-                        help="the 16-bit policy to measure (default: the one `tfturbo env` recommends)")
-    parser.add_argument("--both-policies", action="store_true",
-                        help="measure mixed_float16 and mixed_bfloat16, not only the recommended 16-bit policy")
-    add_accuracy_rule(parser, "a rung")
-    parser.add_argument("--max-batch-scale", type=float, default=DEFAULT_MAX_SCALE, metavar="X",
-                        help=f"the larger-batch rung grows the batch at most X times (default {DEFAULT_MAX_SCALE:g})")
-    parser.add_argument("--stages", type=stages_list, default=None, metavar="STAGE,...",
-                        help="the stages to measure, in their fixed order (default all: "
-                             f"{','.join(stages())}); the recommendation is always confirmed against the baseline")
-    add_settings(parser, ["fit_call"])
-    parser.add_argument("--no-fixes", dest="auto_fix", action="store_false",
-                        help="measure the workload as written: do not apply the audit's automatic fixes "
-                             "(float32 head, drop_remainder)")
+    add_options(parser, TUNE)  # the study options (tfturbo/tune/options.py), the same as `ab`'s where it takes them
     parser.add_argument("--report", metavar="FILE.pdf", default=None,
                         help=f"where to write the PDF report (default STUDY_DIR/{REPORT_PDF})")
     parser.add_argument("--no-report", action="store_true", help="do not write the PDF report")
     parser.add_argument("--json", action="store_true", help="print the tune document as JSON")
 
 
-def stages_list(value: str) -> tuple[str, ...]:
-    chosen = tuple(v.strip() for v in value.split(",") if v.strip())
-    unknown = [v for v in chosen if v not in stages()]
-    if unknown or not chosen:
-        stage = "stage" if len(unknown) == 1 else "stages"
-        raise argparse.ArgumentTypeError(f"unknown {stage} {', '.join(unknown) or '(none)'}; "
-                                         f"choose from {','.join(stages())}")
-    return chosen
-
-
 def options_from_args(args: argparse.Namespace) -> TuneOptions:
-    return TuneOptions(
-        workload=args.workload, out=Path(args.out), steps=args.steps or DEFAULT_STEPS,
-        own_length=args.steps is None and is_script(args.workload), seed=args.seed, batch_size=args.batch_size,
-        val_every=args.val_every, val_examples=args.val_examples, min_replicates=args.min_replicates,
-        max_replicates=max(args.min_replicates, args.max_replicates), policy=args.policy, both_policies=args.both_policies, auto_fix=args.auto_fix, max_batch_scale=max(1.0, args.max_batch_scale),
-        tolerance=accuracy_rule(args), script_args=list(args.script_args), fit_call=args.fit_call,
-        stages=tuple(args.stages) if args.stages else None, steady_s=args.steady_s)
+    values = values_from_args(args, TUNE)
+    return TuneOptions(workload=args.workload, out=Path(args.out), **values, script_args=list(args.script_args),
+                       own_length=args.steps is None and is_script(args.workload))
 
 
 def write_report(study: Study, out_pdf: str | None, say) -> None:

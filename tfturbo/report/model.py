@@ -38,6 +38,7 @@ from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune import levers
 from ..tune.batch import rule_of
+from ..tune.options import rerun_argv
 from ..tune.study import Rung, RungKind, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
@@ -683,47 +684,11 @@ def _snippet(workload: str, recommended: dict[str, Any], baseline: LadderRow | N
         return f"# the code to apply could not be made: {type(e).__name__}: {e}"
 
 
-_TUNE_FLAGS = (("steps", "--steps"), ("seed", "--seed"), ("batch_size", "--batch-size"),
-               ("val_every", "--val-every"), ("val_examples", "--val-examples"), ("policy", "--policy"),
-               ("max_batch_scale", "--max-batch-scale"), ("fit_call", "--fit-call"))
-
-
-def tune_argv(workload: str, options: dict[str, Any], out: str) -> list[str]:
-    """The `tfturbo tune` command line that repeats a study with the options its study.yaml recorded."""
-    argv = ["tfturbo", "tune", workload, "--out", out]
-    for key, flag in _TUNE_FLAGS:
-        if options.get(key) is not None:
-            argv += [flag, f"{options[key]:g}" if isinstance(options[key], float) else str(options[key])]
-    replicates = options.get("replicates")
-    replicates = replicates if isinstance(replicates, dict) else {}
-    for key, flag in (("min", "--min-replicates"), ("max", "--max-replicates")):
-        if replicates.get(key) is not None:
-            argv += [flag, str(replicates[key])]
-    if isinstance(replicates.get("steady_s"), (int, float)):  # 0: every pair full length, a different design
-        argv += ["--steady-s", f"{replicates['steady_s']:g}"]
-    tolerance = options.get("tolerance")
-    tolerance = tolerance if isinstance(tolerance, dict) else {}
-    for key, flag in (("accuracy_pp", "--accuracy-tolerance"), ("loss_rel", "--loss-tolerance")):
-        if tolerance.get(key) is not None:
-            argv += [flag, f"{tolerance[key]:g}"]
-    if tolerance.get("judge_on") == "loss":
-        argv += ["--judge-on", "loss"]
-    if options.get("both_policies"):
-        argv.append("--both-policies")
-    if options.get("auto_fix") is False:
-        argv.append("--no-fixes")
-    if isinstance(options.get("stages"), list) and options["stages"]:
-        argv += ["--stages", ",".join(map(str, options["stages"]))]
-    if isinstance(options.get("script_args"), list) and options["script_args"]:
-        argv += ["--", *map(str, options["script_args"])]
-    return argv
-
-
 def _commands(study_dir: Path, rungs: list[LadderRow], workload: str, options: dict[str, Any]
               ) -> list[tuple[str, str]]:
     """`tfturbo tune ...` for the whole study and `tfturbo run ...` for each rung that ran (into a fresh
     directory, so it never overwrites the study); a skipped rung never ran, so it has no command."""
-    out = [("whole study", shlex.join(tune_argv(workload, options, f"{study_dir.name}-rerun")))]
+    out = [("whole study", shlex.join(rerun_argv(workload, options, f"{study_dir.name}-rerun")))]
     for rung in rungs:
         if rung.rung is not None and rung.rung.skipped_reason is not None:
             continue

@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import shutil
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
@@ -51,18 +52,18 @@ from ..own_length import OwnLength, length_line
 from ..patch import check as patch_check
 from ..patch.document import ChangesPatch
 from ..workload_kind import measured_fit_text
-from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
+from ..settings import DEFAULT_SEED, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
-from ..trials.speed import SpeedRule, samples_per_s
+from ..trials.speed import samples_per_s
 from ..trials.trial import PlannedPair, PlannedRun, Trial, speed_in_paired_processes
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from ..verdicts import Verdict
 from . import levers
-from .batch import DEFAULT_MAX_SCALE
 from .code_changes import recommended_patch, target_file
 from .levers import Candidate, Lever
 from .levers.input_pipeline import INPUT_BOUND_ADVICE
+from .options import TuneOptions as TuneOptions  # (re-exported: the front ends and tests name it here)
 from .policy import TuningPolicy, accelerator_of, sixteen_bit_policies
 from .study import Rung, RungKind, Study, StudyStatus, measurement_only
 
@@ -73,76 +74,6 @@ ENVIRONMENT, AUDIT, PROBE, BASELINE = "environment", "audit", "probe", RungKind.
 PATCH = "patch"  # the last stage: the patched copy of the user's file measured as written
 # a run that wrote its summary.json with one of these ended for a reason of its own: re-used on resume
 FINISHED_RUN = (protocol.RunStatus.COMPLETED, protocol.RunStatus.FAILED, protocol.RunStatus.NAN_STOPPED)
-
-
-@dataclass
-class TuneOptions:
-    """What a study measures with: study.yaml's `options` (the same for `tfturbo tune` and the wizard)."""
-
-    workload: str
-    out: Path
-    steps: int = DEFAULT_STEPS
-    # steps follow a training script's own length once the audit reads it (`tfturbo tune SCRIPT` without --steps)
-    own_length: bool = False
-    seed: int = DEFAULT_SEED
-    batch_size: int | None = None
-    val_every: int | None = None  # None: about steps // 5 (RunSettings.effective_val_every)
-    val_examples: int = RunSettings.val_examples
-    min_replicates: int = SpeedRule.min_pairs
-    max_replicates: int = SpeedRule.max_pairs
-    steady_s: float = SpeedRule.steady_s  # steady-state seconds each replicate aims at (0: full-length pairs only)
-    policy: str | None = None  # the 16-bit policy to measure; None: the recommended one
-    both_policies: bool = False
-    auto_fix: bool = True  # apply the audit's automatic fixes (float32 head, drop_remainder) to the rungs
-    max_batch_scale: float = DEFAULT_MAX_SCALE
-    tolerance: Tolerance = field(default_factory=Tolerance)
-    stages: tuple[str, ...] | None = None  # the stages to measure (None: every lever's; the confirmation always)
-    script_args: list[str] = field(default_factory=list)  # a training script's own options (after `--`)
-    fit_call: int | None = None  # which of a training script's fit() calls is measured (None: its first)
-
-    def __post_init__(self) -> None:
-        if self.stages is None:
-            self.stages = levers.stages()
-
-    def base_settings(self) -> RunSettings:
-        plain = RunSettings(self.workload, steps=self.steps, seed=self.seed, batch_size=self.batch_size,
-                            val_every=self.val_every, val_examples=self.val_examples,
-                            val_set=str(Path(self.out) / VALIDATION_DIR), script_args=list(self.script_args),
-                            fit_call=self.fit_call)
-        return plain.with_(val_every=plain.effective_val_every())
-
-    def speed_rule(self) -> SpeedRule:
-        return SpeedRule(self.min_replicates, self.max_replicates, steady_s=self.steady_s)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"steps": self.steps, "seed": self.seed, "batch_size": self.batch_size,
-                "val_every": self.base_settings().val_every, "val_examples": self.val_examples,
-                "replicates": {"min": self.min_replicates, "max": self.max_replicates, "steady_s": self.steady_s},
-                "policy": self.policy, "both_policies": self.both_policies,
-                "auto_fix": self.auto_fix, "max_batch_scale": self.max_batch_scale, "script_args": self.script_args,
-                "tolerance": self.tolerance.to_dict(), "stages": list(self.stages or ())} \
-            | ({"own_length": True} if self.own_length else {}) \
-            | ({"fit_call": self.fit_call} if self.fit_call else {})  # (absent otherwise: older studies still resume)
-
-    @classmethod
-    def from_dict(cls, workload: str, out: Path, d: dict[str, Any]) -> TuneOptions:
-        """The options a study recorded (study.yaml's `options`), to continue it with them."""
-        replicates = d.get("replicates") or {}
-        known = {k: d[k] for k in ("steps", "seed", "batch_size", "val_every", "val_examples", "policy",
-                                   "both_policies", "auto_fix", "max_batch_scale", "own_length", "fit_call")
-                 if d.get(k) is not None}
-        if known.get("own_length") and known.get("val_every") == RunSettings(
-                workload, steps=int(known.get("steps", DEFAULT_STEPS))).effective_val_every():
-            del known["val_every"]  # the default for a length the audit may still set: it follows that length
-        return cls(workload, Path(out), **known, min_replicates=replicates.get("min", SpeedRule.min_pairs),
-                   max_replicates=replicates.get("max", SpeedRule.max_pairs),
-                   steady_s=replicates.get("steady_s", SpeedRule.steady_s),
-                   tolerance=Tolerance.from_dict(d.get("tolerance")), script_args=list(d.get("script_args") or []),
-                   stages=tuple(d["stages"]) if d.get("stages") else None)
-
-    def selected(self) -> list[Lever]:
-        """The levers this study measures, in order (a confirming lever always)."""
-        return [lv for lv in levers.LEVERS if lv.stage_name in (self.stages or ()) or lv.confirms]
 
 
 @dataclass
@@ -317,6 +248,16 @@ class StudyEngine:
         self.share_process = backend_client.runs_here()  # paired replicates need the runs on this machine
         self._checked: tuple[str, dict[str, Any]] | None = None  # (patched text, its check run's summary)
         self._patch: tuple[str, Patch] | None = None  # (what it was made from, the recommendation's patch)
+
+    def change_options(self, **changes: Any) -> None:
+        """Change the study's options (a front end's, e.g. the wizard lengthening the runs before its baseline):
+        the engine's options and study.yaml's `options` stay one."""
+        unknown = sorted(set(changes) - {f.name for f in dataclass_fields(TuneOptions)})
+        if unknown:
+            raise TypeError(f"not a study option: {', '.join(unknown)}")
+        for name, value in changes.items():
+            setattr(self.opts, name, value)
+        self.study.options = self.opts.to_dict()
 
     # ------------------------------------------------------------ the plan
 
