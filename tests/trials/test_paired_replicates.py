@@ -11,7 +11,8 @@ import pytest
 from tfturbo.settings import RunSettings, can_share_process
 from tfturbo.summary import samples_per_s
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import STEADY_PER_OVERHEAD, PlannedPair, PlannedRun, Trial, run_trial, steady_words
+from tfturbo.trials.design import steady_words
+from tfturbo.trials.trial import STEADY_PER_OVERHEAD, PlannedPair, PlannedRun, Trial, run_trial
 from tfturbo.trials.verdict import NO_CHANGE, NOT_ENOUGH, TrialVerdict
 from trainer_backend.blocks import hand_overs
 

@@ -15,7 +15,6 @@ the first as baseline and the report says so.
 from __future__ import annotations
 
 import math
-import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
 from ..trials import label_free
 from ..trials.speed import samples_per_s
-from ..trials.trial import steady_words
+from ..trials.design import study_words
 from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune import levers
@@ -483,21 +482,20 @@ def _changes(tuned: LadderRow | None, baseline: LadderRow | None, recommended: d
 
 
 def _design(rungs: list[Rung]) -> str:
-    """How the trials measured, in words: the first trial's description with the number of pairs of every
-    trial (the first's alone read "4 replicate pair(s)" for trials of 4, 6, 5 and 3 pairs)."""
+    """How the trials measured, in words: the first trial's design with the number of pairs of every trial (the
+    first's alone read "4 replicate pairs" for trials of 4, 6, 5 and 3 pairs) and the range of their steady
+    seconds (`trials.design.study_words`). A study from before the design was recorded as data keeps the first
+    trial's words as written, with the range of pairs said before them."""
     trials = [r.decision for r in rungs if r.decision and r.decision.design and r.kind != RungKind.BASELINE]
     if not trials:
         return ""
+    if all(d.design_record is not None for d in trials):
+        return study_words([(d.design_record, d.accuracy) for d in trials if d.design_record is not None])
     pairs = sorted({d.speed.replicates for d in trials})
-    count = f"{pairs[0]}" if len(pairs) == 1 else f"{pairs[0]} to {pairs[-1]}"
-    text = re.sub(r"^\d+ replicate pairs?(\(s\))?", f"{count} replicate pairs per trial (each row gives its own)",
-                  trials[0].design)  # "pair(s)": a study written before tfturbo counted its nouns
-    # each trial's steady seconds as its verdict recorded them (Study.load reads an older study's from its words)
-    steady = sorted({round(d.steady_s) for d in trials if d.steady_s is not None})
-    first = trials[0].steady_s
-    if len(steady) > 1 and first is not None:  # paired replicates sized per trial: the range, not the first trial's
-        text = text.replace(steady_words(first), steady_words(f"{steady[0]}–{steady[-1]}"), 1)
-    return text
+    if len(pairs) == 1:
+        return trials[0].design
+    return f"{pairs[0]} to {pairs[-1]} replicate pairs per trial (each row gives its own); the first trial: " \
+           f"{trials[0].design}"
 
 
 def validation_examples(rungs: list[LadderRow]) -> int | None:

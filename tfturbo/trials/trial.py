@@ -36,7 +36,6 @@ within `rule.max_pairs` speed pairs, whatever its runs measured.
 from __future__ import annotations
 
 import math
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +44,7 @@ from typing import Any, Callable
 from ..numbers import counted, duration_text
 from ..settings import RunSettings, can_share_process
 from . import accuracy, label_free
+from .design import FULL, PAIRED, SPEED_ONLY, Design, Lengths, full_length_words
 from .speed import SpeedRule
 from .verdict import NOT_APPLIED, AccuracyVerdict, Change, SpeedVerdict, Tolerance, TrialVerdict, keep
 
@@ -271,23 +271,6 @@ def speed_steps(summaries: list[dict[str, Any]], steady_s: float, per_call: int 
     steps = math.ceil(WARMUP_MARGIN * max(warmups)) + max(MIN_STEADY_STEPS, math.ceil(steady_s * 1000.0 / ms))
     steps = min(MAX_SPEED_STEPS, steps)
     return steps + (-steps) % max(1, per_call)  # whole calls of steps_per_execution
-
-
-def full_length_words(a_steps: int, b_steps: int, a_batch: int | None, b_batch: int | None) -> str:
-    """The first pair's lengths exactly: "96 steps", "96 steps of A, 48 of B (4,800 samples each)", or, when
-    A's samples are not a whole number of B's batches (`equal_samples` trains B to the nearest whole step;
-    the issue 22 walk read "96 steps of A, 50 of B (equal samples)" for 4,800 and 5,000 samples), each arm's
-    samples. Samples are steps × batch, as the backend counts them: a pass of the data that ends in a
-    partial batch gives that step fewer."""
-    if a_steps == b_steps and (a_batch == b_batch or not (a_batch and b_batch)):
-        return f"{a_steps} steps"
-    if not (a_batch and b_batch):
-        return f"{a_steps} steps of A, {b_steps} of B (about as many samples)"
-    sa, sb = a_steps * a_batch, b_steps * b_batch
-    if sa == sb:
-        return f"{a_steps} steps of A, {b_steps} of B ({sa:,} samples each at batch {a_batch} and {b_batch})"
-    return (f"{a_steps} steps of A ({sa:,} samples at batch {a_batch}), {b_steps} of B ({sb:,} samples at batch "
-            f"{b_batch}: the nearest whole number of its batches)")
 
 
 @dataclass
@@ -822,51 +805,24 @@ class Trial:
         if failed_a is not None and status == COMPLETED:
             kept = False
             reason = f"the reference run ({self.label_a}) ended as {failed_a.status}, so nothing was compared"
-        return TrialVerdict(speed, acc, kept, reason, found, status, self.design(speed.replicates, acc),
+        design = self.design_record(speed.replicates, acc)
+        return TrialVerdict(speed, acc, kept, reason, found, status, design.words(acc),
                             error=error, rule=self.tolerance, way_forward=self.way_forward,
-                            steady_s=self.measured_paired_steady_s())
+                            steady_s=design.steady_s_measured, design_record=design)
 
     def design(self, pairs: int, acc: AccuracyVerdict | None = None) -> str:
         """How this trial measured, in words, for the report and the wizard (`acc`: the accuracy verdict, whose
         points compared the words give exactly)."""
-        full = full_length_words(self.full_settings(A).steps, self.full_settings(B).steps, self._batch(A),
-                                 self._batch(B))
-        measured = self.measured_paired_steady_s()
-        where = "in one process" if measured is not None else "in their own processes"
-        ratio = ("a pair's ratio: the median, over the hand-overs between its arms, of the windows either side; "
-                 if measured is not None else "")
-        text = (f"{counted(pairs, 'replicate pair')}, each an A and a B run {where}, alternating AB/BA; "
-                f"throughput: the median rate of device-drained windows of the steady state; {ratio}the speed "
-                f"interval is a Student-t interval across the pairs' ratios, so it includes run-to-run variation, "
-                f"widened for the trial's looks after each pair, so identical settings are called different at most "
-                f"{1 - self.rule.confidence:.0%} of the time; a trial stops early once the verdict is clear or the "
-                f"pairs left could hardly change it. ")
-        if self.paired:
-            gate = "B's first run trained" if self.gate_arms() == (B,) else "A and B each trained"
-            text += (f"Before the pairs, {gate} {full} with validation, for the accuracy gate only (a ratio of "
-                     f"two separate full-length runs does not count for speed); ")
-            text += (f"each pair measures speed only with A and B in one process, in interleaved blocks (ABBA "
-                     f"BAAB) so a drift of the machine falls on both, each arm {steady_words(measured)} (at least "
-                     f"{self.rule.steady_s:g} s; the two arms together as long as the process's own start-up, "
-                     f"builds and warm-ups)" if measured is not None else
-                     f"each pair measures speed only, sized for {self.rule.steady_s:g} s of steady state each")
-        elif self.rule.steady_s and any(r.planned.settings.speed_only for r in self.runs):
-            text += (f"The first pair trains {full} with validation; the others measure speed only, sized for "
-                     f"{self.rule.steady_s:g} s of steady state each")
-        else:
-            text += f"Each pair trains {full}"
-        if acc is not None and acc.paired and acc.examples:
-            count = len(acc.samples_seen)
-            over = (f"averaged over the last {count} validation points" if count > 1 else
-                    "at the one validation point they share")
-            at = "at equal samples seen" if acc.exact_points() else f"at the nearest samples seen ({acc.points_note()})"
-            text += f"; accuracy paired on the same {acc.paired_on()} {at}, {over}"
-            text += f" ({acc.examples_words()})" if acc.examples_words() else ""
-            if len(acc.outputs) > 1:
-                text += (f", each of the model's {len(acc.outputs)} outputs judged on its own metric "
-                         f"({', '.join(o.metric or '?' for o in acc.outputs)}) with a {acc.confidence:.1%} interval "
-                         "(Bonferroni: together 95%)")
-        return text + "."
+        return self.design_record(pairs, acc).words(acc)
+
+    def design_record(self, pairs: int, acc: AccuracyVerdict | None = None) -> Design:
+        """How this trial measured, as data (study.yaml's `design_record`; `trials.design` words it)."""
+        measure = PAIRED if self.paired else SPEED_ONLY if self.rule.steady_s and any(
+            r.planned.settings.speed_only for r in self.runs) else FULL
+        return Design(pairs, measure, self.gate_arms(),
+                      Lengths(self.full_settings(A).steps, self.full_settings(B).steps, self._batch(A), self._batch(B)),
+                      self.rule.steady_s, self.measured_paired_steady_s(), self.rule.confidence,
+                      len(acc.samples_seen) if acc is not None and acc.paired and acc.examples else 0)
 
     def measured_paired_steady_s(self) -> float | None:
         """The steady seconds each arm measured per paired process (the median run's; `design` words it, the
@@ -876,20 +832,6 @@ class Trial:
 
     def measured_seconds(self) -> float:
         return sum(float((r.summary or {}).get("wall_s") or 0.0) for r in self.runs)
-
-
-def steady_words(seconds: float | str) -> str:
-    """`design`'s words for the steady seconds each arm of a paired process measured (a number, or a range
-    the report writes in its place)."""
-    figure = f"{seconds:.0f}" if isinstance(seconds, (int, float)) else seconds
-    return f"measuring about {figure} s of steady state"
-
-
-def steady_s_in_design(design: str) -> float | None:
-    """The steady seconds a `design` text gives, for a study.yaml written before the verdict recorded them as
-    a number (`TrialVerdict.steady_s`); None when it gives none."""
-    found = re.search(r"measuring about (\d+) s of steady state", design or "")
-    return float(found.group(1)) if found else None
 
 
 def _steady_s(run: MeasuredRun) -> float:

@@ -20,6 +20,7 @@ from .. import findings as F
 from ..numbers import counted, num
 from ..verdicts import AccuracyVerdict as _Accuracy
 from ..verdicts import Verdict
+from .design import Design
 
 # the words of the two verdicts, as this module's code reads them (owned by tfturbo.verdicts)
 FASTER, SLOWER, NO_CHANGE = Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE
@@ -309,6 +310,7 @@ class TrialVerdict:
     way_forward: str = ""
     # the steady seconds each arm measured per paired process, the figure `design` words (None: no paired process)
     steady_s: float | None = None
+    design_record: Design | None = None  # how it was measured, as data (`design` words it; None: an older study)
 
     def __post_init__(self) -> None:
         """A failed arm is a failed trial: whatever pairs completed before it, neither speed nor accuracy is
@@ -349,7 +351,8 @@ class TrialVerdict:
                 "reason": self.reason, "findings": list(self.findings), "status": self.status,
                 "design": self.design, "error": dict(self.error) if self.error else None,
                 "rule": self.rule.to_dict() if self.rule is not None else None, "way_forward": self.way_forward,
-                "steady_s": self.steady_s}
+                "steady_s": self.steady_s,
+                "design_record": self.design_record.to_dict() if self.design_record is not None else None}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrialVerdict:
@@ -358,7 +361,8 @@ class TrialVerdict:
                    bool(d.get("kept")), str(d.get("reason") or ""),
                    [f for f in d.get("findings") or [] if isinstance(f, dict)], str(d.get("status") or "completed"),
                    str(d.get("design") or ""), d.get("error") if isinstance(d.get("error"), dict) else None,
-                   rule, str(d.get("way_forward") or ""), num(d.get("steady_s")))
+                   rule, str(d.get("way_forward") or ""), num(d.get("steady_s")),
+                   Design.from_dict(d.get("design_record")))
 
     def rule_text(self) -> str:
         """Which rule judged the accuracy, in words, for the report, ab and the reason: "accuracy judged on "

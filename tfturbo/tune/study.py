@@ -32,7 +32,6 @@ from ..numbers import json_safe, num
 from ..run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, read_typed
 from ..runfiles import RUNS_DIR, STUDY_YAML, load_run, read_yaml, safe_child, write_yaml
 from ..settings import RunSettings
-from ..trials.trial import steady_s_in_design
 from ..trials.verdict import TrialVerdict
 
 STUDY_FORMAT = 1
@@ -46,7 +45,7 @@ _STUDY_KINDS = {"format": INT, "tool": STR, "workload": STR, "created": STR, "st
 _ENTRY_KINDS = {"name": STR, "rung": STR, "run": STR, "settings": DICT, "status": STR, "skipped": BOOL,
                 "compared_with": STR, "replicates": LIST, "kept": BOOL, "reason": STR, "findings": LIST,
                 "speed": DICT, "accuracy": DICT, "design": STR, "run_seconds": NUMBER, "rule": DICT,
-                "way_forward": STR, "steady_s": NUMBER}
+                "way_forward": STR, "steady_s": NUMBER, "design_record": DICT}
 _ENTRY_DERIVED = {"label", "steps_per_s", "samples_per_s", "step_ms", "steps_completed", "speedup", "speedup_ci95",
                   "val_delta", "metric", "peak_memory_bytes", "memory_kind", "memory_ratio"}
 
@@ -118,6 +117,8 @@ class Rung:
             "accuracy": d.accuracy.to_dict() if d else None,
             "design": d.design if d else None,
             "steady_s": num(d.steady_s) if d else None,  # the figure `design` words for paired processes
+            # how the trial measured, as data (`design` is its words, for people: nothing reads them back)
+            "design_record": d.design_record.to_dict() if d and d.design_record is not None else None,
             "rule": d.rule.to_dict() if d and d.rule is not None else None,  # the accuracy rule that judged it
             "way_forward": d.way_forward if d else "",  # the way forward the user took ("loss", "tolerance", ...)
             "peak_memory_bytes": s.get("peak_memory_bytes"),
@@ -357,8 +358,6 @@ def _decision(entry: dict[str, Any], source: str, problems: list[str]) -> TrialV
     """The entry's trial verdict; None when it records no decision (a rung that never finished its trial)."""
     if not (entry.get("speed") or entry.get("accuracy") or entry.get("reason")):
         return None
-    if "steady_s" not in entry:  # a study.yaml from before the figure was recorded: read it from its words
-        entry = {**entry, "steady_s": steady_s_in_design(str(entry.get("design") or ""))}
     try:
         return TrialVerdict.from_dict({**entry, "speed": entry.get("speed") or {},
                                        "accuracy": entry.get("accuracy") or {}})

@@ -1,0 +1,153 @@
+"""How a trial measured, as data (`Design`), and the one place its words are made (`Design.words`).
+
+study.yaml records each trial's design as numbers and names (its rung's `design_record`): the pairs, whether
+the arms shared a process, the arms that trained the full length for the accuracy gate and those lengths, the
+steady seconds aimed at and measured, the accuracy points compared. The sentence the report, the wizard and
+`tfturbo ab` show is made from it here, so no code reads a figure back out of the words (a study.yaml from
+before the record keeps its sentence and is shown as written).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..numbers import counted, num
+
+if TYPE_CHECKING:  # the verdict's class: its accuracy points are worded from it
+    from .verdict import AccuracyVerdict
+
+PAIRED, SPEED_ONLY, FULL = "paired", "speed_only", "full"  # what the replicate pairs after the gate measure
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """The full-length runs' steps and batches (the accuracy gate's runs; every run's when pairs train in full)."""
+
+    a_steps: int
+    b_steps: int
+    a_batch: int | None = None
+    b_batch: int | None = None
+
+    def words(self) -> str:
+        return full_length_words(self.a_steps, self.b_steps, self.a_batch, self.b_batch)
+
+
+@dataclass(frozen=True)
+class Design:
+    """How one trial measured (`Trial.design_record`)."""
+
+    pairs: int  # replicate pairs the speed verdict used
+    pairs_measure: str  # PAIRED: speed only, both arms in one process | SPEED_ONLY: in their own | FULL: full length
+    gate_arms: tuple[str, ...]  # the arms that trained the full length with validation, in the order they ran
+    lengths: Lengths
+    steady_s_aimed: float  # the steady seconds each speed-only replicate aimed at (SpeedRule.steady_s)
+    steady_s_measured: float | None  # per arm per paired process (the median run's); None: no pair shared one
+    confidence: float = 0.95  # the speed verdict's: identical settings called different at most 1 - this
+    accuracy_points: int = 0  # validation points the accuracy gate averaged over (0: no paired accuracy)
+
+    def words(self, acc: AccuracyVerdict | None = None, pairs: str | None = None,
+              steady: str | None = None) -> str:
+        """The design in words, for the report, the wizard and `ab` (`acc`: the accuracy verdict, whose points
+        and examples the words give exactly; `pairs`, `steady`: words for a study's range of trials instead of
+        this one's figures)."""
+        measured = self.steady_s_measured
+        where = "in one process" if measured is not None else "in their own processes"
+        ratio = ("a pair's ratio: the median, over the hand-overs between its arms, of the windows either side; "
+                 if measured is not None else "")
+        count = f"{pairs} replicate pairs per trial (each row gives its own)" if pairs else counted(
+            self.pairs, "replicate pair")
+        text = (f"{count}, each an A and a B run {where}, alternating AB/BA; "
+                f"throughput: the median rate of device-drained windows of the steady state; {ratio}the speed "
+                f"interval is a Student-t interval across the pairs' ratios, so it includes run-to-run variation, "
+                f"widened for the trial's looks after each pair, so identical settings are called different at most "
+                f"{1 - self.confidence:.0%} of the time; a trial stops early once the verdict is clear or the "
+                f"pairs left could hardly change it. ")
+        full = self.lengths.words()
+        if self.pairs_measure == PAIRED:
+            gate = "B's first run trained" if self.gate_arms == ("b",) else "A and B each trained"
+            text += (f"Before the pairs, {gate} {full} with validation, for the accuracy gate only (a ratio of "
+                     f"two separate full-length runs does not count for speed); ")
+            text += (f"each pair measures speed only with A and B in one process, in interleaved blocks (ABBA "
+                     f"BAAB) so a drift of the machine falls on both, each arm "
+                     f"{steady_words(steady if steady else measured)} (at least {self.steady_s_aimed:g} s; the "
+                     f"two arms together as long as the process's own start-up, builds and warm-ups)"
+                     if measured is not None else
+                     f"each pair measures speed only, sized for {self.steady_s_aimed:g} s of steady state each")
+        elif self.pairs_measure == SPEED_ONLY:
+            text += (f"The first pair trains {full} with validation; the others measure speed only, sized for "
+                     f"{self.steady_s_aimed:g} s of steady state each")
+        else:
+            text += f"Each pair trains {full}"
+        if acc is not None and acc.paired and acc.examples:
+            over = (f"averaged over the last {self.accuracy_points} validation points" if self.accuracy_points > 1
+                    else "at the one validation point they share")
+            at = "at equal samples seen" if acc.exact_points() else f"at the nearest samples seen ({acc.points_note()})"
+            text += f"; accuracy paired on the same {acc.paired_on()} {at}, {over}"
+            text += f" ({acc.examples_words()})" if acc.examples_words() else ""
+            if len(acc.outputs) > 1:
+                text += (f", each of the model's {len(acc.outputs)} outputs judged on its own metric "
+                         f"({', '.join(o.metric or '?' for o in acc.outputs)}) with a {acc.confidence:.1%} interval "
+                         "(Bonferroni: together 95%)")
+        return text + "."
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["gate_arms"] = list(self.gate_arms)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Design | None:
+        """A study.yaml's record; None when there is none (a study from before it) or it cannot be read."""
+        if not isinstance(d, dict) or not isinstance(d.get("lengths"), dict):
+            return None
+        try:
+            lengths = d["lengths"]
+            return cls(int(d["pairs"]), str(d["pairs_measure"]), tuple(str(a) for a in d.get("gate_arms") or ()),
+                       Lengths(int(lengths["a_steps"]), int(lengths["b_steps"]), _int(lengths.get("a_batch")),
+                               _int(lengths.get("b_batch"))),
+                       float(d.get("steady_s_aimed") or 0.0), num(d.get("steady_s_measured")),
+                       float(d.get("confidence") or 0.95), int(d.get("accuracy_points") or 0))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) else None
+
+
+def study_words(designs: list[tuple[Design, AccuracyVerdict | None]]) -> str:
+    """A study's trials in words (the report's "How each trial measured"): the first trial's design with the
+    range of pairs of every trial and, where paired processes were sized per trial, the range of their steady
+    seconds ("" without a trial)."""
+    if not designs:
+        return ""
+    pairs = sorted({d.pairs for d, _ in designs})
+    count = f"{pairs[0]}" if len(pairs) == 1 else f"{pairs[0]} to {pairs[-1]}"
+    steady = sorted({round(d.steady_s_measured) for d, _ in designs if d.steady_s_measured is not None})
+    first, acc = designs[0]
+    span = f"{steady[0]}–{steady[-1]}" if len(steady) > 1 and first.steady_s_measured is not None else None
+    return first.words(acc, pairs=count, steady=span)
+
+
+def full_length_words(a_steps: int, b_steps: int, a_batch: int | None, b_batch: int | None) -> str:
+    """The first pair's lengths exactly: "96 steps", "96 steps of A, 48 of B (4,800 samples each)", or, when
+    A's samples are not a whole number of B's batches (`equal_samples` trains B to the nearest whole step;
+    the issue 22 walk read "96 steps of A, 50 of B (equal samples)" for 4,800 and 5,000 samples), each arm's
+    samples. Samples are steps × batch, as the backend counts them: a pass of the data that ends in a
+    partial batch gives that step fewer."""
+    if a_steps == b_steps and (a_batch == b_batch or not (a_batch and b_batch)):
+        return f"{a_steps} steps"
+    if not (a_batch and b_batch):
+        return f"{a_steps} steps of A, {b_steps} of B (about as many samples)"
+    sa, sb = a_steps * a_batch, b_steps * b_batch
+    if sa == sb:
+        return f"{a_steps} steps of A, {b_steps} of B ({sa:,} samples each at batch {a_batch} and {b_batch})"
+    return (f"{a_steps} steps of A ({sa:,} samples at batch {a_batch}), {b_steps} of B ({sb:,} samples at batch "
+            f"{b_batch}: the nearest whole number of its batches)")
+
+
+def steady_words(seconds: float | str | None) -> str:
+    """The words for the steady seconds each arm of a paired process measured (a number, or a range)."""
+    figure = f"{seconds:.0f}" if isinstance(seconds, (int, float)) else seconds
+    return f"measuring about {figure} s of steady state"
