@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -35,6 +35,9 @@ from .verdicts import Verdict
 
 SINGLE_RUN = "single run: no interval"  # verdict of a row whose settings were measured once
 SAME_SETTINGS = "same settings"  # a replicate of the baseline's own settings
+
+
+NOT_IN_CSV = {"csv": False}  # a CompareRow field that is no column of the CSV (`CSV_COLUMNS`)
 
 
 @dataclass
@@ -60,24 +63,25 @@ class CompareRow:
     peak_memory_bytes: int | None
     memory_ratio: float | None
     memory_kind: str | None
-    metrics: dict[str, float] = field(default_factory=dict)  # final validation metrics
+    # the CSV's columns are these fields in this order, as `_flat` writes them (`CSV_COLUMNS`); NOT_IN_CSV: not one
+    metrics: dict[str, float] = field(default_factory=dict, metadata=NOT_IN_CSV)  # final validation metrics (a column each)
     # (metric, this - baseline) on the baseline's primary metric, at the largest validation step both runs
     # reached (val_step; None: their final metrics), as the tune ladder's accuracy gate compares them
     val_delta: tuple[str, float] | None = None
     val_step: int | None = None
-    findings: list[str] = field(default_factory=list)  # finding codes
     learning_rate: float | None = None  # the rate it started at (a schedule's initial rate)
     learning_rate_schedule: str = ""  # its schedule as it ran, "CosineDecay(initial_learning_rate=…)"; "": constant
-    warnings: list[str] = field(default_factory=list)
     steps_completed: int | None = None
-    from_summary: bool = True  # False: numbers recomputed from events.jsonl (no summary.json)
-    recorded_settings: dict[str, Any] = field(default_factory=dict)  # checkpoint/tfturbo-settings.yaml
-    path: str = ""
     mfu: float | None = None  # achieved FLOP/s over the device's measured matmul ceiling (summary's "mfu")
     mfu_unknown: str | None = None  # why there is no MFU (summary's "mfu_unknown": a loop of unknown length, ...)
+    findings: list[str] = field(default_factory=list)  # finding codes
+    warnings: list[str] = field(default_factory=list)
+    recorded_settings: dict[str, Any] = field(default_factory=dict)  # checkpoint/tfturbo-settings.yaml
     # profile.json: op ms per profiled step by category (tfturbo.profile.CATEGORIES), empty without a profile
     profile_ms: dict[str, float] = field(default_factory=dict)
     sixteen_bit_share: float | None = None  # of the matmul/attention op time, from the profile
+    from_summary: bool = field(default=True, metadata=NOT_IN_CSV)  # False: numbers recomputed from events.jsonl
+    path: str = field(default="", metadata=NOT_IN_CSV)
 
 
 # ---------------------------------------------------------------- reading one run
@@ -377,12 +381,14 @@ def metric_names(rows: list[CompareRow]) -> list[str]:
     return names
 
 
-CSV_COLUMNS = ("name", "label", "status", "policy", "jit_compile", "batch_size", "steps_per_s",
-               "steps_per_s_ci95_lo", "steps_per_s_ci95_hi", "step_ms", "step_ms_ci95_lo", "step_ms_ci95_hi",
-               "speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict", "warmup_s", "peak_memory_bytes",
-               "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "val_step", "learning_rate",
-               "learning_rate_schedule", "steps_completed", "mfu", "mfu_unknown", "findings", "warnings", "settings_record", "profile_op_ms_per_step",
-               *(f"profile_{c}_ms" for c in profile.CATEGORIES), "profile_sixteen_bit_share")
+# how `_flat` writes a field that is not one column of its own name
+_COLUMNS_OF = {**{k: (f"{k}_lo", f"{k}_hi") for k in ("steps_per_s_ci95", "step_ms_ci95", "speedup_ci95")},
+               "val_delta": ("val_delta_metric", "val_delta"), "recorded_settings": ("settings_record",),
+               "profile_ms": ("profile_op_ms_per_step", *(f"profile_{c}_ms" for c in profile.CATEGORIES)),
+               "sixteen_bit_share": ("profile_sixteen_bit_share",)}
+# the CSV's columns (one per metric follow them): CompareRow's fields in order, so a new field is a column
+CSV_COLUMNS = tuple(column for f in fields(CompareRow) if f.metadata.get("csv", True)
+                    for column in _COLUMNS_OF.get(f.name, (f.name,)))
 
 
 def _schedule(doc: dict[str, Any]) -> str:

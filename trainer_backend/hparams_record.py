@@ -13,14 +13,16 @@ from typing import Any
 
 from tfturbo.numbers import finite
 from tfturbo.runfiles import TB_DIR
+from tfturbo.settings import declared
 
 HPARAMS_DIR = "hparams"
 
 
 def hparams_of(settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings a user compares runs by (TensorBoard takes bool, int, float and str)."""
-    keep = ("policy", "jit_compile", "batch_size", "steps_per_execution", "xla_autoclustering", "fix_head",
-            "drop_remainder", "input_fixes", "lr_scale", "strategy", "steps", "seed")
+    """The settings a user compares runs by (TensorBoard takes bool, int, float and str): every declared setting
+    that makes the configuration, and the run's length (a measurement setting every command line states), from
+    the declarations (`tfturbo.settings`), so a new setting is an HParam without a list to keep."""
+    keep = [f.name for f, s in declared() if not s.positional and (not s.measurement or s.always)]
     return {k: settings[k] for k in keep if isinstance(settings.get(k), (bool, int, float, str))}
 
 

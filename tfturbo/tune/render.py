@@ -12,12 +12,16 @@ from typing import Any
 from ..console import format_finding
 from ..trials.verdict import AccuracyVerdict
 from ..verdicts import Verdict, input_share_phrase
+from . import levers
+from .study import RungKind
+
+BASELINE = RungKind.BASELINE
 
 
 def _speed(entry: dict[str, Any]) -> str:
     speed = entry.get("speed") or {}
     ratio, ci = speed.get("ratio"), speed.get("ci95") or [None, None]
-    if entry.get("rung") == "baseline":
+    if entry.get("rung") == BASELINE:
         return "1.00x (reference)"
     if not isinstance(ratio, (int, float)):
         return "—"
@@ -36,7 +40,7 @@ def _memory(entry: dict[str, Any]) -> str:
 
 def _accuracy(entry: dict[str, Any]) -> str:
     acc = entry.get("accuracy") or {}
-    if entry.get("rung") == "baseline" or not acc:
+    if entry.get("rung") == BASELINE or not acc:
         return "—"
     verdict = AccuracyVerdict.from_dict(acc)
     if not verdict.metric or verdict.delta is None:
@@ -50,7 +54,7 @@ def _accuracy(entry: dict[str, Any]) -> str:
 def _kept(entry: dict[str, Any]) -> str:
     if entry.get("skipped"):
         return "skipped"
-    if entry.get("rung") == "baseline":
+    if entry.get("rung") == BASELINE:
         return "baseline" if entry.get("kept") else str(entry.get("status") or "failed")
     if (entry.get("speed") or {}).get("verdict") == Verdict.FAILED:
         return "failed"
@@ -82,7 +86,7 @@ def render_reasons(ladder: list[dict[str, Any]]) -> str:
 
 
 def render_design(measurement: dict[str, Any], ladder: list[dict[str, Any]]) -> str:
-    design = next((e.get("design") for e in ladder if e.get("rung") != "baseline" and e.get("design")), None)
+    design = next((e.get("design") for e in ladder if e.get("rung") != BASELINE and e.get("design")), None)
     if not design:
         return ""
     runs, seconds = measurement.get("runs"), measurement.get("run_seconds")
@@ -130,8 +134,8 @@ def render_study(doc: dict[str, Any]) -> str:
     rec = doc.get("recommended")
     if rec:
         best = next((e for e in ladder if e.get("name") == doc.get("recommended_rung")), None)
-        confirmed = next((e for e in ladder if e.get("rung") == "confirmation"), None) or best
-        if best is not None and best.get("rung") != "baseline":
+        confirmed = next((e for e in ladder if levers.confirms(e.get("rung"))), None) or best
+        if best is not None and best.get("rung") != BASELINE:
             lines += ["", f"Recommended: {best.get('label')} — {_speed(confirmed or best)} the baseline's throughput "
                           f"per sample, accuracy within tolerance."]
         else:

@@ -176,4 +176,9 @@ def of_kind(kind: str) -> list[Lever]:
     return [lv for lv in LEVERS if lv.rung_kind == kind]
 
 
+def confirms(kind: str | None) -> bool:
+    """A rung of this kind confirms the recommendation against the baseline (its lever's `confirms`)."""
+    return any(lv.confirms for lv in of_kind(kind or ""))
+
+
 discover()
