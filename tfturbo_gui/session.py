@@ -193,8 +193,9 @@ class WizardSession:
             self.engine.study.save()
 
     @property
-    def policy(self):
-        return self.engine.policy if self.engine is not None else None
+    def decisions(self):
+        """The study's decisions (which candidate next, the best so far), once the environment is known."""
+        return self.engine.decisions if self.engine is not None else None
 
     def options(self) -> TuneOptions:
         if self.study_path is None:  # never the current directory (that is often the code checkout)
@@ -294,7 +295,7 @@ class WizardSession:
 
     def recommended_policies(self) -> list[str]:
         """The 16-bit policies the study measures, the recommended one first."""
-        return self.policy.policies
+        return self.decisions.policies
 
     def baseline_settings(self) -> RunSettings:
         return self.options().base_settings()

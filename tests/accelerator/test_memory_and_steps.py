@@ -19,8 +19,8 @@ def test_on_a_gpu_the_study_has_a_memory_budget_for_the_larger_batch(accelerator
     accelerator("GPU", memory_total=40 * GIB)
     engine = StudyEngine(TuneOptions("builtin:mlp", tmp_path), Study(tmp_path, "builtin:mlp", {}))
     engine.record_environment(document())
-    assert engine.policy.available_memory == 40 * GIB and engine.on_accelerator
-    step = next_size(256, [], peak=20 * GIB, available=engine.policy.available_memory, memory_kind="device")
+    assert engine.decisions.available_memory == 40 * GIB and engine.on_accelerator
+    step = next_size(256, [], peak=20 * GIB, available=engine.decisions.available_memory, memory_kind="device")
     assert step.batch_size == 408 and "largest that fits in 80% of the available device memory is about 408" \
         in step.reason
 

@@ -14,7 +14,7 @@ from tfturbo.compare import replicate_key
 from tfturbo.errors import UserError
 from tfturbo.findings import HEAD_NOT_FLOAT32, PARTIAL_LAST_BATCH
 from tfturbo.settings import FixFailure, RunSettings, declared, setting
-from tfturbo.tune.policy import TuningPolicy
+from tfturbo.tune.policy import StudyDecisions
 from tfturbo.trials.spec import describe, keys, parse_settings
 from tfturbo_gui.failures import explain
 
@@ -48,10 +48,10 @@ def test_a_new_setting_gets_its_replicate_key_ab_key_audit_fix_and_failure_text(
         parse_settings("fuse=maybe", base, "--b")
     assert describe(base.with_(fuse_kernels=True))["fuse"] is True
     # the policy: switched on with auto_fix where it applies (here: under XLA) when the audit raised its finding
-    policy = TuningPolicy([{"code": UNFUSED, "severity": "warning"}], ["mixed_float16"], "")
+    policy = StudyDecisions([{"code": UNFUSED, "severity": "warning"}], ["mixed_float16"], "")
     assert policy.fixes_for(base).fuse_kernels is True
     assert policy.fixes_for(base.with_(jit_compile=False)).fuse_kernels is False
-    assert TuningPolicy([], ["mixed_float16"], "").fixes_for(base).fuse_kernels is False
+    assert StudyDecisions([], ["mixed_float16"], "").fixes_for(base).fuse_kernels is False
     # the app: a failure in its code says what tfturbo tried and offers to untick it
     why = explain("failed", {"message": "ValueError: no", "traceback": "  in fuse_all_kernels\n"},
                   base.with_(fuse_kernels=True))
@@ -105,12 +105,12 @@ def test_every_fix_the_audit_raises_is_declared_with_its_offer_and_failure_words
         if s.fixes:
             assert s.offer and s.shown_as and s.report and s.failure is not None, f.name
     audit = [{"code": HEAD_NOT_FLOAT32}, {"code": PARTIAL_LAST_BATCH}]
-    policy = TuningPolicy(audit, ["mixed_float16"], "")
+    policy = StudyDecisions(audit, ["mixed_float16"], "")
     fixed = policy.fixes_for(RunSettings("w.py", policy="mixed_float16"))
     assert (fixed.fix_head, fixed.drop_remainder) == (True, False)  # the partial batch matters under XLA only
     fixed = policy.fixes_for(RunSettings("w.py", jit_compile=True))
     assert (fixed.fix_head, fixed.drop_remainder) == (False, True)
-    assert not TuningPolicy(audit, ["mixed_float16"], "", auto_fix=False).fixes_for(
+    assert not StudyDecisions(audit, ["mixed_float16"], "", auto_fix=False).fixes_for(
         RunSettings("w.py", policy="mixed_float16")).fix_head
     why = explain("failed", {"message": "tf.data: bad", "traceback": "  in fix_training_data\n"},
                   RunSettings("w.py", input_fixes=True))

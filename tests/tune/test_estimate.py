@@ -33,7 +33,7 @@ def engine(trials: dict, stages: int = 2, share_process: bool = False) -> Simple
     lever = SimpleNamespace(title="XLA compilation", confirms=False,
                             candidates=lambda policy: [SimpleNamespace(skipped_reason=None)])
     confirm = SimpleNamespace(title="Re-measure & compare", confirms=True, candidates=lambda policy: [])
-    return SimpleNamespace(trials=trials, baseline=SimpleNamespace(summary=BASELINE), policy=object(),
+    return SimpleNamespace(trials=trials, baseline=SimpleNamespace(summary=BASELINE), decisions=object(),
                            best=object(), opts=SimpleNamespace(speed_rule=lambda: RULE),
                            stages_left=lambda: [lever, confirm][:stages],
                            trials_pair=lambda settings=None: share_process)

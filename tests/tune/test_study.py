@@ -344,7 +344,7 @@ def test_cli_text_shows_table_reasons_and_snippet(tmp_path, make_summary, fake_b
 
 def test_chosen_policy_is_measured_instead_of_the_recommended(tmp_path, make_summary, fake_backend):
     backend = fake_backend(cpu_like(make_summary), recommended="mixed_bfloat16")
-    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100, policy="mixed_float16"),
+    study = Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100, sixteen_bit_policy="mixed_float16"),
                    runner=backend).run()
     mp = study.document()["ladder"][1]
     assert mp["settings"]["policy"] == "mixed_float16" and "--policy" in mp["reason"]

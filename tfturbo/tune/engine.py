@@ -64,7 +64,7 @@ from .code_changes import recommended_patch, target_file
 from .levers import Candidate, Lever
 from .levers.input_pipeline import INPUT_BOUND_ADVICE
 from .options import TuneOptions as TuneOptions  # (re-exported: the front ends and tests name it here)
-from .policy import TuningPolicy, accelerator_of, sixteen_bit_policies
+from .policy import StudyDecisions, accelerator_of, sixteen_bit_policies
 from .study import Rung, RungKind, Study, StudyStatus, measurement_only
 
 if TYPE_CHECKING:  # made by tfturbo.patch.build (libcst), loaded when the study makes its patch
@@ -216,7 +216,7 @@ def _fit_call_argv(fit_call: int | None) -> list[str]:
 def audit_action(options: TuneOptions, recommended: str | None, workload: str | None = None,
                  script_args: list[str] | None = None) -> Action:
     """The audit under the 16-bit policy and XLA the study will try, so the fixes of what it finds apply."""
-    policy = sixteen_bit_policies(recommended, options.both_policies, options.policy)[0][0]
+    policy = sixteen_bit_policies(recommended, options.both_policies, options.sixteen_bit_policy)[0][0]
     return Action("audit", audit_argv(workload or options.workload, policy, jit=True, batch_size=options.batch_size,
                                       script_args=options.script_args if script_args is None else script_args,
                                       fit_call=options.fit_call), AUDIT)
@@ -234,7 +234,7 @@ class StudyEngine:
         self.study = study
         self.say = say
         self.recorded = recorded  # the unfinished study this one continues (resume), or None
-        self.policy: TuningPolicy | None = None  # made once the environment is known
+        self.decisions: StudyDecisions | None = None  # made once the environment is known
         self.trial: Trial | None = None  # the trial being measured
         self.trials: dict[str, Trial] = {}  # rung name -> its trial
         self.reused: list[str] = []  # runs handed back from disk instead of measured (resume)
@@ -265,11 +265,11 @@ class StudyEngine:
     def on_accelerator(self) -> bool:
         """A GPU or TPU trains this study's runs (its `env` document): arms of different batch sizes then never
         share a paired process (`settings.can_share_process`)."""
-        return self.policy is not None and self.policy.accelerator is not None
+        return self.decisions is not None and self.decisions.accelerator is not None
 
     @property
     def baseline(self) -> Rung | None:
-        return self.policy.baseline if self.policy is not None else None
+        return self.decisions.baseline if self.decisions is not None else None
 
     def trials_pair(self, settings: RunSettings | None = None) -> bool:
         """Whether this study's trials on `settings` (default: the best kept so far) measure speed in paired
@@ -289,13 +289,13 @@ class StudyEngine:
 
     @property
     def best(self) -> Rung | None:
-        return self.policy.best if self.policy is not None else None
+        return self.decisions.best if self.decisions is not None else None
 
     @property
-    def _policy(self) -> TuningPolicy:
+    def _decisions(self) -> StudyDecisions:
         """The policy of a stage after the environment's (each of them runs with one)."""
-        assert self.policy is not None, "the environment is recorded first"
-        return self.policy
+        assert self.decisions is not None, "the environment is recorded first"
+        return self.decisions
 
     def run_all(self) -> None:
         """Plan the whole study (tune): every stage in order, then the recommendation and its patch's check."""
@@ -320,7 +320,7 @@ class StudyEngine:
             return
         lever = levers.lever(stage)
         self._close_before(lever)
-        self._start(self._lever(lever, None if settings is None else [lever.candidate_for(self._policy, settings)],
+        self._start(self._lever(lever, None if settings is None else [lever.candidate_for(self._decisions, settings)],
                                 follow=False))
 
     def stages_left(self) -> list[Lever]:
@@ -378,7 +378,7 @@ class StudyEngine:
                 self.study.add_skipped(rung.kind, rung.name[3:], rung.settings, rung.skipped_reason,
                                        rung.compared_with or "")
                 self._visited.update(lv.name for lv in levers.of_kind(rung.kind))
-            elif rung.decision is None or self.policy is None:
+            elif rung.decision is None or self.decisions is None:
                 return  # the rung never finished: its stage is the next one
             elif rung.kind == BASELINE:
                 yield from self._baseline()
@@ -388,7 +388,7 @@ class StudyEngine:
                     return
                 self._visited.add(lever.name)
                 slug = rung.name[3:]
-                candidate = next((c for c in lever.candidates(self.policy) + lever.follow_up(self.policy)
+                candidate = next((c for c in lever.candidates(self.decisions) + lever.follow_up(self.decisions)
                                   if c.slug == slug and c.skipped_reason is None), None)
                 yield from self._trial(candidate or Candidate(rung.kind, slug, rung.settings,
                                                               f"chosen in the wizard: {rung.settings.label()}",
@@ -400,7 +400,7 @@ class StudyEngine:
         kind = levers.of_kind(rung.kind)
         if not kind:
             return None
-        reference_rung = self._policy.rung(rung.compared_with)  # (or the best so far)
+        reference_rung = self._decisions.rung(rung.compared_with)  # (or the best so far)
         assert reference_rung is not None, "the baseline is measured first"
         reference = reference_rung.settings
         changed = [lv for lv in kind if any(getattr(rung.settings, f) != getattr(reference, f)
@@ -466,15 +466,15 @@ class StudyEngine:
         """The `env` document: the 16-bit policies to measure and the memory a larger batch may use."""
         self.study.environment = doc
         policies, reason = sixteen_bit_policies(doc.get("recommended_policy"), self.opts.both_policies,
-                                                self.opts.policy)
+                                                self.opts.sixteen_bit_policy)
         available = (doc.get("memory") or {}).get("available_bytes")
         available = available if isinstance(available, (int, float)) else None
-        if self.policy is None:
-            self.policy = TuningPolicy(self.study.audit, policies, reason, self.opts.auto_fix,
+        if self.decisions is None:
+            self.decisions = StudyDecisions(self.study.audit, policies, reason, self.opts.auto_fix,
                                        self.opts.max_batch_scale, available, accelerator_of(doc))
         else:  # the report again (the wizard asks when its page shows): what was measured stays
-            self.policy.policies, self.policy.policy_reason, self.policy.available_memory = policies, reason, available
-            self.policy.accelerator = accelerator_of(doc)
+            self.decisions.policies, self.decisions.policy_reason, self.decisions.available_memory = policies, reason, available
+            self.decisions.accelerator = accelerator_of(doc)
 
     def _audit(self) -> Flow:
         recorded = self.recorded
@@ -529,7 +529,7 @@ class StudyEngine:
     def _probe_stage(self) -> Flow:
         document = yield from self.probe([])
         self.record_probe(document)
-        if self._policy.input_bound:
+        if self._decisions.input_bound:
             if any(lv.handles_input_bound() for lv in self.opts.selected()):
                 self.say("input probe: the automatic tf.data fixes are measured first")
             else:
@@ -537,8 +537,8 @@ class StudyEngine:
 
     def record_probe(self, document: dict[str, Any] | None) -> None:
         self.study.probe = document
-        if self.policy is not None:
-            self.policy.probed((document or {}).get("verdict"))
+        if self.decisions is not None:
+            self.decisions.probed((document or {}).get("verdict"))
         self.study.save()
 
     def stop_input_bound(self, reason: str) -> None:
@@ -575,7 +575,7 @@ class StudyEngine:
             return
         if (rung.summary.get("settings") or {}).get("batch_size"):  # the workload's default, now known
             rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
-        self._policy.set_baseline(rung)
+        self._decisions.set_baseline(rung)
         self._report_end(rung)
         note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution,
                                  paired=self.trials_pair(settings))
@@ -592,7 +592,7 @@ class StudyEngine:
                 break
             if earlier.name not in self._visited and not earlier.confirms:
                 self._visited.add(earlier.name)
-                for c in self._policy.candidates(earlier):
+                for c in self._decisions.candidates(earlier):
                     if c.skipped_reason is not None:
                         self._skip(c)
         if lever is not None:
@@ -601,15 +601,15 @@ class StudyEngine:
     def pending(self, lever: Lever | str) -> list[Candidate]:
         """What the lever would measure next (its follow-up once it measured something), skips included."""
         lever = levers.lever(lever) if isinstance(lever, str) else lever
-        if self.policy is None or self.policy.best is None:
+        if self.decisions is None or self.decisions.best is None:
             return []
-        measured = {r.name[3:] for r in self.policy.rungs if r.kind == lever.rung_kind}  # NN-slug
-        follow = lever.follow_up(self.policy) if measured else []
-        return follow or [c for c in lever.candidates(self.policy)
+        measured = {r.name[3:] for r in self.decisions.rungs if r.kind == lever.rung_kind}  # NN-slug
+        follow = lever.follow_up(self.decisions) if measured else []
+        return follow or [c for c in lever.candidates(self.decisions)
                           if c.skipped_reason is not None or c.slug not in measured]
 
     def _lever(self, lever: Lever, chosen: list[Candidate] | None, follow: bool) -> Flow:
-        pending = chosen if chosen is not None else self._policy.candidates(lever)
+        pending = chosen if chosen is not None else self._decisions.candidates(lever)
         while pending:  # a search (the batch size) asks for its next candidate once the last is judged
             for candidate in pending:
                 if candidate.skipped_reason is not None:
@@ -618,7 +618,7 @@ class StudyEngine:
                 yield from self._trial(candidate, lever)
                 if self._stop:
                     return
-            pending = self._policy.follow_up(lever) if follow else []
+            pending = self._decisions.follow_up(lever) if follow else []
         if follow or chosen is None:
             yield from lever.after_stage(self)
 
@@ -629,7 +629,7 @@ class StudyEngine:
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')} — {candidate.skipped_reason}")
 
     def _trial(self, candidate: Candidate, lever: Lever) -> Flow:
-        reference = self._policy.reference_for(candidate, lever)
+        reference = self._decisions.reference_for(candidate, lever)
         baseline = self.baseline
         assert baseline is not None, "the baseline is measured first"
         rung = self._new_rung(candidate.kind, candidate.slug, candidate.settings, compared_with=reference.name)
@@ -660,7 +660,7 @@ class StudyEngine:
             self.study.save()
         verdict = trial.verdict()
         finish_rung(rung, trial, verdict, candidate.note)
-        self._policy.conclude(rung, verdict, lever)
+        self._decisions.conclude(rung, verdict, lever)
         self.trial = None
         self._report_end(rung)
         return rung
@@ -676,13 +676,13 @@ class StudyEngine:
         refused = self.rejudge_refused(name)
         if refused is not None:
             raise refused
-        trial, rung = self.trials[name], self._policy.rungs[-1]
+        trial, rung = self.trials[name], self._decisions.rungs[-1]
         trial.tolerance, trial.way_forward = rule, way
         verdict = trial.verdict()
         name_rule(verdict)
         lever = self._lever_of(rung)
         assert lever is not None, "a rung measured in this session: its lever is this tfturbo's"
-        self._policy.reconclude(rung, verdict, lever)
+        self._decisions.reconclude(rung, verdict, lever)
         self._report_end(rung)
         return verdict
 
@@ -694,7 +694,7 @@ class StudyEngine:
             return UserError(f"{name} has no trial to judge again", "measure it first")
         if self.trial is not None:
             return UserError("a trial is being measured", "wait for it to end, then judge again")
-        if self.policy is None or not self.policy.rungs or self.policy.rungs[-1] is not rung:
+        if self.decisions is None or not self.decisions.rungs or self.decisions.rungs[-1] is not rung:
             return UserError(f"{name} is not the last measured rung: later rungs were measured against the "
                              "configuration its verdict chose", "judge it again in a new study (--judge-on, "
                              "--accuracy-tolerance), or measure it again")

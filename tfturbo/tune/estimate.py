@@ -145,7 +145,7 @@ def progress_text(engine, trial) -> str:
 def remaining(engine) -> list[StageEstimate]:
     """The stages of `engine`'s study not begun yet, in order, each with its estimate (empty: none, or nothing
     measured to estimate from)."""
-    if engine.policy is None or engine.best is None:
+    if engine.decisions is None or engine.best is None:
         return []
     rule = engine.opts.speed_rule()
     low, high = trial_s(engine, rule.min_pairs), trial_s(engine, rule.max_pairs)
@@ -153,7 +153,7 @@ def remaining(engine) -> list[StageEstimate]:
         return []
     out = []
     for lever in engine.stages_left():
-        trials = 1 if lever.confirms else sum(1 for c in lever.candidates(engine.policy) if c.skipped_reason is None)
+        trials = 1 if lever.confirms else sum(1 for c in lever.candidates(engine.decisions) if c.skipped_reason is None)
         if trials:
             out.append(StageEstimate(lever.title, trials * low, trials * high))
     return out

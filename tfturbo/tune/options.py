@@ -128,8 +128,10 @@ class TuneOptions:
                              help=f"steady-state seconds each speed-only replicate aims at (default "
                                   f"{SpeedRule.steady_s:g}; 0: every pair trains the full length with validation, "
                                   "and any steady window counts)")
-    policy: str | None = option(None, flag="--policy", parse=str, choices=("mixed_float16", "mixed_bfloat16"),
-                                help="the 16-bit policy to measure (default: the one `tfturbo env` recommends)")
+    # the 16-bit dtype policy to measure (None: the one the environment recommends); study.yaml's `policy`
+    sixteen_bit_policy: str | None = option(
+        None, flag="--policy", parse=str, choices=("mixed_float16", "mixed_bfloat16"), key="policy",
+        help="the 16-bit policy to measure (default: the one `tfturbo env` recommends)")
     both_policies: bool = option(False, flag="--both-policies",
                                  help="measure mixed_float16 and mixed_bfloat16, not only the recommended 16-bit "
                                       "policy")

@@ -59,7 +59,7 @@ def accelerator_of(environment: dict[str, Any] | None) -> str | None:
     return next((kind for kind in ("TPU", "GPU") if kind in kinds), None)
 
 
-class TuningPolicy:
+class StudyDecisions:
     """Owns the decisions of a study; the front ends own only how runs are executed and shown."""
 
     def __init__(self, audit: list[dict[str, Any]], policies: list[str], policy_reason: str, auto_fix: bool = True,

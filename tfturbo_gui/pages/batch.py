@@ -129,11 +129,11 @@ class BatchPage(RungPage):
         return self.configure().lr_scale / self._search_start().settings.lr_scale
 
     def _search_start(self):
-        return BATCH.start(self.session.policy) or self._best()
+        return BATCH.start(self.session.decisions) or self._best()
 
     def _on_batch(self, value: int) -> None:
         start = self._search_start()
-        rule, why = BATCH.rule(self.session.policy)
+        rule, why = BATCH.rule(self.session.decisions)
         self.lr.setText(f"× {self.lr_scale():.2f} of {start.name}'s (batch {start.settings.batch_size}), by the "
                         f"{rule.name} rule ({why})" if value != self.current_batch() else "unchanged")
         self.update_controls()
@@ -159,4 +159,4 @@ class BatchPage(RungPage):
 
     def configure(self) -> RunSettings:
         """The lever's candidate at the chosen size (the proposal itself when unchanged)."""
-        return BATCH.at_size(self.session.policy, self.batch.value()).settings
+        return BATCH.at_size(self.session.decisions, self.batch.value()).settings

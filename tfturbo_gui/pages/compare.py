@@ -7,7 +7,7 @@ pairs, alternating), the same `confirmation` rung `tfturbo tune` ends with —
 and shows its verdict (speed interval, accuracy interval, kept or not) beside
 the curves and the table of every rung. The page is not passed until that
 confirmation has run; a confirmation that is not kept withdraws the
-recommendation (`TuningPolicy.conclude`).
+recommendation (`StudyDecisions.conclude`).
 """
 
 from __future__ import annotations

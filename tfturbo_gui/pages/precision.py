@@ -72,4 +72,4 @@ class PrecisionPage(RungPage):
 
     def configure(self) -> RunSettings:
         """The engine's candidate for the chosen policy (on the best kept configuration, its fixes applied)."""
-        return MIXED_PRECISION.candidates(self.session.policy, chosen=self.policy.currentText())[0].settings
+        return MIXED_PRECISION.candidates(self.session.decisions, chosen=self.policy.currentText())[0].settings

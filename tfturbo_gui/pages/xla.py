@@ -7,7 +7,7 @@ finding. The rung extends the best configuration kept so far and must beat
 it as well as the baseline.
 
 The page holds the other compilation and host-overhead levers of the ladder,
-as `tfturbo tune` measures them, from the same `TuningPolicy`: once the XLA
+as `tfturbo tune` measures them, from the same `StudyDecisions`: once the XLA
 trial is judged, the policy's follow-up (TensorFlow's auto-clustering when
 jit_compile=True was refused or not kept) becomes the main button's action;
 steps_per_execution is offered in its own section when the policy has
@@ -78,7 +78,7 @@ class XlaPage(RungPage):
 
     def configure(self) -> RunSettings:
         """The engine's XLA candidate on the best kept configuration (its fixes applied)."""
-        return XLA.candidates(self.session.policy)[0].settings
+        return XLA.candidates(self.session.decisions)[0].settings
 
     def rung_settings(self) -> RunSettings:
         """jit_compile=True with the fix boxes shown; the engine's other candidates (16-bit under XLA,
@@ -91,7 +91,7 @@ class XlaPage(RungPage):
     def follow_up(self) -> Candidate | None:
         """The engine's next XLA candidate once jit_compile=True on the best configuration is judged (16-bit
         under XLA, auto-clustering), or None."""
-        if self.session.policy is None or not any(r.kind == XLA.rung_kind for r in self.session.policy.rungs):
+        if self.session.decisions is None or not any(r.kind == XLA.rung_kind for r in self.session.decisions.rungs):
             return None
         left = [c for lever in (XLA, AUTOCLUSTERING) for c in self.session.pending(lever.name)
                 if c.skipped_reason is None]
@@ -99,13 +99,13 @@ class XlaPage(RungPage):
 
     def steps_per_execution(self) -> tuple[Candidate | None, str]:
         """(the engine's next steps_per_execution candidate not yet measured, its note) or (None, why not)."""
-        if self.session.policy is None:
+        if self.session.decisions is None:
             return None, "Offered once the baseline's step time is measured."
         offered = self.session.pending(STEPS_PER_EXECUTION.name)
         if offered and offered[0].skipped_reason is not None:
             return None, sentence(f"not offered — {offered[0].skipped_reason.removeprefix('skipped: ')}")
         if not offered:
-            measured = [r.settings.steps_per_execution for r in self.session.policy.rungs
+            measured = [r.settings.steps_per_execution for r in self.session.decisions.rungs
                         if r.kind == STEPS_PER_EXECUTION.rung_kind]
             return None, sentence(f"measured {', '.join(map(str, measured))} steps per call: none was kept")
         return offered[0], sentence(offered[0].note)
@@ -141,4 +141,4 @@ class XlaPage(RungPage):
     def passed(self, decision) -> bool:
         """The step passes when any of its levers was kept (XLA, auto-clustering or steps_per_execution)."""
         kinds = (XLA.rung_kind, STEPS_PER_EXECUTION.rung_kind)
-        return decision.kept or any(r.kept for r in self.session.policy.rungs if r.kind in kinds)
+        return decision.kept or any(r.kept for r in self.session.decisions.rungs if r.kind in kinds)

@@ -5,7 +5,7 @@ precision, XLA, a larger batch, …). Its module owns everything about it:
 when it applies and what it measures (`candidates`, `follow_up`), the finding
 its rung carries (`findings`), its part of the recommended code changes
 (`changes`, which `tfturbo.patch` places in the user's file), and its words for the wizard's step list and the report (`title`,
-`intro`). `TuningPolicy`, the study engine, `tfturbo tune --stages`, the
+`intro`). `StudyDecisions`, the study engine, `tfturbo tune --stages`, the
 wizard's step list and the patch walk `LEVERS`; nothing else switches on a
 lever's kind.
 
@@ -25,9 +25,9 @@ from ...patch.changes import Change
 from ...settings import RunSettings
 from ...trials.verdict import TrialVerdict
 
-if TYPE_CHECKING:  # the policy walks the levers; a lever reads the policy's state
+if TYPE_CHECKING:  # the study's decisions walk the levers; a lever reads their state
     from ..engine import StudyEngine
-    from ..policy import TuningPolicy
+    from ..policy import StudyDecisions
     from ..study import Rung
 
 
@@ -78,21 +78,21 @@ class Lever:
     def stage_name(self) -> str:
         return self.stage or self.name
 
-    def candidates(self, policy: TuningPolicy) -> list[Candidate]:
+    def candidates(self, decisions: StudyDecisions) -> list[Candidate]:
         """What to measure when the stage begins, built on the best kept configuration so far."""
         return []
 
-    def follow_up(self, policy: TuningPolicy) -> list[Candidate]:
+    def follow_up(self, decisions: StudyDecisions) -> list[Candidate]:
         """More candidates once the last ones are judged (a search's next size, a fallback)."""
         return []
 
-    def candidate_for(self, policy: TuningPolicy, settings: RunSettings) -> Candidate:
+    def candidate_for(self, decisions: StudyDecisions, settings: RunSettings) -> Candidate:
         """The wizard user's own configuration for this stage (one of the policy's candidates when it is one)."""
-        for c in self.candidates(policy) + self.follow_up(policy):
+        for c in self.candidates(decisions) + self.follow_up(decisions):
             if c.skipped_reason is None and c.settings == settings:
                 return c
         return Candidate(self.rung_kind, self.slug_for(settings), settings,
-                         f"chosen in the wizard: {settings.label()}", policy.best)
+                         f"chosen in the wizard: {settings.label()}", decisions.best)
 
     def slug_for(self, settings: RunSettings) -> str:
         """The run folder's name after NN- for settings chosen by the user."""

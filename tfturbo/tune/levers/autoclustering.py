@@ -34,19 +34,19 @@ class AutoClustering(Lever):
              "jit_compile=True was refused or not faster.")
     settings_changed = ("xla_autoclustering",)
 
-    def candidates(self, policy) -> list[Candidate]:
-        if getattr(policy, "accelerator", None) == "TPU":
+    def candidates(self, decisions) -> list[Candidate]:
+        if getattr(decisions, "accelerator", None) == "TPU":
             return []  # the XLA stage records why (`xla.ON_TPU`)
-        xla = [r for r in policy.rungs if r.kind == XLA.rung_kind]
+        xla = [r for r in decisions.rungs if r.kind == XLA.rung_kind]
         if not xla or any(r.kept or r.settings.xla_autoclustering for r in xla):
             return []
         first = xla[0].decision
         refused = first is not None and F.XLA_NOT_ACTIVE in F.codes_of(
             list(first.findings) + list((xla[0].summary or {}).get("findings") or []))
         why = "jit_compile=True was refused (XLA_NOT_ACTIVE)" if refused else "jit_compile=True was not kept"
-        return [Candidate(self.rung_kind, "xla-autoclustering", policy.best.settings.with_(xla_autoclustering=True),
+        return [Candidate(self.rung_kind, "xla-autoclustering", decisions.best.settings.with_(xla_autoclustering=True),
                           f"{why}: TensorFlow's auto-clustering compiles only the parts of the step XLA supports",
-                          policy.best)]
+                          decisions.best)]
 
     def slug_for(self, settings) -> str:
         return "xla-autoclustering"

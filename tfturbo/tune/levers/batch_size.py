@@ -73,100 +73,100 @@ class BatchSize(Lever):
              "milder rule. Throughput is compared per sample, so a slower but larger step can still be a win.")
     settings_changed = ("batch_size", "lr_scale")
 
-    def start(self, policy):
+    def start(self, decisions):
         """The best configuration when the search began: the reference of its first rung (else the best now)."""
-        first = next((r for r in policy.rungs if r.kind == self.rung_kind), None)
-        return policy.rung(first.compared_with) if first is not None else policy.best
+        first = next((r for r in decisions.rungs if r.kind == self.rung_kind), None)
+        return decisions.rung(first.compared_with) if first is not None else decisions.best
 
-    def rule(self, policy) -> tuple[LrRule, str]:
+    def rule(self, decisions) -> tuple[LrRule, str]:
         """(the learning-rate rule of the search's sizes, why): the optimizer's (`batch.rule_for`, from the
         start's run), or the milder one the last size kept was kept under."""
-        rule, why = rule_for(optimizer_classes(self.start(policy).summary))
-        kept = [r for r in self._rungs(policy) if r.kept]
-        under = self._rule_of(policy, kept[-1]) if kept else None
+        rule, why = rule_for(optimizer_classes(self.start(decisions).summary))
+        kept = [r for r in self._rungs(decisions) if r.kept]
+        under = self._rule_of(decisions, kept[-1]) if kept else None
         if under is not None and under.power < rule.power:
             return under, f"batch {kept[-1].settings.batch_size} was kept under the {under.name} rule"
         return rule, why
 
-    def _rungs(self, policy) -> list:
-        return [r for r in policy.rungs if r.kind == self.rung_kind]
+    def _rungs(self, decisions) -> list:
+        return [r for r in decisions.rungs if r.kind == self.rung_kind]
 
-    def _rule_of(self, policy, rung) -> LrRule | None:
-        base = self.start(policy).settings
+    def _rule_of(self, decisions, rung) -> LrRule | None:
+        base = self.start(decisions).settings
         if not (base.batch_size and rung.settings.batch_size):
             return None
         return rule_of(rung.settings.batch_size / base.batch_size, rung.settings.lr_scale / base.lr_scale)
 
-    def _tried(self, policy) -> list[tuple[int, str]]:
+    def _tried(self, decisions) -> list[tuple[int, str]]:
         """(size, outcome) of each size measured, in order: its last rung's outcome (a size measured again under
         a milder rule counts as that)."""
         outcomes: dict[int, str] = {}
-        for r in self._rungs(policy):
+        for r in self._rungs(decisions):
             outcomes[r.settings.batch_size] = ("kept" if r.kept else "failed" if did_not_fit(r) else
                                                NOT_FASTER if not_faster(r) else "rejected")
         return list(outcomes.items())
 
-    def candidates(self, policy) -> list[Candidate]:
-        return self._plan(policy, [])
+    def candidates(self, decisions) -> list[Candidate]:
+        return self._plan(decisions, [])
 
-    def follow_up(self, policy) -> list[Candidate]:
-        again = self._again(policy)
+    def follow_up(self, decisions) -> list[Candidate]:
+        again = self._again(decisions)
         if again is not None:
             return [again]
-        tried = self._tried(policy)
-        return [c for c in self._plan(policy, tried) if c.skipped_reason is None] if tried else []
+        tried = self._tried(decisions)
+        return [c for c in self._plan(decisions, tried) if c.skipped_reason is None] if tried else []
 
-    def _again(self, policy) -> Candidate | None:
+    def _again(self, decisions) -> Candidate | None:
         """The last size once more under the next milder rule, when it was faster but lost accuracy under its
         scaled rate and that rule was not measured at that size yet."""
-        rungs = self._rungs(policy)
+        rungs = self._rungs(decisions)
         last = rungs[-1] if rungs else None
         if last is None or not lost_accuracy(last):
             return None
-        rule = self._rule_of(policy, last)
+        rule = self._rule_of(decisions, last)
         other = milder(rule) if rule is not None else None
         size = last.settings.batch_size
-        if rule is None or other is None or any(r.settings.batch_size == size and self._rule_of(policy, r) == other for r in rungs):
+        if rule is None or other is None or any(r.settings.batch_size == size and self._rule_of(decisions, r) == other for r in rungs):
             return None
-        k = size / self.start(policy).settings.batch_size
+        k = size / self.start(decisions).settings.batch_size
         note = (f"batch {size} was faster but lost accuracy with the learning rate ×{rule.factor(k):.2f} ({rule.name} "
                 f"rule): measured once more, {other.words(k)}, to tell whether the batch or the rate cost it")
-        return self.at_size(policy, size, note, other)
+        return self.at_size(decisions, size, note, other)
 
-    def _plan(self, policy, tried) -> list[Candidate]:
-        start = self.start(policy)
+    def _plan(self, decisions, tried) -> list[Candidate]:
+        start = self.start(decisions)
         base = start.settings
         if not base.batch_size:
             why = "skipped: the batch size of the runs is not known"
             return [Candidate(self.rung_kind, self.name, base, why, start, skipped_reason=why)]
-        rule, why = self.rule(policy)
-        peaks = {r.settings.batch_size: peak for r in self._rungs(policy)
+        rule, why = self.rule(decisions)
+        peaks = {r.settings.batch_size: peak for r in self._rungs(decisions)
                  if r.settings.batch_size and (peak := _peak(r))}
-        plan = next_size(base.batch_size, tried, _peak(start), policy.available_memory,
-                         (start.summary or {}).get("memory_kind"), policy.max_batch_scale, peaks, rule)
+        plan = next_size(base.batch_size, tried, _peak(start), decisions.available_memory,
+                         (start.summary or {}).get("memory_kind"), decisions.max_batch_scale, peaks, rule)
         if plan.batch_size is None:  # the search is done
             return [Candidate(self.rung_kind, self.name, base, plan.reason, start, skipped_reason=plan.reason)]
         schedule = scaling_words((start.summary or {}).get("optimizer"), plan.lr_scale)
-        return [self.at_size(policy, plan.batch_size, f"{plan.reason} — {why}" + (f"; {schedule}" if schedule
+        return [self.at_size(decisions, plan.batch_size, f"{plan.reason} — {why}" + (f"; {schedule}" if schedule
                                                                                   else ""), rule)]
 
-    def at_size(self, policy, batch_size: int, note: str = "", rule: LrRule | None = None) -> Candidate:
+    def at_size(self, decisions, batch_size: int, note: str = "", rule: LrRule | None = None) -> Candidate:
         """The best kept configuration at `batch_size`, its learning rate scaled from the search's start by `rule`
         (the search's, `rule()`, when not given)."""
-        base = self.start(policy).settings
-        own = self.rule(policy)[0]
+        base = self.start(decisions).settings
+        own = self.rule(decisions)[0]
         rule = rule or own
         k = batch_size / base.batch_size if base.batch_size else 1.0
         settings = base.with_(batch_size=batch_size, lr_scale=base.lr_scale * rule.factor(k))
         slug = f"batch{batch_size}" if rule == own else f"batch{batch_size}-lr-{rule.name}"
         return Candidate(self.rung_kind, slug, settings, note or f"batch {batch_size} chosen in the wizard; "
-                         f"{rule.words(k)}", policy.best)
+                         f"{rule.words(k)}", decisions.best)
 
-    def candidate_for(self, policy, settings) -> Candidate:
-        for c in self.candidates(policy) + self.follow_up(policy):
+    def candidate_for(self, decisions, settings) -> Candidate:
+        for c in self.candidates(decisions) + self.follow_up(decisions):
             if c.skipped_reason is None and c.settings == settings:
                 return c
-        return self.at_size(policy, settings.batch_size)
+        return self.at_size(decisions, settings.batch_size)
 
     def findings(self, rung, verdict) -> list[dict[str, Any]]:
         if not did_not_fit(rung):

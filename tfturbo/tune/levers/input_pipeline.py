@@ -31,12 +31,12 @@ class InputPipeline(Lever):
              "again with them on.")
     settings_changed = ("input_fixes",)
 
-    def candidates(self, policy) -> list[Candidate]:
-        base = policy.best.settings
-        if not policy.input_bound or base.input_fixes:
+    def candidates(self, decisions) -> list[Candidate]:
+        base = decisions.best.settings
+        if not decisions.input_bound or base.input_fixes:
             return []
         return [Candidate(self.rung_kind, "input_fixes", base.with_(input_fixes=True),
-                          "the probe found the job input-bound: the automatic tf.data fixes first", policy.best)]
+                          "the probe found the job input-bound: the automatic tf.data fixes first", decisions.best)]
 
     def findings(self, rung, verdict) -> list[dict[str, Any]]:
         applied = [f for f in (rung.summary or {}).get("findings") or [] if f.get("code") == F.INPUT_FIXES_APPLIED]
@@ -59,26 +59,26 @@ class InputPipeline(Lever):
 
     def after_stage(self, engine) -> Iterator[Any]:
         """The probe again with the fixes on (only when they were kept), then go on or stop input-bound."""
-        rung = self._rung(engine.policy)
-        if engine.policy.input_bound and rung is not None and rung.kept:
+        rung = self._rung(engine.decisions)
+        if engine.decisions.input_bound and rung is not None and rung.kept:
             engine.study.probe_input_fixes = yield from engine.probe(["--input-fixes"])
-        reason = stop_reason(engine.policy, engine.study.probe_input_fixes)
+        reason = stop_reason(engine.decisions, engine.study.probe_input_fixes)
         if reason is not None:
             engine.stop_input_bound(reason)
 
-    def _rung(self, policy):
-        return next((r for r in reversed(policy.rungs) if r.kind == self.rung_kind), None)
+    def _rung(self, decisions):
+        return next((r for r in reversed(decisions.rungs) if r.kind == self.rung_kind), None)
 
 
-def stop_reason(policy, reprobe: dict[str, Any] | None) -> str | None:
+def stop_reason(decisions, reprobe: dict[str, Any] | None) -> str | None:
     """None when the study goes on; else why it stops input-bound, with what the fixes gained.
 
     `reprobe` is the probe-input document with the fixes on (None: not run or failed). The study goes on
     only from a configuration that is not input-bound: the fixes kept and the re-probe compute-bound.
     """
-    if not policy.input_bound:
+    if not decisions.input_bound:
         return None
-    rung = LEVER._rung(policy)
+    rung = LEVER._rung(decisions)
     if rung is None:
         return f"the job is input-bound: {INPUT_BOUND_ADVICE}"
     d = rung.decision

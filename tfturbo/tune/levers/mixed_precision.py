@@ -2,7 +2,7 @@
 
 The recommended 16-bit policy of the hardware report (or the one chosen with
 --policy; both with --both-policies). The audit's float32-head fix is applied
-when it found a 16-bit head (TuningPolicy.fixes_for); a 16-bit rung whose runs
+when it found a 16-bit head (StudyDecisions.fixes_for); a 16-bit rung whose runs
 failed on a cause an automatic fix cures is measured once more with it
 (`follow_up`). Its code changes set the policy before the model is built and
 keep the output layer in float32 (dtype="float32" on the layer the audit found).
@@ -28,27 +28,27 @@ class MixedPrecision(Lever):
              "validation metric holds.")
     settings_changed = ("policy", "fix_head")
 
-    def candidates(self, policy, chosen: str | None = None) -> list[Candidate]:
-        base = policy.best.settings
-        return [Candidate(self.rung_kind, p, policy.fixes_for(base.with_(policy=p)),
-                          policy.policy_reason if p == policy.policies[0] else "measured on request", policy.best)
-                for p in ([chosen] if chosen else policy.policies)]
+    def candidates(self, decisions, chosen: str | None = None) -> list[Candidate]:
+        base = decisions.best.settings
+        return [Candidate(self.rung_kind, p, decisions.fixes_for(base.with_(policy=p)),
+                          decisions.policy_reason if p == decisions.policies[0] else "measured on request", decisions.best)
+                for p in ([chosen] if chosen else decisions.policies)]
 
-    def follow_up(self, policy) -> list[Candidate]:
+    def follow_up(self, decisions) -> list[Candidate]:
         """A 16-bit rung whose runs failed on a cause an automatic fix cures (its first failing step named it:
         a metric refusing 16-bit outputs, integer ids rounded) is measured once more with that fix."""
-        last = next((r for r in reversed(policy.rungs) if r.kind == self.rung_kind), None)
-        if not policy.auto_fix or last is None or last.decision is None or not last.decision.failed:
+        last = next((r for r in reversed(decisions.rungs) if r.kind == self.rung_kind), None)
+        if not decisions.auto_fix or last is None or last.decision is None or not last.decision.failed:
             return []
         codes = set(F.codes_of(list((last.summary or {}).get("findings") or [])))
         s = last.settings
         fixed = with_audit_fixes(s, codes)
-        if fixed == s or any(r.settings == fixed for r in policy.rungs):
+        if fixed == s or any(r.settings == fixed for r in decisions.rungs):
             return []
-        policy.audit = list(policy.audit) + [f for f in (last.summary or {}).get("findings") or []
+        decisions.audit = list(decisions.audit) + [f for f in (last.summary or {}).get("findings") or []
                                              if f.get("code") in (F.HEAD_NOT_FLOAT32, F.INTEGER_INPUT_16BIT)]
         return [Candidate(self.rung_kind, f"{s.policy}-fixed", fixed,
-                          f"the {s.policy} run {last.decision.reason}; measured again with that fix", policy.best)]
+                          f"the {s.policy} run {last.decision.reason}; measured again with that fix", decisions.best)]
 
     def slug_for(self, settings) -> str:
         return settings.policy

@@ -75,8 +75,8 @@ class StepsPerExecution(Lever):
              "the compiled function (compile(steps_per_execution=N)) amortize it.")
     settings_changed = ("steps_per_execution",)
 
-    def candidates(self, policy) -> list[Candidate]:
-        best, base = policy.best, policy.best.settings
+    def candidates(self, decisions) -> list[Candidate]:
+        best, base = decisions.best, decisions.best.settings
         step = configuration_step_ms(best)
         values = steps_per_execution_values(base.effective_val_every())
         skip = None
@@ -96,13 +96,13 @@ class StepsPerExecution(Lever):
                           f"a step takes {step:.1f} ms: {n} steps per call of the compiled function amortize "
                           "the host's per-call overhead", best)]
 
-    def follow_up(self, policy) -> list[Candidate]:
+    def follow_up(self, decisions) -> list[Candidate]:
         """The smaller N, once the largest was judged slower than its reference (see the module's docstring)."""
-        measured = [r for r in policy.rungs if r.kind == self.rung_kind]
+        measured = [r for r in decisions.rungs if r.kind == self.rung_kind]
         if len(measured) != 1 or measured[0].decision is None or measured[0].decision.kept \
                 or measured[0].decision.speed.verdict != SLOWER:
             return []
-        large, reference = measured[0], policy.rung(measured[0].compared_with)
+        large, reference = measured[0], decisions.rung(measured[0].compared_with)
         small = steps_per_execution_values(reference.settings.effective_val_every())[0]
         if small >= large.settings.steps_per_execution:
             return []

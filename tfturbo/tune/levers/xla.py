@@ -1,7 +1,7 @@
 """XLA: compile the training step with jit_compile=True, on the best configuration kept so far.
 
 The audit's partial-last-batch fix (drop_remainder) is applied when it found
-one (TuningPolicy.fixes_for): XLA compiles once per input shape. A 16-bit
+one (StudyDecisions.fixes_for): XLA compiles once per input shape. A 16-bit
 policy that lost only on speed without XLA is measured once more under it
 (bfloat16 on a CPU pays only with XLA's fusion); one rejected for accuracy or
 NaN is not retried, since XLA does not change the numerics that failed.
@@ -38,17 +38,17 @@ class Xla(Lever):
              "recompile, so the shapes are audited first.")
     settings_changed = ("jit_compile", "drop_remainder")
 
-    def candidates(self, policy) -> list[Candidate]:
-        best, base = policy.best, policy.best.settings
-        if getattr(policy, "accelerator", None) == "TPU":
+    def candidates(self, decisions) -> list[Candidate]:
+        best, base = decisions.best, decisions.best.settings
+        if getattr(decisions, "accelerator", None) == "TPU":
             return [Candidate(self.rung_kind, self.name, base, ON_TPU, best, skipped_reason=ON_TPU)]
-        out = [Candidate(self.rung_kind, self.name, policy.fixes_for(base.with_(jit_compile=True)),
+        out = [Candidate(self.rung_kind, self.name, decisions.fixes_for(base.with_(jit_compile=True)),
                          f"XLA on the best configuration so far ({base.label()})", best)]
         if best.kind != MIXED_PRECISION.rung_kind:
-            for r in policy.rungs:
+            for r in decisions.rungs:
                 if r.kind == MIXED_PRECISION.rung_kind and speed_only_failure(r.decision) and not r.settings.jit_compile:
                     out.append(Candidate(self.rung_kind, f"{r.settings.policy}-{self.name}",
-                                         policy.fixes_for(r.settings.with_(jit_compile=True)),
+                                         decisions.fixes_for(r.settings.with_(jit_compile=True)),
                                          f"{r.settings.policy} lost only on speed without XLA; XLA's fusion is "
                                          "what makes 16-bit pay on some hardware", best))
         return out
