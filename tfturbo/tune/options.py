@@ -43,7 +43,7 @@ def _number(value: Any) -> str:
 class StudyOption:
     """How one study option is given on the command line and written in study.yaml."""
 
-    help: str = ""  # "{each}" reads "rung" in `tune`'s help, "run" in `ab`'s
+    help: str = ""  # "{each}" reads "rung" in `tune`'s help, "trial" in `ab`'s
     flag: str | None = None  # the `tfturbo tune` option; None: not one (set by the front ends or the study)
     parse: Callable[[str], Any] | None = None  # the argparse type; None on a bool: a switch
     choices: tuple[str, ...] | None = None
@@ -274,7 +274,7 @@ def _put(doc: dict[str, Any], key: tuple[str, ...], value: Any) -> None:
 
 def add_options(parser: argparse.ArgumentParser, command: str = TUNE, cls: type | None = None) -> None:
     """The flags of every declared option `command` takes (all for `tune`, those marked `ab` for `ab`)."""
-    each = "rung" if command == TUNE else "run"
+    each = "rung" if command == TUNE else "trial"
     for opt in declared(cls):
         d = opt.decl
         if d.flag is None or (command != TUNE and not d.ab):
