@@ -223,7 +223,7 @@ def run_argv(settings: RunSettings, out: str) -> list[str]:
         if s.parse is None:
             if value:
                 into.append(s.flag)
-            elif s.off:
+            elif s.off and value is not None:  # None: as written, neither switch
                 into.append(s.off[0])
         elif value is not None and (value or s.always or s.requires):
             into += [s.flag, s.to_arg(value)]

@@ -460,14 +460,16 @@ def _changes(tuned: LadderRow | None, baseline: LadderRow | None, recommended: d
     if rec is None or base is None:
         return []
     out = []
-    if rec.policy != base.policy:
+    if rec.policy is not None and rec.policy != base.policy:
         out.append(f'Train in {rec.policy} precision: keras.mixed_precision.set_global_policy("{rec.policy}") '
                    "before the model is built" + (", with the output layer in float32" if rec.sixteen_bit else ""))
     if rec.jit_compile and not base.jit_compile:
         out.append("Compile the training step with XLA: model.compile(..., jit_compile=True)")
+    elif rec.jit_compile is False and base.jit_compile:  # the script compiles with XLA and it lost
+        out.append("Compile the training step without XLA: model.compile(..., jit_compile=False)")
     if rec.xla_autoclustering and not base.xla_autoclustering:
         out.append('Turn on XLA auto-clustering: tf.config.optimizer.set_jit("autoclustering")')
-    if rec.steps_per_execution != base.steps_per_execution:
+    if rec.steps_per_execution is not None and rec.steps_per_execution != base.steps_per_execution:
         out.append(f"Run {rec.steps_per_execution} steps per call: "
                    f"model.compile(..., steps_per_execution={rec.steps_per_execution})")
     if rec.batch_size and base.batch_size and rec.batch_size != base.batch_size:

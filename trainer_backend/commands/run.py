@@ -35,7 +35,7 @@ from tfturbo.settings import RunSettings
 
 import trainer_backend
 
-from .. import ceiling, distribute, hardware, hparams_record, measure, stdio
+from .. import as_written, ceiling, distribute, hardware, hparams_record, measure, stdio
 from ..batch_parts import features, has_labels
 from . import emit_error
 
@@ -60,6 +60,8 @@ class PreparedRun:
     # the fixed examples it validates on (None: none): paired_validation.PairedValidation, or for a model trained
     # without labels batch_validation.BatchValidation
     validation: Any = None
+    # the script's own configuration, read before anything changed it (trainer_backend/as_written.py)
+    as_written: dict[str, Any] | None = None
 
     @property
     def labels(self) -> bool:
@@ -141,20 +143,28 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
     from ..workload import load_workload
 
-    settings = whole_calls(settings)
     if settings.xla_autoclustering:  # before the step functions are traced
         tf.config.optimizer.set_jit("autoclustering")
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"loading {settings.workload}")
     workload = load_workload(settings.workload, settings.script_args, settings.fit_call)
-    keras.mixed_precision.set_global_policy(settings.policy)  # before build_model() (or the script) runs
+    # before build_model() (or the script) runs; left as written, the script's own policy (else Keras' floatx)
+    keras.mixed_precision.set_global_policy(settings.policy or keras.config.floatx())
+    if settings.policy is None and hasattr(workload, "keep_policy"):
+        workload.keep_policy = True
     keras.utils.set_random_seed(settings.seed)
     strategy = distribute.strategy_for(settings)
-    distribute.refuse_jit_across_devices(settings, int(getattr(strategy, "num_replicas_in_sync", 1) or 1))
+    replicas = int(getattr(strategy, "num_replicas_in_sync", 1) or 1)
+    distribute.refuse_jit_across_devices(settings, replicas)
     findings: list[Finding] = []
     from ..optimizer_code import find_optimizers, recording_compile
 
     with strategy.scope(), recording_compile():
         model = workload.build_model()  # a script runs here, up to its first fit()
+    written = as_written.read(model, workload, find_optimizers(model), hardware.tf32_enabled(hardware.devices()))
+    settings = whole_calls(as_written.resolve(settings, written, replicas))  # None: as the script wrote it
+    dropped = as_written.callbacks_finding(written["callbacks"])
+    if dropped is not None:
+        findings.append(dropped)
     batch_size = settings.batch_size or workload.default_batch_size
     settings = settings.with_(batch_size=batch_size)
     keras.utils.set_random_seed(settings.seed)  # the data order must not depend on how the model was built
@@ -189,7 +199,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
         clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds), clusters, optimizers, schedule, validation)
+                       output_dtypes(model, train_ds), clusters, optimizers, schedule, validation, written)
 
 
 def fixed_validation(val_ds, settings: RunSettings, labels: bool = True):
@@ -450,6 +460,7 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
     workload = {**job.workload.describe(), **code_facts(job.workload)}  # a training script: the fit() measured
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
         "settings": settings.to_dict(), "workload": workload, **env, "devices": devs,
+        **({"as_written": job.as_written} if job.as_written else {}),  # the script's own configuration
         "command_line": shlex.join(["tfturbo", "run", *run_argv(settings, str(run_dir))]),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     })
@@ -659,6 +670,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         learning_rate=job.learning_rate,
         **job.optimizers.summary_fields(),
         learning_rate_schedule=job.learning_rate_schedule,
+        as_written=job.as_written,
         loss_scale=monitor.loss_scale_summary(),
         xla_active=job.xla_active(),
         tf32=env.get("tf32"),
