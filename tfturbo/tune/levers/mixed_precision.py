@@ -30,6 +30,10 @@ class MixedPrecision(Lever):
 
     def candidates(self, policy, chosen: str | None = None) -> list[Candidate]:
         base = policy.best.settings
+        if base.sixteen_bit and not chosen:  # the script trains in 16-bit already: does it pay here?
+            return [Candidate(self.rung_kind, "float32", base.with_(policy="float32"),
+                              f"the script trains in {base.policy}: measured in float32, in case 16-bit is not "
+                              "faster on this hardware", policy.best)]
         return [Candidate(self.rung_kind, p, policy.fixes_for(base.with_(policy=p)),
                           policy.policy_reason if p == policy.policies[0] else "measured on request", policy.best)
                 for p in ([chosen] if chosen else policy.policies)]
@@ -61,6 +65,8 @@ class MixedPrecision(Lever):
                 "created under)" if rec.policy != "float32" else "precision policy float32")))
         if not rec.sixteen_bit:
             return out
+        if rec.policy == base.policy and not (rec.fix_head or rec.fix_int_inputs):
+            return out  # the script's own 16-bit policy, as it wrote it and as measured: nothing more to change
         heads = [f for f in findings if f.get("code") == F.HEAD_NOT_FLOAT32]
         if heads:
             named = tuple(dict.fromkeys((str((f.get("data") or {}).get("layer") or f.get("where") or ""),

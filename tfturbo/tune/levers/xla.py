@@ -28,6 +28,9 @@ def speed_only_failure(verdict) -> bool:
 ON_TPU = "skipped: a TPU always compiles the training step with XLA, so there is no XLA to switch on"
 
 
+XLA_OFF = "no-xla"  # the slug of the candidate without XLA, measured when the script compiles with it
+
+
 class Xla(Lever):
     name = "xla"
     order = 30
@@ -35,13 +38,18 @@ class Xla(Lever):
     page = "xla"
     intro = ("Compile the training step with XLA (jit_compile=True) to fuse element-wise operations. The first "
              "steps compile and are excluded from the timings; a dataset whose batch shape varies makes XLA "
-             "recompile, so the shapes are audited first.")
+             "recompile, so the shapes are audited first. A script that already compiles with XLA is measured "
+             "without it: XLA is not faster for every model.")
     settings_changed = ("jit_compile", "drop_remainder")
 
     def candidates(self, policy) -> list[Candidate]:
         best, base = policy.best, policy.best.settings
         if getattr(policy, "accelerator", None) == "TPU":
             return [Candidate(self.rung_kind, self.name, base, ON_TPU, best, skipped_reason=ON_TPU)]
+        if base.jit_compile:  # the script compiles with XLA (or the best so far does): is it slower here?
+            return [Candidate(self.rung_kind, XLA_OFF, base.with_(jit_compile=False),
+                              "the script compiles with XLA: measured without it, in case XLA is slower for this "
+                              f"model ({base.label()} without XLA)", best)]
         out = [Candidate(self.rung_kind, self.name, policy.fixes_for(base.with_(jit_compile=True)),
                          f"XLA on the best configuration so far ({base.label()})", best)]
         if best.kind != MIXED_PRECISION.rung_kind:
@@ -52,6 +60,9 @@ class Xla(Lever):
                                          f"{r.settings.policy} lost only on speed without XLA; XLA's fusion is "
                                          "what makes 16-bit pay on some hardware", best))
         return out
+
+    def slug_for(self, settings) -> str:
+        return self.name if settings.jit_compile else XLA_OFF
 
     def not_in_effect(self, summary) -> str | None:
         """jit_compile=True asked for, and Keras trained without XLA (it falls back with only a warning)."""
