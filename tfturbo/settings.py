@@ -26,9 +26,11 @@ POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
 STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
 DEFAULT_STEPS = 300
 DEFAULT_SEED = 1234
-# the settings whose default (None) is "as the script wrote it": the backend reads them from the script's own
-# compile() and policy (trainer_backend/as_written.py) and a study's baseline keeps them
+# the settings that may be None, "as the script wrote it" (the command line's default, a study's baseline): the
+# backend reads them from the script's own compile() and policy (trainer_backend/as_written.py)
 AS_WRITTEN = ("policy", "jit_compile", "steps_per_execution")
+# what they resolve to for a script that sets none of them, on a CPU (Keras' defaults; "auto" XLA is off there)
+UNSAID = {"policy": "float32", "jit_compile": False, "steps_per_execution": 1}
 NO_PROFILE = (0, 0)  # a `profile` window that turns the profiler off
 # TF_XLA_FLAGS flag without which TensorFlow's auto-clustering clusters nothing placed on a CPU (its default: GPU
 # only); the backend sets it for an auto-clustering run, the recommended code carries it
@@ -88,12 +90,13 @@ class RunSettings:
     workload: str = setting("", positional=True, metavar="WORKLOAD",
                             help="a training script (.py), a workload .py file defining build_model() and "
                                  "make_datasets(), or builtin:NAME; options for the script follow `--`")
-    # None ("as written", the default of policy, jit_compile and steps_per_execution): what the script's own
-    # compile() and policy say, read by the backend before anything changes them and recorded as the run's
-    # `as_written`; the run's summary settings hold the values it trained with (`AS_WRITTEN`, `resolved`)
-    policy: str | None = setting(None, flag="--policy", choices=POLICIES, parse=str, always=True, ab="policy",
+    # None ("as written": the command line's default for policy, jit_compile and steps_per_execution, and a
+    # study's baseline): what the script's own compile() and policy say, read by the backend before anything
+    # changes them and recorded as the run's `as_written`; the run's summary settings hold the values it trained
+    # with (`AS_WRITTEN`, `resolved`). The dataclass defaults are Keras' (`UNSAID`) for code that builds settings.
+    policy: str | None = setting("float32", flag="--policy", choices=POLICIES, parse=str, always=True, ab="policy",
                                  help="Keras dtype policy (default: the script's own, as written)")
-    jit_compile: bool | None = setting(None, flag="--jit", dest="jit", off=("--no-jit", "no XLA"), always=True,
+    jit_compile: bool | None = setting(False, flag="--jit", dest="jit", off=("--no-jit", "no XLA"), always=True,
                                        ab="jit",
                                        help="compile with XLA (jit_compile=True; default: as the script's "
                                             "compile() says, Keras' \"auto\" resolved)")
@@ -198,7 +201,7 @@ class RunSettings:
                                        report=("XLA", "tf.config.optimizer.set_jit('autoclustering')"))
     # Steps run by one call of the compiled train function (Keras' compile(steps_per_execution=N)): fewer
     # Python round trips when a step is short. Must divide the validation interval.
-    steps_per_execution: int | None = setting(None, flag="--steps-per-execution", parse=positive_int, metavar="N",
+    steps_per_execution: int | None = setting(1, flag="--steps-per-execution", parse=positive_int, metavar="N",
                                               ab="steps_per_execution",
                                               help="training steps per call of the compiled step function "
                                                    "(compile(steps_per_execution=N); default: as the script's "
@@ -335,6 +338,10 @@ class RunSettings:
 
     def with_(self, **changes: Any) -> RunSettings:
         return replace(self, **changes)
+
+    def as_written(self) -> RunSettings:
+        """These settings with policy, XLA and steps per call left as the script writes them (`AS_WRITTEN`)."""
+        return self.with_(**dict.fromkeys(AS_WRITTEN))
 
 
 def declared() -> list[tuple[Field, Setting]]:

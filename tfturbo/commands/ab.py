@@ -90,17 +90,26 @@ def run_steps(args: argparse.Namespace, runner: Callable[..., BackendResult] = r
 
 def build_trial(args: argparse.Namespace) -> Trial:
     base = RunSettings(args.workload, steps=args.steps or DEFAULT_STEPS, seed=args.seed, val_examples=args.val_examples,
-                       script_args=list(args.script_args))
+                       script_args=list(args.script_args)).as_written()  # A: the script as written
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
     return Trial(a, b, SpeedRule(args.min_replicates, args.max_replicates, steady_s=args.steady_s),
                  accuracy_rule(args), label_a=a.label(), label_b=b.label(), not_in_effect=levers.effect_check(a, b))
 
 
+def _as_run(trial: Trial, arm: str, settings: RunSettings) -> RunSettings:
+    """An arm's settings with what it left as the script wrote it (policy, XLA, steps per call) as its runs
+    trained it (their summary's settings)."""
+    ran = next(((r.summary or {}).get("settings") for r in trial.runs
+                if r.planned.arm == arm and (r.summary or {}).get("settings")), None)
+    return settings.resolved(ran)
+
+
 def document(trial: Trial, verdict: TrialVerdict, runs_kept: bool = False) -> dict:
     """The `ab --json` document: the verdict, and every finding of both arms' runs after the verdict's own, each
     once (a failed B's included), naming its run only where the runs are kept (`--out`)."""
-    doc = {"a": describe(trial.a), "b": describe(trial.settings_of("b")), **verdict.to_dict(),
+    doc = {"a": describe(_as_run(trial, "a", trial.a)), "b": describe(_as_run(trial, "b", trial.settings_of("b"))),
+           **verdict.to_dict(),
            "runs": [{"name": r.planned.name, "arm": r.planned.arm, "replicate": r.planned.replicate,
                      "status": r.status, "samples_per_s": samples_per_s(r.summary)} for r in trial.runs]}
     findings, seen = list(doc["findings"]), {_key(f) for f in doc["findings"]}
