@@ -43,7 +43,7 @@ CALLBACK_EFFECTS = {
 KERAS_OWN = ("History", "ProgbarLogger")  # fit() adds these itself: nothing of the user's is dropped
 
 
-def record_compile_arguments(compile_: Any, model: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+def record_compile_arguments(compile_: Any, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Note the jit_compile and steps_per_execution a compile() call was given (`optimizer_code.recording_compile`
     calls this for every compile() while the workload builds its model, `compile_` Keras' own; the last call's
     arguments win)."""

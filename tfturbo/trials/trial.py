@@ -817,7 +817,7 @@ class Trial:
         outputs = next(((r.summary or {}).get("output_dtypes") for r in b_runs if (r.summary or {}).get(
             "output_dtypes")), None)
         kept, reason, found = keep(speed, acc, status, findings, self.label_b, self.label_a,
-                                   xla_requested=self.b.jit_compile and not self.a.jit_compile,
+                                   xla_requested=bool(self.b.jit_compile and not self.a.jit_compile),
                                    xla_active=xla_active, error=error,
                                    change=Change(self._reference_run_settings() or self.a, self.settings_of(B), outputs))
         if failed_a is not None and status == COMPLETED:

@@ -264,7 +264,7 @@ def whole_calls(settings: RunSettings) -> RunSettings:
     spans a validation point would train past it. The default interval moves to a multiple of N; with an
     interval given (a trial scales it for a larger batch), N becomes its largest divisor up to N (the summary's
     settings say which N ran)."""
-    n = settings.steps_per_execution
+    n = settings.calls  # resolved: the script's own when none was given
     val_every = min(settings.effective_val_every(), settings.steps)
     if n == 1 or val_every % n == 0:
         return settings
@@ -594,7 +594,7 @@ def step_facts(job: PreparedRun, summary: RunSummary, devs: list, env: dict) -> 
     tpu = job.strategy if job.settings.strategy == "tpu" else None
     peaks = ceiling.ceilings(devs, env["device"], env["versions"]["tensorflow"], tf32=summary.tf32,
                              strategy=tpu) if count.flops else {}
-    mfu = ceiling.utilization(count.flops, steps_per_s, peaks, job.settings.policy, job.replicas, summary.tf32,
+    mfu = ceiling.utilization(count.flops, steps_per_s, peaks, job.settings.policy or "float32", job.replicas, summary.tf32,
                               count.unknown)
     if mfu["mfu_note"]:
         print(f"tfturbo: MFU {mfu['mfu_note']}", file=sys.stderr)
