@@ -42,6 +42,7 @@ from ..tune.study import Rung, RungKind, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 from ..workload_kind import measured_fit_text
+from ..as_written import as_written_text, callbacks_not_run
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
 STEP_TIME_POINTS = 150  # step times are noisy: at most this many bin medians per curve stay readable
@@ -167,6 +168,9 @@ class ReportData:
     accuracy_rules: list[tuple[str, str]] = field(default_factory=list)
     time_went: Any = None  # profile_page.TimeWent: the baseline's and the recommended run's profiles
     measured_fit: str | None = None  # a training script's fit() call the runs measured, in words
+    # the baseline: the script's own configuration in words, and the callbacks its runs left out (as_written)
+    as_written: str | None = None
+    callbacks_not_run: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- helpers
@@ -836,4 +840,6 @@ def gather(study_dir: str | Path) -> ReportData:
         time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
         measured_fit=measured_fit_text(_run_meta(ref, "workload"), "tfturbo tune --fit-call N measures the Nth")
         if ref else None,
+        as_written=as_written_text(study.as_written()) or None,
+        callbacks_not_run=callbacks_not_run(study.as_written()),
     )
