@@ -1,7 +1,7 @@
 """`tfturbo ab WORKLOAD --b SETTINGS [--a SETTINGS]`: one replicated, interleaved A/B trial.
 
-A is the workload as written unless `--a` says otherwise (float32, no XLA, its
-batch size). The runs alternate AB, BA, … until the speed verdict is clear or
+A is the workload as written unless `--a` says otherwise (its own policy, XLA
+and steps per call, read from its compile(); its batch size). The runs alternate AB, BA, … until the speed verdict is clear or
 `--max-replicates` pairs are measured; then B's accuracy is compared with A's
 on the same validation examples. B's full-length run comes first, so a
 candidate that cannot run (in its script, in fit(), in validation) costs its
@@ -53,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"the candidate: key=value pairs joined by commas ({', '.join(keys())}), "
                              "e.g. policy=mixed_bfloat16,jit=on")
     parser.add_argument("--a", default="", metavar="SETTINGS",
-                        help="the reference (default: the workload as written: float32, no XLA, its batch size)")
+                        help="the reference (default: the workload as written: its own policy, XLA and steps per "
+                             "call, its batch size)")
     parser.add_argument("--steps", type=positive_int, default=None,
                         help="training steps of each A run (B trains on as many samples; default: a training "
                              f"script's own length, as its audit reads it, else {DEFAULT_STEPS})")

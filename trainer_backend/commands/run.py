@@ -4,8 +4,9 @@ Order matters:
 1. Validate everything that can be the user's mistake — load the workload,
    set the dtype policy (before `build_model()` or a training script runs, or
    it has no effect), seed, build (a script runs up to its first fit()), make
-   the datasets, apply the fixes, re-compile with the jit_compile under test
-   and the scaled learning rate — *before* the run directory exists, so a
+   the datasets, read what the script's own compile() and policy resolved
+   (`as_written`: the settings not given take it), apply the fixes,
+   re-compile with the jit_compile under test and the scaled learning rate — *before* the run directory exists, so a
    broken workload leaves no half-written directory. A fix that cannot be
    applied becomes a FIX_NOT_APPLIED finding; the run goes on without it.
 2. Write run.yaml, then stream events.jsonl and backend.log, train with
@@ -338,7 +339,8 @@ def fix_not_applied(fix: str, why: str, code: str) -> Finding:
 
 
 def recompile(model, settings: RunSettings) -> tuple[float | None, dict[str, Any] | None]:
-    """Compile again with the jit_compile under test, keeping the user's own objects.
+    """Compile again with the jit_compile and steps per call under test (the script's own when the run gave
+    none: `settings` are resolved, `as_written`), keeping the user's own objects.
 
     The model's optimizer (already built for its variables — a custom
     train_step may call `self.optimizer.apply`), loss and metric objects are

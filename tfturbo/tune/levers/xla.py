@@ -54,7 +54,8 @@ class Xla(Lever):
                          f"XLA on the best configuration so far ({base.label()})", best)]
         if best.kind != MIXED_PRECISION.rung_kind:
             for r in policy.rungs:
-                if r.kind == MIXED_PRECISION.rung_kind and speed_only_failure(r.decision) and not r.settings.jit_compile:
+                if r.kind == MIXED_PRECISION.rung_kind and speed_only_failure(r.decision) and r.settings.sixteen_bit \
+                        and not r.settings.jit_compile:
                     out.append(Candidate(self.rung_kind, f"{r.settings.policy}-{self.name}",
                                          policy.fixes_for(r.settings.with_(jit_compile=True)),
                                          f"{r.settings.policy} lost only on speed without XLA; XLA's fusion is "
