@@ -47,9 +47,9 @@ class Xla(Lever):
         if getattr(policy, "accelerator", None) == "TPU":
             return [Candidate(self.rung_kind, self.name, base, ON_TPU, best, skipped_reason=ON_TPU)]
         if base.jit_compile:  # the script compiles with XLA (or the best so far does): is it slower here?
-            return [Candidate(self.rung_kind, XLA_OFF, base.with_(jit_compile=False),
-                              "the script compiles with XLA: measured without it, in case XLA is slower for this "
-                              f"model ({base.label()} without XLA)", best)]
+            off = base.with_(jit_compile=False)
+            return [Candidate(self.rung_kind, XLA_OFF, off, "the script compiles with XLA: measured without it, in "
+                              f"case XLA is slower for this model ({off.label()})", best)]
         out = [Candidate(self.rung_kind, self.name, policy.fixes_for(base.with_(jit_compile=True)),
                          f"XLA on the best configuration so far ({base.label()})", best)]
         if best.kind != MIXED_PRECISION.rung_kind:
