@@ -67,3 +67,13 @@ def test_the_code_to_apply_adds_nothing_the_script_has_and_changes_what_lost():
     assert "-    jit_compile=True,\n-    steps_per_execution=4,\n+    jit_compile=False,\n" \
            "+    steps_per_execution=1,\n" in diff
     assert not any(line.startswith("+") and "jit_compile=True" in line for line in diff.splitlines())
+
+
+def test_a_change_the_study_kept_is_not_measured_back():
+    """The direction is the script's: a plain script whose study kept XLA and 4 steps per call is not offered
+    their removal (the wizard asks a lever again after its verdict)."""
+    policy = policy_on(RunSettings("train.py", val_every=8).resolved(UNSAID))
+    policy.best = Rung("02-spe4", "steps_per_execution", RunSettings("train.py", val_every=8, jit_compile=True,
+                                                                      steps_per_execution=4), "runs/02-spe4")
+    assert lever("steps_per_execution").candidates(policy)[0].skipped_reason == "skipped: already 4 steps per call"
+    assert [c.settings.jit_compile for c in lever("xla").candidates(policy)] == [True]

@@ -30,7 +30,8 @@ class MixedPrecision(Lever):
 
     def candidates(self, policy, chosen: str | None = None) -> list[Candidate]:
         base = policy.best.settings
-        if base.sixteen_bit and not chosen:  # the script trains in 16-bit already: does it pay here?
+        if (policy.baseline or policy.best).settings.sixteen_bit and base.sixteen_bit and not chosen:
+            # the script trains in 16-bit already: does it pay here?
             return [Candidate(self.rung_kind, "float32", base.with_(policy="float32"),
                               f"the script trains in {base.policy}: measured in float32, in case 16-bit is not "
                               "faster on this hardware", policy.best)]

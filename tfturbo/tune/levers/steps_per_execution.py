@@ -80,11 +80,13 @@ class StepsPerExecution(Lever):
         step = configuration_step_ms(best)
         values = steps_per_execution_values(base.effective_val_every())
         skip = None
-        if base.calls > 1:  # the script runs several steps per call: do they pay here?
+        if (policy.baseline or best).settings.calls > 1 and base.calls > 1:  # the script's own N: do they pay?
             return [Candidate(self.rung_kind, "spe1", base.with_(steps_per_execution=1),
                               f"the script runs {base.calls} steps per call: measured at 1, in case the longer "
                               "call costs more than the host overhead it saves", best)]
-        if step is None:
+        if base.calls > 1:
+            skip = f"skipped: already {base.calls} steps per call"
+        elif step is None:
             skip = "skipped: the step time of the best configuration was not measured"
         elif step >= SHORT_STEP_MS:
             skip = (f"skipped: a step takes {step:.1f} ms, so the host's per-call overhead is a small share "
