@@ -13,7 +13,7 @@ from __future__ import annotations
 from ... import findings as F
 from ...patch import changes as C
 from ...settings import with_audit_fixes
-from . import Candidate, Lever
+from . import Candidate, Lever, as_written
 
 NOT_MEASURED = "not measured: the study kept the sizes it measured"
 
@@ -30,7 +30,7 @@ class MixedPrecision(Lever):
 
     def candidates(self, policy, chosen: str | None = None) -> list[Candidate]:
         base = policy.best.settings
-        if (policy.baseline or policy.best).settings.sixteen_bit and base.sixteen_bit and not chosen:
+        if as_written(policy).sixteen_bit and base.sixteen_bit and not chosen:
             # the script trains in 16-bit already: does it pay here?
             return [Candidate(self.rung_kind, "float32", base.with_(policy="float32"),
                               f"the script trains in {base.policy}: measured in float32, in case 16-bit is not "

@@ -18,7 +18,7 @@ from typing import Any
 from ... import findings as F
 from ...trials.verdict import SLOWER
 from ...patch import changes as C
-from . import Candidate, Lever
+from . import Candidate, Lever, as_written
 
 SHORT_STEP_MS = 5.0  # below this median step time the host's per-call overhead is worth amortizing
 MAX_STEPS_PER_EXECUTION = 32
@@ -80,7 +80,7 @@ class StepsPerExecution(Lever):
         step = configuration_step_ms(best)
         values = steps_per_execution_values(base.effective_val_every())
         skip = None
-        if (policy.baseline or best).settings.calls > 1 and base.calls > 1:  # the script's own N: do they pay?
+        if as_written(policy).calls > 1 and base.calls > 1:  # the script's own N: do they pay?
             return [Candidate(self.rung_kind, "spe1", base.with_(steps_per_execution=1),
                               f"the script runs {base.calls} steps per call: measured at 1, in case the longer "
                               "call costs more than the host overhead it saves", best)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ... import findings as F
 from ...trials.verdict import FASTER, WORSE
 from ...patch import changes as C
-from . import Candidate, Lever
+from . import Candidate, Lever, as_written
 from .mixed_precision import LEVER as MIXED_PRECISION
 
 
@@ -26,11 +26,6 @@ def speed_only_failure(verdict) -> bool:
 
 # a TPU compiles every step with XLA (TPUStrategy): there is no "without XLA" to measure against
 ON_TPU = "skipped: a TPU always compiles the training step with XLA, so there is no XLA to switch on"
-
-
-def written_with(policy, name: str):
-    """The script's own value of a setting as written: the baseline's (resolved from its run)."""
-    return getattr((policy.baseline or policy.best).settings, name)
 
 
 XLA_OFF = "no-xla"  # the slug of the candidate without XLA, measured when the script compiles with it
@@ -51,7 +46,7 @@ class Xla(Lever):
         best, base = policy.best, policy.best.settings
         if getattr(policy, "accelerator", None) == "TPU":
             return [Candidate(self.rung_kind, self.name, base, ON_TPU, best, skipped_reason=ON_TPU)]
-        if written_with(policy, "jit_compile") and base.jit_compile:  # the script compiles with XLA: slower here?
+        if as_written(policy).jit_compile and base.jit_compile:  # the script compiles with XLA: slower here?
             off = base.with_(jit_compile=False)
             return [Candidate(self.rung_kind, XLA_OFF, off, "the script compiles with XLA: measured without it, in "
                               f"case XLA is slower for this model ({off.label()})", best)]
