@@ -7,6 +7,7 @@ as a schedule. One real `run` and one short real `tune`, shared by the tests of 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -20,6 +21,7 @@ from tfturbo.runfiles import RUN_YAML, load_run
 
 pytestmark = pytest.mark.slow
 SCRIPT = "compiled_own.py"
+SCRIPTS_DIR = Path(__file__).resolve().parents[1] / "truthful" / "scripts"
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +115,30 @@ def test_tune_s_code_to_apply_adds_neither_xla_nor_steps_per_call(own_study):
             assert f"-    {line}" not in patch
         else:  # what lost is removed (changed to the measured value)
             assert f"-    {line}" in patch
+
+
+def test_a_script_s_own_policy_is_measured_when_the_run_gives_none(tmp_path):
+    """No --policy: the script's set_global_policy("mixed_bfloat16") takes effect (with --policy float32 the
+    run's policy replaces it from that line: tests/truthful/test_truthful_hazards.py)."""
+    import io
+    import os
+    import shutil
+
+    from tfturbo import protocol
+    from tfturbo.settings import RunSettings
+    from trainer_backend.commands.run import prepare
+
+    source = SCRIPTS_DIR / "preprocessing_in_tf_data.py"
+    script = tmp_path / source.name
+    shutil.copy(source, script)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        job = prepare(RunSettings(str(script), steps=20, script_args=["--own-policy"]).as_written(),
+                      protocol.EventWriter(sinks=[io.StringIO()]))
+    finally:
+        os.chdir(cwd)
+    assert job.settings.policy == "mixed_bfloat16" and job.as_written["policy"] == "mixed_bfloat16"
+    assert job.model.layers[1].compute_dtype == "bfloat16"
+    assert (job.settings.jit_compile, job.settings.steps_per_execution) == (False, 1)  # Keras' "auto" on a CPU
+    assert job.as_written["jit_compile_given"] == "auto"
