@@ -13,7 +13,7 @@ from typing import Any
 
 from .arg_types import positive, positive_int
 from .errors import UserError
-from .settings import RunSettings, declared
+from .settings import AS_WRITTEN, RunSettings, declared
 
 BACKEND_COMMANDS = ("env", "audit", "probe-input", "run")
 # the backend commands that train (their progress counts steps, their events are a run's): `run`, and `run-pair`,
@@ -65,6 +65,8 @@ def add_settings(p: argparse.ArgumentParser, names: list[str], **overrides: dict
     for name in names:
         f, s = _DECLARED[name]
         own = overrides.get(name, {})
+        if name in AS_WRITTEN:  # not given: as the script writes it (None), whatever the dataclass default
+            own = {"default": None, **own}
         help_text = own.get("help", s.help).replace("%", "%%")
         if s.positional:
             p.add_argument(name, metavar=s.metavar, help=help_text)
@@ -183,6 +185,9 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         if not (s.flag or s.positional):
             continue
         value = getattr(args, s.dest or f.name, None)
+        if value is None and f.name in AS_WRITTEN:
+            values[f.name] = None  # not given: as the script writes it
+            continue
         values[f.name] = f.default if value is None else bool(value) if s.parse is None and not s.positional else value
     return RunSettings(**values, script_args=list(getattr(args, "script_args", None) or []))
 
@@ -203,7 +208,7 @@ def run_argv(settings: RunSettings, out: str) -> list[str]:
         if s.parse is None:
             if value:
                 into.append(s.flag)
-            elif s.off:
+            elif s.off and value is not None:  # None: as written, neither switch
                 into.append(s.off[0])
         elif value is not None and (value or s.always or s.requires):
             into += [s.flag, s.to_arg(value)]

@@ -532,7 +532,7 @@ def fmt_settings_record(record: dict[str, Any]) -> str:
     settings = trained_settings(record)
     if settings is None:
         return "unreadable (its settings are not valid)"
-    parts = [settings.policy, f"jit_compile {settings.jit_compile}",
+    parts = [settings.policy or "policy as written", f"jit_compile {settings.jit_compile}",
              f"batch {settings.batch_size if settings.batch_size is not None else 'n/a'}"]
     parts.append(f"learning rate {learning_rate_text(record)}")
     versions = record.get("versions")

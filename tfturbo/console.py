@@ -12,6 +12,7 @@ import sys
 from typing import IO, Any
 
 from . import protocol
+from .as_written import as_written_text, callbacks_not_run
 from .numbers import finite
 from .summary import samples_per_s, throughput_ci
 from .verdicts import input_share_phrase
@@ -106,8 +107,15 @@ def render_run_summary(doc: dict[str, Any]) -> str:
     lines = [
         f"status        {doc.get('status')}",
         f"settings      {s.get('policy')}{' + XLA' if s.get('jit_compile') else ''}, batch {s.get('batch_size')}, "
-        f"{s.get('steps')} steps, seed {s.get('seed')}",
+        + (f"{s['steps_per_execution']} steps per call, " if (s.get("steps_per_execution") or 1) > 1 else "")
+        + f"{s.get('steps')} steps, seed {s.get('seed')}",
     ]
+    written = as_written_text(doc.get("as_written"))
+    if written:  # the script's own configuration: what the settings left unset took
+        lines.append(f"as written    {written}")
+        dropped = callbacks_not_run(doc.get("as_written"))
+        if dropped:
+            lines.append(f"not run       the script's callbacks {', '.join(dropped)} (CALLBACKS_NOT_RUN)")
     if s.get("script_args"):
         lines.append(f"script opts   {shlex.join(str(a) for a in s['script_args'])}")
     fit = measured_fit_text(doc.get("workload"))

@@ -35,6 +35,10 @@ SHORT_STEPS = "SHORT_STEPS"  # steps so short that several per call (steps_per_e
 BATCH_DID_NOT_FIT = "BATCH_DID_NOT_FIT"  # a size of the batch search did not complete (out of memory): search ends
 XLA_AUTOCLUSTERING = "XLA_AUTOCLUSTERING"  # jit_compile=True was refused or slower: auto-clustering was measured
 SCALING_INEFFICIENT = "SCALING_INEFFICIENT"  # `scaling`: N replicas give well under N times the throughput
+# the script passed callbacks to fit() (EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, ...) that a measured run
+# does not run: every configuration is measured without them alike (the speed comparison stands), and what they do
+# to the user's training (a lowered rate, an early stop, a checkpoint's time) is not in it (trainer_backend/as_written.py)
+CALLBACKS_NOT_RUN = "CALLBACKS_NOT_RUN"
 # from the profile (tfturbo/profile_findings.py)
 MATMUL_NOT_16BIT = "MATMUL_NOT_16BIT"  # a 16-bit policy whose matmul/conv time is mostly still float32
 CASTS_HEAVY = "CASTS_HEAVY"  # Cast ops take a large share of the step's op time
@@ -66,6 +70,7 @@ DEFAULT_SEVERITY = {
     BATCH_DID_NOT_FIT: INFO,
     XLA_AUTOCLUSTERING: INFO,
     SCALING_INEFFICIENT: WARNING,
+    CALLBACKS_NOT_RUN: WARNING,
     MATMUL_NOT_16BIT: WARNING,
     CASTS_HEAVY: WARNING,
     HOST_OVERHEAD: WARNING,

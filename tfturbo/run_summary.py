@@ -86,6 +86,12 @@ class RunSummary:
     # the schedule as the run trained it (after --lr-scale): {"class", "config"}; None for a constant rate
     # (`tfturbo.learning_rate`: every front end shows a run's rate through `learning_rate_text`)
     learning_rate_schedule: dict | None = _kind("learning_rate_schedule", DICT)
+    # the script's own configuration, read before tfturbo changed anything (trainer_backend/as_written.py):
+    # {"policy", "jit_compile" (as Keras resolved it), "jit_compile_given" ("auto", True, False),
+    #  "steps_per_execution", "tf32", "callbacks" (passed to fit(), not run), "optimizer", "learning_rate" (a
+    #  number, or a schedule in words), "learning_rate_schedule" ({"class", "config"})}; the settings left unset
+    # (None) took these values
+    as_written: dict | None = _kind("as_written", DICT)
     # how the workload wrote its optimizer: {"class", "module", "given_as" (a compile() string), "learning_rate"
     # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule" (its class), "schedule_config"
     # (its parameters, as written)}; the snippet's words. None when the step applies none found or several (then

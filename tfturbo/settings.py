@@ -26,6 +26,11 @@ POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
 STRATEGIES = ("default", "mirrored", "multiworker", "tpu")
 DEFAULT_STEPS = 300
 DEFAULT_SEED = 1234
+# the settings that may be None, "as the script wrote it" (the command line's default, a study's baseline): the
+# backend reads them from the script's own compile() and policy (trainer_backend/as_written.py)
+AS_WRITTEN = ("policy", "jit_compile", "steps_per_execution")
+# what they resolve to for a script that sets none of them, on a CPU (Keras' defaults; "auto" XLA is off there)
+UNSAID = {"policy": "float32", "jit_compile": False, "steps_per_execution": 1}
 NO_PROFILE = (0, 0)  # a `profile` window that turns the profiler off
 # TF_XLA_FLAGS flag without which TensorFlow's auto-clustering clusters nothing placed on a CPU (its default: GPU
 # only); the backend sets it for an auto-clustering run, the recommended code carries it
@@ -85,11 +90,16 @@ class RunSettings:
     workload: str = setting("", positional=True, metavar="WORKLOAD",
                             help="a training script (.py), a workload .py file defining build_model() and "
                                  "make_datasets(), or builtin:NAME; options for the script follow `--`")
-    policy: str = setting("float32", flag="--policy", choices=POLICIES, parse=str, always=True, ab="policy",
-                          help="Keras dtype policy")
-    jit_compile: bool = setting(False, flag="--jit", dest="jit", off=("--no-jit", "no XLA (default)"), always=True,
-                                ab="jit",
-                                help="compile with XLA (jit_compile=True)")
+    # None ("as written": the command line's default for policy, jit_compile and steps_per_execution, and a
+    # study's baseline): what the script's own compile() and policy say, read by the backend before anything
+    # changes them and recorded as the run's `as_written`; the run's summary settings hold the values it trained
+    # with (`AS_WRITTEN`, `resolved`). The dataclass defaults are Keras' (`UNSAID`) for code that builds settings.
+    policy: str | None = setting("float32", flag="--policy", choices=POLICIES, parse=str, always=True, ab="policy",
+                                 help="Keras dtype policy (default: the script's own, as written)")
+    jit_compile: bool | None = setting(False, flag="--jit", dest="jit", off=("--no-jit", "no XLA"), always=True,
+                                       ab="jit",
+                                       help="compile with XLA (jit_compile=True; default: as the script's "
+                                            "compile() says, Keras' \"auto\" resolved)")
     # None: the workload's BATCH_SIZE (or 32)
     batch_size: int | None = setting(None, flag="--batch-size", parse=positive_int, ab="batch",
                                      help="batch size (default: the workload's)")
@@ -191,11 +201,12 @@ class RunSettings:
                                        report=("XLA", "tf.config.optimizer.set_jit('autoclustering')"))
     # Steps run by one call of the compiled train function (Keras' compile(steps_per_execution=N)): fewer
     # Python round trips when a step is short. Must divide the validation interval.
-    steps_per_execution: int = setting(1, flag="--steps-per-execution", parse=positive_int, metavar="N",
-                                       ab="steps_per_execution",
-                                       help="training steps per call of the compiled step function "
-                                            "(compile(steps_per_execution=N); default 1)",
-                                       report=("compile()", "steps_per_execution={}"))
+    steps_per_execution: int | None = setting(1, flag="--steps-per-execution", parse=positive_int, metavar="N",
+                                              ab="steps_per_execution",
+                                              help="training steps per call of the compiled step function "
+                                                   "(compile(steps_per_execution=N); default: as the script's "
+                                                   "compile() says)",
+                                              report=("compile()", "steps_per_execution={}"))
     # Adaptive measurement: stop at the first validation point where the step-time 95% interval is
     # within ±until_ci of the median (e.g. 0.02) and at least min_steps have run. None: run all steps.
     until_ci: float | None = setting(None, flag="--until-ci", parse=fraction, metavar="FRACTION",
@@ -230,7 +241,7 @@ class RunSettings:
 
     def __post_init__(self) -> None:
         self.script_args = [str(a) for a in self.script_args]  # a tuple or list given: one shape, equal after a round trip
-        if self.policy not in POLICIES:
+        if self.policy is not None and self.policy not in POLICIES:
             raise UserError(f"unknown precision policy {self.policy!r}", f"use one of {', '.join(POLICIES)}")
         if self.strategy not in STRATEGIES:
             raise UserError(f"unknown strategy {self.strategy!r}", f"use one of {', '.join(STRATEGIES)}")
@@ -255,7 +266,7 @@ class RunSettings:
                             "pass e.g. --until-ci 0.02 for ±2%")
         if self.lr_scale <= 0:
             raise UserError(f"learning-rate scale must be positive, got {self.lr_scale}")
-        if self.steps_per_execution < 1:
+        if self.steps_per_execution is not None and self.steps_per_execution < 1:
             raise UserError(f"steps per execution must be positive, got {self.steps_per_execution}",
                             "pass --steps-per-execution N with N >= 1")
         if self.val_examples < 1:
@@ -264,7 +275,20 @@ class RunSettings:
 
     @property
     def sixteen_bit(self) -> bool:
-        return self.policy != "float32"
+        """A 16-bit policy is set (False as written: the backend resolves it, `resolved`)."""
+        return self.policy is not None and self.policy != "float32"
+
+    @property
+    def calls(self) -> int:
+        """Steps per call of the compiled step (1 as written until resolved: Keras' default)."""
+        return self.steps_per_execution or 1
+
+    def resolved(self, ran: dict[str, Any] | None) -> RunSettings:
+        """These settings with each one left as written (`AS_WRITTEN`, None) set to what a run of them trained
+        with (`ran`: its summary's settings), so what follows measures a change from the script as written."""
+        ran = ran or {}
+        changes = {name: ran[name] for name in AS_WRITTEN if getattr(self, name) is None and ran.get(name) is not None}
+        return self.with_(**changes) if changes else self
 
     def effective_val_every(self) -> int:
         """The given interval, else about a fifth of the run, rounded down to a multiple of 4 from 8 steps on: a
@@ -288,11 +312,11 @@ class RunSettings:
 
     def label(self) -> str:
         """Short human name: 'mixed_bfloat16 + XLA, batch 128' (a TPU's runs always say XLA: it compiles every step)."""
-        parts = [self.policy + (" + XLA" if self.jit_compile or self.strategy == "tpu" else " + XLA auto-clustering"
-                                if self.xla_autoclustering else "")]
+        parts = [(self.policy or "as written") + (" + XLA" if self.jit_compile or self.strategy == "tpu" else
+                                                  " + XLA auto-clustering" if self.xla_autoclustering else "")]
         if self.batch_size:
             parts.append(f"batch {self.batch_size}")
-        if self.steps_per_execution > 1:
+        if self.steps_per_execution and self.steps_per_execution > 1:
             parts.append(f"{self.steps_per_execution} steps/call")
         if self.input_fixes:
             parts.append("tf.data fixes")
@@ -314,6 +338,10 @@ class RunSettings:
 
     def with_(self, **changes: Any) -> RunSettings:
         return replace(self, **changes)
+
+    def as_written(self) -> RunSettings:
+        """These settings with policy, XLA and steps per call left as the script writes them (`AS_WRITTEN`)."""
+        return self.with_(**dict.fromkeys(AS_WRITTEN))
 
 
 def declared() -> list[tuple[Field, Setting]]:

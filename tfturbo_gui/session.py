@@ -307,7 +307,7 @@ class WizardSession:
         if base is None:
             return "", None
         return too_short(base.summary, base.settings.steps, self.options().speed_rule(),
-                         base.settings.steps_per_execution, paired=self._study_engine.trials_pair(base.settings))
+                         base.settings.calls, paired=self._study_engine.trials_pair(base.settings))
 
     def lengthen_runs(self, steps: int) -> None:
         """Runs of `steps` from the next baseline on (every trial's runs follow the baseline's length); the

@@ -33,6 +33,8 @@ def recording_compile() -> Iterator[None]:
     (compile()'s own default, "rmsprop", when none was given, and that none was given)."""
     import keras
 
+    from .as_written import record_compile_arguments
+
     original, own = keras.Model.compile, "compile" in vars(keras.Model)  # else inherited from the Trainer
 
     def compile(model, *args, **kwargs):  # noqa: A001 - it is keras.Model.compile, recorded
@@ -40,6 +42,7 @@ def recording_compile() -> Iterator[None]:
         given = kwargs.get("optimizer", args[0] if args else "rmsprop")
         object.__setattr__(model, GIVEN, given if isinstance(given, str) else None)  # not a tracked attribute
         object.__setattr__(model, DEFAULTED, defaulted)
+        record_compile_arguments(original, model, args, kwargs)  # jit_compile, steps_per_execution as given (as_written)
         return original(model, *args, **kwargs)
 
     keras.Model.compile = compile

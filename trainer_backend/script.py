@@ -123,6 +123,8 @@ class ScriptWorkload:
     fit_call: int | None = None  # which of the script's fit() calls is measured (None: its first)
     call: FitCall | None = None
     compiled: list[Any] = field(default_factory=list)  # models the script compiled, in order
+    # the run leaves the dtype policy as written (no --policy): the script's own set_global_policy takes effect
+    keep_policy: bool = False
     _sources: dict[int, tuple[Any, int | None]] = field(default_factory=dict, repr=False)
     _defined: dict[str, Any] = field(default_factory=dict, repr=False)  # a finished script's globals
 
@@ -264,12 +266,17 @@ class ScriptWorkload:
         set_policy, layer_init = keras.mixed_precision.set_global_policy, keras.layers.Layer.__init__
         started: list[str] = []  # where the model began: from there on its layers take the run's policy
 
+        keep = self.keep_policy
+
         def start_model(where: str) -> None:
             if not started:
                 started.append(where)
-                set_policy(policy)
+                if not keep:
+                    set_policy(policy)
 
         def own_policy(value):  # the script sets its policy: the run's starts where the script's would
+            if keep:  # measured as written: the script's own policy is the run's
+                return set_policy(value)
             name = getattr(value, "name", value)
             if str(name) != policy.name:
                 print(f"tfturbo: the script's set_global_policy({name!r}) ({self._script_line(path)}) sets "
@@ -327,7 +334,7 @@ class ScriptWorkload:
             if len(captured) < wanted:
                 from .diagnostics.sixteen_bit_hazard import SixteenBitFailure, diagnose
 
-                hazard = diagnose(exc, policy.name, str(path))
+                hazard = None if keep else diagnose(exc, policy.name, str(path))  # as written: the script's own
                 if hazard is not None:  # the script runs without the policy under test: this configuration fails
                     raise SixteenBitFailure(*hazard) from exc
                 raise self._error(f"raised {_exc_line(exc, path)} before calling model.fit()"

@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 from tests.paired_fake import write_paired  # noqa: E402
 from tfturbo import protocol, runfiles  # noqa: E402
 from tfturbo.cli_args import build_backend_parser, parse_args, settings_from_args  # noqa: E402
+from tfturbo.settings import UNSAID  # noqa: E402
 from tfturbo import profile as prof  # noqa: E402
 from tfturbo.findings import Finding  # noqa: E402
 from tfturbo.profile_findings import run_findings  # noqa: E402
@@ -175,7 +176,7 @@ def fake_profile(settings, window: tuple[int, int]) -> prof.Profile:
 
 
 def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
-    settings = settings_from_args(args)
+    settings = settings_from_args(args).resolved(UNSAID)  # a plain workload as written, as the backend resolves it
     settings = settings.with_(batch_size=settings.batch_size or 64)  # the workload's default, as the backend does
     if args.workload == "builtin:broken":
         return bad_workload(writer, args.workload)

@@ -22,9 +22,6 @@ from tfturbo.settings import RunSettings
 
 pytestmark = pytest.mark.slow
 SCRIPTS = Path(__file__).parent / "scripts"
-# the backend measures a script's own compile() and policy when a run gives no flag for them (issue 38); before,
-# a run without flags measured float32, no XLA, one step per call whatever the script said
-AS_WRITTEN = RunSettings().policy is None
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +89,6 @@ def test_a_patched_copy_runs_as_written_with_its_own_batch(patched_run):
     assert summary["status"] == "completed" and summary["settings"]["batch_size"] == 40  # the argparse default
 
 
-@pytest.mark.xfail(not AS_WRITTEN, strict=True, reason="a run without flags measures the script as written only "
-                                                        "with the as-written backend (issue 38)")
 def test_a_patched_copy_measures_the_policy_xla_and_steps_per_call_it_says(patched_run):
     rec, summary = patched_run
     assert compare(summary, rec).status == CHECKED, compare(summary, rec).reason

@@ -19,7 +19,7 @@ import numpy as np
 from tfturbo import protocol
 from tfturbo.runfiles import (EVENTS, RUN_YAML, RUNS_DIR, SUMMARY, write_checkpoint_settings, write_json_atomic,
                               write_yaml)
-from tfturbo.settings import RunSettings
+from tfturbo.settings import UNSAID, RunSettings
 from tfturbo.stats import median_ci
 from tfturbo.trials import accuracy
 
@@ -202,7 +202,7 @@ def make_study(root: Path, workload: str = "builtin:transformer", *, broken: boo
     study.audit = [dict(DIM_FINDING)]
     study.probe = {"verdict": "compute_bound", "input_fraction": 0.04, "data_steps_per_s": 950.0,
                    "compute_steps_per_s": 5.1, "train_steps_per_s": 4.9, "findings": []}
-    settings = options.base_settings()
+    settings = options.base_settings().resolved(UNSAID)  # as the engine resolves it from a plain workload's run
     base = Rung("01-baseline", RungKind.BASELINE, settings, f"{RUNS_DIR}/01-baseline",
                 replicates=["01-baseline"])
     base.summary, _ = execute(PlannedRun("a", 1, settings, base.name))

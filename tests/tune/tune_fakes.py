@@ -18,6 +18,7 @@ import numpy as np
 from tfturbo.backend_client import BackendResult
 from tfturbo.runfiles import SUMMARY, write_json_atomic
 from tfturbo.cli_args import parse_run_settings
+from tfturbo.settings import UNSAID
 from tfturbo.settings import RunSettings
 
 from tests.paired_fake import write_paired
@@ -107,7 +108,7 @@ class FakeBackend:
             answers = [(Path(arm[arm.index("--out") + 1]).name, self("run", arm, on_event)) for arm in arms]
             status = next((r.status for _, r in answers if r.status != "completed"), "completed")
             return result(command, {"runs": {name: r.document for name, r in answers}}, status=status)
-        settings = parse_run_settings(argv)
+        settings = parse_run_settings(argv).resolved(UNSAID)  # as the backend resolves a plain workload as written
         self.runs.append(settings)
         if self.on_run:
             self.on_run(settings)

@@ -1,7 +1,7 @@
 """`tfturbo ab WORKLOAD --b SETTINGS [--a SETTINGS]`: one replicated, interleaved A/B trial.
 
-A is the workload as written unless `--a` says otherwise (float32, no XLA, its
-batch size). The runs alternate AB, BA, … until the speed verdict is clear or
+A is the workload as written unless `--a` says otherwise (its own policy, XLA
+and steps per call, read from its compile(); its batch size). The runs alternate AB, BA, … until the speed verdict is clear or
 `--max-replicates` pairs are measured; then B's accuracy is compared with A's
 on the same validation examples. B's full-length run comes first, so a
 candidate that cannot run (in its script, in fit(), in validation) costs its
@@ -53,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"the candidate: key=value pairs joined by commas ({', '.join(keys())}), "
                              "e.g. policy=mixed_bfloat16,jit=on")
     parser.add_argument("--a", default="", metavar="SETTINGS",
-                        help="the reference (default: the workload as written: float32, no XLA, its batch size)")
+                        help="the reference (default: the workload as written: its own policy, XLA and steps per "
+                             "call, its batch size)")
     add_options(parser, AB)  # the study options `ab` takes (tfturbo/tune/options.py), as `tune` does
     parser.add_argument("--out", metavar="DIR", default=None,
                         help="keep the runs and trial.json here (default: a temporary folder, removed afterwards)")
@@ -78,17 +79,26 @@ def run_steps(args: argparse.Namespace, runner: Callable[..., BackendResult] = r
 def build_trial(args: argparse.Namespace) -> Trial:
     opts = TuneOptions(args.workload, Path(args.out or "."), **values_from_args(args, AB))
     base = RunSettings(args.workload, steps=opts.steps, seed=opts.seed, val_examples=opts.val_examples,
-                       script_args=list(args.script_args))
+                       script_args=list(args.script_args)).as_written()  # A: the script as written
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
     return Trial(a, b, opts.speed_rule(), opts.tolerance, label_a=a.label(), label_b=b.label(),
                  not_in_effect=levers.effect_check(a, b))
 
 
+def _as_run(trial: Trial, arm: str, settings: RunSettings) -> RunSettings:
+    """An arm's settings with what it left as the script wrote it (policy, XLA, steps per call) as its runs
+    trained it (their summary's settings)."""
+    ran = next(((r.summary or {}).get("settings") for r in trial.runs
+                if r.planned.arm == arm and (r.summary or {}).get("settings")), None)
+    return settings.resolved(ran)
+
+
 def document(trial: Trial, verdict: TrialVerdict, runs_kept: bool = False) -> dict:
     """The `ab --json` document: the verdict, and every finding of both arms' runs after the verdict's own, each
     once (a failed B's included), naming its run only where the runs are kept (`--out`)."""
-    doc = {"a": describe(trial.a), "b": describe(trial.settings_of("b")), **verdict.to_dict(),
+    doc = {"a": describe(_as_run(trial, "a", trial.a)), "b": describe(_as_run(trial, "b", trial.settings_of("b"))),
+           **verdict.to_dict(),
            "runs": [{"name": r.planned.name, "arm": r.planned.arm, "replicate": r.planned.replicate,
                      "status": r.status, "samples_per_s": samples_per_s(r.summary)} for r in trial.runs]}
     findings, seen = list(doc["findings"]), {_key(f) for f in doc["findings"]}

@@ -42,6 +42,7 @@ from ..tune.study import Rung, RungKind, Study, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 from ..workload_kind import measured_fit_text
+from ..as_written import as_written_text, callbacks_not_run
 
 MAX_POINTS = 400  # per curve; longer series are reduced to bin medians/means so the PDF stays small
 STEP_TIME_POINTS = 150  # step times are noisy: at most this many bin medians per curve stay readable
@@ -167,6 +168,9 @@ class ReportData:
     accuracy_rules: list[tuple[str, str]] = field(default_factory=list)
     time_went: Any = None  # profile_page.TimeWent: the baseline's and the recommended run's profiles
     measured_fit: str | None = None  # a training script's fit() call the runs measured, in words
+    # the baseline: the script's own configuration in words, and the callbacks its runs left out (as_written)
+    as_written: str | None = None
+    callbacks_not_run: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- helpers
@@ -460,14 +464,16 @@ def _changes(tuned: LadderRow | None, baseline: LadderRow | None, recommended: d
     if rec is None or base is None:
         return []
     out = []
-    if rec.policy != base.policy:
+    if rec.policy is not None and rec.policy != base.policy:
         out.append(f'Train in {rec.policy} precision: keras.mixed_precision.set_global_policy("{rec.policy}") '
                    "before the model is built" + (", with the output layer in float32" if rec.sixteen_bit else ""))
     if rec.jit_compile and not base.jit_compile:
         out.append("Compile the training step with XLA: model.compile(..., jit_compile=True)")
+    elif rec.jit_compile is False and base.jit_compile:  # the script compiles with XLA and it lost
+        out.append("Compile the training step without XLA: model.compile(..., jit_compile=False)")
     if rec.xla_autoclustering and not base.xla_autoclustering:
         out.append('Turn on XLA auto-clustering: tf.config.optimizer.set_jit("autoclustering")')
-    if rec.steps_per_execution != base.steps_per_execution:
+    if rec.steps_per_execution is not None and rec.steps_per_execution != base.steps_per_execution:
         out.append(f"Run {rec.steps_per_execution} steps per call: "
                    f"model.compile(..., steps_per_execution={rec.steps_per_execution})")
     if rec.batch_size and base.batch_size and rec.batch_size != base.batch_size:
@@ -797,4 +803,6 @@ def gather(study_dir: str | Path) -> ReportData:
         time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
         measured_fit=measured_fit_text(_run_meta(ref, "workload"), "tfturbo tune --fit-call N measures the Nth")
         if ref else None,
+        as_written=as_written_text(study.as_written()) or None,
+        callbacks_not_run=callbacks_not_run(study.as_written()),
     )

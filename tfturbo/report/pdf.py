@@ -96,7 +96,10 @@ def title_page(data: ReportData) -> list:
         out.append(P("None: keep the current settings.", style.BODY))
     env = data.environment
     rec = env.get("recommended_policy")
-    meta = [("Workload", data.workload)] + ([("Measured", data.measured_fit)] if data.measured_fit else []) + [
+    meta = [("Workload", data.workload)] + ([("Measured", data.measured_fit)] if data.measured_fit else []) + \
+        ([("Baseline", f"the script as written: {data.as_written}")] if data.as_written else []) + \
+        ([("Not run while measuring", f"the script's callbacks {', '.join(data.callbacks_not_run)} "
+                                      "(CALLBACKS_NOT_RUN)")] if data.callbacks_not_run else []) + [
             ("Study", str(data.study_dir.name)), ("Hardware", data.device),
             ("Study created", when),
             ("Report generated", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),

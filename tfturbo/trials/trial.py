@@ -164,7 +164,7 @@ def equal_samples(ref: RunSettings, b: RunSettings, ref_batch: int, b_batch: int
     every = max(1, min(ref.effective_val_every(), ref.steps))
     interval, total = every * ref_batch, ref.steps * ref_batch
     steps = max(1, round(total / b_batch))
-    n = max(1, b.steps_per_execution)  # whole calls: B's run is measured at its own steps_per_execution
+    n = b.calls  # whole calls: B's run is measured at its own steps_per_execution
     candidates = [b.with_(steps=steps, val_every=min(math.lcm(interval, n * b_batch) // b_batch, steps)),
                   b.with_(steps=steps, val_every=min(max(1, round(interval / (n * b_batch))) * n, steps))]
     compared = [compared_points(ref, ref_batch, c, b_batch) for c in candidates]
@@ -480,8 +480,8 @@ class Trial:
         settings = self.a if arm == A else self.b
         if self.paired:
             target = self.paired_steady_s()
-            return speed_steps(done, PAIRED_STEPS_CAP * target, settings.steps_per_execution) if target else None
-        return speed_steps(done, self.rule.steady_s, settings.steps_per_execution)
+            return speed_steps(done, PAIRED_STEPS_CAP * target, settings.calls) if target else None
+        return speed_steps(done, self.rule.steady_s, settings.calls)
 
     def paired_steady_s(self) -> float | None:
         """Steady seconds each arm of a paired replicate aims at: at least `rule.steady_s`, and the process's own
@@ -747,7 +747,8 @@ class Trial:
         than planned (`whole_calls` lowers it where a call would span a validation point, e.g. B's full-length
         run validating every 15 steps with 4 per call): that rate is another configuration's, not the arm's."""
         ran = ((run.summary or {}).get("settings") or {}).get("steps_per_execution")
-        if isinstance(ran, int) and ran != run.planned.settings.steps_per_execution:
+        planned = run.planned.settings.steps_per_execution  # None: as the script wrote it, whatever it is
+        if isinstance(ran, int) and planned is not None and ran != planned:
             return None
         return self.rule.rate(run.summary)
 
@@ -799,7 +800,7 @@ class Trial:
         outputs = next(((r.summary or {}).get("output_dtypes") for r in b_runs if (r.summary or {}).get(
             "output_dtypes")), None)
         kept, reason, found = keep(speed, acc, status, findings, self.label_b, self.label_a,
-                                   xla_requested=self.b.jit_compile and not self.a.jit_compile,
+                                   xla_requested=bool(self.b.jit_compile and not self.a.jit_compile),
                                    xla_active=xla_active, error=error,
                                    change=Change(self._reference_run_settings() or self.a, self.settings_of(B), outputs))
         if failed_a is not None and status == COMPLETED:

@@ -41,6 +41,7 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
+from ..as_written import as_written_text
 from .. import findings as F
 from .. import backend_client, protocol, summary
 from ..cli_args import run_argv, script_argv
@@ -575,9 +576,15 @@ class StudyEngine:
             return
         if (rung.summary.get("settings") or {}).get("batch_size"):  # the workload's default, now known
             rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
+        # the script as written (its policy, jit_compile, steps per call), now known: every lever measures a
+        # change from it (trainer_backend/as_written.py)
+        rung.settings = rung.settings.resolved(rung.summary.get("settings"))
         self._decisions.set_baseline(rung)
         self._report_end(rung)
-        note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), settings.steps_per_execution,
+        written = as_written_text(rung.summary.get("as_written"))
+        if written:
+            self.say(f"[{rung.name[:2]}] baseline: the script as written: {written}")
+        note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), rung.settings.calls,
                                  paired=self.trials_pair(settings))
         if note:  # the trials' first pairs follow the baseline's length
             self.say(f"[{rung.name[:2]}] baseline: {note}" + (f" (--steps {needed})" if needed else ""))

@@ -169,7 +169,7 @@ class TuneOptions:
         plain = RunSettings(self.workload, steps=self.steps, seed=self.seed, batch_size=self.batch_size,
                             val_every=self.val_every, val_examples=self.val_examples,
                             val_set=str(Path(self.out) / VALIDATION_DIR), script_args=list(self.script_args),
-                            fit_call=self.fit_call)
+                            fit_call=self.fit_call).as_written()  # the baseline: the script as written
         return plain.with_(val_every=plain.effective_val_every())
 
     def speed_rule(self) -> SpeedRule:

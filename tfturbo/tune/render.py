@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..as_written import as_written_text, callbacks_not_run
 from ..console import format_finding
 from ..trials.verdict import AccuracyVerdict
 from ..verdicts import Verdict, input_share_phrase
@@ -123,6 +124,12 @@ def render_study(doc: dict[str, Any]) -> str:
         fixed = doc.get("probe_input_fixes") or {}
         if fixed.get("verdict"):
             lines.append(f"input with the automatic tf.data fixes: {_probe_line(fixed)}")
+    written = as_written_text(doc.get("as_written"))
+    if written:
+        lines.append(f"baseline: the script as written: {written}")
+        dropped = callbacks_not_run(doc.get("as_written"))
+        if dropped:
+            lines.append(f"not run while measuring: the script's callbacks {', '.join(dropped)} (CALLBACKS_NOT_RUN)")
     ladder = doc.get("ladder") or []
     if ladder:
         lines += ["", render_table(ladder), "", render_reasons(ladder)]

@@ -40,7 +40,7 @@ STUDY_FORMAT = 1
 _STUDY_KINDS = {"format": INT, "tool": STR, "workload": STR, "created": STR, "status": STR, "message": STR,
                 "environment": DICT, "options": DICT, "audit": DICT, "probe": DICT, "ladder": LIST,
                 "recommended": DICT, "recommended_rung": STR, "findings": LIST, "measurement": DICT,
-                "snippet": STR, "patch": DICT, "report": STR}
+                "snippet": STR, "patch": DICT, "report": STR, "as_written": DICT}
 # what a ladder entry records of its own; the rest of its keys are derived from its run's summary on save
 _ENTRY_KINDS = {"name": STR, "rung": STR, "run": STR, "settings": DICT, "status": STR, "skipped": BOOL,
                 "compared_with": STR, "replicates": LIST, "kept": BOOL, "reason": STR, "findings": LIST,
@@ -232,7 +232,13 @@ class Study:
             "measurement": self.measurement(),
             "snippet": self.snippet,
             "patch": self.patch,
+            "as_written": self.as_written(),
         }
+
+    def as_written(self) -> dict[str, Any] | None:
+        """The script's own configuration, which the baseline measured (its run's `as_written`)."""
+        written = (self.baseline.summary or {}).get("as_written") if self.baseline is not None else None
+        return written if isinstance(written, dict) else None
 
     def save(self) -> Path:
         doc = self.document()
@@ -251,6 +257,7 @@ class Study:
             "ladder": doc["ladder"],
             "recommended": doc["recommended"],
             "recommended_rung": self.recommended_rung,
+            "as_written": doc["as_written"],  # the baseline: the script's own configuration
             "findings": doc["findings"],
             "measurement": doc["measurement"],
             "snippet": self.snippet,

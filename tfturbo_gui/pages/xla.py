@@ -72,7 +72,7 @@ class XlaPage(RungPage):
 
     def audit_request(self) -> tuple[str, list[str], str] | None:
         s = self.base_settings()
-        argv = audit_argv(self.session.workload, s.policy, jit=True, batch_size=s.batch_size,
+        argv = audit_argv(self.session.workload, s.policy or "float32", jit=True, batch_size=s.batch_size,
                           script_args=self.session.script_args, fit_call=self.session.fit_call)
         return " ".join(argv), argv, "Auditing the dataset's shapes for XLA…"
 

@@ -37,6 +37,7 @@ def main(args: argparse.Namespace, writer: protocol.EventWriter) -> int:
             writer.emit(protocol.FINDING, finding=finding.to_dict())
         findings.extend(new)
 
+    args.policy = args.policy or "float32"  # no --policy: the checks of a float32 build (a study names its 16-bit one)
     script_args, fit_call = getattr(args, "script_args", None) or [], getattr(args, "fit_call", None)
     workload = load_workload(args.workload, script_args, fit_call)
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None,

@@ -4,8 +4,9 @@ Order matters:
 1. Validate everything that can be the user's mistake — load the workload,
    set the dtype policy (before `build_model()` or a training script runs, or
    it has no effect), seed, build (a script runs up to its first fit()), make
-   the datasets, apply the fixes, re-compile with the jit_compile under test
-   and the scaled learning rate — *before* the run directory exists, so a
+   the datasets, read what the script's own compile() and policy resolved
+   (`as_written`: the settings not given take it), apply the fixes,
+   re-compile with the jit_compile under test and the scaled learning rate — *before* the run directory exists, so a
    broken workload leaves no half-written directory. A fix that cannot be
    applied becomes a FIX_NOT_APPLIED finding; the run goes on without it.
 2. Write run.yaml, then stream events.jsonl and backend.log, train with
@@ -35,7 +36,7 @@ from tfturbo.settings import RunSettings
 
 import trainer_backend
 
-from .. import ceiling, distribute, hardware, hparams_record, measure, stdio
+from .. import as_written, ceiling, distribute, hardware, hparams_record, measure, stdio
 from ..batch_parts import features, has_labels
 from . import emit_error
 
@@ -60,6 +61,8 @@ class PreparedRun:
     # the fixed examples it validates on (None: none): paired_validation.PairedValidation, or for a model trained
     # without labels batch_validation.BatchValidation
     validation: Any = None
+    # the script's own configuration, read before anything changed it (trainer_backend/as_written.py)
+    as_written: dict[str, Any] | None = None
 
     @property
     def labels(self) -> bool:
@@ -141,20 +144,28 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
     from ..workload import load_workload
 
-    settings = whole_calls(settings)
     if settings.xla_autoclustering:  # before the step functions are traced
         tf.config.optimizer.set_jit("autoclustering")
     writer.emit(protocol.PHASE, phase=protocol.BUILDING, step=None, detail=f"loading {settings.workload}")
     workload = load_workload(settings.workload, settings.script_args, settings.fit_call)
-    keras.mixed_precision.set_global_policy(settings.policy)  # before build_model() (or the script) runs
+    # before build_model() (or the script) runs; left as written, the script's own policy (else Keras' floatx)
+    keras.mixed_precision.set_global_policy(settings.policy or keras.config.floatx())
+    if settings.policy is None and hasattr(workload, "keep_policy"):
+        workload.keep_policy = True
     keras.utils.set_random_seed(settings.seed)
     strategy = distribute.strategy_for(settings)
-    distribute.refuse_jit_across_devices(settings, int(getattr(strategy, "num_replicas_in_sync", 1) or 1))
+    replicas = int(getattr(strategy, "num_replicas_in_sync", 1) or 1)
+    distribute.refuse_jit_across_devices(settings, replicas)
     findings: list[Finding] = []
     from ..optimizer_code import find_optimizers, recording_compile
 
     with strategy.scope(), recording_compile():
         model = workload.build_model()  # a script runs here, up to its first fit()
+    written = as_written.read(model, workload, find_optimizers(model), hardware.tf32_enabled(hardware.devices()))
+    settings = whole_calls(as_written.resolve(settings, written, replicas))  # None: as the script wrote it
+    dropped = as_written.callbacks_finding(written["callbacks"])
+    if dropped is not None:
+        findings.append(dropped)
     batch_size = settings.batch_size or workload.default_batch_size
     settings = settings.with_(batch_size=batch_size)
     keras.utils.set_random_seed(settings.seed)  # the data order must not depend on how the model was built
@@ -189,7 +200,7 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
         clusters = ClusterProbe()
     return PreparedRun(settings, workload, model, train_ds, val_ds, learning_rate, findings, strategy,
-                       output_dtypes(model, train_ds), clusters, optimizers, schedule, validation)
+                       output_dtypes(model, train_ds), clusters, optimizers, schedule, validation, written)
 
 
 def fixed_validation(val_ds, settings: RunSettings, labels: bool = True):
@@ -254,7 +265,7 @@ def whole_calls(settings: RunSettings) -> RunSettings:
     spans a validation point would train past it. The default interval moves to a multiple of N; with an
     interval given (a trial scales it for a larger batch), N becomes its largest divisor up to N (the summary's
     settings say which N ran)."""
-    n = settings.steps_per_execution
+    n = settings.calls  # resolved: the script's own when none was given
     val_every = min(settings.effective_val_every(), settings.steps)
     if n == 1 or val_every % n == 0:
         return settings
@@ -328,7 +339,8 @@ def fix_not_applied(fix: str, why: str, code: str) -> Finding:
 
 
 def recompile(model, settings: RunSettings) -> tuple[float | None, dict[str, Any] | None]:
-    """Compile again with the jit_compile under test, keeping the user's own objects.
+    """Compile again with the jit_compile and steps per call under test (the script's own when the run gave
+    none: `settings` are resolved, `as_written`), keeping the user's own objects.
 
     The model's optimizer (already built for its variables — a custom
     train_step may call `self.optimizer.apply`), loss and metric objects are
@@ -450,6 +462,7 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
     workload = {**job.workload.describe(), **code_facts(job.workload)}  # a training script: the fit() measured
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
         "settings": settings.to_dict(), "workload": workload, **env, "devices": devs,
+        **({"as_written": job.as_written} if job.as_written else {}),  # the script's own configuration
         "command_line": shlex.join(["tfturbo", "run", *run_argv(settings, str(run_dir))]),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     })
@@ -583,7 +596,7 @@ def step_facts(job: PreparedRun, summary: RunSummary, devs: list, env: dict) -> 
     tpu = job.strategy if job.settings.strategy == "tpu" else None
     peaks = ceiling.ceilings(devs, env["device"], env["versions"]["tensorflow"], tf32=summary.tf32,
                              strategy=tpu) if count.flops else {}
-    mfu = ceiling.utilization(count.flops, steps_per_s, peaks, job.settings.policy, job.replicas, summary.tf32,
+    mfu = ceiling.utilization(count.flops, steps_per_s, peaks, job.settings.policy or "float32", job.replicas, summary.tf32,
                               count.unknown)
     if mfu["mfu_note"]:
         print(f"tfturbo: MFU {mfu['mfu_note']}", file=sys.stderr)
@@ -659,6 +672,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         learning_rate=job.learning_rate,
         **job.optimizers.summary_fields(),
         learning_rate_schedule=job.learning_rate_schedule,
+        as_written=job.as_written,
         loss_scale=monitor.loss_scale_summary(),
         xla_active=job.xla_active(),
         tf32=env.get("tf32"),

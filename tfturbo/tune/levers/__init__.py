@@ -127,6 +127,14 @@ class Lever:
 LEVERS: list[Lever] = []
 
 
+def as_written(decisions: Any) -> RunSettings:
+    """The script's own settings as written: the baseline's (resolved from its run), else the best so far. A
+    lever measures the reverse of what the script has (XLA off, one step per call, float32), never of what the
+    study kept (the wizard asks a lever again after its verdict)."""
+    settings: RunSettings = (getattr(decisions, "baseline", None) or decisions.best).settings
+    return settings
+
+
 def effect_check(a: RunSettings, b: RunSettings) -> Callable[[dict[str, Any]], str | None] | None:
     """The check of a trial of `b` against `a` that `b`'s changes took effect: each lever whose settings differ
     between them asked in turn (`Lever.not_in_effect`); None when no lever changes anything between them."""

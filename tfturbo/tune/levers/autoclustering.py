@@ -38,8 +38,8 @@ class AutoClustering(Lever):
         if getattr(decisions, "accelerator", None) == "TPU":
             return []  # the XLA stage records why (`xla.ON_TPU`)
         xla = [r for r in decisions.rungs if r.kind == XLA.rung_kind]
-        if not xla or any(r.kept or r.settings.xla_autoclustering for r in xla):
-            return []
+        if not xla or any(r.kept or r.settings.xla_autoclustering for r in xla) or not xla[0].settings.jit_compile:
+            return []  # (XLA measured off: the script compiles with it, and auto-clustering would be less of it)
         first = xla[0].decision
         refused = first is not None and F.XLA_NOT_ACTIVE in F.codes_of(
             list(first.findings) + list((xla[0].summary or {}).get("findings") or []))

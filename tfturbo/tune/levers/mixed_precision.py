@@ -13,7 +13,7 @@ from __future__ import annotations
 from ... import findings as F
 from ...patch import changes as C
 from ...settings import with_audit_fixes
-from . import Candidate, Lever
+from . import Candidate, Lever, as_written
 
 NOT_MEASURED = "not measured: the study kept the sizes it measured"
 
@@ -30,8 +30,14 @@ class MixedPrecision(Lever):
 
     def candidates(self, decisions, chosen: str | None = None) -> list[Candidate]:
         base = decisions.best.settings
+        if as_written(decisions).sixteen_bit and base.sixteen_bit and not chosen:
+            # the script trains in 16-bit already: does it pay here?
+            return [Candidate(self.rung_kind, "float32", base.with_(policy="float32"),
+                              f"the script trains in {base.policy}: measured in float32, in case 16-bit is not "
+                              "faster on this hardware", decisions.best)]
         return [Candidate(self.rung_kind, p, decisions.fixes_for(base.with_(policy=p)),
-                          decisions.policy_reason if p == decisions.policies[0] else "measured on request", decisions.best)
+                          decisions.policy_reason if p == decisions.policies[0] else "measured on request",
+                          decisions.best)
                 for p in ([chosen] if chosen else decisions.policies)]
 
     def follow_up(self, decisions) -> list[Candidate]:
@@ -61,6 +67,8 @@ class MixedPrecision(Lever):
                 "created under)" if rec.policy != "float32" else "precision policy float32")))
         if not rec.sixteen_bit:
             return out
+        if rec.policy == base.policy and not (rec.fix_head or rec.fix_int_inputs):
+            return out  # the script's own 16-bit policy, as it wrote it and as measured: nothing more to change
         heads = [f for f in findings if f.get("code") == F.HEAD_NOT_FLOAT32]
         if heads:
             named = tuple(dict.fromkeys((str((f.get("data") or {}).get("layer") or f.get("where") or ""),

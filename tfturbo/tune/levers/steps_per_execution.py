@@ -18,7 +18,7 @@ from typing import Any
 from ... import findings as F
 from ...trials.verdict import SLOWER
 from ...patch import changes as C
-from . import Candidate, Lever
+from . import Candidate, Lever, as_written
 
 SHORT_STEP_MS = 5.0  # below this median step time the host's per-call overhead is worth amortizing
 MAX_STEPS_PER_EXECUTION = 32
@@ -80,8 +80,12 @@ class StepsPerExecution(Lever):
         step = configuration_step_ms(best)
         values = steps_per_execution_values(base.effective_val_every())
         skip = None
-        if base.steps_per_execution > 1:
-            skip = f"skipped: already {base.steps_per_execution} steps per call"
+        if as_written(decisions).calls > 1 and base.calls > 1:  # the script's own N: do they pay?
+            return [Candidate(self.rung_kind, "spe1", base.with_(steps_per_execution=1),
+                              f"the script runs {base.calls} steps per call: measured at 1, in case the longer "
+                              "call costs more than the host overhead it saves", best)]
+        if base.calls > 1:
+            skip = f"skipped: already {base.calls} steps per call"
         elif step is None:
             skip = "skipped: the step time of the best configuration was not measured"
         elif step >= SHORT_STEP_MS:
@@ -100,7 +104,7 @@ class StepsPerExecution(Lever):
         """The smaller N, once the largest was judged slower than its reference (see the module's docstring)."""
         measured = [r for r in decisions.rungs if r.kind == self.rung_kind]
         if len(measured) != 1 or measured[0].decision is None or measured[0].decision.kept \
-                or measured[0].decision.speed.verdict != SLOWER:
+                or measured[0].decision.speed.verdict != SLOWER or measured[0].settings.calls == 1:
             return []
         large, reference = measured[0], decisions.rung(measured[0].compared_with)
         small = steps_per_execution_values(reference.settings.effective_val_every())[0]
@@ -114,7 +118,9 @@ class StepsPerExecution(Lever):
         return f"spe{settings.steps_per_execution}"
 
     def findings(self, rung, verdict) -> list[dict[str, Any]]:
-        n = rung.settings.steps_per_execution
+        n = rung.settings.calls
+        if n == 1:  # the script's own N measured against one step per call: no short-steps finding
+            return []
         return [F.Finding(F.SHORT_STEPS, f"steps are short, so {n} steps per call were measured: "
                           f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
                           f"model.compile(..., steps_per_execution={n})" if verdict.kept else "",
@@ -124,7 +130,7 @@ class StepsPerExecution(Lever):
         n = rec.steps_per_execution
         if n is None:  # left as the workload wrote it: nothing to change
             return []
-        return [C.CompileArgument(name="steps_per_execution", value=n, unsaid=base.steps_per_execution,
+        return [C.CompileArgument(name="steps_per_execution", value=n, unsaid=1,  # Keras' default when unsaid
                                   differs=n != base.steps_per_execution,
                                   why=f"{n} steps per call of the compiled step: compile(steps_per_execution={n})"
                                   + (" (short steps: less host overhead)" if n > 1 else ""))]

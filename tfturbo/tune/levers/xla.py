@@ -12,7 +12,7 @@ from __future__ import annotations
 from ... import findings as F
 from ...trials.verdict import FASTER, WORSE
 from ...patch import changes as C
-from . import Candidate, Lever
+from . import Candidate, Lever, as_written
 from .mixed_precision import LEVER as MIXED_PRECISION
 
 
@@ -28,6 +28,9 @@ def speed_only_failure(verdict) -> bool:
 ON_TPU = "skipped: a TPU always compiles the training step with XLA, so there is no XLA to switch on"
 
 
+XLA_OFF = "no-xla"  # the slug of the candidate without XLA, measured when the script compiles with it
+
+
 class Xla(Lever):
     name = "xla"
     order = 30
@@ -35,23 +38,32 @@ class Xla(Lever):
     page = "xla"
     intro = ("Compile the training step with XLA (jit_compile=True) to fuse element-wise operations. The first "
              "steps compile and are excluded from the timings; a dataset whose batch shape varies makes XLA "
-             "recompile, so the shapes are audited first.")
+             "recompile, so the shapes are audited first. A script that already compiles with XLA is measured "
+             "without it: XLA is not faster for every model.")
     settings_changed = ("jit_compile", "drop_remainder")
 
     def candidates(self, decisions) -> list[Candidate]:
         best, base = decisions.best, decisions.best.settings
         if getattr(decisions, "accelerator", None) == "TPU":
             return [Candidate(self.rung_kind, self.name, base, ON_TPU, best, skipped_reason=ON_TPU)]
+        if as_written(decisions).jit_compile and base.jit_compile:  # the script compiles with XLA: slower here?
+            off = base.with_(jit_compile=False)
+            return [Candidate(self.rung_kind, XLA_OFF, off, "the script compiles with XLA: measured without it, in "
+                              f"case XLA is slower for this model ({off.label()})", best)]
         out = [Candidate(self.rung_kind, self.name, decisions.fixes_for(base.with_(jit_compile=True)),
                          f"XLA on the best configuration so far ({base.label()})", best)]
         if best.kind != MIXED_PRECISION.rung_kind:
             for r in decisions.rungs:
-                if r.kind == MIXED_PRECISION.rung_kind and speed_only_failure(r.decision) and not r.settings.jit_compile:
+                if r.kind == MIXED_PRECISION.rung_kind and speed_only_failure(r.decision) and r.settings.sixteen_bit \
+                        and not r.settings.jit_compile:
                     out.append(Candidate(self.rung_kind, f"{r.settings.policy}-{self.name}",
                                          decisions.fixes_for(r.settings.with_(jit_compile=True)),
                                          f"{r.settings.policy} lost only on speed without XLA; XLA's fusion is "
                                          "what makes 16-bit pay on some hardware", best))
         return out
+
+    def slug_for(self, settings) -> str:
+        return self.name if settings.jit_compile else XLA_OFF
 
     def not_in_effect(self, summary) -> str | None:
         """jit_compile=True asked for, and Keras trained without XLA (it falls back with only a warning)."""

@@ -1,0 +1,39 @@
+"""The script's own configuration in words (a run's `as_written`, trainer_backend/as_written.py): what a run
+measured when it was given no policy, XLA or steps per call, and what a study's baseline is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .learning_rate import rate_text, schedule_text
+from .numbers import finite
+
+
+def as_written_text(record: dict[str, Any] | None) -> str:
+    """"float32, XLA on (compile(jit_compile=True)), 4 steps per call, Adam at CosineDecay(...)"; "" without a
+    record (an older run)."""
+    if not isinstance(record, dict) or not record:
+        return ""
+    parts = [str(record.get("policy") or "policy unknown")]
+    jit, given = record.get("jit_compile"), record.get("jit_compile_given")
+    if jit is not None:
+        how = ('Keras\' "auto"' if given == "auto" else f"compile(jit_compile={given!r})") if given is not None else ""
+        parts.append(("XLA on" if jit else "XLA off") + (f" ({how})" if how else ""))
+    n = record.get("steps_per_execution")
+    if isinstance(n, int):
+        parts.append(f"{n} step{'s' if n != 1 else ''} per call")
+    if record.get("tf32"):
+        parts.append("TF32 on")
+    schedule = record.get("learning_rate_schedule")
+    rate = schedule_text(schedule) if isinstance(schedule, dict) and schedule.get("class") else \
+        rate_text(record["learning_rate"]) if finite(record.get("learning_rate")) else ""
+    optimizer = record.get("optimizer")
+    if optimizer or rate:
+        parts.append(" at ".join(str(p) for p in (optimizer, rate) if p))
+    return ", ".join(parts)
+
+
+def callbacks_not_run(record: dict[str, Any] | None) -> list[str]:
+    """The callbacks the script passed to fit() that the measured runs did not run."""
+    names = (record or {}).get("callbacks") if isinstance(record, dict) else None
+    return [str(n) for n in names] if isinstance(names, list) else []
