@@ -95,7 +95,8 @@ class RunSettings:
                                      help="batch size (default: the workload's)")
     steps: int = setting(DEFAULT_STEPS, flag="--steps", parse=positive_int, always=True, measurement=True,
                          help=f"training steps (default {DEFAULT_STEPS})")
-    seed: int = setting(DEFAULT_SEED, flag="--seed", parse=int, always=True,
+    # ab: B trains the same configuration from another seed (an A/A′ trial: what training noise alone does)
+    seed: int = setting(DEFAULT_SEED, flag="--seed", parse=int, always=True, ab="seed",
                         help="seed for data order and initial weights")
     strategy: str = setting("default", flag="--strategy", choices=STRATEGIES, parse=str, always=True,
                             process_global=True,

@@ -24,6 +24,7 @@ rung: `commands.tune.ways_forward_text`). The choice is recorded with the rung's
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -115,13 +116,19 @@ def for_rung(study_dir: Path, rung, tolerance: Tolerance, baseline) -> WayForwar
             or decision.speed.verdict != FASTER:
         return None
     a, b = ArmData(), ArmData()
+    seeds = []  # the reference trained from other seeds (`Trial.seed_settings`: replicates 0, -1, ... of A)
     for name in rung.replicates or [rung.name]:
         record = load_run(Path(study_dir) / RUNS_DIR / name)
         if ((record.summary or {}).get("settings") or {}).get("speed_only"):
             continue  # as the trial's gate: speed-only runs do not validate
-        (a if ".a" in name else b).add_run(record.summary, record.path)
+        if re.search(r"\.a(0|-\d+)$", name):
+            seeds.append(record)
+        else:
+            (a if ".a" in name else b).add_run(record.summary, record.path)
     if not (a.correct or a.loss) and baseline is not None and baseline.run:
         record = load_run(Path(study_dir) / baseline.run)
+        a.add_run(record.summary, record.path)
+    for record in seeds:
         a.add_run(record.summary, record.path)
     return way_forward(decision.accuracy, decision.rule or tolerance, a, b,
                        examples_available(a.summaries + b.summaries))
