@@ -271,9 +271,8 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
     so, or when there is no accuracy metric); see the module's docstring."""
     judging = units(a, b, tolerance)
     level = 1 - (1 - CONFIDENCE) / len(judging)  # Bonferroni: the intervals hold together at CONFIDENCE
-    found = [(metric, p := pairs(a, b, column, points),
-              judged(p, metric, tolerance, level, training_noise(a, b, column, p.common)))
-             for column, metric in judging]
+    found = [(metric, p, judged(p, metric, tolerance, level, noise))
+             for column, metric in judging for p, noise in [_paired_with_noise(a, b, column, points)]]
     if all(v is None for _, _, v in found):
         return _unpaired(a, b, _why_not_paired(a, b, found[0][1]))
     if len(found) == 1:
@@ -392,6 +391,20 @@ def same_training(a: ArmData, b: ArmData, column: str, common: list[tuple[int, i
                         and np.array_equal(row_a, row_b):
                     return True
     return False
+
+
+def _paired_with_noise(a: ArmData, b: ArmData, column: str, points: int) -> tuple[Pairs, TrainingNoise | None]:
+    """One column's pairs and the trainings' noise to allow for. Where B trained exactly as A's run of its seed
+    (`same_training`: the change left the training bit-identical), B is paired with A's runs of B's seeds only
+    — its own training, not the mean of A's seeds — and there is no trainings' noise between them."""
+    p = pairs(a, b, column, points)
+    if p.common and same_training(a, b, column, p.common):
+        seeds = {r.seed for r in b.runs}
+        same = ArmData()
+        same.runs = [r for r in a.runs if r.seed in seeds]
+        same.metric, same.outputs, same.summaries = a.metric, a.outputs, a.summaries
+        return pairs(same, b, column, points), None
+    return p, training_noise(a, b, column, p.common) if p.common else None
 
 
 def training_noise(a: ArmData, b: ArmData, column: str, common: list[tuple[int, int]]) -> TrainingNoise | None:
