@@ -177,3 +177,23 @@ def test_a_change_that_did_not_take_effect_gets_no_accuracy_verdict_and_trains_n
     assert verdict.accuracy.text().startswith("not judged: the change did not take effect")
     assert "what would enable it" in verdict.reason and "accuracy" not in verdict.reason.split("(")[0]
 
+
+
+def test_a_run_whose_xla_never_switched_on_gets_no_speed_up_or_accuracy_in_the_compare_table_and_csv():
+    """The issue's rung read "1.163" in the CSV and "rejected" in the PDF: it trained the baseline's math."""
+    import csv
+    import io
+    from pathlib import Path
+
+    from tfturbo.compare import compare_runs, to_csv
+    from tfturbo.runfiles import RunRecord
+    from tfturbo.verdicts import Verdict
+
+    a = RunSettings("builtin:fake", batch_size=64, steps=100)
+    base = measured(a, 100.0, validation=[{"step": 100, "metrics": {"val_accuracy": 0.40}}])
+    blocked = measured(a.with_(jit_compile=True), 86.0, xla_active=False,
+                       validation=[{"step": 100, "metrics": {"val_accuracy": 0.32}}])
+    rows = compare_runs([RunRecord(Path(n), n, s["settings"], s, [], []) for n, s in (("base", base), ("xla", blocked))])
+    assert rows[1].verdict == Verdict.NOT_APPLIED and rows[1].speedup is None and rows[1].val_delta is None
+    line = list(csv.DictReader(io.StringIO(to_csv(rows))))[1]
+    assert line["speedup"] == "" and line["verdict"] == Verdict.NOT_APPLIED
