@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent / "calibration_workloads"
 
 CASES = {  # name: (workload, B's settings, steps, what the gate must say)
-    "aa": (str(HERE / "augmented_cnn.py"), "seed={seed_b}", 120, "never worse or better"),
-    "noeffect": (str(HERE / "augmented_cnn.py"), "jit=on", 120, "not judged"),
+    "aa": (str(HERE / "augmented_cnn.py"), "seed={seed_b}", 240, "never worse or better"),
+    "noeffect": (str(HERE / "augmented_cnn.py"), "jit=on", 240, "not judged"),
     "tokens": (str(HERE / "token_parity.py"), "policy=mixed_bfloat16", 160, "worse"),
     "loop": ("builtin:custom-loop", "policy=mixed_float16", 150, "worse"),
 }
