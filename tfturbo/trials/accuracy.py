@@ -284,7 +284,19 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
             explanation=f"inconclusive: not paired ({_why_not_paired(a, b, p)})") for metric, p, v in found], tolerance)
     verdict.capped = any(((s.get("paired_validation") or {}).get("set") or {}).get("capped") is True
                          for s in a.summaries + b.summaries if isinstance(s.get("paired_validation"), dict))
+    if tolerance.judge_on != "loss" and not verdict.is_loss and verdict.paired:
+        verdict.also_worse = worse_losses(a, b, tolerance, points)
     return verdict
+
+
+def worse_losses(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> list[str]:
+    """Each validation loss of B worse than A's beyond its noise (its whole interval above 0, the same paired
+    gate on the loss: trainings' noise included), in words: what an accuracy verdict does not show and a
+    looser tolerance would also accept (the issue's val_loss +0.097, +13%, beside an "inconclusive")."""
+    on_loss = gate(a, b, replace(tolerance, judge_on="loss"), points)
+    return [f"{v.metric} {v.shown(v.delta)}{v.relative()} [{v.shown(v.ci95[0])}, {v.shown(v.ci95[1])}]"
+            for v in (on_loss.outputs or [on_loss])
+            if v.paired and v.is_loss and v.delta is not None and v.ci95 is not None and v.ci95[0] > 0]
 
 
 RANK = {WITHIN: 0, INCONCLUSIVE: 1, WORSE: 2}

@@ -189,6 +189,9 @@ class AccuracyVerdict:
     # the trainings' noise held in the interval (`accuracy.TrainingNoise.to_dict`); {}: each arm trained from one
     # seed, so the interval holds the validation examples' noise only
     noise: dict[str, Any] = field(default_factory=dict)
+    # judged on an accuracy: every validation loss that got worse beyond its noise (its whole interval above 0),
+    # in words ("val_loss +0.0970 (+13%) [+0.0510, +0.1430]"): what a looser tolerance would also accept
+    also_worse: list[str] = field(default_factory=list)
 
     @property
     def is_loss(self) -> bool:
@@ -299,6 +302,7 @@ class AccuracyVerdict:
                 **({"of_examples": self.of_examples} if self.of_examples else {}),
                 **({"capped": True} if self.capped else {}),
                 **({"noise": dict(self.noise)} if self.noise else {}),
+                **({"also_worse": list(self.also_worse)} if self.also_worse else {}),
                 **({"unit": self.unit} if self.unit != "example" else {})}
 
     @classmethod
@@ -314,7 +318,8 @@ class AccuracyVerdict:
                    _num(d.get("base")), _num(d.get("confidence")) or 0.95,
                    [cls.from_dict(o) for o in d.get("outputs") or [] if isinstance(o, dict)],
                    int(d.get("of_examples") or 0), bool(d.get("capped", False)),
-                   dict(d["noise"]) if isinstance(d.get("noise"), dict) else {})
+                   dict(d["noise"]) if isinstance(d.get("noise"), dict) else {},
+                   [str(w) for w in d.get("also_worse") or [] if isinstance(w, str)])
 
 
 @dataclass
