@@ -708,3 +708,22 @@ def test_page_one_names_each_output_of_a_model_with_several():
     assert sentence.startswith("Accuracy: worse by more than the tolerance of 2% (val_value_loss +0.0460")
     assert "Each of the model's 2 outputs was judged on its own: val_label_accuracy +0.10 pp" in sentence
     assert "val_value_loss +0.0460 (+14%) [+0.0310, +0.0610] — worse." in sentence
+
+
+def test_page_one_states_the_tolerance_the_user_set_and_a_loss_worse_beyond_its_noise():
+    """Issue 39: page 1 said "unchanged within the tolerance of 0.5 percentage points" of a rung kept under the
+    user's 2.2 pp, interval [−2.19, +1.39] pp, and never mentioned its val_loss +13%."""
+    from types import SimpleNamespace
+
+    from tfturbo.report.executive import accuracy_sentence
+    from tfturbo.trials.verdict import AccuracyVerdict, Tolerance
+
+    acc = AccuracyVerdict("val_accuracy", -0.004, (-0.0219, 0.0139), "within tolerance", 1000,
+                          also_worse=["val_loss +0.0970 (+13%) [+0.0510, +0.1430]"])
+    rung = SimpleNamespace(decision=SimpleNamespace(rule=Tolerance(accuracy_pp=2.2)))
+    tuned = SimpleNamespace(name="03-bf16", accuracy=acc, headline=SimpleNamespace(trial="03-bf16"), rung=rung)
+    sentence = accuracy_sentence(SimpleNamespace(tuned=tuned, rungs=[tuned]), Tolerance())
+    assert sentence.startswith("Accuracy: unchanged within the tolerance of 2.2 percentage points (the tolerance "
+                               "the user set) (val_accuracy -0.40 percentage points [-2.19, +1.39 pp]"), sentence
+    assert "0.5 percentage points" not in sentence
+    assert sentence.endswith("Worse beyond its noise: val_loss +0.0970 (+13%) [+0.0510, +0.1430].")

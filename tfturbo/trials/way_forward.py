@@ -160,7 +160,7 @@ def rule_for(way: str, forward: WayForward, tolerance: Tolerance, accuracy_pp: f
         return replace(tolerance, judge_on="metric")
     pp = accuracy_pp if accuracy_pp is not None else forward.tolerance_pp
     if way == "tolerance" and pp is not None:
-        return replace(tolerance, accuracy_pp=pp)
+        return replace(tolerance, accuracy_pp=pp, judge_on="metric")
     raise ValueError(f"no rule for the way forward {way!r}")
 
 

@@ -751,14 +751,19 @@ class StudyEngine:
 
     def rejudge(self, name: str, rule: Tolerance, way: str) -> TrialVerdict:
         """Judge the last measured rung's trial again under another accuracy `rule`, from the runs it measured
-        (no new run): the way forward `way` ("loss", "tolerance") the user took after an inconclusive accuracy
-        verdict. The new verdict says which rule judged it and why, is recorded in study.yaml (the rung's
-        `rule` and `way_forward`), and the best configuration follows it."""
+        (no new run): the way forward `way` ("loss", "tolerance"; "metric" undoes "loss") the user took after
+        an inconclusive accuracy verdict. The new verdict says which rule judged it and why, is recorded in
+        study.yaml (the rung's `rule` and `way_forward`, and the study's options: every later trial, the
+        confirmation's included, judges by it), and the best configuration follows it."""
         refused = self.rejudge_refused(name)
         if refused is not None:
             raise refused
         trial, rung = self.trials[name], self._policy.rungs[-1]
         trial.tolerance, trial.way_forward = rule, way
+        # the rule the user chose is the study's from now on (issue 39): the confirmation judges by it, study.yaml
+        # records it, the report states it; "metric" undoes "loss"
+        self.opts.tolerance = rule
+        self.study.options = self.opts.to_dict()
         verdict = trial.verdict()
         name_rule(verdict)
         lever = self._lever_of(rung)
