@@ -176,11 +176,12 @@ def test_one_run_of_each_claims_no_memory_change(study):
 def test_replicate_runs_are_measurements_of_their_trial_not_rungs(study, report_text):
     data = gather(study)
     assert [r.name for r in data.rungs] == RUNGS
-    # the baseline, and of each trial B's full-length run (the accuracy gate's) and 3 speed pairs
-    assert len(list((study / RUNS_DIR).iterdir())) == 1 + 4 * 7
+    # the baseline, and of each trial B's full-length run (the accuracy gate's) and 3 speed pairs; the first
+    # trial's reference trained again from two other seeds (the gate's trainings' noise, once per study)
+    assert len(list((study / RUNS_DIR).iterdir())) == 1 + 4 * 7 + 2
     text = flat(report_text)
     assert not any(f"{name}.{arm}" in text for name in RUNGS for arm in ("a2", "a3", "a4", "b2", "b3", "b4"))
-    assert "Runs measured 29 in all; replicate pairs: 02-mixed_bfloat16 3, 03-xla 3, 04-larger_batch 3, " \
+    assert "Runs measured 31 in all; replicate pairs: 02-mixed_bfloat16 3, 03-xla 3, 04-larger_batch 3, " \
            "05-confirmation 3" in text
 
 
@@ -568,8 +569,11 @@ def test_a_faster_configuration_with_undecided_accuracy_gets_a_way_forward_in_th
     (study / STUDY_YAML).write_text(yaml.safe_dump(data))
     text = flat(pdf_text(write_report(study)))
     section = text.split("Accuracy not decided: what would decide it")[1]
-    assert section.split("02-mixed_bfloat16")[1].lstrip().startswith("• Recommended: ")
-    assert "--accuracy-tolerance" in section and "--val-examples" in section
+    # issue 39: the data holds no more examples, and a looser tolerance is never the recommendation: offered,
+    # saying what it would accept
+    first = section.split("02-mixed_bfloat16")[1].lstrip()
+    assert first.startswith("• Or: Accept a larger accuracy tolerance") and "Recommended" not in first[:400]
+    assert "it accepts a model whose accuracy may be up to" in section and "--accuracy-tolerance" in section
     assert "03-xla" not in section.split("Before and after")[0]  # decided rungs get none
 
 
