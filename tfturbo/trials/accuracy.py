@@ -423,14 +423,16 @@ def training_noise(a: ArmData, b: ArmData, column: str, common: list[tuple[int, 
     """The trainings' noise of one output at the compared points (`common`), from each arm's runs of distinct
     seeds (`stats.training_variance`, pooled over the two configurations by their degrees of freedom); None when
     neither arm trained from two seeds (the paired interval then holds the examples' noise only, and the
-    verdict does not claim more), or when B trained exactly as A's run of its seed (`same_training`)."""
+    verdict does not claim more), when the seeds' trainings gave exactly the same values (the seed changes
+    nothing this workload's training draws: no trainings' noise to allow for), or when B trained exactly as
+    A's run of its seed (`same_training`)."""
     if not common or same_training(a, b, column, common):
         return None
     parts = [training_variance(rows) for rows in (seed_rows(a, column, [sa for sa, _ in common]),
                                                    seed_rows(b, column, [sb for _, sb in common]))]
     df = sum(k for _, _, k in parts)
-    if df == 0:
-        return None
+    if df == 0 or all(v == 0.0 and e == 0.0 for v, e, k in parts if k):
+        return None  # no seeds to compare, or trainings from other seeds gave exactly the same results
 
     def seeds(arm: ArmData, at: int) -> int:
         return len({r.seed for r in arm.runs if r.at(column, at) is not None}) or 1
