@@ -260,6 +260,23 @@ def own_process_peaks(settings: dict[str, Any], runs: Iterable[tuple[dict[str, A
             and (doc or {}).get("status") == protocol.RunStatus.COMPLETED]
 
 
+def not_in_effect(base: dict[str, Any], doc: dict[str, Any]) -> str | None:
+    """Why the run `doc`'s change against the baseline run `base` did not take effect (the levers' own check,
+    `tune.levers.effect_check`: XLA requested and never on), None when it did or nothing can tell. Such a run
+    gets no speed-up and no accuracy delta in the table or the CSV: it trained the baseline's math (issue 39)."""
+    from .settings import RunSettings
+    from .tune import levers
+
+    if doc.get("status") != protocol.RunStatus.COMPLETED:
+        return None
+    try:
+        check = levers.effect_check(RunSettings.from_dict(base.get("settings") or {}),
+                                    RunSettings.from_dict(doc.get("settings") or {}))
+    except (TypeError, ValueError):
+        return None
+    return check(doc) if check is not None else None
+
+
 def compare_runs(records: list[RunRecord], baseline: int | str = 0,
                  replicates: Sequence[RunRecord] = ()) -> list[CompareRow]:
     """One row per record, in order; speed-up (per sample), memory and accuracy against `baseline`.
@@ -303,6 +320,8 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         speedup_ci: tuple[float, float] | None
         if i == base_i:
             speedup, speedup_ci, verdict = 1.0, (1.0, 1.0), Verdict.BASELINE
+        elif not_in_effect(base, doc):  # it trained the baseline's math: no speed-up, no accuracy to judge
+            speedup, speedup_ci, verdict = None, None, Verdict.NOT_APPLIED
         else:
             speedup, speedup_ci, verdict = _speed(groups.get(keys[base_i], []), groups.get(keys[i], []),
                                                   keys[i] == keys[base_i], rates[base_i], rates[i])

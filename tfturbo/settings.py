@@ -105,7 +105,10 @@ class RunSettings:
                                      help="batch size (default: the workload's)")
     steps: int = setting(DEFAULT_STEPS, flag="--steps", parse=positive_int, always=True, measurement=True,
                          help=f"training steps (default {DEFAULT_STEPS})")
-    seed: int = setting(DEFAULT_SEED, flag="--seed", parse=int, always=True,
+    # ab: B trains the same configuration from another seed (an A/A′ trial: what training noise alone does).
+    # A measurement setting: runs from other seeds are replicates of one configuration (the accuracy gate's seed
+    # replicates of the reference count with the baseline's runs in compare, issue 39)
+    seed: int = setting(DEFAULT_SEED, flag="--seed", parse=int, always=True, ab="seed", measurement=True,
                         help="seed for data order and initial weights")
     strategy: str = setting("default", flag="--strategy", choices=STRATEGIES, parse=str, always=True,
                             process_global=True,

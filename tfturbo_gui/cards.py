@@ -181,7 +181,8 @@ class WayForwardBar(QWidget):
     again on more validation examples. `chosen` says which ("loss", "tolerance", "examples")."""
 
     chosen = Signal(str)
-    WORDS = {"loss": "Judge on the validation loss", "tolerance": "Set a tolerance…"}
+    WORDS = {"loss": "Judge on the validation loss", "tolerance": "Set a tolerance…",
+             "metric": "Judge on the validation metric again"}
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -189,7 +190,7 @@ class WayForwardBar(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(6)
         self.buttons: dict[str, QPushButton] = {}
-        for way in ("loss", "tolerance", "examples"):
+        for way in ("loss", "tolerance", "examples", "metric"):
             button = QPushButton(self.WORDS.get(way, ""))
             button.clicked.connect(lambda _checked=False, w=way: self.chosen.emit(w))
             line = QHBoxLayout()
@@ -199,11 +200,14 @@ class WayForwardBar(QWidget):
             self.buttons[way] = button
         self.hide()
 
-    def set_options(self, forward: WayForward | None, more_examples: bool, enabled: bool = True) -> None:
-        """Show the ways `forward` offers (`more_examples`: measuring again on more examples can decide it)."""
+    def set_options(self, forward: WayForward | None, more_examples: bool, enabled: bool = True,
+                    undo_loss: bool = False) -> None:
+        """Show the ways `forward` offers (`more_examples`: measuring again on more examples can decide it);
+        `undo_loss`: the verdict was judged on the loss by the user's choice, which the "metric" button undoes."""
         offered = {"loss": forward is not None and forward.loss is not None,
                    "tolerance": forward is not None and forward.tolerance_pp is not None,
-                   "examples": forward is not None and more_examples}
+                   "examples": forward is not None and more_examples,
+                   "metric": undo_loss}
         if forward is not None and forward.examples_needed:
             self.buttons["examples"].setText(f"Use {forward.examples_needed:,} validation examples")
         for way, button in self.buttons.items():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -406,10 +407,13 @@ class WizardSession:
     def take_way_forward(self, rung: Rung, way: str, accuracy_pp: float | None = None) -> TrialVerdict:
         """Judge `rung` again by the way forward `way` ("loss", or "tolerance" with the user's `accuracy_pp`)
         from the runs its trial measured: no new run; the study records the rule and the choice."""
+        tolerance = self._study_engine.opts.tolerance
+        if way == "metric":  # undoes "judge on the loss" (issue 39): the validation metric again
+            return self._study_engine.rejudge(rung.name, replace(tolerance, judge_on="metric"), way)
         forward = self.way_forward(rung)
         if forward is None:
             raise UserError(f"{rung.name}'s accuracy needs no way forward", "nothing to decide")
-        return self._study_engine.rejudge(rung.name, rule_for(way, forward, self._study_engine.opts.tolerance, accuracy_pp), way)
+        return self._study_engine.rejudge(rung.name, rule_for(way, forward, tolerance, accuracy_pp), way)
 
     def remaining_text(self) -> str:
         """The study's stages still to come with the engine's estimate ("": none, or nothing to estimate from)."""

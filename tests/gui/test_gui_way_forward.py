@@ -46,26 +46,31 @@ def test_judge_on_the_loss_decides_from_the_runs_measured_and_the_study_records_
     assert page.status == PASSED and window.session.best is page.rung
     assert page.decision_card.headline.text().endswith("recommended")
     assert page.decision_card.facts.values["Accuracy rule"].text().startswith("the validation loss")
-    assert not page.way_bar.isVisible()  # decided: no way forward left
+    # decided: no way forward left, only the undo (issue 39: the choice could not be taken back)
+    visible = [w for w, b in page.way_bar.buttons.items() if b.isVisible()]
+    assert visible == ["metric"] and page.way_bar.buttons["metric"].text() == "Judge on the validation metric again"
     assert sorted(p.name for p in (window.session.study.path / "runs").iterdir()) == runs  # no new run
     entry = _recorded(window, page.rung.name)
     assert entry["way_forward"] == "loss" and entry["rule"]["judge_on"] == "loss" and entry["kept"]
+    qtbot.mouseClick(page.way_bar.buttons["metric"], LEFT)  # undone: the metric again, inconclusive again
+    assert page.rung.decision.accuracy.metric == "val_accuracy" and not page.rung.decision.kept
+    assert page.way_bar.buttons["loss"].isVisible()
+    qtbot.mouseClick(page.way_bar.buttons["loss"], LEFT)
+    assert page.rung.decision.kept
 
-    # the confirmation against the baseline meets the same small validation set: its page offers the same way
+    # the confirmation against the baseline meets the same small validation set: the rule the user chose is the
+    # study's (issue 39), so it is judged on the loss too, without asking again
     compare = start_page_trial(qtbot, window, 5)
     qtbot.waitUntil(lambda: compare.confirmation is not None and compare.confirmation.decision is not None,
                     timeout=60_000)
-    assert compare.confirmation.decision.accuracy.verdict == "inconclusive" and compare.way_bar.isVisible()
-    assert compare.way_text.text().startswith("What would decide the accuracy:")
-    qtbot.mouseClick(compare.way_bar.buttons["loss"], LEFT)
+    assert compare.confirmation.decision.accuracy.metric == "val_loss", compare.confirmation.decision.reason
     assert compare.confirmation.decision.kept and compare.status == PASSED
     assert "Accuracy rule: the validation loss" in compare.needs.text()
-    assert _recorded(window, compare.confirmation.name)["way_forward"] == "loss"
 
 def test_a_tolerance_the_user_sets_is_the_verdicts_rule(qtbot, tmp_path, monkeypatch):
     window, page = _inconclusive_rung(qtbot, tmp_path)
     asked = []
-    monkeypatch.setattr(page, "ask_tolerance", lambda suggested: asked.append(suggested) or 10.0)
+    monkeypatch.setattr(page, "ask_tolerance", lambda suggested, forward=None: asked.append(suggested) or 10.0)
     qtbot.mouseClick(page.way_bar.buttons["tolerance"], LEFT)
     assert asked and asked[0] > 0.5  # it suggests the tolerance this interval passes at
     decision = page.rung.decision

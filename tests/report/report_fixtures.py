@@ -171,7 +171,8 @@ def measure(runs: Path, workload: str):
         path = make_run(runs, planned.name, workload=workload, policy=s.policy, jit=s.jit_compile,
                         batch_size=s.batch_size, steps=s.steps, step_ms=cfg["step_ms"] * factor, seed=seed,
                         peak_mb=cfg["peak_mb"], val_accuracy=cfg["val_accuracy"], findings=cfg.get("findings"),
-                        learning_rate=1e-3 * s.lr_scale, lr_scale=s.lr_scale, correct=correctness(cfg["flips"]))
+                        learning_rate=1e-3 * s.lr_scale, lr_scale=s.lr_scale, correct=correctness(cfg["flips"]),
+                        settings_seed=s.seed)  # as it trained (a seed replicate of the reference: another seed)
         return load_run(path).summary, path
 
     return execute

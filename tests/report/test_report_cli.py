@@ -40,7 +40,9 @@ def test_compare_of_replicated_runs_gives_intervals_and_verdicts(study):
     proc = run_cli("compare", str(study), "--json")
     assert proc.returncode == 0, proc.stderr
     rows = {r["name"]: r for r in json.loads(proc.stdout)["runs"]}
-    assert len(rows) == 29
+    assert len(rows) == 31  # with the first trial's two seed replicates of the baseline (issue 39)
+    # another seed is another measurement of the baseline's configuration, not another configuration
+    assert rows["02-mixed_bfloat16.a0"]["verdict"] == rows["02-mixed_bfloat16.a-1"]["verdict"] == "same settings"
     assert rows["03-xla"]["verdict"] == rows["03-xla.b2"]["verdict"] == "faster"
     assert rows["02-mixed_bfloat16"]["verdict"] == "slower"
     lo, hi = rows["04-larger_batch"]["speedup_ci95"]

@@ -82,9 +82,12 @@ def test_a_configuration_measured_by_one_run_gets_no_interval_and_no_verdict(stu
 
 def test_single_runs_of_identical_settings_are_never_called_different(tmp_path):
     """The bug of issue 10: two runs of the same settings 15% apart, each with a tight interval of its own,
-    were judged 'faster'. Runs with another seed are another configuration measured once: no verdict."""
+    were judged 'faster'. Runs with another learning rate are another configuration measured once: no verdict.
+    (Another seed is another measurement of the same configuration, issue 39: the same settings.)"""
     a = make_run(tmp_path, "a", step_ms=200, noise=0.005, seed=1)
-    b = make_run(tmp_path, "b", step_ms=230, noise=0.005, seed=2, settings_seed=99)
+    b = make_run(tmp_path, "b", step_ms=230, noise=0.005, seed=2, lr_scale=0.5)
+    seed = make_run(tmp_path, "other-seed", step_ms=230, noise=0.005, seed=3, settings_seed=99)
+    assert compare_runs([load_run(a), load_run(seed)])[1].verdict == SAME_SETTINGS
     rows = compare_runs([load_run(a), load_run(b)])
     assert rows[1].verdict == SINGLE_RUN and rows[1].speedup_ci95 is None
     assert rows[1].speedup == pytest.approx(200 / 230, rel=0.01)
@@ -119,11 +122,12 @@ def test_replicated_runs_get_an_interval_and_a_verdict(study):
             assert row.verdict == expected[what], row.name
 
 
-def identical_runs(parent, n: int, settings_seed: int, first_seed: int):
+def identical_runs(parent, n: int, settings_seed: int, first_seed: int, lr_scale: float = 1.0):
     """n runs of one configuration, each off by a run-level factor (±8%): a busy machine's replicates."""
     rng = np.random.default_rng(first_seed)
     return [load_run(make_run(parent, f"s{settings_seed}-{i}", step_ms=200 * (1 + 0.08 * rng.standard_normal()),
-                              noise=0.005, seed=first_seed + i, settings_seed=settings_seed)) for i in range(n)]
+                              noise=0.005, seed=first_seed + i, settings_seed=settings_seed, lr_scale=lr_scale))
+            for i in range(n)]
 
 
 def test_a_run_with_another_steps_per_execution_is_not_a_replicate_of_the_baseline(tmp_path):
@@ -140,7 +144,7 @@ def test_a_run_with_another_steps_per_execution_is_not_a_replicate_of_the_baseli
 
 def test_two_identical_configurations_replicated_are_no_measurable_change(tmp_path):
     a = identical_runs(tmp_path, 3, 1234, 10)
-    b = identical_runs(tmp_path, 3, 99, 20)  # another seed: the same speed, another configuration
+    b = identical_runs(tmp_path, 3, 99, 20, lr_scale=0.5)  # another learning rate: the same speed, another configuration
     rows = compare_runs(a + b)
     assert [r.verdict for r in rows] == ["baseline", SAME_SETTINGS, SAME_SETTINGS] + ["no measurable change"] * 3
     lo, hi = rows[3].speedup_ci95

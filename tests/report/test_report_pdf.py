@@ -176,11 +176,12 @@ def test_one_run_of_each_claims_no_memory_change(study):
 def test_replicate_runs_are_measurements_of_their_trial_not_rungs(study, report_text):
     data = gather(study)
     assert [r.name for r in data.rungs] == RUNGS
-    # the baseline, and of each trial B's full-length run (the accuracy gate's) and 3 speed pairs
-    assert len(list((study / RUNS_DIR).iterdir())) == 1 + 4 * 7
+    # the baseline, and of each trial B's full-length run (the accuracy gate's) and 3 speed pairs; the first
+    # trial's reference trained again from two other seeds (the gate's trainings' noise, once per study)
+    assert len(list((study / RUNS_DIR).iterdir())) == 1 + 4 * 7 + 2
     text = flat(report_text)
     assert not any(f"{name}.{arm}" in text for name in RUNGS for arm in ("a2", "a3", "a4", "b2", "b3", "b4"))
-    assert "Runs measured 29 in all; replicate pairs: 02-mixed_bfloat16 3, 03-xla 3, 04-larger_batch 3, " \
+    assert "Runs measured 31 in all; replicate pairs: 02-mixed_bfloat16 3, 03-xla 3, 04-larger_batch 3, " \
            "05-confirmation 3" in text
 
 
@@ -568,8 +569,11 @@ def test_a_faster_configuration_with_undecided_accuracy_gets_a_way_forward_in_th
     (study / STUDY_YAML).write_text(yaml.safe_dump(data))
     text = flat(pdf_text(write_report(study)))
     section = text.split("Accuracy not decided: what would decide it")[1]
-    assert section.split("02-mixed_bfloat16")[1].lstrip().startswith("• Recommended: ")
-    assert "--accuracy-tolerance" in section and "--val-examples" in section
+    # issue 39: the data holds no more examples, and a looser tolerance is never the recommendation: offered,
+    # saying what it would accept
+    first = section.split("02-mixed_bfloat16")[1].lstrip()
+    assert first.startswith("• Or: Accept a larger accuracy tolerance") and "Recommended" not in first[:400]
+    assert "it accepts a model whose accuracy may be up to" in section and "--accuracy-tolerance" in section
     assert "03-xla" not in section.split("Before and after")[0]  # decided rungs get none
 
 
@@ -708,3 +712,22 @@ def test_page_one_names_each_output_of_a_model_with_several():
     assert sentence.startswith("Accuracy: worse by more than the tolerance of 2% (val_value_loss +0.0460")
     assert "Each of the model's 2 outputs was judged on its own: val_label_accuracy +0.10 pp" in sentence
     assert "val_value_loss +0.0460 (+14%) [+0.0310, +0.0610] — worse." in sentence
+
+
+def test_page_one_states_the_tolerance_the_user_set_and_a_loss_worse_beyond_its_noise():
+    """Issue 39: page 1 said "unchanged within the tolerance of 0.5 percentage points" of a rung kept under the
+    user's 2.2 pp, interval [−2.19, +1.39] pp, and never mentioned its val_loss +13%."""
+    from types import SimpleNamespace
+
+    from tfturbo.report.executive import accuracy_sentence
+    from tfturbo.trials.verdict import AccuracyVerdict, Tolerance
+
+    acc = AccuracyVerdict("val_accuracy", -0.004, (-0.0219, 0.0139), "within tolerance", 1000,
+                          also_worse=["val_loss +0.0970 (+13%) [+0.0510, +0.1430]"])
+    rung = SimpleNamespace(decision=SimpleNamespace(rule=Tolerance(accuracy_pp=2.2)))
+    tuned = SimpleNamespace(name="03-bf16", accuracy=acc, headline=SimpleNamespace(trial="03-bf16"), rung=rung)
+    sentence = accuracy_sentence(SimpleNamespace(tuned=tuned, rungs=[tuned]), Tolerance())
+    assert sentence.startswith("Accuracy: unchanged within the tolerance of 2.2 percentage points (the tolerance "
+                               "the user set) (val_accuracy -0.40 percentage points [-2.19, +1.39 pp]"), sentence
+    assert "0.5 percentage points" not in sentence
+    assert sentence.endswith("Worse beyond its noise: val_loss +0.0970 (+13%) [+0.0510, +0.1430].")

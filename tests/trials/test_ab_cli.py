@@ -42,7 +42,11 @@ def test_a_float16_loop_that_stops_learning_is_rejected_on_accuracy(tmp_path):
     assert acc["ci95"][1] < -0.005  # the whole interval is beyond the tolerance
     assert not doc["kept"] and "accuracy worse" in doc["reason"]
     assert "ACCURACY_REGRESSION" in codes_of(doc["findings"])
-    assert doc["speed"]["replicates"] == 2 and len(doc["runs"]) == 4  # --steady-s 0: every pair full length
+    # --steady-s 0: every pair full length; and A trained again from two other seeds, for the trainings' noise
+    assert doc["speed"]["replicates"] == 2 and len(doc["runs"]) == 6
+    assert sorted(r["replicate"] for r in doc["runs"] if r["arm"] == "a")[:2] == [-1, 0]
+    # the interval holds the trainings' noise (3 trainings of A: 2 degrees of freedom), and still says worse
+    assert acc["noise"]["seeds_a"] == 3 and acc["noise"]["training_df"] == 2
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ import math
 
 from tfturbo import findings as F
 from tfturbo.report.model import LadderRow, _outcome
-from tfturbo.report.pdf import _speedup
+from tfturbo.report.pdf import _decision, _speedup
 from tfturbo.settings import RunSettings
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import PlannedPair, Trial, run_trial
@@ -123,6 +123,10 @@ def test_tune_shows_the_rung_in_words_and_the_report_never_a_ratio(tmp_path):
     row = LadderRow(decided.name, None, {}, rung=decided)
     assert "the change did not take effect" in _outcome(row)
     assert "did not take effect" in _speedup(row).text and "x" not in _speedup(row).text.split("(")[0]
+    # issue 39: no decision row (not "rejected"), and no accuracy verdict: its one line says why
+    decision = _decision(row).text
+    assert "rejected" not in decision and "not judged" in decision and "--tf_xla_cpu_global_jit" in decision
+    assert rung["accuracy"]["verdict"] == "not measured" and rung["accuracy"]["checked"] is False
 
 
 def test_auto_clustering_recommended_on_a_cpu_carries_the_flag(tmp_path):

@@ -41,9 +41,9 @@ def test_an_inconclusive_accuracy_is_decided_on_the_loss_and_says_so():
     assert way.recommended == "loss"
     lines = way.lines()
     assert lines[0].startswith("Recommended: Judge on the validation loss") and "within tolerance" in lines[0]
-    # the data holds no more than the 400: said so, with no option that cannot work
-    assert any(line.startswith("Or: More validation examples would decide it") and "holds only 400" in line
-               and "--val-examples" not in line for line in lines)
+    # the data holds no more than the 400: no option that cannot work (issue 39: "about 322,015 examples would
+    # decide it, but the data holds only 1,000" read as one)
+    assert not any("validation examples" in line and "Validate" in line for line in lines)
     more = way_forward(acc, Tolerance(), a, b, examples_available=None).lines()  # the data may hold more
     assert any(line.startswith("Or: Validate on more examples") and "--val-examples" in line for line in more)
     assert any(f"--accuracy-tolerance {way.tolerance_pp:.2g}" in line for line in lines)
@@ -55,11 +55,37 @@ def test_without_per_example_loss_the_recommendation_is_more_examples_when_the_d
     acc = accuracy.gate(a, b, Tolerance())
     way = way_forward(acc, Tolerance(), examples_available=100_000)
     assert way.loss is None and way.recommended == "examples" and way.examples_needed > 400
-    way = way_forward(acc, Tolerance(), examples_available=400)  # the data holds no more: the tolerance is
-    assert way.recommended == "tolerance"  # the user's call, stated with its number
+    way = way_forward(acc, Tolerance(), examples_available=400)  # the data holds no more: a tolerance is the
+    assert way.recommended == ""  # user's call, never the recommendation (issue 39), stated with what it accepts
+    tolerance = next(line for line in way.lines() if "--accuracy-tolerance" in line)
+    assert tolerance.startswith("Or: ") and f"up to {-acc.ci95[0] * 100:.2f} pp below" in tolerance
 
 
 def test_a_decided_verdict_needs_no_way_forward():
     a, b = _arms(n=200)
     acc = accuracy.gate(a, a, Tolerance())  # A against itself: within tolerance
     assert acc.verdict == WITHIN and way_forward(acc, Tolerance(), a, a) is None
+
+
+def test_a_tolerance_offered_names_every_loss_that_got_worse_and_is_never_recommended():
+    """Issue 39: the card recommended the exact tolerance that turned "inconclusive" into "kept" while val_loss was
+    +13% worse two lines below. Now the tolerance says what it would accept: the interval's worse end, and the
+    loss worse beyond its noise; judging on that loss is not offered as a way to a pass."""
+    rng = np.random.default_rng(8)
+    n = 400
+    hard = rng.random(n) < 0.3
+    a, b = accuracy.ArmData(), accuracy.ArmData()
+    a.metric = b.metric = "val_accuracy"
+    points = [1000, 2000, 3000]
+    for data, loss_scale in ((a, 1.0), (b, 1.13)):
+        correct = np.stack([np.where(rng.random(n) < 0.08, hard, ~hard).astype(float) for _ in points])
+        loss = np.stack([np.where(hard, 1.6, 0.2) * loss_scale * rng.lognormal(0, 0.05, n) for _ in points])
+        data.runs = [accuracy.RunTable(points, {"correct": correct, "loss": loss})]
+    acc = accuracy.gate(a, b, Tolerance())
+    assert acc.verdict == INCONCLUSIVE and acc.also_worse and acc.also_worse[0].startswith("val_loss +")
+    assert "(+13%)" in acc.also_worse[0]
+    way = way_forward(acc, Tolerance(), a, b, examples_available=400)
+    assert way.recommended not in ("tolerance", "loss")
+    tolerance = next(line for line in way.lines() if "--accuracy-tolerance" in line)
+    assert tolerance.startswith("Or: ") and "val_loss +" in tolerance and "(+13%)" in tolerance
+    assert type(acc).from_dict(acc.to_dict()).also_worse == acc.also_worse

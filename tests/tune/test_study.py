@@ -62,8 +62,11 @@ def test_cpu_ladder_keeps_what_measured_faster(tmp_path, make_summary, fake_back
     assert xla["speedup"] == pytest.approx(1.25, rel=0.05)
     # every verdict carries the `ab` speed and accuracy objects, from replicated pairs
     for e in (mp, xla, mp_xla):
-        # B's full-length run for the accuracy gate (judged against the baseline run), then the speed pairs
-        assert e["speed"]["replicates"] >= 3 and len(e["replicates"]) == 1 + 2 * e["speed"]["replicates"]
+        # B's full-length run for the accuracy gate (judged against the baseline run), then the speed pairs;
+        # the first rung also trains the baseline from another seed (the gate's trainings' noise), once per study
+        seed_runs = 2 if e is mp else 0
+        assert e["speed"]["replicates"] >= 3 and len(e["replicates"]) == 1 + 2 * e["speed"]["replicates"] + seed_runs
+        assert (f"{mp['name']}.a0" in e["replicates"] and f"{mp['name']}.a-1" in e["replicates"]) == (e is mp)
         assert e["speed"]["ci95"][0] <= e["speed"]["ratio"] <= e["speed"]["ci95"][1]
         assert e["accuracy"]["verdict"] == "within tolerance"
     assert spe["skipped"] and "ms" in spe["reason"] and "small share" in spe["reason"]  # 80 ms steps
@@ -80,10 +83,14 @@ def test_cpu_ladder_keeps_what_measured_faster(tmp_path, make_summary, fake_back
     # (both arms in one process)
     assert sum(" pairs measure speed only" in line for line in lines) == 5
     assert any("larger batch" in line for line in lines)
+    def pairs(e):
+        return (len([r for r in e["replicates"] if not re.search(r"\.a(0|-1)$", r)]) - 1) // 2
+    seed_lines = sum(bool(re.search(r"\.a(0|-1)$", r)) for e in (mp, xla, mp_xla, big, confirmation)
+                     for r in e["replicates"])
     assert sum(line.startswith("     0") for line in lines) == \
-        sum(1 + (len(e["replicates"]) - 1) // 2 for e in (mp, xla, mp_xla, big, confirmation))
+        sum(1 + pairs(e) for e in (mp, xla, mp_xla, big, confirmation)) + seed_lines
     assert sum("in one process" in line for line in lines if line.startswith("     0")) == \
-        sum((len(e["replicates"]) - 1) // 2 for e in (mp, xla, mp_xla, big, confirmation))
+        sum(pairs(e) for e in (mp, xla, mp_xla, big, confirmation))
 
 
 def test_rungs_share_seed_steps_and_validation_points(tmp_path, make_summary, fake_backend):
@@ -94,12 +101,14 @@ def test_rungs_share_seed_steps_and_validation_points(tmp_path, make_summary, fa
     assert candidates[0] == ("float32", False, None)
     # each rung's trial: its candidate's full-length run (the accuracy gate, against the baseline run), then
     # its reference (the best so far) and candidate in alternating order: BA, AB, ...
-    assert candidates[1:6] == [("mixed_bfloat16", False, 64)] + \
+    # (the first rung's trial also trains the baseline from another seed, once per study, for the trainings' noise)
+    assert candidates[1:8] == [("mixed_bfloat16", False, 64)] + [("float32", False, 64)] * 2 + \
         [("mixed_bfloat16", False, 64), ("float32", False, 64)] + [("float32", False, 64), ("mixed_bfloat16", False, 64)]
+    assert [r.seed for r in runs if r.seed != 7] == [1007, 2007]
     assert ("mixed_bfloat16", True, 64) in candidates and ("mixed_bfloat16", True, 128) in candidates
     # equal samples seen, whatever the batch (batch 96 of the binary step: 65 steps, 13 per point, within 5%),
     # in every run that validates; the speed-only replicates are as long as their arm's steady seconds need
-    assert {r.seed for r in runs} == {7}
+    assert {r.seed for r in runs} == {7, 1007, 2007}
     assert any(r.speed_only for r in runs)
     for r in runs:
         if r.speed_only:

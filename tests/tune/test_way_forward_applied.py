@@ -89,6 +89,14 @@ def test_the_engine_judges_the_last_rung_again_from_its_runs_and_the_study_recor
     reopened = Study.load(study.path).rungs[1]
     assert reopened.decision.way_forward == "tolerance"
     assert reopened.decision.rule.accuracy_pp == way.tolerance_pp
+    # issue 39: the tolerance the user set is the study's (the confirmation's trial is made with it), recorded
+    recorded = yaml.safe_load((study.path / "study.yaml").read_text())["options"]["tolerance"]
+    assert ladder.opts.tolerance.accuracy_pp == way.tolerance_pp and recorded["accuracy_pp"] == way.tolerance_pp
+    assert recorded["judge_on"] == "metric"
+    # judging on the loss can be undone: the validation metric again
+    engine.rejudge(mp.name, rule_for("loss", way, ladder.opts.tolerance), "loss")
+    verdict = engine.rejudge(mp.name, rule_for("metric", way, ladder.opts.tolerance), "metric")
+    assert verdict.accuracy.metric == "val_accuracy" and ladder.opts.tolerance.judge_on == "metric"
 
 
 def test_more_validation_examples_measure_the_trial_again_paired_on_them(tmp_path):

@@ -10,6 +10,7 @@ when pytest collects several test folders, each with a conftest.py, in one call.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -121,10 +122,13 @@ class FakeBackend:
                                   settings.batch_size or 64, steps=list(range(every, settings.steps + 1, every)),
                                   **self.paired)
             doc["paired_validation"] = paired
-        factor = 1.0 + self.run_noise * float(self._rng.standard_normal())
+        # a seed replicate of the reference (the gate's trainings' noise) counts for no speed: it draws no
+        # factor, so the speed pairs' noise is the same with and without it
+        seed_replicate = "--out" in argv and re.search(r"\.a(0|-\d+)$", Path(argv[argv.index("--out") + 1]).name)
+        factor = 1.0 if seed_replicate else 1.0 + self.run_noise * float(self._rng.standard_normal())
         if doc.get("step_ms_samples"):
             doc["step_ms_samples"] = [ms * factor for ms in doc["step_ms_samples"]]
             doc["steps_per_s"] = doc["steps_per_s"] / factor
-        if self.paired and "--out" in argv:  # its summary.json, as the backend writes it (the way forward reads it)
+        if "--out" in argv:  # its summary.json, as the backend writes it (the way forward and the study read it)
             write_json_atomic(Path(argv[argv.index("--out") + 1]) / SUMMARY, doc)
         return result(command, doc, status=doc["status"] if doc["status"] != "crashed" else "crashed")

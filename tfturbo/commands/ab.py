@@ -36,7 +36,7 @@ from ..warm_start import warm_backend
 from ..trials.execute import backend_executor, backend_pair_executor, fail_on_bad_input
 from ..trials.spec import describe, keys, parse_settings
 from ..trials.speed import samples_per_s
-from ..trials.trial import PlannedPair, PlannedRun, Trial, run_trial
+from ..trials.trial import SEED_REPLICATES, PlannedPair, PlannedRun, Trial, run_trial
 from ..trials.verdict import TrialVerdict
 from ..tune import levers
 from ..tune.engine import audit_argv
@@ -83,7 +83,7 @@ def build_trial(args: argparse.Namespace) -> Trial:
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
     return Trial(a, b, opts.speed_rule(), opts.tolerance, label_a=a.label(), label_b=b.label(),
-                 not_in_effect=levers.effect_check(a, b))
+                 not_in_effect=levers.effect_check(a, b), seed_replicates=SEED_REPLICATES)
 
 
 def _as_run(trial: Trial, arm: str, settings: RunSettings) -> RunSettings:

@@ -51,6 +51,10 @@ def accuracy_sentence(data: ReportData, tolerance: Tolerance) -> str:
     if tuned is not None and tuned.headline is not None:
         trial = next((r for r in data.rungs if r.name == tuned.headline.trial), tuned)
         acc = trial.accuracy
+        rung = getattr(trial, "rung", None)
+        decision = getattr(rung, "decision", None)
+        # the rule that judged it (a tolerance the user set is its own, issue 39), not the study's default
+        tolerance = decision.rule if decision is not None and decision.rule is not None else tolerance
     if acc is None or acc.metric is None:
         return "Accuracy: no validation metric was recorded to check it." if tuned is not None else ""
     if acc.delta is None or not finite(acc.delta):
@@ -67,8 +71,11 @@ def accuracy_sentence(data: ReportData, tolerance: Tolerance) -> str:
              "inconclusive": "not decided: the validation set is too small to tell"}.get(acc.verdict, acc.verdict)
     if not acc.paired:  # a model without labels and validation data: its training loss, as a point estimate
         return f"Accuracy: {acc.text()}."
-    return (f"Accuracy: {words} ({acc.metric} {change} on {acc.paired_on()}, at equal samples seen)."
-            + acc.outputs_sentence())
+    chosen = "" if tolerance.is_default else " (the tolerance the user set)" if not acc.is_loss else ""
+    worse = (" Worse beyond its noise: " + "; ".join(acc.also_worse) + ".") if acc.also_worse else ""
+    interval = f" [{acc.shown(lo, '')}, {acc.shown(hi, ' pp')}]" if acc.ci95 else ""
+    return (f"Accuracy: {words}{chosen} ({acc.metric} {change}{interval} on {acc.paired_on()}, at equal samples "
+            "seen)." + acc.outputs_sentence() + worse)
 
 
 def _measured(data: ReportData) -> list[LadderRow]:

@@ -144,6 +144,10 @@ def _decision(rung: LadderRow) -> Paragraph:
     if rung.kept is None:
         head = "baseline" if rung.row and rung.row.verdict == Verdict.BASELINE else "no decision"
         return P(esc(head) + (f"<br/>{esc(short(rung.reason))}" if rung.reason else ""))
+    decision = rung.rung.decision if rung.rung else None
+    if decision is not None and decision.speed.verdict == Verdict.NOT_APPLIED:  # nothing judged: no decision row
+        return P(f'<font color="{style.MUTED.hexval()}"><b>not judged</b></font><br/>'
+                 f"{esc(short(decision.speed.text()))}")
     colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
     head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
     said = rung.decision_reason

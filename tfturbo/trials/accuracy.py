@@ -38,14 +38,14 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..numbers import finite
-from ..stats import paired_difference_ci
+from ..stats import paired_difference_ci, training_variance, with_training_noise_ci
 from .verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, Tolerance
 
 POINTS = 3  # validation points averaged per example (the last ones both arms reached)
@@ -77,6 +77,7 @@ class RunTable:
     samples: list[int]
     columns: dict[str, np.ndarray]
     keys: list[tuple[int, int]] | None = None
+    seed: int | None = None  # the seed it trained from (runs of one seed are bit-identical on a CPU)
 
     def at(self, column: str, samples: int) -> np.ndarray | None:
         values = self.columns.get(column)
@@ -118,6 +119,9 @@ class ArmData:
                 metrics = [str(m) or None for m in data["output_metrics"]] if names else []
         except (OSError, KeyError, ValueError):
             return  # unreadable: this replicate adds no pairs (the gate falls back or says so)
+        seed = (summary or {}).get("settings", {}).get("seed") if isinstance((summary or {}).get("settings"),
+                                                                            dict) else None
+        table.seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else None
         self.runs.append(table)
         if CORRECT in table.columns and meta.get("accuracy_metric"):
             self.metric = str(meta["accuracy_metric"])
@@ -231,12 +235,14 @@ def pairs(a: ArmData, b: ArmData, column: str, points: int = POINTS) -> Pairs:
                  common, max(len(row) for _, row in rows))
 
 
-def judged(p: Pairs, metric: str, tolerance: Tolerance, confidence: float = CONFIDENCE) -> AccuracyVerdict | None:
-    """One output's paired differences judged (`_judge`), or None when fewer than two examples pair."""
+def judged(p: Pairs, metric: str, tolerance: Tolerance, confidence: float = CONFIDENCE,
+           noise: TrainingNoise | None = None) -> AccuracyVerdict | None:
+    """One output's paired differences judged (`_judge`), with the trainings' noise when it was measured
+    (`training_noise`), or None when fewer than two examples pair."""
     if p.a is None or p.b is None or p.n < 2:
         return None
     n = p.n
-    v = _judge(metric, p.b[:n] - p.a[:n], float(np.mean(p.a[:n])), tolerance, p.common, confidence)
+    v = _judge(metric, p.b[:n] - p.a[:n], float(np.mean(p.a[:n])), tolerance, p.common, confidence, noise)
     v.of_examples = p.of if p.of > n else 0
     return v
 
@@ -265,8 +271,8 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
     so, or when there is no accuracy metric); see the module's docstring."""
     judging = units(a, b, tolerance)
     level = 1 - (1 - CONFIDENCE) / len(judging)  # Bonferroni: the intervals hold together at CONFIDENCE
-    found = [(metric, p := pairs(a, b, column, points), judged(p, metric, tolerance, level))
-             for column, metric in judging]
+    found = [(metric, p, judged(p, metric, tolerance, level, noise))
+             for column, metric in judging for p, noise in [_paired_with_noise(a, b, column, points)]]
     if all(v is None for _, _, v in found):
         return _unpaired(a, b, _why_not_paired(a, b, found[0][1]))
     if len(found) == 1:
@@ -278,7 +284,19 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
             explanation=f"inconclusive: not paired ({_why_not_paired(a, b, p)})") for metric, p, v in found], tolerance)
     verdict.capped = any(((s.get("paired_validation") or {}).get("set") or {}).get("capped") is True
                          for s in a.summaries + b.summaries if isinstance(s.get("paired_validation"), dict))
+    if tolerance.judge_on != "loss" and not verdict.is_loss and verdict.paired:
+        verdict.also_worse = worse_losses(a, b, tolerance, points)
     return verdict
+
+
+def worse_losses(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> list[str]:
+    """Each validation loss of B worse than A's beyond its noise (its whole interval above 0, the same paired
+    gate on the loss: trainings' noise included), in words: what an accuracy verdict does not show and a
+    looser tolerance would also accept (the issue's val_loss +0.097, +13%, beside an "inconclusive")."""
+    on_loss = gate(a, b, replace(tolerance, judge_on="loss"), points)
+    return [f"{v.metric} {v.shown(v.delta)}{v.relative()} [{v.shown(v.ci95[0])}, {v.shown(v.ci95[1])}]"
+            for v in (on_loss.outputs or [on_loss])
+            if v.paired and v.is_loss and v.delta is not None and v.ci95 is not None and v.ci95[0] > 0]
 
 
 RANK = {WITHIN: 0, INCONCLUSIVE: 1, WORSE: 2}
@@ -305,6 +323,123 @@ def severity(v: AccuracyVerdict, tolerance: Tolerance) -> float:
     return -v.ci95[0] / (tolerance.accuracy_pp / 100.0) if tolerance.accuracy_pp > 0 else math.inf
 
 
+@dataclass(frozen=True)
+class TrainingNoise:
+    """How much one output's validation value moves between trainings of one configuration from different seeds
+    (`training_noise`), and what it adds to the variance of B − A."""
+
+    variance: float  # of one training's mean (pooled over both arms' configurations), examples' share included
+    examples_part: float  # the share of `variance` the example-by-run interaction explains
+    df: int  # its degrees of freedom: seeds less one, summed over the configurations trained from several
+    seeds_a: int  # the distinct seeds each arm's mean rests on
+    seeds_b: int
+    examples_se: float = 0.0  # filled in by the gate (`measured`): the paired examples' standard error of B − A
+
+    @property
+    def scale(self) -> float:
+        return 1 / max(1, self.seeds_a) + 1 / max(1, self.seeds_b)
+
+    @property
+    def difference_var(self) -> float:
+        """The variance of the difference of the two arms' means (each a mean over its seeds) trainings give."""
+        return self.variance * self.scale
+
+    @property
+    def training_se(self) -> float:
+        """The trainings' own part of B − A's standard error (the offsets, the examples' share taken out)."""
+        return math.sqrt(max(0.0, self.variance - self.examples_part) * self.scale)
+
+    def measured(self, examples_se: float) -> TrainingNoise:
+        return replace(self, examples_se=examples_se)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"training_var": self.variance, "examples_part": self.examples_part, "training_df": self.df,
+                "seeds_a": self.seeds_a, "seeds_b": self.seeds_b, "examples_se": self.examples_se,
+                "training_se": self.training_se}
+
+
+def _seed_means(arm: ArmData, column: str, at: list[int]) -> dict[int, list[tuple[RunTable, np.ndarray]]]:
+    """{seed: [(run, each example's `column` averaged over the points `at`)]} of `arm`'s runs with a seed."""
+    by_seed: dict[int, list[tuple[RunTable, np.ndarray]]] = {}
+    for run in arm.runs:
+        rows = [row for s in at if (row := run.at(column, s)) is not None]
+        if run.seed is not None and rows and len(rows) == len(at):
+            by_seed.setdefault(run.seed, []).append((run, np.mean(rows, axis=0)))
+    return by_seed
+
+
+def seed_rows(arm: ArmData, column: str, at: list[int]) -> list[np.ndarray]:
+    """One row per distinct seed of `arm`'s runs: each example's `column` averaged over the points `at` (runs of
+    one seed averaged: they are the same training), all rows on the examples every seed validated on, in one
+    order (by content keys; by position for runs without them); [] from fewer than two seeds."""
+    by_seed = _seed_means(arm, column, at)
+    if len(by_seed) < 2:
+        return []
+    runs = [pair for group in by_seed.values() for pair in group]
+    if all(r.keys is not None and len(r.keys) == len(row) for r, row in runs):
+        shared = set.intersection(*(set(r.keys or []) for r, _ in runs))
+        order = [k for k in runs[0][0].keys or [] if k in shared]
+
+        def aligned(run: RunTable, row: np.ndarray) -> np.ndarray:
+            index = {k: i for i, k in enumerate(run.keys or [])}
+            return np.asarray(row[[index[k] for k in order]])
+    else:
+        n = min(len(row) for _, row in runs)
+
+        def aligned(run: RunTable, row: np.ndarray) -> np.ndarray:
+            return row[:n]
+    return [np.mean([aligned(r, row) for r, row in group], axis=0) for group in by_seed.values()]
+
+
+def same_training(a: ArmData, b: ArmData, column: str, common: list[tuple[int, int]]) -> bool:
+    """True when B's runs trained exactly as a run of A from the same seed (every compared value equal): the
+    change did not alter the training, so there is no trainings' difference between them to allow for."""
+    mine = _seed_means(b, column, [sb for _, sb in common])
+    theirs = _seed_means(a, column, [sa for sa, _ in common])
+    for seed, group in mine.items():
+        for (run_b, row_b) in group:
+            for (run_a, row_a) in theirs.get(seed, []):
+                if len(row_a) == len(row_b) and (run_a.keys or None) == (run_b.keys or None) \
+                        and np.array_equal(row_a, row_b):
+                    return True
+    return False
+
+
+def _paired_with_noise(a: ArmData, b: ArmData, column: str, points: int) -> tuple[Pairs, TrainingNoise | None]:
+    """One column's pairs and the trainings' noise to allow for. Where B trained exactly as A's run of its seed
+    (`same_training`: the change left the training bit-identical), B is paired with A's runs of B's seeds only
+    — its own training, not the mean of A's seeds — and there is no trainings' noise between them."""
+    p = pairs(a, b, column, points)
+    if p.common and same_training(a, b, column, p.common):
+        seeds = {r.seed for r in b.runs}
+        same = ArmData()
+        same.runs = [r for r in a.runs if r.seed in seeds]
+        same.metric, same.outputs, same.summaries = a.metric, a.outputs, a.summaries
+        return pairs(same, b, column, points), None
+    return p, training_noise(a, b, column, p.common) if p.common else None
+
+
+def training_noise(a: ArmData, b: ArmData, column: str, common: list[tuple[int, int]]) -> TrainingNoise | None:
+    """The trainings' noise of one output at the compared points (`common`), from each arm's runs of distinct
+    seeds (`stats.training_variance`, pooled over the two configurations by their degrees of freedom); None when
+    neither arm trained from two seeds (the paired interval then holds the examples' noise only, and the
+    verdict does not claim more), when the seeds' trainings gave exactly the same values (the seed changes
+    nothing this workload's training draws: no trainings' noise to allow for), or when B trained exactly as
+    A's run of its seed (`same_training`)."""
+    if not common or same_training(a, b, column, common):
+        return None
+    parts = [training_variance(rows) for rows in (seed_rows(a, column, [sa for sa, _ in common]),
+                                                   seed_rows(b, column, [sb for _, sb in common]))]
+    df = sum(k for _, _, k in parts)
+    if df == 0 or all(v == 0.0 and e == 0.0 for v, e, k in parts if k):
+        return None  # no seeds to compare, or trainings from other seeds gave exactly the same results
+
+    def seeds(arm: ArmData, at: int) -> int:
+        return len({r.seed for r in arm.runs if r.at(column, at) is not None}) or 1
+    return TrainingNoise(sum(v * k for v, _, k in parts) / df, sum(e * k for _, e, k in parts) / df, df,
+                         seeds(a, common[-1][0]), seeds(b, common[-1][1]))
+
+
 def _why_not_paired(a: ArmData, b: ArmData, p: Pairs) -> str:
     """Why the two arms could not be paired, in words, from what their runs recorded."""
     for arm, label in ((a, "A"), (b, "B")):
@@ -324,8 +459,12 @@ def _why_not_paired(a: ArmData, b: ArmData, p: Pairs) -> str:
 
 
 def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, common: list[tuple[int, int]],
-           confidence: float = CONFIDENCE) -> AccuracyVerdict:
-    delta, (lo, hi) = paired_difference_ci(d, confidence)
+           confidence: float = CONFIDENCE, noise: TrainingNoise | None = None) -> AccuracyVerdict:
+    if noise is None:
+        delta, (lo, hi) = paired_difference_ci(d, confidence)
+    else:
+        delta, (lo, hi), examples_se = with_training_noise_ci(d, noise.difference_var, noise.df, confidence)
+        noise = noise.measured(examples_se)
     n = len(d)
     loss = metric.endswith("loss")
     # distance of each end from the tolerance bound, in "worse" units (positive: worse than allowed)
@@ -340,8 +479,15 @@ def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, c
         verdict = WITHIN if worst >= -bound else WORSE if best < -bound else INCONCLUSIVE
         tol_text = f"tolerance {tolerance.accuracy_pp:g} pp"
     v = AccuracyVerdict(metric, delta, (lo, hi), verdict, n, True, [sa for sa, _ in common],
-                        b_samples_seen=[sb for _, sb in common], base=base_mean, confidence=confidence)
-    if verdict == INCONCLUSIVE:
+                        b_samples_seen=[sb for _, sb in common], base=base_mean, confidence=confidence,
+                        noise=noise.to_dict() if noise is not None else {})
+    if verdict == INCONCLUSIVE and noise is not None and noise.training_se > noise.examples_se:
+        ci = f"[{v.shown(lo)}, {v.shown(hi)}]"
+        tol_text = f"tolerance {tolerance.loss_rel:.0%} of {base_mean:.4f}" if loss else \
+            f"tolerance {tolerance.accuracy_pp:g} pp"
+        v.explanation = (f"inconclusive: interval {ci} ({tol_text}); trainings from other seeds would decide it, "
+                         "not more examples")
+    elif verdict == INCONCLUSIVE:
         ci = f"[{v.shown(lo)}, {v.shown(hi)}]"
         need = _examples_needed(n, delta, lo, hi, bound, loss)
         more = f"; about {need:,} examples would decide it" if need else ""

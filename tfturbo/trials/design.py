@@ -45,6 +45,8 @@ class Design:
     steady_s_measured: float | None  # per arm per paired process (the median run's); None: no pair shared one
     confidence: float = 0.95  # the speed verdict's: identical settings called different at most 1 - this
     accuracy_points: int = 0  # validation points the accuracy gate averaged over (0: no paired accuracy)
+    # the seeds the accuracy reference trained again from, for the trainings' noise in the gate (issue 39)
+    noise_seeds: tuple[int, ...] = ()
 
     def words(self, acc: AccuracyVerdict | None = None, pairs: str | None = None,
               steady: str | None = None) -> str:
@@ -85,6 +87,9 @@ class Design:
             at = "at equal samples seen" if acc.exact_points() else f"at the nearest samples seen ({acc.points_note()})"
             text += f"; accuracy paired on the same {acc.paired_on()} {at}, {over}"
             text += f" ({acc.examples_words()})" if acc.examples_words() else ""
+            if self.noise_seeds:
+                text += (f"; the accuracy reference trained again from seed {', '.join(map(str, self.noise_seeds))}, "
+                         "so the interval holds the trainings' noise as well as the examples'")
             if len(acc.outputs) > 1:
                 text += (f", each of the model's {len(acc.outputs)} outputs judged on its own metric "
                          f"({', '.join(o.metric or '?' for o in acc.outputs)}) with a {acc.confidence:.1%} interval "
@@ -94,6 +99,7 @@ class Design:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["gate_arms"] = list(self.gate_arms)
+        d["noise_seeds"] = list(self.noise_seeds)
         return d
 
     @classmethod
@@ -107,7 +113,8 @@ class Design:
                        Lengths(int(lengths["a_steps"]), int(lengths["b_steps"]), _int(lengths.get("a_batch")),
                                _int(lengths.get("b_batch"))),
                        float(d.get("steady_s_aimed") or 0.0), num(d.get("steady_s_measured")),
-                       float(d.get("confidence") or 0.95), int(d.get("accuracy_points") or 0))
+                       float(d.get("confidence") or 0.95), int(d.get("accuracy_points") or 0),
+                       tuple(int(x) for x in d.get("noise_seeds") or ()))
         except (KeyError, TypeError, ValueError):
             return None
 

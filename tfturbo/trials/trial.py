@@ -46,9 +46,13 @@ from ..settings import RunSettings, can_share_process
 from . import accuracy, label_free
 from .design import FULL, PAIRED, SPEED_ONLY, Design, Lengths, full_length_words
 from .speed import SpeedRule
-from .verdict import NOT_APPLIED, AccuracyVerdict, Change, SpeedVerdict, Tolerance, TrialVerdict, keep
+from .verdict import NOT_APPLIED, NOT_MEASURED, AccuracyVerdict, Change, SpeedVerdict, Tolerance, TrialVerdict, keep
 
 A, B = "a", "b"
+# The reference's trainings from other seeds a trial (`ab`) or a study (`tune`, once) adds for the accuracy gate's
+# trainings' noise: with 3 trainings of one configuration the noise rests on 2 degrees of freedom (t = 4.30); with
+# 2 on one (t = 12.7), an interval too wide to judge anything but a collapse (docs/ARCHITECTURE.md)
+SEED_REPLICATES = 2
 NO_PROFILE = (0, 0)
 # The first pair captures a profile (the default window after warm-up) in both runs, so every candidate has a
 # profile.json to compare with the baseline's; its profiled steps stay out of the throughput, as in any run.
@@ -368,6 +372,11 @@ class Trial:
     # reference runs none before its first speed pair)
     a_history: list[dict[str, Any]] = field(default_factory=list)
     way_forward: str = ""  # the way forward this trial takes after an inconclusive verdict (`trials.way_forward`)
+    # trainings of the accuracy reference's configuration from other seeds (`noise_seed`), after the gate's
+    # full-length runs: what the gate measures the trainings' noise from (`accuracy.training_noise`); fewer when
+    # the external reference already holds runs of other seeds, none when B's change did not take effect or B
+    # validated nothing per example. 2 in `ab` and `tune` (SEED_REPLICATES); 0 here: a trial as before
+    seed_replicates: int = 0
     runs: list[MeasuredRun] = field(default_factory=list)
     started: float | None = None
 
@@ -460,13 +469,65 @@ class Trial:
         gate = self.gate_arms()
         if index < len(gate):
             return 1, gate[index]
-        k = index - len(gate)
+        extra = self.seed_runs()
+        if index < len(gate) + extra:  # the reference from another seed: replicates 0, -1, ...
+            return len(gate) - index, A
+        k = index - len(gate) - extra
         replicate = k // 2 + 2
         return replicate, self._order(replicate)[k % 2]
 
     def _runs_through(self, speed_pairs: int) -> int:
         """How many runs the trial has made once `speed_pairs` speed pairs are complete."""
-        return 2 * speed_pairs + (len(self.gate_arms()) if self.first_speed_replicate > 1 else 0)
+        return 2 * speed_pairs + (len(self.gate_arms()) if self.first_speed_replicate > 1 else 0) + self.seed_runs()
+
+    def seed_runs(self) -> int:
+        """How many trainings of the reference from other seeds the trial makes (`seed_replicates`): none once the
+        gate's runs show B's change did not take effect, B's run failed or validated nothing per example, and
+        none when the accuracy reference already holds runs of two seeds."""
+        wanted = max(0, self.seed_replicates + 1 - len(self._reference_seeds())) if self._reference_seeds() else \
+            self.seed_replicates
+        if not wanted:
+            return 0
+        gate = self.gate_arms()
+        if len(self.runs) < len(gate):
+            return wanted  # planned, until the gate's runs say otherwise
+        first_b = next((r for r in self.runs if r.planned.arm == B), None)
+        if first_b is None or first_b.status != COMPLETED or self.change_missing():
+            return 0
+        meta = (first_b.summary or {}).get("paired_validation")
+        return wanted if isinstance(meta, dict) and meta.get("file") else 0
+
+    def _reference_seeds(self) -> set[int]:
+        """The seeds of the external accuracy reference's runs (empty for a trial judged against its own A)."""
+        return {seed for summary, _ in self.accuracy_reference or []
+                if isinstance(seed := ((summary or {}).get("settings") or {}).get("seed"), int)}
+
+    def noise_seed(self, j: int) -> int:
+        """The seed of the `j`-th (1-based) training of the reference from another seed: 1000 × j after the
+        reference's own, past any seed either arm trains from (B's `seed=` in an A/A′ trial)."""
+        ref = self._reference_run_settings()
+        own = ref.seed if ref is not None else self.a.seed
+        taken = {own, self.a.seed, self.b.seed} | self._reference_seeds()
+        seed, k = own, 0
+        while k < j:
+            seed += 1000
+            k += seed not in taken
+        return seed
+
+    def seed_settings(self, replicate: int) -> RunSettings:
+        """The settings of the reference trained from another seed (replicate 0, -1, ...): the accuracy
+        reference's configuration (the external run's recorded settings, else A's full-length run's) at the
+        same length and validation points, from `noise_seed`."""
+        ref = self._reference_run_settings()
+        if ref is None:
+            base = self.full_settings(A)
+        else:
+            base = trial_settings(ref).with_(speed_only=False)
+            if self.xla_cache:
+                base = base.with_(xla_cache=self.xla_cache)
+            if self.val_set:
+                base = base.with_(val_set=self.val_set)
+        return base.with_(seed=self.noise_seed(1 - replicate), no_model=True)
 
     def speed_steps_of(self, arm: str) -> int | None:
         """Steps of `arm`'s speed-only runs, calibrated on its completed runs so far (None: nothing to size from);
@@ -519,6 +580,8 @@ class Trial:
     def settings_of(self, arm: str, replicate: int = 1) -> RunSettings:
         """The settings of `arm`'s run in pair `replicate`: the first pair full length with validation, the
         others speed only, as long as the arm's calibration says (see the module's docstring)."""
+        if replicate < 1:
+            return self.seed_settings(replicate)
         full = self.full_settings(arm)
         steps = self.speed_steps_of(arm) if replicate > 1 else None
         if steps is None:
@@ -583,7 +646,10 @@ class Trial:
         rule = self.rule
         span = f"{rule.min_pairs}–{rule.max_pairs}" if rule.max_pairs > rule.min_pairs else str(rule.min_pairs)
         number = self.speed_pair_number(planned.replicate)
-        if number:
+        if isinstance(planned, PlannedRun) and planned.replicate < 1:
+            text = (f"the accuracy reference trained again from another seed (seed {planned.settings.seed}), for "
+                    f"the trainings' noise (then {span} speed pairs)")
+        elif number:
             text = f"pair {number} of {span}"
         else:
             gate = self.gate_arms()
@@ -606,6 +672,9 @@ class Trial:
 
     def _slot_estimate(self, replicate: int, arm: str) -> float | None:
         """Seconds of the run in `replicate` of `arm` (a paired process: half of it), from what was measured."""
+        if replicate < 1:  # the reference from another seed: as long as the gate's full-length runs
+            full = [r.elapsed_s for r in self.runs if r.planned.replicate == 1 and r.elapsed_s]
+            return sorted(full)[len(full) // 2] if full else None
         if replicate >= 2 and self.paired:  # half a paired process: half its overhead, and its own steady seconds
             overhead = self.paired_overhead_s()
             return overhead / 2 + (self.paired_steady_s() or 0.0) if overhead is not None else None
@@ -716,8 +785,8 @@ class Trial:
         done = len(self.runs)
         if done and self._slot(done)[0] == self.runs[-1].planned.replicate:  # a replicate under way
             return self.runs[-1].status != COMPLETED  # a failed run ends the trial; its pair is never completed
-        if any(r.status != COMPLETED for r in self.runs):
-            return True
+        if any(r.status != COMPLETED for r in self.runs if r.planned.replicate >= 1):  # a seed run's failure only
+            return True  # leaves the trainings' noise unmeasured
         pairs = sum(1 for ra, rb in self.speed_pairs() if ra is not None and rb is not None)
         if pairs >= self.rule.max_pairs:  # whatever the runs measured: a trial never runs past its maximum
             return True
@@ -787,11 +856,12 @@ class Trial:
         a_runs = [r for r in self.runs if r.planned.arm == A]
         validated = [(r.summary, r.run_dir) for r in b_runs  # speed-only runs do not validate
                      if r.status == COMPLETED and not r.planned.settings.speed_only]
-        reference = self.accuracy_reference if self.accuracy_reference is not None else \
+        seeds = [(r.summary, r.run_dir) for r in a_runs if r.planned.replicate < 1 and r.status == COMPLETED]
+        reference = [*self.accuracy_reference, *seeds] if self.accuracy_reference is not None else \
             [(r.summary, r.run_dir) for r in a_runs if r.status == COMPLETED and not r.planned.settings.speed_only]
-        acc = label_free.compare_runs(reference, validated, self.tolerance)
+        acc = not_judged(missing) if missing else label_free.compare_runs(reference, validated, self.tolerance)
 
-        failed_a = next((r for r in a_runs if r.status != COMPLETED), None)
+        failed_a = next((r for r in a_runs if r.status != COMPLETED and r.planned.replicate >= 1), None)
         status = next((r.status for r in b_runs if r.status != COMPLETED), COMPLETED if b_runs else "crashed")
         findings = [f for r in b_runs for f in (r.summary or {}).get("findings") or [] if isinstance(f, dict)]
         xla_active = all((r.summary or {}).get("xla_active", True) is not False for r in b_runs if r.status == COMPLETED)
@@ -820,10 +890,15 @@ class Trial:
         """How this trial measured, as data (study.yaml's `design_record`; `trials.design` words it)."""
         measure = PAIRED if self.paired else SPEED_ONLY if self.rule.steady_s and any(
             r.planned.settings.speed_only for r in self.runs) else FULL
+        paired_accuracy = acc is not None and acc.paired and bool(acc.examples)
+        ref = self._reference_run_settings()
+        seeds = sorted({r.planned.settings.seed for r in self.runs if r.planned.replicate < 1} |
+                       (self._reference_seeds() - {ref.seed if ref is not None else self.a.seed})) \
+            if paired_accuracy else []
         return Design(pairs, measure, self.gate_arms(),
                       Lengths(self.full_settings(A).steps, self.full_settings(B).steps, self._batch(A), self._batch(B)),
                       self.rule.steady_s, self.measured_paired_steady_s(), self.rule.confidence,
-                      len(acc.samples_seen) if acc is not None and acc.paired and acc.examples else 0)
+                      len(acc.samples_seen) if acc is not None and paired_accuracy else 0, tuple(seeds))
 
     def measured_paired_steady_s(self) -> float | None:
         """The steady seconds each arm measured per paired process (the median run's; `design` words it, the
@@ -833,6 +908,13 @@ class Trial:
 
     def measured_seconds(self) -> float:
         return sum(float((r.summary or {}).get("wall_s") or 0.0) for r in self.runs)
+
+
+def not_judged(why: str) -> AccuracyVerdict:
+    """The accuracy verdict of a trial whose change did not take effect: B trained A's configuration, so any
+    difference is the trainings' noise, never the change's; nothing is judged (`checked` False)."""
+    return AccuracyVerdict(None, None, None, NOT_MEASURED, 0, False, checked=False,
+                           explanation=f"not judged: the change did not take effect ({why})")
 
 
 def _steady_s(run: MeasuredRun) -> float:

@@ -187,6 +187,12 @@ class AccuracyVerdict:
     outputs: list[AccuracyVerdict] = field(default_factory=list)
     of_examples: int = 0  # the larger set's examples when only those both arms validated on were paired (else 0)
     capped: bool = False  # the workload has more validation examples than the runs kept (--val-examples)
+    # the trainings' noise held in the interval (`accuracy.TrainingNoise.to_dict`); {}: each arm trained from one
+    # seed, so the interval holds the validation examples' noise only
+    noise: dict[str, Any] = field(default_factory=dict)
+    # judged on an accuracy: every validation loss that got worse beyond its noise (its whole interval above 0),
+    # in words ("val_loss +0.0970 (+13%) [+0.0510, +0.1430]"): what a looser tolerance would also accept
+    also_worse: list[str] = field(default_factory=list)
 
     @property
     def is_loss(self) -> bool:
@@ -203,8 +209,28 @@ class AccuracyVerdict:
         decimals = 4 if not delta or not math.isfinite(delta) else max(4, min(8, 1 - math.floor(math.log10(delta))))
         return f"{value:+.{decimals}f}"
 
+    def trainings(self) -> int:
+        """How many trainings (distinct seeds, both arms) the interval rests on; 0: not measured."""
+        return int(self.noise.get("seeds_a") or 0) + int(self.noise.get("seeds_b") or 0) if self.noise else 0
+
+    def noise_note(self) -> str:
+        """Which part of the interval dominates and how many trainings it rests on: "training noise dominates
+        (±2.9 pp of one training's ±1.1 pp examples'; 3 trainings: 2 of A from different seeds, 1 of B)"; ""
+        when the trainings' noise was not measured."""
+        n = self.noise
+        if not n or not isinstance(n.get("examples_se"), (int, float)):
+            return ""
+        ex, tr = float(n.get("examples_se") or 0.0), float(n.get("training_se") or 0.0)
+
+        def unit(x: float) -> str:
+            return f"±{x:.4g}" if self.is_loss else f"±{x * 100:.2f} pp"
+        which = "the trainings' noise dominates" if tr > ex else "the validation examples' noise dominates"
+        return (f"{which}: trainings {unit(tr)}, examples {unit(ex)} (standard errors); "
+                f"{self.trainings()} trainings: {n.get('seeds_a')} of A, {n.get('seeds_b')} of B, from "
+                f"different seeds")
+
     def text(self) -> str:
-        notes = "; ".join(n for n in (self.points_note(), self.outputs_note()) if n)
+        notes = "; ".join(n for n in (self.points_note(), self.outputs_note(), self.noise_note()) if n)
         if self.explanation:
             return f"{self.explanation} ({notes})" if notes else self.explanation
         if self.delta is None:
@@ -276,6 +302,8 @@ class AccuracyVerdict:
                 **({"outputs": [o.to_dict() for o in self.outputs]} if self.outputs else {}),
                 **({"of_examples": self.of_examples} if self.of_examples else {}),
                 **({"capped": True} if self.capped else {}),
+                **({"noise": dict(self.noise)} if self.noise else {}),
+                **({"also_worse": list(self.also_worse)} if self.also_worse else {}),
                 **({"unit": self.unit} if self.unit != "example" else {})}
 
     @classmethod
@@ -290,7 +318,9 @@ class AccuracyVerdict:
                    str(d.get("unit") or "example"),
                    _num(d.get("base")), _num(d.get("confidence")) or 0.95,
                    [cls.from_dict(o) for o in d.get("outputs") or [] if isinstance(o, dict)],
-                   int(d.get("of_examples") or 0), bool(d.get("capped", False)))
+                   int(d.get("of_examples") or 0), bool(d.get("capped", False)),
+                   dict(d["noise"]) if isinstance(d.get("noise"), dict) else {},
+                   [str(w) for w in d.get("also_worse") or [] if isinstance(w, str)])
 
 
 @dataclass

@@ -24,6 +24,7 @@ rung: `commands.tune.ways_forward_text`). The choice is recorded with the rung's
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -44,7 +45,10 @@ class WayForward:
     tolerance_pp: float | None  # the accuracy tolerance under which the measured interval passes
     examples_needed: int | None
     examples_available: int | None  # validation examples the data holds (None: not known)
-    recommended: str  # "loss" | "examples" | "tolerance" | ""
+    recommended: str  # "loss" | "examples" | "seeds" | "" — never "tolerance" (it accepts a model, decides nothing)
+    worst_pp: float | None = None  # the interval's worse end (pp below A): what a tolerance would accept
+    also_worse: tuple[str, ...] = ()  # every loss worse beyond its noise (`AccuracyVerdict.also_worse`)
+    seeds: bool = False  # the trainings' noise dominates the interval: more trainings, not examples, decide it
 
     def lines(self) -> list[str]:
         """The options in words, the recommended one first and marked."""
@@ -52,19 +56,28 @@ class WayForward:
         if self.loss is not None and self.loss.delta is not None:
             options["loss"] = (f"Judge on the validation loss (paired on the same examples, continuous, so tighter "
                                f"on a small set): {self.loss.text()} — {self.loss.verdict}.")
+        if self.seeds:
+            options["seeds"] = ("Train more seeds: the trainings' noise dominates this interval, so more "
+                                "validation examples would not narrow it; each seed of either configuration costs "
+                                "one full-length training (tfturbo ab --b seed=N, or a study's reference trained "
+                                "again).")
         if self.examples_needed and self.examples_available and self.examples_available < self.examples_needed:
-            options["examples"] = (f"More validation examples would decide it (about {self.examples_needed:,}), "
-                                   f"but the data holds only {self.examples_available:,}.")
-        elif self.examples_needed:
+            pass  # not a way: the data holds too few (the verdict's own words say how many it had)
+        elif self.examples_needed and not self.seeds:
             have = f" (the data holds {self.examples_available:,})" if self.examples_available else ""
             options["examples"] = (f"Validate on more examples: about {self.examples_needed:,} would decide it"
                                    f"{have}; --val-examples {self.examples_needed}.")
         if self.tolerance_pp is not None:
-            options["tolerance"] = (f"Accept a larger accuracy tolerance, if a change of up to {self.tolerance_pp:.2g} "
-                                    f"pp is acceptable for this model: this interval passes at "
-                                    f"--accuracy-tolerance {self.tolerance_pp:.2g} (recorded in the study and the "
-                                    "report).")
-        order = [self.recommended] + [k for k in ("loss", "examples", "tolerance") if k != self.recommended]
+            worst = f"{self.worst_pp:.2f}" if self.worst_pp is not None else f"{self.tolerance_pp:.2g}"
+            worse = (" It would also accept what got worse beyond its noise: " + "; ".join(self.also_worse) + "."
+                     if self.also_worse else "")
+            options["tolerance"] = (f"Accept a larger accuracy tolerance ({self.tolerance_pp:.2g} pp, "
+                                    f"--accuracy-tolerance {self.tolerance_pp:.2g}): it decides nothing, it accepts "
+                                    f"a model whose accuracy may be up to {worst} pp below the baseline's (the "
+                                    f"interval's worse end).{worse} A study setting: the confirmation, the record "
+                                    "and the report use and state it.")
+        order = [self.recommended] + [k for k in ("loss", "seeds", "examples", "tolerance")
+                                      if k != self.recommended]
         return [("Recommended: " if k == self.recommended else "Or: ") + options[k] for k in order if k in options]
 
 
@@ -81,15 +94,19 @@ def way_forward(acc: AccuracyVerdict, tolerance: Tolerance, a: ArmData | None = 
     tolerance_pp = math.ceil(-lo * 100 * 10) / 10 if lo < 0 else None  # the worse end, rounded up to 0.1 pp
     half, room = (acc.ci95[1] - lo) / 2, acc.delta + tolerance.accuracy_pp / 100
     needed = int(math.ceil(acc.examples * (half / room) ** 2)) if half > 0 and room > 0 else None
+    noise = acc.noise or {}
+    seeds = float(noise.get("training_se") or 0.0) > float(noise.get("examples_se") or 0.0)
+    also_worse = tuple(acc.also_worse)
     if loss is not None and loss.verdict == WITHIN:
         recommended = "loss"
-    elif needed and examples_available and examples_available >= needed:
+    elif seeds:
+        recommended = "seeds"
+    elif needed and (examples_available is None or examples_available >= needed):
         recommended = "examples"
-    elif tolerance_pp is not None:
-        recommended = "tolerance"
     else:
-        recommended = "examples" if needed else ""
-    return WayForward(loss, tolerance_pp, needed, examples_available, recommended)
+        recommended = ""  # nothing the data allows decides it; a looser tolerance is never the recommendation
+    return WayForward(loss, tolerance_pp, needed, examples_available, recommended,
+                      -lo * 100 if lo < 0 else None, also_worse, seeds)
 
 
 def examples_available(summaries: list[dict]) -> int | None:
@@ -115,13 +132,19 @@ def for_rung(study_dir: Path, rung, tolerance: Tolerance, baseline) -> WayForwar
             or decision.speed.verdict != FASTER:
         return None
     a, b = ArmData(), ArmData()
+    seeds = []  # the reference trained from other seeds (`Trial.seed_settings`: replicates 0, -1, ... of A)
     for name in rung.replicates or [rung.name]:
         record = load_run(Path(study_dir) / RUNS_DIR / name)
         if ((record.summary or {}).get("settings") or {}).get("speed_only"):
             continue  # as the trial's gate: speed-only runs do not validate
-        (a if ".a" in name else b).add_run(record.summary, record.path)
+        if re.search(r"\.a(0|-\d+)$", name):
+            seeds.append(record)
+        else:
+            (a if ".a" in name else b).add_run(record.summary, record.path)
     if not (a.correct or a.loss) and baseline is not None and baseline.run:
         record = load_run(Path(study_dir) / baseline.run)
+        a.add_run(record.summary, record.path)
+    for record in seeds:
         a.add_run(record.summary, record.path)
     return way_forward(decision.accuracy, decision.rule or tolerance, a, b,
                        examples_available(a.summaries + b.summaries))
@@ -129,12 +152,15 @@ def for_rung(study_dir: Path, rung, tolerance: Tolerance, baseline) -> WayForwar
 
 def rule_for(way: str, forward: WayForward, tolerance: Tolerance, accuracy_pp: float | None = None) -> Tolerance:
     """The accuracy rule a way forward judges by: on the loss (the same tolerances), or with an accuracy
-    tolerance (`accuracy_pp`, the user's; by default the one the measured interval passes at)."""
+    tolerance (`accuracy_pp`, the user's; by default the one the measured interval passes at); "metric" undoes
+    "loss" (the validation metric again, the same tolerances)."""
     if way == "loss":
         return replace(tolerance, judge_on="loss")
+    if way == "metric":
+        return replace(tolerance, judge_on="metric")
     pp = accuracy_pp if accuracy_pp is not None else forward.tolerance_pp
     if way == "tolerance" and pp is not None:
-        return replace(tolerance, accuracy_pp=pp)
+        return replace(tolerance, accuracy_pp=pp, judge_on="metric")
     raise ValueError(f"no rule for the way forward {way!r}")
 
 

@@ -35,6 +35,7 @@ runs lead to the same decisions as an uninterrupted study.
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
@@ -57,7 +58,7 @@ from ..settings import DEFAULT_SEED, RunSettings
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
 from ..trials.speed import samples_per_s
-from ..trials.trial import PlannedPair, PlannedRun, Trial, speed_in_paired_processes
+from ..trials.trial import SEED_REPLICATES, PlannedPair, PlannedRun, Trial, speed_in_paired_processes
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from ..verdicts import Verdict
 from . import levers
@@ -146,6 +147,27 @@ def against_baseline(reference: RunSettings, baseline: RunSettings) -> bool:
     return replicate_key(reference.to_dict()) == replicate_key(baseline.to_dict())
 
 
+def seed_references(study_path: Path, baseline: Rung, own: str = "") -> list[tuple[dict[str, Any] | None,
+                                                                                  Path | None]]:
+    """The baseline's configuration trained from other seeds by the study's earlier trials (their reference's
+    seed replicates, `runs/NN-name.a0`, `.a-1`), at the baseline run's length and validation points: the trainings'
+    noise of the accuracy gate is measured once per study, and every later rung is judged against them too
+    (`Trial.seed_runs`: a reference of two seeds trains none again). Not the rung `own`'s: a resumed trial
+    takes its own seed run back as its own run."""
+    base = (baseline.summary or {}).get("settings") or {}
+    key, length = replicate_key({**base, "seed": None}), (base.get("steps"), base.get("val_every"))
+    found: list[tuple[dict[str, Any] | None, Path | None]] = []
+    for run_dir in sorted((study_path / RUNS_DIR).glob("*.a[0-]*")) if base else []:
+        if not re.search(r"\.a(0|-\d+)$", run_dir.name) or run_dir.name.startswith(f"{own}.a"):
+            continue
+        s = load_run(run_dir).summary or {}
+        ran = s.get("settings") or {}
+        if s.get("status") == protocol.RunStatus.COMPLETED and (s.get("paired_validation") or {}).get("file") \
+                and replicate_key({**ran, "seed": None}) == key and (ran.get("steps"), ran.get("val_every")) == length:
+            found.append((s, run_dir))
+    return found
+
+
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
                options: TuneOptions, share_process: bool = True, profiled: bool = False,
                accelerator: bool = False) -> Trial:
@@ -159,7 +181,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     baseline run has fewer)."""
     a, way = reference.settings, ""
     reference_runs: list[tuple[dict[str, Any] | None, Path | None]] | None = [
-        (baseline.summary, study_path / str(baseline.run))]
+        (baseline.summary, study_path / str(baseline.run)), *seed_references(study_path, baseline, name)[:SEED_REPLICATES]]
     if settings.val_examples > baseline.settings.val_examples:
         a, way = a.with_(val_examples=settings.val_examples), "examples"
         if against_baseline(reference.settings, baseline.settings):
@@ -170,7 +192,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
                  label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR),
                  val_set=str(study_path / VALIDATION_DIR), share_process=share_process, accelerator=accelerator,
                  not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
-                 way_forward=way, a_history=[reference.summary] if reference.summary else [])
+                 way_forward=way, a_history=[reference.summary] if reference.summary else [], seed_replicates=SEED_REPLICATES)
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -677,14 +699,19 @@ class StudyEngine:
 
     def rejudge(self, name: str, rule: Tolerance, way: str) -> TrialVerdict:
         """Judge the last measured rung's trial again under another accuracy `rule`, from the runs it measured
-        (no new run): the way forward `way` ("loss", "tolerance") the user took after an inconclusive accuracy
-        verdict. The new verdict says which rule judged it and why, is recorded in study.yaml (the rung's
-        `rule` and `way_forward`), and the best configuration follows it."""
+        (no new run): the way forward `way` ("loss", "tolerance"; "metric" undoes "loss") the user took after
+        an inconclusive accuracy verdict. The new verdict says which rule judged it and why, is recorded in
+        study.yaml (the rung's `rule` and `way_forward`, and the study's options: every later trial, the
+        confirmation's included, judges by it), and the best configuration follows it."""
         refused = self.rejudge_refused(name)
         if refused is not None:
             raise refused
         trial, rung = self.trials[name], self._decisions.rungs[-1]
         trial.tolerance, trial.way_forward = rule, way
+        # the rule the user chose is the study's from now on (issue 39): the confirmation judges by it, study.yaml
+        # records it, the report states it; "metric" undoes "loss"
+        self.opts.tolerance = rule
+        self.study.options = self.opts.to_dict()
         verdict = trial.verdict()
         name_rule(verdict)
         lever = self._lever_of(rung)

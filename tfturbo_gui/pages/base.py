@@ -254,16 +254,25 @@ class WizardPage(QWidget):
         """The `way_bar` of a page with a trial: the ways forward of `rung`'s inconclusive accuracy as buttons,
         enabled while it may be judged again; returns them (None: its verdict needs none)."""
         way = self.session.way_forward(rung)
+        decision = getattr(rung, "decision", None)
         self.way_bar.set_options(way, way is not None and self.session.more_examples_here(rung, way),
-                                 enabled=self.session.can_rejudge(rung))
+                                 enabled=self.session.can_rejudge(rung),
+                                 undo_loss=decision is not None and decision.way_forward == "loss")
         return way
 
-    def ask_tolerance(self, suggested: float) -> float | None:
+    def ask_tolerance(self, suggested: float, forward=None) -> float | None:
         """The accuracy tolerance the user accepts, in pp (None: cancelled); `suggested`: where this interval
-        passes."""
+        passes. It says what it would accept (issue 39): the interval's worse end and every loss worse beyond
+        its noise (`forward`: the `WayForward`)."""
+        worst = getattr(forward, "worst_pp", None)
+        worse = list(getattr(forward, "also_worse", ()) or ())
+        accepts = (f"It accepts a model whose accuracy may be up to {worst:.2f} pp below the baseline's (the "
+                   "interval's worse end)" if worst is not None else "It accepts the measured interval")
+        accepts += (". Also worse beyond its noise: " + "; ".join(worse) + "." if worse else ".")
         value, ok = QInputDialog.getDouble(
             self, "Accuracy tolerance", "Accept an accuracy change of up to (percentage points):\n"
-            f"this trial's interval passes at {suggested:g} pp; the choice is recorded in the study and the report.",
+            f"this trial's interval passes at {suggested:g} pp. {accepts}\nThe tolerance becomes the study's: the "
+            "confirmation, the record and the report use and state it.",
             suggested, 0.0, 100.0, 1)
         return value if ok else None
 
@@ -273,6 +282,13 @@ class WizardPage(QWidget):
         measure its trial again on more validation examples (None: nothing judged now). Nothing is kept
         without the verdict saying which rule judged it."""
         forward = self.session.way_forward(rung)
+        if way == "metric" and not self.run_panel.is_running():  # undo "judge on the loss": no way forward needed
+            try:
+                return self.session.take_way_forward(rung, way)
+            except UserError as e:
+                self.busy_note.setText(str(e))
+                self.busy_note.show()
+                return None
         if forward is None or self.run_panel.is_running():
             return None
         if way == "examples":
@@ -280,7 +296,7 @@ class WizardPage(QWidget):
             return None
         pp = None
         if way == "tolerance":  # offered with the tolerance this interval passes at (WayForwardBar)
-            pp = self.ask_tolerance(forward.tolerance_pp) if forward.tolerance_pp is not None else None
+            pp = self.ask_tolerance(forward.tolerance_pp, forward) if forward.tolerance_pp is not None else None
             if pp is None:
                 return None
         try:
