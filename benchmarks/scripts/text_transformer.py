@@ -40,7 +40,7 @@ class TokenAndPositionEmbedding(layers.Layer):
         return self.token_emb(x) + self.pos_emb(positions)
 
 
-inputs = layers.Input(shape=(maxlen,))
+inputs = layers.Input(shape=(maxlen,), dtype="int32")
 x = TokenAndPositionEmbedding(maxlen, vocab, embed)(inputs)
 x = TransformerBlock(embed, heads, ff)(x)
 x = layers.GlobalAveragePooling1D()(x)
