@@ -4,6 +4,13 @@
     python benchmarks/trial_efficiency.py interleave builtin:transformer --code before=CHECKOUT --code after=CHECKOUT \
         --out DIR [--rounds 2]
     python benchmarks/trial_efficiency.py analyze DIR [DIR ...]
+    python benchmarks/trial_efficiency.py scripts --code before=CHECKOUT --code after=CHECKOUT --out DIR \
+        [-- more tune options]
+
+`scripts` (issue 40) runs `interleave` for one round on each of the keras-io-style training scripts in
+benchmarks/scripts/ (an LSTM forecaster, a small text transformer, a CNN with augmentation; tiny synthetic
+data, no downloads), alternating which code goes first from one script to the next, after timing each
+script's own `python SCRIPT` run once (the table's "× plain").
 
 `run` times `tfturbo tune WORKLOAD --out DIR/study --no-report` at default
 settings with the tfturbo of `--code` (PYTHONPATH), sampling the machine's
@@ -75,7 +82,18 @@ def machine_probe() -> float:
     return sorted(times)[len(times) // 2]
 
 
-def run(workload: str, code: Path, out: Path, label: str, extra: list[str]) -> None:
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+
+
+def plain_run_s(script: Path) -> float:
+    """Seconds of the script's own `python SCRIPT` run (interpreter start and imports included)."""
+    started = time.time()
+    subprocess.run([sys.executable, str(script)], cwd=str(script.parent), stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)
+    return time.time() - started
+
+
+def run(workload: str, code: Path, out: Path, label: str, extra: list[str], plain_s: float | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     probe_before = machine_probe()
     loads: list[float] = []
@@ -97,7 +115,7 @@ def run(workload: str, code: Path, out: Path, label: str, extra: list[str]) -> N
     doc = {"workload": workload, "label": label, "code": str(code), "exit_code": code_, "wall_s": wall,
            "load_start": load_start, "load_mean": sum(loads) / len(loads) if loads else load_start,
            "load_max": max(loads, default=load_start), "cpus": os.cpu_count(), "extra": extra,
-           "probe_ms": [probe_before, machine_probe()]}
+           "probe_ms": [probe_before, machine_probe()], "plain_s": plain_s}
     (out / "bench.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 
@@ -231,13 +249,17 @@ def _baseline_step_ms(runs: Path) -> float | None:
 
 
 def table(results: list[dict]) -> str:
-    head = ["workload", "code", "wall time", "runs", "steady share", *PHASES, "machine load (1-min avg, mean/max)",
+    head = ["workload", "code", "wall time", "× plain", "runs", "steady share", *PHASES,
+            "machine load (1-min avg, mean/max)",
             "machine probe before/after", "baseline median step"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         wall = r["wall_s"]
         note = "" if r.get("exit_code") == 0 else f" (did not finish: {r.get('note') or 'exit ' + str(r.get('exit_code'))})"
-        cells = [r["workload"], r["label"], f"{wall:.0f} s{note}", str(r["runs"]), f"{r['steady_share']:.1%}"]
+        plain = r.get("plain_s")
+        cells = [Path(r["workload"]).name, r["label"], f"{wall:.0f} s{note}",
+                 f"{wall / plain:.0f}× (of {plain:.0f} s)" if plain else "", str(r["runs"]),
+                 f"{r['steady_share']:.1%}"]
         cells += [f"{r['phases'][p]:.0f} s ({r['phases'][p] / wall:.0%})" for p in PHASES]
         cells.append(f"{r['load_mean']:.1f} / {r['load_max']:.1f} on {r['cpus']} cores")
         probe = r.get("probe_ms")
@@ -264,6 +286,11 @@ def main() -> None:
     i.add_argument("--out", type=Path, required=True)
     i.add_argument("--rounds", type=int, default=2, help="rounds; even rounds run the codes in reverse order")
     i.add_argument("extra", nargs="*", help="more `tune` options (after --)")
+    sc = sub.add_parser("scripts")
+    sc.add_argument("--code", action="append", required=True, metavar="LABEL=CHECKOUT")
+    sc.add_argument("--out", type=Path, required=True)
+    sc.add_argument("--only", action="append", help="script names (default: every one in benchmarks/scripts)")
+    sc.add_argument("extra", nargs="*", help="more `tune` options (after --)")
     a = sub.add_parser("analyze")
     a.add_argument("folders", type=Path, nargs="+")
     args = parser.parse_args()
@@ -277,6 +304,19 @@ def main() -> None:
             for label, checkout in (codes if round_ % 2 == 0 else codes[::-1]):
                 folder = args.out / f"{round_ + 1}-{label}"
                 run(args.workload, Path(checkout), folder, label, args.extra)
+                folders.append(folder)
+                print(table([analyze(folder)]), flush=True)
+        print(table([analyze(f) for f in folders]))
+    elif args.command == "scripts":
+        codes = [tuple(spec.split("=", 1)) for spec in args.code]
+        folders = []
+        scripts = sorted(SCRIPTS.glob("*.py"))
+        scripts = [p for p in scripts if not args.only or p.stem in args.only]
+        for k, script in enumerate(scripts):
+            plain = plain_run_s(script)
+            for label, checkout in (codes if k % 2 == 0 else codes[::-1]):
+                folder = args.out / f"{script.stem}-{label}"
+                run(str(script), Path(checkout), folder, label, args.extra, plain)
                 folders.append(folder)
                 print(table([analyze(folder)]), flush=True)
         print(table([analyze(f) for f in folders]))

@@ -363,6 +363,21 @@ def configuration_defaults() -> dict[str, Any]:
     return {f.name: default_of(f) for f, s in declared() if not s.measurement}
 
 
+# measurement settings that change neither what a run trains nor where it validates: the profiler window (its
+# steps stay out of the throughput), whether the model is saved, and the XLA cache folder (compile time only)
+NOT_TRAINING = ("profile", "no_model", "xla_cache")
+
+
+def training_key(settings: RunSettings, batch_size: int | None = None) -> tuple[tuple[str, str], ...]:
+    """Runs with equal keys were trained the same way: the same configuration, seed, length, validation points
+    and validation examples, so one stands for the other wherever a full-length run's curve and its samples
+    are what is used (a trial's reference run that a study already trained: `Trial.finished`). Stricter than
+    `compare.replicate_key`, which ignores how long a run trained and where it validated. `batch_size`: the
+    batch the run trained at, when its settings left it to the workload (None)."""
+    s = settings.with_(batch_size=settings.batch_size or batch_size, val_every=settings.effective_val_every())
+    return tuple((f.name, repr(getattr(s, f.name))) for f, _ in declared() if f.name not in NOT_TRAINING)
+
+
 def can_share_process(a: RunSettings, b: RunSettings, accelerator: bool = False) -> bool:
     """True when runs of `a` and `b` can be built and measured in one backend process (a trial's paired speed
     replicates, docs/ARCHITECTURE.md "Measurement rules").

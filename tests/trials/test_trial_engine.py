@@ -305,3 +305,63 @@ def test_a_verdict_says_how_many_pairs_ran_but_measured_too_little_to_count():
                                    "measured too little steady state to count)"), verdict.text()
     every = rule.verdict(a[3:], b[3:])  # all counted: nothing to add
     assert "too little" not in every.text()
+
+
+def test_a_reference_run_the_study_already_trained_the_same_way_is_reused_not_trained_again(tmp_path):
+    """Issue 40: in a trial whose arms cannot share a process (a training script), A's full-length run would train
+    the reference configuration again with validation, as its rung's own run already did. The trial takes that
+    run (same settings, seed, length and validation points: `training_key`), says so in its plan, and counts no
+    speed ratio against it (it ran minutes before B's); a run trained another way is not taken."""
+    from tfturbo.settings import training_key
+    from tfturbo.trials.trial import FinishedRun
+
+    a = RunSettings("builtin:fake", batch_size=64, steps=300, val_every=60)
+    b = a.with_(xla_autoclustering=True)  # a process-global setting: each run in its own process
+    earlier = measured(a, 10.0, steady_from=21)
+    other_length = a.with_(steps=200)
+    finished = {training_key(a.with_(profile=None, xla_cache="cache", no_model=True)):
+                FinishedRun("01-baseline", earlier, tmp_path / "01-baseline"),
+                training_key(other_length): FinishedRun("09-shorter", measured(other_length, 10.0), None)}
+    trial = Trial(a, b, SpeedRule(3, 6, steady_s=3.0), finished=finished, xla_cache="cache")
+    plan = trial.plan()
+    assert plan.reused == "01-baseline" and "A's full-length run re-used from 01-baseline" in plan.text()
+    assert (plan.min_runs, plan.max_runs) == (7, 13)  # B's gate run, then 3–6 speed pairs
+    executed = []
+
+    def execute(planned):
+        executed.append((planned.arm, planned.replicate, planned.settings.speed_only))
+        return measured(planned.settings, 8.0 if planned.arm == "b" else 10.0, steady_from=21), None
+
+    verdict = run_trial(trial, execute)
+    assert executed[0] == ("b", 1, False)  # B's full-length run; A's is never planned
+    assert all(speed_only for arm, replicate, speed_only in executed[1:])
+    assert ("a", 1, False) not in executed
+    taken = [r for r in trial.runs if r.reused]
+    assert [(r.planned.name, r.summary is earlier) for r in taken] == [("01-baseline", True)]
+    assert trial.own_runs() == [r for r in trial.runs if not r.reused] and len(trial.own_runs()) == len(executed)
+    assert verdict.speed.replicates == len(trial.speed_pairs()) and trial.first_speed_replicate == 2
+    assert "A's re-uses 01-baseline" in verdict.design
+    # the same trial where the study trained A's configuration only for another length: A trains its own run
+    again = Trial(a, b, SpeedRule(3, 6, steady_s=3.0), finished={training_key(other_length): finished[
+        training_key(other_length)]})
+    assert again.plan().reused == "" and again.next_run().arm == "b"
+    again.record(again.next_run(), measured(b, 8.0), None)
+    assert (again.next_run().arm, again.next_run().replicate) == ("a", 1)
+
+
+def test_a_reference_run_is_trained_again_where_taking_it_would_cost_more_than_it_saves():
+    """Taking A's run costs one more speed pair: with full-length pairs (steady_s 0) that pair is as long as the
+    run, and a run whose own time is mostly start-up (two speed-only runs would take longer) is not worth it."""
+    from tfturbo.settings import training_key
+    from tfturbo.trials.trial import FinishedRun
+
+    a = RunSettings("builtin:fake", batch_size=64, steps=300, val_every=60)
+    b = a.with_(xla_autoclustering=True)
+    # 8 s to start and build, 1 s of warm-up: a speed-only run of 3 s steady takes 12 s, two of them 24 s
+    quick = {**measured(a, 10.0, steady_from=21), "process_s": 12.0, "wall_s": 4.0}  # its fit() took 4 s
+    slow = {**measured(a, 10.0, steady_from=21), "process_s": 60.0, "wall_s": 52.0}  # epochs and validation
+    for summary_, rule, taken in [(quick, SpeedRule(3, 6, steady_s=3.0), False),
+                                  (slow, SpeedRule(3, 6, steady_s=3.0), True),
+                                  (slow, SpeedRule(3, 6, steady_s=0.0), False)]:
+        trial = Trial(a, b, rule, finished={training_key(a): FinishedRun("01-baseline", summary_)})
+        assert (trial.plan().reused == "01-baseline") is taken

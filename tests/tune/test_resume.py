@@ -61,7 +61,8 @@ def options(out: Path) -> TuneOptions:
     return TuneOptions("builtin:fake", out, steps=100, min_replicates=2, max_replicates=3)
 
 
-def killed(out: Path, runner: RecordedRuns, monkeypatch=None, kill_on_save: int | None = None) -> None:
+def killed(out: Path, runner: RecordedRuns, monkeypatch=None, kill_on_save: int | None = None,
+           opts: TuneOptions | None = None) -> None:
     """The study in a child process that is SIGKILLed where the runner (or the nth study.yaml write) says."""
     pid = os.fork()
     if pid == 0:
@@ -77,7 +78,7 @@ def killed(out: Path, runner: RecordedRuns, monkeypatch=None, kill_on_save: int 
                 real(path, data)
             study_mod.write_yaml = half_written
         try:
-            Ladder(options(out), runner=runner).run()
+            Ladder(opts or options(out), runner=runner).run()
         finally:
             os._exit(0)
     _, status = os.waitpid(pid, 0)
@@ -164,3 +165,38 @@ def test_the_same_command_continues_and_restart_starts_over(tmp_path, monkeypatc
     assert cli.main(argv + ["--restart"]) == 0
     assert "restart: deleted the study" in capsys.readouterr().err
     assert set(again.measured) >= before  # everything measured again from the start
+
+
+def script_options(out: Path) -> TuneOptions:
+    """A training script's study: its runs cannot share a process, so each trial's reference arm would train
+    the reference configuration's full length again (issue 40)."""
+    script = out.parent / "train.py"
+    script.write_text("print('trains')\n")
+    return TuneOptions(str(script), out, steps=100, min_replicates=2, max_replicates=3)
+
+
+@pytest.mark.parametrize("kill_at", [("02-mixed_bfloat16", "after"), ("03-xla.a2", "during")])
+def test_a_scripts_study_trains_each_reference_once_and_resumes_to_the_same_study(tmp_path, kill_at):
+    """Nothing trained twice: the baseline configuration is trained the full length with validation once (its
+    rung's own run), and each later trial takes its reference run from the study (plan text says which). A
+    study killed just after a trial's gate run, or in a speed pair, resumes to the same study.yaml."""
+    whole_out = tmp_path / "whole" / "s"
+    whole_out.parent.mkdir()
+    lines: list[str] = []
+    runner = RecordedRuns()
+    Ladder(script_options(whole_out), runner=runner, say=lines.append).run()
+    full_length = [s for s in runner.runs if not s.speed_only]
+    assert [s for s in full_length if s.policy == "float32"] == [runner.runs[0]]  # the baseline's run only
+    assert not [n for n in runner.measured if n.endswith(".a1")]  # every reference run was re-used
+    assert any("A's full-length run re-used from 01-baseline" in line for line in lines)
+    doc = yaml.safe_load((whole_out / "study.yaml").read_text())
+    assert all("01-baseline" not in rung["replicates"] for rung in doc["ladder"] if rung["name"] != "01-baseline")
+
+    out = tmp_path / "killed" / "s"
+    out.parent.mkdir()
+    killed(out, RecordedRuns(kill_at=kill_at), opts=script_options(out))
+    before = finished_runs(out)
+    resumed = RecordedRuns()
+    Ladder(script_options(out), runner=resumed, resume=True).run()
+    assert not set(resumed.measured) & before
+    assert as_read(out).replace(str(out.parent), "DIR") == as_read(whole_out).replace(str(whole_out.parent), "DIR")

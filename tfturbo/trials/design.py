@@ -47,6 +47,7 @@ class Design:
     accuracy_points: int = 0  # validation points the accuracy gate averaged over (0: no paired accuracy)
     # the seeds the accuracy reference trained again from, for the trainings' noise in the gate (issue 39)
     noise_seeds: tuple[int, ...] = ()
+    reused_from: str = ""  # the run A's full-length run re-used, trained the same way earlier in the study (issue 40)
 
     def words(self, acc: AccuracyVerdict | None = None, pairs: str | None = None,
               steady: str | None = None) -> str:
@@ -66,16 +67,23 @@ class Design:
                 f"{1 - self.confidence:.0%} of the time; a trial stops early once the verdict is clear or the "
                 f"pairs left could hardly change it. ")
         full = self.lengths.words()
+        reused = (f" (A's re-uses {self.reused_from}, trained the same way earlier in this study)"
+                  if self.reused_from else "")
         if self.pairs_measure == PAIRED:
-            gate = "B's first run trained" if self.gate_arms == ("b",) else "A and B each trained"
-            text += (f"Before the pairs, {gate} {full} with validation, for the accuracy gate only (a ratio of "
-                     f"two separate full-length runs does not count for speed); ")
+            gate = "B's first run trained" if self.gate_arms == ("b",) or self.reused_from else "A and B each trained"
+            text += (f"Before the pairs, {gate} {full} with validation{reused}, for the accuracy gate only (a "
+                     f"ratio of two separate full-length runs does not count for speed); ")
             text += (f"each pair measures speed only with A and B in one process, in interleaved blocks (ABBA "
                      f"BAAB) so a drift of the machine falls on both, each arm "
                      f"{steady_words(steady if steady else measured)} (at least {self.steady_s_aimed:g} s; the "
                      f"two arms together as long as the process's own start-up, builds and warm-ups)"
                      if measured is not None else
                      f"each pair measures speed only, sized for {self.steady_s_aimed:g} s of steady state each")
+        elif self.reused_from:
+            text += (f"Before the pairs, B's first run trained {full} with validation{reused}, for the accuracy "
+                     f"gate only (a ratio against a run trained minutes before does not count for speed); " +
+                     (f"the pairs measure speed only, sized for {self.steady_s_aimed:g} s of steady state each"
+                      if self.steady_s_aimed else f"each pair then trains {full}"))
         elif self.pairs_measure == SPEED_ONLY:
             text += (f"The first pair trains {full} with validation; the others measure speed only, sized for "
                      f"{self.steady_s_aimed:g} s of steady state each")
@@ -114,7 +122,7 @@ class Design:
                                _int(lengths.get("b_batch"))),
                        float(d.get("steady_s_aimed") or 0.0), num(d.get("steady_s_measured")),
                        float(d.get("confidence") or 0.95), int(d.get("accuracy_points") or 0),
-                       tuple(int(x) for x in d.get("noise_seeds") or ()))
+                       tuple(int(x) for x in d.get("noise_seeds") or ()), str(d.get("reused_from") or ""))
         except (KeyError, TypeError, ValueError):
             return None
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..numbers import counted, duration_text
-from ..settings import RunSettings, can_share_process
+from ..settings import RunSettings, can_share_process, training_key
 from . import accuracy, label_free
 from .design import FULL, PAIRED, SPEED_ONLY, Design, Lengths, full_length_words
 from .speed import SpeedRule
@@ -111,10 +111,21 @@ class MeasuredRun:
     # shared equally by its two runs
     elapsed_s: float | None = None
     paired: bool = False  # measured with the other arm in one process (`PlannedPair`)
+    reused: bool = False  # a run the study trained before (`FinishedRun`, planned.name is its name), not measured here
 
     @property
     def status(self) -> str:
         return str((self.summary or {}).get("status") or "crashed")
+
+
+@dataclass
+class FinishedRun:
+    """A completed full-length run a study already holds (its run directory `name`): a trial whose reference
+    run would train the same way (`settings.training_key`) takes it instead of training it again."""
+
+    name: str
+    summary: dict[str, Any]
+    run_dir: Path | None = None
 
 
 def trial_settings(settings: RunSettings) -> RunSettings:
@@ -291,11 +302,15 @@ class TrialPlan:
     batches: tuple[int | None, int | None] = (None, None)  # (A, B) batch sizes, when known
     gate_arms: tuple[str, ...] = (A, B)  # the arms with a full-length run; paired: before the speed pairs
     gate: str = ""  # which accuracy gate will judge (`accuracy.planned_gate`); "": not known before a run says
+    reused: str = ""  # the study's run A's full-length run re-uses (`Trial.reused_run`); "": A trains its own
 
     @property
     def gate_runs(self) -> int:
-        """Full-length runs that are not a speed pair (paired: the accuracy gate's; else 0, pair 1 counts)."""
-        return len(self.gate_arms) if self.paired else 0
+        """Full-length runs to train that are not a speed pair (paired, or A's run re-used: the accuracy gate's
+        and the fresh ones only; else 0, pair 1 counts)."""
+        if not (self.paired or self.reused):
+            return 0
+        return len(self.gate_arms) - (1 if self.reused and A in self.gate_arms else 0)
 
     @property
     def min_runs(self) -> int:
@@ -320,18 +335,24 @@ class TrialPlan:
         if not self.steady_s:
             return f"{pairs} ({runs} runs), each training {full} " + ("(no validation data)" if none else
                                                                         "with validation")
+        gate = "B trains" if self.gate_arms == (B,) or self.reused else "A and B each train"
+        reused = (f", A's full-length run re-used from {self.reused} (trained the same way in this study: same "
+                  f"settings, seed, length and validation points; it counts for no speed ratio)"
+                  if self.reused else "")
         if self.paired:
             aim = (f"{self.steady_s:.0f} s of steady state per arm (the two arms together as long as the "
                    f"process's own start-up, builds and warm-ups)" if self.sized else
                    f"at least {self.steady_s:g} s of steady state per arm, more if the first runs show the "
                    f"process's start-up, builds and warm-ups take longer")
-            gate = "B trains" if self.gate_arms == (B,) else "A and B each train"
-            return (f"{runs} runs: first {gate} {full} {gated}, then {pairs} measure "
+            return (f"{runs} runs: first {gate} {full} {gated}{reused}, then {pairs} measure "
                     f"speed only, A and B in one process in interleaved blocks (ABBA BAAB), aiming at {aim}")
         sized = ""
         if all(self.speed_steps):
             sa, sb = self.speed_steps
             sized = f" ({sa} steps)" if sa == sb else f" ({sa} steps of A, {sb} of B)"
+        if self.reused:
+            return (f"{runs} runs: first {gate} {full} {gated}{reused}, then {pairs} measure speed only{sized}, "
+                    f"aiming at {self.steady_s:g} s of steady state each")
         return (f"{pairs} ({runs} runs): the first trains {full} {gated}, "
                 f"the others measure speed only{sized}, aiming at {self.steady_s:g} s of steady state each")
 
@@ -377,6 +398,9 @@ class Trial:
     # the external reference already holds runs of other seeds, none when B's change did not take effect or B
     # validated nothing per example. 2 in `ab` and `tune` (SEED_REPLICATES); 0 here: a trial as before
     seed_replicates: int = 0
+    # the study's completed full-length runs by `settings.training_key` (the study engine's index): A's full-length
+    # run, when one of them trained the same way, is taken from here instead of trained again (`reused_run`)
+    finished: dict[tuple[tuple[str, str], ...], FinishedRun] = field(default_factory=dict)
     runs: list[MeasuredRun] = field(default_factory=list)
     started: float | None = None
 
@@ -453,11 +477,47 @@ class Trial:
         another): B trains A's samples at equal points (`equal_samples`)."""
         return self.b_first and (bool(self.a.batch_size) or self.a.batch_size == self.b.batch_size)
 
+    def reused_run(self, arm: str = A) -> FinishedRun | None:
+        """The study's run that `arm`'s full-length run re-uses (`finished`), None when it trains its own. Only A's:
+        the reference configuration, which a ladder trial would otherwise train again as its baseline's or its
+        kept rung's own run already did; B's full-length run is its rung's own. Once A's full-length run is
+        recorded, what it was."""
+        if arm != A or A not in self.gate_arms():
+            return None
+        first = next((r for r in self.runs if r.planned.arm == A and r.planned.replicate == 1), None)
+        if first is not None:
+            return FinishedRun(first.planned.name, first.summary or {}, first.run_dir) if first.reused else None
+        if not self.finished:
+            return None
+        found = self.finished.get(training_key(self.full_settings(A), self._batch(A)))
+        return found if found is not None and self._reuse_pays(found) else None
+
+    def _reuse_pays(self, found: FinishedRun) -> bool:
+        """Whether taking `found` saves time. In a paired trial always (its full-length runs count for no speed
+        ratio anyway). Else taking it costs one more speed pair (a ratio against a run trained minutes before
+        does not count): worth it where the run took longer than that pair's two speed-only runs, each
+        estimated from it as its time before fit() (start-up, build), its warm-up and `rule.steady_s` (a run
+        that reported no time: taken). Never with full-length pairs (`rule.steady_s` 0): the extra pair would
+        be as long as the run it saves."""
+        if self.paired:
+            return True
+        if not self.rule.steady_s:
+            return False
+        s = found.summary
+        total = _process_s_of(s)
+        if not total:
+            return True
+        fit, warm = (float(v) if isinstance(v := s.get(k), (int, float)) else 0.0 for k in ("wall_s", "warmup_s"))
+        one = max(0.0, total - fit) + max(0.0, warm) + self.rule.steady_s
+        return total > 2 * one
+
     @property
     def first_speed_replicate(self) -> int:
         """The first replicate whose ratio counts for speed: 2 for a paired trial (its speed pairs share a
-        process; a ratio of two separate full-length runs was the outlier that kept trials going), else 1."""
-        return 2 if self.paired else 1
+        process; a ratio of two separate full-length runs was the outlier that kept trials going) and where A's
+        full-length run is re-used (trained minutes before B's: its ratio would carry the machine's drift in
+        between), else 1."""
+        return 2 if self.paired or self.reused_run() is not None else 1
 
     def speed_pair_number(self, replicate: int) -> int:
         """The speed pair a replicate is (1-based; 0: a full-length run of the gate that is no speed pair)."""
@@ -595,7 +655,8 @@ class Trial:
         return TrialPlan(self.rule.min_pairs, self.rule.max_pairs, sized or self.rule.steady_s,
                          (self.full_settings(A).steps, self.full_settings(B).steps),
                          (None, None) if paired else (self.speed_steps_of(A), self.speed_steps_of(B)), paired,
-                         sized is not None, (self._batch(A), self._batch(B)), self.gate_arms(), self.planned_gate())
+                         sized is not None, (self._batch(A), self._batch(B)), self.gate_arms(), self.planned_gate(),
+                         (found.name if (found := self.reused_run()) is not None else ""))
 
     def planned_gate(self) -> str:
         """Which accuracy gate will judge this trial, from the runs of this workload measured so far (its
@@ -620,7 +681,7 @@ class Trial:
         done = len(self.runs)
         if done < len(self.gate_arms()):
             return None
-        estimates: dict[tuple[int, str], float] = {}
+        estimates: dict[tuple[int, str], float] = {(1, A): 0.0} if self.reused_run() is not None else {}
         def left(pairs: int) -> float | None:
             total = 0.0
             for k in range(done, self._runs_through(pairs)):
@@ -654,7 +715,8 @@ class Trial:
         else:
             gate = self.gate_arms()
             first = planned.first if isinstance(planned, PlannedPair) else planned
-            which = f" {gate.index(first.arm) + 1} of {len(gate)}" if len(gate) > 1 else ""
+            which = f" {gate.index(first.arm) + 1} of {len(gate)}" if len(gate) > 1 and self.reused_run() is None \
+                else ""
             words = self.planned_gate()
             text = (f"full-length run{which} (then {span} speed pairs; accuracy gate: {words})"
                     if words == accuracy.NO_VALIDATION else
@@ -732,6 +794,10 @@ class Trial:
             return None
         done = len(self.runs)
         replicate, arm = self._slot(done)
+        found = self.reused_run(arm) if replicate == 1 else None
+        if found is not None:  # taken, not planned: the next run is the one after it
+            self._take(arm, found)
+            return self.next_run()
         if self._asked is None:
             self._asked = time.monotonic()
         settings = self.settings_of(arm, replicate)
@@ -747,6 +813,13 @@ class Trial:
             if second.settings.speed_only:
                 return PlannedPair(planned, second, self.paired_steady_s() or self.rule.steady_s)
         return planned
+
+    def _take(self, arm: str, found: FinishedRun) -> None:
+        """Record the study's run `found` as `arm`'s full-length run, measured before this trial (its process time
+        stands for the run's in the estimates; it adds nothing to the trial's own seconds)."""
+        planned = PlannedRun(arm, 1, self.full_settings(arm).with_(no_model=True), found.name)
+        self.runs.append(MeasuredRun(planned, found.summary, found.run_dir, _process_s_of(found.summary) or None,
+                                     reused=True))
 
     def record(self, planned: Planned, summary: Any, run_dir: Any) -> None:
         """Take a run's summary and run directory; for a `PlannedPair`, a sequence of two of each, in
@@ -895,10 +968,12 @@ class Trial:
         seeds = sorted({r.planned.settings.seed for r in self.runs if r.planned.replicate < 1} |
                        (self._reference_seeds() - {ref.seed if ref is not None else self.a.seed})) \
             if paired_accuracy else []
+        found = self.reused_run()
         return Design(pairs, measure, self.gate_arms(),
                       Lengths(self.full_settings(A).steps, self.full_settings(B).steps, self._batch(A), self._batch(B)),
                       self.rule.steady_s, self.measured_paired_steady_s(), self.rule.confidence,
-                      len(acc.samples_seen) if acc is not None and paired_accuracy else 0, tuple(seeds))
+                      len(acc.samples_seen) if acc is not None and paired_accuracy else 0, tuple(seeds),
+                      found.name if found is not None else "")
 
     def measured_paired_steady_s(self) -> float | None:
         """The steady seconds each arm measured per paired process (the median run's; `design` words it, the
@@ -907,7 +982,12 @@ class Trial:
         return paired[len(paired) // 2] if paired else None
 
     def measured_seconds(self) -> float:
-        return sum(float((r.summary or {}).get("wall_s") or 0.0) for r in self.runs)
+        """The wall time of the runs this trial measured (a re-used run's was its own rung's)."""
+        return sum(float((r.summary or {}).get("wall_s") or 0.0) for r in self.runs if not r.reused)
+
+    def own_runs(self) -> list[MeasuredRun]:
+        """The runs this trial measured itself, not the study's runs it re-used (`reused_run`)."""
+        return [r for r in self.runs if not r.reused]
 
 
 def not_judged(why: str) -> AccuracyVerdict:
@@ -924,7 +1004,11 @@ def _steady_s(run: MeasuredRun) -> float:
 
 def _process_s(run: MeasuredRun) -> float:
     """The run's process time as it reported it (`process_s`), else its fit() time (a run from before)."""
-    s = run.summary or {}
+    return _process_s_of(run.summary)
+
+
+def _process_s_of(summary: dict[str, Any] | None) -> float:
+    s = summary or {}
     value = s.get("process_s") if isinstance(s.get("process_s"), (int, float)) else s.get("wall_s")
     return float(value) if isinstance(value, (int, float)) else 0.0
 

@@ -54,11 +54,11 @@ from ..own_length import OwnLength, length_line
 from ..patch import check as patch_check
 from ..patch.document import ChangesPatch
 from ..workload_kind import measured_fit_text
-from ..settings import DEFAULT_SEED, RunSettings
+from ..settings import DEFAULT_SEED, RunSettings, training_key
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
 from ..trials.speed import samples_per_s
-from ..trials.trial import SEED_REPLICATES, PlannedPair, PlannedRun, Trial, speed_in_paired_processes
+from ..trials.trial import SEED_REPLICATES, FinishedRun, PlannedPair, PlannedRun, Trial, speed_in_paired_processes
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from ..verdicts import Verdict
 from . import levers
@@ -170,7 +170,8 @@ def seed_references(study_path: Path, baseline: Rung, own: str = "") -> list[tup
 
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
                options: TuneOptions, share_process: bool = True, profiled: bool = False,
-               accelerator: bool = False) -> Trial:
+               accelerator: bool = False, finished: dict[tuple[tuple[str, str], ...], FinishedRun] | None = None
+               ) -> Trial:
     """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
 
     `share_process` False: never a paired replicate (the runs go to a remote host). `profiled`: both
@@ -178,7 +179,8 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     configuration is profiled once). A candidate that validates on more examples than the baseline did (the
     way forward "more validation examples") is paired on them: its reference runs validate on as many, and
     when the reference is the baseline's configuration its accuracy is judged against those runs (the
-    baseline run has fewer)."""
+    baseline run has fewer). `finished`: the study's completed full-length runs (`StudyEngine.finished`), one of
+    which the trial's reference run re-uses where it trained the same way."""
     a, way = reference.settings, ""
     reference_runs: list[tuple[dict[str, Any] | None, Path | None]] | None = [
         (baseline.summary, study_path / str(baseline.run)), *seed_references(study_path, baseline, name)[:SEED_REPLICATES]]
@@ -192,7 +194,8 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
                  label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR),
                  val_set=str(study_path / VALIDATION_DIR), share_process=share_process, accelerator=accelerator,
                  not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
-                 way_forward=way, a_history=[reference.summary] if reference.summary else [], seed_replicates=SEED_REPLICATES)
+                 way_forward=way, a_history=[reference.summary] if reference.summary else [],
+                 seed_replicates=SEED_REPLICATES, finished=dict(finished or {}))
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -201,7 +204,7 @@ def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> N
     first_b = next((r for r in trial.runs if r.planned.arm == "b"), None)
     rung.summary = first_b.summary if first_b is not None else None
     rung.settings = first_b.planned.settings if first_b is not None else rung.settings
-    rung.replicates = [r.planned.name for r in trial.runs]
+    rung.replicates = [r.planned.name for r in trial.own_runs()]
     rung.run_seconds = trial.measured_seconds()
     name_rule(verdict)
     if note:
@@ -261,6 +264,9 @@ class StudyEngine:
         self.trial: Trial | None = None  # the trial being measured
         self.trials: dict[str, Trial] = {}  # rung name -> its trial
         self.reused: list[str] = []  # runs handed back from disk instead of measured (resume)
+        # the study's completed full-length runs by `settings.training_key`, the latest of each: a trial takes its
+        # reference run from here instead of training it again (`Trial.reused_run`)
+        self.finished: dict[tuple[tuple[str, str], ...], FinishedRun] = {}
         self._flow: Flow | None = None
         self._pending: Action | None = None
         self._outcome: Outcome | None = None
@@ -601,6 +607,7 @@ class StudyEngine:
         # the script as written (its policy, jit_compile, steps per call), now known: every lever measures a
         # change from it (trainer_backend/as_written.py)
         rung.settings = rung.settings.resolved(rung.summary.get("settings"))
+        self._index(rung.settings, rung.summary, rung.name)
         self._decisions.set_baseline(rung)
         self._report_end(rung)
         written = as_written_text(rung.summary.get("as_written"))
@@ -666,7 +673,8 @@ class StudyEngine:
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
                                                                  baseline, self.study.path, o,
                                                                  self.share_process, profiled=lever.confirms,
-                                                                 accelerator=self.on_accelerator)
+                                                                 accelerator=self.on_accelerator,
+                                                                 finished=self.finished)
         recorded = self._recorded_rung(rung.name)
         if recorded is not None and recorded.decision is not None and recorded.decision.rule is not None:
             trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was
@@ -685,8 +693,10 @@ class StudyEngine:
                 result = yield from self._run(planned, rung, lever.name)
                 run_dir = self.study.path / RUNS_DIR / planned.name
             trial.record(planned, result, run_dir)
-            rung.replicates = [r.planned.name for r in trial.runs]
+            rung.replicates = [r.planned.name for r in trial.own_runs()]
             self.study.save()
+        for run in trial.own_runs():
+            self._index(run.planned.settings, run.summary, run.planned.name)
         verdict = trial.verdict()
         finish_rung(rung, trial, verdict, candidate.note)
         self._decisions.conclude(rung, verdict, lever)
@@ -773,6 +783,15 @@ class StudyEngine:
             return None
         found = load_run(run_dir).summary
         return found if found is not None and found.get("status") in FINISHED_RUN else None
+
+    def _index(self, settings: RunSettings, found: dict[str, Any] | None, name: str) -> None:
+        """Keep a completed full-length run in `finished` (a speed-only run trains no full length, validates
+        nothing): a later trial's reference run that would train the same way takes it."""
+        if not found or found.get("status") != protocol.RunStatus.COMPLETED or settings.speed_only:
+            return
+        batch = (found.get("settings") or {}).get("batch_size")
+        key = training_key(settings, batch if isinstance(batch, int) else None)
+        self.finished[key] = FinishedRun(name, found, self.study.path / RUNS_DIR / name)
 
     def _report_end(self, rung: Rung) -> None:
         d, s = rung.decision, rung.summary or {}

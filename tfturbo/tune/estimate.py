@@ -72,7 +72,7 @@ def _median(values: list[float]) -> float:
 
 
 def _runs(engine) -> list:
-    return [r for t in engine.trials.values() for r in t.runs if r.elapsed_s and r.status == RunStatus.COMPLETED]
+    return [r for t in engine.trials.values() for r in t.own_runs() if r.elapsed_s and r.status == RunStatus.COMPLETED]
 
 
 def full_run_s(engine) -> float | None:
@@ -106,8 +106,9 @@ def trial_s(engine, pairs: int, done: int = 0, trial=None) -> float | None:
     full, speed = full_run_s(engine), speed_run_s(engine)
     if full is None or speed is None:
         return None
-    if trial is not None:
-        gate, pair_one_counts = len(trial.gate_arms()), trial.first_speed_replicate == 1
+    if trial is not None:  # a reference run it re-uses (`Trial.reused_run`) is no run to wait for
+        gate = len(trial.gate_arms()) - (1 if trial.reused_run() is not None else 0)
+        pair_one_counts = trial.first_speed_replicate == 1
     else:
         gate, pair_one_counts = (1, False) if engine.trials_pair() else (2, True)
     if pair_one_counts:
@@ -122,7 +123,7 @@ def trial_remaining(engine, trial) -> tuple[float, float] | None:
     own = trial.estimate_remaining_s()
     if own is not None:
         return own
-    done = len(trial.runs)
+    done = len(trial.own_runs())
     rule = trial.rule
     low, high = trial_s(engine, rule.min_pairs, done, trial), trial_s(engine, rule.max_pairs, done, trial)
     return (low, high) if low is not None and high is not None else None

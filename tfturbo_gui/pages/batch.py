@@ -106,7 +106,7 @@ class BatchPage(RungPage):
         for rung in self.session.study.rungs if self.session.study is not None else []:
             trial = self.session.trial_of(rung)
             if trial is not None:
-                out += [(run.planned.settings.to_dict(), run.summary) for run in trial.runs]
+                out += [(run.planned.settings.to_dict(), run.summary) for run in trial.own_runs()]
             elif rung.summary is not None:
                 out.append((rung.settings.to_dict(), rung.summary))
         return out
