@@ -34,6 +34,7 @@ from .pages.workload import WorkloadPage
 from .pages.xla import XlaPage
 from .run_browser import RunBrowser
 from .run_gate import GATE
+from .run_panel import RunPanel
 from .run_process import BackendProcess, Launcher, SessionLauncher
 from .session import WizardSession
 from .step_list import StepList
@@ -326,6 +327,15 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
     def stop_children(self) -> None:
+        """Stop every backend and TensorBoard. The pages hear nothing of the runs ended here: a trial cut off by
+        Quit, New study or Open is not decided by its cancelled run (it stays undecided in study.yaml, so a
+        reopen continues it with its finished pairs)."""
+        for panel in self.findChildren(RunPanel):
+            if panel.is_running():
+                try:
+                    panel.ended.disconnect()
+                except (RuntimeError, TypeError):  # nothing was connected
+                    pass
         for process in self.findChildren(BackendProcess):
             process.shutdown()
         for launcher in self.findChildren(TensorBoardLauncher):

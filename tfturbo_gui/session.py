@@ -377,8 +377,27 @@ class WizardSession:
         self._record(data)
 
     def stop_trial(self, rung: Rung) -> None:
-        """The user stopped: judge what the complete pairs measured."""
+        """The user stopped (Stop, Esc): judge what the complete pairs measured; the run going is dropped."""
         self._study_engine.stop_trial()
+
+    def can_continue(self, rung: Rung | None) -> bool:
+        """Whether `rung`'s stopped trial may go on (`StudyEngine.continue_refused`), after Esc or a reopen."""
+        return rung is not None and self.engine is not None and self.engine.continue_refused(rung.name) is None
+
+    def pairs_wanted(self, rung: Rung) -> int:
+        """How many more complete pairs the stopped trial of `rung` needs for a verdict (at least one)."""
+        trial = self.trial_of(rung)
+        if trial is None:
+            return 1
+        complete = sum(1 for a, b in trial.speed_pairs() if a is not None and b is not None)
+        return max(1, trial.rule.min_pairs - complete)
+
+    def continue_trial(self, rung: Rung) -> None:
+        """Go on with `rung`'s stopped trial from its complete pairs (no pair measured again); `next_run` gives
+        its next run, and `finish_trial` its new verdict."""
+        self._study_engine.share_process = self.host is None
+        self._study_engine.continue_trial(rung.name)
+        self._action = self._study_engine.next_action()
 
     def finish_trial(self, rung: Rung) -> TrialVerdict:
         """The trial's verdict (the engine judges it once its last run is recorded)."""

@@ -97,6 +97,12 @@ class ComparePage(WizardPage):
         self.way_bar = WayForwardBar()
         self.way_bar.chosen.connect(self.take_way_forward)
         left.addWidget(self.way_bar)
+        self.continue_button = QPushButton()  # a stopped confirmation: its next pairs, not a new one from pair 1
+        self.continue_button.clicked.connect(self.continue_run)
+        self.continue_button.hide()
+        left.addWidget(self.continue_button)
+        self.run_panel.stopping.connect(
+            lambda: self.session.stop_trial(self.confirmation) if self.confirmation is not None else None)
         left.addStretch(1)
         top.addLayout(left, 3)
         ladder = QVBoxLayout()
@@ -199,6 +205,10 @@ class ComparePage(WizardPage):
                                 else "Run the confirmation")
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
+        if self.confirmation is not None and self.confirmation.decision is not None:
+            self.show_continue(self.confirmation)
+        else:
+            self.continue_button.hide()
         self.navigation_changed.emit()  # Next follows the run (it stayed enabled and did nothing)
 
     def run_action(self) -> None:
@@ -220,6 +230,24 @@ class ComparePage(WizardPage):
         self.run_panel.show()
         self.set_status(RUNNING)
         self._start_next_run()
+        self.update_controls()
+
+    def continue_run(self) -> None:
+        """Go on with the stopped confirmation: its next pair, numbered after its complete ones."""
+        rung = self.confirmation
+        if self.run_panel.is_running() or rung is None or not self.session.can_continue(rung) \
+                or self.training_blocked():
+            return
+        self.session.continue_trial(rung)
+        self.verdict.hide()
+        self.way_text.hide()
+        self.way_bar.hide()
+        self.continue_button.hide()
+        self.run_panel.show()
+        self.set_status(RUNNING)
+        if not self._start_next_run():
+            self.session.finish_trial(rung)
+            self.show_decision()
         self.update_controls()
 
     def _start_next_run(self) -> bool:
@@ -261,6 +289,7 @@ class ComparePage(WizardPage):
         way = self.show_ways_forward(rung)
         self.way_text.setText("What would decide the accuracy:\n" + "\n".join(way.lines()) if way else "")
         self.way_text.setVisible(way is not None)
+        self.show_continue(rung)
         kept = document is not None and document.get("kept")
         self.set_status(PASSED if kept else ATTENTION)
         self._show_runs()
