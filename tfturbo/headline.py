@@ -21,6 +21,9 @@ from typing import Any
 
 from .compare import replicate_key
 from .numbers import counted
+from .stats import replicate_ratio_ci
+from .trials.speed import SpeedRule
+from .trials.verdict import speed_verdict_of
 from .tune.study import Rung, RungKind
 from .verdicts import Verdict
 
@@ -33,9 +36,10 @@ class Headline:
     ci95: tuple[float, float]
     verdict: str
     pairs: int
-    trial: str  # the rung whose trial measured it
+    trial: str  # the rung whose trial measured it (the last, when several trials' pairs are pooled)
     against: str  # the rung that trial measured it against
     vs_baseline: bool
+    trials: tuple[str, ...] = ()  # every rung whose trial's pairs it pools (empty: `trial` alone)
 
     @property
     def has_interval(self) -> bool:
@@ -51,9 +55,18 @@ class Headline:
     def source(self, own: str = "") -> str:
         """'vs 01-baseline, 4 pairs (05-confirmation's trial)': what the number is; `own`: the rung the number
         is shown for — its own trial is "its own trial" (the Record page said "(02-xla's trial)" of 02-xla)."""
+        if len(self.trials) > 1:
+            return f"vs {self.against}, {counted(self.pairs, 'pair')} ({pooled_words(self.trials, own)})"
         whose = " (its own trial)" if self.trial and self.trial == own else \
             f" ({self.trial}'s trial)" if self.trial else ""
         return f"vs {self.against}, {counted(self.pairs, 'pair')}{whose}"
+
+
+def pooled_words(trials: tuple[str, ...], own: str = "") -> str:
+    """'its own trial and 05-confirmation's, pooled': the trials whose pairs one headline pools."""
+    names = [("its own trial" if t == own else f"{t}'s") for t in trials]
+    names.sort(key=lambda n: n != "its own trial")
+    return (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]) + ", pooled"
 
 
 # the key a configuration's speed-up is shown under (the verdict card, the Record page): the value says what it
@@ -88,9 +101,24 @@ def headline(name: str, rungs: list[Rung]) -> Headline | None:
         base_key = _key(base)
         against_base = [r for r in rungs if _measured(r) and _key(r) == key and r.compared_with in by_name
                         and _key(by_name[r.compared_with]) == base_key]
+        if len(against_base) > 1:
+            return _pooled(against_base)
         if against_base:
             return _of(against_base[-1], True)
     return _of(rung, False) if _measured(rung) else None
+
+
+def _pooled(trials: list[Rung]) -> Headline:
+    """One estimate from every pair of `trials`, each of which compared the same two configurations: the pairs'
+    ratios together, with their interval at the trials' confidence (`SpeedRule.confidence`)."""
+    ratios = [r for t in trials if t.decision is not None for r in t.decision.speed.ratios
+              if math.isfinite(r) and r > 0]
+    last = _of(trials[-1], True)
+    if len(ratios) < 2:
+        return last
+    ratio, ci = replicate_ratio_ci(ratios, SpeedRule().confidence)
+    return Headline(ratio, ci, speed_verdict_of(ci), len(ratios), last.trial, last.against, True,
+                    tuple(t.name for t in trials))
 
 
 def _of(rung: Rung, vs_baseline: bool) -> Headline:
@@ -120,7 +148,7 @@ def reason_beside(rung: Rung, shown: Headline | None) -> str:
     if decision is None:
         return ""
     speed = decision.speed
-    if shown is not None and shown.trial == rung.name:
+    if shown is not None and (shown.trial == rung.name or rung.name in shown.trials):  # its trial is the number
         said = "not measurably faster" if speed.verdict == Verdict.NO_CHANGE else speed.verdict
     else:
         lo, hi = speed.ci95

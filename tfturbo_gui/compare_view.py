@@ -118,7 +118,7 @@ def _trial_of(rung: Rung | None, rungs: list[Rung]) -> _Trial | None:
     if shown is None:
         return None
     own = ""
-    if shown.trial != rung.name and rung.decision.speed.replicates >= 1:
+    if shown.trial != rung.name and rung.name not in shown.trials and rung.decision.speed.replicates >= 1:
         speed = rung.decision.speed
         own = f"its own trial: {speed.text()} vs {rung.compared_with or 'the baseline'}, {speed.verdict}"
     return _Trial(shown, rung.decision.kept, rung.decision.reason, own)
