@@ -151,8 +151,40 @@ class WizardSession:
         for rung in study.rungs:  # the pages replay what the runs recorded (their plots were empty)
             if rung.run and (study.path / rung.run).is_dir():
                 session.run_data[rung.name] = RunData.from_record(load_run(study.path / rung.run))
+        if not recorded.unfinished:  # a finished study opens as it ended: never "running", then "interrupted"
+            for name in ("status", "message", "recommended", "recommended_rung", "snippet", "patch", "report"):
+                setattr(study, name, getattr(recorded, name))
         study.save()
         return session
+
+    @property
+    def finished(self) -> bool:
+        """The study ended (completed, input-bound, failed): reopened, it is shown as it ended."""
+        return self.study is not None and not self.study.unfinished
+
+    def start_folder(self) -> Path:
+        """Where a file dialog starts: beside this study, else the training script's (or workload file's) folder,
+        else the folder new studies go to (the home folder until one was made)."""
+        if self.study_path is not None and self.study_path.parent.is_dir():
+            return self.study_path.parent
+        if not self.workload.startswith("builtin:") and Path(self.workload).expanduser().parent.is_dir():
+            return Path(self.workload).expanduser().resolve().parent
+        studies = Path.home() / STUDIES_FOLDER
+        return studies if studies.is_dir() else Path.home()
+
+    def discard_if_empty(self) -> bool:
+        """Remove the study folder the workload check made when nothing was measured in it (the user went on to
+        another study, or quit): study.yaml and backend.log go, and the folder when nothing else is in it. A study
+        with a run is never touched. True when it went."""
+        study = self.study
+        if study is None or study.rungs or any((study.path / RUNS_DIR).glob("*")):
+            return False
+        for leftover in (study.path / STUDY_YAML, study.path / BACKEND_LOG, study.path / RUNS_DIR, study.path):
+            try:
+                leftover.unlink() if leftover.is_file() else leftover.rmdir()
+            except OSError:
+                pass  # something of the user's is there: leave it
+        return not (study.path / STUDY_YAML).exists()
 
     def next_stage(self) -> str:
         """The stage to continue with: the baseline, or the lever after the last one measured."""
@@ -242,7 +274,10 @@ class WizardSession:
         self.study_path = path
 
     def interrupt(self) -> None:
-        """The window closes before the study finished: study.yaml must not keep saying `running`."""
+        """The window closes before the study finished: study.yaml must not keep saying `running` (a study with
+        nothing measured goes instead, `discard_if_empty`)."""
+        if self.discard_if_empty():
+            return
         if self.study is not None and self.study.status == StudyStatus.RUNNING:
             self.study.status = StudyStatus.INTERRUPTED
             self.study.message = "the wizard was closed before the study finished"
