@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .compare import replicate_key
@@ -40,6 +40,17 @@ class Headline:
     against: str  # the rung that trial measured it against
     vs_baseline: bool
     trials: tuple[str, ...] = ()  # every rung whose trial's pairs it pools (empty: `trial` alone)
+    # what `against` and each trial are, in words ("the baseline", "mixed_float16, batch 64", "the confirmation"):
+    # a user reads configurations, not run folders ("vs 01-baseline", "05-confirmation's trial", "04-spe20")
+    words: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def against_words(self) -> str:
+        return self.word(self.against)
+
+    def word(self, name: str) -> str:
+        """Rung `name` in words (its name when it is none of this headline's)."""
+        return dict(self.words).get(name, name)
 
     @property
     def has_interval(self) -> bool:
@@ -56,14 +67,18 @@ class Headline:
         """'vs 01-baseline, 4 pairs (05-confirmation's trial)': what the number is; `own`: the rung the number
         is shown for — its own trial is "its own trial" (the Record page said "(02-xla's trial)" of 02-xla)."""
         if len(self.trials) > 1:
-            return f"vs {self.against}, {counted(self.pairs, 'pair')} ({pooled_words(self.trials, own)})"
+            return f"vs {self.against_words}, {counted(self.pairs, 'pair')} ({self.pooled_words(own)})"
         whose = " (its own trial)" if self.trial and self.trial == own else \
-            f" ({self.trial}'s trial)" if self.trial else ""
-        return f"vs {self.against}, {counted(self.pairs, 'pair')}{whose}"
+            f" ({self.word(self.trial)}'s trial)" if self.trial else ""
+        return f"vs {self.against_words}, {counted(self.pairs, 'pair')}{whose}"
+
+    def pooled_words(self, own: str = "") -> str:
+        """'its own trial and the confirmation's, pooled': the trials whose pairs it pools."""
+        return pooled_words(tuple(self.word(t) if t != own else t for t in self.trials), own)
 
 
 def pooled_words(trials: tuple[str, ...], own: str = "") -> str:
-    """'its own trial and 05-confirmation's, pooled': the trials whose pairs one headline pools."""
+    """'its own trial and the confirmation's, pooled': the trials (in words) whose pairs one headline pools."""
     names = [("its own trial" if t == own else f"{t}'s") for t in trials]
     names.sort(key=lambda n: n != "its own trial")
     return (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]) + ", pooled"
@@ -75,6 +90,25 @@ def pooled_words(trials: tuple[str, ...], own: str = "") -> str:
 SPEED_UP = "Speed-up"
 
 BASELINE_HEADLINE = Headline(1.0, (1.0, 1.0), "baseline", 0, "", "", True)
+
+
+def config_words(name: str | None, rungs: list[Rung]) -> str:
+    """A rung of the study in words, as the pages and the report name it: "the baseline", "the confirmation" (its
+    second: "the 2nd confirmation"), else its configuration ("mixed_bfloat16, batch 64", "float32 + XLA, batch 64,
+    20 steps/call"); never its run folder's name."""
+    rung = next((r for r in rungs if r.name == name), None)
+    if rung is None:
+        return "the baseline" if not name else name
+    if rung.kind == RungKind.BASELINE:
+        return "the baseline"
+    if rung.kind == "confirmation":
+        n = [r.name for r in rungs if r.kind == "confirmation"].index(rung.name) + 1
+        return "the confirmation" if n == 1 else f"the {n}{'nd' if n == 2 else 'rd' if n == 3 else 'th'} confirmation"
+    return rung.settings.label()
+
+
+def _words(names: list[str], rungs: list[Rung]) -> tuple[tuple[str, str], ...]:
+    return tuple((n, config_words(n, rungs)) for n in dict.fromkeys(names) if n)
 
 
 def _key(rung: Rung) -> tuple[Any, ...]:
@@ -97,15 +131,13 @@ def headline(name: str, rungs: list[Rung]) -> Headline | None:
     if rung is base:
         return BASELINE_HEADLINE
     key = _key(rung)
-    if base is not None:
-        base_key = _key(base)
-        against_base = [r for r in rungs if _measured(r) and _key(r) == key and r.compared_with in by_name
-                        and _key(by_name[r.compared_with]) == base_key]
-        if len(against_base) > 1:
-            return _pooled(against_base)
-        if against_base:
-            return _of(against_base[-1], True)
-    return _of(rung, False) if _measured(rung) else None
+    against_base = [r for r in rungs if base is not None and _measured(r) and _key(r) == key
+                    and r.compared_with in by_name and _key(by_name[r.compared_with]) == _key(base)]
+    shown: Headline | None = _pooled(against_base) if len(against_base) > 1 else \
+        _of(against_base[-1], True) if against_base else _of(rung, False) if _measured(rung) else None
+    if shown is None:
+        return None
+    return replace(shown, words=_words([shown.against, shown.trial, *shown.trials], rungs))
 
 
 def _pooled(trials: list[Rung]) -> Headline:
@@ -152,6 +184,8 @@ def reason_beside(rung: Rung, shown: Headline | None) -> str:
         said = "not measurably faster" if speed.verdict == Verdict.NO_CHANGE else speed.verdict
     else:
         lo, hi = speed.ci95
-        said = (f"its own trial, against {rung.compared_with or 'the baseline'}: {speed.ratio:.2f}× "
+        against = shown.word(rung.compared_with) if shown is not None and rung.compared_with else \
+            rung.compared_with or "the baseline"
+        said = (f"its own trial, against {against}: {speed.ratio:.2f}× "
                 f"[{lo:.2f}, {hi:.2f}] over {counted(speed.replicates, 'pair')}, {speed.verdict}")
     return "; ".join(said if SPEED_PART.match(part) else part for part in decision.reason.split("; "))

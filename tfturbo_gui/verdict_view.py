@@ -28,7 +28,7 @@ from tfturbo.trials.verdict import AccuracyVerdict as AccuracyResult
 from tfturbo.trials.verdict import SpeedVerdict as SpeedResult
 from tfturbo.verdicts import AccuracyVerdict
 
-from .labels import card_column, card_header, card_reason, set_badge
+from .labels import card_column, card_header, card_reason, in_gui_words, set_badge
 
 WITHIN, WORSE, INCONCLUSIVE = AccuracyVerdict.WITHIN, AccuracyVerdict.WORSE, AccuracyVerdict.INCONCLUSIVE
 
@@ -195,5 +195,5 @@ class VerdictView(QFrame):
         self.accuracy_bar.set_values(delta * factor if finite(delta) else None,
                                      (aci[0] * factor, aci[1] * factor) if aci else None, 0.0, colour)
         self.accuracy_bar.setVisible(bool(aci))  # a lone point at 0 says nothing: drawn once there is an interval
-        self.reason.setText(str(document.get("reason") or ""))
+        self.reason.setText(in_gui_words(str(document.get("reason") or "")))
         self.show()

@@ -35,18 +35,21 @@ def test_a_comparison_measured_twice_shows_one_pooled_speed_up_everywhere(qtbot,
     window.goto(4)
     assert batch.rung.name == "04-larger_batch"
     card = batch.decision_card.facts.values[SPEED_UP].text()
-    assert card.startswith(figure) and "6 pairs" in card and "pooled" in card
+    assert card == f"{figure} vs the baseline, 6 pairs (the confirmation's and the 2nd confirmation's, pooled) — faster"
 
     # the compare table: the configuration's rows (its own rung and both confirmations), and the ladder beside it
     compare = window.pages[5]
     window.goto(5)
     qtbot.waitUntil(lambda: len(compare.view.rows) == 6, timeout=5_000)
-    table = f"{ratio:.2f}x [{lo:.2f}, {hi:.2f}] 6 pairs vs 01-baseline"
+    table = f"{ratio:.2f}x [{lo:.2f}, {hi:.2f}] 6 pairs vs the baseline"
     names = [row.name for row in compare.view.rows]
+    ladder = compare.ladder.text().splitlines()  # the configurations, in the study's order
     for name in ("04-larger_batch", "05-confirmation", "06-confirmation"):
         assert compare.view.cell(names.index(name), "speed-up [95% CI]") == table, name
-        ladder = next(line for line in compare.ladder.text().splitlines() if line.startswith(f"• {name} "))
-        assert figure in ladder and f"{first.ratio:.2f}×" not in ladder.replace(figure, ""), ladder
+        line = ladder[names.index(name) - 1]
+        assert figure in line and f"{first.ratio:.2f}×" not in line.replace(figure, ""), line
+    assert ladder[3].startswith("• the confirmation (") and ladder[4].startswith("• the 2nd confirmation (")
+    assert "the confirmation's and the 2nd confirmation's, pooled" in ladder[2]
     exported = {line["name"]: line for line in csv.DictReader(io.StringIO(compare.view.csv_text()))}
     for name in ("04-larger_batch", "05-confirmation", "06-confirmation"):
         assert f"{float(exported[name]['speedup']):.2f}" == f"{ratio:.2f}"
@@ -60,5 +63,5 @@ def test_a_comparison_measured_twice_shows_one_pooled_speed_up_everywhere(qtbot,
 
     # the PDF
     text = " ".join(pdf_text(write_report(root)).split())
-    assert f"{ratio:.2f}x [{lo:.2f}, {hi:.2f}] vs 01-baseline, 6 pairs" in text
+    assert f"{ratio:.2f}x [{lo:.2f}, {hi:.2f}] vs the baseline, 6 pairs" in text
     assert f"{first.ratio:.2f}x [{first.ci95[0]:.2f}, {first.ci95[1]:.2f}]" not in text

@@ -22,7 +22,6 @@ from reportlab.platypus import (KeepTogether, PageBreak, Paragraph, SimpleDocTem
 from .. import __version__, compare, protocol
 from ..console import fmt_bytes
 from ..errors import UserError
-from ..headline import pooled_words
 from ..learning_rate import learning_rate_text
 from ..numbers import counted, digits_for, finite
 from ..settings import RunSettings
@@ -177,10 +176,10 @@ def _speedup(rung: LadderRow) -> Paragraph:
     if shown is not None:
         lo, hi = shown.ci95
         ci = f"[{lo:.2f}, {hi:.2f}]" if shown.has_interval else "[no interval]"
-        whose = f"<br/>({esc(pooled_words(shown.trials, rung.name))})" if len(shown.trials) > 1 else \
-            f"<br/>({esc(short(shown.trial, 30))}'s trial)" if shown.trial != rung.name else ""
+        whose = f"<br/>({esc(shown.pooled_words(rung.name))})" if len(shown.trials) > 1 else \
+            f"<br/>({esc(shown.word(shown.trial))}'s trial)" if shown.trial != rung.name else ""
         return P(f"{shown.ratio:.2f}x<br/><font color=\"{style.MUTED.hexval()}\">{ci} vs "
-                 f"{esc(short(shown.against, 30))}, {counted(shown.pairs, 'pair')}{whose}</font>")
+                 f"{esc(shown.against_words)}, {counted(shown.pairs, 'pair')}{whose}</font>")
     return with_ci(row.speedup, row.speedup_ci95, 2, "x") if row is not None else P("n/a")
 
 

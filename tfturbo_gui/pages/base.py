@@ -18,7 +18,7 @@ from tfturbo import protocol
 from tfturbo.profile_findings import compare_findings
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
 from tfturbo.errors import UserError
-from tfturbo.headline import headline
+from tfturbo.headline import config_words, headline
 from tfturbo.tune import levers
 from tfturbo.trials.trial import PlannedPair
 from tfturbo.tune.study import Rung
@@ -563,7 +563,8 @@ class RungPage(WizardPage):
         """The verdict card, and for an inconclusive accuracy the ways forward, as words and as buttons."""
         rung = self.measured_rung
         way = self.show_ways_forward(rung)
-        self.decision_card.set_decision(decision, rung.settings.label(), rung.compared_with,
+        self.decision_card.set_decision(decision, rung.settings.label(),
+                                        config_words(rung.compared_with, self.session.ensure_study().rungs),
                                         fixes=fixes_on(rung.settings, fixes_not_applied(self.findings.findings)),
                                         way_forward=way.lines() if way else (),
                                         shown=headline(rung.name, self.session.ensure_study().rungs), rung=rung.name)

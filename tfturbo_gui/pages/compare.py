@@ -20,7 +20,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from tfturbo.runfiles import RUNS_DIR, load_run
 from tfturbo import protocol
-from tfturbo.headline import headline
+from tfturbo.headline import config_words, headline
+from tfturbo.numbers import counted
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
 from tfturbo.tune.study import Rung
 
@@ -35,7 +36,7 @@ from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
 from .base import TrialPlots, WizardPage, add_section, needs_baseline, start_trial_run
-from ..labels import muted_label
+from ..labels import in_gui_words, muted_label
 
 
 def confirmation_verdict(rung: Rung) -> dict[str, Any] | None:
@@ -160,8 +161,9 @@ class ComparePage(WizardPage):
                                    f"validation metric: nothing to confirm, keep {base.settings.label()}.")
                 self.set_status(PASSED if len(self.session.ensure_study().rungs) > 1 else NOT_STARTED)
             else:
+                against = config_words(candidate.compared_with, self.session.ensure_study().rungs)
                 self.needs.setText(f"Needs a confirmation run: {candidate.settings.label()} was kept after its "
-                                   f"trial against {candidate.compared_with or 'the baseline'} "
+                                   f"trial against {against} "
                                    f"({candidate.decision.speed.replicates if candidate.decision else 0} pairs). "
                                    "Measure it against the baseline, side by side, before recommending it.")
                 if self.status != RUNNING:
@@ -192,7 +194,9 @@ class ComparePage(WizardPage):
             verdict = "kept" if d and d.kept else "not kept"
             facts = [f"{said.text()} {said.source(r.name)}, {said.verdict}"] if said else []
             facts += [f"accuracy {accuracy_words(d.accuracy)}"] if d else []
-            lines.append(f"• {r.name} ({r.settings.label()}): {verdict}" + (f" — {'; '.join(facts)}" if facts else ""))
+            what = config_words(r.name, session.ensure_study().rungs)  # the configuration, not its run folder
+            what = f"{what} ({r.settings.label()})" if what != r.settings.label() else what
+            lines.append(f"• {what}: {verdict}" + (f" — {'; '.join(facts)}" if facts else ""))
         self.ladder.setText("\n".join(lines) or "Only the baseline has been measured.")
 
     # ------------------------------------------------------------ the confirmation run
@@ -282,12 +286,12 @@ class ComparePage(WizardPage):
         if document is not None:
             self.verdict.set_verdict(document, rung.settings.label())
             self.needs.setText(f"Confirmation of {rung.settings.label()} against the baseline "
-                               f"{self.session.measured_baseline.settings.label()} ({len(rung.replicates)} runs, "
-                               f"{rung.run} and its replicates)."
+                               f"{self.session.measured_baseline.settings.label()} "
+                               f"({counted(len(rung.replicates), 'run')})."
                                + (f" Accuracy rule: {rung.decision.rule_detail()}."
                                   if rung.decision and rung.decision.rule_detail() else ""))
         way = self.show_ways_forward(rung)
-        self.way_text.setText("What would decide the accuracy:\n" + "\n".join(way.lines()) if way else "")
+        self.way_text.setText(in_gui_words("What would decide the accuracy:\n" + "\n".join(way.lines())) if way else "")
         self.way_text.setVisible(way is not None)
         self.show_continue(rung)
         kept = document is not None and document.get("kept")
