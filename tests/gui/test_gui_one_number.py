@@ -50,6 +50,9 @@ def test_a_comparison_measured_twice_shows_one_pooled_speed_up_everywhere(qtbot,
         assert figure in line and f"{first.ratio:.2f}×" not in line.replace(figure, ""), line
     assert ladder[3].startswith("• the confirmation (") and ladder[4].startswith("• the 2nd confirmation (")
     assert "the confirmation's and the 2nd confirmation's, pooled" in ladder[2]
+    verdict = compare.verdict.speed_label.text()  # the confirmation's verdict card: the same figure
+    assert verdict == f"faster: {figure} vs the baseline, 6 pairs (its own trial and the confirmation's, pooled)"
+    assert f"{again.ratio:.2f}×" not in compare.verdict.reason.text().replace(figure, "")
     exported = {line["name"]: line for line in csv.DictReader(io.StringIO(compare.view.csv_text()))}
     for name in ("04-larger_batch", "05-confirmation", "06-confirmation"):
         assert f"{float(exported[name]['speedup']):.2f}" == f"{ratio:.2f}"

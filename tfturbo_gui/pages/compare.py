@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from tfturbo.runfiles import RUNS_DIR, load_run
 from tfturbo import protocol
-from tfturbo.headline import config_words, headline
+from tfturbo.headline import config_words, headline, reason_beside
 from tfturbo.numbers import counted
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
 from tfturbo.tune.study import Rung
@@ -284,7 +284,8 @@ class ComparePage(WizardPage):
         assert rung is not None, "the confirmation was measured"
         document = confirmation_verdict(rung)
         if document is not None:
-            self.verdict.set_verdict(document, rung.settings.label())
+            shown = headline(rung.name, self.session.ensure_study().rungs)  # one number per comparison
+            self.verdict.set_verdict(document, rung.settings.label(), shown, rung.name, reason_beside(rung, shown))
             self.needs.setText(f"Confirmation of {rung.settings.label()} against the baseline "
                                f"{self.session.measured_baseline.settings.label()} "
                                f"({counted(len(rung.replicates), 'run')})."
