@@ -127,6 +127,7 @@ class WizardSession:
         self.scaling: ScalingMeasurement | None = None  # the Batch size page's scaling measurement
         self.host: remote.RemoteHost | None = None  # "Run on": None is this machine; else every command runs there
         self._action: Action | None = None  # the engine's action a page is executing
+        self._reopened_finished = False  # `finished`
 
     # ------------------------------------------------------------ study
 
@@ -152,6 +153,7 @@ class WizardSession:
             if rung.run and (study.path / rung.run).is_dir():
                 session.run_data[rung.name] = RunData.from_record(load_run(study.path / rung.run))
         if not recorded.unfinished:  # a finished study opens as it ended: never "running", then "interrupted"
+            session._reopened_finished = True
             for name in ("status", "message", "recommended", "recommended_rung", "snippet", "patch", "report"):
                 setattr(study, name, getattr(recorded, name))
         study.save()
@@ -159,8 +161,9 @@ class WizardSession:
 
     @property
     def finished(self) -> bool:
-        """The study ended (completed, input-bound, failed): reopened, it is shown as it ended."""
-        return self.study is not None and not self.study.unfinished
+        """A study that had ended (completed, input-bound, failed) reopened, nothing measured since: it is shown as
+        it ended, never written again (the Record page neither finishes nor checks it again)."""
+        return self._reopened_finished
 
     def start_folder(self) -> Path:
         """Where a file dialog starts: beside this study, else the training script's (or workload file's) folder,
@@ -354,6 +357,7 @@ class WizardSession:
     def start_baseline(self) -> tuple[Rung, list[str]]:
         """The baseline's rung and the `run` arguments that measure it into runs/NN-baseline."""
         self.ensure_study()
+        self._reopened_finished = False
         if self._study_engine.opts.steps != self.steps:  # lengthened after a baseline too short for a verdict
             self._study_engine.opts.steps = self.steps
             self._study_engine.study.options = self._study_engine.opts.to_dict()
@@ -381,6 +385,7 @@ class WizardSession:
         """A new rung of `stage` measured as a trial: `settings` (None: the engine's next candidate) against
         what the engine measures it against; None when the stage has nothing to measure (recorded as skipped)."""
         assert self.baseline is not None, "the baseline has not been measured"
+        self._reopened_finished = False
         self._study_engine.share_process = self.host is None  # a paired replicate's two folders must be on this machine
         self._study_engine.begin(stage, settings)
         self._action = self._study_engine.next_action()
@@ -430,6 +435,7 @@ class WizardSession:
     def continue_trial(self, rung: Rung) -> None:
         """Go on with `rung`'s stopped trial from its complete pairs (no pair measured again); `next_run` gives
         its next run, and `finish_trial` its new verdict."""
+        self._reopened_finished = False
         self._study_engine.share_process = self.host is None
         self._study_engine.continue_trial(rung.name)
         self._action = self._study_engine.next_action()
