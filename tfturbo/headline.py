@@ -99,7 +99,7 @@ def config_words(name: str | None, rungs: list[Rung]) -> str:
     rung = next((r for r in rungs if r.name == name), None)
     if rung is None:
         return "the baseline" if not name else name
-    if rung.kind == RungKind.BASELINE:
+    if rung.kind == RungKind.BASELINE or rung is rungs[0]:  # (an old study.yaml may not say its kind)
         return "the baseline"
     if rung.kind == "confirmation":
         n = [r.name for r in rungs if r.kind == "confirmation"].index(rung.name) + 1
