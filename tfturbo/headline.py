@@ -137,7 +137,9 @@ def headline(name: str, rungs: list[Rung]) -> Headline | None:
         _of(against_base[-1], True) if against_base else _of(rung, False) if _measured(rung) else None
     if shown is None:
         return None
-    return replace(shown, words=_words([shown.against, shown.trial, *shown.trials], rungs))
+    # the words of what it and its own rung were measured against (`reason_beside` names the latter)
+    return replace(shown, words=_words([shown.against, shown.trial, *shown.trials, rung.compared_with or ""],
+                                       rungs))
 
 
 def _pooled(trials: list[Rung]) -> Headline:
