@@ -23,7 +23,7 @@ from tfturbo.runfiles import STUDY_YAML
 from tfturbo.tune import levers
 from tfturbo.tune.study import Study
 
-from .pages.base import WizardPage
+from .pages.base import RungPage, WizardPage
 from .pages.baseline import BaselinePage
 from .pages.batch import BatchPage
 from .pages.compare import ComparePage
@@ -186,7 +186,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(quit_action)
         view_menu = self.menuBar().addMenu("&View")
         browser_action = QAction("&Runs and comparison", self)
-        browser_action.triggered.connect(lambda: self.show_browser())
+        browser_action.triggered.connect(lambda: self.view_runs())
         view_menu.addAction(browser_action)
         help_menu = self.menuBar().addMenu("&Help")
         about = QAction("&About tfturbo", self)
@@ -278,13 +278,18 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ studies and report
 
+    def view_runs(self) -> RunBrowser:
+        """View → Runs and comparison: the run browser, on the study the wizard shows when it lists nothing yet
+        (it opened empty)."""
+        browser = self.show_browser()
+        study = self.session.study
+        if browser.tree.topLevelItemCount() == 0 and study is not None and study.rungs:
+            browser.open_study(study.path)
+        return browser
+
     def show_browser(self) -> RunBrowser:
-        """View → Runs and comparison: the runs of the study the wizard shows (empty before its first run)."""
         if self.browser is None:
             self.browser = RunBrowser()
-            study = self.session.study
-            if study is not None and study.rungs:
-                self.browser.open_study(study.path)
         self.browser.show()
         self.browser.raise_()
         return self.browser
@@ -356,11 +361,12 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
     def stop_children(self) -> None:
-        """Stop every backend and TensorBoard. The pages hear nothing of the runs ended here: a trial cut off by
-        Quit, New study or Open is not decided by its cancelled run (it stays undecided in study.yaml, so a
+        """Stop every backend and TensorBoard. The trial pages hear nothing of the runs ended here: a trial cut off
+        by Quit, New study or Open is not decided by its cancelled run (a baseline is recorded as cancelled) (it stays undecided in study.yaml, so a
         reopen continues it with its finished pairs)."""
-        for panel in self.findChildren(RunPanel):
-            if panel.is_running():
+        for page in getattr(self, "pages", []):
+            panel = getattr(page, "run_panel", None)
+            if isinstance(page, (RungPage, ComparePage)) and isinstance(panel, RunPanel) and panel.is_running():
                 try:
                     panel.ended.disconnect()
                 except (RuntimeError, TypeError):  # nothing was connected
