@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .compare import replicate_key
 from .numbers import counted
+from .stats import replicate_ratio_ci
+from .trials.speed import SpeedRule
+from .trials.verdict import speed_verdict_of
 from .tune.study import Rung, RungKind
 from .verdicts import Verdict
 
@@ -33,9 +36,21 @@ class Headline:
     ci95: tuple[float, float]
     verdict: str
     pairs: int
-    trial: str  # the rung whose trial measured it
+    trial: str  # the rung whose trial measured it (the last, when several trials' pairs are pooled)
     against: str  # the rung that trial measured it against
     vs_baseline: bool
+    trials: tuple[str, ...] = ()  # every rung whose trial's pairs it pools (empty: `trial` alone)
+    # what `against` and each trial are, in words ("the baseline", "mixed_float16, batch 64", "the confirmation"):
+    # a user reads configurations, not run folders ("vs 01-baseline", "05-confirmation's trial", "04-spe20")
+    words: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def against_words(self) -> str:
+        return self.word(self.against)
+
+    def word(self, name: str) -> str:
+        """Rung `name` in words (its name when it is none of this headline's)."""
+        return dict(self.words).get(name, name)
 
     @property
     def has_interval(self) -> bool:
@@ -51,9 +66,22 @@ class Headline:
     def source(self, own: str = "") -> str:
         """'vs 01-baseline, 4 pairs (05-confirmation's trial)': what the number is; `own`: the rung the number
         is shown for — its own trial is "its own trial" (the Record page said "(02-xla's trial)" of 02-xla)."""
+        if len(self.trials) > 1:
+            return f"vs {self.against_words}, {counted(self.pairs, 'pair')} ({self.pooled_words(own)})"
         whose = " (its own trial)" if self.trial and self.trial == own else \
-            f" ({self.trial}'s trial)" if self.trial else ""
-        return f"vs {self.against}, {counted(self.pairs, 'pair')}{whose}"
+            f" ({self.word(self.trial)}'s trial)" if self.trial else ""
+        return f"vs {self.against_words}, {counted(self.pairs, 'pair')}{whose}"
+
+    def pooled_words(self, own: str = "") -> str:
+        """'its own trial and the confirmation's, pooled': the trials whose pairs it pools."""
+        return pooled_words(tuple(self.word(t) if t != own else t for t in self.trials), own)
+
+
+def pooled_words(trials: tuple[str, ...], own: str = "") -> str:
+    """'its own trial and the confirmation's, pooled': the trials (in words) whose pairs one headline pools."""
+    names = [("its own trial" if t == own else f"{t}'s") for t in trials]
+    names.sort(key=lambda n: n != "its own trial")
+    return (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]) + ", pooled"
 
 
 # the key a configuration's speed-up is shown under (the verdict card, the Record page): the value says what it
@@ -62,6 +90,25 @@ class Headline:
 SPEED_UP = "Speed-up"
 
 BASELINE_HEADLINE = Headline(1.0, (1.0, 1.0), "baseline", 0, "", "", True)
+
+
+def config_words(name: str | None, rungs: list[Rung]) -> str:
+    """A rung of the study in words, as the pages and the report name it: "the baseline", "the confirmation" (its
+    second: "the 2nd confirmation"), else its configuration ("mixed_bfloat16, batch 64", "float32 + XLA, batch 64,
+    20 steps/call"); never its run folder's name."""
+    rung = next((r for r in rungs if r.name == name), None)
+    if rung is None:
+        return "the baseline" if not name else name
+    if rung.kind == RungKind.BASELINE or rung is rungs[0]:  # (an old study.yaml may not say its kind)
+        return "the baseline"
+    if rung.kind == "confirmation":
+        n = [r.name for r in rungs if r.kind == "confirmation"].index(rung.name) + 1
+        return "the confirmation" if n == 1 else f"the {n}{'nd' if n == 2 else 'rd' if n == 3 else 'th'} confirmation"
+    return rung.settings.label()
+
+
+def _words(names: list[str], rungs: list[Rung]) -> tuple[tuple[str, str], ...]:
+    return tuple((n, config_words(n, rungs)) for n in dict.fromkeys(names) if n)
 
 
 def _key(rung: Rung) -> tuple[Any, ...]:
@@ -84,13 +131,28 @@ def headline(name: str, rungs: list[Rung]) -> Headline | None:
     if rung is base:
         return BASELINE_HEADLINE
     key = _key(rung)
-    if base is not None:
-        base_key = _key(base)
-        against_base = [r for r in rungs if _measured(r) and _key(r) == key and r.compared_with in by_name
-                        and _key(by_name[r.compared_with]) == base_key]
-        if against_base:
-            return _of(against_base[-1], True)
-    return _of(rung, False) if _measured(rung) else None
+    against_base = [r for r in rungs if base is not None and _measured(r) and _key(r) == key
+                    and r.compared_with in by_name and _key(by_name[r.compared_with]) == _key(base)]
+    shown: Headline | None = _pooled(against_base) if len(against_base) > 1 else \
+        _of(against_base[-1], True) if against_base else _of(rung, False) if _measured(rung) else None
+    if shown is None:
+        return None
+    # the words of what it and its own rung were measured against (`reason_beside` names the latter)
+    return replace(shown, words=_words([shown.against, shown.trial, *shown.trials, rung.compared_with or ""],
+                                       rungs))
+
+
+def _pooled(trials: list[Rung]) -> Headline:
+    """One estimate from every pair of `trials`, each of which compared the same two configurations: the pairs'
+    ratios together, with their interval at the trials' confidence (`SpeedRule.confidence`)."""
+    ratios = [r for t in trials if t.decision is not None for r in t.decision.speed.ratios
+              if math.isfinite(r) and r > 0]
+    last = _of(trials[-1], True)
+    if len(ratios) < 2:
+        return last
+    ratio, ci = replicate_ratio_ci(ratios, SpeedRule().confidence)
+    return Headline(ratio, ci, speed_verdict_of(ci), len(ratios), last.trial, last.against, True,
+                    tuple(t.name for t in trials))
 
 
 def _of(rung: Rung, vs_baseline: bool) -> Headline:
@@ -120,10 +182,12 @@ def reason_beside(rung: Rung, shown: Headline | None) -> str:
     if decision is None:
         return ""
     speed = decision.speed
-    if shown is not None and shown.trial == rung.name:
+    if shown is not None and (shown.trial == rung.name or rung.name in shown.trials):  # its trial is the number
         said = "not measurably faster" if speed.verdict == Verdict.NO_CHANGE else speed.verdict
     else:
         lo, hi = speed.ci95
-        said = (f"its own trial, against {rung.compared_with or 'the baseline'}: {speed.ratio:.2f}× "
+        against = shown.word(rung.compared_with) if shown is not None and rung.compared_with else \
+            rung.compared_with or "the baseline"
+        said = (f"its own trial, against {against}: {speed.ratio:.2f}× "
                 f"[{lo:.2f}, {hi:.2f}] over {counted(speed.replicates, 'pair')}, {speed.verdict}")
     return "; ".join(said if SPEED_PART.match(part) else part for part in decision.reason.split("; "))

@@ -79,12 +79,17 @@ def write_json_atomic(path: Path, data: Any) -> None:
                                              allow_nan=False) + "\n")
 
 
+def shared_mode(path: str | os.PathLike[str]) -> None:
+    """Give a file made by mkstemp (0600) the user's normal mode (0666 less the umask): study files are shared."""
+    os.chmod(path, 0o666 & ~_UMASK)
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write to a temporary file beside `path`, fsync, then rename over it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="." + path.name, suffix=".tmp", dir=path.parent)
     try:
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; run files are meant to be shared
+        shared_mode(tmp)  # mkstemp makes 0600; run files are meant to be shared
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

@@ -21,7 +21,7 @@ from tfturbo.trials.way_forward import WayForward
 from tfturbo.verdicts import Verdict
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 
-from .labels import card_column, card_header, card_reason, sentence, set_badge
+from .labels import card_column, card_header, card_reason, in_gui_words, sentence, set_badge
 
 
 def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
@@ -162,7 +162,7 @@ class DecisionCard(QFrame):
         text = sentence("; ".join(extra)) if extra else ""
         if way_forward:
             text += ("\n" if text else "") + "What would decide the accuracy:\n" + "\n".join(way_forward)
-        self.reason.setText(text)
+        self.reason.setText(in_gui_words(text))  # the page's buttons and boxes, not the command line's flags
         self.reason.setVisible(bool(text))
         self.show()
 

@@ -107,7 +107,8 @@ class _Trial:
 
     @property
     def reference(self) -> str:
-        return self.headline.against
+        """What it was measured against, in words ("the baseline", a configuration), not a run folder."""
+        return self.headline.against_words
 
 
 def _trial_of(rung: Rung | None, rungs: list[Rung]) -> _Trial | None:
@@ -118,9 +119,9 @@ def _trial_of(rung: Rung | None, rungs: list[Rung]) -> _Trial | None:
     if shown is None:
         return None
     own = ""
-    if shown.trial != rung.name and rung.decision.speed.replicates >= 1:
+    if shown.trial != rung.name and rung.name not in shown.trials and rung.decision.speed.replicates >= 1:
         speed = rung.decision.speed
-        own = f"its own trial: {speed.text()} vs {rung.compared_with or 'the baseline'}, {speed.verdict}"
+        own = f"its own trial: {speed.text()} vs {shown.word(rung.compared_with or '')}, {speed.verdict}"
     return _Trial(shown, rung.decision.kept, rung.decision.reason, own)
 
 
@@ -359,7 +360,9 @@ class CompareView(QWidget):
             d = 2
             text = (f"{trial.ratio:.{d}f}x {_interval(trial.ci95, d)}" if math.isfinite(trial.ratio)
                     else "no throughput measured")
-            whose = "this rung's trial" if trial.headline.trial == row.name else f"{trial.headline.trial}'s trial"
+            shown = trial.headline
+            whose = shown.pooled_words(row.name) if len(shown.trials) > 1 else "this rung's trial" \
+                if shown.trial == row.name else f"{shown.word(shown.trial)}'s trial"
             cells.append((f"{text}\n{trial.pairs}{NBSP}pairs vs {breakable(trial.reference)}",
                           f"{plain(text)}: {whose} against {trial.reference}, over {trial.pairs} replicate "
                           f"pairs run alternately." + (f"\n({trial.own})" if trial.own else "")
@@ -572,7 +575,7 @@ class CompareView(QWidget):
             numbers = [repr(v) if math.isfinite(v) else "" for v in (trial.ratio, *trial.ci95)]
             for column, value in zip(columns, numbers + [trial.verdict]):
                 line[column] = value
-            writer.writerow(line + numbers + [str(trial.pairs), trial.reference, trial.headline.trial,
+            writer.writerow(line + numbers + [str(trial.pairs), trial.headline.against, trial.headline.trial,
                                               trial.verdict, str(trial.kept)])
         return out.getvalue()
 

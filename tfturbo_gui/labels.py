@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout
@@ -117,3 +118,38 @@ def wrappable(text: str, longest: int = 24) -> str:
     def split(word: re.Match) -> str:
         return re.sub(r"(::|[/,;])(?=\S)", lambda m: m.group(1) + ZWSP, word.group(0))
     return re.sub(rf"\S{{{longest + 1},}}", split, text)
+
+
+# ---------------------------------------------------------------- CLI words said as the wizard's controls
+
+def _control_words() -> list[tuple[re.Pattern[str], Any]]:
+    """The command line's options that a verdict, a way forward or a finding may name, each as the wizard's control
+    that does it: an automatic fix's box (from its `Setting.offer`), the way-forward buttons (`cards.WayForwardBar`),
+    the batch page's learning rate."""
+    from tfturbo.settings import declared
+
+    words: list[tuple[str, Any]] = [(r"at --accuracy-tolerance\s+([0-9.]+)", r"at \1 pp (the “Set a tolerance…” button)"),
+             (r"--accuracy-tolerance\s+([0-9.]+)", r"a tolerance of \1 pp (the “Set a tolerance…” button)"),
+             (r"--accuracy-tolerance(?:\s+PP)?", "the “Set a tolerance…” button"),
+             (r"--judge-on\s+loss", "the “Judge on the validation loss” button"),
+             (r"--val-examples\s+([0-9,]+)",
+              lambda m: f"the “Use {int(m.group(1).replace(',', '')):,} validation examples” button"),
+             (r"--lr-scale(?:\s+[0-9.]+)?", "the learning rate on the Batch size page")]
+    for _field, s in declared():
+        if s.offer and s.flag:  # "Fix it in the next run: float32 output layer" -> the box of that name
+            box = s.offer.split(": ", 1)[-1]
+            words.append((re.escape(s.flag) + r"(?:\s*\([^)]*\))?", f"the “{box}” box"))
+    return [(re.compile(pattern), text) for pattern, text in words]
+
+
+_CONTROLS: list[tuple[re.Pattern[str], Any]] = []  # (pattern, its words: a text or a function of the match)
+
+
+def in_gui_words(text: str) -> str:
+    """`text` with each command-line option it names replaced by the control that does it in the wizard
+    ("--accuracy-tolerance 2.2" -> "the “Set a tolerance…” button (2.2 pp)"): a GUI user has no flag to pass."""
+    if not _CONTROLS:
+        _CONTROLS.extend(_control_words())
+    for pattern, words in _CONTROLS:
+        text = pattern.sub(words, text)
+    return text

@@ -23,7 +23,7 @@ from tfturbo.runfiles import STUDY_YAML
 from tfturbo.tune import levers
 from tfturbo.tune.study import Study
 
-from .pages.base import WizardPage
+from .pages.base import RungPage, WizardPage
 from .pages.baseline import BaselinePage
 from .pages.batch import BatchPage
 from .pages.compare import ComparePage
@@ -34,6 +34,7 @@ from .pages.workload import WorkloadPage
 from .pages.xla import XlaPage
 from .run_browser import RunBrowser
 from .run_gate import GATE
+from .run_panel import RunPanel
 from .run_process import BackendProcess, Launcher, SessionLauncher
 from .session import WizardSession
 from .step_list import StepList
@@ -65,6 +66,18 @@ def recent_studies() -> list[str]:
     return [p for p in paths if Path(p, "study.yaml").exists()]
 
 
+def recent_label(path: str) -> str:
+    """A Recent studies entry: the folder, and whether the study is unfinished (where it stopped)."""
+    try:
+        study = Study.load(path)
+    except Exception:  # noqa: BLE001 (a file another tfturbo wrote, or half a copy: still listed, opened to say why)
+        return path
+    if not study.unfinished:
+        return f"{path} — {study.status}"
+    measured = [r for r in study.rungs if r.decision is not None and r.skipped_reason is None]
+    return f"{path} — unfinished ({len(measured)} measured)" if measured else f"{path} — unfinished"
+
+
 def remember_study(path: str | Path) -> None:
     paths = [str(path)] + [p for p in recent_studies() if p != str(path)]
     QSettings().setValue(RECENT_KEY, paths[:MAX_RECENT])
@@ -74,6 +87,7 @@ class MainWindow(QMainWindow):
     def __init__(self, workload: str = "", launcher: Launcher = backend_command, steps: int = DEFAULT_STEPS):
         super().__init__()
         self.launcher = launcher
+        self.default_steps = steps  # a new study starts at this length, not the last script's (File → New study)
         self.setWindowTitle("tfturbo — make training faster, measured")
         self.setMinimumSize(*MIN_SIZE)
         self.resize(1280, 800)
@@ -172,7 +186,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(quit_action)
         view_menu = self.menuBar().addMenu("&View")
         browser_action = QAction("&Runs and comparison", self)
-        browser_action.triggered.connect(lambda: self.show_browser())
+        browser_action.triggered.connect(lambda: self.view_runs())
         view_menu.addAction(browser_action)
         help_menu = self.menuBar().addMenu("&Help")
         about = QAction("&About tfturbo", self)
@@ -185,7 +199,8 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         paths = recent_studies()
         for path in paths:
-            action = self.recent_menu.addAction(path)
+            action = self.recent_menu.addAction(recent_label(path))
+            action.setData(path)
             action.triggered.connect(lambda _checked=False, p=path: self.open_study(p))
         self.recent_menu.setEnabled(bool(paths))
 
@@ -207,9 +222,11 @@ class MainWindow(QMainWindow):
             return
         self.stop_children()
         self.session.interrupt()
-        fresh = WizardSession(self.session.workload, steps=self.session.steps, seed=self.session.seed)
+        # the length the window started with: the last script's own length is not the next one's (its check sets it)
+        fresh = WizardSession(self.session.workload, steps=self.default_steps, seed=self.session.seed)
         fresh.environment, fresh.host = self.session.environment, self.session.host
         self._build_pages(fresh)
+        self._fill_recent()  # an abandoned empty study is gone from the list
 
     def _on_gate(self, busy: bool) -> None:
         self.new_action.setEnabled(not busy)
@@ -261,6 +278,15 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ studies and report
 
+    def view_runs(self) -> RunBrowser:
+        """View → Runs and comparison: the run browser, on the study the wizard shows when it lists nothing yet
+        (it opened empty)."""
+        browser = self.show_browser()
+        study = self.session.study
+        if browser.tree.topLevelItemCount() == 0 and study is not None and study.rungs:
+            browser.open_study(study.path)
+        return browser
+
     def show_browser(self) -> RunBrowser:
         if self.browser is None:
             self.browser = RunBrowser()
@@ -269,13 +295,17 @@ class MainWindow(QMainWindow):
         return self.browser
 
     def choose_study(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open a study folder", str(self.session.study_path or ""))
+        path = QFileDialog.getExistingDirectory(self, "Open a study folder", str(self.session.start_folder()))
         if path:
             self.open_study(path)
 
     def open_study(self, path: str | Path) -> None:
-        """An unfinished study continues in the wizard at its next stage; a finished one opens in the browser."""
-        if (Path(path) / STUDY_YAML).exists() and Study.load(path).unfinished and not GATE.busy():
+        """A study opens in the wizard: an unfinished one at its next stage, a finished one on its record (the
+        runs browser is View → Runs and comparison); a folder of runs without a study.yaml opens in the browser."""
+        if GATE.busy():
+            self.statusBar().showMessage("A run is going: stop it first (Esc), then open the study.", 6000)
+            return
+        if (Path(path) / STUDY_YAML).exists():
             self.continue_study(Path(path))
         else:
             self.show_browser().open_study(path)
@@ -291,8 +321,13 @@ class MainWindow(QMainWindow):
             page.show_recorded()
         stage = session.next_stage()
         index = next((i for i, page in enumerate(self.pages) if stage in page.stages()), len(self.pages) - 1)
-        self.statusBar().showMessage(f"Continuing the unfinished study in {path} at {self.pages[index].title}", 8000)
+        if session.finished and not self.pages[-1].available():
+            index = len(self.pages) - 1  # a finished study: what it recorded
+        what = "finished" if session.finished else "unfinished"
+        self.statusBar().showMessage(f"Opened the {what} study in {path} at {self.pages[index].title}", 8000)
         self.goto(index)
+        remember_study(path)
+        self._fill_recent()
 
     def _export_report(self) -> None:
         record = self.pages[-1]
@@ -326,6 +361,16 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
     def stop_children(self) -> None:
+        """Stop every backend and TensorBoard. The trial pages hear nothing of the runs ended here: a trial cut off
+        by Quit, New study or Open is not decided by its cancelled run (a baseline is recorded as cancelled) (it stays undecided in study.yaml, so a
+        reopen continues it with its finished pairs)."""
+        for page in getattr(self, "pages", []):
+            panel = getattr(page, "run_panel", None)
+            if isinstance(page, (RungPage, ComparePage)) and isinstance(panel, RunPanel) and panel.is_running():
+                try:
+                    panel.ended.disconnect()
+                except (RuntimeError, TypeError):  # nothing was connected
+                    pass
         for process in self.findChildren(BackendProcess):
             process.shutdown()
         for launcher in self.findChildren(TensorBoardLauncher):

@@ -86,6 +86,7 @@ class RunPanel(QWidget):
 
     events_received = Signal(object)
     ended = Signal(object)  # RunData
+    stopping = Signal()  # the user stopped the run (Stop or Esc), before the backend is asked to stop
 
     def __init__(self, launcher: Launcher, parent: QWidget | None = None, stoppable: bool = True):
         super().__init__(parent)
@@ -153,6 +154,7 @@ class RunPanel(QWidget):
 
     def stop(self) -> None:
         if self.is_running():
+            self.stopping.emit()  # a trial's page stops its trial first: the run going is not one of its pairs
             self.process.stop()
             self.stop_button.setEnabled(False)
             self._set_state("Stopping — finishing the current step and writing the summary", "busy")

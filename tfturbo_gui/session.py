@@ -129,6 +129,7 @@ class WizardSession:
         self.scaling: ScalingMeasurement | None = None  # the Batch size page's scaling measurement
         self.host: remote.RemoteHost | None = None  # "Run on": None is this machine; else every command runs there
         self._action: Action | None = None  # the engine's action a page is executing
+        self._reopened_finished = False  # `finished`
 
     # ------------------------------------------------------------ study
 
@@ -153,8 +154,42 @@ class WizardSession:
         for rung in study.rungs:  # the pages replay what the runs recorded (their plots were empty)
             if rung.run and (study.path / rung.run).is_dir():
                 session.run_data[rung.name] = RunData.from_record(load_run(study.path / rung.run))
+        if not recorded.unfinished:  # a finished study opens as it ended: never "running", then "interrupted"
+            session._reopened_finished = True
+            for name in ("status", "message", "recommended", "recommended_rung", "snippet", "patch", "report"):
+                setattr(study, name, getattr(recorded, name))
         study.save()
         return session
+
+    @property
+    def finished(self) -> bool:
+        """A study that had ended (completed, input-bound, failed) reopened, nothing measured since: it is shown as
+        it ended, never written again (the Record page neither finishes nor checks it again)."""
+        return self._reopened_finished
+
+    def start_folder(self) -> Path:
+        """Where a file dialog starts: beside this study, else the training script's (or workload file's) folder,
+        else the folder new studies go to (the home folder until one was made)."""
+        if self.study_path is not None and self.study_path.parent.is_dir():
+            return self.study_path.parent
+        if not self.workload.startswith("builtin:") and Path(self.workload).expanduser().parent.is_dir():
+            return Path(self.workload).expanduser().resolve().parent
+        studies = Path.home() / STUDIES_FOLDER
+        return studies if studies.is_dir() else Path.home()
+
+    def discard_if_empty(self) -> bool:
+        """Remove the study folder the workload check made when nothing was measured in it (the user went on to
+        another study, or quit): study.yaml and backend.log go, and the folder when nothing else is in it. A study
+        with a run is never touched. True when it went."""
+        study = self.study
+        if study is None or study.rungs or any((study.path / RUNS_DIR).glob("*")):
+            return False
+        for leftover in (study.path / STUDY_YAML, study.path / BACKEND_LOG, study.path / RUNS_DIR, study.path):
+            try:
+                leftover.unlink() if leftover.is_file() else leftover.rmdir()
+            except OSError:
+                pass  # something of the user's is there: leave it
+        return not (study.path / STUDY_YAML).exists()
 
     def next_stage(self) -> str:
         """The stage to continue with: the baseline, or the lever after the last one measured."""
@@ -245,7 +280,10 @@ class WizardSession:
         self.study_path = path
 
     def interrupt(self) -> None:
-        """The window closes before the study finished: study.yaml must not keep saying `running`."""
+        """The window closes before the study finished: study.yaml must not keep saying `running` (a study with
+        nothing measured goes instead, `discard_if_empty`)."""
+        if self.discard_if_empty():
+            return
         if self.study is not None and self.study.status == StudyStatus.RUNNING:
             self.study.status = StudyStatus.INTERRUPTED
             self.study.message = "the wizard was closed before the study finished"
@@ -322,6 +360,7 @@ class WizardSession:
     def start_baseline(self) -> tuple[Rung, list[str]]:
         """The baseline's rung and the `run` arguments that measure it into runs/NN-baseline."""
         self.ensure_study()
+        self._reopened_finished = False
         if self._study_engine.opts.steps != self.steps:  # lengthened after a baseline too short for a verdict
             self._study_engine.change_options(steps=self.steps)
             self._study_engine.study.save()
@@ -348,6 +387,7 @@ class WizardSession:
         """A new rung of `stage` measured as a trial: `settings` (None: the engine's next candidate) against
         what the engine measures it against; None when the stage has nothing to measure (recorded as skipped)."""
         assert self.baseline is not None, "the baseline has not been measured"
+        self._reopened_finished = False
         self._study_engine.share_process = self.host is None  # a paired replicate's two folders must be on this machine
         self._study_engine.begin(stage, settings)
         self._action = self._study_engine.next_action()
@@ -379,8 +419,28 @@ class WizardSession:
         self._record(data)
 
     def stop_trial(self, rung: Rung) -> None:
-        """The user stopped: judge what the complete pairs measured."""
+        """The user stopped (Stop, Esc): judge what the complete pairs measured; the run going is dropped."""
         self._study_engine.stop_trial()
+
+    def can_continue(self, rung: Rung | None) -> bool:
+        """Whether `rung`'s stopped trial may go on (`StudyEngine.continue_refused`), after Esc or a reopen."""
+        return rung is not None and self.engine is not None and self.engine.continue_refused(rung.name) is None
+
+    def pairs_wanted(self, rung: Rung) -> int:
+        """How many more complete pairs the stopped trial of `rung` needs for a verdict (at least one)."""
+        trial = self.trial_of(rung)
+        if trial is None:
+            return 1
+        complete = sum(1 for a, b in trial.speed_pairs() if a is not None and b is not None)
+        return max(1, trial.rule.min_pairs - complete)
+
+    def continue_trial(self, rung: Rung) -> None:
+        """Go on with `rung`'s stopped trial from its complete pairs (no pair measured again); `next_run` gives
+        its next run, and `finish_trial` its new verdict."""
+        self._reopened_finished = False
+        self._study_engine.share_process = self.host is None
+        self._study_engine.continue_trial(rung.name)
+        self._action = self._study_engine.next_action()
 
     def finish_trial(self, rung: Rung) -> TrialVerdict:
         """The trial's verdict (the engine judges it once its last run is recorded)."""

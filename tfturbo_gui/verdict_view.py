@@ -23,12 +23,13 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
+from tfturbo.headline import Headline
 from tfturbo.numbers import counted, finite
 from tfturbo.trials.verdict import AccuracyVerdict as AccuracyResult
 from tfturbo.trials.verdict import SpeedVerdict as SpeedResult
 from tfturbo.verdicts import AccuracyVerdict
 
-from .labels import card_column, card_header, card_reason, set_badge
+from .labels import card_column, card_header, card_reason, in_gui_words, set_badge
 
 WITHIN, WORSE, INCONCLUSIVE = AccuracyVerdict.WITHIN, AccuracyVerdict.WORSE, AccuracyVerdict.INCONCLUSIVE
 
@@ -176,13 +177,21 @@ class VerdictView(QFrame):
         layout.addWidget(value)
         return value
 
-    def set_verdict(self, document: dict[str, Any], label: str) -> None:
+    def set_verdict(self, document: dict[str, Any], label: str, shown: Headline | None = None, rung: str = "",
+                    reason: str | None = None) -> None:
+        """`shown`: the configuration's one speed-up (`tfturbo.headline`, of rung `rung`), said and drawn instead of
+        this trial's own ratio when several trials measured the same comparison; `reason`: the reason beside it
+        (`headline.reason_beside`), else the document's."""
         self.document = document
         kept = bool(document.get("kept"))
         set_badge(self.badge, kept)
         self.headline.setText(f"{label}: " + ("recommended" if kept else "not recommended"))
         speed = document.get("speed") or {}
-        self.speed_label.setText(speed_text(speed))
+        if shown is not None and shown.has_interval:
+            speed = {"ratio": shown.ratio, "ci95": list(shown.ci95), "verdict": shown.verdict}
+            self.speed_label.setText(f"{shown.verdict}: {shown.text()} {shown.source(rung)}")
+        else:
+            self.speed_label.setText(speed_text(speed))
         colour = {"faster": "#009E73", "slower": "#D55E00"}.get(str(speed.get("verdict")), "#0072B2")
         ci = speed.get("ci95")
         self.speed_bar.set_values(speed.get("ratio"), tuple(ci) if ci else None, 1.0, colour)
@@ -195,5 +204,5 @@ class VerdictView(QFrame):
         self.accuracy_bar.set_values(delta * factor if finite(delta) else None,
                                      (aci[0] * factor, aci[1] * factor) if aci else None, 0.0, colour)
         self.accuracy_bar.setVisible(bool(aci))  # a lone point at 0 says nothing: drawn once there is an interval
-        self.reason.setText(str(document.get("reason") or ""))
+        self.reason.setText(in_gui_words(reason if reason is not None else str(document.get("reason") or "")))
         self.show()

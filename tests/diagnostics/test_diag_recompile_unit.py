@@ -44,9 +44,9 @@ def feed_series(ms, window=20):
 
 
 def test_a_few_long_compilations_that_cost_real_time_are_a_storm():
-    """Five one-second spikes among 285 steps of 20 ms: the median hides them, the time lost does not."""
+    """Six one-second spikes among 285 steps of 20 ms (2.1%): the median hides them, the time lost does not."""
     ms = [20.0 * (1 + 0.05 * ((i * 7) % 5 - 2)) for i in range(290)]
-    for s in (60, 120, 180, 240, 280):
+    for s in (40, 80, 120, 180, 240, 280):
         ms[s] = 1000.0
     [finding] = feed_series(ms)
     assert finding.code == "RECOMPILE_STORM" and finding.data["time_lost_s"] > 2.5
@@ -59,3 +59,17 @@ def test_spikes_that_cost_little_time_are_not_a_storm():
     for s in range(100, 2000, 250):
         ms[s] = 150.0
     assert feed_series(ms) == []
+
+
+def test_three_compilations_in_a_long_run_are_under_the_documented_two_percent():
+    """Issue 42: an ERROR for 3 spikes in 1,134 steady steps (0.26%; docs/FINDINGS.md: at least 2% of the steady
+    steps), though each compilation cost seconds; a spike every 45 steps (2.2%) is a storm."""
+    ms = [20.0] * 1140
+    for s in (300, 600, 900):
+        ms[s] = 3000.0
+    assert feed_series(ms) == []
+    for s in range(100, 1140, 45):
+        ms[s] = 3000.0
+    [finding] = feed_series(ms)  # raised live, once the spikes so far are 2% of the steady steps so far
+    assert finding.code == "RECOMPILE_STORM"
+    assert finding.data["spikes"] >= 0.02 * finding.data["steady_steps"]

@@ -60,7 +60,7 @@ def test_a_continued_study_replays_its_runs_on_every_page(qtbot, continued):
     # the larger batch was confirmed against the baseline: its page shows the confirmation's number, as the table
     batch = window.pages[4]
     shown = headline("04-larger_batch", rungs)
-    assert shown.trial == "05-confirmation" and "(05-confirmation's trial)" in \
+    assert shown.trial == "05-confirmation" and "(the confirmation's trial)" in \
         batch.decision_card.facts.values[SPEED_UP].text()
     # batch 128 beside batch 64: aligned by samples seen, not by step
     assert batch.plots._scales and batch.plots.step_plot.getPlotItem().getAxis("bottom").labelText == "samples seen"

@@ -73,8 +73,8 @@ def test_new_study_starts_over_and_recent_studies_lists_the_old_one(qtbot, tmp_p
     assert window.session is not old and window.current() == 0 and window.session.study is None
     assert window.pages[0].workload_edit.isEnabled() and window.pages[0].study_edit.text() != str(tmp_path / "study")
     assert yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())["status"] == "interrupted"
-    recent = [a.text() for a in window.recent_menu.actions()]
-    assert str(tmp_path / "study") in recent
+    recent = {a.data(): a.text() for a in window.recent_menu.actions()}
+    assert recent[str(tmp_path / "study")] == f"{tmp_path / 'study'} — unfinished (1 measured)"
     page = window.pages[0]
     page._select("/home/me/my_model.py")  # another file opened: no built-in stays highlighted
     assert page.builtins.selectedItems() == [] and page.builtins.currentItem() is None

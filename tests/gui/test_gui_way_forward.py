@@ -79,3 +79,19 @@ def test_a_tolerance_the_user_sets_is_the_verdicts_rule(qtbot, tmp_path, monkeyp
     entry = _recorded(window, page.rung.name)
     assert entry["way_forward"] == "tolerance" and entry["rule"]["accuracy_pp"] == 10.0
 
+
+
+def test_the_ways_forward_name_the_pages_buttons_and_boxes_never_command_line_flags(qtbot, tmp_path):
+    """Issue 42: the card said `--accuracy-tolerance 2.2`, `--fix-head (ab/tune settings: fix_head=on)`,
+    `--input-fixes` and `--lr-scale`, with no such control on the page."""
+    from tfturbo_gui.labels import in_gui_words
+
+    window, page = _inconclusive_rung(qtbot, tmp_path)
+    reason = page.decision_card.reason.text()
+    assert "What would decide the accuracy" in reason and " --" not in reason and "“Set a tolerance…” button" in reason
+    assert in_gui_words("this interval passes at --accuracy-tolerance 2.2 (recorded)") == \
+        "this interval passes at 2.2 pp (the “Set a tolerance…” button) (recorded)"
+    assert in_gui_words("rerun with --fix-head (ab/tune settings: fix_head=on)") == \
+        "rerun with the “float32 output layer” box"
+    assert in_gui_words("try --input-fixes; or lower it (--lr-scale 0.1)") == \
+        "try the “automatic tf.data fixes” box; or lower it (the learning rate on the Batch size page)"

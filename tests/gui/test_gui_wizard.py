@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
 from tfturbo import compare
-from tfturbo.headline import SPEED_UP
+from tfturbo.headline import SPEED_UP, config_words
 from tfturbo.runfiles import load_run, load_study_runs
 from tfturbo_gui import live_plots
 from tfturbo_gui.step_status import ATTENTION, NOT_STARTED, PASSED
@@ -143,8 +143,10 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     # arms'): how much identical runs differ is not known, so no memory freed is claimed
     assert batch.memory.values["Freed"].text() == "nothing measurable (one run of each)"
     # the fake backend records no optimizer: the square-root rule, the milder (SGD's runs would take ×2.00)
-    assert batch.lr.text() == ("× 1.41 of 03-xla's (batch 64), by the square-root rule (the optimizer is not known: "
-                               "the square-root rule, the milder)")
+    words = config_words("03-xla", session.study.rungs)  # what the search starts from, not its run folder
+    assert words != "03-xla" and batch.lr.text() == (
+        f"× 1.41 of the rate at batch 64 ({words}), by the square-root rule (the optimizer is not known: "
+        "the square-root rule, the milder)")
     qtbot.mouseClick(batch.run_button, LEFT)
     qtbot.waitUntil(lambda: batch.rung is not None and batch.rung.decision is not None, timeout=45_000)
     assert session.best is batch.rung  # 128 samples per step beat 64 per sample: kept
@@ -154,7 +156,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     assert batch.batch.value() > 128  # the search proposes its next size: its words and the page's agree
     scale = (batch.batch.value() / 64) ** 0.5  # the square-root rule, from the search's start
     assert f"learning rate ×{scale:.2f} by the square-root rule" in batch.plan_text.text(), batch.plan_text.text()
-    assert batch.lr.text().startswith(f"× {scale:.2f} of 03-xla's (batch 64)"), batch.lr.text()
+    assert batch.lr.text().startswith(f"× {scale:.2f} of the rate at batch 64 ({words})"), batch.lr.text()
     go_next(qtbot, window, 5)
 
     # the confirmation comes last: it measures the final recommendation, the larger batch included

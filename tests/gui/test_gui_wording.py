@@ -101,7 +101,7 @@ def test_the_record_page_states_the_speed_up_it_records(qtbot, tmp_path):
     assert fact.startswith(shown.text()) and shown.source(best.name) in fact
     # the words follow what is recorded: its own trial against the baseline is "its own trial", not "(02-xla's)"
     assert shown.trial == best.name and "(its own trial)" in fact and f"({best.name}'s trial)" not in fact
-    window.goto(5)  # the confirmation measures it again against the baseline: now that trial is the number
+    window.goto(5)  # the confirmation measures it again against the baseline: both trials' pairs are the number
     compare = window.pages[5]
     qtbot.waitUntil(lambda: compare.run_button.isEnabled(), timeout=20_000)
     qtbot.mouseClick(compare.run_button, LEFT)
@@ -110,7 +110,10 @@ def test_the_record_page_states_the_speed_up_it_records(qtbot, tmp_path):
     window.goto(6)
     fact = record.recommended.values["Speed-up"].text()
     if compare.confirmation.kept:
-        assert f"({compare.confirmation.name}'s trial)" in fact and "its own trial" not in fact
+        pooled = headline(best.name, window.session.study.rungs)
+        assert pooled.trials == (best.name, compare.confirmation.name)
+        assert fact.startswith(pooled.text()) and "vs the baseline" in fact
+        assert "its own trial and the confirmation's, pooled" in fact and compare.confirmation.name not in fact
 
 
 def test_an_inconclusive_card_says_it_once_and_offers_a_way_forward(qtbot):

@@ -179,14 +179,15 @@ def measure(runs: Path, workload: str):
 
 
 def make_study(root: Path, workload: str = "builtin:transformer", *, broken: bool = False,
-               confirmation: bool = True) -> Path:
+               confirmation: bool = True, confirmations: int = 1) -> Path:
     """The study `tfturbo tune` writes, its trials measured by the real trial engine on recorded runs.
 
     01-baseline; 02-mixed_bfloat16 (slower, rejected; accuracy inconclusive), 03-xla (faster, kept) and
     04-larger_batch (batch 128 on XLA, faster than 03-xla, kept) each a trial of 3 interleaved replicate
     pairs against the best kept rung, with their replicate runs (NN-slug.a1, .b2, ...) in runs/; then
     05-confirmation, the recommendation against the baseline side by side (left out with
-    `confirmation=False`, as in a study stopped before it). `broken` adds runs the ladder does not name:
+    `confirmation=False`, as in a study stopped before it; `confirmations=2`: run again, 06-confirmation, the
+    same comparison measured twice). `broken` adds runs the ladder does not name:
     a failed run, a cancelled run without summary and a crashed run with a truncated events.jsonl.
     """
     from tfturbo.trials.trial import PlannedRun, run_trial
@@ -224,8 +225,8 @@ def make_study(root: Path, workload: str = "builtin:transformer", *, broken: boo
     xla = trial("03-xla", "xla", settings.with_(jit_compile=True), base, "XLA on the best configuration so far")
     big = trial("04-larger_batch", "larger_batch", xla.settings.with_(batch_size=128, lr_scale=2.0), xla,
                 "batch 128: the kept rungs freed memory")
-    if confirmation:
-        trial("05-confirmation", "confirmation", big.settings, base,
+    for n in range(confirmations if confirmation else 0):
+        trial(f"{5 + n:02d}-confirmation", "confirmation", big.settings, base,
               "the recommended configuration against the baseline, side by side")
     study.recommended = measurement_only(big.settings)
     study.recommended_rung = big.name

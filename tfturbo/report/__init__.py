@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import UserError
-from ..runfiles import REPORT_PDF
+from ..runfiles import REPORT_PDF, shared_mode
 from .model import ReportData, gather
 
 __all__ = ["write_report", "gather", "ReportData"]
@@ -38,6 +38,7 @@ def write_report(study_dir: str | os.PathLike[str], out_pdf: str | os.PathLike[s
         raise UserError(f"cannot write {out} ({e.strerror or e})", "pass -o with a writable path") from e
     try:
         render(data, tmp)
+        shared_mode(tmp)  # the user's normal mode (mkstemp made it 0600)
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):

@@ -37,7 +37,7 @@ def headline_sentence(data: ReportData) -> tuple[str, str]:
                 if data.rungs else "No configuration was measured (see the verdict on the next page).")
     shown = tuned.headline
     lo, hi = shown.ci95
-    against = "the baseline" if shown.vs_baseline else shown.against
+    against = "the baseline" if shown.vs_baseline else shown.against_words
     big = f"{shown.ratio:.2f}x as fast" if shown.verdict != Verdict.FASTER else f"{shown.ratio:.2f}x faster"
     interval = f"between {lo:.2f}x and {hi:.2f}x (95% interval)" if shown.has_interval else "without an interval"
     return big, (f"Training with {tuned.row.label} instead of {base.row.label}: {interval}, measured side by "
@@ -170,7 +170,7 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
                     d.add(Line(px(end), y - 3, px(end), y + 3, strokeColor=colour, strokeWidth=1))
             d.add(Rect(px(mid) - 2.5, y - 2.5, 5, 5, fillColor=colour, strokeColor=colors.white, strokeWidth=0.5))
             if ref == 1.0:  # the value, and what it is against when that is not the baseline (its own trial's)
-                shown = f"{mid:.2f}x" + ("" if _headline(r).vs_baseline else f" vs {_headline(r).against}")
+                shown = f"{mid:.2f}x" + ("" if _headline(r).vs_baseline else f" vs {_headline(r).against_words}")
                 room = pdfmetrics.stringWidth(shown, style.FONT, 6.5) + 4
                 after = px(b) + room < x0 + panel_w
                 d.add(String(px(b) + 4 if after else px(a) - 4, y - 2.5, shown, fontName=style.FONT,
@@ -180,7 +180,7 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
         name = r.row.label if r.row else r.name
         role = " (baseline)" if r is data.baseline else "" if r.kept else " (not kept)"
         if r.headline is not None and not r.headline.vs_baseline:  # never measured against the baseline itself
-            role += f" vs {r.headline.against}"
+            role += f" vs {r.headline.against_words}"
         # the role whole, the name shortened if need be ("… (not k..." hid that a bar was against another row)
         text = _fit(name, label_w - 6 - pdfmetrics.stringWidth(role, style.FONT, 7.5), 7.5) + role
         style_font = style.FONT_BOLD if r is data.tuned else style.FONT

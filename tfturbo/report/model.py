@@ -295,7 +295,7 @@ def _outcome(rung: LadderRow) -> str:
     if decision is not None and decision.speed.verdict == Verdict.NOT_APPLIED:  # measured nothing: say why
         return f"{row.label if row else rung.name}: {decision.speed.text()}"
     if row is not None and shown is not None:
-        text = f"{row.label}: {shown.text('x')} over {counted(shown.pairs, 'replicate pair')} vs {shown.against}, {shown.verdict}"
+        text = f"{row.label}: {shown.text('x')} over {counted(shown.pairs, 'replicate pair')} vs {shown.against_words}, {shown.verdict}"
         faster = shown.verdict == Verdict.FASTER
     elif row is None or row.speedup is None:
         return f"{row.label if row else rung.name}: {rung.status}"

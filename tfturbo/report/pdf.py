@@ -183,9 +183,10 @@ def _speedup(rung: LadderRow) -> Paragraph:
     if shown is not None:
         lo, hi = shown.ci95
         ci = f"[{lo:.2f}, {hi:.2f}]" if shown.has_interval else "[no interval]"
-        whose = f"<br/>({esc(short(shown.trial, 30))}'s trial)" if shown.trial != rung.name else ""
+        whose = f"<br/>({esc(shown.pooled_words(rung.name))})" if len(shown.trials) > 1 else \
+            f"<br/>({esc(shown.word(shown.trial))}'s trial)" if shown.trial != rung.name else ""
         return P(f"{shown.ratio:.2f}x<br/><font color=\"{style.MUTED.hexval()}\">{ci} vs "
-                 f"{esc(short(shown.against, 30))}, {counted(shown.pairs, 'pair')}{whose}</font>")
+                 f"{esc(shown.against_words)}, {counted(shown.pairs, 'pair')}{whose}</font>")
     return with_ci(row.speedup, row.speedup_ci95, 2, "x") if row is not None else P("n/a")
 
 

@@ -845,6 +845,10 @@ class Trial:
         """No more runs (the user stopped): the verdict uses the complete pairs measured so far."""
         self._stopped = True
 
+    def resume(self) -> None:
+        """Go on after `stop()` (the wizard's "run 1 more pair"): the next runs follow the complete pairs."""
+        self._stopped = False
+
     def change_missing(self) -> str:
         """Why B's change did not take effect, from B's first run ("" when it did, or nothing can tell yet)."""
         first_b = next((r for r in self.runs if r.planned.arm == B), None)

@@ -211,6 +211,12 @@ def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> N
         verdict.reason = f"{note}; {verdict.reason}"
 
 
+def cancelled(result: Any) -> bool:
+    """Whether a run's summary (a pair's: either) says the user stopped it."""
+    summaries = result if isinstance(result, (list, tuple)) else [result]
+    return any(isinstance(one, dict) and one.get("status") == protocol.RunStatus.CANCELLED for one in summaries)
+
+
 def name_rule(verdict: TrialVerdict) -> None:
     """A verdict judged by a rule the user chose says so first in its reason (nothing kept silently): a rung's
     verdict as measured (`finish_rung`) and as judged again (`StudyEngine.rejudge`)."""
@@ -267,6 +273,9 @@ class StudyEngine:
         # the study's completed full-length runs by `settings.training_key`, the latest of each: a trial takes its
         # reference run from here instead of training it again (`Trial.reused_run`)
         self.finished: dict[tuple[tuple[str, str], ...], FinishedRun] = {}
+        self.stopped: set[str] = set()  # rungs whose trial the user stopped (Esc): `continue_trial` goes on
+        self._replayed: set[str] = set()  # runs a replayed decided rung recorded: handed back however they ended
+        self._notes: dict[str, str] = {}  # rung name -> why it was measured (its candidate's note)
         self._flow: Flow | None = None
         self._pending: Action | None = None
         self._outcome: Outcome | None = None
@@ -443,9 +452,11 @@ class StudyEngine:
             self.trial.stop()
 
     def stop_trial(self) -> None:
-        """Stop only the current trial (the wizard's Stop on a page): judge its complete pairs."""
+        """Stop only the current trial (the wizard's Stop on a page): judge its complete pairs; the run that was
+        going when it stopped is not one of them (`_measure`), and `continue_trial` may go on later."""
         if self.trial is not None:
             self.trial.stop()
+            self.stopped.update(name for name, trial in self.trials.items() if trial is self.trial)
 
     def _start(self, flow: Flow) -> None:
         assert self._flow is None, "a stage is being measured"
@@ -681,7 +692,29 @@ class StudyEngine:
             trial.way_forward = recorded.decision.way_forward or trial.way_forward
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
                  f"{trial.label_a} — {trial.plan().text()}")
+        yield from self._measure(trial, rung, lever, recorded)
+        self._index_runs(trial)
+        verdict = trial.verdict()
+        self._notes[rung.name] = candidate.note
+        finish_rung(rung, trial, verdict, candidate.note)
+        self._decisions.conclude(rung, verdict, lever)
+        self.trial = None
+        self._report_end(rung)
+        return rung
+
+    def _measure(self, trial: Trial, rung: Rung, lever: Lever, recorded: Rung | None = None) -> Flow:
+        """The trial's runs until it is decided or stopped. A decided `recorded` rung (a continued study) is replayed
+        from exactly the runs its trial recorded: a trial the user stopped (Esc) ends where it ended, so its
+        verdict comes back as it was and nothing is measured again. A run the user stopped half-way is not one of
+        the trial's runs: its folder goes, and the trial is judged on its complete pairs."""
+        replayed = set(recorded.replicates) if recorded is not None and recorded.decision is not None else None
         while (planned := trial.next_run()) is not None:
+            names = [run.name for run in planned.runs] if isinstance(planned, PlannedPair) else [planned.name]
+            if replayed is not None and not replayed.issuperset(names):
+                trial.stop()  # the recorded trial ended here (stopped by the user): the same verdict
+                self.stopped.add(rung.name)
+                break
+            self._replayed.update(names if replayed is not None else [])
             if isinstance(planned, PlannedPair):
                 self.say(f"     {planned.first.name} + {planned.second.name}: {planned.text()} — "
                          f"{trial.progress_text()}")
@@ -692,17 +725,44 @@ class StudyEngine:
                 self.say(f"     {planned.name}: {planned.settings.label()} ({what}) — {trial.progress_text()}")
                 result = yield from self._run(planned, rung, lever.name)
                 run_dir = self.study.path / RUNS_DIR / planned.name
+            if rung.name in self.stopped and cancelled(result):  # Esc: half a pair measures nothing
+                for folder in run_dir if isinstance(run_dir, (list, tuple)) else [run_dir]:
+                    shutil.rmtree(folder, ignore_errors=True)
+                break
             trial.record(planned, result, run_dir)
             rung.replicates = [r.planned.name for r in trial.own_runs()]
             self.study.save()
-        for run in trial.own_runs():
-            self._index(run.planned.settings, run.summary, run.planned.name)
+
+    def continue_refused(self, name: str) -> UserError | None:
+        """Why the trial of rung `name` cannot go on now (None: it can): the user stopped it, it is the last judged
+        rung, and no other trial is being measured."""
+        if name not in self.stopped:
+            return UserError(f"{name}'s trial was not stopped", "nothing to continue")
+        return self.rejudge_refused(name)
+
+    def continue_trial(self, name: str) -> None:
+        """Plan the rest of a trial the user stopped (the wizard's "run 1 more pair"): the same trial goes on from
+        its complete pairs under its own rule, then is judged again; the best configuration follows the new
+        verdict."""
+        refused = self.continue_refused(name)
+        if refused is not None:
+            raise refused
+        self._start(self._continue(name))
+
+    def _continue(self, name: str) -> Flow:
+        trial, rung = self.trials[name], self._decisions.rungs[-1]
+        lever = self._lever_of(rung)
+        assert lever is not None, "a rung of this session's trials: its lever is this tfturbo's"
+        self.stopped.discard(name)
+        trial.resume()
+        self.trial = trial
+        yield from self._measure(trial, rung, lever)
+        self._index_runs(trial)
         verdict = trial.verdict()
-        finish_rung(rung, trial, verdict, candidate.note)
-        self._decisions.conclude(rung, verdict, lever)
+        finish_rung(rung, trial, verdict, self._notes.get(name, ""))
+        self._decisions.reconclude(rung, verdict, lever)
         self.trial = None
         self._report_end(rung)
-        return rung
 
     def _recorded_rung(self, name: str) -> Rung | None:
         return next((r for r in self.recorded.rungs if r.name == name), None) if self.recorded is not None else None
@@ -782,7 +842,14 @@ class StudyEngine:
         if self.recorded is None or not run_dir.is_dir():
             return None
         found = load_run(run_dir).summary
+        if found is not None and run_dir.name in self._replayed:  # a decided rung's run, as its verdict saw it
+            return found
         return found if found is not None and found.get("status") in FINISHED_RUN else None
+
+    def _index_runs(self, trial: Trial) -> None:
+        """A trial's own completed full-length runs into `finished`, for later trials to re-use."""
+        for run in trial.own_runs():
+            self._index(run.planned.settings, run.summary, run.planned.name)
 
     def _index(self, settings: RunSettings, found: dict[str, Any] | None, name: str) -> None:
         """Keep a completed full-length run in `finished` (a speed-only run trains no full length, validates

@@ -18,7 +18,7 @@ from tfturbo import protocol
 from tfturbo.profile_findings import compare_findings
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
 from tfturbo.errors import UserError
-from tfturbo.headline import headline
+from tfturbo.headline import config_words, headline
 from tfturbo.tune import levers
 from tfturbo.trials.trial import PlannedPair
 from tfturbo.tune.study import Rung
@@ -129,6 +129,7 @@ class WizardPage(QWidget):
 
     # a page with a trial (a rung's, the confirmation's) makes these; the trial helpers below use them
     plan_note: QLabel
+    continue_button: QPushButton
     way_bar: WayForwardBar
     busy_note: QLabel
     run_panel: RunPanel
@@ -306,6 +307,16 @@ class WizardPage(QWidget):
             self.busy_note.show()
             return None
 
+    def show_continue(self, rung) -> None:
+        """The `continue_button` of a page with a trial: shown when the user stopped `rung`'s trial (Esc, Stop, or
+        a study closed then), saying how many pairs its verdict still needs; it goes on with the same trial."""
+        can = self.session.can_continue(rung) and not self.run_panel.is_running()
+        if can:
+            n = self.session.pairs_wanted(rung)
+            self.continue_button.setText(f"Run {n} more pair{'s' if n != 1 else ''} (continue this trial)")
+        self.continue_button.setVisible(can)
+        self.continue_button.setEnabled(can and not GATE.why_busy())
+
     def request_next(self) -> None:
         self.advance.emit()
 
@@ -371,6 +382,11 @@ class RungPage(WizardPage):
         self.left.addWidget(self.plan_note)
         self.decision_card = DecisionCard()
         self.left.addWidget(self.decision_card)
+        self.continue_button = QPushButton()  # a stopped trial: its next pairs, not a new trial from pair 1
+        self.continue_button.clicked.connect(self.continue_run)
+        self.continue_button.hide()
+        self.left.addWidget(self.continue_button)
+        self.run_panel.stopping.connect(lambda: self.session.stop_trial(self.rung) if self.rung is not None else None)
         self.way_bar = WayForwardBar()  # an inconclusive accuracy: the ways forward as buttons
         self.way_bar.chosen.connect(self.take_way_forward)
         self.left.addWidget(self.way_bar)
@@ -438,6 +454,10 @@ class RungPage(WizardPage):
         self.navigation_changed.emit()  # Next follows the run: set_status(RUNNING) came before it started
         self.findings.set_busy("The audit is running…" if self.audit_panel.is_running() else
                                "No findings so far in this trial." if self.run_panel.is_running() else None)
+        if self.rung is not None and self.rung.decision is not None:
+            self.show_continue(self.rung)
+        else:
+            self.continue_button.hide()
 
     def run_action(self) -> None:
         if self.run_button.isEnabled():
@@ -498,6 +518,20 @@ class RungPage(WizardPage):
         self._start_next_run()
         self.update_controls()
 
+    def continue_run(self) -> None:
+        """Go on with the page's stopped trial: its next pair, numbered after its complete ones."""
+        if self.run_panel.is_running() or not self.session.can_continue(self.rung) or self.training_blocked():
+            return
+        self.session.continue_trial(self.measured_rung)
+        self.decision_card.hide()
+        self.way_bar.hide()
+        self.continue_button.hide()
+        self.findings.set_fixes_locked(True)
+        self.set_status(RUNNING)
+        if not self._start_next_run():  # nothing left to measure: judged again as it stands
+            self.show_decision(self.session.finish_trial(self.measured_rung))
+        self.update_controls()
+
     def _start_next_run(self) -> bool:
         """The trial's next run (reference or candidate), or False when the trial is decided."""
         started = start_trial_run(self.session, self.rung, self.run_panel, "Trial", ("candidate", "reference"))
@@ -545,10 +579,12 @@ class RungPage(WizardPage):
         """The verdict card, and for an inconclusive accuracy the ways forward, as words and as buttons."""
         rung = self.measured_rung
         way = self.show_ways_forward(rung)
-        self.decision_card.set_decision(decision, rung.settings.label(), rung.compared_with,
+        self.decision_card.set_decision(decision, rung.settings.label(),
+                                        config_words(rung.compared_with, self.session.ensure_study().rungs),
                                         fixes=fixes_on(rung.settings, fixes_not_applied(self.findings.findings)),
                                         way_forward=way.lines() if way else (),
                                         shown=headline(rung.name, self.session.ensure_study().rungs), rung=rung.name)
+        self.show_continue(rung)
 
     def take_way_forward(self, way: str) -> None:
         """A way forward's button (`WizardPage.way_forward_taken`): the verdict card shows the new verdict."""

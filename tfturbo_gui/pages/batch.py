@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox, QWidget
 from tfturbo import summary as summ
 from tfturbo.compare import own_process_peaks
 from tfturbo.console import fmt_bytes
+from tfturbo.headline import config_words
 from tfturbo.settings import RunSettings
 from tfturbo.tune.levers.batch_size import LEVER as BATCH
 from tfturbo.tune.study import Rung
@@ -134,7 +135,8 @@ class BatchPage(RungPage):
     def _on_batch(self, value: int) -> None:
         start = self._search_start()
         rule, why = BATCH.rule(self.session.decisions)
-        self.lr.setText(f"× {self.lr_scale():.2f} of {start.name}'s (batch {start.settings.batch_size}), by the "
+        words = config_words(start.name, self.session.ensure_study().rungs)  # what it is, not its run folder
+        self.lr.setText(f"× {self.lr_scale():.2f} of the rate at batch {start.settings.batch_size} ({words}), by the "
                         f"{rule.name} rule ({why})" if value != self.current_batch() else "unchanged")
         self.update_controls()
 

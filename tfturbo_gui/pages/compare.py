@@ -20,7 +20,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from tfturbo.runfiles import RUNS_DIR, load_run
 from tfturbo import protocol
-from tfturbo.headline import headline
+from tfturbo.headline import config_words, headline, reason_beside
+from tfturbo.numbers import counted
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
 from tfturbo.tune.study import Rung
 
@@ -35,7 +36,7 @@ from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
 from .base import TrialPlots, WizardPage, add_section, needs_baseline, start_trial_run
-from ..labels import muted_label
+from ..labels import in_gui_words, muted_label
 
 
 def confirmation_verdict(rung: Rung) -> dict[str, Any] | None:
@@ -97,6 +98,12 @@ class ComparePage(WizardPage):
         self.way_bar = WayForwardBar()
         self.way_bar.chosen.connect(self.take_way_forward)
         left.addWidget(self.way_bar)
+        self.continue_button = QPushButton()  # a stopped confirmation: its next pairs, not a new one from pair 1
+        self.continue_button.clicked.connect(self.continue_run)
+        self.continue_button.hide()
+        left.addWidget(self.continue_button)
+        self.run_panel.stopping.connect(
+            lambda: self.session.stop_trial(self.confirmation) if self.confirmation is not None else None)
         left.addStretch(1)
         top.addLayout(left, 3)
         ladder = QVBoxLayout()
@@ -154,8 +161,9 @@ class ComparePage(WizardPage):
                                    f"validation metric: nothing to confirm, keep {base.settings.label()}.")
                 self.set_status(PASSED if len(self.session.ensure_study().rungs) > 1 else NOT_STARTED)
             else:
+                against = config_words(candidate.compared_with, self.session.ensure_study().rungs)
                 self.needs.setText(f"Needs a confirmation run: {candidate.settings.label()} was kept after its "
-                                   f"trial against {candidate.compared_with or 'the baseline'} "
+                                   f"trial against {against} "
                                    f"({candidate.decision.speed.replicates if candidate.decision else 0} pairs). "
                                    "Measure it against the baseline, side by side, before recommending it.")
                 if self.status != RUNNING:
@@ -186,7 +194,9 @@ class ComparePage(WizardPage):
             verdict = "kept" if d and d.kept else "not kept"
             facts = [f"{said.text()} {said.source(r.name)}, {said.verdict}"] if said else []
             facts += [f"accuracy {accuracy_words(d.accuracy)}"] if d else []
-            lines.append(f"• {r.name} ({r.settings.label()}): {verdict}" + (f" — {'; '.join(facts)}" if facts else ""))
+            what = config_words(r.name, session.ensure_study().rungs)  # the configuration, not its run folder
+            what = f"{what} ({r.settings.label()})" if what != r.settings.label() else what
+            lines.append(f"• {what}: {verdict}" + (f" — {'; '.join(facts)}" if facts else ""))
         self.ladder.setText("\n".join(lines) or "Only the baseline has been measured.")
 
     # ------------------------------------------------------------ the confirmation run
@@ -199,6 +209,10 @@ class ComparePage(WizardPage):
                                 else "Run the confirmation")
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
+        if self.confirmation is not None and self.confirmation.decision is not None:
+            self.show_continue(self.confirmation)
+        else:
+            self.continue_button.hide()
         self.navigation_changed.emit()  # Next follows the run (it stayed enabled and did nothing)
 
     def run_action(self) -> None:
@@ -220,6 +234,24 @@ class ComparePage(WizardPage):
         self.run_panel.show()
         self.set_status(RUNNING)
         self._start_next_run()
+        self.update_controls()
+
+    def continue_run(self) -> None:
+        """Go on with the stopped confirmation: its next pair, numbered after its complete ones."""
+        rung = self.confirmation
+        if self.run_panel.is_running() or rung is None or not self.session.can_continue(rung) \
+                or self.training_blocked():
+            return
+        self.session.continue_trial(rung)
+        self.verdict.hide()
+        self.way_text.hide()
+        self.way_bar.hide()
+        self.continue_button.hide()
+        self.run_panel.show()
+        self.set_status(RUNNING)
+        if not self._start_next_run():
+            self.session.finish_trial(rung)
+            self.show_decision()
         self.update_controls()
 
     def _start_next_run(self) -> bool:
@@ -252,15 +284,17 @@ class ComparePage(WizardPage):
         assert rung is not None, "the confirmation was measured"
         document = confirmation_verdict(rung)
         if document is not None:
-            self.verdict.set_verdict(document, rung.settings.label())
+            shown = headline(rung.name, self.session.ensure_study().rungs)  # one number per comparison
+            self.verdict.set_verdict(document, rung.settings.label(), shown, rung.name, reason_beside(rung, shown))
             self.needs.setText(f"Confirmation of {rung.settings.label()} against the baseline "
-                               f"{self.session.measured_baseline.settings.label()} ({len(rung.replicates)} runs, "
-                               f"{rung.run} and its replicates)."
+                               f"{self.session.measured_baseline.settings.label()} "
+                               f"({counted(len(rung.replicates), 'run')})."
                                + (f" Accuracy rule: {rung.decision.rule_detail()}."
                                   if rung.decision and rung.decision.rule_detail() else ""))
         way = self.show_ways_forward(rung)
-        self.way_text.setText("What would decide the accuracy:\n" + "\n".join(way.lines()) if way else "")
+        self.way_text.setText(in_gui_words("What would decide the accuracy:\n" + "\n".join(way.lines())) if way else "")
         self.way_text.setVisible(way is not None)
+        self.show_continue(rung)
         kept = document is not None and document.get("kept")
         self.set_status(PASSED if kept else ATTENTION)
         self._show_runs()

@@ -123,7 +123,8 @@ class RecordPage(WizardPage):
         session = self.session
         if session.baseline is None:
             return
-        study = session.finish_study()
+        finished = session.finished  # a finished study reopened: shown as it ended, never written again
+        study = session.ensure_study() if finished else session.finish_study()
         best = session.measured_best
         assert study.recommended is not None, "a finished study with a baseline recommends its best"
         measured_batch = ((best.summary or {}).get("settings") or {}).get("batch_size")
@@ -141,7 +142,8 @@ class RecordPage(WizardPage):
         self.record_path.set_text(str(path))
         self.record.set_text(text.rstrip())
         self.set_status(PASSED)  # the recommendation is recorded in study.yaml
-        self.start_check()
+        if not finished:
+            self.start_check()
 
     # ------------------------------------------------------------ the code to apply
 

@@ -277,7 +277,8 @@ class WorkloadPage(WizardPage):
         self.navigation_changed.emit()
 
     def _choose_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a workload file", str(Path.home()), "Python files (*.py)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open a workload file", str(self.session.start_folder()),
+                                              "Python files (*.py)")
         if path:
             self._select(path)
 

@@ -1,0 +1,101 @@
+"""Esc, Ctrl+Q and File → Recent studies: a stopped trial goes on where it stopped, a reopened study continues at
+its next undecided step, and no decided rung or finished pair is measured again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from tests.gui.gui_helpers import fake_launcher, make_window, measure_baseline, start_page_trial
+from tfturbo.runfiles import RUNS_DIR, SUMMARY
+from tfturbo.tune.study import Study
+from tfturbo_gui.step_status import NOT_STARTED, PASSED
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def finished_runs(path: Path) -> dict[str, int]:
+    """Every run folder with its summary.json and when that was written (a run measured again changes it)."""
+    return {p.name: (p / SUMMARY).stat().st_mtime_ns for p in sorted((path / RUNS_DIR).iterdir())
+            if (p / SUMMARY).exists()}
+
+
+def stop_in_second_pair(qtbot, window, page) -> None:
+    """Stop while the trial's second pair trains (its first, the rung's own full-length run, done)."""
+    trial = window.session.trial_of(page.rung)
+    qtbot.waitUntil(lambda: len(trial.runs) == 1 and page.run_panel.is_running(), timeout=60_000)
+    qtbot.mouseClick(page.run_panel.stop_button, LEFT)  # Stop (Esc: the same `RunPanel.stop`)
+    assert page.run_panel.process.stop_requested
+    qtbot.waitUntil(lambda: page.rung.decision is not None and not page.run_panel.is_running(), timeout=60_000)
+
+
+def test_esc_then_more_pairs_continues_the_trial_and_a_reopened_study_keeps_every_decision(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path, launcher=fake_launcher(delay=0.15))
+    measure_baseline(qtbot, window)
+    precision = start_page_trial(qtbot, window, 2)
+    stop_in_second_pair(qtbot, window, precision)
+    rung = precision.rung
+    path = window.session.study.path
+    # the stopped trial is judged on its one complete pair, and the page offers the pair its verdict needs
+    assert rung.replicates == [rung.name] and not rung.kept  # its own run; the stopped pair is none of its pairs
+    assert "run 2 more pairs" in rung.decision.speed.note
+    assert precision.continue_button.isVisible() and precision.continue_button.text().startswith("Run 2 more pairs")
+    assert not any(".a2" in name or ".b2" in name for name in finished_runs(path))  # the stopped half pair went
+    before = finished_runs(path)
+    window.close()  # Ctrl+Q: the study says interrupted
+
+    again = make_window(qtbot, tmp_path / "again")
+    again.open_study(path)  # File → Recent studies
+    session = again.session
+    assert session.study.path == path
+    recorded = Study.load(path)
+    assert [r.name for r in recorded.rungs] == ["01-baseline", rung.name]  # nothing was dropped by the reopen
+    assert session.study.rungs[1].decision.to_dict() == rung.decision.to_dict()  # the same verdict
+    assert again.current() == 3  # XLA: the step after the decided one
+    assert again.steps.status_text(3) == NOT_STARTED
+    page = again.pages[2]
+    assert page.rung.name == rung.name and page.decision_card.isVisibleTo(page)
+    again.goto(2)
+    assert page.continue_button.isVisible()
+    qtbot.mouseClick(page.continue_button, LEFT)  # "2 more pairs": the same trial goes on after its own run
+    assert page._planned.replicate == 2 and "full length" not in page.run_panel.context
+    qtbot.waitUntil(lambda: not page.run_panel.is_running() and page.rung.decision is not None
+                    and page.rung.decision.speed.replicates >= 2 and not page.run_panel.is_running(), timeout=60_000)
+    assert page.rung.kept and again.steps.status_text(2) == PASSED
+    assert not page.continue_button.isVisible()
+    after = finished_runs(path)
+    assert {name: after[name] for name in before} == before  # no finished run measured again
+    assert [r.name for r in Study.load(path).rungs] == ["01-baseline", rung.name]  # the same rung, not a new one
+    assert again.session.best is page.rung
+
+
+def test_a_study_closed_mid_trial_reopens_at_that_step_and_re_uses_its_finished_pairs(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path, launcher=fake_launcher(delay=0.15))
+    measure_baseline(qtbot, window)
+    precision = start_page_trial(qtbot, window, 2)
+    qtbot.waitUntil(lambda: precision.rung.decision is not None and not precision.run_panel.is_running(),
+                    timeout=60_000)
+    xla = start_page_trial(qtbot, window, 3)
+    trial = window.session.trial_of(xla.rung)
+    qtbot.waitUntil(lambda: len(trial.runs) >= 1 and xla.run_panel.is_running(), timeout=60_000)
+    path = window.session.study.path
+    interrupted = xla.rung.name
+    before = finished_runs(path)
+    assert interrupted in before  # the XLA trial's own run finished before the window closed
+    window.close()  # Ctrl+Q mid-trial
+    assert Study.load(path).status == "interrupted"
+
+    again = make_window(qtbot, tmp_path / "again")
+    again.open_study(path)  # File → Recent studies
+    assert again.current() == 3 and again.steps.status_text(2) == PASSED  # at the undecided step, the rest kept
+    assert [r.name for r in again.session.study.rungs] == ["01-baseline", precision.rung.name]
+    page = again.pages[3]
+    qtbot.waitUntil(lambda: page.run_button.isEnabled(), timeout=20_000)
+    qtbot.mouseClick(page.run_button, LEFT)
+    qtbot.waitUntil(lambda: page.rung is not None and page.rung.decision is not None
+                    and not page.run_panel.is_running(), timeout=60_000)
+    assert page.rung.name == interrupted  # the same trial, its finished runs handed back
+    after = finished_runs(path)
+    assert {name: after[name] for name in before} == before  # nothing measured twice
+    assert interrupted in again.session.engine.reused
