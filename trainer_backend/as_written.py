@@ -57,12 +57,17 @@ def record_compile_arguments(compile_: Any, model: Any, args: tuple[Any, ...], k
     object.__setattr__(model, GIVEN, given)  # not a tracked attribute
 
 
-def read(model: Any, workload: Any, optimizers: Any = None, tf32: bool | None = None) -> dict[str, Any]:
-    """The as-written record of a built, compiled model (before `run.recompile`)."""
+def read(model: Any, workload: Any, optimizers: Any = None, tf32: bool | None = None,
+         run_policy: str | None = None) -> dict[str, Any]:
+    """The as-written record of a built, compiled model (before `run.recompile`); `run_policy`: the policy the
+    run set before the workload built its model (None: none, the workload's own took effect)."""
     import keras
 
     given = getattr(model, GIVEN, None) or {}
     policy = keras.mixed_precision.global_policy().name
+    if run_policy is not None:  # the run's policy replaced the script's: what did the script ask for?
+        asked = getattr(workload, "asked_policy", None)
+        policy = asked or (policy if policy != run_policy else keras.config.floatx())
     try:
         jit = bool(model.jit_compile) if getattr(model, "compiled", False) else None
     except Exception:  # noqa: BLE001 - a model whose jit_compile cannot be read

@@ -125,6 +125,7 @@ class ScriptWorkload:
     compiled: list[Any] = field(default_factory=list)  # models the script compiled, in order
     # the run leaves the dtype policy as written (no --policy): the script's own set_global_policy takes effect
     keep_policy: bool = False
+    asked_policy: str | None = None  # the policy the script's own set_global_policy asked for (its last call)
     _sources: dict[int, tuple[Any, int | None]] = field(default_factory=dict, repr=False)
     _defined: dict[str, Any] = field(default_factory=dict, repr=False)  # a finished script's globals
 
@@ -275,6 +276,7 @@ class ScriptWorkload:
                     set_policy(policy)
 
         def own_policy(value):  # the script sets its policy: the run's starts where the script's would
+            self.asked_policy = str(getattr(value, "name", value))
             if keep:  # measured as written: the script's own policy is the run's
                 return set_policy(value)
             name = getattr(value, "name", value)

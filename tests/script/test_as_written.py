@@ -136,8 +136,15 @@ def test_a_script_s_own_policy_is_measured_when_the_run_gives_none(tmp_path):
     try:
         job = prepare(RunSettings(str(script), steps=20, script_args=["--own-policy"]).as_written(),
                       protocol.EventWriter(sinks=[io.StringIO()]))
+        forced = prepare(RunSettings(str(script), steps=20, script_args=["--own-policy"], policy="float32"),
+                         protocol.EventWriter(sinks=[io.StringIO()]))
     finally:
         os.chdir(cwd)
+        import keras
+
+        keras.mixed_precision.set_global_policy("float32")  # no policy leaks into the next test of this process
+    # --policy float32 measures float32, and the record still says what the script asked for
+    assert forced.settings.policy == "float32" and forced.as_written["policy"] == "mixed_bfloat16"
     assert job.settings.policy == "mixed_bfloat16" and job.as_written["policy"] == "mixed_bfloat16"
     assert job.model.layers[1].compute_dtype == "bfloat16"
     assert (job.settings.jit_compile, job.settings.steps_per_execution) == (False, 1)  # Keras' "auto" on a CPU

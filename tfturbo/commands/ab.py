@@ -88,9 +88,11 @@ def build_trial(args: argparse.Namespace) -> Trial:
 
 def _as_run(trial: Trial, arm: str, settings: RunSettings) -> RunSettings:
     """An arm's settings with what it left as the script wrote it (policy, XLA, steps per call) as its runs
-    trained it (their summary's settings)."""
+    trained it (their summary's settings), else as any run read the script (its `as_written`: A never ran when
+    B failed first)."""
     ran = next(((r.summary or {}).get("settings") for r in trial.runs
-                if r.planned.arm == arm and (r.summary or {}).get("settings")), None)
+                if r.planned.arm == arm and (r.summary or {}).get("settings")), None) or \
+        next(((r.summary or {}).get("as_written") for r in trial.runs if (r.summary or {}).get("as_written")), None)
     return settings.resolved(ran)
 
 

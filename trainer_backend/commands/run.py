@@ -161,7 +161,8 @@ def prepare(settings: RunSettings, writer: protocol.EventWriter) -> PreparedRun:
 
     with strategy.scope(), recording_compile():
         model = workload.build_model()  # a script runs here, up to its first fit()
-    written = as_written.read(model, workload, find_optimizers(model), hardware.tf32_enabled(hardware.devices()))
+    written = as_written.read(model, workload, find_optimizers(model), hardware.tf32_enabled(hardware.devices()),
+                              settings.policy)
     settings = whole_calls(as_written.resolve(settings, written, replicas))  # None: as the script wrote it
     dropped = as_written.callbacks_finding(written["callbacks"])
     if dropped is not None:
