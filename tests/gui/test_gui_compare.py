@@ -220,7 +220,8 @@ def test_a_kept_rung_waiting_for_its_confirmation_says_how_it_was_measured(qtbot
     text = page.needs.text()
     kept = study.rungs[-1]
     assert "after one run" not in text
-    assert f"kept after its trial against {kept.compared_with} ({kept.decision.speed.replicates} pairs)" in text
+    against = next(r for r in study.rungs if r.name == kept.compared_with).settings.label()  # in words
+    assert f"kept after its trial against {against} ({kept.decision.speed.replicates} pairs)" in text
 
 
 def test_the_table_and_the_pdf_show_the_same_speed_up_for_each_configuration(qtbot, tmp_path):
