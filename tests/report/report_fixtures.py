@@ -186,7 +186,7 @@ _BUILT: dict[tuple[str, bool, bool], Path] = {}  # one study per arguments and p
 def make_study(root: Path, workload: str = "builtin:transformer", *, broken: bool = False,
                confirmation: bool = True) -> Path:
     """`_build_study`'s study at `root`, a folder of the test's own. The trial engine on its runs takes seconds
-    and some twenty tests read one, so it is built once per process for each arguments and copied, the paths
+    and some eighty tests read one, so it is built once per process for each arguments and copied, the paths
     study.yaml holds (the validation set, the XLA cache) rewritten to `root`: what `_build_study(root)` writes."""
     key = (workload, broken, confirmation)
     if key not in _BUILT:
