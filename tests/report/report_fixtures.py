@@ -10,6 +10,9 @@ generator, so every number in a test is reproducible.
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -178,8 +181,28 @@ def measure(runs: Path, workload: str):
     return execute
 
 
+_BUILT: dict[tuple[str, bool, bool, int], Path] = {}  # one study per arguments and process, copied for each test
+
+
 def make_study(root: Path, workload: str = "builtin:transformer", *, broken: bool = False,
                confirmation: bool = True, confirmations: int = 1) -> Path:
+    """`_build_study`'s study at `root`, a folder of the test's own. The trial engine on its runs takes seconds
+    and some eighty tests read one, so it is built once per process for each arguments and copied, the paths
+    study.yaml holds (the validation set, the XLA cache) rewritten to `root`: what `_build_study(root)` writes."""
+    key = (workload, broken, confirmation, confirmations)
+    if key not in _BUILT:
+        store = Path(tempfile.mkdtemp(prefix="tfturbo-recorded-"))
+        atexit.register(shutil.rmtree, store, ignore_errors=True)
+        _BUILT[key] = _build_study(store / "study", workload, broken=broken, confirmation=confirmation,
+                                   confirmations=confirmations)
+    built = _BUILT[key]
+    shutil.copytree(built, root, dirs_exist_ok=True)
+    study_yaml = root / "study.yaml"
+    study_yaml.write_text(study_yaml.read_text().replace(str(built), str(root)))
+    return root
+
+
+def _build_study(root: Path, workload: str, *, broken: bool, confirmation: bool, confirmations: int = 1) -> Path:
     """The study `tfturbo tune` writes, its trials measured by the real trial engine on recorded runs.
 
     01-baseline; 02-mixed_bfloat16 (slower, rejected; accuracy inconclusive), 03-xla (faster, kept) and
