@@ -59,7 +59,9 @@ def test_esc_then_more_pairs_continues_the_trial_and_a_reopened_study_keeps_ever
     again.goto(2)
     assert page.continue_button.isVisible()
     qtbot.mouseClick(page.continue_button, LEFT)  # "2 more pairs": the same trial goes on after its own run
-    assert page._planned.replicate == 2 and "full length" not in page.run_panel.context
+    # the same trial goes on, never at pair 1 again: its reference's seed runs (the accuracy gate's trainings'
+    # noise, issue 39) or its second speed pair
+    assert page._planned.replicate in (0, 2), page._planned
     qtbot.waitUntil(lambda: not page.run_panel.is_running() and page.rung.decision is not None
                     and page.rung.decision.speed.replicates >= 2 and not page.run_panel.is_running(), timeout=60_000)
     assert page.rung.kept and again.steps.status_text(2) == PASSED
