@@ -51,7 +51,7 @@ def test_ab_text_reads_like_tune_without_python_dicts():
                            "tolerance", design="3 replicate pair(s).")
     text = render({"a": describe(a), "b": describe(a.with_(policy="mixed_bfloat16")), **verdict.to_dict()})
     lines = text.splitlines()
-    assert lines[0].startswith("A  policy=float32  jit=off  batch=32  fix_head=off")
+    assert lines[0].startswith("A  policy=float32  jit=off  batch=32  seed=1234  fix_head=off")
     assert lines[1].startswith("B  policy=mixed_bfloat16")
     assert "speed     B/A 1.31× [1.20, 1.40] over 3 replicate pairs — faster" in lines
     assert "{" not in text and "'" not in text
