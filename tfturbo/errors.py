@@ -9,7 +9,9 @@ the log and the "details" view.
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
+T = TypeVar("T")
 _TERMINAL_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
 
@@ -18,6 +20,13 @@ def plain_line(text: str, limit: int = 300) -> str:
     cut to `limit` characters (0: not cut)."""
     line = " ".join(_TERMINAL_ESCAPES.sub("", str(text)).split())
     return line if not limit or len(line) <= limit else line[:limit - 3] + "..."
+
+
+def required(value: T | None, first: str) -> T:
+    """`value`, there by the order of the calls (`first` says what comes before): a None is a programming error,
+    never the user's."""
+    assert value is not None, first
+    return value
 
 
 class UserError(Exception):

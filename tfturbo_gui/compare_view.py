@@ -89,27 +89,6 @@ class _Trial:
     reason: str
     own: str = ""
 
-    @property
-    def ratio(self) -> float:
-        return self.headline.ratio
-
-    @property
-    def ci95(self) -> tuple[float, float]:
-        return self.headline.ci95
-
-    @property
-    def verdict(self) -> str:
-        return self.headline.verdict
-
-    @property
-    def pairs(self) -> int:
-        return self.headline.pairs
-
-    @property
-    def reference(self) -> str:
-        """What it was measured against, in words ("the baseline", a configuration), not a run folder."""
-        return self.headline.against_words
-
 
 def _trial_of(rung: Rung | None, rungs: list[Rung]) -> _Trial | None:
     """A rung's headline, or None: the baseline rung, a skipped step, a trial without a decision."""
@@ -357,14 +336,13 @@ class CompareView(QWidget):
         if not completed and not is_base:
             cells.append(("not measured", f"The run {row.status}: no speed-up was measured."))
         elif trial is not None:
-            d = 2
-            text = (f"{trial.ratio:.{d}f}x {_interval(trial.ci95, d)}" if math.isfinite(trial.ratio)
+            d, shown = 2, trial.headline
+            text = (f"{shown.ratio:.{d}f}x {_interval(shown.ci95, d)}" if math.isfinite(shown.ratio)
                     else "no throughput measured")
-            shown = trial.headline
             whose = shown.pooled_words(row.name) if len(shown.trials) > 1 else "this rung's trial" \
                 if shown.trial == row.name else f"{shown.word(shown.trial)}'s trial"
-            cells.append((f"{text}\n{trial.pairs}{NBSP}pairs vs {breakable(trial.reference)}",
-                          f"{plain(text)}: {whose} against {trial.reference}, over {trial.pairs} replicate "
+            cells.append((f"{text}\n{shown.pairs}{NBSP}pairs vs {breakable(shown.against_words)}",
+                          f"{plain(text)}: {whose} against {shown.against_words}, over {shown.pairs} replicate "
                           f"pairs run alternately." + (f"\n({trial.own})" if trial.own else "")
                           + f"\n{trial.reason}"))
         elif is_base:
@@ -384,7 +362,7 @@ class CompareView(QWidget):
             text = outcome_cell(row.status)
             cells.append(((f"baseline,\n{text}" if is_base else text), "\n".join(row.warnings) or text))
         elif trial is not None:
-            cells.append((f"{trial.verdict},\n{'kept' if trial.kept else 'not kept'}", trial.reason))
+            cells.append((f"{trial.headline.verdict},\n{'kept' if trial.kept else 'not kept'}", trial.reason))
         elif is_base:
             cells.append(("baseline", "The run the others are compared with."))
         elif row.verdict == compare.SAME_SETTINGS:
@@ -572,11 +550,12 @@ class CompareView(QWidget):
             if trial is None:
                 writer.writerow(line + [""] * len(CSV_EXTRA))
                 continue
-            numbers = [repr(v) if math.isfinite(v) else "" for v in (trial.ratio, *trial.ci95)]
-            for column, value in zip(columns, numbers + [trial.verdict]):
+            shown = trial.headline
+            numbers = [repr(v) if math.isfinite(v) else "" for v in (shown.ratio, *shown.ci95)]
+            for column, value in zip(columns, numbers + [shown.verdict]):
                 line[column] = value
-            writer.writerow(line + numbers + [str(trial.pairs), trial.headline.against, trial.headline.trial,
-                                              trial.verdict, str(trial.kept)])
+            writer.writerow(line + numbers + [str(shown.pairs), shown.against, shown.trial, shown.verdict,
+                                              str(trial.kept)])
         return out.getvalue()
 
     def export_csv(self, path: str | Path) -> Path:

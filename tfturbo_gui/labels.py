@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout
+from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 
 class ElidedLabel(QLabel):
@@ -45,6 +45,15 @@ def add_section(layout: QBoxLayout, title: str) -> QLabel:
     label.setObjectName("sectionTitle")
     layout.addWidget(label)
     return label
+
+
+def button_row(*buttons: QWidget) -> QHBoxLayout:
+    """Buttons side by side from the left, the rest of the row empty."""
+    row = QHBoxLayout()
+    for button in buttons:
+        row.addWidget(button)
+    row.addStretch(1)
+    return row
 
 
 def muted_label(text: str = "", hidden: bool = False) -> QLabel:

@@ -23,7 +23,7 @@ from tfturbo import remote
 from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv
 from tfturbo.compare import run_settings
-from tfturbo.errors import UserError
+from tfturbo.errors import UserError, required
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import NO_PROFILE, RunSettings
@@ -207,14 +207,12 @@ class WizardSession:
     @property
     def _study_engine(self) -> StudyEngine:
         """The study's engine, once `ensure_study()` made it (every measurement comes after)."""
-        assert self.engine is not None, "ensure_study() first"
-        return self.engine
+        return required(self.engine, "ensure_study() first")
 
     @property
     def scaling_measurement(self) -> ScalingMeasurement:
         """The scaling measurement `start_scaling()` began."""
-        assert self.scaling is not None, "start_scaling() first"
-        return self.scaling
+        return required(self.scaling, "start_scaling() first")
 
     @property
     def environment(self) -> dict[str, Any] | None:
@@ -323,14 +321,12 @@ class WizardSession:
     @property
     def measured_baseline(self) -> Rung:
         """The baseline, on the pages after its own (they are enabled once it is measured)."""
-        assert self.baseline is not None, "the baseline has not been measured"
-        return self.baseline
+        return required(self.baseline, "the baseline has not been measured")
 
     @property
     def measured_best(self) -> Rung:
         """`best`, on the pages after the baseline's."""
-        assert self.best is not None, "the baseline has not been measured"
-        return self.best
+        return required(self.best, "the baseline has not been measured")
 
     def recommended_policies(self) -> list[str]:
         """The 16-bit policies the study measures, the recommended one first."""

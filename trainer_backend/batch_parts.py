@@ -55,3 +55,17 @@ def why_labels_needed(model: Any) -> str | None:
     if own_step or own_loss or getattr(model, "loss", None) is None:
         return None
     return "the model uses Keras' own train_step with a compiled loss, which needs labels"
+
+
+def label_problem(spec: Any, model: Any) -> tuple[str, str] | None:
+    """What keeps a dataset with element_spec `spec` from training `model`, as (kind, why), or None when nothing
+    does: ("no_labels", why) for features only where the model needs labels (`why_labels_needed`; a model not
+    built yet cannot tell), ("unbatched", "") when every label is a scalar. The script and the workload file word
+    it each for their own user."""
+    import tensorflow as tf
+
+    if not has_labels(spec):  # features only: a model whose own train_step reads the batch trains on them
+        why = why_labels_needed(model) if model is not None else "the model is not built yet"
+        return ("no_labels", why) if why is not None else None
+    shapes = [s.shape for s in tf.nest.flatten(labels(spec)) if hasattr(s, "shape")]
+    return ("unbatched", "") if shapes and all(s.rank == 0 for s in shapes) else None

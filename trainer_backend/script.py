@@ -415,19 +415,14 @@ class ScriptWorkload:
         return examples.padded_batch(batch_size).prefetch(tf.data.AUTOTUNE)
 
     def _check(self, ds, label: str):
-        import tensorflow as tf
+        from .batch_parts import label_problem
 
-        from .batch_parts import has_labels, labels, why_labels_needed
-
-        spec = ds.element_spec
-        if not has_labels(spec):  # fit(x): the model's own train_step reads the batch (an autoencoder, a GAN)
-            why = why_labels_needed(self._fit.model)
-            if why is not None:
-                raise self._error(f"{label} given to fit() at {self.fit_where} has no labels, and {why}",
-                                  "pass fit(x, y, ...) or a dataset of (x, y) pairs")
-            return ds
-        label_shapes = [s.shape for s in tf.nest.flatten(labels(spec)) if hasattr(s, "shape")]
-        if label_shapes and all(s.rank == 0 for s in label_shapes):
+        # fit(x) trains a model whose own train_step reads the batch (an autoencoder, a GAN)
+        problem = label_problem(ds.element_spec, self._fit.model)
+        if problem is not None and problem[0] == "no_labels":
+            raise self._error(f"{label} given to fit() at {self.fit_where} has no labels, and {problem[1]}",
+                              "pass fit(x, y, ...) or a dataset of (x, y) pairs")
+        if problem is not None:
             raise self._error(f"{label} given to fit() at {self.fit_where} is not batched (its labels are scalars)",
                               "batch it: ds.batch(batch_size)")
         return ds

@@ -139,17 +139,14 @@ class Workload:
             raise self._error(f"make_datasets() returned {_describe(ds)} as {label}, not a tf.data.Dataset",
                               "return a batched tf.data.Dataset of (features, label), a keras.utils.PyDataset "
                               "or a numpy (x, y) tuple")
-        from .batch_parts import has_labels, labels, why_labels_needed
+        from .batch_parts import label_problem
 
-        spec = ds.element_spec
-        if not has_labels(spec):  # features only: a model whose own train_step reads the batch trains on them
-            why = why_labels_needed(self.model) if self.model is not None else "the model is not built yet"
-            if why is not None:
-                raise self._error(f"{label} yields {_describe_spec(spec)} without labels, not (features, label), and {why}",
-                                  "map it to pairs: ds.map(lambda ex: (ex['features'], ex['label']))")
-            return ds
-        label_shapes = [s.shape for s in tf.nest.flatten(labels(spec)) if hasattr(s, "shape")]
-        if label_shapes and all(s.rank == 0 for s in label_shapes):
+        problem = label_problem(ds.element_spec, self.model)
+        if problem is not None and problem[0] == "no_labels":
+            raise self._error(f"{label} yields {_describe_spec(ds.element_spec)} without labels, not (features, "
+                              f"label), and {problem[1]}",
+                              "map it to pairs: ds.map(lambda ex: (ex['features'], ex['label']))")
+        if problem is not None:
             raise self._error(f"{label} is not batched (its labels are scalars)",
                               "batch it: ds.batch(batch_size, drop_remainder=True)")
         return ds

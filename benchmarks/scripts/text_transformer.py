@@ -30,14 +30,15 @@ class TransformerBlock(layers.Layer):
 
 
 class TokenAndPositionEmbedding(layers.Layer):
+    """Token embeddings plus a learned table of position embeddings, one row per position."""
+
     def __init__(self, maxlen, vocab_size, embed_dim):
         super().__init__()
         self.token_emb = layers.Embedding(input_dim=vocab_size, output_dim=embed_dim)
-        self.pos_emb = layers.Embedding(input_dim=maxlen, output_dim=embed_dim)
+        self.positions = self.add_weight(shape=(maxlen, embed_dim), initializer="uniform", name="positions")
 
     def call(self, x):
-        positions = ops.arange(start=0, stop=ops.shape(x)[-1], step=1)
-        return self.token_emb(x) + self.pos_emb(positions)
+        return self.token_emb(x) + self.positions[: ops.shape(x)[-1]]
 
 
 inputs = layers.Input(shape=(maxlen,), dtype="int32")

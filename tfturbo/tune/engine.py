@@ -47,7 +47,7 @@ from .. import findings as F
 from .. import backend_client, protocol, summary
 from ..cli_args import run_argv, script_argv
 from ..compare import replicate_key
-from ..errors import OutputDirError, UserError
+from ..errors import OutputDirError, UserError, required
 from ..numbers import counted
 from ..runfiles import RUNS_DIR, STUDY_YAML, VALIDATION_DIR, XLA_CACHE_DIR, load_run
 from ..own_length import OwnLength, length_line
@@ -332,8 +332,7 @@ class StudyEngine:
     @property
     def _decisions(self) -> StudyDecisions:
         """The policy of a stage after the environment's (each of them runs with one)."""
-        assert self.decisions is not None, "the environment is recorded first"
-        return self.decisions
+        return required(self.decisions, "the environment is recorded first")
 
     def run_all(self) -> None:
         """Plan the whole study (tune): every stage in order, then the recommendation and its patch's check."""

@@ -20,7 +20,7 @@ from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
 from tfturbo.errors import UserError
 from tfturbo.headline import config_words, headline
 from tfturbo.tune import levers
-from tfturbo.trials.trial import PlannedPair
+from tfturbo.trials.trial import PlannedPair, PlannedRun
 from tfturbo.tune.study import Rung
 
 from ..cards import DecisionCard, WayForwardBar
@@ -133,6 +133,8 @@ class WizardPage(QWidget):
     way_bar: WayForwardBar
     busy_note: QLabel
     run_panel: RunPanel
+    trial_plots: TrialPlots
+    _planned: PlannedRun | PlannedPair
     start_run: Callable[..., None]
 
     title = ""
@@ -182,6 +184,30 @@ class WizardPage(QWidget):
         self.splitter.splitterMoved.connect(lambda *_a: setattr(self, "_user_split", True))
         self.splitter.setSizes([LEFT_WIDTH, 800])
         GATE.changed.connect(self._on_gate)  # a bound slot: disconnected when the page is destroyed
+
+    def start_shown_run(self, rung: Rung | None, what: str, arms: tuple[str, str]) -> bool:
+        """`rung`'s next planned run started on the run panel (`start_trial_run`), its plots and the trial's
+        progress shown; False once the trial is decided."""
+        started = start_trial_run(self.session, rung, self.run_panel, what, arms)
+        if started is None:
+            return False
+        self._planned, data = started
+        self.trial_plots.started(self._planned, data, self.session.trial_of(rung))
+        self.show_trial_progress(rung)
+        return True
+
+    def add_run_panel(self, launcher: Launcher, ended: Callable[[RunData], None]) -> None:
+        """The note under the run button (`busy_note`: why it is disabled) and the run panel, whose events the
+        page reads (`_on_events`) and whose end calls `ended`."""
+        self.busy_note = muted_label(hidden=True)
+        self.left.addWidget(self.busy_note)
+        self.run_panel = RunPanel(launcher)
+        self.run_panel.ended.connect(ended)
+        self.run_panel.events_received.connect(self._on_events)
+        self.left.addWidget(self.run_panel)
+
+    def _on_events(self, events: list) -> None:
+        """A page's live reading of its run's events (none here)."""
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         """The left column gives up width first in a small window, so the plots keep room (down to 1024 px)."""
@@ -372,12 +398,7 @@ class RungPage(WizardPage):
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(lambda: self.start_run())
         self.left.addWidget(self.run_button)
-        self.busy_note = muted_label(hidden=True)  # why the run button is disabled
-        self.left.addWidget(self.busy_note)
-        self.run_panel = RunPanel(launcher)
-        self.run_panel.ended.connect(self._on_run_ended)
-        self.run_panel.events_received.connect(self._on_events)
-        self.left.addWidget(self.run_panel)
+        self.add_run_panel(launcher, self._on_run_ended)
         self.plan_note = muted_label(hidden=True)  # the trial's progress, its plan and the study's rest
         self.left.addWidget(self.plan_note)
         self.decision_card = DecisionCard()
@@ -534,13 +555,7 @@ class RungPage(WizardPage):
 
     def _start_next_run(self) -> bool:
         """The trial's next run (reference or candidate), or False when the trial is decided."""
-        started = start_trial_run(self.session, self.rung, self.run_panel, "Trial", ("candidate", "reference"))
-        if started is None:
-            return False
-        self._planned, data = started
-        self.trial_plots.started(self._planned, data, self.session.trial_of(self.rung))
-        self.show_trial_progress(self.rung)
-        return True
+        return self.start_shown_run(self.rung, "Trial", ("candidate", "reference"))
 
     def _on_events(self, events: list) -> None:
         if any(e.get("type") in (protocol.FINDING, protocol.RESULT) for e in events) and self.run_panel.data:

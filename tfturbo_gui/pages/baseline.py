@@ -2,9 +2,9 @@
 
 The input probe runs first. An input-bound job is stopped here with the
 tf.data advice: precision and XLA make the device faster, which does not help
-a device that waits for data. Otherwise the baseline (float32, no XLA, the
-profiler window on) is measured with live plots, and its profile can be
-opened in TensorBoard.
+a device that waits for data. Otherwise the baseline (the script as written:
+its own policy, XLA and steps per call; the profiler window on) is measured
+with live plots, and its profile can be opened in TensorBoard.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ from ..cards import FactsCard, run_facts
 from ..code_block import CodeBlock
 from ..error_box import ErrorBox
 from ..findings_panel import FindingsPanel
-from ..labels import muted_label, sentence
+from ..labels import button_row, muted_label, sentence
 from ..live_plots import RunPlots
 from ..profile_view import ProfileView, rung_profile, under_plots
 from ..run_data import RunData
-from ..run_panel import RunPanel
 from ..run_process import Launcher
 from ..failures import explain
 from ..run_gate import GATE
@@ -59,8 +58,8 @@ def probe_facts(doc: dict) -> list[tuple[str, str]]:
 class BaselinePage(WizardPage):
     title = "Profile & baseline"
     intro = ("First prove that the device, not the input pipeline, limits the step rate; then measure the job "
-             "as it is (float32, no XLA) with the profiler capturing steady-state steps. Warm-up is excluded "
-             "and shown on its own.")
+             "as its script writes it (its own precision, XLA and steps per call) with the profiler capturing "
+             "steady-state steps. Warm-up is excluded and shown on its own.")
 
     def __init__(self, session: WizardSession, launcher: Launcher, parent: QWidget | None = None):
         super().__init__(session, launcher, parent)
@@ -73,19 +72,10 @@ class BaselinePage(WizardPage):
         self.anyway_button = QPushButton("Measure the baseline anyway")
         self.anyway_button.clicked.connect(self.start_run)
         self.anyway_button.hide()
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.measure_button)
-        buttons.addWidget(self.anyway_button)
-        buttons.addStretch(1)
-        self.left.addLayout(buttons)
+        self.left.addLayout(button_row(self.measure_button, self.anyway_button))
         self.settings_label = muted_label()
         self.left.addWidget(self.settings_label)
-        self.busy_note = muted_label(hidden=True)  # why the run button is disabled
-        self.left.addWidget(self.busy_note)
-        self.run_panel = RunPanel(launcher)
-        self.run_panel.ended.connect(self._on_ended)
-        self.run_panel.events_received.connect(self._on_events)
-        self.left.addWidget(self.run_panel)
+        self.add_run_panel(launcher, self._on_ended)
         self.verdict_card = FactsCard("Input pipeline probe (a few seconds each)")
         self.left.addWidget(self.verdict_card)
         self.input_warning = QLabel(

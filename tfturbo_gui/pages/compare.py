@@ -35,7 +35,7 @@ from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
-from .base import TrialPlots, WizardPage, add_section, needs_baseline, start_trial_run
+from .base import TrialPlots, WizardPage, add_section, needs_baseline
 from ..labels import in_gui_words, muted_label
 
 
@@ -255,15 +255,8 @@ class ComparePage(WizardPage):
         self.update_controls()
 
     def _start_next_run(self) -> bool:
-        started = start_trial_run(self.session, self.confirmation, self.run_panel, "Confirmation",
-                                  ("recommended", "baseline"))
-        if started is None:
-            return False
-        self._planned, data = started
         # the recommended run first in the legend, whichever runs
-        self.trial_plots.started(self._planned, data, self.session.trial_of(self.confirmation))
-        self.show_trial_progress(self.confirmation)
-        return True
+        return self.start_shown_run(self.confirmation, "Confirmation", ("recommended", "baseline"))
 
     def _on_run_ended(self, data: RunData) -> None:
         rung = self.confirmation

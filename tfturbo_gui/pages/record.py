@@ -17,7 +17,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QPushButton, QWidget
 
 from tfturbo.errors import UserError
 from tfturbo.headline import SPEED_UP, headline
@@ -37,7 +37,7 @@ from ..run_process import BackendProcess, Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, PASSED, RUNNING
 from .base import WizardPage, add_section, needs_baseline
-from ..labels import muted_label
+from ..labels import button_row, muted_label
 
 
 def settings_facts(settings, batch_size: int | None, run: dict | None = None) -> list[tuple[str, str]]:
@@ -71,11 +71,7 @@ class RecordPage(WizardPage):
         self.open_button.hide()
         self.open_button.clicked.connect(self.open_report)
         self.open_url = QDesktopServices.openUrl  # replaced in tests
-        row = QHBoxLayout()
-        row.addWidget(self.export_button)
-        row.addWidget(self.open_button)
-        row.addStretch(1)
-        self.left.addLayout(row)
+        self.left.addLayout(button_row(self.export_button, self.open_button))
         self.report_status = muted_label("")
         self.left.addWidget(self.report_status)
         self.report_error = ErrorBox()
@@ -100,11 +96,7 @@ class RecordPage(WizardPage):
         self.save_button.setToolTip("Write the patched script the check measured where you choose; your own script "
                                     "is not changed unless you choose it")
         self.save_button.clicked.connect(self.choose_patched)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.copy_button)
-        buttons.addWidget(self.save_button)
-        buttons.addStretch(1)
-        self.right.addLayout(buttons)
+        self.right.addLayout(button_row(self.copy_button, self.save_button))
         self.save_status = muted_label("")
         self.save_status.setWordWrap(True)
         self.right.addWidget(self.save_status)

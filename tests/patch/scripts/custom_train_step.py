@@ -14,12 +14,12 @@ class CustomModel(keras.Model):
             loss = self.compute_loss(y=y, y_pred=y_pred)
         gradients = tape.gradient(loss, self.trainable_variables)
         self.optimizer.apply(gradients, self.trainable_variables)
-        for metric in self.metrics:
-            if metric.name == "loss":
-                metric.update_state(loss)
-            else:
-                metric.update_state(y, y_pred)
-        return {m.name: m.result() for m in self.metrics}
+        tracked = {m.name: m for m in self.metrics}
+        for name, metric in tracked.items():
+            given = (loss,) if name == "loss" else (y, y_pred)
+            metric.update_state(*given)
+        # the metrics' results, as keras-io's example returns them
+        return {name: metric.result() for name, metric in tracked.items()}
 
 
 inputs = keras.Input(shape=(10,))
