@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python benchmarks/accelerator_check.py [--steps 200] [--keep DIR]
 
-Each rule of docs/ARCHITECTURE.md "What differs on an accelerator" was written from Keras', TensorFlow's and
+Each rule of docs/MEASUREMENT.md "What differs on an accelerator" was written from Keras', TensorFlow's and
 xprof's sources and tested on a simulated device (tests/accelerator/); this runs the claims where they live:
 Keras' jit_compile="auto" on this device, the TF32 state, the policy, the memory budget, the 16-bit share of a
 known mixed_bfloat16 model (with and without XLA), its MFU, cuDNN RNNs and XLA, --strategy mirrored --jit

@@ -4,7 +4,7 @@ All arms run in this one TensorFlow process on the same compiled model, the
 same datasets and the same number of steps (and the same validation points):
 
 - plain: `model.fit(train.repeat(), epochs, steps_per_epoch, validation_data, verbose=0)`,
-  the fair baseline (docs/ARCHITECTURE.md, "Measurement rules");
+  the fair baseline (docs/MEASUREMENT.md, "Steady state");
 - tfturbo: `trainer_backend.commands.run.train()` — the backend's own run path
   (Instrument callback, RunMonitor, live detectors, events to events.jsonl and
   a stdout-like sink, TensorBoard scalars), profiler window off. Its fit() wall

@@ -18,7 +18,7 @@ load average while it runs, and writes DIR/bench.json; `analyze` reads one or
 more such folders and prints one markdown table (benchmarks/RESULTS.md).
 
 This machine's speed drifts by up to 2.7x over an hour with no load of its own
-(RESULTS §5), so two studies run an hour apart cannot be compared. `interleave`
+(benchmarks/RESULTS.md, Trial efficiency), so two studies run an hour apart cannot be compared. `interleave`
 runs the codes in ABBA order (A B B A for two rounds: a linear drift cancels in
 each code's total) and every study records a fixed numpy probe of the
 machine's speed just before and after it (`probe_ms`) and the baseline's median

@@ -1,4 +1,4 @@
-"""profile.json: where a run's step time went, read from its profiler capture (docs/ARCHITECTURE.md, "Profiles").
+"""profile.json: where a run's step time went, read from its profiler capture (docs/MEASUREMENT.md, "Profiles").
 
 The backend reads the capture once the profiler has stopped and training is
 over (`trainer_backend/profile_capture_read.py`, in a child process) and

@@ -1,4 +1,4 @@
-"""Run and study directories (docs/ARCHITECTURE.md): writing them safely, reading them tolerantly.
+"""Run and study directories (docs/ARCHITECTURE.md, "Run and study directories"): writing them safely, reading them tolerantly.
 
 Writers: run.yaml first, events.jsonl line by line, summary.json last and
 atomically. Readers load whatever is valid and collect a warning for the rest,

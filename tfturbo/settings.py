@@ -218,8 +218,8 @@ class RunSettings:
                                           "±FRACTION (e.g. 0.02)")
     min_steps: int = setting(0, flag="--min-steps", parse=int, requires="until_ci", measurement=True,
                              help="with --until-ci: never stop before this step")
-    # A replicate that measures speed only (a trial's pairs after the first, docs/ARCHITECTURE.md "Measurement
-    # rules"): no validation and no saved model, so all its time after warm-up is steady measurement.
+    # A replicate that measures speed only (a trial's pairs after the first, docs/MEASUREMENT.md "Replicates
+    # and their length"): no validation and no saved model, so all its time after warm-up is steady measurement.
     speed_only: bool = setting(False, flag="--speed-only", measurement=True,
                                help="measure speed only: no validation, no saved model (checkpoint/model.keras); "
                                     "the settings beside it are still written")
@@ -380,7 +380,7 @@ def training_key(settings: RunSettings, batch_size: int | None = None) -> tuple[
 
 def can_share_process(a: RunSettings, b: RunSettings, accelerator: bool = False) -> bool:
     """True when runs of `a` and `b` can be built and measured in one backend process (a trial's paired speed
-    replicates, docs/ARCHITECTURE.md "Measurement rules").
+    replicates, docs/MEASUREMENT.md "Paired speed replicates").
 
     Not when they differ in a `process_global` setting (auto-clustering and TF_XLA_FLAGS are TensorFlow's
     process-wide config; a strategy or cluster is made once per process), nor with a distribution strategy at

@@ -122,7 +122,7 @@ def hand_over_ratio(summary: dict[str, Any] | None) -> float | None:
     stretches of a machine whose speed changes mid-process: on this stack that
     made one process's ratio 0.95 where its hand-overs and the trial's other
     pairs said 1.23–1.30, and it halved the spread of a trial's pair ratios
-    (benchmarks/RESULTS.md §5). None: not a paired run, or fewer than
+    (benchmarks/RESULTS.md, Trial efficiency). None: not a paired run, or fewer than
     MIN_HAND_OVERS hand-overs with a steady window on both sides.
     """
     logs = _hand_over_logs(summary)
@@ -138,7 +138,7 @@ def hand_over_error(summary: dict[str, Any] | None) -> float | None:
     odd one the median ignores, and over the 54 paired processes of two
     default transformer tunes this error's root mean square (3.5%) matched
     the spread of the pairs' ratios within a trial (3.6%), where the median's
-    formula said 4.4% (benchmarks/RESULTS.md §5).
+    formula said 4.4% (benchmarks/RESULTS.md, Trial efficiency).
     """
     logs = _hand_over_logs(summary)
     if len(logs) < MIN_HAND_OVERS:

@@ -3,7 +3,7 @@
 A study starts it (`warm_backend()`, around `tfturbo tune` and `tfturbo ab`)
 and every `python -m trainer_backend CMD` child it launches finds it through
 SOCKET_ENV and runs as a fork of it, skipping the 3–4 s TensorFlow import
-(trainer_backend/warm.py, docs/ARCHITECTURE.md "Processes"). Nothing else
+(trainer_backend/warm.py, docs/MEASUREMENT.md "Start-up: the warm start"). Nothing else
 changes for a front end: the same command line, events, stop command and exit
 status. Without the server (it failed to start, `TFTURBO_WARM=0`, a remote
 --host, a platform without fork) every command starts cold, as before.

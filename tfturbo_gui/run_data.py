@@ -77,7 +77,7 @@ class RunData:
         self.command = command
         self.step = Column()
         self.step_ms = Column()
-        # loss and loss scale are read once per window of steps (docs/ARCHITECTURE.md, "Measurement rules"): kept sparse
+        # loss and loss scale are read once per window of steps (docs/MEASUREMENT.md, "Steady state"): kept sparse
         self.loss_step = Column()
         self.loss = Column()
         self.scale_step = Column()

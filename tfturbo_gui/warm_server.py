@@ -3,7 +3,7 @@
 `tfturbo gui` starts it with the window (`WARM.start()`, a QProcess: the UI
 never waits for it); once it says READY every local backend command the
 wizard starts carries its socket (`child_env`) and runs as a fork of it
-(trainer_backend/warm.py, docs/ARCHITECTURE.md "Processes"). Until then —
+(trainer_backend/warm.py, docs/MEASUREMENT.md "Start-up: the warm start"). Until then —
 its first seconds — and if it fails, commands start cold, as before. It ends
 with the app (end of its stdin; a GUI that dies closes it too).
 """

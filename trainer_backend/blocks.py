@@ -1,4 +1,4 @@
-"""Two runs in one process, measured in interleaved blocks (`run-pair`, docs/ARCHITECTURE.md "Measurement rules").
+"""Two runs in one process, measured in interleaved blocks (`run-pair`, docs/MEASUREMENT.md "Paired speed replicates").
 
 Each arm trains in its own thread with its own `model.fit`, but only one of
 them holds the baton at a time: the other waits, with nothing of its own on
@@ -145,7 +145,7 @@ def hand_overs(windows: dict[str, list[tuple[int, float]]]) -> dict[str, list[li
     counted where both neighbouring holdings hold a steady window (the warm-up or a revised steady start can
     leave one without). Two windows a moment apart see the machine alike, so their ratio keeps little of a
     change of the machine's speed between the arms' blocks; on this stack such a change moved a process's
-    ratio of the arms' median rates from 1.26 to 0.95 (benchmarks/RESULTS.md §5).
+    ratio of the arms' median rates from 1.26 to 0.95 (benchmarks/RESULTS.md, Trial efficiency).
     """
     holdings: dict[int, tuple[str, float, float]] = {}  # holding -> (arm, first window's rate, last one's)
     for arm, rows in windows.items():

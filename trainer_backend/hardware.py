@@ -13,7 +13,7 @@ The GPU and TPU paths use only documented TensorFlow calls
 total memory (which TensorFlow does not list), NVML through nvidia-ml-py (the
 `cuda` extra) or `nvidia-smi`. Every device fact is read through one of those
 calls, so tests/accelerator/ can make this module (and Keras) see a GPU or a
-TPU on a CPU (docs/ARCHITECTURE.md, "What differs on an accelerator"); they
+TPU on a CPU (docs/MEASUREMENT.md, "What differs on an accelerator"); they
 have not been run on a real GPU or TPU here: benchmarks/accelerator_check.py
 checks them on one.
 """

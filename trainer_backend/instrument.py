@@ -1,4 +1,4 @@
-"""The Keras callback that measures a run without slowing it (docs/ARCHITECTURE.md, "Measurement rules").
+"""The Keras callback that measures a run without slowing it (docs/MEASUREMENT.md, "Steady state").
 
 How Keras 3.15 dispatches batch hooks on the TensorFlow backend (read in
 `keras/src/callbacks/callback_list.py` and `backend/tensorflow/trainer.py`):

@@ -1,5 +1,5 @@
-"""The step-time record of one run and the summary numbers made from it (docs/ARCHITECTURE.md,
-"Measurement rules").
+"""The step-time record of one run and the summary numbers made from it (docs/MEASUREMENT.md,
+"Steady state: what one run measures").
 
 Two measurements are kept:
 

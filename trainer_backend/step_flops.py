@@ -24,7 +24,7 @@ Why this and not XLA's compiled program: TensorFlow 2.21 offers no cost
 analysis from Python, the optimized HLO gives the forward RNN loop a known trip
 count but not its gradient loop (counted once: low by the sequence length), a
 compile costs seconds where a trace costs a fraction of one, and a model XLA
-refuses would have no count at all (benchmarks/RESULTS.md, "FLOPs of a step").
+refuses would have no count at all (benchmarks/RESULTS.md, "FLOPs of a training step").
 
 A count that cannot be trusted is not given: a loop whose length is not known
 before it runs, a matmul whose shapes are not known (inputs whose length varies

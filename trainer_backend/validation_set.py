@@ -1,6 +1,6 @@
 """The fixed validation set: the examples every run of a study validates on, read once and kept.
 
-Why it exists (docs/ARCHITECTURE.md, "the accuracy gate"):
+Why it exists (docs/MEASUREMENT.md, "The accuracy gate"):
 
 - The gate pairs each example's result in B with the same example's in A. A
   validation pipeline that shuffles after `.cache()` without a seed (keras-io's

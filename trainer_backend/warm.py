@@ -1,6 +1,6 @@
 """Warm start: backend processes forked from one that has already imported TensorFlow.
 
-Why (docs/ARCHITECTURE.md, "Processes"): every replicate of a trial is its
+Why (docs/MEASUREMENT.md, "Start-up: the warm start"): every replicate of a trial is its
 own process, and importing TensorFlow and Keras takes 3–4 s of each on a
 2-core CPU — a quarter of a default `tfturbo tune` of builtin:transformer
 went to it. A study therefore starts one server (`python -m trainer_backend

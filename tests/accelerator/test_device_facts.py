@@ -1,5 +1,5 @@
 """What tfturbo reads about a GPU or TPU — devices, memory, TF32, the matmul ceiling and MFU — on the simulated
-accelerator (docs/ARCHITECTURE.md, "What differs on an accelerator")."""
+accelerator (docs/MEASUREMENT.md, "What differs on an accelerator")."""
 
 from __future__ import annotations
 

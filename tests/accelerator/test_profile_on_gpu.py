@@ -1,4 +1,4 @@
-"""The 16-bit share of a GPU capture comes from op dtypes, never kernel names (docs/ARCHITECTURE.md, "Profiles"):
+"""The 16-bit share of a GPU capture comes from op dtypes, never kernel names (docs/MEASUREMENT.md, "Profiles"):
 xprof's answers for a simulated GPU capture, built with its own columns (tests/accelerator/simulated.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""profile.json from real CPU captures (docs/ARCHITECTURE.md, "Profiles"): the backend reads every capture after
+"""profile.json from real CPU captures (docs/MEASUREMENT.md, "Profiles"): the backend reads every capture after
 training, in a child, and writes where the step's op time went; the capture's findings join the summary."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Recorded study directories for the compare and report tests: no training.
 
-`make_run` writes a run directory the way the backend does (docs/ARCHITECTURE.md:
+`make_run` writes a run directory the way the backend does (docs/ARCHITECTURE.md, "Run and study directories":
 run.yaml, events.jsonl through the real EventWriter, summary.json,
 paired_validation.npz, checkpoint/tfturbo-settings.yaml); `make_study` runs a
 `tfturbo tune` ladder's trials through the real trial engine on such runs and

@@ -191,7 +191,7 @@ def test_appendix_states_the_design(study, report_text):
     designs = {name: e["design"] for name, e in ladder(study).items() if e.get("design") and name != "01-baseline"}
     design = designs["03-xla"]
     assert design.startswith("3 replicate pairs, each an A and a B run in one process, "
-                             "alternating AB/BA")  # the paired replicates (docs/ARCHITECTURE.md)
+                             "alternating AB/BA")  # the paired replicates (docs/MEASUREMENT.md)
     assert "Before the pairs, B's first run trained" in design and "for the accuracy gate only" in design
     # every trial's count, not the first one's (issue 22: "4 replicate pair(s)" for trials of 4, 6, 5, 3 pairs)
     shown = design.replace("3 replicate pairs", "3 replicate pairs per trial (each row gives its own)", 1)

@@ -1,5 +1,5 @@
-"""Paired speed replicates: pairs 2..N of a trial as one process measuring both arms (docs/ARCHITECTURE.md,
-"Measurement rules"), driven with recorded summaries."""
+"""Paired speed replicates: pairs 2..N of a trial as one process measuring both arms (docs/MEASUREMENT.md,
+"Paired speed replicates"), driven with recorded summaries."""
 
 from __future__ import annotations
 

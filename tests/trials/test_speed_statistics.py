@@ -61,7 +61,7 @@ def test_identical_settings_are_rarely_called_different(aa_trials):
 
 def simulated_false_rate(rule: SpeedRule, rng: np.random.Generator, trials: int) -> float:
     """How often `rule`, looking after every pair as a trial does, calls identical settings different, on
-    normal log-ratios with the paired replicates' spread (6%, RESULTS §5)."""
+    normal log-ratios with the paired replicates' spread (6%, benchmarks/RESULTS.md, Trial efficiency)."""
     wrong = 0
     for _ in range(trials):
         logs = rng.normal(0.0, 0.06, rule.max_pairs)
@@ -148,7 +148,7 @@ def test_median_interval_still_serves_one_runs_step_time():
 def trial_lengths(rule: SpeedRule, ratio: float, rng: np.random.Generator, trials: int,
                   sd: float = 0.07, trial_sd: float = 0.016) -> tuple[list[int], list[str]]:
     """Pairs and verdicts of `trials` simulated trials on the calibration's noise: paired log-ratios with a 7%
-    spread inside a trial and a trial-level offset of 1.6% (RESULTS §4)."""
+    spread inside a trial and a trial-level offset of 1.6% (RESULTS.md, Verdict calibration run 5)."""
     pairs, verdicts = [], []
     for _ in range(trials):
         logs = math.log(ratio) + rng.normal(0.0, trial_sd) + rng.normal(0.0, sd, rule.max_pairs)

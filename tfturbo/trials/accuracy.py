@@ -22,7 +22,7 @@ model with several outputs each output's own loss and accuracy. The gate:
    otherwise, and then it says how many examples it had and roughly how many
    would decide. With K outputs each interval is at 1 − 0.05/K (Bonferroni), so
    the K intervals hold together with 95%: an output named worse is a claim
-   made at most 5% of the time when none is (docs/ARCHITECTURE.md). The
+   made at most 5% of the time when none is (docs/MEASUREMENT.md). The
    verdict is the worst output's (worse before inconclusive before within),
    with every output's line beside it (`AccuracyVerdict.outputs`).
 

@@ -28,7 +28,7 @@ from ..summary import hand_over_error, hand_over_ratio
 from ..summary import samples_per_s as samples_per_s  # the rate a speed verdict compares, exported here too
 from .verdict import NO_CHANGE, NOT_ENOUGH, SpeedVerdict, speed_verdict_of
 
-STEADY_S = 3.0  # steady-state seconds a replicate's speed measurement aims at (docs/ARCHITECTURE.md)
+STEADY_S = 3.0  # steady-state seconds a replicate's speed measurement aims at (docs/MEASUREMENT.md)
 # Whether a replicate's median rate counts in a verdict at all: a median over fewer windows is one window's. Not
 # the rule for showing a run's own throughput interval (`summary.MIN_INTERVAL_WINDOWS`, 6: a bootstrap over a
 # handful of windows means nothing); a verdict's interval is across the replicate pairs, never that one.
@@ -51,7 +51,7 @@ class SpeedRule:
     without XLA, 1.00–1.04×) ran every trial to its maximum: replayed on five
     calibration runs, the futility stop ends identical settings' trials at
     3.7 pairs instead of 6.0 with the same verdicts, and the known
-    differences at the same pairs (benchmarks/RESULTS.md §5). The verdict's
+    differences at the same pairs (benchmarks/RESULTS.md, Trial efficiency 2026-12-02). The verdict's
     interval is the final look's, at the level `stats.sequential_levels`
     derives (96.5% for 3–6 pairs): with the interim looks, identical settings are then called different at most 5% of the
     time (`confidence`), as a single 95% look would; the final look alone at

@@ -6,8 +6,8 @@ a blocking backend subprocess in `tfturbo tune`/`ab`, a QProcess in the wizard
 — and hands back the summary with `record()`. So every front end measures and
 judges the same way, and a test can drive a trial with recorded summaries.
 
-Design (chosen by measurement on a shared 2-core CPU, see docs/ARCHITECTURE.md,
-"Measurement rules"): each replicate is an ordinary `run` in its own process,
+Design (chosen by measurement on a shared 2-core CPU, see docs/MEASUREMENT.md,
+"Replicates and their length"): each replicate is an ordinary `run` in its own process,
 A and B alternating (BA, AB, BA, …: B first, so a candidate that cannot run
 costs its own run, not A's before it) so that process start-up, memory layout,
 clocks and the machine's slow minutes are sampled into both arms; the speed
@@ -29,7 +29,7 @@ after them, each ONE process measuring both arms in interleaved blocks
 seconds as the process spends on everything else (`STEADY_PER_OVERHEAD`), each
 at least `rule.steady_s`. A ratio of two separate full-length runs was 2.3×
 noisier than a paired one and the outlier that ran trials to their maximum
-or hid a real difference (benchmarks/RESULTS.md §5). A trial always ends
+or hid a real difference (benchmarks/RESULTS.md, Trial efficiency). A trial always ends
 within `rule.max_pairs` speed pairs, whatever its runs measured.
 """
 
@@ -51,7 +51,7 @@ from .verdict import NOT_APPLIED, NOT_MEASURED, AccuracyVerdict, Change, SpeedVe
 A, B = "a", "b"
 # The reference's trainings from other seeds a trial (`ab`) or a study (`tune`, once) adds for the accuracy gate's
 # trainings' noise: with 3 trainings of one configuration the noise rests on 2 degrees of freedom (t = 4.30); with
-# 2 on one (t = 12.7), an interval too wide to judge anything but a collapse (docs/ARCHITECTURE.md)
+# 2 on one (t = 12.7), an interval too wide to judge anything but a collapse (docs/MEASUREMENT.md)
 SEED_REPLICATES = 2
 NO_PROFILE = (0, 0)
 # The first pair captures a profile (the default window after warm-up) in both runs, so every candidate has a

@@ -1,6 +1,6 @@
 """`run-pair`: a trial's paired speed replicate — two speed-only runs built and measured in one process.
 
-Why (docs/ARCHITECTURE.md, "Measurement rules"): a replicate in its own
+Why (docs/MEASUREMENT.md, "Paired speed replicates"): a replicate in its own
 process spends most of its time starting the interpreter, importing
 TensorFlow, building and warming up; two arms in one process pay the start-up
 once and measure in interleaved blocks (`trainer_backend.blocks`), so each

@@ -54,7 +54,7 @@ def configuration_step_ms(rung) -> float | None:
     process at one of two speeds: the XLA rung's own run read 3.42 ms while
     its trial's speed pairs measured 5.52 ms a step. The trial's 4-7 runs
     are the better estimate; a study whose processes all ran at one of the
-    two speeds still decides by that speed (benchmarks/RESULTS.md, §5)."""
+    two speeds still decides by that speed (benchmarks/RESULTS.md, Trial efficiency)."""
     if rung is None:
         return None
     speed = getattr(getattr(rung, "decision", None), "speed", None)
