@@ -466,3 +466,21 @@ def test_xla_the_audit_did_not_refuse_is_measured(tmp_path, make_summary, fake_b
     Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100, max_batch_scale=1, stages=("xla",)),
            runner=backend, say=lambda line: None).run()
     assert any(r.jit_compile for r in backend.runs)
+
+
+def test_the_report_lists_the_xla_step_not_run_with_its_whole_reason(tmp_path, make_summary, fake_backend):
+    """The PDF's decision cell is shortened; "Steps not run" carries the whole reason, what would enable XLA too."""
+    from pypdf import PdfReader
+
+    from tfturbo.report import write_report
+
+    backend = fake_backend(lambda s: make_summary(100.0, 0.90, memory_kind="host", seed=5), audit=[ROTATION_REFUSED])
+    out = tmp_path / "s"
+    Ladder(TuneOptions("builtin:fake", out, steps=100, max_batch_scale=1, stages=("xla",)), runner=backend,
+           say=lambda line: None).run()
+    pdf = write_report(out, tmp_path / "report.pdf")
+    text = " ".join(" ".join(page.extract_text() for page in PdfReader(str(pdf)).pages).split())
+    section = text.split("Steps not run", 1)[1]
+    assert "XLA compilation: XLA cannot take effect for this model" in section
+    assert "RandomRotation" in section and "move the layers marked supports_jit=False into the tf.data pipeline" \
+        in section and "auto-clustering" in section

@@ -275,7 +275,24 @@ def configuration_section(data: ReportData) -> list:
           "measured again against the baseline (the confirmation) shows that trial's number on every row. "
           + esc(mem_note) + val_note, style.BODY),
         table(header, rows, [NAME_COLUMN * 500, 50, 98, 56, 76, 120]),
-    ] + accuracy_rules_section(data) + way_forward_section(data)
+    ] + steps_not_run_section(data) + accuracy_rules_section(data) + way_forward_section(data)
+
+
+def steps_not_run_section(data: ReportData) -> list:
+    """Each step of the checklist the study decided not to run, with its whole reason: the table's cell is
+    shortened, and a step not run because it could not take effect (XLA that Keras refuses) says what would enable
+    it, which a client needs in full."""
+    skipped = [r for r in data.rungs if r.rung is not None and r.rung.skipped_reason is not None]
+    if not skipped:
+        return []
+    out = [P("Steps not run", style.H2),
+           P("These steps of the checklist were decided without training: what they would change could not "
+             "take effect or had nothing to measure for this job.", style.BODY)]
+    for r in skipped:
+        why = r.reason.strip().removeprefix("skipped: ").removeprefix("not run: ")
+        out.append(Paragraph(f"<b>{esc(r.lever_title or r.name)}</b>: {esc(why)}{'' if why.endswith('.') else '.'}",
+                             style.BULLET, bulletText="\u2022"))
+    return [KeepTogether(out)]
 
 
 def accuracy_rules_section(data: ReportData) -> list:
