@@ -32,16 +32,22 @@ FORMAT = "tfturbo.profile"
 VERSION = 1
 FILE = "profile.json"
 
-MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT, INPUT, OTHER = (
-    "matmul_conv", "attention", "normalization", "elementwise", "casts", "data_movement", "input", "other")
-CATEGORIES = (MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT, INPUT, OTHER)
+MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT, XLA_CLUSTERS, INPUT, OTHER = (
+    "matmul_conv", "attention", "normalization", "elementwise", "casts", "data_movement", "xla_clusters", "input",
+    "other")
+CATEGORIES = (MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT, XLA_CLUSTERS, INPUT, OTHER)
 LABELS = {MATMUL: "matmul/conv", ATTENTION: "attention", NORMALIZATION: "normalization",
-          ELEMENTWISE: "elementwise", CASTS: "casts", DATA_MOVEMENT: "data movement", INPUT: "input",
-          OTHER: "other"}
+          ELEMENTWISE: "elementwise", CASTS: "casts", DATA_MOVEMENT: "data movement",
+          XLA_CLUSTERS: "XLA clusters (compute)", INPUT: "input", OTHER: "other"}
 HEAVY = (MATMUL, ATTENTION)  # the math a 16-bit policy is meant to speed up
+# the step's own math: a table of TensorFlow ops without any holds only the input and the runtime around XLA
+STEP_MATH = (MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT)
 
 SOURCE_OP_STATS = "framework_op_stats"  # TensorFlow ops (graph mode)
-XLA_LAUNCH = re.compile(r"Xla(Run|Launch|Compile)")  # the ops that run auto-clustering's compiled clusters
+# the ops that compile and run XLA's clusters (_XlaCompile/_XlaRun of auto-clustering, XlaLaunch/XlaLaunchV2 of a
+# jit_compile=True function): their time is the compiled step's compute, never input (issue 42: under XLA the
+# compiled time was read as "input 97%")
+XLA_LAUNCH = re.compile(r"Xla(Run|Launch|Compile)")
 SOURCE_XLA_TRACE = "xla_trace"  # XLA-compiled code: the HLO ops of the trace (the op stats hold no XLA ops on a CPU)
 
 # ---------------------------------------------------------------- the categories (one rule)
@@ -96,6 +102,8 @@ def categorize(op_type: str, name: str = "", source: str = SOURCE_OP_STATS) -> s
     if source == SOURCE_XLA_TRACE:
         return _categorize_hlo(name or op_type)
     t = base_type(op_type)
+    if XLA_LAUNCH.search(op_type or ""):  # a compiled cluster's time, whatever it computes inside
+        return XLA_CLUSTERS
     if _INPUT_TYPES.search(t):
         return INPUT
     if _CAST_TYPES.search(t):
