@@ -533,7 +533,21 @@ def appendix(data: ReportData) -> list:
              style.BODY)]
     for name, command in data.commands:
         out += [P(f"<b>{esc(name)}</b>", style.CELL), code_block(command)]
-    return out + single_runs_section(data)
+    return out + single_runs_section(data) + outside_section(data)
+
+
+def outside_section(data: ReportData) -> list:
+    """The runs no decision used (`model.OutsideRun`): what each trained and why it is outside, no numbers, so
+    none reads as a decision or a speed-up."""
+    if not data.outside:
+        return []
+    rows = [[P(fitted_name(rung_name, 96 - 8)), P(esc(o.configuration)), status_cell(o.status), P(esc(o.why))]
+            for o in data.outside for rung_name in [o.name]]
+    return [P("Appendix: runs outside the decisions", style.H1),
+            P("Runs in the study's folder that none of its decisions used: runs of a trial that was stopped and "
+              "measured again, repeated or abandoned, and their reference runs. They are not in the "
+              "configurations table, the charts or any speed-up; their files stay in runs/.", style.BODY),
+            table(["Run", "Configuration", "Status", "Why it is outside the decisions"], rows, [96, 120, 56, 228])]
 
 
 # ---------------------------------------------------------------- the document
