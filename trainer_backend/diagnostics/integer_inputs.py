@@ -65,7 +65,12 @@ def rounded(values: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def consumers(model: Any, batch_x: Any, indices: list[int]) -> dict[int, list[Any]]:
-    """{flat input index: [layers called on that input tensor itself]}, recorded by calling the model once."""
+    """{flat input index: [layers called on that input tensor itself]}, recorded by calling the model once.
+
+    The call may fail on the very hazard it looks for: an id rounded past the vocabulary's end under
+    bfloat16 (1999 becomes 2000 in a table of 2,000: `InvalidArgumentError: indices[..] = 2000 is not in
+    [0, 2000)`). Each layer is recorded before it runs (a Functional model's are read from its graph), so
+    the layers found are kept and the audit reports the finding instead of dying on it."""
     import keras
     import tensorflow as tf
 
@@ -82,13 +87,18 @@ def consumers(model: Any, batch_x: Any, indices: list[int]) -> dict[int, list[An
         return original(layer, *args, **kwargs)
 
     keras.layers.Layer.__call__ = recording
+    failure: Exception | None = None
     try:
         model(x, training=False)
+    except Exception as exc:  # noqa: BLE001 - the rounded ids failed the lookup: the layers reached are recorded
+        failure = exc
     finally:
         keras.layers.Layer.__call__ = original
     if not any(found.values()):  # a Functional/Sequential model re-creates its inputs: read its graph instead
         for i in indices:
             found[i] = _graph_consumers(model, i)
+    if failure is not None and not any(found.values()):
+        raise failure  # not the lookup of an input's ids: an error this check cannot explain
     return found
 
 
@@ -152,12 +162,16 @@ def findings(model: Any, batches: list[Any], input_fix: str) -> list[Finding]:
         data_dtype = str(getattr(__import__("keras").tree.flatten(batches[0])[i], "dtype", ""))
         via = "through the model's float keras.Input" if "int" in data_dtype else "in a float tensor"
         names = ", ".join(f"{type(layer).__name__} {layer_path(layer)!r}" for layer in layers)
+        top = int(np.abs(flat).max())
+        past = int(rounded(np.array([float(top)]), dtype)[0])  # the largest id as the dtype holds it
+        merge = "distinct ids merge" + (f", and the largest rounds up ({top:,} → {past:,}): an id past the "
+                                        "vocabulary's end fails the run" if past > top else "")
         out.append(Finding(
             INTEGER_INPUT_16BIT,
-            f"{what} holds whole numbers up to {int(np.abs(flat).max()):,} (token ids, indices or counts) {via}, "
+            f"{what} holds whole numbers up to {top:,} (token ids, indices or counts) {via}, "
             f"and {names} casts it to {dtype} before its lookup: {dtype} is exact only up to "
             f"{EXACT_INTEGERS[dtype]:,}, so {share:.0%} of the sampled values change{example} "
-            f"({'ids off the end of the vocabulary fail the run' if dtype == 'float16' else 'distinct ids merge'})",
+            f"({'ids off the end of the vocabulary fail the run' if dtype == 'float16' else merge})",
             fix=input_fix, where=layer_path(layers[0]),
             data={"input": i, "dtype": dtype, "max_value": float(np.abs(flat).max()), "changed_share": share,
                   "layers": [layer_path(layer) for layer in layers]}))

@@ -46,11 +46,15 @@ def diagnose(exc: BaseException, model: Any, settings: Any) -> tuple[Finding, st
     policy = settings.policy
     ids = _INDICES.search(text)
     if ids and not getattr(settings, "fix_int_inputs", False):
+        from .integer_inputs import EXACT_INTEGERS
+
         value, size = int(ids.group(1)), int(ids.group(2))
+        dtype = "bfloat16" if "bfloat16" in policy else "float16"
         return Finding(
             INTEGER_INPUT_16BIT,
             f"the run failed looking up id {value:,} in a table of {size:,}: under {policy} integer ids that reach "
-            f"a layer as floats are rounded to 16-bit before the lookup (float16 is exact only up to 2,048)",
+            f"a layer as floats are rounded to {dtype} before the lookup ({dtype} is exact only up to "
+            f"{EXACT_INTEGERS[dtype]:,})",
             fix=IDS_FIX, where="model input", data={"value": value, "size": size, "from": "training error"}), IDS_FIX
     mixed = sixteen_bit_hazard.diagnose(exc, policy, when="training error")
     if mixed is not None:  # a layer of the user's mixed a float32 tensor into its 16-bit activations
