@@ -191,6 +191,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     return Trial(a, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
                  accuracy_reference=reference_runs,
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
+                 label_reference="the baseline",  # what its accuracy is judged against, and trained from other seeds
                  label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR),
                  val_set=str(study_path / VALIDATION_DIR), share_process=share_process, accelerator=accelerator,
                  not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
