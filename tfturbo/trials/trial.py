@@ -553,7 +553,8 @@ class Trial:
 
     def seed_runs(self) -> int:
         """How many trainings of the reference from other seeds the trial makes (`seed_replicates`): none once the
-        gate's runs show B's change did not take effect, B's run failed or validated nothing per example, and
+        gate's runs show B's change did not take effect, B's run failed or validated nothing per example (or, for
+        a model trained without labels, per batch: `label_free.gate_file`), and
         none when the accuracy reference already holds runs of two seeds."""
         wanted = max(0, self.seed_replicates + 1 - len(self._reference_seeds())) if self._reference_seeds() else \
             self.seed_replicates
@@ -565,8 +566,7 @@ class Trial:
         first_b = next((r for r in self.runs if r.planned.arm == B), None)
         if first_b is None or first_b.status != COMPLETED or self.change_missing():
             return 0
-        meta = (first_b.summary or {}).get("paired_validation")
-        return wanted if isinstance(meta, dict) and meta.get("file") else 0
+        return wanted if label_free.gate_file(first_b.summary) else 0
 
     def _reference_seeds(self) -> set[int]:
         """The seeds of the external accuracy reference's runs (empty for a trial judged against its own A)."""
