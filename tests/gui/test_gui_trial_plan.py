@@ -22,11 +22,14 @@ def test_a_running_trial_shows_its_pair_time_left_plan_and_the_rest_of_the_study
     page = start_page_trial(qtbot, window, 2)
     note = page.plan_note
     # first B's full-length run, the accuracy gate's; its time left from the baseline's measured run (the trial
-    # has none yet)
+    # has none yet); the study's first trial also trains the baseline from two other seeds (issue 39), counted
     assert note.isVisible() and note.text().startswith(
-        "Full-length run for the accuracy gate (then 2–3 speed pairs; paired on val_accuracy)")
+        "Full-length run for the accuracy gate (then 2 trainings from other seeds and 2–3 speed pairs; paired on "
+        "val_accuracy)"), note.text()
     assert re.search(r"^Full-length run .* · about \d+ (s|min \d\d s) left", note.text()), note.text()
-    assert "Plan: 5–7 runs: first B trains" in note.text() and "then 2–3 pairs measure speed only" in note.text()
+    assert "Plan: 7–9 runs: first B trains" in note.text() and "then 2–3 pairs measure speed only" in note.text()
+    assert re.search(r"then 2 trainings of the baseline from seeds \d+, \d+ for the accuracy gate's training "
+                     r"noise, then 2–3 pairs", note.text()), note.text()
     # the first speed pair: the trial has measured B's run, so it estimates the rest; the study's stages too
     qtbot.waitUntil(lambda: note.text().startswith("Pair 1 of 2–3"), timeout=60_000)
     assert re.search(r"^Pair 1 of 2–3.* · about \d+ (s|min \d\d s) left", note.text()), note.text()

@@ -197,3 +197,60 @@ def test_a_run_whose_xla_never_switched_on_gets_no_speed_up_or_accuracy_in_the_c
     assert rows[1].verdict == Verdict.NOT_APPLIED and rows[1].speedup is None and rows[1].val_delta is None
     line = list(csv.DictReader(io.StringIO(to_csv(rows))))[1]
     assert line["speedup"] == "" and line["verdict"] == Verdict.NOT_APPLIED
+
+
+def test_the_plan_names_the_seed_runs_it_adds_and_the_design_record_counts_them(tmp_path):
+    """Before a trial runs, its plan line says how many trainings of the reference from other seeds it adds and
+    why, and counts them in its runs; study.yaml's design record keeps how many this trial trained, and a record
+    from before the count still reads (its words say nothing of who trained them)."""
+    import yaml
+
+    from tfturbo.trials.design import Design
+
+    from tests.trials.test_accuracy_gate import write_run
+
+    a = RunSettings("builtin:fake", batch_size=64, steps=100, seed=1)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(2, 2, steady_s=0), seed_replicates=SEED_REPLICATES,
+                  label_reference="A")
+    plan = trial.plan()
+    assert (plan.min_runs, plan.max_runs) == (6, 6)  # 2 pairs and 2 seed runs
+    assert plan.text().startswith("2 pairs (6 runs), each training 100 steps with validation; after the first "
+                                  "pair, 2 trainings of A from seeds 1001, 2001 for the accuracy gate's training "
+                                  "noise"), plan.text()
+    rng = np.random.default_rng(2)
+
+    def execute(run):
+        summary, path = write_run(tmp_path / run.name, (rng.random(N) < 0.7).astype(float))
+        return {**measured(run.settings, 100.0), **summary}, path
+
+    verdict = run_trial(trial, execute)
+    assert len(trial.runs) == plan.min_runs and verdict.accuracy.noise
+    design = verdict.design_record
+    assert design.seed_runs == 2 and design.noise_seeds == (1001, 2001)
+    assert "the accuracy reference trained again from seed 1001, 2001 (by this trial)" in verdict.design
+    recorded = yaml.safe_load(yaml.safe_dump(design.to_dict()))
+    assert recorded["seed_runs"] == 2 and Design.from_dict(recorded) == design
+    recorded.pop("seed_runs")  # a study.yaml from before the count
+    old = Design.from_dict(recorded)
+    assert old is not None and old.seed_runs is None
+    assert "trained again from seed 1001, 2001, so the interval" in old.words(verdict.accuracy)
+
+
+def test_a_later_rung_judged_against_the_studys_seed_runs_adds_none_and_says_whose_they_are(tmp_path):
+    from tests.trials.test_accuracy_gate import write_run
+
+    a = RunSettings("builtin:fake", batch_size=64, steps=100, seed=1)
+    rng = np.random.default_rng(4)
+
+    def run_of(name: str, seed: int):
+        summary, path = write_run(tmp_path / name, (rng.random(N) < 0.7).astype(float))
+        return {**measured(a.with_(seed=seed), 100.0), **summary}, path
+
+    reference = [run_of("01-baseline", 1), run_of("02-xla.a0", 1001), run_of("02-xla.a-1", 2001)]
+    trial = Trial(a, a.with_(policy="mixed_bfloat16"), SpeedRule(2, 2, steady_s=0), accuracy_reference=reference,
+                  seed_replicates=SEED_REPLICATES, label_reference="the baseline")
+    assert trial.plan().seed_runs == 0 and "training noise" not in trial.plan().text()
+    verdict = run_trial(trial, lambda run: run_of(run.name, run.settings.seed))
+    assert all(r.planned.replicate >= 1 for r in trial.runs)
+    assert verdict.design_record.seed_runs == 0 and verdict.design_record.noise_seeds == (1001, 2001)
+    assert "trained again from seed 1001, 2001 (by an earlier trial of the study)" in verdict.design

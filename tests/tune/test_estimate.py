@@ -104,3 +104,15 @@ def test_a_paired_trial_costs_bs_full_length_run_and_its_speed_pairs():
     planned = trial.next_run()
     assert planned.replicate == 2 and trial.progress_text().startswith("pair 1 of 3–6: A and B in one process")
     assert trial_remaining(study, trial) == trial.estimate_remaining_s() is not None
+
+
+def test_a_trial_that_trains_the_reference_from_other_seeds_counts_those_runs_in_its_time_and_plan():
+    """A study's first trial also trains the baseline from two other seeds (the accuracy gate's training noise):
+    two more full-length runs before its speed pairs, in its plan's run count and its time left."""
+    a = RunSettings("builtin:fake", batch_size=64, steps=300)
+    trial = Trial(a, a.with_(jit_compile=True), RULE, accuracy_reference=[(BASELINE, None)], seed_replicates=2,
+                  label_reference="the baseline")
+    assert trial.plan().min_runs == 9 and "then 2 trainings of the baseline from seeds" in trial.plan().text()
+    study = engine({"03-xla": trial}, share_process=True)
+    low, high = trial_remaining(study, trial)
+    assert low == pytest.approx(3 * FULL + 6 * SPEED) and high == pytest.approx(3 * FULL + 12 * SPEED)

@@ -82,7 +82,7 @@ def build_trial(args: argparse.Namespace) -> Trial:
                        script_args=list(args.script_args)).as_written()  # A: the script as written
     a = parse_settings(args.a, base, "--a")
     b = parse_settings(args.b, a, "--b")
-    return Trial(a, b, opts.speed_rule(), opts.tolerance, label_a=a.label(), label_b=b.label(),
+    return Trial(a, b, opts.speed_rule(), opts.tolerance, label_a=a.label(), label_b=b.label(), label_reference="A",
                  not_in_effect=levers.effect_check(a, b), seed_replicates=SEED_REPLICATES)
 
 

@@ -272,7 +272,7 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
     judging = units(a, b, tolerance)
     level = 1 - (1 - CONFIDENCE) / len(judging)  # Bonferroni: the intervals hold together at CONFIDENCE
     found = [(metric, p, judged(p, metric, tolerance, level, noise))
-             for column, metric in judging for p, noise in [_paired_with_noise(a, b, column, points)]]
+             for column, metric in judging for p, noise in [paired_with_noise(a, b, column, points)]]
     if all(v is None for _, _, v in found):
         return _unpaired(a, b, _why_not_paired(a, b, found[0][1]))
     if len(found) == 1:
@@ -405,10 +405,11 @@ def same_training(a: ArmData, b: ArmData, column: str, common: list[tuple[int, i
     return False
 
 
-def _paired_with_noise(a: ArmData, b: ArmData, column: str, points: int) -> tuple[Pairs, TrainingNoise | None]:
-    """One column's pairs and the trainings' noise to allow for. Where B trained exactly as A's run of its seed
-    (`same_training`: the change left the training bit-identical), B is paired with A's runs of B's seeds only
-    — its own training, not the mean of A's seeds — and there is no trainings' noise between them."""
+def paired_with_noise(a: ArmData, b: ArmData, column: str, points: int) -> tuple[Pairs, TrainingNoise | None]:
+    """One column's pairs and the trainings' noise to allow for: the one rule of both gates (a model trained
+    without labels pairs its validation batches through here, `label_free`). Where B trained exactly as A's run
+    of its seed (`same_training`: the change left the training bit-identical), B is paired with A's runs of B's
+    seeds only — its own training, not the mean of A's seeds — and there is no trainings' noise between them."""
     p = pairs(a, b, column, points)
     if p.common and same_training(a, b, column, p.common):
         seeds = {r.seed for r in b.runs}

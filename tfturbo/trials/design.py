@@ -48,6 +48,9 @@ class Design:
     # the seeds the accuracy reference trained again from, for the trainings' noise in the gate (issue 39)
     noise_seeds: tuple[int, ...] = ()
     reused_from: str = ""  # the run A's full-length run re-used, trained the same way earlier in the study (issue 40)
+    # how many of those trainings this trial made itself (`Trial.seed_runs`): a later rung of a study is judged
+    # against the first trial's and trains none (None: a study.yaml from before the count, which did not say)
+    seed_runs: int | None = None
 
     def words(self, acc: AccuracyVerdict | None = None, pairs: str | None = None,
               steady: str | None = None) -> str:
@@ -96,8 +99,11 @@ class Design:
             text += f"; accuracy paired on the same {acc.paired_on()} {at}, {over}"
             text += f" ({acc.examples_words()})" if acc.examples_words() else ""
             if self.noise_seeds:
-                text += (f"; the accuracy reference trained again from seed {', '.join(map(str, self.noise_seeds))}, "
-                         "so the interval holds the trainings' noise as well as the examples'")
+                by = ("" if self.seed_runs is None else " (by an earlier trial of the study)" if not self.seed_runs
+                      else " (by this trial)" if self.seed_runs >= len(self.noise_seeds) else
+                      f" ({self.seed_runs} of them by this trial)")
+                text += (f"; the accuracy reference trained again from seed {', '.join(map(str, self.noise_seeds))}"
+                         f"{by}, so the interval holds the trainings' noise as well as the examples'")
             if len(acc.outputs) > 1:
                 text += (f", each of the model's {len(acc.outputs)} outputs judged on its own metric "
                          f"({', '.join(o.metric or '?' for o in acc.outputs)}) with a {acc.confidence:.1%} interval "
@@ -122,7 +128,8 @@ class Design:
                                _int(lengths.get("b_batch"))),
                        float(d.get("steady_s_aimed") or 0.0), num(d.get("steady_s_measured")),
                        float(d.get("confidence") or 0.95), int(d.get("accuracy_points") or 0),
-                       tuple(int(x) for x in d.get("noise_seeds") or ()), str(d.get("reused_from") or ""))
+                       tuple(int(x) for x in d.get("noise_seeds") or ()), str(d.get("reused_from") or ""),
+                       _int(d.get("seed_runs")))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -160,6 +167,15 @@ def full_length_words(a_steps: int, b_steps: int, a_batch: int | None, b_batch: 
         return f"{a_steps} steps of A, {b_steps} of B ({sa:,} samples each at batch {a_batch} and {b_batch})"
     return (f"{a_steps} steps of A ({sa:,} samples at batch {a_batch}), {b_steps} of B ({sb:,} samples at batch "
             f"{b_batch}: the nearest whole number of its batches)")
+
+
+def seed_runs_words(count: int, seeds: tuple[int, ...] | list[int], reference: str) -> str:
+    """The trainings of the accuracy reference from other seeds a trial adds, and why, for its plan line: "2
+    trainings of the baseline from seeds 1000, 2000 for the accuracy gate's training noise" ("" for none)."""
+    if not count:
+        return ""
+    named = f" from seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}" if seeds else ""
+    return f"{counted(count, 'training')} of {reference}{named} for the accuracy gate's training noise"
 
 
 def steady_words(seconds: float | str | None) -> str:

@@ -11,10 +11,14 @@ its own `train_step`/`test_step` computes. So its comparison takes that loss:
    `trainer_backend/batch_validation.py`), at the last `accuracy.POINTS`
    validation points both arms reached at equal samples seen, averaged over
    those points and the arm's replicates, paired batch by batch (the same
-   batches in the same order in both arms), and judged like the paired gate's
-   loss: B − A with its 95% interval against `Tolerance.loss_rel` of A's loss
-   (within when the interval's worse end stays inside, worse when the whole
-   interval is beyond, inconclusive otherwise);
+   batches in the same order in both arms), and judged by the paired gate's
+   own rule with the batches as its examples (`accuracy.paired_with_noise`,
+   `accuracy.judged`): B − A with its 95% interval against `Tolerance.loss_rel`
+   of A's loss (within when the interval's worse end stays inside, worse when
+   the whole interval is beyond, inconclusive otherwise), the trainings' noise
+   measured from the reference's runs of other seeds included as it is for a
+   labelled model (issue 39: two trainings of an autoencoder from different
+   seeds end at different losses, which the batches' interval does not show);
 2. without validation data: the training loss the model reported over the
    same stretches of training (`training`: each validation interval's mean, at
    equal samples seen). One run per arm gives no interval, so it is never a
@@ -34,10 +38,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..numbers import finite
-from ..stats import paired_difference_ci
-from .accuracy import POINTS, ArmData, common_points
+from .accuracy import CONFIDENCE, LOSS, POINTS, ArmData, RunTable, common_points, judged, paired_with_noise
 from .accuracy import gate as accuracy_gate
-from .verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, Tolerance
+from .verdict import INCONCLUSIVE, AccuracyVerdict, Tolerance
 
 Runs = Sequence[tuple[dict[str, Any] | None, Path | str | None]]
 BATCH = "validation batch"  # the unit the batch path pairs (AccuracyVerdict.unit)
@@ -65,56 +68,65 @@ def applies(summaries: list[dict[str, Any] | None]) -> bool:
 
 def gate(reference: Runs, b_runs: Runs, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict:
     """B against the reference runs on the model's own loss (see the module's docstring)."""
-    a, b = _batch_losses(reference), _batch_losses(b_runs)
-    if a and b:
+    a, b = batch_arm(reference), batch_arm(b_runs)
+    if a.runs and b.runs:
         verdict = _paired_batches(a, b, tolerance, points)
         if verdict is not None:
             return verdict
     return _training_loss(reference, b_runs, tolerance, points)
 
 
-def _batch_losses(runs: Runs) -> dict[int, list[np.ndarray]]:
-    """{samples seen: [per-batch validation losses, one array per run]} of the runs' batch_validation files."""
-    table: dict[int, list[np.ndarray]] = {}
+def gate_file(summary: dict[str, Any] | None) -> bool:
+    """The run wrote what a gate pairs: per-example results (`paired_validation`) or, for a model trained
+    without labels, its own loss per validation batch (`batch_validation`). A trial trains its reference from
+    other seeds only then: a run without either gives the trainings' noise nothing to be measured on."""
+    s = summary or {}
+    return any(isinstance(meta := s.get(key), dict) and bool(meta.get("file"))
+               for key in ("paired_validation", "batch_validation"))
+
+
+def batch_arm(runs: Runs) -> ArmData:
+    """The runs' batch_validation files as the paired gate's arm: each run one `RunTable` whose loss column holds
+    its per-batch losses at each validation point (the batches are its examples, paired by position: every run
+    reads the same fixed batches in the same order), with the seed it trained from."""
+    arm = ArmData()
     for summary, run_dir in runs:
-        meta = (summary or {}).get("batch_validation")
+        s = summary or {}
+        if s:
+            arm.summaries.append(s)
+        meta = s.get("batch_validation")
         if run_dir is None or not isinstance(meta, dict) or not meta.get("file"):
             continue
         try:
             with np.load(Path(run_dir) / str(meta["file"])) as data:
-                for samples, losses in zip(data["samples"], data["loss"]):
-                    table.setdefault(int(samples), []).append(np.asarray(losses, dtype=np.float64))
+                samples = [int(x) for x in data["samples"]]
+                losses = np.asarray(data["loss"], dtype=np.float64)
         except (OSError, KeyError, ValueError):
             continue  # unreadable: this run adds nothing (the training loss stands in)
-    return table
+        seed = (s.get("settings") or {}).get("seed") if isinstance(s.get("settings"), dict) else None
+        arm.runs.append(RunTable(samples, {LOSS: losses}, None,
+                                 seed if isinstance(seed, int) and not isinstance(seed, bool) else None))
+    return arm
 
 
-def _mean(table: dict[int, list[np.ndarray]], at: list[int]) -> np.ndarray:
-    arrays = [a for p in at for a in table[p]]
-    n = min(len(a) for a in arrays)
-    return np.mean([a[:n] for a in arrays], axis=0)
-
-
-def _paired_batches(a: dict[int, list[np.ndarray]], b: dict[int, list[np.ndarray]], tolerance: Tolerance,
-                    points: int) -> AccuracyVerdict | None:
-    common = common_points(a, b, points)
-    if not common:
+def _paired_batches(a: ArmData, b: ArmData, tolerance: Tolerance, points: int) -> AccuracyVerdict | None:
+    """The paired gate's judgement of the per-batch losses (`accuracy.judged`, the trainings' noise included
+    where the reference trained from several seeds), in this module's words; None when fewer than two batches
+    pair."""
+    p, noise = paired_with_noise(a, b, LOSS, points)
+    v = judged(p, "val_loss", tolerance, CONFIDENCE, noise)
+    if v is None or v.ci95 is None or v.delta is None:
         return None
-    va, vb = _mean(a, [p for p, _ in common]), _mean(b, [p for _, p in common])
-    n = min(len(va), len(vb))
-    if n < 2:
-        return None
-    delta, (lo, hi) = paired_difference_ci(vb[:n] - va[:n])
-    base = float(np.mean(va[:n]))
-    bound = tolerance.loss_rel * abs(base)
-    verdict = WITHIN if hi <= bound else WORSE if lo > bound else INCONCLUSIVE
-    v = AccuracyVerdict("val_loss", delta, (lo, hi), verdict, n, True, [sa for sa, _ in common],
-                        b_samples_seen=[sb for _, sb in common], unit=BATCH)
-    measured = (f"val_loss {v.shown(delta)} [{v.shown(lo)}, {v.shown(hi)}] of {base:.4g}, paired on the same {n} "
-                f"validation batches (the model's own test_step; {WHY}, so no example is judged by a label)")
-    v.explanation = measured if verdict != INCONCLUSIVE else (
-        f"inconclusive: {measured}; tolerance {tolerance.loss_rel:.0%} of A's loss — more validation examples "
-        "(--val-examples) would narrow it")
+    v.unit, v.of_examples = BATCH, 0
+    lo, hi = v.ci95
+    measured = (f"val_loss {v.shown(v.delta)} [{v.shown(lo)}, {v.shown(hi)}] of {v.base:.4g}, paired on the same "
+                f"{v.examples} validation batches (the model's own test_step; {WHY}, so no example is judged by a "
+                "label)")
+    trainings = bool(v.noise) and float(v.noise.get("training_se") or 0.0) > float(v.noise.get("examples_se") or 0.0)
+    v.explanation = measured if v.verdict != INCONCLUSIVE else (
+        f"inconclusive: {measured}; tolerance {tolerance.loss_rel:.0%} of A's loss — " +
+        ("trainings from other seeds would decide it, not more validation examples" if trainings else
+         "more validation examples (--val-examples) would narrow it"))
     return v
 
 

@@ -44,7 +44,7 @@ from typing import Any, Callable
 from ..numbers import counted, duration_text
 from ..settings import RunSettings, can_share_process, training_key
 from . import accuracy, label_free
-from .design import FULL, PAIRED, SPEED_ONLY, Design, Lengths, full_length_words
+from .design import FULL, PAIRED, SPEED_ONLY, Design, Lengths, full_length_words, seed_runs_words
 from .speed import SpeedRule
 from .verdict import NOT_APPLIED, NOT_MEASURED, AccuracyVerdict, Change, SpeedVerdict, Tolerance, TrialVerdict, keep
 
@@ -303,6 +303,11 @@ class TrialPlan:
     gate_arms: tuple[str, ...] = (A, B)  # the arms with a full-length run; paired: before the speed pairs
     gate: str = ""  # which accuracy gate will judge (`accuracy.planned_gate`); "": not known before a run says
     reused: str = ""  # the study's run A's full-length run re-uses (`Trial.reused_run`); "": A trains its own
+    # the accuracy reference trained again from other seeds after the gate's runs (`Trial.seed_runs`), their seeds
+    # and what the reference is called ("the baseline", "A")
+    seed_runs: int = 0
+    noise_seeds: tuple[int, ...] = ()
+    reference: str = "A"
 
     @property
     def gate_runs(self) -> int:
@@ -314,15 +319,17 @@ class TrialPlan:
 
     @property
     def min_runs(self) -> int:
-        return self.gate_runs + 2 * self.min_pairs
+        return self.gate_runs + self.seed_runs + 2 * self.min_pairs
 
     @property
     def max_runs(self) -> int:
-        return self.gate_runs + 2 * self.max_pairs
+        return self.gate_runs + self.seed_runs + 2 * self.max_pairs
 
     def text(self) -> str:
         """One line: "3–6 pairs (6–12 runs): the first trains 300 steps with validation, the others measure
-        speed only, aiming at 3 s of steady state each"."""
+        speed only, aiming at 3 s of steady state each"; the reference's trainings from other seeds named where
+        they come ("then 2 trainings of the baseline from seeds 1000, 2000 for the accuracy gate's training
+        noise") and counted in the runs."""
         pairs = (f"{self.min_pairs}–{self.max_pairs} pairs" if self.max_pairs > self.min_pairs
                  else counted(self.min_pairs, "pair"))
         runs = f"{self.min_runs}–{self.max_runs}" if self.max_runs > self.min_runs else str(self.min_runs)
@@ -332,9 +339,12 @@ class TrialPlan:
     def _speed_text(self, pairs: str, runs: str, full: str) -> str:
         none = self.gate == accuracy.NO_VALIDATION
         gated = "(no validation data)" if none else "with validation (the accuracy gate)"
+        seeds = seed_runs_words(self.seed_runs, self.noise_seeds, self.reference)
         if not self.steady_s:
-            return f"{pairs} ({runs} runs), each training {full} " + ("(no validation data)" if none else
-                                                                        "with validation")
+            return (f"{pairs} ({runs} runs), each training {full} " + ("(no validation data)" if none else
+                                                                         "with validation")
+                    + (f"; after the first pair, {seeds}" if seeds else ""))
+        gated += f", then {seeds}" if seeds else ""
         gate = "B trains" if self.gate_arms == (B,) or self.reused else "A and B each train"
         reused = (f", A's full-length run re-used from {self.reused} (trained the same way in this study: same "
                   f"settings, seed, length and validation points; it counts for no speed ratio)"
@@ -353,7 +363,7 @@ class TrialPlan:
         if self.reused:
             return (f"{runs} runs: first {gate} {full} {gated}{reused}, then {pairs} measure speed only{sized}, "
                     f"aiming at {self.steady_s:g} s of steady state each")
-        return (f"{pairs} ({runs} runs): the first trains {full} {gated}, "
+        return (f"{pairs} ({runs} runs): the first trains {full} {gated}, {'then ' if seeds else ''}"
                 f"the others measure speed only{sized}, aiming at {self.steady_s:g} s of steady state each")
 
 
@@ -375,6 +385,7 @@ class Trial:
     accuracy_reference: list[tuple[dict[str, Any] | None, Path | None]] | None = None
     label_a: str = "A"
     label_b: str = "B"
+    label_reference: str = ""  # the accuracy reference in words ("the baseline"; "": `reference_words` says)
     xla_cache: str | None = None  # XLA's persistent compilation cache folder, shared by every run of the trial
     val_set: str | None = None  # the fixed validation examples' folder, shared by every run of the trial (--val-set)
     # pairs 2..N as one process each (`PlannedPair`) where the settings allow it (`can_share_process`); False for
@@ -542,7 +553,8 @@ class Trial:
 
     def seed_runs(self) -> int:
         """How many trainings of the reference from other seeds the trial makes (`seed_replicates`): none once the
-        gate's runs show B's change did not take effect, B's run failed or validated nothing per example, and
+        gate's runs show B's change did not take effect, B's run failed or validated nothing per example (or, for
+        a model trained without labels, per batch: `label_free.gate_file`), and
         none when the accuracy reference already holds runs of two seeds."""
         wanted = max(0, self.seed_replicates + 1 - len(self._reference_seeds())) if self._reference_seeds() else \
             self.seed_replicates
@@ -554,8 +566,7 @@ class Trial:
         first_b = next((r for r in self.runs if r.planned.arm == B), None)
         if first_b is None or first_b.status != COMPLETED or self.change_missing():
             return 0
-        meta = (first_b.summary or {}).get("paired_validation")
-        return wanted if isinstance(meta, dict) and meta.get("file") else 0
+        return wanted if label_free.gate_file(first_b.summary) else 0
 
     def _reference_seeds(self) -> set[int]:
         """The seeds of the external accuracy reference's runs (empty for a trial judged against its own A)."""
@@ -652,11 +663,19 @@ class Trial:
         """What this trial will measure: pairs min..max, the runs' lengths, the steady seconds each aims at."""
         paired = self.paired
         sized = self.paired_steady_s() if paired else None
+        seeds = self.seed_runs()
         return TrialPlan(self.rule.min_pairs, self.rule.max_pairs, sized or self.rule.steady_s,
                          (self.full_settings(A).steps, self.full_settings(B).steps),
                          (None, None) if paired else (self.speed_steps_of(A), self.speed_steps_of(B)), paired,
                          sized is not None, (self._batch(A), self._batch(B)), self.gate_arms(), self.planned_gate(),
-                         (found.name if (found := self.reused_run()) is not None else ""))
+                         (found.name if (found := self.reused_run()) is not None else ""), seeds,
+                         tuple(self.noise_seed(j) for j in range(1, seeds + 1)), self.reference_words())
+
+    def reference_words(self) -> str:
+        """What the accuracy reference is called in words: `label_reference`, else A's label when A's own runs
+        are the reference, else "the accuracy reference"."""
+        return self.label_reference or (self.label_a if self.accuracy_reference is None else
+                                        "the accuracy reference")
 
     def planned_gate(self) -> str:
         """Which accuracy gate will judge this trial, from the runs of this workload measured so far (its
@@ -718,9 +737,11 @@ class Trial:
             which = f" {gate.index(first.arm) + 1} of {len(gate)}" if len(gate) > 1 and self.reused_run() is None \
                 else ""
             words = self.planned_gate()
-            text = (f"full-length run{which} (then {span} speed pairs; accuracy gate: {words})"
+            seeds = self.seed_runs()
+            then = (f"{counted(seeds, 'training')} from other seeds and " if seeds else "") + f"{span} speed pairs"
+            text = (f"full-length run{which} (then {then}; accuracy gate: {words})"
                     if words == accuracy.NO_VALIDATION else
-                    f"full-length run{which} for the accuracy gate (then {span} speed pairs"
+                    f"full-length run{which} for the accuracy gate (then {then}"
                     + (f"; {words}" if words else "") + ")")
         if isinstance(planned, PlannedPair):
             text += f": {self.label_a} and {self.label_b} in one process"
@@ -977,7 +998,8 @@ class Trial:
                       Lengths(self.full_settings(A).steps, self.full_settings(B).steps, self._batch(A), self._batch(B)),
                       self.rule.steady_s, self.measured_paired_steady_s(), self.rule.confidence,
                       len(acc.samples_seen) if acc is not None and paired_accuracy else 0, tuple(seeds),
-                      found.name if found is not None else "")
+                      found.name if found is not None else "",
+                      sum(1 for r in self.runs if r.planned.replicate < 1) if paired_accuracy else 0)
 
     def measured_paired_steady_s(self) -> float | None:
         """The steady seconds each arm measured per paired process (the median run's; `design` words it, the

@@ -224,8 +224,9 @@ class AccuracyVerdict:
 
         def unit(x: float) -> str:
             return f"±{x:.4g}" if self.is_loss else f"±{x * 100:.2f} pp"
-        which = "the trainings' noise dominates" if tr > ex else "the validation examples' noise dominates"
-        return (f"{which}: trainings {unit(tr)}, examples {unit(ex)} (standard errors); "
+        pairs = "examples" if self.unit == "example" else "batches"  # what was paired (`unit`)
+        which = "the trainings' noise dominates" if tr > ex else f"the validation {pairs}' noise dominates"
+        return (f"{which}: trainings {unit(tr)}, {pairs} {unit(ex)} (standard errors); "
                 f"{self.trainings()} trainings: {n.get('seeds_a')} of A, {n.get('seeds_b')} of B, from "
                 f"different seeds")
 

@@ -55,6 +55,7 @@ from ..patch import check as patch_check
 from ..patch.document import ChangesPatch
 from ..workload_kind import measured_fit_text
 from ..settings import DEFAULT_SEED, RunSettings, training_key
+from ..trials import label_free
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
 from ..trials.speed import samples_per_s
@@ -162,7 +163,7 @@ def seed_references(study_path: Path, baseline: Rung, own: str = "") -> list[tup
             continue
         s = load_run(run_dir).summary or {}
         ran = s.get("settings") or {}
-        if s.get("status") == protocol.RunStatus.COMPLETED and (s.get("paired_validation") or {}).get("file") \
+        if s.get("status") == protocol.RunStatus.COMPLETED and label_free.gate_file(s) \
                 and replicate_key({**ran, "seed": None}) == key and (ran.get("steps"), ran.get("val_every")) == length:
             found.append((s, run_dir))
     return found
@@ -191,6 +192,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     return Trial(a, settings, options.speed_rule(), options.tolerance, names=rung_run_names(name),
                  accuracy_reference=reference_runs,
                  label_a=reference.settings.label() if reference is not baseline else "the baseline",
+                 label_reference="the baseline",  # what its accuracy is judged against, and trained from other seeds
                  label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR),
                  val_set=str(study_path / VALIDATION_DIR), share_process=share_process, accelerator=accelerator,
                  not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,

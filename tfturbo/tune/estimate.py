@@ -11,7 +11,9 @@ profiler for the accuracy gate, and each of its P speed pairs is one paired
 process (each arm a start-up and warm-up plus its steady seconds): full +
 2 × P × speed. Where they cannot, its first pair trains the full length in
 two processes and counts for speed, and each later pair is two short
-processes: 2 × full + 2 × (P − 1) × speed, with
+processes: 2 × full + 2 × (P − 1) × speed. A trial that trains the accuracy
+reference again from other seeds (a study's first, `Trial.seed_runs`) adds
+a full-length run for each, with
 
 - full: the median wall time of the full-length runs the study's trials
   measured, process start included; before one ended, the baseline's own
@@ -106,14 +108,16 @@ def trial_s(engine, pairs: int, done: int = 0, trial=None) -> float | None:
     full, speed = full_run_s(engine), speed_run_s(engine)
     if full is None or speed is None:
         return None
+    seeds = 0  # the reference trained again from other seeds (`Trial.seed_runs`): full-length runs too
     if trial is not None:  # a reference run it re-uses (`Trial.reused_run`) is no run to wait for
         gate = len(trial.gate_arms()) - (1 if trial.reused_run() is not None else 0)
         pair_one_counts = trial.first_speed_replicate == 1
+        seeds = trial.seed_runs()
     else:
         gate, pair_one_counts = (1, False) if engine.trials_pair() else (2, True)
     if pair_one_counts:
-        return max(0, 2 - done) * full + 2 * max(0, pairs - 1) * speed
-    return max(0, gate - done) * full + 2 * pairs * speed
+        return max(0, 2 + seeds - done) * full + 2 * max(0, pairs - 1) * speed
+    return max(0, gate + seeds - done) * full + 2 * pairs * speed
 
 
 def trial_remaining(engine, trial) -> tuple[float, float] | None:

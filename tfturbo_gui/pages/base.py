@@ -56,6 +56,9 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
     else:
         arm = arms[0] if planned.arm == "b" else arms[1]
         context = (f"{what} pair {number}, the {arm} run" if number else
+                   f"{what}, {trial.reference_words() if trial is not None else 'the reference'} again from seed "
+                   f"{planned.settings.seed}: full length with validation, for the accuracy gate's training noise"
+                   if planned.replicate < 1 else
                    f"{what}, the {arm} run: full length with validation, for the accuracy gate")
         name = planned.settings.label()
     data = panel.start(session.command_of(planned), argv, name=name,
