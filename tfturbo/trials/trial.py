@@ -390,6 +390,11 @@ class Trial:
     # profiled once per study, and the reference configuration of every later trial already was (the
     # baseline's run, a kept rung's own run); `profiled_in` says where each arm's profile is
     profiled: dict[tuple[str, ...], str] = field(default_factory=dict)
+    # B's full-length run saves its model (checkpoint/model.keras): the one run of a trial that may be kept (its
+    # rung's own). False where none is: the confirmation (its configuration's model is its own rung's), a scaling
+    # measurement, `ab` without --out (its runs are deleted). Every other run never saves one: A's (its own
+    # rung's run has it), the seed replicates, the speed-only pairs — a model nobody uses costs seconds a run
+    save_model: bool = True
     # False: A's first run completes B's settings (a scaling measurement reads the workload's per-replica batch
     # from it), so A trains first whatever the batch sizes say
     b_first: bool = True
@@ -825,7 +830,7 @@ class Trial:
         settings = self.settings_of(arm, replicate)
         if replicate == PROFILED_REPLICATE and not self.profiled.get(self._configuration(arm)):
             settings = settings.with_(profile=None)  # the default window, after warm-up (its steps in no window)
-        if arm == A:  # A's model is its own rung's run's (the baseline's, the kept one's): saved there only
+        if arm == A or not self.save_model:  # A's model is its own rung's run's (the baseline's, the kept one's)
             settings = settings.with_(no_model=True)
         planned = PlannedRun(arm, replicate, settings, self.names(arm, replicate))
         first_of_pair = replicate > 1 and (done == 0 or self._slot(done - 1)[0] != replicate)

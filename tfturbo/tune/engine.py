@@ -170,8 +170,8 @@ def seed_references(study_path: Path, baseline: Rung, own: str = "") -> list[tup
 
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
                options: TuneOptions, share_process: bool = True, profiled: dict[tuple[str, ...], str] | None = None,
-               accelerator: bool = False, finished: dict[tuple[tuple[str, str], ...], FinishedRun] | None = None
-               ) -> Trial:
+               accelerator: bool = False, finished: dict[tuple[tuple[str, str], ...], FinishedRun] | None = None,
+               keeps: bool = True) -> Trial:
     """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
 
     `share_process` False: never a paired replicate (the runs go to a remote host). `profiled`: the study's
@@ -180,7 +180,8 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     way forward "more validation examples") is paired on them: its reference runs validate on as many, and
     when the reference is the baseline's configuration its accuracy is judged against those runs (the
     baseline run has fewer). `finished`: the study's completed full-length runs (`StudyEngine.finished`), one of
-    which the trial's reference run re-uses where it trained the same way."""
+    which the trial's reference run re-uses where it trained the same way. `keeps` False: the rung can never
+    become the recommendation (a confirmation), so its run saves no model (`Trial.save_model`)."""
     a, way = reference.settings, ""
     reference_runs: list[tuple[dict[str, Any] | None, Path | None]] | None = [
         (baseline.summary, study_path / str(baseline.run)), *seed_references(study_path, baseline, name)[:SEED_REPLICATES]]
@@ -195,7 +196,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
                  val_set=str(study_path / VALIDATION_DIR), share_process=share_process, accelerator=accelerator,
                  not_in_effect=levers.effect_check(reference.settings, settings), profiled=dict(profiled or {}),
                  way_forward=way, a_history=[reference.summary] if reference.summary else [],
-                 seed_replicates=SEED_REPLICATES, finished=dict(finished or {}))
+                 seed_replicates=SEED_REPLICATES, finished=dict(finished or {}), save_model=keeps)
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -687,7 +688,7 @@ class StudyEngine:
                                                                  baseline, self.study.path, o,
                                                                  self.share_process, profiled=self.profiled,
                                                                  accelerator=self.on_accelerator,
-                                                                 finished=self.finished)
+                                                                 finished=self.finished, keeps=not lever.confirms)
         recorded = self._recorded_rung(rung.name)
         if recorded is not None and recorded.decision is not None and recorded.decision.rule is not None:
             trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was
