@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .formats import FormatVersionError, check_version
 from .numbers import finite, num
@@ -497,7 +497,22 @@ def reference_dir(rung_dir: Path) -> Path:
     return rung_dir.with_name(rung_dir.name + ".a1")
 
 
-def find(run_dirs: list[Path | str | None]) -> tuple[Profile, Path | None]:
+def rung_profile_dirs(runs_dir: Path, rung: str, profiled_in: dict[str, str] | None = None,
+                      compared_with: str | None = None) -> tuple[Path, list[Path]]:
+    """(the run folder holding rung `rung`'s profile, the folders of what to compare it with, best first).
+
+    From the rung's design record (`profiled_in`, arm -> run): a configuration is profiled once per study, so
+    either arm's profile may be an earlier rung's run. A study from before the record kept both where they
+    were: the rung's own run, against its trial's pair-1 reference (`reference_dir`, profiled in the same
+    minutes), else the run of the configuration it was measured against (`compared_with`)."""
+    runs_dir, where = Path(runs_dir), profiled_in or {}
+    own = runs_dir / where.get("b", rung)
+    if "a" in where:
+        return own, [runs_dir / where["a"]]
+    return own, [reference_dir(runs_dir / rung)] + ([runs_dir / compared_with] if compared_with else [])
+
+
+def find(run_dirs: Sequence[Path | str | None]) -> tuple[Profile, Path | None]:
     """The first available profile among `run_dirs` (a rung's runs: the profiled replicate), with its folder."""
     first: Profile | None = None
     for d in run_dirs:
