@@ -40,6 +40,7 @@ LABELS = {MATMUL: "matmul/conv", ATTENTION: "attention", NORMALIZATION: "normali
           ELEMENTWISE: "elementwise", CASTS: "casts", DATA_MOVEMENT: "data movement",
           XLA_CLUSTERS: "XLA clusters (compute)", INPUT: "input", OTHER: "other"}
 HEAVY = (MATMUL, ATTENTION)  # the math a 16-bit policy is meant to speed up
+INPUT_NOTE_SHARE = 0.01  # an input share below 1% needs no word beside the probe's
 # the step's own math: a table of TensorFlow ops without any holds only the input and the runtime around XLA
 STEP_MATH = (MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT)
 
@@ -236,6 +237,17 @@ class Profile:
             return ("XLA-compiled code, read op by op from the trace: the XLA runtime's time between its ops is not "
                     "in the categories")
         return ""
+
+    def input_note(self) -> str:
+        """What the input category is, for a profile that has some ('' otherwise). Its share is the tf.data ops' own
+        work summed over the pipeline's threads, which run while the step computes when the pipeline prefetches:
+        not the time a step waited for data, which the input probe measures. Issue 42: "input 57%" here beside the
+        probe's "0% waiting for input" read as a contradiction; both were right about different things."""
+        if not self.available or self.share(INPUT) < INPUT_NOTE_SHARE:
+            return ""
+        return ("input is the tf.data pipeline's own work, summed over its threads: with prefetch it runs while the "
+                "step computes, so its share is not time the step waited for data (the input probe measures that "
+                "wait)")
 
     def headline(self) -> str:
         """'matmul/conv 41%, attention 22%, elementwise 18%' (top three), or 'not available: why'."""

@@ -117,7 +117,8 @@ def _describe(p: prof.Profile) -> str:
     share = p.sixteen_bit_share()
     if share is not None:
         text += f"; {100 * share:.0f}% of matmul/attention time in 16-bit"
-    return text + "." + (f" {p.source_note()}." if p.source_note() else "")
+    notes = [n for n in (p.source_note(), p.input_note()) if n]
+    return text + "." + "".join(f" {n[:1].upper()}{n[1:]}." for n in notes)
 
 
 class ProfileView(QWidget):

@@ -26,7 +26,7 @@ from ..learning_rate import learning_rate_text
 from ..numbers import counted, digits_for, finite
 from ..settings import RunSettings
 from ..trials.verdict import AccuracyVerdict, Tolerance
-from ..verdicts import ProbeVerdict, Verdict, input_share_fact
+from ..verdicts import COMPUTE_NOISE, ProbeVerdict, Verdict, compute_slower_than_training, input_share_fact
 from . import executive, profile_page, style
 from .charts import line_chart
 from .flowables import CELL_LIMIT, MARGIN, PAGE_H, PAGE_W, WIDTH, P, code_block, esc, kv_table, short, table
@@ -400,7 +400,8 @@ def probe_section(data: ReportData) -> list:
         return f"{v:.2f} {unit}" if isinstance(v, (int, float)) else "n/a"
 
     rows = [("Input pipeline alone", rate("data_steps_per_s", "batches/s")),
-            ("Training step, data in memory", rate("compute_steps_per_s", "steps/s")),
+            ("Training step, data in memory", rate("compute_steps_per_s", "steps/s")
+             + (f" ({COMPUTE_NOISE})" if compute_slower_than_training(probe) else "")),
             ("Real training", rate("train_steps_per_s", "steps/s"))]
     if isinstance(frac, (int, float)):
         rows.append(input_share_fact(probe))

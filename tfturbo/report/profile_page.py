@@ -184,8 +184,8 @@ def section(data: Any) -> list:
                                   "recommended over it.")), style.BODY),
         bar_chart(went, WIDTH), Spacer(1, 0.3 * cm)]
     shown = [base, run] + [change.run for _label, change in went.tried]
-    notes = sorted({p.source_note() for p in shown if p is not None and p.source_note()})
-    out += [P(esc(f"{n}."), style.SMALL) for n in notes]
+    notes = sorted({n for p in shown if p is not None for n in (p.source_note(), p.input_note()) if n})
+    out += [P(esc(f"{n[:1].upper()}{n[1:]}."), style.SMALL) for n in notes]
     if went.change is not None:
         out.append(P(esc(f"Against {went.reference_label}: {went.change.sentence()}."
                          + (f" ({went.change.note}.)" if went.change.note else "")), style.BODY))
