@@ -24,7 +24,8 @@ from .findings import codes_of
 from .learning_rate import learning_rate_text, schedule_text
 from .numbers import counted, finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord, trained_settings
-from .settings import RunSettings, configuration_defaults
+from .settings import RunSettings
+from .settings import replicate_key as replicate_key  # (re-exported: the rule of what one configuration is)
 from . import steady
 from .run_summary import RunSummary
 from .stats import median_ci, two_sample_ratio_ci
@@ -236,17 +237,6 @@ def _resolve(path: str) -> Path | None:
         return Path(path).resolve()
     except OSError:
         return None
-
-
-def replicate_key(settings: dict[str, Any]) -> tuple:
-    """Runs with equal keys are replicates of one configuration (what differs between them is only noise).
-
-    Every declared setting counts but those that only say how a run is measured (`Setting.measurement`:
-    the profiler window, validation cadence, how long it trains and whether it validates, so a trial's
-    speed-only replicates measure the same configuration as its first, full-length pair); a key missing from
-    an older file is its default.
-    """
-    return tuple(str(settings.get(name, default)) for name, default in configuration_defaults().items())
 
 
 def own_process_peaks(settings: dict[str, Any], runs: Iterable[tuple[dict[str, Any], dict[str, Any] | None]]) -> list[Any]:

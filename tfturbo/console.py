@@ -15,7 +15,7 @@ from . import protocol
 from .as_written import as_written_text, callbacks_not_run
 from .numbers import finite
 from .summary import samples_per_s, throughput_ci
-from .verdicts import input_share_phrase
+from .verdicts import COMPUTE_NOISE, compute_slower_than_training, input_share_phrase
 from .workload_kind import measured_fit_text
 
 
@@ -167,7 +167,8 @@ def render_probe(doc: dict[str, Any]) -> str:
     lines = [
         f"verdict            {str(doc.get('verdict', 'n/a')).replace('_', '-')}",
         f"input pipeline     {rate('data_steps_per_s')} batches/s (no model)",
-        f"training step      {rate('compute_steps_per_s')} steps/s (data already in memory)",
+        f"training step      {rate('compute_steps_per_s')} steps/s (data already in memory"
+        + (f"; {COMPUTE_NOISE})" if compute_slower_than_training(doc) else ")"),
         f"real training      {rate('train_steps_per_s')} steps/s",
     ]
     if isinstance(doc.get("input_fraction"), (int, float)):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .formats import FormatVersionError, check_version
 from .numbers import finite, num
@@ -32,16 +32,23 @@ FORMAT = "tfturbo.profile"
 VERSION = 1
 FILE = "profile.json"
 
-MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT, INPUT, OTHER = (
-    "matmul_conv", "attention", "normalization", "elementwise", "casts", "data_movement", "input", "other")
-CATEGORIES = (MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT, INPUT, OTHER)
+MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT, XLA_CLUSTERS, INPUT, OTHER = (
+    "matmul_conv", "attention", "normalization", "elementwise", "casts", "data_movement", "xla_clusters", "input",
+    "other")
+CATEGORIES = (MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT, XLA_CLUSTERS, INPUT, OTHER)
 LABELS = {MATMUL: "matmul/conv", ATTENTION: "attention", NORMALIZATION: "normalization",
-          ELEMENTWISE: "elementwise", CASTS: "casts", DATA_MOVEMENT: "data movement", INPUT: "input",
-          OTHER: "other"}
+          ELEMENTWISE: "elementwise", CASTS: "casts", DATA_MOVEMENT: "data movement",
+          XLA_CLUSTERS: "XLA clusters (compute)", INPUT: "input", OTHER: "other"}
 HEAVY = (MATMUL, ATTENTION)  # the math a 16-bit policy is meant to speed up
+INPUT_NOTE_SHARE = 0.01  # an input share below 1% needs no word beside the probe's
+# the step's own math: a table of TensorFlow ops without any holds only the input and the runtime around XLA
+STEP_MATH = (MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT)
 
 SOURCE_OP_STATS = "framework_op_stats"  # TensorFlow ops (graph mode)
-XLA_LAUNCH = re.compile(r"Xla(Run|Launch|Compile)")  # the ops that run auto-clustering's compiled clusters
+# the ops that compile and run XLA's clusters (_XlaCompile/_XlaRun of auto-clustering, XlaLaunch/XlaLaunchV2 of a
+# jit_compile=True function): their time is the compiled step's compute, never input (issue 42: under XLA the
+# compiled time was read as "input 97%")
+XLA_LAUNCH = re.compile(r"Xla(Run|Launch|Compile)")
 SOURCE_XLA_TRACE = "xla_trace"  # XLA-compiled code: the HLO ops of the trace (the op stats hold no XLA ops on a CPU)
 
 # ---------------------------------------------------------------- the categories (one rule)
@@ -96,6 +103,8 @@ def categorize(op_type: str, name: str = "", source: str = SOURCE_OP_STATS) -> s
     if source == SOURCE_XLA_TRACE:
         return _categorize_hlo(name or op_type)
     t = base_type(op_type)
+    if XLA_LAUNCH.search(op_type or ""):  # a compiled cluster's time, whatever it computes inside
+        return XLA_CLUSTERS
     if _INPUT_TYPES.search(t):
         return INPUT
     if _CAST_TYPES.search(t):
@@ -228,6 +237,17 @@ class Profile:
             return ("XLA-compiled code, read op by op from the trace: the XLA runtime's time between its ops is not "
                     "in the categories")
         return ""
+
+    def input_note(self) -> str:
+        """What the input category is, for a profile that has some ('' otherwise). Its share is the tf.data ops' own
+        work summed over the pipeline's threads, which run while the step computes when the pipeline prefetches:
+        not the time a step waited for data, which the input probe measures. Issue 42: "input 57%" here beside the
+        probe's "0% waiting for input" read as a contradiction; both were right about different things."""
+        if not self.available or self.share(INPUT) < INPUT_NOTE_SHARE:
+            return ""
+        return ("input is the tf.data pipeline's own work, summed over its threads: with prefetch it runs while the "
+                "step computes, so its share is not time the step waited for data (the input probe measures that "
+                "wait)")
 
     def headline(self) -> str:
         """'matmul/conv 41%, attention 22%, elementwise 18%' (top three), or 'not available: why'."""
@@ -489,7 +509,22 @@ def reference_dir(rung_dir: Path) -> Path:
     return rung_dir.with_name(rung_dir.name + ".a1")
 
 
-def find(run_dirs: list[Path | str | None]) -> tuple[Profile, Path | None]:
+def rung_profile_dirs(runs_dir: Path, rung: str, profiled_in: dict[str, str] | None = None,
+                      compared_with: str | None = None) -> tuple[Path, list[Path]]:
+    """(the run folder holding rung `rung`'s profile, the folders of what to compare it with, best first).
+
+    From the rung's design record (`profiled_in`, arm -> run): a configuration is profiled once per study, so
+    either arm's profile may be an earlier rung's run. A study from before the record kept both where they
+    were: the rung's own run, against its trial's pair-1 reference (`reference_dir`, profiled in the same
+    minutes), else the run of the configuration it was measured against (`compared_with`)."""
+    runs_dir, where = Path(runs_dir), profiled_in or {}
+    own = runs_dir / where.get("b", rung)
+    if "a" in where:
+        return own, [runs_dir / where["a"]]
+    return own, [reference_dir(runs_dir / rung)] + ([runs_dir / compared_with] if compared_with else [])
+
+
+def find(run_dirs: Sequence[Path | str | None]) -> tuple[Profile, Path | None]:
     """The first available profile among `run_dirs` (a rung's runs: the profiled replicate), with its folder."""
     first: Profile | None = None
     for d in run_dirs:

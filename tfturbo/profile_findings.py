@@ -18,7 +18,8 @@ Thresholds, and where they come from:
   this loaded 2-core machine took 26–62 ms of op time per step, while their shares spread by at most 10 points
   (matmul/conv 29–39%) and mostly 2–5; the fronts compare a candidate with the reference run profiled beside it
   (the trial's first pair), which shares the machine's minute. A pointer to the part that ate the gain, from one
-  pair's profiles, never a verdict.
+  pair's profiles, never a verdict. Never on the input pipeline's ops: they run on tf.data's own threads, and
+  neither lever changes them (issue 42: OP_SLOWER on tf.data internals when XLA's time was read as input).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 from . import findings as fc
 from .findings import Finding
-from .profile import CASTS, HEAVY, LABELS, Profile, compare, short_name
+from .profile import CASTS, HEAVY, INPUT, LABELS, Profile, compare, short_name
 
 SIXTEEN_BIT_MIN_SHARE = 0.5
 CASTS_MAX_SHARE = 0.10
@@ -104,6 +105,8 @@ def compare_findings(base: Profile, run: Profile, base_settings: Any, run_settin
     out = []
     for c in change.changes:
         rel = c.relative
+        if c.category == INPUT:  # tf.data's ops: neither 16-bit nor XLA changes them (nor reads them as slower)
+            continue
         if rel is None or rel < SLOWER_RELATIVE or change.share_points(c) < SLOWER_SHARE_POINTS:
             continue
         ops = [short_name(r.name) or r.type for r in run.top_ops if r.category == c.category][:3]

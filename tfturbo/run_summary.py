@@ -56,6 +56,10 @@ class RunSummary:
     # what verdicts use: steady samples over the wall time of the device-drained windows
     throughput: dict | None = _kind("throughput", DICT)  # {samples_per_s, steps, seconds, windows}
     windows: list | None = _kind("windows", LIST)  # [first step, last step, seconds]
+    # [first step, seconds] of each call after warm-up that compiled an input shape seen once (a pass's partial
+    # last batch): its window is in no figure (`trainer_backend.instrument.Instrument._one_off`); the seconds are
+    # what that compilation cost the run
+    one_off_compiles: list | None = _kind("one_off_compiles", LIST)
     replicas: int | None = _kind("replicas", INT)  # model replicas in sync (devices x workers)
     per_replica_batch_size: int | None = _kind("per_replica_batch_size", INT)
     paired_validation: dict | None = _kind("paired_validation", DICT)  # the accuracy gate's per-example file

@@ -257,7 +257,8 @@ class ScalingMeasurement:
         self.trials = [(n, Trial(one, on_replicas(base, strategy, n), rule or SpeedRule(),
                                  names=functools.partial(_run_name, n), label_a="1 replica",
                                  label_b=f"{n} replicas", share_process=False,  # one strategy per process
-                                 b_first=False))  # the one-replica run fixes B's global batch (`record`)
+                                 b_first=False,  # the one-replica run fixes B's global batch (`record`)
+                                 save_model=False))  # a measurement of speed: no model is kept
                        for n in counts if n > 1]
         self._current = 0
 

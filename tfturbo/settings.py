@@ -363,6 +363,24 @@ def configuration_defaults() -> dict[str, Any]:
     return {f.name: default_of(f) for f, s in declared() if not s.measurement}
 
 
+def replicate_key(settings: dict[str, Any]) -> tuple[str, ...]:
+    """Runs with equal keys are replicates of one configuration (what differs between them is only noise).
+
+    Every declared setting counts but those that only say how a run is measured (`Setting.measurement`:
+    the profiler window, validation cadence, how long it trains and whether it validates, so a trial's
+    speed-only replicates measure the same configuration as its first, full-length pair); a key missing from
+    an older file is its default.
+    """
+    return tuple(str(settings.get(name, default)) for name, default in configuration_defaults().items())
+
+
+def configuration_key(settings: RunSettings, batch_size: int | None = None) -> tuple[str, ...]:
+    """`replicate_key` of run settings; `batch_size`: the batch the run trained at, when its settings left it to
+    the workload (None). What a study indexes its profiles by: a configuration is profiled once
+    (`trials.trial.Trial.profiled`)."""
+    return replicate_key(settings.with_(batch_size=settings.batch_size or batch_size).to_dict())
+
+
 # measurement settings that change neither what a run trains nor where it validates: the profiler window (its
 # steps stay out of the throughput), whether the model is saved, and the XLA cache folder (compile time only)
 NOT_TRAINING = ("profile", "no_model", "xla_cache")

@@ -56,12 +56,43 @@ def input_explains_gap(data_ms: float, compute_ms: float, train_ms: float, expla
     return data_ms >= explains * max(0.0, train_ms - compute_ms)
 
 
+COMPUTE_NOISE = "slower than training: noise of a few-second probe, not a finding"
+
+
+def compute_rates(doc: dict) -> tuple[float, float] | None:
+    """(compute alone, real training) in steps/s from the probe document, when both were measured."""
+    compute, train = doc.get("compute_steps_per_s"), doc.get("train_steps_per_s")
+    step = doc.get("step_ms") or {}
+    if not (isinstance(compute, (int, float)) and isinstance(train, (int, float))):
+        c_ms, t_ms = step.get("compute"), step.get("train")
+        if not (isinstance(c_ms, (int, float)) and isinstance(t_ms, (int, float)) and c_ms > 0 and t_ms > 0):
+            return None
+        compute, train = 1000.0 / c_ms, 1000.0 / t_ms
+    return float(compute), float(train)
+
+
+def compute_slower_than_training(doc: dict) -> bool:
+    """The training step alone (one cached batch) ran slower than real training. It cannot be, as a measurement of
+    the job: the cached step does less work. Each probe lasts seconds on a shared machine, so it is the probes'
+    noise (issue 42: "compute alone 523.5 steps/s" beside training 750.2); it leaves no gap for the input to fill,
+    so no wait is seen, and it is said as noise, never a finding."""
+    rates = compute_rates(doc)
+    return rates is not None and rates[0] < rates[1]
+
+
 def input_share_fact(doc: dict) -> tuple[str, str]:
     """The probe document's share of a step not explained by compute, as (label, value) for every front end:
     "Time waiting for input" when the probe found the input alone slow enough to account for it
     (`input_explains_gap`); else said as what it is (a card read "Time waiting for input 41%" beside
-    "compute-bound": the input alone took 0.15 ms a batch, the gap was host noise)."""
+    "compute-bound": the input alone took 0.15 ms a batch, the gap was host noise). Compute alone slower than
+    training is the probes' noise, said so beside the 0% it gives (`compute_slower_than_training`)."""
     share = f"{doc['input_fraction']:.0%}"
+    if compute_slower_than_training(doc):
+        rates = compute_rates(doc)
+        assert rates is not None
+        return "Time waiting for input", (f"{share}: none seen — compute alone ran slower than training "
+                                          f"({rates[0]:.1f} vs {rates[1]:.1f} steps/s), noise of a few-second "
+                                          "probe, not a finding")
     step = doc.get("step_ms") or {}
     data, compute, train = (step.get(k) for k in ("data", "compute", "train"))
     if not (isinstance(data, (int, float)) and isinstance(compute, (int, float)) and isinstance(train, (int, float))):

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHeaderView, QLabel, Q
 
 from tfturbo import profile as prof
 from tfturbo.compare import replicate_key
+from tfturbo.runfiles import RUNS_DIR
 
 from .labels import add_section, muted_label
 from .live_plots import ACCENT, BASELINE_GREY
@@ -23,11 +24,25 @@ from .live_plots import ACCENT, BASELINE_GREY
 TOP_OPS = 8
 
 
+def profiled_in(session, rung) -> dict[str, str]:
+    """Arm -> the run holding its configuration's profile (a configuration is profiled once per study): the
+    rung's trial's (`Trial.profiled_in`), else its design record's; {} for a rung without either (the
+    baseline, a study from before the record)."""
+    trial = session.trial_of(rung)
+    if trial is not None:
+        return dict(trial.profiled_in())
+    record = getattr(rung.decision, "design_record", None) if rung is not None and rung.decision else None
+    return dict(record.profiled_in) if record is not None else {}
+
+
 def rung_profile(session, rung) -> tuple[prof.Profile, Path | None]:
-    """The profile of a rung: the baseline's own run, or a trial's candidate run that captured one (the first
-    pair profiles)."""
+    """The profile of a rung's configuration: where its trial or design record says it is (`profiled_in`), else
+    the baseline's own run, or a trial's candidate run that captured one (the first pair profiles)."""
     if rung is None:
         return prof.Profile.unavailable("not measured yet"), None
+    where = profiled_in(session, rung)
+    if "b" in where:
+        return prof.find([session.ensure_study().path / RUNS_DIR / where["b"]])
     trial = session.trial_of(rung)
     if trial is None:
         return prof.find([session.rung_path(rung)])
@@ -42,17 +57,28 @@ def rung_profile(session, rung) -> tuple[prof.Profile, Path | None]:
 
 
 def reference_profile(session, rung) -> tuple[prof.Profile, str]:
-    """What a rung's profile is compared with: its trial's pair-1 reference run, profiled in the same minutes
-    (a busier machine weighs on both alike), else the profile of the configuration it was measured against
-    (its own rung's: a paired trial trains no A the full length), else the baseline's own run; with the words
-    for it."""
+    """What a rung's profile is compared with: its reference configuration's profile where its trial or design
+    record says it is (`profiled_in`: its trial's pair-1 reference run, profiled in the same minutes — a busier
+    machine weighs on both alike —, or the run that profiled that configuration earlier in the study), else
+    the profile of the configuration it was measured against (its own rung's: a paired trial trains no A the
+    full length), else the baseline's own run; with the words for it."""
     trial = session.trial_of(rung)
+    against = next((r for r in session.study.rungs if r.name == rung.compared_with), None) \
+        if session.study is not None and rung is not None else None
+    where = profiled_in(session, rung) if rung is not None else {}
+    if "a" in where:
+        ref, path = prof.find([session.ensure_study().path / RUNS_DIR / where["a"]])
+        baseline = session.baseline
+        if ref.available and path is not None and (baseline is None or path.name != Path(str(baseline.run)).name):
+            label = trial.a.label() if trial is not None else against.settings.label() if against else "A"
+            how = "measured beside it" if path.name.startswith(f"{rung.name}.") else "profiled in an earlier step"
+            return ref, f"its reference ({label}, {how})"
+        if ref.available:
+            return ref, "the baseline"
     if trial is not None:
         ref, _ = prof.find([r.run_dir for r in trial.runs if r.planned.arm == "a" and r.planned.replicate == 1])
         if ref.available:
             return ref, f"its reference ({trial.a.label()}, measured beside it)"
-    against = next((r for r in session.study.rungs if r.name == rung.compared_with), None) \
-        if session.study is not None and rung is not None else None
     if against is not None and against is not session.baseline:
         ref, _ = rung_profile(session, against)
         if ref.available:
@@ -91,7 +117,8 @@ def _describe(p: prof.Profile) -> str:
     share = p.sixteen_bit_share()
     if share is not None:
         text += f"; {100 * share:.0f}% of matmul/attention time in 16-bit"
-    return text + "." + (f" {p.source_note()}." if p.source_note() else "")
+    notes = [n for n in (p.source_note(), p.input_note()) if n]
+    return text + "." + "".join(f" {n[:1].upper()}{n[1:]}." for n in notes)
 
 
 class ProfileView(QWidget):

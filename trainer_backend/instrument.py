@@ -41,6 +41,7 @@ import keras
 from . import stdio
 from .blocks import DISCARD_CALLS, FINISHED, SWITCHED, ArmBlocks
 from .detectors.base import Window
+from .detectors.recompile import MIN_SPIKE_MS, MIN_SPIKES, SPIKE_FACTOR
 from .measure import StepRecord
 from .monitor import StopReason
 from .multiworker import local_value  # this worker's values: no collective at a time-dependent moment
@@ -52,6 +53,8 @@ STEADY_WINDOW_S = 0.5  # several windows in a replicate's few steady seconds: th
 # ... and at least this many in a run too short for them: a run whose steady part was shorter than one 0.5 s
 # window had one window, which the end's revisited warm-up (`steady.final_start`) could drop: no throughput at all
 MIN_STEADY_WINDOWS = 8
+# a call is judged a compilation against the median of this many calls before it (`Instrument._one_off`)
+SPIKE_CONTEXT = 50
 
 
 class QuietCallbackList(keras.callbacks.CallbackList):
@@ -201,6 +204,9 @@ class Instrument(keras.callbacks.Callback):
         self.window_holding: dict[int, int] = {}  # a paired run's window (by first step) -> its holding of the baton
         self._discard_through = 0  # after a block switch: the steps up to here are timed but not in a window
         self._steady_window_s: float | None = None  # sized when warm-up ends (`steady_window_s`)
+        # (first step of the call, its seconds) of each call after warm-up that compiled a new input shape seen
+        # once — a pass's partial last batch — whose window was left out of the measurement (`_one_off`)
+        self.one_off_compiles: list[tuple[int, float]] = []
 
     # -- Keras hooks ---------------------------------------------------------------------------
 
@@ -223,8 +229,11 @@ class Instrument(keras.callbacks.Callback):
     def on_train_batch_begin(self, batch, logs=None):
         now = time.perf_counter()
         step = self._epoch_first + batch
+        one_off = False
         if self._last is not None:  # one sample per call: a block of steps_per_execution steps, timed as one
-            self.record.add(self._last_step, (now - self._last) * 1000.0 / (step - self._last_step), self._last)
+            ms = (now - self._last) * 1000.0 / (step - self._last_step)
+            self.record.add(self._last_step, ms, self._last)
+            one_off = self._one_off(ms, now - self._last, self.record.ms[-SPIKE_CONTEXT - 1:-1])
         self._last, self._last_step = now, step
         self.completed = step - 1
         self.started = step + self._per_call - 1
@@ -233,6 +242,9 @@ class Instrument(keras.callbacks.Callback):
         if self._discard_through and self.completed >= self._discard_through:
             self._flush(now, measured=False)  # the calls after a block switch: their steps, in no window
             self._discard_through = 0
+            self._last = self._synced_at = time.perf_counter()
+        elif one_off and self.completed > self._flushed_step:
+            self._flush(now, measured=False)  # the window that holds a new shape's compilation measures nothing
             self._last = self._synced_at = time.perf_counter()
         elif self.completed > self._flushed_step:
             elapsed = now - self._window_start
@@ -257,8 +269,13 @@ class Instrument(keras.callbacks.Callback):
         """After each training call (`batch`: its last step in the epoch): at the epoch's end, or when training
         stops, close the window now, before fit() validates, reads its metrics or resets an iterator."""
         if batch + 1 >= self.steps_per_epoch or self.model.stop_training or self.started >= self.total_steps:
+            now = time.perf_counter()
             self.completed = self.started
-            self._flush(time.perf_counter())
+            # the epoch's last call has no sample (validation follows it), yet it is the one that meets a pass's
+            # partial last batch where an epoch is a pass (a script's own epochs): judged on its own time
+            one_off = self._last is not None and self._one_off((now - self._last) * 1000.0 / self._per_call,
+                                                               now - self._last, self.record.ms[-SPIKE_CONTEXT:])
+            self._flush(now, measured=not one_off)
 
     def on_test_begin(self, logs=None):
         self.completed = self.started
@@ -282,6 +299,28 @@ class Instrument(keras.callbacks.Callback):
             self.stop_profiler(self.completed)
         self._flush(time.perf_counter())
         self.monitor.on_train_end(self.completed)
+
+    def _one_off(self, ms: float, seconds: float, before: list[float]) -> bool:
+        """Whether the call just timed (`ms` per step, `seconds` in all, the calls `before` it; its first step
+        `_last_step`) compiled a new input shape seen once, so its window must measure nothing: after warm-up,
+        outside the profiler, it took a compilation's time by RECOMPILE_STORM's rule (over SPIKE_FACTOR × the
+        median of the calls before it, and MIN_SPIKE_MS more). Only the first MIN_SPIKES - 1 of them: those are
+        shapes seen once — a pass's partial last batch, traced and compiled at its first sight (8.5 s of a
+        keras-io weather run) —, while spikes that keep coming are a storm, whose cost is the configuration's
+        own and stays in its throughput (RECOMPILE_STORM names it)."""
+        if (ms <= MIN_SPIKE_MS or not before or not self.monitor.warmed_up or self._near_profiler()
+                or len(self.one_off_compiles) >= MIN_SPIKES - 1):
+            return False
+        median = sorted(before)[len(before) // 2]
+        if ms <= max(SPIKE_FACTOR * median, median + MIN_SPIKE_MS):
+            return False
+        self.one_off_compiles.append((self._last_step, seconds))
+        return True
+
+    def _near_profiler(self) -> bool:
+        """The call just timed started or stopped the profiler, or ran under it (its steps are in no window)."""
+        window = self.profile if self.profiling or self.profile_done else None
+        return window is not None and window[0] - 1 <= self._last_step <= window[1] + 1
 
     @property
     def steady_window_s(self) -> float:

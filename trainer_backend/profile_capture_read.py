@@ -288,6 +288,21 @@ def hlo_rows(trace: Any, dtypes: dict[str, str] | None = None) -> list[tuple]:
             for name, (us, n, dtype) in total.items()]
 
 
+def step_math(rows: list[tuple]) -> bool:
+    """Whether the op stats hold any of the step's math. Under XLA on a CPU they hold only the input ops, the
+    launches of the compiled code (XlaLaunch, _XlaRun, with the cluster's time in them) and the runtime's
+    variable reads: the split of that time is in the trace's HLO ops."""
+    return any(prof.categorize(t, n) in prof.STEP_MATH for t, n, *_ in rows)
+
+
+def with_trace(rows: list[tuple], xla: list[tuple]) -> list[tuple]:
+    """The compiled code's HLO ops (`hlo_rows`) and the op stats' input ops beside them, named as the trace's rows
+    are. The launches of compiled code and the runtime's variable reads are left out: the launches' time is their
+    HLO ops' time, which the trace gives op by op (counting both would count a cluster twice), and the trace's
+    categories are read from HLO names, which a TensorFlow op's name is not."""
+    return xla + [(n, n, us, o, s) for t, n, us, o, s in rows if prof.categorize(t, n) == prof.INPUT]
+
+
 def step_breakdown(overview: Any) -> tuple[dict[str, Any], dict[str, Any], str]:
     """(step breakdown, compile time, hardware type) from the overview page's input-analysis table."""
     tables = overview if isinstance(overview, list) else []
@@ -377,11 +392,11 @@ def read_capture(request: dict[str, Any]) -> prof.Profile:
     op_stats = _tool(xplanes, "framework_op_stats", tools)
     rows, coverage, on_device = op_rows(op_stats, dtypes) if op_stats else ([], None, False)
     source = prof.SOURCE_OP_STATS
-    if all(prof.categorize(t, n) == prof.INPUT for t, n, *_ in rows):  # XLA-compiled: the ops are in the trace
+    if not step_math(rows):  # XLA-compiled: the step's ops are in the trace
         trace = _tool(xplanes, "trace_viewer", tools)
         xla = hlo_rows(trace) if trace else []
-        if xla:  # the compiled code's ops, and the input ops beside it
-            rows, coverage, source = xla + [(n, n, us, o, s) for _t, n, us, o, s in rows], None, prof.SOURCE_XLA_TRACE
+        if xla:
+            rows, coverage, source = with_trace(rows, xla), None, prof.SOURCE_XLA_TRACE
     if not rows:
         reason = tools.get("framework_op_stats", "not available: no op in the capture")
         return prof.Profile.unavailable(reason.removeprefix("not available: "), tools=tools)

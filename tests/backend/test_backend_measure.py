@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from backend_helpers import TINY, WORKLOADS, run_backend
 
 from tfturbo import protocol
@@ -52,6 +54,24 @@ def test_time_before_validation_starts_enters_no_window(tmp_path):
     windows = doc["windows"][1:]  # after step 1 (tracing)
     assert windows and all(seconds < (last - first + 1) * step_s + gap / 2 for first, last, seconds in windows), windows
     assert doc["wall_s"] > 3 * gap  # the gaps happened, outside the windows
+
+
+@pytest.mark.parametrize("val_every", [32, 100])
+def test_the_partial_last_batchs_compilation_enters_no_window_and_its_cost_is_stated(tmp_path, val_every):
+    """Issue 40: a dataset that is not a whole number of batches ends each pass in a smaller batch, which XLA
+    compiles at first sight, after warm-up (a keras-io weather run's 8.5 s). Its window measured nothing but that
+    compilation and counted as steady state; now the summary names the call and its seconds
+    (`one_off_compiles`) and no window holds it — whether the pass's end is an epoch's last call (a script's own
+    epochs, `val_every` 32: it has no per-step sample) or a step inside one (a speed-only run, 100)."""
+    run = run_backend("run", str(WORKLOADS / "partial_batch.py"), "--out", str(tmp_path / "r"), "--steps", "100",
+                      "--val-every", str(val_every), "--jit", "--profile", "0:0", "--no-model")
+    assert run.exit_code == 0, run.stderr[-3000:]
+    doc = run.document
+    assert doc["first_steady_step"] < 32, doc["first_steady_step"]  # the scenario: the compile after warm-up
+    compiles = doc["one_off_compiles"]
+    assert compiles and compiles[0][0] == 32 and compiles[0][1] > 0.1, compiles
+    assert not [w for w in doc["windows"] if w[0] <= 32 <= w[1]], doc["windows"]
+    assert len(compiles) <= 2  # the later passes' partial batches run the compiled program
 
 
 def test_a_validated_replicate_loads_its_evaluation_step_from_the_xla_cache(tmp_path):

@@ -71,6 +71,42 @@ def test_xla_capture_reads_the_compiled_ops_from_the_trace():
     assert doc.categories[prof.DATA_MOVEMENT] > 0
 
 
+def _with_rows(table: list, extra: list[tuple[str, str, float]]) -> list:
+    """A recorded op-stats table with rows added (type, name, self µs), in xprof's columns."""
+    ids = [c["id"] for c in table[1]["cols"]]
+    for t, n, us in extra:
+        row = {"type": t, "operation": n, "total_self_time": us, "occurrences": 11, "host_or_device": "Host",
+               "host_total_self_time_percent": 0.01}
+        table[1]["rows"].append({"c": [{"v": row.get(i)} for i in ids]})
+    return table
+
+
+def test_op_stats_without_the_steps_math_read_the_split_from_the_trace(monkeypatch, tmp_path):
+    """Issue 42: under XLA a profile read "input 97%". The op stats of a jit_compile=True step hold the input ops,
+    the launch of the compiled code and the runtime's variable reads, none of the step's math: the split comes
+    from the trace's HLO ops, the launch not counted beside them, and the input share is the tf.data ops' alone."""
+    table = _with_rows(recorded("transformer_xla_framework_op_stats.json"),
+                       [("XlaLaunchV2", "StatefulPartitionedCall/XlaLaunchV2", 900.0),
+                        ("ReadVariableOp", "adam/ReadVariableOp", 30.0)])
+    answers = {"framework_op_stats": table, "trace_viewer": recorded("transformer_xla_trace_hlo_events.json"),
+               "overview_page": recorded("cpu_overview_page.json")}
+    xplane = tmp_path / "cpu.xplane.pb"
+    xplane.write_bytes(b"recorded")
+
+    def tool(_xplanes, name, tools):
+        tools[name] = "ok"
+        return answers.get(name)
+
+    monkeypatch.setattr(reader, "_tool", tool)
+    doc = reader.read_capture({"xplanes": [str(xplane)], "steps": 11})
+    assert doc.source == prof.SOURCE_XLA_TRACE and doc.xla_compiled
+    assert doc.ranked_categories()[0][0] == prof.MATMUL
+    assert doc.share(prof.INPUT) < 0.1  # 5.9 ms of tf.data ops beside 108 ms of compiled ops
+    assert not any("XlaLaunch" in r.type for r in doc.top_types)  # its time is the HLO ops'
+    hlo_only = prof.build(reader.hlo_rows(answers["trace_viewer"]), 11, prof.SOURCE_XLA_TRACE)
+    assert doc.op_ms_per_step == pytest.approx(hlo_only.op_ms_per_step + 5.905867 / 11, rel=1e-3)
+
+
 def test_cpu_overview_has_no_step_breakdown_and_says_why():
     breakdown, compile_part, hardware = reader.step_breakdown(recorded("cpu_overview_page.json"))
     assert hardware == "CPU_ONLY"

@@ -26,6 +26,11 @@ from tfturbo.profile_findings import compare_findings, run_findings
     ("Transpose", "functional_1/x/transpose", prof.DATA_MOVEMENT),
     ("AddV2", "functional_1/add", prof.ELEMENTWISE),
     ("AssignSubVariableOp", "adam/AssignSubVariableOp", prof.OTHER),
+    # issue 42: the time of XLA's compiled clusters is the step's compute, never input or "other"
+    ("_XlaRun", "cluster_0/_XlaRun", prof.XLA_CLUSTERS),
+    ("_XlaCompile", "cluster_0/_XlaCompile", prof.XLA_CLUSTERS),
+    ("XlaLaunch", "StatefulPartitionedCall/XlaLaunch", prof.XLA_CLUSTERS),
+    ("XlaLaunchV2", "one_step_on_data/XlaLaunchV2", prof.XLA_CLUSTERS),
 ])
 def test_categories_a_user_understands(op_type, name, category):
     assert prof.categorize(op_type, name) == category
@@ -160,3 +165,24 @@ def test_an_xla_run_against_one_without_xla_compares_its_totals_not_its_categori
     clustered = prof.build([("_XlaRun", "cluster_0/_XlaRun", 8.0e4, 10, None), ("MatMul", "dense/MatMul", 1.0e4, 10, None)],
                            10, prof.SOURCE_OP_STATS)
     assert clustered.xla_compiled and prof.compare(clustered, xla).comparable
+
+
+def test_auto_clusterings_compiled_time_is_compute_not_input():
+    """Issue 42: under XLA, compiled-cluster time read as "input 97%". The cluster launches are compute; the input
+    share is the tf.data ops' alone."""
+    doc = prof.build([("_XlaRun", "cluster_0/_XlaRun", 9.0e4, 10, None),
+                      ("_XlaCompile", "cluster_0/_XlaCompile", 0.5e4, 10, None),
+                      ("Dataset", "Iterator::Root::Prefetch", 0.5e4, 10, None)], 10, prof.SOURCE_OP_STATS)
+    assert doc.share(prof.XLA_CLUSTERS) == pytest.approx(0.95) and doc.share(prof.INPUT) == pytest.approx(0.05)
+    assert doc.ranked_categories()[0][0] == prof.XLA_CLUSTERS
+
+
+def test_op_slower_is_never_raised_on_the_input_pipelines_ops():
+    """Issue 42: OP_SLOWER on tf.data internals under XLA. Neither lever changes the input pipeline's ops (they
+    run on tf.data's own threads); a compute category that got slower still raises it."""
+    base = profile({prof.MATMUL: 10.0, prof.ELEMENTWISE: 4.0, prof.INPUT: 1.0})
+    run = profile({prof.MATMUL: 10.0, prof.ELEMENTWISE: 4.0, prof.INPUT: 8.0})
+    assert compare_findings(base, run, {"policy": "float32"}, {"policy": "mixed_bfloat16"}) == []
+    slower = profile({prof.MATMUL: 10.0, prof.ELEMENTWISE: 9.0, prof.INPUT: 8.0})
+    [found] = compare_findings(base, slower, {"policy": "float32"}, {"policy": "mixed_bfloat16"})
+    assert found.data["category"] == prof.ELEMENTWISE

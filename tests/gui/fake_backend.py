@@ -18,7 +18,7 @@ has no get_config and the automatic float32 head fails in a way the backend did 
 without it, as the backend does (FIX_NOT_APPLIED), `builtin:ragged-batches` a
 partial last batch, `builtin:slow-input` is input-bound, `builtin:broken`
 fails to load, `builtin:no-jit` refuses jit_compile=True (XLA_NOT_ACTIVE, no faster) while
-auto-clustering pays, `builtin:short-steps` takes 2 ms a step (steps_per_execution pays),
+auto-clustering pays, `builtin:rotation` likewise, its audit already saying so (a RandomRotation layer), `builtin:short-steps` takes 2 ms a step (steps_per_execution pays),
 `builtin:float32-heavy` keeps its matmuls in float32 under a 16-bit policy (MATMUL_NOT_16BIT in its profile),
 `builtin:small-val` has 400 validation examples whose correctness varies run to run (accuracy inconclusive; the
 per-example loss decides).
@@ -98,6 +98,11 @@ def audit(writer: protocol.EventWriter, args) -> int:
     if args.workload in ("builtin:ragged-batches", "builtin:short-steps") and args.jit:
         found.append(Finding("PARTIAL_LAST_BATCH", "the last training batch has 40 of 64 samples",
                              "train_ds = train_ds.batch(BATCH, drop_remainder=True)", "train_ds"))
+    if args.workload == ROTATION and args.jit:  # the audit compiles the model with jit_compile=True, as the real one
+        found.append(Finding("XLA_NOT_ACTIVE", "jit_compile=True was requested but the model runs without XLA "
+                             f"(model.jit_compile is False after compiling): {ROTATION_CAUSE}",
+                             "ds.map(augment)", "model.compile(jit_compile=True)",
+                             data={"causes": [ROTATION_CAUSE], "evidence": "model.jit_compile is False"}))
     for f in found:
         writer.emit(protocol.FINDING, finding=f.to_dict())
     document = {"findings": [f.to_dict() for f in found]}
@@ -132,7 +137,11 @@ def probe(writer: protocol.EventWriter, args) -> int:
 
 def xla_refused(settings) -> bool:
     """`builtin:no-jit` trains without XLA although jit_compile=True was asked for (XLA_NOT_ACTIVE)."""
-    return settings.jit_compile and settings.workload == "builtin:no-jit"
+    return settings.jit_compile and settings.workload in ("builtin:no-jit", ROTATION)
+
+
+ROTATION = "builtin:rotation"
+ROTATION_CAUSE = "layer 'random_rotation' (RandomRotation) has supports_jit=False"
 
 
 def step_time(settings, rng: random.Random) -> float:

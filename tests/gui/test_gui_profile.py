@@ -93,3 +93,21 @@ def test_an_xla_profile_beside_one_without_xla_shows_its_own_categories_and_the_
     comparable = prof.build([("MatMul", "dense/MatMul", 10.0, 10, None)], 10, prof.SOURCE_OP_STATS)
     view.set_profile(comparable, base, "the baseline")
     assert view.legend.isVisible() and "reference:" in view.category_tooltip(prof.MATMUL)
+
+
+def test_the_profiles_input_share_says_it_is_not_the_probes_wait(qtbot):
+    """Issue 42: "Where the time goes" showed input 57% beside the probe's "0% waiting for input". The input
+    share is the tf.data pipeline's own work on its threads (beside the step when it prefetches), not a wait: the
+    view says so beside it, and says nothing when the profile holds no input time."""
+    from tfturbo_gui.profile_view import ProfileView
+
+    view = ProfileView()
+    qtbot.addWidget(view)
+    busy = prof.build([("MatMul", "dense/MatMul", 4.3e4, 10, None),
+                       ("Dataset", "Iterator::Root::Prefetch", 5.7e4, 10, None)], 10, prof.SOURCE_OP_STATS)
+    view.set_profile(busy)
+    said = view.summary.text()
+    assert "Input is the tf.data pipeline's own work, summed over its threads" in said
+    assert "not time the step waited for data (the input probe measures that wait)" in said
+    view.set_profile(prof.build([("MatMul", "dense/MatMul", 4.3e4, 10, None)], 10, prof.SOURCE_OP_STATS))
+    assert "tf.data" not in view.summary.text()

@@ -339,6 +339,21 @@ def test_the_probe_card_agrees_with_its_moderately_input_bound_warning():
     assert low["Verdict"] == "compute-bound — the device is the limit"
 
 
+def test_compute_alone_slower_than_training_reads_as_noise_on_the_probe_card():
+    """Issue 42: "0% waiting for input" beside "compute alone 523.5 steps/s", slower than training (750.2), with
+    no word why. The card says it is the probes' noise, on both rows, and raises nothing."""
+    from tfturbo_gui.pages.baseline import probe_facts
+
+    facts = dict(probe_facts({"verdict": "compute_bound", "band": "low", "input_fraction": 0.0,
+                              "data_steps_per_s": 4100.0, "compute_steps_per_s": 523.5, "train_steps_per_s": 750.2,
+                              "findings": []}))
+    assert facts["Compute alone"] == "523.5 steps/s (slower than training: noise of a few-second probe, not a finding)"
+    assert facts["Time waiting for input"].startswith("0%: none seen — compute alone ran slower than training")
+    steady = dict(probe_facts({"verdict": "compute_bound", "band": "low", "input_fraction": 0.02,
+                               "compute_steps_per_s": 800.0, "train_steps_per_s": 784.0}))
+    assert steady["Compute alone"] == "800.0 steps/s" and steady["Time waiting for input"] == "2%"
+
+
 def test_a_gap_the_input_cannot_explain_is_not_called_waiting_for_input():
     """The baseline card read "compute-bound" beside "Time waiting for input 41%" (screenshots, issue 22): the
     input alone took a fraction of the gap, so the probe called it host noise; the card must say so too."""

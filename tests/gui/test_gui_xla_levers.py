@@ -6,11 +6,13 @@ The fake backend's step time follows both settings (fake_backend.step_time), so 
 
 from __future__ import annotations
 
+import json
+
 import yaml
 from tests.gui.gui_helpers import go_next, make_window
 from PySide6.QtCore import Qt
 
-from tfturbo_gui.pages.xla import AUTOCLUSTERING_TEXT
+from tfturbo_gui.pages.xla import AUTOCLUSTERING_TEXT, NOT_RUN_TITLE
 from tfturbo_gui.step_status import NOT_KEPT, PASSED
 
 LEFT = Qt.MouseButton.LeftButton
@@ -62,6 +64,30 @@ def test_a_refused_jit_compile_offers_auto_clustering_and_measures_it(qtbot, tmp
     assert window.session.study.recommended.xla_autoclustering
     window.session.finish_study()  # the report is exported again: the skipped lever is recorded once
     assert len(ladder(window)) == 4
+
+
+def test_xla_the_audit_says_cannot_activate_is_not_run_and_auto_clustering_is_offered(qtbot, tmp_path):
+    """Issue 42: the XLA trial ran 1 min 37 s for a model whose audit had just said XLA cannot activate
+    (RandomRotation). The page's card says why and what would enable it, offers auto-clustering instead, and no
+    run with jit_compile=True is started; study.yaml records the step as not run, with its reason."""
+    window, xla = xla_page(qtbot, tmp_path, "builtin:rotation")
+    assert xla.not_run.isVisible() and xla.not_run.headline.text() == NOT_RUN_TITLE
+    said = xla.not_run.reason.text()
+    assert "RandomRotation" in said and "tf.data pipeline" in said and "auto-clustering" in said
+    assert "Offered instead: TensorFlow's auto-clustering" in xla.not_run.offered.text()
+    assert xla.run_button.text() == AUTOCLUSTERING_TEXT and xla.run_button.isEnabled()  # no "Run with XLA"
+    assert not xla.follow_up_note.isVisible()  # the card says it once
+    judge(qtbot, xla, xla.run_button)
+    assert xla.rung.settings.xla_autoclustering and xla.status == PASSED
+    assert "measured instead" in xla.not_run.offered.text() and not xla.run_button.isVisible()
+    entries = yaml.safe_load((window.session.study.path / "study.yaml").read_text())["ladder"]
+    assert [(e["name"], e["skipped"]) for e in entries[:3]] == [("01-baseline", False), ("02-xla", True),
+                                                                 ("03-xla-autoclustering", False)]
+    assert "XLA cannot take effect" in entries[1]["reason"] and entries[1]["run"] is None
+    runs = window.session.study.path / "runs"
+    measured = [json.loads((d / "summary.json").read_text())["settings"] for d in runs.iterdir()
+                if (d / "summary.json").is_file()]
+    assert measured and not any(s.get("jit_compile") for s in measured)  # no run of jit_compile=True
 
 
 def test_short_steps_offer_steps_per_execution_measured_as_a_trial(qtbot, tmp_path):

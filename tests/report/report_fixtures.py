@@ -181,20 +181,20 @@ def measure(runs: Path, workload: str):
     return execute
 
 
-_BUILT: dict[tuple[str, bool, bool, int], Path] = {}  # one study per arguments and process, copied for each test
+_BUILT: dict[tuple[str, bool, bool, int, bool], Path] = {}  # one study per arguments and process, copied for each test
 
 
 def make_study(root: Path, workload: str = "builtin:transformer", *, broken: bool = False,
-               confirmation: bool = True, confirmations: int = 1) -> Path:
+               confirmation: bool = True, confirmations: int = 1, abandoned: bool = False) -> Path:
     """`_build_study`'s study at `root`, a folder of the test's own. The trial engine on its runs takes seconds
     and some eighty tests read one, so it is built once per process for each arguments and copied, the paths
     study.yaml holds (the validation set, the XLA cache) rewritten to `root`: what `_build_study(root)` writes."""
-    key = (workload, broken, confirmation, confirmations)
+    key = (workload, broken, confirmation, confirmations, abandoned)
     if key not in _BUILT:
         store = Path(tempfile.mkdtemp(prefix="tfturbo-recorded-"))
         atexit.register(shutil.rmtree, store, ignore_errors=True)
         _BUILT[key] = _build_study(store / "study", workload, broken=broken, confirmation=confirmation,
-                                   confirmations=confirmations)
+                                   confirmations=confirmations, abandoned=abandoned)
     built = _BUILT[key]
     shutil.copytree(built, root, dirs_exist_ok=True)
     study_yaml = root / "study.yaml"
@@ -202,7 +202,8 @@ def make_study(root: Path, workload: str = "builtin:transformer", *, broken: boo
     return root
 
 
-def _build_study(root: Path, workload: str, *, broken: bool, confirmation: bool, confirmations: int = 1) -> Path:
+def _build_study(root: Path, workload: str, *, broken: bool, confirmation: bool, confirmations: int = 1,
+                 abandoned: bool = False) -> Path:
     """The study `tfturbo tune` writes, its trials measured by the real trial engine on recorded runs.
 
     01-baseline; 02-mixed_bfloat16 (slower, rejected; accuracy inconclusive), 03-xla (faster, kept) and
@@ -211,7 +212,10 @@ def _build_study(root: Path, workload: str, *, broken: bool, confirmation: bool,
     05-confirmation, the recommendation against the baseline side by side (left out with
     `confirmation=False`, as in a study stopped before it; `confirmations=2`: run again, 06-confirmation, the
     same comparison measured twice). `broken` adds runs the ladder does not name:
-    a failed run, a cancelled run without summary and a crashed run with a truncated events.jsonl.
+    a failed run, a cancelled run without summary and a crashed run with a truncated events.jsonl. `abandoned`
+    adds the runs of a trial the ladder does not hold, as a wizard study reopened after Esc leaves them:
+    02-mixed_bfloat16's trial measured again as 06-mixed_bfloat16 and stopped after two pairs (its first B run,
+    the second pair's A run on the baseline's settings and B run), never decided.
     """
     from tfturbo.trials.trial import PlannedRun, run_trial
     from tfturbo.tune.engine import TuneOptions, baseline_verdict, finish_rung, make_trial
@@ -251,6 +255,16 @@ def _build_study(root: Path, workload: str, *, broken: bool, confirmation: bool,
     for n in range(confirmations if confirmation else 0):
         trial(f"{5 + n:02d}-confirmation", "confirmation", big.settings, base,
               "the recommended configuration against the baseline, side by side")
+    if abandoned:  # measured by the real trial engine, stopped after two pairs, left out of the ladder
+        t = make_trial(settings.with_(policy="mixed_bfloat16"), base, "06-mixed_bfloat16", base, root, options)
+        while (planned := t.next_run()) is not None:
+            if isinstance(planned, PlannedRun):
+                t.record(planned, *execute(planned))
+                continue
+            if any(run.name.endswith(".a3") for run in planned.runs):  # Esc before the third pair
+                break
+            measured = [execute(run) for run in planned.runs]
+            t.record(planned, [m[0] for m in measured], [m[1] for m in measured])
     study.recommended = measurement_only(big.settings)
     study.recommended_rung = big.name
     study.status = StudyStatus.COMPLETED

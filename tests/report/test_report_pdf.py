@@ -328,7 +328,40 @@ def test_failed_cancelled_and_truncated_runs_are_marked(broken_study):
     assert "07-cancelled (CANCELLED): no summary.json, so its numbers are what its events recorded" in text
     assert "08-crashed (CRASHED)" in text and "events.jsonl: the last line is truncated" in text
     assert "06-failed (FAILED)" in text
-    assert "not in the study's ladder" in text
+    # none of them is a decision: they are the appendix's runs outside the decisions, with why
+    assert [o.name for o in gather(broken_study).outside] == ["06-failed", "07-cancelled", "08-crashed"]
+    assert "Appendix: runs outside the decisions" in text
+    assert "a run that no trial of the study's ladder holds; the run cancelled" in text
+    assert "not in the study's ladder" not in text and "no decision" not in text
+
+
+def test_the_report_holds_only_the_study_decisions(tmp_path, study):
+    """Issue 42: a study reopened after Esc printed 40 rows "no decision — not in the study's ladder", baseline
+    replicates among them as "1.68x". The runs of a trial the ladder does not hold (06-mixed_bfloat16, stopped
+    after two pairs and measured nowhere else) go to an appendix with what they trained and why they are out;
+    the decisions, their numbers and their charts are the same as without them."""
+    abandoned = make_study(tmp_path / "abandoned", abandoned=True)
+    assert (abandoned / RUNS_DIR / "06-mixed_bfloat16.a2").is_dir()
+    data, plain = gather(abandoned), gather(study)
+    assert [r.name for r in data.rungs] == [r.name for r in plain.rungs] == [r.name for r in Study.load(study).rungs]
+    assert all(r.rung is not None for r in data.rungs)
+    # the baseline's settings trained again by the abandoned trial's reference arm are not pooled into its row
+    assert data.baseline.row.step_ms == plain.baseline.row.step_ms
+    assert data.baseline.row.steps_per_s_ci95 == plain.baseline.row.steps_per_s_ci95
+    assert [c.label for p in data.plots for c in p.curves] == [c.label for p in plain.plots for c in p.curves]
+    assert {(o.name, o.configuration) for o in data.outside} == {
+        ("06-mixed_bfloat16", "mixed_bfloat16, batch 64"), ("06-mixed_bfloat16.b2", "mixed_bfloat16, batch 64"),
+        ("06-mixed_bfloat16.a2", "the baseline's settings (float32, batch 64)")}
+    assert plain.outside == []
+    text = flat(pdf_text(write_report(abandoned)))
+    config_table = text[text.index("Configurations"):text.index("Before and after")]
+    assert "06-mixed_bfloat16" not in config_table and "no decision" not in text
+    appendix = text[text.index("Appendix: runs outside the decisions"):]
+    assert "06-mixed_bfloat16.a2 the baseline's settings (float32, batch 64) completed the reference arm of a trial " \
+           "of mixed_bfloat16, batch 64 measured again and not in the ladder" in appendix
+    assert "the study decided this configuration in 02-mixed_bfloat16" in appendix
+    assert "x" not in appendix.split("Why it is outside the decisions")[1].replace("Page", "").split("tfturbo report")[0] \
+        .replace("mixed", "").replace("XLA", "")  # no speed-up of a run outside the decisions
 
 
 @pytest.mark.parametrize("damage", ["missing", "corrupt"])

@@ -54,6 +54,30 @@ def test_the_recommendation_is_compared_with_the_reference_profiled_beside_it(tm
     assert "Against its trial's reference run, profiled beside it: no category changed" in text
 
 
+def test_the_recommendation_is_compared_with_its_reference_profiled_where_the_design_record_says(tmp_path):
+    """Issue 40: a configuration is profiled once per study, so a trial whose reference configuration was profiled
+    in an earlier rung trains its reference run without the profiler; the rung's design record says where that
+    profile is (`profiled_in`), and the page compares with it — not with the baseline's run, profiled under
+    other minutes of the machine."""
+    import yaml
+
+    study = make_study(tmp_path / "study")
+    data = gather(study)
+    doc = yaml.safe_load((study / "study.yaml").read_text())
+    rung = next(r for r in doc["ladder"] if r["name"] == data.tuned.name)
+    reference = rung["compared_with"]
+    assert reference != data.baseline.name
+    rung["design_record"]["profiled_in"] = {"a": reference, "b": data.tuned.name}
+    (study / "study.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    fake_profile(20.0, 4.0, 0.0).save(study / RUNS_DIR / data.baseline.name)  # a busier machine
+    fake_profile(10.0, 2.0, 0.0).save(study / RUNS_DIR / reference)
+    fake_profile(10.0, 2.0, 0.0).save(study / RUNS_DIR / data.tuned.name)
+    text = flat(pdf_text(write_report(study)))
+    assert "compared with its reference configuration, profiled once in an earlier step of this study" in text
+    assert "Against its reference configuration, profiled once in an earlier step of this study: no category " \
+           "changed" in text
+
+
 def test_without_profiles_the_page_says_why(tmp_path):
     study = make_study(tmp_path / "study")
     text = flat(pdf_text(write_report(study)))

@@ -46,7 +46,7 @@ def observed(study_dir: Path) -> dict[str, Any]:
     for r in data.rungs:
         row = r.row
         figures = {k: getattr(row, k) for k in ROW_FIGURES} if row is not None else None
-        rows.append({"name": r.name, "kept": r.kept, "note": r.note, "figures": figures,
+        rows.append({"name": r.name, "kept": r.kept, "reason": r.reason, "figures": figures,
                      "headline": r.headline.text() if r.headline is not None and hasattr(r.headline, "text") else None,
                      "memory": str(r.memory) if r.memory is not None else None})
     seen = _clean({
@@ -56,7 +56,8 @@ def observed(study_dir: Path) -> dict[str, Any]:
         "report": {"verdict": data.verdict, "design": data.design, "changes": data.changes,
                    "apply_rows": data.apply_rows, "way_forward": data.way_forward,
                    "accuracy_rules": data.accuracy_rules, "rows": rows,
-                   "tuned": data.tuned.name if data.tuned is not None else None},
+                   "tuned": data.tuned.name if data.tuned is not None else None,
+                   "outside": [[o.name, o.configuration, o.why] for o in data.outside]},
     })
     return json.loads(json.dumps(seen).replace(str(study_dir), "STUDY"))  # the same wherever the study is
 

@@ -40,3 +40,23 @@ def test_the_probe_command_says_it_in_the_same_words():
     assert ("input share        slower than compute alone: 41% of a step (0.81 ms): not the input, which alone "
             "takes 0.16 ms a batch — host noise (low band, XProf's)") in text
     assert "waiting for data" not in text
+
+
+NOISY_COMPUTE = {"verdict": "compute_bound", "band": "low", "input_fraction": 0.0, "input_explains_gap": False,
+                 "data_steps_per_s": 4100.0, "compute_steps_per_s": 523.5, "train_steps_per_s": 750.2,
+                 "step_ms": {"data": 0.244, "compute": 1.91, "train": 1.333}}
+
+
+def test_compute_alone_slower_than_training_is_said_as_noise_not_a_finding():
+    """Issue 42: the probe said "0% waiting for input" and "compute alone 523.5 steps/s" (slower than training,
+    750.2) with nothing to say why; the cached step cannot be slower than real training but by the probes' noise."""
+    from tfturbo.console import render_probe
+
+    [line] = input_lines({"probe": NOISY_COMPUTE})
+    assert line == ("input: compute-bound; time waiting for input: 0%: none seen — compute alone ran slower than "
+                    "training (523.5 vs 750.2 steps/s), noise of a few-second probe, not a finding")
+    text = render_probe(NOISY_COMPUTE)
+    assert ("training step      523.5 steps/s (data already in memory; slower than training: noise of a "
+            "few-second probe, not a finding)") in text
+    assert "none seen — compute alone ran slower than training (523.5 vs 750.2 steps/s)" in text
+    assert "findings" not in text.lower()

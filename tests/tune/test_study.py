@@ -412,3 +412,75 @@ def test_xla_not_kept_is_followed_by_auto_clustering(tmp_path, make_summary, fak
     assert not xla[0]["kept"] and xla[1]["kept"] and xla[1]["settings"]["xla_autoclustering"]
     assert "XLA_AUTOCLUSTERING" in codes_of(xla[1]["findings"])
     assert doc["recommended"]["xla_autoclustering"] and 'set_jit("autoclustering")' in doc["snippet"]
+
+
+ROTATION_REFUSED = {"code": "XLA_NOT_ACTIVE", "severity": "warning", "where": "model.compile(jit_compile=True)",
+                    "message": "jit_compile=True was requested but the model runs without XLA (model.jit_compile is "
+                               "False after compiling): layer 'random_rotation' (RandomRotation) has "
+                               "supports_jit=False", "fix": "...",
+                    "data": {"causes": ["layer 'random_rotation' (RandomRotation) has supports_jit=False"],
+                             "evidence": "model.jit_compile is False after compiling"}}
+
+
+def test_xla_the_audit_found_cannot_activate_is_not_run_and_says_what_would_enable_it(tmp_path, make_summary,
+                                                                                     fake_backend):
+    """Issue 42: the XLA trial ran 1 min 37 s for a model whose audit had just said XLA cannot activate
+    (RandomRotation). The lever refuses the rung with one line why and what would enable it, no backend run has
+    jit_compile=True, auto-clustering (which clusters around the blocking layer) is measured instead, and a
+    resumed study reads the decided skip back without measuring anything again."""
+    def run(s):
+        return make_summary(100.0 * (0.8 if s.xla_autoclustering else 1), 0.90, jit=s.jit_compile,
+                            memory_kind="host", seed=7 + s.xla_autoclustering)
+    backend = fake_backend(run, audit=[ROTATION_REFUSED])
+    lines: list[str] = []
+    out = tmp_path / "s"
+    Ladder(TuneOptions("builtin:fake", out, steps=100, max_batch_scale=1, stages=("xla",)), runner=backend,
+           say=lines.append).run()
+    assert not any(r.jit_compile for r in backend.runs)  # no trial of jit_compile=True was started
+    data = yaml.safe_load((out / "study.yaml").read_text())
+    xla = [e for e in data["ladder"] if e["rung"] == "xla"]
+    assert [e["name"] for e in xla] == ["02-xla", "03-xla-autoclustering"]
+    skipped, clustered = xla
+    assert skipped["skipped"] and skipped["run"] is None and not skipped["kept"]
+    assert "XLA cannot take effect" in skipped["reason"] and "RandomRotation" in skipped["reason"]
+    assert "tf.data pipeline" in skipped["reason"] and "auto-clustering" in skipped["reason"]
+    said = [line for line in lines if line.startswith("[02]")]
+    assert len(said) == 1 and "XLA cannot take effect" in said[0] and "\n" not in said[0]  # one line, in the output
+    assert clustered["settings"]["xla_autoclustering"] and clustered["kept"]
+    assert "XLA_NOT_ACTIVE" in clustered["reason"] or "cannot take effect" in json.dumps(clustered)
+
+    runs = len(backend.runs)
+    (out / "study.yaml").write_text((out / "study.yaml").read_text().replace("status: completed",
+                                                                             "status: interrupted"))
+    resumed = Ladder(TuneOptions("builtin:fake", out, steps=100, max_batch_scale=1, stages=("xla",)),
+                     runner=backend, say=lambda line: None, resume=True).run()
+    again = yaml.safe_load((out / "study.yaml").read_text())
+    assert [(e["name"], e["skipped"]) for e in again["ladder"]] == [(e["name"], e["skipped"]) for e in data["ladder"]]
+    assert again["ladder"][1]["reason"] == skipped["reason"] and len(backend.runs) == runs
+    assert resumed.recommended is not None and resumed.recommended.xla_autoclustering
+
+
+def test_xla_the_audit_did_not_refuse_is_measured(tmp_path, make_summary, fake_backend):
+    backend = fake_backend(lambda s: make_summary(100.0 * (0.8 if s.jit_compile else 1), 0.90, jit=s.jit_compile,
+                                                  memory_kind="host", seed=3 + s.jit_compile))
+    Ladder(TuneOptions("builtin:fake", tmp_path / "s", steps=100, max_batch_scale=1, stages=("xla",)),
+           runner=backend, say=lambda line: None).run()
+    assert any(r.jit_compile for r in backend.runs)
+
+
+def test_the_report_lists_the_xla_step_not_run_with_its_whole_reason(tmp_path, make_summary, fake_backend):
+    """The PDF's decision cell is shortened; "Steps not run" carries the whole reason, what would enable XLA too."""
+    from pypdf import PdfReader
+
+    from tfturbo.report import write_report
+
+    backend = fake_backend(lambda s: make_summary(100.0, 0.90, memory_kind="host", seed=5), audit=[ROTATION_REFUSED])
+    out = tmp_path / "s"
+    Ladder(TuneOptions("builtin:fake", out, steps=100, max_batch_scale=1, stages=("xla",)), runner=backend,
+           say=lambda line: None).run()
+    pdf = write_report(out, tmp_path / "report.pdf")
+    text = " ".join(" ".join(page.extract_text() for page in PdfReader(str(pdf)).pages).split())
+    section = text.split("Steps not run", 1)[1]
+    assert "XLA compilation: XLA cannot take effect for this model" in section
+    assert "RandomRotation" in section and "move the layers marked supports_jit=False into the tf.data pipeline" \
+        in section and "auto-clustering" in section

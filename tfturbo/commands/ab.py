@@ -170,6 +170,7 @@ def _measure(args: argparse.Namespace) -> int:
     except OSError as e:
         raise OutputDirError(f"cannot write to {out} ({e.strerror or e})", "choose a writable --out directory") from e
 
+    trial.save_model = keep_runs  # B's model only where its run is kept
     trial.a, trial.b = (s.with_(xla_cache=s.xla_cache or str(out / XLA_CACHE_DIR),
                                 val_set=s.val_set or str(out / VALIDATION_DIR)) for s in (trial.a, trial.b))
     print(f"plan: {trial.plan().text()}", file=sys.stderr)

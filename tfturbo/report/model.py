@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import compare, protocol, summary as summ
-from ..headline import Headline, headlines, reason_beside
+from ..headline import Headline, config_words, headlines, reason_beside
 from ..cli_args import run_argv
 from ..console import fmt_bytes, fmt_bytes_apart
 from ..errors import UserError
@@ -55,8 +55,7 @@ class LadderRow:
     name: str
     row: compare.CompareRow | None  # None: the ladder names a run that is not in runs/
     settings: dict[str, Any]
-    rung: Rung | None = None  # the study's ladder rung; None: a run the ladder does not name
-    note: str = ""  # the reason shown for a run without a ladder decision
+    rung: Rung | None = None  # the study's ladder rung; None: a study without a ladder (every run a row)
     headline: Headline | None = None  # the configuration's one speed-up (tfturbo.headline), None: no trial
     memory: summ.MemoryChange | None = None  # its peak memory against the baseline's, over their runs
 
@@ -78,7 +77,7 @@ class LadderRow:
     @property
     def reason(self) -> str:
         if self.rung is None:
-            return self.note
+            return ""
         if self.rung.skipped_reason is not None:
             return self.rung.skipped_reason
         return self.rung.decision.reason if self.rung.decision else ""
@@ -116,6 +115,19 @@ class LadderRow:
         decision = self.rung.decision if self.rung else None
         acc = decision.accuracy if decision is not None else None
         return acc if acc is not None and (acc.metric or acc.explanation) else None
+
+
+@dataclass
+class OutsideRun:
+    """A run in runs/ that none of the study's decisions used (the appendix "Runs outside the decisions"): a run
+    of a trial the ladder does not hold (stopped and measured again, repeated, abandoned after Esc), its reference
+    runs on the baseline's settings among them, or a run the ladder's trial did not count. Never a row of the
+    decisions, its charts or its numbers: its single-run rate would read as one more speed-up."""
+
+    name: str
+    configuration: str  # what it trained, in words ("the baseline's settings (float32, batch 64)")
+    status: str
+    why: str  # why it is outside the decisions, in words
 
 
 @dataclass
@@ -171,6 +183,7 @@ class ReportData:
     # the baseline: the script's own configuration in words, and the callbacks its runs left out (as_written)
     as_written: str | None = None
     callbacks_not_run: list[str] = field(default_factory=list)
+    outside: list[OutsideRun] = field(default_factory=list)  # runs no decision used (appendix), ladder order kept
 
 
 # ---------------------------------------------------------------- helpers
@@ -240,14 +253,64 @@ def _label(rung: LadderRow, role: str) -> str:
 # ---------------------------------------------------------------- the pieces
 
 def _rungs(study: Study, rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[LadderRow]:
-    """The ladder's rungs in its order, then the runs it does not mention (a rung still running, an extra run)."""
+    """The ladder's rungs in its order; without a ladder, every run (the first the baseline)."""
     shown = headlines(study.rungs)
     rungs = [LadderRow(r.name, rows.get(r.name), r.settings.to_dict(), r, headline=shown.get(r.name))
              for r in study.rungs]
     named = {r.name for r in rungs}
-    note = "not in the study's ladder" if study.rungs else ""
-    return rungs + [LadderRow(r.name, rows[r.name], compare.run_settings(r), note=note)
-                    for r in records if r.name not in named]
+    return rungs + [LadderRow(r.name, rows[r.name], compare.run_settings(r)) for r in records if r.name not in named]
+
+
+def _trial_of(name: str) -> str:
+    """The trial a run folder belongs to: NN-slug of NN-slug, NN-slug.a2, NN-slug.b3, NN-slug.a0."""
+    return name.split(".", 1)[0]
+
+
+def _settings_words(settings: dict[str, Any], baseline: Rung | None) -> str:
+    """A run's configuration by what it is: the baseline's settings said so, else its label."""
+    try:
+        label = RunSettings.from_dict(settings).label()
+    except (UserError, TypeError, ValueError):
+        return "settings not recorded"
+    if baseline is not None and compare.replicate_key(settings) == compare.replicate_key(baseline.settings.to_dict()):
+        return f"the baseline's settings ({label})"
+    return label
+
+
+def _outside(study: Study, records: list[RunRecord]) -> list[OutsideRun]:
+    """The runs in runs/ that no rung of the ladder holds (its own run or its trial's replicates), each with what
+    it trained and why no decision used it (`OutsideRun`)."""
+    held = {r.name for r in study.rungs} | {n for r in study.rungs for n in r.replicates}
+    rungs = {r.name: r for r in study.rungs}
+    baseline = study.rungs[0] if study.rungs else None
+    out = []
+    for record in records:
+        if record.name in held:
+            continue
+        settings = compare.run_settings(record)
+        trial = _trial_of(record.name)
+        status = str(compare.effective_summary(record).get("status") or "crashed")
+        if trial in rungs:
+            why = f"a run of {config_words(trial, study.rungs)}'s trial that its verdict did not count"
+        else:
+            group = [r for r in records if _trial_of(r.name) == trial]
+            tried = [compare.run_settings(r) for r in group if not r.name.startswith(f"{trial}.a")]
+            what = _settings_words(tried[0] if tried else settings, baseline)
+            decided = next((r for r in study.rungs[1:] if r.skipped_reason is None and r.decision is not None
+                            and tried and compare.replicate_key(r.settings.to_dict()) == compare.replicate_key(tried[0])),
+                           None)
+            arm = "the reference arm of " if record.name.startswith(f"{trial}.a") else ""
+            if decided is not None:
+                why = (f"{arm}a trial of {what} measured again and not in the ladder (stopped and redone, or "
+                       f"repeated); the study decided this configuration in {decided.name}")
+            elif len(group) == 1:
+                why = "a run that no trial of the study's ladder holds"
+            else:
+                why = f"{arm}a trial of {what} stopped before its verdict and never decided (abandoned)"
+        if status != protocol.RunStatus.COMPLETED:
+            why += f"; the run {status}"
+        out.append(OutsideRun(record.name, _settings_words(settings, baseline), status, why))
+    return out
 
 
 def _baseline_name(study: Study, records: list[RunRecord]) -> str | None:
@@ -750,6 +813,15 @@ def gather(study_dir: str | Path) -> ReportData:
     replicas = {n for r in study.rungs for n in r.replicates if n != r.name}
     every_run = {r.name: r for r in record.runs}  # replicates included: the plots draw the trial's median runs
     record.runs = [r for r in record.runs if r.name not in replicas]
+    # with a ladder, the report holds only its decisions: every other run goes to the appendix, never into a
+    # row, a chart or a pooled number (a replicate of the baseline's settings read as "1.68x")
+    outside = _outside(study, record.runs) if has_ladder else []
+    left_out = {o.name for o in outside}
+    # their unreadable files are still said in the warnings (each run on its own: no baseline, no pooling)
+    outside_rows = [LadderRow(r.name, row, {}) for r in record.runs if r.name in left_out
+                    for row in compare.compare_runs([r])]
+    record.runs = [r for r in record.runs if r.name not in left_out]
+    every_run = {n: r for n, r in every_run.items() if n not in left_out}
     runs = {r.name: r for r in record.runs}
     base_name = _baseline_name(study, record.runs)
     # the ladder's order first, then any other run
@@ -789,7 +861,7 @@ def gather(study_dir: str | Path) -> ReportData:
         snippet=study.snippet if study.snippet and study.snippet.strip() else
         _snippet(study.workload, recommended or (tuned.settings if tuned else {}), baseline, findings,
                  docs.get(base_name or "")),
-        commands=_commands(study_dir, rungs, workload, study.options or {}), warnings=_warnings(warnings, rungs),
+        commands=_commands(study_dir, rungs, workload, study.options or {}), warnings=_warnings(warnings, rungs + outside_rows),
         has_ladder=has_ladder, metric=metric, options=study.options,
         measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)
         design=_design(study.rungs),
@@ -805,4 +877,5 @@ def gather(study_dir: str | Path) -> ReportData:
         if ref else None,
         as_written=as_written_text(study.as_written()) or None,
         callbacks_not_run=callbacks_not_run(study.as_written()),
+        outside=outside,
     )

@@ -26,7 +26,7 @@ from ..learning_rate import learning_rate_text
 from ..numbers import counted, digits_for, finite
 from ..settings import RunSettings
 from ..trials.verdict import AccuracyVerdict, Tolerance
-from ..verdicts import ProbeVerdict, Verdict, input_share_fact
+from ..verdicts import COMPUTE_NOISE, ProbeVerdict, Verdict, compute_slower_than_training, input_share_fact
 from . import executive, profile_page, style
 from .charts import line_chart
 from .flowables import CELL_LIMIT, MARGIN, PAGE_H, PAGE_W, WIDTH, P, code_block, esc, kv_table, short, table
@@ -275,7 +275,24 @@ def configuration_section(data: ReportData) -> list:
           "measured again against the baseline (the confirmation) shows that trial's number on every row. "
           + esc(mem_note) + val_note, style.BODY),
         table(header, rows, [NAME_COLUMN * 500, 50, 98, 56, 76, 120]),
-    ] + accuracy_rules_section(data) + way_forward_section(data)
+    ] + steps_not_run_section(data) + accuracy_rules_section(data) + way_forward_section(data)
+
+
+def steps_not_run_section(data: ReportData) -> list:
+    """Each step of the checklist the study decided not to run, with its whole reason: the table's cell is
+    shortened, and a step not run because it could not take effect (XLA that Keras refuses) says what would enable
+    it, which a client needs in full."""
+    skipped = [r for r in data.rungs if r.rung is not None and r.rung.skipped_reason is not None]
+    if not skipped:
+        return []
+    out = [P("Steps not run", style.H2),
+           P("These steps of the checklist were decided without training: what they would change could not "
+             "take effect or had nothing to measure for this job.", style.BODY)]
+    for r in skipped:
+        why = r.reason.strip().removeprefix("skipped: ").removeprefix("not run: ")
+        out.append(Paragraph(f"<b>{esc(r.lever_title or r.name)}</b>: {esc(why)}{'' if why.endswith('.') else '.'}",
+                             style.BULLET, bulletText="\u2022"))
+    return [KeepTogether(out)]
 
 
 def accuracy_rules_section(data: ReportData) -> list:
@@ -383,7 +400,8 @@ def probe_section(data: ReportData) -> list:
         return f"{v:.2f} {unit}" if isinstance(v, (int, float)) else "n/a"
 
     rows = [("Input pipeline alone", rate("data_steps_per_s", "batches/s")),
-            ("Training step, data in memory", rate("compute_steps_per_s", "steps/s")),
+            ("Training step, data in memory", rate("compute_steps_per_s", "steps/s")
+             + (f" ({COMPUTE_NOISE})" if compute_slower_than_training(probe) else "")),
             ("Real training", rate("train_steps_per_s", "steps/s"))]
     if isinstance(frac, (int, float)):
         rows.append(input_share_fact(probe))
@@ -516,7 +534,21 @@ def appendix(data: ReportData) -> list:
              style.BODY)]
     for name, command in data.commands:
         out += [P(f"<b>{esc(name)}</b>", style.CELL), code_block(command)]
-    return out + single_runs_section(data)
+    return out + single_runs_section(data) + outside_section(data)
+
+
+def outside_section(data: ReportData) -> list:
+    """The runs no decision used (`model.OutsideRun`): what each trained and why it is outside, no numbers, so
+    none reads as a decision or a speed-up."""
+    if not data.outside:
+        return []
+    rows = [[P(fitted_name(rung_name, 96 - 8)), P(esc(o.configuration)), status_cell(o.status), P(esc(o.why))]
+            for o in data.outside for rung_name in [o.name]]
+    return [P("Appendix: runs outside the decisions", style.H1),
+            P("Runs in the study's folder that none of its decisions used: runs of a trial that was stopped and "
+              "measured again, repeated or abandoned, and their reference runs. They are not in the "
+              "configurations table, the charts or any speed-up; their files stay in runs/.", style.BODY),
+            table(["Run", "Configuration", "Status", "Why it is outside the decisions"], rows, [96, 120, 56, 228])]
 
 
 # ---------------------------------------------------------------- the document

@@ -45,11 +45,24 @@ def _settings(row: Any) -> dict[str, Any]:
     return dict(getattr(row, "settings", None) or {})
 
 
+def _profiled_in(row: Any) -> dict[str, str]:
+    """The rung's design record's `profiled_in` (arm -> the run holding its configuration's profile); {} for a
+    study from before the record."""
+    decision = getattr(getattr(row, "rung", None), "decision", None)
+    record = getattr(decision, "design_record", None)
+    return dict(getattr(record, "profiled_in", None) or {})
+
+
+def _dirs(runs: Path, row: Any) -> tuple[Path, list[Path]]:
+    return prof.rung_profile_dirs(runs, row.name, _profiled_in(row), getattr(getattr(row, "rung", None),
+                                                                               "compared_with", None))
+
+
 def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
            run_findings: list[dict[str, Any]]) -> TimeWent | None:
     """The page's data for the baseline and the recommended rung (`LadderRow`s; `tuned` may be None), and the
-    change of every other rung; a rung's own run folder is its trial's first candidate replicate, the one that
-    captured the profile."""
+    change of every other rung. Each configuration's profile is where its rung's design record says
+    (`profile.rung_profile_dirs`: profiled once per study, maybe in an earlier rung's run)."""
     if baseline is None:
         return None
     runs = Path(study_dir) / RUNS_DIR
@@ -57,12 +70,16 @@ def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
     data = TimeWent(baseline.row.label if baseline.row else baseline.name, base)
     if tuned is not None and tuned is not baseline:
         data.run_label = tuned.row.label if tuned.row else tuned.name
-        data.run = prof.Profile.load(runs / tuned.name)
-        # compared with the run profiled beside it (its trial's pair-1 reference) when there is one: the same
-        # minutes of the machine; else with the baseline's own run
-        paired = prof.Profile.load(prof.reference_dir(runs / tuned.name))
-        if paired.available:
-            data.reference, data.reference_label = paired, "its trial's reference run, profiled beside it"
+        own, references = _dirs(runs, tuned)
+        data.run = prof.Profile.load(own)
+        # compared with its trial's reference's profile (the run profiled beside it where there is one: the same
+        # minutes of the machine); the baseline's own run when that is the reference or none was found
+        paired, where = prof.find(references[:1])
+        if paired.available and where is not None and where.name != baseline.name:
+            data.reference = paired
+            data.reference_label = ("its trial's reference run, profiled beside it" if where.name.startswith(
+                f"{tuned.name}.") else "its reference configuration, profiled once in an earlier step of "
+                                    "this study")
         data.change = prof.compare(data.reference or base, data.run)
         data.findings = [f.to_dict() for f in compare_findings(data.reference or base, data.run,
                                                                _settings(baseline), _settings(tuned))]
@@ -70,13 +87,11 @@ def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
     for rung in rungs:
         if rung is baseline or rung is tuned:
             continue
-        # what the rung changed: its trial's pair-1 reference, else the run of the configuration it was measured
-        # against (profiled in its own trial: a paired trial trains no A the full length), else the baseline's
-        paired = prof.Profile.load(prof.reference_dir(runs / rung.name))
-        against = getattr(rung.rung, "compared_with", None)
-        if not paired.available and against:
-            paired = prof.Profile.load(runs / against)
-        change = prof.compare(paired if paired.available else base, prof.Profile.load(runs / rung.name))
+        # what the rung changed: its reference's profile (the record's, else its trial's pair-1 reference, else the
+        # run of the configuration it was measured against), else the baseline's
+        own, references = _dirs(runs, rung)
+        paired, _ = prof.find(list(references))
+        change = prof.compare(paired if paired.available else base, prof.Profile.load(own))
         if change is not None:
             data.tried.append((rung.row.label if rung.row else rung.name, change))
     return data
@@ -169,8 +184,8 @@ def section(data: Any) -> list:
                                   "recommended over it.")), style.BODY),
         bar_chart(went, WIDTH), Spacer(1, 0.3 * cm)]
     shown = [base, run] + [change.run for _label, change in went.tried]
-    notes = sorted({p.source_note() for p in shown if p is not None and p.source_note()})
-    out += [P(esc(f"{n}."), style.SMALL) for n in notes]
+    notes = sorted({n for p in shown if p is not None for n in (p.source_note(), p.input_note()) if n})
+    out += [P(esc(f"{n[:1].upper()}{n[1:]}."), style.SMALL) for n in notes]
     if went.change is not None:
         out.append(P(esc(f"Against {went.reference_label}: {went.change.sentence()}."
                          + (f" ({went.change.note}.)" if went.change.note else "")), style.BODY))

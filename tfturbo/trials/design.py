@@ -9,7 +9,7 @@ before the record keeps its sentence and is shown as written).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..numbers import counted, num
@@ -51,6 +51,10 @@ class Design:
     # how many of those trainings this trial made itself (`Trial.seed_runs`): a later rung of a study is judged
     # against the first trial's and trains none (None: a study.yaml from before the count, which did not say)
     seed_runs: int | None = None
+    # arm ("a", "b") -> the run holding its configuration's profile: a configuration is profiled once per study,
+    # so an arm's profile may be an earlier rung's run (`Trial.profiled_in`); {}: a study from before the record,
+    # whose profiles are where they were (`profile.rung_profile_dirs`)
+    profiled_in: dict[str, str] = field(default_factory=dict)
 
     def words(self, acc: AccuracyVerdict | None = None, pairs: str | None = None,
               steady: str | None = None) -> str:
@@ -129,9 +133,15 @@ class Design:
                        float(d.get("steady_s_aimed") or 0.0), num(d.get("steady_s_measured")),
                        float(d.get("confidence") or 0.95), int(d.get("accuracy_points") or 0),
                        tuple(int(x) for x in d.get("noise_seeds") or ()), str(d.get("reused_from") or ""),
-                       _int(d.get("seed_runs")))
+                       _int(d.get("seed_runs")),
+                       _names(d.get("profiled_in")))
         except (KeyError, TypeError, ValueError):
             return None
+
+
+def _names(value: Any) -> dict[str, str]:
+    """A record's arm -> run name mapping, read tolerantly (what is not a name is dropped)."""
+    return {str(k): v for k, v in value.items() if isinstance(v, str) and v} if isinstance(value, dict) else {}
 
 
 def _int(value: Any) -> int | None:

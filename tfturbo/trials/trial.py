@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..numbers import counted, duration_text
-from ..settings import RunSettings, can_share_process, training_key
+from ..settings import NO_PROFILE, RunSettings, can_share_process, configuration_key, training_key
 from . import accuracy, label_free
 from .design import FULL, PAIRED, SPEED_ONLY, Design, Lengths, full_length_words, seed_runs_words
 from .speed import SpeedRule
@@ -53,9 +53,10 @@ A, B = "a", "b"
 # trainings' noise: with 3 trainings of one configuration the noise rests on 2 degrees of freedom (t = 4.30); with
 # 2 on one (t = 12.7), an interval too wide to judge anything but a collapse (docs/MEASUREMENT.md)
 SEED_REPLICATES = 2
-NO_PROFILE = (0, 0)
-# The first pair captures a profile (the default window after warm-up) in both runs, so every candidate has a
-# profile.json to compare with the baseline's; its profiled steps stay out of the throughput, as in any run.
+
+# The first pair captures a profile (the default window after warm-up) in each arm whose configuration has none
+# in the study yet (`Trial.profiled`), so every configuration has one profile.json; its profiled steps stay out of
+# the throughput, as in any run.
 PROFILED_REPLICATE = 1
 COMPLETED = "completed"
 
@@ -395,7 +396,16 @@ class Trial:
     # why B's change did not take effect in a completed run of B ("why; what would enable it"), or None when it did
     # (the levers' words, `tune.levers.effect_check`): asked of B's first run, and the trial stops there if it says
     not_in_effect: Callable[[dict[str, Any]], str | None] | None = None
-    profile_first_pair: bool = True  # False: both configurations were profiled before (the confirmation's)
+    # the study's runs that hold a configuration's profile, by `settings.configuration_key` (the study engine's
+    # index): an arm whose configuration is in it trains without the profiler window — a configuration is
+    # profiled once per study, and the reference configuration of every later trial already was (the
+    # baseline's run, a kept rung's own run); `profiled_in` says where each arm's profile is
+    profiled: dict[tuple[str, ...], str] = field(default_factory=dict)
+    # B's full-length run saves its model (checkpoint/model.keras): the one run of a trial that may be kept (its
+    # rung's own). False where none is: the confirmation (its configuration's model is its own rung's), a scaling
+    # measurement, `ab` without --out (its runs are deleted). Every other run never saves one: A's (its own
+    # rung's run has it), the seed replicates, the speed-only pairs — a model nobody uses costs seconds a run
+    save_model: bool = True
     # False: A's first run completes B's settings (a scaling measurement reads the workload's per-replica batch
     # from it), so A trains first whatever the batch sizes say
     b_first: bool = True
@@ -521,6 +531,23 @@ class Trial:
         fit, warm = (float(v) if isinstance(v := s.get(k), (int, float)) else 0.0 for k in ("wall_s", "warmup_s"))
         one = max(0.0, total - fit) + max(0.0, warm) + self.rule.steady_s
         return total > 2 * one
+
+    def _configuration(self, arm: str) -> tuple[str, ...]:
+        return configuration_key(self.a if arm == A else self.b, self._batch(arm))
+
+    def profiled_in(self) -> dict[str, str]:
+        """Arm -> the run that holds its configuration's profile: its own full-length run where that one had the
+        profiler window, else the study's earlier run of the configuration (`profiled`; a re-used run is found
+        there too); an arm with neither is left out. What every front end reads an arm's profile from (the
+        design record's `profiled_in`), so a profile taken once is found wherever it is shown."""
+        found: dict[str, str] = {}
+        for arm in (A, B):
+            first = next((r for r in self.runs if r.planned.arm == arm and r.planned.replicate == 1), None)
+            if first is not None and not first.reused and first.planned.settings.profile != NO_PROFILE:
+                found[arm] = first.planned.name
+            elif (earlier := self.profiled.get(self._configuration(arm))):
+                found[arm] = earlier
+        return found
 
     @property
     def first_speed_replicate(self) -> int:
@@ -822,9 +849,9 @@ class Trial:
         if self._asked is None:
             self._asked = time.monotonic()
         settings = self.settings_of(arm, replicate)
-        if replicate == PROFILED_REPLICATE and self.profile_first_pair:  # both arms alike: a fair pair ratio
-            settings = settings.with_(profile=None)
-        if arm == A:  # A's model is its own rung's run's (the baseline's, the kept one's): saved there only
+        if replicate == PROFILED_REPLICATE and not self.profiled.get(self._configuration(arm)):
+            settings = settings.with_(profile=None)  # the default window, after warm-up (its steps in no window)
+        if arm == A or not self.save_model:  # A's model is its own rung's run's (the baseline's, the kept one's)
             settings = settings.with_(no_model=True)
         planned = PlannedRun(arm, replicate, settings, self.names(arm, replicate))
         first_of_pair = replicate > 1 and (done == 0 or self._slot(done - 1)[0] != replicate)
@@ -999,7 +1026,8 @@ class Trial:
                       self.rule.steady_s, self.measured_paired_steady_s(), self.rule.confidence,
                       len(acc.samples_seen) if acc is not None and paired_accuracy else 0, tuple(seeds),
                       found.name if found is not None else "",
-                      sum(1 for r in self.runs if r.planned.replicate < 1) if paired_accuracy else 0)
+                      sum(1 for r in self.runs if r.planned.replicate < 1) if paired_accuracy else 0,
+                      self.profiled_in())
 
     def measured_paired_steady_s(self) -> float | None:
         """The steady seconds each arm measured per paired process (the median run's; `design` words it, the

@@ -54,7 +54,7 @@ from ..own_length import OwnLength, length_line
 from ..patch import check as patch_check
 from ..patch.document import ChangesPatch
 from ..workload_kind import measured_fit_text
-from ..settings import DEFAULT_SEED, RunSettings, training_key
+from ..settings import DEFAULT_SEED, NO_PROFILE, RunSettings, configuration_key, training_key
 from ..trials import label_free
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
@@ -170,18 +170,19 @@ def seed_references(study_path: Path, baseline: Rung, own: str = "") -> list[tup
 
 
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
-               options: TuneOptions, share_process: bool = True, profiled: bool = False,
-               accelerator: bool = False, finished: dict[tuple[tuple[str, str], ...], FinishedRun] | None = None
-               ) -> Trial:
+               options: TuneOptions, share_process: bool = True, profiled: dict[tuple[str, ...], str] | None = None,
+               accelerator: bool = False, finished: dict[tuple[tuple[str, str], ...], FinishedRun] | None = None,
+               keeps: bool = True) -> Trial:
     """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
 
-    `share_process` False: never a paired replicate (the runs go to a remote host). `profiled`: both
-    configurations were profiled in rungs of their own (a confirmation), so the profiler stays off (a
-    configuration is profiled once). A candidate that validates on more examples than the baseline did (the
+    `share_process` False: never a paired replicate (the runs go to a remote host). `profiled`: the study's
+    runs holding a configuration's profile (`StudyEngine.profiled`): an arm whose configuration has one trains
+    without the profiler window (a configuration is profiled once per study). A candidate that validates on more examples than the baseline did (the
     way forward "more validation examples") is paired on them: its reference runs validate on as many, and
     when the reference is the baseline's configuration its accuracy is judged against those runs (the
     baseline run has fewer). `finished`: the study's completed full-length runs (`StudyEngine.finished`), one of
-    which the trial's reference run re-uses where it trained the same way."""
+    which the trial's reference run re-uses where it trained the same way. `keeps` False: the rung can never
+    become the recommendation (a confirmation), so its run saves no model (`Trial.save_model`)."""
     a, way = reference.settings, ""
     reference_runs: list[tuple[dict[str, Any] | None, Path | None]] | None = [
         (baseline.summary, study_path / str(baseline.run)), *seed_references(study_path, baseline, name)[:SEED_REPLICATES]]
@@ -195,9 +196,9 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
                  label_reference="the baseline",  # what its accuracy is judged against, and trained from other seeds
                  label_b=settings.label(), xla_cache=str(study_path / XLA_CACHE_DIR),
                  val_set=str(study_path / VALIDATION_DIR), share_process=share_process, accelerator=accelerator,
-                 not_in_effect=levers.effect_check(reference.settings, settings), profile_first_pair=not profiled,
+                 not_in_effect=levers.effect_check(reference.settings, settings), profiled=dict(profiled or {}),
                  way_forward=way, a_history=[reference.summary] if reference.summary else [],
-                 seed_replicates=SEED_REPLICATES, finished=dict(finished or {}))
+                 seed_replicates=SEED_REPLICATES, finished=dict(finished or {}), save_model=keeps)
 
 
 def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> None:
@@ -275,6 +276,9 @@ class StudyEngine:
         # the study's completed full-length runs by `settings.training_key`, the latest of each: a trial takes its
         # reference run from here instead of training it again (`Trial.reused_run`)
         self.finished: dict[tuple[tuple[str, str], ...], FinishedRun] = {}
+        # the run that holds each configuration's profile (`settings.configuration_key`), the first profiled: a
+        # trial's arm whose configuration is here is not profiled again (`Trial.profiled`)
+        self.profiled: dict[tuple[str, ...], str] = {}
         self.stopped: set[str] = set()  # rungs whose trial the user stopped (Esc): `continue_trial` goes on
         self._replayed: set[str] = set()  # runs a replayed decided rung recorded: handed back however they ended
         self._notes: dict[str, str] = {}  # rung name -> why it was measured (its candidate's note)
@@ -684,9 +688,9 @@ class StudyEngine:
         o = self.opts
         trial = self.trial = self.trials[rung.name] = make_trial(candidate.settings, reference, rung.name,
                                                                  baseline, self.study.path, o,
-                                                                 self.share_process, profiled=lever.confirms,
+                                                                 self.share_process, profiled=self.profiled,
                                                                  accelerator=self.on_accelerator,
-                                                                 finished=self.finished)
+                                                                 finished=self.finished, keeps=not lever.confirms)
         recorded = self._recorded_rung(rung.name)
         if recorded is not None and recorded.decision is not None and recorded.decision.rule is not None:
             trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was
@@ -854,12 +858,20 @@ class StudyEngine:
 
     def _index(self, settings: RunSettings, found: dict[str, Any] | None, name: str) -> None:
         """Keep a completed full-length run in `finished` (a speed-only run trains no full length, validates
-        nothing): a later trial's reference run that would train the same way takes it."""
+        nothing): a later trial's reference run that would train the same way takes it — the profiled one of
+        two such runs, so the run a trial names as its reference's is where that configuration's profile is.
+        A run with the profiler window is its configuration's profile (`profiled`) unless one was taken before."""
         if not found or found.get("status") != protocol.RunStatus.COMPLETED or settings.speed_only:
             return
-        batch = (found.get("settings") or {}).get("batch_size")
-        key = training_key(settings, batch if isinstance(batch, int) else None)
-        self.finished[key] = FinishedRun(name, found, self.study.path / RUNS_DIR / name)
+        ran = (found.get("settings") or {}).get("batch_size")
+        batch = ran if isinstance(ran, int) else None
+        with_profile = settings.profile != NO_PROFILE
+        if with_profile:
+            self.profiled.setdefault(configuration_key(settings, batch), name)
+        key = training_key(settings, batch)
+        held = self.finished.get(key)
+        if held is None or with_profile or held.name not in self.profiled.values():
+            self.finished[key] = FinishedRun(name, found, self.study.path / RUNS_DIR / name)
 
     def _report_end(self, rung: Rung) -> None:
         d, s = rung.decision, rung.summary or {}

@@ -14,7 +14,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 from tfturbo import protocol
 from tfturbo.runfiles import RUNS_DIR
 from tfturbo.tune.study import Rung
-from tfturbo.verdicts import ProbeBand, ProbeVerdict, input_share_fact
+from tfturbo.verdicts import (COMPUTE_NOISE, ProbeBand, ProbeVerdict, compute_slower_than_training,
+                              input_share_fact)
 
 from ..cards import FactsCard, run_facts
 from ..code_block import CodeBlock
@@ -50,7 +51,8 @@ def probe_facts(doc: dict) -> list[tuple[str, str]]:
         facts.append(input_share_fact(doc))
     # a few seconds each, one after the other on a shared machine: they decide input- or compute-bound; the
     # baseline card below has the measured speed (the probe's training rate beside it read as a contradiction)
-    facts += [("Input pipeline alone", rate("data_steps_per_s", "batches/s")), ("Compute alone", rate("compute_steps_per_s")),
+    compute = rate("compute_steps_per_s") + (f" ({COMPUTE_NOISE})" if compute_slower_than_training(doc) else "")
+    facts += [("Input pipeline alone", rate("data_steps_per_s", "batches/s")), ("Compute alone", compute),
               ("Both (training)", rate("train_steps_per_s"))]
     return facts
 

@@ -10,13 +10,17 @@ The page holds the other compilation and host-overhead levers of the ladder,
 as `tfturbo tune` measures them, from the same `StudyDecisions`: once the XLA
 trial is judged, the policy's follow-up (TensorFlow's auto-clustering when
 jit_compile=True was refused or not kept) becomes the main button's action;
+when the engine's XLA lever refuses jit_compile=True before any training (the
+audit found XLA cannot take effect: XLA_NOT_ACTIVE), the page says so on a
+card of its own with what would enable it, and offers only auto-clustering;
 steps_per_execution is offered in its own section when the policy has
 candidates for it (short steps), else the policy's reason why not is shown.
 """
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from tfturbo.settings import RunSettings
 from tfturbo.tune.levers import Candidate
@@ -24,12 +28,40 @@ from tfturbo.tune.levers.autoclustering import LEVER as AUTOCLUSTERING
 from tfturbo.tune.levers.steps_per_execution import LEVER as STEPS_PER_EXECUTION
 from tfturbo.tune.levers.xla import LEVER as XLA
 
-from ..labels import muted_label, sentence
+from ..labels import card_column, card_reason, muted_label, sentence
 from ..run_process import Launcher
 from ..session import WizardSession, audit_argv
 from .base import RungPage, add_section
 
 AUTOCLUSTERING_TEXT = "Try TensorFlow's auto-clustering instead"
+NOT_RUN_TITLE = "XLA is not run: it cannot take effect for this model"
+
+
+class NotRunCard(QFrame):
+    """The XLA lever's refusal before any training: what the study already knows, what would enable XLA, and
+    the alternative the page offers (or that none is left)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        layout = card_column(self, "card")
+        self.headline = QLabel(NOT_RUN_TITLE)
+        self.headline.setObjectName("cardTitle")
+        self.headline.setWordWrap(True)
+        layout.addWidget(self.headline)
+        self.reason = card_reason(layout)
+        self.offered = muted_label()
+        self.offered.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.offered)
+        self.hide()
+
+    def show_refusal(self, reason: str, alternative: Candidate | None, measured: bool) -> None:
+        """`alternative`: the engine's next candidate instead (auto-clustering); `measured`: it was measured."""
+        self.reason.setText(sentence(reason.removeprefix("not run: ")))
+        self.offered.setText("Offered instead: TensorFlow's auto-clustering, measured as a trial with the button "
+                             "below." if alternative is not None else
+                             "TensorFlow's auto-clustering was measured instead (its verdict is below)." if measured
+                             else "Nothing else to measure for XLA here; the study goes on without it.")
+        self.show()
 
 
 class XlaPage(RungPage):
@@ -44,6 +76,8 @@ class XlaPage(RungPage):
         self.controls.addWidget(self.extends)
         self.follow_up_note = muted_label(hidden=True)  # why the engine's next XLA candidate is the next action
         self.controls.addWidget(self.follow_up_note)
+        self.not_run = NotRunCard()  # jit_compile=True refused before training: why, and what is offered instead
+        self.controls.addWidget(self.not_run)
         spe = QVBoxLayout()  # a lever of its own, below the XLA run and its verdict (between them it read as theirs)
         add_section(spe, STEPS_PER_EXECUTION.title)
         self.spe_note = muted_label()  # the candidate's note, or the engine's reason it is not offered
@@ -88,10 +122,26 @@ class XlaPage(RungPage):
             return self.measuring.settings
         return super().rung_settings()
 
+    def refused(self) -> str | None:
+        """Why the engine's XLA lever will not run jit_compile=True (the study already knows it cannot take effect,
+        or a TPU), asked of the lever as `tfturbo tune` asks it; None when it measures it (or did)."""
+        decisions = self.session.decisions
+        if decisions is None or decisions.best is None or any(
+                r.kind == XLA.rung_kind and not r.settings.xla_autoclustering for r in decisions.rungs):
+            return None
+        first = next(iter(XLA.candidates(decisions)), None)
+        return first.skipped_reason if first is not None else None
+
+    def can_run(self) -> bool:
+        """No "Run with XLA" when the lever refused it: only its alternative (auto-clustering), if any."""
+        return self.refused() is None or self.follow_up() is not None
+
     def follow_up(self) -> Candidate | None:
-        """The engine's next XLA candidate once jit_compile=True on the best configuration is judged (16-bit
-        under XLA, auto-clustering), or None."""
-        if self.session.decisions is None or not any(r.kind == XLA.rung_kind for r in self.session.decisions.rungs):
+        """The engine's next XLA candidate once jit_compile=True on the best configuration is judged or refused
+        (16-bit under XLA, auto-clustering), or None."""
+        if self.session.decisions is None:
+            return None
+        if not any(r.kind == XLA.rung_kind for r in self.session.decisions.rungs) and self.refused() is None:
             return None
         left = [c for lever in (XLA, AUTOCLUSTERING) for c in self.session.pending(lever.name)
                 if c.skipped_reason is None]
@@ -129,8 +179,15 @@ class XlaPage(RungPage):
         nxt = self.follow_up()
         self.run_button.setText(self.run_button_text if nxt is None else AUTOCLUSTERING_TEXT
                                 if nxt.settings.xla_autoclustering else f"Run {nxt.settings.label()}")
+        refused = self.refused()
         self.follow_up_note.setText(f"Why: {nxt.note}." if nxt is not None else "")
-        self.follow_up_note.setVisible(nxt is not None)
+        self.follow_up_note.setVisible(nxt is not None and refused is None)  # the card says it then
+        if refused is not None:
+            self.not_run.show_refusal(refused, nxt, any(r.settings.xla_autoclustering
+                                                        for r in self.session.decisions.rungs))
+        else:
+            self.not_run.hide()
+        self.run_button.setVisible(refused is None or nxt is not None)
         spe, note = self.steps_per_execution()
         self.spe_note.setText(note)
         self.spe_button.setVisible(spe is not None)

@@ -658,6 +658,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         replicas=job.replicas,
         per_replica_batch_size=(settings.batch_size or 1) // job.replicas,
         windows=[[a, b, round(t, 6)] for a, b, t in record.windows],
+        one_off_compiles=[[step, round(s, 3)] for step, s in instrument.one_off_compiles] or None,
         paired_validation=monitor.paired.describe() if monitor.paired is not None and job.labels else None,
         labels=job.labels,
         batch_validation=monitor.paired.describe() if monitor.paired is not None and not job.labels else None,

@@ -2,7 +2,9 @@
 
 Part of the `xla` stage (its rungs are `xla` rungs in study.yaml, named
 NN-xla-autoclustering). Measured once, on the best kept configuration, only
-when no jit_compile=True rung was kept.
+when no jit_compile=True rung was kept, or when none was run because the study
+already knew XLA cannot take effect (`xla.cannot_activate`: auto-clustering
+compiles the parts of the step around what blocks jit_compile=True).
 
 On a CPU, TensorFlow's auto-clustering clusters nothing unless TF_XLA_FLAGS
 holds --tf_xla_cpu_global_jit: the backend sets it for these runs (measured on
@@ -21,7 +23,7 @@ from ...settings import XLA_CPU_AUTOCLUSTERING_FLAG
 from ...trials.verdict import NOT_APPLIED
 from ...patch import changes as C
 from . import Candidate, Lever
-from .xla import LEVER as XLA
+from .xla import LEVER as XLA, cannot_activate
 
 
 class AutoClustering(Lever):
@@ -38,6 +40,12 @@ class AutoClustering(Lever):
         if getattr(decisions, "accelerator", None) == "TPU":
             return []  # the XLA stage records why (`xla.ON_TPU`)
         xla = [r for r in decisions.rungs if r.kind == XLA.rung_kind]
+        if not xla and cannot_activate(decisions) is not None and not decisions.best.settings.jit_compile:
+            # jit_compile=True was not run (its lever said why): auto-clustering is what may still compile part
+            return [Candidate(self.rung_kind, "xla-autoclustering",
+                              decisions.best.settings.with_(xla_autoclustering=True),
+                              "jit_compile=True cannot take effect for this model (XLA_NOT_ACTIVE): TensorFlow's "
+                              "auto-clustering compiles only the parts of the step XLA supports", decisions.best)]
         if not xla or any(r.kept or r.settings.xla_autoclustering for r in xla) or not xla[0].settings.jit_compile:
             return []  # (XLA measured off: the script compiles with it, and auto-clustering would be less of it)
         first = xla[0].decision

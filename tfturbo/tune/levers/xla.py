@@ -9,6 +9,8 @@ NaN is not retried, since XLA does not change the numerics that failed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ... import findings as F
 from ...trials.verdict import FASTER, WORSE
 from ...patch import changes as C
@@ -31,6 +33,42 @@ ON_TPU = "skipped: a TPU always compiles the training step with XLA, so there is
 XLA_OFF = "no-xla"  # the slug of the candidate without XLA, measured when the script compiles with it
 
 
+def _refusal(findings: Any) -> dict[str, Any] | None:
+    return next((f for f in findings or [] if isinstance(f, dict) and f.get("code") == F.XLA_NOT_ACTIVE), None)
+
+
+def _causes(refused: dict[str, Any] | None) -> list[str]:
+    return [str(c) for c in ((refused or {}).get("data") or {}).get("causes") or []]
+
+
+def _enable(causes: list[str]) -> str:
+    """What would let XLA compile the step, for the causes XLA_NOT_ACTIVE named (trainer_backend/detectors/xla.py)."""
+    if any("cuDNN" in c for c in causes):
+        return ("use_cudnn=False on the LSTM/GRU layers (cuDNN's kernels cannot be XLA-compiled; Keras' own "
+                "implementation can)")
+    if any("supports_jit" in c for c in causes):
+        return ("move the layers marked supports_jit=False into the tf.data pipeline (ds.map(...); random "
+                "augmentation layers belong there) or remove them")
+    return "remove what blocks XLA (the XLA_NOT_ACTIVE finding's fix)"
+
+
+def cannot_activate(decisions) -> str | None:
+    """Why jit_compile=True cannot take effect for this model, when the study already knows it: the audit (it
+    compiles the model with jit_compile=True) or the baseline's own run raised XLA_NOT_ACTIVE. Keras then trains
+    without XLA, so a trial would measure the same step twice (issue 42: 1 min 37 s for a model whose audit had
+    said so). None when nothing says so (the trial's own runs still check, `Xla.not_in_effect`)."""
+    baseline = getattr(decisions, "baseline", None)
+    refused = _refusal(getattr(decisions, "audit", None)) or _refusal(((baseline.summary if baseline else None)
+                                                                        or {}).get("findings"))
+    if refused is None:
+        return None
+    causes = _causes(refused)
+    return (f"not run: XLA cannot take effect for this model, Keras trains it without XLA "
+            f"({'; '.join(causes) or 'Keras decided the model or platform does not support XLA'}; XLA_NOT_ACTIVE, "
+            f"found before training); what would enable it: {_enable(causes)}, or XLA auto-clustering, which "
+            "compiles the parts of the step XLA supports around what blocks it")
+
+
 class Xla(Lever):
     name = "xla"
     order = 30
@@ -46,6 +84,10 @@ class Xla(Lever):
         best, base = decisions.best, decisions.best.settings
         if getattr(decisions, "accelerator", None) == "TPU":
             return [Candidate(self.rung_kind, self.name, base, ON_TPU, best, skipped_reason=ON_TPU)]
+        refused = cannot_activate(decisions)
+        if refused is not None:  # the lever decides: nothing to measure (what it would have asked for is recorded)
+            on = decisions.fixes_for(base.with_(jit_compile=True))
+            return [Candidate(self.rung_kind, self.name, on, refused, best, skipped_reason=refused)]
         if as_written(decisions).jit_compile and base.jit_compile:  # the script compiles with XLA: slower here?
             off = base.with_(jit_compile=False)
             return [Candidate(self.rung_kind, XLA_OFF, off, "the script compiles with XLA: measured without it, in "
@@ -69,12 +111,8 @@ class Xla(Lever):
         """jit_compile=True asked for, and Keras trained without XLA (it falls back with only a warning)."""
         if not (summary.get("settings") or {}).get("jit_compile") or summary.get("xla_active") is not False:
             return None
-        refused = next((f for f in summary.get("findings") or [] if isinstance(f, dict)
-                        and f.get("code") == F.XLA_NOT_ACTIVE), None)
-        causes = [str(c) for c in ((refused or {}).get("data") or {}).get("causes") or []]
-        enable = ("use_cudnn=False on the LSTM/GRU layers (cuDNN's kernels cannot be XLA-compiled; Keras' own "
-                  "implementation can)" if any("cuDNN" in c for c in causes) else
-                  "remove what blocks XLA (the XLA_NOT_ACTIVE finding's fix)")
+        causes = _causes(_refusal(summary.get("findings")))
+        enable = _enable(causes)
         return (f"jit_compile=True was requested but Keras trained without XLA "
                 f"({'; '.join(causes) or 'Keras decided the model or platform does not support XLA'}); what would "
                 f"enable it: {enable}, or XLA auto-clustering, which compiles only the parts of the step XLA "
