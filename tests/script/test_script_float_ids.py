@@ -5,8 +5,12 @@ rounded ids, and the lookup of 1999 rounded to 2000 in a table of 2,000 killed t
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from script_helpers import cli_json, script_in_folder
+
+from tests.conftest import run_cli
 
 from tfturbo.findings import ERROR, INTEGER_INPUT_16BIT
 
@@ -44,3 +48,22 @@ def test_a_lookup_that_failed_under_bfloat16_says_bfloat16s_exact_range():
         finding.message.replace("bfloat16 is exact", "")
     finding, _ = diagnose(exc, None, RunSettings("w", policy="mixed_float16"))
     assert "float16 is exact only up to 2,048" in finding.message
+
+
+@pytest.fixture(scope="module")
+def bf16_run(tmp_path_factory) -> dict:
+    """A 16-bit run of the script (a tune's mixed_bfloat16 rung): 10 steps, once for the module (~15 s)."""
+    script = script_in_folder(tmp_path_factory, SCRIPT)
+    proc = run_cli("run", SCRIPT, "--policy", "mixed_bfloat16", "--steps", "10", "--out", "run", "--json",
+                   timeout=300, cwd=script.parent)
+    assert proc.returncode == 1, proc.stderr[-2000:]  # the lookup of 2000 fails training itself
+    return json.loads(proc.stdout)
+
+
+def test_the_16bit_run_fails_with_one_finding_that_names_the_layer(bf16_run):
+    """The run's own integer-input check (before training) died on the rounded ids too ("integer-input check
+    skipped"), so the run said only "model input"; it now names the layer, and the training failure that follows
+    adds no second INTEGER_INPUT_16BIT."""
+    assert bf16_run["status"] == "failed" and "fix_int_inputs=on" in bf16_run["error"]["fix"]
+    [finding] = [f for f in bf16_run["findings"] if f["code"] == INTEGER_INPUT_16BIT]
+    assert finding["where"] == "token_and_position_embedding" and "1,999 → 2,000" in finding["message"]

@@ -59,3 +59,19 @@ def test_a_study_yaml_from_before_the_record_still_reads_and_reports(tmp_path):
     assert report.design.startswith("3 replicate pair(s), each an A and a B run")  # its words, as written
     assert [r.headline.text() for r in report.rungs if r.headline] == \
         [r.headline.text() for r in new.rungs if r.headline]
+
+
+def test_the_seed_runs_are_said_as_this_trials_an_earlier_trials_or_the_studys():
+    """A trial's words say who trained the reference's seed runs; the report's study-wide sentence says they were
+    trained once for the study (its first trial's "by this trial" read as if every trial trained them)."""
+    from dataclasses import replace
+
+    from tfturbo.trials.verdict import AccuracyVerdict
+
+    acc = AccuracyVerdict("val_accuracy", 0.0, (-0.01, 0.01), "within tolerance", 600, True, [960, 1280, 1600])
+    first = replace(paired(4, 3.2), accuracy_points=3, noise_seeds=(1001, 2001), seed_runs=2)
+    later = replace(first, seed_runs=0)
+    assert "trained again from seed 1001, 2001 (by this trial)," in first.words(acc)
+    assert "trained again from seed 1001, 2001 (by an earlier trial of the study)," in later.words(acc)
+    study = study_words([(first, acc), (later, acc)])
+    assert "trained again from seed 1001, 2001 (once for the study, by its first trial)," in study

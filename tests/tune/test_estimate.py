@@ -19,7 +19,7 @@ import pytest
 from tfturbo.settings import RunSettings
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import Trial
-from tfturbo.tune.estimate import progress_text, remaining, remaining_text, trial_remaining
+from tfturbo.tune.estimate import progress_text, remaining, remaining_text, trial_remaining, trial_s
 
 BASELINE = {"status": "completed", "process_s": 31.0, "wall_s": 6.2, "warmup_s": 1.4, "steps_completed": 300}
 RULE = SpeedRule(3, 6, steady_s=3.0)
@@ -84,8 +84,8 @@ def test_without_steady_seconds_every_pair_is_a_full_length_run():
     full = SpeedRule(2, 3, steady_s=0)
     study = engine({}, stages=1)
     study.opts = SimpleNamespace(speed_rule=lambda: full)
-    (stage,) = remaining(study)
-    assert stage.low_s == pytest.approx(4 * FULL) and stage.high_s == pytest.approx(6 * FULL)
+    (stage,) = remaining(study)  # no trial yet: the first also trains the baseline from 2 other seeds
+    assert stage.low_s == pytest.approx((4 + 2) * FULL) and stage.high_s == pytest.approx((6 + 2) * FULL)
 
 
 def test_a_paired_trial_costs_bs_full_length_run_and_its_speed_pairs():
@@ -116,3 +116,15 @@ def test_a_trial_that_trains_the_reference_from_other_seeds_counts_those_runs_in
     study = engine({"03-xla": trial}, share_process=True)
     low, high = trial_remaining(study, trial)
     assert low == pytest.approx(3 * FULL + 6 * SPEED) and high == pytest.approx(3 * FULL + 12 * SPEED)
+
+
+def test_before_any_trial_the_first_stage_also_costs_the_studys_seed_runs():
+    """The study trains the baseline from two other seeds once, in its first trial: the first stage still to come
+    costs two more full-length runs while no trial has begun; the stages after it, and every stage once a trial
+    began, do not."""
+    first, second = remaining(engine({}))
+    low, high = trial_s(engine({}), RULE.min_pairs), trial_s(engine({}), RULE.max_pairs)
+    assert first.low_s == pytest.approx(low + 2 * FULL) and first.high_s == pytest.approx(high + 2 * FULL)
+    assert second.low_s == pytest.approx(low) and second.high_s == pytest.approx(high)
+    begun = remaining(engine({"02-mixed_float16": first_pair_trial()}))
+    assert begun[0].low_s == pytest.approx(trial_s(engine({}), RULE.min_pairs))

@@ -3,7 +3,7 @@ levers' own knowledge): the same recorded runs give the same study.yaml decision
 and words as the code before it did (tests/tune/data/same_decisions.json, made on commit d8353c9 by
 `python -m tests.tune.same_decisions FILE`, and made again when issues 38, 39, 40 and 42 changed the decisions on
 purpose: the baseline as written, seed runs for the trainings' noise, re-used runs, pooled speed-ups; when the
-design words said which trial trained the seed runs, "(by this trial)" / "(by an earlier trial of the study)"; and
+design words said which trial trained the seed runs, "(by this trial)" / "(by an earlier trial of the study)", the report's "(once for the study, by its first trial)"; and
 with each row's reason and the appendix of runs outside the decisions once issue 42 moved those out of the rows;
 the report rows of the file made on d8353c9 read "crashed", with no figures). A refactor leaves it unchanged."""
 

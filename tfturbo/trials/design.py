@@ -60,7 +60,7 @@ class Design:
               steady: str | None = None) -> str:
         """The design in words, for the report, the wizard and `ab` (`acc`: the accuracy verdict, whose points
         and examples the words give exactly; `pairs`, `steady`: words for a study's range of trials instead of
-        this one's figures)."""
+        this one's figures — the seed runs are then the study's, trained once)."""
         measured = self.steady_s_measured
         where = "in one process" if measured is not None else "in their own processes"
         ratio = ("a pair's ratio: the median, over the hand-overs between its arms, of the windows either side; "
@@ -103,7 +103,8 @@ class Design:
             text += f"; accuracy paired on the same {acc.paired_on()} {at}, {over}"
             text += f" ({acc.examples_words()})" if acc.examples_words() else ""
             if self.noise_seeds:
-                by = ("" if self.seed_runs is None else " (by an earlier trial of the study)" if not self.seed_runs
+                by = ("" if self.seed_runs is None else " (once for the study, by its first trial)" if pairs
+                      else " (by an earlier trial of the study)" if not self.seed_runs
                       else " (by this trial)" if self.seed_runs >= len(self.noise_seeds) else
                       f" ({self.seed_runs} of them by this trial)")
                 text += (f"; the accuracy reference trained again from seed {', '.join(map(str, self.noise_seeds))}"

@@ -32,8 +32,9 @@ Once a trial has a pair, its own estimate (`Trial.estimate_remaining_s`, from
 its arms' runs) says what is left of it. Each stage left is its lever's
 candidates now (a skipped one costs nothing; a search such as the batch size
 may ask for more once a verdict is in, so its upper bound is a floor) times a
-trial of the rule's pairs, min to max. The confirmation counts one trial: it
-runs whenever a change is kept.
+trial of the rule's pairs, min to max, and, before any trial began, the first
+one's seed runs. The confirmation counts one trial: it runs whenever a change
+is kept.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 
 from ..numbers import duration_text
 from ..protocol import RunStatus
+from ..trials.trial import SEED_REPLICATES
 
 
 @dataclass(frozen=True)
@@ -156,11 +158,15 @@ def remaining(engine) -> list[StageEstimate]:
     low, high = trial_s(engine, rule.min_pairs), trial_s(engine, rule.max_pairs)
     if low is None or high is None:
         return []
+    # the study's first trial also trains the baseline from other seeds, once for the study (`Trial.seed_runs`):
+    # a full-length run each, on the first stage that makes a trial, while no trial has begun
+    seeds = SEED_REPLICATES * (full_run_s(engine) or 0.0) if not engine.trials else 0.0
     out = []
     for lever in engine.stages_left():
         trials = 1 if lever.confirms else sum(1 for c in lever.candidates(engine.decisions) if c.skipped_reason is None)
         if trials:
-            out.append(StageEstimate(lever.title, trials * low, trials * high))
+            out.append(StageEstimate(lever.title, trials * low + seeds, trials * high + seeds))
+            seeds = 0.0
     return out
 
 

@@ -519,7 +519,8 @@ def fit(active: ActiveRun) -> None:
         from ..diagnostics.training_failure import diagnose
 
         cause = diagnose(exc, job.model, settings)
-        if cause is not None:
+        # once: the run's integer-input check before training already named the layer that rounds the ids
+        if cause is not None and cause[0].code not in {f.get("code") for f in monitor.findings}:
             monitor.add_finding(cause[0])
         error = emit_error(writer, distribute.explain_failure(exc), kind=protocol.TRAINING_ERROR,
                            batch_size=settings.batch_size, fix=cause[1] if cause else None)
