@@ -144,6 +144,15 @@ class RunSettings:
                                 to_arg=str, measurement=True,
                                 help="validation examples the accuracy gate compares pairwise: every example the "
                                      "workload has, up to N (default 10000)")
+    # The accuracy gate's per-example results (paired_validation.npz) only at validation points from this step on: a
+    # candidate's full-length run is compared at its last points only (`trials.trial.Trial.gate_from`), so a pass
+    # over the examples at each earlier point would serve nothing; Keras' own validation (the curve the plots
+    # show) still runs at every point. None: every point (a reference run, which a later candidate may meet at
+    # any of its points)
+    paired_from: int | None = setting(None, flag="--paired-from", parse=positive_int, metavar="STEP",
+                                      measurement=True,
+                                      help="record each validation example's result for the accuracy gate only at "
+                                           "validation points from STEP on (default: every point)")
     # The fixed validation set shared by a study's runs (trainer_backend/validation_set.py): the first run that
     # validates writes its examples here, every later run reads them, so every arm validates on the same examples.
     val_set: str | None = setting(None, flag="--val-set", parse=str, metavar="DIR", measurement=True,
@@ -382,8 +391,10 @@ def configuration_key(settings: RunSettings, batch_size: int | None = None) -> t
 
 
 # measurement settings that change neither what a run trains nor where it validates: the profiler window (its
-# steps stay out of the throughput), whether the model is saved, and the XLA cache folder (compile time only)
-NOT_TRAINING = ("profile", "no_model", "xla_cache")
+# steps stay out of the throughput), whether the model is saved, the XLA cache folder (compile time only), and
+# from which point the per-example results are kept (a run re-used as an accuracy reference needs them all:
+# `Trial.reused_run`)
+NOT_TRAINING = ("profile", "no_model", "xla_cache", "paired_from")
 
 
 def training_key(settings: RunSettings, batch_size: int | None = None) -> tuple[tuple[str, str], ...]:

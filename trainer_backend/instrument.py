@@ -55,6 +55,10 @@ STEADY_WINDOW_S = 0.5  # several windows in a replicate's few steady seconds: th
 MIN_STEADY_WINDOWS = 8
 # a call is judged a compilation against the median of this many calls before it (`Instrument._one_off`)
 SPIKE_CONTEXT = 50
+# ... and only when it took at least this long: a new shape's compilation took 2.2 s (a tiny model under XLA) and
+# 5.0 s (a keras-io-style LSTM under XLA) here, while a busy host's hiccups reached 145 ms, which RECOMPILE_STORM's
+# own floor (MIN_SPIKE_MS) lets through
+ONE_OFF_MIN_MS = 250.0
 
 
 class QuietCallbackList(keras.callbacks.CallbackList):
@@ -304,11 +308,11 @@ class Instrument(keras.callbacks.Callback):
         """Whether the call just timed (`ms` per step, `seconds` in all, the calls `before` it; its first step
         `_last_step`) compiled a new input shape seen once, so its window must measure nothing: after warm-up,
         outside the profiler, it took a compilation's time by RECOMPILE_STORM's rule (over SPIKE_FACTOR × the
-        median of the calls before it, and MIN_SPIKE_MS more). Only the first MIN_SPIKES - 1 of them: those are
+        median of the calls before it, and MIN_SPIKE_MS more) and at least ONE_OFF_MIN_MS in all. Only the first MIN_SPIKES - 1 of them: those are
         shapes seen once — a pass's partial last batch, traced and compiled at its first sight (8.5 s of a
         keras-io weather run) —, while spikes that keep coming are a storm, whose cost is the configuration's
         own and stays in its throughput (RECOMPILE_STORM names it)."""
-        if (ms <= MIN_SPIKE_MS or not before or not self.monitor.warmed_up or self._near_profiler()
+        if (ms * self._per_call <= ONE_OFF_MIN_MS or not before or not self.monitor.warmed_up or self._near_profiler()
                 or len(self.one_off_compiles) >= MIN_SPIKES - 1):
             return False
         median = sorted(before)[len(before) // 2]

@@ -127,7 +127,7 @@ class RunMonitor:
             self.validation.append({"step": step, "metrics": val})
             self.writer.emit(protocol.VALIDATION, step=step, metrics=val)
             self._scalars(step, None, val)
-            if self.paired is not None:
+            if self.paired is not None and step >= (self.settings.paired_from or 0):  # the gate's points only
                 self.paired.evaluate(self.context.model, step, step * (self.settings.batch_size or 0), val)
                 self.paired.save(self.context.extra["run_dir"])
         self.writer.emit(protocol.MEMORY, **self.memory.read())

@@ -105,3 +105,16 @@ def test_a_speed_only_replicate_neither_validates_nor_saves_its_model_and_shares
     assert doc["settings"]["speed_only"] and doc["throughput"]["windows"] >= 3, doc["windows"]
     assert doc["steps_per_s"] == doc["throughput"]["samples_per_s"] / doc["settings"]["batch_size"]
     assert list(cache.glob("xla_compile_cache__*")), "XLA kept nothing in its persistent cache"
+
+
+def test_paired_from_keeps_every_validation_point_on_the_curve_and_per_example_results_from_that_step(tmp_path):
+    """--paired-from STEP (a candidate's gate run, `Trial.gate_from`): Keras validates at every point, as the plots
+    show them; the accuracy gate's pass over every example runs only from STEP on (here 3 of 6 points)."""
+    import numpy as np
+
+    run = run_backend("run", TINY, "--out", str(tmp_path / "r"), "--steps", "60", "--val-every", "10",
+                      "--paired-from", "40", "--profile", "0:0", "--no-model")
+    assert run.exit_code == 0, run.stderr[-3000:]
+    assert [e["step"] for e in run.of_type(protocol.VALIDATION)] == [10, 20, 30, 40, 50, 60]
+    with np.load(tmp_path / "r" / run.document["paired_validation"]["file"]) as data:
+        assert list(data["step"]) == [40, 50, 60]

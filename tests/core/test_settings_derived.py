@@ -65,12 +65,12 @@ OTHER = {"workload": "other.py", "policy": "mixed_bfloat16", "jit_compile": True
          "seed": 7, "strategy": "mirrored", "devices": 2, "workers": 3, "tf_config": "cluster.json",
          "profile": [5, 9], "val_every": 10, "val_steps": 3, "val_examples": 64, "fix_head": True, "fix_int_inputs": True,
          "drop_remainder": True, "input_fixes": True, "lr_scale": 2.0, "xla_autoclustering": True,
-         "steps_per_execution": 4, "until_ci": 0.02, "min_steps": 50, "speed_only": True, "no_model": True, "xla_cache": "/tmp/xla", "val_set": "/tmp/validation", "fit_call": 2, "script_args": ["--depth", "3"],
+         "steps_per_execution": 4, "until_ci": 0.02, "min_steps": 50, "speed_only": True, "no_model": True, "xla_cache": "/tmp/xla", "val_set": "/tmp/validation", "paired_from": 40, "fit_call": 2, "script_args": ["--depth", "3"],
          "extra": {"a": 1}}
 # the seed too: trainings of one configuration from other seeds are its replicates (the accuracy gate's trainings'
 # noise, issue 39)
 MEASUREMENT = {"profile", "val_every", "val_steps", "val_examples", "until_ci", "min_steps", "steps", "speed_only",
-               "no_model", "xla_cache", "val_set", "seed"}
+               "no_model", "xla_cache", "val_set", "seed", "paired_from"}
 
 
 def test_runs_differing_in_any_setting_but_how_they_are_measured_are_not_replicates():

@@ -365,3 +365,25 @@ def test_a_reference_run_is_trained_again_where_taking_it_would_cost_more_than_i
                                   (slow, SpeedRule(3, 6, steady_s=0.0), False)]:
         trial = Trial(a, b, rule, finished={training_key(a): FinishedRun("01-baseline", summary_)})
         assert (trial.plan().reused == "01-baseline") is taken
+
+
+def test_a_candidates_gate_run_keeps_per_example_results_only_at_the_points_the_gate_compares():
+    """Issue 40: a full-length run validated twice at each point — Keras' validation (the curve the plots show)
+    and a pass over every example for the gate — while the gate compares the last 3 points only. B's gate run now
+    asks for the per-example pass from its first compared point on (`--paired-from`); the reference's runs, which a
+    later candidate may meet at any point, keep every point."""
+    from tfturbo.cli_args import run_argv
+
+    a = RunSettings("builtin:fake", batch_size=64, steps=300, val_every=60)
+    trial = Trial(a, a.with_(policy="mixed_float16"), SpeedRule(3, 6, steady_s=0.0), seed_replicates=2)
+    first = trial.next_run()
+    assert (first.arm, first.replicate) == ("b", 1)
+    assert first.settings.paired_from == 180  # points 60..300: the gate compares 180, 240, 300
+    assert run_argv(first.settings, "out")[run_argv(first.settings, "out").index("--paired-from") + 1] == "180"
+    trial.record(first, recorded(first.settings, 80.0), None)
+    reference = trial.next_run()
+    assert (reference.arm, reference.replicate) == ("a", 1) and reference.settings.paired_from is None
+    # a candidate at another batch meets the reference where whole steps allow: from its first such point
+    larger = Trial(a, a.with_(batch_size=128), SpeedRule(3, 6, steady_s=0.0))
+    planned = larger.next_run()
+    assert planned.settings.steps == 150 and planned.settings.paired_from == 90

@@ -131,8 +131,9 @@ class FinishedRun:
 
 def trial_settings(settings: RunSettings) -> RunSettings:
     """A replicate measures the whole step budget, without the adaptive stop, and without the profiler (it slows
-    steps) except in the first pair (`PROFILED_REPLICATE`)."""
-    return settings.with_(profile=NO_PROFILE, until_ci=None, min_steps=0)
+    steps) except in the first pair (`PROFILED_REPLICATE`), and with per-example results at every validation point
+    but in B's full-length run (`Trial.gate_from`)."""
+    return settings.with_(profile=NO_PROFILE, until_ci=None, min_steps=0, paired_from=None)
 
 
 def validation_points(steps: int, val_every: int, batch: int) -> list[int]:
@@ -511,6 +512,9 @@ class Trial:
         if not self.finished:
             return None
         found = self.finished.get(training_key(self.full_settings(A), self._batch(A)))
+        if found is not None and self.accuracy_reference is None and \
+                (found.summary.get("settings") or {}).get("paired_from"):
+            return None  # A's runs are the gate's reference here: one with per-example results at every point
         return found if found is not None and self._reuse_pays(found) else None
 
     def _reuse_pays(self, found: FinishedRun) -> bool:
@@ -531,6 +535,24 @@ class Trial:
         fit, warm = (float(v) if isinstance(v := s.get(k), (int, float)) else 0.0 for k in ("wall_s", "warmup_s"))
         one = max(0.0, total - fit) + max(0.0, warm) + self.rule.steady_s
         return total > 2 * one
+
+    def gate_from(self) -> int | None:
+        """The first step of B's full-length run at which the accuracy gate will compare it (`compared_points`
+        with the run it is judged against: the external reference's, else A's full-length run), so its
+        per-example results are kept from there on only (`RunSettings.paired_from`); None when that is its
+        first validation point or nothing tells yet (a batch size not known). Keras' validation, the curve the
+        plots show, still runs at every point."""
+        external, b_batch = self._reference_run_settings(), self._batch(B)
+        ref, ref_batch = (external, external.batch_size) if external is not None and external.batch_size else \
+            (self.full_settings(A), self._batch(A))
+        if not (b_batch and ref_batch):
+            return None
+        b = self.full_settings(B)
+        compared = compared_points(ref, ref_batch, b, b_batch)
+        if not compared:
+            return None
+        first = min(sb for _, sb in compared) // b_batch
+        return first if first > min(b.effective_val_every(), b.steps) else None
 
     def _configuration(self, arm: str) -> tuple[str, ...]:
         return configuration_key(self.a if arm == A else self.b, self._batch(arm))
@@ -853,6 +875,8 @@ class Trial:
             settings = settings.with_(profile=None)  # the default window, after warm-up (its steps in no window)
         if arm == A or not self.save_model:  # A's model is its own rung's run's (the baseline's, the kept one's)
             settings = settings.with_(no_model=True)
+        if arm == B and replicate == 1 and not settings.speed_only:
+            settings = settings.with_(paired_from=self.gate_from())
         planned = PlannedRun(arm, replicate, settings, self.names(arm, replicate))
         first_of_pair = replicate > 1 and (done == 0 or self._slot(done - 1)[0] != replicate)
         if first_of_pair and self.paired and settings.speed_only:

@@ -135,8 +135,9 @@ class Rung:
 
 
 def measurement_only(settings: RunSettings) -> RunSettings:
-    """The settings a user trains with: without the profiler window and the adaptive stop of a measured run."""
-    return settings.with_(profile=None, until_ci=None, min_steps=0)
+    """The settings a user trains with: without the profiler window, the adaptive stop and the gate's per-example
+    points of a measured run."""
+    return settings.with_(profile=None, until_ci=None, min_steps=0, paired_from=None)
 
 
 @dataclass
