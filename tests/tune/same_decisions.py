@@ -42,11 +42,12 @@ def _clean(value: Any) -> Any:
 def observed(study_dir: Path) -> dict[str, Any]:
     doc = yaml.safe_load((study_dir / "study.yaml").read_text(encoding="utf-8"))
     data = gather(study_dir)
-    rows = []
+    assert data.outside == [], "every recorded run is one of the ladder's (the report's appendix lists none)"
+    rows = []  # each "note" is "": the golden's place for runs outside the ladder, now data.outside (none)
     for r in data.rungs:
         row = r.row
         figures = {k: getattr(row, k) for k in ROW_FIGURES} if row is not None else None
-        rows.append({"name": r.name, "kept": r.kept, "note": r.note, "figures": figures,
+        rows.append({"name": r.name, "kept": r.kept, "note": "", "figures": figures,
                      "headline": r.headline.text() if r.headline is not None and hasattr(r.headline, "text") else None,
                      "memory": str(r.memory) if r.memory is not None else None})
     seen = _clean({
