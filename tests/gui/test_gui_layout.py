@@ -478,3 +478,25 @@ def test_the_study_folder_field_shows_the_folders_end(qtbot, tmp_path, size):
     assert edit.text() == path and path in edit.toolTip()
     edit.setFocus()  # the user edits the path whole
     assert edit.shown_text() == path
+
+
+def test_the_batch_box_keeps_the_size_the_user_chose(qtbot, tmp_path):
+    """Issue 42 walk: the batch box went back to the proposal whenever the page was shown again, under the size
+    the user had set; it keeps the user's size (and its learning-rate words) until a run measures something."""
+    window = make_window(qtbot, tmp_path)
+    measure_baseline(qtbot, window)
+    index = next(i for i, p in enumerate(window.pages) if hasattr(p, "batch") and hasattr(p, "plan_text"))
+    window.goto(index)
+    page = window.pages[index]
+    qtbot.wait(30)
+    proposed = page.batch.value()
+    page.batch.lineEdit().selectAll()
+    qtbot.keyClicks(page.batch.lineEdit(), str(proposed + 32))
+    qtbot.keyClick(page.batch.lineEdit(), Qt.Key.Key_Tab)
+    assert page.batch.value() == proposed + 32
+    words = page.lr.text()
+    window.goto(index - 1)
+    qtbot.wait(30)
+    window.goto(index)
+    qtbot.wait(30)
+    assert page.batch.value() == proposed + 32 and page.lr.text() == words
