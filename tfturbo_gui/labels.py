@@ -6,7 +6,9 @@ import re
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtGui import QPainter, QPalette
+from PySide6.QtWidgets import (QBoxLayout, QFrame, QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QStyle,
+                               QStyleOptionFrame, QVBoxLayout, QWidget)
 
 
 class ElidedLabel(QLabel):
@@ -37,6 +39,47 @@ class ElidedLabel(QLabel):
         shown = self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, max(0, self.width()))
         if shown != self.text():
             self.setText(shown)
+
+
+class PathEdit(QLineEdit):
+    """A path field that shows a path too long for it elided in the middle ("/home/ann/…/mnist-study"), so the
+    end, the folder's own name, is always in view (issue 42 walk: the study folder field showed its start cut,
+    "oot/pytest-53/…"); whole while the user edits it, in `text()` and in its tooltip."""
+
+    def __init__(self, text: str = "", tip: str = ""):
+        super().__init__(text)
+        self._tip = tip
+        self.textChanged.connect(self._say_whole)
+        self._say_whole(text)
+
+    def _say_whole(self, text: str) -> None:
+        self.setToolTip(f"{text}\n{self._tip}" if self._tip else text)
+
+    def _contents(self, option: QStyleOptionFrame):
+        return self.style().subElementRect(QStyle.SubElement.SE_LineEditContents, option, self).adjusted(2, 0, -2, 0)
+
+    def shown_text(self) -> str:
+        """What the field shows when the user is not editing it."""
+        if self.hasFocus():
+            return self.text()
+        option = QStyleOptionFrame()
+        self.initStyleOption(option)
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle, self._contents(option).width())
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        shown = self.shown_text()
+        if shown == self.text():
+            super().paintEvent(event)
+            return
+        option = QStyleOptionFrame()
+        self.initStyleOption(option)
+        painter = QPainter(self)
+        self.style().drawPrimitive(QStyle.PrimitiveElement.PE_PanelLineEdit, option, painter, self)
+        group = QPalette.ColorGroup.Active if self.isEnabled() else QPalette.ColorGroup.Disabled
+        painter.setPen(self.palette().color(group, QPalette.ColorRole.Text))
+        painter.drawText(self._contents(option), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),
+                         shown)
+        painter.end()
 
 
 def add_section(layout: QBoxLayout, title: str) -> QLabel:

@@ -86,6 +86,9 @@ def reference_profile(session, rung) -> tuple[prof.Profile, str]:
     return rung_profile(session, session.baseline)[0], "the baseline"
 
 
+PLOT_MIN_HEIGHT = 150  # px of each live plot above the profile view: the column scrolls down rather than squeeze them
+
+
 def under_plots(plots: QWidget, view: ProfileView) -> QScrollArea:
     """The live plots above the profile view, halves of the column; the divider is the user's to move. In a
     window too short for both at their smallest, the column scrolls: laid out in less than their minimum, the
@@ -93,6 +96,9 @@ def under_plots(plots: QWidget, view: ProfileView) -> QScrollArea:
     (the baseline and rung pages at 1024x640, issue 22 walk)."""
     split = QSplitter(Qt.Orientation.Vertical)
     split.setChildrenCollapsible(False)
+    for plot in (getattr(plots, name, None) for name in ("step_plot", "loss_plot", "val_plot", "scale_plot")):
+        if plot is not None:  # readable beside the profile: the splitter gave the plots 30-60 px (issue 42 walk)
+            plot.setMinimumHeight(PLOT_MIN_HEIGHT)
     split.addWidget(plots)
     split.addWidget(view)
     split.setStretchFactor(0, 1)

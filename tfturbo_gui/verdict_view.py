@@ -89,8 +89,24 @@ def _accuracy_words(accuracy: dict[str, Any]) -> str:
     return f"{verdict}: {shown}{where}{extra}"
 
 
+def nice_ticks(lo: float, hi: float, most: int = 5) -> list[float]:
+    """Round values between `lo` and `hi` (steps of 1, 2, 2.5 or 5 x 10^k), at most `most` of them."""
+    span = hi - lo
+    if not (finite(lo) and finite(hi)) or span <= 0:
+        return []
+    raw = span / max(1, most - 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step) * step
+    return [round(first + k * step, 10) for k in range(int((hi - first) / step + 1e-9) + 1)]
+
+
 class IntervalBar(QWidget):
-    """An interval on a small axis with the reference value marked: the estimate, [lo, hi], and `ref`."""
+    """An interval on a small axis with the reference value marked: the estimate, [lo, hi], and `ref`; under it a
+    scale in the value's unit ("1.2×", "+0.5 pp"), so a bar is read as a number (issue 42 walk: the confirmation's
+    bars had no scale)."""
+
+    BAR_H = 22  # px of the bar; the scale's labels go under it
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -98,28 +114,46 @@ class IntervalBar(QWidget):
         self.interval: tuple[float, float] | None = None
         self.ref = 0.0
         self.band: tuple[float, float] | None = None  # e.g. the accuracy tolerance
+        self.unit = ""  # "×", " pp" or "" (a loss), after each tick's value
         self.color = QColor("#0072B2")
-        self.setMinimumHeight(26)
+        self.setMinimumHeight(self._height())
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
+    def _height(self) -> int:
+        return self.BAR_H + self.fontMetrics().height() + 2
+
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
-        return QSize(240, 28)
+        return QSize(240, self._height())
 
     def set_values(self, estimate: float | None, interval: tuple[float, float] | None, ref: float,
-                   color: str, band: tuple[float, float] | None = None) -> None:
+                   color: str, band: tuple[float, float] | None = None, unit: str = "") -> None:
         self.estimate = estimate if finite(estimate) else None
         ok = interval is not None and finite(interval[0]) and finite(interval[1])
         self.interval = (float(interval[0]), float(interval[1])) if interval is not None and ok else None
-        self.ref, self.band, self.color = ref, band, QColor(color)
+        self.ref, self.band, self.color, self.unit = ref, band, QColor(color), unit
         self.update()
 
-    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt API)
+    def _range(self) -> tuple[float, float]:
         values = [self.ref] + ([self.estimate] if self.estimate is not None else []) + list(self.interval or ()) \
             + list(self.band or ())
         lo, hi = min(values), max(values)
         pad = (hi - lo) * 0.15 or 0.05 * (abs(self.ref) or 1)
-        lo, hi = lo - pad, hi + pad
-        w, h = self.width() - 12, self.height()
+        return lo - pad, hi + pad
+
+    def ticks(self) -> list[tuple[float, str]]:
+        """The scale: each tick's value and its label with the unit, as drawn."""
+        lo, hi = self._range()
+        # as few as fit: a label about 6 characters wide each
+        most = max(2, min(5, (self.width() - 12) // max(1, 7 * self.fontMetrics().averageCharWidth())))
+        values = nice_ticks(lo, hi, most)
+        step = values[1] - values[0] if len(values) > 1 else 1.0
+        digits = max(0, -math.floor(math.log10(step))) if step < 1 else 0
+        sign = "+" if self.unit.strip() == "pp" else ""
+        return [(v, f"{v:{sign}.{digits}f}{self.unit}") for v in values]
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt API)
+        lo, hi = self._range()
+        w, h = self.width() - 12, self.BAR_H
         x = lambda v: 6 + (v - lo) / (hi - lo) * w  # noqa: E731
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -132,6 +166,16 @@ class IntervalBar(QWidget):
             band = QColor("#009E73")
             band.setAlpha(45)
             p.fillRect(QRectF(x(self.band[0]), 3, x(self.band[1]) - x(self.band[0]), h - 6), band)
+        text = self.palette().color(self.foregroundRole())
+        text.setAlpha(170)
+        metrics = self.fontMetrics()
+        for value, label in self.ticks():  # the scale: a tick under the axis and its value in the unit
+            p.setPen(QPen(muted, 1))
+            p.drawLine(QPointF(x(value), h - 3), QPointF(x(value), h))
+            p.setPen(QPen(text, 1))
+            width = metrics.horizontalAdvance(label)
+            left = min(max(0.0, x(value) - width / 2), self.width() - width)
+            p.drawText(QPointF(left, h + metrics.ascent()), label)
         p.setPen(QPen(muted, 1, Qt.PenStyle.DashLine))
         p.drawLine(QPointF(x(self.ref), 2), QPointF(x(self.ref), h - 2))
         if self.interval is not None:
@@ -194,15 +238,15 @@ class VerdictView(QFrame):
             self.speed_label.setText(speed_text(speed))
         colour = {"faster": "#009E73", "slower": "#D55E00"}.get(str(speed.get("verdict")), "#0072B2")
         ci = speed.get("ci95")
-        self.speed_bar.set_values(speed.get("ratio"), tuple(ci) if ci else None, 1.0, colour)
+        self.speed_bar.set_values(speed.get("ratio"), tuple(ci) if ci else None, 1.0, colour, unit="×")
         accuracy = document.get("accuracy") or {}
         self.accuracy_label.setText(accuracy_text(accuracy))
-        factor, _unit = _scale(accuracy.get("metric"))
+        factor, unit = _scale(accuracy.get("metric"))
         delta = accuracy.get("delta")
         aci = accuracy.get("ci95")
         colour = {WITHIN: "#009E73", WORSE: "#D55E00"}.get(str(accuracy.get("verdict")), "#E69F00")
         self.accuracy_bar.set_values(delta * factor if finite(delta) else None,
-                                     (aci[0] * factor, aci[1] * factor) if aci else None, 0.0, colour)
+                                     (aci[0] * factor, aci[1] * factor) if aci else None, 0.0, colour, unit=unit)
         self.accuracy_bar.setVisible(bool(aci))  # a lone point at 0 says nothing: drawn once there is an interval
         self.reason.setText(in_gui_words(reason if reason is not None else str(document.get("reason") or "")))
         self.show()

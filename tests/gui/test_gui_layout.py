@@ -16,14 +16,29 @@ LEFT = Qt.MouseButton.LeftButton
 CHECKED = (QLabel, QAbstractButton, QLineEdit, QComboBox, QSpinBox)
 
 
-def scrolled(widget: QWidget, top: QWidget) -> bool:
-    """Inside a scroll area's viewport (it may lie outside the visible part: the user scrolls to it)."""
+def viewport_of(widget: QWidget, top: QWidget) -> QWidget | None:
+    """The viewport of the innermost scroll area `widget` is inside (it may lie below the visible part: the user
+    scrolls down to it, but never sideways); None outside every scroll area."""
     w = widget.parentWidget()
     while w is not None and w is not top:
         if isinstance(w.parentWidget(), QAbstractScrollArea) and w is w.parentWidget().viewport():
-            return True
+            return w
         w = w.parentWidget()
-    return False
+    return None
+
+
+def wider_than_viewport(widget: QWidget, viewport: QWidget) -> str:
+    """'' when `widget` lies within its scroll area's width (issue 42: the layout test skipped everything inside
+    a scroll area, where the clipped text and the sideways scrolling of the XLA page at 1280x800 were)."""
+    left = widget.mapTo(viewport, QPoint(0, 0)).x()
+    content = viewport.parentWidget()
+    scroll = getattr(content, "horizontalScrollBar", None)
+    offset = scroll().value() if scroll is not None else 0
+    if left + offset < 0 or left + widget.width() > viewport.width() + 1:
+        text = getattr(widget, "text", lambda: "")()
+        return (f"{type(widget).__name__} {widget.objectName()!r} {str(text)[:40]!r} wider than its scroll area: "
+                f"x {left}..{left + widget.width()} in {viewport.width()} px")
+    return ""
 
 
 def cut_by_parent(widget: QWidget, top: QWidget, rect: QRect) -> str:
@@ -46,11 +61,24 @@ def clipped(top: QWidget) -> list[str]:
     for w in top.findChildren(QWidget):
         if not w.isVisibleTo(top) or w.width() == 0:
             continue
-        if isinstance(w, QAbstractScrollArea) and w.horizontalScrollBar().maximum() > 0 \
+        if isinstance(w, QAbstractScrollArea) and (w.horizontalScrollBar().maximum() > 0
+                                                   or w.horizontalScrollBar().isVisibleTo(top)) \
                 and w.horizontalScrollBarPolicy() != Qt.ScrollBarPolicy.ScrollBarAlwaysOn \
                 and w.objectName() not in ("codeBlock",) and not hasattr(w, "setHorizontalHeaderLabels"):
             bad.append(f"{type(w).__name__} {w.objectName()!r} scrolls sideways by {w.horizontalScrollBar().maximum()}")
-        if scrolled(w, top):
+        viewport = viewport_of(w, top)
+        if viewport is not None:  # inside a scroll area: within its width, and wide enough for its text
+            outer = viewport.parentWidget()
+            if isinstance(outer, QAbstractScrollArea) and (outer.objectName() == "codeBlock"
+                                                           or hasattr(outer, "setHorizontalHeaderLabels")):
+                continue  # code and tables scroll sideways on purpose
+            wide = wider_than_viewport(w, viewport)
+            if wide:
+                bad.append(wide)
+            elif isinstance(w, CHECKED) and not (isinstance(w, QLabel) and w.wordWrap()) \
+                    and w.width() + 1 < w.minimumSizeHint().width():
+                bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r}: {w.width()} < "
+                           f"{w.minimumSizeHint().width()} px (in a scroll area)")
             continue
         rect = QRect(w.mapTo(top, QPoint(0, 0)), w.size())
         if not window_rect.contains(rect) and w.isWindow() is False and type(w).__name__ != "QWidget":
@@ -101,7 +129,7 @@ def problems_in_plots(plots) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("size", [(1024, 640), (1920, 1080)])
+@pytest.mark.parametrize("size", [(1024, 640), (1280, 800), (1920, 1080)])
 def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
     window = make_window(qtbot, tmp_path)
     assert window.minimumSizeHint().width() <= 1024 and window.minimumSizeHint().height() <= 640
@@ -130,6 +158,10 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
             assert len(shown) == len(plots.series) and not any(n.startswith("+") for n in shown), shown
         if plots is not None and plots.isVisibleTo(window):
             assert problems_in_plots(plots) == [], f"page {i + 1} at {size}: {problems_in_plots(plots)}"
+        # issue 42 walk: once the profile appeared under them the step-time plots were squeezed to 30-60 px
+        profile = getattr(window.pages[i], "profile_view", None)
+        if plots is not None and plots.isVisibleTo(window) and profile is not None and profile.isVisibleTo(window):
+            assert plots.step_plot.height() >= 150, f"page {i + 1} at {size}: step time {plots.step_plot.height()} px"
         # issue 22: the Record page's checkpoint path wraps, whole, instead of scrolling sideways
         path = getattr(window.pages[i], "record_path", None)
         if path is not None and path.isVisibleTo(window):
@@ -142,9 +174,12 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
         snippet = getattr(window.pages[i], "snippet", None)
         if snippet is not None and snippet.isVisibleTo(window):
             editor = snippet.editor
-            assert editor.verticalScrollBar().maximum() == 0 or editor.height() >= editor.maximumHeight() - 1 \
-                or snippet.geometry().bottom() >= snippet.parentWidget().height() - 40, \
-                f"the changes scroll in {editor.height()} px at {size}"
+
+            def fits() -> bool:
+                return editor.verticalScrollBar().maximum() == 0 or editor.height() >= editor.maximumHeight() - 1 \
+                    or snippet.geometry().bottom() >= snippet.parentWidget().height() - 40
+            # (re-wrapped to the page's width, its height settles in a later layout pass, as the path's above)
+            qtbot.waitUntil(fits, timeout=3_000)
         # issue 22: a finding's fix wraps in its card instead of scrolling sideways
         for card in getattr(getattr(window.pages[i], "findings", None), "cards", []):
             if card.fix_block is not None and card.isVisibleTo(window):
@@ -423,3 +458,45 @@ def test_the_four_plots_share_the_room_equally_when_the_loss_scale_plot_shows(qt
     assert abs(step.height() - val.height()) <= 0.1 * val.height(), (step.height(), val.height())
     assert abs(step.width() - loss.width()) <= 0.1 * step.width(), (step.width(), loss.width())
     assert abs(val.width() - scale.width()) <= 0.1 * val.width(), (val.width(), scale.width())
+
+
+@pytest.mark.parametrize("size", [(1024, 640), (1280, 800)])
+def test_the_study_folder_field_shows_the_folders_end(qtbot, tmp_path, size):
+    """Issue 42 walk: the folder field was always truncated, its start cut ("oot/pytest-53/test_…"); a path too
+    long for it is elided in the middle, the study's own folder in view, and is whole in text and tooltip."""
+    window = make_window(qtbot, tmp_path)
+    window.resize(*size)
+    edit = window.pages[0].study_edit
+    path = str(tmp_path / ("a-folder-with-a-long-name-" * 4) / "projects" / "mnist-study")
+    edit.setText(path)
+    window.next_button.setFocus()
+    qtbot.wait(30)
+    shown = edit.shown_text()
+    assert edit.fontMetrics().horizontalAdvance(path) > edit.width(), "the path fits: the test checks nothing"
+    assert "…" in shown and shown.endswith("/mnist-study") and shown.startswith(path[:4]), shown
+    assert edit.fontMetrics().horizontalAdvance(shown) <= edit.width()
+    assert edit.text() == path and path in edit.toolTip()
+    edit.setFocus()  # the user edits the path whole
+    assert edit.shown_text() == path
+
+
+def test_the_batch_box_keeps_the_size_the_user_chose(qtbot, tmp_path):
+    """Issue 42 walk: the batch box went back to the proposal whenever the page was shown again, under the size
+    the user had set; it keeps the user's size (and its learning-rate words) until a run measures something."""
+    window = make_window(qtbot, tmp_path)
+    measure_baseline(qtbot, window)
+    index = next(i for i, p in enumerate(window.pages) if hasattr(p, "batch") and hasattr(p, "plan_text"))
+    window.goto(index)
+    page = window.pages[index]
+    qtbot.wait(30)
+    proposed = page.batch.value()
+    page.batch.lineEdit().selectAll()
+    qtbot.keyClicks(page.batch.lineEdit(), str(proposed + 32))
+    qtbot.keyClick(page.batch.lineEdit(), Qt.Key.Key_Tab)
+    assert page.batch.value() == proposed + 32
+    words = page.lr.text()
+    window.goto(index - 1)
+    qtbot.wait(30)
+    window.goto(index)
+    qtbot.wait(30)
+    assert page.batch.value() == proposed + 32 and page.lr.text() == words

@@ -414,3 +414,29 @@ def test_the_run_card_shows_the_same_steps_per_s_as_the_compare_table():
     assert steps_per_s_ci95(summary, None) == (812.445, None)
     assert facts["Median step"] == "1.12 ms [1.08, 1.15]"  # the step time stays the step time
 
+
+
+def test_the_confirmations_bars_have_a_scale_in_their_units(qtbot):
+    """Issue 42 walk: the Re-measure & compare page's speed and accuracy bars had no scale, so an interval drawn
+    was a shape without a number. Each bar has ticks under it labelled in its unit, and the drawn interval lies
+    within them."""
+    from tfturbo_gui.verdict_view import VerdictView
+
+    view = VerdictView()
+    qtbot.addWidget(view)
+    view.resize(420, 200)
+    document = {"kept": True, "reason": "faster",
+                "speed": {"ratio": 1.42, "ci95": [1.31, 1.55], "verdict": "faster", "replicates": 4},
+                "accuracy": {"metric": "val_accuracy", "delta": -0.001, "ci95": [-0.004, 0.002],
+                             "verdict": "within tolerance", "n_examples": 1000, "paired": True}}
+    view.set_verdict(document, "float32 + XLA, batch 64")
+    view.show()
+    qtbot.waitExposed(view)
+    speed = view.speed_bar.ticks()
+    assert len(speed) >= 2 and all(label.endswith("×") for _, label in speed), speed
+    assert speed[0][0] <= 1.0 and speed[-1][0] >= 1.5  # the reference and the interval inside the scale's span
+    accuracy = view.accuracy_bar.ticks()
+    assert len(accuracy) >= 2 and all(label.endswith(" pp") for _, label in accuracy), accuracy
+    assert ("+0.0 pp" in [label for _, label in accuracy]) == any(v == 0 for v, _ in accuracy)
+    assert view.speed_bar.height() >= view.speed_bar.BAR_H + view.speed_bar.fontMetrics().height()
+    assert view.speed_bar.grab().width() == view.speed_bar.width()  # paints

@@ -316,7 +316,28 @@ def test_huge_and_odd_strings_never_break_the_layout(tmp_path):
                              "fix": ("    y = f(x)  # " + "z" * 300 + "\n") * 150})
     (study / STUDY_YAML).write_text(yaml.safe_dump(data))
     text = flat(pdf_text(write_report(study)))
-    assert "a very long reason a very long reason" in text and "(shortened)" in text
+    assert "a very long reason a very long reason" in text and "(shortened)" in text  # the finding's message
+    # a decision is never cut: its row goes on over the next pages
+    configurations = text[text.index("Configurations"):text.index("Before and after")]
+    # (a few are split by a page's footer); cut at 400 characters, the cell held 21
+    assert configurations.count("a very long reason") > 580 and "(shortened)" not in configurations
+
+
+def test_decision_cells_are_whole(study):
+    """Issue 42: decision cells were cut with "(shortened)"; a reason longer than a cell's old limit wraps whole."""
+    data = yaml.safe_load((study / STUDY_YAML).read_text())
+    reason = ("mixed_bfloat16 was chosen with --policy; slower: 0.39x [0.35, 0.42] vs the baseline, 3 pairs; "
+              "accuracy inconclusive: 1000 examples, interval [-0.64 pp, +0.04 pp] (tolerance 0.5 pp); about 2,883 "
+              "examples would decide it, or judge on the validation loss, or accept a tolerance of 0.7 pp; "
+              "its seed replicates of the baseline trained from two other seeds differ by 0.3 pp, so the trainings' noise is inside the interval")
+    assert len(reason) > 400  # longer than a cut cell held
+    data["ladder"][1]["reason"] = reason
+    (study / STUDY_YAML).write_text(yaml.safe_dump(data))
+    text = flat(pdf_text(write_report(study)))
+    configurations = text[text.index("Configurations"):text.index("Before and after")]
+    assert "(shortened)" not in configurations
+    tail = "so the trainings' noise is inside the interval"
+    assert tail in configurations
 
 
 def test_failed_cancelled_and_truncated_runs_are_marked(broken_study):
@@ -766,3 +787,50 @@ def test_page_one_states_the_tolerance_the_user_set_and_a_loss_worse_beyond_its_
                                "the user set) (val_accuracy -0.40 percentage points [-2.19, +1.39 pp]"), sentence
     assert "0.5 percentage points" not in sentence
     assert sentence.endswith("Worse beyond its noise: val_loss +0.0970 (+13%) [+0.0510, +0.1430].")
+
+
+def _chart_strings(drawing) -> list[str]:
+    """Every text a reportlab drawing draws, in order (groups included)."""
+    out = []
+    for item in getattr(drawing, "contents", []):
+        out += [item.text] if hasattr(item, "text") else _chart_strings(item)
+    return out
+
+
+def test_a_keep_the_current_settings_report_says_what_it_kept(study):
+    """Issue 42's client PDF of a "keep the current settings" study: the bf16 rung's val_loss change was drawn on
+    the val_accuracy axis (read as a large gain), the XLA row was missing from "Every configuration measured"
+    (no speed-up: its change did not take effect), "Policy: mixed_bfloat16" stood under a float32
+    recommendation, and the bf16 run's ERROR findings were red though they did not apply to what was kept."""
+    from tfturbo.report.executive import configurations_chart
+    from tfturbo.report.flowables import WIDTH
+    from tfturbo.trials.verdict import Tolerance
+
+    data = yaml.safe_load((study / STUDY_YAML).read_text())
+    data["ladder"] = data["ladder"][:4]  # stopped before the confirmation; nothing kept over the baseline
+    for entry in data["ladder"][2:]:
+        entry["kept"] = False
+    data["recommended"], data["recommended_rung"] = data["ladder"][0]["settings"], None
+    data["environment"]["recommended_policy"] = "mixed_bfloat16"
+    data["ladder"][2]["speed"].update(ratio=None, ci95=None, verdict="not applied")
+    data["ladder"][1]["accuracy"].update(metric="val_loss", delta=-0.05, ci95=[-0.08, -0.02],
+                                         verdict="within tolerance")
+    data["ladder"][1]["findings"].append({"code": "NAN_LOSS", "severity": "error", "where": "step 40",
+                                          "message": "the loss became NaN", "fix": "keep the head in float32"})
+    (study / STUDY_YAML).write_text(yaml.safe_dump(data))
+    report = gather(study)
+    assert report.tuned is None
+    drawn = _chart_strings(configurations_chart(report, WIDTH, Tolerance()))
+    for label in ("float32, batch 64 (baseline)", "mixed_bfloat16, batch 64 (not kept)",
+                  "float32 + XLA, batch 64 (not kept)"):
+        assert label in drawn, label
+    assert "no speed-up: not applied" in drawn  # the XLA row says why it has no bar
+    assert "val_accuracy change vs the baseline (pp)" in drawn  # one metric on the axis, named
+    assert any(s.startswith("judged on val_loss: ") and s.endswith("(not on this axis)") for s in drawn)
+    text = flat(pdf_text(write_report(study)))
+    assert "Precision policy float32 (recommended: the current settings); mixed_bfloat16 was the 16-bit policy " \
+           "measured on this hardware" in text
+    assert "Policy for this hardware" not in text
+    assert "error, did not apply to the kept settings: NAN_LOSS in step 40 (from 02-mixed_bfloat16)" in text
+    assert "ERROR NAN_LOSS" not in text
+    assert "WARNING DIM_NOT_MULTIPLE_OF_8" in text  # the audit's finding applies to the script as kept

@@ -79,11 +79,13 @@ def accuracy_sentence(data: ReportData, tolerance: Tolerance) -> str:
 
 
 def _measured(data: ReportData) -> list[LadderRow]:
-    """The configurations with a headline, baseline first, one row per configuration (a confirmation repeats
-    its rung's configuration and number, so it is not drawn twice)."""
+    """Every configuration the study measured (a run of its own), baseline first, one row per configuration (a
+    confirmation repeats its rung's configuration and number, so it is not drawn twice). A configuration without a
+    speed-up (its change did not take effect, its run failed) is a row too, saying why: the chart's title says it
+    holds every configuration (issue 42: the XLA row was missing)."""
     out, seen = [], set()
     for r in data.rungs:
-        if r.headline is None or r.row is None:
+        if r.row is None:
             continue
         key = r.row.label
         if key in seen:
@@ -91,6 +93,16 @@ def _measured(data: ReportData) -> list[LadderRow]:
         seen.add(key)
         out.append(r)
     return out
+
+
+def _no_speed(r: LadderRow) -> str:
+    """Why a configuration has no speed-up to draw, in a few words."""
+    decision = r.rung.decision if r.rung else None
+    if r.row is not None and r.row.status != "completed":
+        return f"not measured (the run {r.row.status})"
+    if decision is not None and decision.speed.verdict:
+        return f"no speed-up: {decision.speed.verdict}"
+    return "not measured"
 
 
 def _acc_value(acc: AccuracyVerdict | None) -> tuple[float, float, float] | None:
@@ -118,13 +130,19 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
     panel_w = (width - label_w - gap) / 2
     height = top + bottom + row_h * len(rows)
     d = Drawing(width, height)
-    speeds = [(_headline(r).ratio, *_headline(r).ci95) for r in rows]
-    finite_speeds = [v for s in speeds for v in s if finite(v)]
+    speeds = [(r.headline.ratio, *r.headline.ci95) if r.headline is not None else None for r in rows]
+    finite_speeds = [v for s in speeds if s for v in s if finite(v)]
     s_lo = min([0.8] + [v for v in finite_speeds if v > 0])
     s_hi = min(SPEED_CAP, max([1.2] + finite_speeds))
     s_lo, s_hi = max(0.0, s_lo - 0.1), s_hi + 0.1
-    accs = [_acc_value(r.accuracy) if r is not data.baseline else (0.0, 0.0, 0.0) for r in rows]
-    metric = next((r.accuracy.metric for r in rows if r.accuracy is not None and r.accuracy.metric), None)
+    # one metric on the axis: the study's (the baseline's validation metric) when a trial judged on it; a row judged
+    # on another (the way forward "judge on the loss") says its change in words, never as a bar on this axis
+    judged = [r.accuracy.metric for r in rows if r.accuracy is not None and r.accuracy.metric]
+    metric = data.metric if data.metric in judged else (judged[0] if judged else None)
+    other = {i: r.accuracy for i, r in enumerate(rows) if r is not data.baseline and r.accuracy is not None
+             and r.accuracy.metric and r.accuracy.metric != metric}
+    accs = [(0.0, 0.0, 0.0) if r is data.baseline else None if i in other else _acc_value(r.accuracy)
+            for i, r in enumerate(rows)]
     is_loss = bool(metric and metric.endswith("loss"))
     if is_loss:  # a loss's tolerance is relative to the baseline's loss: no band in absolute units
         accs = [(a[0] / 100, a[1] / 100, a[2] / 100) if a else None for a in accs]
@@ -157,7 +175,12 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
             value = speeds[i] if ref == 1.0 else accs[i]
             colour = style.ACCENT if (r.kept or r is data.baseline) else colors.HexColor("#8A94A0")
             if value is None or not all(finite(v) for v in value):
-                d.add(String(x0 + 2, y - 3, "not measured", fontName=style.FONT, fontSize=6.5, fillColor=style.MUTED))
+                acc = other.get(i) if ref == 0.0 else None
+                words = _no_speed(r) if ref == 1.0 else \
+                    f"judged on {acc.metric}: {acc.shown(acc.delta)} (not on this axis)" if acc is not None and \
+                    acc.delta is not None and finite(acc.delta) else "not measured"
+                d.add(String(x0 + 2, y - 3, _fit(words, panel_w - 4, 6.5), fontName=style.FONT, fontSize=6.5,
+                             fillColor=style.MUTED))
                 continue
             mid, a, b = value
             d.add(Line(px(a), y, px(b), y, strokeColor=colour, strokeWidth=1.6))

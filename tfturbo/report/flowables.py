@@ -59,16 +59,18 @@ def code_block(text: str) -> Paragraph:
     return Paragraph(code_markup(text), st)
 
 
-def table(header: list[str], rows: list[list[Any]], widths: Sequence[float], zebra: bool = True) -> Table:
+def table(header: list[str], rows: list[list[Any]], widths: Sequence[float], zebra: bool = True,
+          split_rows: bool = False) -> Table:
     """A wrapped table: header in the accent colour, repeated on each page; cells are Paragraphs.
 
-    `widths` are relative (scaled to the text width), so they may be given in points.
+    `widths` are relative (scaled to the text width), so they may be given in points. `split_rows`: a row taller
+    than what is left of the page continues on the next (cells given whole, never cut: the decisions).
     """
     data = [[P(esc(h), style.HEAD_CELL) for h in header]]
     for row in rows:
         data.append([c if not isinstance(c, str) else P(esc(short(c))) for c in row])
     scale = WIDTH / sum(widths)
-    t = Table(data, colWidths=[w * scale for w in widths], repeatRows=1, hAlign="LEFT")
+    t = Table(data, colWidths=[w * scale for w in widths], repeatRows=1, hAlign="LEFT", splitInRow=int(split_rows))
     cmds = [("BACKGROUND", (0, 0), (-1, 0), style.ACCENT),
             ("VALIGN", (0, 0), (-1, -1), "TOP"),
             ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),

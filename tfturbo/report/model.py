@@ -574,20 +574,37 @@ def validation_examples(rungs: list[LadderRow]) -> int | None:
     return max(counts) if counts else None
 
 
-def _findings(study: Study, records: list[RunRecord]) -> list[dict[str, Any]]:
-    """The study's findings, then each run's, without repeats; each tagged with the run it came from."""
-    seen: set[tuple[str, str, str]] = set()
+def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | None]) -> list[dict[str, Any]]:
+    """The study's findings, then each run's, without repeats; each tagged with the run it came from and whether it
+    `applies` to the kept settings (the `kept` rows': the recommendation's and the baseline's): a finding that only
+    runs of other configurations raised (a 16-bit run's, an XLA run's, when neither was kept) did not apply to them
+    (issue 42: three red ERRORs under a "keep the current settings" study). A rung's configuration is its ladder
+    settings, as the kept rows have them."""
+    settings = {r.name: compare.run_settings(r) for r in records} | {r.name: r.settings.to_dict() for r in study.rungs}
+    keys = {compare.replicate_key(row.settings) for row in kept if row is not None and row.settings}
+    sources: dict[tuple[str, str, str], list[str]] = {}
     out = []
-    sources = [("study", study.findings())] + [(r.name, r.findings()) for r in records]
-    for source, items in sources:
-        for f in items:
-            if not isinstance(f, dict):
-                continue
-            key = (str(f.get("code")), str(f.get("where")), str(f.get("message")))
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append({**f, "source": source})
+    study_level = [study.audit, (study.probe or {}).get("findings") or [],
+                   (study.probe_input_fixes or {}).get("findings") or []]
+    groups = [("study", f) for group in study_level for f in group] + \
+        [(r.name, f) for r in study.rungs for f in (r.summary or {}).get("findings") or []] + \
+        [(r.name, f) for r in study.rungs for f in (r.decision.findings if r.decision else [])] + \
+        [(r.name, f) for r in records for f in r.findings()] + \
+        [("", f) for f in study.recorded_findings]  # the union study.yaml wrote: only what nothing above says
+    for source, f in groups:
+        if not isinstance(f, dict):
+            continue
+        key = (str(f.get("code")), str(f.get("where")), str(f.get("message")))
+        if key not in sources:
+            sources[key] = []
+            out.append({**f, "source": source or "study"})
+        elif not source:
+            continue
+        sources[key].append(source or "study")
+    for f in out:
+        key = (str(f.get("code")), str(f.get("where")), str(f.get("message")))
+        f["applies"] = not keys or any(s == "study" or s not in settings or compare.replicate_key(settings[s]) in keys
+                                       for s in sources[key])
     return out
 
 
@@ -840,7 +857,7 @@ def gather(study_dir: str | Path) -> ReportData:
     base_record = runs.get(base_name) if base_name else None
     primary = summ.primary_metric(docs[base_record.name]) if base_record else None
     metric = primary[0] if primary and primary[0].startswith("val_") else None
-    findings = _findings(study, ordered)
+    findings = _findings(study, ordered, [tuned, baseline])
     workload = _workload(study, ordered)
     ref = base_record or (ordered[0] if ordered else None)
     env = study.environment or {}

@@ -104,8 +104,15 @@ def title_page(data: ReportData) -> list:
             ("Study created", when),
             ("Report generated", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
             ("Versions", _versions_text(data.versions))]
-    if rec:
-        meta.append(("Policy for this hardware", f"{rec}" + (f" ({env.get('reason')})" if env.get("reason") else "")))
+    kept = next((value for key, value in data.apply_rows if key == "Precision policy"), None)
+    if kept:  # the recommendation's policy; the hardware's 16-bit candidate read as it ("Policy: mixed_bfloat16")
+        measured = f"; {rec} was the 16-bit policy measured on this hardware" + \
+            (f" ({env.get('reason')})" if env.get("reason") else "") if rec and rec != kept else ""
+        meta.append(("Precision policy", f"{kept} (recommended{'' if data.tuned else ': the current settings'})"
+                     + measured))
+    elif rec:
+        meta.append(("16-bit policy for this hardware", f"{rec}" + (f" ({env.get('reason')})" if env.get("reason")
+                                                                    else "")))
     verdict_box = Table([[P(esc(data.verdict), style.VERDICT)]], colWidths=[WIDTH])
     verdict_box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), style.TINT),
                                      ("LEFTPADDING", (0, 0), (-1, -1), 12), ("RIGHTPADDING", (0, 0), (-1, -1), 12),
@@ -137,22 +144,22 @@ def _rung_name(rung: LadderRow) -> Paragraph:
     label = f"{rung.lever_title}: {label}" if rung.lever_title and label else label
     role = " (baseline)" if rung.row and rung.row.verdict == Verdict.BASELINE else ""
     return P(f"{fitted_name(short(rung.name, 80), WIDTH * NAME_COLUMN - 8)}{esc(role)}<br/>"
-             f'<font color="{style.MUTED.hexval()}">{esc(short(label, 120))}</font>')
+             f'<font color="{style.MUTED.hexval()}">{esc(label)}</font>')
 
 
 def _decision(rung: LadderRow) -> Paragraph:
     if rung.kept is None:
         head = "baseline" if rung.row and rung.row.verdict == Verdict.BASELINE else "no decision"
-        return P(esc(head) + (f"<br/>{esc(short(rung.reason))}" if rung.reason else ""))
+        return P(esc(head) + (f"<br/>{esc(rung.reason)}" if rung.reason else ""))
     decision = rung.rung.decision if rung.rung else None
     if decision is not None and decision.speed.verdict == Verdict.NOT_APPLIED:  # nothing judged: no decision row
         return P(f'<font color="{style.MUTED.hexval()}"><b>not judged</b></font><br/>'
-                 f"{esc(short(decision.speed.text()))}")
+                 f"{esc(decision.speed.text())}")
     colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
     head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
     said = rung.decision_reason
     reason = said[len(head) + 1:].strip() if said.lower().startswith(head + ":") else said
-    reason = short(reason.strip().splitlines()[0] if reason.strip() else "")  # a traceback's first line only
+    reason = reason.strip().splitlines()[0] if reason.strip() else ""  # a traceback's first line only; whole
     return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
              + (f"<br/>{esc(reason)}" if reason else ""))
 
@@ -274,7 +281,7 @@ def configuration_section(data: ReportData) -> list:
           "an interval that contains 1.00 is reported as no measurable change. A configuration "
           "measured again against the baseline (the confirmation) shows that trial's number on every row. "
           + esc(mem_note) + val_note, style.BODY),
-        table(header, rows, [NAME_COLUMN * 500, 50, 98, 56, 76, 120]),
+        table(header, rows, [NAME_COLUMN * 500, 50, 98, 56, 76, 120], split_rows=True),  # decisions whole
     ] + steps_not_run_section(data) + accuracy_rules_section(data) + way_forward_section(data)
 
 
@@ -367,14 +374,18 @@ def findings_section(data: ReportData) -> list:
         return [heading, P("No findings: the audit and the runs raised nothing to fix.", style.BODY)]
     out: list = []
     order = {"error": 0, "warning": 1, "info": 2}
-    for f in sorted(data.findings, key=lambda f: order.get(str(f.get("severity")), 3)):
+    # what applies to the kept settings first, by severity; then what was raised only by configurations not kept
+    for f in sorted(data.findings, key=lambda f: (not f.get("applies", True), order.get(str(f.get("severity")), 3))):
         sev = str(f.get("severity") or "info")
-        colour = {"error": style.BAD, "warning": style.CONTRAST}.get(sev, style.MUTED)
+        applies = f.get("applies", True)
+        colour = {"error": style.BAD, "warning": style.CONTRAST}.get(sev, style.MUTED) if applies else style.MUTED
+        head = esc(sev.upper()) if applies else f"{esc(sev)}, did not apply to the kept settings:"
         where = f" in <b>{esc(f['where'])}</b>" if f.get("where") else ""
         source = f' <font color="{style.MUTED.hexval()}">(from {esc(f.get("source"))})</font>'
-        block = [P(f'<font color="{colour.hexval()}"><b>{esc(sev.upper())}</b></font> '
-                   f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>{where}{source}', style.BODY),
-                 P(esc(f.get("message", "")), style.BODY)]
+        body = style.BODY if applies else style.BODY.clone("findingNotKept", textColor=style.MUTED)
+        block = [P(f'<font color="{colour.hexval()}"><b>{head}</b></font> '
+                   f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>{where}{source}', body),
+                 P(esc(f.get("message", "")), body)]
         if str(f.get("fix") or "").strip():
             block.append(code_block(str(f["fix"]).strip()))
         # the heading travels with the first finding (keepWithNext does not reach into a KeepTogether)

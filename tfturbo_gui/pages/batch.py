@@ -47,6 +47,11 @@ class BatchPage(RungPage):
         self.batch.setRange(1, 1 << 20)
         self.batch.setSingleStep(8)
         self.batch.valueChanged.connect(self._on_batch)
+        # the size the user typed, kept until a run measures something: going back and forth between pages set the
+        # box to the proposal again (issue 42 walk: "the batch box resets to 100 under the batch-200 result")
+        self._chosen: int | None = None
+        self._proposing = False
+        self.batch.valueChanged.connect(self._on_user_batch)
         self.lr = QLabel()
         self.lr.setWordWrap(True)
         form = QFormLayout()
@@ -74,6 +79,10 @@ class BatchPage(RungPage):
             return
         self._show_memory()
         self._propose()
+
+    def _on_user_batch(self, value: int) -> None:
+        if not self._proposing:
+            self._chosen = value
 
     def _show_memory(self) -> None:
         """The baseline's peak and the tuned run's, the best kept so far (after a kept size, that size: it said
@@ -120,7 +129,14 @@ class BatchPage(RungPage):
             self.plan_text.setText(f"Proposed ({how}): {what}" if plan.skipped_reason is None and what else
                                    plan.note[0].upper() + plan.note[1:])
         proposed = plan.settings.batch_size if plan is not None and plan.skipped_reason is None else None
-        self.batch.setValue(proposed or self.current_batch())
+        # the user's size while nothing was measured since; the search's next size; when the search is done, the
+        # size of the result shown on the page, not the best kept so far beside it
+        shown = self.rung.settings.batch_size if self.rung is not None and self.rung.decision is not None else None
+        self._proposing = True
+        try:
+            self.batch.setValue(self._chosen or proposed or shown or self.current_batch())
+        finally:
+            self._proposing = False
         self._on_batch(self.batch.value())
 
     def lr_scale(self) -> float:
@@ -143,6 +159,7 @@ class BatchPage(RungPage):
     def _on_run_ended(self, data) -> None:
         super()._on_run_ended(data)
         if self.rung is not None and self.rung.decision is not None:
+            self._chosen = None  # measured: the search's next size from here
             self._show_memory()
             self._propose()
 

@@ -38,7 +38,7 @@ from ..session import WizardSession, default_study_dir, run_on, script_options
 from ..step_status import ATTENTION, PASSED, RUNNING
 from ..workload_catalog import builtin_workloads
 from .base import WizardPage, add_section
-from ..labels import ElidedLabel, muted_label
+from ..labels import ElidedLabel, PathEdit, muted_label
 
 
 def device_names(env: dict[str, Any]) -> list[str]:
@@ -150,9 +150,9 @@ class WorkloadPage(WizardPage):
         self.left.addLayout(form)
 
         add_section(self.left, "Study")
-        self.study_edit = QLineEdit(str(session.study_path or default_study_dir(session.workload or "workload")))
+        self.study_edit = PathEdit(str(session.study_path or default_study_dir(session.workload or "workload")),
+                                   "A new folder for this study; it can change until the first run starts")
         self.study_edit.setObjectName("monoEdit")
-        self.study_edit.setToolTip("A new folder for this study; it can change until the first run starts")
         self.study_edit.editingFinished.connect(self._on_study_edited)
         self.study_button = QPushButton("Choose…")
         self.study_button.clicked.connect(self._choose_study)
