@@ -198,6 +198,9 @@ def test_appendix_states_the_design(study, report_text):
     steady = sorted({int(re.search(r"measuring about (\d+) s", d).group(1)) for d in designs.values()})
     shown = re.sub(r"measuring about \d+ s", f"measuring about {steady[0]}–{steady[-1]} s" if len(steady) > 1
                    else f"measuring about {steady[0]} s", shown)  # each trial sized its own pairs: the range
+    # the seed runs are the study's, trained once by its first trial (a rung's own words say whose they are)
+    shown = re.sub(r" \((by this trial|by an earlier trial of the study|\d+ of them by this trial)\)",
+                   " (once for the study, by its first trial)", shown)
     assert f"How each trial measured {shown}" in text, text[text.find("How each trial"):][:1200]
     assert "accuracy paired on the same 1000 validation examples at equal samples seen" in text
     assert "the speed interval is a Student-t interval across the pairs' ratios, so it includes run-to-run " \
