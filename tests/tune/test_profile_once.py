@@ -76,3 +76,20 @@ def test_the_runs_index_keeps_the_profiled_run_of_a_configuration_to_reuse(tmp_p
     assert trial.profiled_in() == {"a": "01-baseline"}
     first = trial.next_run()
     assert first.arm == "b" and first.settings.profile is None  # B's configuration: its first profile
+
+
+def test_an_a_a_prime_trial_profiles_its_one_configuration_once():
+    """`ab --b seed=N`: both arms are one configuration (the seed only says how it is measured), so A's first run
+    takes B's profile instead of capturing another."""
+    from tfturbo.settings import RunSettings
+    from tfturbo.trials.speed import SpeedRule
+    from tfturbo.trials.trial import Trial
+
+    a = RunSettings("builtin:fake", batch_size=64, steps=100, val_every=20)
+    trial = Trial(a, a.with_(seed=7), SpeedRule(3, 6, steady_s=0.0))
+    first = trial.next_run()
+    assert (first.arm, first.settings.profile) == ("b", None)
+    trial.record(first, {**summary(10.0), "settings": first.settings.to_dict()}, None)
+    second = trial.next_run()
+    assert second.arm == "a" and second.settings.profile == NO_PROFILE
+    assert trial.profiled_in() == {"a": "b1", "b": "b1"}

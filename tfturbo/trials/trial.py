@@ -567,9 +567,17 @@ class Trial:
             first = next((r for r in self.runs if r.planned.arm == arm and r.planned.replicate == 1), None)
             if first is not None and not first.reused and first.planned.settings.profile != NO_PROFILE:
                 found[arm] = first.planned.name
-            elif (earlier := self.profiled.get(self._configuration(arm))):
+            elif (earlier := self._profiled_run(arm)):
                 found[arm] = earlier
         return found
+
+    def _profiled_run(self, arm: str) -> str:
+        """The run holding a profile of `arm`'s configuration: the study's (`profiled`), else one of this trial's own
+        runs with the profiler window (an A/A′ trial's arms are one configuration: B's profile is A's); ""."""
+        key = self._configuration(arm)
+        return self.profiled.get(key) or next(
+            (r.planned.name for r in self.runs if not r.reused and r.planned.settings.profile != NO_PROFILE
+             and self._configuration(r.planned.arm) == key), "")
 
     @property
     def first_speed_replicate(self) -> int:
@@ -871,7 +879,7 @@ class Trial:
         if self._asked is None:
             self._asked = time.monotonic()
         settings = self.settings_of(arm, replicate)
-        if replicate == PROFILED_REPLICATE and not self.profiled.get(self._configuration(arm)):
+        if replicate == PROFILED_REPLICATE and not self._profiled_run(arm):
             settings = settings.with_(profile=None)  # the default window, after warm-up (its steps in no window)
         if arm == A or not self.save_model:  # A's model is its own rung's run's (the baseline's, the kept one's)
             settings = settings.with_(no_model=True)
