@@ -243,13 +243,16 @@ class ProfileView(QWidget):
             plot.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=ys, height=0.6, width=run_ms, brush=ACCENT, pen=None))
         top = max(run_ms + ([base_ms_of.get(c, 0.0) for c in self.shown] if side_by_side else []) or [1.0])
         for y, c in zip(ys, self.shown):
+            # the bar's own value in the axis' unit, its share after it: "42%" alone at a bar's end read as a
+            # value of the ms axis (issue 42 walk: "a ms axis labelled in %")
             share = p.share(c)
-            text = pg.TextItem(f"{100 * share:.0f}%", color="#374151", anchor=(0, 0.5))
+            text = pg.TextItem(f"{p.categories.get(c, 0.0):.{2 if top < 10 else 1}f} ms ({100 * share:.0f}%)",
+                               color="#374151", anchor=(0, 0.5))
             text.setPos(p.categories.get(c, 0.0), y - (0.2 if side_by_side else 0))
             plot.addItem(text)
         plot.getAxis("left").setTicks([[(y, prof.LABELS[c]) for y, c in zip(ys, self.shown)]])
         plot.setYRange(-0.6, len(ys) - 0.4, padding=0)
-        plot.setXRange(0, top * 1.18, padding=0)
+        plot.setXRange(0, top * 1.45, padding=0)  # room for the longest bar's words
 
     def _fill_table(self) -> None:
         rows = (self.profile.top_ops if self.profile and self.profile.available else [])[:TOP_OPS]

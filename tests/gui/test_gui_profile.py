@@ -40,6 +40,11 @@ def test_baseline_shows_where_the_time_goes_and_a_rung_the_change(qtbot, tmp_pat
     assert view.table.item(0, 2).text() == "matmul/conv"
     assert "functional_1/dense_1/Tensordot/MatMul" in view.category_tooltip(prof.MATMUL)  # on hover
     assert view.change.isHidden()
+    # issue 42 walk: the bars' words were shares ("42%") at the ends of bars on a ms axis; each says its ms first
+    import pyqtgraph as pg
+    words = [item.toPlainText() for item in view.chart.getPlotItem().items if isinstance(item, pg.TextItem)]
+    assert len(words) == len(view.shown) and all(w.split(" ms (")[1].endswith("%)") for w in words), words
+    assert view.chart.getPlotItem().getAxis("bottom").labelText.startswith("ms per profiled step")
 
     precision = run_precision(qtbot, window)
     pview = precision.profile_view
