@@ -17,7 +17,7 @@ from tfturbo import findings as F
 from tfturbo.settings import automatic_fixes, fixes_not_applied
 
 from .code_block import CodeBlock
-from .labels import muted_label, wrappable
+from .labels import in_gui_words, muted_label, wrappable
 
 # finding code -> (RunSettings field, checkbox text), as the settings declare them
 AUTO_FIXES = automatic_fixes()
@@ -32,6 +32,15 @@ def code_text(finding: dict[str, Any]) -> str:
     if code == F.SLOWER_THAN_BASELINE and (finding.get("data") or {}).get("verdict") not in (None, "slower"):
         return "NOT_MEASURABLY_FASTER"
     return code
+
+
+def fix_in_gui_words(fix: str, has_box: bool) -> str:
+    """A finding's fix as the wizard shows it: a line telling a terminal user to let tfturbo do it
+    ("# or let tfturbo do it (any model): tfturbo run ... --fix-head (ab/tune settings: fix_head=on)") is left out
+    where the card's own box does it, and any other option named is said as the wizard's control
+    (`labels.in_gui_words`): the issue-42 walk found these CLI words on the Mixed precision page beside the box."""
+    lines = [line for line in fix.splitlines() if not (has_box and "tfturbo run" in line)]
+    return in_gui_words("\n".join(lines))
 
 
 class FindingCard(QFrame):
@@ -70,7 +79,8 @@ class FindingCard(QFrame):
         self.fix_block = None
         if finding.get("fix"):
             # wrapped to the card (a long fix scrolled sideways at 1024 px); Copy keeps its lines whole
-            self.fix_block = CodeBlock(str(finding["fix"]), max_lines=8, fill=True)
+            self.fix_block = CodeBlock(fix_in_gui_words(str(finding["fix"]), finding.get("code") in AUTO_FIXES),
+                                       max_lines=8, fill=True)
             layout.addWidget(self.fix_block)
         self.checkbox = None
         if finding.get("code") in AUTO_FIXES:

@@ -440,3 +440,20 @@ def test_the_confirmations_bars_have_a_scale_in_their_units(qtbot):
     assert ("+0.0 pp" in [label for _, label in accuracy]) == any(v == 0 for v, _ in accuracy)
     assert view.speed_bar.height() >= view.speed_bar.BAR_H + view.speed_bar.fontMetrics().height()
     assert view.speed_bar.grab().width() == view.speed_bar.width()  # paints
+
+
+def test_a_findings_fix_names_the_cards_box_never_a_command_line_flag(qtbot):
+    """Issue 42 walk (h42w): the Mixed precision page's HEAD_NOT_FLOAT32 card ended its fix with
+    "# or let tfturbo do it (any model): tfturbo run ... --fix-head (ab/tune settings: fix_head=on)", right above
+    its own "Fix it in the next run" box."""
+    advice = ('# mlp.py line 18:\nlayers.Dense(1, activation="sigmoid", dtype="float32"),\n'
+              "# or let tfturbo do it (any model): tfturbo run ... --fix-head (ab/tune settings: fix_head=on)")
+    panel = FindingsPanel()
+    qtbot.addWidget(panel)
+    panel.set_findings([dict(HEAD, fix=advice)])
+    card = panel.cards[0]
+    assert card.fix_block.text() == '# mlp.py line 18:\nlayers.Dense(1, activation="sigmoid", dtype="float32"),'
+    assert card.checkbox is not None  # the box that does it is on the card
+    panel.set_findings([dict(HEAD, fix="compute the output layer in float32: --fix-head (ab/tune settings: "
+                                       "fix_head=on)")])  # a training failure's one-line fix
+    assert panel.cards[0].fix_block.text() == "compute the output layer in float32: the “float32 output layer” box"
