@@ -31,6 +31,7 @@ from tfturbo.tune.levers.xla import LEVER as XLA
 from ..labels import card_column, card_reason, muted_label, sentence
 from ..run_process import Launcher
 from ..session import WizardSession, audit_argv
+from ..step_status import NOT_RUN, NOT_STARTED
 from .base import RungPage, add_section
 
 AUTOCLUSTERING_TEXT = "Try TensorFlow's auto-clustering instead"
@@ -185,6 +186,8 @@ class XlaPage(RungPage):
         if refused is not None:
             self.not_run.show_refusal(refused, nxt, any(r.settings.xla_autoclustering
                                                         for r in self.session.decisions.rungs))
+            if self.rung is None and self.status == NOT_STARTED:  # decided before training: never "not started"
+                self.set_status(NOT_RUN)
         else:
             self.not_run.hide()
         self.run_button.setVisible(refused is None or nxt is not None)
