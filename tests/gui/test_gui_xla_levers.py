@@ -99,6 +99,8 @@ def test_short_steps_offer_steps_per_execution_measured_as_a_trial(qtbot, tmp_pa
     assert xla.rung.name == "02-spe4" and xla.rung.settings.steps_per_execution == 4
     assert not xla.rung.settings.drop_remainder  # the policy's candidate, as tune measures it: the box is XLA's
     assert xla.status == PASSED and xla.decision_card.badge.text() == "KEPT"
+    # what the page builds on follows the verdict (it read "float32, batch 64" after steps per call was kept)
+    assert xla.extends.text() == f"Builds on the best configuration kept so far: {xla.rung.settings.label()}."
     assert xla.spe_note.text() == "Not offered — already 4 steps per call." and not xla.spe_button.isVisible()
     assert ladder(window) == [("01-baseline", "baseline", True), ("02-spe4", "steps_per_execution", True)]
     assert window.session.study.recommended.steps_per_execution == 4

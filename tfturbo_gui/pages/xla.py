@@ -100,10 +100,6 @@ class XlaPage(RungPage):
     def base_settings(self) -> RunSettings:
         return self.session.measured_best.settings
 
-    def on_enter(self) -> None:
-        if self.session.baseline is not None:
-            self.extends.setText(f"Builds on the best configuration kept so far: {self.base_settings().label()}.")
-        super().on_enter()
 
     def audit_request(self) -> tuple[str, list[str], str] | None:
         s = self.base_settings()
@@ -175,8 +171,11 @@ class XlaPage(RungPage):
             super().start_run()
 
     def update_controls(self) -> None:
-        """Each lever's button says what the engine would measure next (it changes as verdicts come in)."""
+        """Each lever's button says what the engine would measure next (it changes as verdicts come in), and what
+        it builds on (the walk read "float32, batch 64" after 22 steps per call was kept on this page)."""
         super().update_controls()
+        if self.session.baseline is not None:
+            self.extends.setText(f"Builds on the best configuration kept so far: {self.base_settings().label()}.")
         nxt = self.follow_up()
         self.run_button.setText(self.run_button_text if nxt is None else AUTOCLUSTERING_TEXT
                                 if nxt.settings.xla_autoclustering else f"Run {nxt.settings.label()}")
