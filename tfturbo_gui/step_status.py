@@ -1,7 +1,9 @@
 """The states a checklist step shows in the step list.
 
 A trial measured and judged "not kept" is an answer, not a problem: it is NOT_KEPT (neutral), and
-ATTENTION is kept for what needs the user (a failed run, an input-bound job, a fix to make).
+ATTENTION is kept for what needs the user (a failed run, an input-bound job, a fix to make). A step the study
+decided not to run, because what it would measure cannot differ (the XLA lever's refusal before training,
+XLA_NOT_ACTIVE), is NOT_RUN: decided, like NOT_KEPT, never "not started".
 """
 
 NOT_STARTED = "not started"
@@ -9,6 +11,8 @@ RUNNING = "running"
 PASSED = "passed"
 ATTENTION = "needs attention"
 NOT_KEPT = "measured — not kept"
-STATUSES = (NOT_STARTED, RUNNING, PASSED, ATTENTION, NOT_KEPT)
+NOT_RUN = "decided — not run"
+STATUSES = (NOT_STARTED, RUNNING, PASSED, ATTENTION, NOT_KEPT, NOT_RUN)
 
-COLORS = {NOT_STARTED: "#9ca3af", RUNNING: "#2563eb", PASSED: "#16a34a", ATTENTION: "#d97706", NOT_KEPT: "#64748b"}
+COLORS = {NOT_STARTED: "#9ca3af", RUNNING: "#2563eb", PASSED: "#16a34a", ATTENTION: "#d97706", NOT_KEPT: "#64748b",
+          NOT_RUN: "#64748b"}

@@ -116,3 +116,21 @@ def test_the_profiles_input_share_says_it_is_not_the_probes_wait(qtbot):
     assert "not time the step waited for data (the input probe measures that wait)" in said
     view.set_profile(prof.build([("MatMul", "dense/MatMul", 4.3e4, 10, None)], 10, prof.SOURCE_OP_STATS))
     assert "tf.data" not in view.summary.text()
+
+
+def test_a_new_trial_does_not_show_the_last_trials_profile_while_it_runs(qtbot, tmp_path):
+    """Issue 42 walk (h42w): measuring steps_per_execution on the XLA page showed the XLA trial's "Where the time
+    goes" (input 95%) under its own running plots; the new trial's profile appears once it is judged."""
+    from tfturbo_gui.step_status import RUNNING
+
+    window = make_window(qtbot, tmp_path, workload="builtin:mlp")
+    measure_baseline(qtbot, window)
+    precision = run_precision(qtbot, window)
+    first = precision.rung
+    assert precision.profile_view.isVisible()
+    qtbot.waitUntil(lambda: precision.run_button.isEnabled(), timeout=20_000)
+    qtbot.mouseClick(precision.run_button, LEFT)  # the same page's next trial
+    assert precision.status == RUNNING and precision.rung is not first
+    assert precision.profile_view.isHidden()
+    qtbot.waitUntil(lambda: precision.rung.decision is not None, timeout=90_000)
+    assert precision.profile_view.isVisible()

@@ -13,7 +13,7 @@ from tests.gui.gui_helpers import go_next, make_window
 from PySide6.QtCore import Qt
 
 from tfturbo_gui.pages.xla import AUTOCLUSTERING_TEXT, NOT_RUN_TITLE
-from tfturbo_gui.step_status import NOT_KEPT, PASSED
+from tfturbo_gui.step_status import NOT_KEPT, NOT_RUN, PASSED
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -99,6 +99,26 @@ def test_short_steps_offer_steps_per_execution_measured_as_a_trial(qtbot, tmp_pa
     assert xla.rung.name == "02-spe4" and xla.rung.settings.steps_per_execution == 4
     assert not xla.rung.settings.drop_remainder  # the policy's candidate, as tune measures it: the box is XLA's
     assert xla.status == PASSED and xla.decision_card.badge.text() == "KEPT"
+    # what the page builds on follows the verdict (it read "float32, batch 64" after steps per call was kept)
+    assert xla.extends.text() == f"Builds on the best configuration kept so far: {xla.rung.settings.label()}."
     assert xla.spe_note.text() == "Not offered — already 4 steps per call." and not xla.spe_button.isVisible()
     assert ladder(window) == [("01-baseline", "baseline", True), ("02-spe4", "steps_per_execution", True)]
     assert window.session.study.recommended.steps_per_execution == 4
+
+
+def test_the_step_list_shows_xla_refused_before_training_as_decided_not_run(qtbot, tmp_path):
+    """Issue 42 walk (h42w): the step list showed the XLA step the lever refused before training (XLA_NOT_ACTIVE)
+    as "not started", on the page and in a reopened study whose study.yaml records it as not run."""
+    from tfturbo_gui.main_window import MainWindow
+
+    window, xla = xla_page(qtbot, tmp_path, "builtin:rotation")
+    assert xla.not_run.isVisible()
+    assert xla.status == NOT_RUN and window.steps.status_text(3) == NOT_RUN
+    window.goto(4)  # on to the batch size: the engine records the XLA step as not run
+    study = window.session.finish_study()
+    entries = yaml.safe_load((study.path / "study.yaml").read_text())["ladder"]
+    assert any(e["rung"] == "xla" and e["skipped"] for e in entries)
+    reopened = MainWindow(launcher=window.launcher)
+    qtbot.addWidget(reopened)
+    reopened.open_study(study.path)
+    assert reopened.steps.status_text(3) == NOT_RUN

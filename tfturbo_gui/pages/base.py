@@ -35,7 +35,7 @@ from ..run_gate import GATE
 from ..run_panel import RunPanel
 from ..run_process import Launcher
 from ..session import WizardSession
-from ..step_status import ATTENTION, NOT_KEPT, NOT_STARTED, PASSED, RUNNING
+from ..step_status import ATTENTION, NOT_KEPT, NOT_RUN, NOT_STARTED, PASSED, RUNNING
 
 LEFT_WIDTH = 430
 
@@ -254,11 +254,20 @@ class WizardPage(QWidget):
         return [r for r in (self.session.study.rungs if self.session.study else [])
                 if r.kind in kinds and r.decision is not None]
 
+    def not_run_rungs(self) -> list[Rung]:
+        """The rungs this page's stages recorded as not run (skipped, with why), in the study's order."""
+        kinds = {lv.rung_kind for lv in levers.LEVERS if lv.name in self.stages()}
+        return [r for r in (self.session.study.rungs if self.session.study else [])
+                if r.kind in kinds and r.skipped_reason is not None]
+
     def show_recorded(self) -> None:
-        """A continued study: the step's status from the rungs its stages recorded (kept, measured, or none)."""
+        """A continued study: the step's status from the rungs its stages recorded (kept, measured, not run — the
+        study decided it cannot differ — or none)."""
         decided = self.decided_rungs()
         if decided:
             self.set_status(PASSED if any(r.kept for r in decided) else NOT_KEPT)
+        elif self.not_run_rungs():
+            self.set_status(NOT_RUN)
 
     def can_go_next(self) -> bool:
         return True
@@ -536,6 +545,7 @@ class RungPage(WizardPage):
             return
         self.decision_card.hide()
         self.way_bar.hide()
+        self.profile_view.hide()  # the last trial's profile is not this one's: shown again once this one is judged
         self.findings.set_findings(self._audit_findings)  # the last run's verdict findings are superseded
         self.findings.set_fixes_locked(True)
         self.set_status(RUNNING)

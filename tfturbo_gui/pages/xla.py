@@ -31,6 +31,7 @@ from tfturbo.tune.levers.xla import LEVER as XLA
 from ..labels import card_column, card_reason, muted_label, sentence
 from ..run_process import Launcher
 from ..session import WizardSession, audit_argv
+from ..step_status import NOT_RUN, NOT_STARTED
 from .base import RungPage, add_section
 
 AUTOCLUSTERING_TEXT = "Try TensorFlow's auto-clustering instead"
@@ -99,10 +100,6 @@ class XlaPage(RungPage):
     def base_settings(self) -> RunSettings:
         return self.session.measured_best.settings
 
-    def on_enter(self) -> None:
-        if self.session.baseline is not None:
-            self.extends.setText(f"Builds on the best configuration kept so far: {self.base_settings().label()}.")
-        super().on_enter()
 
     def audit_request(self) -> tuple[str, list[str], str] | None:
         s = self.base_settings()
@@ -174,8 +171,11 @@ class XlaPage(RungPage):
             super().start_run()
 
     def update_controls(self) -> None:
-        """Each lever's button says what the engine would measure next (it changes as verdicts come in)."""
+        """Each lever's button says what the engine would measure next (it changes as verdicts come in), and what
+        it builds on (the walk read "float32, batch 64" after 22 steps per call was kept on this page)."""
         super().update_controls()
+        if self.session.baseline is not None:
+            self.extends.setText(f"Builds on the best configuration kept so far: {self.base_settings().label()}.")
         nxt = self.follow_up()
         self.run_button.setText(self.run_button_text if nxt is None else AUTOCLUSTERING_TEXT
                                 if nxt.settings.xla_autoclustering else f"Run {nxt.settings.label()}")
@@ -185,6 +185,8 @@ class XlaPage(RungPage):
         if refused is not None:
             self.not_run.show_refusal(refused, nxt, any(r.settings.xla_autoclustering
                                                         for r in self.session.decisions.rungs))
+            if self.rung is None and self.status == NOT_STARTED:  # decided before training: never "not started"
+                self.set_status(NOT_RUN)
         else:
             self.not_run.hide()
         self.run_button.setVisible(refused is None or nxt is not None)
