@@ -29,17 +29,18 @@ Every verdict's words say which of the two it is.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..numbers import finite
 from ..stats import paired_difference_ci
+from ..run_summary import RunSummary
 from .accuracy import POINTS, ArmData, common_points
 from .accuracy import gate as accuracy_gate
 from .verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, Tolerance
 
-Runs = Sequence[tuple[dict[str, Any] | None, Path | str | None]]
+Runs = Sequence[tuple[RunSummary | None, Path | str | None]]
 BATCH = "validation batch"  # the unit the batch path pairs (AccuracyVerdict.unit)
 WHY = "the model takes no labels"
 
@@ -58,9 +59,9 @@ def compare_runs(reference: Runs, b_runs: Runs, tolerance: Tolerance) -> Accurac
     return accuracy_gate(arm_a, arm_b, tolerance)
 
 
-def applies(summaries: list[dict[str, Any] | None]) -> bool:
+def applies(summaries: list[RunSummary | None]) -> bool:
     """True when the runs trained without labels (`labels: false` in a summary)."""
-    return any(isinstance(s, dict) and s.get("labels") is False for s in summaries)
+    return any(s is not None and s.labels is False for s in summaries)
 
 
 def gate(reference: Runs, b_runs: Runs, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict:
@@ -77,7 +78,7 @@ def _batch_losses(runs: Runs) -> dict[int, list[np.ndarray]]:
     """{samples seen: [per-batch validation losses, one array per run]} of the runs' batch_validation files."""
     table: dict[int, list[np.ndarray]] = {}
     for summary, run_dir in runs:
-        meta = (summary or {}).get("batch_validation")
+        meta = summary.batch_validation if summary else None
         if run_dir is None or not isinstance(meta, dict) or not meta.get("file"):
             continue
         try:
@@ -122,11 +123,10 @@ def _training_points(runs: Runs) -> dict[int, list[float]]:
     """{samples seen: [the training loss each run reported over the interval ending there]}."""
     table: dict[int, list[float]] = {}
     for summary, _ in runs:
-        s = summary or {}
-        batch = (s.get("settings") or {}).get("batch_size")
-        if not isinstance(batch, int) or batch < 1:
+        batch = summary.settings.batch_size if summary and summary.settings else None
+        if summary is None or not batch or batch < 1:
             continue
-        for point in s.get("training") or []:
+        for point in summary.training or []:
             loss = (point.get("metrics") or {}).get("loss") if isinstance(point, dict) else None
             step = point.get("step") if isinstance(point, dict) else None
             if isinstance(step, int) and finite(loss):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ... import findings as F
 from ...trials.verdict import FASTER, WORSE
 from ...patch import changes as C
+from ...run_summary import RunSummary
 from . import Candidate, Lever, as_written
 from .mixed_precision import LEVER as MIXED_PRECISION
 
@@ -65,11 +66,11 @@ class Xla(Lever):
     def slug_for(self, settings) -> str:
         return self.name if settings.jit_compile else XLA_OFF
 
-    def not_in_effect(self, summary) -> str | None:
+    def not_in_effect(self, summary: RunSummary) -> str | None:
         """jit_compile=True asked for, and Keras trained without XLA (it falls back with only a warning)."""
-        if not (summary.get("settings") or {}).get("jit_compile") or summary.get("xla_active") is not False:
+        if not (summary.settings and summary.settings.jit_compile) or summary.xla_active is not False:
             return None
-        refused = next((f for f in summary.get("findings") or [] if isinstance(f, dict)
+        refused = next((f for f in summary.findings or [] if isinstance(f, dict)
                         and f.get("code") == F.XLA_NOT_ACTIVE), None)
         causes = [str(c) for c in ((refused or {}).get("data") or {}).get("causes") or []]
         enable = ("use_cudnn=False on the LSTM/GRU layers (cuDNN's kernels cannot be XLA-compiled; Keras' own "
