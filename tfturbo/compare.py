@@ -30,7 +30,6 @@ from . import steady
 from .run_summary import RunSummary
 from .stats import median_ci, two_sample_ratio_ci
 from .trials import label_free
-from .trials.speed import samples_per_s
 from .trials.verdict import Tolerance, speed_verdict_of
 from .verdicts import Verdict
 
@@ -89,8 +88,8 @@ class CompareRow:
 
 def run_settings(record: RunRecord) -> dict[str, Any]:
     """The run's settings: summary.json's, else run.yaml's (flat, or under a `settings` key)."""
-    if record.summary and isinstance(record.summary.get("settings"), dict):
-        return record.summary["settings"]
+    if record.summary and record.summary.settings is not None:
+        return record.summary.settings.to_dict()
     nested = record.settings.get("settings")
     return nested if isinstance(nested, dict) else record.settings
 
@@ -107,8 +106,8 @@ def steady_steps(record: RunRecord) -> tuple[list[int], list[float]]:
     """
     series = record.steps()
     first, excluded = _steady_window(record.events)
-    recorded = (record.summary or {}).get("first_steady_step")
-    if isinstance(recorded, int) and not isinstance(recorded, bool):
+    recorded = record.summary.first_steady_step if record.summary else None
+    if recorded is not None:
         first = recorded
     if first is None:
         index = steady.final_start(series.step_ms)
@@ -118,8 +117,8 @@ def steady_steps(record: RunRecord) -> tuple[list[int], list[float]]:
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
-def effective_summary(record: RunRecord) -> dict[str, Any]:
-    """summary.json, or a summary-shaped dict rebuilt from the events of a run that wrote none.
+def effective_summary(record: RunRecord) -> RunSummary:
+    """summary.json, or a summary rebuilt from the events of a run that wrote none.
 
     Only what the events measured is filled in, so `tfturbo.summary` can answer
     the same questions of complete and incomplete runs alike.
@@ -131,7 +130,7 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
     first = steps[0] if steps else math.inf
     warm = [ms for step, ms in zip(series.step, series.step_ms) if isinstance(step, int) and step < first
             and finite(ms)]
-    doc = RunSummary(status=record.status, settings=run_settings(record), step_ms_samples=steady,
+    doc = RunSummary(status=record.status, settings=_settings(run_settings(record)), step_ms_samples=steady,
                      steps_completed=len(series.step), first_steady_step=steps[0] if steps else None)
     if steady:
         median, ci = median_ci(steady)
@@ -143,7 +142,7 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
     windows = [w for w in series.windows if w[0] >= first_steady
                and not any(lo <= w[1] and w[0] <= hi for lo, hi in profiled)]
     if windows:
-        batch = (doc.settings or {}).get("batch_size") or 1
+        batch = doc.batch_size
         doc.throughput = summ.window_throughput(windows, batch)
         if doc.throughput["samples_per_s"]:
             doc.steps_per_s = doc.throughput["samples_per_s"] / batch
@@ -157,7 +156,18 @@ def effective_summary(record: RunRecord) -> dict[str, Any]:
     if validation:
         doc.metrics = dict(validation[-1].get("metrics") or {})
         doc.validation = [{"step": v.get("step"), "metrics": v.get("metrics")} for v in validation]
-    return doc.to_dict()
+    return doc
+
+
+def _settings(settings: dict[str, Any]) -> RunSettings | None:
+    try:
+        return RunSettings.from_dict(settings)
+    except (UserError, TypeError, ValueError):
+        return None
+
+
+def _settings_dict(doc: RunSummary) -> dict[str, Any]:
+    return doc.settings.to_dict() if doc.settings is not None else {}
 
 
 def _steady_window(events: list[dict[str, Any]]):
@@ -199,16 +209,9 @@ def _interval(ci: Any) -> tuple[float, float] | None:
     return None
 
 
-def _label(settings: dict[str, Any], name: str) -> str:
-    try:
-        return RunSettings.from_dict(settings).label()
-    except (UserError, TypeError, ValueError):
-        return name
-
-
-def _final_metrics(doc: dict[str, Any], record: RunRecord) -> dict[str, float]:
+def _final_metrics(doc: RunSummary, record: RunRecord) -> dict[str, float]:
     """Final validation metrics: the summary's val_* metrics, else the last validation event's."""
-    metrics = {k: float(v) for k, v in (doc.get("metrics") or {}).items()
+    metrics = {k: float(v) for k, v in (doc.metrics or {}).items()
                if str(k).startswith("val_") and finite(v)}
     if metrics:
         return metrics
@@ -239,31 +242,27 @@ def _resolve(path: str) -> Path | None:
         return None
 
 
-def own_process_peaks(settings: dict[str, Any], runs: Iterable[tuple[dict[str, Any], dict[str, Any] | None]]) -> list[Any]:
+def own_process_peaks(settings: dict[str, Any], runs: Iterable[tuple[dict[str, Any], RunSummary | None]]
+                      ) -> list[int | None]:
     """The peak memory of every completed full-length run of the configuration `settings` among `runs` (each
     its settings and its summary; replicates included): a speed-only run validates nothing and a paired
     replicate's peak is its process's, both arms' together. What `summary.memory_change` compares, in the
     report and on the Batch size page alike."""
     key = replicate_key(settings)
-    return [(doc or {}).get("peak_memory_bytes") for s, doc in runs
+    return [doc.peak_memory_bytes for s, doc in runs
             if replicate_key(s) == key and not s.get("speed_only")
-            and (doc or {}).get("status") == protocol.RunStatus.COMPLETED]
+            and doc is not None and doc.status == protocol.RunStatus.COMPLETED]
 
 
-def not_in_effect(base: dict[str, Any], doc: dict[str, Any]) -> str | None:
+def not_in_effect(base: RunSummary, doc: RunSummary) -> str | None:
     """Why the run `doc`'s change against the baseline run `base` did not take effect (the levers' own check,
     `tune.levers.effect_check`: XLA requested and never on), None when it did or nothing can tell. Such a run
     gets no speed-up and no accuracy delta in the table or the CSV: it trained the baseline's math (issue 39)."""
-    from .settings import RunSettings
     from .tune import levers
 
-    if doc.get("status") != protocol.RunStatus.COMPLETED:
+    if doc.status != protocol.RunStatus.COMPLETED:
         return None
-    try:
-        check = levers.effect_check(RunSettings.from_dict(base.get("settings") or {}),
-                                    RunSettings.from_dict(doc.get("settings") or {}))
-    except (TypeError, ValueError):
-        return None
+    check = levers.effect_check(base.settings or RunSettings(), doc.settings or RunSettings())
     return check(doc) if check is not None else None
 
 
@@ -284,8 +283,8 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
     base_i = _baseline_index(records, baseline)
     docs = [effective_summary(r) for r in records]
     base = docs[base_i]
-    keys = [replicate_key(d.get("settings") or {}) for d in docs]
-    rates = [samples_per_s(d) if d.get("status") == protocol.RunStatus.COMPLETED or r.summary is None else None
+    keys = [replicate_key(_settings_dict(d)) for d in docs]
+    rates = [d.samples_per_s if d.status == protocol.RunStatus.COMPLETED or r.summary is None else None
              for d, r in zip(docs, records)]
     groups: dict[tuple, list[float]] = {}
     for key, rate in zip(keys, rates):
@@ -293,16 +292,16 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             groups.setdefault(key, []).append(rate)
     for record in replicates:
         doc = effective_summary(record)
-        rate = samples_per_s(doc) if doc.get("status") == protocol.RunStatus.COMPLETED else None
+        rate = doc.samples_per_s if doc.status == protocol.RunStatus.COMPLETED else None
         if rate:
-            groups.setdefault(replicate_key(doc.get("settings") or {}), []).append(rate)
+            groups.setdefault(replicate_key(_settings_dict(doc)), []).append(rate)
     rows = []
     for i, (record, doc) in enumerate(zip(records, docs)):
-        settings = doc.get("settings") or {}
+        settings = doc.settings
         recorded = record.checkpoint_settings()
         median = ci = None
-        if doc.get("step_ms") or summ.steady_samples(doc):
-            m, c = summ.step_time(doc)
+        if doc.step_ms or doc.steady_samples:
+            m, c = doc.step_time()
             median, ci = num(m), _interval(c)
         sps, sps_ci = steps_per_s_ci95(doc, ci)
         val_delta = None
@@ -318,16 +317,15 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             acc = label_free.compare_runs([(base, records[base_i].path)], [(doc, record.path)], Tolerance())
             if acc.metric is not None and acc.delta is not None:
                 val_delta = (acc.metric, acc.delta)
-        peak = doc.get("peak_memory_bytes")
+        peak = doc.peak_memory_bytes
         rows.append(CompareRow(
             name=record.name,
-            label=_label(settings, record.name),
+            label=settings.label() if settings is not None else record.name,
             status=record.status,
-            policy=settings.get("policy"),
+            policy=settings.policy if settings is not None else None,
             # a TPU compiles every step with XLA, whatever jit_compile says
-            jit_compile=True if settings.get("strategy") == "tpu" else
-            settings.get("jit_compile") if isinstance(settings.get("jit_compile"), bool) else None,
-            batch_size=settings.get("batch_size") if isinstance(settings.get("batch_size"), int) else None,
+            jit_compile=None if settings is None else True if settings.strategy == "tpu" else settings.jit_compile,
+            batch_size=settings.batch_size if settings is not None else None,
             steps_per_s=sps,
             steps_per_s_ci95=sps_ci,
             step_ms=median,
@@ -335,24 +333,24 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             speedup=speedup,
             speedup_ci95=speedup_ci,
             verdict=verdict,
-            warmup_s=num(doc.get("warmup_s")),
+            warmup_s=num(doc.warmup_s),
             peak_memory_bytes=int(peak) if finite(peak) else None,
-            memory_ratio=num(summ.memory_ratio(base, doc)),
-            memory_kind=doc.get("memory_kind"),
+            memory_ratio=num(base.memory_ratio(doc)),
+            memory_kind=doc.memory_kind,
             metrics=_final_metrics(doc, record),
             val_delta=val_delta,
             val_step=None,
             findings=[c for c in codes_of(record.findings()) if c],
-            learning_rate=num(doc.get("learning_rate") if finite(doc.get("learning_rate"))
-                               else recorded.get("learning_rate")),
-            learning_rate_schedule=_schedule(doc) or _schedule(recorded),
+            learning_rate=num(doc.learning_rate if finite(doc.learning_rate) else recorded.get("learning_rate")),
+            learning_rate_schedule=_schedule(doc.learning_rate_schedule) or
+            _schedule(recorded.get("learning_rate_schedule")),
             warnings=list(record.warnings),
-            steps_completed=doc.get("steps_completed") if isinstance(doc.get("steps_completed"), int) else None,
+            steps_completed=doc.steps_completed,
             from_summary=record.summary is not None,
             recorded_settings=recorded,
             path=str(record.path),
-            mfu=num(doc.get("mfu")),
-            mfu_unknown=doc.get("mfu_unknown") if isinstance(doc.get("mfu_unknown"), str) else None,
+            mfu=num(doc.mfu),
+            mfu_unknown=doc.mfu_unknown,
             **_profile_columns(record.path),
         ))
     return rows
@@ -400,9 +398,8 @@ CSV_COLUMNS = tuple(column for f in fields(CompareRow) if f.metadata.get("csv", 
                     for column in _COLUMNS_OF.get(f.name, (f.name,)))
 
 
-def _schedule(doc: dict[str, Any]) -> str:
-    """The run's learning-rate schedule in words (`learning_rate.schedule_text`), "" for a constant rate."""
-    schedule = doc.get("learning_rate_schedule")
+def _schedule(schedule: object) -> str:
+    """A run's learning-rate schedule in words (`learning_rate.schedule_text`), "" for a constant rate."""
     return schedule_text(schedule) if isinstance(schedule, dict) and schedule.get("class") else ""
 
 
@@ -482,7 +479,7 @@ def fmt_speedup(row: CompareRow) -> str:
     return fmt_with_ci(row.speedup, row.speedup_ci95, 2, "x")
 
 
-def steps_per_s_ci95(doc: dict[str, Any], step_ci: tuple[float, float] | None
+def steps_per_s_ci95(doc: RunSummary, step_ci: tuple[float, float] | None
                      ) -> tuple[float | None, tuple[float, float] | None]:
     """The run's throughput in steps/s (its summary's `steps_per_s`, `summary.window_throughput`; None when it
     has none) with its interval: the windows', else, for runs from before the windows, the median step's. The
@@ -493,12 +490,11 @@ def steps_per_s_ci95(doc: dict[str, Any], step_ci: tuple[float, float] | None
     `summary.throughput_ci`, the one rule the summary was written by (from at least
     `summary.MIN_INTERVAL_WINDOWS` windows, never degenerate); else none. The verdicts' statistics
     (`tfturbo.stats`, the trials) are not this function's."""
-    tp = doc.get("throughput")
-    tp = tp if isinstance(tp, dict) else {}
-    batch = summ.batch_size(doc)
-    rate = num(doc.get("steps_per_s"))
+    tp = doc.throughput or {}
+    batch = doc.batch_size
+    rate = num(doc.steps_per_s)
     if tp.get("windows"):  # a run measured in windows: their interval or none, never the median step's
-        ci = summ.throughput_ci(doc)
+        ci = doc.throughput_ci
         return rate, summ.interval_around(rate, (ci[0] / batch, ci[1] / batch)) if ci else None
     shown = (1000.0 / step_ci[1], 1000.0 / step_ci[0]) if step_ci and step_ci[0] > 0 else None
     return rate, (summ.interval_around(rate, shown) if rate is not None else shown)

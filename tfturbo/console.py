@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import shlex
 import sys
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from . import protocol
 from .as_written import as_written_text, callbacks_not_run
-from .numbers import finite
-from .summary import samples_per_s, throughput_ci
+from .run_summary import RunSummary
+from .settings import RunSettings
 from .verdicts import COMPUTE_NOISE, compute_slower_than_training, input_share_phrase
 from .workload_kind import measured_fit_text
 
@@ -101,53 +101,52 @@ class ProgressPrinter:
         print(line, file=self.out or sys.stderr, flush=True)
 
 
-def render_run_summary(doc: dict[str, Any]) -> str:
-    s = doc.get("settings") or {}
-    step = doc.get("step_ms") or {}
+def render_run_summary(run: RunSummary) -> str:
+    s = run.settings or RunSettings()
+    step = run.step_ms or {}
     lines = [
-        f"status        {doc.get('status')}",
-        f"settings      {s.get('policy')}{' + XLA' if s.get('jit_compile') else ''}, batch {s.get('batch_size')}, "
-        + (f"{s['steps_per_execution']} steps per call, " if (s.get("steps_per_execution") or 1) > 1 else "")
-        + f"{s.get('steps')} steps, seed {s.get('seed')}",
+        f"status        {run.status}",
+        f"settings      {s.policy}{' + XLA' if s.jit_compile else ''}, batch {s.batch_size}, "
+        + (f"{s.steps_per_execution} steps per call, " if s.calls > 1 else "")
+        + f"{s.steps} steps, seed {s.seed}",
     ]
-    written = as_written_text(doc.get("as_written"))
+    written = as_written_text(run.as_written)
     if written:  # the script's own configuration: what the settings left unset took
         lines.append(f"as written    {written}")
-        dropped = callbacks_not_run(doc.get("as_written"))
+        dropped = callbacks_not_run(run.as_written)
         if dropped:
             lines.append(f"not run       the script's callbacks {', '.join(dropped)} (CALLBACKS_NOT_RUN)")
-    if s.get("script_args"):
-        lines.append(f"script opts   {shlex.join(str(a) for a in s['script_args'])}")
-    fit = measured_fit_text(doc.get("workload"))
+    if s.script_args:
+        lines.append(f"script opts   {shlex.join(str(a) for a in s.script_args)}")
+    fit = measured_fit_text(run.workload)
     if fit:
         lines.append(f"measured      {fit}")
     if isinstance(step.get("median"), (int, float)):
         lines.append(f"step time     {step['median']:.2f} ms median, 95% CI {fmt_ci(step.get('ci95'), 2, ' ms')}")
-    rate = samples_per_s(doc)
+    rate = run.samples_per_s
     if rate:
-        batch = s.get("batch_size") or 1
-        tp = doc.get("throughput")
-        tp = tp if isinstance(tp, dict) else {}
-        interval = throughput_ci(doc)  # the one rule: from enough windows, never degenerate
+        batch = run.batch_size
+        tp = run.throughput or {}
+        interval = run.throughput_ci  # the one rule: from enough windows, never degenerate
         ci = f", 95% CI {fmt_ci(interval, 0)}" if interval else ""
         where = (f"median of {tp['windows']} device-drained windows, {tp['seconds']:.1f} s"
                  if tp.get("windows") else "median step")
         lines.append(f"throughput    {rate:,.0f} samples/s{ci} ({rate / batch:.2f} steps/s at batch {batch}; "
                      f"{where})")
-    if isinstance(doc.get("warmup_s"), (int, float)):
-        lines.append(f"warm-up       {doc['warmup_s']:.2f} s (compile/tracing, excluded)")
-    lines.append(f"peak memory   {fmt_bytes(doc.get('peak_memory_bytes'))} ({doc.get('memory_kind', 'n/a')})")
-    if finite(doc.get("mfu")):
-        lines.append(f"MFU           {doc['mfu']:.1%} of this device's measured {doc.get('ceiling_dtype')} matmul rate "
-                     f"({doc.get('flops_per_step'):.3g} FLOPs per step)"
-                     + (f"; {doc['mfu_note']}" if isinstance(doc.get("mfu_note"), str) else ""))
-    elif isinstance(doc.get("mfu_unknown"), str):
-        lines.append(f"MFU           not known: {doc['mfu_unknown']}")
-    metrics = doc.get("metrics") or {}
+    if run.warmup_s is not None:
+        lines.append(f"warm-up       {run.warmup_s:.2f} s (compile/tracing, excluded)")
+    lines.append(f"peak memory   {fmt_bytes(run.peak_memory_bytes)} ({run.memory_kind or 'n/a'})")
+    if run.mfu is not None:
+        lines.append(f"MFU           {run.mfu:.1%} of this device's measured {run.ceiling_dtype} matmul rate "
+                     f"({run.flops_per_step or 0:.3g} FLOPs per step)"
+                     + (f"; {run.mfu_note}" if run.mfu_note else ""))
+    elif run.mfu_unknown:
+        lines.append(f"MFU           not known: {run.mfu_unknown}")
+    metrics = run.metrics or {}
     if metrics:
         lines.append("metrics       " + "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()
                                                   if isinstance(v, (int, float))))
-    for f in doc.get("findings") or []:
+    for f in run.findings or []:
         lines.append(format_finding(f))
     return "\n".join(lines)
 
@@ -192,4 +191,5 @@ def render_env(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-RENDERERS = {"run": render_run_summary, "audit": render_findings, "probe-input": render_probe, "env": render_env}
+RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "run": lambda doc: render_run_summary(RunSummary.from_dict(doc)), "audit": render_findings, "probe-input": render_probe, "env": render_env}

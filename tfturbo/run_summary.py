@@ -15,10 +15,15 @@ file still loads as far as it is valid.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .numbers import finite
+from .errors import UserError
+from .numbers import finite, num
+from .settings import RunSettings
+from .stats import median_ci
+from .summary import MIN_HAND_OVERS, MIN_INTERVAL_WINDOWS, interval_around, middle, preferred_metric
 
 VERSION = 1
 
@@ -42,7 +47,7 @@ class RunSummary:
     """A run's results. Every field may be None (not measured); `extra` holds keys this version does not know."""
 
     status: str | None = _kind("status", STR)
-    settings: dict | None = _kind("settings", DICT)  # RunSettings.to_dict()
+    settings: RunSettings | None = _kind("settings", DICT)  # the settings the run trained with, as it resolved them
     error: dict | None = _kind("error", DICT)  # {kind, message, fix} of a failed run
     # step time: one run's own noise, for plots and the run's own table
     step_ms: dict | None = _kind("step_ms", DICT)  # {median, ci95, n, n_steady}
@@ -137,6 +142,8 @@ class RunSummary:
         doc: dict[str, Any] = {"v": VERSION}
         for f in _known():
             doc[f.name] = getattr(self, f.name)
+        if self.settings is not None:
+            doc["settings"] = self.settings.to_dict()
         for key, value in self.extra.items():
             doc.setdefault(key, value)
         return doc
@@ -150,9 +157,144 @@ class RunSummary:
             return out
         kinds = {f.name: f.metadata["kind"] for f in _known()}
         known, out.extra = read_typed({k: v for k, v in doc.items() if k != "v"}, kinds, source, out.problems)
+        settings = known.pop("settings", None)
         for key, value in known.items():
             setattr(out, key, value)
+        if settings is not None:
+            try:
+                out.settings = RunSettings.from_dict(settings)
+            except (UserError, TypeError, ValueError) as e:
+                out.problems.append(f"{source}: its settings are not valid ({e}); ignored")
         return out
+
+    # ---- the numbers every front end and verdict reads from a summary (the rules beside them: tfturbo.summary)
+
+    @property
+    def batch_size(self) -> int:
+        """The global batch the run trained with (1 when not known)."""
+        return int((self.settings.batch_size if self.settings else None) or 1)
+
+    @property
+    def steady_samples(self) -> list[float]:
+        """The steady step times in ms (`step_ms_samples`), the finite ones."""
+        return [float(s) for s in self.step_ms_samples or [] if finite(s)]
+
+    @property
+    def samples_per_s(self) -> float | None:
+        """The run's throughput in samples/s, the one figure every front end shows and every verdict compares.
+
+        The steady-window statistic the backend wrote (`throughput.samples_per_s`,
+        `summary.window_throughput`); for older runs without windows, the median
+        step rate × batch.
+        """
+        tp = self.throughput
+        if isinstance(tp, dict) and finite(tp.get("samples_per_s")) and tp["samples_per_s"] > 0:
+            return float(tp["samples_per_s"])
+        sps = self.steps_per_s
+        return float(sps) * self.batch_size if finite(sps) and sps > 0 else None
+
+    @property
+    def step_rate(self) -> float | None:
+        """The same throughput in steps/s (`samples_per_s` / batch): never a second figure."""
+        rate = self.samples_per_s
+        return rate / self.batch_size if rate else None
+
+    @property
+    def throughput_ci(self) -> tuple[float, float] | None:
+        """The run's own throughput interval in samples/s by the one rule (`summary.MIN_INTERVAL_WINDOWS`,
+        `summary.interval_around`), from `throughput`: what `window_throughput` writes, and for a summary
+        written before the rule (an interval from 3 windows) the same rule on read. None: no interval to show."""
+        tp = self.throughput
+        if not isinstance(tp, dict):
+            return None
+        windows = tp.get("windows")
+        if not isinstance(windows, int) or windows < MIN_INTERVAL_WINDOWS:
+            return None
+        return interval_around(num(tp.get("samples_per_s")), tp.get("ci95"))
+
+    def step_time(self) -> tuple[float, tuple[float, float]]:
+        """Median step time in ms with its 95% interval (from `step_ms`, else recomputed from the samples)."""
+        st = self.step_ms or {}
+        if isinstance(st.get("median"), (int, float)) and isinstance(st.get("ci95"), (list, tuple)):
+            return float(st["median"]), (float(st["ci95"][0]), float(st["ci95"][1]))
+        return median_ci(self.steady_samples)
+
+    @property
+    def median_step_ms(self) -> float | None:
+        """`step_ms.median` as written, None when the run wrote none."""
+        return num((self.step_ms or {}).get("median"))
+
+    @property
+    def hand_over_ratio(self) -> float | None:
+        """A run's speed over the other arm of its `run-pair` process, from the windows either side of each
+        hand-over.
+
+        Each hand-over (`hand_overs`: [this run's samples/s, the other's] of the
+        last steady window before the baton changed hands and the first after)
+        compares two windows a moment apart, which the machine's speed at that
+        moment moves alike; the median over the hand-overs (in log) keeps one odd
+        hand-over from deciding. The arms' own median rates can sit in different
+        stretches of a machine whose speed changes mid-process: on this stack that
+        made one process's ratio 0.95 where its hand-overs and the trial's other
+        pairs said 1.23–1.30, and it halved the spread of a trial's pair ratios
+        (benchmarks/RESULTS.md, Trial efficiency). None: not a paired run, or fewer than
+        `summary.MIN_HAND_OVERS` hand-overs with a steady window on both sides.
+        """
+        logs = self._hand_over_logs()
+        return math.exp(middle(logs)) if len(logs) >= MIN_HAND_OVERS else None
+
+    @property
+    def hand_over_error(self) -> float | None:
+        """The standard error, in log, of `hand_over_ratio`: the hand-overs' SD / √count, the pair's own
+        measurement error (the floor of a trial's spread, `stats.replicate_ratio_ci`); None without
+        `hand_over_ratio`.
+
+        The plain mean's error, not the median's larger asymptotic one (√(π/2)
+        times it): the hand-overs are heavy-tailed, their SD is inflated by the
+        odd one the median ignores, and over the 54 paired processes of two
+        default transformer tunes this error's root mean square (3.5%) matched
+        the spread of the pairs' ratios within a trial (3.6%), where the median's
+        formula said 4.4% (benchmarks/RESULTS.md, Trial efficiency).
+        """
+        logs = self._hand_over_logs()
+        if len(logs) < MIN_HAND_OVERS:
+            return None
+        mean = sum(logs) / len(logs)
+        return math.sqrt(sum((v - mean) ** 2 for v in logs) / (len(logs) - 1) / len(logs))
+
+    def _hand_over_logs(self) -> list[float]:
+        rows = [r for r in self.hand_overs or [] if isinstance(r, (list, tuple)) and len(r) == 2]
+        return [math.log(own / other) for own, other in rows
+                if finite(own) and finite(other) and own > 0 and other > 0]
+
+    def primary_metric(self, prefer: str | None = None) -> tuple[str, float, bool] | None:
+        """(name, value, higher_is_better) of the metric the accuracy gate uses (`summary.preferred_metric`),
+        or None."""
+        metrics = self.metrics or {}
+        found = preferred_metric([name for name, value in metrics.items() if finite(value)], prefer)
+        if found is None:
+            return None
+        return found[0], float(metrics[found[0]]), found[1]
+
+    def val_delta(self, candidate: RunSummary) -> tuple[str, float] | None:
+        """(metric, candidate - this run) on this (baseline) run's primary metric; None if either lacks it.
+
+        The sign is raw (for accuracy, negative is worse; for loss, positive is worse).
+        """
+        base = self.primary_metric()
+        if base is None:
+            return None
+        value = (candidate.metrics or {}).get(base[0])
+        if not finite(value):
+            return None
+        return base[0], float(value) - base[1]
+
+    def memory_ratio(self, candidate: RunSummary) -> float | None:
+        """The candidate's peak memory over this (baseline) run's; None when either has none."""
+        a, b = self.peak_memory_bytes, candidate.peak_memory_bytes
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
+            return float(b) / float(a)
+        return None
 
 
 def _known():

@@ -252,16 +252,16 @@ class RunRecord:
 
     path: Path
     name: str
-    settings: dict[str, Any]
-    summary: dict[str, Any] | None
+    settings: dict[str, Any]  # run.yaml as read
+    summary: RunSummary | None  # summary.json; None when the run wrote none (`compare.effective_summary` rebuilds it)
     events: list[dict[str, Any]]
     warnings: list[str]
 
     @property
     def status(self) -> str:
         """From summary.json, else the `done` event, else `crashed` (events stop without one)."""
-        if self.summary and self.summary.get("status"):
-            return str(self.summary["status"])
+        if self.summary and self.summary.status:
+            return self.summary.status
         for e in reversed(self.events):
             if e.get("type") == protocol.DONE:
                 return str(e.get("status", protocol.RunStatus.FAILED))
@@ -274,8 +274,8 @@ class RunRecord:
         return [e for e in self.events if e.get("type") == protocol.VALIDATION]
 
     def findings(self) -> list[dict[str, Any]]:
-        if self.summary and isinstance(self.summary.get("findings"), list):
-            return [f for f in self.summary["findings"] if isinstance(f, dict)]
+        if self.summary and self.summary.findings is not None:
+            return [f for f in self.summary.findings if isinstance(f, dict)]
         return [e.get("finding", {}) for e in self.events if e.get("type") == protocol.FINDING]
 
     def checkpoint_settings(self) -> dict[str, Any]:
@@ -302,12 +302,12 @@ def load_run(path: str | os.PathLike[str]) -> RunRecord:
     warnings: list[str] = []
     settings = read_yaml(run_dir / RUN_YAML, warnings)
     events = read_events(run_dir / EVENTS, warnings)
-    summary = read_json(run_dir / SUMMARY, warnings, missing_ok=True)
-    if summary is not None:  # the one reader of summary.json: wrong types are named and dropped
-        check_version(summary.get("v"), run_summary.VERSION, run_dir / SUMMARY)
-        parsed = RunSummary.from_dict(summary, SUMMARY)
-        warnings += parsed.problems
-        summary = parsed.to_dict()
+    doc = read_json(run_dir / SUMMARY, warnings, missing_ok=True)
+    summary = None
+    if doc is not None:  # the one reader of summary.json: wrong types are named and dropped
+        check_version(doc.get("v"), run_summary.VERSION, run_dir / SUMMARY)
+        summary = RunSummary.from_dict(doc, SUMMARY)
+        warnings += summary.problems
     record = RunRecord(run_dir, run_dir.name, settings, summary, events, warnings)
     if summary is None and not (run_dir / SUMMARY).exists():  # (a corrupt one was reported as such)
         status = record.status

@@ -38,7 +38,8 @@ from .numbers import finite
 from .runfiles import STUDY_YAML, read_json, write_json_atomic
 from .settings import RunSettings
 from .stats import replicate_ratio_ci
-from .trials.speed import SpeedRule, samples_per_s
+from .run_summary import RunSummary
+from .trials.speed import SpeedRule
 from .trials.trial import PlannedPair, PlannedRun, Trial
 
 VERSION = 1
@@ -279,13 +280,14 @@ class ScalingMeasurement:
             self._current += 1
         return None
 
-    def record(self, planned: PlannedRun, summary: dict[str, Any] | None, run_dir: Path | str | None) -> None:
+    def record(self, planned: PlannedRun, summary: RunSummary | None, run_dir: Path | str | None) -> None:
         """Take one run's summary; the first one-replica run fixes B's global batch when the workload chose it."""
         n, trial = self.trials[self._current]
         trial.record(planned, summary, run_dir)
-        if planned.arm == "a" and trial.b.batch_size is None and summary:
-            per_replica = (summary.get("settings") or {}).get("batch_size")
-            if isinstance(per_replica, int) and per_replica > 0:
+        recorded = trial.runs[-1].summary  # as the trial read it
+        if planned.arm == "a" and trial.b.batch_size is None and recorded and recorded.settings:
+            per_replica = recorded.settings.batch_size
+            if per_replica is not None and per_replica > 0:
                 for m, later in self.trials[self._current:]:
                     later.b = later.b.with_(batch_size=per_replica * m)
 
@@ -300,9 +302,10 @@ class ScalingMeasurement:
     def result(self) -> ScalingResult:
         trials = self.measured()
         one_runs = [r for _, t in trials for r in t.runs if r.planned.arm == "a" and r.status == "completed"]
-        points = [ScalingPoint.one_replica([samples_per_s(r.summary) for r in one_runs])]
+        points = [ScalingPoint.one_replica([r.summary.samples_per_s if r.summary else None for r in one_runs])]
         points += [ScalingPoint.from_trial(n, t) for n, t in trials]
-        batch = next((((r.summary or {}).get("settings") or {}).get("batch_size") for r in one_runs), None)
+        batch = next((r.summary.settings.batch_size if r.summary and r.summary.settings else None
+                      for r in one_runs), None)
         return ScalingResult(self.base.workload, self.strategy, batch if isinstance(batch, int) else None, points,
                              [f.to_dict() for f in findings_for(points, self.strategy)], self.note)
 

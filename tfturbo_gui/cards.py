@@ -6,12 +6,12 @@ the rung's trial verdict (`TrialVerdict`), with its 95% interval where it has on
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from tfturbo import summary as summ
+from tfturbo.run_summary import RunSummary
 from tfturbo.compare import steps_per_s_ci95
 from tfturbo.console import fmt_bytes
 from tfturbo.headline import SPEED_UP, Headline
@@ -24,10 +24,10 @@ from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 from .labels import card_column, card_header, card_reason, in_gui_words, sentence, set_badge
 
 
-def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
+def run_facts(summary: RunSummary) -> list[tuple[str, str]]:
     """(label, value) pairs a user reads off one measured run."""
     facts = []
-    median, (lo, hi) = summ.step_time(summary)
+    median, (lo, hi) = summary.step_time()
     if finite(median) and median > 0:
         rate, rate_ci = steps_per_s_ci95(summary, (lo, hi) if finite(lo) and finite(hi) and lo > 0 else None)
         rate = rate or 1000 / median
@@ -35,16 +35,16 @@ def run_facts(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ci = f" [{rate_ci[0]:.{d}f}, {rate_ci[1]:.{d}f}]" if rate_ci else ""
         facts.append(("Steady speed", f"{rate:.{d}f} steps/s{ci}"))
         facts.append(("Median step", f"{median:.2f} ms [{lo:.2f}, {hi:.2f}]" if finite(lo) else f"{median:.2f} ms"))
-    if finite(summary.get("warmup_s")):
-        facts.append(("Warm-up / compile", f"{summary['warmup_s']:.1f} s (excluded)"))
-    if finite(summary.get("peak_memory_bytes")):
-        facts.append(("Peak memory", f"{fmt_bytes(summary['peak_memory_bytes'])} ({summary.get('memory_kind') or 'host'})"))
-    primary = summ.primary_metric(summary)
+    if summary.warmup_s is not None:
+        facts.append(("Warm-up / compile", f"{summary.warmup_s:.1f} s (excluded)"))
+    if summary.peak_memory_bytes is not None:
+        facts.append(("Peak memory", f"{fmt_bytes(summary.peak_memory_bytes)} ({summary.memory_kind or 'host'})"))
+    primary = summary.primary_metric()
     if primary is not None:
         facts.append(("Validation", f"{primary[0]} {primary[1]:.4f}"))
-    done, planned = summary.get("steps_completed"), (summary.get("settings") or {}).get("steps")
-    if isinstance(done, int):
-        facts.append(("Steps", f"{done}" + (f" of {planned}" if isinstance(planned, int) and planned != done else "")))
+    done, planned = summary.steps_completed, summary.settings.steps if summary.settings else None
+    if done is not None:
+        facts.append(("Steps", f"{done}" + (f" of {planned}" if planned is not None and planned != done else "")))
     return facts
 
 

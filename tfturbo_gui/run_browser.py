@@ -189,7 +189,7 @@ class RunBrowser(QMainWindow):
             top.addChild(item)
             self.records.append(record)
         for rung in lost or []:
-            status = str((rung.summary or {}).get("status") or "crashed")
+            status = (rung.summary.status if rung.summary else None) or "crashed"
             reason = rung.decision.reason if rung.decision else ""
             item = QTreeWidgetItem([rung.name, status, rung.settings.label(), "n/a"])
             item.setToolTip(1, f"{outcome_cell(status)} — {reason or 'the run left no folder'}")

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from tfturbo.run_summary import RunSummary
 from tfturbo import protocol
 from tfturbo.compare import steady_windows
 from tfturbo.numbers import finite
@@ -96,6 +97,7 @@ class RunData:
         self.status: str | None = None  # a `done` status; None while running
         self.exit_code: int | None = None
         self.document: dict[str, Any] | None = None  # the `result` event's document
+        self._summary: tuple[dict[str, Any], RunSummary] | None = None  # `summary`, read once per document
         self.hello: dict[str, Any] | None = None
         self.events_seen = 0
         self.version = 0
@@ -227,9 +229,14 @@ class RunData:
         return self.status is not None
 
     @property
-    def summary(self) -> dict[str, Any] | None:
-        """The run document (summary.json) once a `run` command finished."""
-        return self.document if self.command == "run" else None
+    def summary(self) -> RunSummary | None:
+        """The run document (summary.json) once a `run` command finished, read once (the panel and the plots
+        ask on every repaint)."""
+        if self.command != "run" or self.document is None:
+            return None
+        if self._summary is None or self._summary[0] is not self.document:
+            self._summary = (self.document, RunSummary.from_dict(self.document))
+        return self._summary[1]
 
     def steady_mask(self, steps: np.ndarray | None = None) -> np.ndarray:
         """True for steady-state steps (of `steps`, default all): after warm-up, outside profiler windows."""
@@ -247,9 +254,9 @@ class RunData:
         Computed at most once per change (the panel and the plots all ask on every repaint), over at
         most LIVE_MEDIAN_WINDOW steps so a long run stays cheap; the summary's exact figure replaces it.
         """
-        median = ((self.summary or {}).get("step_ms") or {}).get("median")
-        if finite(median):
-            return float(median)
+        median = self.summary.median_step_ms if self.summary else None
+        if median is not None:
+            return median
         if self._median[0] != self.version:
             recent = slice(-LIVE_MEDIAN_WINDOW, None)
             steady = self.step_ms.view()[recent][self.steady_mask(self.step.view()[recent])]
@@ -276,8 +283,8 @@ class RunData:
         data = cls(record.name, "run")
         data.ingest(record.events)
         if record.summary is not None:
-            data.document = record.summary
-            data.add_findings(f for f in record.summary.get("findings") or [] if isinstance(f, dict))
+            data.document = record.summary.to_dict()
+            data.add_findings(f for f in record.summary.findings or [] if isinstance(f, dict))
         data.status = record.status
         data.version += 1
         return data

@@ -47,8 +47,8 @@ def steps_done(data: RunData) -> int:
     """
     if data.arms:
         return sum(steps_done(arm) for arm in data.arms.values())
-    done = (data.summary or {}).get("steps_completed")
-    if isinstance(done, int) and not isinstance(done, bool):
+    done = data.summary.steps_completed if data.summary else None
+    if done is not None:
         return done
     received = len(data.step.view())
     return max(received, data.progress[0]) if data.progress is not None else received

@@ -103,7 +103,7 @@ def scaling_offer(environment: dict[str, Any] | None) -> tuple[list[int], str]:
 
 def outcome_of(data: RunData) -> Outcome:
     """What a backend child left behind, as the engine takes it (it makes the fallback summary)."""
-    return Outcome(data.document if data.document is not None else data.summary, data.status or "crashed", data.error)
+    return Outcome(data.document, data.status or "crashed", data.error)
 
 
 class WizardSession:
@@ -527,7 +527,7 @@ class WizardSession:
 
     def record_scaling_run(self, planned: PlannedRun, data: RunData) -> None:
         run_dir = self.scaling_path() / RUNS_DIR / planned.name
-        self.scaling_measurement.record(planned, summary_of(data.summary, data.status or "crashed", data.error, run_dir, planned),
+        self.scaling_measurement.record(planned, summary_of(data.document, data.status or "crashed", data.error, run_dir, planned),
                             run_dir)
 
     def finish_scaling(self) -> ScalingResult:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from tfturbo import findings as fc
+from tfturbo.run_summary import RunSummary
 from tfturbo.settings import XLA_CPU_AUTOCLUSTERING_FLAG, RunSettings
 
 
@@ -76,7 +77,7 @@ def test_the_recommended_auto_clustering_code_has_the_cpu_flag_only_for_a_cpu():
     rec = base.with_(xla_autoclustering=True)
 
     def code(device: str) -> str:
-        return ChangesPatch(rec.label(), recommended_patch("builtin:mlp", rec, base, [], {"device": device})).text()
+        return ChangesPatch(rec.label(), recommended_patch("builtin:mlp", rec, base, [], RunSummary(device=device))).text()
 
     on_gpu = code("GPU: NVIDIA A100-SXM4-80GB (compute capability 8.0)")
     on_cpu = code("CPU: AMD EPYC (2 cores)")

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tfturbo.run_summary import RunSummary
 from tfturbo import protocol
 from tfturbo.backend_client import run_backend
 from tfturbo.settings import RunSettings
-from tfturbo.summary import MIN_HAND_OVERS, hand_over_ratio, samples_per_s
+from tfturbo.summary import MIN_HAND_OVERS
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.execute import pair_command, pair_summaries
 from tfturbo.trials.trial import PlannedPair, PlannedRun
@@ -72,9 +73,10 @@ def test_the_pairs_ratio_comes_from_the_windows_either_side_of_each_hand_over(pa
     _, _, _, (b, a) = pair_run
     assert len(b["hand_overs"]) >= MIN_HAND_OVERS
     assert b["hand_overs"] == [[other, own] for own, other in a["hand_overs"]]
-    ratio = SpeedRule().pair_ratio(samples_per_s(a), samples_per_s(b), b)
-    assert ratio == pytest.approx(hand_over_ratio(b))
-    assert 0.5 < ratio / (samples_per_s(b) / samples_per_s(a)) < 2.0
+    a, b = RunSummary.from_dict(a), RunSummary.from_dict(b)
+    ratio = SpeedRule().pair_ratio(a.samples_per_s, b.samples_per_s, b)
+    assert ratio == pytest.approx(b.hand_over_ratio)
+    assert 0.5 < ratio / (b.samples_per_s / a.samples_per_s) < 2.0
 
 
 def test_each_arm_keeps_its_own_dtype_policy_and_optimizer(pair_run):

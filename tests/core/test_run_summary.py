@@ -37,8 +37,8 @@ def test_a_run_dir_with_a_mistyped_summary_still_loads_with_a_warning(tmp_path):
     run.mkdir()
     (run / SUMMARY).write_text(json.dumps({"status": "completed", "steps_per_s": [1, 2], "wall_s": 3.0}))
     record = load_run(run)
-    assert record.summary["status"] == "completed" and record.summary["wall_s"] == 3.0
-    assert record.summary["steps_per_s"] is None
+    assert record.summary.status == "completed" and record.summary.wall_s == 3.0
+    assert record.summary.steps_per_s is None
     assert any("steps_per_s is list" in w for w in record.warnings)
 
 

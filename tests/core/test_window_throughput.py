@@ -20,7 +20,8 @@ import pytest
 
 from tfturbo.runfiles import RunRecord
 from tfturbo.stats import weighted_median
-from tfturbo.summary import samples_per_s, steps_per_s, window_throughput
+from tfturbo.run_summary import RunSummary
+from tfturbo.summary import window_throughput
 
 BATCH = 64
 
@@ -82,10 +83,11 @@ def test_every_reader_gets_the_same_figure():
     rng = np.random.default_rng(4)
     windows, _ = run_windows(rng)
     tp = window_throughput(windows, BATCH)
-    doc = {"settings": {"batch_size": BATCH}, "throughput": tp, "steps_per_s": tp["samples_per_s"] / BATCH}
-    assert samples_per_s(doc) == tp["samples_per_s"] and steps_per_s(doc) == tp["samples_per_s"] / BATCH
-    old = {"settings": {"batch_size": BATCH}, "steps_per_s": 100.0}  # a run from before the windows
-    assert samples_per_s(old) == 6400.0
+    doc = RunSummary.from_dict({"settings": {"batch_size": BATCH}, "throughput": tp,
+                                "steps_per_s": tp["samples_per_s"] / BATCH})
+    assert doc.samples_per_s == tp["samples_per_s"] and doc.step_rate == tp["samples_per_s"] / BATCH
+    old = RunSummary.from_dict({"settings": {"batch_size": BATCH}, "steps_per_s": 100.0})  # from before the windows
+    assert old.samples_per_s == 6400.0
     assert window_throughput([], BATCH) == {"samples_per_s": None, "ci95": None, "steps": 0, "seconds": 0,
                                             "windows": 0}
 
@@ -106,9 +108,9 @@ def test_weighted_median():
 def test_a_runs_own_throughput_interval_is_shown_only_where_it_is_meaningful(windows, ci, shown):
     from tfturbo.compare import steps_per_s_ci95
 
-    summary = {"status": "completed", "settings": {"batch_size": 50}, "steps_per_s": 800.0,
-               "throughput": {"samples_per_s": 40000.0, "ci95": ci, "steps": 400, "seconds": 0.5,
-                              "windows": windows}}
+    summary = RunSummary.from_dict({"status": "completed", "settings": {"batch_size": 50}, "steps_per_s": 800.0,
+                                    "throughput": {"samples_per_s": 40000.0, "ci95": ci, "steps": 400,
+                                                   "seconds": 0.5, "windows": windows}})
     assert steps_per_s_ci95(summary, None) == (800.0, shown)
 
 
@@ -125,22 +127,21 @@ def _four_window_run(name: str, rate_scale: float, ci95: list | None = "written"
     summary = {"v": 1, "status": "completed", "settings": settings, "throughput": tp,
                "steps_per_s": tp["samples_per_s"] / BATCH, "steps_completed": 200, "first_steady_step": 1,
                "step_ms": {"median": 2.5 * rate_scale, "ci95": [2.4 * rate_scale, 2.6 * rate_scale], "n": 160}}
-    return RunRecord(Path(name), name, settings, summary, [], [])
+    return RunRecord(Path(name), name, settings, RunSummary.from_dict(summary), [], [])
 
 
 def test_a_run_of_four_windows_has_no_throughput_interval_anywhere():
     """Issue 23: the summary bootstrapped an interval from 3 windows while the tables hid it below 6. One rule
     (`summary.MIN_INTERVAL_WINDOWS`): summary.json's `throughput.ci95` is null below it, and the `run` line, the
     `tfturbo compare` table and its CSV show none — also for a summary written before, which holds one."""
-    from tfturbo import summary as summ
     from tfturbo.compare import compare_runs, to_csv, to_text
     from tfturbo.console import render_run_summary
 
     base, run = _four_window_run("r-base", 1.0), _four_window_run("r-run", 0.8)
-    tp = run.summary["throughput"]
+    tp = run.summary.throughput
     assert tp["windows"] == 4 and tp["samples_per_s"] > 0 and tp["ci95"] is None
     before = _four_window_run("r-before", 0.8, ci95=[0.9 * tp["samples_per_s"], 1.1 * tp["samples_per_s"]])
-    assert summ.throughput_ci(run.summary) is None and summ.throughput_ci(before.summary) is None
+    assert run.summary.throughput_ci is None and before.summary.throughput_ci is None
     for doc in (run.summary, before.summary):
         line = next(x for x in render_run_summary(doc).splitlines() if x.startswith("throughput"))
         assert "CI" not in line and "4 device-drained windows" in line, line
@@ -158,6 +159,4 @@ def test_six_windows_give_the_interval_everywhere():
     rng = np.random.default_rng(8)
     windows = [(1 + 40 * i, 40 * (i + 1), 0.1 * math.exp(rng.normal(0, 0.1))) for i in range(8)]
     tp = window_throughput(windows, BATCH)
-    from tfturbo import summary as summ
-
-    assert tp["windows"] == 8 and tp["ci95"] and summ.throughput_ci({"throughput": tp}) == tuple(tp["ci95"])
+    assert tp["windows"] == 8 and tp["ci95"] and RunSummary(throughput=tp).throughput_ci == tuple(tp["ci95"])

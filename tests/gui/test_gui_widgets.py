@@ -8,6 +8,7 @@ from tests.gui.gui_helpers import fake_launcher
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontInfo, QGuiApplication
 
+from tfturbo.run_summary import RunSummary
 from tfturbo import protocol
 from tfturbo.cli_args import run_argv
 from tfturbo.settings import RunSettings
@@ -37,7 +38,7 @@ def test_completed_run_fills_the_data_and_says_so(qtbot, tmp_path):
         pass
     assert data.status == protocol.RunStatus.COMPLETED
     assert len(data.step.view()) == 60 and data.first_steady_step == 6
-    assert data.summary["steps_completed"] == 60
+    assert data.summary.steps_completed == 60
     assert panel.state.text() == "Completed — 60 steps recorded"
     assert "step 60 / 60" in panel.detail.text() and "left" not in panel.detail.text()
     assert not panel.stop_button.isVisible() and not panel.error_box.isVisible()
@@ -145,10 +146,10 @@ def test_plots_overlay_the_baseline_and_mark_warmup_and_median(qtbot, tmp_path):
     assert lengths["step_ms"] == [40, 60] and lengths["loss_scale"] == [0, 60]  # baseline first, then this run
     assert lengths["val"] == [len(base.validation), len(data.validation)] and plots.val_metric == "val_accuracy"
     assert plots.has_scale and not plots.scale_plot.isHidden()  # mixed_float16: its loss scale is plotted
-    assert plots.median_line.value() == data.summary["step_ms"]["median"]
+    assert plots.median_line.value() == data.summary.step_ms["median"]
     # one run's median is a detail of that run, said as one in the plot's tooltip: never on the axis or in the
     # title, where it was a third speed number beside the verdict's (issue 22) and cut at 1024 × 640
-    median = f"{data.summary['step_ms']['median']:.3g}"
+    median = f"{data.summary.step_ms['median']:.3g}"
     for size in ((600, 600), (420, 230)):
         plots.resize(*size)
         plots.show()
@@ -397,20 +398,20 @@ def test_a_filling_code_block_shows_every_wrapped_line_after_the_window_narrows(
 def test_the_run_card_shows_the_same_steps_per_s_as_the_compare_table():
     """The issue 22 walk: the baseline page said "Steady speed 894.9 steps/s" (1000 / median step) while the
     compare table said 812.4 steps/s (the steady windows' figure, `summary.steps_per_s`) for the same run."""
-    from tfturbo import summary as summ
     from tfturbo.compare import steps_per_s_ci95
     from tfturbo_gui.cards import run_facts
 
-    summary = {"status": "completed", "settings": {"batch_size": 50, "steps": 96}, "steps_completed": 96,
-               "step_ms": {"median": 1.1174, "ci95": [1.0807, 1.1498], "n": 71},
-               "throughput": {"samples_per_s": 40622.26, "ci95": [28327.15, 40622.26], "steps": 76,
-                              "seconds": 0.107, "windows": 6},
-               "steps_per_s": 812.445}
+    summary = RunSummary.from_dict({
+        "status": "completed", "settings": {"batch_size": 50, "steps": 96}, "steps_completed": 96,
+        "step_ms": {"median": 1.1174, "ci95": [1.0807, 1.1498], "n": 71},
+        "throughput": {"samples_per_s": 40622.26, "ci95": [28327.15, 40622.26], "steps": 76, "seconds": 0.107,
+                       "windows": 6},
+        "steps_per_s": 812.445})
     facts = dict(run_facts(summary))
     # a weighted-median bootstrap over 6 windows put its upper end on the point ([566.5, 812.4] for 812.4): a
     # secondary figure shows no interval rather than a degenerate one (issue 22)
     assert facts["Steady speed"] == "812.4 steps/s"
-    assert summ.steps_per_s(summary) == 40622.26 / 50
+    assert summary.step_rate == 40622.26 / 50
     assert steps_per_s_ci95(summary, None) == (812.445, None)
     assert facts["Median step"] == "1.12 ms [1.08, 1.15]"  # the step time stays the step time
 

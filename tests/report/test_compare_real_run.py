@@ -17,5 +17,5 @@ def test_events_alone_give_the_backend_s_steady_samples(mlp_run, tmp_path):
     (copy / SUMMARY).unlink()
     rebuilt = effective_summary(load_run(copy))
     assert summary["profile"]["window"] == [30, 40]
-    assert rebuilt["step_ms_samples"] == summary["step_ms_samples"]
-    assert rebuilt["step_ms"]["median"] == pytest.approx(summary["step_ms"]["median"], rel=1e-4)  # samples are stored to 0.1 µs
+    assert rebuilt.step_ms_samples == summary["step_ms_samples"]
+    assert rebuilt.step_ms["median"] == pytest.approx(summary["step_ms"]["median"], rel=1e-4)  # samples are stored to 0.1 µs

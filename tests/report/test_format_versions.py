@@ -71,7 +71,7 @@ def test_a_newer_summary_is_refused_and_an_older_one_read(study, monkeypatch):
     set_json_version(run_dir / SUMMARY, newer)
     refused(lambda: load_run(run_dir), run_dir / SUMMARY, newer, run_summary.VERSION)
     monkeypatch.setattr(run_summary, "VERSION", newer)
-    assert load_run(run_dir).summary["status"] == "completed"
+    assert load_run(run_dir).summary.status == "completed"
 
 
 def test_a_newer_study_yaml_is_refused_and_an_older_one_read(study, monkeypatch):

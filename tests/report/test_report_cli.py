@@ -7,8 +7,8 @@ import json
 
 from report_fixtures import pdf_text
 from tests.conftest import run_cli  # the suite runs from the repository root (`python -m pytest`)
+from tfturbo.run_summary import RunSummary
 from tfturbo.runfiles import RUNS_DIR
-from tfturbo.trials.speed import samples_per_s
 
 RUNGS = ["01-baseline", "02-mixed_bfloat16", "03-xla", "04-larger_batch", "05-confirmation"]
 
@@ -19,9 +19,9 @@ def test_compare_prints_the_table_and_writes_csv(broken_study, tmp_path):
     proc = run_cli("compare", str(runs / "01-baseline"), str(runs / "03-xla"), str(runs / "08-crashed"),
                    "--csv", str(out_csv))
     assert proc.returncode == 0, proc.stderr
-    base = json.loads((runs / "01-baseline" / "summary.json").read_text())
-    xla = json.loads((runs / "03-xla" / "summary.json").read_text())
-    ratio = samples_per_s(xla) / samples_per_s(base)
+    base = RunSummary.from_dict(json.loads((runs / "01-baseline" / "summary.json").read_text()))
+    xla = RunSummary.from_dict(json.loads((runs / "03-xla" / "summary.json").read_text()))
+    ratio = xla.samples_per_s / base.samples_per_s
     lines = proc.stdout.splitlines()
     assert lines[0].split()[:3] == ["run", "status", "policy"]
     # one run of each configuration: the ratio, no interval and no verdict

@@ -12,13 +12,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tfturbo import summary as summ
+from tfturbo.run_summary import RunSummary
 from tfturbo.compare import (SAME_SETTINGS, SINGLE_RUN, compare_runs, effective_summary, metric_names,
                              replicate_key, steady_steps, to_csv, to_json, to_text)
 from tfturbo.errors import UserError
 from tfturbo.runfiles import RUNS_DIR, load_run, load_study_runs
 from tfturbo.stats import median_ci, two_sample_ratio_ci
-from tfturbo.trials.speed import samples_per_s
 
 from report_fixtures import PROFILE, WARMUP, make_run
 
@@ -36,7 +35,7 @@ def rows_of(study_dir, baseline=0):
 
 
 def rate(record) -> float:
-    return samples_per_s(record.summary)
+    return record.summary.samples_per_s
 
 
 def test_rows_carry_the_numbers_of_summary_json(study):
@@ -55,8 +54,8 @@ def test_rows_carry_the_numbers_of_summary_json(study):
             s["settings"]["policy"], s["settings"]["jit_compile"], s["settings"]["batch_size"])
         # speed is throughput per sample from the device-drained windows, over the baseline's
         if row.verdict != "baseline":
-            assert row.speedup == pytest.approx(s["throughput"]["samples_per_s"] / base["throughput"]["samples_per_s"])
-        assert row.memory_ratio == summ.memory_ratio(base, s)
+            assert row.speedup == pytest.approx(s["throughput"]["samples_per_s"] / base.throughput["samples_per_s"])
+        assert row.memory_ratio == base.memory_ratio(RunSummary.from_dict(s))
 
 
 def test_a_configuration_measured_by_one_run_gets_no_interval_and_no_verdict(study):
@@ -104,11 +103,11 @@ def test_replicated_runs_get_an_interval_and_a_verdict(study):
     rows = compare_runs(records, "01-baseline")
     groups: dict[tuple, list[float]] = {}
     for r in records:
-        groups.setdefault(replicate_key(r.summary["settings"]), []).append(rate(r))
-    base_key = replicate_key(records[0].summary["settings"])
+        groups.setdefault(replicate_key(r.summary.settings.to_dict()), []).append(rate(r))
+    base_key = replicate_key(records[0].summary.settings.to_dict())
     expected = {"mixed_bfloat16": "slower", "xla": "faster", "batch 128": "faster"}
     for record, row in zip(records, rows):
-        key = replicate_key(record.summary["settings"])
+        key = replicate_key(record.summary.settings.to_dict())
         if row.name == "01-baseline":
             assert row.verdict == "baseline"
         elif key == base_key:  # an A run of a trial: the baseline's own settings
@@ -178,7 +177,7 @@ def test_runs_without_summary_get_a_row_from_their_events(broken_study):
                             if n > WARMUP and not PROFILE[0] <= n < PROFILE[1]])
     assert cancelled.step_ms == median and cancelled.step_ms_ci95 == ci
     assert cancelled.steps_per_s == pytest.approx(1000 / median)
-    assert cancelled.peak_memory_bytes == records[0].summary["peak_memory_bytes"]
+    assert cancelled.peak_memory_bytes == records[0].summary.peak_memory_bytes
     assert cancelled.metrics["val_accuracy"] == pytest.approx(0.9)
     assert cancelled.recorded_settings == {} and cancelled.learning_rate is None
     # the baseline's own settings, measured again: a replicate, not a verdict
@@ -192,12 +191,12 @@ def test_steady_samples_from_events_equal_the_summarys(study):
     """The event-derived statistics of a run without summary agree with what the backend would write."""
     for record in load_study_runs(study).runs:
         steps, ms = steady_steps(record)
-        assert ms == record.summary["step_ms_samples"]
+        assert ms == record.summary.step_ms_samples
         assert steps[0] == WARMUP + 1 and not any(PROFILE[0] <= n < PROFILE[1] for n in steps)
         rebuilt = effective_summary(replace(record, summary=None))
-        assert rebuilt["step_ms"]["median"] == record.summary["step_ms"]["median"]
-        assert rebuilt["warmup_s"] == pytest.approx(record.summary["warmup_s"])
-        assert rebuilt["validation"] == record.summary["validation"]
+        assert rebuilt.step_ms["median"] == record.summary.step_ms["median"]
+        assert rebuilt.warmup_s == pytest.approx(record.summary.warmup_s)
+        assert rebuilt.validation == record.summary.validation
 
 
 def test_a_run_with_nothing_measured_still_gets_a_row(tmp_path, study):

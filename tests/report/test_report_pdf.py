@@ -15,7 +15,7 @@ from pypdf import PdfReader
 
 import resources
 from report_fixtures import PROFILE, WARMUP, make_run, make_study, pdf_text
-from tfturbo import summary as summ
+from tfturbo.run_summary import RunSummary
 from tfturbo.errors import UserError
 from tfturbo.report import gather, write_report
 from tfturbo.report.charts import line_chart
@@ -58,7 +58,7 @@ def test_verdict_states_the_trials_ratio_interval_pairs_and_accuracy(study, repo
             "(float32, batch 64), measured as throughput per sample side by side with it "
             f"(95% interval {lo:.2f}x to {hi:.2f}x over 3 interleaved replicate pairs, so run-to-run variation "
             "is included; faster).") in text
-    ratio = summ.memory_ratio(base, tuned)
+    ratio = RunSummary.from_dict(base).memory_ratio(RunSummary.from_dict(tuned))
     assert f"Peak host memory is {abs(1 - ratio) * 100:.0f}% higher" in text
     alo, ahi = acc["ci95"]
     assert acc["n_examples"] == 1000 and acc["verdict"] == "within tolerance"

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tfturbo.run_summary import RunSummary
 from tfturbo.trials import accuracy
 from tfturbo.trials.verdict import INCONCLUSIVE, WITHIN, WORSE, Tolerance
 
@@ -32,8 +33,8 @@ def write_run(run_dir: Path, correct: np.ndarray | None, loss: np.ndarray | None
 
 def arm(*runs) -> accuracy.ArmData:
     a = accuracy.ArmData()
-    for summary, path in runs:
-        a.add_run(summary, path)
+    for summary, path in runs:  # each summary as the backend wrote it
+        a.add_run(RunSummary.from_dict(summary), path)
     return a
 
 

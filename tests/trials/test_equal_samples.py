@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from tfturbo.compare import replicate_key
+from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.trials import accuracy
 from tfturbo.trials.speed import SpeedRule
@@ -122,7 +123,7 @@ def test_against_the_baseline_run_b_meets_the_baselines_points_and_a_is_untouche
     baseline, baseline_path = backend(tmp_path)(PlannedRun("a", 1, base, "baseline"))
     a = base.with_(policy="mixed_float16")
     trial = Trial(a, a.with_(batch_size=200), SpeedRule(2, 2, steady_s=3.0), share_process=False,
-                  accuracy_reference=[(baseline, baseline_path)])
+                  accuracy_reference=[(RunSummary.from_dict(baseline), baseline_path)])
     verdict, full = measure(trial, tmp_path)
     assert (full["a"].steps, full["a"].val_every) == (96, 19)  # not the reference: as given
     # the baseline's 950-sample points meet batch 200 at 3,800 and 4,800 only: two exact points are more than the
@@ -131,14 +132,14 @@ def test_against_the_baseline_run_b_meets_the_baselines_points_and_a_is_untouche
     assert verdict.accuracy.samples_seen == verdict.accuracy.b_samples_seen == [3800, 4800]
     assert "at equal samples seen, averaged over the last 2 validation points" in verdict.design
     b100 = Trial(a, a.with_(batch_size=100), SpeedRule(2, 2, steady_s=3.0), share_process=False,
-                 accuracy_reference=[(baseline, baseline_path)])
+                 accuracy_reference=[(RunSummary.from_dict(baseline), baseline_path)])
     verdict, full = measure(b100, tmp_path / "b100")
     assert (full["b"].steps, full["b"].val_every) == (48, 19)
     assert verdict.accuracy.samples_seen == verdict.accuracy.b_samples_seen == [1900, 3800, 4800]
     # a baseline whose summary recorded no batch: B follows A's points, and A, not the reference, is never moved
     unknown = {**baseline, "settings": {**baseline["settings"], "batch_size": None}}
     blind = Trial(a, a.with_(batch_size=200), SpeedRule(2, 2, steady_s=3.0), share_process=False,
-                  accuracy_reference=[(unknown, baseline_path)])
+                  accuracy_reference=[(RunSummary.from_dict(unknown), baseline_path)])
     assert (blind.full_settings("a").steps, blind.full_settings("a").val_every) == (96, 19)
     assert (blind.full_settings("b").steps, blind.full_settings("b").val_every) == (24, 19)
 
@@ -188,7 +189,7 @@ def test_a_run_the_backend_ran_with_fewer_steps_per_call_does_not_count_for_spee
 
     trial = Trial(a, a.with_(batch_size=256), SpeedRule(2, 2, steady_s=0), share_process=False)
     verdict = run_trial(trial, as_the_backend)
-    assert {r.summary["settings"]["steps_per_execution"] for r in trial.runs} == {4}
+    assert {r.summary.settings.steps_per_execution for r in trial.runs} == {4}
     assert verdict.speed.replicates == 2
 
     again = backend(tmp_path / "again")

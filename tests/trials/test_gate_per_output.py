@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tests.trials.test_accuracy_gate import arm
+from tfturbo.run_summary import RunSummary
 from tfturbo.trials import accuracy
 from tfturbo.trials.verdict import (
     INCONCLUSIVE,
@@ -163,7 +164,7 @@ def test_the_plan_says_which_gate_will_judge_and_none_without_validation_data():
     base = RunSettings("train.py", steps=60, batch_size=32)
     candidate = base.with_(policy="mixed_bfloat16")
     none = {"status": "completed", "settings": base.to_dict(), "validation": [], "paired_validation": None}
-    trial = Trial(base, candidate, accuracy_reference=[(none, None)])
+    trial = Trial(base, candidate, accuracy_reference=[(RunSummary.from_dict(none), None)])
     plan = trial.plan().text()
     assert plan.endswith("; accuracy gate: none (the workload has no validation data)")
     assert "with validation" not in plan and "the accuracy gate)" not in plan
@@ -173,10 +174,10 @@ def test_the_plan_says_which_gate_will_judge_and_none_without_validation_data():
     two = {"status": "completed", "settings": base.to_dict(), "paired_validation": {
         "file": accuracy.PAIRED_FILE, "accuracy_metric": "val_label_accuracy",
         "outputs": [{"name": "label", "metric": "val_label_accuracy"}, {"name": "value", "metric": None}]}}
-    trial = Trial(base, candidate, accuracy_reference=[(two, None)])
+    trial = Trial(base, candidate, accuracy_reference=[(RunSummary.from_dict(two), None)])
     assert trial.plan().text().endswith("; accuracy gate: paired on 2 outputs: label accuracy, value loss")
     assert "for the accuracy gate (then" in trial.progress_text()
     assert "paired on 2 outputs: label accuracy, value loss" in trial.progress_text()
-    on_loss = Trial(base, candidate, tolerance=Tolerance(judge_on="loss"), accuracy_reference=[(two, None)])
+    on_loss = Trial(base, candidate, tolerance=Tolerance(judge_on="loss"), accuracy_reference=[(RunSummary.from_dict(two), None)])
     assert on_loss.plan().text().endswith("paired on 2 outputs: label loss, value loss")
     assert "accuracy gate:" not in Trial(base, candidate).plan().text()  # nothing measured yet says which

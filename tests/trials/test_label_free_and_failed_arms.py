@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tfturbo.run_summary import RunSummary
 from tfturbo import protocol
 from tfturbo.backend_client import BackendResult
 from tfturbo.errors import WorkloadError
@@ -26,7 +27,7 @@ from tests.tune.tune_fakes import FakeBackend, summary
 
 
 def label_free_run(run_dir: Path, losses: list[float], batch: int = 32, batches: list[list[float]] | None = None
-                   ) -> tuple[dict, Path]:
+                   ) -> tuple[RunSummary, Path]:
     """A summary of a model trained without labels: its training loss at each interval's end (every 10 steps),
     and, with `batches`, its own validation loss on each fixed batch at those points (batch_validation.npz)."""
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -37,7 +38,7 @@ def label_free_run(run_dir: Path, losses: list[float], batch: int = 32, batches:
         np.savez(run_dir / "batch_validation.npz", step=np.array(steps), samples=np.array(steps) * batch,
                  loss=np.array(batches, dtype=np.float32))
         doc["batch_validation"] = {"file": "batch_validation.npz", "batches": len(batches[0]), "problem": None}
-    return doc, run_dir
+    return RunSummary.from_dict(doc), run_dir
 
 
 def test_without_validation_data_the_training_loss_at_equal_samples_is_compared_and_said(tmp_path):
@@ -73,7 +74,7 @@ def test_with_validation_data_its_own_loss_is_paired_batch_by_batch(tmp_path):
 
 
 def test_a_labelled_run_still_takes_the_paired_gate(tmp_path):
-    doc = summary(100.0, 0.9)
+    doc = RunSummary.from_dict(summary(100.0, 0.9))
     acc = label_free.compare_runs([(doc, None)], [(doc, None)], Tolerance())
     assert acc.unit == "example" and "not paired" in acc.text()  # no per-example file here: said, as before
 

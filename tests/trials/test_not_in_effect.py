@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 
+from tfturbo.run_summary import RunSummary
 from tfturbo import findings as F
 from tfturbo.report.model import LadderRow, _outcome
 from tfturbo.report.pdf import _decision, _speedup
@@ -172,9 +173,9 @@ def test_the_shortfall_says_what_each_replicate_needs_whatever_the_steady_target
 
 def test_a_run_with_too_few_windows_says_how_much_it_measured():
     rule = SpeedRule(3, 6, steady_s=3.0)
-    short = {"throughput": {"samples_per_s": 100.0, "seconds": 0.2, "windows": 2}}
+    short = RunSummary(throughput={"samples_per_s": 100.0, "seconds": 0.2, "windows": 2})
     assert rule.shortfall(short) == "it measured 0.2 s of steady state in 2 windows"
-    assert rule.shortfall({"throughput": {"windows": 0}}) == "it reached no steady state"
+    assert rule.shortfall(RunSummary(throughput={"windows": 0})) == "it reached no steady state"
     assert SpeedRule(3, 6, steady_s=0).shortfall(short) is None  # no target: any steady window counts
 
 

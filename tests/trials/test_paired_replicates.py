@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tfturbo.settings import RunSettings, can_share_process
-from tfturbo.summary import samples_per_s
+from tfturbo.run_summary import RunSummary
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.design import steady_words
 from tfturbo.trials.trial import STEADY_PER_OVERHEAD, PlannedPair, PlannedRun, Trial, run_trial
@@ -94,7 +94,7 @@ def test_each_arm_measures_as_long_as_the_process_spends_outside_its_windows():
     assert third.steady_s == pytest.approx(max(3.0, STEADY_PER_OVERHEAD * 14.0 / 2))
     assert all(r.settings.steps < pair.runs[0].settings.steps for r in third.runs)  # a shorter cap
     # by construction the paired process was at least half steady measurement
-    assert sum(r.summary["throughput"]["seconds"] for r in trial.runs[2:]) >= 0.5 * 30.0 * STEADY_PER_OVERHEAD
+    assert sum(r.summary.throughput["seconds"] for r in trial.runs[2:]) >= 0.5 * 30.0 * STEADY_PER_OVERHEAD
 
 
 def test_a_trial_of_paired_runs_that_never_reach_a_steady_state_ends_within_its_maximum():
@@ -185,9 +185,10 @@ def test_a_machine_that_changes_speed_mid_process_moves_the_arms_medians_but_not
     by_median, by_hand_over = [], []
     for _ in range(300):
         p = paired_process(rng, "abbabaab", 1.25, slows=True)
-        a, b = samples_per_s(p["a"]), samples_per_s(p["b"])
+        pa, pb = RunSummary.from_dict(p["a"]), RunSummary.from_dict(p["b"])
+        a, b = pa.samples_per_s, pb.samples_per_s
         by_median.append(math.log(b / a / 1.25))
-        by_hand_over.append(math.log(SpeedRule.pair_ratio(a, b, p["b"]) / 1.25))
+        by_hand_over.append(math.log(SpeedRule.pair_ratio(a, b, pb) / 1.25))
     assert abs(np.mean(by_hand_over)) < 0.01  # no bias
     assert np.std(by_hand_over) < 0.5 * np.std(by_median)
     assert np.mean(np.abs(by_hand_over) > 0.1) < 0.01 < np.mean(np.abs(by_median) > 0.1)  # the 0.95-for-1.25 pairs

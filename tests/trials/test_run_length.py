@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.trials.run_length import min_run_steps, run_length_note, too_short
 from tfturbo.trials.speed import SpeedRule
@@ -13,11 +15,15 @@ from tfturbo.tune.ladder import Ladder
 from tests.trials.test_not_in_effect import FAKES
 
 
-def baseline(ms: float = 5.0, first_steady: int | None = 41, steps: int = 60, status: str = "completed") -> dict:
+def baseline_doc(ms: float = 5.0, first_steady: int | None = 41, steps: int = 60, status: str = "completed") -> dict:
     settled = first_steady is not None
     return {"status": status, "steps_completed": steps, "first_steady_step": first_steady,
             "step_ms": {"median": ms if settled else None}, "wall_s": steps * ms / 1000.0,
             "throughput": {"windows": 4 if settled else 0, "seconds": 0.1 if settled else 0.0}}
+
+
+def baseline(*args, **kwargs) -> RunSummary:
+    return RunSummary.from_dict(baseline_doc(*args, **kwargs))
 
 
 def test_the_minimum_is_the_warm_up_with_its_margin_plus_the_steady_seconds_at_the_measured_step_time():
@@ -51,7 +57,7 @@ def test_with_speed_only_pairs_short_runs_cost_only_the_first_pairs_ratio_and_as
     assert note == ("runs of 60 steps are too short for a trial's first pair to count for speed (it measured 0.1 s "
                     "of steady state in 4 windows); each trial's speed comes from its speed-only pairs, sized for "
                     "3 s of steady state each (at least 660 steps would let the first pair count too)")
-    counted = {**baseline(5.0, 41, steps=300), "throughput": {"windows": 40, "seconds": 1.2}}
+    counted = replace(baseline(5.0, 41, steps=300), throughput={"windows": 40, "seconds": 1.2})
     assert too_short(counted, 300, rule) == ("", None)  # its first pair counts: nothing to say
     # where the trials pair (their arms share a process) the first pair never counts for speed: nothing to say
     assert too_short(baseline(5.0, 41), 60, rule, paired=True) == ("", None)
@@ -62,16 +68,16 @@ def test_with_speed_only_pairs_the_note_follows_the_rule_that_decides_whether_a_
     """The note said nothing for runs within 80% of the minimum even where the trial drops the first pair's rate
     (two steady windows: fewer than MIN_RATE_WINDOWS), and nothing of it where the rate counts however short."""
     rule = SpeedRule(3, 6, steady_s=3.0)
-    few_windows = {**baseline(5.0, 41, steps=600), "throughput": {"windows": 2, "seconds": 2.8}}
+    few_windows = replace(baseline(5.0, 41, steps=600), throughput={"windows": 2, "seconds": 2.8})
     assert rule.shortfall(few_windows) is not None  # the trial would not count this replicate's rate
     note, needed = too_short(few_windows, 600, rule)
     assert needed is None and note == (
         "runs of 600 steps are too short for a trial's first pair to count for speed (it measured 2.8 s of steady "
         "state in 2 windows); each trial's speed comes from its speed-only pairs, sized for 3 s of steady state "
         "each (at least 660 steps would let the first pair count too)")
-    long_enough = {**few_windows, "steps_completed": 700}
+    long_enough = replace(few_windows, steps_completed=700)
     assert "would let" not in too_short(long_enough, 700, rule)[0]  # no "at least 660" after 700 steps
-    counts = {**baseline(5.0, 41, steps=100), "throughput": {"windows": 3, "seconds": 0.3}}
+    counts = replace(baseline(5.0, 41, steps=100), throughput={"windows": 3, "seconds": 0.3})
     assert rule.shortfall(counts) is None and too_short(counts, 100, rule) == ("", None)
 
 
@@ -109,7 +115,7 @@ def test_the_wizard_session_lengthens_the_next_baseline_to_what_the_verdict_need
     session.ensure_study()
     session.environment = {"recommended_policy": "float32", "reason": "test", "devices": []}
     rung, _ = session.start_baseline()
-    session.engine.record(session._action, Outcome({**baseline(5.0, 41), "settings": RunSettings(
+    session.engine.record(session._action, Outcome({**baseline_doc(5.0, 41), "settings": RunSettings(
         "builtin:fake", steps=30, batch_size=64).to_dict()}))
     assert session.engine.next_action() is None and session.baseline is rung
     note, needed = session.run_length()

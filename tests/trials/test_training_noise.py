@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.stats import paired_difference_ci, training_variance, with_training_noise_ci
 from tfturbo.trials import accuracy
@@ -193,7 +194,7 @@ def test_a_run_whose_xla_never_switched_on_gets_no_speed_up_or_accuracy_in_the_c
     base = measured(a, 100.0, validation=[{"step": 100, "metrics": {"val_accuracy": 0.40}}])
     blocked = measured(a.with_(jit_compile=True), 86.0, xla_active=False,
                        validation=[{"step": 100, "metrics": {"val_accuracy": 0.32}}])
-    rows = compare_runs([RunRecord(Path(n), n, s["settings"], s, [], []) for n, s in (("base", base), ("xla", blocked))])
+    rows = compare_runs([RunRecord(Path(n), n, s["settings"], RunSummary.from_dict(s), [], []) for n, s in (("base", base), ("xla", blocked))])
     assert rows[1].verdict == Verdict.NOT_APPLIED and rows[1].speedup is None and rows[1].val_delta is None
     line = list(csv.DictReader(io.StringIO(to_csv(rows))))[1]
     assert line["speedup"] == "" and line["verdict"] == Verdict.NOT_APPLIED

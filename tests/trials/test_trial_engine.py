@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tfturbo.errors import UserError
+from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.trials.spec import parse_settings
 from tfturbo.trials.speed import SpeedRule
@@ -317,11 +318,11 @@ def test_a_reference_run_the_study_already_trained_the_same_way_is_reused_not_tr
 
     a = RunSettings("builtin:fake", batch_size=64, steps=300, val_every=60)
     b = a.with_(xla_autoclustering=True)  # a process-global setting: each run in its own process
-    earlier = measured(a, 10.0, steady_from=21)
+    earlier = RunSummary.from_dict(measured(a, 10.0, steady_from=21))
     other_length = a.with_(steps=200)
     finished = {training_key(a.with_(profile=None, xla_cache="cache", no_model=True)):
                 FinishedRun("01-baseline", earlier, tmp_path / "01-baseline"),
-                training_key(other_length): FinishedRun("09-shorter", measured(other_length, 10.0), None)}
+                training_key(other_length): FinishedRun("09-shorter", RunSummary.from_dict(measured(other_length, 10.0)), None)}
     trial = Trial(a, b, SpeedRule(3, 6, steady_s=3.0), finished=finished, xla_cache="cache")
     plan = trial.plan()
     assert plan.reused == "01-baseline" and "A's full-length run re-used from 01-baseline" in plan.text()
@@ -363,7 +364,7 @@ def test_a_reference_run_is_trained_again_where_taking_it_would_cost_more_than_i
     for summary_, rule, taken in [(quick, SpeedRule(3, 6, steady_s=3.0), False),
                                   (slow, SpeedRule(3, 6, steady_s=3.0), True),
                                   (slow, SpeedRule(3, 6, steady_s=0.0), False)]:
-        trial = Trial(a, b, rule, finished={training_key(a): FinishedRun("01-baseline", summary_)})
+        trial = Trial(a, b, rule, finished={training_key(a): FinishedRun("01-baseline", RunSummary.from_dict(summary_))})
         assert (trial.plan().reused == "01-baseline") is taken
 
 

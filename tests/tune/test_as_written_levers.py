@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tfturbo.run_summary import RunSummary
 from tfturbo.cli_args import parse_run_settings, run_argv
 from tfturbo.patch.build import make_patch
 from tfturbo.settings import UNSAID, RunSettings
@@ -21,7 +22,7 @@ OWN = Path(__file__).resolve().parents[1] / "script" / "scripts" / "compiled_own
 def policy_on(base: RunSettings, step_ms: float = 1.0) -> StudyDecisions:
     policy = StudyDecisions([], ["mixed_bfloat16"], "recommended")
     rung = Rung("01-baseline", RungKind.BASELINE, base, "runs/01-baseline",
-                summary={"status": "completed", "step_ms": {"median": step_ms}})
+                summary=RunSummary(status="completed", step_ms={"median": step_ms}))
     policy.set_baseline(rung)
     return policy
 

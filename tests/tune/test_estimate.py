@@ -16,12 +16,13 @@ from types import SimpleNamespace
 
 import pytest
 
+from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.trial import Trial
 from tfturbo.tune.estimate import progress_text, remaining, remaining_text, trial_remaining, trial_s
 
-BASELINE = {"status": "completed", "process_s": 31.0, "wall_s": 6.2, "warmup_s": 1.4, "steps_completed": 300}
+BASELINE = RunSummary(status="completed", process_s=31.0, wall_s=6.2, warmup_s=1.4, steps_completed=300)
 RULE = SpeedRule(3, 6, steady_s=3.0)
 FULL = 31.0  # a first-pair process: as long as the baseline's (full length, validation, profiler)
 SPEED = (31.0 - 6.2) + 1.4 + 3.0  # a speed-only run: the start-up outside fit(), its warm-up, 3 steady seconds

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tfturbo.patch import changes as C
 from tfturbo.patch.document import ChangesPatch
+from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.tune.code_changes import changes_for, recommended_patch
 
@@ -85,7 +86,7 @@ def test_a_string_optimizer_gets_its_learning_rate_in_the_scripts_terms():
     "optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE * 2)", a variable it does not have."""
     script = str(SCRIPTS / "regression_head.py")
     base = RunSettings(script, batch_size=32)
-    said = text(base.with_(batch_size=64, lr_scale=2.0), base, summary={"optimizer": ADAM_STRING}, workload=script)
+    said = text(base.with_(batch_size=64, lr_scale=2.0), base, summary=RunSummary(optimizer=ADAM_STRING), workload=script)
     assert '-model.compile(optimizer="adam", loss="mse")' in said
     # the new rate written as the script would write it, never arithmetic on a number (issue 44: "0.001 * 2")
     assert "+model.compile(optimizer=keras.optimizers.Adam(learning_rate=0.002), loss=\"mse\")" in said

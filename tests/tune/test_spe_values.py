@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.tune.levers.steps_per_execution import StepsPerExecution, steps_per_execution_values
 
 
 def skip_reason(steps: int) -> str | None:
-    best = SimpleNamespace(settings=RunSettings("train.py", steps=steps), summary={"step_ms": {"median": 1.5}})
+    best = SimpleNamespace(settings=RunSettings("train.py", steps=steps), summary=RunSummary(step_ms={"median": 1.5}))
     (candidate, *_) = StepsPerExecution().candidates(SimpleNamespace(best=best))
     return candidate.skipped_reason
 
@@ -18,7 +19,7 @@ def skip_reason(steps: int) -> str | None:
 def test_an_interval_without_a_divisor_says_so_and_names_one_that_lets_the_lever_try():
     assert steps_per_execution_values(19) == [] and steps_per_execution_values(16) != []
     best = SimpleNamespace(settings=RunSettings("train.py", steps=96, val_every=19),
-                           summary={"step_ms": {"median": 1.5}})
+                           summary=RunSummary(step_ms={"median": 1.5}))
     (candidate, *_) = StepsPerExecution().candidates(SimpleNamespace(best=best))
     assert candidate.skipped_reason == (
         "skipped: the validation interval (19 steps) has no divisor from 2 to 9, so no N steps per call fit it (a "
@@ -42,7 +43,7 @@ def test_the_largest_n_is_measured_first_and_the_smaller_only_when_it_was_slower
     from tfturbo.trials.verdict import FASTER, NO_CHANGE, SLOWER
 
     base = RunSettings("builtin:transformer", steps=300)  # validates every 60 steps: N = 4 and 30
-    best = SimpleNamespace(name="01-baseline", settings=base, summary={"step_ms": {"median": 3.4}})
+    best = SimpleNamespace(name="01-baseline", settings=base, summary=RunSummary(step_ms={"median": 3.4}))
     lever = StepsPerExecution()
     (candidate,) = lever.candidates(SimpleNamespace(best=best, rungs=[]))
     assert candidate.slug == "spe30" and candidate.settings.steps_per_execution == 30
@@ -65,7 +66,7 @@ def test_the_step_time_that_decides_is_the_trials_over_all_its_runs_not_one_runs
     from tfturbo.tune.levers.steps_per_execution import configuration_step_ms
 
     base = RunSettings("builtin:transformer", steps=300)
-    run = {"step_ms": {"median": 5.5}, "settings": {"batch_size": 32}}
+    run = RunSummary.from_dict({"step_ms": {"median": 5.5}, "settings": {"batch_size": 32}})
     measured = SimpleNamespace(name="03-xla", settings=base, summary=run,
                                decision=SimpleNamespace(speed=SimpleNamespace(b_samples_per_s=32 / 0.0039)))
     assert abs(configuration_step_ms(measured) - 3.9) < 1e-9

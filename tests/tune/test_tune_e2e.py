@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from tests.conftest import run_cli  # the suite runs from the repository root
+from tfturbo.run_summary import RunSummary
 from tfturbo.findings import codes_of
 from tfturbo.report import gather
 from tfturbo.runfiles import SUMMARY
 from tfturbo.stats import replicate_ratio_ci
-from tfturbo.trials.speed import samples_per_s
 from tfturbo.trials.verdict import DISQUALIFYING, FASTER, SLOWER, WITHIN, WORSE, speed_verdict_of
 
 # two full-length pairs per rung (--steady-s 0: no speed-only pairs), so the suite stays quick and a rung's four
@@ -104,7 +104,8 @@ def test_decisions_follow_the_measurements(mlp_study):
         name, speed, acc = e["name"], e["speed"], e["accuracy"]
         # the speed ratio is B over A per replicate pair, from the runs' device-drained throughput
         pairs = [(f"{name}.a1", name), (f"{name}.a2", f"{name}.b2")]
-        ratios = [samples_per_s(summary(out, b)) / samples_per_s(summary(out, a)) for a, b in pairs]
+        ratios = [RunSummary.from_dict(summary(out, b)).samples_per_s / RunSummary.from_dict(summary(out, a)).samples_per_s
+                  for a, b in pairs]
         assert speed["ratios"] == pytest.approx(ratios)
         ratio, ci = replicate_ratio_ci(ratios)
         assert speed["ratio"] == pytest.approx(ratio) and speed["ci95"] == pytest.approx(list(ci))

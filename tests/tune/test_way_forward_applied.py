@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import yaml
 
+from tfturbo.run_summary import RunSummary
 from tfturbo.cli import build_parser
 from tfturbo.cli_args import parse_args
 from tfturbo.commands.tune import options_from_args
@@ -109,7 +110,7 @@ def test_more_validation_examples_measure_the_trial_again_paired_on_them(tmp_pat
     from tfturbo.tune.study import Rung
 
     base_settings = RunSettings("builtin:fake", val_examples=400)
-    baseline = Rung("01-baseline", "baseline", base_settings, "runs/01-baseline", summary={"status": "completed"})
+    baseline = Rung("01-baseline", "baseline", base_settings, "runs/01-baseline", summary=RunSummary(status="completed"))
     options = TuneOptions("builtin:fake", tmp_path)
     candidate = base_settings.with_(policy="mixed_float16", val_examples=2400)
     trial = make_trial(candidate, baseline, "03-mixed_float16", baseline, tmp_path, options)

@@ -30,12 +30,12 @@ from ..backend_client import BackendResult, log_path, run_backend
 from ..console import format_finding
 from ..errors import OutputDirError
 from ..own_length import OwnLength, length_line
+from ..run_summary import RunSummary
 from ..runfiles import RUNS_DIR, VALIDATION_DIR, XLA_CACHE_DIR
 from ..settings import DEFAULT_STEPS, RunSettings
 from ..warm_start import warm_backend
 from ..trials.execute import backend_executor, backend_pair_executor, fail_on_bad_input
 from ..trials.spec import describe, keys, parse_settings
-from ..trials.speed import samples_per_s
 from ..trials.trial import SEED_REPLICATES, PlannedPair, PlannedRun, Trial, run_trial
 from ..trials.verdict import TrialVerdict
 from ..tune import levers
@@ -90,9 +90,9 @@ def _as_run(trial: Trial, arm: str, settings: RunSettings) -> RunSettings:
     """An arm's settings with what it left as the script wrote it (policy, XLA, steps per call) as its runs
     trained it (their summary's settings), else as any run read the script (its `as_written`: A never ran when
     B failed first)."""
-    ran = next(((r.summary or {}).get("settings") for r in trial.runs
-                if r.planned.arm == arm and (r.summary or {}).get("settings")), None) or \
-        next(((r.summary or {}).get("as_written") for r in trial.runs if (r.summary or {}).get("as_written")), None)
+    ran = next((r.summary.settings.to_dict() for r in trial.runs
+                if r.planned.arm == arm and r.summary and r.summary.settings), None) or \
+        next((r.summary.as_written for r in trial.runs if r.summary and r.summary.as_written), None)
     return settings.resolved(ran)
 
 
@@ -102,10 +102,10 @@ def document(trial: Trial, verdict: TrialVerdict, runs_kept: bool = False) -> di
     doc = {"a": describe(_as_run(trial, "a", trial.a)), "b": describe(_as_run(trial, "b", trial.settings_of("b"))),
            **verdict.to_dict(),
            "runs": [{"name": r.planned.name, "arm": r.planned.arm, "replicate": r.planned.replicate,
-                     "status": r.status, "samples_per_s": samples_per_s(r.summary)} for r in trial.runs]}
+                     "status": r.status, "samples_per_s": r.summary.samples_per_s if r.summary else None} for r in trial.runs]}
     findings, seen = list(doc["findings"]), {_key(f) for f in doc["findings"]}
     for run in trial.runs:
-        for f in (run.summary or {}).get("findings") or []:
+        for f in (run.summary.findings if run.summary else None) or []:
             if isinstance(f, dict) and _key(f) not in seen:
                 seen.add(_key(f))
                 findings.append({**f, "arm": run.planned.arm, **({"run": run.planned.name} if runs_kept else {})})
@@ -121,7 +121,7 @@ def rejected_before_a(trial: Trial) -> bool:
     """B's run was rejected by the workload (bad input) before any run of A completed: only A's run can tell a
     broken workload from a candidate that cannot run."""
     failed_b = next((r for r in trial.runs if r.planned.arm == "b" and r.status != "completed"), None)
-    kind = ((failed_b.summary or {}).get("error") or {}).get("kind") if failed_b is not None else None
+    kind = ((failed_b.summary.error if failed_b.summary else None) or {}).get("kind") if failed_b is not None else None
     return kind == protocol.BAD_INPUT and not any(r.planned.arm == "a" and r.status == "completed"
                                                   for r in trial.runs)
 
@@ -184,9 +184,9 @@ def _measure(args: argparse.Namespace) -> int:
     execute = backend_executor(out / RUNS_DIR, log_path=log_path(), on_start=started,
                                own_failure=lambda planned: planned.arm == "b")
 
-    def finished(name: str, summary: dict) -> None:
-        rate = samples_per_s(summary)
-        print(f"[{name}] {summary.get('status')}" + (f", {rate:,.0f} samples/s" if rate else ""), file=sys.stderr)
+    def finished(name: str, summary: RunSummary) -> None:
+        rate = summary.samples_per_s
+        print(f"[{name}] {summary.status}" + (f", {rate:,.0f} samples/s" if rate else ""), file=sys.stderr)
 
     def measured(planned: PlannedRun):
         summary, path = execute(planned)

@@ -28,7 +28,7 @@ from ..runfiles import RUNS_DIR
 from ..scaling import STRATEGIES, ScalingMeasurement, render, scaling_dir
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.execute import backend_executor
-from ..trials.speed import SpeedRule, samples_per_s
+from ..trials.speed import SpeedRule
 
 LOGICAL_CPUS_ENV = "TFTURBO_LOGICAL_CPUS"
 
@@ -86,8 +86,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"[{planned.name}] {planned.settings.strategy}, {counted(n, 'replica')} — {planned.settings.steps} steps",
               file=sys.stderr)
         summary, path = execute(planned)
-        rate = samples_per_s(summary)
-        print(f"[{planned.name}] {summary.get('status')}" + (f", {rate:,.0f} samples/s" if rate else ""),
+        rate = summary.samples_per_s
+        print(f"[{planned.name}] {summary.status}" + (f", {rate:,.0f} samples/s" if rate else ""),
               file=sys.stderr)
         measurement.record(planned, summary, path)
     result = measurement.result()

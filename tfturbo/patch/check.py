@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cli_args import script_argv
+from ..run_summary import RunSummary
 from ..runfiles import SUMMARY, load_run
 from ..settings import RunSettings
 
@@ -77,7 +78,7 @@ def run_dir(study_dir: Path) -> Path:
     return Path(study_dir) / PATCHED_DIR / CHECK_RUN
 
 
-def reusable(study_dir: Path, name: str, patched: str) -> dict[str, Any] | None:
+def reusable(study_dir: Path, name: str, patched: str) -> RunSummary | None:
     """The check run's summary when it measured exactly this patched text (a resumed study, the wizard's record
     page shown again), else None."""
     copy, folder = copy_path(study_dir, name), run_dir(study_dir)
@@ -103,19 +104,18 @@ def _setting_text(key: str, value: Any) -> str:
 CHECKED_SETTINGS = ("policy", "jit_compile", "batch_size", "steps_per_execution")
 
 
-def compare(summary: dict[str, Any] | None, recommended: RunSettings, factor: float = 1.0,
-            baseline_summary: dict[str, Any] | None = None, run: str | None = None) -> Check:
+def compare(summary: RunSummary | None, recommended: RunSettings, factor: float = 1.0,
+            baseline_summary: RunSummary | None = None, run: str | None = None) -> Check:
     """The check run's summary against the recommendation (`factor`: the learning rate's, against the
     baseline's own rate)."""
     if not summary:
         return Check(NOT_CHECKED, "the patched script's run left no summary (see its backend.log)", run)
-    status = summary.get("status")
+    status = summary.status
     if status != "completed":
-        error = summary.get("error") or {}
-        said = error.get("message") if isinstance(error, dict) else None
+        said = (summary.error or {}).get("message")
         return Check(NOT_CHECKED, f"the patched script's run ended {status}" + (f": {said}" if said else "")
                      + " (see its backend.log)", run)
-    measured = summary.get("settings") or {}
+    measured = summary.settings.to_dict() if summary.settings else {}
     wrong = []
     for key in CHECKED_SETTINGS:
         want = getattr(recommended, key)
@@ -124,8 +124,8 @@ def compare(summary: dict[str, Any] | None, recommended: RunSettings, factor: fl
         got = measured.get(key)
         if got != want:
             wrong.append(f"{_setting_text(key, got)} where {_setting_text(key, want)} was recommended")
-    base_rate = ((baseline_summary or {}).get("optimizer") or {}).get("learning_rate")
-    rate = (summary.get("optimizer") or {}).get("learning_rate")
+    base_rate = ((baseline_summary.optimizer if baseline_summary else None) or {}).get("learning_rate")
+    rate = (summary.optimizer or {}).get("learning_rate")
     if factor != 1.0 and isinstance(base_rate, (int, float)) and isinstance(rate, (int, float)) \
             and not math.isclose(rate, base_rate * factor, rel_tol=1e-3):
         wrong.append(f"learning rate {rate:.6g} where {base_rate * factor:.6g} (× {factor:g}) was recommended")
@@ -134,5 +134,5 @@ def compare(summary: dict[str, Any] | None, recommended: RunSettings, factor: fl
     if wrong:
         return Check(CHECK_FAILED, "the patched script ran " + "; ".join(wrong), run)
     return Check(CHECKED, f"the patched script runs the recommended settings ({said}), measured by a "
-                          f"{summary.get('steps_completed') or check_steps(recommended)}-step run"
+                          f"{summary.steps_completed or check_steps(recommended)}-step run"
                           + (f" ({run})" if run else ""), run)

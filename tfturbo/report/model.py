@@ -27,11 +27,11 @@ from ..console import fmt_bytes, fmt_bytes_apart
 from ..errors import UserError
 from ..learning_rate import rate_text
 from ..numbers import counted, finite
+from ..run_summary import RunSummary
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
 from ..trials import label_free
-from ..trials.speed import samples_per_s
 from ..trials.design import study_words
 from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
@@ -96,7 +96,7 @@ class LadderRow:
         if self.rung is not None and self.rung.skipped_reason is not None:
             return "skipped"
         # e.g. failed before its run folder was written: study.yaml still says how it ended
-        return str(((self.rung.summary if self.rung else None) or {}).get("status") or "missing")
+        return (self.rung.summary.status if self.rung and self.rung.summary else None) or "missing"
 
     @property
     def compared_with(self) -> str | None:
@@ -190,8 +190,8 @@ class ReportData:
 
 def _run_meta(record: RunRecord, key: str) -> Any:
     """A run's `versions`/`device`/`workload`: from summary.json, run.yaml, or its hello event."""
-    if record.summary and record.summary.get(key):
-        return record.summary[key]
+    if record.summary and getattr(record.summary, key):  # versions, device, workload: RunSummary fields
+        return getattr(record.summary, key)
     if record.settings.get(key):
         return record.settings[key]
     for e in record.events:
@@ -289,7 +289,7 @@ def _outside(study: Study, records: list[RunRecord]) -> list[OutsideRun]:
             continue
         settings = compare.run_settings(record)
         trial = _trial_of(record.name)
-        status = str(compare.effective_summary(record).get("status") or "crashed")
+        status = str(compare.effective_summary(record).status or "crashed")
         if trial in rungs:
             why = f"a run of {config_words(trial, study.rungs)}'s trial that its verdict did not count"
         else:
@@ -382,7 +382,7 @@ def _headline_trial(tuned: LadderRow, rungs: list[LadderRow]) -> LadderRow | Non
 
 
 def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: dict[str, Any] | None,
-             has_ladder: bool, docs: dict[str, dict[str, Any]], records: dict[str, RunRecord]) -> str:
+             has_ladder: bool, docs: dict[str, RunSummary], records: dict[str, RunRecord]) -> str:
     """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
     if probe and probe.get("verdict") == ProbeVerdict.INPUT_BOUND:
         frac = probe.get("input_fraction")
@@ -587,7 +587,7 @@ def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | Non
     study_level = [study.audit, (study.probe or {}).get("findings") or [],
                    (study.probe_input_fixes or {}).get("findings") or []]
     groups = [("study", f) for group in study_level for f in group] + \
-        [(r.name, f) for r in study.rungs for f in (r.summary or {}).get("findings") or []] + \
+        [(r.name, f) for r in study.rungs for f in (r.summary.findings if r.summary else None) or []] + \
         [(r.name, f) for r in study.rungs for f in (r.decision.findings if r.decision else [])] + \
         [(r.name, f) for r in records for f in r.findings()] + \
         [("", f) for f in study.recorded_findings]  # the union study.yaml wrote: only what nothing above says
@@ -617,8 +617,8 @@ def _median_pair(trial_name: str, names: list[str], records: dict[str, RunRecord
         if k is None or not name.startswith(f"{trial_name}.a"):
             continue
         a, b = records.get(name), records.get(trial_name if k == 1 else f"{trial_name}.b{k}")
-        rate_a = samples_per_s(compare.effective_summary(a)) if a is not None else None
-        rate_b = samples_per_s(compare.effective_summary(b)) if b is not None else None
+        rate_a = compare.effective_summary(a).samples_per_s if a is not None else None
+        rate_b = compare.effective_summary(b).samples_per_s if b is not None else None
         if rate_a and rate_b and a is not None and b is not None:
             pairs.append((rate_b / rate_a, k, a, b))
     if not pairs:
@@ -700,7 +700,7 @@ def _plots(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[Ladd
             loss_curves.append(Curve(label, *_downsample([p[0] for p in loss], [p[1] for p in loss], "mean")))
     for label, record, batch in validated:
         scale = batch if by_samples else 1
-        validation = (record.summary or {}).get("validation") or \
+        validation = (record.summary.validation if record.summary else None) or \
             [{"step": e.get("step"), "metrics": e.get("metrics")} for e in record.validation()]
         vpts = [(float(v["step"]) * scale, float(v["metrics"][metric])) for v in validation
                 if isinstance(v, dict) and finite(v.get("step")) and isinstance(v.get("metrics"), dict)
@@ -753,16 +753,17 @@ def _clip_spikes(curves: list[Curve], limit: float) -> str:
 
 
 def _snippet(workload: str, recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]],
-             baseline_summary: dict[str, Any] | None = None) -> str | None:
+             baseline_summary: RunSummary | None = None) -> str | None:
     """The code to apply of a study that recorded none (written before the patch, or stopped before its end):
     the recommendation's patch of the workload's file, made now and not checked (`tune.code_changes`)."""
     from ..patch.document import ChangesPatch
     from ..tune.code_changes import recommended_patch
 
     try:
-        label = RunSettings.from_dict(recommended).label()
-        patch = recommended_patch(workload, recommended, baseline.settings if baseline else {}, findings,
-                                  baseline_summary)
+        rec = RunSettings.from_dict(recommended)
+        patch = recommended_patch(workload, rec, RunSettings.from_dict(baseline.settings) if baseline else None,
+                                  findings, baseline_summary)
+        label = rec.label()
         return ChangesPatch(label, patch).text()
     except Exception as e:  # noqa: BLE001 - the code is an aid; a failure must not cost the user the report
         return f"# the code to apply could not be made: {type(e).__name__}: {e}"
@@ -855,7 +856,7 @@ def gather(study_dir: str | Path) -> ReportData:
     tuned = _pick_tuned(rungs, baseline, study, has_ladder)
     docs = {r.name: compare.effective_summary(r) for r in ordered}
     base_record = runs.get(base_name) if base_name else None
-    primary = summ.primary_metric(docs[base_record.name]) if base_record else None
+    primary = docs[base_record.name].primary_metric() if base_record else None
     metric = primary[0] if primary and primary[0].startswith("val_") else None
     findings = _findings(study, ordered, [tuned, baseline])
     workload = _workload(study, ordered)

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..numbers import finite
+from ..run_summary import RunSummary
 from ..stats import paired_difference_ci, training_variance, with_training_noise_ci
 from .verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, Tolerance
 
@@ -104,12 +105,12 @@ class ArmData:
         self.runs: list[RunTable] = []
         self.metric: str | None = None  # the primary accuracy metric (`correct`)
         self.outputs: list[Output] = []  # with several outputs, each one the gate judges
-        self.summaries: list[dict[str, Any]] = []
+        self.summaries: list[RunSummary] = []
 
-    def add_run(self, summary: dict[str, Any] | None, run_dir: Path | str | None) -> None:
+    def add_run(self, summary: RunSummary | None, run_dir: Path | str | None) -> None:
         if summary:
             self.summaries.append(summary)
-        meta = (summary or {}).get("paired_validation") or {}
+        meta = (summary.paired_validation if summary else None) or {}
         if run_dir is None or not isinstance(meta, dict) or not meta.get("file"):
             return
         try:
@@ -119,9 +120,7 @@ class ArmData:
                 metrics = [str(m) or None for m in data["output_metrics"]] if names else []
         except (OSError, KeyError, ValueError):
             return  # unreadable: this replicate adds no pairs (the gate falls back or says so)
-        seed = (summary or {}).get("settings", {}).get("seed") if isinstance((summary or {}).get("settings"),
-                                                                            dict) else None
-        table.seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+        table.seed = summary.settings.seed if summary and summary.settings else None
         self.runs.append(table)
         if CORRECT in table.columns and meta.get("accuracy_metric"):
             self.metric = str(meta["accuracy_metric"])
@@ -282,8 +281,8 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
         verdict = combined([v if v is not None else AccuracyVerdict(
             metric, None, None, INCONCLUSIVE, 0, False,
             explanation=f"inconclusive: not paired ({_why_not_paired(a, b, p)})") for metric, p, v in found], tolerance)
-    verdict.capped = any(((s.get("paired_validation") or {}).get("set") or {}).get("capped") is True
-                         for s in a.summaries + b.summaries if isinstance(s.get("paired_validation"), dict))
+    verdict.capped = any(((s.paired_validation or {}).get("set") or {}).get("capped") is True
+                         for s in a.summaries + b.summaries)
     if tolerance.judge_on != "loss" and not verdict.is_loss and verdict.paired:
         verdict.also_worse = worse_losses(a, b, tolerance, points)
     return verdict
@@ -445,8 +444,7 @@ def _why_not_paired(a: ArmData, b: ArmData, p: Pairs) -> str:
     """Why the two arms could not be paired, in words, from what their runs recorded."""
     for arm, label in ((a, "A"), (b, "B")):
         for s in arm.summaries:
-            problem = (s.get("paired_validation") or {}).get("problem") if isinstance(
-                s.get("paired_validation"), dict) else None
+            problem = (s.paired_validation or {}).get("problem")
             if problem:
                 return f"per-example validation failed in {label}'s runs: {problem}"
     for arm, label in ((a, "A"), (b, "B")):
@@ -507,12 +505,10 @@ def _examples_needed(n: int, delta: float, lo: float, hi: float, bound: float, l
 
 def _unpaired(a: ArmData, b: ArmData, why: str) -> AccuracyVerdict:
     """Without pairs: inconclusive, saying why, with the validation metrics at the last point shown as measured."""
-    from ..summary import primary_metric
-
     def last(arm: ArmData) -> dict[str, Any]:
         metrics: dict[str, Any] = {}
         for s in arm.summaries:
-            for v in s.get("validation") or []:
+            for v in s.validation or []:
                 if isinstance(v, dict) and isinstance(v.get("metrics"), dict):
                     metrics = v["metrics"]
         return metrics
@@ -524,7 +520,7 @@ def _unpaired(a: ArmData, b: ArmData, why: str) -> AccuracyVerdict:
         return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False,
                                explanation="accuracy not checked: the runs have no validation data",
                                checked=False)
-    primary = primary_metric({"metrics": ma})
+    primary = RunSummary(metrics=ma).primary_metric()
     if primary is None:
         return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False,
                                explanation="accuracy not checked: no validation metric was reported", checked=False)
@@ -542,13 +538,13 @@ def _unpaired(a: ArmData, b: ArmData, why: str) -> AccuracyVerdict:
 NO_VALIDATION = "none (the workload has no validation data)"
 
 
-def planned_gate(summaries: list[dict[str, Any]], tolerance: Tolerance) -> str:
+def planned_gate(summaries: list[RunSummary], tolerance: Tolerance) -> str:
     """Which gate a trial's accuracy will be judged by, in words, from the runs of the workload measured so far:
     "paired on 2 outputs: label accuracy, value loss", "paired on val_accuracy", NO_VALIDATION when a run that
     validated found no validation data, "" while no run says."""
     on_loss = tolerance.judge_on == "loss"
     for s in summaries:
-        meta = s.get("paired_validation") if isinstance(s, dict) else None
+        meta = s.paired_validation
         if not isinstance(meta, dict) or not meta.get("file"):
             continue
         outputs = [o for o in meta.get("outputs") or [] if isinstance(o, dict)]
@@ -557,9 +553,8 @@ def planned_gate(summaries: list[dict[str, Any]], tolerance: Tolerance) -> str:
                 f"{o.get('name')} {'accuracy' if o.get('metric') and not on_loss else 'loss'}" for o in outputs)
         metric = meta.get("accuracy_metric")
         return f"paired on {metric if metric and not on_loss else 'val_loss'}"
-    validated = [s for s in summaries if isinstance(s, dict) and s.get("status") == "completed"
-                 and not (s.get("settings") or {}).get("speed_only")]
+    validated = [s for s in summaries if s.status == "completed" and not (s.settings and s.settings.speed_only)]
     # a run's summary says it validated nothing: its curve recorded and empty, no per-example results
-    if validated and all(s.get("validation") == [] and not s.get("paired_validation") for s in validated):
+    if validated and all(s.validation == [] and not s.paired_validation for s in validated):
         return NO_VALIDATION
     return ""

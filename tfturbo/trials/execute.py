@@ -24,16 +24,16 @@ Runner = Callable[..., BackendResult]
 
 
 def summary_of(result_document: dict[str, Any] | None, status: str, error: dict[str, Any] | None,
-               run_dir: Path, planned: PlannedRun) -> dict[str, Any]:
+               run_dir: Path, planned: PlannedRun) -> RunSummary:
     """The summary to judge: the backend's document, else the run's own file, else its status and error."""
-    doc = result_document
-    if doc is None and run_dir.is_dir():
-        doc = load_run(run_dir).summary
-    if doc is None:
-        doc = RunSummary(status=status, settings=planned.settings.to_dict()).to_dict()
-    if error and not doc.get("error"):
-        doc = {**doc, "error": {k: error.get(k) for k in ("kind", "message", "fix")}}
-    return doc
+    summary = RunSummary.from_dict(result_document) if result_document is not None else None
+    if summary is None and run_dir.is_dir():
+        summary = load_run(run_dir).summary
+    if summary is None:
+        summary = RunSummary(status=status, settings=planned.settings)
+    if error and not summary.error:
+        summary.error = {k: error.get(k) for k in ("kind", "message", "fix")}
+    return summary
 
 
 def pair_command(pair: PlannedPair, runs_dir: Path) -> tuple[list[str], list[Path]]:
@@ -44,7 +44,7 @@ def pair_command(pair: PlannedPair, runs_dir: Path) -> tuple[list[str], list[Pat
 
 
 def pair_summaries(result_document: dict[str, Any] | None, status: str, error: dict[str, Any] | None,
-                   run_dirs: list[Path], pair: PlannedPair) -> list[dict[str, Any]]:
+                   run_dirs: list[Path], pair: PlannedPair) -> list[RunSummary]:
     """Each run's summary to judge from what a `run-pair` process left: its document's run, else the run's own
     summary.json, else its status; an error event counts for the run it names (or both, when it names none)."""
     runs = result_document.get("runs") if isinstance(result_document, dict) else None
@@ -71,13 +71,13 @@ def backend_executor(runs_dir: Path, runner: Runner | None = None, log_path: str
                      cancel: threading.Event | None = None,
                      on_start: Callable[[PlannedRun, Path], None] = lambda planned, path: None,
                      own_failure: Callable[[PlannedRun], bool] = lambda planned: False,
-                     ) -> Callable[[PlannedRun], tuple[dict[str, Any], Path]]:
+                     ) -> Callable[[PlannedRun], tuple[RunSummary, Path]]:
     """execute(planned) -> (summary, run_dir) running `python -m trainer_backend run` into runs_dir/NAME. A run
     the workload rejects ends everything (exit 2), unless `own_failure(planned)`: a candidate's run, whose
     rejection is that configuration's failure (a failed run with its error, judged as a failed trial)."""
     runner = runner or run_backend
 
-    def execute(planned: PlannedRun) -> tuple[dict[str, Any], Path]:
+    def execute(planned: PlannedRun) -> tuple[RunSummary, Path]:
         run_dir = Path(runs_dir) / planned.name
         on_start(planned, run_dir)
         result = runner("run", run_argv(planned.settings, str(run_dir)), on_event=live, stderr_path=log_path,
@@ -91,11 +91,11 @@ def backend_executor(runs_dir: Path, runner: Runner | None = None, log_path: str
 
 def backend_pair_executor(runs_dir: Path, log_path: str | None = None,
                           on_start: Callable[[PlannedPair, list[Path]], None] = lambda pair, paths: None,
-                          ) -> Callable[[PlannedPair], tuple[list[dict[str, Any]], list[Path]]]:
+                          ) -> Callable[[PlannedPair], tuple[list[RunSummary], list[Path]]]:
     """execute_pair(pair) -> ([summaries], [run dirs]) running `python -m trainer_backend run-pair` (`tfturbo
     ab`; the study engine plans its pairs as actions, `pair_command` and `pair_summaries`)."""
 
-    def execute_pair(pair: PlannedPair) -> tuple[list[dict[str, Any]], list[Path]]:
+    def execute_pair(pair: PlannedPair) -> tuple[list[RunSummary], list[Path]]:
         argv, run_dirs = pair_command(pair, runs_dir)
         on_start(pair, run_dirs)
         result = run_backend("run-pair", argv, stderr_path=log_path)

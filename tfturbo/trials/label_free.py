@@ -33,16 +33,17 @@ Every verdict's words say which of the two it is.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..numbers import finite
+from ..run_summary import RunSummary
 from .accuracy import CONFIDENCE, LOSS, POINTS, ArmData, RunTable, common_points, judged, paired_with_noise
 from .accuracy import gate as accuracy_gate
 from .verdict import INCONCLUSIVE, AccuracyVerdict, Tolerance
 
-Runs = Sequence[tuple[dict[str, Any] | None, Path | str | None]]
+Runs = Sequence[tuple[RunSummary | None, Path | str | None]]
 BATCH = "validation batch"  # the unit the batch path pairs (AccuracyVerdict.unit)
 WHY = "the model takes no labels"
 
@@ -61,9 +62,9 @@ def compare_runs(reference: Runs, b_runs: Runs, tolerance: Tolerance) -> Accurac
     return accuracy_gate(arm_a, arm_b, tolerance)
 
 
-def applies(summaries: list[dict[str, Any] | None]) -> bool:
+def applies(summaries: list[RunSummary | None]) -> bool:
     """True when the runs trained without labels (`labels: false` in a summary)."""
-    return any(isinstance(s, dict) and s.get("labels") is False for s in summaries)
+    return any(s is not None and s.labels is False for s in summaries)
 
 
 def gate(reference: Runs, b_runs: Runs, tolerance: Tolerance, points: int = POINTS) -> AccuracyVerdict:
@@ -76,13 +77,12 @@ def gate(reference: Runs, b_runs: Runs, tolerance: Tolerance, points: int = POIN
     return _training_loss(reference, b_runs, tolerance, points)
 
 
-def gate_file(summary: dict[str, Any] | None) -> bool:
+def gate_file(summary: RunSummary | None) -> bool:
     """The run wrote what a gate pairs: per-example results (`paired_validation`) or, for a model trained
     without labels, its own loss per validation batch (`batch_validation`). A trial trains its reference from
     other seeds only then: a run without either gives the trainings' noise nothing to be measured on."""
-    s = summary or {}
-    return any(isinstance(meta := s.get(key), dict) and bool(meta.get("file"))
-               for key in ("paired_validation", "batch_validation"))
+    return summary is not None and any(isinstance(meta, dict) and bool(meta.get("file"))
+                                       for meta in (summary.paired_validation, summary.batch_validation))
 
 
 def batch_arm(runs: Runs) -> ArmData:
@@ -91,10 +91,9 @@ def batch_arm(runs: Runs) -> ArmData:
     reads the same fixed batches in the same order), with the seed it trained from."""
     arm = ArmData()
     for summary, run_dir in runs:
-        s = summary or {}
-        if s:
-            arm.summaries.append(s)
-        meta = s.get("batch_validation")
+        if summary:
+            arm.summaries.append(summary)
+        meta = summary.batch_validation if summary else None
         if run_dir is None or not isinstance(meta, dict) or not meta.get("file"):
             continue
         try:
@@ -103,7 +102,7 @@ def batch_arm(runs: Runs) -> ArmData:
                 losses = np.asarray(data["loss"], dtype=np.float64)
         except (OSError, KeyError, ValueError):
             continue  # unreadable: this run adds nothing (the training loss stands in)
-        seed = (s.get("settings") or {}).get("seed") if isinstance(s.get("settings"), dict) else None
+        seed = summary.settings.seed if summary is not None and summary.settings is not None else None
         arm.runs.append(RunTable(samples, {LOSS: losses}, None,
                                  seed if isinstance(seed, int) and not isinstance(seed, bool) else None))
     return arm
@@ -134,11 +133,10 @@ def _training_points(runs: Runs) -> dict[int, list[float]]:
     """{samples seen: [the training loss each run reported over the interval ending there]}."""
     table: dict[int, list[float]] = {}
     for summary, _ in runs:
-        s = summary or {}
-        batch = (s.get("settings") or {}).get("batch_size")
-        if not isinstance(batch, int) or batch < 1:
+        batch = summary.settings.batch_size if summary and summary.settings else None
+        if summary is None or not batch or batch < 1:
             continue
-        for point in s.get("training") or []:
+        for point in summary.training or []:
             loss = (point.get("metrics") or {}).get("loss") if isinstance(point, dict) else None
             step = point.get("step") if isinstance(point, dict) else None
             if isinstance(step, int) and finite(loss):

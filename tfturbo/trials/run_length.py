@@ -19,9 +19,9 @@ ratio, so the note then says what happens and asks for nothing.
 
 from __future__ import annotations
 
-from typing import Any
 
 from .speed import SpeedRule
+from ..run_summary import RunSummary
 from .trial import settled_warmup, speed_steps
 
 
@@ -30,16 +30,16 @@ from .trial import settled_warmup, speed_steps
 ENOUGH = 0.8
 
 
-def min_run_steps(baseline: dict[str, Any] | None, rule: SpeedRule, per_call: int = 1) -> int | None:
+def min_run_steps(baseline: RunSummary | None, rule: SpeedRule, per_call: int = 1) -> int | None:
     """The fewest steps a full-length run of this workload needs to measure `rule.steady_s` seconds of steady
     state (with no steady target, a steady state at all), from the baseline's summary; None before a baseline
     completed."""
-    if not baseline or baseline.get("status") != "completed":
+    if not baseline or baseline.status != "completed":
         return None
     return speed_steps([baseline], rule.steady_s, per_call)
 
 
-def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule, per_call: int = 1,
+def run_length_note(baseline: RunSummary | None, steps: int, rule: SpeedRule, per_call: int = 1,
                     paired: bool = False) -> str:
     """Why `steps` are too few for a verdict and how many are enough, in one sentence; "" when they are enough
     (or no baseline tells). The numbers are the baseline's: its warm-up and its step time. `paired`: the
@@ -61,13 +61,13 @@ def run_length_note(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule
     warm_steps = settled_warmup(baseline)
     warm = (f"a warm-up of {warm_steps} step{'' if warm_steps == 1 else 's'}" if warm_steps is not None
             else f"no steady state in {steps} steps")
-    median = (baseline.get("step_ms") or {}).get("median")
+    median = baseline.median_step_ms
     per_step = f", {median:.3g} ms a step" if isinstance(median, (int, float)) and median > 0 else ""
     return (f"runs of {steps} steps are too short for a speed verdict: the baseline measured {warm}{per_step}, so "
             f"at least {needed} steps measure a steady state")
 
 
-def too_short(baseline: dict[str, Any] | None, steps: int, rule: SpeedRule, per_call: int = 1,
+def too_short(baseline: RunSummary | None, steps: int, rule: SpeedRule, per_call: int = 1,
               paired: bool = False) -> tuple[str, int | None]:
     """(`run_length_note`, the steps that are enough) when `steps` are too few for a verdict, else (the note,
     None): what `tfturbo tune` says after its baseline and the wizard's baseline page shows; the steps only

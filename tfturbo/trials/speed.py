@@ -24,8 +24,7 @@ from typing import Any
 
 from ..numbers import counted
 from ..stats import final_look_chance, replicate_ratio_ci, sequential_levels
-from ..summary import hand_over_error, hand_over_ratio
-from ..summary import samples_per_s as samples_per_s  # the rate a speed verdict compares, exported here too
+from ..run_summary import RunSummary
 from .verdict import NO_CHANGE, NOT_ENOUGH, SpeedVerdict, speed_verdict_of
 
 STEADY_S = 3.0  # steady-state seconds a replicate's speed measurement aims at (docs/MEASUREMENT.md)
@@ -95,11 +94,11 @@ class SpeedRule:
             return "a steady state (at least one steady window)"
         return f"at least {self.min_steady_s:.2g} s of steady state in {MIN_RATE_WINDOWS} windows"
 
-    def shortfall(self, summary: dict[str, Any] | None) -> str | None:
+    def shortfall(self, summary: RunSummary | None) -> str | None:
         """Why this completed run's throughput does not count (too little steady measurement), or None."""
-        tp = (summary or {}).get("throughput")
+        tp = summary.throughput if summary else None
         if not isinstance(tp, dict):  # a run from before the windows: its median step rate is all there is
-            return None if samples_per_s(summary) else "it reached no steady state"
+            return None if summary and summary.samples_per_s else "it reached no steady state"
         windows, seconds = int(tp.get("windows") or 0), float(tp.get("seconds") or 0.0)
         if not windows:
             return "it reached no steady state"
@@ -107,23 +106,23 @@ class SpeedRule:
             return f"it measured {seconds:.1f} s of steady state in {counted(windows, 'window')}"
         return None
 
-    def rate(self, summary: dict[str, Any] | None) -> float | None:
-        """The replicate's throughput (samples/s) if it measured enough, else None."""
-        return None if self.shortfall(summary) else samples_per_s(summary)
+    def rate(self, summary: RunSummary | None) -> float | None:
+        """The replicate's throughput (samples/s, `RunSummary.samples_per_s`) if it measured enough, else None."""
+        return None if summary is None or self.shortfall(summary) else summary.samples_per_s
 
     @staticmethod
-    def pair_ratio(a_rate: float | None, b_rate: float | None, b_summary: dict[str, Any] | None) -> float | None:
+    def pair_ratio(a_rate: float | None, b_rate: float | None, b_summary: RunSummary | None) -> float | None:
         """B/A of one replicate pair, None unless both runs measured enough (`rate`): the median over its
-        hand-overs for arms that shared a process (`summary.hand_over_ratio`), else the ratio of the runs'
+        hand-overs for arms that shared a process (`RunSummary.hand_over_ratio`), else the ratio of the runs'
         throughputs."""
         if not (a_rate and b_rate and math.isfinite(a_rate) and math.isfinite(b_rate)):
             return None
-        return hand_over_ratio(b_summary) or b_rate / a_rate
+        return (b_summary.hand_over_ratio if b_summary else None) or b_rate / a_rate
 
     @staticmethod
-    def pair_error(b_summary: dict[str, Any] | None) -> float | None:
-        """The standard error in log of a paired process's ratio (`summary.hand_over_error`), None for others."""
-        return hand_over_error(b_summary)
+    def pair_error(b_summary: RunSummary | None) -> float | None:
+        """The standard error in log of a paired process's ratio (`RunSummary.hand_over_error`), None for others."""
+        return b_summary.hand_over_error if b_summary else None
 
     def clear(self, ratios: list[float], errors: list[float | None] | None = None) -> bool:
         """True when the pairs so far decide the speed verdict (`errors`: each ratio's own, `pair_error`)."""

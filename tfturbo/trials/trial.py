@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..numbers import counted, duration_text
+from ..run_summary import RunSummary
 from ..settings import NO_PROFILE, RunSettings, can_share_process, configuration_key, training_key
 from . import accuracy, label_free
 from .design import FULL, PAIRED, SPEED_ONLY, Design, Lengths, full_length_words, seed_runs_words
@@ -106,7 +107,7 @@ Planned = PlannedRun | PlannedPair
 @dataclass
 class MeasuredRun:
     planned: PlannedRun
-    summary: dict[str, Any] | None
+    summary: RunSummary | None
     run_dir: Path | None
     # from next_run() to record(): the whole run, process start included; a paired replicate's process time is
     # shared equally by its two runs
@@ -116,7 +117,7 @@ class MeasuredRun:
 
     @property
     def status(self) -> str:
-        return str((self.summary or {}).get("status") or "crashed")
+        return (self.summary.status if self.summary else None) or "crashed"
 
 
 @dataclass
@@ -125,7 +126,7 @@ class FinishedRun:
     run would train the same way (`settings.training_key`) takes it instead of training it again."""
 
     name: str
-    summary: dict[str, Any]
+    summary: RunSummary
     run_dir: Path | None = None
 
 
@@ -250,15 +251,14 @@ WARMUP_MARGIN = 1.5  # a speed-only run allows its arm's longest warm-up so far 
 MIN_STEADY_STEPS = 20
 
 
-def settled_warmup(summary: dict[str, Any]) -> int | None:
+def settled_warmup(summary: RunSummary) -> int | None:
     """The warm-up steps of a run that reached a steady state (`first_steady_step` - 1, with steady windows),
     None when it never settled."""
-    first = summary.get("first_steady_step")
-    return first - 1 if isinstance(first, int) and first > 0 and (summary.get("throughput") or {}).get("windows") \
-        else None
+    first = summary.first_steady_step
+    return first - 1 if first is not None and first > 0 and (summary.throughput or {}).get("windows") else None
 
 
-def speed_steps(summaries: list[dict[str, Any]], steady_s: float, per_call: int = 1) -> int | None:
+def speed_steps(summaries: list[RunSummary], steady_s: float, per_call: int = 1) -> int | None:
     """Steps a speed-only replicate needs for `steady_s` seconds of steady state, from the arm's runs so far.
 
     Warm-up: the longest seen (a run that never settled counts its whole
@@ -271,16 +271,16 @@ def speed_steps(summaries: list[dict[str, Any]], steady_s: float, per_call: int 
     """
     warmups, steady_ms, wall_ms = [], [], []
     for s in summaries:
-        done = int(s.get("steps_completed") or 0)
+        done = s.steps_completed or 0
         if not done:
             continue
         warmup = settled_warmup(s)
         warmups.append(warmup if warmup is not None else 2 * done)
-        median = (s.get("step_ms") or {}).get("median")
-        if isinstance(median, (int, float)) and median > 0:
-            steady_ms.append(float(median))
-        elif isinstance(s.get("wall_s"), (int, float)) and s["wall_s"] > 0:
-            wall_ms.append(1000.0 * float(s["wall_s"]) / done)
+        median = s.median_step_ms
+        if median is not None and median > 0:
+            steady_ms.append(median)
+        elif s.wall_s is not None and s.wall_s > 0:
+            wall_ms.append(1000.0 * s.wall_s / done)
     step_ms = steady_ms or wall_ms
     if not warmups or not step_ms:
         return None
@@ -384,7 +384,7 @@ class Trial:
     tolerance: Tolerance = field(default_factory=Tolerance)
     names: Callable[[str, int], str] = default_names
     budget_s: float | None = None
-    accuracy_reference: list[tuple[dict[str, Any] | None, Path | None]] | None = None
+    accuracy_reference: list[tuple[RunSummary | None, Path | None]] | None = None
     label_a: str = "A"
     label_b: str = "B"
     label_reference: str = ""  # the accuracy reference in words ("the baseline"; "": `reference_words` says)
@@ -396,7 +396,7 @@ class Trial:
     accelerator: bool = False  # a GPU or TPU trains the runs: arms of different batch sizes get their own processes
     # why B's change did not take effect in a completed run of B ("why; what would enable it"), or None when it did
     # (the levers' words, `tune.levers.effect_check`): asked of B's first run, and the trial stops there if it says
-    not_in_effect: Callable[[dict[str, Any]], str | None] | None = None
+    not_in_effect: Callable[[RunSummary], str | None] | None = None
     # the study's runs that hold a configuration's profile, by `settings.configuration_key` (the study engine's
     # index): an arm whose configuration is in it trains without the profiler window — a configuration is
     # profiled once per study, and the reference configuration of every later trial already was (the
@@ -413,7 +413,7 @@ class Trial:
     # summaries of A's configuration measured before this trial (its rung's own run): what A's speed-only runs are
     # sized from while the trial has run no A of its own (a paired trial judged against an external accuracy
     # reference runs none before its first speed pair)
-    a_history: list[dict[str, Any]] = field(default_factory=list)
+    a_history: list[RunSummary] = field(default_factory=list)
     way_forward: str = ""  # the way forward this trial takes after an inconclusive verdict (`trials.way_forward`)
     # trainings of the accuracy reference's configuration from other seeds (`noise_seed`), after the gate's
     # full-length runs: what the gate measures the trainings' noise from (`accuracy.training_noise`); fewer when
@@ -443,9 +443,9 @@ class Trial:
         if settings.batch_size:
             return settings.batch_size
         for r in self.runs:
-            if r.planned.arm == arm and r.summary:
-                b = (r.summary.get("settings") or {}).get("batch_size")
-                if isinstance(b, int) and b > 0:
+            if r.planned.arm == arm and r.summary and r.summary.settings:
+                b = r.summary.settings.batch_size
+                if b is not None and b > 0:
                     return b
         return None
 
@@ -472,9 +472,8 @@ class Trial:
         """The settings of the run B's accuracy is judged against when it is not A's own (the ladder's
         baseline, as its summary recorded them); None when A's runs are the reference."""
         for summary, _ in self.accuracy_reference or []:
-            settings = (summary or {}).get("settings")
-            if isinstance(settings, dict):
-                return RunSettings.from_dict(settings)
+            if summary is not None and summary.settings is not None:
+                return summary.settings
         return None
 
     @property
@@ -508,12 +507,12 @@ class Trial:
             return None
         first = next((r for r in self.runs if r.planned.arm == A and r.planned.replicate == 1), None)
         if first is not None:
-            return FinishedRun(first.planned.name, first.summary or {}, first.run_dir) if first.reused else None
+            return FinishedRun(first.planned.name, first.summary or RunSummary(), first.run_dir) if first.reused else None
         if not self.finished:
             return None
         found = self.finished.get(training_key(self.full_settings(A), self._batch(A)))
         if found is not None and self.accuracy_reference is None and \
-                (found.summary.get("settings") or {}).get("paired_from"):
+                found.summary.settings is not None and found.summary.settings.paired_from:
             return None  # A's runs are the gate's reference here: one with per-example results at every point
         return found if found is not None and self._reuse_pays(found) else None
 
@@ -532,7 +531,7 @@ class Trial:
         total = _process_s_of(s)
         if not total:
             return True
-        fit, warm = (float(v) if isinstance(v := s.get(k), (int, float)) else 0.0 for k in ("wall_s", "warmup_s"))
+        fit, warm = s.wall_s or 0.0, s.warmup_s or 0.0
         one = max(0.0, total - fit) + max(0.0, warm) + self.rule.steady_s
         return total > 2 * one
 
@@ -627,8 +626,8 @@ class Trial:
 
     def _reference_seeds(self) -> set[int]:
         """The seeds of the external accuracy reference's runs (empty for a trial judged against its own A)."""
-        return {seed for summary, _ in self.accuracy_reference or []
-                if isinstance(seed := ((summary or {}).get("settings") or {}).get("seed"), int)}
+        return {summary.settings.seed for summary, _ in self.accuracy_reference or []
+                if summary is not None and summary.settings is not None}
 
     def noise_seed(self, j: int) -> int:
         """The seed of the `j`-th (1-based) training of the reference from another seed: 1000 × j after the
@@ -664,7 +663,7 @@ class Trial:
             return None
         done = [r.summary for r in self.runs if r.planned.arm == arm and r.status == COMPLETED and r.summary]
         if not done and arm == A:  # A's configuration measured before, else B's runs stand in (a cap, not a target)
-            done = [s for s in self.a_history if s] or \
+            done = list(self.a_history) or \
                 [r.summary for r in self.runs if r.planned.arm == B and r.status == COMPLETED and r.summary]
         settings = self.a if arm == A else self.b
         if self.paired:
@@ -836,9 +835,9 @@ class Trial:
     @staticmethod
     def _validation_s(run: MeasuredRun) -> float:
         """What a full-length run spent outside its steps: its fit() wall time less warm-up and windows."""
-        s = run.summary or {}
-        wall, warm = float(s.get("wall_s") or 0.0), float(s.get("warmup_s") or 0.0)
-        windows = s.get("windows") or []
+        s = run.summary or RunSummary()
+        wall, warm = s.wall_s or 0.0, s.warmup_s or 0.0
+        windows = s.windows or []
         in_windows = sum(float(w[2]) for w in windows if isinstance(w, (list, tuple)) and len(w) == 3)
         return max(0.0, wall - max(warm, 0.0) - in_windows) if windows else 0.0
 
@@ -903,7 +902,8 @@ class Trial:
 
     def record(self, planned: Planned, summary: Any, run_dir: Any) -> None:
         """Take a run's summary and run directory; for a `PlannedPair`, a sequence of two of each, in
-        `planned.runs` order (a missing summary: None)."""
+        `planned.runs` order (a missing summary: None). A summary is a `RunSummary` or the document as the
+        backend wrote it (`RunSummary.from_dict` reads it)."""
         now = time.monotonic()
         if self.started is None:
             self.started = now
@@ -912,9 +912,11 @@ class Trial:
         if isinstance(planned, PlannedPair):
             half = elapsed / 2 if elapsed is not None else None
             for run, one, folder in zip(planned.runs, summary, run_dir):
-                self.runs.append(MeasuredRun(run, one, Path(folder) if folder is not None else None, half, True))
+                self.runs.append(MeasuredRun(run, as_summary(one), Path(folder) if folder is not None else None,
+                                             half, True))
             return
-        self.runs.append(MeasuredRun(planned, summary, Path(run_dir) if run_dir is not None else None, elapsed))
+        self.runs.append(MeasuredRun(planned, as_summary(summary), Path(run_dir) if run_dir is not None else None,
+                                     elapsed))
 
     def reference_run(self) -> PlannedRun:
         """A's full-length run planned on its own, outside the trial's order: what tells a broken workload (the
@@ -934,7 +936,7 @@ class Trial:
         first_b = next((r for r in self.runs if r.planned.arm == B), None)
         if self.not_in_effect is None or first_b is None or first_b.status != COMPLETED:
             return ""
-        return self.not_in_effect(first_b.summary or {}) or ""
+        return self.not_in_effect(first_b.summary or RunSummary()) or ""
 
     def _decided(self) -> bool:
         if self.change_missing():  # B trained as A: no pair can measure a change
@@ -972,9 +974,9 @@ class Trial:
         """The run's throughput by `rule.rate`, or None when the backend ran it with another steps_per_execution
         than planned (`whole_calls` lowers it where a call would span a validation point, e.g. B's full-length
         run validating every 15 steps with 4 per call): that rate is another configuration's, not the arm's."""
-        ran = ((run.summary or {}).get("settings") or {}).get("steps_per_execution")
+        ran = run.summary.settings.steps_per_execution if run.summary and run.summary.settings else None
         planned = run.planned.settings.steps_per_execution  # None: as the script wrote it, whatever it is
-        if isinstance(ran, int) and planned is not None and ran != planned:
+        if ran is not None and planned is not None and ran != planned:
             return None
         return self.rule.rate(run.summary)
 
@@ -1020,12 +1022,11 @@ class Trial:
 
         failed_a = next((r for r in a_runs if r.status != COMPLETED and r.planned.replicate >= 1), None)
         status = next((r.status for r in b_runs if r.status != COMPLETED), COMPLETED if b_runs else "crashed")
-        findings = [f for r in b_runs for f in (r.summary or {}).get("findings") or [] if isinstance(f, dict)]
-        xla_active = all((r.summary or {}).get("xla_active", True) is not False for r in b_runs if r.status == COMPLETED)
-        error = next(((r.summary or {}).get("error") for r in b_runs if r.status != COMPLETED), None)
-        error = error if isinstance(error, dict) else None
-        outputs = next(((r.summary or {}).get("output_dtypes") for r in b_runs if (r.summary or {}).get(
-            "output_dtypes")), None)
+        b_done = [r.summary for r in b_runs if r.summary is not None]
+        findings = [f for s in b_done for f in s.findings or [] if isinstance(f, dict)]
+        xla_active = all(r.summary is None or r.summary.xla_active is not False for r in b_runs if r.status == COMPLETED)
+        error = next((r.summary.error if r.summary else None for r in b_runs if r.status != COMPLETED), None)
+        outputs = next((s.output_dtypes for s in b_done if s.output_dtypes), None)
         kept, reason, found = keep(speed, acc, status, findings, self.label_b, self.label_a,
                                    xla_requested=bool(self.b.jit_compile and not self.a.jit_compile),
                                    xla_active=xla_active, error=error,
@@ -1069,7 +1070,7 @@ class Trial:
 
     def measured_seconds(self) -> float:
         """The wall time of the runs this trial measured (a re-used run's was its own rung's)."""
-        return sum(float((r.summary or {}).get("wall_s") or 0.0) for r in self.runs if not r.reused)
+        return sum((r.summary.wall_s if r.summary else None) or 0.0 for r in self.runs if not r.reused)
 
     def own_runs(self) -> list[MeasuredRun]:
         """The runs this trial measured itself, not the study's runs it re-used (`reused_run`)."""
@@ -1085,7 +1086,7 @@ def not_judged(why: str) -> AccuracyVerdict:
 
 def _steady_s(run: MeasuredRun) -> float:
     """The steady-window seconds a run measured."""
-    return float(((run.summary or {}).get("throughput") or {}).get("seconds") or 0.0)
+    return float(((run.summary.throughput if run.summary else None) or {}).get("seconds") or 0.0)
 
 
 def _process_s(run: MeasuredRun) -> float:
@@ -1093,14 +1094,20 @@ def _process_s(run: MeasuredRun) -> float:
     return _process_s_of(run.summary)
 
 
-def _process_s_of(summary: dict[str, Any] | None) -> float:
-    s = summary or {}
-    value = s.get("process_s") if isinstance(s.get("process_s"), (int, float)) else s.get("wall_s")
-    return float(value) if isinstance(value, (int, float)) else 0.0
+def _process_s_of(summary: RunSummary | None) -> float:
+    if summary is None:
+        return 0.0
+    value = summary.process_s if summary.process_s is not None else summary.wall_s
+    return float(value) if value is not None else 0.0
 
 
-Executor = Callable[[PlannedRun], tuple[dict[str, Any] | None, Path | None]]
-PairExecutor = Callable[[PlannedPair], tuple[list[dict[str, Any] | None], list[Path | None]]]
+def as_summary(summary: RunSummary | dict[str, Any] | None) -> RunSummary | None:
+    """A recorded run's summary as the class: a `RunSummary` as given, the backend's document read into one."""
+    return RunSummary.from_dict(summary) if isinstance(summary, dict) else summary
+
+
+Executor = Callable[[PlannedRun], tuple[RunSummary | None, Path | None]]
+PairExecutor = Callable[[PlannedPair], tuple[list[RunSummary | None], list[Path | None]]]
 
 
 def run_trial(trial: Trial, execute: Executor, cancelled: Callable[[], bool] = lambda: False,

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..runfiles import RUNS_DIR, load_run
+from ..run_summary import RunSummary
 
 from .accuracy import POINTS, ArmData, gate
 from ..verdicts import Verdict
@@ -109,12 +110,12 @@ def way_forward(acc: AccuracyVerdict, tolerance: Tolerance, a: ArmData | None = 
                       -lo * 100 if lo < 0 else None, also_worse, seeds)
 
 
-def examples_available(summaries: list[dict]) -> int | None:
+def examples_available(summaries: list[RunSummary]) -> int | None:
     """Validation examples the data holds, when the runs show it: a run that asked for more examples than it
     paired used them all. None: every run paired as many as it asked for (the data may hold more)."""
     for s in summaries:
-        meta = s.get("paired_validation") if isinstance(s, dict) else None
-        asked = (s.get("settings") or {}).get("val_examples") if isinstance(s, dict) else None
+        meta = s.paired_validation
+        asked = s.settings.val_examples if s.settings else None
         used = meta.get("examples") if isinstance(meta, dict) else None
         if isinstance(used, int) and isinstance(asked, int) and 0 < used < asked:
             return used
@@ -135,7 +136,7 @@ def for_rung(study_dir: Path, rung, tolerance: Tolerance, baseline) -> WayForwar
     seeds = []  # the reference trained from other seeds (`Trial.seed_settings`: replicates 0, -1, ... of A)
     for name in rung.replicates or [rung.name]:
         record = load_run(Path(study_dir) / RUNS_DIR / name)
-        if ((record.summary or {}).get("settings") or {}).get("speed_only"):
+        if record.summary and record.summary.settings and record.summary.settings.speed_only:
             continue  # as the trial's gate: speed-only runs do not validate
         if re.search(r"\.a(0|-\d+)$", name):
             seeds.append(record)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..patch.changes import Change
+from ..run_summary import RunSummary
 from ..settings import RunSettings
 from ..workload_kind import defines_contract, workload_file
 from . import levers
@@ -28,45 +29,42 @@ if TYPE_CHECKING:  # the patch's reader and writer (libcst) load only when a pat
     from ..patch.place import Target
 
 
-def _settings(s: RunSettings | dict[str, Any] | None) -> RunSettings:
-    if isinstance(s, RunSettings):
-        return s
-    return RunSettings.from_dict(s or {})
+def _settings(s: RunSettings | None) -> RunSettings:
+    return s if s is not None else RunSettings()
 
 
-def changes_for(recommended: RunSettings | dict[str, Any] | None, baseline: RunSettings | dict[str, Any] | None,
+def changes_for(recommended: RunSettings | None, baseline: RunSettings | None,
                 findings: list[dict[str, Any]] | None = None,
-                baseline_summary: dict[str, Any] | None = None) -> list[Change]:
+                baseline_summary: RunSummary | None = None) -> list[Change]:
     """Every lever's changes from `baseline` to `recommended`, in the checklist's order."""
     rec, base = _settings(recommended), _settings(baseline)
     found = [f for f in findings or [] if isinstance(f, dict)]
-    optimizer, device = ((baseline_summary or {}).get(key) for key in ("optimizer", "device"))
-    code = levers.WorkloadCode(optimizer if isinstance(optimizer, dict) else None,
-                               device if isinstance(device, str) else None)
+    code = levers.WorkloadCode(baseline_summary.optimizer, baseline_summary.device) if baseline_summary else \
+        levers.WorkloadCode()
     return [c for lever in levers.LEVERS for c in lever.changes(rec, base, found, code)]
 
 
-def target_file(workload: str, baseline_summary: dict[str, Any] | None = None) -> Path | None:
+def target_file(workload: str, baseline_summary: RunSummary | None = None) -> Path | None:
     """The file to patch: the one the baseline run loaded (its absolute path), else the workload's spec."""
-    recorded = ((baseline_summary or {}).get("workload") or {}).get("path")
+    recorded = ((baseline_summary.workload if baseline_summary else None) or {}).get("path")
     if recorded and Path(recorded).is_file():
         return Path(recorded)
     return workload_file(workload)
 
 
-def target_of(path: Path, baseline_summary: dict[str, Any] | None, script_args: list[str]) -> Target:
+def target_of(path: Path, baseline_summary: RunSummary | None, script_args: list[str]) -> Target:
     from ..patch.place import Target
 
-    workload = (baseline_summary or {}).get("workload") or {}
+    workload = (baseline_summary.workload if baseline_summary else None) or {}
     line = workload.get("fit_line")
     return Target(contract=defines_contract(path), fit_line=int(line) if isinstance(line, int) else None,
                   data=workload.get("data") if isinstance(workload.get("data"), str) else None,
                   script_args=tuple(str(a) for a in script_args))
 
 
-def recommended_patch(workload: str, recommended: RunSettings | dict[str, Any] | None,
-                      baseline: RunSettings | dict[str, Any] | None, findings: list[dict[str, Any]] | None = None,
-                      baseline_summary: dict[str, Any] | None = None) -> Patch:
+def recommended_patch(workload: str, recommended: RunSettings | None,
+                      baseline: RunSettings | None, findings: list[dict[str, Any]] | None = None,
+                      baseline_summary: RunSummary | None = None) -> Patch:
     """The patch of the workload's file for the recommendation (every change left to the user, with its code,
     when there is no file: a workload that is not on this machine)."""
     from ..patch.build import make_patch

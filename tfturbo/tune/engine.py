@@ -44,11 +44,12 @@ from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
 from ..as_written import as_written_text
 from .. import findings as F
-from .. import backend_client, protocol, summary
+from .. import backend_client, protocol
 from ..cli_args import run_argv, script_argv
 from ..compare import replicate_key
 from ..errors import OutputDirError, UserError, required
 from ..numbers import counted
+from ..run_summary import RunSummary
 from ..runfiles import RUNS_DIR, STUDY_YAML, VALIDATION_DIR, XLA_CACHE_DIR, load_run
 from ..own_length import OwnLength, length_line
 from ..patch import check as patch_check
@@ -58,7 +59,6 @@ from ..settings import DEFAULT_SEED, NO_PROFILE, RunSettings, configuration_key,
 from ..trials import label_free
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
-from ..trials.speed import samples_per_s
 from ..trials.trial import SEED_REPLICATES, FinishedRun, PlannedPair, PlannedRun, Trial, speed_in_paired_processes
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from ..verdicts import Verdict
@@ -124,14 +124,14 @@ def prepare_study_dir(path: Path) -> bool:
     return created
 
 
-def baseline_verdict(base: dict[str, Any]) -> TrialVerdict:
+def baseline_verdict(base: RunSummary) -> TrialVerdict:
     """The baseline's own row: the reference every trial is measured against."""
-    rate = samples_per_s(base)
+    rate = base.samples_per_s
     speed = SpeedVerdict(1.0, (1.0, 1.0), NO_CHANGE, 0, [], rate, rate)
-    metric = summary.primary_metric(base)
+    metric = base.primary_metric()
     return TrialVerdict(speed, AccuracyVerdict(metric[0] if metric else None, 0.0, (0.0, 0.0), "within tolerance",
                                                checked=False),
-                        True, f"reference: {RunSettings.from_dict(base.get('settings') or {}).label()}", [])
+                        True, f"reference: {(base.settings or RunSettings()).label()}", [])
 
 
 def rung_run_names(name: str) -> Callable[[str, int], str]:
@@ -148,23 +148,25 @@ def against_baseline(reference: RunSettings, baseline: RunSettings) -> bool:
     return replicate_key(reference.to_dict()) == replicate_key(baseline.to_dict())
 
 
-def seed_references(study_path: Path, baseline: Rung, own: str = "") -> list[tuple[dict[str, Any] | None,
-                                                                                  Path | None]]:
+def seed_references(study_path: Path, baseline: Rung, own: str = "") -> list[tuple[RunSummary | None, Path | None]]:
     """The baseline's configuration trained from other seeds by the study's earlier trials (their reference's
     seed replicates, `runs/NN-name.a0`, `.a-1`), at the baseline run's length and validation points: the trainings'
     noise of the accuracy gate is measured once per study, and every later rung is judged against them too
     (`Trial.seed_runs`: a reference of two seeds trains none again). Not the rung `own`'s: a resumed trial
     takes its own seed run back as its own run."""
-    base = (baseline.summary or {}).get("settings") or {}
-    key, length = replicate_key({**base, "seed": None}), (base.get("steps"), base.get("val_every"))
-    found: list[tuple[dict[str, Any] | None, Path | None]] = []
-    for run_dir in sorted((study_path / RUNS_DIR).glob("*.a[0-]*")) if base else []:
+    base = baseline.summary.settings if baseline.summary else None
+    if base is None:
+        return []
+    key, length = replicate_key({**base.to_dict(), "seed": None}), (base.steps, base.val_every)
+    found: list[tuple[RunSummary | None, Path | None]] = []
+    for run_dir in sorted((study_path / RUNS_DIR).glob("*.a[0-]*")):
         if not re.search(r"\.a(0|-\d+)$", run_dir.name) or run_dir.name.startswith(f"{own}.a"):
             continue
-        s = load_run(run_dir).summary or {}
-        ran = s.get("settings") or {}
-        if s.get("status") == protocol.RunStatus.COMPLETED and label_free.gate_file(s) \
-                and replicate_key({**ran, "seed": None}) == key and (ran.get("steps"), ran.get("val_every")) == length:
+        s = load_run(run_dir).summary
+        ran = s.settings if s else None
+        if s is not None and ran is not None and s.status == protocol.RunStatus.COMPLETED \
+                and label_free.gate_file(s) and replicate_key({**ran.to_dict(), "seed": None}) == key \
+                and (ran.steps, ran.val_every) == length:
             found.append((s, run_dir))
     return found
 
@@ -184,7 +186,7 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     which the trial's reference run re-uses where it trained the same way. `keeps` False: the rung can never
     become the recommendation (a confirmation), so its run saves no model (`Trial.save_model`)."""
     a, way = reference.settings, ""
-    reference_runs: list[tuple[dict[str, Any] | None, Path | None]] | None = [
+    reference_runs: list[tuple[RunSummary | None, Path | None]] | None = [
         (baseline.summary, study_path / str(baseline.run)), *seed_references(study_path, baseline, name)[:SEED_REPLICATES]]
     if settings.val_examples > baseline.settings.val_examples:
         a, way = a.with_(val_examples=settings.val_examples), "examples"
@@ -217,7 +219,7 @@ def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> N
 def cancelled(result: Any) -> bool:
     """Whether a run's summary (a pair's: either) says the user stopped it."""
     summaries = result if isinstance(result, (list, tuple)) else [result]
-    return any(isinstance(one, dict) and one.get("status") == protocol.RunStatus.CANCELLED for one in summaries)
+    return any(isinstance(one, RunSummary) and one.status == protocol.RunStatus.CANCELLED for one in summaries)
 
 
 def name_rule(verdict: TrialVerdict) -> None:
@@ -290,7 +292,7 @@ class StudyEngine:
         self._visited: set[str] = set()  # levers whose stage began (their skips are recorded once)
         self._unattended = False  # planning the whole study (tune): a failed baseline ends it
         self.share_process = backend_client.runs_here()  # paired replicates need the runs on this machine
-        self._checked: tuple[str, dict[str, Any]] | None = None  # (patched text, its check run's summary)
+        self._checked: tuple[str, RunSummary] | None = None  # (patched text, its check run's summary)
         self._patch: tuple[str, Patch] | None = None  # (what it was made from, the recommendation's patch)
 
     def change_options(self, **changes: Any) -> None:
@@ -606,11 +608,12 @@ class StudyEngine:
         rung.replicates = [rung.name]
         self.say(f"[{rung.name[:2]}] baseline: {settings.label()} — running {settings.steps} steps in {rung.run}")
         rung.summary = yield from self._run(PlannedRun("a", 1, settings, rung.name), rung, BASELINE)
-        status = rung.summary.get("status", protocol.RunStatus.CRASHED)
+        assert rung.summary is not None, "a run's summary: its document, its file or its status"
+        status = rung.summary.status or protocol.RunStatus.CRASHED
         rung.decision = baseline_verdict(rung.summary)
         if status != protocol.RunStatus.COMPLETED:
-            err = rung.summary.get("error") or {}
-            detail = f": {err['message']}" if isinstance(err, dict) and err.get("message") else ""
+            err = rung.summary.error or {}
+            detail = f": {err['message']}" if err.get("message") else ""
             rung.decision.kept = False
             rung.decision.reason = f"the baseline run ended as {status}{detail}"
             self._report_end(rung)
@@ -618,15 +621,16 @@ class StudyEngine:
                 self.fail(f"the baseline run ended as {status}{detail}, so nothing can be compared with it; "
                           f"see {rung.run}/backend.log")
             return
-        if (rung.summary.get("settings") or {}).get("batch_size"):  # the workload's default, now known
-            rung.settings = rung.settings.with_(batch_size=summary.batch_size(rung.summary))
+        ran = rung.summary.settings
+        if ran is not None and ran.batch_size:  # the workload's default, now known
+            rung.settings = rung.settings.with_(batch_size=ran.batch_size)
         # the script as written (its policy, jit_compile, steps per call), now known: every lever measures a
         # change from it (trainer_backend/as_written.py)
-        rung.settings = rung.settings.resolved(rung.summary.get("settings"))
+        rung.settings = rung.settings.resolved(ran.to_dict() if ran is not None else None)
         self._index(rung.settings, rung.summary, rung.name)
         self._decisions.set_baseline(rung)
         self._report_end(rung)
-        written = as_written_text(rung.summary.get("as_written"))
+        written = as_written_text(rung.summary.as_written)
         if written:
             self.say(f"[{rung.name[:2]}] baseline: the script as written: {written}")
         note, needed = too_short(rung.summary, settings.steps, self.opts.speed_rule(), rung.settings.calls,
@@ -843,28 +847,27 @@ class StudyEngine:
         outcome = yield from self._ask(Action("run-pair", argv, stage, pair, rung, run_dirs[0]))
         return pair_summaries(outcome.document, outcome.status, outcome.error, run_dirs, pair), run_dirs
 
-    def _finished_run(self, run_dir: Path) -> dict[str, Any] | None:
+    def _finished_run(self, run_dir: Path) -> RunSummary | None:
         if self.recorded is None or not run_dir.is_dir():
             return None
         found = load_run(run_dir).summary
         if found is not None and run_dir.name in self._replayed:  # a decided rung's run, as its verdict saw it
             return found
-        return found if found is not None and found.get("status") in FINISHED_RUN else None
+        return found if found is not None and found.status in FINISHED_RUN else None
 
     def _index_runs(self, trial: Trial) -> None:
         """A trial's own completed full-length runs into `finished`, for later trials to re-use."""
         for run in trial.own_runs():
             self._index(run.planned.settings, run.summary, run.planned.name)
 
-    def _index(self, settings: RunSettings, found: dict[str, Any] | None, name: str) -> None:
+    def _index(self, settings: RunSettings, found: RunSummary | None, name: str) -> None:
         """Keep a completed full-length run in `finished` (a speed-only run trains no full length, validates
         nothing): a later trial's reference run that would train the same way takes it — the profiled one of
         two such runs, so the run a trial names as its reference's is where that configuration's profile is.
         A run with the profiler window is its configuration's profile (`profiled`) unless one was taken before."""
-        if not found or found.get("status") != protocol.RunStatus.COMPLETED or settings.speed_only:
+        if not found or found.status != protocol.RunStatus.COMPLETED or settings.speed_only:
             return
-        ran = (found.get("settings") or {}).get("batch_size")
-        batch = ran if isinstance(ran, int) else None
+        batch = found.settings.batch_size if found.settings else None
         with_profile = settings.profile != NO_PROFILE
         if with_profile:
             self.profiled.setdefault(configuration_key(settings, batch), name)
@@ -874,11 +877,11 @@ class StudyEngine:
             self.finished[key] = FinishedRun(name, found, self.study.path / RUNS_DIR / name)
 
     def _report_end(self, rung: Rung) -> None:
-        d, s = rung.decision, rung.summary or {}
-        rate = samples_per_s(s)
+        d, s = rung.decision, rung.summary or RunSummary(status="crashed")
+        rate = s.samples_per_s
         rate_text = f"{rate:,.0f} samples/s; " if rate else ""
         if rung.kind == RungKind.BASELINE:
-            self.say(f"[{rung.name[:2]}] baseline: {s.get('status', 'crashed')}; {rate_text}" + (d.reason if d else ""))
+            self.say(f"[{rung.name[:2]}] baseline: {s.status}; {rate_text}" + (d.reason if d else ""))
         elif d is not None and (d.failed or d.speed.verdict == Verdict.NOT_APPLIED):
             self.say(f"[{rung.name[:2]}] {rung.kind.replace('_', ' ')}: {d.reason}")
         elif d is not None:
@@ -914,7 +917,8 @@ class StudyEngine:
         base, recommended = self._recommended()
         args = (self.study.workload, recommended, measurement_only(base.settings), self.study.findings(),
                 base.summary)
-        key = repr((args[:4], (base.summary or {}).get("optimizer"), (base.summary or {}).get("workload"),
+        key = repr((args[:4], base.summary.optimizer if base.summary else None,
+                    base.summary.workload if base.summary else None,
                     _stamp(target_file(self.study.workload, base.summary))))
         if self._patch is None or self._patch[0] != key:
             self._patch = (key, recommended_patch(*args))
@@ -944,8 +948,8 @@ class StudyEngine:
             "run", patch_check.check_argv(patch_check.copy_path(path, patch.name), run_dir, recommended),
             PATCH, run_dir=run_dir, python_path=[str(Path(patch.path).parent)]))
         error = outcome.error or {}
-        self._checked = (patch.patched, outcome.document or {
-            "status": outcome.status, "error": {"message": error.get("message")} if error.get("message") else None})
+        self._checked = (patch.patched, RunSummary.from_dict(outcome.document) if outcome.document else RunSummary(
+            status=outcome.status, error={"message": error.get("message")} if error.get("message") else None))
         checked = self.changes_patch(patch)
         assert checked is not None and checked.check is not None, "a patch with a diff says what its check found"
         self.say("patch: " + checked.check.line())

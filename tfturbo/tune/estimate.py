@@ -65,8 +65,7 @@ def span_text(low: float, high: float) -> str:
     return duration_text(low)
 
 
-def _number(summary: dict | None, key: str) -> float | None:
-    value = (summary or {}).get(key)
+def _positive(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 
@@ -85,7 +84,7 @@ def full_run_s(engine) -> float | None:
     if full:
         return _median(full)
     base = engine.baseline.summary if engine.baseline is not None else None
-    return _number(base, "process_s") or _number(base, "wall_s")
+    return _positive(base.process_s if base else None) or _positive(base.wall_s if base else None)
 
 
 def speed_run_s(engine) -> float | None:
@@ -97,10 +96,10 @@ def speed_run_s(engine) -> float | None:
     if not steady:  # every pair trains the full length
         return full_run_s(engine)
     base = engine.baseline.summary if engine.baseline is not None else None
-    process, fit = _number(base, "process_s"), _number(base, "wall_s")
+    process, fit = _positive(base.process_s if base else None), _positive(base.wall_s if base else None)
     if process is None or fit is None:
         return full_run_s(engine)
-    return max(0.0, process - fit) + (_number(base, "warmup_s") or 0.0) + steady
+    return max(0.0, process - fit) + (_positive(base.warmup_s if base else None) or 0.0) + steady
 
 
 def trial_s(engine, pairs: int, done: int = 0, trial=None) -> float | None:

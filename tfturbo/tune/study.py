@@ -25,11 +25,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, summary
+from .. import __version__
 from ..errors import UserError
 from ..formats import check_version
 from ..numbers import json_safe, num
-from ..run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, read_typed
+from ..run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, RunSummary, read_typed
 from ..runfiles import RUNS_DIR, STUDY_YAML, load_run, read_yaml, safe_child, write_yaml
 from ..settings import RunSettings
 from ..trials.verdict import TrialVerdict
@@ -75,7 +75,7 @@ class Rung:
     kind: str  # baseline | mixed_precision | xla | larger_batch
     settings: RunSettings
     run: str | None = None  # run directory relative to the study ("runs/01-baseline"); None when skipped
-    summary: dict[str, Any] | None = None
+    summary: RunSummary | None = None  # its run's summary.json
     decision: TrialVerdict | None = None
     skipped_reason: str | None = None
     compared_with: str | None = None  # the rung it was measured against (its trial's A)
@@ -89,24 +89,23 @@ class Rung:
 
     @property
     def steps_completed(self) -> int | None:
-        n = (self.summary or {}).get("steps_completed")
-        return int(n) if isinstance(n, (int, float)) else None
+        return self.summary.steps_completed if self.summary else None
 
-    def entry(self, baseline: dict[str, Any] | None) -> dict[str, Any]:
+    def entry(self, baseline: RunSummary | None) -> dict[str, Any]:
         """The ladder entry of `tune --json` and study.yaml."""
-        s = self.summary or {}
+        s = self.summary or RunSummary()
         d = self.decision
-        step = s.get("step_ms") or {}
+        step = s.step_ms or {}
         return {
             "name": self.name,
             "rung": self.kind,
             "label": self.settings.label() if self.skipped_reason is None else f"{self.kind.replace('_', ' ')} (not run)",
             "run": self.run,
             "settings": self.settings.to_dict(),
-            "status": s.get("status") if self.summary else ("skipped" if self.skipped_reason else None),
+            "status": s.status if self.summary else ("skipped" if self.skipped_reason else None),
             "skipped": self.skipped_reason is not None,
-            "steps_per_s": num(s.get("steps_per_s")),
-            "samples_per_s": num(summary.samples_per_s(s)) if self.summary else None,
+            "steps_per_s": num(s.steps_per_s),
+            "samples_per_s": num(s.samples_per_s) if self.summary else None,
             "step_ms": {"median": num(step.get("median")), "ci95": step.get("ci95")} if step else None,
             "steps_completed": self.steps_completed,
             "speedup": num(d.speedup) if d else None,
@@ -121,9 +120,9 @@ class Rung:
             "design_record": d.design_record.to_dict() if d and d.design_record is not None else None,
             "rule": d.rule.to_dict() if d and d.rule is not None else None,  # the accuracy rule that judged it
             "way_forward": d.way_forward if d else "",  # the way forward the user took ("loss", "tolerance", ...)
-            "peak_memory_bytes": s.get("peak_memory_bytes"),
-            "memory_kind": s.get("memory_kind"),
-            "memory_ratio": num(summary.memory_ratio(baseline, s)) if baseline and self.summary else None,
+            "peak_memory_bytes": s.peak_memory_bytes,
+            "memory_kind": s.memory_kind,
+            "memory_ratio": num(baseline.memory_ratio(s)) if baseline and self.summary else None,
             "compared_with": self.compared_with,
             "replicates": list(self.replicates),
             "kept": self.kept,
@@ -189,7 +188,7 @@ class Study:
         groups = [self.audit, (self.probe or {}).get("findings") or [],
                   (self.probe_input_fixes or {}).get("findings") or []]
         for r in self.rungs:
-            groups.append((r.summary or {}).get("findings") or [])
+            groups.append(r.summary.findings or [] if r.summary else [])
             groups.append(r.decision.findings if r.decision else [])
         groups.append(self.recorded_findings)
         for group in groups:
@@ -205,7 +204,7 @@ class Study:
     def measurement(self) -> dict[str, Any]:
         """How much was measured: the runs of every trial and their wall time."""
         runs = sum(max(1, len(r.replicates)) for r in self.rungs if r.summary is not None)
-        seconds = sum(r.run_seconds if r.run_seconds is not None else num((r.summary or {}).get("wall_s")) or 0.0
+        seconds = sum(r.run_seconds if r.run_seconds is not None else num(r.summary.wall_s if r.summary else None) or 0.0
                       for r in self.rungs)
         return {"runs": runs, "run_seconds": round(seconds, 1),
                 "pairs": {r.name: r.decision.speed.replicates for r in self.rungs
@@ -238,8 +237,7 @@ class Study:
 
     def as_written(self) -> dict[str, Any] | None:
         """The script's own configuration, which the baseline measured (its run's `as_written`)."""
-        written = (self.baseline.summary or {}).get("as_written") if self.baseline is not None else None
-        return written if isinstance(written, dict) else None
+        return self.baseline.summary.as_written if self.baseline is not None and self.baseline.summary else None
 
     def save(self) -> Path:
         doc = self.document()
@@ -329,12 +327,11 @@ def _rung(study_dir: Path, raw: Any, source: str, workload: str, problems: list[
         return None
     source = f"{STUDY_YAML}: {name}"
     record_summary = _run_summary(study_dir, entry.get("run"), source, problems)
-    summary_settings = (record_summary or {}).get("settings")
-    settings = (_settings(entry.get("settings"), source, problems) or _settings(summary_settings, source, problems)
+    settings = (_settings(entry.get("settings"), source, problems) or (record_summary.settings if record_summary else None)
                 or RunSettings(workload=workload))
     skipped = bool(entry.get("skipped"))
     if record_summary is None and entry.get("status") and not skipped:  # its run left no summary.json
-        record_summary = {"status": entry["status"]}
+        record_summary = RunSummary(status=entry["status"])
     return Rung(name, entry.get("rung") or "", settings, run=entry.get("run"), summary=record_summary,
                 decision=None if skipped else _decision(entry, source, problems),
                 skipped_reason=(entry.get("reason") or "") if skipped else None,
@@ -343,7 +340,7 @@ def _rung(study_dir: Path, raw: Any, source: str, workload: str, problems: list[
                 extra={k: v for k, v in extra.items() if k not in _ENTRY_DERIVED})
 
 
-def _run_summary(study_dir: Path, run: str | None, source: str, problems: list[str]) -> dict[str, Any] | None:
+def _run_summary(study_dir: Path, run: str | None, source: str, problems: list[str]) -> RunSummary | None:
     """The summary.json of a rung's run ("runs/NN-slug"), read by runfiles; None when there is none.
 
     Only a folder directly under the study's runs/ is read: a path in the

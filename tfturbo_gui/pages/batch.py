@@ -12,8 +12,11 @@ several GPUs, the same configuration's scaling across them (`ScalingSection`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox, QWidget
 
+from tfturbo.run_summary import RunSummary
 from tfturbo import summary as summ
 from tfturbo.compare import own_process_peaks
 from tfturbo.console import fmt_bytes
@@ -70,7 +73,7 @@ class BatchPage(RungPage):
 
     def current_batch(self) -> int:
         best = self._best()
-        return (best.settings.batch_size or summ.batch_size(best.summary or {})) if best else 1
+        return (best.settings.batch_size or (best.summary.batch_size if best.summary else 1)) if best else 1
 
     def on_enter(self) -> None:
         super().on_enter()
@@ -94,8 +97,8 @@ class BatchPage(RungPage):
         runs = self._measured_runs()
         change = summ.memory_change(own_process_peaks(base.settings.to_dict(), runs),
                                     own_process_peaks(best.settings.to_dict(), runs))
-        base_peak = change.before_bytes if change else (base.summary or {}).get("peak_memory_bytes")
-        best_peak = change.after_bytes if change else (best.summary or {}).get("peak_memory_bytes")
+        base_peak = change.before_bytes if change else base.summary.peak_memory_bytes if base.summary else None
+        best_peak = change.after_bytes if change else best.summary.peak_memory_bytes if best.summary else None
         if change is None or best is base:
             freed = "nothing measurable"
         elif not change.beyond_spread:
@@ -105,12 +108,12 @@ class BatchPage(RungPage):
             freed = fmt_bytes(change.before_bytes - change.after_bytes) if change.after_bytes < change.before_bytes \
                 else "nothing: the tuned run peaks higher"
         self.memory.set_facts([
-            ("Baseline peak", f"{fmt_bytes(base_peak)} ({(base.summary or {}).get('memory_kind') or 'host'})"),
+            ("Baseline peak", f"{fmt_bytes(base_peak)} ({(base.summary.memory_kind if base.summary else None) or 'host'})"),
             ("Tuned peak", f"{fmt_bytes(best_peak)} — {best.settings.label()}"),
             ("Freed", freed),
         ])
 
-    def _measured_runs(self) -> list[tuple[dict, dict | None]]:
+    def _measured_runs(self) -> list[tuple[dict[str, Any], RunSummary | None]]:
         """Every run of the study's rungs this session knows: each rung's own run and its trial's runs."""
         out = []
         for rung in self.session.study.rungs if self.session.study is not None else []:

@@ -19,6 +19,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QPushButton, QWidget
 
+from tfturbo.run_summary import RunSummary
 from tfturbo.errors import UserError
 from tfturbo.headline import SPEED_UP, headline
 from tfturbo.learning_rate import learning_rate_text
@@ -40,12 +41,12 @@ from .base import WizardPage, add_section, needs_baseline
 from ..labels import button_row, muted_label
 
 
-def settings_facts(settings, batch_size: int | None, run: dict | None = None) -> list[tuple[str, str]]:
+def settings_facts(settings, batch_size: int | None, run: RunSummary | None = None) -> list[tuple[str, str]]:
     """What to train with; `batch_size` is the one the run measured when the settings left it to the workload;
     `run` (its summary) gives the learning rate as it trained, a schedule as a schedule."""
     fixes = fixes_on(settings)
     scaled = "" if settings.lr_scale == 1 else f"× {settings.lr_scale:.3g} of the workload's"
-    rate = learning_rate_text(run) if run else "n/a"
+    rate = learning_rate_text(run.to_dict()) if run else "n/a"
     lr = (f"{rate} ({scaled})" if scaled else rate) if rate != "n/a" else scaled or "unchanged"
     return [("Precision policy", settings.policy), ("jit_compile", "true" if settings.jit_compile else "false"),
             ("Batch size", str(settings.batch_size or batch_size or "the workload's default")),
@@ -119,7 +120,7 @@ class RecordPage(WizardPage):
         study = session.ensure_study() if finished else session.finish_study()
         best = session.measured_best
         assert study.recommended is not None, "a finished study with a baseline recommends its best"
-        measured_batch = ((best.summary or {}).get("settings") or {}).get("batch_size")
+        measured_batch = best.summary.settings.batch_size if best.summary and best.summary.settings else None
         facts = settings_facts(study.recommended, measured_batch, best.summary)
         shown = headline(best.name, study.rungs) if best is not session.baseline else None
         facts.insert(0, (SPEED_UP, f"{shown.text()} {shown.source(best.name)}, {shown.verdict}" if shown is not None

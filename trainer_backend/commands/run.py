@@ -128,7 +128,7 @@ def failed_before_training(settings: RunSettings, failure, run_dir: Path, writer
     writer.emit(protocol.FINDING, finding=finding)
     error = {"kind": protocol.TRAINING_ERROR, "message": plain_line(failure.finding.message), "fix": failure.fix}
     writer.emit(protocol.ERROR, **error, traceback="".join(traceback.format_exception(cause)))
-    summary = RunSummary(status=protocol.RunStatus.FAILED, settings=settings.to_dict(), findings=[finding],
+    summary = RunSummary(status=protocol.RunStatus.FAILED, settings=settings, findings=[finding],
                          error=error, workload=described, **env)
     document = summary.to_dict()
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, document)
@@ -644,7 +644,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
                    "xplane": xplanes[-1].relative_to(tb_dir.parent).as_posix() if xplanes else None}
     return RunSummary(
         status=status,
-        settings=settings.to_dict(),
+        settings=settings,
         step_ms=step_ms,
         # the run's one throughput (tfturbo.summary.samples_per_s) in steps; the median step only without windows
         steps_per_s=(throughput["samples_per_s"] / (settings.batch_size or 1) if throughput["samples_per_s"]

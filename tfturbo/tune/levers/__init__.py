@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from ...patch.changes import Change
 from ...settings import RunSettings
 from ...trials.verdict import TrialVerdict
+from ...run_summary import RunSummary
 
 if TYPE_CHECKING:  # the study's decisions walk the levers; a lever reads their state
     from ..engine import StudyEngine
@@ -109,7 +110,7 @@ class Lever:
         multiplies (its optimizer)."""
         return []
 
-    def not_in_effect(self, summary: dict[str, Any]) -> str | None:
+    def not_in_effect(self, summary: RunSummary) -> str | None:
         """Why its change did not take effect in this completed run of the candidate ("why; what would enable
         it"), or None when it did or the run cannot tell. The trial stops after its first candidate run when
         this says something (`trials.trial.Trial.not_in_effect`): that run is the reference's, not a change."""
@@ -135,14 +136,14 @@ def as_written(decisions: Any) -> RunSettings:
     return settings
 
 
-def effect_check(a: RunSettings, b: RunSettings) -> Callable[[dict[str, Any]], str | None] | None:
+def effect_check(a: RunSettings, b: RunSettings) -> Callable[[RunSummary], str | None] | None:
     """The check of a trial of `b` against `a` that `b`'s changes took effect: each lever whose settings differ
     between them asked in turn (`Lever.not_in_effect`); None when no lever changes anything between them."""
     changed = [lv for lv in LEVERS if any(getattr(a, f) != getattr(b, f) for f in lv.settings_changed)]
     if not changed:
         return None
 
-    def check(summary: dict[str, Any]) -> str | None:
+    def check(summary: RunSummary) -> str | None:
         return next((why for lv in changed if (why := lv.not_in_effect(summary))), None)
 
     return check

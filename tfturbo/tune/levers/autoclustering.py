@@ -22,6 +22,7 @@ from ... import findings as F
 from ...settings import XLA_CPU_AUTOCLUSTERING_FLAG
 from ...trials.verdict import NOT_APPLIED
 from ...patch import changes as C
+from ...run_summary import RunSummary
 from . import Candidate, Lever
 from .xla import LEVER as XLA, cannot_activate
 
@@ -50,7 +51,7 @@ class AutoClustering(Lever):
             return []  # (XLA measured off: the script compiles with it, and auto-clustering would be less of it)
         first = xla[0].decision
         refused = first is not None and F.XLA_NOT_ACTIVE in F.codes_of(
-            list(first.findings) + list((xla[0].summary or {}).get("findings") or []))
+            list(first.findings) + list((xla[0].summary.findings if xla[0].summary else None) or []))
         why = "jit_compile=True was refused (XLA_NOT_ACTIVE)" if refused else "jit_compile=True was not kept"
         return [Candidate(self.rung_kind, "xla-autoclustering", decisions.best.settings.with_(xla_autoclustering=True),
                           f"{why}: TensorFlow's auto-clustering compiles only the parts of the step XLA supports",
@@ -59,12 +60,12 @@ class AutoClustering(Lever):
     def slug_for(self, settings) -> str:
         return "xla-autoclustering"
 
-    def not_in_effect(self, summary) -> str | None:
+    def not_in_effect(self, summary: RunSummary) -> str | None:
         """Auto-clustering compiled no cluster (trainer_backend/xla_clusters.py counts them): the run trained
         exactly as its reference. None when it compiled some, or the run could not tell (an older run)."""
-        settings = summary.get("settings") or {}
-        asked = settings.get("xla_autoclustering") and not settings.get("jit_compile")
-        if not asked or summary.get("xla_active") is not False:
+        settings = summary.settings
+        asked = settings is not None and settings.xla_autoclustering and not settings.jit_compile
+        if not asked or summary.xla_active is not False:
             return None
         return ("TensorFlow's auto-clustering put no operation of the training step into an XLA cluster, so this "
                 "run trained exactly as its reference; what would enable it: operations XLA supports on this "

@@ -23,12 +23,13 @@ from ... import findings as F
 from ...learning_rate import scaling_words
 from ...patch import changes as C
 from ...verdicts import AccuracyVerdict, Verdict
+from ...run_summary import RunSummary
 from ..batch import NOT_FASTER, LrRule, milder, next_size, rule_for, rule_of
 from . import Candidate, Lever
 
 
 def _peak(rung) -> float | None:
-    v = (rung.summary or {}).get("peak_memory_bytes") if rung is not None else None
+    v = rung.summary.peak_memory_bytes if rung is not None and rung.summary is not None else None
     return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
 
@@ -54,12 +55,12 @@ def lost_accuracy(rung) -> bool:
                                                           and d.accuracy.checked)
 
 
-def optimizer_classes(summary: dict[str, Any] | None) -> list[str | None]:
+def optimizer_classes(summary: RunSummary | None) -> list[str | None]:
     """The optimizer classes a run's training step uses: every one it recorded (`optimizers`, a custom train_step
     with several), else its `optimizer`."""
-    s = summary or {}
-    found = [o.get("class") for o in s.get("optimizers") or [] if isinstance(o, dict)]
-    return found or [(s.get("optimizer") or {}).get("class")]
+    s = summary or RunSummary()
+    found = [o.get("class") for o in s.optimizers or [] if isinstance(o, dict)]
+    return found or [(s.optimizer or {}).get("class")]
 
 
 class BatchSize(Lever):
@@ -143,10 +144,10 @@ class BatchSize(Lever):
         peaks = {r.settings.batch_size: peak for r in self._rungs(decisions)
                  if r.settings.batch_size and (peak := _peak(r))}
         plan = next_size(base.batch_size, tried, _peak(start), decisions.available_memory,
-                         (start.summary or {}).get("memory_kind"), decisions.max_batch_scale, peaks, rule)
+                         start.summary.memory_kind if start.summary else None, decisions.max_batch_scale, peaks, rule)
         if plan.batch_size is None:  # the search is done
             return [Candidate(self.rung_kind, self.name, base, plan.reason, start, skipped_reason=plan.reason)]
-        schedule = scaling_words((start.summary or {}).get("optimizer"), plan.lr_scale)
+        schedule = scaling_words(start.summary.optimizer if start.summary else None, plan.lr_scale)
         return [self.at_size(decisions, plan.batch_size, f"{plan.reason} — {why}" + (f"; {schedule}" if schedule
                                                                                   else ""), rule)]
 

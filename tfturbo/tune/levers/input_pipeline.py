@@ -39,7 +39,8 @@ class InputPipeline(Lever):
                           "the probe found the job input-bound: the automatic tf.data fixes first", decisions.best)]
 
     def findings(self, rung, verdict) -> list[dict[str, Any]]:
-        applied = [f for f in (rung.summary or {}).get("findings") or [] if f.get("code") == F.INPUT_FIXES_APPLIED]
+        applied = [f for f in (rung.summary.findings if rung.summary else None) or []
+                   if f.get("code") == F.INPUT_FIXES_APPLIED]
         return [F.Finding(F.INPUT_FIXES_APPLIED, f"automatic tf.data fixes measured: "
                           f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
                           applied[0].get("fix", "") if applied and verdict.kept else "", rung.name).to_dict()]

@@ -46,12 +46,13 @@ class MixedPrecision(Lever):
         last = next((r for r in reversed(decisions.rungs) if r.kind == self.rung_kind), None)
         if not decisions.auto_fix or last is None or last.decision is None or not last.decision.failed:
             return []
-        codes = set(F.codes_of(list((last.summary or {}).get("findings") or [])))
+        found = list((last.summary.findings if last.summary else None) or [])
+        codes = set(F.codes_of(found))
         s = last.settings
         fixed = with_audit_fixes(s, codes)
         if fixed == s or any(r.settings == fixed for r in decisions.rungs):
             return []
-        decisions.audit = list(decisions.audit) + [f for f in (last.summary or {}).get("findings") or []
+        decisions.audit = list(decisions.audit) + [f for f in found
                                              if f.get("code") in (F.HEAD_NOT_FLOAT32, F.INTEGER_INPUT_16BIT)]
         return [Candidate(self.rung_kind, f"{s.policy}-fixed", fixed,
                           f"the {s.policy} run {last.decision.reason}; measured again with that fix", decisions.best)]

@@ -59,10 +59,11 @@ def configuration_step_ms(rung) -> float | None:
         return None
     speed = getattr(getattr(rung, "decision", None), "speed", None)
     rate = getattr(speed, "b_samples_per_s", None)
-    batch = ((rung.summary or {}).get("settings") or {}).get("batch_size") or rung.settings.batch_size  # as run
+    ran = rung.summary.settings if rung.summary else None
+    batch = (ran.batch_size if ran else None) or rung.settings.batch_size  # as run
     if isinstance(rate, (int, float)) and rate > 0 and batch:
         return 1000.0 * batch / rate
-    v = ((rung.summary or {}).get("step_ms") or {}).get("median")
+    v = rung.summary.median_step_ms if rung.summary else None
     return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from ... import findings as F
 from ...trials.verdict import FASTER, WORSE
 from ...patch import changes as C
+from ...run_summary import RunSummary
 from . import Candidate, Lever, as_written
 from .mixed_precision import LEVER as MIXED_PRECISION
 
@@ -107,11 +108,11 @@ class Xla(Lever):
     def slug_for(self, settings) -> str:
         return self.name if settings.jit_compile else XLA_OFF
 
-    def not_in_effect(self, summary) -> str | None:
+    def not_in_effect(self, summary: RunSummary) -> str | None:
         """jit_compile=True asked for, and Keras trained without XLA (it falls back with only a warning)."""
-        if not (summary.get("settings") or {}).get("jit_compile") or summary.get("xla_active") is not False:
+        if not (summary.settings and summary.settings.jit_compile) or summary.xla_active is not False:
             return None
-        causes = _causes(_refusal(summary.get("findings")))
+        causes = _causes(_refusal(summary.findings))
         enable = _enable(causes)
         return (f"jit_compile=True was requested but Keras trained without XLA "
                 f"({'; '.join(causes) or 'Keras decided the model or platform does not support XLA'}); what would "
