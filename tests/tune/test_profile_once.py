@@ -58,6 +58,7 @@ def test_the_runs_index_keeps_the_profiled_run_of_a_configuration_to_reuse(tmp_p
     """Two full-length runs trained the same way (the baseline's, profiled, and a later trial's reference run,
     trained again without the profiler): a trial that re-uses one names the profiled one in its plan, so the run
     it points the user at is where that configuration's profile is."""
+    from tfturbo.run_summary import RunSummary
     from tfturbo.settings import RunSettings
     from tfturbo.trials.speed import SpeedRule
     from tfturbo.trials.trial import Trial
@@ -66,7 +67,7 @@ def test_the_runs_index_keeps_the_profiled_run_of_a_configuration_to_reuse(tmp_p
 
     engine = StudyEngine(TuneOptions("builtin:mlp", tmp_path), Study(tmp_path, "builtin:mlp", {}))
     base = RunSettings("builtin:mlp", batch_size=64, steps=100, val_every=20)
-    done = {**summary(10.0), "status": "completed"}
+    done = RunSummary.from_dict({**summary(10.0), "status": "completed"})
     engine._index(base, done, "01-baseline")  # the default profiler window
     engine._index(base.with_(profile=NO_PROFILE, no_model=True), done, "03-xla.a1")
     assert engine.profiled == {configuration_key(base): "01-baseline"}
