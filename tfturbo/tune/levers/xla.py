@@ -59,8 +59,8 @@ def cannot_activate(decisions) -> str | None:
     without XLA, so a trial would measure the same step twice (issue 42: 1 min 37 s for a model whose audit had
     said so). None when nothing says so (the trial's own runs still check, `Xla.not_in_effect`)."""
     baseline = getattr(decisions, "baseline", None)
-    refused = _refusal(getattr(decisions, "audit", None)) or _refusal(((baseline.summary if baseline else None)
-                                                                        or {}).get("findings"))
+    summary = baseline.summary if baseline else None  # a RunSummary (issue 41): its findings, not a dict's
+    refused = _refusal(getattr(decisions, "audit", None)) or _refusal(getattr(summary, "findings", None))
     if refused is None:
         return None
     causes = _causes(refused)
