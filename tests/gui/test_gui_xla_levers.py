@@ -141,3 +141,17 @@ def test_a_study_reopened_during_auto_clustering_after_xla_was_refused_continues
     qtbot.addWidget(again)
     again.open_study(path)  # File → Recent studies
     assert again.current() == 3 and again.steps.status_text(3) == NOT_RUN
+
+
+def test_a_decided_pages_still_to_come_follows_the_study(qtbot, tmp_path):
+    """Issue 42 walk (h42w): back on the XLA page after the batch size was measured, its note still said
+    "Still to come: Batch size about 3 s · Re-measure & compare about 3 s"."""
+    window, xla = xla_page(qtbot, tmp_path, "builtin:short-steps")
+    judge(qtbot, xla, xla.spe_button)
+    assert "Batch size" in xla.plan_note.text()
+    window.goto(4)
+    batch = window.pages[4]
+    qtbot.waitUntil(lambda: batch.run_button.isEnabled(), timeout=20_000)
+    judge(qtbot, batch, batch.run_button)
+    window.goto(3)
+    assert "Batch size" not in xla.plan_note.text()
