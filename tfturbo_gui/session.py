@@ -195,7 +195,10 @@ class WizardSession:
         """The stage to continue with: the baseline, or the lever after the last one measured."""
         if self.baseline is None:
             return BASELINE
-        measured = [r.kind for r in self._study_engine.study.rungs[1:] if r.skipped_reason is None]
+        # a step recorded as not run (skipped, with why) is decided too: counting only measured rungs, a study
+        # reopened during the auto-clustering trial after XLA was refused (XLA_NOT_ACTIVE) opened on Profile &
+        # baseline, its first lever (issue 42 walk, h42w)
+        measured = [r.kind for r in self._study_engine.study.rungs[1:]]
         order = [lv for lv in self._study_engine.opts.selected()]
         last = max((i for i, lv in enumerate(order) if lv.rung_kind in measured), default=-1)
         return order[min(last + 1, len(order) - 1)].name

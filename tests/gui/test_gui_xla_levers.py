@@ -122,3 +122,36 @@ def test_the_step_list_shows_xla_refused_before_training_as_decided_not_run(qtbo
     qtbot.addWidget(reopened)
     reopened.open_study(study.path)
     assert reopened.steps.status_text(3) == NOT_RUN
+
+
+def test_a_study_reopened_during_auto_clustering_after_xla_was_refused_continues_on_the_xla_page(qtbot, tmp_path):
+    """Issue 42 walk (h42w): Ctrl+Q during the auto-clustering trial of a model whose XLA the study refused
+    (RandomRotation), then File → Recent studies: the wizard opened on Profile & baseline, not at the XLA step."""
+    from tfturbo_gui.main_window import MainWindow
+
+    window, xla = xla_page(qtbot, tmp_path, "builtin:rotation")
+    qtbot.mouseClick(xla.run_button, LEFT)  # auto-clustering's trial starts: the XLA step is recorded as not run
+    qtbot.waitUntil(lambda: xla.rung is not None, timeout=20_000)
+    path = window.session.study.path
+    window.stop_children()
+    window.session.interrupt()
+    entries = yaml.safe_load((path / "study.yaml").read_text())["ladder"]
+    assert [(e["name"], e["skipped"]) for e in entries[:2]] == [("01-baseline", False), ("02-xla", True)]
+    again = MainWindow(launcher=window.launcher)
+    qtbot.addWidget(again)
+    again.open_study(path)  # File → Recent studies
+    assert again.current() == 3 and again.steps.status_text(3) == NOT_RUN
+
+
+def test_a_decided_pages_still_to_come_follows_the_study(qtbot, tmp_path):
+    """Issue 42 walk (h42w): back on the XLA page after the batch size was measured, its note still said
+    "Still to come: Batch size about 3 s · Re-measure & compare about 3 s"."""
+    window, xla = xla_page(qtbot, tmp_path, "builtin:short-steps")
+    judge(qtbot, xla, xla.spe_button)
+    assert "Batch size" in xla.plan_note.text()
+    window.goto(4)
+    batch = window.pages[4]
+    qtbot.waitUntil(lambda: batch.run_button.isEnabled(), timeout=20_000)
+    judge(qtbot, batch, batch.run_button)
+    window.goto(3)
+    assert "Batch size" not in xla.plan_note.text()

@@ -457,6 +457,9 @@ class RungPage(WizardPage):
             self.plots.show_run(None, self.session.data_of(self.session.baseline))
         elif self.rung.decision is not None and not self.run_panel.is_running():
             self.show_decision(self.rung.decision)  # its headline may be a later trial's now (the confirmation's)
+            # the study's rest as it stands now: the walk read "Still to come: Batch size … Re-measure & compare"
+            # here after both were done
+            self.show_trial_progress(self.rung)
         self.audit()
         self.update_controls()
 
