@@ -90,12 +90,13 @@ def test_a_tpu_has_no_xla_rung_and_its_runs_say_xla(accelerator):
     baseline that does not exist there, and the runs were labelled and recorded without XLA."""
     from tfturbo.tune.levers.autoclustering import LEVER as AUTO
     from tfturbo.tune.levers.xla import LEVER as XLA
-    from tfturbo.tune.policy import StudyDecisions, accelerator_of
+    from tfturbo.environment import Environment
+    from tfturbo.tune.policy import StudyDecisions
     from tfturbo.tune.study import Rung
     from trainer_backend.commands.run import PreparedRun
 
     env = {"devices": [{"type": "CPU"}, {"type": "TPU", "name": "TPU:0"}]}
-    policy = StudyDecisions([], ["mixed_bfloat16"], "", accelerator=accelerator_of(env))
+    policy = StudyDecisions([], ["mixed_bfloat16"], "", accelerator=Environment.from_dict(env).accelerator)
     settings = RunSettings("builtin:mlp", strategy="tpu", batch_size=128)
     policy.set_baseline(Rung(name="01-baseline", kind="baseline", settings=settings))
     (candidate,) = XLA.candidates(policy)

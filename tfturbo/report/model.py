@@ -28,6 +28,7 @@ from ..errors import UserError
 from ..learning_rate import rate_text
 from ..numbers import counted, finite
 from ..run_summary import RunSummary
+from ..environment import Environment
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
@@ -143,7 +144,7 @@ class ReportData:
     created: str
     device: str
     versions: dict[str, str]
-    environment: dict[str, Any]
+    environment: Environment
     rungs: list[LadderRow]
     baseline: LadderRow | None
     tuned: LadderRow | None  # the recommended rung (None: keep the baseline)
@@ -772,14 +773,14 @@ def gather(study_dir: str | Path) -> ReportData:
     findings = _findings(study, ordered)
     workload = _workload(study, ordered)
     ref = base_record or (ordered[0] if ordered else None)
-    env = study.environment or {}
+    env = study.environment or Environment()
     scaling = ScalingResult.load(study_dir)
     if scaling is not None:
         warnings += [f"scaling: {p}" for p in scaling.problems]
     device = (_run_meta(ref, "device") if ref else None) or \
-        ", ".join(_device_name(d) for d in env.get("devices") or []) or "unknown"
+        ", ".join(_device_name(d) for d in env.devices) or "unknown"
     versions = (_run_meta(ref, "versions") if ref else None) or \
-        {k: env[k] for k in ("tensorflow", "keras") if env.get(k)}
+        {k: v for k, v in (("tensorflow", env.tensorflow), ("keras", env.keras)) if v}
     return ReportData(
         study_dir=study_dir, workload=workload, created=study.created or "not recorded",
         device=str(device), versions={str(k): str(v) for k, v in (versions or {}).items()}, environment=env,

@@ -95,7 +95,7 @@ def title_page(data: ReportData) -> list:
     else:
         out.append(P("None: keep the current settings.", style.BODY))
     env = data.environment
-    rec = env.get("recommended_policy")
+    rec = env.recommended_policy
     meta = [("Workload", data.workload)] + ([("Measured", data.measured_fit)] if data.measured_fit else []) + \
         ([("Baseline", f"the script as written: {data.as_written}")] if data.as_written else []) + \
         ([("Not run while measuring", f"the script's callbacks {', '.join(data.callbacks_not_run)} "
@@ -105,7 +105,7 @@ def title_page(data: ReportData) -> list:
             ("Report generated", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
             ("Versions", _versions_text(data.versions))]
     if rec:
-        meta.append(("Policy for this hardware", f"{rec}" + (f" ({env.get('reason')})" if env.get("reason") else "")))
+        meta.append(("Policy for this hardware", f"{rec}" + (f" ({env.reason})" if env.reason else "")))
     verdict_box = Table([[P(esc(data.verdict), style.VERDICT)]], colWidths=[WIDTH])
     verdict_box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), style.TINT),
                                      ("LEFTPADDING", (0, 0), (-1, -1), 12), ("RIGHTPADDING", (0, 0), (-1, -1), 12),

@@ -47,6 +47,7 @@ from .. import findings as F
 from .. import backend_client, protocol
 from ..cli_args import run_argv, script_argv
 from ..compare import replicate_key
+from ..environment import Environment
 from ..errors import OutputDirError, UserError, required
 from ..numbers import counted
 from ..run_summary import RunSummary
@@ -66,7 +67,7 @@ from .code_changes import recommended_patch, target_file
 from .levers import Candidate, Lever
 from .levers.input_pipeline import INPUT_BOUND_ADVICE
 from .options import TuneOptions as TuneOptions  # (re-exported: the front ends and tests name it here)
-from .policy import StudyDecisions, accelerator_of, sixteen_bit_policies
+from .policy import StudyDecisions, sixteen_bit_policies
 from .study import Rung, RungKind, Study, StudyStatus, measurement_only
 
 if TYPE_CHECKING:  # made by tfturbo.patch.build (libcst), loaded when the study makes its patch
@@ -498,31 +499,30 @@ class StudyEngine:
             if doc is None:
                 self.fail("the backend could not report the environment: " + error_text(outcome))
                 return
-        self.record_environment(doc)
-        names = [str(d.get("name") or d.get("type")) if isinstance(d, dict) else str(d) for d in doc.get("devices") or []]
-        self.say(f"environment: {', '.join(names) or 'no device listed'}; "
-                 f"recommended policy {doc.get('recommended_policy')} ({doc.get('reason', '')})")
+        env = doc if isinstance(doc, Environment) else Environment.from_dict(doc, "the env document")
+        self.record_environment(env)
+        self.say(f"environment: {', '.join(env.device_names()) or 'no device listed'}; "
+                 f"recommended policy {env.policy_text()}")
 
-    def record_environment(self, doc: dict[str, Any]) -> None:
+    def record_environment(self, env: Environment) -> None:
         """The `env` document: the 16-bit policies to measure and the memory a larger batch may use."""
-        self.study.environment = doc
-        policies, reason = sixteen_bit_policies(doc.get("recommended_policy"), self.opts.both_policies,
+        self.study.environment = env
+        policies, reason = sixteen_bit_policies(env.recommended_policy, self.opts.both_policies,
                                                 self.opts.sixteen_bit_policy)
-        available = (doc.get("memory") or {}).get("available_bytes")
-        available = available if isinstance(available, (int, float)) else None
+        available = env.available_memory
         if self.decisions is None:
             self.decisions = StudyDecisions(self.study.audit, policies, reason, self.opts.auto_fix,
-                                       self.opts.max_batch_scale, available, accelerator_of(doc))
+                                       self.opts.max_batch_scale, available, env.accelerator)
         else:  # the report again (the wizard asks when its page shows): what was measured stays
             self.decisions.policies, self.decisions.policy_reason, self.decisions.available_memory = policies, reason, available
-            self.decisions.accelerator = accelerator_of(doc)
+            self.decisions.accelerator = env.accelerator
 
     def _audit(self) -> Flow:
         recorded = self.recorded
         if recorded is not None and (recorded.audit or recorded.probe is not None or recorded.rungs):
             self.record_audit(recorded.audit)
             return
-        action = audit_action(self.opts, (self.study.environment or {}).get("recommended_policy"))
+        action = audit_action(self.opts, self.study.environment.recommended_policy if self.study.environment else None)
         outcome = yield from self._ask(action)
         if outcome.document is None:
             self.fail("the audit failed: " + error_text(outcome))

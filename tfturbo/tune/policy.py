@@ -49,16 +49,6 @@ def sixteen_bit_policies(recommended: str | None, both: bool, chosen: str | None
     return policies, why
 
 
-def accelerator_of(environment: dict[str, Any] | None) -> str | None:
-    """"TPU" or "GPU" when the `env` document's machine trains on one, else None (a document written before
-    its "accelerator" key: read from its devices)."""
-    doc = environment or {}
-    if doc.get("accelerator") in ("GPU", "TPU"):
-        return str(doc["accelerator"])
-    kinds = {d.get("type") for d in doc.get("devices") or [] if isinstance(d, dict)}
-    return next((kind for kind in ("TPU", "GPU") if kind in kinds), None)
-
-
 class StudyDecisions:
     """Owns the decisions of a study; the front ends own only how runs are executed and shown."""
 
@@ -66,7 +56,7 @@ class StudyDecisions:
                  max_batch_scale: float = DEFAULT_MAX_SCALE, available_memory: float | None = None,
                  accelerator: str | None = None) -> None:
         """`available_memory`: bytes a larger batch may use (the env document's memory; None: unknown);
-        `accelerator`: "GPU" or "TPU" when one trains (`accelerator_of`), else None."""
+        `accelerator`: "GPU" or "TPU" when one trains (`Environment.accelerator`), else None."""
         self.accelerator = accelerator
         self.audit = audit
         self.policies = policies

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..environment import Environment
 from ..errors import UserError
 from ..formats import check_version
 from ..numbers import json_safe, num
@@ -146,7 +147,7 @@ class Study:
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     status: str = StudyStatus.RUNNING
     message: str = ""
-    environment: dict[str, Any] | None = None
+    environment: Environment | None = None  # the `env` document
     audit: list[dict[str, Any]] = field(default_factory=list)
     probe: dict[str, Any] | None = None
     probe_input_fixes: dict[str, Any] | None = None  # the probe again with --input-fixes (input_pipeline rung kept)
@@ -225,7 +226,7 @@ class Study:
             "recommended_rung": self.recommended_rung,
             "findings": self.findings(),
             "report": self.report,
-            "environment": self.environment,
+            "environment": self.environment.to_dict() if self.environment is not None else None,
             "probe": self.probe,
             "probe_input_fixes": self.probe_input_fixes,
             "measurement": self.measurement(),
@@ -247,7 +248,7 @@ class Study:
             "created": self.created,
             "status": self.status,
             "message": self.message,
-            "environment": self.environment,
+            "environment": self.environment.to_dict() if self.environment is not None else None,
             "options": self.options,
             "audit": {"findings": self.audit},
             "probe": self.probe,
@@ -285,7 +286,8 @@ class Study:
         workload = doc.get("workload") or ""
         study = cls(path, workload, doc.get("options") or {}, created=doc.get("created") or "",
                     status=doc.get("status") or "", message=doc.get("message") or "",
-                    environment=doc.get("environment"), audit=_audit_findings(doc.get("audit")),
+                    environment=Environment.from_dict(doc["environment"], f"{STUDY_YAML}: environment")
+                    if doc.get("environment") is not None else None, audit=_audit_findings(doc.get("audit")),
                     probe=doc.get("probe"), recommended_rung=doc.get("recommended_rung"),
                     snippet=doc.get("snippet"), patch=doc.get("patch"), report=doc.get("report"), extra=extra,
                     recorded_findings=[f for f in doc.get("findings") or [] if isinstance(f, dict)],

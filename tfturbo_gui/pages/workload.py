@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QListWidgetItem, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from tfturbo import protocol, remote
+from tfturbo.environment import Environment
 from tfturbo.errors import UserError
 from tfturbo.own_length import OwnLength
 from tfturbo.settings import DEFAULT_STEPS
@@ -427,7 +428,7 @@ class WorkloadPage(WizardPage):
             return  # the panel shows the error
         self.session.environment = doc
         if self.session.study is not None:
-            self.session.study.environment = doc
+            self.session.study.environment = Environment.from_dict(doc, "the env document")
             self.session.study.save()
         self._show_environment(doc)
 
