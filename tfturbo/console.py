@@ -11,6 +11,7 @@ import shlex
 import sys
 from typing import IO, Any, Callable
 
+from .findings import FindingDoc
 from . import protocol
 from .as_written import as_written_text, callbacks_not_run
 from .environment import Environment
@@ -48,7 +49,7 @@ def fmt_bytes_apart(a: Any, b: Any) -> tuple[str, str]:
     return shown
 
 
-def format_finding(f: dict[str, Any]) -> str:
+def format_finding(f: FindingDoc) -> str:
     where = f" ({f['where']})" if f.get("where") else ""
     lines = [f"[{str(f.get('severity', '')).upper()}] {f.get('code', '')}{where}: {f.get('message', '')}"]
     fix = str(f.get("fix") or "").strip()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .errors import UserError
+from .findings import FindingDoc, findings_in
 from .numbers import finite, num
 from .settings import RunSettings
 from .stats import median_ci
@@ -114,7 +115,7 @@ class RunSummary:
     retries: list | None = _kind("retries", LIST)  # a multi-worker run retried once: [{attempt, reason, dir}]
     profile: dict | None = _kind("profile", DICT)
     checkpoint: str | None = _kind("checkpoint", STR)
-    findings: list | None = _kind("findings", LIST)
+    findings: list[FindingDoc] | None = _kind("findings", LIST)  # each a mapping (`findings.findings_in`)
     # compute used: FLOPs per step and the share of the measured matmul ceiling
     flops_per_step: float | None = _kind("flops_per_step", NUMBER)
     flops_source: str | None = _kind("flops_source", STR)
@@ -154,6 +155,8 @@ class RunSummary:
         kinds = {f.name: f.metadata["kind"] for f in _known()}
         known, out.extra = read_typed({k: v for k, v in doc.items() if k != "v"}, kinds, source, out.problems)
         settings = known.pop("settings", None)
+        if known.get("findings") is not None:
+            known["findings"] = findings_in(known["findings"])
         for key, value in known.items():
             setattr(out, key, value)
         if settings is not None:

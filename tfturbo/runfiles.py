@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from .findings import FindingDoc, findings_in
 from . import crash, protocol
 from .formats import check_version
 from . import run_summary
@@ -273,10 +274,10 @@ class RunRecord:
     def validation(self) -> list[dict[str, Any]]:
         return [e for e in self.events if e.get("type") == protocol.VALIDATION]
 
-    def findings(self) -> list[dict[str, Any]]:
+    def findings(self) -> list[FindingDoc]:
         if self.summary and self.summary.findings is not None:
-            return [f for f in self.summary.findings if isinstance(f, dict)]
-        return [e.get("finding", {}) for e in self.events if e.get("type") == protocol.FINDING]
+            return findings_in(self.summary.findings)
+        return findings_in([e.get("finding") for e in self.events if e.get("type") == protocol.FINDING])
 
     def checkpoint_settings(self) -> dict[str, Any]:
         """checkpoint/tfturbo-settings.yaml as written: the settings, learning rate, versions and device."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
 from typing import Any, Callable, Iterable
 
+from .findings import FindingDoc
 from . import findings as F
 from .arg_types import fraction, positive, positive_int, step_window
 from .errors import UserError
@@ -429,7 +430,7 @@ def fixes_on(settings: RunSettings, not_applied: Iterable[str] = ()) -> list[str
             for f, s in declared() if s.shown_as and getattr(settings, f.name)]
 
 
-def fixes_not_applied(findings: Iterable[dict[str, Any]]) -> set[str]:
+def fixes_not_applied(findings: Iterable[FindingDoc]) -> set[str]:
     """The RunSettings fields of the automatic fixes a run switched on but went without.
 
     The backend never fails a run over its own fix: it trains without it and

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tfturbo.findings import FindingDoc
 from tfturbo import remote
 from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv
@@ -300,7 +301,7 @@ class WizardSession:
         options.fit_call = fit_call
         return audit_action(options, recommended, workload, script_args).argv
 
-    def record_audit(self, findings: list[dict[str, Any]]) -> None:
+    def record_audit(self, findings: list[FindingDoc]) -> None:
         self.ensure_study()
         self._study_engine.record_audit(findings)
 

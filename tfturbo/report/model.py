@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..findings import FindingDoc
 from .. import compare, protocol, summary as summ
 from ..headline import Headline, headlines, reason_beside
 from ..cli_args import run_argv
@@ -151,7 +152,7 @@ class ReportData:
     verdict: str
     recommended: dict[str, Any]
     apply_rows: list[tuple[str, str]]
-    findings: list[dict[str, Any]]
+    findings: list[FindingDoc]
     probe: dict[str, Any] | None
     plots: list[Plot]
     snippet: str | None
@@ -512,15 +513,13 @@ def validation_examples(rungs: list[LadderRow]) -> int | None:
     return max(counts) if counts else None
 
 
-def _findings(study: Study, records: list[RunRecord]) -> list[dict[str, Any]]:
+def _findings(study: Study, records: list[RunRecord]) -> list[FindingDoc]:
     """The study's findings, then each run's, without repeats; each tagged with the run it came from."""
     seen: set[tuple[str, str, str]] = set()
-    out = []
+    out: list[FindingDoc] = []
     sources = [("study", study.findings())] + [(r.name, r.findings()) for r in records]
     for source, items in sources:
         for f in items:
-            if not isinstance(f, dict):
-                continue
             key = (str(f.get("code")), str(f.get("where")), str(f.get("message")))
             if key in seen:
                 continue
@@ -673,7 +672,7 @@ def _clip_spikes(curves: list[Curve], limit: float) -> str:
     return f" {counted(n, 'point')} above {shown} (warm-up, spikes) are drawn at the top edge and marked with a triangle."
 
 
-def _snippet(workload: str, recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]],
+def _snippet(workload: str, recommended: dict[str, Any], baseline: LadderRow | None, findings: list[FindingDoc],
              baseline_summary: RunSummary | None = None) -> str | None:
     """The code to apply of a study that recorded none (written before the patch, or stopped before its end):
     the recommendation's patch of the workload's file, made now and not checked (`tune.code_changes`)."""

@@ -42,6 +42,7 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
+from ..findings import FindingDoc, findings_in
 from ..as_written import as_written_text
 from .. import findings as F
 from .. import backend_client, protocol
@@ -527,7 +528,7 @@ class StudyEngine:
         if outcome.document is None:
             self.fail("the audit failed: " + error_text(outcome))
             return
-        found = [f for f in outcome.document.get("findings") or [] if isinstance(f, dict)]
+        found = findings_in(outcome.document.get("findings"))
         own = OwnLength.of(outcome.document) if self.opts.own_length else None
         if own is not None:  # saved with the audit: a resumed study trains the same length
             self.opts.steps = own.run_steps
@@ -541,7 +542,7 @@ class StudyEngine:
         if fit:  # a training script: which of its fit() calls every run measures
             self.say(f"measured: {fit}")
 
-    def record_audit(self, findings: list[dict[str, Any]]) -> None:
+    def record_audit(self, findings: list[FindingDoc]) -> None:
         """Static findings, each once (the wizard's pages audit again under the policy they measure)."""
         study = self.study
         seen = {(f.get("code"), f.get("where"), f.get("message")) for f in study.audit}

@@ -20,9 +20,9 @@ recommendation:
 
 from __future__ import annotations
 
-from typing import Any
 
 from .. import findings as F
+from ..findings import FindingDoc
 from ..settings import RunSettings, with_audit_fixes
 from ..trials.verdict import TrialVerdict
 from ..verdicts import ProbeVerdict
@@ -52,7 +52,7 @@ def sixteen_bit_policies(recommended: str | None, both: bool, chosen: str | None
 class StudyDecisions:
     """Owns the decisions of a study; the front ends own only how runs are executed and shown."""
 
-    def __init__(self, audit: list[dict[str, Any]], policies: list[str], policy_reason: str, auto_fix: bool = True,
+    def __init__(self, audit: list[FindingDoc], policies: list[str], policy_reason: str, auto_fix: bool = True,
                  max_batch_scale: float = DEFAULT_MAX_SCALE, available_memory: float | None = None,
                  accelerator: str | None = None) -> None:
         """`available_memory`: bytes a larger batch may use (the env document's memory; None: unknown);

@@ -22,6 +22,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget,
                                QListWidgetItem, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
+from tfturbo.findings import findings_in
 from tfturbo import protocol, remote
 from tfturbo.environment import Environment
 from tfturbo.errors import UserError
@@ -495,7 +496,7 @@ class WorkloadPage(WizardPage):
             self.check_panel.error_box.show_error(e.problem, e.fix)
             self.set_status(ATTENTION)
             return
-        self.session.record_audit([f for f in data.document.get("findings") or [] if isinstance(f, dict)])
+        self.session.record_audit(findings_in(data.document.get("findings")))
         for widget in (self.builtins, self.workload_edit, self.script_edit, self.fit_combo, self.open_button,
                        self.steps, self.run_on, self.host_edit, self.python_edit):
             widget.setEnabled(False)  # checked: File -> New study to choose another

@@ -21,6 +21,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from ...findings import FindingDoc
 from ...patch.changes import Change
 from ...settings import RunSettings
 from ...trials.verdict import TrialVerdict
@@ -99,11 +100,11 @@ class Lever:
         """The run folder's name after NN- for settings chosen by the user."""
         return self.name
 
-    def findings(self, rung: Rung, verdict: TrialVerdict) -> list[dict[str, Any]]:
+    def findings(self, rung: Rung, verdict: TrialVerdict) -> list[FindingDoc]:
         """The finding a rung of this lever carries (docs/FINDINGS.md), kept or not."""
         return []
 
-    def changes(self, rec: RunSettings, base: RunSettings, findings: list[dict[str, Any]],
+    def changes(self, rec: RunSettings, base: RunSettings, findings: list[FindingDoc],
                 code: WorkloadCode | None = None) -> list[Change]:
         """Its part of the code changes from `base` to the recommended `rec` (`tfturbo.patch.changes`), placed
         in the user's file where it says that thing; `code` says how the workload wrote what a change
