@@ -21,6 +21,7 @@ from typing import Any
 
 from .errors import UserError
 from .findings import FindingDoc, findings_in
+from .protocol import ErrorDoc
 from .numbers import finite, num
 from .settings import RunSettings
 from .stats import median_ci
@@ -49,7 +50,7 @@ class RunSummary:
 
     status: str | None = _kind("status", STR)
     settings: RunSettings | None = _kind("settings", DICT)  # the settings the run trained with, as it resolved them
-    error: dict | None = _kind("error", DICT)  # {kind, message, fix} of a failed run
+    error: ErrorDoc | None = _kind("error", DICT)  # {kind, message, fix} of a failed run
     # step time: one run's own noise, for plots and the run's own table
     step_ms: dict | None = _kind("step_ms", DICT)  # {median, ci95, n, n_steady}
     steps_per_s: float | None = _kind("steps_per_s", NUMBER)

@@ -94,7 +94,7 @@ class RunData:
         self.progress: tuple[int, int | None, float | None] | None = None  # step, total, eta_s
         self.peak_memory: tuple[int, str] | None = None  # bytes, "device" | "host"
         self.findings: list[FindingDoc] = []
-        self.error: dict[str, Any] | None = None
+        self.error: protocol.ErrorDoc | None = None
         self.status: str | None = None  # a `done` status; None while running
         self.exit_code: int | None = None
         self.document: dict[str, Any] | None = None  # the `result` event's document

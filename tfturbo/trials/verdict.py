@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol import ErrorDoc, error_of
 from ..findings import FindingDoc, findings_in
 from .. import findings as F
 from ..numbers import counted, num
@@ -335,7 +336,7 @@ class TrialVerdict:
     findings: list[FindingDoc] = field(default_factory=list)
     status: str = "completed"  # B's run status (completed, failed, nan_stopped, cancelled, crashed)
     design: str = ""  # how it was measured, in words (for the report)
-    error: dict[str, Any] | None = None  # B's failed run's error: {"kind", "message", "fix"}
+    error: ErrorDoc | None = None  # B's failed run's error: {"kind", "message", "fix"}
     rule: Tolerance | None = None  # the accuracy rule the gate applied (None: not recorded, the default)
     # the way forward the user took after an inconclusive accuracy verdict ("loss", "tolerance", "examples"; "")
     way_forward: str = ""
@@ -391,7 +392,7 @@ class TrialVerdict:
         return cls(SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {}),
                    bool(d.get("kept")), str(d.get("reason") or ""),
                    findings_in(d.get("findings")), str(d.get("status") or "completed"),
-                   str(d.get("design") or ""), d.get("error") if isinstance(d.get("error"), dict) else None,
+                   str(d.get("design") or ""), error_of(d.get("error")),
                    rule, str(d.get("way_forward") or ""), num(d.get("steady_s")),
                    Design.from_dict(d.get("design_record")))
 
@@ -429,7 +430,7 @@ def _finding(code: str, message: str, fix: str, where: str, **data: Any) -> Find
     return F.Finding(code, message, fix, where, data={k: v for k, v in data.items() if v is not None}).to_dict()
 
 
-def failure_line(status: str, error: dict[str, Any] | None) -> str:
+def failure_line(status: str, error: ErrorDoc | None) -> str:
     """What a failed run says in one line: its error's message and the fix to try (when the backend knew one)."""
     error = error or {}
     message = " ".join(str(error.get("message") or "").split())
@@ -490,7 +491,7 @@ def likely_causes(change: Change, b_findings: list[FindingDoc], nan: bool = Fals
 
 def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings: list[FindingDoc],
          where: str, against: str, xla_requested: bool = False, xla_active: bool = True,
-         error: dict[str, Any] | None = None, change: Change | None = None) -> tuple[bool, str, list[FindingDoc]]:
+         error: ErrorDoc | None = None, change: Change | None = None) -> tuple[bool, str, list[FindingDoc]]:
     """(kept, reason, findings): the one keep/reject rule of tfturbo. A failed run's reason is its
     `failure_line` (its `error` document: message and fix); ACCURACY_REGRESSION and NAN_LOSS name the likely
     causes from `change` (what B changed and saw), in order."""

@@ -107,7 +107,7 @@ class Outcome:
 
     document: dict[str, Any] | None
     status: str = protocol.RunStatus.COMPLETED
-    error: dict[str, Any] | None = None
+    error: protocol.ErrorDoc | None = None
 
 
 def prepare_study_dir(path: Path) -> bool:
@@ -936,7 +936,7 @@ class StudyEngine:
             PATCH, run_dir=run_dir, python_path=[str(Path(patch.path).parent)]))
         error = outcome.error or {}
         self._checked = (patch.patched, RunSummary.from_dict(outcome.document) if outcome.document else RunSummary(
-            status=outcome.status, error={"message": error.get("message")} if error.get("message") else None))
+            status=outcome.status, error=protocol.ErrorDoc(message=error["message"]) if error.get("message") else None))
         checked = self.changes_patch(patch)
         assert checked is not None and checked.check is not None, "a patch with a diff says what its check found"
         self.say("patch: " + checked.check.line())

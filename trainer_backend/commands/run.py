@@ -126,7 +126,8 @@ def failed_before_training(settings: RunSettings, failure, run_dir: Path, writer
     traceback.print_exception(cause, file=sys.stderr)
     finding = failure.finding.to_dict()
     writer.emit(protocol.FINDING, finding=finding)
-    error = {"kind": protocol.TRAINING_ERROR, "message": plain_line(failure.finding.message), "fix": failure.fix}
+    error = protocol.ErrorDoc(kind=protocol.TRAINING_ERROR, message=plain_line(failure.finding.message),
+                              fix=failure.fix)
     writer.emit(protocol.ERROR, **error, traceback="".join(traceback.format_exception(cause)))
     summary = RunSummary(status=protocol.RunStatus.FAILED, settings=settings, findings=[finding],
                          error=error, workload=described, **env)
