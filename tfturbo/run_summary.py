@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .as_written import AsWritten
 from .errors import UserError
 from .findings import FindingDoc, findings_in
 from .protocol import ErrorDoc
@@ -98,7 +99,7 @@ class RunSummary:
     #  "steps_per_execution", "tf32", "callbacks" (passed to fit(), not run), "optimizer", "learning_rate" (a
     #  number, or a schedule in words), "learning_rate_schedule" ({"class", "config"})}; the settings left unset
     # (None) took these values
-    as_written: dict | None = _kind("as_written", DICT)
+    as_written: AsWritten | None = _kind("as_written", DICT)
     # how the workload wrote its optimizer: {"class", "module", "given_as" (a compile() string), "learning_rate"
     # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule" (its class), "schedule_config"
     # (its parameters, as written)}; the snippet's words. None when the step applies none found or several (then

@@ -16,7 +16,7 @@ tuning policy switches on (`with_audit_fixes`) and what the app says when one fa
 from __future__ import annotations
 
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from .findings import FindingDoc
 from . import findings as F
@@ -287,7 +287,7 @@ class RunSettings:
         """Steps per call of the compiled step (1 as written until resolved: Keras' default)."""
         return self.steps_per_execution or 1
 
-    def resolved(self, ran: dict[str, Any] | None) -> RunSettings:
+    def resolved(self, ran: Mapping[str, object] | None) -> RunSettings:
         """These settings with each one left as written (`AS_WRITTEN`, None) set to what a run of them trained
         with (`ran`: its summary's settings), so what follows measures a change from the script as written."""
         ran = ran or {}

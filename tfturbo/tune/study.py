@@ -27,6 +27,7 @@ from typing import Any
 
 from ..findings import FindingDoc, findings_in
 from .. import __version__
+from ..as_written import AsWritten
 from ..environment import Environment
 from ..errors import UserError
 from ..formats import check_version
@@ -235,7 +236,7 @@ class Study:
             "as_written": self.as_written(),
         }
 
-    def as_written(self) -> dict[str, Any] | None:
+    def as_written(self) -> AsWritten | None:
         """The script's own configuration, which the baseline measured (its run's `as_written`)."""
         return self.baseline.summary.as_written if self.baseline is not None and self.baseline.summary else None
 

@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tfturbo.as_written import AsWritten
 from tfturbo import findings as fcodes
 from tfturbo import protocol, runfiles
 from tfturbo.cli_args import run_argv, settings_from_args
@@ -62,7 +63,7 @@ class PreparedRun:
     # without labels batch_validation.BatchValidation
     validation: Any = None
     # the script's own configuration, read before anything changed it (trainer_backend/as_written.py)
-    as_written: dict[str, Any] | None = None
+    as_written: AsWritten | None = None
 
     @property
     def labels(self) -> bool:
