@@ -3,9 +3,9 @@ measured when it was given no policy, XLA or steps per call, and what a study's 
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
-from .learning_rate import rate_text, schedule_text
+from .learning_rate import Schedule, rate_text, schedule_text
 from .numbers import finite
 
 
@@ -21,7 +21,7 @@ class AsWritten(TypedDict, total=False):
     callbacks: list[str]  # passed to fit(), not run while measuring
     optimizer: str | None  # its class
     learning_rate: float | str | None  # a number, or a schedule in words
-    learning_rate_schedule: dict[str, Any]  # {"class", "config"}
+    learning_rate_schedule: Schedule  # {"class", "config"}
 
 
 def as_written_text(record: AsWritten | None) -> str:
@@ -40,7 +40,7 @@ def as_written_text(record: AsWritten | None) -> str:
     if record.get("tf32"):
         parts.append("TF32 on")
     schedule, lr = record.get("learning_rate_schedule"), record.get("learning_rate")
-    rate = schedule_text(schedule) if isinstance(schedule, dict) and schedule.get("class") else \
+    rate = schedule_text(schedule) if schedule else \
         rate_text(lr) if finite(lr) else ""
     optimizer = record.get("optimizer")
     if optimizer or rate:

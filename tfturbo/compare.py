@@ -21,7 +21,7 @@ from . import profile, protocol, summary as summ
 from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
-from .learning_rate import learning_rate_text, schedule_text
+from .learning_rate import learning_rate_text, schedule_of, schedule_text
 from .numbers import counted, finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord, trained_settings
 from .settings import RunSettings, configuration_defaults
@@ -410,7 +410,8 @@ CSV_COLUMNS = tuple(column for f in fields(CompareRow) if f.metadata.get("csv", 
 
 def _schedule(schedule: object) -> str:
     """A run's learning-rate schedule in words (`learning_rate.schedule_text`), "" for a constant rate."""
-    return schedule_text(schedule) if isinstance(schedule, dict) and schedule.get("class") else ""
+    found = schedule_of(schedule)
+    return schedule_text(found) if found is not None else ""
 
 
 def _flat(row: CompareRow) -> dict[str, Any]:

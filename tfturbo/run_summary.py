@@ -22,6 +22,7 @@ from typing import Any
 from .as_written import AsWritten
 from .errors import UserError
 from .findings import FindingDoc, findings_in
+from .learning_rate import OptimizerDoc, OptimizerRecord, Schedule
 from .protocol import ErrorDoc
 from .numbers import finite, num
 from .settings import RunSettings
@@ -93,7 +94,7 @@ class RunSummary:
     learning_rate: float | None = _kind("learning_rate", NUMBER)  # the rate it starts at (a schedule's initial)
     # the schedule as the run trained it (after --lr-scale): {"class", "config"}; None for a constant rate
     # (`tfturbo.learning_rate`: every front end shows a run's rate through `learning_rate_text`)
-    learning_rate_schedule: dict | None = _kind("learning_rate_schedule", DICT)
+    learning_rate_schedule: Schedule | None = _kind("learning_rate_schedule", DICT)
     # the script's own configuration, read before tfturbo changed anything (trainer_backend/as_written.py):
     # {"policy", "jit_compile" (as Keras resolved it), "jit_compile_given" ("auto", True, False),
     #  "steps_per_execution", "tf32", "callbacks" (passed to fit(), not run), "optimizer", "learning_rate" (a
@@ -104,11 +105,11 @@ class RunSummary:
     # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule" (its class), "schedule_config"
     # (its parameters, as written)}; the snippet's words. None when the step applies none found or several (then
     # `optimizers` lists them)
-    optimizer: dict | None = _kind("optimizer", DICT)
+    optimizer: OptimizerDoc | None = _kind("optimizer", DICT)
     # every optimizer the training step applies, found on the model (trainer_backend/optimizer_code.py):
     # [{"attribute", "class", "module", "given_as", "learning_rate": number | {"schedule", "config"} | None,
     #   "default_learning_rate"}]; [] with `optimizer_not_found` saying why
-    optimizers: list | None = _kind("optimizers", LIST)
+    optimizers: list[OptimizerRecord] | None = _kind("optimizers", LIST)
     optimizer_not_found: str | None = _kind("optimizer_not_found", STR)
     loss_scale: dict | None = _kind("loss_scale", DICT)
     xla_active: bool | None = _kind("xla_active", BOOL)  # the run trained under XLA (jit_compile, or clusters)

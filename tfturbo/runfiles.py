@@ -27,6 +27,7 @@ from .formats import check_version
 from . import run_summary
 from .run_summary import RunSummary
 from .errors import OutputDirError, UserError
+from .learning_rate import Schedule
 from .numbers import counted, json_safe
 from .settings import RunSettings
 
@@ -65,7 +66,7 @@ def write_yaml(path: Path, data: dict[str, Any]) -> None:
 
 
 def write_checkpoint_settings(run_dir: Path, settings: RunSettings, learning_rate: float | None, steps: int,
-                              env: dict[str, Any], schedule: dict[str, Any] | None = None) -> None:
+                              env: dict[str, Any], schedule: Schedule | None = None) -> None:
     """checkpoint/tfturbo-settings.yaml: the run's own RunSettings, so the record reads back as the settings that
     trained the saved model; `steps` is how many it trained, and `env` (versions, device) where; the learning
     rate it started at and, for a schedule, the schedule as it ran (`learning_rate_schedule`, shown through

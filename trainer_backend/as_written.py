@@ -22,7 +22,7 @@ from typing import Any
 from tfturbo import findings as F
 from tfturbo.as_written import AsWritten
 from tfturbo.findings import Finding
-from tfturbo.learning_rate import schedule_text
+from tfturbo.learning_rate import Schedule, schedule_text
 from tfturbo.settings import POLICIES, RunSettings
 
 GIVEN = "_tfturbo_compile_given"  # the compile() arguments `record_compile_arguments` saw: {"jit_compile", ...}
@@ -88,7 +88,7 @@ def read(model: Any, workload: Any, optimizers: Any = None, tf32: bool | None = 
         rate = rec.get("learning_rate")
         record["optimizer"] = rec.get("class")
         if isinstance(rate, dict):
-            schedule = {"class": rate.get("schedule"), "config": rate.get("config") or {}}
+            schedule = Schedule({"class": rate.get("schedule"), "config": rate.get("config") or {}})
             record["learning_rate_schedule"] = schedule
             record["learning_rate"] = schedule_text(schedule)
         else:

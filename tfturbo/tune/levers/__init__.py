@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ...findings import FindingDoc
+from ...learning_rate import OptimizerDoc
 from ...patch.changes import Change
 from ...settings import RunSettings
 from ...trials.verdict import TrialVerdict
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # the study's decisions walk the levers; a lever reads their 
 class WorkloadCode:
     """How the workload's own code reads where a change touches it, from its baseline run's summary."""
 
-    optimizer: dict[str, Any] | None = None  # summary "optimizer" (trainer_backend/optimizer_code.py)
+    optimizer: OptimizerDoc | None = None  # summary "optimizer" (trainer_backend/optimizer_code.py)
     device: str | None = None  # summary "device": where the baseline trained ("GPU: NVIDIA A100 …", "CPU: …")
 
     @property
