@@ -108,8 +108,8 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     trial = window.session.trial_of(precision.rung)
     first_b = next(r for r in trial.runs if r.planned.arm == "b" and r.planned.replicate == 1)
     assert not any(r.planned.arm == "a" and r.planned.replicate == 1 for r in trial.runs)
-    assert precision.plots.plotted_lengths()["step_ms"] == [session.baseline.summary["steps_completed"],
-                                                            first_b.summary["steps_completed"]]
+    assert precision.plots.plotted_lengths()["step_ms"] == [session.baseline.summary.steps_completed,
+                                                            first_b.summary.steps_completed]
     assert all(n > 0 for n in precision.plots.plotted_lengths()["val"])
     reference, candidate = precision.plots.legend_texts()
     assert reference == "reference float32, batch 64 (the baseline run)", reference
