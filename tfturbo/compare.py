@@ -15,7 +15,7 @@ import io
 import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from . import profile, protocol, summary as summ
 from .console import fmt_bytes
@@ -165,10 +165,6 @@ def _settings(settings: dict[str, Any]) -> RunSettings | None:
         return None
 
 
-def _settings_dict(doc: RunSummary) -> dict[str, Any]:
-    return doc.settings.to_dict() if doc.settings is not None else {}
-
-
 def _steady_window(events: list[dict[str, Any]]):
     """(first steady step or None, is-excluded(step)) from the phase events."""
     first, windows = steady_windows(events)
@@ -241,7 +237,7 @@ def _resolve(path: str) -> Path | None:
         return None
 
 
-def replicate_key(settings: dict[str, Any]) -> tuple:
+def replicate_key(settings: RunSettings | Mapping[str, object]) -> tuple[str, ...]:
     """Runs with equal keys are replicates of one configuration (what differs between them is only noise).
 
     Every declared setting counts but those that only say how a run is measured (`Setting.measurement`:
@@ -249,7 +245,8 @@ def replicate_key(settings: dict[str, Any]) -> tuple:
     speed-only replicates measure the same configuration as its first, full-length pair); a key missing from
     an older file is its default.
     """
-    return tuple(str(settings.get(name, default)) for name, default in configuration_defaults().items())
+    doc = settings.to_dict() if isinstance(settings, RunSettings) else settings
+    return tuple(str(doc.get(name, default)) for name, default in configuration_defaults().items())
 
 
 def own_process_peaks(settings: dict[str, Any], runs: Iterable[tuple[dict[str, Any], RunSummary | None]]
@@ -293,7 +290,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
     base_i = _baseline_index(records, baseline)
     docs = [effective_summary(r) for r in records]
     base = docs[base_i]
-    keys = [replicate_key(_settings_dict(d)) for d in docs]
+    keys = [replicate_key(d.settings or {}) for d in docs]
     rates = [d.samples_per_s if d.status == protocol.RunStatus.COMPLETED or r.summary is None else None
              for d, r in zip(docs, records)]
     groups: dict[tuple, list[float]] = {}
@@ -304,7 +301,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         doc = effective_summary(record)
         rate = doc.samples_per_s if doc.status == protocol.RunStatus.COMPLETED else None
         if rate:
-            groups.setdefault(replicate_key(_settings_dict(doc)), []).append(rate)
+            groups.setdefault(replicate_key(doc.settings or {}), []).append(rate)
     rows = []
     for i, (record, doc) in enumerate(zip(records, docs)):
         settings = doc.settings
