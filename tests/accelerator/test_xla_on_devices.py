@@ -40,7 +40,8 @@ def test_the_xla_rung_that_did_not_take_effect_says_use_cudnn_false(accelerator)
 
     accelerator("GPU")
     finding = jit_support_findings(_lstm_model())[0].to_dict()
-    why = LEVER.not_in_effect({"settings": {"jit_compile": True}, "xla_active": False, "findings": [finding]})
+    why = LEVER.not_in_effect(RunSummary.from_dict({"settings": {"jit_compile": True}, "xla_active": False,
+                                                    "findings": [finding]}))
     assert "what would enable it: use_cudnn=False on the LSTM/GRU layers" in why
 
 
