@@ -71,8 +71,8 @@ class BackendResult:
         return e.get("document") if e else None
 
     @property
-    def error(self) -> dict[str, Any] | None:
-        return self.last(protocol.ERROR)
+    def error(self) -> protocol.ErrorDoc | None:
+        return protocol.error_of(self.last(protocol.ERROR))
 
     @property
     def status(self) -> str:

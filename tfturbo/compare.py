@@ -21,7 +21,7 @@ from . import profile, protocol, summary as summ
 from .console import fmt_bytes
 from .errors import UserError
 from .findings import codes_of
-from .learning_rate import learning_rate_text, schedule_text
+from .learning_rate import learning_rate_text, schedule_of, schedule_text
 from .numbers import counted, finite, num
 from .runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS, RunRecord, trained_settings
 from .settings import RunSettings
@@ -166,10 +166,6 @@ def _settings(settings: dict[str, Any]) -> RunSettings | None:
         return None
 
 
-def _settings_dict(doc: RunSummary) -> dict[str, Any]:
-    return doc.settings.to_dict() if doc.settings is not None else {}
-
-
 def _steady_window(events: list[dict[str, Any]]):
     """(first steady step or None, is-excluded(step)) from the phase events."""
     first, windows = steady_windows(events)
@@ -283,7 +279,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
     base_i = _baseline_index(records, baseline)
     docs = [effective_summary(r) for r in records]
     base = docs[base_i]
-    keys = [replicate_key(_settings_dict(d)) for d in docs]
+    keys = [replicate_key(d.settings or {}) for d in docs]
     rates = [d.samples_per_s if d.status == protocol.RunStatus.COMPLETED or r.summary is None else None
              for d, r in zip(docs, records)]
     groups: dict[tuple, list[float]] = {}
@@ -294,7 +290,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         doc = effective_summary(record)
         rate = doc.samples_per_s if doc.status == protocol.RunStatus.COMPLETED else None
         if rate:
-            groups.setdefault(replicate_key(_settings_dict(doc)), []).append(rate)
+            groups.setdefault(replicate_key(doc.settings or {}), []).append(rate)
     rows = []
     for i, (record, doc) in enumerate(zip(records, docs)):
         settings = doc.settings
@@ -400,7 +396,8 @@ CSV_COLUMNS = tuple(column for f in fields(CompareRow) if f.metadata.get("csv", 
 
 def _schedule(schedule: object) -> str:
     """A run's learning-rate schedule in words (`learning_rate.schedule_text`), "" for a constant rate."""
-    return schedule_text(schedule) if isinstance(schedule, dict) and schedule.get("class") else ""
+    found = schedule_of(schedule)
+    return schedule_text(found) if found is not None else ""
 
 
 def _flat(row: CompareRow) -> dict[str, Any]:

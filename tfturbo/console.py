@@ -11,8 +11,10 @@ import shlex
 import sys
 from typing import IO, Any, Callable
 
+from .findings import FindingDoc
 from . import protocol
 from .as_written import as_written_text, callbacks_not_run
+from .environment import Environment
 from .run_summary import RunSummary
 from .settings import RunSettings
 from .verdicts import COMPUTE_NOISE, compute_slower_than_training, input_share_phrase
@@ -47,7 +49,7 @@ def fmt_bytes_apart(a: Any, b: Any) -> tuple[str, str]:
     return shown
 
 
-def format_finding(f: dict[str, Any]) -> str:
+def format_finding(f: FindingDoc) -> str:
     where = f" ({f['where']})" if f.get("where") else ""
     lines = [f"[{str(f.get('severity', '')).upper()}] {f.get('code', '')}{where}: {f.get('message', '')}"]
     fix = str(f.get("fix") or "").strip()
@@ -179,17 +181,15 @@ def render_probe(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_env(doc: dict[str, Any]) -> str:
-    lines = [f"TensorFlow {doc.get('tensorflow')}, Keras {doc.get('keras')}"]
-    for d in doc.get("devices") or []:
-        if isinstance(d, dict):
-            extra = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("name", "type") and v not in (None, ""))
-            lines.append(f"  {d.get('type', '?')}: {d.get('name', '?')}" + (f" ({extra})" if extra else ""))
-        else:
-            lines.append(f"  {d}")
-    lines.append(f"recommended policy: {doc.get('recommended_policy')} — {doc.get('reason', '')}")
+def render_env(env: Environment) -> str:
+    lines = [f"TensorFlow {env.tensorflow}, Keras {env.keras}"]
+    for d in env.devices:
+        extra = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("name", "type") and v not in (None, ""))
+        lines.append(f"  {d.get('type', '?')}: {d.get('name', '?')}" + (f" ({extra})" if extra else ""))
+    lines.append(f"recommended policy: {env.recommended_policy} — {env.reason or ''}")
     return "\n".join(lines)
 
 
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "run": lambda doc: render_run_summary(RunSummary.from_dict(doc)), "audit": render_findings, "probe-input": render_probe, "env": render_env}
+    "run": lambda doc: render_run_summary(RunSummary.from_dict(doc)), "audit": render_findings, "probe-input": render_probe,
+    "env": lambda doc: render_env(Environment.from_dict(doc, "the env document"))}

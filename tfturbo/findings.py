@@ -6,8 +6,8 @@ are constants here and nowhere else.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypedDict, cast
 
 INFO, WARNING, ERROR = "info", "warning", "error"
 SEVERITIES = (INFO, WARNING, ERROR)
@@ -79,6 +79,22 @@ DEFAULT_SEVERITY = {
 CODES = tuple(DEFAULT_SEVERITY)
 
 
+class FindingDoc(TypedDict, total=False):
+    """A finding as written: summary.json's and study.yaml's `findings`, `finding` events, `--json` documents
+    (`Finding.to_dict`; read back leniently by `Finding.from_dict`)."""
+
+    code: str
+    message: str
+    fix: str
+    where: str
+    severity: str
+    data: dict[str, Any]  # what the finding measured, its own keys (docs/FINDINGS.md)
+    source: str  # where it was found, when not the run itself (an audit, a probe)
+    arm: str  # `ab --json`: the arm whose run raised it
+    run: str  # `ab --json` with --out: that run's folder
+    applies: bool  # the report: whether it applies to the kept settings (grey when not)
+
+
 @dataclass
 class Finding:
     """One diagnosis. `fix` is the concrete change, as code where it can be."""
@@ -96,14 +112,14 @@ class Finding:
         if self.severity not in SEVERITIES:
             raise ValueError(f"unknown severity {self.severity!r}")
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        if not d["data"]:
-            del d["data"]
+    def to_dict(self) -> FindingDoc:
+        d = FindingDoc(code=self.code, message=self.message, fix=self.fix, where=self.where, severity=self.severity)
+        if self.data:
+            d["data"] = dict(self.data)
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Finding:
+    def from_dict(cls, d: FindingDoc) -> Finding:
         """Lenient: unknown keys are dropped, missing ones defaulted (files from other versions)."""
         return cls(
             code=str(d.get("code", "UNKNOWN")),
@@ -115,6 +131,12 @@ class Finding:
         )
 
 
-def codes_of(findings: list[dict[str, Any]] | list[Finding]) -> list[str]:
+def findings_in(value: object) -> list[FindingDoc]:
+    """The findings of a list read from a file or a document: its mappings, each as written (the rest, from a
+    corrupt or foreign file, dropped)."""
+    return [cast(FindingDoc, f) for f in value if isinstance(f, dict)] if isinstance(value, list) else []
+
+
+def codes_of(findings: list[FindingDoc] | list[Finding]) -> list[str]:
     """The codes in a list of findings (dicts or objects), in order."""
     return [f.code if isinstance(f, Finding) else f.get("code", "") for f in findings]

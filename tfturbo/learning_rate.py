@@ -19,9 +19,27 @@ same keys (`scaled_config`), and the words say so (`scaling_words`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from .numbers import finite
+
+# A learning-rate schedule as a run records it: its Keras class and its get_config() (summary.json's
+# `learning_rate_schedule`, checkpoint/tfturbo-settings.yaml's, the as-written record's).
+Schedule = TypedDict("Schedule", {"class": str | None, "config": dict[str, Any]}, total=False)
+# How the workload wrote its optimizer (summary.json's `optimizer`, trainer_backend/optimizer_code.py's
+# `legacy_record`): what the code changes and their words are made from.
+OptimizerDoc = TypedDict("OptimizerDoc", {
+    "class": str | None, "module": str | None, "given_as": str | None,  # given_as: the string compile() got
+    "learning_rate": float | None,  # its own rate (a schedule's initial rate), before --lr-scale
+    "default_learning_rate": float | None,  # Keras' default for its class
+    "schedule": str | None, "schedule_config": dict[str, Any] | None,  # a schedule's class and parameters
+}, total=False)
+# One optimizer the training step applies (summary.json's `optimizers`): `learning_rate` a number, or
+# {"schedule": its class, "config": its parameters}, or None (a callable Keras cannot read).
+OptimizerRecord = TypedDict("OptimizerRecord", {
+    "attribute": str, "class": str, "module": str, "given_as": str | None,
+    "learning_rate": float | dict[str, Any] | None, "default_learning_rate": float | None,
+}, total=False)
 
 RATE_KEYS = ("initial_learning_rate", "end_learning_rate", "warmup_target", "values")
 STEP_KEYS = ("decay_steps", "boundaries", "warmup_steps", "first_decay_steps")
@@ -60,7 +78,12 @@ def _value_text(value: Any) -> str:
     return repr(value)
 
 
-def schedule_text(schedule: dict[str, Any]) -> str:
+def schedule_of(value: object) -> Schedule | None:
+    """A schedule as read from a file or a document: a mapping that names its class, else None (a constant rate)."""
+    return cast(Schedule, value) if isinstance(value, dict) and value.get("class") else None
+
+
+def schedule_text(schedule: Schedule) -> str:
     """"CosineDecay(initial_learning_rate=0.001, decay_steps=1000, alpha=0)": the class and its parameters."""
     config = schedule.get("config")
     config = config if isinstance(config, dict) else {}
@@ -72,14 +95,14 @@ def learning_rate_text(doc: dict[str, Any] | None) -> str:
     """A run's learning rate as it trained, from its summary or its checkpoint settings record: the schedule as a
     schedule, else the constant rate, else "n/a"."""
     doc = doc or {}
-    schedule = doc.get("learning_rate_schedule")
-    if isinstance(schedule, dict) and schedule.get("class"):
+    schedule = schedule_of(doc.get("learning_rate_schedule"))
+    if schedule is not None:
         return schedule_text(schedule)
     rate = doc.get("learning_rate")
     return rate_text(rate) if finite(rate) else "n/a"
 
 
-def scaling_words(optimizer: dict[str, Any] | None, factor: float) -> str:
+def scaling_words(optimizer: OptimizerDoc | None, factor: float) -> str:
     """What multiplying a workload's learning rate by `factor` does, in its terms: "CosineDecay: initial_learning_rate
     0.001 → 0.001414 (×1.41); its decay_steps unchanged" for a schedule, "" for a constant (the rate says it)."""
     opt = optimizer or {}
@@ -94,7 +117,7 @@ def scaling_words(optimizer: dict[str, Any] | None, factor: float) -> str:
     return f"{name}: {', '.join(changed) or 'no rate to scale'} (×{factor:.2f}){kept}"
 
 
-def learning_rate_lines(factor: float, optimizer: dict[str, Any] | None) -> list[str]:
+def learning_rate_lines(factor: float, optimizer: OptimizerDoc | None) -> list[str]:
     """The learning rate times `factor`, written as the new value the way the workload wrote its optimizer
     (`trainer_backend/optimizer_code.py`; the `-`/`+` lines of the change, `patch.changes.LearningRate.by_hand`), never as arithmetic on it: a string given to compile() becomes its class
     at Keras' default rate times the factor (`optimizer="adam"` → `keras.optimizers.Adam(learning_rate=0.001414)`);
@@ -108,8 +131,8 @@ def learning_rate_lines(factor: float, optimizer: dict[str, Any] | None) -> list
     times = f"×{factor:.3g}"
     schedule, config = opt.get("schedule"), opt.get("schedule_config")
     if cls and schedule and isinstance(config, dict) and scales(config):
-        written = {"class": f"keras.optimizers.schedules.{schedule}", "config": config}
-        scaled = {**written, "config": scaled_config(config, factor)}
+        written = Schedule({"class": f"keras.optimizers.schedules.{schedule}", "config": config})
+        scaled = Schedule({"class": written["class"], "config": scaled_config(config, factor)})
         return [f"-schedule = {schedule_text(written)}", f"+schedule = {schedule_text(scaled)}  # its rates {times}"]
     if cls and given and isinstance(default, (int, float)):
         return [f'-model.compile(optimizer="{given}", ...)',

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator, TypedDict, cast
 
 from .numbers import json_safe
 
@@ -72,6 +72,26 @@ def _json_default(obj: Any) -> Any:
     if hasattr(obj, "item"):
         return obj.item()
     return str(obj)
+
+
+class ErrorDoc(TypedDict, total=False):
+    """What went wrong, as the wire and the files carry it: an `error` event's payload, a failed run's summary
+    `error`, a trial verdict's `error`. `message` and `fix` apart, so no front end prints a fix twice."""
+
+    kind: str  # BAD_INPUT | TRAINING_ERROR | INTERNAL | ...
+    message: str
+    fix: str
+    traceback: str
+    run: str  # a run-pair process's error: the run it names ("" or absent: both)
+    type: str  # the event's envelope, when it is the event itself
+    v: int
+    seq: int
+    t: float
+
+
+def error_of(value: object) -> ErrorDoc | None:
+    """An `error` event or a document's `error` mapping as read from the wire or a file (None when not one)."""
+    return cast(ErrorDoc, value) if isinstance(value, dict) else None
 
 
 def encode(event: dict[str, Any]) -> str:

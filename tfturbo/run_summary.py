@@ -19,7 +19,11 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .as_written import AsWritten
 from .errors import UserError
+from .findings import FindingDoc, findings_in
+from .learning_rate import OptimizerDoc, OptimizerRecord, Schedule
+from .protocol import ErrorDoc
 from .numbers import finite, num
 from .settings import RunSettings
 from .stats import median_ci
@@ -48,7 +52,7 @@ class RunSummary:
 
     status: str | None = _kind("status", STR)
     settings: RunSettings | None = _kind("settings", DICT)  # the settings the run trained with, as it resolved them
-    error: dict | None = _kind("error", DICT)  # {kind, message, fix} of a failed run
+    error: ErrorDoc | None = _kind("error", DICT)  # {kind, message, fix} of a failed run
     # step time: one run's own noise, for plots and the run's own table
     step_ms: dict | None = _kind("step_ms", DICT)  # {median, ci95, n, n_steady}
     steps_per_s: float | None = _kind("steps_per_s", NUMBER)
@@ -94,22 +98,22 @@ class RunSummary:
     learning_rate: float | None = _kind("learning_rate", NUMBER)  # the rate it starts at (a schedule's initial)
     # the schedule as the run trained it (after --lr-scale): {"class", "config"}; None for a constant rate
     # (`tfturbo.learning_rate`: every front end shows a run's rate through `learning_rate_text`)
-    learning_rate_schedule: dict | None = _kind("learning_rate_schedule", DICT)
+    learning_rate_schedule: Schedule | None = _kind("learning_rate_schedule", DICT)
     # the script's own configuration, read before tfturbo changed anything (trainer_backend/as_written.py):
     # {"policy", "jit_compile" (as Keras resolved it), "jit_compile_given" ("auto", True, False),
     #  "steps_per_execution", "tf32", "callbacks" (passed to fit(), not run), "optimizer", "learning_rate" (a
     #  number, or a schedule in words), "learning_rate_schedule" ({"class", "config"})}; the settings left unset
     # (None) took these values
-    as_written: dict | None = _kind("as_written", DICT)
+    as_written: AsWritten | None = _kind("as_written", DICT)
     # how the workload wrote its optimizer: {"class", "module", "given_as" (a compile() string), "learning_rate"
     # (its own, before --lr-scale), "default_learning_rate" (Keras'), "schedule" (its class), "schedule_config"
     # (its parameters, as written)}; the snippet's words. None when the step applies none found or several (then
     # `optimizers` lists them)
-    optimizer: dict | None = _kind("optimizer", DICT)
+    optimizer: OptimizerDoc | None = _kind("optimizer", DICT)
     # every optimizer the training step applies, found on the model (trainer_backend/optimizer_code.py):
     # [{"attribute", "class", "module", "given_as", "learning_rate": number | {"schedule", "config"} | None,
     #   "default_learning_rate"}]; [] with `optimizer_not_found` saying why
-    optimizers: list | None = _kind("optimizers", LIST)
+    optimizers: list[OptimizerRecord] | None = _kind("optimizers", LIST)
     optimizer_not_found: str | None = _kind("optimizer_not_found", STR)
     loss_scale: dict | None = _kind("loss_scale", DICT)
     xla_active: bool | None = _kind("xla_active", BOOL)  # the run trained under XLA (jit_compile, or clusters)
@@ -118,7 +122,7 @@ class RunSummary:
     retries: list | None = _kind("retries", LIST)  # a multi-worker run retried once: [{attempt, reason, dir}]
     profile: dict | None = _kind("profile", DICT)
     checkpoint: str | None = _kind("checkpoint", STR)
-    findings: list | None = _kind("findings", LIST)
+    findings: list[FindingDoc] | None = _kind("findings", LIST)  # each a mapping (`findings.findings_in`)
     # compute used: FLOPs per step and the share of the measured matmul ceiling
     flops_per_step: float | None = _kind("flops_per_step", NUMBER)
     flops_source: str | None = _kind("flops_source", STR)
@@ -158,6 +162,8 @@ class RunSummary:
         kinds = {f.name: f.metadata["kind"] for f in _known()}
         known, out.extra = read_typed({k: v for k, v in doc.items() if k != "v"}, kinds, source, out.problems)
         settings = known.pop("settings", None)
+        if known.get("findings") is not None:
+            known["findings"] = findings_in(known["findings"])
         for key, value in known.items():
             setattr(out, key, value)
         if settings is not None:

@@ -21,11 +21,13 @@ from typing import Any
 
 import yaml
 
+from .findings import FindingDoc, findings_in
 from . import crash, protocol
 from .formats import check_version
 from . import run_summary
 from .run_summary import RunSummary
 from .errors import OutputDirError, UserError
+from .learning_rate import Schedule
 from .numbers import counted, json_safe
 from .settings import RunSettings
 
@@ -64,7 +66,7 @@ def write_yaml(path: Path, data: dict[str, Any]) -> None:
 
 
 def write_checkpoint_settings(run_dir: Path, settings: RunSettings, learning_rate: float | None, steps: int,
-                              env: dict[str, Any], schedule: dict[str, Any] | None = None) -> None:
+                              env: dict[str, Any], schedule: Schedule | None = None) -> None:
     """checkpoint/tfturbo-settings.yaml: the run's own RunSettings, so the record reads back as the settings that
     trained the saved model; `steps` is how many it trained, and `env` (versions, device) where; the learning
     rate it started at and, for a schedule, the schedule as it ran (`learning_rate_schedule`, shown through
@@ -273,10 +275,10 @@ class RunRecord:
     def validation(self) -> list[dict[str, Any]]:
         return [e for e in self.events if e.get("type") == protocol.VALIDATION]
 
-    def findings(self) -> list[dict[str, Any]]:
+    def findings(self) -> list[FindingDoc]:
         if self.summary and self.summary.findings is not None:
-            return [f for f in self.summary.findings if isinstance(f, dict)]
-        return [e.get("finding", {}) for e in self.events if e.get("type") == protocol.FINDING]
+            return findings_in(self.summary.findings)
+        return findings_in([e.get("finding") for e in self.events if e.get("type") == protocol.FINDING])
 
     def checkpoint_settings(self) -> dict[str, Any]:
         """checkpoint/tfturbo-settings.yaml as written: the settings, learning rate, versions and device."""

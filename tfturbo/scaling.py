@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .findings import FindingDoc, findings_in
 from . import findings as F
 from .findings import Finding
 from .formats import check_version
@@ -174,7 +175,7 @@ class ScalingResult:
     strategy: str
     per_replica_batch_size: int | None
     points: list[ScalingPoint]
-    findings: list[dict[str, Any]]
+    findings: list[FindingDoc]
     note: str = ""  # what was measured differently from the configuration asked for (`without_jit`)
     problems: list[str] = field(default_factory=list, repr=False, compare=False)
 
@@ -198,7 +199,7 @@ class ScalingResult:
         batch = doc.get("per_replica_batch_size")
         return cls(str(doc.get("workload") or ""), str(doc.get("strategy") or ""),
                    batch if isinstance(batch, int) and not isinstance(batch, bool) else None, points,
-                   [f for f in doc.get("findings") or [] if isinstance(f, dict)],
+                   findings_in(doc.get("findings")),
                    doc["note"] if isinstance(doc.get("note"), str) else "", problems)
 
     def save(self, folder: Path) -> Path:

@@ -16,8 +16,9 @@ tuning policy switches on (`with_audit_fixes`) and what the app says when one fa
 from __future__ import annotations
 
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
+from .findings import FindingDoc
 from . import findings as F
 from .arg_types import fraction, positive, positive_int, step_window
 from .errors import UserError
@@ -295,7 +296,7 @@ class RunSettings:
         """Steps per call of the compiled step (1 as written until resolved: Keras' default)."""
         return self.steps_per_execution or 1
 
-    def resolved(self, ran: dict[str, Any] | None) -> RunSettings:
+    def resolved(self, ran: Mapping[str, object] | None) -> RunSettings:
         """These settings with each one left as written (`AS_WRITTEN`, None) set to what a run of them trained
         with (`ran`: its summary's settings), so what follows measures a change from the script as written."""
         ran = ran or {}
@@ -372,7 +373,7 @@ def configuration_defaults() -> dict[str, Any]:
     return {f.name: default_of(f) for f, s in declared() if not s.measurement}
 
 
-def replicate_key(settings: dict[str, Any]) -> tuple[str, ...]:
+def replicate_key(settings: RunSettings | Mapping[str, Any]) -> tuple[str, ...]:
     """Runs with equal keys are replicates of one configuration (what differs between them is only noise).
 
     Every declared setting counts but those that only say how a run is measured (`Setting.measurement`:
@@ -380,7 +381,8 @@ def replicate_key(settings: dict[str, Any]) -> tuple[str, ...]:
     speed-only replicates measure the same configuration as its first, full-length pair); a key missing from
     an older file is its default.
     """
-    return tuple(str(settings.get(name, default)) for name, default in configuration_defaults().items())
+    doc = settings.to_dict() if isinstance(settings, RunSettings) else settings
+    return tuple(str(doc.get(name, default)) for name, default in configuration_defaults().items())
 
 
 def configuration_key(settings: RunSettings, batch_size: int | None = None) -> tuple[str, ...]:
@@ -458,7 +460,7 @@ def fixes_on(settings: RunSettings, not_applied: Iterable[str] = ()) -> list[str
             for f, s in declared() if s.shown_as and getattr(settings, f.name)]
 
 
-def fixes_not_applied(findings: Iterable[dict[str, Any]]) -> set[str]:
+def fixes_not_applied(findings: Iterable[FindingDoc]) -> set[str]:
     """The RunSettings fields of the automatic fixes a run switched on but went without.
 
     The backend never fails a run over its own fix: it trains without it and

@@ -9,6 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
+from tfturbo import protocol
+
 from .code_block import CodeBlock
 from .labels import card_column
 
@@ -59,7 +61,7 @@ class ErrorBox(QFrame):
         self.action_button.setText(text)
         self.action_button.setVisible(bool(text) and action is not None)
 
-    def show_event(self, error: dict) -> None:
+    def show_event(self, error: protocol.ErrorDoc) -> None:
         """Show a backend `error` event (or RunData.error)."""
         self.show_error(str(error.get("message") or "error"), str(error.get("fix") or ""),
                         str(error.get("traceback") or ""))

@@ -12,7 +12,6 @@ the fix to untick; the words come from the setting's declaration
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from tfturbo import protocol
 from tfturbo.settings import RunSettings, declared, fix_failures
@@ -27,7 +26,7 @@ class Explanation:
     untick: str | None = None  # the RunSettings field of the automatic fix to run without
 
 
-def _failed_fix(settings: RunSettings, error: dict[str, Any]) -> str | None:
+def _failed_fix(settings: RunSettings, error: protocol.ErrorDoc) -> str | None:
     """The automatic fix this error came from, if any (its code is in the traceback or the message)."""
     text = f"{error.get('message') or ''}\n{error.get('traceback') or ''}"
     flags = {f.name: s.flag for f, s in declared()}
@@ -37,7 +36,7 @@ def _failed_fix(settings: RunSettings, error: dict[str, Any]) -> str | None:
     return None
 
 
-def explain(status: str | None, error: dict[str, Any] | None, settings: RunSettings | None) -> Explanation | None:
+def explain(status: str | None, error: protocol.ErrorDoc | None, settings: RunSettings | None) -> Explanation | None:
     """How to show a run that did not complete; None for a completed (or cancelled-by-the-user) run."""
     if status in (protocol.RunStatus.COMPLETED, protocol.RunStatus.CANCELLED, None) and not error:
         return None

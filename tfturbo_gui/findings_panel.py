@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from tfturbo import findings as F
+from tfturbo.findings import FindingDoc
 from tfturbo.settings import automatic_fixes, fixes_not_applied
 
 from .code_block import CodeBlock
@@ -26,7 +27,7 @@ AUTO_FIXES = automatic_fixes()
 APPLIED = "applied"  # the card's state once a completed run applied its automatic fix
 
 
-def code_text(finding: dict[str, Any]) -> str:
+def code_text(finding: FindingDoc) -> str:
     """The finding's name as shown: a speed finding says what was measured, never "slower" for a tie."""
     code = str(finding.get("code") or "")
     if code == F.SLOWER_THAN_BASELINE and (finding.get("data") or {}).get("verdict") not in (None, "slower"):
@@ -44,7 +45,7 @@ def fix_in_gui_words(fix: str, has_box: bool) -> str:
 
 
 class FindingCard(QFrame):
-    def __init__(self, finding: dict[str, Any], checked: bool, on_fix: Any, parent: QWidget | None = None):
+    def __init__(self, finding: FindingDoc, checked: bool, on_fix: Any, parent: QWidget | None = None):
         super().__init__(parent)
         self.finding = finding
         self.setObjectName("findingCard")
@@ -123,7 +124,7 @@ class FindingsPanel(QWidget):
 
     def __init__(self, title: str = "Findings", parent: QWidget | None = None):
         super().__init__(parent)
-        self.findings: list[dict[str, Any]] = []
+        self.findings: list[FindingDoc] = []
         self._fixes: dict[str, bool] = {}
         self.cards: list[FindingCard] = []
         outer = QVBoxLayout(self)
@@ -152,7 +153,7 @@ class FindingsPanel(QWidget):
         self._busy_text = text or ""
         self.empty.setText(self._busy_text or self._empty_text)
 
-    def set_findings(self, found: Iterable[dict[str, Any]]) -> None:
+    def set_findings(self, found: Iterable[FindingDoc]) -> None:
         for card in self.cards:
             card.setParent(None)
             card.deleteLater()
@@ -160,7 +161,7 @@ class FindingsPanel(QWidget):
         self.findings = []
         self.add_findings(found)
 
-    def add_findings(self, found: Iterable[dict[str, Any]]) -> None:
+    def add_findings(self, found: Iterable[FindingDoc]) -> None:
         """Add findings not shown yet (the same finding may come live and again in the summary)."""
         seen = {(f.get("code"), f.get("where"), f.get("message")) for f in self.findings}
         for f in found:

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from tfturbo.findings import FindingDoc, findings_in
 from tfturbo.run_summary import RunSummary
 from tfturbo import protocol
 from tfturbo.compare import steady_windows
@@ -92,8 +93,8 @@ class RunData:
         self._phases: list[dict[str, Any]] = []
         self.progress: tuple[int, int | None, float | None] | None = None  # step, total, eta_s
         self.peak_memory: tuple[int, str] | None = None  # bytes, "device" | "host"
-        self.findings: list[dict[str, Any]] = []
-        self.error: dict[str, Any] | None = None
+        self.findings: list[FindingDoc] = []
+        self.error: protocol.ErrorDoc | None = None
         self.status: str | None = None  # a `done` status; None while running
         self.exit_code: int | None = None
         self.document: dict[str, Any] | None = None  # the `result` event's document
@@ -193,7 +194,7 @@ class RunData:
     def _on_result(self, e: dict[str, Any]) -> None:
         if isinstance(e.get("document"), dict):
             self.document = e["document"]
-            self.add_findings(f for f in self.document.get("findings") or [] if isinstance(f, dict))
+            self.add_findings(findings_in(self.document.get("findings")))
 
     def _on_hello(self, e: dict[str, Any]) -> None:
         self.hello = e
@@ -205,7 +206,7 @@ class RunData:
         protocol.HELLO: _on_hello,
     }
 
-    def add_findings(self, found: Iterable[dict[str, Any]]) -> None:
+    def add_findings(self, found: Iterable[FindingDoc]) -> None:
         """Add findings not seen yet (a live finding reappears in the final document)."""
         seen = {(f.get("code"), f.get("where"), f.get("message")) for f in self.findings}
         for f in found:
@@ -284,7 +285,7 @@ class RunData:
         data.ingest(record.events)
         if record.summary is not None:
             data.document = record.summary.to_dict()
-            data.add_findings(f for f in record.summary.findings or [] if isinstance(f, dict))
+            data.add_findings(findings_in(record.summary.findings))
         data.status = record.status
         data.version += 1
         return data

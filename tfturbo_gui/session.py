@@ -19,10 +19,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tfturbo.findings import FindingDoc
 from tfturbo import remote
 from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv
 from tfturbo.compare import run_settings
+from tfturbo.environment import Environment
 from tfturbo.errors import UserError, required
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
@@ -145,7 +147,7 @@ class WizardSession:
         session.min_replicates, session.max_replicates = options.min_replicates, options.max_replicates
         session.steady_s = options.steady_s
         session.study_path = Path(path)
-        session._environment = recorded.environment
+        session._environment = recorded.environment.to_dict() if recorded.environment is not None else None
         study = Study(Path(path), recorded.workload, options.to_dict(), created=recorded.created)
         session.engine = engine = StudyEngine(options, study, recorded=recorded)
         engine.replay()
@@ -226,7 +228,7 @@ class WizardSession:
         """The hardware report (the workload page asks for it); the study's once it exists."""
         self._environment = doc
         if self.engine is not None and doc is not None:
-            self.engine.record_environment(doc)
+            self.engine.record_environment(Environment.from_dict(doc, "the env document"))
             self.engine.study.save()
 
     @property
@@ -297,12 +299,12 @@ class WizardSession:
     def audit_argv(self, workload: str, script_args: list[str], fit_call: int | None = None) -> list[str]:
         """The study's audit, as `tfturbo tune` runs it (under the 16-bit policy and XLA it will try); the
         workload page runs it to check the workload (and the fit() call chosen) before the study exists."""
-        recommended = (self._environment or {}).get("recommended_policy")
+        recommended = Environment.from_dict(self._environment).recommended_policy if self._environment else None
         options = self.options()
         options.fit_call = fit_call
         return audit_action(options, recommended, workload, script_args).argv
 
-    def record_audit(self, findings: list[dict[str, Any]]) -> None:
+    def record_audit(self, findings: list[FindingDoc]) -> None:
         self.ensure_study()
         self._study_engine.record_audit(findings)
 

@@ -20,8 +20,9 @@ import sys
 from typing import Any
 
 from tfturbo import findings as F
+from tfturbo.as_written import AsWritten
 from tfturbo.findings import Finding
-from tfturbo.learning_rate import schedule_text
+from tfturbo.learning_rate import Schedule, schedule_text
 from tfturbo.settings import POLICIES, RunSettings
 
 GIVEN = "_tfturbo_compile_given"  # the compile() arguments `record_compile_arguments` saw: {"jit_compile", ...}
@@ -58,7 +59,7 @@ def record_compile_arguments(compile_: Any, model: Any, args: tuple[Any, ...], k
 
 
 def read(model: Any, workload: Any, optimizers: Any = None, tf32: bool | None = None,
-         run_policy: str | None = None) -> dict[str, Any]:
+         run_policy: str | None = None) -> AsWritten:
     """The as-written record of a built, compiled model (before `run.recompile`); `run_policy`: the policy the
     run set before the workload built its model (None: none, the workload's own took effect)."""
     import keras
@@ -73,7 +74,7 @@ def read(model: Any, workload: Any, optimizers: Any = None, tf32: bool | None = 
     except Exception:  # noqa: BLE001 - a model whose jit_compile cannot be read
         jit = None
     spe = getattr(model, "steps_per_execution", None)
-    record: dict[str, Any] = {
+    record: AsWritten = {
         "policy": policy,
         "jit_compile": jit,
         # what compile() was given: "auto" (Keras' default, also when not given), True or False
@@ -87,7 +88,7 @@ def read(model: Any, workload: Any, optimizers: Any = None, tf32: bool | None = 
         rate = rec.get("learning_rate")
         record["optimizer"] = rec.get("class")
         if isinstance(rate, dict):
-            schedule = {"class": rate.get("schedule"), "config": rate.get("config") or {}}
+            schedule = Schedule({"class": rate.get("schedule"), "config": rate.get("config") or {}})
             record["learning_rate_schedule"] = schedule
             record["learning_rate"] = schedule_text(schedule)
         else:
@@ -99,7 +100,7 @@ def _plain(value: Any) -> Any:
     return value if isinstance(value, (bool, int, float, str)) or value is None else str(value)
 
 
-def resolve(settings: RunSettings, record: dict[str, Any], replicas: int = 1) -> RunSettings:
+def resolve(settings: RunSettings, record: AsWritten, replicas: int = 1) -> RunSettings:
     """`settings` with each setting left as written set from the record: the run measures the script's own
     configuration, and its summary's settings say which one. A script's jit_compile=True under a strategy of
     several replicas is measured without XLA, said on stderr: Keras cannot compile the replicas' step as one

@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tfturbo.environment import Device
+
 CACHE_ENV = "TFTURBO_CACHE_DIR"
 MATMUL_N = {"CPU": 1024, "GPU": 8192, "TPU": 8192}
 REPEATS = 3
@@ -46,7 +48,7 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tfturbo"
 
 
-def ceiling_dtypes(devs: list[dict[str, Any]]) -> tuple[str, list[str]]:
+def ceiling_dtypes(devs: list[Device]) -> tuple[str, list[str]]:
     """(device type measured, its dtypes): the accelerator when there is one, else the CPU."""
     for kind in ("TPU", "GPU"):
         found = [d for d in devs if d.get("type") == kind]
@@ -55,7 +57,7 @@ def ceiling_dtypes(devs: list[dict[str, Any]]) -> tuple[str, list[str]]:
                 return kind, ["float32", "bfloat16"]
             cc = str(found[0].get("compute_capability") or "0.0").split(".")[0]
             return kind, ["float32", "float16"] + (["bfloat16"] if cc.isdigit() and int(cc) >= 8 else [])
-    cpu = next((d for d in devs if d.get("type") == "CPU"), {})
+    cpu = next((d for d in devs if d.get("type") == "CPU"), Device())
     return "CPU", ["float32"] + (["bfloat16"] if cpu.get("native_bf16") else [])
 
 
@@ -121,7 +123,7 @@ TPU_NOT_MEASURED = ("not measured on a TPU outside its strategy: a run with --st
                     "TPUStrategy")
 
 
-def ceilings(devs: list[dict[str, Any]], device: str, tf_version: str, measure: bool = True,
+def ceilings(devs: list[Device], device: str, tf_version: str, measure: bool = True,
              tf32: bool | None = None, strategy: Any = None) -> dict[str, float]:
     """{dtype: FLOP/s} of one device of this machine: from the cache, else measured now (and cached) when
     `measure`. `tf32`: the TF32 state (`hardware.tf32_enabled`), part of the cache key. On a TPU the matmul

@@ -29,6 +29,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tfturbo.environment import Device
+
 LOGICAL_CPUS_ENV = "TFTURBO_LOGICAL_CPUS"
 _CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
@@ -84,15 +86,15 @@ def _cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[str, set[str]]:
     return name, flags
 
 
-def devices() -> list[dict[str, Any]]:
+def devices() -> list[Device]:
     """One entry per physical device: type, name and what decides the policy."""
     import tensorflow as tf
 
-    out: list[dict[str, Any]] = []
+    out: list[Device] = []
     cpu_name, flags = _cpu_info()
     logical_cpus = len(tf.config.list_logical_devices("CPU"))
     for _ in tf.config.list_physical_devices("CPU"):
-        entry: dict[str, Any] = {"type": "CPU", "name": cpu_name, "cores": os.cpu_count(),
+        entry: Device = {"type": "CPU", "name": cpu_name, "cores": os.cpu_count(),
                                  "native_bf16": bool(flags & set(_CPU_BF16_FLAGS)),
                                  "bf16_flags": sorted(flags & set(_CPU_BF16_FLAGS))}
         if logical_cpus > 1:
@@ -109,7 +111,7 @@ def devices() -> list[dict[str, Any]]:
     return out
 
 
-def accelerator(devs: list[dict[str, Any]]) -> str | None:
+def accelerator(devs: list[Device]) -> str | None:
     """"TPU" or "GPU" when the run trains on one (a TPU first, as `device_label` names it), else None."""
     kinds = {d.get("type") for d in devs}
     return next((kind for kind in ("TPU", "GPU") if kind in kinds), None)
@@ -190,7 +192,7 @@ def gpus_before_devices() -> int:
     return min(count, len(visible)) if visible is not None else count
 
 
-def tf32_enabled(devs: list[dict[str, Any]]) -> bool | None:
+def tf32_enabled(devs: list[Device]) -> bool | None:
     """Whether float32 matmuls and convolutions run as TF32 on Tensor Cores: TensorFlow's switch
     (`tf.config.experimental.tensor_float_32_execution_enabled`, on by default) on a GPU of compute capability
     8.0 or later (Ampere); None where TF32 does not exist (a CPU, an older GPU, a TPU, whose float32 matmuls
@@ -202,7 +204,7 @@ def tf32_enabled(devs: list[dict[str, Any]]) -> bool | None:
     return bool(tf.config.experimental.tensor_float_32_execution_enabled())
 
 
-def _cc(device: dict[str, Any]) -> tuple[int, int] | None:
+def _cc(device: Device) -> tuple[int, int] | None:
     try:
         major, minor = str(device.get("compute_capability")).split(".")
         return int(major), int(minor)
@@ -210,7 +212,7 @@ def _cc(device: dict[str, Any]) -> tuple[int, int] | None:
         return None
 
 
-def recommend_policy(devs: list[dict[str, Any]]) -> tuple[str, str]:
+def recommend_policy(devs: list[Device]) -> tuple[str, str]:
     """(policy, reason) for the fastest device present."""
     tpus = [d for d in devs if d.get("type") == "TPU"]
     if tpus:
@@ -228,7 +230,7 @@ def recommend_policy(devs: list[dict[str, Any]]) -> tuple[str, str]:
         if cc >= (7, 0):
             return "mixed_float16", f"{name} has float16 Tensor Cores (Volta/Turing) but no fast bfloat16"
         return "float32", f"{name} has no Tensor Cores (compute capability below 7.0): 16-bit math would not be faster"
-    cpu = next((d for d in devs if d.get("type") == "CPU"), {})
+    cpu = next((d for d in devs if d.get("type") == "CPU"), Device())
     if cpu.get("native_bf16"):
         return "mixed_bfloat16", (f"no GPU or TPU; this CPU has native bfloat16 instructions "
                                   f"({', '.join(cpu.get('bf16_flags') or [])}); measure it with XLA (--jit), "
@@ -236,7 +238,7 @@ def recommend_policy(devs: list[dict[str, Any]]) -> tuple[str, str]:
     return "float32", "no GPU or TPU, and this CPU has no native bfloat16 instructions: 16-bit math would be emulated and slower"
 
 
-def device_label(devs: list[dict[str, Any]]) -> str:
+def device_label(devs: list[Device]) -> str:
     """One line naming the device that trains: 'GPU: NVIDIA A100 (compute capability 8.0)'."""
     for kind in ("TPU", "GPU"):
         found = [d for d in devs if d.get("type") == kind]
@@ -245,7 +247,7 @@ def device_label(devs: list[dict[str, Any]]) -> str:
             cc = f" (compute capability {d['compute_capability']})" if d.get("compute_capability") else ""
             count = f" ×{len(found)}" if len(found) > 1 else ""
             return f"{kind}: {d.get('name')}{cc}{count}"
-    cpu = next((d for d in devs if d.get("type") == "CPU"), {})
+    cpu = next((d for d in devs if d.get("type") == "CPU"), Device())
     logical = f", {cpu['logical_devices']} logical devices" if cpu.get("logical_devices") else ""
     return f"CPU: {cpu.get('name', 'unknown')} ({cpu.get('cores')} cores{logical})"
 
@@ -273,7 +275,7 @@ class MemoryMeter:
         return {"peak_bytes": _peak_rss(), "current_bytes": _current_rss(), "kind": "host"}
 
 
-def available_memory(devs: list[dict[str, Any]]) -> dict[str, Any]:
+def available_memory(devs: list[Device]) -> dict[str, Any]:
     """{"kind", "available_bytes", "source"}: what a larger batch may use — the host's available memory on a
     CPU, the first GPU's total on a GPU (NVML or nvidia-smi; TensorFlow's allocator grows into it), and on a
     TPU None: TensorFlow reports a TPU's use but not its size, so the batch search has no budget there and

@@ -11,6 +11,7 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
+from tfturbo.findings import FindingDoc
 from tfturbo import findings as fcodes
 from tfturbo import protocol
 from tfturbo.findings import Finding
@@ -51,7 +52,7 @@ class RunMonitor:
         self.scalars = scalars  # tf.summary writer, or None
         self.record = StepRecord()
         context.all_step_ms = self.record.ms
-        self.findings: list[dict[str, Any]] = []
+        self.findings: list[FindingDoc] = []
         self.validation: list[dict[str, Any]] = []
         self.training: list[dict[str, Any]] = []  # the training metrics at each interval's end (summary `training`)
         self.last_logs: dict[str, float] = {}

@@ -61,7 +61,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from tfturbo import protocol, runfiles
 from tfturbo.cli_args import run_argv
@@ -81,7 +81,27 @@ def worker_log_name(index: int) -> str:
 
 # ------------------------------------------------------------------------------ TF_CONFIG
 
-def read_tf_config(path: str) -> dict[str, Any]:
+class Task(TypedDict, total=False):
+    type: str  # "worker" | "chief" | ...
+    index: int
+
+
+class TfConfig(TypedDict, total=False):
+    """TF_CONFIG: the cluster's members by job, and this process's task in it."""
+
+    cluster: dict[str, list[str]]  # {"worker": ["host1:port", ...], "chief": [...]}
+    task: Task
+
+
+class Retry(TypedDict):
+    """A multi-worker run retried once (summary.json's `retries`)."""
+
+    attempt: int
+    reason: str
+    dir: str  # where the failed attempt's run folder was kept (inside the run's)
+
+
+def read_tf_config(path: str) -> TfConfig:
     """A cluster description from a TF_CONFIG JSON file, checked enough to fail with one line."""
     try:
         config = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -92,7 +112,7 @@ def read_tf_config(path: str) -> dict[str, Any]:
                         'write {"cluster": {"worker": ["host1:port", ...]}, "task": {"type": "worker", "index": 0}}'
                         ) from e
     check_tf_config(config, f"--tf-config {path}")
-    return config
+    return cast(TfConfig, config)  # checked: a cluster and a task with a type
 
 
 def check_tf_config(config: Any, where: str) -> None:
@@ -103,7 +123,7 @@ def check_tf_config(config: Any, where: str) -> None:
                         'write {"cluster": {"worker": ["host1:port", ...]}, "task": {"type": "worker", "index": 0}}')
 
 
-def is_chief(config: dict[str, Any]) -> bool:
+def is_chief(config: TfConfig) -> bool:
     """The member that reports: the `chief` task, else worker 0."""
     task = config.get("task") or {}
     if "chief" in (config.get("cluster") or {}):
@@ -111,7 +131,7 @@ def is_chief(config: dict[str, Any]) -> bool:
     return task.get("type") == "worker" and int(task.get("index", 0)) == 0
 
 
-def local_tf_config(ports: list[int], index: int) -> dict[str, Any]:
+def local_tf_config(ports: list[int], index: int) -> TfConfig:
     return {"cluster": {"worker": [f"localhost:{p}" for p in ports]}, "task": {"type": "worker", "index": index}}
 
 
@@ -442,7 +462,7 @@ def supervise(argv: list[str]) -> int:
                 p.terminate()
 
     signal.signal(signal.SIGTERM, stop_current)
-    retries: list[dict[str, Any]] = []
+    retries: list[Retry] = []
     aside = out.parent / f".{out.name}.{ATTEMPT_DIR}" if out else None
     for attempt in (1, 2):
         proc = subprocess.Popen([sys.executable, "-m", "trainer_backend", *argv], stdout=subprocess.PIPE,
@@ -462,7 +482,7 @@ def supervise(argv: list[str]) -> int:
         reason = retry_reason(held, code, out)
         if reason is None or attempt == 2:
             break
-        retries.append({"attempt": attempt, "reason": reason, "dir": ATTEMPT_DIR})
+        retries.append(Retry(attempt=attempt, reason=reason, dir=ATTEMPT_DIR))
         print(f"trainer_backend: the multi-worker run failed ({reason}); retrying it once", file=sys.stderr)
         if out is not None and aside is not None and out.exists():
             shutil.rmtree(aside, ignore_errors=True)
@@ -492,7 +512,7 @@ def _payload(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def _finish(writer: protocol.EventWriter, held: list[dict[str, Any]], code: int, out: Path | None,
-            aside: Path | None, retries: list[dict[str, Any]], first_reason: str | None) -> int:
+            aside: Path | None, retries: list[Retry], first_reason: str | None) -> int:
     """The last attempt's error, result and done, with the retry recorded (summary.json and the document)."""
     if retries and out is not None and aside is not None and aside.exists():
         out.mkdir(parents=True, exist_ok=True)

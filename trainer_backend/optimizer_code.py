@@ -21,6 +21,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from tfturbo.learning_rate import OptimizerDoc, OptimizerRecord
+
 from .measure import finite_or_none
 
 GIVEN = "_tfturbo_optimizer_given"  # the attribute `recording_compile` leaves on a compiled model
@@ -61,7 +63,7 @@ class FoundOptimizers:
     there is none."""
 
     objects: list[Any]  # the optimizer objects (as the model holds them: a LossScaleOptimizer stays wrapped)
-    records: list[dict[str, Any]]  # `record()` of each, in the same order
+    records: list[OptimizerRecord]  # `record()` of each, in the same order
     missing: str | None = None
     placeholder: bool = False  # `model.optimizer` is the one compile() made by itself, given none
 
@@ -145,7 +147,7 @@ def schedule_config(schedule: Any) -> dict[str, Any]:
     return {k: plain(v) for k, v in schedule.get_config().items()}
 
 
-def record(attribute: str, optimizer: Any, given: str | None = None) -> dict[str, Any]:
+def record(attribute: str, optimizer: Any, given: str | None = None) -> OptimizerRecord:
     """{"attribute", "class", "module", "given_as", "learning_rate", "default_learning_rate"} of one optimizer:
     `learning_rate` a number, or {"schedule": its class, "config": its config} for a schedule, or None (a
     callable Keras cannot read); `given_as` the string compile() got, else None."""
@@ -178,14 +180,14 @@ def record(attribute: str, optimizer: Any, given: str | None = None) -> dict[str
             "default_learning_rate": default}
 
 
-def legacy_record(rec: dict[str, Any]) -> dict[str, Any]:
+def legacy_record(rec: OptimizerRecord) -> OptimizerDoc:
     """The summary's `optimizer` as it always read: {"class", "module", "given_as", "learning_rate" (a schedule's
     initial rate), "default_learning_rate", "schedule" (its class name), "schedule_config" (its parameters)}."""
     rate = rec.get("learning_rate")
     schedule = rate if isinstance(rate, dict) else None
     return {"class": rec["class"], "module": rec["module"], "given_as": rec["given_as"],
             "learning_rate": finite_or_none((schedule.get("config") or {}).get("initial_learning_rate"))
-            if schedule else rate,
+            if schedule else rate if not isinstance(rate, dict) else None,
             "default_learning_rate": rec["default_learning_rate"],
             "schedule": schedule["schedule"] if schedule else None,
             "schedule_config": schedule["config"] if schedule else None}

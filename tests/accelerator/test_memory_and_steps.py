@@ -14,11 +14,12 @@ def test_on_a_gpu_the_study_has_a_memory_budget_for_the_larger_batch(accelerator
     """Before: available memory was None on any accelerator, so the batch search grew blind until a run failed."""
     from tfturbo.tune.engine import StudyEngine, TuneOptions
     from tfturbo.tune.study import Study
+    from tfturbo.environment import Environment
     from trainer_backend.commands.env import document
 
     accelerator("GPU", memory_total=40 * GIB)
     engine = StudyEngine(TuneOptions("builtin:mlp", tmp_path), Study(tmp_path, "builtin:mlp", {}))
-    engine.record_environment(document())
+    engine.record_environment(Environment.from_dict(document()))
     assert engine.decisions.available_memory == 40 * GIB and engine.on_accelerator
     step = next_size(256, [], peak=20 * GIB, available=engine.decisions.available_memory, memory_kind="device")
     assert step.batch_size == 408 and "largest that fits in 80% of the available device memory is about 408" \
@@ -38,11 +39,12 @@ def test_the_study_engines_trials_know_the_device(accelerator, no_matmuls, tmp_p
     from tfturbo.trials.trial import Trial
     from tfturbo.tune.engine import StudyEngine, TuneOptions
     from tfturbo.tune.study import Study
+    from tfturbo.environment import Environment
     from trainer_backend.commands.env import document
 
     accelerator("GPU")
     engine = StudyEngine(TuneOptions("builtin:mlp", tmp_path), Study(tmp_path, "builtin:mlp", {}))
-    engine.record_environment(document())
+    engine.record_environment(Environment.from_dict(document()))
     a = RunSettings("builtin:mlp", batch_size=128)
     trial = Trial(a, a.with_(batch_size=256), accelerator=engine.on_accelerator)
     assert not trial.paired and Trial(a, a.with_(batch_size=256)).paired

@@ -40,7 +40,8 @@ def test_the_xla_rung_that_did_not_take_effect_says_use_cudnn_false(accelerator)
 
     accelerator("GPU")
     finding = jit_support_findings(_lstm_model())[0].to_dict()
-    why = LEVER.not_in_effect({"settings": {"jit_compile": True}, "xla_active": False, "findings": [finding]})
+    why = LEVER.not_in_effect(RunSummary.from_dict({"settings": {"jit_compile": True}, "xla_active": False,
+                                                    "findings": [finding]}))
     assert "what would enable it: use_cudnn=False on the LSTM/GRU layers" in why
 
 
@@ -90,12 +91,13 @@ def test_a_tpu_has_no_xla_rung_and_its_runs_say_xla(accelerator):
     baseline that does not exist there, and the runs were labelled and recorded without XLA."""
     from tfturbo.tune.levers.autoclustering import LEVER as AUTO
     from tfturbo.tune.levers.xla import LEVER as XLA
-    from tfturbo.tune.policy import StudyDecisions, accelerator_of
+    from tfturbo.environment import Environment
+    from tfturbo.tune.policy import StudyDecisions
     from tfturbo.tune.study import Rung
     from trainer_backend.commands.run import PreparedRun
 
     env = {"devices": [{"type": "CPU"}, {"type": "TPU", "name": "TPU:0"}]}
-    policy = StudyDecisions([], ["mixed_bfloat16"], "", accelerator=accelerator_of(env))
+    policy = StudyDecisions([], ["mixed_bfloat16"], "", accelerator=Environment.from_dict(env).accelerator)
     settings = RunSettings("builtin:mlp", strategy="tpu", batch_size=128)
     policy.set_baseline(Rung(name="01-baseline", kind="baseline", settings=settings))
     (candidate,) = XLA.candidates(policy)

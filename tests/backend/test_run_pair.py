@@ -29,7 +29,8 @@ def pair_run(tmp_path_factory):
                        PlannedRun("a", 2, base, "a2"), STEADY_S)
     argv, run_dirs = pair_command(pair, runs)
     result = run_backend("run-pair", argv)
-    return pair, run_dirs, result, pair_summaries(result.document, result.status, result.error, run_dirs, pair)
+    summaries = pair_summaries(result.document, result.status, result.error, run_dirs, pair)
+    return pair, run_dirs, result, [s.to_dict() for s in summaries]  # as each run's summary.json reads
 
 
 def events(run_dir: Path) -> list[dict]:

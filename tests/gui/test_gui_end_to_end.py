@@ -58,7 +58,7 @@ def test_wizard_from_workload_to_compare_on_the_real_backend(qtbot, tmp_path):
     qtbot.waitUntil(lambda: baseline.measure_button.isEnabled(), timeout=BACKEND_S)
     assert baseline.status == PASSED, baseline.run_panel.state.text()
     summary = window.session.baseline.summary
-    steps = summary["steps_completed"]
+    steps = summary.steps_completed
     assert 8 <= steps <= 20 and baseline.results.values["Steps"].text().startswith(str(steps))
     measured = len(baseline.run_panel.data.step.view())  # steps timed (validation steps are not)
     assert 0 < measured <= steps and baseline.run_panel.data.step.view()[-1] <= steps

@@ -150,6 +150,6 @@ def test_a_run_pair_process_keeps_each_runs_events_apart_and_its_status_follows_
         {"type": "done", "run": "", "status": "completed", "exit_code": 0},
     ])
     assert data.arm("b2") is b and b.step.view().tolist() == [1, 2, 3] and b.first_steady_step == 2
-    assert data.arm("a2").step_ms.view().tolist() == [60.0, 7.0] and data.arm("a2").summary["steps_completed"] == 2
+    assert data.arm("a2").step_ms.view().tolist() == [60.0, 7.0] and data.arm("a2").summary.steps_completed == 2
     assert data.step.size == 0  # the process's own columns stay empty: nothing is the two runs mixed
     assert data.phase == "warmup" and data.document["runs"].keys() == {"a2", "b2"} and data.finished

@@ -210,7 +210,7 @@ def test_an_automatic_fix_that_fails_says_to_untick_it_and_one_click_gets_a_resu
     failed = precision.rung
     qtbot.mouseClick(box.action_button, LEFT)  # "Run again without the automatic fix"
     qtbot.waitUntil(lambda: precision.rung is not failed and precision.rung.decision is not None, timeout=90_000)
-    assert precision.rung.settings.fix_head is False and precision.rung.summary["status"] == "completed"
+    assert precision.rung.settings.fix_head is False and precision.rung.summary.status == "completed"
     assert not precision.findings.cards[0].checkbox.isChecked() and not box.isVisible()
 
     browser = window.show_browser()

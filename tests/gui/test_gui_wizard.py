@@ -250,7 +250,7 @@ def test_closing_the_window_stops_every_backend(qtbot, tmp_path):
     assert asked == [1, 2] and not window.isVisible()
     assert [p for p in children() if "fake_backend.py" in " ".join(p.cmdline())] == []
     summary = load_run(window.session.rung_path(page.rung)).summary
-    assert summary["status"] == "cancelled"  # stopped cooperatively: the summary was still written
+    assert summary.status == "cancelled"  # stopped cooperatively: the summary was still written
     study = yaml.safe_load((tmp_path / "study" / "study.yaml").read_text())
     assert study["status"] == "interrupted"  # not "running" forever
     assert study["ladder"][0]["status"] == "cancelled"

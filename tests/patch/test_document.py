@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tfturbo.run_summary import RunSummary
 from tfturbo.errors import UserError
 from tfturbo.patch import changes as C
 from tfturbo.patch.build import make_patch
@@ -89,10 +90,10 @@ def test_the_patched_file_is_saved_where_asked_and_never_over_a_changed_script(s
         save_patched(folder, {**doc.to_dict(), "copy": "../../etc/passwd"}, tmp_path / "x.py")
 
 
-def summary(**settings):
-    return {"status": "completed", "steps_completed": 16,
-            "settings": {"policy": "mixed_bfloat16", "jit_compile": True, "batch_size": 128,
-                         "steps_per_execution": 4, **settings}}
+def summary(optimizer=None, **settings):
+    return RunSummary.from_dict({"status": "completed", "steps_completed": 16, "optimizer": optimizer,
+                                 "settings": {"policy": "mixed_bfloat16", "jit_compile": True, "batch_size": 128,
+                                              "steps_per_execution": 4, **settings}})
 
 
 def test_the_check_compares_what_the_copy_ran_with_the_recommendation():
@@ -103,13 +104,14 @@ def test_the_check_compares_what_the_copy_ran_with_the_recommendation():
     assert bad.status == CHECK_FAILED
     assert bad.reason == "the patched script ran float32 where mixed_bfloat16 was recommended; XLA off where XLA on " \
                          "was recommended"
-    failed = compare({"status": "failed", "error": {"message": "ModuleNotFoundError: No module named 'utils'"}}, REC)
+    failed = compare(RunSummary(status="failed", error={"message": "ModuleNotFoundError: No module named 'utils'"}),
+                     REC)
     assert failed.status == NOT_CHECKED and "No module named 'utils'" in failed.reason
     assert compare(None, REC).status == NOT_CHECKED
     # the learning rate, when both runs recorded it: the baseline's own rate times the factor
-    base = {"optimizer": {"learning_rate": 0.001}}
-    assert compare({**summary(), "optimizer": {"learning_rate": 0.002}}, REC, 2.0, base).passed
-    wrong = compare({**summary(), "optimizer": {"learning_rate": 0.001}}, REC, 2.0, base)
+    base = RunSummary(optimizer={"learning_rate": 0.001})
+    assert compare(summary({"learning_rate": 0.002}), REC, 2.0, base).passed
+    wrong = compare(summary({"learning_rate": 0.001}), REC, 2.0, base)
     assert wrong.status == CHECK_FAILED and "learning rate 0.001 where 0.002 (× 2) was recommended" in wrong.reason
 
 

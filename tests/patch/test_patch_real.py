@@ -17,6 +17,7 @@ from tfturbo.patch import changes as C
 from tfturbo.patch.build import make_patch
 from tfturbo.patch.check import CHECKED, check_argv, compare
 from tfturbo.patch.document import ChangesPatch
+from tfturbo.run_summary import RunSummary
 from tfturbo.runfiles import SUMMARY
 from tfturbo.settings import RunSettings
 
@@ -91,4 +92,5 @@ def test_a_patched_copy_runs_as_written_with_its_own_batch(patched_run):
 
 def test_a_patched_copy_measures_the_policy_xla_and_steps_per_call_it_says(patched_run):
     rec, summary = patched_run
-    assert compare(summary, rec).status == CHECKED, compare(summary, rec).reason
+    checked = compare(RunSummary.from_dict(summary), rec)
+    assert checked.status == CHECKED, checked.reason

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from tfturbo.environment import Environment
 from tfturbo import protocol
 from tfturbo.runfiles import (EVENTS, RUN_YAML, RUNS_DIR, SUMMARY, write_checkpoint_settings, write_json_atomic,
                               write_yaml)
@@ -226,8 +227,9 @@ def _build_study(root: Path, workload: str, *, broken: bool, confirmation: bool,
     options = TuneOptions(workload, root, steps=60, val_every=20, batch_size=64, min_replicates=3, max_replicates=3)
     execute = measure(runs, workload)
     study = Study(root, workload, options.to_dict(), created="2026-01-15T10:30:00")
-    study.environment = {"devices": [{"type": "CPU", "name": DEVICE}], "tensorflow": "2.21.0", "keras": "3.15.0",
-                         "recommended_policy": "float32", "reason": "CPU without native bfloat16"}
+    study.environment = Environment.from_dict({
+        "devices": [{"type": "CPU", "name": DEVICE}], "tensorflow": "2.21.0", "keras": "3.15.0",
+        "recommended_policy": "float32", "reason": "CPU without native bfloat16"})
     study.audit = [dict(DIM_FINDING)]
     study.probe = {"verdict": "compute_bound", "input_fraction": 0.04, "data_steps_per_s": 950.0,
                    "compute_steps_per_s": 5.1, "train_steps_per_s": 4.9, "findings": []}

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from tests.conftest import run_cli
+from tfturbo.run_summary import RunSummary
 from tfturbo import findings as F
 
 from script_helpers import SCRIPTS, cli_json, script_in_folder
@@ -89,7 +90,7 @@ def test_tune_measures_the_16bit_rung_of_a_script_with_custom_layers(text_script
 def test_the_cli_shows_the_script_options(text_script_run):
     from tfturbo.console import render_run_summary
 
-    assert "script opts   --epochs 2 --length 48" in render_run_summary(text_script_run[0])
+    assert "script opts   --epochs 2 --length 48" in render_run_summary(RunSummary.from_dict(text_script_run[0]))
 
 
 # ------------------------------------------------------------------ several fit() calls, a loss of the model's own
@@ -109,7 +110,7 @@ def test_a_distiller_after_its_teacher_is_measured_as_written_at_the_fit_call_ch
     assert run_yaml["workload"]["fit"]["line"] == 58 and run_yaml["settings"]["fit_call"] == 2
     assert "--fit-call 2" in run_yaml["command_line"]
     assert "measured      the 2nd fit() call of distiller_two_fits.py (line 58, Distiller 'distiller'); the script " \
-           "calls .fit( at lines 49 and 58: --fit-call N measures the Nth" in render_run_summary(doc)
+           "calls .fit( at lines 49 and 58: --fit-call N measures the Nth" in render_run_summary(RunSummary.from_dict(doc))
     student = 2 * 32 * (32 * 16 + 16 * 10) * 2  # forward and weight gradients, less than the step counted
     assert doc["flops_per_step"] > 2 * 32 * (32 * 256 + 256 * 10) + student  # the teacher's forward pass is in it
     [optimizer] = doc["optimizers"]

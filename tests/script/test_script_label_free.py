@@ -56,11 +56,13 @@ def test_run_measures_a_model_trained_on_features_only(vae_run):
 
 def test_the_gate_compares_its_own_validation_loss_batch_by_batch(vae_run):
     """The same run as both arms: the label-free gate reads the backend's per-batch file and says what it paired."""
+    from tfturbo.run_summary import RunSummary
     from tfturbo.trials.label_free import compare_runs
     from tfturbo.trials.verdict import Tolerance
 
     doc, out = vae_run
-    acc = compare_runs([(doc, out)], [(doc, out)], Tolerance())
+    summary = RunSummary.from_dict(doc)
+    acc = compare_runs([(summary, out)], [(summary, out)], Tolerance())
     assert acc.verdict == "within tolerance" and acc.delta == 0.0 and acc.unit == "validation batch"
     assert acc.examples == 4 and "paired on the same 4 validation batches" in acc.text()
     assert "the model's own test_step" in acc.text() and acc.paired_on() == "4 validation batches"

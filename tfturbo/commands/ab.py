@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import protocol
+from ..findings import FindingDoc
 from ..cli_args import WORKLOAD_HELP
 from ..backend_client import BackendResult, log_path, run_backend
 from ..console import format_finding
@@ -113,7 +114,7 @@ def document(trial: Trial, verdict: TrialVerdict, runs_kept: bool = False) -> di
     return doc
 
 
-def _key(finding: dict) -> tuple:
+def _key(finding: FindingDoc) -> tuple[object, ...]:
     return finding.get("code"), finding.get("where"), finding.get("message")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..learning_rate import learning_rate_lines
+from ..learning_rate import OptimizerDoc, learning_rate_lines
 from ..settings import XLA_CPU_AUTOCLUSTERING_FLAG
 
 
@@ -72,7 +72,7 @@ class LearningRate(Change):
     `optimizer`: how the workload wrote its optimizer (the baseline summary's "optimizer")."""
 
     factor: float
-    optimizer: dict[str, Any] | None = None
+    optimizer: OptimizerDoc | None = None
 
     @property
     def factor_text(self) -> str:

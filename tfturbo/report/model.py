@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..findings import FindingDoc
 from .. import compare, protocol, summary as summ
 from ..headline import Headline, config_words, headlines, reason_beside
 from ..cli_args import run_argv
@@ -28,6 +29,7 @@ from ..errors import UserError
 from ..learning_rate import rate_text
 from ..numbers import counted, finite
 from ..run_summary import RunSummary
+from ..environment import Environment
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
@@ -155,14 +157,14 @@ class ReportData:
     created: str
     device: str
     versions: dict[str, str]
-    environment: dict[str, Any]
+    environment: Environment
     rungs: list[LadderRow]
     baseline: LadderRow | None
     tuned: LadderRow | None  # the recommended rung (None: keep the baseline)
     verdict: str
     recommended: dict[str, Any]
     apply_rows: list[tuple[str, str]]
-    findings: list[dict[str, Any]]
+    findings: list[FindingDoc]
     probe: dict[str, Any] | None
     plots: list[Plot]
     snippet: str | None
@@ -577,7 +579,7 @@ def validation_examples(rungs: list[LadderRow]) -> int | None:
     return max(counts) if counts else None
 
 
-def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | None]) -> list[dict[str, Any]]:
+def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | None]) -> list[FindingDoc]:
     """The study's findings, then each run's, without repeats; each tagged with the run it came from and whether it
     `applies` to the kept settings (the `kept` rows': the recommendation's and the baseline's): a finding that only
     runs of other configurations raised (a 16-bit run's, an XLA run's, when neither was kept) did not apply to them
@@ -586,7 +588,7 @@ def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | Non
     settings = {r.name: compare.run_settings(r) for r in records} | {r.name: r.settings.to_dict() for r in study.rungs}
     keys = {compare.replicate_key(row.settings) for row in kept if row is not None and row.settings}
     sources: dict[tuple[str, str, str], list[str]] = {}
-    out = []
+    out: list[FindingDoc] = []
     study_level = [study.audit, (study.probe or {}).get("findings") or [],
                    (study.probe_input_fixes or {}).get("findings") or []]
     groups = [("study", f) for group in study_level for f in group] + \
@@ -755,7 +757,7 @@ def _clip_spikes(curves: list[Curve], limit: float) -> str:
     return f" {counted(n, 'point')} above {shown} (warm-up, spikes) are drawn at the top edge and marked with a triangle."
 
 
-def _snippet(workload: str, recommended: dict[str, Any], baseline: LadderRow | None, findings: list[dict[str, Any]],
+def _snippet(workload: str, recommended: dict[str, Any], baseline: LadderRow | None, findings: list[FindingDoc],
              baseline_summary: RunSummary | None = None) -> str | None:
     """The code to apply of a study that recorded none (written before the patch, or stopped before its end):
     the recommendation's patch of the workload's file, made now and not checked (`tune.code_changes`)."""
@@ -864,14 +866,14 @@ def gather(study_dir: str | Path) -> ReportData:
     findings = _findings(study, ordered, [tuned, baseline])
     workload = _workload(study, ordered)
     ref = base_record or (ordered[0] if ordered else None)
-    env = study.environment or {}
+    env = study.environment or Environment()
     scaling = ScalingResult.load(study_dir)
     if scaling is not None:
         warnings += [f"scaling: {p}" for p in scaling.problems]
     device = (_run_meta(ref, "device") if ref else None) or \
-        ", ".join(_device_name(d) for d in env.get("devices") or []) or "unknown"
+        ", ".join(_device_name(d) for d in env.devices) or "unknown"
     versions = (_run_meta(ref, "versions") if ref else None) or \
-        {k: env[k] for k in ("tensorflow", "keras") if env.get(k)}
+        {k: v for k, v in (("tensorflow", env.tensorflow), ("keras", env.keras)) if v}
     return ReportData(
         study_dir=study_dir, workload=workload, created=study.created or "not recorded",
         device=str(device), versions={str(k): str(v) for k, v in (versions or {}).items()}, environment=env,

@@ -95,7 +95,7 @@ def title_page(data: ReportData) -> list:
     else:
         out.append(P("None: keep the current settings.", style.BODY))
     env = data.environment
-    rec = env.get("recommended_policy")
+    rec = env.recommended_policy
     meta = [("Workload", data.workload)] + ([("Measured", data.measured_fit)] if data.measured_fit else []) + \
         ([("Baseline", f"the script as written: {data.as_written}")] if data.as_written else []) + \
         ([("Not run while measuring", f"the script's callbacks {', '.join(data.callbacks_not_run)} "
@@ -107,12 +107,11 @@ def title_page(data: ReportData) -> list:
     kept = next((value for key, value in data.apply_rows if key == "Precision policy"), None)
     if kept:  # the recommendation's policy; the hardware's 16-bit candidate read as it ("Policy: mixed_bfloat16")
         measured = f"; {rec} was the 16-bit policy measured on this hardware" + \
-            (f" ({env.get('reason')})" if env.get("reason") else "") if rec and rec != kept else ""
+            (f" ({env.reason})" if env.reason else "") if rec and rec != kept else ""
         meta.append(("Precision policy", f"{kept} (recommended{'' if data.tuned else ': the current settings'})"
                      + measured))
     elif rec:
-        meta.append(("16-bit policy for this hardware", f"{rec}" + (f" ({env.get('reason')})" if env.get("reason")
-                                                                    else "")))
+        meta.append(("16-bit policy for this hardware", f"{rec}" + (f" ({env.reason})" if env.reason else "")))
     verdict_box = Table([[P(esc(data.verdict), style.VERDICT)]], colWidths=[WIDTH])
     verdict_box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), style.TINT),
                                      ("LEFTPADDING", (0, 0), (-1, -1), 12), ("RIGHTPADDING", (0, 0), (-1, -1), 12),

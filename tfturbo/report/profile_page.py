@@ -17,6 +17,7 @@ from reportlab.graphics.charts.legends import Legend
 from reportlab.graphics.shapes import Drawing, String
 from reportlab.lib import colors
 
+from ..findings import FindingDoc
 from .. import profile as prof
 from ..profile_findings import compare_findings
 from ..runfiles import RUNS_DIR
@@ -34,7 +35,7 @@ class TimeWent:
     run_label: str | None = None  # None: nothing was recommended over the baseline
     run: prof.Profile | None = None
     change: prof.ProfileChange | None = None
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[FindingDoc] = field(default_factory=list)
     # every other configuration tried that captured a profile: (label, its change against the baseline)
     tried: list[tuple[str, prof.ProfileChange]] = field(default_factory=list)
     reference: prof.Profile | None = None  # what the recommended run is compared with, when not the baseline run
@@ -59,7 +60,7 @@ def _dirs(runs: Path, row: Any) -> tuple[Path, list[Path]]:
 
 
 def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
-           run_findings: list[dict[str, Any]]) -> TimeWent | None:
+           run_findings: list[FindingDoc]) -> TimeWent | None:
     """The page's data for the baseline and the recommended rung (`LadderRow`s; `tuned` may be None), and the
     change of every other rung. Each configuration's profile is where its rung's design record says
     (`profile.rung_profile_dirs`: profiled once per study, maybe in an earlier rung's run)."""

@@ -23,7 +23,7 @@ from .trial import PlannedPair, PlannedRun
 Runner = Callable[..., BackendResult]
 
 
-def summary_of(result_document: dict[str, Any] | None, status: str, error: dict[str, Any] | None,
+def summary_of(result_document: dict[str, Any] | None, status: str, error: protocol.ErrorDoc | None,
                run_dir: Path, planned: PlannedRun) -> RunSummary:
     """The summary to judge: the backend's document, else the run's own file, else its status and error."""
     summary = RunSummary.from_dict(result_document) if result_document is not None else None
@@ -32,7 +32,8 @@ def summary_of(result_document: dict[str, Any] | None, status: str, error: dict[
     if summary is None:
         summary = RunSummary(status=status, settings=planned.settings)
     if error and not summary.error:
-        summary.error = {k: error.get(k) for k in ("kind", "message", "fix")}
+        summary.error = protocol.ErrorDoc(kind=error.get("kind", ""), message=error.get("message", ""),
+                                          fix=error.get("fix", ""))
     return summary
 
 
@@ -43,7 +44,7 @@ def pair_command(pair: PlannedPair, runs_dir: Path) -> tuple[list[str], list[Pat
     return pair_argv((first.settings, str(run_dirs[0])), (second.settings, str(run_dirs[1])), pair.steady_s), run_dirs
 
 
-def pair_summaries(result_document: dict[str, Any] | None, status: str, error: dict[str, Any] | None,
+def pair_summaries(result_document: dict[str, Any] | None, status: str, error: protocol.ErrorDoc | None,
                    run_dirs: list[Path], pair: PlannedPair) -> list[RunSummary]:
     """Each run's summary to judge from what a `run-pair` process left: its document's run, else the run's own
     summary.json, else its status; an error event counts for the run it names (or both, when it names none)."""
@@ -56,7 +57,7 @@ def pair_summaries(result_document: dict[str, Any] | None, status: str, error: d
     return out
 
 
-def fail_on_bad_input(error: dict[str, Any] | None, what: str) -> None:
+def fail_on_bad_input(error: protocol.ErrorDoc | None, what: str) -> None:
     """A broken workload ends everything before anything is judged (exit 2, one line: what is wrong, then its
     fix, once — an older backend's message already ended with it)."""
     if error and error.get("kind") == protocol.BAD_INPUT:

@@ -1023,7 +1023,7 @@ class Trial:
         failed_a = next((r for r in a_runs if r.status != COMPLETED and r.planned.replicate >= 1), None)
         status = next((r.status for r in b_runs if r.status != COMPLETED), COMPLETED if b_runs else "crashed")
         b_done = [r.summary for r in b_runs if r.summary is not None]
-        findings = [f for s in b_done for f in s.findings or [] if isinstance(f, dict)]
+        findings = [f for s in b_done for f in s.findings or []]
         xla_active = all(r.summary is None or r.summary.xla_active is not False for r in b_runs if r.status == COMPLETED)
         error = next((r.summary.error if r.summary else None for r in b_runs if r.status != COMPLETED), None)
         outputs = next((s.output_dtypes for s in b_done if s.output_dtypes), None)

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol import ErrorDoc, error_of
+from ..findings import FindingDoc, findings_in
 from .. import findings as F
 from ..numbers import counted, num
 from ..verdicts import AccuracyVerdict as _Accuracy
@@ -332,10 +334,10 @@ class TrialVerdict:
     accuracy: AccuracyVerdict
     kept: bool
     reason: str
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[FindingDoc] = field(default_factory=list)
     status: str = "completed"  # B's run status (completed, failed, nan_stopped, cancelled, crashed)
     design: str = ""  # how it was measured, in words (for the report)
-    error: dict[str, Any] | None = None  # B's failed run's error: {"kind", "message", "fix"}
+    error: ErrorDoc | None = None  # B's failed run's error: {"kind", "message", "fix"}
     rule: Tolerance | None = None  # the accuracy rule the gate applied (None: not recorded, the default)
     # the way forward the user took after an inconclusive accuracy verdict ("loss", "tolerance", "examples"; "")
     way_forward: str = ""
@@ -390,8 +392,8 @@ class TrialVerdict:
         rule = Tolerance.from_dict(d["rule"]) if isinstance(d.get("rule"), dict) else None
         return cls(SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {}),
                    bool(d.get("kept")), str(d.get("reason") or ""),
-                   [f for f in d.get("findings") or [] if isinstance(f, dict)], str(d.get("status") or "completed"),
-                   str(d.get("design") or ""), d.get("error") if isinstance(d.get("error"), dict) else None,
+                   findings_in(d.get("findings")), str(d.get("status") or "completed"),
+                   str(d.get("design") or ""), error_of(d.get("error")),
                    rule, str(d.get("way_forward") or ""), num(d.get("steady_s")),
                    Design.from_dict(d.get("design_record")))
 
@@ -425,11 +427,11 @@ def speed_verdict_of(ci: tuple[float, float]) -> str:
     return NO_CHANGE
 
 
-def _finding(code: str, message: str, fix: str, where: str, **data: Any) -> dict[str, Any]:
+def _finding(code: str, message: str, fix: str, where: str, **data: Any) -> FindingDoc:
     return F.Finding(code, message, fix, where, data={k: v for k, v in data.items() if v is not None}).to_dict()
 
 
-def failure_line(status: str, error: dict[str, Any] | None) -> str:
+def failure_line(status: str, error: ErrorDoc | None) -> str:
     """What a failed run says in one line: its error's message and the fix to try (when the backend knew one)."""
     error = error or {}
     message = " ".join(str(error.get("message") or "").split())
@@ -458,7 +460,7 @@ class Change:
     b_output_dtypes: list[str] | None = None  # what B's model head computed in (summary `output_dtypes`)
 
 
-def likely_causes(change: Change, b_findings: list[dict[str, Any]], nan: bool = False) -> list[str]:
+def likely_causes(change: Change, b_findings: list[FindingDoc], nan: bool = False) -> list[str]:
     """The most likely causes of B's accuracy loss (or NaN loss), most likely first, each with its fix: what the
     runs saw (integer ids rounded, a 16-bit head) before what the settings changed (policy, batch, XLA)."""
     a, b = change.a, change.b
@@ -488,9 +490,9 @@ def likely_causes(change: Change, b_findings: list[dict[str, Any]], nan: bool = 
     return causes or ["keep the previous settings"]
 
 
-def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings: list[dict[str, Any]],
+def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings: list[FindingDoc],
          where: str, against: str, xla_requested: bool = False, xla_active: bool = True,
-         error: dict[str, Any] | None = None, change: Change | None = None) -> tuple[bool, str, list[dict[str, Any]]]:
+         error: ErrorDoc | None = None, change: Change | None = None) -> tuple[bool, str, list[FindingDoc]]:
     """(kept, reason, findings): the one keep/reject rule of tfturbo. A failed run's reason is its
     `failure_line` (its `error` document: message and fix); ACCURACY_REGRESSION and NAN_LOSS name the likely
     causes from `change` (what B changed and saw), in order."""
@@ -508,7 +510,7 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
         return False, f"the run {what}", []
 
     reasons: list[str] = []
-    found: list[dict[str, Any]] = []
+    found: list[FindingDoc] = []
     codes = F.codes_of(b_findings)
     for code, text in DISQUALIFYING.items():
         if code in codes:  # the run's own fix, carried here: the run may be gone (`ab` without --out removes it)

@@ -16,8 +16,9 @@ its optimizer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..findings import FindingDoc, findings_in
 from ..patch.changes import Change
 from ..run_summary import RunSummary
 from ..settings import RunSettings
@@ -34,11 +35,11 @@ def _settings(s: RunSettings | None) -> RunSettings:
 
 
 def changes_for(recommended: RunSettings | None, baseline: RunSettings | None,
-                findings: list[dict[str, Any]] | None = None,
+                findings: list[FindingDoc] | None = None,
                 baseline_summary: RunSummary | None = None) -> list[Change]:
     """Every lever's changes from `baseline` to `recommended`, in the checklist's order."""
     rec, base = _settings(recommended), _settings(baseline)
-    found = [f for f in findings or [] if isinstance(f, dict)]
+    found = findings_in(findings)
     code = levers.WorkloadCode(baseline_summary.optimizer, baseline_summary.device) if baseline_summary else \
         levers.WorkloadCode()
     return [c for lever in levers.LEVERS for c in lever.changes(rec, base, found, code)]
@@ -63,7 +64,7 @@ def target_of(path: Path, baseline_summary: RunSummary | None, script_args: list
 
 
 def recommended_patch(workload: str, recommended: RunSettings | None,
-                      baseline: RunSettings | None, findings: list[dict[str, Any]] | None = None,
+                      baseline: RunSettings | None, findings: list[FindingDoc] | None = None,
                       baseline_summary: RunSummary | None = None) -> Patch:
     """The patch of the workload's file for the recommendation (every change left to the user, with its code,
     when there is no file: a workload that is not on this machine)."""

@@ -42,11 +42,13 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
+from ..findings import FindingDoc, findings_in
 from ..as_written import as_written_text
 from .. import findings as F
 from .. import backend_client, protocol
 from ..cli_args import run_argv, script_argv
 from ..compare import replicate_key
+from ..environment import Environment
 from ..errors import OutputDirError, UserError, required
 from ..numbers import counted
 from ..run_summary import RunSummary
@@ -67,7 +69,7 @@ from .code_changes import recommended_patch, target_file
 from .levers import Candidate, Lever
 from .levers.input_pipeline import INPUT_BOUND_ADVICE
 from .options import TuneOptions as TuneOptions  # (re-exported: the front ends and tests name it here)
-from .policy import StudyDecisions, accelerator_of, sixteen_bit_policies
+from .policy import StudyDecisions, sixteen_bit_policies
 from .study import Rung, RungKind, Study, StudyStatus, measurement_only
 
 if TYPE_CHECKING:  # made by tfturbo.patch.build (libcst), loaded when the study makes its patch
@@ -106,7 +108,7 @@ class Outcome:
 
     document: dict[str, Any] | None
     status: str = protocol.RunStatus.COMPLETED
-    error: dict[str, Any] | None = None
+    error: protocol.ErrorDoc | None = None
 
 
 def prepare_study_dir(path: Path) -> bool:
@@ -504,36 +506,35 @@ class StudyEngine:
             if doc is None:
                 self.fail("the backend could not report the environment: " + error_text(outcome))
                 return
-        self.record_environment(doc)
-        names = [str(d.get("name") or d.get("type")) if isinstance(d, dict) else str(d) for d in doc.get("devices") or []]
-        self.say(f"environment: {', '.join(names) or 'no device listed'}; "
-                 f"recommended policy {doc.get('recommended_policy')} ({doc.get('reason', '')})")
+        env = doc if isinstance(doc, Environment) else Environment.from_dict(doc, "the env document")
+        self.record_environment(env)
+        self.say(f"environment: {', '.join(env.device_names()) or 'no device listed'}; "
+                 f"recommended policy {env.policy_text()}")
 
-    def record_environment(self, doc: dict[str, Any]) -> None:
+    def record_environment(self, env: Environment) -> None:
         """The `env` document: the 16-bit policies to measure and the memory a larger batch may use."""
-        self.study.environment = doc
-        policies, reason = sixteen_bit_policies(doc.get("recommended_policy"), self.opts.both_policies,
+        self.study.environment = env
+        policies, reason = sixteen_bit_policies(env.recommended_policy, self.opts.both_policies,
                                                 self.opts.sixteen_bit_policy)
-        available = (doc.get("memory") or {}).get("available_bytes")
-        available = available if isinstance(available, (int, float)) else None
+        available = env.available_memory
         if self.decisions is None:
             self.decisions = StudyDecisions(self.study.audit, policies, reason, self.opts.auto_fix,
-                                       self.opts.max_batch_scale, available, accelerator_of(doc))
+                                       self.opts.max_batch_scale, available, env.accelerator)
         else:  # the report again (the wizard asks when its page shows): what was measured stays
             self.decisions.policies, self.decisions.policy_reason, self.decisions.available_memory = policies, reason, available
-            self.decisions.accelerator = accelerator_of(doc)
+            self.decisions.accelerator = env.accelerator
 
     def _audit(self) -> Flow:
         recorded = self.recorded
         if recorded is not None and (recorded.audit or recorded.probe is not None or recorded.rungs):
             self.record_audit(recorded.audit)
             return
-        action = audit_action(self.opts, (self.study.environment or {}).get("recommended_policy"))
+        action = audit_action(self.opts, self.study.environment.recommended_policy if self.study.environment else None)
         outcome = yield from self._ask(action)
         if outcome.document is None:
             self.fail("the audit failed: " + error_text(outcome))
             return
-        found = [f for f in outcome.document.get("findings") or [] if isinstance(f, dict)]
+        found = findings_in(outcome.document.get("findings"))
         own = OwnLength.of(outcome.document) if self.opts.own_length else None
         if own is not None:  # saved with the audit: a resumed study trains the same length
             self.opts.steps = own.run_steps
@@ -547,7 +548,7 @@ class StudyEngine:
         if fit:  # a training script: which of its fit() calls every run measures
             self.say(f"measured: {fit}")
 
-    def record_audit(self, findings: list[dict[str, Any]]) -> None:
+    def record_audit(self, findings: list[FindingDoc]) -> None:
         """Static findings, each once (the wizard's pages audit again under the policy they measure)."""
         study = self.study
         seen = {(f.get("code"), f.get("where"), f.get("message")) for f in study.audit}
@@ -949,7 +950,7 @@ class StudyEngine:
             PATCH, run_dir=run_dir, python_path=[str(Path(patch.path).parent)]))
         error = outcome.error or {}
         self._checked = (patch.patched, RunSummary.from_dict(outcome.document) if outcome.document else RunSummary(
-            status=outcome.status, error={"message": error.get("message")} if error.get("message") else None))
+            status=outcome.status, error=protocol.ErrorDoc(message=error["message"]) if error.get("message") else None))
         checked = self.changes_patch(patch)
         assert checked is not None and checked.check is not None, "a patch with a diff says what its check found"
         self.say("patch: " + checked.check.line())

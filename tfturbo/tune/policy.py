@@ -20,9 +20,9 @@ recommendation:
 
 from __future__ import annotations
 
-from typing import Any
 
 from .. import findings as F
+from ..findings import FindingDoc
 from ..settings import RunSettings, with_audit_fixes
 from ..trials.verdict import TrialVerdict
 from ..verdicts import ProbeVerdict
@@ -49,24 +49,14 @@ def sixteen_bit_policies(recommended: str | None, both: bool, chosen: str | None
     return policies, why
 
 
-def accelerator_of(environment: dict[str, Any] | None) -> str | None:
-    """"TPU" or "GPU" when the `env` document's machine trains on one, else None (a document written before
-    its "accelerator" key: read from its devices)."""
-    doc = environment or {}
-    if doc.get("accelerator") in ("GPU", "TPU"):
-        return str(doc["accelerator"])
-    kinds = {d.get("type") for d in doc.get("devices") or [] if isinstance(d, dict)}
-    return next((kind for kind in ("TPU", "GPU") if kind in kinds), None)
-
-
 class StudyDecisions:
     """Owns the decisions of a study; the front ends own only how runs are executed and shown."""
 
-    def __init__(self, audit: list[dict[str, Any]], policies: list[str], policy_reason: str, auto_fix: bool = True,
+    def __init__(self, audit: list[FindingDoc], policies: list[str], policy_reason: str, auto_fix: bool = True,
                  max_batch_scale: float = DEFAULT_MAX_SCALE, available_memory: float | None = None,
                  accelerator: str | None = None) -> None:
         """`available_memory`: bytes a larger batch may use (the env document's memory; None: unknown);
-        `accelerator`: "GPU" or "TPU" when one trains (`accelerator_of`), else None."""
+        `accelerator`: "GPU" or "TPU" when one trains (`Environment.accelerator`), else None."""
         self.accelerator = accelerator
         self.audit = audit
         self.policies = policies

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..as_written import as_written_text, callbacks_not_run
 from ..console import format_finding
+from ..environment import Environment
 from ..trials.verdict import AccuracyVerdict
 from ..verdicts import Verdict, input_share_phrase
 from . import levers
@@ -114,10 +115,10 @@ def _probe_line(probe: dict[str, Any]) -> str:
 def render_study(doc: dict[str, Any]) -> str:
     """The whole text output of `tfturbo tune`."""
     lines = [f"tfturbo tune {doc.get('workload')} — study in {doc.get('study_dir')}"]
-    env = doc.get("environment") or {}
-    if env:
-        lines.append(f"environment: TensorFlow {env.get('tensorflow')}, Keras {env.get('keras')}; "
-                     f"recommended policy {env.get('recommended_policy')} ({env.get('reason', '')})")
+    if doc.get("environment"):
+        env = Environment.from_dict(doc["environment"])
+        lines.append(f"environment: TensorFlow {env.tensorflow}, Keras {env.keras}; "
+                     f"recommended policy {env.policy_text()}")
     probe = doc.get("probe") or {}
     if probe.get("verdict"):
         lines.append(f"input: {_probe_line(probe)}")

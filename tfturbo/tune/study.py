@@ -25,7 +25,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..findings import FindingDoc, findings_in
 from .. import __version__
+from ..as_written import AsWritten
+from ..environment import Environment
 from ..errors import UserError
 from ..formats import check_version
 from ..numbers import json_safe, num
@@ -147,8 +150,8 @@ class Study:
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     status: str = StudyStatus.RUNNING
     message: str = ""
-    environment: dict[str, Any] | None = None
-    audit: list[dict[str, Any]] = field(default_factory=list)
+    environment: Environment | None = None  # the `env` document
+    audit: list[FindingDoc] = field(default_factory=list)
     probe: dict[str, Any] | None = None
     probe_input_fixes: dict[str, Any] | None = None  # the probe again with --input-fixes (input_pipeline rung kept)
     rungs: list[Rung] = field(default_factory=list)
@@ -159,7 +162,7 @@ class Study:
     report: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # study.yaml keys a newer tfturbo wrote (kept as read)
     # findings study.yaml recorded that no rung gives any more (its run folder is gone, or a user added one)
-    recorded_findings: list[dict[str, Any]] = field(default_factory=list)
+    recorded_findings: list[FindingDoc] = field(default_factory=list)
     problems: list[str] = field(default_factory=list, repr=False, compare=False)  # what load() could not read
 
     @property
@@ -182,19 +185,18 @@ class Study:
         self.save()
         return rung
 
-    def findings(self) -> list[dict[str, Any]]:
+    def findings(self) -> list[FindingDoc]:
         """Audit, probe, run and decision findings, each once."""
-        out, seen = [], set()
-        groups = [self.audit, (self.probe or {}).get("findings") or [],
-                  (self.probe_input_fixes or {}).get("findings") or []]
+        out: list[FindingDoc] = []
+        seen = set()
+        groups = [self.audit, findings_in((self.probe or {}).get("findings")),
+                  findings_in((self.probe_input_fixes or {}).get("findings"))]
         for r in self.rungs:
-            groups.append(r.summary.findings or [] if r.summary else [])
+            groups.append(findings_in(r.summary.findings) if r.summary else [])
             groups.append(r.decision.findings if r.decision else [])
         groups.append(self.recorded_findings)
         for group in groups:
             for f in group:
-                if not isinstance(f, dict):
-                    continue
                 key = (f.get("code"), f.get("where"), f.get("message"))
                 if key not in seen:
                     seen.add(key)
@@ -226,7 +228,7 @@ class Study:
             "recommended_rung": self.recommended_rung,
             "findings": self.findings(),
             "report": self.report,
-            "environment": self.environment,
+            "environment": self.environment.to_dict() if self.environment is not None else None,
             "probe": self.probe,
             "probe_input_fixes": self.probe_input_fixes,
             "measurement": self.measurement(),
@@ -235,7 +237,7 @@ class Study:
             "as_written": self.as_written(),
         }
 
-    def as_written(self) -> dict[str, Any] | None:
+    def as_written(self) -> AsWritten | None:
         """The script's own configuration, which the baseline measured (its run's `as_written`)."""
         return self.baseline.summary.as_written if self.baseline is not None and self.baseline.summary else None
 
@@ -248,7 +250,7 @@ class Study:
             "created": self.created,
             "status": self.status,
             "message": self.message,
-            "environment": self.environment,
+            "environment": self.environment.to_dict() if self.environment is not None else None,
             "options": self.options,
             "audit": {"findings": self.audit},
             "probe": self.probe,
@@ -286,10 +288,11 @@ class Study:
         workload = doc.get("workload") or ""
         study = cls(path, workload, doc.get("options") or {}, created=doc.get("created") or "",
                     status=doc.get("status") or "", message=doc.get("message") or "",
-                    environment=doc.get("environment"), audit=_audit_findings(doc.get("audit")),
+                    environment=Environment.from_dict(doc["environment"], f"{STUDY_YAML}: environment")
+                    if doc.get("environment") is not None else None, audit=_audit_findings(doc.get("audit")),
                     probe=doc.get("probe"), recommended_rung=doc.get("recommended_rung"),
                     snippet=doc.get("snippet"), patch=doc.get("patch"), report=doc.get("report"), extra=extra,
-                    recorded_findings=[f for f in doc.get("findings") or [] if isinstance(f, dict)],
+                    recorded_findings=findings_in(doc.get("findings")),
                     problems=problems)
         study.recommended = _settings(doc.get("recommended"), f"{STUDY_YAML}: recommended", problems)
         for i, entry in enumerate(doc.get("ladder") or []):
@@ -299,9 +302,9 @@ class Study:
         return study
 
 
-def _audit_findings(audit: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _audit_findings(audit: dict[str, Any] | None) -> list[FindingDoc]:
     """The audit's findings (`audit: {findings: [...]}`), the ones that are findings at all."""
-    return [f for f in (audit or {}).get("findings") or [] if isinstance(f, dict)]
+    return findings_in((audit or {}).get("findings"))
 
 
 def _settings(doc: dict[str, Any] | None, source: str, problems: list[str]) -> RunSettings | None:

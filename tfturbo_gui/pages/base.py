@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QFrame, QInputDialog, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
                                QWidget)
 
+from tfturbo.findings import FindingDoc, findings_in
 from tfturbo import protocol
 from tfturbo.profile_findings import compare_findings
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
@@ -405,7 +406,7 @@ class RungPage(WizardPage):
         self.audit_panel.hide()
         self.left.addWidget(self.audit_panel)
         self._audited: str | None = None
-        self._audit_findings: list[dict] = []
+        self._audit_findings: list[FindingDoc] = []
         self.run_button = QPushButton(self.run_button_text)
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(lambda: self.start_run())
@@ -519,7 +520,7 @@ class RungPage(WizardPage):
     def _on_audit_ended(self, data: RunData) -> None:
         self.audit_panel.setVisible(data.document is None)  # its error stays; a clean audit shows as findings
         if data.document is not None:
-            found = [f for f in data.document.get("findings") or [] if isinstance(f, dict)]
+            found = findings_in(data.document.get("findings"))
             self._audit_findings = found
             self.session.record_audit(found)
             self.findings.set_findings(found)
@@ -527,7 +528,7 @@ class RungPage(WizardPage):
         self.update_controls()
         self.audit()  # the request changed while the audit ran
 
-    def _preselect_fixes(self, found: list[dict]) -> None:
+    def _preselect_fixes(self, found: list[FindingDoc]) -> None:
         """Tick the automatic fixes the audit calls for (the recommended answer; the user may untick them)."""
         for f in found:
             field = AUTO_FIXES.get(f.get("code") or "", ("", ""))[0]

@@ -22,7 +22,9 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget,
                                QListWidgetItem, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
+from tfturbo.findings import findings_in
 from tfturbo import protocol, remote
+from tfturbo.environment import Environment
 from tfturbo.errors import UserError
 from tfturbo.own_length import OwnLength
 from tfturbo.settings import DEFAULT_STEPS
@@ -427,7 +429,7 @@ class WorkloadPage(WizardPage):
             return  # the panel shows the error
         self.session.environment = doc
         if self.session.study is not None:
-            self.session.study.environment = doc
+            self.session.study.environment = Environment.from_dict(doc, "the env document")
             self.session.study.save()
         self._show_environment(doc)
 
@@ -494,7 +496,7 @@ class WorkloadPage(WizardPage):
             self.check_panel.error_box.show_error(e.problem, e.fix)
             self.set_status(ATTENTION)
             return
-        self.session.record_audit([f for f in data.document.get("findings") or [] if isinstance(f, dict)])
+        self.session.record_audit(findings_in(data.document.get("findings")))
         for widget in (self.builtins, self.workload_edit, self.script_edit, self.fit_combo, self.open_button,
                        self.steps, self.run_on, self.host_edit, self.python_edit):
             widget.setEnabled(False)  # checked: File -> New study to choose another

@@ -26,6 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tfturbo.learning_rate import Schedule
+from tfturbo.as_written import AsWritten
 from tfturbo import findings as fcodes
 from tfturbo import protocol, runfiles
 from tfturbo.cli_args import run_argv, settings_from_args
@@ -57,12 +59,12 @@ class PreparedRun:
     clusters: Any = None  # with auto-clustering: the ClusterProbe that counts what XLA compiled (xla_clusters.py)
     optimizers: Any = None  # optimizer_code.FoundOptimizers: the optimizers found on the model, as written
     # the learning-rate schedule as this run trains it (after --lr-scale): {"class", "config"}; None for a constant
-    learning_rate_schedule: dict[str, Any] | None = None
+    learning_rate_schedule: Schedule | None = None
     # the fixed examples it validates on (None: none): paired_validation.PairedValidation, or for a model trained
     # without labels batch_validation.BatchValidation
     validation: Any = None
     # the script's own configuration, read before anything changed it (trainer_backend/as_written.py)
-    as_written: dict[str, Any] | None = None
+    as_written: AsWritten | None = None
 
     @property
     def labels(self) -> bool:
@@ -126,7 +128,8 @@ def failed_before_training(settings: RunSettings, failure, run_dir: Path, writer
     traceback.print_exception(cause, file=sys.stderr)
     finding = failure.finding.to_dict()
     writer.emit(protocol.FINDING, finding=finding)
-    error = {"kind": protocol.TRAINING_ERROR, "message": plain_line(failure.finding.message), "fix": failure.fix}
+    error = protocol.ErrorDoc(kind=protocol.TRAINING_ERROR, message=plain_line(failure.finding.message),
+                              fix=failure.fix)
     writer.emit(protocol.ERROR, **error, traceback="".join(traceback.format_exception(cause)))
     summary = RunSummary(status=protocol.RunStatus.FAILED, settings=settings, findings=[finding],
                          error=error, workload=described, **env)
@@ -339,7 +342,7 @@ def fix_not_applied(fix: str, why: str, code: str) -> Finding:
                    data={"fix": fix, "reason": why})
 
 
-def recompile(model, settings: RunSettings) -> tuple[float | None, dict[str, Any] | None]:
+def recompile(model, settings: RunSettings) -> tuple[float | None, Schedule | None]:
     """Compile again with the jit_compile and steps per call under test (the script's own when the run gave
     none: `settings` are resolved, `as_written`), keeping the user's own objects.
 
@@ -369,7 +372,7 @@ def recompile(model, settings: RunSettings) -> tuple[float | None, dict[str, Any
     return scaled[0] if scaled else (None, None)
 
 
-def scale_learning_rate(optimizer, factor: float) -> tuple[float | None, dict[str, Any] | None]:
+def scale_learning_rate(optimizer, factor: float) -> tuple[float | None, Schedule | None]:
     """Multiply the optimizer's learning rate by `factor` (`--lr-scale`): a constant, or a schedule's rates
     (`tfturbo.learning_rate.scaled_config`: initial rate, warm-up target, end rate, piecewise values; its step
     counts as written). Returns (the rate it starts at, the schedule as it will run: {"class", "config"} or

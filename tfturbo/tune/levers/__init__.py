@@ -21,6 +21,8 @@ import pkgutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from ...findings import FindingDoc
+from ...learning_rate import OptimizerDoc
 from ...patch.changes import Change
 from ...settings import RunSettings
 from ...trials.verdict import TrialVerdict
@@ -36,7 +38,7 @@ if TYPE_CHECKING:  # the study's decisions walk the levers; a lever reads their 
 class WorkloadCode:
     """How the workload's own code reads where a change touches it, from its baseline run's summary."""
 
-    optimizer: dict[str, Any] | None = None  # summary "optimizer" (trainer_backend/optimizer_code.py)
+    optimizer: OptimizerDoc | None = None  # summary "optimizer" (trainer_backend/optimizer_code.py)
     device: str | None = None  # summary "device": where the baseline trained ("GPU: NVIDIA A100 …", "CPU: …")
 
     @property
@@ -99,11 +101,11 @@ class Lever:
         """The run folder's name after NN- for settings chosen by the user."""
         return self.name
 
-    def findings(self, rung: Rung, verdict: TrialVerdict) -> list[dict[str, Any]]:
+    def findings(self, rung: Rung, verdict: TrialVerdict) -> list[FindingDoc]:
         """The finding a rung of this lever carries (docs/FINDINGS.md), kept or not."""
         return []
 
-    def changes(self, rec: RunSettings, base: RunSettings, findings: list[dict[str, Any]],
+    def changes(self, rec: RunSettings, base: RunSettings, findings: list[FindingDoc],
                 code: WorkloadCode | None = None) -> list[Change]:
         """Its part of the code changes from `base` to the recommended `rec` (`tfturbo.patch.changes`), placed
         in the user's file where it says that thing; `code` says how the workload wrote what a change

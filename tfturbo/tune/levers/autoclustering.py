@@ -16,8 +16,8 @@ cluster is "did not take effect" (`not_in_effect`), never a speed verdict.
 
 from __future__ import annotations
 
-from typing import Any
 
+from ...findings import FindingDoc
 from ... import findings as F
 from ...settings import XLA_CPU_AUTOCLUSTERING_FLAG
 from ...trials.verdict import NOT_APPLIED
@@ -73,7 +73,7 @@ class AutoClustering(Lever):
                 f'TF_XLA_FLAGS="{XLA_CPU_AUTOCLUSTERING_FLAG}" (tfturbo sets it unless TF_XLA_FLAGS already '
                 "names it), or jit_compile=True")
 
-    def findings(self, rung, verdict) -> list[dict[str, Any]]:
+    def findings(self, rung, verdict) -> list[FindingDoc]:
         measured = "not measured" if verdict.speed.verdict == NOT_APPLIED else "measured"  # no clusters
         return [F.Finding(F.XLA_AUTOCLUSTERING, f"XLA auto-clustering {measured}: "
                           f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",

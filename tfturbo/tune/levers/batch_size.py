@@ -17,8 +17,8 @@ the recommendation drops the partial batch.
 
 from __future__ import annotations
 
-from typing import Any
 
+from ...findings import FindingDoc
 from ... import findings as F
 from ...learning_rate import scaling_words
 from ...patch import changes as C
@@ -169,7 +169,7 @@ class BatchSize(Lever):
                 return c
         return self.at_size(decisions, settings.batch_size)
 
-    def findings(self, rung, verdict) -> list[dict[str, Any]]:
+    def findings(self, rung, verdict) -> list[FindingDoc]:
         if not did_not_fit(rung):
             return []
         s = rung.settings

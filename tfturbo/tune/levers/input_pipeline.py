@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from ...findings import FindingDoc
 from ... import findings as F
 from ...verdicts import ProbeVerdict
 from ...patch import changes as C
@@ -38,7 +39,7 @@ class InputPipeline(Lever):
         return [Candidate(self.rung_kind, "input_fixes", base.with_(input_fixes=True),
                           "the probe found the job input-bound: the automatic tf.data fixes first", decisions.best)]
 
-    def findings(self, rung, verdict) -> list[dict[str, Any]]:
+    def findings(self, rung, verdict) -> list[FindingDoc]:
         applied = [f for f in (rung.summary.findings if rung.summary else None) or []
                    if f.get("code") == F.INPUT_FIXES_APPLIED]
         return [F.Finding(F.INPUT_FIXES_APPLIED, f"automatic tf.data fixes measured: "

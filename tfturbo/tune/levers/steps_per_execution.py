@@ -13,8 +13,8 @@ longer call costs more than it saves).
 
 from __future__ import annotations
 
-from typing import Any
 
+from ...findings import FindingDoc
 from ... import findings as F
 from ...trials.verdict import SLOWER
 from ...patch import changes as C
@@ -118,7 +118,7 @@ class StepsPerExecution(Lever):
     def slug_for(self, settings) -> str:
         return f"spe{settings.steps_per_execution}"
 
-    def findings(self, rung, verdict) -> list[dict[str, Any]]:
+    def findings(self, rung, verdict) -> list[FindingDoc]:
         n = rung.settings.calls
         if n == 1:  # the script's own N measured against one step per call: no short-steps finding
             return []
