@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.trials import label_free
 from tfturbo.trials.speed import SpeedRule
@@ -41,8 +42,9 @@ def run(path: Path, per_point: list[np.ndarray], seed: int, settings: RunSetting
     np.savez(path / "batch_validation.npz", step=np.array(STEPS), samples=np.array(STEPS) * BATCH,
              loss=np.array(per_point, dtype=np.float32))
     s = (settings or RunSettings("vae.py", batch_size=BATCH)).with_(seed=seed)
-    return {"status": "completed", "labels": False, "settings": s.to_dict(),
-            "batch_validation": {"file": "batch_validation.npz", "batches": BATCHES, "problem": None}}, path
+    return RunSummary.from_dict({"status": "completed", "labels": False, "settings": s.to_dict(),
+                                 "batch_validation": {"file": "batch_validation.npz", "batches": BATCHES,
+                                                      "problem": None}}), path
 
 
 def test_the_label_free_gate_holds_the_trainings_noise_and_says_which_part_dominates(tmp_path):
@@ -107,7 +109,8 @@ def test_a_label_free_trial_trains_its_reference_from_other_seeds_and_judges_wit
     def execute(planned):
         summary, path = run(tmp_path / planned.name, losses(rng, difficulty, rng.normal(0.0, 0.02)),
                             planned.settings.seed, planned.settings)
-        return {**measured(planned.settings, 100.0), **summary}, path
+        written = {k: v for k, v in summary.to_dict().items() if v is not None}  # the keys the run wrote
+        return {**measured(planned.settings, 100.0), **written}, path
 
     verdict = run_trial(trial, execute)
     assert sorted(r.planned.settings.seed for r in trial.runs if r.planned.replicate < 1) == [1001, 2001]
@@ -132,11 +135,11 @@ def test_a_studys_later_rungs_find_the_label_free_seed_runs_and_train_none_again
     difficulty = rng.uniform(9.0, 11.0, BATCHES)
     for name, seed in (("02-mixed_bfloat16.a0", 1001), ("02-mixed_bfloat16.a-1", 2001)):
         summary, path = run(tmp_path / RUNS_DIR / name, losses(rng, difficulty, 0.0), seed, base)
-        (path / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+        (path / "summary.json").write_text(json.dumps(summary.to_dict()), encoding="utf-8")
     baseline = Rung("01-baseline", "baseline", base, run=f"{RUNS_DIR}/01-baseline",
-                    summary={"status": "completed", "settings": base.to_dict()})
+                    summary=RunSummary.from_dict({"status": "completed", "settings": base.to_dict()}))
     found = seed_references(tmp_path, baseline, "03-xla")
-    assert sorted(s["settings"]["seed"] for s, _ in found) == [1001, 2001]
+    assert sorted(s.settings.seed for s, _ in found if s is not None and s.settings is not None) == [1001, 2001]
     trial = Trial(base, base.with_(jit_compile=True), SpeedRule(2, 2, steady_s=0),
                   accuracy_reference=[(baseline.summary, None), *found], seed_replicates=SEED_REPLICATES)
     assert trial.seed_runs() == 0

@@ -247,7 +247,8 @@ def test_a_later_rung_judged_against_the_studys_seed_runs_adds_none_and_says_who
         summary, path = write_run(tmp_path / name, (rng.random(N) < 0.7).astype(float))
         return {**measured(a.with_(seed=seed), 100.0), **summary}, path
 
-    reference = [run_of("01-baseline", 1), run_of("02-xla.a0", 1001), run_of("02-xla.a-1", 2001)]
+    reference = [(RunSummary.from_dict(doc), path)  # as the study's runs index gives them
+                 for doc, path in (run_of("01-baseline", 1), run_of("02-xla.a0", 1001), run_of("02-xla.a-1", 2001))]
     trial = Trial(a, a.with_(policy="mixed_bfloat16"), SpeedRule(2, 2, steady_s=0), accuracy_reference=reference,
                   seed_replicates=SEED_REPLICATES, label_reference="the baseline")
     assert trial.plan().seed_runs == 0 and "training noise" not in trial.plan().text()
