@@ -252,7 +252,10 @@ def test_the_batch_page_claims_freed_memory_only_beyond_the_runs_spread(qtbot, t
     runs[2:] = [(tuned.settings.to_dict(), RunSummary(status="completed", peak_memory_bytes=v * mib)) for v in (580.0, 581.0)]
     page._show_memory()
     assert page.memory.values["Freed"].text() == "39.9 MiB"  # the medians' difference, beyond the spread
-    assert page.memory.values["Tuned peak"].text().startswith("580.5 MiB")
+    assert page.memory.values["Tuned peak"].text().startswith("580.5 MiB (median of 2 runs) — ")
+    # issue 42 walk: "Baseline peak 405.6 MiB" here beside the baseline card's 421.1 MiB (its own run's peak) read
+    # as two peaks of one run; a median over several runs says so
+    assert page.memory.values["Baseline peak"].text() == "620.4 MiB (host; median of 2 runs)"
 
 
 def test_checking_another_script_takes_its_own_length_not_the_last_ones(qtbot, tmp_path):

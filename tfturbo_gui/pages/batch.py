@@ -107,9 +107,11 @@ class BatchPage(RungPage):
         else:
             freed = fmt_bytes(change.before_bytes - change.after_bytes) if change.after_bytes < change.before_bytes \
                 else "nothing: the tuned run peaks higher"
-        self.memory.set_facts([
-            ("Baseline peak", f"{fmt_bytes(base_peak)} ({(base.summary.memory_kind if base.summary else None) or 'host'})"),
-            ("Tuned peak", f"{fmt_bytes(best_peak)} — {best.settings.label()}"),
+        kind = (base.summary.memory_kind if base.summary else None) or "host"
+        self.memory.set_facts([  # a median over several runs says so: the baseline's card shows its own run's peak
+            ("Baseline peak", f"{fmt_bytes(base_peak)} ({kind}{_over(change.before if change else [])})"),
+            ("Tuned peak", f"{fmt_bytes(best_peak)}{_over(change.after if change else [], ' (', ')')} — "
+                           f"{best.settings.label()}"),
             ("Freed", freed),
         ])
 
@@ -182,3 +184,8 @@ class BatchPage(RungPage):
     def configure(self) -> RunSettings:
         """The lever's candidate at the chosen size (the proposal itself when unchanged)."""
         return BATCH.at_size(self.session.decisions, self.batch.value()).settings
+
+
+def _over(peaks: list[float], before: str = "; ", after: str = "") -> str:
+    """Words for a peak that is the median of several runs' (`summary.MemoryChange`), "" for one run's own."""
+    return f"{before}median of {len(peaks)} runs{after}" if len(peaks) > 1 else ""
