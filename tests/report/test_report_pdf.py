@@ -820,6 +820,9 @@ def test_a_keep_the_current_settings_report_says_what_it_kept(study):
                                          verdict="within tolerance")
     data["ladder"][1]["findings"].append({"code": "NAN_LOSS", "severity": "error", "where": "step 40",
                                           "message": "the loss became NaN", "fix": "keep the head in float32"})
+    data.setdefault("audit", {}).setdefault("findings", []).append(  # the study's audit checks the 16-bit policy
+        {"code": "HEAD_NOT_FLOAT32", "severity": "error", "where": "dense_1",
+         "message": "the output layer computes in bfloat16", "fix": "dtype='float32' on the head"})
     (study / STUDY_YAML).write_text(yaml.safe_dump(data))
     report = gather(study)
     assert report.tuned is None
@@ -836,4 +839,7 @@ def test_a_keep_the_current_settings_report_says_what_it_kept(study):
     assert "Policy for this hardware" not in text
     assert "error, did not apply to the kept settings: NAN_LOSS in step 40 (from 02-mixed_bfloat16)" in text
     assert "ERROR NAN_LOSS" not in text
+    # the audit's 16-bit finding does not apply to float32 settings (issue 42 walk: a red ERROR under float32)
+    assert "error, did not apply to the kept settings: HEAD_NOT_FLOAT32" in text
+    assert "ERROR HEAD_NOT_FLOAT32" not in text
     assert "WARNING DIM_NOT_MULTIPLE_OF_8" in text  # the audit's finding applies to the script as kept

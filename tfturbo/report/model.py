@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import FindingDoc
+from ..findings import SIXTEEN_BIT_ONLY, FindingDoc
 from .. import compare, protocol, summary as summ
 from ..headline import Headline, config_words, headlines, reason_beside
 from ..cli_args import run_argv
@@ -587,6 +587,11 @@ def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | Non
     settings, as the kept rows have them."""
     settings = {r.name: compare.run_settings(r) for r in records} | {r.name: r.settings.to_dict() for r in study.rungs}
     keys = {compare.replicate_key(row.settings) for row in kept if row is not None and row.settings}
+    # the study's own findings (the audit's) apply to what was kept, but those about a 16-bit policy only when the
+    # kept settings train in 16-bit (issue 42 walk: HEAD_NOT_FLOAT32 a red ERROR under a float32 recommendation)
+    written = study.as_written()  # a policy left as written is the script's own
+    own = (written.get("policy") if written else None) or "float32"
+    kept_16 = any(str(row.settings.get("policy") or own) != "float32" for row in kept if row is not None and row.settings)
     sources: dict[tuple[str, str, str], list[str]] = {}
     out: list[FindingDoc] = []
     study_level = [study.audit, (study.probe or {}).get("findings") or [],
@@ -608,7 +613,9 @@ def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | Non
         sources[key].append(source or "study")
     for f in out:
         key = (str(f.get("code")), str(f.get("where")), str(f.get("message")))
-        f["applies"] = not keys or any(s == "study" or s not in settings or compare.replicate_key(settings[s]) in keys
+        study_applies = kept_16 or f.get("code") not in SIXTEEN_BIT_ONLY
+        f["applies"] = not keys or any((study_applies if s == "study" else
+                                        s not in settings or compare.replicate_key(settings[s]) in keys)
                                        for s in sources[key])
     return out
 
