@@ -521,3 +521,24 @@ def test_the_xla_page_with_xla_refused_fits_its_column_at_1024(qtbot, tmp_path):
     problems = clipped(window)
     assert problems == [], "\n".join(problems)
 
+
+def test_the_record_pages_settings_record_wraps_a_long_line_in_its_box(qtbot, tmp_path):
+    """The h42w walk at 1280x800: the settings record cut "val_set: /tmp/walk/home/tfturbo-studies/mlp_c" at its
+    box's edge. A long line wraps inside the box (copied whole); the page never scrolls sideways."""
+    from tfturbo.runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS
+
+    window = make_window(qtbot, tmp_path)
+    window.resize(1280, 800)
+    measure_baseline(qtbot, window)
+    session = window.session
+    record = session.rung_path(session.baseline) / CHECKPOINT_DIR / CHECKPOINT_SETTINGS
+    long_line = "val_set: " + "/very/long/path" * 6 + "/validation-examples.tfrecord"
+    record.write_text(record.read_text(encoding="utf-8") + long_line + "\n", encoding="utf-8")
+    window.goto(len(window.pages) - 1)
+    page = window.pages[-1]
+    qtbot.wait(50)
+    editor = page.record.editor
+    assert editor.fontMetrics().horizontalAdvance(long_line) > editor.viewport().width(), "the line fits: no test"
+    assert long_line in editor.toPlainText().splitlines()  # whole, as Copy copies it
+    assert editor.horizontalScrollBar().maximum() == 0, "the long line runs past the box's edge"
+    assert clipped(window) == []
