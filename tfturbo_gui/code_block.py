@@ -37,15 +37,16 @@ def with_copy_button(owner: QWidget, content: QWidget, tip: str, copy: Callable[
 
 class CodeBlock(QWidget):
     def __init__(self, text: str = "", parent: QWidget | None = None, max_lines: int = MAX_VISIBLE_LINES,
-                 fill: bool = False):
-        """`fill`: take the space the layout gives and wrap long lines (copying keeps them whole)."""
+                 fill: bool = False, wrap: bool = False):
+        """`fill`: take the space the layout gives and wrap long lines (copying keeps them whole). `wrap`: wrap
+        long lines in a box of at most `max_lines` lines (copying keeps them whole)."""
         super().__init__(parent)
         self.max_lines = max_lines
         self.fill = fill
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("codeBlock")
         self.editor.setReadOnly(True)
-        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth if fill
+        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth if fill or wrap
                                     else QPlainTextEdit.LineWrapMode.NoWrap)
         self.editor.setFont(theme.mono_font())
         self.copy_button = with_copy_button(self, self.editor, "Copy to the clipboard", self.copy)

@@ -18,7 +18,7 @@ from tfturbo.findings import FindingDoc
 from tfturbo.settings import automatic_fixes, fixes_not_applied
 
 from .code_block import CodeBlock
-from .labels import in_gui_words, muted_label, wrappable
+from .labels import breakable, in_gui_words, muted_label, wrappable
 
 # finding code -> (RunSettings field, checkbox text), as the settings declare them
 AUTO_FIXES = automatic_fixes()
@@ -65,7 +65,7 @@ class FindingCard(QFrame):
         header.addWidget(self.code_label)
         # where it is wraps beside the code, a break allowed after each '/' of a layer path: cut to the card's width
         # it read "sequential/dense_" at 1024 px (issue 22 walk); whole, it widened the card
-        self.where = where = QLabel(wrappable(str(finding.get("where") or ""), longest=0))
+        self.where = where = QLabel(breakable(str(finding.get("where") or "")))
         where.setTextFormat(Qt.TextFormat.PlainText)
         where.setObjectName("muted")
         where.setWordWrap(True)

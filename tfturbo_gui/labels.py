@@ -172,6 +172,16 @@ def wrappable(text: str, longest: int = 24) -> str:
     return re.sub(rf"\S{{{longest + 1},}}", split, text)
 
 
+
+def breakable(text: str, chunk: int = 16) -> str:
+    """`text` that wraps at any width: a break allowed after the punctuation of code as well ('.', '(', '=', and
+    `wrappable`'s), and every `chunk` characters of a run that still has none. A finding's "where"
+    (`model.compile(jit_compile=True)`, no '/') widened the XLA page's left column past its room at 1024 px, which
+    then scrolled sideways and cut the card's text (h42w walk)."""
+    marked = re.sub(r"([.(=])(?=\S)", lambda m: m.group(1) + ZWSP, wrappable(text, longest=0))
+    return re.sub(rf"[^\s{ZWSP}]{{{chunk + 1},}}",
+                  lambda m: ZWSP.join(m.group(0)[i:i + chunk] for i in range(0, len(m.group(0)), chunk)), marked)
+
 # ---------------------------------------------------------------- CLI words said as the wizard's controls
 
 def _control_words() -> list[tuple[re.Pattern[str], Any]]:

@@ -500,3 +500,45 @@ def test_the_batch_box_keeps_the_size_the_user_chose(qtbot, tmp_path):
     window.goto(index)
     qtbot.wait(30)
     assert page.batch.value() == proposed + 32 and page.lr.text() == words
+
+
+def test_the_xla_page_with_xla_refused_fits_its_column_at_1024(qtbot, tmp_path):
+    """The h42w walk at 1024x640: a model whose XLA the audit refuses (XLA_NOT_ACTIVE); the finding card's
+    "where" (`model.compile(jit_compile=True)`, no break point) and the "XLA is not run" card were wider than
+    the left column, which scrolled sideways and cut their text; the column was not fitted again when the
+    audit's cards arrived."""
+    window = make_window(qtbot, tmp_path, workload="builtin:rotation")
+    window.resize(1024, 640)  # sized before the audit's cards arrive, as in the walk
+    go_next(qtbot, window, 1)
+    baseline = window.pages[1]
+    qtbot.mouseClick(baseline.measure_button, LEFT)
+    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=20_000)
+    window.goto(3)
+    xla = window.pages[3]
+    qtbot.waitUntil(lambda: xla.not_run.isVisible() and xla.run_button.isEnabled(), timeout=20_000)
+    qtbot.wait(50)
+    assert any(card.isVisibleTo(window) for card in xla.findings.cards), "no finding card: the test checks nothing"
+    problems = clipped(window)
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_record_pages_settings_record_wraps_a_long_line_in_its_box(qtbot, tmp_path):
+    """The h42w walk at 1280x800: the settings record cut "val_set: /tmp/walk/home/tfturbo-studies/mlp_c" at its
+    box's edge. A long line wraps inside the box (copied whole); the page never scrolls sideways."""
+    from tfturbo.runfiles import CHECKPOINT_DIR, CHECKPOINT_SETTINGS
+
+    window = make_window(qtbot, tmp_path)
+    window.resize(1280, 800)
+    measure_baseline(qtbot, window)
+    session = window.session
+    record = session.rung_path(session.baseline) / CHECKPOINT_DIR / CHECKPOINT_SETTINGS
+    long_line = "val_set: " + "/very/long/path" * 6 + "/validation-examples.tfrecord"
+    record.write_text(record.read_text(encoding="utf-8") + long_line + "\n", encoding="utf-8")
+    window.goto(len(window.pages) - 1)
+    page = window.pages[-1]
+    qtbot.wait(50)
+    editor = page.record.editor
+    assert editor.fontMetrics().horizontalAdvance(long_line) > editor.viewport().width(), "the line fits: no test"
+    assert long_line in editor.toPlainText().splitlines()  # whole, as Copy copies it
+    assert editor.horizontalScrollBar().maximum() == 0, "the long line runs past the box's edge"
+    assert clipped(window) == []

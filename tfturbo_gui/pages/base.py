@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QFrame, QInputDialog, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
                                QWidget)
 
@@ -176,6 +176,7 @@ class WizardPage(QWidget):
         self.left.setContentsMargins(0, 0, 12, 0)
         self.left.setSpacing(10)
         left_scroll.setWidget(left_body)
+        left_body.installEventFilter(self)  # its cards change its width's need: fit the columns again
         right_body = QWidget()
         self.right = QVBoxLayout(right_body)
         self.right.setContentsMargins(6, 0, 0, 0)
@@ -217,6 +218,18 @@ class WizardPage(QWidget):
         """The left column gives up width first in a small window, so the plots keep room (down to 1024 px)."""
         super().resizeEvent(event)
         QTimer.singleShot(0, self, self._fit_columns)  # once the splitter has its new width (not after the page)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        """The left column asked for a new layout (a card shown or filled, e.g. the audit's findings arriving after
+        the page was fitted): fit the columns again, as a resize does (the h42w walk: left as it was, the column
+        scrolled sideways at 1024 px)."""
+        if event.type() == QEvent.Type.LayoutRequest and watched is self._left_body():
+            QTimer.singleShot(0, self, self._fit_columns)
+        return super().eventFilter(watched, event)
+
+    def _left_body(self) -> QWidget | None:
+        scroll = self.splitter.widget(0) if hasattr(self, "splitter") else None
+        return scroll.widget() if isinstance(scroll, QScrollArea) else None
 
     def _fit_columns(self) -> None:
         scroll = self.splitter.widget(0)  # the left column's scroll area

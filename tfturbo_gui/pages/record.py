@@ -83,7 +83,8 @@ class RecordPage(WizardPage):
         add_section(self.left, "Recorded beside the checkpoint")
         self.record_path = PathBlock()  # wrapped at its '/' (in a one-line box it scrolled sideways), copied whole
         self.left.addWidget(self.record_path)
-        self.record = CodeBlock(max_lines=18)
+        # its long lines wrap in the box (a long `val_set:` path was cut at the box's edge at 1280 px, the h42w walk)
+        self.record = CodeBlock(max_lines=18, wrap=True)
         self.left.addWidget(self.record)
         self.left.addStretch(1)
 
