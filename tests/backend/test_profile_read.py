@@ -81,6 +81,19 @@ def _with_rows(table: list, extra: list[tuple[str, str, float]]) -> list:
     return table
 
 
+def _read_recorded(monkeypatch, tmp_path: Path, answers: dict, steps: int):
+    """`read_capture` of a capture whose xprof tools answer with the recorded documents `answers`."""
+    xplane = tmp_path / "cpu.xplane.pb"
+    xplane.write_bytes(b"recorded")
+
+    def tool(_xplanes, name, tools):
+        tools[name] = "ok"
+        return answers.get(name)
+
+    monkeypatch.setattr(reader, "_tool", tool)
+    return reader.read_capture({"xplanes": [str(xplane)], "steps": steps})
+
+
 def test_op_stats_without_the_steps_math_read_the_split_from_the_trace(monkeypatch, tmp_path):
     """Issue 42: under XLA a profile read "input 97%". The op stats of a jit_compile=True step hold the input ops,
     the launch of the compiled code and the runtime's variable reads, none of the step's math: the split comes
@@ -90,15 +103,7 @@ def test_op_stats_without_the_steps_math_read_the_split_from_the_trace(monkeypat
                         ("ReadVariableOp", "adam/ReadVariableOp", 30.0)])
     answers = {"framework_op_stats": table, "trace_viewer": recorded("transformer_xla_trace_hlo_events.json"),
                "overview_page": recorded("cpu_overview_page.json")}
-    xplane = tmp_path / "cpu.xplane.pb"
-    xplane.write_bytes(b"recorded")
-
-    def tool(_xplanes, name, tools):
-        tools[name] = "ok"
-        return answers.get(name)
-
-    monkeypatch.setattr(reader, "_tool", tool)
-    doc = reader.read_capture({"xplanes": [str(xplane)], "steps": 11})
+    doc = _read_recorded(monkeypatch, tmp_path, answers, steps=11)
     assert doc.source == prof.SOURCE_XLA_TRACE and doc.xla_compiled
     assert doc.ranked_categories()[0][0] == prof.MATMUL
     assert doc.share(prof.INPUT) < 0.1  # 5.9 ms of tf.data ops beside 108 ms of compiled ops
@@ -117,15 +122,7 @@ def test_tf_datas_own_gather_ops_do_not_hide_the_compiled_step(monkeypatch, tmp_
     answers = {"framework_op_stats": recorded("mlp_xla_array_input_framework_op_stats.json"),
                "trace_viewer": recorded("transformer_xla_trace_hlo_events.json"),
                "overview_page": recorded("cpu_overview_page.json")}
-    xplane = tmp_path / "cpu.xplane.pb"
-    xplane.write_bytes(b"recorded")
-
-    def tool(_xplanes, name, tools):
-        tools[name] = "ok"
-        return answers.get(name)
-
-    monkeypatch.setattr(reader, "_tool", tool)
-    doc = reader.read_capture({"xplanes": [str(xplane)], "steps": 20})
+    doc = _read_recorded(monkeypatch, tmp_path, answers, steps=20)
     assert doc.source == prof.SOURCE_XLA_TRACE and doc.share(prof.INPUT) < 0.5
     f32 = reader.op_rows(recorded("transformer_f32_framework_op_stats.json"), {})[0]
     assert reader.step_math(f32)  # a step run as TensorFlow ops keeps its op stats

@@ -74,3 +74,16 @@ def start_page_trial(qtbot, window, index: int, timeout: int = 20_000):
     qtbot.waitUntil(lambda: page.run_button.isEnabled(), timeout=timeout)
     qtbot.mouseClick(page.run_button, left_button())
     return page
+
+
+def xla_page(qtbot, tmp_path, workload: str, size: tuple[int, int] | None = None):
+    """The XLA page of a window whose baseline of `workload` is measured (`size`: the window's, set before the
+    baseline's audit arrives, as a user's screen would); (window, page)."""
+    window = make_window(qtbot, tmp_path, workload=workload)
+    if size is not None:
+        window.resize(*size)
+    measure_baseline(qtbot, window)
+    window.goto(3)
+    xla = window.pages[3]
+    qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
+    return window, xla

@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from tests.gui.gui_helpers import fake_launcher, go_next, make_window, measure_baseline, start_page_trial
+from tests.gui.gui_helpers import fake_launcher, go_next, make_window, measure_baseline, start_page_trial, xla_page
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QGraphicsView, QLabel, QLineEdit,
                                QSpinBox, QWidget)
@@ -507,15 +507,8 @@ def test_the_xla_page_with_xla_refused_fits_its_column_at_1024(qtbot, tmp_path):
     "where" (`model.compile(jit_compile=True)`, no break point) and the "XLA is not run" card were wider than
     the left column, which scrolled sideways and cut their text; the column was not fitted again when the
     audit's cards arrived."""
-    window = make_window(qtbot, tmp_path, workload="builtin:rotation")
-    window.resize(1024, 640)  # sized before the audit's cards arrive, as in the walk
-    go_next(qtbot, window, 1)
-    baseline = window.pages[1]
-    qtbot.mouseClick(baseline.measure_button, LEFT)
-    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=20_000)
-    window.goto(3)
-    xla = window.pages[3]
-    qtbot.waitUntil(lambda: xla.not_run.isVisible() and xla.run_button.isEnabled(), timeout=20_000)
+    window, xla = xla_page(qtbot, tmp_path, "builtin:rotation", size=(1024, 640))  # sized before the audit's cards
+    qtbot.waitUntil(lambda: xla.not_run.isVisible(), timeout=20_000)
     qtbot.wait(50)
     assert any(card.isVisibleTo(window) for card in xla.findings.cards), "no finding card: the test checks nothing"
     problems = clipped(window)

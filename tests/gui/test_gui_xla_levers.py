@@ -9,26 +9,13 @@ from __future__ import annotations
 import json
 
 import yaml
-from tests.gui.gui_helpers import go_next, make_window
+from tests.gui.gui_helpers import xla_page
 from PySide6.QtCore import Qt
 
 from tfturbo_gui.pages.xla import AUTOCLUSTERING_TEXT, NOT_RUN_TITLE
 from tfturbo_gui.step_status import NOT_KEPT, NOT_RUN, PASSED
 
 LEFT = Qt.MouseButton.LeftButton
-
-
-def xla_page(qtbot, tmp_path, workload: str):
-    """The XLA page of a window whose baseline of `workload` is measured."""
-    window = make_window(qtbot, tmp_path, workload=workload)
-    go_next(qtbot, window, 1)
-    baseline = window.pages[1]
-    qtbot.mouseClick(baseline.measure_button, LEFT)
-    qtbot.waitUntil(lambda: baseline.status == PASSED, timeout=20_000)
-    window.goto(3)
-    xla = window.pages[3]
-    qtbot.waitUntil(lambda: xla.run_button.isEnabled(), timeout=20_000)
-    return window, xla
 
 
 def judge(qtbot, page, button) -> None:
