@@ -12,18 +12,14 @@ vocab_size = 2000
 maxlen = 16
 
 
-class TokenAndPositionEmbedding(layers.Layer):  # as keras-io writes it
+class TokenAndPositionEmbedding(layers.Layer):  # keras-io's layer, its position table held as one weight
     def __init__(self, maxlen, vocab_size, embed_dim):
         super().__init__()
         self.token_emb = layers.Embedding(input_dim=vocab_size, output_dim=embed_dim)
-        self.pos_emb = layers.Embedding(input_dim=maxlen, output_dim=embed_dim)
+        self.position_table = self.add_weight(shape=(maxlen, embed_dim), initializer="uniform", name="positions")
 
     def call(self, x):
-        maxlen = keras.ops.shape(x)[-1]
-        positions = keras.ops.arange(start=0, stop=maxlen, step=1)
-        positions = self.pos_emb(positions)
-        x = self.token_emb(x)
-        return x + positions
+        return self.token_emb(x) + self.position_table
 
 
 rng = np.random.default_rng(0)
@@ -39,11 +35,13 @@ def make(n):
 x_train, y_train = make(200)
 x_val, y_val = make(64)
 
+# the ids reach the model as floats: keras.Input's default dtype, as keras-io's text classifiers declare it;
+# the embedding layer then computes in the policy's dtype, and under mixed_bfloat16 the ids round before the
+# lookup
+
 inputs = layers.Input(shape=(maxlen,))
-x = TokenAndPositionEmbedding(maxlen, vocab_size, 16)(inputs)
-x = layers.GlobalAveragePooling1D()(x)
-x = layers.Dense(16, activation="relu")(x)
-outputs = layers.Dense(2, activation="softmax")(x)
-model = keras.Model(inputs=inputs, outputs=outputs)
+pooled = layers.GlobalAveragePooling1D()(TokenAndPositionEmbedding(maxlen, vocab_size, 16)(inputs))
+hidden = layers.Dropout(0.1)(layers.Dense(16, activation="relu")(pooled))
+model = keras.Model(inputs, layers.Dense(2, activation="softmax")(hidden))
 model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
 model.fit(x_train, y_train, batch_size=32, epochs=2, validation_data=(x_val, y_val))
