@@ -237,7 +237,9 @@ class Instrument(keras.callbacks.Callback):
         if self._last is not None:  # one sample per call: a block of steps_per_execution steps, timed as one
             ms = (now - self._last) * 1000.0 / (step - self._last_step)
             self.record.add(self._last_step, ms, self._last)
-            one_off = self._one_off(ms, now - self._last, self.record.ms[-SPIKE_CONTEXT - 1:-1])
+            # the cheap test first: the slice of the calls before it is made only for a call long enough to judge
+            one_off = ms * self._per_call > ONE_OFF_MIN_MS and \
+                self._one_off(ms, now - self._last, self.record.ms[-SPIKE_CONTEXT - 1:-1])
         self._last, self._last_step = now, step
         self.completed = step - 1
         self.started = step + self._per_call - 1
