@@ -67,10 +67,11 @@ def test_the_partial_last_batchs_compilation_enters_no_window_and_its_cost_is_st
                       "--val-every", str(val_every), "--jit", "--profile", "0:0", "--no-model")
     assert run.exit_code == 0, run.stderr[-3000:]
     doc = run.document
-    assert doc["first_steady_step"] < 32, doc["first_steady_step"]  # the scenario: the compile after warm-up
+    assert not [w for w in doc["windows"] if w[0] <= 32 <= w[1]], doc["windows"]  # on any machine
     compiles = doc["one_off_compiles"]
-    assert compiles and compiles[0][0] == 32 and compiles[0][1] > 0.1, compiles
-    assert not [w for w in doc["windows"] if w[0] <= 32 <= w[1]], doc["windows"]
+    if doc["first_steady_step"] < 32:  # the scenario: the compile after warm-up (on a loaded machine warm-up
+        # may still run at step 32, as it did under a load of 9; the compile is then warm-up's, not a one-off)
+        assert compiles and compiles[0][0] == 32 and compiles[0][1] > 0.1, compiles
     assert len(compiles) <= 2  # the later passes' partial batches run the compiled program
 
 
