@@ -31,7 +31,8 @@ from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import NO_PROFILE, RunSettings
 from tfturbo.trials.run_length import too_short
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
+from tfturbo.trials.runs import PlannedPair, PlannedRun
+from tfturbo.trials.trial import Trial
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of

@@ -61,7 +61,9 @@ from ..settings import DEFAULT_SEED, NO_PROFILE, RunSettings, configuration_key,
 from ..trials import label_free
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
-from ..trials.trial import SEED_REPLICATES, FinishedRun, PlannedPair, PlannedRun, Trial, speed_in_paired_processes
+from ..trials.runs import FinishedRun, PlannedPair, PlannedRun
+from ..trials.sizing import speed_in_paired_processes
+from ..trials.trial import SEED_REPLICATES, Trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from ..verdicts import Verdict
 from . import levers
@@ -321,7 +323,7 @@ class StudyEngine:
 
     def trials_pair(self, settings: RunSettings | None = None) -> bool:
         """Whether this study's trials on `settings` (default: the best kept so far) measure speed in paired
-        processes only (`trials.trial.speed_in_paired_processes`, the rule of `Trial.paired`), so the
+        processes only (`trials.sizing.speed_in_paired_processes`, the rule of `Trial.paired`), so the
         full-length runs' length decides no verdict."""
         if settings is None:
             assert self.best is not None, "the baseline is measured first"
