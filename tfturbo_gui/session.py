@@ -37,10 +37,10 @@ from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of
 from tfturbo.tune.engine import (BASELINE, PATCH, Action, Outcome, StudyEngine, TuneOptions, audit_action,
-                                 audit_argv, prepare_study_dir, probe_argv, rung_run_names)
+                                 audit_argv, prepare_study_dir, probe_argv)
 from tfturbo.tune.estimate import progress_text, remaining_text
 from tfturbo.tune.levers import Candidate
-from tfturbo.tune.study import Rung, Study, StudyStatus
+from tfturbo.tune.study import Rung, Study, StudyStatus, rung_run_names
 
 from .run_data import RunData
 

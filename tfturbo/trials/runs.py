@@ -18,6 +18,31 @@ A, B = "a", "b"
 COMPLETED = "completed"
 
 
+@dataclass(frozen=True)
+class RunRole:
+    """A run's place in its trial: its arm and replicate (1-based pair number; 0, -1, ...: the accuracy
+    reference trained again from another seed). study.yaml records it for each run of a rung's trial
+    (`Rung.roles`), so a run's role is read from there, never from its folder's name."""
+
+    arm: str
+    replicate: int
+
+    @property
+    def seed(self) -> bool:
+        """A training of the accuracy reference from another seed (`Schedule.seed_settings`)."""
+        return self.replicate < 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"arm": self.arm, "replicate": self.replicate}
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> RunRole | None:
+        """The role as study.yaml wrote it; None for anything else."""
+        if not isinstance(doc, dict) or doc.get("arm") not in (A, B) or type(doc.get("replicate")) is not int:
+            return None
+        return cls(str(doc["arm"]), int(doc["replicate"]))
+
+
 @dataclass
 class PlannedRun:
     """A run the trial wants next."""
@@ -26,6 +51,10 @@ class PlannedRun:
     replicate: int  # 1-based pair number
     settings: RunSettings
     name: str  # the run directory's name (the front end puts it under its runs folder)
+
+    @property
+    def role(self) -> RunRole:
+        return RunRole(self.arm, self.replicate)
 
 
 @dataclass
