@@ -115,7 +115,7 @@ def judge(trial: Schedule) -> TrialVerdict:
     xla_active = all(r.summary is None or r.summary.xla_active is not False for r in b_runs if r.status == COMPLETED)
     error = next((r.summary.error if r.summary else None for r in b_runs if r.status != COMPLETED), None)
     outputs = next((s.output_dtypes for s in b_done if s.output_dtypes), None)
-    kept, reason, found = keep(speed, acc, status, findings, trial.label_b, trial.label_a,
+    kept, reason, found, speed_said = keep(speed, acc, status, findings, trial.label_b, trial.label_a,
                                xla_requested=bool(trial.b.jit_compile and not trial.a.jit_compile),
                                xla_active=xla_active, error=error,
                                change=Change(trial.reference_run_settings() or trial.a, trial.settings_of(B), outputs))
@@ -125,7 +125,7 @@ def judge(trial: Schedule) -> TrialVerdict:
     design = design_record(trial, speed.replicates, acc)
     return TrialVerdict(speed, acc, kept, reason, found, status, design.words(acc),
                         error=error, rule=trial.tolerance, way_forward=trial.way_forward,
-                        steady_s=design.steady_s_measured, design_record=design)
+                        steady_s=design.steady_s_measured, design_record=design, speed_said=speed_said)
 
 
 def design_record(trial: Schedule, pairs: int, acc: AccuracyVerdict | None = None) -> Design:

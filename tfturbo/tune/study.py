@@ -49,7 +49,8 @@ _STUDY_KINDS = {"format": INT, "tool": STR, "workload": STR, "created": STR, "st
 _ENTRY_KINDS = {"name": STR, "rung": STR, "run": STR, "settings": DICT, "status": STR, "skipped": BOOL,
                 "compared_with": STR, "replicates": LIST, "kept": BOOL, "reason": STR, "findings": LIST,
                 "speed": DICT, "accuracy": DICT, "design": STR, "run_seconds": NUMBER, "rule": DICT,
-                "way_forward": STR, "steady_s": NUMBER, "design_record": DICT, "roles": DICT}
+                "way_forward": STR, "steady_s": NUMBER, "design_record": DICT, "roles": DICT,
+                "speed_said": STR}
 _ENTRY_DERIVED = {"label", "steps_per_s", "samples_per_s", "step_ms", "steps_completed", "speedup", "speedup_ci95",
                   "val_delta", "metric", "peak_memory_bytes", "memory_kind", "memory_ratio"}
 
@@ -147,6 +148,7 @@ class Rung:
             "design_record": d.design_record.to_dict() if d and d.design_record is not None else None,
             "rule": d.rule.to_dict() if d and d.rule is not None else None,  # the accuracy rule that judged it
             "way_forward": d.way_forward if d else "",  # the way forward the user took ("loss", "tolerance", ...)
+            **({"speed_said": d.speed_said} if d and d.speed_said else {}),  # the reason's speed part, as data
             "peak_memory_bytes": s.peak_memory_bytes,
             "memory_kind": s.memory_kind,
             "memory_ratio": num(baseline.memory_ratio(s)) if baseline and self.summary else None,
