@@ -144,7 +144,7 @@ def build_backend_parser(prog: str) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     add_backend_commands(sub)
     p = sub.add_parser("run-pair", help="internal: a trial's paired speed replicate, both arms in one process "
-                                        "measured in interleaved blocks (tfturbo.trials.trial.PlannedPair)")
+                                        "measured in interleaved blocks (tfturbo.trials.runs.PlannedPair)")
     p.add_argument("--arm", action="append", required=True, metavar="RUN_ARGV_JSON",
                    help="one arm's `run` arguments as a JSON list (twice; the first given trains first)")
     p.add_argument("--steady-s", type=positive, required=True, metavar="SECONDS",

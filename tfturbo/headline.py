@@ -168,8 +168,8 @@ def headlines(rungs: list[Rung]) -> dict[str, Headline]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-# the speed part of a trial's reason (`trials.verdict.keep`): "faster: 1.24× [1.13, 1.36] over 3 replicate pairs vs
-# float32 + XLA, batch 64" ("pair(s)" in studies written before tfturbo counted its nouns)
+# the speed part of the reason of a study written before tfturbo recorded it (`TrialVerdict.speed_said`): "faster:
+# 1.24× [1.13, 1.36] over 3 replicate pairs vs float32 + XLA, batch 64" ("pair(s)" before tfturbo counted its nouns)
 SPEED_PART = re.compile(r"^(?:[a-z ]+: )?\d+\.\d+× \[[^\]]*\] over \d+ replicate pairs?(?:\(s\))?(?: vs .*)?$")
 
 
@@ -190,4 +190,6 @@ def reason_beside(rung: Rung, shown: Headline | None) -> str:
             rung.compared_with or "the baseline"
         said = (f"its own trial, against {against}: {speed.ratio:.2f}× "
                 f"[{lo:.2f}, {hi:.2f}] over {counted(speed.replicates, 'pair')}, {speed.verdict}")
+    if decision.speed_said:  # the part `keep` wrote, as recorded: put in its place, never looked for
+        return decision.reason.replace(decision.speed_said, said, 1)
     return "; ".join(said if SPEED_PART.match(part) else part for part in decision.reason.split("; "))

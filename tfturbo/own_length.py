@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .trials.trial import MIN_STEADY_STEPS
+from .trials.sizing import MIN_STEADY_STEPS
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,8 @@ from .settings import RunSettings
 from .stats import replicate_ratio_ci
 from .run_summary import RunSummary
 from .trials.speed import SpeedRule
-from .trials.trial import PlannedPair, PlannedRun, Trial
+from .trials.runs import PlannedPair, PlannedRun
+from .trials.trial import Trial
 
 VERSION = 1
 SCALING_JSON = "scaling.json"

@@ -321,6 +321,14 @@ class CompareView(QWidget):
             columns.append(FINDINGS)
         return columns
 
+    def _unpaired(self, i: int) -> bool:
+        """Row `i`'s speed-up is `tfturbo compare`'s unpaired ratio of replicate groups: a completed run no trial
+        measured, with a measured ratio against the baseline's runs (its cell and the footer's note say so)."""
+        row = self.rows[i]
+        return (i != self.baseline and row.status == protocol.RunStatus.COMPLETED and self.trial(i) is None
+                and row.speedup is not None and row.speedup_ci95 is not None
+                and row.verdict in (Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE))
+
     def _cells(self, i: int, metrics: list[str], has_findings: bool, has_mfu: bool) -> list[tuple[str, str]]:
         """(text, tooltip) of every column of row `i`."""
         row, base = self.rows[i], self.rows[self.baseline]
@@ -347,8 +355,7 @@ class CompareView(QWidget):
                           + f"\n{trial.reason}"))
         elif is_base:
             cells.append(("1.00x (baseline)", f"{row.name} is the baseline."))
-        elif row.speedup is not None and row.speedup_ci95 is not None and \
-                row.verdict in (Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE):
+        elif self._unpaired(i) and row.speedup is not None and row.speedup_ci95 is not None:
             text = f"{row.speedup:.2f}x {_interval(row.speedup_ci95, 2)}"
             cells.append((f"{text}\nunpaired runs vs {breakable(base.name)}",
                           f"{plain(text)}: no trial measured this run. The runs with its settings against the "
@@ -428,8 +435,7 @@ class CompareView(QWidget):
                  f"Verdict: that trial's, and whether the rung was kept. {NO_TRIAL}: no trial measured the run.",
                  "this run: steps/s: the one run's own rate, a detail (its interval is that run's step-to-step "
                  "noise, not a comparison)."]
-        if any("unpaired" in _text(self.table.item(r, self.header.index(SPEEDUP[0])))
-               for r in range(self.table.rowCount())):
+        if any(self._unpaired(r) for r in range(len(self.rows))):
             lines.append(f"unpaired runs: no trial measured the run; the runs with its settings against those with "
                          f"{base}'s settings, not run in pairs, so less certain than a trial.")
         lines.append(f"peak memory: the run's peak and its ratio to {base}'s"

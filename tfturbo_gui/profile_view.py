@@ -71,7 +71,7 @@ def reference_profile(session, rung) -> tuple[prof.Profile, str]:
         baseline = session.baseline
         if ref.available and path is not None and (baseline is None or path.name != Path(str(baseline.run)).name):
             label = trial.a.label() if trial is not None else against.settings.label() if against else "A"
-            how = "measured beside it" if path.name.startswith(f"{rung.name}.") else "profiled in an earlier step"
+            how = "measured beside it" if path.name in rung.replicates else "profiled in an earlier step"
             return ref, f"its reference ({label}, {how})"
         if ref.available:
             return ref, "the baseline"

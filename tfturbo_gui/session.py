@@ -31,15 +31,16 @@ from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
 from tfturbo.settings import NO_PROFILE, RunSettings
 from tfturbo.trials.run_length import too_short
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import PlannedPair, PlannedRun, Trial
+from tfturbo.trials.runs import PlannedPair, PlannedRun
+from tfturbo.trials.trial import Trial
 from tfturbo.trials.verdict import TrialVerdict
 from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of
 from tfturbo.tune.engine import (BASELINE, PATCH, Action, Outcome, StudyEngine, TuneOptions, audit_action,
-                                 audit_argv, prepare_study_dir, probe_argv, rung_run_names)
+                                 audit_argv, prepare_study_dir, probe_argv)
 from tfturbo.tune.estimate import progress_text, remaining_text
 from tfturbo.tune.levers import Candidate
-from tfturbo.tune.study import Rung, Study, StudyStatus
+from tfturbo.tune.study import Rung, Study, StudyStatus, rung_run_names
 
 from .run_data import RunData
 

@@ -14,7 +14,7 @@ from tfturbo.settings import RunSettings
 from tfturbo.summary import MIN_HAND_OVERS
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.execute import pair_command, pair_summaries
-from tfturbo.trials.trial import PlannedPair, PlannedRun
+from tfturbo.trials.runs import PlannedPair, PlannedRun
 
 STEADY_S = 3.0  # 0.75 s a block: between one 0.5 s window and two, so a block that overshoots shows
 

@@ -235,3 +235,25 @@ def test_the_table_and_the_pdf_show_the_same_speed_up_for_each_configuration(qtb
     for i, row in enumerate(view.rows[1:], start=1):
         value, interval = view.cell(i, "speed-up [95% CI]").split(" pairs vs ")[0].rsplit(" ", 1)[0].split(" ", 1)
         assert f"{value} {interval} vs" in text, (row.name, value, interval)
+
+
+def test_the_note_explains_unpaired_runs_only_when_a_row_shows_their_ratio(qtbot, tmp_path):
+    """Runs no trial measured, several of each configuration (copied out of their study): the row's speed-up is
+    `tfturbo compare`'s unpaired ratio, and the note under the table says what that is; beside a study's rows,
+    every speed-up a trial's, it says nothing of it. Which rows those are is the view's own rule
+    (`CompareView._unpaired`), not a word looked for in the table's cells."""
+    import shutil
+
+    runs = make_study(tmp_path / "recorded") / RUNS_DIR
+    loose = tmp_path / "loose"
+    names = ["01-baseline", "02-mixed_bfloat16.a2", "02-mixed_bfloat16.a3", "02-mixed_bfloat16.a4",
+             "02-mixed_bfloat16", "02-mixed_bfloat16.b2", "02-mixed_bfloat16.b3"]
+    for name in names:
+        shutil.copytree(runs / name, loose / name)
+    view = CompareView(fit_rows=True)
+    qtbot.addWidget(view)
+    view.set_records([load_run(loose / n) for n in names])
+    unpaired = [i for i in range(len(view.rows)) if "unpaired runs vs" in view.cell(i, "speed-up [95% CI]")]
+    assert unpaired and "unpaired runs: no trial measured the run" in view.note.text()
+    view.set_records([load_run(runs / n) for n in ("01-baseline", "02-mixed_bfloat16")])
+    assert "unpaired runs" not in view.note.text()

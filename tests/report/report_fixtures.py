@@ -218,7 +218,8 @@ def _build_study(root: Path, workload: str, *, broken: bool, confirmation: bool,
     02-mixed_bfloat16's trial measured again as 06-mixed_bfloat16 and stopped after two pairs (its first B run,
     the second pair's A run on the baseline's settings and B run), never decided.
     """
-    from tfturbo.trials.trial import PlannedRun, run_trial
+    from tfturbo.trials.runs import PlannedRun
+    from tfturbo.trials.trial import run_trial
     from tfturbo.tune.engine import TuneOptions, baseline_verdict, finish_rung, make_trial
     from tfturbo.tune.study import Rung, RungKind, Study, StudyStatus, measurement_only
 

@@ -43,11 +43,19 @@ def test_where_the_time_went_page_compares_baseline_and_recommendation(tmp_path)
 
 
 def test_the_recommendation_is_compared_with_the_reference_profiled_beside_it(tmp_path):
-    """A busier machine during the baseline run (every category 2x slower) does not read as a speed-up."""
+    """A busier machine during the baseline run (every category 2x slower) does not read as a speed-up. The
+    reference run profiled beside it is one its trial recorded (`Rung.replicates`), whatever its name."""
+    import yaml
+
     study = make_study(tmp_path / "study")
     data = gather(study)
     fake_profile(20.0, 4.0, 0.0).save(study / RUNS_DIR / data.baseline.name)
     fake_profile(10.0, 2.0, 0.0).save(study / RUNS_DIR / f"{data.tuned.name}.a1")
+    doc = yaml.safe_load((study / "study.yaml").read_text())  # A's full-length run, as a trial not paired has one
+    rung = next(r for r in doc["ladder"] if r["name"] == data.tuned.name)
+    rung["replicates"].append(f"{data.tuned.name}.a1")
+    rung["roles"][f"{data.tuned.name}.a1"] = {"arm": "a", "replicate": 1}
+    (study / "study.yaml").write_text(yaml.safe_dump(doc))
     fake_profile(10.0, 2.0, 0.0).save(study / RUNS_DIR / data.tuned.name)
     text = flat(pdf_text(write_report(study)))
     assert "compared with its trial's reference run, profiled beside it" in text

@@ -16,7 +16,10 @@ from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.trials import accuracy
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import PlannedRun, Trial, equal_samples, run_trial, validation_points
+from tfturbo.trials.judging import pair_rates
+from tfturbo.trials.runs import PlannedRun
+from tfturbo.trials.sizing import equal_samples, validation_points
+from tfturbo.trials.trial import Trial, run_trial
 from tfturbo.trials.verdict import AccuracyVerdict
 
 EXAMPLES = 400
@@ -202,6 +205,6 @@ def test_a_run_the_backend_ran_with_fewer_steps_per_call_does_not_count_for_spee
 
     trial = Trial(a, a.with_(batch_size=256), SpeedRule(2, 3, steady_s=0), share_process=False)
     verdict = run_trial(trial, lowered_first_b)
-    a_rates, b_rates, _, _ = trial._rates()
+    a_rates, b_rates, _, _ = pair_rates(trial)
     assert b_rates[0] is None and all(b_rates[1:]) and all(a_rates) and len(b_rates) == 3
     assert verdict.speed.replicates == 2

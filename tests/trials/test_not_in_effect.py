@@ -17,7 +17,8 @@ from tfturbo.report.model import LadderRow, _outcome
 from tfturbo.report.pdf import _decision, _speedup
 from tfturbo.settings import RunSettings
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import PlannedPair, Trial, run_trial
+from tfturbo.trials.runs import PlannedPair
+from tfturbo.trials.trial import Trial, run_trial
 from tfturbo.trials.verdict import FASTER, NOT_APPLIED
 from tfturbo.tune import levers
 from tfturbo.tune.engine import TuneOptions

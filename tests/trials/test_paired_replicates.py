@@ -12,7 +12,9 @@ from tfturbo.settings import RunSettings, can_share_process
 from tfturbo.run_summary import RunSummary
 from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.design import steady_words
-from tfturbo.trials.trial import STEADY_PER_OVERHEAD, PlannedPair, PlannedRun, Trial, run_trial
+from tfturbo.trials.runs import PlannedPair, PlannedRun, validation_s
+from tfturbo.trials.sizing import STEADY_PER_OVERHEAD
+from tfturbo.trials.trial import Trial, run_trial
 from tfturbo.trials.verdict import NO_CHANGE, NOT_ENOUGH, TrialVerdict
 from trainer_backend.blocks import hand_overs
 
@@ -83,7 +85,7 @@ def test_each_arm_measures_as_long_as_the_process_spends_outside_its_windows():
         trial.record(planned, {**summary(planned.settings, 1000.0), "process_s": process_s}, None)
     pair = trial.next_run()
     assert isinstance(pair, PlannedPair)
-    overhead = (20 - 3 - trial._validation_s(trial.runs[0])) + (22 - 3 - trial._validation_s(trial.runs[1]))
+    overhead = (20 - 3 - validation_s(trial.runs[0])) + (22 - 3 - validation_s(trial.runs[1]))
     assert pair.steady_s == pytest.approx(STEADY_PER_OVERHEAD * overhead / 2)
     assert f"{pair.steady_s:.0f} s of steady state per arm (the two arms together as long as" in trial.plan().text()
     assert trial.progress_text().startswith("pair 1 of 3–6: A and B in one process")  # the first speed pair

@@ -10,7 +10,8 @@ from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.trials.spec import parse_settings
 from tfturbo.trials.speed import SpeedRule
-from tfturbo.trials.trial import Trial, equal_samples, run_trial
+from tfturbo.trials.sizing import equal_samples
+from tfturbo.trials.trial import Trial, run_trial
 from tfturbo.trials.verdict import FASTER, TrialVerdict
 
 from tests.tune.tune_fakes import summary  # the tune tests' recorded summaries and fake backend
@@ -314,7 +315,7 @@ def test_a_reference_run_the_study_already_trained_the_same_way_is_reused_not_tr
     run (same settings, seed, length and validation points: `training_key`), says so in its plan, and counts no
     speed ratio against it (it ran minutes before B's); a run trained another way is not taken."""
     from tfturbo.settings import training_key
-    from tfturbo.trials.trial import FinishedRun
+    from tfturbo.trials.runs import FinishedRun
 
     a = RunSettings("builtin:fake", batch_size=64, steps=300, val_every=60)
     b = a.with_(xla_autoclustering=True)  # a process-global setting: each run in its own process
@@ -354,7 +355,7 @@ def test_a_reference_run_is_trained_again_where_taking_it_would_cost_more_than_i
     """Taking A's run costs one more speed pair: with full-length pairs (steady_s 0) that pair is as long as the
     run, and a run whose own time is mostly start-up (two speed-only runs would take longer) is not worth it."""
     from tfturbo.settings import training_key
-    from tfturbo.trials.trial import FinishedRun
+    from tfturbo.trials.runs import FinishedRun
 
     a = RunSettings("builtin:fake", batch_size=64, steps=300, val_every=60)
     b = a.with_(xla_autoclustering=True)

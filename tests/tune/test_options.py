@@ -94,3 +94,28 @@ def test_the_wizard_starts_from_the_declared_defaults_and_changes_options_throug
     assert engine.opts.steps == 120 and engine.study.options["steps"] == 120
     with pytest.raises(TypeError, match="not a study option: stepz"):
         engine.change_options(stepz=1)
+
+
+def test_a_new_option_reaches_the_reports_rerun_command_and_the_wizards_defaults(tmp_path, monkeypatch):
+    """The same one declaration (`WithWarmUp`) as the report and the wizard see it: the report's "whole study"
+    command gives the recorded value back, the wizard starts from the declared default, and the wizard changes
+    it through the engine, which writes it to study.yaml under its declared key."""
+    from tfturbo.report.model import gather
+    from tfturbo.tune.study import Study
+    from tfturbo_gui import session as session_module
+
+    monkeypatch.setattr(options_module, "TuneOptions", WithWarmUp)
+    monkeypatch.setattr(session_module, "TuneOptions", WithWarmUp)
+    recorded = WithWarmUp("builtin:mlp", tmp_path / "s", warm_up_s=2.5).to_dict()
+    Study(tmp_path / "s", "builtin:mlp", recorded).save()
+    (_, command), *_ = gather(tmp_path / "s").commands
+    assert "--warm-up-s 2.5" in command
+
+    session = WizardSession("builtin:mlp")
+    session.study_path = tmp_path / "study"
+    assert session.options().warm_up_s == 5.0
+    session.ensure_study()
+    assert session.engine is not None
+    assert session.engine.study.options["replicates"]["warm_up_s"] == 5.0
+    session.engine.change_options(warm_up_s=7.5)
+    assert session.engine.study.options["replicates"]["warm_up_s"] == 7.5

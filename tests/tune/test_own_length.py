@@ -105,7 +105,7 @@ def run_with_own(make_summary, tmp_path, own):
 
 def test_a_very_short_own_length_trains_the_floor_the_wizard_trains_and_says_so(tmp_path, make_summary):
     """1 epoch of 8 steps: tune trained 8 steps (validating every step) where the wizard trains 20 — one rule."""
-    from tfturbo.trials.trial import MIN_STEADY_STEPS
+    from tfturbo.trials.sizing import MIN_STEADY_STEPS
     steps, study, lines = run_with_own(make_summary, tmp_path, {"epochs": 1, "steps_per_epoch": 8, "steps": 8})
     assert steps and min(steps) >= MIN_STEADY_STEPS and study.options["steps"] == MIN_STEADY_STEPS
     assert f"length: every run trains the script's own length: 1 epoch of 8 steps = 8 steps (at least " \

@@ -37,7 +37,8 @@ from ..settings import DEFAULT_STEPS, RunSettings
 from ..warm_start import warm_backend
 from ..trials.execute import backend_executor, backend_pair_executor, fail_on_bad_input
 from ..trials.spec import describe, keys, parse_settings
-from ..trials.trial import SEED_REPLICATES, PlannedPair, PlannedRun, Trial, run_trial
+from ..trials.runs import PlannedPair, PlannedRun
+from ..trials.trial import SEED_REPLICATES, Trial, run_trial
 from ..trials.verdict import TrialVerdict
 from ..tune import levers
 from ..tune.engine import audit_argv

@@ -78,9 +78,9 @@ def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
         paired, where = prof.find(references[:1])
         if paired.available and where is not None and where.name != baseline.name:
             data.reference = paired
-            data.reference_label = ("its trial's reference run, profiled beside it" if where.name.startswith(
-                f"{tuned.name}.") else "its reference configuration, profiled once in an earlier step of "
-                                    "this study")
+            beside = tuned.rung is not None and where.name in tuned.rung.replicates  # one of its trial's runs
+            data.reference_label = ("its trial's reference run, profiled beside it" if beside else
+                                    "its reference configuration, profiled once in an earlier step of this study")
         data.change = prof.compare(data.reference or base, data.run)
         data.findings = [f.to_dict() for f in compare_findings(data.reference or base, data.run,
                                                                _settings(baseline), _settings(tuned))]

@@ -11,7 +11,12 @@ of them re-implements a decision.
   `ab --json`, every tune rung and every wizard verdict) and the keep rule;
 - `trial`: one A/B trial as a plan of runs (ABBA…), adaptive in its number of
   replicates; front ends execute the planned runs their own way (a blocking
-  subprocess in the CLI, a QProcess in the wizard) and hand the summaries back;
+  subprocess in the CLI, a QProcess in the wizard) and hand the summaries back.
+  `Trial` coordinates; its jobs are modules of their own: `runs` (the planned,
+  measured and re-used runs), `sizing` (the length rules), `schedule` (the
+  setup and the runs so far: which run comes next and how long it trains),
+  `plan` (what a trial intends, in words), `progress` (the time left and the
+  progress line), `judging` (decided or not, rates, the verdict);
 - `execute`: the blocking executor of planned runs and the summary a run
   that left no result is judged on.
 

@@ -167,7 +167,7 @@ def common_points(a: dict[int, Any], b: dict[int, Any], points: int) -> list[tup
 
     Points at exactly the same samples seen when there are `points` of them
     (the trial sizes a larger batch's run so that there are:
-    `trials.trial.equal_samples`); else, when whole steps of B cannot meet A's
+    `trials.sizing.equal_samples`); else, when whole steps of B cannot meet A's
     points, each B point with its nearest A point within SAMPLES_TOLERANCE
     (each point paired once), and the verdict says how far apart they are
     (`AccuracyVerdict.points_note`).

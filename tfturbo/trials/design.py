@@ -35,7 +35,7 @@ class Lengths:
 
 @dataclass(frozen=True)
 class Design:
-    """How one trial measured (`Trial.design_record`)."""
+    """How one trial measured (`judging.design_record`)."""
 
     pairs: int  # replicate pairs the speed verdict used
     pairs_measure: str  # PAIRED: speed only, both arms in one process | SPEED_ONLY: in their own | FULL: full length

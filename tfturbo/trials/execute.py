@@ -18,7 +18,7 @@ from ..cli_args import pair_argv, run_argv
 from ..errors import WorkloadError
 from ..run_summary import RunSummary
 from ..runfiles import load_run
-from .trial import PlannedPair, PlannedRun
+from .runs import PlannedPair, PlannedRun
 
 Runner = Callable[..., BackendResult]
 

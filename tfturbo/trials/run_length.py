@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from .speed import SpeedRule
 from ..run_summary import RunSummary
-from .trial import settled_warmup, speed_steps
+from .sizing import settled_warmup, speed_steps
 
 
 # runs within this share of the minimum are long enough: the step time a baseline measures varies by more than

@@ -344,6 +344,10 @@ class TrialVerdict:
     # the steady seconds each arm measured per paired process, the figure `design` words (None: no paired process)
     steady_s: float | None = None
     design_record: Design | None = None  # how it was measured, as data (`design` words it; None: an older study)
+    # the part of `reason` that says the measured speed-up ("faster: 1.24× [1.13, 1.36] over 3 replicate pairs vs
+    # A", `keep`), recorded so the report puts the headline's word in its place (`headline.reason_beside`) without
+    # reading the reason back; "" when the reason says no ratio (or an older study: its reason is matched)
+    speed_said: str = ""
 
     def __post_init__(self) -> None:
         """A failed arm is a failed trial: whatever pairs completed before it, neither speed nor accuracy is
@@ -385,7 +389,8 @@ class TrialVerdict:
                 "design": self.design, "error": dict(self.error) if self.error else None,
                 "rule": self.rule.to_dict() if self.rule is not None else None, "way_forward": self.way_forward,
                 "steady_s": self.steady_s,
-                "design_record": self.design_record.to_dict() if self.design_record is not None else None}
+                "design_record": self.design_record.to_dict() if self.design_record is not None else None,
+                "speed_said": self.speed_said}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrialVerdict:
@@ -395,7 +400,7 @@ class TrialVerdict:
                    findings_in(d.get("findings")), str(d.get("status") or "completed"),
                    str(d.get("design") or ""), error_of(d.get("error")),
                    rule, str(d.get("way_forward") or ""), num(d.get("steady_s")),
-                   Design.from_dict(d.get("design_record")))
+                   Design.from_dict(d.get("design_record")), str(d.get("speed_said") or ""))
 
     def rule_text(self) -> str:
         """Which rule judged the accuracy, in words, for the report, ab and the reason: "accuracy judged on "
@@ -492,22 +497,23 @@ def likely_causes(change: Change, b_findings: list[FindingDoc], nan: bool = Fals
 
 def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings: list[FindingDoc],
          where: str, against: str, xla_requested: bool = False, xla_active: bool = True,
-         error: ErrorDoc | None = None, change: Change | None = None) -> tuple[bool, str, list[FindingDoc]]:
-    """(kept, reason, findings): the one keep/reject rule of tfturbo. A failed run's reason is its
+         error: ErrorDoc | None = None, change: Change | None = None) -> tuple[bool, str, list[FindingDoc], str]:
+    """(kept, reason, findings, speed_said): the one keep/reject rule of tfturbo. A failed run's reason is its
     `failure_line` (its `error` document: message and fix); ACCURACY_REGRESSION and NAN_LOSS name the likely
-    causes from `change` (what B changed and saw), in order."""
+    causes from `change` (what B changed and saw), in order. `speed_said`: the part of the reason that says
+    the measured ratio (`TrialVerdict.speed_said`), "" when it says none."""
     change = change or Change()
     if status == "nan_stopped":
         fix = "; or ".join(likely_causes(change, b_findings, nan=True))
         line = failure_line(status, {"message": "NaN loss: the loss became NaN or infinite; training was stopped",
                                      "fix": fix})
         return False, line, [_finding(F.NAN_LOSS, f"{where}: the loss became NaN or infinite; training was stopped",
-                                      fix, where)]
+                                      fix, where)], ""
     if status in FAILED_STATUSES:
-        return False, failure_line(status, error), []
+        return False, failure_line(status, error), [], ""
     if status != "completed":
         what = {"cancelled": "was cancelled before it finished"}.get(status, f"ended as {status}")
-        return False, f"the run {what}", []
+        return False, f"the run {what}", [], ""
 
     reasons: list[str] = []
     found: list[FindingDoc] = []
@@ -521,13 +527,15 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
         reasons.append("XLA never switched on in this run (XLA_NOT_ACTIVE): its speed is not XLA's")
 
     if speed.verdict == NOT_APPLIED:  # B's run was the reference's: nothing about its speed or accuracy to say
-        return False, speed.text(), found
+        return False, speed.text(), found, ""
     speed_text = f"{speed.verdict}: {speed.text()} vs {against}"
+    said = ""  # the part of the reason with the measured ratio
     if speed.verdict == NOT_ENOUGH:
         reasons.insert(0, speed.text())
     elif speed.verdict != FASTER:
         reasons.insert(0, "not measurably faster: " + speed.text() + f" vs {against}"
                        if speed.verdict == NO_CHANGE else speed_text)
+        said = reasons[0] if math.isfinite(speed.ratio) else ""
     if speed.verdict == SLOWER:
         found.insert(0, _finding(
             F.SLOWER_THAN_BASELINE, f"{where} is slower than {against} (throughput per sample {speed.text()})",
@@ -545,6 +553,6 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
         reasons.append(f"accuracy {accuracy.text()}")
 
     if reasons:
-        return False, "; ".join(reasons), found
+        return False, "; ".join(reasons), found, said
     gate = accuracy.text() + (", within tolerance" if accuracy.checked else "")
-    return True, f"{speed_text}; {gate}", []
+    return True, f"{speed_text}; {gate}", [], speed_text if math.isfinite(speed.ratio) else ""

@@ -24,7 +24,6 @@ rung: `commands.tune.ways_forward_text`). The choice is recorded with the rung's
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from ..runfiles import RUNS_DIR, load_run
 from ..run_summary import RunSummary
 
 from .accuracy import POINTS, ArmData, gate
+from .runs import A
 from ..verdicts import Verdict
 from .verdict import INCONCLUSIVE, WITHIN, AccuracyVerdict, Tolerance
 
@@ -124,9 +124,9 @@ def examples_available(summaries: list[RunSummary]) -> int | None:
 
 def for_rung(study_dir: Path, rung, tolerance: Tolerance, baseline) -> WayForward | None:
     """`way_forward` of a study's rung whose accuracy alone stood in the way (faster, accuracy inconclusive),
-    its arms read from its replicate runs (runs/NN-slug.a1, ...; B's first run is the rung's own), A's from
-    `baseline`'s run (the study's baseline rung, or None) when its trial trained no full-length A:
-    that run is what the gate judged it against. `tolerance`: the rule it was judged by (its decision's own
+    its arms read from its replicate runs (each one's arm and replicate as the rung recorded them,
+    `Rung.role`), A's from `baseline`'s run (the study's baseline rung, or None) when its trial trained no
+    full-length A: that run is what the gate judged it against. `tolerance`: the rule it was judged by (its decision's own
     when it recorded one)."""
     decision = getattr(rung, "decision", None)
     if decision is None or decision.accuracy is None or decision.accuracy.verdict != INCONCLUSIVE \
@@ -138,10 +138,11 @@ def for_rung(study_dir: Path, rung, tolerance: Tolerance, baseline) -> WayForwar
         record = load_run(Path(study_dir) / RUNS_DIR / name)
         if record.summary and record.summary.settings and record.summary.settings.speed_only:
             continue  # as the trial's gate: speed-only runs do not validate
-        if re.search(r"\.a(0|-\d+)$", name):
+        role = rung.role(name)  # as study.yaml recorded it (`Rung.role`)
+        if role.seed:
             seeds.append(record)
         else:
-            (a if ".a" in name else b).add_run(record.summary, record.path)
+            (a if role.arm == A else b).add_run(record.summary, record.path)
     if not (a.correct or a.loss) and baseline is not None and baseline.run:
         record = load_run(Path(study_dir) / baseline.run)
         a.add_run(record.summary, record.path)

@@ -35,7 +35,6 @@ runs lead to the same decisions as an uninterrupted study.
 from __future__ import annotations
 
 import functools
-import re
 import shutil
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
@@ -61,7 +60,9 @@ from ..settings import DEFAULT_SEED, NO_PROFILE, RunSettings, configuration_key,
 from ..trials import label_free
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
-from ..trials.trial import SEED_REPLICATES, FinishedRun, PlannedPair, PlannedRun, Trial, speed_in_paired_processes
+from ..trials.runs import A, FinishedRun, PlannedPair, PlannedRun, RunRole
+from ..trials.sizing import speed_in_paired_processes
+from ..trials.trial import SEED_REPLICATES, Trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
 from ..verdicts import Verdict
 from . import levers
@@ -70,7 +71,7 @@ from .levers import Candidate, Lever
 from .levers.input_pipeline import INPUT_BOUND_ADVICE
 from .options import TuneOptions as TuneOptions  # (re-exported: the front ends and tests name it here)
 from .policy import StudyDecisions, sixteen_bit_policies
-from .study import Rung, RungKind, Study, StudyStatus, measurement_only
+from .study import Rung, RungKind, Study, StudyStatus, measurement_only, role_in_name, rung_run_names
 
 if TYPE_CHECKING:  # made by tfturbo.patch.build (libcst), loaded when the study makes its patch
     from ..patch.build import Patch
@@ -136,11 +137,6 @@ def baseline_verdict(base: RunSummary) -> TrialVerdict:
                         True, f"reference: {(base.settings or RunSettings()).label()}", [])
 
 
-def rung_run_names(name: str) -> Callable[[str, int], str]:
-    """Run directory names of a rung's trial: B's first replicate is the rung's own run."""
-    return lambda arm, replicate: name if (arm == "b" and replicate == 1) else f"{name}.{arm}{replicate}"
-
-
 def against_baseline(reference: RunSettings, baseline: RunSettings) -> bool:
     """True when a trial's reference is the baseline's configuration (`compare.replicate_key`: the same
     configuration, however it was measured). Its A runs then measure the baseline again, so a trial on more
@@ -150,19 +146,24 @@ def against_baseline(reference: RunSettings, baseline: RunSettings) -> bool:
     return replicate_key(reference.to_dict()) == replicate_key(baseline.to_dict())
 
 
-def seed_references(study_path: Path, baseline: Rung, own: str = "") -> list[tuple[RunSummary | None, Path | None]]:
+def seed_references(study_path: Path, baseline: Rung, own: str = "",
+                    recorded: dict[str, tuple[str, RunRole]] | None = None) -> list[tuple[RunSummary | None, Path | None]]:
     """The baseline's configuration trained from other seeds by the study's earlier trials (their reference's
-    seed replicates, `runs/NN-name.a0`, `.a-1`), at the baseline run's length and validation points: the trainings'
+    seed replicates, replicates 0, -1 of A), at the baseline run's length and validation points: the trainings'
     noise of the accuracy gate is measured once per study, and every later rung is judged against them too
     (`Trial.seed_runs`: a reference of two seeds trains none again). Not the rung `own`'s: a resumed trial
-    takes its own seed run back as its own run."""
+    takes its own seed run back as its own run. Each run's rung and role as study.yaml recorded them
+    (`recorded`: `Study.run_roles`), else, for a study written before they were recorded or a run no rung
+    holds, as its folder's name says (`role_in_name`)."""
     base = baseline.summary.settings if baseline.summary else None
-    if base is None:
+    runs = study_path / RUNS_DIR
+    if base is None or not runs.is_dir():
         return []
     key, length = replicate_key({**base.to_dict(), "seed": None}), (base.steps, base.val_every)
     found: list[tuple[RunSummary | None, Path | None]] = []
-    for run_dir in sorted((study_path / RUNS_DIR).glob("*.a[0-]*")):
-        if not re.search(r"\.a(0|-\d+)$", run_dir.name) or run_dir.name.startswith(f"{own}.a"):
+    for run_dir in sorted(p for p in runs.iterdir() if p.is_dir()):
+        rung, role = (recorded or {}).get(run_dir.name) or role_in_name(run_dir.name)
+        if role.arm != A or not role.seed or rung == own:
             continue
         s = load_run(run_dir).summary
         ran = s.settings if s else None
@@ -176,7 +177,7 @@ def seed_references(study_path: Path, baseline: Rung, own: str = "") -> list[tup
 def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung, study_path: Path,
                options: TuneOptions, share_process: bool = True, profiled: dict[tuple[str, ...], str] | None = None,
                accelerator: bool = False, finished: dict[tuple[tuple[str, str], ...], FinishedRun] | None = None,
-               keeps: bool = True) -> Trial:
+               keeps: bool = True, recorded: dict[str, tuple[str, RunRole]] | None = None) -> Trial:
     """The trial of one rung: `settings` against its reference (speed), accuracy against the baseline run.
 
     `share_process` False: never a paired replicate (the runs go to a remote host). `profiled`: the study's
@@ -186,10 +187,12 @@ def make_trial(settings: RunSettings, reference: Rung, name: str, baseline: Rung
     when the reference is the baseline's configuration its accuracy is judged against those runs (the
     baseline run has fewer). `finished`: the study's completed full-length runs (`StudyEngine.finished`), one of
     which the trial's reference run re-uses where it trained the same way. `keeps` False: the rung can never
-    become the recommendation (a confirmation), so its run saves no model (`Trial.save_model`)."""
+    become the recommendation (a confirmation), so its run saves no model (`Trial.save_model`). `recorded`: the
+    study's runs with the rung and role study.yaml recorded for each (`Study.run_roles`, `seed_references`)."""
     a, way = reference.settings, ""
     reference_runs: list[tuple[RunSummary | None, Path | None]] | None = [
-        (baseline.summary, study_path / str(baseline.run)), *seed_references(study_path, baseline, name)[:SEED_REPLICATES]]
+        (baseline.summary, study_path / str(baseline.run)),
+        *seed_references(study_path, baseline, name, recorded)[:SEED_REPLICATES]]
     if settings.val_examples > baseline.settings.val_examples:
         a, way = a.with_(val_examples=settings.val_examples), "examples"
         if against_baseline(reference.settings, baseline.settings):
@@ -211,11 +214,18 @@ def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> N
     first_b = next((r for r in trial.runs if r.planned.arm == "b"), None)
     rung.summary = first_b.summary if first_b is not None else None
     rung.settings = first_b.planned.settings if first_b is not None else rung.settings
-    rung.replicates = [r.planned.name for r in trial.own_runs()]
+    record_runs(rung, trial)
     rung.run_seconds = trial.measured_seconds()
     name_rule(verdict)
     if note:
         verdict.reason = f"{note}; {verdict.reason}"
+
+
+def record_runs(rung: Rung, trial: Trial) -> None:
+    """The runs of a rung's trial as study.yaml records them: their names, and each one's arm and replicate
+    (`Rung.roles`: what every reader takes a run's role from, never its folder's name)."""
+    rung.replicates = [r.planned.name for r in trial.own_runs()]
+    rung.roles = {r.planned.name: r.planned.role for r in trial.own_runs()}
 
 
 def cancelled(result: Any) -> bool:
@@ -300,7 +310,7 @@ class StudyEngine:
     def change_options(self, **changes: Any) -> None:
         """Change the study's options (a front end's, e.g. the wizard lengthening the runs before its baseline):
         the engine's options and study.yaml's `options` stay one."""
-        unknown = sorted(set(changes) - {f.name for f in dataclass_fields(TuneOptions)})
+        unknown = sorted(set(changes) - {f.name for f in dataclass_fields(self.opts)})  # every declared option
         if unknown:
             raise TypeError(f"not a study option: {', '.join(unknown)}")
         for name, value in changes.items():
@@ -321,7 +331,7 @@ class StudyEngine:
 
     def trials_pair(self, settings: RunSettings | None = None) -> bool:
         """Whether this study's trials on `settings` (default: the best kept so far) measure speed in paired
-        processes only (`trials.trial.speed_in_paired_processes`, the rule of `Trial.paired`), so the
+        processes only (`trials.sizing.speed_in_paired_processes`, the rule of `Trial.paired`), so the
         full-length runs' length decides no verdict."""
         if settings is None:
             assert self.best is not None, "the baseline is measured first"
@@ -695,7 +705,8 @@ class StudyEngine:
                                                                  baseline, self.study.path, o,
                                                                  self.share_process, profiled=self.profiled,
                                                                  accelerator=self.on_accelerator,
-                                                                 finished=self.finished, keeps=not lever.confirms)
+                                                                 finished=self.finished, keeps=not lever.confirms,
+                                                                 recorded=self.study.run_roles())
         recorded = self._recorded_rung(rung.name)
         if recorded is not None and recorded.decision is not None and recorded.decision.rule is not None:
             trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was
@@ -740,7 +751,7 @@ class StudyEngine:
                     shutil.rmtree(folder, ignore_errors=True)
                 break
             trial.record(planned, result, run_dir)
-            rung.replicates = [r.planned.name for r in trial.own_runs()]
+            record_runs(rung, trial)
             self.study.save()
 
     def continue_refused(self, name: str) -> UserError | None:

@@ -25,7 +25,7 @@ from ..arg_types import non_negative, positive_int
 from ..runfiles import VALIDATION_DIR
 from ..settings import DEFAULT_SEED, DEFAULT_STEPS, RunSettings
 from ..trials.speed import SpeedRule
-from ..trials.trial import MIN_STEADY_STEPS
+from ..trials.sizing import MIN_STEADY_STEPS
 from ..trials.verdict import JUDGE_ON, Tolerance
 from . import levers
 from .batch import DEFAULT_MAX_SCALE

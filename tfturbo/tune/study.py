@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..findings import FindingDoc, findings_in
 from .. import __version__
@@ -35,6 +35,7 @@ from ..numbers import json_safe, num
 from ..run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, RunSummary, read_typed
 from ..runfiles import RUNS_DIR, STUDY_YAML, load_run, read_yaml, safe_child, write_yaml
 from ..settings import RunSettings
+from ..trials.runs import A, B, RunRole
 from ..trials.verdict import TrialVerdict
 
 STUDY_FORMAT = 1
@@ -48,9 +49,27 @@ _STUDY_KINDS = {"format": INT, "tool": STR, "workload": STR, "created": STR, "st
 _ENTRY_KINDS = {"name": STR, "rung": STR, "run": STR, "settings": DICT, "status": STR, "skipped": BOOL,
                 "compared_with": STR, "replicates": LIST, "kept": BOOL, "reason": STR, "findings": LIST,
                 "speed": DICT, "accuracy": DICT, "design": STR, "run_seconds": NUMBER, "rule": DICT,
-                "way_forward": STR, "steady_s": NUMBER, "design_record": DICT}
+                "way_forward": STR, "steady_s": NUMBER, "design_record": DICT, "roles": DICT,
+                "speed_said": STR}
 _ENTRY_DERIVED = {"label", "steps_per_s", "samples_per_s", "step_ms", "steps_completed", "speedup", "speedup_ci95",
                   "val_delta", "metric", "peak_memory_bytes", "memory_kind", "memory_ratio"}
+
+
+def rung_run_names(name: str) -> Callable[[str, int], str]:
+    """Run directory names of a rung's trial: B's first replicate is the rung's own run."""
+    return lambda arm, replicate: name if (arm == B and replicate == 1) else f"{name}.{arm}{replicate}"
+
+
+def role_in_name(name: str) -> tuple[str, RunRole]:
+    """(rung, role) of a run as its folder's name says (`rung_run_names` read backwards: "03-xla.a-1" is
+    03-xla's A trained from another seed, "03-xla" its B's first run). Only for what study.yaml does not
+    record: the runs of a study written before tfturbo recorded each run's role (`Rung.roles`), and a run
+    no rung of the ladder holds."""
+    rung, dot, suffix = name.rpartition(".")
+    number = suffix[1:]
+    if dot and suffix[:1] in (A, B) and number.lstrip("-").isdigit() and number[:2] != "-0":
+        return rung, RunRole(suffix[0], int(number))
+    return name, RunRole(B, 1)
 
 
 class RungKind:
@@ -83,12 +102,18 @@ class Rung:
     skipped_reason: str | None = None
     compared_with: str | None = None  # the rung it was measured against (its trial's A)
     replicates: list[str] = field(default_factory=list)  # every run of its trial, A's and B's ("NN-slug.a1", …)
+    roles: dict[str, RunRole] = field(default_factory=dict)  # each of those runs' place in the trial
     run_seconds: float | None = None  # the wall time of all its runs together
     extra: dict[str, Any] = field(default_factory=dict)  # entry keys a newer tfturbo wrote (kept as read)
 
     @property
     def kept(self) -> bool:
         return bool(self.decision and self.decision.kept)
+
+    def role(self, run: str) -> RunRole:
+        """`run`'s place in this rung's trial: as study.yaml recorded it, else (a study written before it
+        recorded roles) as the run's name says (`role_in_name`)."""
+        return self.roles.get(run) or role_in_name(run)[1]
 
     @property
     def steps_completed(self) -> int | None:
@@ -123,11 +148,13 @@ class Rung:
             "design_record": d.design_record.to_dict() if d and d.design_record is not None else None,
             "rule": d.rule.to_dict() if d and d.rule is not None else None,  # the accuracy rule that judged it
             "way_forward": d.way_forward if d else "",  # the way forward the user took ("loss", "tolerance", ...)
+            **({"speed_said": d.speed_said} if d and d.speed_said else {}),  # the reason's speed part, as data
             "peak_memory_bytes": s.peak_memory_bytes,
             "memory_kind": s.memory_kind,
             "memory_ratio": num(baseline.memory_ratio(s)) if baseline and self.summary else None,
             "compared_with": self.compared_with,
             "replicates": list(self.replicates),
+            **({"roles": {n: role.to_dict() for n, role in self.roles.items()}} if self.roles else {}),
             "kept": self.kept,
             "reason": self.skipped_reason if self.skipped_reason is not None else (d.reason if d else ""),
             "findings": list(d.findings) if d else [],
@@ -168,6 +195,10 @@ class Study:
     @property
     def baseline(self) -> Rung | None:
         return self.rungs[0] if self.rungs and self.rungs[0].kind == RungKind.BASELINE else None
+
+    def run_roles(self) -> dict[str, tuple[str, RunRole]]:
+        """Every run the ladder's rungs recorded a role for: its name -> (its rung, its role)."""
+        return {name: (r.name, role) for r in self.rungs for name, role in r.roles.items()}
 
     @property
     def unfinished(self) -> bool:
@@ -339,6 +370,8 @@ def _rung(study_dir: Path, raw: Any, source: str, workload: str, problems: list[
                 decision=None if skipped else _decision(entry, source, problems),
                 skipped_reason=(entry.get("reason") or "") if skipped else None,
                 compared_with=entry.get("compared_with"), replicates=[str(n) for n in entry.get("replicates") or []],
+                roles={str(n): role for n, doc in (entry.get("roles") or {}).items()
+                       if (role := RunRole.from_dict(doc)) is not None},
                 run_seconds=entry.get("run_seconds"),
                 extra={k: v for k, v in extra.items() if k not in _ENTRY_DERIVED})
 

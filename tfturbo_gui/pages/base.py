@@ -21,7 +21,7 @@ from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
 from tfturbo.errors import UserError
 from tfturbo.headline import config_words, headline
 from tfturbo.tune import levers
-from tfturbo.trials.trial import PlannedPair, PlannedRun
+from tfturbo.trials.runs import PlannedPair, PlannedRun
 from tfturbo.tune.study import Rung
 
 from ..cards import DecisionCard, WayForwardBar

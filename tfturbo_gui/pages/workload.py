@@ -28,7 +28,7 @@ from tfturbo.environment import Environment
 from tfturbo.errors import UserError
 from tfturbo.own_length import OwnLength
 from tfturbo.settings import DEFAULT_STEPS
-from tfturbo.trials.trial import MIN_STEADY_STEPS
+from tfturbo.trials.sizing import MIN_STEADY_STEPS
 from tfturbo.numbers import ordinal
 from tfturbo.workload_kind import fit_calls_in_source, is_script, measured_fit_text
 
