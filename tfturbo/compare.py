@@ -146,7 +146,7 @@ def effective_summary(record: RunRecord) -> RunSummary:
         doc.throughput = summ.window_throughput(windows, batch)
         if doc.throughput["samples_per_s"]:
             doc.steps_per_s = doc.throughput["samples_per_s"] / batch
-    memory = [e for e in record.events if e.get("type") == protocol.MEMORY
+    memory = [e for e in record.events if e["type"] == protocol.MEMORY
               and isinstance(e.get("peak_bytes"), (int, float))]
     if memory:
         peak = max(memory, key=lambda e: e["peak_bytes"])
@@ -166,13 +166,13 @@ def _settings(settings: dict[str, Any]) -> RunSettings | None:
         return None
 
 
-def _steady_window(events: list[dict[str, Any]]):
+def _steady_window(events: list[protocol.Event]):
     """(first steady step or None, is-excluded(step)) from the phase events."""
     first, windows = steady_windows(events)
     return first, lambda step: any(lo <= step <= hi for lo, hi in windows)
 
 
-def steady_windows(events: list[dict[str, Any]]) -> tuple[int | None, list[tuple[float, float]]]:
+def steady_windows(events: list[protocol.Event]) -> tuple[int | None, list[tuple[float, float]]]:
     """(first steady step or None, profiler windows as inclusive (start, stop)) from the phase events.
 
     When the profiler stops, the backend's phase event carries `excluded:
@@ -184,7 +184,7 @@ def steady_windows(events: list[dict[str, Any]]) -> tuple[int | None, list[tuple
     windows: list[tuple[float, float]] = []
     open_start = None
     for e in events:
-        if e.get("type") != protocol.PHASE:
+        if e["type"] != protocol.PHASE:
             continue
         phase, step, excluded = e.get("phase"), e.get("step"), e.get("excluded")
         if isinstance(excluded, list) and len(excluded) == 2 and all(isinstance(v, int) for v in excluded):

@@ -67,12 +67,11 @@ class ProgressPrinter:
         self._last_t = 0.0
         self._last_step: tuple[int, float, Any] | None = None
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
+    def __call__(self, event: protocol.Event) -> None:
         t = float(event.get("t") or 0.0)
-        if kind == protocol.PHASE:
+        if event["type"] == protocol.PHASE:
             self._print(f"· {event.get('phase')}" + (f": {event['detail']}" if event.get("detail") else ""))
-        elif kind == protocol.STEPS:
+        elif event["type"] == protocol.STEPS:
             steps = event.get("step") or []
             if steps:
                 loss = (event.get("loss") or [None])[-1]
@@ -82,14 +81,14 @@ class ProgressPrinter:
                 step, ms, loss = self._last_step
                 loss_s = f"  loss {loss:.4f}" if isinstance(loss, (int, float)) else ""
                 self._print(f"  step {step}  {ms:.1f} ms/step{loss_s}")
-        elif kind == protocol.VALIDATION:
+        elif event["type"] == protocol.VALIDATION:
             metrics = "  ".join(f"{k} {v:.4f}" for k, v in (event.get("metrics") or {}).items()
                                 if isinstance(v, (int, float)))
             self._print(f"  validation @ step {event.get('step')}: {metrics}")
-        elif kind == protocol.FINDING:  # one line now; the final document prints it in full with its fix
-            f = event.get("finding") or {}
+        elif event["type"] == protocol.FINDING:  # one line now; the final document prints it in full with its fix
+            f = event.get("finding") or FindingDoc()
             self._print(f"  finding {f.get('code', '')}" + (f" ({f['where']})" if f.get("where") else ""))
-        elif kind == protocol.ERROR:
+        elif event["type"] == protocol.ERROR:
             fix = str(event.get("fix") or "")
             fix = fix if fix and fix not in str(event.get("message")) else ""  # an older backend's line ends with it
             if event.get("kind") == protocol.BAD_INPUT:  # what the user must change: one line, its fix once

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tfturbo import protocol
 from tfturbo.environment import Device
 
 LOGICAL_CPUS_ENV = "TFTURBO_LOGICAL_CPUS"
@@ -267,7 +268,7 @@ class MemoryMeter:
         if self.device is not None:  # not verified on a GPU or TPU
             tf.config.experimental.reset_memory_stats(self.device)
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> protocol.MemoryEvent:
         """{"peak_bytes", "current_bytes", "kind"} — the payload of a `memory` event."""
         if self.device is not None:
             info = self._tf.config.experimental.get_memory_info(self.device)

@@ -197,7 +197,7 @@ def _run_meta(record: RunRecord, key: str) -> Any:
     if record.settings.get(key):
         return record.settings[key]
     for e in record.events:
-        if e.get("type") == protocol.HELLO:
+        if e["type"] == protocol.HELLO:
             if key == "versions" and isinstance(e.get("versions"), dict):
                 return e["versions"]
             if key == "device" and e.get("devices"):
