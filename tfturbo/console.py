@@ -11,7 +11,8 @@ import shlex
 import sys
 from typing import IO, Any, Callable
 
-from .findings import FindingDoc
+from .findings import FindingDoc, findings_in
+from .input_probe import InputProbe
 from . import protocol
 from .as_written import as_written_text, callbacks_not_run
 from .environment import Environment
@@ -152,31 +153,29 @@ def render_run_summary(run: RunSummary) -> str:
     return "\n".join(lines)
 
 
-def render_findings(doc: dict[str, Any]) -> str:
-    findings = doc.get("findings") or []
+def render_findings(findings: list[FindingDoc]) -> str:
     if not findings:
         return "No findings."
     return "\n".join(format_finding(f) for f in findings)
 
 
-def render_probe(doc: dict[str, Any]) -> str:
-    def rate(key: str) -> str:
-        v = doc.get(key)
+def render_probe(doc: InputProbe) -> str:
+    def rate(v: float | None) -> str:
         return f"{v:.1f}" if isinstance(v, (int, float)) else "n/a"
 
     lines = [
-        f"verdict            {str(doc.get('verdict', 'n/a')).replace('_', '-')}",
-        f"input pipeline     {rate('data_steps_per_s')} batches/s (no model)",
-        f"training step      {rate('compute_steps_per_s')} steps/s (data already in memory"
+        f"verdict            {str(doc.verdict).replace('_', '-')}",
+        f"input pipeline     {rate(doc.data_steps_per_s)} batches/s (no model)",
+        f"training step      {rate(doc.compute_steps_per_s)} steps/s (data already in memory"
         + (f"; {COMPUTE_NOISE})" if compute_slower_than_training(doc) else ")"),
-        f"real training      {rate('train_steps_per_s')} steps/s",
+        f"real training      {rate(doc.train_steps_per_s)} steps/s",
     ]
-    if isinstance(doc.get("input_fraction"), (int, float)):
-        band = f" ({doc['band']} band, XProf's)" if doc.get("band") else ""
+    if isinstance(doc.input_fraction, (int, float)):
+        band = f" ({doc.band} band, XProf's)" if doc.band else ""
         # a share the input does not explain is not "waiting for data"
         lines.append(f"input share        {input_share_phrase(doc)}{band}")
-    if doc.get("findings"):
-        lines.append(render_findings(doc))
+    if doc.findings:
+        lines.append(render_findings(doc.findings))
     return "\n".join(lines)
 
 
@@ -190,5 +189,6 @@ def render_env(env: Environment) -> str:
 
 
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "run": lambda doc: render_run_summary(RunSummary.from_dict(doc)), "audit": render_findings, "probe-input": render_probe,
+    "run": lambda doc: render_run_summary(RunSummary.from_dict(doc)), "audit": lambda doc: render_findings(findings_in(doc.get("findings"))),
+    "probe-input": lambda doc: render_probe(InputProbe.from_dict(doc)),
     "env": lambda doc: render_env(Environment.from_dict(doc, "the env document"))}

@@ -25,6 +25,7 @@ from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv
 from tfturbo.compare import run_settings
 from tfturbo.environment import Environment
+from tfturbo.input_probe import InputProbe
 from tfturbo.errors import UserError, required
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
@@ -308,7 +309,7 @@ class WizardSession:
         self.ensure_study()
         self._study_engine.record_audit(findings)
 
-    def record_probe(self, document: dict[str, Any] | None) -> None:
+    def record_probe(self, document: InputProbe | None) -> None:
         self.ensure_study()
         self._study_engine.record_probe(document)
 

@@ -30,6 +30,7 @@ from ..learning_rate import rate_text
 from ..numbers import counted, finite
 from ..run_summary import RunSummary
 from ..environment import Environment
+from ..input_probe import InputProbe
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
 from ..settings import RunSettings, switched_on_rows
@@ -40,7 +41,7 @@ from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune import levers
 from ..tune.batch import rule_of
 from ..tune.options import rerun_argv
-from ..tune.study import Rung, RungKind, Study, StudyStatus
+from ..tune.study import Rung, RungKind, Study, StudyMeasurement, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 from ..workload_kind import measured_fit_text
@@ -165,7 +166,7 @@ class ReportData:
     recommended: dict[str, Any]
     apply_rows: list[tuple[str, str]]
     findings: list[FindingDoc]
-    probe: dict[str, Any] | None
+    probe: InputProbe | None
     plots: list[Plot]
     snippet: str | None
     commands: list[tuple[str, str]]
@@ -173,7 +174,7 @@ class ReportData:
     has_ladder: bool
     metric: str | None
     options: dict[str, Any] = field(default_factory=dict)  # the tune options study.yaml recorded
-    measurement: dict[str, Any] = field(default_factory=dict)  # runs and replicate pairs (study.yaml)
+    measurement: StudyMeasurement | None = None  # runs and replicate pairs (study.yaml; None: no study.yaml read)
     design: str = ""  # how the trials measured, in words (from the ladder's trial verdicts)
     scaling: ScalingResult | None = None  # STUDY/scaling/scaling.json, when the study measured scaling
     changes: list[str] = field(default_factory=list)  # the measured, kept changes in words (page 1)
@@ -383,11 +384,11 @@ def _headline_trial(tuned: LadderRow, rungs: list[LadderRow]) -> LadderRow | Non
     return next((r for r in rungs if r.name == shown.trial), None)
 
 
-def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: dict[str, Any] | None,
+def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: InputProbe | None,
              has_ladder: bool, docs: dict[str, RunSummary], records: dict[str, RunRecord]) -> str:
     """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
-    if probe and probe.get("verdict") == ProbeVerdict.INPUT_BOUND:
-        frac = probe.get("input_fraction")
+    if probe is not None and probe.verdict == ProbeVerdict.INPUT_BOUND:
+        frac = probe.input_fraction
         share = f" (about {frac:.0%} of each step waits for data)" if finite(frac) else ""
         return (f"The training job is input-bound{share}: the input pipeline, not the device, limits the step "
                 "rate, so precision and XLA changes cannot speed it up. Fix the input pipeline first (see the "
@@ -594,8 +595,8 @@ def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | Non
     kept_16 = any(str(row.settings.get("policy") or own) != "float32" for row in kept if row is not None and row.settings)
     sources: dict[tuple[str, str, str], list[str]] = {}
     out: list[FindingDoc] = []
-    study_level = [study.audit, (study.probe or {}).get("findings") or [],
-                   (study.probe_input_fixes or {}).get("findings") or []]
+    study_level = [study.audit, study.probe.findings if study.probe else [],
+                   study.probe_input_fixes.findings if study.probe_input_fixes else []]
     groups = [("study", f) for group in study_level for f in group] + \
         [(r.name, f) for r in study.rungs for f in (r.summary.findings if r.summary else None) or []] + \
         [(r.name, f) for r in study.rungs for f in (r.decision.findings if r.decision else [])] + \
@@ -893,7 +894,7 @@ def gather(study_dir: str | Path) -> ReportData:
                  docs.get(base_name or "")),
         commands=_commands(study_dir, rungs, workload, study.options or {}), warnings=_warnings(warnings, rungs + outside_rows),
         has_ladder=has_ladder, metric=metric, options=study.options,
-        measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)
+        measurement=study.measurement() if study.status else None,  # (no status: no study.yaml was read)
         design=_design(study.rungs),
         scaling=scaling if scaling is not None and scaling.points else None,
         changes=_changes(tuned, baseline, recommended),
