@@ -561,9 +561,8 @@ class WizardSession:
             folder = self.study.path / RUNS_DIR / rung_run_names(rung.name)("a", 1)
             if folder.is_dir():
                 record = load_run(folder)
-                try:
-                    settings = RunSettings.from_dict(run_settings(record))
-                except (UserError, TypeError, ValueError):  # an unreadable run.yaml: its reference rung's
+                settings = run_settings(record)
+                if settings is None:  # an unreadable run.yaml: its reference rung's
                     against = next((r for r in self.study.rungs if r.name == rung.compared_with), self.baseline)
                     settings = against.settings if against is not None else rung.settings
                 self.reference_data[rung.name] = (RunData.from_record(record), settings)

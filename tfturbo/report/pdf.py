@@ -21,10 +21,8 @@ from reportlab.platypus import (KeepTogether, PageBreak, Paragraph, SimpleDocTem
 
 from .. import __version__, compare, protocol
 from ..console import fmt_bytes
-from ..errors import UserError
 from ..learning_rate import learning_rate_text
 from ..numbers import counted, digits_for, finite
-from ..settings import RunSettings
 from ..trials.verdict import AccuracyVerdict, Tolerance
 from ..verdicts import COMPUTE_NOISE, ProbeVerdict, Verdict, compute_slower_than_training, input_share_fact
 from . import executive, profile_page, style
@@ -514,15 +512,12 @@ def _options_text(options: dict[str, Any]) -> str:
 
 
 def appendix(data: ReportData) -> list:
-    base = data.baseline.settings if data.baseline else {}
+    base = data.baseline.settings if data.baseline else None
     rows = []
-    if base:
-        try:
-            val_every = f"every {RunSettings.from_dict(base).effective_val_every()} steps"
-        except (UserError, TypeError, ValueError):
-            val_every = "not recorded"
-        examples = validation_examples(data.rungs) or base.get("val_examples", "n/a")
-        rows += [("Seed", str(base.get("seed", "n/a"))), ("Steps per run", str(base.get("steps", "n/a"))),
+    if base is not None:
+        val_every = f"every {base.effective_val_every()} steps"
+        examples = validation_examples(data.rungs) or base.val_examples
+        rows += [("Seed", str(base.seed)), ("Steps per run", str(base.steps)),
                  ("Validation", f"{val_every}, on the first {examples} validation examples "
                                 "(the same examples for every batch size)")]
     rows += [("Device", data.device), ("Versions", _versions_text(data.versions))]
