@@ -17,6 +17,7 @@ from typing import Any
 
 from .findings import FindingDoc, findings_in
 from .run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, read_typed
+from .workload_kind import WorkloadDoc
 
 
 def _kind(kind: str, default: Any = None) -> Any:
@@ -43,7 +44,7 @@ class InputProbe:
     warmup_steps: int | None = _kind(INT)
     thresholds: dict[str, float] | None = _kind(DICT)  # {"high", "moderate", "data_explains_gap"}
     profiler: dict[str, Any] | None = _kind(DICT)  # XProf's input analysis of a few profiled steps, as it read
-    workload: dict[str, Any] | None = _kind(DICT)  # the workload as the backend describes it (a run's `workload`)
+    workload: WorkloadDoc | None = _kind(DICT)  # the workload as the backend describes it
     batch_size: int | None = _kind(INT)
     input_fixes: bool | None = _kind(BOOL)  # measured with the automatic tf.data fixes on
     error: str | None = _kind(STR)  # a failed probe's error, as the study engine recorded it

@@ -505,8 +505,8 @@ def _examples_needed(n: int, delta: float, lo: float, hi: float, bound: float, l
 
 def _unpaired(a: ArmData, b: ArmData, why: str) -> AccuracyVerdict:
     """Without pairs: inconclusive, saying why, with the validation metrics at the last point shown as measured."""
-    def last(arm: ArmData) -> dict[str, Any]:
-        metrics: dict[str, Any] = {}
+    def last(arm: ArmData) -> dict[str, float]:
+        metrics: dict[str, float] = {}
         for s in arm.summaries:
             for v in s.validation or []:
                 if isinstance(v, dict) and isinstance(v.get("metrics"), dict):

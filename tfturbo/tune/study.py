@@ -32,6 +32,7 @@ from ..environment import Environment
 from ..errors import UserError
 from ..formats import check_version
 from ..input_probe import InputProbe
+from ..patch.document import PatchDoc
 from ..numbers import json_safe, num
 from ..run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, RunSummary, read_typed
 from ..runfiles import RUNS_DIR, STUDY_YAML, load_run, read_yaml, safe_child, write_yaml
@@ -200,7 +201,7 @@ class Study:
     recommended: RunSettings | None = None
     recommended_rung: str | None = None  # the name of the ladder entry the recommendation comes from
     snippet: str | None = None  # the code to apply: changes.patch's text (`tfturbo.patch.document.ChangesPatch`)
-    patch: dict[str, Any] | None = None  # study.yaml's `patch` (`ChangesPatch.to_dict`)
+    patch: PatchDoc | None = None  # study.yaml's `patch` (`ChangesPatch.to_dict`)
     report: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # study.yaml keys a newer tfturbo wrote (kept as read)
     # findings study.yaml recorded that no rung gives any more (its run folder is gone, or a user added one)
