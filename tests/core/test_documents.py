@@ -1,6 +1,6 @@
 """The typed documents that flow (issue 41 item 1): a run's summary with its settings inside, the `env` and
-probe-input documents, events, a trial's verdict and a study's rungs. Each round-trips through its file form, reads an older or newer file tolerantly, and answers the
-questions every front end asks of it in one place."""
+probe-input documents, events, a trial's verdict and a study's rungs. Each round-trips through its file form,
+reads an older or newer file tolerantly, and answers the questions every front end asks of it in one place."""
 
 from __future__ import annotations
 
