@@ -55,10 +55,10 @@ def log_path() -> str:
 @dataclass
 class BackendResult:
     exit_code: int
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[protocol.Event] = field(default_factory=list)
     skipped_lines: int = 0
 
-    def last(self, type_: str) -> dict[str, Any] | None:
+    def last(self, type_: str) -> protocol.Event | None:
         for e in reversed(self.events):
             if e.get("type") == type_:
                 return e
@@ -66,9 +66,11 @@ class BackendResult:
 
     @property
     def document(self) -> dict[str, Any] | None:
-        """The command's final JSON document (the `result` event's `document`)."""
-        e = self.last(protocol.RESULT)
-        return e.get("document") if e else None
+        """The command's final JSON document (the `result` event's `document`), read by its own class."""
+        for e in reversed(self.events):
+            if e.get("type") == protocol.RESULT:
+                return e.get("document")
+        return None
 
     @property
     def error(self) -> protocol.ErrorDoc | None:
@@ -108,7 +110,7 @@ class _LocalEvents:
         self.path = Path(out) / runfiles.EVENTS if out else None
         self.file: TextIO | None = None
 
-    def write(self, event: dict[str, Any]) -> None:
+    def write(self, event: protocol.Event) -> None:
         if self.path is None:
             return
         if self.file is None:
@@ -127,7 +129,7 @@ class _LocalEvents:
             self.file.close()
 
 
-def run_backend(command: str, argv: list[str], on_event: Callable[[dict[str, Any]], None] | None = None,
+def run_backend(command: str, argv: list[str], on_event: Callable[[protocol.Event], None] | None = None,
                 stderr_path: str | None = None, env: dict[str, str] | None = None,
                 cancel: threading.Event | None = None, host: remote.RemoteHost | None = None) -> BackendResult:
     """Run a backend command to completion, passing each event to `on_event` as it arrives.

@@ -86,12 +86,13 @@ class CompareRow:
 
 # ---------------------------------------------------------------- reading one run
 
-def run_settings(record: RunRecord) -> dict[str, Any]:
-    """The run's settings: summary.json's, else run.yaml's (flat, or under a `settings` key)."""
+def run_settings(record: RunRecord) -> RunSettings | None:
+    """The run's settings: summary.json's, else run.yaml's (flat, or under a `settings` key); None when neither
+    holds valid settings."""
     if record.summary and record.summary.settings is not None:
-        return record.summary.settings.to_dict()
+        return record.summary.settings
     nested = record.settings.get("settings")
-    return nested if isinstance(nested, dict) else record.settings
+    return trained_settings(nested if isinstance(nested, dict) else record.settings)
 
 
 def steady_steps(record: RunRecord) -> tuple[list[int], list[float]]:
@@ -130,7 +131,7 @@ def effective_summary(record: RunRecord) -> RunSummary:
     first = steps[0] if steps else math.inf
     warm = [ms for step, ms in zip(series.step, series.step_ms) if isinstance(step, int) and step < first
             and finite(ms)]
-    doc = RunSummary(status=record.status, settings=_settings(run_settings(record)), step_ms_samples=steady,
+    doc = RunSummary(status=record.status, settings=run_settings(record), step_ms_samples=steady,
                      steps_completed=len(series.step), first_steady_step=steps[0] if steps else None)
     if steady:
         median, ci = median_ci(steady)
@@ -146,7 +147,7 @@ def effective_summary(record: RunRecord) -> RunSummary:
         doc.throughput = summ.window_throughput(windows, batch)
         if doc.throughput["samples_per_s"]:
             doc.steps_per_s = doc.throughput["samples_per_s"] / batch
-    memory = [e for e in record.events if e.get("type") == protocol.MEMORY
+    memory = [e for e in record.events if e["type"] == protocol.MEMORY
               and isinstance(e.get("peak_bytes"), (int, float))]
     if memory:
         peak = max(memory, key=lambda e: e["peak_bytes"])
@@ -159,20 +160,13 @@ def effective_summary(record: RunRecord) -> RunSummary:
     return doc
 
 
-def _settings(settings: dict[str, Any]) -> RunSettings | None:
-    try:
-        return RunSettings.from_dict(settings)
-    except (UserError, TypeError, ValueError):
-        return None
-
-
-def _steady_window(events: list[dict[str, Any]]):
+def _steady_window(events: list[protocol.Event]):
     """(first steady step or None, is-excluded(step)) from the phase events."""
     first, windows = steady_windows(events)
     return first, lambda step: any(lo <= step <= hi for lo, hi in windows)
 
 
-def steady_windows(events: list[dict[str, Any]]) -> tuple[int | None, list[tuple[float, float]]]:
+def steady_windows(events: list[protocol.Event]) -> tuple[int | None, list[tuple[float, float]]]:
     """(first steady step or None, profiler windows as inclusive (start, stop)) from the phase events.
 
     When the profiler stops, the backend's phase event carries `excluded:
@@ -184,7 +178,7 @@ def steady_windows(events: list[dict[str, Any]]) -> tuple[int | None, list[tuple
     windows: list[tuple[float, float]] = []
     open_start = None
     for e in events:
-        if e.get("type") != protocol.PHASE:
+        if e["type"] != protocol.PHASE:
             continue
         phase, step, excluded = e.get("phase"), e.get("step"), e.get("excluded")
         if isinstance(excluded, list) and len(excluded) == 2 and all(isinstance(v, int) for v in excluded):
@@ -238,7 +232,7 @@ def _resolve(path: str) -> Path | None:
         return None
 
 
-def own_process_peaks(settings: dict[str, Any], runs: Iterable[tuple[dict[str, Any], RunSummary | None]]
+def own_process_peaks(settings: RunSettings, runs: Iterable[tuple[RunSettings | None, RunSummary | None]]
                       ) -> list[int | None]:
     """The peak memory of every completed full-length run of the configuration `settings` among `runs` (each
     its settings and its summary; replicates included): a speed-only run validates nothing and a paired
@@ -246,7 +240,7 @@ def own_process_peaks(settings: dict[str, Any], runs: Iterable[tuple[dict[str, A
     report and on the Batch size page alike."""
     key = replicate_key(settings)
     return [doc.peak_memory_bytes for s, doc in runs
-            if replicate_key(s) == key and not s.get("speed_only")
+            if s is not None and replicate_key(s) == key and not s.speed_only
             and doc is not None and doc.status == protocol.RunStatus.COMPLETED]
 
 

@@ -11,7 +11,8 @@ import shlex
 import sys
 from typing import IO, Any, Callable
 
-from .findings import FindingDoc
+from .findings import FindingDoc, findings_in
+from .input_probe import InputProbe
 from . import protocol
 from .as_written import as_written_text, callbacks_not_run
 from .environment import Environment
@@ -67,12 +68,11 @@ class ProgressPrinter:
         self._last_t = 0.0
         self._last_step: tuple[int, float, Any] | None = None
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
+    def __call__(self, event: protocol.Event) -> None:
         t = float(event.get("t") or 0.0)
-        if kind == protocol.PHASE:
+        if event["type"] == protocol.PHASE:
             self._print(f"· {event.get('phase')}" + (f": {event['detail']}" if event.get("detail") else ""))
-        elif kind == protocol.STEPS:
+        elif event["type"] == protocol.STEPS:
             steps = event.get("step") or []
             if steps:
                 loss = (event.get("loss") or [None])[-1]
@@ -82,14 +82,14 @@ class ProgressPrinter:
                 step, ms, loss = self._last_step
                 loss_s = f"  loss {loss:.4f}" if isinstance(loss, (int, float)) else ""
                 self._print(f"  step {step}  {ms:.1f} ms/step{loss_s}")
-        elif kind == protocol.VALIDATION:
+        elif event["type"] == protocol.VALIDATION:
             metrics = "  ".join(f"{k} {v:.4f}" for k, v in (event.get("metrics") or {}).items()
                                 if isinstance(v, (int, float)))
             self._print(f"  validation @ step {event.get('step')}: {metrics}")
-        elif kind == protocol.FINDING:  # one line now; the final document prints it in full with its fix
-            f = event.get("finding") or {}
+        elif event["type"] == protocol.FINDING:  # one line now; the final document prints it in full with its fix
+            f = event.get("finding") or FindingDoc()
             self._print(f"  finding {f.get('code', '')}" + (f" ({f['where']})" if f.get("where") else ""))
-        elif kind == protocol.ERROR:
+        elif event["type"] == protocol.ERROR:
             fix = str(event.get("fix") or "")
             fix = fix if fix and fix not in str(event.get("message")) else ""  # an older backend's line ends with it
             if event.get("kind") == protocol.BAD_INPUT:  # what the user must change: one line, its fix once
@@ -153,31 +153,29 @@ def render_run_summary(run: RunSummary) -> str:
     return "\n".join(lines)
 
 
-def render_findings(doc: dict[str, Any]) -> str:
-    findings = doc.get("findings") or []
+def render_findings(findings: list[FindingDoc]) -> str:
     if not findings:
         return "No findings."
     return "\n".join(format_finding(f) for f in findings)
 
 
-def render_probe(doc: dict[str, Any]) -> str:
-    def rate(key: str) -> str:
-        v = doc.get(key)
+def render_probe(doc: InputProbe) -> str:
+    def rate(v: float | None) -> str:
         return f"{v:.1f}" if isinstance(v, (int, float)) else "n/a"
 
     lines = [
-        f"verdict            {str(doc.get('verdict', 'n/a')).replace('_', '-')}",
-        f"input pipeline     {rate('data_steps_per_s')} batches/s (no model)",
-        f"training step      {rate('compute_steps_per_s')} steps/s (data already in memory"
+        f"verdict            {str(doc.verdict).replace('_', '-')}",
+        f"input pipeline     {rate(doc.data_steps_per_s)} batches/s (no model)",
+        f"training step      {rate(doc.compute_steps_per_s)} steps/s (data already in memory"
         + (f"; {COMPUTE_NOISE})" if compute_slower_than_training(doc) else ")"),
-        f"real training      {rate('train_steps_per_s')} steps/s",
+        f"real training      {rate(doc.train_steps_per_s)} steps/s",
     ]
-    if isinstance(doc.get("input_fraction"), (int, float)):
-        band = f" ({doc['band']} band, XProf's)" if doc.get("band") else ""
+    if isinstance(doc.input_fraction, (int, float)):
+        band = f" ({doc.band} band, XProf's)" if doc.band else ""
         # a share the input does not explain is not "waiting for data"
         lines.append(f"input share        {input_share_phrase(doc)}{band}")
-    if doc.get("findings"):
-        lines.append(render_findings(doc))
+    if doc.findings:
+        lines.append(render_findings(doc.findings))
     return "\n".join(lines)
 
 
@@ -191,5 +189,6 @@ def render_env(env: Environment) -> str:
 
 
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "run": lambda doc: render_run_summary(RunSummary.from_dict(doc)), "audit": render_findings, "probe-input": render_probe,
+    "run": lambda doc: render_run_summary(RunSummary.from_dict(doc)), "audit": lambda doc: render_findings(findings_in(doc.get("findings"))),
+    "probe-input": lambda doc: render_probe(InputProbe.from_dict(doc)),
     "env": lambda doc: render_env(Environment.from_dict(doc, "the env document"))}

@@ -38,7 +38,7 @@ def log_size(path: str | os.PathLike[str] | None) -> int:
 
 
 def explain(log_path: str | os.PathLike[str] | None, offset: int = 0,
-            argv: list[str] | None = None) -> dict | None:
+            argv: list[str] | None = None) -> protocol.ErrorDoc | None:
     """An `error` event for a backend that died after running out of memory, or None.
 
     Reads what the backend wrote to `log_path` from `offset` on (at most its

@@ -37,6 +37,14 @@ class Device(TypedDict, total=False):
     memory_total_bytes: int | None  # a GPU's, from NVML or nvidia-smi
 
 
+class AvailableMemory(TypedDict):
+    """What a larger batch may use (the `env` document's `memory`, `trainer_backend.hardware.available_memory`)."""
+
+    kind: str  # "device" | "host"
+    available_bytes: int | None  # None: not known (a TPU's size, a GPU neither NVML nor nvidia-smi reported)
+    source: str  # where the figure comes from, in words
+
+
 def _kind(kind: str, default: Any = None) -> Any:
     if callable(default):
         return field(default_factory=default, metadata={"kind": kind})
@@ -55,7 +63,7 @@ class Environment:
     recommended_policy: str | None = _kind(STR)  # the 16-bit policy this hardware calls for (or float32)
     reason: str | None = _kind(STR)  # why, in words
     accelerator_kind: str | None = _kind(STR)  # "GPU" | "TPU" | None (the key `accelerator`; see `accelerator`)
-    memory: dict[str, Any] | None = _kind(DICT)  # {"available_bytes", ...}: what a larger batch may use
+    memory: AvailableMemory | None = _kind(DICT)  # what a larger batch may use
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know (kept as read)
     problems: list[str] = field(default_factory=list, repr=False, compare=False)  # what from_dict dropped
 
@@ -71,7 +79,7 @@ class Environment:
     @property
     def available_memory(self) -> float | None:
         """Bytes of memory a larger batch may use (`memory.available_bytes`), None when not reported."""
-        value = (self.memory or {}).get("available_bytes")
+        value = self.memory.get("available_bytes") if self.memory is not None else None
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
     def device_names(self) -> list[str]:

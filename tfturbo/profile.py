@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, TypedDict, cast
 
 from .formats import FormatVersionError, check_version
 from .numbers import finite, num
@@ -140,14 +140,38 @@ def _categorize_hlo(name: str) -> str:
 
 # ---------------------------------------------------------------- the document
 
-def not_available(reason: str) -> dict[str, Any]:
+class ProfilePart(TypedDict, total=False):
+    """A part of profile.json read from one xprof tool (`sixteen_bit`, `step_breakdown`, `compile`): available with
+    its figures, or not with the reason."""
+
+    available: bool
+    reason: str  # why it is not available
+    note: str  # what its figures are, when xprof's own (`verified` False: not checked against the step's timing)
+    verified: bool
+    source: str  # how it was read
+    # sixteen_bit: the share of matmul/conv and attention time in 16-bit, and the float32 ops that took the most
+    share: float
+    float32_ops: list[str]
+    float32_share_by_op: list[list[str | float]]  # [op, share]
+    tensor_core_share: float  # a GPU's: xprof's Tensor Core guess from kernel names
+    tensor_core_source: str
+    # step_breakdown: xprof's overview page, ms per step by where the time went
+    step_ms: float
+    ms: dict[str, float | None]
+    statements: dict[str, str]
+    # compile: compilation inside the profiler window
+    ms_per_step: float | None
+
+
+def not_available(reason: str) -> ProfilePart:
     """A part of the profile the capture cannot answer, with the reason."""
     return {"available": False, "reason": reason}
 
 
-def _part(value: Any, name: str) -> dict[str, Any]:
+def _part(value: Any, name: str) -> ProfilePart:
+    """A part as profile.json holds it, when it says whether it is available (the one reader of a part)."""
     if isinstance(value, dict) and isinstance(value.get("available"), bool):
-        return value
+        return cast(ProfilePart, value)
     return not_available(f"{FILE} has no valid {name}")
 
 
@@ -202,9 +226,9 @@ class Profile:
     categories: dict[str, float] = field(default_factory=dict)  # category → ms per step
     top_types: list[OpRow] = field(default_factory=list)
     top_ops: list[OpRow] = field(default_factory=list)
-    sixteen_bit: dict[str, Any] = field(default_factory=lambda: not_available("not read"))
-    step_breakdown: dict[str, Any] = field(default_factory=lambda: not_available("not read"))
-    compile: dict[str, Any] = field(default_factory=lambda: not_available("not read"))
+    sixteen_bit: ProfilePart = field(default_factory=lambda: not_available("not read"))
+    step_breakdown: ProfilePart = field(default_factory=lambda: not_available("not read"))
+    compile: ProfilePart = field(default_factory=lambda: not_available("not read"))
     tools: dict[str, str] = field(default_factory=dict)  # xprof tool → "ok" or "not available: why"
     read_s: float | None = None  # what reading the capture cost (after training: never in the measurement)
     problems: list[str] = field(default_factory=list)  # what was wrong in the file (not written)
@@ -371,7 +395,7 @@ def build(rows: list[tuple[str, str, float, int | None, bool | None]], steps: in
 
 
 def sixteen_bit_from_ops(rows: list[tuple[str, str, float, int | None, bool | None]], source: str,
-                         how: str, heavy: set[str] | None = None) -> dict[str, Any]:
+                         how: str, heavy: set[str] | None = None) -> ProfilePart:
     """The share of matmul/conv and attention time computed in 16-bit, from rows whose `sixteen_bit` is known,
     with the float32 ops that took the most of it. `heavy`: the names of the heavy ops when something better
     than the op's category knows them (XLA's HLO: a fusion named `loop_fusion.3` may hold the dot)."""

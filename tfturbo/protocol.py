@@ -17,23 +17,28 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import IO, Any, Callable, Iterable, Iterator, TypedDict, cast
+from typing import IO, TYPE_CHECKING, Any, Callable, Final, Iterable, Iterator, Literal, TypedDict, cast
 
+from .findings import FindingDoc
 from .numbers import json_safe
+
+if TYPE_CHECKING:
+    from .environment import Device
 
 PROTOCOL_VERSION = 1
 
-HELLO = "hello"
-PHASE = "phase"
-STEPS = "steps"
-EPOCH = "epoch"
-VALIDATION = "validation"
-MEMORY = "memory"
-FINDING = "finding"
-PROGRESS = "progress"
-ERROR = "error"
-DONE = "done"
-RESULT = "result"  # the command's final JSON document (audit, probe-input, env, run summary)
+# Final: each is its own literal type, so `event["type"] == STEPS` narrows an `Event` to a `StepsEvent`
+HELLO: Final = "hello"
+PHASE: Final = "phase"
+STEPS: Final = "steps"
+EPOCH: Final = "epoch"
+VALIDATION: Final = "validation"
+MEMORY: Final = "memory"
+FINDING: Final = "finding"
+PROGRESS: Final = "progress"
+ERROR: Final = "error"
+DONE: Final = "done"
+RESULT: Final = "result"  # the command's final JSON document (audit, probe-input, env, run summary)
 EVENT_TYPES = (HELLO, PHASE, STEPS, EPOCH, VALIDATION, MEMORY, FINDING, PROGRESS, ERROR, DONE, RESULT)
 
 # phases
@@ -59,7 +64,11 @@ class RunStatus:
 # error kinds carried by `error` events
 BAD_INPUT, OUT_OF_MEMORY, TRAINING_ERROR, INTERNAL = "bad_input", "out_of_memory", "training", "internal"
 
-STOP_COMMAND = {"type": "stop"}
+class StopCommand(TypedDict):
+    type: Literal["stop"]
+
+
+STOP_COMMAND: StopCommand = {"type": "stop"}
 # The file the parent sends the child's stderr to, given in the child's environment so its messages can name it
 # ("full traceback in ~/.cache/tfturbo/logs/....log"): each command has its own (`backend_client.log_path`).
 LOG_VARIABLE = "TFTURBO_LOG"
@@ -74,7 +83,16 @@ def _json_default(obj: Any) -> Any:
     return str(obj)
 
 
-class ErrorDoc(TypedDict, total=False):
+class Envelope(TypedDict, total=False):
+    """What every event carries besides its payload (absent in an event a supervisor made up itself)."""
+
+    v: int
+    run: str  # the run it belongs to ("" for a command without a run)
+    seq: int  # grows by one per event of a writer
+    t: float  # unix time
+
+
+class ErrorDoc(Envelope, total=False):
     """What went wrong, as the wire and the files carry it: an `error` event's payload, a failed run's summary
     `error`, a trial verdict's `error`. `message` and `fix` apart, so no front end prints a fix twice."""
 
@@ -83,10 +101,83 @@ class ErrorDoc(TypedDict, total=False):
     fix: str
     traceback: str
     run: str  # a run-pair process's error: the run it names ("" or absent: both)
-    type: str  # the event's envelope, when it is the event itself
-    v: int
-    seq: int
-    t: float
+    type: Literal["error"]  # the event's envelope, when it is the event itself
+
+
+class HelloEvent(Envelope, total=False):
+    type: Literal["hello"]
+    command: str  # the backend command (run, run-pair, audit, probe-input, env)
+    versions: dict[str, str]  # python, tensorflow, keras, ...
+    devices: list[Device]
+    pid: int
+    workers: list[int]  # a multi-worker run's worker processes
+    warm: bool  # forked from the warm-start server
+
+
+class PhaseEvent(Envelope, total=False):
+    type: Literal["phase"]
+    phase: str  # BUILDING, COMPILING, WARMUP, TRAINING, ...
+    step: int | None  # the step it starts at (None before training)
+    detail: str
+    excluded: list[int]  # [start, stop] of a profiler window the statistics leave out
+    settled: bool  # a training phase whose step is the run's final first steady step
+
+
+class StepsEvent(Envelope, total=False):
+    """One flushed window of steps, columnar (module docstring)."""
+
+    type: Literal["steps"]
+    step: list[int]
+    step_ms: list[float]
+    loss: list[float | None]  # read once per window: None but the last
+    loss_scale: list[float | None]  # under a loss-scale optimizer only
+    window: list[float]  # [first step, last step, seconds] of a window timed as a whole
+
+
+class EpochEvent(Envelope, total=False):
+    """`epoch` (the training metrics) or `validation` (the validation metrics) at a step."""
+
+    type: Literal["epoch", "validation"]
+    step: int
+    metrics: dict[str, float]
+
+
+class MemoryEvent(Envelope, total=False):
+    type: Literal["memory"]
+    peak_bytes: int
+    current_bytes: int
+    kind: str  # "device" | "host"
+
+
+class FindingEvent(Envelope, total=False):
+    type: Literal["finding"]
+    finding: FindingDoc
+
+
+class ProgressEvent(Envelope, total=False):
+    type: Literal["progress"]
+    step: int
+    total: int | None
+    eta_s: float | None
+    detail: str
+
+
+class DoneEvent(Envelope, total=False):
+    type: Literal["done"]
+    status: str  # RunStatus
+    exit_code: int
+
+
+class ResultEvent(Envelope, total=False):
+    type: Literal["result"]
+    command: str
+    document: dict[str, Any]  # the command's JSON document, read by its own class (RunSummary, Environment, ...)
+
+
+# One event as written and read; `event["type"] == STEPS` narrows it to its type's payload. Every event has its
+# `type` (`parse_line` drops a line without one); the rest is read with .get (a newer backend may omit a key).
+Event = (HelloEvent | PhaseEvent | StepsEvent | EpochEvent | MemoryEvent | FindingEvent | ProgressEvent | ErrorDoc
+         | DoneEvent | ResultEvent)
 
 
 def error_of(value: object) -> ErrorDoc | None:
@@ -94,7 +185,7 @@ def error_of(value: object) -> ErrorDoc | None:
     return cast(ErrorDoc, value) if isinstance(value, dict) else None
 
 
-def encode(event: dict[str, Any]) -> str:
+def encode(event: Event | StopCommand) -> str:
     """One line, no trailing newline; NaN/Infinity become null (strict JSON for any reader).
 
     Events are encoded as they are first; only one that holds a non-finite number is walked and
@@ -123,11 +214,12 @@ class EventWriter:
         self._clock = clock
         self._lock = threading.Lock()
 
-    def emit(self, type_: str, **payload: Any) -> dict[str, Any]:
+    def emit(self, type_: str, **payload: Any) -> Event:
         with self._lock:
             self._seq += 1
-            event = {"v": PROTOCOL_VERSION, "type": type_, "run": self.run, "seq": self._seq,
-                     "t": round(self._clock(), 6), **payload}
+            # the payload of type_'s own TypedDict, given by the caller
+            event = cast(Event, {"v": PROTOCOL_VERSION, "type": type_, "run": self.run, "seq": self._seq,
+                                 "t": round(self._clock(), 6), **payload})
             line = encode(event)
             self._lines.append(line)
             for sink in list(self._sinks):
@@ -172,7 +264,7 @@ class EventWriter:
             self._lines.clear()
 
 
-def parse_line(line: str | bytes) -> dict[str, Any] | None:
+def parse_line(line: str | bytes) -> Event | None:
     """One event, or None for a line that is not a JSON object with a string ``type``."""
     if isinstance(line, bytes):
         line = line.decode("utf-8", errors="replace")
@@ -185,7 +277,18 @@ def parse_line(line: str | bytes) -> dict[str, Any] | None:
         return None
     if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
         return None
-    return obj
+    return cast(Event, obj)
+
+
+def is_stop(line: str | bytes) -> bool:
+    """Whether a line the parent wrote to a child's stdin is the stop command."""
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", errors="replace")
+    try:
+        command = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(command, dict) and command.get("type") == STOP_COMMAND["type"]
 
 
 class LineParser:
@@ -200,18 +303,18 @@ class LineParser:
         self.skipped = 0
         self.parsed = 0
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]:
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
         return self._parse(lines)
 
-    def close(self) -> list[dict[str, Any]]:
+    def close(self) -> list[Event]:
         """Parse what is left without a final newline (a truncated last line is skipped)."""
         rest, self._buffer = self._buffer, b""
         return self._parse([rest]) if rest.strip() else []
 
-    def _parse(self, lines: list[bytes]) -> list[dict[str, Any]]:
-        events = []
+    def _parse(self, lines: list[bytes]) -> list[Event]:
+        events: list[Event] = []
         for raw in lines:
             if not raw.strip():
                 continue
@@ -224,7 +327,7 @@ class LineParser:
         return events
 
 
-def iter_steps(event: dict[str, Any]) -> Iterator[tuple[int, float, float | None, float | None]]:
+def iter_steps(event: StepsEvent) -> Iterator[tuple[int, float, float | None, float | None]]:
     """(step, step_ms, loss, loss_scale) tuples of a `steps` event, tolerant of ragged columns."""
     steps = event.get("step") or []
     ms = event.get("step_ms") or []

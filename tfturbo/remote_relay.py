@@ -19,7 +19,6 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from typing import Any
 
 from . import protocol, remote
 from .backend_client import run_backend
@@ -33,7 +32,7 @@ def relay_command(host: remote.RemoteHost, command: str, argv: list[str]) -> lis
     return [sys.executable, "-m", "tfturbo.remote_relay", host.host, host.python, command, *argv]
 
 
-def _print_event(event: dict[str, Any]) -> None:
+def _print_event(event: protocol.Event) -> None:
     sys.stdout.write(protocol.encode(event) + "\n")
     sys.stdout.flush()
 
@@ -41,8 +40,7 @@ def _print_event(event: dict[str, Any]) -> None:
 def _cancel_on_stop_or_eof(cancel: threading.Event) -> None:
     """Stop the remote run at the GUI's stop line or at the end of stdin (the GUI closed or died)."""
     for line in sys.stdin.buffer:
-        event = protocol.parse_line(line)
-        if event is not None and event.get("type") == protocol.STOP_COMMAND["type"]:
+        if protocol.is_stop(line):
             break
     cancel.set()
 

@@ -26,6 +26,7 @@ from .learning_rate import OptimizerDoc, OptimizerRecord, Schedule
 from .protocol import ErrorDoc
 from .numbers import finite, num
 from .settings import RunSettings
+from .workload_kind import WorkloadDoc
 from .stats import median_ci
 from .summary import MIN_HAND_OVERS, MIN_INTERVAL_WINDOWS, interval_around, middle, preferred_metric
 
@@ -137,7 +138,7 @@ class RunSummary:
     tf32: bool | None = _kind("tf32", BOOL)
     versions: dict | None = _kind("versions", DICT)
     device: str | None = _kind("device", STR)
-    workload: dict | None = _kind("workload", DICT)
+    workload: WorkloadDoc | None = _kind("workload", DICT)
     extra: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list, repr=False, compare=False)  # what from_dict dropped
 

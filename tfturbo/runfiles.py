@@ -194,7 +194,7 @@ def read_json(path: Path, warnings: list[str], missing_ok: bool = False) -> dict
     return data
 
 
-def read_events(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
+def read_events(path: Path, warnings: list[str]) -> list[protocol.Event]:
     """Every valid event of an events.jsonl; skipped lines and a truncated tail become warnings.
 
     A file a newer tfturbo wrote in a newer protocol is refused (`formats.check_version` on the first
@@ -231,10 +231,10 @@ class StepSeries:
     windows: list[tuple[int, int, float]] = field(default_factory=list)
 
     @classmethod
-    def from_events(cls, events: list[dict[str, Any]]) -> StepSeries:
+    def from_events(cls, events: list[protocol.Event]) -> StepSeries:
         s = cls()
         for e in events:
-            if e.get("type") != protocol.STEPS:
+            if e["type"] != protocol.STEPS:
                 continue
             for step, ms, loss, scale in protocol.iter_steps(e):
                 s.step.append(step)
@@ -256,7 +256,7 @@ class RunRecord:
     name: str
     settings: dict[str, Any]  # run.yaml as read
     summary: RunSummary | None  # summary.json; None when the run wrote none (`compare.effective_summary` rebuilds it)
-    events: list[dict[str, Any]]
+    events: list[protocol.Event]
     warnings: list[str]
 
     @property
@@ -272,8 +272,8 @@ class RunRecord:
     def steps(self) -> StepSeries:
         return StepSeries.from_events(self.events)
 
-    def validation(self) -> list[dict[str, Any]]:
-        return [e for e in self.events if e.get("type") == protocol.VALIDATION]
+    def validation(self) -> list[protocol.EpochEvent]:
+        return [e for e in self.events if e["type"] == protocol.VALIDATION]
 
     def findings(self) -> list[FindingDoc]:
         if self.summary and self.summary.findings is not None:

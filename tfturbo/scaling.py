@@ -29,7 +29,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .findings import FindingDoc, findings_in
 from . import findings as F
@@ -99,6 +99,32 @@ def _number(value: Any) -> float | None:
     return float(value) if finite(value) and not isinstance(value, bool) else None
 
 
+class ScalingPointDoc(TypedDict):
+    """A `ScalingPoint` as scaling.json holds it."""
+
+    replicas: int
+    samples_per_s: float | None
+    ci95: list[float | None]
+    speedup: float | None
+    speedup_ci95: list[float | None]
+    efficiency: float | None
+    efficiency_ci95: list[float | None]
+    replicates: int
+    status: str
+
+
+class ScalingDoc(TypedDict):
+    """scaling.json."""
+
+    v: int
+    workload: str
+    strategy: str
+    per_replica_batch_size: int | None
+    points: list[ScalingPointDoc]
+    findings: list[FindingDoc]
+    note: str
+
+
 @dataclass
 class ScalingPoint:
     """One replica count: global throughput with its interval, the speed-up over one replica, the efficiency."""
@@ -132,8 +158,10 @@ class ScalingPoint:
         return cls(1, rate, ci, 1.0, [1.0, 1.0], 1.0, [1.0, 1.0], len(rates),
                    "completed" if rate is not None else "failed")
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    def to_dict(self) -> ScalingPointDoc:
+        return {"replicas": self.replicas, "samples_per_s": self.samples_per_s, "ci95": list(self.ci95),
+                "speedup": self.speedup, "speedup_ci95": list(self.speedup_ci95), "efficiency": self.efficiency,
+                "efficiency_ci95": list(self.efficiency_ci95), "replicates": self.replicates, "status": self.status}
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> ScalingPoint:
@@ -180,7 +208,7 @@ class ScalingResult:
     note: str = ""  # what was measured differently from the configuration asked for (`without_jit`)
     problems: list[str] = field(default_factory=list, repr=False, compare=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ScalingDoc:
         return {"v": VERSION, "workload": self.workload, "strategy": self.strategy,
                 "per_replica_batch_size": self.per_replica_batch_size,
                 "points": [p.to_dict() for p in self.points], "findings": list(self.findings), "note": self.note}

@@ -472,8 +472,16 @@ def fixes_not_applied(findings: Iterable[FindingDoc]) -> set[str]:
                                        for f in findings if f.get("code") == F.FIX_NOT_APPLIED) if flag in by_flag}
 
 
-def switched_on_rows(settings: dict[str, Any]) -> list[tuple[str, str]]:
-    """(row, value) for each setting away from its default in a settings dict (run.yaml / study.yaml) that the
-    report lists; "{}" in the value is the setting's value."""
-    return [(s.report[0], s.report[1].format(settings[f.name])) for f, s in declared()
-            if s.report and settings.get(f.name) and settings.get(f.name) != f.default]
+def switched_on_rows(settings: RunSettings) -> list[tuple[str, str]]:
+    """(row, value) for each setting away from its default that the report lists; "{}" in the value is the
+    setting's value."""
+    return [(s.report[0], s.report[1].format(value)) for f, s in declared()
+            if s.report and (value := getattr(settings, f.name)) and value != f.default]
+
+
+def overlaid(base: RunSettings | None, over: RunSettings | None) -> RunSettings | None:
+    """`base` with every setting `over` gives (all but those it leaves None) in its place: a rung's settings
+    under the study's recommendation (the report's settings to apply and changes)."""
+    if base is None or over is None:
+        return over or base
+    return base.with_(**{f.name: value for f in fields(over) if (value := getattr(over, f.name)) is not None})

@@ -9,6 +9,11 @@ rung of the ladder).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .input_probe import InputProbe
+
 
 class Verdict:
     """A speed-up judged by its 95% interval (`trials.verdict.speed_verdict_of`), or the run every other is judged
@@ -59,10 +64,10 @@ def input_explains_gap(data_ms: float, compute_ms: float, train_ms: float, expla
 COMPUTE_NOISE = "slower than training: noise of a few-second probe, not a finding"
 
 
-def compute_rates(doc: dict) -> tuple[float, float] | None:
+def compute_rates(doc: InputProbe) -> tuple[float, float] | None:
     """(compute alone, real training) in steps/s from the probe document, when both were measured."""
-    compute, train = doc.get("compute_steps_per_s"), doc.get("train_steps_per_s")
-    step = doc.get("step_ms") or {}
+    compute, train = doc.compute_steps_per_s, doc.train_steps_per_s
+    step = doc.step_ms or {}
     if not (isinstance(compute, (int, float)) and isinstance(train, (int, float))):
         c_ms, t_ms = step.get("compute"), step.get("train")
         if not (isinstance(c_ms, (int, float)) and isinstance(t_ms, (int, float)) and c_ms > 0 and t_ms > 0):
@@ -71,7 +76,7 @@ def compute_rates(doc: dict) -> tuple[float, float] | None:
     return float(compute), float(train)
 
 
-def compute_slower_than_training(doc: dict) -> bool:
+def compute_slower_than_training(doc: InputProbe) -> bool:
     """The training step alone (one cached batch) ran slower than real training. It cannot be, as a measurement of
     the job: the cached step does less work. Each probe lasts seconds on a shared machine, so it is the probes'
     noise (issue 42: "compute alone 523.5 steps/s" beside training 750.2); it leaves no gap for the input to fill,
@@ -80,26 +85,26 @@ def compute_slower_than_training(doc: dict) -> bool:
     return rates is not None and rates[0] < rates[1]
 
 
-def input_share_fact(doc: dict) -> tuple[str, str]:
+def input_share_fact(doc: InputProbe) -> tuple[str, str]:
     """The probe document's share of a step not explained by compute, as (label, value) for every front end:
     "Time waiting for input" when the probe found the input alone slow enough to account for it
     (`input_explains_gap`); else said as what it is (a card read "Time waiting for input 41%" beside
     "compute-bound": the input alone took 0.15 ms a batch, the gap was host noise). Compute alone slower than
     training is the probes' noise, said so beside the 0% it gives (`compute_slower_than_training`)."""
-    share = f"{doc['input_fraction']:.0%}"
+    share = f"{doc.input_fraction:.0%}"
     if compute_slower_than_training(doc):
         rates = compute_rates(doc)
         assert rates is not None
         return "Time waiting for input", (f"{share}: none seen — compute alone ran slower than training "
                                           f"({rates[0]:.1f} vs {rates[1]:.1f} steps/s), noise of a few-second "
                                           "probe, not a finding")
-    step = doc.get("step_ms") or {}
+    step = doc.step_ms or {}
     data, compute, train = (step.get(k) for k in ("data", "compute", "train"))
     if not (isinstance(data, (int, float)) and isinstance(compute, (int, float)) and isinstance(train, (int, float))):
         return "Time waiting for input", share
-    explained = doc.get("input_explains_gap")
+    explained = doc.input_explains_gap
     if not isinstance(explained, bool):  # a document from before the probe recorded its decision: the same rule
-        explains = (doc.get("thresholds") or {}).get("data_explains_gap")
+        explains = (doc.thresholds or {}).get("data_explains_gap")
         explained = not isinstance(explains, (int, float)) or input_explains_gap(data, compute, train, explains)
     if explained:
         return "Time waiting for input", share
@@ -113,7 +118,7 @@ def _ms(value: float) -> str:
     return f"{value:.2f} ms" if value >= 0.005 or value == 0 else "under 0.01 ms"
 
 
-def input_share_phrase(doc: dict) -> str:
+def input_share_phrase(doc: InputProbe) -> str:
     """`input_share_fact` as one phrase inside a line of text ("time waiting for input: 3%"), for the CLI."""
     label, value = input_share_fact(doc)
     return f"{label[0].lower()}{label[1:]}: {value}"

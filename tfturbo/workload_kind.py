@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from .numbers import ordinal
 
@@ -78,7 +78,36 @@ def workload_file(spec: str | Path) -> Path | None:
     return path if path is not None and path.is_file() else None
 
 
-def fit_calls_in_source(spec: str | Path) -> list[dict[str, Any]]:
+class FitCall(TypedDict):
+    """A `.fit(` call written in a training script: its first line and code."""
+
+    line: int
+    code: str
+
+
+class MeasuredFit(TypedDict):
+    """The fit() call of a training script a run measured (`ScriptWorkload.describe`'s `fit`)."""
+
+    call: int  # its Nth
+    line: int | None
+    model: str  # the model's class
+    model_name: str
+    calls_in_source: list[FitCall]
+
+
+class WorkloadDoc(TypedDict, total=False):
+    """A workload as run.yaml, summary.json, the audit and the probe record it (the backend's `describe()`, with
+    what running it showed of its code in a run's: `code_facts`)."""
+
+    spec: str
+    name: str
+    path: str
+    fit: MeasuredFit  # a training script's, once it ran
+    data: str  # "numpy" | "tf.data": what fit() got
+    fit_line: int  # a script's fit() line
+
+
+def fit_calls_in_source(spec: str | Path) -> list[FitCall]:
     """[{"line", "code"}] for each `.fit(` call written in a training script (a path or builtin:NAME), in source
     order (the code's first line), so every result can say which others `--fit-call N` could measure. Read from
     the file, never run; [] for a file that cannot be read or parsed."""
@@ -88,7 +117,7 @@ def fit_calls_in_source(spec: str | Path) -> list[dict[str, Any]]:
         tree = ast.parse(source)
     except (OSError, SyntaxError, ValueError):
         return []
-    found = []
+    found: list[FitCall] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
             code = (ast.get_source_segment(source, node) or "").splitlines()
@@ -97,12 +126,12 @@ def fit_calls_in_source(spec: str | Path) -> list[dict[str, Any]]:
     return sorted(found, key=lambda c: c["line"])
 
 
-def measured_fit_text(workload: dict[str, Any] | None, choose: str = "--fit-call N measures the Nth") -> str | None:
+def measured_fit_text(workload: WorkloadDoc | None, choose: str = "--fit-call N measures the Nth") -> str | None:
     """Which fit() call of a training script a run measured, in words (the workload as run.yaml, summary.json
     and the audit record it, `trainer_backend.script.ScriptWorkload.describe`): "fit() call 2 of train.py (line
     95, Distiller 'distiller'); the script calls .fit( at lines 80 and 95: --fit-call N measures the Nth" (`choose`:
     how this front end chooses another). None for a contract workload or a run recorded before the field."""
-    fit = (workload or {}).get("fit") if isinstance(workload, dict) else None
+    fit = workload.get("fit") if isinstance(workload, dict) else None
     if not isinstance(workload, dict) or not isinstance(fit, dict) or not isinstance(fit.get("call"), int):
         return None
     name = Path(str(workload.get("path") or workload.get("name") or "the script")).name

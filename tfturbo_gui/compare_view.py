@@ -163,7 +163,8 @@ def _rate(row: compare.CompareRow) -> float | None:
 
 def batch_of(record: RunRecord) -> int:
     """The run's batch size (`compare.run_settings`; 1 when they do not say)."""
-    batch = compare.run_settings(record).get("batch_size")
+    settings = compare.run_settings(record)
+    batch = settings.batch_size if settings is not None else None
     return int(batch) if isinstance(batch, int) and batch > 0 else 1
 
 

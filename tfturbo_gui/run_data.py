@@ -90,7 +90,7 @@ class RunData:
         self.phase_detail = ""
         self.first_steady_step: int | None = None
         self.profile_windows: list[list[float]] = []  # [start, stop); stop is inf while open
-        self._phases: list[dict[str, Any]] = []
+        self._phases: list[protocol.Event] = []
         self.progress: tuple[int, int | None, float | None] | None = None  # step, total, eta_s
         self.peak_memory: tuple[int, str] | None = None  # bytes, "device" | "host"
         self.findings: list[FindingDoc] = []
@@ -99,7 +99,7 @@ class RunData:
         self.exit_code: int | None = None
         self.document: dict[str, Any] | None = None  # the `result` event's document
         self._summary: tuple[dict[str, Any], RunSummary] | None = None  # `summary`, read once per document
-        self.hello: dict[str, Any] | None = None
+        self.hello: protocol.HelloEvent | None = None
         self.events_seen = 0
         self.version = 0
         self._median: tuple[int, float | None] = (-1, None)  # (version, live median) cache
@@ -118,19 +118,43 @@ class RunData:
     _PER_RUN = (protocol.STEPS, protocol.PHASE, protocol.VALIDATION, protocol.PROGRESS, protocol.MEMORY,
                 protocol.RESULT)
 
-    def ingest(self, events: Iterable[dict[str, Any]]) -> None:
+    def ingest(self, events: Iterable[protocol.Event]) -> None:
         for e in events:
             self.events_seen += 1
-            if self.arms is not None and e.get("run") and e.get("type") in self._PER_RUN:
+            if self.arms is not None and e.get("run") and e["type"] in self._PER_RUN:
                 self.arm(str(e["run"])).ingest([e])
-                if e.get("type") not in (protocol.PHASE, protocol.PROGRESS):
+                if e["type"] not in (protocol.PHASE, protocol.PROGRESS):
                     continue
-            handler = self._HANDLERS.get(e.get("type") or "")
-            if handler is not None:
-                handler(self, e)
+            self._on(e)
         self.version += 1
 
-    def _on_steps(self, e: dict[str, Any]) -> None:
+    def _on(self, e: protocol.Event) -> None:
+        """Hand one event to its type's reader (each narrowed to its type's payload); other types are ignored."""
+        if e["type"] == protocol.STEPS:
+            self._on_steps(e)
+        elif e["type"] == protocol.PHASE:
+            self._on_phase(e)
+        elif e["type"] == protocol.VALIDATION:
+            self._on_validation(e)
+        elif e["type"] == protocol.PROGRESS:
+            self._on_progress(e)
+        elif e["type"] == protocol.MEMORY:
+            self._on_memory(e)
+        elif e["type"] == protocol.FINDING:
+            if isinstance(e.get("finding"), dict):
+                self.add_findings([e["finding"]])
+        elif e["type"] == protocol.ERROR:
+            self._on_error(e)
+        elif e["type"] == protocol.DONE:
+            self._on_done(e)
+        elif e["type"] == protocol.RESULT:
+            if isinstance(e.get("document"), dict):
+                self.document = e["document"]
+                self.add_findings(findings_in(self.document.get("findings")))
+        elif e["type"] == protocol.HELLO:
+            self.hello = e
+
+    def _on_steps(self, e: protocol.StepsEvent) -> None:
         # column-wise, as numpy arrays: a fast run sends ~700 steps per event, and a Python loop over them
         # was most of the UI thread's ingest time (benchmarks/gui_ingest.py)
         steps, ms = _items(e.get("step")), _items(e.get("step_ms"))
@@ -150,7 +174,7 @@ class RunData:
                 if column is self.loss_scale:
                     self.has_loss_scale = True
 
-    def _on_phase(self, e: dict[str, Any]) -> None:
+    def _on_phase(self, e: protocol.PhaseEvent) -> None:
         self.phase = str(e.get("phase") or "")
         self.phase_detail = str(e.get("detail") or "")
         # warm-up and profiler windows are read exactly as `tfturbo compare` reads them (phase events are few)
@@ -158,53 +182,36 @@ class RunData:
         self.first_steady_step, windows = steady_windows(self._phases)
         self.profile_windows = [[start, stop + 1] for start, stop in windows]  # half-open [start, stop)
 
-    def _on_validation(self, e: dict[str, Any]) -> None:
+    def _on_validation(self, e: protocol.EpochEvent) -> None:
         metrics = {k: float(v) for k, v in (e.get("metrics") or {}).items() if finite(v)}
         if isinstance(e.get("step"), int):
             self.validation.append((e["step"], metrics))
 
-    def _on_progress(self, e: dict[str, Any]) -> None:
+    def _on_progress(self, e: protocol.ProgressEvent) -> None:
         step = e.get("step")
         if isinstance(step, int):
             total = e.get("total") if isinstance(e.get("total"), int) else None
-            eta = float(e["eta_s"]) if finite(e.get("eta_s")) else None
+            eta_s = e.get("eta_s")
+            eta = float(eta_s) if finite(eta_s) else None
             if total is not None and (self.progress is None or self.progress[1] != total):
                 for column in (self.step, self.step_ms):  # the planned steps, once (a run can stop early)
                     column.reserve(min(total, MAX_RESERVED_STEPS))
             self.progress = (step, total, eta)
 
-    def _on_memory(self, e: dict[str, Any]) -> None:
+    def _on_memory(self, e: protocol.MemoryEvent) -> None:
         peak = e.get("peak_bytes")
         if finite(peak) and (self.peak_memory is None or peak >= self.peak_memory[0]):
             self.peak_memory = (int(peak), str(e.get("kind") or "host"))
 
-    def _on_finding(self, e: dict[str, Any]) -> None:
-        if isinstance(e.get("finding"), dict):
-            self.add_findings([e["finding"]])
-
-    def _on_error(self, e: dict[str, Any]) -> None:
+    def _on_error(self, e: protocol.ErrorDoc) -> None:
         self.error = {"kind": e.get("kind") or protocol.INTERNAL, "message": str(e.get("message") or "error"),
                       "fix": str(e.get("fix") or ""), "traceback": str(e.get("traceback") or "")}
 
-    def _on_done(self, e: dict[str, Any]) -> None:
+    def _on_done(self, e: protocol.DoneEvent) -> None:
         self.status = str(e.get("status") or protocol.RunStatus.FAILED)
         if isinstance(e.get("exit_code"), int):
             self.exit_code = e["exit_code"]
 
-    def _on_result(self, e: dict[str, Any]) -> None:
-        if isinstance(e.get("document"), dict):
-            self.document = e["document"]
-            self.add_findings(findings_in(self.document.get("findings")))
-
-    def _on_hello(self, e: dict[str, Any]) -> None:
-        self.hello = e
-
-    _HANDLERS = {
-        protocol.STEPS: _on_steps, protocol.PHASE: _on_phase, protocol.VALIDATION: _on_validation,
-        protocol.PROGRESS: _on_progress, protocol.MEMORY: _on_memory, protocol.FINDING: _on_finding,
-        protocol.ERROR: _on_error, protocol.DONE: _on_done, protocol.RESULT: _on_result,
-        protocol.HELLO: _on_hello,
-    }
 
     def add_findings(self, found: Iterable[FindingDoc]) -> None:
         """Add findings not seen yet (a live finding reappears in the final document)."""

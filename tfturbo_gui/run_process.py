@@ -176,7 +176,7 @@ class BackendProcess(QObject):
         if self._process is not None and self._alive():
             self._process.kill()
 
-    def _deliver(self, events: list[dict[str, Any]]) -> None:
+    def _deliver(self, events: list[protocol.Event]) -> None:
         if events and self.data is not None:
             self.data.ingest(events)
             self.events_received.emit(events)

@@ -17,7 +17,6 @@ import shlex
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from tfturbo.findings import FindingDoc
 from tfturbo import remote
@@ -25,6 +24,7 @@ from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv
 from tfturbo.compare import run_settings
 from tfturbo.environment import Environment
+from tfturbo.input_probe import InputProbe
 from tfturbo.errors import UserError, required
 from tfturbo.runfiles import BACKEND_LOG, RUNS_DIR, STUDY_YAML, load_run
 from tfturbo.scaling import SCALING_DIR, ScalingMeasurement, ScalingResult
@@ -84,13 +84,13 @@ def run_on(host: str, python: str) -> remote.RemoteHost:
                         "type [user@]host as you would after `ssh`: no spaces, no leading '-'") from e
 
 
-def scaling_offer(environment: dict[str, Any] | None) -> tuple[list[int], str]:
+def scaling_offer(environment: Environment | None) -> tuple[list[int], str]:
     """(replica counts, '') to measure scaling over this machine's GPUs (MirroredStrategy), or ([], why not).
 
     Only where there are devices to scale over: logical CPU devices share the
     same cores, so on a CPU the measurement shows contention, not scaling.
     """
-    devices = [d for d in (environment or {}).get("devices") or [] if isinstance(d, dict)]
+    devices = environment.devices if environment is not None else []
     gpus = sum(1 for d in devices if d.get("type") == "GPU")
     if gpus >= 2:
         counts = [1]
@@ -124,7 +124,7 @@ class WizardSession:
         self.steady_s = defaults.steady_s  # steady seconds each speed-only replicate aims at (0: none)
         self.study_path: Path | None = None
         self.engine: StudyEngine | None = None  # made with the study folder
-        self._environment: dict[str, Any] | None = None
+        self._environment: Environment | None = None
         self.run_data: dict[str, RunData] = {}  # rung name -> live data of its own run (B's first replicate)
         # rung name -> its trial's first reference run (A's first replicate) and its settings: with the rung's own
         # run, the pair the accuracy verdict compared (full length, with validation), what its page plots
@@ -148,7 +148,7 @@ class WizardSession:
         session.min_replicates, session.max_replicates = options.min_replicates, options.max_replicates
         session.steady_s = options.steady_s
         session.study_path = Path(path)
-        session._environment = recorded.environment.to_dict() if recorded.environment is not None else None
+        session._environment = recorded.environment
         study = Study(Path(path), recorded.workload, options.to_dict(), created=recorded.created)
         session.engine = engine = StudyEngine(options, study, recorded=recorded)
         engine.replay()
@@ -221,15 +221,15 @@ class WizardSession:
         return required(self.scaling, "start_scaling() first")
 
     @property
-    def environment(self) -> dict[str, Any] | None:
+    def environment(self) -> Environment | None:
         return self._environment
 
     @environment.setter
-    def environment(self, doc: dict[str, Any] | None) -> None:
+    def environment(self, env: Environment | None) -> None:
         """The hardware report (the workload page asks for it); the study's once it exists."""
-        self._environment = doc
-        if self.engine is not None and doc is not None:
-            self.engine.record_environment(Environment.from_dict(doc, "the env document"))
+        self._environment = env
+        if self.engine is not None and env is not None:
+            self.engine.record_environment(env)
             self.engine.study.save()
 
     @property
@@ -250,7 +250,7 @@ class WizardSession:
             options = self.options()
             prepare_study_dir(options.out)  # the study folder (options() chose the default one if none)
             self.engine = StudyEngine(options, Study(options.out, self.workload, options.to_dict()))
-            self.environment = self._environment or {}
+            self.environment = self._environment or Environment()
             self.engine.study.save()
         return self.engine.study
 
@@ -300,7 +300,7 @@ class WizardSession:
     def audit_argv(self, workload: str, script_args: list[str], fit_call: int | None = None) -> list[str]:
         """The study's audit, as `tfturbo tune` runs it (under the 16-bit policy and XLA it will try); the
         workload page runs it to check the workload (and the fit() call chosen) before the study exists."""
-        recommended = Environment.from_dict(self._environment).recommended_policy if self._environment else None
+        recommended = self._environment.recommended_policy if self._environment is not None else None
         options = self.options()
         options.fit_call = fit_call
         return audit_action(options, recommended, workload, script_args).argv
@@ -309,7 +309,7 @@ class WizardSession:
         self.ensure_study()
         self._study_engine.record_audit(findings)
 
-    def record_probe(self, document: dict[str, Any] | None) -> None:
+    def record_probe(self, document: InputProbe | None) -> None:
         self.ensure_study()
         self._study_engine.record_probe(document)
 
@@ -561,9 +561,8 @@ class WizardSession:
             folder = self.study.path / RUNS_DIR / rung_run_names(rung.name)("a", 1)
             if folder.is_dir():
                 record = load_run(folder)
-                try:
-                    settings = RunSettings.from_dict(run_settings(record))
-                except (UserError, TypeError, ValueError):  # an unreadable run.yaml: its reference rung's
+                settings = run_settings(record)
+                if settings is None:  # an unreadable run.yaml: its reference rung's
                     against = next((r for r in self.study.rungs if r.name == rung.compared_with), self.baseline)
                     settings = against.settings if against is not None else rung.settings
                 self.reference_data[rung.name] = (RunData.from_record(record), settings)

@@ -17,7 +17,7 @@ interval).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Sequence
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from tfturbo.headline import Headline
 from tfturbo.numbers import counted, finite
 from tfturbo.trials.verdict import AccuracyVerdict as AccuracyResult
+from tfturbo.trials.verdict import AccuracyDoc, SpeedDoc, TrialVerdictDoc
 from tfturbo.trials.verdict import SpeedVerdict as SpeedResult
 from tfturbo.verdicts import AccuracyVerdict
 
@@ -43,7 +44,7 @@ def _scale(metric: str | None) -> tuple[float, str]:
     return (1.0, "") if _is_loss(metric) else (100.0, " pp")
 
 
-def speed_text(speed: dict[str, Any]) -> str:
+def speed_text(speed: SpeedDoc) -> str:
     ratio, ci = speed.get("ratio"), speed.get("ci95") or [math.nan, math.nan]
     if not finite(ratio):
         return "not measured (no steady-state steps)"
@@ -54,7 +55,7 @@ def speed_text(speed: dict[str, Any]) -> str:
     return f"{speed.get('verdict')}: {ratio:.2f}×{interval}{runs}" + (f" ({direction})" if direction else "")
 
 
-def accuracy_text(accuracy: dict[str, Any]) -> str:
+def accuracy_text(accuracy: AccuracyDoc) -> str:
     """The accuracy verdict's line, with where each arm was compared when not at exactly equal samples seen, and
     for a model with several outputs each output's own line below it."""
     result = AccuracyResult.from_dict(accuracy)
@@ -64,7 +65,7 @@ def accuracy_text(accuracy: dict[str, Any]) -> str:
     return "\n".join([text, *(f"  {line}" for line in result.output_lines())])
 
 
-def _accuracy_words(accuracy: dict[str, Any]) -> str:
+def _accuracy_words(accuracy: AccuracyDoc) -> str:
     result = AccuracyResult.from_dict(accuracy)  # its `shown` prints every delta the way every front end does
     metric, delta, ci, verdict = result.metric, result.delta, result.ci95, result.verdict
     unit = "" if result.is_loss else " pp"
@@ -125,11 +126,11 @@ class IntervalBar(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
         return QSize(240, self._height())
 
-    def set_values(self, estimate: float | None, interval: tuple[float, float] | None, ref: float,
+    def set_values(self, estimate: float | None, interval: Sequence[float | None] | None, ref: float,
                    color: str, band: tuple[float, float] | None = None, unit: str = "") -> None:
         self.estimate = estimate if finite(estimate) else None
-        ok = interval is not None and finite(interval[0]) and finite(interval[1])
-        self.interval = (float(interval[0]), float(interval[1])) if interval is not None and ok else None
+        lo, hi = interval if interval is not None and len(interval) == 2 else (None, None)
+        self.interval = (float(lo), float(hi)) if finite(lo) and finite(hi) else None
         self.ref, self.band, self.color, self.unit = ref, band, QColor(color), unit
         self.update()
 
@@ -193,7 +194,7 @@ class VerdictView(QFrame):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.document: dict[str, Any] | None = None
+        self.document: TrialVerdictDoc | None = None
         layout = card_column(self, "card", margins=(12, 8, 12, 8), spacing=3)
         self.badge, self.headline = card_header(layout)
         self.speed_label = self._line(layout, "Speed vs baseline")
@@ -221,7 +222,7 @@ class VerdictView(QFrame):
         layout.addWidget(value)
         return value
 
-    def set_verdict(self, document: dict[str, Any], label: str, shown: Headline | None = None, rung: str = "",
+    def set_verdict(self, document: TrialVerdictDoc, label: str, shown: Headline | None = None, rung: str = "",
                     reason: str | None = None) -> None:
         """`shown`: the configuration's one speed-up (`tfturbo.headline`, of rung `rung`), said and drawn instead of
         this trial's own ratio when several trials measured the same comparison; `reason`: the reason beside it
@@ -246,7 +247,8 @@ class VerdictView(QFrame):
         aci = accuracy.get("ci95")
         colour = {WITHIN: "#009E73", WORSE: "#D55E00"}.get(str(accuracy.get("verdict")), "#E69F00")
         self.accuracy_bar.set_values(delta * factor if finite(delta) else None,
-                                     (aci[0] * factor, aci[1] * factor) if aci else None, 0.0, colour, unit=unit)
+                                     [c * factor if finite(c) else None for c in aci] if aci else None, 0.0, colour,
+                                     unit=unit)
         self.accuracy_bar.setVisible(bool(aci))  # a lone point at 0 says nothing: drawn once there is an interval
         self.reason.setText(in_gui_words(reason if reason is not None else str(document.get("reason") or "")))
         self.show()

@@ -27,9 +27,9 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from tfturbo.environment import Device
+from tfturbo import protocol
+from tfturbo.environment import AvailableMemory, Device
 
 LOGICAL_CPUS_ENV = "TFTURBO_LOGICAL_CPUS"
 _CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -267,7 +267,7 @@ class MemoryMeter:
         if self.device is not None:  # not verified on a GPU or TPU
             tf.config.experimental.reset_memory_stats(self.device)
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> protocol.MemoryEvent:
         """{"peak_bytes", "current_bytes", "kind"} — the payload of a `memory` event."""
         if self.device is not None:
             info = self._tf.config.experimental.get_memory_info(self.device)
@@ -275,7 +275,7 @@ class MemoryMeter:
         return {"peak_bytes": _peak_rss(), "current_bytes": _current_rss(), "kind": "host"}
 
 
-def available_memory(devs: list[Device]) -> dict[str, Any]:
+def available_memory(devs: list[Device]) -> AvailableMemory:
     """{"kind", "available_bytes", "source"}: what a larger batch may use — the host's available memory on a
     CPU, the first GPU's total on a GPU (NVML or nvidia-smi; TensorFlow's allocator grows into it), and on a
     TPU None: TensorFlow reports a TPU's use but not its size, so the batch search has no budget there and

@@ -9,35 +9,35 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
-
 from tfturbo.numbers import finite
+from tfturbo.profile import Profile
+from tfturbo.run_summary import RunSummary
 from tfturbo.runfiles import TB_DIR
-from tfturbo.settings import declared
+from tfturbo.settings import RunSettings, declared
 
 HPARAMS_DIR = "hparams"
 
 
-def hparams_of(settings: dict[str, Any]) -> dict[str, Any]:
+def hparams_of(settings: RunSettings) -> dict[str, bool | int | float | str]:
     """The settings a user compares runs by (TensorBoard takes bool, int, float and str): every declared setting
     that makes the configuration, and the run's length (a measurement setting every command line states), from
     the declarations (`tfturbo.settings`), so a new setting is an HParam without a list to keep."""
-    keep = [f.name for f, s in declared() if not s.positional and (not s.measurement or s.always)]
-    return {k: settings[k] for k in keep if isinstance(settings.get(k), (bool, int, float, str))}
+    return {f.name: value for f, s in declared() if not s.positional and (not s.measurement or s.always)
+            and isinstance(value := getattr(settings, f.name), (bool, int, float, str))}
 
 
-def metrics_of(summary: dict[str, Any], profile: Any = None) -> dict[str, float]:
+def metrics_of(summary: RunSummary, profile: Profile | None = None) -> dict[str, float]:
     """The measured results: throughput, step time, peak memory, final metrics, the profile's 16-bit share."""
     out: dict[str, float] = {}
-    rate = (summary.get("throughput") or {}).get("samples_per_s")
+    rate = (summary.throughput or {}).get("samples_per_s")
     if finite(rate):
         out["samples_per_s"] = float(rate)
-    median = (summary.get("step_ms") or {}).get("median")
+    median = (summary.step_ms or {}).get("median")
     if finite(median):
         out["step_ms"] = float(median)
-    if finite(summary.get("peak_memory_bytes")):
-        out["peak_memory_mib"] = summary["peak_memory_bytes"] / 2**20
-    for name, value in (summary.get("metrics") or {}).items():
+    if finite(summary.peak_memory_bytes):
+        out["peak_memory_mib"] = summary.peak_memory_bytes / 2**20
+    for name, value in (summary.metrics or {}).items():
         if finite(value):
             out[f"final_{name}"] = float(value)
     share = profile.sixteen_bit_share() if profile is not None and profile.available else None
@@ -46,7 +46,7 @@ def metrics_of(summary: dict[str, Any], profile: Any = None) -> dict[str, float]
     return out
 
 
-def write(run_dir: Path, summary: dict[str, Any], profile: Any = None) -> None:
+def write(run_dir: Path, summary: RunSummary, profile: Profile | None = None) -> None:
     """tb/hparams/: the run's HParams and its results; a failure is logged, never fatal."""
     try:
         import tensorflow as tf
@@ -54,7 +54,7 @@ def write(run_dir: Path, summary: dict[str, Any], profile: Any = None) -> None:
 
         writer = tf.summary.create_file_writer(str(Path(run_dir) / TB_DIR / HPARAMS_DIR))
         with writer.as_default():
-            hp.hparams(hparams_of(summary.get("settings") or {}), trial_id=Path(run_dir).name)
+            hp.hparams(hparams_of(summary.settings) if summary.settings else {}, trial_id=Path(run_dir).name)
             for name, value in metrics_of(summary, profile).items():
                 tf.summary.scalar(name, value, step=0)
         writer.close()

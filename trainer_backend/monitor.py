@@ -82,12 +82,12 @@ class RunMonitor:
         self._run_detectors("on_start", self.context)
 
     def on_window(self, window: Window, completed: int) -> None:
-        event: dict[str, Any] = {"step": window.steps, "step_ms": [round(ms, 4) for ms in window.step_ms]}
+        event: protocol.StepsEvent = {"step": window.steps, "step_ms": [round(ms, 4) for ms in window.step_ms]}
         if window.span is not None:
             event["window"] = [window.span[0], window.span[1], round(window.span[2], 6)]
         if window.steps or window.span is not None:
             if window.steps:
-                event["loss"] = [None] * (len(window.steps) - 1) + [window.loss]
+                event["loss"] = [*[None] * (len(window.steps) - 1), window.loss]
                 if window.loss_scale is not None:
                     event["loss_scale"] = [None] * (len(window.steps) - 1) + [window.loss_scale]
             self.writer.emit(protocol.STEPS, **event)

@@ -468,7 +468,7 @@ def supervise(argv: list[str]) -> int:
         proc = subprocess.Popen([sys.executable, "-m", "trainer_backend", *argv], stdout=subprocess.PIPE,
                                 env={**os.environ, SUPERVISED_ENV: "1"})
         current[:] = [proc]
-        held: list[dict[str, Any]] = []
+        held: list[protocol.Event] = []
         assert proc.stdout is not None  # stdout=PIPE
         for line in proc.stdout:
             event = protocol.parse_line(line)
@@ -492,7 +492,7 @@ def supervise(argv: list[str]) -> int:
     return _finish(writer, held, code, out, aside, retries, reason if retries else None)
 
 
-def retry_reason(held: list[dict[str, Any]], code: int, out: Path | None) -> str | None:
+def retry_reason(held: list[protocol.Event], code: int, out: Path | None) -> str | None:
     """Why an attempt failed, when a retry can help (a worker's signal, a collective error), else None."""
     done = next((e for e in held if e["type"] == protocol.DONE), None)
     error = next((e for e in held if e["type"] == protocol.ERROR), None)
@@ -507,11 +507,11 @@ def retry_reason(held: list[dict[str, Any]], code: int, out: Path | None) -> str
     return message if RETRYABLE.search(message) else None
 
 
-def _payload(event: dict[str, Any]) -> dict[str, Any]:
+def _payload(event: protocol.Event) -> dict[str, Any]:
     return {k: v for k, v in event.items() if k not in ("v", "type", "run", "seq", "t")}
 
 
-def _finish(writer: protocol.EventWriter, held: list[dict[str, Any]], code: int, out: Path | None,
+def _finish(writer: protocol.EventWriter, held: list[protocol.Event], code: int, out: Path | None,
             aside: Path | None, retries: list[Retry], first_reason: str | None) -> int:
     """The last attempt's error, result and done, with the retry recorded (summary.json and the document)."""
     if retries and out is not None and aside is not None and aside.exists():

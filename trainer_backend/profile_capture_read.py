@@ -311,7 +311,7 @@ def with_trace(rows: list[tuple], xla: list[tuple]) -> list[tuple]:
     return xla + [(n, n, us, o, s) for t, n, us, o, s in rows if prof.categorize(t, n) == prof.INPUT]
 
 
-def step_breakdown(overview: Any) -> tuple[dict[str, Any], dict[str, Any], str]:
+def step_breakdown(overview: Any) -> tuple[prof.ProfilePart, prof.ProfilePart, str]:
     """(step breakdown, compile time, hardware type) from the overview page's input-analysis table."""
     tables = overview if isinstance(overview, list) else []
     props = (tables[1].get("p") or {}) if len(tables) > 1 and isinstance(tables[1], dict) else {}
@@ -320,9 +320,9 @@ def step_breakdown(overview: Any) -> tuple[dict[str, Any], dict[str, Any], str]:
     if hardware == "CPU_ONLY" or not step_ms:
         why = ("the CPU marks no device steps: xprof reports \"No step time measured\"" if hardware == "CPU_ONLY"
                else str(props.get("input_conclusion") or "the profiler measured no step time"))
-        compile_part = prof.not_available("the profiler window starts after warm-up, so compilation is not in the "
-                                          "capture; the run's warm-up time includes it")
-        return prof.not_available(why), compile_part, hardware
+        return prof.not_available(why), prof.not_available(
+            "the profiler window starts after warm-up, so compilation is not in the capture; the run's warm-up "
+            "time includes it"), hardware
     keys = {"input": "infeed_time_ms_avg", "host_compute": "host_compute_time_ms_avg",
             "kernel_launch": "kernel_launch_time_ms_avg", "device_compute": "device_compute_time_ms_avg",
             "device_to_device": "device_to_device_time_ms_avg",
@@ -330,10 +330,11 @@ def step_breakdown(overview: Any) -> tuple[dict[str, Any], dict[str, Any], str]:
             "compile": "compile_time_ms_avg", "other": "other_time_ms_avg"}
     ms = {k: _float(props.get(v)) for k, v in keys.items()}
     recommendation = (tables[3].get("p") or {}) if len(tables) > 3 and isinstance(tables[3], dict) else {}
-    breakdown = {"available": True, "step_ms": step_ms, "ms": ms, "note": _UNVERIFIED,
+    breakdown: prof.ProfilePart = {"available": True, "step_ms": step_ms, "ms": ms, "note": _UNVERIFIED,
                  "statements": {k: str(recommendation.get(k) or "") for k in
                                 ("kernel_launch_statement", "all_other_statement", "statement")}}
-    compile_part = {"available": True, "ms_per_step": ms["compile"], "note": "compilation inside the window"}
+    compile_part: prof.ProfilePart = {"available": True, "ms_per_step": ms["compile"],
+                                      "note": "compilation inside the window"}
     return breakdown, compile_part, hardware
 
 
@@ -363,7 +364,7 @@ def tensor_core_share(kernels: Any, rows: list[tuple]) -> float | None:
 
 
 def device_sixteen_bit(rows: list[tuple], trace_rows: list[tuple], kernels: Any, hlo: dict[str, str]
-                       ) -> dict[str, Any]:
+                       ) -> prof.ProfilePart:
     """On a GPU or TPU: the 16-bit share from op dtypes — the compiled ops' HLO operand types under XLA
     (`trace_rows` from `hlo_rows` with `hlo`), else the traced graph's dtypes of the device's op rows — or
     "not available" when neither knows them; with xprof's Tensor Core share beside it."""

@@ -73,7 +73,7 @@ from typing import Any
 
 from tfturbo.errors import WorkloadError, plain_line
 from tfturbo.numbers import ordinal
-from tfturbo.workload_kind import CONTRACT_FUNCTIONS, fit_calls_in_source, measured_fit_text
+from tfturbo.workload_kind import CONTRACT_FUNCTIONS, WorkloadDoc, fit_calls_in_source, measured_fit_text
 
 from .model_loss import compiled_without_loss
 from .stdio import log_name
@@ -151,11 +151,11 @@ class ScriptWorkload:
         line = f" line {self.call.line}" if self.call and self.call.line else ""
         return f"{Path(self.path).name}{line}"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WorkloadDoc:
         """The workload as run.yaml, summary.json and the audit record it: with the fit() call measured (once the
         script ran) — {"call" (its Nth), "line", "model" (class), "model_name", "calls_in_source" (the lines where
         the script calls `.fit(`, with their code)} — which `tfturbo.workload_kind.measured_fit_text` words."""
-        doc: dict[str, Any] = {"spec": self.spec, "name": self.name, "path": self.path}
+        doc: WorkloadDoc = {"spec": self.spec, "name": self.name, "path": self.path}
         if self.call is not None:
             model = self.call.model
             doc["fit"] = {"call": self.call.index, "line": self.call.line, "model": type(model).__name__,

@@ -188,8 +188,7 @@ def _listen(fd: int) -> None:
 
 
 def _command(line: bytes) -> None:
-    command = protocol.parse_line(line)
-    if command is not None and command.get("type") == protocol.STOP_COMMAND["type"]:
+    if protocol.is_stop(line):
         request_stop("stop requested")
     else:
         print(f"trainer_backend: ignored stdin line {line[:200]!r}", file=sys.stderr)

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfturbo.errors import WorkloadError, plain_line
+from tfturbo.workload_kind import WorkloadDoc
 
 from .stdio import log_name
 
@@ -80,7 +81,7 @@ class Workload:
         self.model = model
         return model
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WorkloadDoc:
         """The workload as run.yaml, summary.json and the audit record it."""
         return {"spec": self.spec, "name": self.name, "path": self.path}
 

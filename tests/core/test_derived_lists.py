@@ -22,7 +22,7 @@ HEADER_BEFORE = ("name", "label", "status", "policy", "jit_compile", "batch_size
 
 def test_hparams_hold_every_setting_of_a_configuration_and_the_run_length():
     settings = RunSettings("builtin:mlp", batch_size=64, fix_int_inputs=True, val_every=10, until_ci=0.02)
-    hparams = hparams_of(settings.to_dict())
+    hparams = hparams_of(settings)
     assert hparams["fix_int_inputs"] is True and hparams["batch_size"] == 64 and hparams["steps"] == settings.steps
     assert {f.name for f, s in declared() if s.ab and f.name != "fit_call"} <= set(hparams)  # fit_call: None
     assert not {"val_every", "until_ci", "workload", "val_set"} & set(hparams)  # how it was measured, or a path

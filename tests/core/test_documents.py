@@ -1,9 +1,10 @@
-"""The typed documents that flow (issue 41 item 1): a run's summary with its settings inside, and the `env`
-document. Each round-trips through its file form, reads an older or newer file tolerantly, and answers the
-questions every front end asks of it in one place."""
+"""The typed documents that flow (issue 41 item 1): a run's summary with its settings inside, the `env` and
+probe-input documents, events, a trial's verdict and a study's rungs. Each round-trips through its file form,
+reads an older or newer file tolerantly, and answers the questions every front end asks of it in one place."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -95,3 +96,122 @@ def test_a_summary_without_numbers_answers_none_not_an_error(doc):
     s = RunSummary.from_dict(doc)
     assert s.samples_per_s is None and s.step_rate is None and s.throughput_ci is None
     assert s.primary_metric() is None and s.hand_over_ratio is None and s.median_step_ms is None
+
+
+# ---------------------------------------------------------------- the probe document, events, verdicts (issue 41)
+
+PROBE = {"verdict": "input_bound", "band": "high", "input_fraction": 0.62, "input_explains_gap": True,
+         "data_steps_per_s": 190.0, "compute_steps_per_s": 1000.0, "train_steps_per_s": 192.3,
+         "findings": [{"code": "INPUT_BOUND", "severity": "warning", "message": "input-bound", "where": "train_ds"}],
+         "step_ms": {"data": 5.26, "compute": 1.0, "train": 5.2}, "steps_per_probe": 20, "rounds": 2,
+         "warmup_steps": 5, "thresholds": {"high": 0.2, "moderate": 0.05, "data_explains_gap": 0.5},
+         "profiler": {"available": False, "reason": "no capture"}, "workload": {"spec": "builtin:mlp", "name": "mlp"},
+         "batch_size": 32, "input_fixes": False, "xprof_band": "HIGH"}
+
+
+def test_the_probe_document_round_trips_through_its_class():
+    from tfturbo.input_probe import InputProbe
+
+    probe = InputProbe.from_dict(json.loads(json.dumps(PROBE)))
+    assert probe.problems == [] and probe.verdict == "input_bound" and probe.input_fraction == 0.62
+    assert [f["code"] for f in probe.findings] == ["INPUT_BOUND"] and probe.workload == {"spec": "builtin:mlp",
+                                                                                        "name": "mlp"}
+    assert probe.extra == {"xprof_band": "HIGH"}  # a newer backend's key survives
+    assert probe.to_dict() == PROBE and InputProbe.from_dict(probe.to_dict()) == probe
+
+
+def test_an_older_or_failed_probe_document_still_reads():
+    """A probe from before `input_explains_gap` answers with the thresholds' rule; a failed probe the study
+    recorded (verdict None, its error) reads and writes back as it was; a wrong type is named and dropped."""
+    from tfturbo.input_probe import InputProbe
+    from tfturbo.verdicts import input_share_fact
+
+    old = InputProbe.from_dict({k: v for k, v in PROBE.items() if k != "input_explains_gap"})
+    assert old.input_explains_gap is None and input_share_fact(old) == ("Time waiting for input", "62%")
+    failed = {"verdict": None, "error": "the backend crashed", "findings": []}
+    assert InputProbe.from_dict(failed).to_dict() == failed
+    bad = InputProbe.from_dict({"verdict": "compute_bound", "input_fraction": "12%"})
+    assert bad.input_fraction is None and any("input_fraction" in p for p in bad.problems)
+
+
+def test_a_study_keeps_its_probes_typed_across_save_and_load(tmp_path):
+    from tfturbo.input_probe import InputProbe
+
+    study = Study(tmp_path, "builtin:mlp", {}, probe=InputProbe.from_dict(PROBE))
+    study.save()
+    loaded = Study.load(tmp_path)
+    assert isinstance(loaded.probe, InputProbe) and loaded.probe.to_dict() == PROBE
+    assert [f["code"] for f in loaded.findings()] == ["INPUT_BOUND"]  # the probe's findings are the study's
+
+
+def test_events_are_read_as_their_types():
+    """One parser for every reader; the steps and validation events come back with their payloads."""
+    from tfturbo import protocol
+    from tfturbo.runfiles import StepSeries
+
+    writer, out = protocol.EventWriter("r"), io.StringIO()
+    writer.attach(out)
+    writer.emit(protocol.STEPS, step=[1, 2], step_ms=[3.0, 4.0], loss=[None, 0.5], window=[1, 2, 0.007])
+    writer.emit(protocol.VALIDATION, step=2, metrics={"val_loss": 0.4})
+    writer.emit(protocol.DONE, status=protocol.RunStatus.COMPLETED, exit_code=0)
+    parser = protocol.LineParser()
+    events = parser.feed(out.getvalue().encode()) + parser.close()
+    assert [e["type"] for e in events] == ["steps", "validation", "done"] and [e["seq"] for e in events] == [1, 2, 3]
+    series = StepSeries.from_events(events)
+    assert series.step == [1, 2] and series.loss == [None, 0.5] and series.windows == [(1, 2, 0.007)]
+    assert protocol.is_stop(protocol.encode(protocol.STOP_COMMAND)) and not protocol.is_stop(b"{\"type\": \"go\"}")
+
+
+def test_a_trial_verdict_round_trips_through_its_document():
+    from tfturbo.trials.design import Design, Lengths
+    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
+
+    design = Design(4, "paired", ("a", "b"), Lengths(60, 60, 32, 32), 5.0, 5.2, noise_seeds=(7,),
+                    profiled_in={"a": "01-baseline"})
+    verdict = TrialVerdict(SpeedVerdict(1.5, (1.3, 1.7), "faster", 4, [1.4, 1.5, 1.6, 1.5], 100.0, 150.0),
+                           AccuracyVerdict("val_accuracy", -0.002, (-0.004, 0.001), "within tolerance", 1000,
+                                           samples_seen=[1920], noise={"seeds_a": 2, "seeds_b": 1}),
+                           True, "faster, accuracy within tolerance", rule=Tolerance(judge_on="loss"),
+                           design_record=design)
+    doc = json.loads(json.dumps(verdict.to_dict()))
+    assert doc["design_record"]["gate_arms"] == ["a", "b"] and doc["accuracy"]["noise"] == {"seeds_a": 2, "seeds_b": 1}
+    again = TrialVerdict.from_dict(doc)
+    assert again == verdict and again.design_record == design and again.rule == Tolerance(judge_on="loss")
+    older = TrialVerdict.from_dict({k: v for k, v in doc.items() if k not in ("design_record", "rule")})
+    assert older.design_record is None and older.rule is None and older.speed == verdict.speed
+
+
+def test_a_rung_with_its_decision_round_trips_through_study_yaml(tmp_path):
+    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+
+    decision = TrialVerdict(SpeedVerdict(1.2, (1.1, 1.3), "faster", 3), AccuracyVerdict(None, None, None, "not "
+                            "measured", checked=False), True, "faster")
+    study = Study(tmp_path, "builtin:mlp", {})
+    study.rungs = [Rung("01-baseline", "baseline", RunSettings("builtin:mlp")),
+                   Rung("02-xla", "xla", RunSettings("builtin:mlp", jit_compile=True), decision=decision,
+                        compared_with="01-baseline", extra={"energy_j": 3.0})]
+    study.save()
+    loaded = Study.load(tmp_path)
+    assert loaded.rungs[1].decision == decision and loaded.rungs[1].compared_with == "01-baseline"
+    assert loaded.ladder()[1]["energy_j"] == 3.0  # a newer tfturbo's entry key is kept
+    assert loaded.measurement() == {"runs": 0, "run_seconds": 0.0, "pairs": {"02-xla": 3}}
+
+
+def test_a_scaling_point_and_the_patch_record_round_trip():
+    from tfturbo.patch.check import Check
+    from tfturbo.scaling import ScalingPoint
+
+    point = ScalingPoint(2, 190.0, [180.0, 200.0], 1.9, [1.8, 2.0], 0.95, [0.9, 1.0], 3)
+    assert ScalingPoint.from_dict(json.loads(json.dumps(point.to_dict()))) == point
+    check = Check("checked", "the patched copy trained", "patched/check")
+    assert Check.from_dict(check.to_dict()) == check and Check.from_dict(None) is None
+
+
+def test_a_rung_under_the_recommendation_keeps_what_the_recommendation_leaves_unsaid():
+    from tfturbo.settings import overlaid
+
+    rung = RunSettings("builtin:mlp", batch_size=64, policy="mixed_bfloat16")
+    recommended = RunSettings("builtin:mlp", jit_compile=True).with_(batch_size=None, policy=None)
+    merged = overlaid(rung, recommended)
+    assert merged is not None and merged.batch_size == 64 and merged.policy == "mixed_bfloat16" and merged.jit_compile
+    assert overlaid(None, recommended) is recommended and overlaid(rung, None) is rung

@@ -69,7 +69,7 @@ def test_automatic_fixes_are_offered_recorded_and_reported_from_their_declaratio
         INPUT_BOUND: "input_fixes"}
     s = RunSettings(workload="w.py", drop_remainder=True)
     assert fixes_on(s) == ["drop the partial last batch"]
-    assert switched_on_rows(s.to_dict()) == [("Training data", "batch(..., drop_remainder=True)")]
+    assert switched_on_rows(s) == [("Training data", "batch(..., drop_remainder=True)")]
     assert "--drop-remainder" in run_argv(s, "o") and "--fix-head" not in run_argv(s, "o")
 
 

@@ -136,7 +136,11 @@ def test_a_wait_seen_in_both_rounds_is_input_bound_with_the_smaller_share(monkey
 def test_the_probe_writes_whether_the_input_explains_the_gap_and_the_fact_reads_it(monkeypatch):
     """The probe's own decision is in its document (`input_explains_gap`); the cards and the report show it
     (`verdicts.input_share_fact`) rather than deriving it again from the thresholds."""
-    from tfturbo.verdicts import input_share_fact
+    from tfturbo.input_probe import InputProbe
+    from tfturbo.verdicts import input_share_fact as fact_of
+
+    def input_share_fact(doc: dict) -> tuple[str, str]:
+        return fact_of(InputProbe.from_dict(doc))
 
     waits = _fake_probe(monkeypatch, [110.0, 105.0])  # the input alone (50 ms) accounts for the 25 ms gap
     assert waits["input_explains_gap"] is True and input_share_fact(waits) == ("Time waiting for input", "24%")

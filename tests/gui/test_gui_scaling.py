@@ -4,6 +4,7 @@ through the wizard's run panel (one training at a time), shown as a table and a 
 from tests.gui.gui_helpers import fake_launcher, make_window
 from PySide6.QtCore import Qt
 
+from tfturbo.environment import Environment
 from tfturbo.scaling import ScalingResult
 from tfturbo_gui.session import scaling_offer
 from tfturbo_gui.step_status import PASSED
@@ -12,8 +13,10 @@ LEFT = Qt.MouseButton.LeftButton
 
 
 def test_scaling_is_offered_only_over_two_or_more_gpus():
-    cpu = {"devices": [{"type": "CPU", "name": "x86"}]}
-    gpu = lambda n: {"devices": cpu["devices"] + [{"type": "GPU", "name": f"g{i}"} for i in range(n)]}  # noqa: E731
+    cpu_devices = [{"type": "CPU", "name": "x86"}]
+    cpu = Environment.from_dict({"devices": cpu_devices})
+    gpu = lambda n: Environment.from_dict(  # noqa: E731
+        {"devices": cpu_devices + [{"type": "GPU", "name": f"g{i}"} for i in range(n)]})
     assert scaling_offer(cpu)[0] == [] and "only the CPU" in scaling_offer(cpu)[1]
     assert scaling_offer(gpu(1))[0] == [] and "one GPU" in scaling_offer(gpu(1))[1]
     assert scaling_offer(gpu(2)) == ([1, 2], "") and scaling_offer(gpu(6)) == ([1, 2, 4, 6], "")

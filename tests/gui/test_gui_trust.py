@@ -326,30 +326,34 @@ def test_another_tfturbo_training_on_this_machine_blocks_a_run_here(qtbot, tmp_p
     qtbot.waitUntil(lambda: page.status == PASSED, timeout=20_000)
 
 
+def facts_of(doc: dict) -> list[tuple[str, str]]:
+    """The baseline page's probe card for a probe-input document as the backend writes it."""
+    from tfturbo.input_probe import InputProbe
+    from tfturbo_gui.pages.baseline import probe_facts
+
+    return probe_facts(InputProbe.from_dict(doc))
+
+
 def test_the_probe_card_agrees_with_its_moderately_input_bound_warning():
     """It said "compute-bound — the device is the limit" beside a WARNING that 13% of each step waits for data,
     and "steps/s" for the input pipeline the finding measures in batches/s."""
-    from tfturbo_gui.pages.baseline import probe_facts
-
-    facts = dict(probe_facts({"verdict": "compute_bound", "band": "moderate", "input_fraction": 0.13,
+    facts = dict(facts_of({"verdict": "compute_bound", "band": "moderate", "input_fraction": 0.13,
                               "data_steps_per_s": 4272.1, "compute_steps_per_s": 691.9, "train_steps_per_s": 604.2}))
     assert facts["Verdict"] == "compute-bound, moderately input-bound (see the warning)"
     assert facts["Input pipeline alone"] == "4272.1 batches/s" and facts["Time waiting for input"] == "13%"
-    low = dict(probe_facts({"verdict": "compute_bound", "band": "low", "input_fraction": 0.02}))
+    low = dict(facts_of({"verdict": "compute_bound", "band": "low", "input_fraction": 0.02}))
     assert low["Verdict"] == "compute-bound — the device is the limit"
 
 
 def test_compute_alone_slower_than_training_reads_as_noise_on_the_probe_card():
     """Issue 42: "0% waiting for input" beside "compute alone 523.5 steps/s", slower than training (750.2), with
     no word why. The card says it is the probes' noise, on both rows, and raises nothing."""
-    from tfturbo_gui.pages.baseline import probe_facts
-
-    facts = dict(probe_facts({"verdict": "compute_bound", "band": "low", "input_fraction": 0.0,
+    facts = dict(facts_of({"verdict": "compute_bound", "band": "low", "input_fraction": 0.0,
                               "data_steps_per_s": 4100.0, "compute_steps_per_s": 523.5, "train_steps_per_s": 750.2,
                               "findings": []}))
     assert facts["Compute alone"] == "523.5 steps/s (slower than training: noise of a few-second probe, not a finding)"
     assert facts["Time waiting for input"].startswith("0%: none seen — compute alone ran slower than training")
-    steady = dict(probe_facts({"verdict": "compute_bound", "band": "low", "input_fraction": 0.02,
+    steady = dict(facts_of({"verdict": "compute_bound", "band": "low", "input_fraction": 0.02,
                                "compute_steps_per_s": 800.0, "train_steps_per_s": 784.0}))
     assert steady["Compute alone"] == "800.0 steps/s" and steady["Time waiting for input"] == "2%"
 
@@ -357,14 +361,12 @@ def test_compute_alone_slower_than_training_reads_as_noise_on_the_probe_card():
 def test_a_gap_the_input_cannot_explain_is_not_called_waiting_for_input():
     """The baseline card read "compute-bound" beside "Time waiting for input 41%" (screenshots, issue 22): the
     input alone took a fraction of the gap, so the probe called it host noise; the card must say so too."""
-    from tfturbo_gui.pages.baseline import probe_facts
-
     doc = {"verdict": "compute_bound", "band": "low", "input_fraction": 0.41, "data_steps_per_s": 6560.1,
            "step_ms": {"data": 0.152, "compute": 1.121, "train": 1.887},
            "thresholds": {"high": 0.2, "moderate": 0.05, "data_explains_gap": 0.5}}
-    facts = dict(probe_facts(doc))
+    facts = dict(facts_of(doc))
     assert "Time waiting for input" not in facts
     assert facts["Slower than compute alone"].startswith("41% of a step (0.77 ms): not the input")
-    explained = dict(probe_facts({**doc, "verdict": "input_bound", "band": "high",
+    explained = dict(facts_of({**doc, "verdict": "input_bound", "band": "high",
                                   "step_ms": {"data": 0.9, "compute": 1.121, "train": 1.887}}))
     assert explained["Time waiting for input"] == "41%"

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from tfturbo.environment import Environment
+from tfturbo.input_probe import InputProbe
 from tfturbo import protocol
 from tfturbo.runfiles import (EVENTS, RUN_YAML, RUNS_DIR, SUMMARY, write_checkpoint_settings, write_json_atomic,
                               write_yaml)
@@ -232,8 +233,8 @@ def _build_study(root: Path, workload: str, *, broken: bool, confirmation: bool,
         "devices": [{"type": "CPU", "name": DEVICE}], "tensorflow": "2.21.0", "keras": "3.15.0",
         "recommended_policy": "float32", "reason": "CPU without native bfloat16"})
     study.audit = [dict(DIM_FINDING)]
-    study.probe = {"verdict": "compute_bound", "input_fraction": 0.04, "data_steps_per_s": 950.0,
-                   "compute_steps_per_s": 5.1, "train_steps_per_s": 4.9, "findings": []}
+    study.probe = InputProbe(verdict="compute_bound", input_fraction=0.04, data_steps_per_s=950.0,
+                             compute_steps_per_s=5.1, train_steps_per_s=4.9)
     settings = options.base_settings().resolved(UNSAID)  # as the engine resolves it from a plain workload's run
     base = Rung("01-baseline", RungKind.BASELINE, settings, f"{RUNS_DIR}/01-baseline",
                 replicates=["01-baseline"])

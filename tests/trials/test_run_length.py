@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from tfturbo.environment import Environment
 from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
 from tfturbo.trials.run_length import min_run_steps, run_length_note, too_short
@@ -113,7 +114,7 @@ def test_the_wizard_session_lengthens_the_next_baseline_to_what_the_verdict_need
     session.steady_s = 0  # every pair full length: the runs' length is the verdict's
     session.study_path = tmp_path / "study"
     session.ensure_study()
-    session.environment = {"recommended_policy": "float32", "reason": "test", "devices": []}
+    session.environment = Environment.from_dict({"recommended_policy": "float32", "reason": "test", "devices": []})
     rung, _ = session.start_baseline()
     session.engine.record(session._action, Outcome({**baseline_doc(5.0, 41), "settings": RunSettings(
         "builtin:fake", steps=30, batch_size=64).to_dict()}))

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from tfturbo.console import render_probe as render_probe_of
+from tfturbo.input_probe import InputProbe
 from tfturbo.tune.render import render_study
+from tfturbo.tune.study import Study
 
 NOISE = {"verdict": "compute_bound", "band": "low", "input_fraction": 0.4076, "input_explains_gap": False,
          "step_ms": {"data": 0.16, "compute": 1.17, "train": 1.976}}
 
 
 def input_lines(doc: dict) -> list[str]:
-    return [line for line in render_study({"workload": "w.py", "study_dir": "s", **doc}).splitlines()
-            if line.startswith("input")]
+    """`tfturbo tune`'s input lines for a study that recorded these probe documents."""
+    study = Study(Path("s"), "w.py", {}, **{key: InputProbe.from_dict(probe) for key, probe in doc.items()})
+    return [line for line in render_study(study).splitlines() if line.startswith("input")]
+
+
+def render_probe(doc: dict) -> str:
+    """`tfturbo probe-input`'s text for a document as the backend writes it."""
+    return render_probe_of(InputProbe.from_dict(doc))
 
 
 def test_a_share_the_input_does_not_explain_is_not_called_waiting_for_data():
@@ -33,8 +44,6 @@ def test_an_input_bound_job_and_its_fixed_pipeline_say_the_time_waiting():
 
 
 def test_the_probe_command_says_it_in_the_same_words():
-    from tfturbo.console import render_probe
-
     text = render_probe({**NOISE, "data_steps_per_s": 6250.0, "compute_steps_per_s": 855.0,
                          "train_steps_per_s": 506.0})
     assert ("input share        slower than compute alone: 41% of a step (0.81 ms): not the input, which alone "
@@ -50,8 +59,6 @@ NOISY_COMPUTE = {"verdict": "compute_bound", "band": "low", "input_fraction": 0.
 def test_compute_alone_slower_than_training_is_said_as_noise_not_a_finding():
     """Issue 42: the probe said "0% waiting for input" and "compute alone 523.5 steps/s" (slower than training,
     750.2) with nothing to say why; the cached step cannot be slower than real training but by the probes' noise."""
-    from tfturbo.console import render_probe
-
     [line] = input_lines({"probe": NOISY_COMPUTE})
     assert line == ("input: compute-bound; time waiting for input: 0%: none seen — compute alone ran slower than "
                     "training (523.5 vs 750.2 steps/s), noise of a few-second probe, not a finding")

@@ -3,24 +3,41 @@ interval prime (96 steps validate every 19, 116 every 23), and the skip said the
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from tfturbo.run_summary import RunSummary
 from tfturbo.settings import RunSettings
+from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
 from tfturbo.tune.levers.steps_per_execution import StepsPerExecution, steps_per_execution_values
+from tfturbo.tune.policy import StudyDecisions
+from tfturbo.tune.study import Rung
+
+
+def decided(best: Rung, rungs: list[Rung] | None = None) -> StudyDecisions:
+    """A study's decisions with `best` the best configuration so far and `rungs` judged."""
+    decisions = StudyDecisions([], ["float32"], "")
+    decisions.best, decisions.rungs = best, list(rungs or [])
+    return decisions
+
+
+def verdict(speed: str, kept: bool, b_samples_per_s: float | None = None) -> TrialVerdict:
+    return TrialVerdict(SpeedVerdict(1.0, (1.0, 1.0), speed, 3, b_samples_per_s=b_samples_per_s),
+                        AccuracyVerdict(None, None, None, "within tolerance"), kept, "")
+
+
+def rung(settings: RunSettings, summary: RunSummary, name: str = "01-baseline", kind: str = "baseline",
+         decision: TrialVerdict | None = None) -> Rung:
+    return Rung(name, kind, settings, summary=summary, decision=decision)
 
 
 def skip_reason(steps: int) -> str | None:
-    best = SimpleNamespace(settings=RunSettings("train.py", steps=steps), summary=RunSummary(step_ms={"median": 1.5}))
-    (candidate, *_) = StepsPerExecution().candidates(SimpleNamespace(best=best))
+    best = rung(RunSettings("train.py", steps=steps), RunSummary(step_ms={"median": 1.5}))
+    (candidate, *_) = StepsPerExecution().candidates(decided(best))
     return candidate.skipped_reason
 
 
 def test_an_interval_without_a_divisor_says_so_and_names_one_that_lets_the_lever_try():
     assert steps_per_execution_values(19) == [] and steps_per_execution_values(16) != []
-    best = SimpleNamespace(settings=RunSettings("train.py", steps=96, val_every=19),
-                           summary=RunSummary(step_ms={"median": 1.5}))
-    (candidate, *_) = StepsPerExecution().candidates(SimpleNamespace(best=best))
+    best = rung(RunSettings("train.py", steps=96, val_every=19), RunSummary(step_ms={"median": 1.5}))
+    (candidate, *_) = StepsPerExecution().candidates(decided(best))
     assert candidate.skipped_reason == (
         "skipped: the validation interval (19 steps) has no divisor from 2 to 9, so no N steps per call fit it (a "
         "call must not span a validation point); --val-every 16 lets it try")
@@ -43,16 +60,15 @@ def test_the_largest_n_is_measured_first_and_the_smaller_only_when_it_was_slower
     from tfturbo.trials.verdict import FASTER, NO_CHANGE, SLOWER
 
     base = RunSettings("builtin:transformer", steps=300)  # validates every 60 steps: N = 4 and 30
-    best = SimpleNamespace(name="01-baseline", settings=base, summary=RunSummary(step_ms={"median": 3.4}))
+    best = rung(base, RunSummary(step_ms={"median": 3.4}))
     lever = StepsPerExecution()
-    (candidate,) = lever.candidates(SimpleNamespace(best=best, rungs=[]))
+    (candidate,) = lever.candidates(decided(best))
     assert candidate.slug == "spe30" and candidate.settings.steps_per_execution == 30
 
-    def after(verdict: str, kept: bool) -> list:
-        rung = SimpleNamespace(kind=lever.rung_kind, settings=candidate.settings, compared_with="01-baseline",
-                               decision=SimpleNamespace(kept=kept, speed=SimpleNamespace(verdict=verdict)))
-        policy = SimpleNamespace(best=best, rungs=[rung], rung=lambda name: best)
-        return lever.follow_up(policy)
+    def after(speed: str, kept: bool) -> list:
+        measured = Rung("02-spe30", lever.rung_kind, candidate.settings, compared_with="01-baseline",
+                        decision=verdict(speed, kept))
+        return lever.follow_up(decided(best, [measured]))
 
     (smaller,) = after(SLOWER, False)
     assert smaller.slug == "spe4" and smaller.settings == base.with_(steps_per_execution=4)
@@ -67,11 +83,10 @@ def test_the_step_time_that_decides_is_the_trials_over_all_its_runs_not_one_runs
 
     base = RunSettings("builtin:transformer", steps=300)
     run = RunSummary.from_dict({"step_ms": {"median": 5.5}, "settings": {"batch_size": 32}})
-    measured = SimpleNamespace(name="03-xla", settings=base, summary=run,
-                               decision=SimpleNamespace(speed=SimpleNamespace(b_samples_per_s=32 / 0.0039)))
+    measured = rung(base, run, "03-xla", "xla", verdict("faster", True, b_samples_per_s=32 / 0.0039))
     assert abs(configuration_step_ms(measured) - 3.9) < 1e-9
-    (candidate,) = StepsPerExecution().candidates(SimpleNamespace(best=measured, rungs=[]))
+    (candidate,) = StepsPerExecution().candidates(decided(measured))
     assert candidate.skipped_reason is None and candidate.note.startswith("a step takes 3.9 ms")
-    baseline = SimpleNamespace(name="01-baseline", settings=base, summary=run, decision=None)  # no trial: its run
-    (skipped,) = StepsPerExecution().candidates(SimpleNamespace(best=baseline, rungs=[]))
+    baseline = rung(base, run)  # no trial: its run
+    (skipped,) = StepsPerExecution().candidates(decided(baseline))
     assert skipped.skipped_reason.startswith("skipped: a step takes 5.5 ms")

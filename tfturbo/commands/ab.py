@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, TypedDict
 
 from .. import protocol
 from ..findings import FindingDoc
@@ -39,7 +39,7 @@ from ..trials.execute import backend_executor, backend_pair_executor, fail_on_ba
 from ..trials.spec import describe, keys, parse_settings
 from ..trials.runs import PlannedPair, PlannedRun
 from ..trials.trial import SEED_REPLICATES, Trial, run_trial
-from ..trials.verdict import TrialVerdict
+from ..trials.verdict import TrialVerdict, TrialVerdictDoc
 from ..tune import levers
 from ..tune.engine import audit_argv
 from ..tune.options import AB, TuneOptions, add_options, values_from_args
@@ -98,14 +98,30 @@ def _as_run(trial: Trial, arm: str, settings: RunSettings) -> RunSettings:
     return settings.resolved(ran)
 
 
-def document(trial: Trial, verdict: TrialVerdict, runs_kept: bool = False) -> dict:
+class AbRun(TypedDict):
+    name: str
+    arm: str
+    replicate: int
+    status: str | None
+    samples_per_s: float | None
+
+
+class AbDocument(TrialVerdictDoc, total=False):
+    """The `ab --json` document (and trial.json with --out): the verdict's keys, both sides and every run."""
+
+    a: dict[str, Any]  # `spec.describe`: the SETTINGS keys, steps and seed
+    b: dict[str, Any]
+    runs: list[AbRun]
+
+
+def document(trial: Trial, verdict: TrialVerdict, runs_kept: bool = False) -> AbDocument:
     """The `ab --json` document: the verdict, and every finding of both arms' runs after the verdict's own, each
     once (a failed B's included), naming its run only where the runs are kept (`--out`)."""
-    doc = {"a": describe(_as_run(trial, "a", trial.a)), "b": describe(_as_run(trial, "b", trial.settings_of("b"))),
+    doc: AbDocument = {"a": describe(_as_run(trial, "a", trial.a)), "b": describe(_as_run(trial, "b", trial.settings_of("b"))),
            **verdict.to_dict(),
            "runs": [{"name": r.planned.name, "arm": r.planned.arm, "replicate": r.planned.replicate,
                      "status": r.status, "samples_per_s": r.summary.samples_per_s if r.summary else None} for r in trial.runs]}
-    findings, seen = list(doc["findings"]), {_key(f) for f in doc["findings"]}
+    findings, seen = list(verdict.findings), {_key(f) for f in verdict.findings}
     for run in trial.runs:
         for f in (run.summary.findings if run.summary else None) or []:
             if isinstance(f, dict) and _key(f) not in seen:
@@ -135,7 +151,7 @@ def _settings_text(settings: dict) -> str:
                      for k, v in settings.items() if k in keys())
 
 
-def render(doc: dict) -> str:
+def render(doc: AbDocument) -> str:
     """The text output: the two sides, then the verdict lines as `tune` prints a rung, then the findings."""
     v = TrialVerdict.from_dict(doc)
     lines = [f"A  {_settings_text(doc['a'])}", f"B  {_settings_text(doc['b'])}", ""]

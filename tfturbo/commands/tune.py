@@ -151,8 +151,7 @@ def main(args: argparse.Namespace) -> int:
         study = ladder.run()
     if not args.no_report and study.status != StudyStatus.INTERRUPTED:
         write_report(study, args.report, say)
-    doc = study.document()
-    print(json.dumps(doc, indent=2) if args.json else render_study(doc) + ways_forward_text(study))
+    print(json.dumps(study.document(), indent=2) if args.json else render_study(study) + ways_forward_text(study))
     if study.status == StudyStatus.INTERRUPTED:
         return 130
     return 1 if study.status == StudyStatus.FAILED else 0

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..cli_args import script_argv
 from ..run_summary import RunSummary
@@ -29,6 +29,14 @@ CHECK_RUN = "check"  # STUDY_DIR/patched/check: the run that measured the copy
 MIN_CHECK_STEPS = 16  # enough steps for Keras to have traced and run the step as compiled
 
 CHECKED, CHECK_FAILED, NOT_CHECKED = "checked", "check failed", "not checked"
+
+
+class CheckDoc(TypedDict):
+    """`Check` as study.yaml's `patch.check` holds it."""
+
+    status: str
+    reason: str
+    run: str | None
 
 
 @dataclass(frozen=True)
@@ -46,11 +54,12 @@ class Check:
     def line(self) -> str:
         return f"{self.status}: {self.reason}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CheckDoc:
         return {"status": self.status, "reason": self.reason, "run": self.run}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> Check | None:
+    def from_dict(cls, d: CheckDoc | None) -> Check | None:
+        """A recorded check; None when `d` is not one (a study from before checks, or a damaged file)."""
         if not isinstance(d, dict) or d.get("status") not in (CHECKED, CHECK_FAILED, NOT_CHECKED):
             return None
         return cls(str(d["status"]), str(d.get("reason") or ""), d.get("run"))

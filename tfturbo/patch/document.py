@@ -14,16 +14,29 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..errors import UserError
 from ..runfiles import write_text_atomic
-from .check import PATCHED_DIR, Check, copy_path
+from .check import PATCHED_DIR, Check, CheckDoc, copy_path
 
 if TYPE_CHECKING:  # made by `build` (libcst), loaded only when a patch is made
     from .build import Patch
 
 PATCH_FILE = "changes.patch"
+
+
+class PatchDoc(TypedDict):
+    """study.yaml's `patch`: where changes.patch and the patched copy are, what was placed, and the check."""
+
+    file: str
+    target: str | None  # the user's file
+    sha256: str | None  # of the user's file when the patch was made from it
+    copy: str | None  # the patched copy, relative to the study (None: the patch changes nothing)
+    placed: list[str]
+    already: list[str]
+    not_applied: list[dict[str, str]]  # `build.Unplaced.to_dict`: change, reason, code
+    check: CheckDoc | None
 
 
 @dataclass
@@ -68,7 +81,7 @@ class ChangesPatch:
             out += "\n".join(tail) + "\n"
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PatchDoc:
         p = self.patch
         return {"file": PATCH_FILE, "target": p.path or None, "sha256": p.sha256 if p.path else None,
                 "copy": f"{PATCHED_DIR}/{p.name}" if p.path and self.has_diff() else None,
@@ -97,7 +110,7 @@ def patch_text(study_dir: str | Path, recorded: str | None) -> str | None:
         return recorded
 
 
-def save_patched(study_dir: str | Path, recorded: dict[str, Any] | None, dest: str | Path) -> Path:
+def save_patched(study_dir: str | Path, recorded: PatchDoc | None, dest: str | Path) -> Path:
     """Write the patched file the study checked (STUDY_DIR/patched/NAME) to `dest`: `tfturbo apply --write`,
     the wizard's "Save patched script…". Refused when the study's patch changes nothing, or when the user's
     file changed since the patch was made from it (the patched copy would undo those edits)."""

@@ -30,9 +30,10 @@ from ..learning_rate import rate_text
 from ..numbers import counted, finite
 from ..run_summary import RunSummary
 from ..environment import Environment
+from ..input_probe import InputProbe
 from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
-from ..settings import RunSettings, switched_on_rows
+from ..settings import RunSettings, overlaid, switched_on_rows
 from ..trials import label_free
 from ..trials.design import study_words
 from ..trials.way_forward import for_rung
@@ -40,7 +41,7 @@ from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune import levers
 from ..tune.batch import rule_of
 from ..tune.options import rerun_argv
-from ..tune.study import Rung, RungKind, Study, StudyStatus
+from ..tune.study import Rung, RungKind, Study, StudyMeasurement, StudyStatus
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 from ..workload_kind import measured_fit_text
@@ -56,7 +57,7 @@ class LadderRow:
 
     name: str
     row: compare.CompareRow | None  # None: the ladder names a run that is not in runs/
-    settings: dict[str, Any]
+    settings: RunSettings | None  # None: its run recorded no valid settings
     rung: Rung | None = None  # the study's ladder rung; None: a study without a ladder (every run a row)
     headline: Headline | None = None  # the configuration's one speed-up (tfturbo.headline), None: no trial
     memory: summ.MemoryChange | None = None  # its peak memory against the baseline's, over their runs
@@ -162,10 +163,10 @@ class ReportData:
     baseline: LadderRow | None
     tuned: LadderRow | None  # the recommended rung (None: keep the baseline)
     verdict: str
-    recommended: dict[str, Any]
+    recommended: RunSettings | None
     apply_rows: list[tuple[str, str]]
     findings: list[FindingDoc]
-    probe: dict[str, Any] | None
+    probe: InputProbe | None
     plots: list[Plot]
     snippet: str | None
     commands: list[tuple[str, str]]
@@ -173,7 +174,7 @@ class ReportData:
     has_ladder: bool
     metric: str | None
     options: dict[str, Any] = field(default_factory=dict)  # the tune options study.yaml recorded
-    measurement: dict[str, Any] = field(default_factory=dict)  # runs and replicate pairs (study.yaml)
+    measurement: StudyMeasurement | None = None  # runs and replicate pairs (study.yaml; None: no study.yaml read)
     design: str = ""  # how the trials measured, in words (from the ladder's trial verdicts)
     scaling: ScalingResult | None = None  # STUDY/scaling/scaling.json, when the study measured scaling
     changes: list[str] = field(default_factory=list)  # the measured, kept changes in words (page 1)
@@ -197,7 +198,7 @@ def _run_meta(record: RunRecord, key: str) -> Any:
     if record.settings.get(key):
         return record.settings[key]
     for e in record.events:
-        if e.get("type") == protocol.HELLO:
+        if e["type"] == protocol.HELLO:
             if key == "versions" and isinstance(e.get("versions"), dict):
                 return e["versions"]
             if key == "device" and e.get("devices"):
@@ -220,17 +221,10 @@ def _workload(study: Study, records: list[RunRecord]) -> str:
         meta = _run_meta(r, "workload")
         if isinstance(meta, dict) and (meta.get("spec") or meta.get("name")):
             return str(meta.get("spec") or meta.get("name"))
-        spec = compare.run_settings(r).get("workload")
-        if spec:
-            return str(spec)
+        settings = compare.run_settings(r)
+        if settings is not None and settings.workload:
+            return settings.workload
     return "unknown workload"
-
-
-def _settings_of(rung_settings: dict[str, Any]) -> RunSettings | None:
-    try:
-        return RunSettings.from_dict(rung_settings)
-    except (UserError, TypeError, ValueError):
-        return None
 
 
 def _downsample(x: list[float], y: list[float], reduce: str = "median", points: int = MAX_POINTS
@@ -257,7 +251,7 @@ def _label(rung: LadderRow, role: str) -> str:
 def _rungs(study: Study, rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[LadderRow]:
     """The ladder's rungs in its order; without a ladder, every run (the first the baseline)."""
     shown = headlines(study.rungs)
-    rungs = [LadderRow(r.name, rows.get(r.name), r.settings.to_dict(), r, headline=shown.get(r.name))
+    rungs = [LadderRow(r.name, rows.get(r.name), r.settings, r, headline=shown.get(r.name))
              for r in study.rungs]
     named = {r.name for r in rungs}
     return rungs + [LadderRow(r.name, rows[r.name], compare.run_settings(r)) for r in records if r.name not in named]
@@ -268,13 +262,12 @@ def _trial_of(name: str) -> str:
     return name.split(".", 1)[0]
 
 
-def _settings_words(settings: dict[str, Any], baseline: Rung | None) -> str:
+def _settings_words(settings: RunSettings | None, baseline: Rung | None) -> str:
     """A run's configuration by what it is: the baseline's settings said so, else its label."""
-    try:
-        label = RunSettings.from_dict(settings).label()
-    except (UserError, TypeError, ValueError):
+    if settings is None:
         return "settings not recorded"
-    if baseline is not None and compare.replicate_key(settings) == compare.replicate_key(baseline.settings.to_dict()):
+    label = settings.label()
+    if baseline is not None and compare.replicate_key(settings) == compare.replicate_key(baseline.settings):
         return f"the baseline's settings ({label})"
     return label
 
@@ -298,8 +291,9 @@ def _outside(study: Study, records: list[RunRecord]) -> list[OutsideRun]:
             group = [r for r in records if _trial_of(r.name) == trial]
             tried = [compare.run_settings(r) for r in group if not r.name.startswith(f"{trial}.a")]
             what = _settings_words(tried[0] if tried else settings, baseline)
+            first = tried[0] if tried else None
             decided = next((r for r in study.rungs[1:] if r.skipped_reason is None and r.decision is not None
-                            and tried and compare.replicate_key(r.settings.to_dict()) == compare.replicate_key(tried[0])),
+                            and first is not None and compare.replicate_key(r.settings) == compare.replicate_key(first)),
                            None)
             arm = "the reference arm of " if record.name.startswith(f"{trial}.a") else ""
             if decided is not None:
@@ -326,15 +320,16 @@ def _pick_tuned(rungs: list[LadderRow], baseline: LadderRow | None, study: Study
                 ) -> LadderRow | None:
     """The rung whose settings the study recommends; None when the baseline stays best."""
     candidates = [r for r in rungs if r is not baseline and r.row is not None]
-    recommended = study.recommended.to_dict() if study.recommended else {}
+    recommended = study.recommended
     named = study.recommended_rung
     if has_ladder and named is not None:
         return next((r for r in candidates if r.name == named), None)
     if has_ladder:
         kept = [r for r in candidates if r.kept]
         for r in reversed(kept):
-            if recommended and all(r.settings.get(k) == recommended.get(k)
-                                   for k in ("policy", "jit_compile", "batch_size") if k in recommended):
+            if recommended is not None and r.settings is not None and (
+                    (r.settings.policy, r.settings.jit_compile, r.settings.batch_size)
+                    == (recommended.policy, recommended.jit_compile, recommended.batch_size)):
                 return r
         return kept[-1] if kept else None
     # No ladder: the fastest completed run that is faster beyond the noise.
@@ -383,11 +378,11 @@ def _headline_trial(tuned: LadderRow, rungs: list[LadderRow]) -> LadderRow | Non
     return next((r for r in rungs if r.name == shown.trial), None)
 
 
-def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: dict[str, Any] | None,
+def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow], probe: InputProbe | None,
              has_ladder: bool, docs: dict[str, RunSummary], records: dict[str, RunRecord]) -> str:
     """One paragraph in plain words: speed-up with its interval, memory, accuracy."""
-    if probe and probe.get("verdict") == ProbeVerdict.INPUT_BOUND:
-        frac = probe.get("input_fraction")
+    if probe is not None and probe.verdict == ProbeVerdict.INPUT_BOUND:
+        frac = probe.input_fraction
         share = f" (about {frac:.0%} of each step waits for data)" if finite(frac) else ""
         return (f"The training job is input-bound{share}: the input pipeline, not the device, limits the step "
                 "rate, so precision and XLA changes cannot speed it up. Fix the input pipeline first (see the "
@@ -461,8 +456,10 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
     return text
 
 
-def _own_process_peaks(settings: dict[str, Any], records: dict[str, RunRecord]) -> list[Any]:
-    """`compare.own_process_peaks` of the study's run folders."""
+def _own_process_peaks(settings: RunSettings | None, records: dict[str, RunRecord]) -> list[int | None]:
+    """`compare.own_process_peaks` of the study's run folders (none for a row without settings)."""
+    if settings is None:
+        return []
     return compare.own_process_peaks(settings, ((compare.run_settings(r), r.summary) for r in records.values()))
 
 
@@ -491,44 +488,46 @@ def memory_words(change: summ.MemoryChange | None, memory_kind: str | None) -> s
             f"{after}, the median of each configuration's runs; {spread}). ")
 
 
-def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended: dict[str, Any]) -> list[tuple[str, str]]:
+def _apply_rows(tuned: LadderRow | None, baseline: LadderRow | None, recommended: RunSettings | None
+                ) -> list[tuple[str, str]]:
     """The settings to apply, each with the value the study recommends (none when nothing was measured)."""
     rung = tuned or baseline
     if rung is None or rung.row is None:
         return []
-    settings = dict(rung.settings if rung else {})
-    settings.update({k: v for k, v in recommended.items() if v is not None})
-    row = rung.row if rung else None
+    settings = overlaid(rung.settings, recommended)
+    if settings is None:
+        return []
+    row = rung.row
     lr_text = (row.learning_rate_schedule or (rate_text(row.learning_rate) if row.learning_rate is not None else "")
                ) if row else ""
     lr_text = lr_text or "the workload's own"
-    scale = settings.get("lr_scale")
+    scale = settings.lr_scale
     if finite(scale) and scale != 1.0:
         lr_text += f" (the workload's rate x {scale:.3g} for the larger batch{_rule_words(settings, baseline)})"
-    rows = [("Precision policy", str(settings.get("policy", "float32"))),
-            ("jit_compile (XLA)", str(bool(settings.get("jit_compile", False)))),
-            ("Batch size", str(settings.get("batch_size") or "the workload's default")),
+    rows = [("Precision policy", str(settings.policy)),
+            ("jit_compile (XLA)", str(bool(settings.jit_compile))),
+            ("Batch size", str(settings.batch_size or "the workload's default")),
             ("Learning rate", lr_text)]
     return rows + switched_on_rows(settings)
 
 
-def _rule_words(settings: dict[str, Any], baseline: LadderRow | None) -> str:
+def _rule_words(settings: RunSettings, baseline: LadderRow | None) -> str:
     """", the square-root rule": the learning-rate rule the recommended batch's scale follows (`tune.batch`)."""
-    base = baseline.settings if baseline is not None else {}
-    b, b0, scale = settings.get("batch_size"), base.get("batch_size"), settings.get("lr_scale")
-    if not (isinstance(b, int) and isinstance(b0, int) and b0 and finite(scale)):
+    base = baseline.settings if baseline is not None else None
+    b, b0, scale = settings.batch_size, base.batch_size if base else None, settings.lr_scale
+    if not (isinstance(b, int) and isinstance(b0, int) and b0 and finite(scale) and base is not None):
         return ""
-    rule = rule_of(b / b0, scale / float(base.get("lr_scale") or 1.0))
+    rule = rule_of(b / b0, scale / float(base.lr_scale or 1.0))
     return f", the {rule.name} rule" if rule is not None else ""
 
 
-def _changes(tuned: LadderRow | None, baseline: LadderRow | None, recommended: dict[str, Any]) -> list[str]:
+def _changes(tuned: LadderRow | None, baseline: LadderRow | None, recommended: RunSettings | None) -> list[str]:
     """Each measured, kept change from the baseline to the recommendation, in words (page 1; the code to apply,
     changes.patch, shows them as a patch of the user's file)."""
     if tuned is None or baseline is None:
         return []
-    rec = _settings_of({**tuned.settings, **{k: v for k, v in recommended.items() if v is not None}})
-    base = _settings_of(baseline.settings)
+    rec = overlaid(tuned.settings, recommended)
+    base = baseline.settings
     if rec is None or base is None:
         return []
     out = []
@@ -585,17 +584,18 @@ def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | Non
     runs of other configurations raised (a 16-bit run's, an XLA run's, when neither was kept) did not apply to them
     (issue 42: three red ERRORs under a "keep the current settings" study). A rung's configuration is its ladder
     settings, as the kept rows have them."""
-    settings = {r.name: compare.run_settings(r) for r in records} | {r.name: r.settings.to_dict() for r in study.rungs}
-    keys = {compare.replicate_key(row.settings) for row in kept if row is not None and row.settings}
+    settings = {r.name: compare.run_settings(r) for r in records} | {r.name: r.settings for r in study.rungs}
+    keys = {compare.replicate_key(row.settings) for row in kept if row is not None and row.settings is not None}
     # the study's own findings (the audit's) apply to what was kept, but those about a 16-bit policy only when the
     # kept settings train in 16-bit (issue 42 walk: HEAD_NOT_FLOAT32 a red ERROR under a float32 recommendation)
     written = study.as_written()  # a policy left as written is the script's own
     own = (written.get("policy") if written else None) or "float32"
-    kept_16 = any(str(row.settings.get("policy") or own) != "float32" for row in kept if row is not None and row.settings)
+    kept_16 = any(str(row.settings.policy or own) != "float32" for row in kept
+                  if row is not None and row.settings is not None)
     sources: dict[tuple[str, str, str], list[str]] = {}
     out: list[FindingDoc] = []
-    study_level = [study.audit, (study.probe or {}).get("findings") or [],
-                   (study.probe_input_fixes or {}).get("findings") or []]
+    study_level = [study.audit, study.probe.findings if study.probe else [],
+                   study.probe_input_fixes.findings if study.probe_input_fixes else []]
     groups = [("study", f) for group in study_level for f in group] + \
         [(r.name, f) for r in study.rungs for f in (r.summary.findings if r.summary else None) or []] + \
         [(r.name, f) for r in study.rungs for f in (r.decision.findings if r.decision else [])] + \
@@ -615,7 +615,8 @@ def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | Non
         key = (str(f.get("code")), str(f.get("where")), str(f.get("message")))
         study_applies = kept_16 or f.get("code") not in SIXTEEN_BIT_ONLY
         f["applies"] = not keys or any((study_applies if s == "study" else
-                                        s not in settings or compare.replicate_key(settings[s]) in keys)
+                                        (setting := settings.get(s)) is None
+                                        or compare.replicate_key(setting) in keys)
                                        for s in sources[key])
     return out
 
@@ -764,7 +765,7 @@ def _clip_spikes(curves: list[Curve], limit: float) -> str:
     return f" {counted(n, 'point')} above {shown} (warm-up, spikes) are drawn at the top edge and marked with a triangle."
 
 
-def _snippet(workload: str, recommended: dict[str, Any], baseline: LadderRow | None, findings: list[FindingDoc],
+def _snippet(workload: str, recommended: RunSettings, baseline: LadderRow | None, findings: list[FindingDoc],
              baseline_summary: RunSummary | None = None) -> str | None:
     """The code to apply of a study that recorded none (written before the patch, or stopped before its end):
     the recommendation's patch of the workload's file, made now and not checked (`tune.code_changes`)."""
@@ -772,10 +773,9 @@ def _snippet(workload: str, recommended: dict[str, Any], baseline: LadderRow | N
     from ..tune.code_changes import recommended_patch
 
     try:
-        rec = RunSettings.from_dict(recommended)
-        patch = recommended_patch(workload, rec, RunSettings.from_dict(baseline.settings) if baseline else None,
+        patch = recommended_patch(workload, recommended, baseline.settings if baseline else None,
                                   findings, baseline_summary)
-        label = rec.label()
+        label = recommended.label()
         return ChangesPatch(label, patch).text()
     except Exception as e:  # noqa: BLE001 - the code is an aid; a failure must not cost the user the report
         return f"# the code to apply could not be made: {type(e).__name__}: {e}"
@@ -789,7 +789,7 @@ def _commands(study_dir: Path, rungs: list[LadderRow], workload: str, options: d
     for rung in rungs:
         if rung.rung is not None and rung.rung.skipped_reason is not None:
             continue
-        settings = _settings_of(rung.settings)
+        settings = rung.settings
         if settings is None:
             continue
         if not settings.workload:
@@ -848,7 +848,7 @@ def gather(study_dir: str | Path) -> ReportData:
     outside = _outside(study, record.runs) if has_ladder else []
     left_out = {o.name for o in outside}
     # their unreadable files are still said in the warnings (each run on its own: no baseline, no pooling)
-    outside_rows = [LadderRow(r.name, row, {}) for r in record.runs if r.name in left_out
+    outside_rows = [LadderRow(r.name, row, None) for r in record.runs if r.name in left_out
                     for row in compare.compare_runs([r])]
     record.runs = [r for r in record.runs if r.name not in left_out]
     every_run = {n: r for n, r in every_run.items() if n not in left_out}
@@ -864,7 +864,7 @@ def gather(study_dir: str | Path) -> ReportData:
         base_peaks = _own_process_peaks(baseline.settings, every_run)
         for r in rungs:
             r.memory = summ.memory_change(base_peaks, _own_process_peaks(r.settings, every_run))
-    recommended = study.recommended.to_dict() if study.recommended else {}
+    recommended = study.recommended
     tuned = _pick_tuned(rungs, baseline, study, has_ladder)
     docs = {r.name: compare.effective_summary(r) for r in ordered}
     base_record = runs.get(base_name) if base_name else None
@@ -889,11 +889,11 @@ def gather(study_dir: str | Path) -> ReportData:
         recommended=recommended, apply_rows=_apply_rows(tuned, baseline, recommended),
         findings=findings, probe=study.probe, plots=_plots(baseline, tuned, rungs, every_run, metric),
         snippet=study.snippet if study.snippet and study.snippet.strip() else
-        _snippet(study.workload, recommended or (tuned.settings if tuned else {}), baseline, findings,
-                 docs.get(base_name or "")),
+        _snippet(study.workload, recommended or (tuned.settings if tuned else None) or RunSettings(), baseline,
+                 findings, docs.get(base_name or "")),
         commands=_commands(study_dir, rungs, workload, study.options or {}), warnings=_warnings(warnings, rungs + outside_rows),
         has_ladder=has_ladder, metric=metric, options=study.options,
-        measurement=study.measurement() if study.status else {},  # (no status: no study.yaml was read)
+        measurement=study.measurement() if study.status else None,  # (no status: no study.yaml was read)
         design=_design(study.rungs),
         scaling=scaling if scaling is not None and scaling.points else None,
         changes=_changes(tuned, baseline, recommended),

@@ -21,10 +21,8 @@ from reportlab.platypus import (KeepTogether, PageBreak, Paragraph, SimpleDocTem
 
 from .. import __version__, compare, protocol
 from ..console import fmt_bytes
-from ..errors import UserError
 from ..learning_rate import learning_rate_text
 from ..numbers import counted, digits_for, finite
-from ..settings import RunSettings
 from ..trials.verdict import AccuracyVerdict, Tolerance
 from ..verdicts import COMPUTE_NOISE, ProbeVerdict, Verdict, compute_slower_than_training, input_share_fact
 from . import executive, profile_page, style
@@ -397,22 +395,21 @@ def probe_section(data: ReportData) -> list:
     probe = data.probe
     if not probe:
         return out + [P("This study recorded no input-bound probe.", style.BODY)]
-    verdict = str(probe.get("verdict", "unknown"))
-    frac = probe.get("input_fraction")
+    verdict = str(probe.verdict)
+    frac = probe.input_fraction
     text = {ProbeVerdict.INPUT_BOUND: "<b>Input-bound</b>: the input pipeline limits the step rate. Fix it before tuning "
                            "the model (see the INPUT_BOUND finding).",
             ProbeVerdict.COMPUTE_BOUND: "<b>Compute-bound</b>: the device, not the input pipeline, limits the step rate, so "
                              "precision and compilation changes can help."}.get(verdict, esc(verdict))
     out.append(P(text, style.BODY))
 
-    def rate(key: str, unit: str) -> str:
-        v = probe.get(key)
+    def rate(v: float | None, unit: str) -> str:
         return f"{v:.2f} {unit}" if isinstance(v, (int, float)) else "n/a"
 
-    rows = [("Input pipeline alone", rate("data_steps_per_s", "batches/s")),
-            ("Training step, data in memory", rate("compute_steps_per_s", "steps/s")
+    rows = [("Input pipeline alone", rate(probe.data_steps_per_s, "batches/s")),
+            ("Training step, data in memory", rate(probe.compute_steps_per_s, "steps/s")
              + (f" ({COMPUTE_NOISE})" if compute_slower_than_training(probe) else "")),
-            ("Real training", rate("train_steps_per_s", "steps/s"))]
+            ("Real training", rate(probe.train_steps_per_s, "steps/s"))]
     if isinstance(frac, (int, float)):
         rows.append(input_share_fact(probe))
     return out + [kv_table(rows, 0.4)]
@@ -515,22 +512,19 @@ def _options_text(options: dict[str, Any]) -> str:
 
 
 def appendix(data: ReportData) -> list:
-    base = data.baseline.settings if data.baseline else {}
+    base = data.baseline.settings if data.baseline else None
     rows = []
-    if base:
-        try:
-            val_every = f"every {RunSettings.from_dict(base).effective_val_every()} steps"
-        except (UserError, TypeError, ValueError):
-            val_every = "not recorded"
-        examples = validation_examples(data.rungs) or base.get("val_examples", "n/a")
-        rows += [("Seed", str(base.get("seed", "n/a"))), ("Steps per run", str(base.get("steps", "n/a"))),
+    if base is not None:
+        val_every = f"every {base.effective_val_every()} steps"
+        examples = validation_examples(data.rungs) or base.val_examples
+        rows += [("Seed", str(base.seed)), ("Steps per run", str(base.steps)),
                  ("Validation", f"{val_every}, on the first {examples} validation examples "
                                 "(the same examples for every batch size)")]
     rows += [("Device", data.device), ("Versions", _versions_text(data.versions))]
     if data.design:
         rows.append(("How each trial measured", data.design))
-    if isinstance(data.measurement.get("runs"), int):
-        pairs = ", ".join(f"{k} {v}" for k, v in (data.measurement.get("pairs") or {}).items())
+    if data.measurement is not None:
+        pairs = ", ".join(f"{k} {v}" for k, v in data.measurement["pairs"].items())
         rows.append(("Runs measured", f"{data.measurement['runs']} in all" + (f"; replicate pairs: {pairs}"
                                                                               if pairs else "")))
     options = _options_text(data.options)

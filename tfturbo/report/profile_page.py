@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reportlab.graphics.charts.barcharts import HorizontalBarChart
 from reportlab.graphics.charts.legends import Legend
@@ -23,6 +23,9 @@ from ..profile_findings import compare_findings
 from ..runfiles import RUNS_DIR
 from . import style
 from .flowables import WIDTH, P, code_block, esc, table
+
+if TYPE_CHECKING:  # the report's model gathers this page's data
+    from .model import LadderRow
 
 PROFILE_CODES = ("MATMUL_NOT_16BIT", "CASTS_HEAVY", "HOST_OVERHEAD", "OP_SLOWER")
 BASE_COLOR = colors.HexColor("#9AA5B1")
@@ -42,24 +45,20 @@ class TimeWent:
     reference_label: str = "the baseline"
 
 
-def _settings(row: Any) -> dict[str, Any]:
-    return dict(getattr(row, "settings", None) or {})
-
-
-def _profiled_in(row: Any) -> dict[str, str]:
+def _profiled_in(row: LadderRow) -> dict[str, str]:
     """The rung's design record's `profiled_in` (arm -> the run holding its configuration's profile); {} for a
     study from before the record."""
-    decision = getattr(getattr(row, "rung", None), "decision", None)
-    record = getattr(decision, "design_record", None)
-    return dict(getattr(record, "profiled_in", None) or {})
+    decision = row.rung.decision if row.rung is not None else None
+    record = decision.design_record if decision is not None else None
+    return dict(record.profiled_in) if record is not None else {}
 
 
-def _dirs(runs: Path, row: Any) -> tuple[Path, list[Path]]:
-    return prof.rung_profile_dirs(runs, row.name, _profiled_in(row), getattr(getattr(row, "rung", None),
-                                                                               "compared_with", None))
+def _dirs(runs: Path, row: LadderRow) -> tuple[Path, list[Path]]:
+    return prof.rung_profile_dirs(runs, row.name, _profiled_in(row),
+                                  row.rung.compared_with if row.rung is not None else None)
 
 
-def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
+def gather(study_dir: Path, baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow],
            run_findings: list[FindingDoc]) -> TimeWent | None:
     """The page's data for the baseline and the recommended rung (`LadderRow`s; `tuned` may be None), and the
     change of every other rung. Each configuration's profile is where its rung's design record says
@@ -83,7 +82,7 @@ def gather(study_dir: Path, baseline: Any, tuned: Any, rungs: list[Any],
                                     "its reference configuration, profiled once in an earlier step of this study")
         data.change = prof.compare(data.reference or base, data.run)
         data.findings = [f.to_dict() for f in compare_findings(data.reference or base, data.run,
-                                                               _settings(baseline), _settings(tuned))]
+                                                               baseline.settings, tuned.settings)]
     data.findings = [f for f in run_findings if f.get("code") in PROFILE_CODES] + data.findings
     for rung in rungs:
         if rung is baseline or rung is tuned:

@@ -47,7 +47,7 @@ import numpy as np
 from ..numbers import finite
 from ..run_summary import RunSummary
 from ..stats import paired_difference_ci, training_variance, with_training_noise_ci
-from .verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, Tolerance
+from .verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, NoiseDoc, Tolerance
 
 POINTS = 3  # validation points averaged per example (the last ones both arms reached)
 PAIRED_FILE = "paired_validation.npz"
@@ -351,7 +351,7 @@ class TrainingNoise:
     def measured(self, examples_se: float) -> TrainingNoise:
         return replace(self, examples_se=examples_se)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> NoiseDoc:
         return {"training_var": self.variance, "examples_part": self.examples_part, "training_df": self.df,
                 "seeds_a": self.seeds_a, "seeds_b": self.seeds_b, "examples_se": self.examples_se,
                 "training_se": self.training_se}
@@ -505,8 +505,8 @@ def _examples_needed(n: int, delta: float, lo: float, hi: float, bound: float, l
 
 def _unpaired(a: ArmData, b: ArmData, why: str) -> AccuracyVerdict:
     """Without pairs: inconclusive, saying why, with the validation metrics at the last point shown as measured."""
-    def last(arm: ArmData) -> dict[str, Any]:
-        metrics: dict[str, Any] = {}
+    def last(arm: ArmData) -> dict[str, float]:
+        metrics: dict[str, float] = {}
         for s in arm.summaries:
             for v in s.validation or []:
                 if isinstance(v, dict) and isinstance(v.get("metrics"), dict):

@@ -9,8 +9,8 @@ before the record keeps its sentence and is shown as written).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..numbers import counted, num
 
@@ -18,6 +18,30 @@ if TYPE_CHECKING:  # the verdict's class: its accuracy points are worded from it
     from .verdict import AccuracyVerdict
 
 PAIRED, SPEED_ONLY, FULL = "paired", "speed_only", "full"  # what the replicate pairs after the gate measure
+
+
+class LengthsDoc(TypedDict, total=False):
+    a_steps: int
+    b_steps: int
+    a_batch: int | None
+    b_batch: int | None
+
+
+class DesignDoc(TypedDict, total=False):
+    """`Design` as study.yaml's `design_record` holds it (its fields, a tuple as a list)."""
+
+    pairs: int
+    pairs_measure: str
+    gate_arms: list[str]
+    lengths: LengthsDoc
+    steady_s_aimed: float
+    steady_s_measured: float | None
+    confidence: float
+    accuracy_points: int
+    noise_seeds: list[int]
+    reused_from: str
+    seed_runs: int | None
+    profiled_in: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -115,11 +139,15 @@ class Design:
                          "(Bonferroni: together 95%)")
         return text + "."
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["gate_arms"] = list(self.gate_arms)
-        d["noise_seeds"] = list(self.noise_seeds)
-        return d
+    def to_dict(self) -> DesignDoc:
+        lengths = self.lengths
+        return {"pairs": self.pairs, "pairs_measure": self.pairs_measure, "gate_arms": list(self.gate_arms),
+                "lengths": {"a_steps": lengths.a_steps, "b_steps": lengths.b_steps, "a_batch": lengths.a_batch,
+                            "b_batch": lengths.b_batch},
+                "steady_s_aimed": self.steady_s_aimed, "steady_s_measured": self.steady_s_measured,
+                "confidence": self.confidence, "accuracy_points": self.accuracy_points,
+                "noise_seeds": list(self.noise_seeds), "reused_from": self.reused_from, "seed_runs": self.seed_runs,
+                "profiled_in": dict(self.profiled_in)}
 
     @classmethod
     def from_dict(cls, d: Any) -> Design | None:

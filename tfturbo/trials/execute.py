@@ -68,7 +68,7 @@ def fail_on_bad_input(error: protocol.ErrorDoc | None, what: str) -> None:
 
 
 def backend_executor(runs_dir: Path, runner: Runner | None = None, log_path: str | None = None,
-                     live: Callable[[dict[str, Any]], None] | None = None,
+                     live: Callable[[protocol.Event], None] | None = None,
                      cancel: threading.Event | None = None,
                      on_start: Callable[[PlannedRun, Path], None] = lambda planned, path: None,
                      own_failure: Callable[[PlannedRun], bool] = lambda planned: False,

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..run_summary import RunSummary
 from ..settings import RunSettings
 
 A, B = "a", "b"
 COMPLETED = "completed"
+
+
+class RunRoleDoc(TypedDict):
+    """A run's role as study.yaml's ladder entry records it (`roles`)."""
+
+    arm: str
+    replicate: int
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,7 @@ class RunRole:
         """A training of the accuracy reference from another seed (`Schedule.seed_settings`)."""
         return self.replicate < 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RunRoleDoc:
         return {"arm": self.arm, "replicate": self.replicate}
 
     @classmethod

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from ..numbers import counted
 from ..stats import final_look_chance, replicate_ratio_ci, sequential_levels
@@ -185,12 +184,6 @@ class SpeedRule:
                  f"{counted(uncounted, 'more pair')} measured too little steady state to count" if uncounted else ""]
         note = "; ".join(n for n in notes if n)
         return SpeedVerdict(ratio, ci, verdict, len(ratios), ratios, _geomean(good_a), _geomean(good_b), note=note)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"min_pairs": self.min_pairs, "max_pairs": self.max_pairs, "equivalence": self.equivalence,
-                "confidence": self.confidence, "interim_confidence": self.levels[0],  # as used (`levels`)
-                "final_confidence": self.levels[1],
-                "steady_s": self.steady_s, "futility": self.futility}
 
 
 def _geomean(values: list[float]) -> float | None:

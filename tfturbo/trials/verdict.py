@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ..protocol import ErrorDoc, error_of
 from ..findings import FindingDoc, findings_in
@@ -22,7 +22,7 @@ from .. import findings as F
 from ..numbers import counted, num
 from ..verdicts import AccuracyVerdict as _Accuracy
 from ..verdicts import Verdict
-from .design import Design
+from .design import Design, DesignDoc
 
 # the words of the two verdicts, as this module's code reads them (owned by tfturbo.verdicts)
 FASTER, SLOWER, NO_CHANGE = Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE
@@ -44,6 +44,80 @@ DISQUALIFYING = {
     F.RECOMPILE_STORM: "XLA kept recompiling after warm-up (a recompilation storm)",
     F.LOSS_SCALE_COLLAPSE: "the dynamic loss scale collapsed (most steps were skipped)",
 }
+
+
+class ToleranceDoc(TypedDict, total=False):
+    """`Tolerance` as study.yaml's rung `rule` and the options carry it."""
+
+    accuracy_pp: float
+    loss_rel: float
+    judge_on: str  # JUDGE_ON
+
+
+class SpeedDoc(TypedDict, total=False):
+    """`SpeedVerdict` as written (a rung's `speed`, `ab --json`); NaN is written as None."""
+
+    ratio: float | None
+    ci95: list[float | None]
+    verdict: str
+    replicates: int
+    ratios: list[float | None]
+    a_samples_per_s: float | None
+    b_samples_per_s: float | None
+    note: str
+
+
+class NoiseDoc(TypedDict, total=False):
+    """The trainings' noise an accuracy interval holds (`accuracy.TrainingNoise.to_dict`)."""
+
+    training_var: float
+    examples_part: float
+    training_df: int
+    seeds_a: int
+    seeds_b: int
+    examples_se: float
+    training_se: float
+
+
+class AccuracyDoc(TypedDict, total=False):
+    """`AccuracyVerdict` as written (a rung's `accuracy`, `ab --json`)."""
+
+    metric: str | None
+    delta: float | None
+    ci95: list[float | None] | None
+    verdict: str
+    n_examples: int
+    paired: bool
+    samples_seen: list[int]
+    b_samples_seen: list[int]
+    explanation: str
+    checked: bool
+    base: float | None
+    confidence: float
+    outputs: list[AccuracyDoc]
+    of_examples: int
+    capped: bool
+    noise: NoiseDoc
+    also_worse: list[str]
+    unit: str
+
+
+class TrialVerdictDoc(TypedDict, total=False):
+    """`TrialVerdict` as written: `ab --json`, and the decision keys of a study.yaml ladder entry."""
+
+    speed: SpeedDoc | None  # None: a ladder entry without a decision
+    accuracy: AccuracyDoc | None
+    kept: bool
+    reason: str
+    findings: list[FindingDoc]
+    status: str | None  # B's run status (a ladder entry's: its run's, None when it has none)
+    design: str | None
+    error: ErrorDoc | None
+    rule: ToleranceDoc | None
+    way_forward: str
+    steady_s: float | None
+    design_record: DesignDoc | None
+    speed_said: str  # the part of `reason` that says the measured ratio ("" when it says none)
 
 
 def _num(v: Any) -> float | None:
@@ -88,11 +162,11 @@ class Tolerance:
             return f"the validation loss, tolerance {self.loss_rel:.0%} of the baseline's"
         return f"the validation metric, tolerance {self.accuracy_pp:g} pp (an accuracy) or {self.loss_rel:.0%} (a loss)"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ToleranceDoc:
         return {"accuracy_pp": self.accuracy_pp, "loss_rel": self.loss_rel, "judge_on": self.judge_on}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> Tolerance:
+    def from_dict(cls, d: ToleranceDoc | None) -> Tolerance:
         d = d or {}  # what a file lacks is the default (the fields' own)
         judge = d.get("judge_on")
         judge = judge if judge in JUDGE_ON else cls.judge_on
@@ -141,7 +215,7 @@ class SpeedVerdict:
         way = "slower" if all(r < 1.0 for r in ratios) else "faster" if all(r > 1.0 for r in ratios) else ""
         return f"{way} in {len(ratios)} of {len(ratios)} pairs; size uncertain" if way else ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SpeedDoc:
         return {"ratio": _json_float(self.ratio), "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])],
                 "verdict": self.verdict, "replicates": self.replicates,
                 "ratios": [_json_float(r) for r in self.ratios],
@@ -149,13 +223,13 @@ class SpeedVerdict:
                 **({"note": self.note} if self.note else {})}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SpeedVerdict:
+    def from_dict(cls, d: SpeedDoc) -> SpeedVerdict:
         raw_ci = d.get("ci95")
         ci = _pair(raw_ci) if raw_ci and None not in raw_ci else None
         ratio = _num(d.get("ratio"))
         return cls(ratio if ratio is not None else math.nan, ci or (math.nan, math.nan),
                    str(d.get("verdict") or NO_CHANGE), int(d.get("replicates") or 0),
-                   [float(r) for r in d.get("ratios") or [] if _num(r) is not None],
+                   [x for r in d.get("ratios") or [] if (x := _num(r)) is not None],
                    _num(d.get("a_samples_per_s")), _num(d.get("b_samples_per_s")), str(d.get("note") or ""))
 
 
@@ -191,7 +265,7 @@ class AccuracyVerdict:
     capped: bool = False  # the workload has more validation examples than the runs kept (--val-examples)
     # the trainings' noise held in the interval (`accuracy.TrainingNoise.to_dict`); {}: each arm trained from one
     # seed, so the interval holds the validation examples' noise only
-    noise: dict[str, Any] = field(default_factory=dict)
+    noise: NoiseDoc = field(default_factory=lambda: NoiseDoc())
     # judged on an accuracy: every validation loss that got worse beyond its noise (its whole interval above 0),
     # in words ("val_loss +0.0970 (+13%) [+0.0510, +0.1430]"): what a looser tolerance would also accept
     also_worse: list[str] = field(default_factory=list)
@@ -295,7 +369,7 @@ class AccuracyVerdict:
         return (f"compared at {each(a)} samples of A and {each(b)} of B, {'up to ' if len(a) > 1 else ''}"
                 f"{apart:.1%} apart")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> AccuracyDoc:
         return {"metric": self.metric, "delta": _json_float(self.delta) if self.delta is not None else None,
                 "ci95": [_json_float(self.ci95[0]), _json_float(self.ci95[1])] if self.ci95 else None,
                 "verdict": self.verdict, "n_examples": self.examples, "paired": self.paired,
@@ -305,14 +379,14 @@ class AccuracyVerdict:
                 **({"outputs": [o.to_dict() for o in self.outputs]} if self.outputs else {}),
                 **({"of_examples": self.of_examples} if self.of_examples else {}),
                 **({"capped": True} if self.capped else {}),
-                **({"noise": dict(self.noise)} if self.noise else {}),
+                **({"noise": NoiseDoc(**self.noise)} if self.noise else {}),
                 **({"also_worse": list(self.also_worse)} if self.also_worse else {}),
                 **({"unit": self.unit} if self.unit != "example" else {})}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> AccuracyVerdict:
-        ci = d.get("ci95")
-        ci = _pair(ci) if isinstance(ci, list) and None not in ci else None
+    def from_dict(cls, d: AccuracyDoc) -> AccuracyVerdict:
+        raw_ci = d.get("ci95")
+        ci = _pair(raw_ci) if isinstance(raw_ci, list) and None not in raw_ci else None
         return cls(d.get("metric"), _num(d.get("delta")), ci, str(d.get("verdict") or INCONCLUSIVE),
                    int(d.get("n_examples") or 0), bool(d.get("paired", True)),
                    [int(s) for s in d.get("samples_seen") or [] if isinstance(s, int)],
@@ -322,7 +396,7 @@ class AccuracyVerdict:
                    _num(d.get("base")), _num(d.get("confidence")) or 0.95,
                    [cls.from_dict(o) for o in d.get("outputs") or [] if isinstance(o, dict)],
                    int(d.get("of_examples") or 0), bool(d.get("capped", False)),
-                   dict(d["noise"]) if isinstance(d.get("noise"), dict) else {},
+                   NoiseDoc(**d["noise"]) if isinstance(d.get("noise"), dict) else NoiseDoc(),
                    [str(w) for w in d.get("also_worse") or [] if isinstance(w, str)])
 
 
@@ -383,17 +457,17 @@ class TrialVerdict:
     def metric(self) -> str | None:
         return self.accuracy.metric
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TrialVerdictDoc:
         return {"speed": self.speed.to_dict(), "accuracy": self.accuracy.to_dict(), "kept": self.kept,
                 "reason": self.reason, "findings": list(self.findings), "status": self.status,
-                "design": self.design, "error": dict(self.error) if self.error else None,
+                "design": self.design, "error": ErrorDoc(**self.error) if self.error else None,
                 "rule": self.rule.to_dict() if self.rule is not None else None, "way_forward": self.way_forward,
                 "steady_s": self.steady_s,
                 "design_record": self.design_record.to_dict() if self.design_record is not None else None,
                 "speed_said": self.speed_said}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TrialVerdict:
+    def from_dict(cls, d: TrialVerdictDoc) -> TrialVerdict:
         rule = Tolerance.from_dict(d["rule"]) if isinstance(d.get("rule"), dict) else None
         return cls(SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {}),
                    bool(d.get("kept")), str(d.get("reason") or ""),

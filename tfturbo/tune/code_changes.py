@@ -22,7 +22,7 @@ from ..findings import FindingDoc, findings_in
 from ..patch.changes import Change
 from ..run_summary import RunSummary
 from ..settings import RunSettings
-from ..workload_kind import defines_contract, workload_file
+from ..workload_kind import WorkloadDoc, defines_contract, workload_file
 from . import levers
 
 if TYPE_CHECKING:  # the patch's reader and writer (libcst) load only when a patch is made
@@ -47,7 +47,8 @@ def changes_for(recommended: RunSettings | None, baseline: RunSettings | None,
 
 def target_file(workload: str, baseline_summary: RunSummary | None = None) -> Path | None:
     """The file to patch: the one the baseline run loaded (its absolute path), else the workload's spec."""
-    recorded = ((baseline_summary.workload if baseline_summary else None) or {}).get("path")
+    described = baseline_summary.workload if baseline_summary else None
+    recorded = described.get("path") if described else None
     if recorded and Path(recorded).is_file():
         return Path(recorded)
     return workload_file(workload)
@@ -56,10 +57,10 @@ def target_file(workload: str, baseline_summary: RunSummary | None = None) -> Pa
 def target_of(path: Path, baseline_summary: RunSummary | None, script_args: list[str]) -> Target:
     from ..patch.place import Target
 
-    workload = (baseline_summary.workload if baseline_summary else None) or {}
-    line = workload.get("fit_line")
+    workload = (baseline_summary.workload if baseline_summary else None) or WorkloadDoc()
+    line, data = workload.get("fit_line"), workload.get("data")
     return Target(contract=defines_contract(path), fit_line=int(line) if isinstance(line, int) else None,
-                  data=workload.get("data") if isinstance(workload.get("data"), str) else None,
+                  data=data if isinstance(data, str) else None,
                   script_args=tuple(str(a) for a in script_args))
 
 

@@ -49,6 +49,7 @@ from ..cli_args import run_argv, script_argv
 from ..compare import replicate_key
 from ..environment import Environment
 from ..errors import OutputDirError, UserError, required
+from ..input_probe import InputProbe
 from ..numbers import counted
 from ..run_summary import RunSummary
 from ..runfiles import RUNS_DIR, STUDY_YAML, VALIDATION_DIR, XLA_CACHE_DIR, load_run
@@ -569,20 +570,20 @@ class StudyEngine:
         """The probe-input document (`extra`: e.g. --input-fixes); a failed probe is recorded with its error and
         no verdict."""
         recorded = self.recorded
-        key = "probe_input_fixes" if extra else "probe"
-        if recorded is not None and getattr(recorded, key) is not None:
-            return getattr(recorded, key)
+        reused = None if recorded is None else recorded.probe_input_fixes if extra else recorded.probe
+        if reused is not None:
+            return reused
         o = self.opts
         outcome = yield from self._ask(Action("probe-input", probe_argv(o.workload, o.seed, o.batch_size,
                                                                         o.script_args, extra, o.fit_call), PROBE))
         label = "input probe" + (" with " + " ".join(extra) if extra else "")
         if outcome.document is None:
             self.say(f"{label}: failed ({error_text(outcome)}); continuing without its verdict")
-            return {"verdict": None, "error": error_text(outcome), "findings": []}
-        band = outcome.document.get("band")
-        self.say(f"{label}: {str(outcome.document.get('verdict')).replace('_', '-')}"
-                 + (f" ({band} share of step time waiting on input)" if band else ""))
-        return outcome.document
+            return InputProbe(error=error_text(outcome))
+        probe = InputProbe.from_dict(outcome.document)
+        self.say(f"{label}: {str(probe.verdict).replace('_', '-')}"
+                 + (f" ({probe.band} share of step time waiting on input)" if probe.band else ""))
+        return probe
 
     def _probe_stage(self) -> Flow:
         document = yield from self.probe([])
@@ -593,10 +594,10 @@ class StudyEngine:
             else:
                 self.stop_input_bound(f"the job is input-bound: {INPUT_BOUND_ADVICE}")
 
-    def record_probe(self, document: dict[str, Any] | None) -> None:
-        self.study.probe = document
+    def record_probe(self, probe: InputProbe | None) -> None:
+        self.study.probe = probe
         if self.decisions is not None:
-            self.decisions.probed((document or {}).get("verdict"))
+            self.decisions.probed(probe.verdict if probe is not None else None)
         self.study.save()
 
     def stop_input_bound(self, reason: str) -> None:

@@ -16,11 +16,12 @@ from __future__ import annotations
 import shutil
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from ..backend_client import BackendResult, env_with_path, run_backend
 from ..cli_args import TRAINING_COMMANDS
 from ..errors import OutputDirError, UserError
+from .. import protocol
 from ..numbers import counted
 from ..patch.check import PATCHED_DIR
 from ..patch.document import PATCH_FILE
@@ -59,7 +60,7 @@ class Ladder:
 
     def __init__(self, options: TuneOptions, runner: Runner | None = None,
                  say: Callable[[str], None] = lambda line: None,
-                 live: Callable[[dict[str, Any]], None] | None = None,
+                 live: Callable[[protocol.Event], None] | None = None,
                  cancel: threading.Event | None = None, resume: bool = False):
         self.opts = options
         self.runner = runner or run_backend

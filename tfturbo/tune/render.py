@@ -7,20 +7,19 @@ compares fairly with the others; its interval comes from the speed-up's.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from ..as_written import as_written_text, callbacks_not_run
 from ..console import format_finding
-from ..environment import Environment
+from ..input_probe import InputProbe
 from ..trials.verdict import AccuracyVerdict
 from ..verdicts import Verdict, input_share_phrase
 from . import levers
-from .study import RungKind
+from .study import LadderEntry, RungKind, Study, StudyMeasurement
 
 BASELINE = RungKind.BASELINE
 
 
-def _speed(entry: dict[str, Any]) -> str:
+def _speed(entry: LadderEntry) -> str:
     speed = entry.get("speed") or {}
     ratio, ci = speed.get("ratio"), speed.get("ci95") or [None, None]
     if entry.get("rung") == BASELINE:
@@ -32,7 +31,7 @@ def _speed(entry: dict[str, Any]) -> str:
     return f"{ratio:.2f}x{interval}"
 
 
-def _memory(entry: dict[str, Any]) -> str:
+def _memory(entry: LadderEntry) -> str:
     ratio = entry.get("memory_ratio")
     if not isinstance(ratio, (int, float)):
         return "—"
@@ -40,7 +39,7 @@ def _memory(entry: dict[str, Any]) -> str:
     return f"{ratio:.2f}x{kind}"
 
 
-def _accuracy(entry: dict[str, Any]) -> str:
+def _accuracy(entry: LadderEntry) -> str:
     acc = entry.get("accuracy") or {}
     if entry.get("rung") == BASELINE or not acc:
         return "—"
@@ -53,7 +52,7 @@ def _accuracy(entry: dict[str, Any]) -> str:
            f"{acc.get('verdict', '')}".rstrip()
 
 
-def _kept(entry: dict[str, Any]) -> str:
+def _kept(entry: LadderEntry) -> str:
     if entry.get("skipped"):
         return "skipped"
     if entry.get("rung") == BASELINE:
@@ -65,7 +64,7 @@ def _kept(entry: dict[str, Any]) -> str:
     return "KEPT" if entry.get("kept") else "rejected"
 
 
-def render_table(ladder: list[dict[str, Any]]) -> str:
+def render_table(ladder: list[LadderEntry]) -> str:
     header = ("#", "configuration", "against", "speed B/A [95% CI]", "accuracy vs baseline [95% CI]",
               "peak memory (one run)", "decision")
     names = {e.get("name"): i for i, e in enumerate(ladder, 1)}
@@ -83,15 +82,15 @@ def render_table(ladder: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def render_reasons(ladder: list[dict[str, Any]]) -> str:
+def render_reasons(ladder: list[LadderEntry]) -> str:
     return "\n".join(f"{i}. {e.get('name')}: {e.get('reason', '')}" for i, e in enumerate(ladder, 1))
 
 
-def render_design(measurement: dict[str, Any], ladder: list[dict[str, Any]]) -> str:
+def render_design(measurement: StudyMeasurement, ladder: list[LadderEntry]) -> str:
     design = next((e.get("design") for e in ladder if e.get("rung") != BASELINE and e.get("design")), None)
     if not design:
         return ""
-    runs, seconds = measurement.get("runs"), measurement.get("run_seconds")
+    runs, seconds = measurement["runs"], measurement["run_seconds"]
     total = f" {runs} runs in all, about {_duration(float(seconds))} of training processes." \
         if isinstance(runs, int) and isinstance(seconds, (int, float)) else ""
     return f"How each rung was measured: {design}{total}"
@@ -103,45 +102,44 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
-def _probe_line(probe: dict[str, Any]) -> str:
+def _probe_line(probe: InputProbe) -> str:
     """ "compute-bound; time waiting for input: 3%", in the words every front end uses for the probe's share
     (`verdicts.input_share_phrase`: a share the input does not explain is not called waiting for data)."""
-    verdict = str(probe["verdict"]).replace("_", "-")
-    if not isinstance(probe.get("input_fraction"), (int, float)):
+    verdict = str(probe.verdict).replace("_", "-")
+    if not isinstance(probe.input_fraction, (int, float)):
         return verdict
     return f"{verdict}; {input_share_phrase(probe)}"
 
 
-def render_study(doc: dict[str, Any]) -> str:
+def render_study(study: Study) -> str:
     """The whole text output of `tfturbo tune`."""
-    lines = [f"tfturbo tune {doc.get('workload')} — study in {doc.get('study_dir')}"]
-    if doc.get("environment"):
-        env = Environment.from_dict(doc["environment"])
+    lines = [f"tfturbo tune {study.workload} — study in {study.path}"]
+    env = study.environment
+    if env is not None:
         lines.append(f"environment: TensorFlow {env.tensorflow}, Keras {env.keras}; "
                      f"recommended policy {env.policy_text()}")
-    probe = doc.get("probe") or {}
-    if probe.get("verdict"):
-        lines.append(f"input: {_probe_line(probe)}")
-        fixed = doc.get("probe_input_fixes") or {}
-        if fixed.get("verdict"):
+    if study.probe is not None and study.probe.verdict:
+        lines.append(f"input: {_probe_line(study.probe)}")
+        fixed = study.probe_input_fixes
+        if fixed is not None and fixed.verdict:
             lines.append(f"input with the automatic tf.data fixes: {_probe_line(fixed)}")
-    written = as_written_text(doc.get("as_written"))
+    as_written = study.as_written()
+    written = as_written_text(as_written)
     if written:
         lines.append(f"baseline: the script as written: {written}")
-        dropped = callbacks_not_run(doc.get("as_written"))
+        dropped = callbacks_not_run(as_written)
         if dropped:
             lines.append(f"not run while measuring: the script's callbacks {', '.join(dropped)} (CALLBACKS_NOT_RUN)")
-    ladder = doc.get("ladder") or []
+    ladder = study.ladder()
     if ladder:
         lines += ["", render_table(ladder), "", render_reasons(ladder)]
-        design = render_design(doc.get("measurement") or {}, ladder)
+        design = render_design(study.measurement(), ladder)
         if design:
             lines += ["", design]
-    if doc.get("message"):
-        lines += ["", f"status: {doc.get('status')} — {doc['message']}"]
-    rec = doc.get("recommended")
-    if rec:
-        best = next((e for e in ladder if e.get("name") == doc.get("recommended_rung")), None)
+    if study.message:
+        lines += ["", f"status: {study.status} — {study.message}"]
+    if study.recommended is not None:
+        best = next((e for e in ladder if e.get("name") == study.recommended_rung), None)
         confirmed = next((e for e in ladder if levers.confirms(e.get("rung"))), None) or best
         if best is not None and best.get("rung") != BASELINE:
             lines += ["", f"Recommended: {best.get('label')} — {_speed(confirmed or best)} the baseline's throughput "
@@ -149,13 +147,13 @@ def render_study(doc: dict[str, Any]) -> str:
         else:
             lines += ["", "Recommended: keep the baseline settings — no change was measurably faster "
                           "while keeping the validation metric."]
-    if doc.get("snippet"):
-        lines += ["", doc["snippet"].rstrip()]
-    serious = [f for f in doc.get("findings") or [] if f.get("severity") in ("warning", "error")]
+    if study.snippet:
+        lines += ["", study.snippet.rstrip()]
+    serious = [f for f in study.findings() if f.get("severity") in ("warning", "error")]
     if serious:
         lines += ["", "Findings:"] + [format_finding(f) for f in serious]
-    if doc.get("report"):
-        lines += ["", f"Report: {doc['report']}"]
-    lines.append(f"Study: {doc.get('study_dir')}/study.yaml")
+    if study.report:
+        lines += ["", f"Report: {study.report}"]
+    lines.append(f"Study: {study.path}/study.yaml")
     return "\n".join(lines)
 

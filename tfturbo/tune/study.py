@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypedDict, cast
 
 from ..findings import FindingDoc, findings_in
 from .. import __version__
@@ -31,12 +31,14 @@ from ..as_written import AsWritten
 from ..environment import Environment
 from ..errors import UserError
 from ..formats import check_version
+from ..input_probe import InputProbe
+from ..patch.document import PatchDoc
 from ..numbers import json_safe, num
 from ..run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, RunSummary, read_typed
 from ..runfiles import RUNS_DIR, STUDY_YAML, load_run, read_yaml, safe_child, write_yaml
 from ..settings import RunSettings
-from ..trials.runs import A, B, RunRole
-from ..trials.verdict import TrialVerdict
+from ..trials.runs import A, B, RunRole, RunRoleDoc
+from ..trials.verdict import TrialVerdict, TrialVerdictDoc
 
 STUDY_FORMAT = 1
 
@@ -70,6 +72,46 @@ def role_in_name(name: str) -> tuple[str, RunRole]:
     if dot and suffix[:1] in (A, B) and number.lstrip("-").isdigit() and number[:2] != "-0":
         return rung, RunRole(suffix[0], int(number))
     return name, RunRole(B, 1)
+
+
+class StepMsDoc(TypedDict, total=False):
+    median: float | None
+    ci95: list[float] | None
+
+
+class LadderEntry(TrialVerdictDoc, total=False):
+    """A rung as study.yaml's `ladder` and `tune --json` hold it (`Rung.entry`): its decision's keys (read back
+    by `TrialVerdict.from_dict`), and figures of its run a reader of the file wants beside them."""
+
+    name: str
+    rung: str  # its kind
+    label: str
+    run: str | None
+    settings: dict[str, Any]  # `RunSettings.to_dict`
+    skipped: bool
+    steps_per_s: float | None
+    samples_per_s: float | None
+    step_ms: StepMsDoc | None
+    steps_completed: int | None
+    speedup: float | None
+    speedup_ci95: list[float | None] | None
+    val_delta: float | None
+    metric: str | None
+    peak_memory_bytes: int | None
+    memory_kind: str | None
+    memory_ratio: float | None
+    compared_with: str | None
+    replicates: list[str]
+    roles: dict[str, RunRoleDoc]
+    run_seconds: float | None
+
+
+class StudyMeasurement(TypedDict):
+    """How much a study measured (study.yaml's `measurement`)."""
+
+    runs: int
+    run_seconds: float
+    pairs: dict[str, int]  # rung name -> the replicate pairs its speed verdict used
 
 
 class RungKind:
@@ -119,12 +161,12 @@ class Rung:
     def steps_completed(self) -> int | None:
         return self.summary.steps_completed if self.summary else None
 
-    def entry(self, baseline: RunSummary | None) -> dict[str, Any]:
+    def entry(self, baseline: RunSummary | None) -> LadderEntry:
         """The ladder entry of `tune --json` and study.yaml."""
         s = self.summary or RunSummary()
         d = self.decision
         step = s.step_ms or {}
-        return {
+        entry: LadderEntry = {
             "name": self.name,
             "rung": self.kind,
             "label": self.settings.label() if self.skipped_reason is None else f"{self.kind.replace('_', ' ')} (not run)",
@@ -159,8 +201,10 @@ class Rung:
             "reason": self.skipped_reason if self.skipped_reason is not None else (d.reason if d else ""),
             "findings": list(d.findings) if d else [],
             "run_seconds": self.run_seconds,
-            **{k: v for k, v in self.extra.items() if k not in _ENTRY_KINDS and k not in _ENTRY_DERIVED},
         }
+        # keys a newer tfturbo wrote, kept as read: the one place an entry holds keys its type does not name
+        return cast(LadderEntry, {**entry, **{k: v for k, v in self.extra.items()
+                                              if k not in _ENTRY_KINDS and k not in _ENTRY_DERIVED}})
 
 
 def measurement_only(settings: RunSettings) -> RunSettings:
@@ -179,13 +223,13 @@ class Study:
     message: str = ""
     environment: Environment | None = None  # the `env` document
     audit: list[FindingDoc] = field(default_factory=list)
-    probe: dict[str, Any] | None = None
-    probe_input_fixes: dict[str, Any] | None = None  # the probe again with --input-fixes (input_pipeline rung kept)
+    probe: InputProbe | None = None
+    probe_input_fixes: InputProbe | None = None  # the probe again with --input-fixes (input_pipeline rung kept)
     rungs: list[Rung] = field(default_factory=list)
     recommended: RunSettings | None = None
     recommended_rung: str | None = None  # the name of the ladder entry the recommendation comes from
     snippet: str | None = None  # the code to apply: changes.patch's text (`tfturbo.patch.document.ChangesPatch`)
-    patch: dict[str, Any] | None = None  # study.yaml's `patch` (`ChangesPatch.to_dict`)
+    patch: PatchDoc | None = None  # study.yaml's `patch` (`ChangesPatch.to_dict`)
     report: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # study.yaml keys a newer tfturbo wrote (kept as read)
     # findings study.yaml recorded that no rung gives any more (its run folder is gone, or a user added one)
@@ -220,8 +264,8 @@ class Study:
         """Audit, probe, run and decision findings, each once."""
         out: list[FindingDoc] = []
         seen = set()
-        groups = [self.audit, findings_in((self.probe or {}).get("findings")),
-                  findings_in((self.probe_input_fixes or {}).get("findings"))]
+        groups = [self.audit, self.probe.findings if self.probe else [],
+                  self.probe_input_fixes.findings if self.probe_input_fixes else []]
         for r in self.rungs:
             groups.append(findings_in(r.summary.findings) if r.summary else [])
             groups.append(r.decision.findings if r.decision else [])
@@ -234,7 +278,7 @@ class Study:
                     out.append(f)
         return out
 
-    def measurement(self) -> dict[str, Any]:
+    def measurement(self) -> StudyMeasurement:
         """How much was measured: the runs of every trial and their wall time."""
         runs = sum(max(1, len(r.replicates)) for r in self.rungs if r.summary is not None)
         seconds = sum(r.run_seconds if r.run_seconds is not None else num(r.summary.wall_s if r.summary else None) or 0.0
@@ -243,7 +287,7 @@ class Study:
                 "pairs": {r.name: r.decision.speed.replicates for r in self.rungs
                           if r.decision is not None and r.kind != RungKind.BASELINE}}
 
-    def ladder(self) -> list[dict[str, Any]]:
+    def ladder(self) -> list[LadderEntry]:
         base = self.baseline.summary if self.baseline else None
         return [r.entry(base) for r in self.rungs]
 
@@ -260,8 +304,8 @@ class Study:
             "findings": self.findings(),
             "report": self.report,
             "environment": self.environment.to_dict() if self.environment is not None else None,
-            "probe": self.probe,
-            "probe_input_fixes": self.probe_input_fixes,
+            "probe": self.probe.to_dict() if self.probe is not None else None,
+            "probe_input_fixes": self.probe_input_fixes.to_dict() if self.probe_input_fixes is not None else None,
             "measurement": self.measurement(),
             "snippet": self.snippet,
             "patch": self.patch,
@@ -284,8 +328,8 @@ class Study:
             "environment": self.environment.to_dict() if self.environment is not None else None,
             "options": self.options,
             "audit": {"findings": self.audit},
-            "probe": self.probe,
-            "probe_input_fixes": self.probe_input_fixes,
+            "probe": self.probe.to_dict() if self.probe is not None else None,
+            "probe_input_fixes": self.probe_input_fixes.to_dict() if self.probe_input_fixes is not None else None,
             "ladder": doc["ladder"],
             "recommended": doc["recommended"],
             "recommended_rung": self.recommended_rung,
@@ -321,7 +365,8 @@ class Study:
                     status=doc.get("status") or "", message=doc.get("message") or "",
                     environment=Environment.from_dict(doc["environment"], f"{STUDY_YAML}: environment")
                     if doc.get("environment") is not None else None, audit=_audit_findings(doc.get("audit")),
-                    probe=doc.get("probe"), recommended_rung=doc.get("recommended_rung"),
+                    probe=InputProbe.from_dict(doc["probe"], f"{STUDY_YAML}: probe")
+                    if doc.get("probe") is not None else None, recommended_rung=doc.get("recommended_rung"),
                     snippet=doc.get("snippet"), patch=doc.get("patch"), report=doc.get("report"), extra=extra,
                     recorded_findings=findings_in(doc.get("findings")),
                     problems=problems)
@@ -367,7 +412,7 @@ def _rung(study_dir: Path, raw: Any, source: str, workload: str, problems: list[
     if record_summary is None and entry.get("status") and not skipped:  # its run left no summary.json
         record_summary = RunSummary(status=entry["status"])
     return Rung(name, entry.get("rung") or "", settings, run=entry.get("run"), summary=record_summary,
-                decision=None if skipped else _decision(entry, source, problems),
+                decision=None if skipped else _decision(cast(LadderEntry, entry), source, problems),
                 skipped_reason=(entry.get("reason") or "") if skipped else None,
                 compared_with=entry.get("compared_with"), replicates=[str(n) for n in entry.get("replicates") or []],
                 roles={str(n): role for n, doc in (entry.get("roles") or {}).items()
@@ -395,13 +440,12 @@ def _run_summary(study_dir: Path, run: str | None, source: str, problems: list[s
     return load_run(run_dir).summary if run_dir.is_dir() else None
 
 
-def _decision(entry: dict[str, Any], source: str, problems: list[str]) -> TrialVerdict | None:
+def _decision(entry: LadderEntry, source: str, problems: list[str]) -> TrialVerdict | None:
     """The entry's trial verdict; None when it records no decision (a rung that never finished its trial)."""
     if not (entry.get("speed") or entry.get("accuracy") or entry.get("reason")):
         return None
     try:
-        return TrialVerdict.from_dict({**entry, "speed": entry.get("speed") or {},
-                                       "accuracy": entry.get("accuracy") or {}})
+        return TrialVerdict.from_dict(entry)
     except (TypeError, ValueError) as e:
         problems.append(f"{source}: its decision could not be read ({e}); ignored")
         return None

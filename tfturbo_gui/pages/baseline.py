@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 from tfturbo import protocol
 from tfturbo.runfiles import RUNS_DIR
 from tfturbo.tune.study import Rung
+from tfturbo.input_probe import InputProbe
 from tfturbo.verdicts import (COMPUTE_NOISE, ProbeBand, ProbeVerdict, compute_slower_than_training,
                               input_share_fact)
 
@@ -35,25 +36,24 @@ from .base import WizardPage, add_section
 
 
 
-def probe_facts(doc: dict) -> list[tuple[str, str]]:
-    def rate(key: str, unit: str = "steps/s") -> str:
-        v = doc.get(key)
+def probe_facts(doc: InputProbe) -> list[tuple[str, str]]:
+    def rate(v: float | None, unit: str = "steps/s") -> str:
         return f"{v:.1f} {unit}" if isinstance(v, (int, float)) else "n/a"
 
-    verdict = doc.get("verdict")
+    verdict = doc.verdict
     # the moderate band is a compute-bound job with a warning beside it: the verdict says so itself
-    moderate = doc.get("band") == ProbeBand.MODERATE
+    moderate = doc.band == ProbeBand.MODERATE
     facts = [("Verdict", "input-bound — the device waits for data" if verdict == ProbeVerdict.INPUT_BOUND
               else "compute-bound, moderately input-bound (see the warning)" if moderate and
               verdict == ProbeVerdict.COMPUTE_BOUND
               else "compute-bound — the device is the limit" if verdict == ProbeVerdict.COMPUTE_BOUND else str(verdict))]
-    if isinstance(doc.get("input_fraction"), (int, float)):
+    if isinstance(doc.input_fraction, (int, float)):
         facts.append(input_share_fact(doc))
     # a few seconds each, one after the other on a shared machine: they decide input- or compute-bound; the
     # baseline card below has the measured speed (the probe's training rate beside it read as a contradiction)
-    compute = rate("compute_steps_per_s") + (f" ({COMPUTE_NOISE})" if compute_slower_than_training(doc) else "")
-    facts += [("Input pipeline alone", rate("data_steps_per_s", "batches/s")), ("Compute alone", compute),
-              ("Both (training)", rate("train_steps_per_s"))]
+    compute = rate(doc.compute_steps_per_s) + (f" ({COMPUTE_NOISE})" if compute_slower_than_training(doc) else "")
+    facts += [("Input pipeline alone", rate(doc.data_steps_per_s, "batches/s")), ("Compute alone", compute),
+              ("Both (training)", rate(doc.train_steps_per_s))]
     return facts
 
 
@@ -230,9 +230,10 @@ class BaselinePage(WizardPage):
             self.update_controls()
             self.set_status(ATTENTION)
             return
-        self.session.record_probe(doc)
-        self.verdict_card.set_facts(probe_facts(doc))
-        self.input_bound = doc.get("verdict") == ProbeVerdict.INPUT_BOUND
+        probe = InputProbe.from_dict(doc)
+        self.session.record_probe(probe)
+        self.verdict_card.set_facts(probe_facts(probe))
+        self.input_bound = probe.verdict == ProbeVerdict.INPUT_BOUND
         if self.input_bound:
             self.input_warning.show()
             self.anyway_button.show()

@@ -12,7 +12,6 @@ several GPUs, the same configuration's scaling across them (`ScalingSection`).
 
 from __future__ import annotations
 
-from typing import Any
 
 from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox, QWidget
 
@@ -95,8 +94,8 @@ class BatchPage(RungPage):
         base, best = self.session.measured_baseline, self._best()
         assert best is not None, "the baseline is measured"
         runs = self._measured_runs()
-        change = summ.memory_change(own_process_peaks(base.settings.to_dict(), runs),
-                                    own_process_peaks(best.settings.to_dict(), runs))
+        change = summ.memory_change(own_process_peaks(base.settings, runs),
+                                    own_process_peaks(best.settings, runs))
         base_peak = change.before_bytes if change else base.summary.peak_memory_bytes if base.summary else None
         best_peak = change.after_bytes if change else best.summary.peak_memory_bytes if best.summary else None
         if change is None or best is base:
@@ -115,15 +114,15 @@ class BatchPage(RungPage):
             ("Freed", freed),
         ])
 
-    def _measured_runs(self) -> list[tuple[dict[str, Any], RunSummary | None]]:
+    def _measured_runs(self) -> list[tuple[RunSettings, RunSummary | None]]:
         """Every run of the study's rungs this session knows: each rung's own run and its trial's runs."""
         out = []
         for rung in self.session.study.rungs if self.session.study is not None else []:
             trial = self.session.trial_of(rung)
             if trial is not None:
-                out += [(run.planned.settings.to_dict(), run.summary) for run in trial.own_runs()]
+                out += [(run.planned.settings, run.summary) for run in trial.own_runs()]
             elif rung.summary is not None:
-                out.append((rung.settings.to_dict(), rung.summary))
+                out.append((rung.settings, rung.summary))
         return out
 
     def _propose(self) -> None:

@@ -12,7 +12,6 @@ recommendation (`StudyDecisions.conclude`).
 
 from __future__ import annotations
 
-from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QWheelEvent
@@ -23,6 +22,7 @@ from tfturbo import protocol
 from tfturbo.headline import config_words, headline, reason_beside
 from tfturbo.numbers import counted
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
+from tfturbo.trials.verdict import TrialVerdictDoc
 from tfturbo.tune.study import Rung
 
 from ..cards import WayForwardBar, accuracy_words
@@ -39,7 +39,7 @@ from .base import TrialPlots, WizardPage, add_section, needs_baseline
 from ..labels import in_gui_words, muted_label
 
 
-def confirmation_verdict(rung: Rung) -> dict[str, Any] | None:
+def confirmation_verdict(rung: Rung) -> TrialVerdictDoc | None:
     """The verdict document (the `ab --json` shape) of a finished confirmation rung."""
     return rung.decision.to_dict() if rung.decision is not None else None
 

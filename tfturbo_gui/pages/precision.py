@@ -47,8 +47,8 @@ class PrecisionPage(RungPage):
         if not self._initialised:
             self._initialised = True
             policies = self.session.recommended_policies()
-            env = self.session.environment or {}
-            recommended, reason = env.get("recommended_policy"), env.get("reason") or ""
+            env = self.session.environment
+            recommended, reason = (env.recommended_policy, env.reason or "") if env is not None else (None, "")
             if recommended == policies[0]:
                 text = f"Recommended for this machine: {recommended}" + (f" — {reason}" if reason else "") + "."
             else:

@@ -180,7 +180,7 @@ class RecordPage(WizardPage):
 
     def choose_patched(self) -> None:
         study = self.session.ensure_study()
-        target = Path((study.patch or {}).get("target") or "script.py")
+        target = Path((study.patch.get("target") if study.patch is not None else None) or "script.py")
         start = str(target.with_name(f"{target.stem}_tfturbo{target.suffix}"))
         path, _ = self.save_path_dialog(self, "Save the patched script", start, "Python files (*.py)")
         if path:

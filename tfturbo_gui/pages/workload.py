@@ -43,9 +43,9 @@ from .base import WizardPage, add_section
 from ..labels import ElidedLabel, PathEdit, muted_label
 
 
-def device_names(env: dict[str, Any]) -> list[str]:
+def device_names(env: Environment) -> list[str]:
     out = []
-    for d in env.get("devices") or []:
+    for d in env.devices:
         if isinstance(d, dict):
             name = d.get("description") or d.get("gpu_name") or d.get("name") or d.get("type") or "device"
             cc = d.get("compute_capability")
@@ -427,19 +427,20 @@ class WorkloadPage(WizardPage):
         doc = data.document
         if doc is None:
             return  # the panel shows the error
-        self.session.environment = doc
+        env = Environment.from_dict(doc, "the env document")
+        self.session.environment = env
         if self.session.study is not None:
-            self.session.study.environment = Environment.from_dict(doc, "the env document")
+            self.session.study.environment = env
             self.session.study.save()
-        self._show_environment(doc)
+        self._show_environment(env)
 
-    def _show_environment(self, doc: dict[str, Any]) -> None:
+    def _show_environment(self, env: Environment) -> None:
         self.env_panel.hide()
-        facts = [("Device", str(doc.get("device") or ", ".join(device_names(doc)) or "none listed")),
-                 ("TensorFlow", str(doc.get("tensorflow") or "?")), ("Keras", str(doc.get("keras") or "?"))]
+        facts = [("Device", str(env.device or ", ".join(device_names(env)) or "none listed")),
+                 ("TensorFlow", str(env.tensorflow or "?")), ("Keras", str(env.keras or "?"))]
         self.env_card.set_facts(facts)
-        self.policy_card.set_facts([("Policy", str(doc.get("recommended_policy") or "?")),
-                                    ("Why", str(doc.get("reason") or ""))], emphasize=("Policy",))
+        self.policy_card.set_facts([("Policy", str(env.recommended_policy or "?")),
+                                    ("Why", str(env.reason or ""))], emphasize=("Policy",))
 
     # ------------------------------------------------------------ Next: check the workload
 

@@ -35,6 +35,7 @@ from tfturbo.errors import UserError, plain_line
 from tfturbo.run_summary import RunSummary
 from tfturbo.findings import Finding
 from tfturbo.settings import RunSettings
+from tfturbo.workload_kind import WorkloadDoc
 
 import trainer_backend
 
@@ -116,7 +117,7 @@ def failed_before_training(settings: RunSettings, failure, run_dir: Path, writer
     from ..workload import load_workload
 
     workload = load_workload(settings.workload, settings.script_args)  # its names only: nothing runs again
-    described = {"spec": workload.spec, "name": workload.name, "path": workload.path}
+    described: WorkloadDoc = {"spec": workload.spec, "name": workload.name, "path": workload.path}
     env: dict[str, Any] = {"versions": hardware.versions(), "device": hardware.device_label(hardware.devices())}
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
         "settings": settings.to_dict(), "workload": described, **env,
@@ -422,7 +423,7 @@ class ActiveRun:
     writer: protocol.EventWriter
     env: dict
     devs: list
-    workload: dict
+    workload: WorkloadDoc
     monitor: Any
     instrument: Any
     callbacks: Any
@@ -438,11 +439,11 @@ class ActiveRun:
     memory_note: str | None = None  # what its memory peak is when not its own (`run-pair`: the process's, both arms)
 
 
-def code_facts(workload) -> dict[str, Any]:
+def code_facts(workload) -> WorkloadDoc:
     """What running the workload showed of its code, for the patch of its file (tfturbo/tune/code_changes.py):
     whether fit() got NumPy arrays or a dataset, and a script's fit() line (it picks the fit() the run
     measured when the script has several)."""
-    facts: dict[str, Any] = {"data": "numpy" if getattr(workload, "array_data", False) else "tf.data"}
+    facts: WorkloadDoc = {"data": "numpy" if getattr(workload, "array_data", False) else "tf.data"}
     call = getattr(workload, "call", None)
     if call is not None and getattr(call, "line", None):
         facts["fit_line"] = int(call.line)
@@ -463,7 +464,7 @@ def start_run(job: PreparedRun, run_dir: Path, writer: protocol.EventWriter, log
     devs = hardware.devices()
     # where it trains: versions, the device and, on a GPU with TF32, whether float32 matmuls ran as TF32
     env = {"versions": hardware.versions(), "device": hardware.device_label(devs), "tf32": hardware.tf32_enabled(devs)}
-    workload = {**job.workload.describe(), **code_facts(job.workload)}  # a training script: the fit() measured
+    workload: WorkloadDoc = {**job.workload.describe(), **code_facts(job.workload)}  # a script: the fit() measured
     runfiles.write_yaml(run_dir / runfiles.RUN_YAML, {
         "settings": settings.to_dict(), "workload": workload, **env, "devices": devs,
         **({"as_written": job.as_written} if job.as_written else {}),  # the script's own configuration
@@ -566,7 +567,7 @@ def finish_run(active: ActiveRun) -> tuple[str, int]:
     if error is not None:
         summary.error = {"kind": error.kind, "message": error.message, "fix": error.fix}
     document = summary.to_dict()
-    hparams_record.write(run_dir, document, profile)  # tensorboard --logdir STUDY/runs: the HParams tab
+    hparams_record.write(run_dir, summary, profile)  # tensorboard --logdir STUDY/runs: the HParams tab
     runfiles.write_json_atomic(run_dir / runfiles.SUMMARY, document)
     active.document = document
     writer.emit(protocol.RESULT, command="run", document=document)
@@ -631,7 +632,7 @@ def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int,
 
 
 def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: float, env: dict,
-                  workload: dict, checkpoint: str | None) -> RunSummary:
+                  workload: WorkloadDoc, checkpoint: str | None) -> RunSummary:
     settings = job.settings
     record = monitor.record
     steady = record.steady_ms()

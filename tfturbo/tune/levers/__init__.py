@@ -130,12 +130,13 @@ class Lever:
 LEVERS: list[Lever] = []
 
 
-def as_written(decisions: Any) -> RunSettings:
+def as_written(decisions: StudyDecisions) -> RunSettings:
     """The script's own settings as written: the baseline's (resolved from its run), else the best so far. A
     lever measures the reverse of what the script has (XLA off, one step per call, float32), never of what the
     study kept (the wizard asks a lever again after its verdict)."""
-    settings: RunSettings = (getattr(decisions, "baseline", None) or decisions.best).settings
-    return settings
+    first = decisions.baseline or decisions.best
+    assert first is not None, "the baseline is measured first"
+    return first.settings
 
 
 def effect_check(a: RunSettings, b: RunSettings) -> Callable[[RunSummary], str | None] | None:

@@ -17,6 +17,8 @@ cluster is "did not take effect" (`not_in_effect`), never a speed verdict.
 from __future__ import annotations
 
 
+from typing import TYPE_CHECKING
+
 from ...findings import FindingDoc
 from ... import findings as F
 from ...settings import XLA_CPU_AUTOCLUSTERING_FLAG
@@ -25,6 +27,9 @@ from ...patch import changes as C
 from ...run_summary import RunSummary
 from . import Candidate, Lever
 from .xla import LEVER as XLA, cannot_activate
+
+if TYPE_CHECKING:
+    from ..policy import StudyDecisions
 
 
 class AutoClustering(Lever):
@@ -37,25 +42,26 @@ class AutoClustering(Lever):
              "jit_compile=True was refused or not faster.")
     settings_changed = ("xla_autoclustering",)
 
-    def candidates(self, decisions) -> list[Candidate]:
-        if getattr(decisions, "accelerator", None) == "TPU":
+    def candidates(self, decisions: StudyDecisions) -> list[Candidate]:
+        if decisions.accelerator == "TPU":
             return []  # the XLA stage records why (`xla.ON_TPU`)
+        best = decisions.best
+        assert best is not None, "the baseline is measured first"
         xla = [r for r in decisions.rungs if r.kind == XLA.rung_kind]
-        if not xla and cannot_activate(decisions) is not None and not decisions.best.settings.jit_compile:
+        if not xla and cannot_activate(decisions) is not None and not best.settings.jit_compile:
             # jit_compile=True was not run (its lever said why): auto-clustering is what may still compile part
-            return [Candidate(self.rung_kind, "xla-autoclustering",
-                              decisions.best.settings.with_(xla_autoclustering=True),
+            return [Candidate(self.rung_kind, "xla-autoclustering", best.settings.with_(xla_autoclustering=True),
                               "jit_compile=True cannot take effect for this model (XLA_NOT_ACTIVE): TensorFlow's "
-                              "auto-clustering compiles only the parts of the step XLA supports", decisions.best)]
+                              "auto-clustering compiles only the parts of the step XLA supports", best)]
         if not xla or any(r.kept or r.settings.xla_autoclustering for r in xla) or not xla[0].settings.jit_compile:
             return []  # (XLA measured off: the script compiles with it, and auto-clustering would be less of it)
         first = xla[0].decision
         refused = first is not None and F.XLA_NOT_ACTIVE in F.codes_of(
             list(first.findings) + list((xla[0].summary.findings if xla[0].summary else None) or []))
         why = "jit_compile=True was refused (XLA_NOT_ACTIVE)" if refused else "jit_compile=True was not kept"
-        return [Candidate(self.rung_kind, "xla-autoclustering", decisions.best.settings.with_(xla_autoclustering=True),
+        return [Candidate(self.rung_kind, "xla-autoclustering", best.settings.with_(xla_autoclustering=True),
                           f"{why}: TensorFlow's auto-clustering compiles only the parts of the step XLA supports",
-                          decisions.best)]
+                          best)]
 
     def slug_for(self, settings) -> str:
         return "xla-autoclustering"

@@ -10,13 +10,17 @@ and what the fixes gained.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ...findings import FindingDoc
+from ...input_probe import InputProbe
 from ... import findings as F
 from ...verdicts import ProbeVerdict
 from ...patch import changes as C
 from . import Candidate, Lever
+
+if TYPE_CHECKING:
+    from ..policy import StudyDecisions
 
 INPUT_BOUND_ADVICE = ("the device waits for data, so precision and XLA would not make it faster; make the "
                       "input pipeline changes of the INPUT_BOUND finding in your code, then tune again")
@@ -72,7 +76,7 @@ class InputPipeline(Lever):
         return next((r for r in reversed(decisions.rungs) if r.kind == self.rung_kind), None)
 
 
-def stop_reason(decisions, reprobe: dict[str, Any] | None) -> str | None:
+def stop_reason(decisions: StudyDecisions, reprobe: InputProbe | None) -> str | None:
     """None when the study goes on; else why it stops input-bound, with what the fixes gained.
 
     `reprobe` is the probe-input document with the fixes on (None: not run or failed). The study goes on
@@ -88,8 +92,8 @@ def stop_reason(decisions, reprobe: dict[str, Any] | None) -> str | None:
     if not rung.kept:
         return (f"the job is input-bound and the automatic tf.data fixes were not kept ({gained}: "
                 f"{d.reason if d else 'no verdict'}): {INPUT_BOUND_ADVICE}")
-    if (reprobe or {}).get("verdict") != ProbeVerdict.COMPUTE_BOUND:
-        share = (reprobe or {}).get("input_fraction")
+    if reprobe is None or reprobe.verdict != ProbeVerdict.COMPUTE_BOUND:
+        share = reprobe.input_fraction if reprobe is not None else None
         still = (f"{share:.0%} of each step still waits for data" if isinstance(share, (int, float))
                  else "the probe with the fixes on did not answer")
         return (f"the job is still input-bound with the automatic tf.data fixes (kept: {gained}; {still}): "

@@ -13,12 +13,17 @@ longer call costs more than it saves).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 from ...findings import FindingDoc
 from ... import findings as F
 from ...trials.verdict import SLOWER
 from ...patch import changes as C
 from . import Candidate, Lever, as_written
+
+if TYPE_CHECKING:
+    from ..policy import StudyDecisions
+    from ..study import Rung
 
 SHORT_STEP_MS = 5.0  # below this median step time the host's per-call overhead is worth amortizing
 MAX_STEPS_PER_EXECUTION = 32
@@ -46,7 +51,7 @@ def no_values_reason(val_every: int) -> str:
             f"a validation point); --val-every {val_every // 4 * 4} lets it try")
 
 
-def configuration_step_ms(rung) -> float | None:
+def configuration_step_ms(rung: Rung | None) -> float | None:
     """The configuration's time per step: from its trial's throughput over all of B's runs (their geometric mean)
     when a trial measured it, else its run's median step.
 
@@ -57,8 +62,7 @@ def configuration_step_ms(rung) -> float | None:
     two speeds still decides by that speed (benchmarks/RESULTS.md, Trial efficiency)."""
     if rung is None:
         return None
-    speed = getattr(getattr(rung, "decision", None), "speed", None)
-    rate = getattr(speed, "b_samples_per_s", None)
+    rate = rung.decision.speed.b_samples_per_s if rung.decision is not None else None
     ran = rung.summary.settings if rung.summary else None
     batch = (ran.batch_size if ran else None) or rung.settings.batch_size  # as run
     if isinstance(rate, (int, float)) and rate > 0 and batch:
@@ -76,8 +80,10 @@ class StepsPerExecution(Lever):
              "the compiled function (compile(steps_per_execution=N)) amortize it.")
     settings_changed = ("steps_per_execution",)
 
-    def candidates(self, decisions) -> list[Candidate]:
-        best, base = decisions.best, decisions.best.settings
+    def candidates(self, decisions: StudyDecisions) -> list[Candidate]:
+        best = decisions.best
+        assert best is not None, "the baseline is measured first"
+        base = best.settings
         step = configuration_step_ms(best)
         values = steps_per_execution_values(base.effective_val_every())
         skip = None
@@ -101,15 +107,16 @@ class StepsPerExecution(Lever):
                           f"a step takes {step:.1f} ms: {n} steps per call of the compiled function amortize "
                           "the host's per-call overhead", best)]
 
-    def follow_up(self, decisions) -> list[Candidate]:
+    def follow_up(self, decisions: StudyDecisions) -> list[Candidate]:
         """The smaller N, once the largest was judged slower than its reference (see the module's docstring)."""
         measured = [r for r in decisions.rungs if r.kind == self.rung_kind]
         if len(measured) != 1 or measured[0].decision is None or measured[0].decision.kept \
                 or measured[0].decision.speed.verdict != SLOWER or measured[0].settings.calls == 1:
             return []
         large, reference = measured[0], decisions.rung(measured[0].compared_with)
+        assert reference is not None, "a judged rung was measured against one"
         small = steps_per_execution_values(reference.settings.effective_val_every())[0]
-        if small >= large.settings.steps_per_execution:
+        if small >= large.settings.calls:
             return []
         return [Candidate(self.rung_kind, f"spe{small}", reference.settings.with_(steps_per_execution=small),
                           f"{large.settings.steps_per_execution} steps per call were slower: {small} amortize "

@@ -9,17 +9,22 @@ NaN is not retried, since XLA does not change the numerics that failed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ... import findings as F
+from ...findings import FindingDoc
 from ...trials.verdict import FASTER, WORSE
 from ...patch import changes as C
 from ...run_summary import RunSummary
 from . import Candidate, Lever, as_written
 from .mixed_precision import LEVER as MIXED_PRECISION
 
+if TYPE_CHECKING:
+    from ...trials.verdict import TrialVerdict
+    from ..policy import StudyDecisions
 
-def speed_only_failure(verdict) -> bool:
+
+def speed_only_failure(verdict: TrialVerdict | None) -> bool:
     """The rung completed, was not shown to be less accurate, and lost only on speed."""
     if verdict is None or verdict.kept or verdict.status != "completed":
         return False
@@ -34,11 +39,11 @@ ON_TPU = "skipped: a TPU always compiles the training step with XLA, so there is
 XLA_OFF = "no-xla"  # the slug of the candidate without XLA, measured when the script compiles with it
 
 
-def _refusal(findings: Any) -> dict[str, Any] | None:
-    return next((f for f in findings or [] if isinstance(f, dict) and f.get("code") == F.XLA_NOT_ACTIVE), None)
+def _refusal(findings: list[FindingDoc] | None) -> FindingDoc | None:
+    return next((f for f in findings or [] if f.get("code") == F.XLA_NOT_ACTIVE), None)
 
 
-def _causes(refused: dict[str, Any] | None) -> list[str]:
+def _causes(refused: FindingDoc | None) -> list[str]:
     return [str(c) for c in ((refused or {}).get("data") or {}).get("causes") or []]
 
 
@@ -53,14 +58,13 @@ def _enable(causes: list[str]) -> str:
     return "remove what blocks XLA (the XLA_NOT_ACTIVE finding's fix)"
 
 
-def cannot_activate(decisions) -> str | None:
+def cannot_activate(decisions: StudyDecisions) -> str | None:
     """Why jit_compile=True cannot take effect for this model, when the study already knows it: the audit (it
     compiles the model with jit_compile=True) or the baseline's own run raised XLA_NOT_ACTIVE. Keras then trains
     without XLA, so a trial would measure the same step twice (issue 42: 1 min 37 s for a model whose audit had
     said so). None when nothing says so (the trial's own runs still check, `Xla.not_in_effect`)."""
-    baseline = getattr(decisions, "baseline", None)
-    summary = baseline.summary if baseline is not None else None
-    refused = _refusal(getattr(decisions, "audit", None)) or _refusal(summary.findings if summary else None)
+    summary = decisions.baseline.summary if decisions.baseline is not None else None
+    refused = _refusal(decisions.audit) or _refusal(summary.findings if summary else None)
     if refused is None:
         return None
     causes = _causes(refused)
@@ -81,9 +85,11 @@ class Xla(Lever):
              "without it: XLA is not faster for every model.")
     settings_changed = ("jit_compile", "drop_remainder")
 
-    def candidates(self, decisions) -> list[Candidate]:
-        best, base = decisions.best, decisions.best.settings
-        if getattr(decisions, "accelerator", None) == "TPU":
+    def candidates(self, decisions: StudyDecisions) -> list[Candidate]:
+        best = decisions.best
+        assert best is not None, "the baseline is measured first"
+        base = best.settings
+        if decisions.accelerator == "TPU":
             return [Candidate(self.rung_kind, self.name, base, ON_TPU, best, skipped_reason=ON_TPU)]
         refused = cannot_activate(decisions)
         if refused is not None:  # the lever decides: nothing to measure (what it would have asked for is recorded)

@@ -1,0 +1,82 @@
+"""The `probe-input` document: the one class that reads what the input probe measured.
+
+`python -m trainer_backend probe-input` (trainer_backend/diagnostics/input_probe.py) makes it; the study keeps it
+in study.yaml's `probe` (and `probe_input_fixes`, the probe again with the automatic tf.data fixes), and the study
+engine, the wizard, `tfturbo tune`, `tfturbo probe-input` and the report read it. Every reader goes through
+`InputProbe`, so a misspelt key is an attribute error a type checker sees instead of a silent None; the words
+said of it stay in `tfturbo/verdicts.py`.
+
+Read tolerantly, as every tfturbo file (`run_summary.read_typed`): keys this version does not know are kept and
+written back; a known key of the wrong type is dropped with one line in `problems`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .findings import FindingDoc, findings_in
+from .run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, read_typed
+from .workload_kind import WorkloadDoc
+
+
+def _kind(kind: str, default: Any = None) -> Any:
+    if callable(default):
+        return field(default_factory=default, metadata={"kind": kind})
+    return field(default=default, metadata={"kind": kind})
+
+
+@dataclass
+class InputProbe:
+    """Input- or compute-bound, from three few-second probes (input alone, one cached batch, real training)."""
+
+    verdict: str | None = _kind(STR)  # `verdicts.ProbeVerdict`; None: the probe failed (`error` says why)
+    band: str | None = _kind(STR)  # `verdicts.ProbeBand`
+    input_fraction: float | None = _kind(NUMBER)  # the share of a real step that compute alone does not explain
+    input_explains_gap: bool | None = _kind(BOOL)  # the input alone is slow enough to be that share (None: older)
+    data_steps_per_s: float | None = _kind(NUMBER)  # the input pipeline alone, batches/s
+    compute_steps_per_s: float | None = _kind(NUMBER)  # the training step alone on one cached batch
+    train_steps_per_s: float | None = _kind(NUMBER)  # real training
+    findings: list[FindingDoc] = _kind(LIST, list)
+    step_ms: dict[str, float] | None = _kind(DICT)  # {"data", "compute", "train"}: the three medians
+    steps_per_probe: int | None = _kind(INT)
+    rounds: int | None = _kind(INT)  # 2: a wait on input was measured again before it was reported
+    warmup_steps: int | None = _kind(INT)
+    thresholds: dict[str, float] | None = _kind(DICT)  # {"high", "moderate", "data_explains_gap"}
+    profiler: dict[str, Any] | None = _kind(DICT)  # XProf's input analysis of a few profiled steps, as it read
+    workload: WorkloadDoc | None = _kind(DICT)  # the workload as the backend describes it
+    batch_size: int | None = _kind(INT)
+    input_fixes: bool | None = _kind(BOOL)  # measured with the automatic tf.data fixes on
+    error: str | None = _kind(STR)  # a failed probe's error, as the study engine recorded it
+    extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know (kept as read)
+    problems: list[str] = field(default_factory=list, repr=False, compare=False)  # what from_dict dropped
+
+    def to_dict(self) -> dict[str, Any]:
+        """The document as the backend wrote it: the keys it has (a failed probe's: verdict, error, findings),
+        then the unknown ones as read."""
+        doc: dict[str, Any] = {f.name: getattr(self, f.name) for f in _known()
+                               if getattr(self, f.name) is not None or f.name in _ALWAYS}
+        for key, value in self.extra.items():
+            doc.setdefault(key, value)
+        return doc
+
+    @classmethod
+    def from_dict(cls, doc: Any, source: str = "the probe-input document") -> InputProbe:
+        """The probe document in `doc`; a known key of the wrong type is dropped and named in `problems`."""
+        out = cls()
+        if not isinstance(doc, dict):
+            out.problems.append(f"{source} is not a mapping; nothing in it was read")
+            return out
+        known, out.extra = read_typed(doc, {f.name: f.metadata["kind"] for f in _known()}, source, out.problems)
+        for key, value in known.items():
+            if value is not None:
+                setattr(out, key, value)
+        out.findings = findings_in(out.findings)
+        return out
+
+
+_ALWAYS = ("verdict", "findings")  # written even when empty: a failed probe says it has no verdict
+
+
+def _known() -> list[Any]:
+    return [f for f in fields(InputProbe) if "kind" in f.metadata]
