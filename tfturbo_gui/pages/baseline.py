@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from tfturbo import protocol
+from tfturbo.findings import findings_in
 from tfturbo.runfiles import RUNS_DIR
 from tfturbo.tune.study import Rung
 from tfturbo.verdicts import (COMPUTE_NOISE, ProbeBand, ProbeVerdict, compute_slower_than_training,
@@ -31,7 +32,7 @@ from ..run_gate import GATE
 from ..session import WizardSession, probe_argv
 from ..step_status import ATTENTION, PASSED, RUNNING
 from ..tensorboard_launcher import TensorBoardLauncher
-from .base import WizardPage, add_section
+from .base import FINISHED_NOTE, WizardPage, add_section
 
 
 
@@ -133,6 +134,10 @@ class BaselinePage(WizardPage):
     def show_recorded(self) -> None:
         """A continued study: the baseline as it was measured, replayed from its run directory (the page's plots
         and card were empty)."""
+        probe = self.session.study.probe if self.session.study is not None else None
+        if probe is not None and probe.get("verdict"):  # the probe's card and findings, as its run showed them
+            self.verdict_card.set_facts(probe_facts(probe))
+            self.findings.add_findings(findings_in(probe.get("findings")))
         if self.session.baseline is not None:
             self.rung = self.session.baseline
             data = self.session.data_of(self.rung)
@@ -147,6 +152,7 @@ class BaselinePage(WizardPage):
                 self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
                 self.profile_view.reveal()
             self.set_status(PASSED)
+        self.update_controls()
 
     def available(self) -> str:
         return "" if self.session.study is not None else "choose and check a workload first"
@@ -206,9 +212,11 @@ class BaselinePage(WizardPage):
 
     def update_controls(self) -> None:
         why = GATE.why_busy() if not self.run_panel.is_running() else ""
-        free = not why and not self.run_panel.is_running()
+        free = not why and not self.run_panel.is_running() and not self.session.finished
         self.measure_button.setEnabled(free)
         self.anyway_button.setEnabled(free)
+        self.measure_button.setVisible(not self.session.finished)  # a decided step: only what it measured
+        why = FINISHED_NOTE if self.session.finished else why
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
 

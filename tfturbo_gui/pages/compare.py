@@ -35,7 +35,7 @@ from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
-from .base import TrialPlots, WizardPage, add_section, needs_baseline
+from .base import FINISHED_NOTE, TrialPlots, WizardPage, add_section, needs_baseline
 from ..labels import in_gui_words, muted_label
 
 
@@ -203,13 +203,16 @@ class ComparePage(WizardPage):
 
     def update_controls(self) -> None:
         why = GATE.why_busy() if not self.run_panel.is_running() else ""
-        self.run_button.setEnabled(not why and not self.run_panel.is_running() and self.candidate() is not None)
+        self.run_button.setEnabled(not why and not self.run_panel.is_running() and self.candidate() is not None
+                                   and not self.session.finished)
         confirmed = self.confirmation is not None and self.confirmation.decision is not None
         self.run_button.setText("Run the confirmation again" if confirmed and not self.run_panel.is_running()
                                 else "Run the confirmation")
+        self.run_button.setVisible(not self.session.finished)  # a decided step: only what it measured
+        why = FINISHED_NOTE if self.session.finished else why
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
-        if self.confirmation is not None and self.confirmation.decision is not None:
+        if self.confirmation is not None and self.confirmation.decision is not None and not self.session.finished:
             self.show_continue(self.confirmation)
         else:
             self.continue_button.hide()
