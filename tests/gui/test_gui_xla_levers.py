@@ -142,3 +142,44 @@ def test_a_decided_pages_still_to_come_follows_the_study(qtbot, tmp_path):
     judge(qtbot, batch, batch.run_button)
     window.goto(3)
     assert "Batch size" not in xla.plan_note.text()
+
+
+def codes(page) -> set[str]:
+    return {str(f.get("code")) for f in page.findings.findings}
+
+
+def test_each_trials_verdict_stays_on_the_page_and_a_reopened_finished_study_keeps_them_and_its_findings(
+        qtbot, tmp_path):
+    """h42a walk: measuring steps per call replaced the XLA verdict card on their shared page; a finished study's
+    XLA page still offered to run another configuration; a reopened study dropped the page's findings once its
+    audit ran again."""
+    from tests.gui.gui_helpers import make_window
+    from tfturbo_gui.pages.base import FINISHED_NOTE
+
+    window, xla = xla_page(qtbot, tmp_path, "builtin:short-steps")
+    judge(qtbot, xla, xla.run_button)
+    first = xla.rung
+    judge(qtbot, xla, xla.spe_button)
+    cards = [card for card in xla.earlier_cards if card.isVisibleTo(xla)]
+    assert [c.headline.text().split(":")[0] for c in cards] == [first.settings.label()]  # the XLA verdict stays
+    assert xla.decision_card.isVisibleTo(xla) and xla.decision_card.headline.text().startswith(
+        xla.rung.settings.label())
+    live = codes(xla)
+    window.goto(len(window.pages) - 1)  # Record: the study is finished
+    path = window.session.study.path
+    window.close()
+
+    again = make_window(qtbot, tmp_path / "again")
+    again.open_study(path)
+    page = again.pages[3]
+    again.goto(3)
+    qtbot.waitUntil(lambda: not page.audit_panel.is_running() and page._audited is not None, timeout=20_000)
+    qtbot.wait(50)
+    shown = [c.headline.text().split(":")[0] for c in [*page.earlier_cards, page.decision_card] if c.isVisibleTo(page)]
+    assert shown == [first.settings.label(), page.rung.settings.label()]  # both decisions, as measured
+    # decided: no button measures anything (it offered "Run mixed_float16 + XLA"), the page says why
+    assert not page.run_button.isVisibleTo(page) and not page.spe_button.isVisibleTo(page)
+    assert not page.continue_button.isVisibleTo(page) and page.busy_note.text() == FINISHED_NOTE
+    assert not again.pages[1].measure_button.isVisibleTo(again.pages[1])
+    assert not again.pages[5].run_button.isVisibleTo(again.pages[5])
+    assert codes(page) == live, (codes(page), live)  # the audit's and the trial's findings, after the audit ran

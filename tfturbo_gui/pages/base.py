@@ -461,6 +461,7 @@ class RungPage(WizardPage):
         """A continued study: the page as its last trial left it — its verdict, its first pair's runs replayed
         from their run directories (the plots showed the baseline alone), its profile and findings."""
         super().show_recorded()
+        self.update_controls()  # a finished study's: nothing to run
         decided = [r for r in self.decided_rungs() if r.run]
         if not decided:
             return

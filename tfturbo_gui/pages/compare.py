@@ -140,6 +140,7 @@ class ComparePage(WizardPage):
                                   if r.kind == CONFIRMATION.rung_kind and r.decision is not None), None)
         if self.confirmation is not None:
             self.show_decision()  # its verdict as it was measured (the page showed its button alone)
+        self.update_controls()  # a finished study's: nothing to run
 
     # ------------------------------------------------------------ what needs confirming
 
