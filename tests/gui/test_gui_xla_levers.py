@@ -155,6 +155,7 @@ def test_each_trials_verdict_stays_on_the_page_and_a_reopened_finished_study_kee
     audit ran again."""
     from tests.gui.gui_helpers import make_window
     from tfturbo_gui.pages.base import FINISHED_NOTE
+    from tfturbo_gui.pages.baseline import NOTHING_FOUND
 
     window, xla = xla_page(qtbot, tmp_path, "builtin:short-steps")
     judge(qtbot, xla, xla.run_button)
@@ -180,6 +181,11 @@ def test_each_trials_verdict_stays_on_the_page_and_a_reopened_finished_study_kee
     # decided: no button measures anything (it offered "Run mixed_float16 + XLA"), the page says why
     assert not page.run_button.isVisibleTo(page) and not page.spe_button.isVisibleTo(page)
     assert not page.continue_button.isVisibleTo(page) and page.busy_note.text() == FINISHED_NOTE
-    assert not again.pages[1].measure_button.isVisibleTo(again.pages[1])
+    assert "Still to come" not in page.plan_note.text()  # it listed the stages the study went without, "about 0 s"
+    baseline = again.pages[1]
+    assert not baseline.measure_button.isVisibleTo(baseline)
+    # the probe's card and the page's findings from the study's files, as the live page showed them
+    assert baseline.verdict_card.isVisibleTo(baseline) and baseline.tensorboard_button.isEnabled()
+    assert baseline.findings.empty.text() == NOTHING_FOUND
     assert not again.pages[5].run_button.isVisibleTo(again.pages[5])
     assert codes(page) == live, (codes(page), live)  # the audit's and the trial's findings, after the audit ran

@@ -36,6 +36,9 @@ from .base import FINISHED_NOTE, WizardPage, add_section
 
 
 
+NOTHING_FOUND = "The input probe and the baseline run found nothing to fix."  # live, and reopened
+
+
 def probe_facts(doc: dict) -> list[tuple[str, str]]:
     def rate(key: str, unit: str = "steps/s") -> str:
         v = doc.get(key)
@@ -132,8 +135,8 @@ class BaselinePage(WizardPage):
         return ["baseline", *super().stages()]
 
     def show_recorded(self) -> None:
-        """A continued study: the baseline as it was measured, replayed from its run directory (the page's plots
-        and card were empty)."""
+        """A continued study: the probe and the baseline as they were measured, from the study's files (the page's
+        plots and cards were empty, its findings said none had been looked for)."""
         probe = self.session.study.probe if self.session.study is not None else None
         if probe is not None and probe.get("verdict"):  # the probe's card and findings, as its run showed them
             self.verdict_card.set_facts(probe_facts(probe))
@@ -151,6 +154,9 @@ class BaselinePage(WizardPage):
                     self.results.set_facts(run_facts(data.summary))
                 self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
                 self.profile_view.reveal()
+                self.tensorboard_button.setEnabled(True)  # its profile and scalars are in the study's runs
+                self.findings.set_empty_text(NOTHING_FOUND)
+                self.findings.add_findings([])  # refresh the empty text's visibility
             self.set_status(PASSED)
         self.update_controls()
 
@@ -258,7 +264,7 @@ class BaselinePage(WizardPage):
         self.session.finish_baseline(rung, data)
         steps = len(data.step.view())
         self.findings.set_empty_text(
-            "The input probe and the baseline run found nothing to fix." if data.status == protocol.RunStatus.COMPLETED
+            NOTHING_FOUND if data.status == protocol.RunStatus.COMPLETED
             else f"The baseline run {data.status} after {steps} step{'s' if steps != 1 else ''}: too few to look "
                  "for problems. Measure the baseline again.")
         self.findings.add_findings([])  # refresh the empty text's visibility
