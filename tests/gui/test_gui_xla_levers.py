@@ -187,5 +187,12 @@ def test_each_trials_verdict_stays_on_the_page_and_a_reopened_finished_study_kee
     # the probe's card and the page's findings from the study's files, as the live page showed them
     assert baseline.verdict_card.isVisibleTo(baseline) and baseline.tensorboard_button.isEnabled()
     assert baseline.findings.empty.text() == NOTHING_FOUND
-    assert not again.pages[5].run_button.isVisibleTo(again.pages[5])
+    compare = again.pages[5]
+    again.goto(5)
+    assert not compare.run_button.isVisibleTo(compare) and compare.next_hint() == ""  # it asked for a confirmation
+    assert compare.needs.text().startswith("The study finished without a confirmation run")
+    # the fix the trial's own run made reads as made, not as a box for the next run
+    again.goto(3)
+    partial = next(card for card in page.findings.cards if card.finding.get("code") == "PARTIAL_LAST_BATCH")
+    assert partial.badge.text() == "FIXED IN RUN"
     assert codes(page) == live, (codes(page), live)  # the audit's and the trial's findings, after the audit ran

@@ -472,7 +472,7 @@ class RungPage(WizardPage):
         if own is not None:
             self.run_panel.show_finished(own)
         self.show_decision(self.rung.decision)
-        self.findings.add_findings(self.rung_findings())
+        self.show_rung_findings()
         self.findings.set_empty_text(self.after_trial_text)
         self.show_profile()
 
@@ -552,9 +552,9 @@ class RungPage(WizardPage):
             # this audit's findings replace the last audit's; the decided trial's stay (a reopened study's page
             # showed the audit's alone once it had run again)
             self.findings.set_findings(found)
-            if self.rung is not None and self.rung.decision is not None and not self.run_panel.is_running():
-                self.findings.add_findings(self.rung_findings())
             self._preselect_fixes(found)
+            if self.rung is not None and self.rung.decision is not None and not self.run_panel.is_running():
+                self.show_rung_findings()
         self.update_controls()
         self.audit()  # the request changed while the audit ran
 
@@ -685,6 +685,14 @@ class RungPage(WizardPage):
         base, against = reference_profile(self.session, self.rung)
         self.profile_view.set_profile(run, base, against)
         self.profile_view.reveal()
+
+    def show_rung_findings(self) -> None:
+        """The decided trial's findings (`rung_findings`) added to the panel, the automatic fixes its own run
+        applied marked so (a reopened page said "Fix it in the next run" for the fix the run had made)."""
+        self.findings.add_findings(self.rung_findings())
+        own = self.session.data_of(self.measured_rung)
+        if own is not None and own.status == protocol.RunStatus.COMPLETED:
+            self.findings.mark_applied(self.measured_rung.settings)
 
     def rung_findings(self) -> list[FindingDoc]:
         """What the page's decided trial found, from the study's files: its own run's findings, its verdict's,

@@ -163,10 +163,12 @@ class ComparePage(WizardPage):
                 self.set_status(PASSED if len(self.session.ensure_study().rungs) > 1 else NOT_STARTED)
             else:
                 against = config_words(candidate.compared_with, self.session.ensure_study().rungs)
-                self.needs.setText(f"Needs a confirmation run: {candidate.settings.label()} was kept after its "
-                                   f"trial against {against} "
-                                   f"({candidate.decision.speed.replicates if candidate.decision else 0} pairs). "
-                                   "Measure it against the baseline, side by side, before recommending it.")
+                kept = (f"{candidate.settings.label()} was kept after its trial against {against} "
+                        f"({candidate.decision.speed.replicates if candidate.decision else 0} pairs)")
+                # a finished study is decided: it says what was done, it asks for nothing
+                self.needs.setText(f"The study finished without a confirmation run: {kept}." if self.session.finished
+                                   else f"Needs a confirmation run: {kept}. Measure it against the baseline, side by "
+                                        "side, before recommending it.")
                 if self.status != RUNNING:
                     self.set_status(NOT_STARTED)
         self._show_runs()
@@ -308,6 +310,6 @@ class ComparePage(WizardPage):
     def next_hint(self) -> str:
         if self.run_panel.is_running():
             return "Measuring…"
-        if self.candidate() is not None and self.confirmation is None:
+        if self.candidate() is not None and self.confirmation is None and not self.session.finished:
             return "Run the confirmation first, or skip it"
         return ""
