@@ -472,8 +472,8 @@ def fmt_speedup(row: CompareRow) -> str:
 
 def steps_per_s_ci95(doc: RunSummary, step_ci: tuple[float, float] | None
                      ) -> tuple[float | None, tuple[float, float] | None]:
-    """The run's throughput in steps/s (its summary's `steps_per_s`, `summary.window_throughput`; None when it
-    has none) with its interval: the windows', else, for runs from before the windows, the median step's. The
+    """The run's throughput in steps/s (`RunSummary.step_rate`: `samples_per_s`, what every speed-up compares, per
+    step; None when it has none) with its interval: the windows', else, for runs from before the windows, the median step's. The
     compare table and the baseline page's card both show this figure (the card once showed 1000 / median step,
     895 steps/s beside the table's 812 for one run).
 
@@ -483,7 +483,7 @@ def steps_per_s_ci95(doc: RunSummary, step_ci: tuple[float, float] | None
     (`tfturbo.stats`, the trials) are not this function's."""
     tp = doc.throughput or {}
     batch = doc.batch_size
-    rate = num(doc.steps_per_s)
+    rate = doc.step_rate  # the speed-up's own figure (`samples_per_s`) in steps/s: never a second rate
     if tp.get("windows"):  # a run measured in windows: their interval or none, never the median step's
         ci = doc.throughput_ci
         return rate, summ.interval_around(rate, (ci[0] / batch, ci[1] / batch)) if ci else None

@@ -442,6 +442,14 @@ def with_audit_fixes(settings: RunSettings, raised: Iterable[str]) -> RunSetting
     return settings.with_(**changes) if changes else settings
 
 
+def steps_trained(steps: int, per_call: int | None) -> int:
+    """The steps a run asked for `steps` really trains at `per_call` steps per call (steps_per_execution): whole
+    calls, so `steps` rounded up to a multiple of the call (450 steps at 22 a call train 462). What a run's
+    progress counts to and what its card says it was to train (it read "step 462 / 450")."""
+    n = max(1, per_call or 1)
+    return -(-steps // n) * n
+
+
 def fix_failures() -> dict[str, FixFailure]:
     """RunSettings field -> how a failure of that automatic fix is explained."""
     return {f.name: s.failure for f, s in declared() if s.failure is not None}

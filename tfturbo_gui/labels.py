@@ -190,7 +190,11 @@ def _control_words() -> list[tuple[re.Pattern[str], Any]]:
     the batch page's learning rate."""
     from tfturbo.settings import declared
 
-    words: list[tuple[str, Any]] = [(r"at --accuracy-tolerance\s+([0-9.]+)", r"at \1 pp (the “Set a tolerance…” button)"),
+    words: list[tuple[str, Any]] = [
+             # the value said already ("(1.3 pp, --accuracy-tolerance 1.3)"): the button alone, the value once (it
+             # read "(1.3 pp, a tolerance of 1.3 pp (the … button))")
+             (r"([0-9.]+) pp, --accuracy-tolerance\s+\1(?![0-9.])", r"\1 pp, the “Set a tolerance…” button"),
+             (r"at --accuracy-tolerance\s+([0-9.]+)", r"at \1 pp (the “Set a tolerance…” button)"),
              (r"--accuracy-tolerance\s+([0-9.]+)", r"a tolerance of \1 pp (the “Set a tolerance…” button)"),
              (r"--accuracy-tolerance(?:\s+PP)?", "the “Set a tolerance…” button"),
              (r"--judge-on\s+loss", "the “Judge on the validation loss” button"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHeaderView, QLabel, QScrollArea, QSplitter, QTableWidget,
                                QTableWidgetItem, QTabWidget, QToolTip, QVBoxLayout, QWidget)
 
@@ -184,6 +184,22 @@ class ProfileView(QWidget):
         self.comparable = False  # the chart and tooltips show the reference's categories beside the run's
         self.set_profile(prof.Profile.unavailable("no run measured yet"))
 
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        """Room for its wrapped sentences at the width it has, then the chart at its smallest: a wrapped label asks
+        for one line, so the splitter gave the view too little and the tab cut the chart's bottom ("Where the time
+        goes" at 1024x640 and 1280x800, h42a walk)."""
+        hint = super().minimumSizeHint()
+        width = self.width() if self.width() > 0 else hint.width()
+        extra = sum(max(0, label.heightForWidth(width) - label.minimumSizeHint().height())
+                    for label in (self.summary, self.change) if label.isVisibleTo(self))
+        return QSize(hint.width(), hint.height() + extra)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        """A new width wraps the sentences anew: the splitter asks for the minimum again."""
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()
+
     def reveal(self) -> None:
         """Show the view; the first time, it takes half of the column from the plots (it was hidden at layout)."""
         if self.isHidden():
@@ -214,6 +230,7 @@ class ProfileView(QWidget):
             self.change.hide()
         self._draw(change)
         self._fill_table()
+        self.updateGeometry()  # its sentences changed: so did its minimum height
         return change
 
     def _draw(self, change: prof.ProfileChange | None) -> None:

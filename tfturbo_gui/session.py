@@ -154,9 +154,6 @@ class WizardSession:
         engine.replay()
         if engine.next_action() is not None:  # a run that is not on disk: its stage is measured again
             engine.abandon()
-        for rung in study.rungs:  # the pages replay what the runs recorded (their plots were empty)
-            if rung.run and (study.path / rung.run).is_dir():
-                session.run_data[rung.name] = RunData.from_record(load_run(study.path / rung.run))
         if not recorded.unfinished:  # a finished study opens as it ended: never "running", then "interrupted"
             session._reopened_finished = True
             for name in ("status", "message", "recommended", "recommended_rung", "snippet", "patch", "report"):
@@ -546,7 +543,16 @@ class WizardSession:
         return self.ensure_study().path / SCALING_DIR
 
     def data_of(self, rung: Rung | None) -> RunData | None:
-        return self.run_data.get(rung.name) if rung is not None else None
+        """`rung`'s own run: the live one of this session, else read back from its run directory. A
+        reopened study's rungs, and a trial resumed after a reopen whose own run the engine handed back from disk
+        (no page ever saw it run), are plotted from their files as a live trial is (the resumed trial's card
+        showed beside the reference's curve alone)."""
+        if rung is None:
+            return None
+        data = self.run_data.get(rung.name)
+        if data is None and rung.run and self.study is not None and (self.study.path / rung.run).is_dir():
+            data = self.run_data[rung.name] = RunData.from_record(load_run(self.study.path / rung.run))
+        return data
 
     def first_pair(self, rung: Rung) -> dict[str, tuple[RunData, RunSettings]]:
         """The first pair of `rung`'s trial, arm ("b": the rung's own run, "a": its reference) -> (its data, its

@@ -16,7 +16,7 @@ from tfturbo import findings as fcodes
 from tfturbo import protocol
 from tfturbo.findings import Finding
 from tfturbo.protocol import EventWriter
-from tfturbo.settings import RunSettings
+from tfturbo.settings import RunSettings, steps_trained
 
 from . import measure
 from .detectors.base import Detector, RunContext, Window
@@ -198,7 +198,7 @@ class RunMonitor:
         self.writer.emit(protocol.PHASE, phase=phase, step=step, detail=detail, **extra)
 
     def _progress(self, completed: int, window: Window) -> None:
-        total = self.settings.steps
+        total = steps_trained(self.settings.steps, self.record.steps_per_sample)  # whole calls: never above it
         recent = sum(window.step_ms) / len(window.step_ms) if window.step_ms else None
         eta = (total - completed) * recent / 1000.0 if recent is not None else None
         self.writer.emit(protocol.PROGRESS, step=completed, total=total, eta_s=eta)

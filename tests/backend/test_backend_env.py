@@ -100,3 +100,26 @@ def test_cpu_flags_are_read_from_the_first_processor_of_cpuinfo(tmp_path):
     name, flags = hardware._cpu_info(cpuinfo)
     assert name == "AMD EPYC 9B14" and {"avx512_bf16", "amx_bf16"} <= flags
     assert hardware._cpu_info(tmp_path / "missing")[1] == set()
+
+
+def test_progress_counts_to_the_steps_the_run_trains_in_whole_calls():
+    """h42a walk: a run of 450 steps at 22 steps per call (steps_per_execution) read "step 462 / 450". Keras trains
+    whole calls, so the run trains 462: its progress counts to that, never past its total."""
+    import io
+    import json
+
+    from tfturbo import protocol
+    from tfturbo.protocol import EventWriter
+    from tfturbo.settings import RunSettings
+    from trainer_backend.detectors.base import RunContext, Window
+    from trainer_backend.monitor import RunMonitor
+
+    out = io.StringIO()
+    settings = RunSettings("w", steps=450, steps_per_execution=22)
+    monitor = RunMonitor(EventWriter(sinks=[out]), settings, [], RunContext(settings, None, None), None)
+    monitor.record.steps_per_sample = 22  # what the instrument reads off the compiled model
+    for done in (22, 440, 462):
+        monitor._progress(done, Window([done], [1.0], None, None, None))
+    progress = [e for e in map(json.loads, out.getvalue().splitlines()) if e["type"] == protocol.PROGRESS]
+    assert [(e["step"], e["total"]) for e in progress] == [(22, 462), (440, 462), (462, 462)]
+    assert progress[-1]["eta_s"] == 0

@@ -73,8 +73,16 @@ def clipped(top: QWidget) -> list[str]:
                                                            or hasattr(outer, "setHorizontalHeaderLabels")):
                 continue  # code and tables scroll sideways on purpose
             wide = wider_than_viewport(w, viewport)
+            content = next((c for c in viewport.children() if isinstance(c, QWidget) and c.isAncestorOf(w)), None)
+            # h42a walk: the profile's chart, laid out taller than its tab in the plots' scroll area, was cut at the
+            # bottom ("Where the time goes" at 1024x640): inside a scroll area too, no parent may cut a control
+            cut_by = cut_by_parent(w, content, QRect(w.mapTo(content, QPoint(0, 0)), w.size())) \
+                if content is not None and (isinstance(w, CHECKED) or isinstance(w, QGraphicsView)) else ""
             if wide:
                 bad.append(wide)
+            elif cut_by:
+                bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r} cut by its {cut_by} "
+                           "(in a scroll area)")
             elif isinstance(w, CHECKED) and not (isinstance(w, QLabel) and w.wordWrap()) \
                     and w.width() + 1 < w.minimumSizeHint().width():
                 bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r}: {w.width()} < "

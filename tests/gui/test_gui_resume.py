@@ -98,6 +98,11 @@ def test_a_study_closed_mid_trial_reopens_at_that_step_and_re_uses_its_finished_
     qtbot.waitUntil(lambda: page.rung is not None and page.rung.decision is not None
                     and not page.run_panel.is_running(), timeout=60_000)
     assert page.rung.name == interrupted  # the same trial, its finished runs handed back
+    # h42a walk: its card showed beside the reference's curve alone — the own run, handed back from disk, was never
+    # seen running by the page. Both arms are plotted from the run files, as the live trial plots them
+    plotted = {s.label: len(s.data.step.view()) for s in page.plots.series}
+    own = f"{page.rung.settings.label()} (full length)"
+    assert own in plotted and plotted[own] > 0 and len(plotted) == 2, plotted
     after = finished_runs(path)
     assert {name: after[name] for name in before} == before  # nothing measured twice
     assert interrupted in again.session.engine.reused

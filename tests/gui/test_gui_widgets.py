@@ -412,9 +412,26 @@ def test_the_run_card_shows_the_same_steps_per_s_as_the_compare_table():
     # secondary figure shows no interval rather than a degenerate one (issue 22)
     assert facts["Steady speed"] == "812.4 steps/s"
     assert summary.step_rate == 40622.26 / 50
-    assert steps_per_s_ci95(summary, None) == (812.445, None)
-    assert facts["Median step"] == "1.12 ms [1.08, 1.15]"  # the step time stays the step time
+    assert steps_per_s_ci95(summary, None) == (summary.step_rate, None)
+    # h42a walk: "473.8 steps/s" beside "median step 1.72 ms" (581/s) read as two speeds of one run: one speed,
+    # the figure every speed-up compares; the median step said as a detail of it
+    speeds = [label for label, value in facts.items() if "steps/s" in value or "/s" in value]
+    assert speeds == ["Steady speed"], facts
+    assert facts["Median step (detail)"].startswith("1.12 ms [1.08, 1.15]: the typical step alone")
 
+
+
+def test_the_run_card_counts_a_runs_steps_in_whole_calls():
+    """h42a walk: 450 steps at 22 steps per call train 462 (whole calls): the card said "462 of 450"."""
+    from tfturbo_gui.cards import run_facts
+
+    def steps(done: int) -> str:
+        return dict(run_facts(RunSummary.from_dict({
+            "status": "completed", "settings": {"steps": 450, "steps_per_execution": 22, "batch_size": 64},
+            "steps_completed": done, "steps_per_sample": 22})))["Steps"]
+
+    assert steps(462) == "462"
+    assert steps(220) == "220 of 462"  # stopped early: out of what it would have trained
 
 
 def test_the_confirmations_bars_have_a_scale_in_their_units(qtbot):

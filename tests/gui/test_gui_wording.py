@@ -279,3 +279,23 @@ def test_checking_another_script_takes_its_own_length_not_the_last_ones(qtbot, t
     assert checked(None) == DEFAULT_STEPS  # a builtin: tfturbo's default again
     page.steps.setValue(150)  # a length the user typed stays
     assert checked({"epochs": 3, "steps_per_epoch": 32, "steps": 96}) == 150
+
+
+def test_the_tolerance_way_forward_says_its_value_once_in_the_gui(qtbot):
+    """h42a walk: the accuracy card read "(1.3 pp, a tolerance of 1.3 pp (the “Set a tolerance…” button))": the
+    core's line gives the value and the flag with it, and the GUI's words for the flag said the value again."""
+    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo.trials.way_forward import WayForward
+    from tfturbo_gui.cards import DecisionCard
+
+    acc = AccuracyVerdict("val_accuracy", -0.002, (-0.0123, 0.0084), "inconclusive", 400)
+    speed = SpeedVerdict(1.26, (1.19, 1.35), "faster", 4)
+    decision = TrialVerdict(speed, acc, False, "faster", [], protocol.RunStatus.COMPLETED, "")
+    way = WayForward(None, 1.3, None, None, "", worst_pp=1.23)
+    assert "(1.3 pp, --accuracy-tolerance 1.3)" in way.lines()[0]  # the command line keeps its flag
+    card = DecisionCard()
+    qtbot.addWidget(card)
+    card.set_decision(decision, "batch 128", "the baseline", way_forward=way.lines())
+    text = card.reason.text()
+    assert "Accept a larger accuracy tolerance (1.3 pp, the “Set a tolerance…” button): it decides nothing" in text
+    assert text.count("1.3 pp") == 1 and "--accuracy-tolerance" not in text, text

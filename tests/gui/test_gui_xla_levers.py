@@ -142,3 +142,57 @@ def test_a_decided_pages_still_to_come_follows_the_study(qtbot, tmp_path):
     judge(qtbot, batch, batch.run_button)
     window.goto(3)
     assert "Batch size" not in xla.plan_note.text()
+
+
+def codes(page) -> set[str]:
+    return {str(f.get("code")) for f in page.findings.findings}
+
+
+def test_each_trials_verdict_stays_on_the_page_and_a_reopened_finished_study_keeps_them_and_its_findings(
+        qtbot, tmp_path):
+    """h42a walk: measuring steps per call replaced the XLA verdict card on their shared page; a finished study's
+    XLA page still offered to run another configuration; a reopened study dropped the page's findings once its
+    audit ran again."""
+    from tests.gui.gui_helpers import make_window
+    from tfturbo_gui.pages.base import FINISHED_NOTE
+    from tfturbo_gui.pages.baseline import NOTHING_FOUND
+
+    window, xla = xla_page(qtbot, tmp_path, "builtin:short-steps")
+    judge(qtbot, xla, xla.run_button)
+    first = xla.rung
+    judge(qtbot, xla, xla.spe_button)
+    cards = [card for card in xla.earlier_cards if card.isVisibleTo(xla)]
+    assert [c.headline.text().split(":")[0] for c in cards] == [first.settings.label()]  # the XLA verdict stays
+    assert xla.decision_card.isVisibleTo(xla) and xla.decision_card.headline.text().startswith(
+        xla.rung.settings.label())
+    live = codes(xla)
+    window.goto(len(window.pages) - 1)  # Record: the study is finished
+    path = window.session.study.path
+    window.close()
+
+    again = make_window(qtbot, tmp_path / "again")
+    again.open_study(path)
+    page = again.pages[3]
+    again.goto(3)
+    qtbot.waitUntil(lambda: not page.audit_panel.is_running() and page._audited is not None, timeout=20_000)
+    qtbot.wait(50)
+    shown = [c.headline.text().split(":")[0] for c in [*page.earlier_cards, page.decision_card] if c.isVisibleTo(page)]
+    assert shown == [first.settings.label(), page.rung.settings.label()]  # both decisions, as measured
+    # decided: no button measures anything (it offered "Run mixed_float16 + XLA"), the page says why
+    assert not page.run_button.isVisibleTo(page) and not page.spe_button.isVisibleTo(page)
+    assert not page.continue_button.isVisibleTo(page) and page.busy_note.text() == FINISHED_NOTE
+    assert "Still to come" not in page.plan_note.text()  # it listed the stages the study went without, "about 0 s"
+    baseline = again.pages[1]
+    assert not baseline.measure_button.isVisibleTo(baseline)
+    # the probe's card and the page's findings from the study's files, as the live page showed them
+    assert baseline.verdict_card.isVisibleTo(baseline) and baseline.tensorboard_button.isEnabled()
+    assert baseline.findings.empty.text() == NOTHING_FOUND
+    compare = again.pages[5]
+    again.goto(5)
+    assert not compare.run_button.isVisibleTo(compare) and compare.next_hint() == ""  # it asked for a confirmation
+    assert compare.needs.text().startswith("The study finished without a confirmation run")
+    # the fix the trial's own run made reads as made, not as a box for the next run
+    again.goto(3)
+    partial = next(card for card in page.findings.cards if card.finding.get("code") == "PARTIAL_LAST_BATCH")
+    assert partial.badge.text() == "FIXED IN RUN"
+    assert codes(page) == live, (codes(page), live)  # the audit's and the trial's findings, after the audit ran

@@ -39,6 +39,9 @@ from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_KEPT, NOT_RUN, NOT_STARTED, PASSED, RUNNING
 
 LEFT_WIDTH = 430
+# a finished study reopened (`WizardSession.finished`): every step is decided, so no page offers to measure again
+FINISHED_NOTE = ("This study is finished: its decisions are shown as recorded. File → New study measures the "
+                 "workload again.")
 
 
 def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, arms: tuple[str, str]):
@@ -427,6 +430,12 @@ class RungPage(WizardPage):
         self.add_run_panel(launcher, self._on_run_ended)
         self.plan_note = muted_label(hidden=True)  # the trial's progress, its plan and the study's rest
         self.left.addWidget(self.plan_note)
+        # the verdicts of the page's other decided rungs, in the study's order (`show_earlier_decisions`): a second
+        # trial on the page (steps per call after XLA) replaced the first one's card
+        self.earlier = QVBoxLayout()
+        self.earlier.setSpacing(10)
+        self.earlier_cards: list[DecisionCard] = []
+        self.left.addLayout(self.earlier)
         self.decision_card = DecisionCard()
         self.left.addWidget(self.decision_card)
         self.continue_button = QPushButton()  # a stopped trial: its next pairs, not a new trial from pair 1
@@ -452,17 +461,18 @@ class RungPage(WizardPage):
         """A continued study: the page as its last trial left it — its verdict, its first pair's runs replayed
         from their run directories (the plots showed the baseline alone), its profile and findings."""
         super().show_recorded()
+        self.update_controls()  # a finished study's: nothing to run
         decided = [r for r in self.decided_rungs() if r.run]
         if not decided:
             return
         self.rung = decided[-1]
+        self.show_earlier_decisions()
         own = self.session.data_of(self.rung)
         self.trial_plots.show_first_pair(self.session, self.rung)
         if own is not None:
             self.run_panel.show_finished(own)
-            self.findings.add_findings(own.findings)
         self.show_decision(self.rung.decision)
-        self.findings.add_findings(self.rung.decision.findings if self.rung.decision else [])
+        self.show_rung_findings()
         self.findings.set_empty_text(self.after_trial_text)
         self.show_profile()
 
@@ -498,13 +508,16 @@ class RungPage(WizardPage):
     def update_controls(self) -> None:
         why = GATE.why_busy() if not self.run_panel.is_running() else ""
         self.run_button.setEnabled(not why and not self.run_panel.is_running() and not self.audit_panel.is_running()
-                                   and self.session.baseline is not None and self.can_run())
+                                   and self.session.baseline is not None and self.can_run()
+                                   and not self.session.finished)
+        self.run_button.setVisible(not self.session.finished)
+        why = FINISHED_NOTE if self.session.finished else why
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
         self.navigation_changed.emit()  # Next follows the run: set_status(RUNNING) came before it started
         self.findings.set_busy("The audit is running…" if self.audit_panel.is_running() else
                                "No findings so far in this trial." if self.run_panel.is_running() else None)
-        if self.rung is not None and self.rung.decision is not None:
+        if self.rung is not None and self.rung.decision is not None and not self.session.finished:
             self.show_continue(self.rung)
         else:
             self.continue_button.hide()
@@ -536,8 +549,12 @@ class RungPage(WizardPage):
             found = findings_in(data.document.get("findings"))
             self._audit_findings = found
             self.session.record_audit(found)
+            # this audit's findings replace the last audit's; the decided trial's stay (a reopened study's page
+            # showed the audit's alone once it had run again)
             self.findings.set_findings(found)
             self._preselect_fixes(found)
+            if self.rung is not None and self.rung.decision is not None and not self.run_panel.is_running():
+                self.show_rung_findings()
         self.update_controls()
         self.audit()  # the request changed while the audit ran
 
@@ -557,6 +574,7 @@ class RungPage(WizardPage):
             return
         self.rung = self.session.start_trial(self.stage, settings or self.rung_settings())
         self.trial_plots.reset()
+        self.show_earlier_decisions()  # the last trial's verdict stays, beside the new one's
         if self.rung is None:  # the engine had nothing to measure: it recorded why (the stage's skip)
             self.update_controls()
             return
@@ -611,7 +629,7 @@ class RungPage(WizardPage):
             self.run_panel.show_finished(own)  # the configuration it measured, not the reference run that ended last
         self.show_decision(decision)
         self.show_trial_progress(self.rung)
-        self.findings.add_findings(decision.findings)
+        self.findings.add_findings(self.rung_findings())
         self.findings.set_empty_text(self.after_trial_text)
         self.show_profile()
         self.set_status(PASSED if self.passed(decision) else
@@ -629,7 +647,27 @@ class RungPage(WizardPage):
                                         fixes=fixes_on(rung.settings, fixes_not_applied(self.findings.findings)),
                                         way_forward=way.lines() if way else (),
                                         shown=headline(rung.name, self.session.ensure_study().rungs), rung=rung.name)
+        self.show_earlier_decisions()
         self.show_continue(rung)
+
+    def show_earlier_decisions(self) -> None:
+        """A verdict card for each rung of this page the study decided, other than the page's own (`rung`, on
+        `decision_card`): from the study's rungs, so a trial started after another on the same page (steps per
+        call after XLA), or a reopened study, shows every decision the page made."""
+        study = self.session.ensure_study()
+        others = [r for r in self.decided_rungs() if r is not self.rung and r.decision is not None]
+        while len(self.earlier_cards) < len(others):
+            card = DecisionCard()
+            self.earlier.addWidget(card)
+            self.earlier_cards.append(card)
+        for card, rung in zip(self.earlier_cards, others):
+            decision = rung.decision
+            assert decision is not None
+            card.set_decision(decision, rung.settings.label(), config_words(rung.compared_with, study.rungs),
+                              fixes=fixes_on(rung.settings, fixes_not_applied(decision.findings)),
+                              shown=headline(rung.name, study.rungs), rung=rung.name)
+        for card in self.earlier_cards[len(others):]:
+            card.hide()
 
     def take_way_forward(self, way: str) -> None:
         """A way forward's button (`WizardPage.way_forward_taken`): the verdict card shows the new verdict."""
@@ -642,15 +680,34 @@ class RungPage(WizardPage):
         self.update_controls()
 
     def show_profile(self) -> None:
-        """Where this rung's time went against its reference's, and the categories that got slower (OP_SLOWER)."""
+        """Where this rung's time went against its reference's."""
         run, _ = rung_profile(self.session, self.rung)
         base, against = reference_profile(self.session, self.rung)
-        trial = self.session.trial_of(self.rung)
         self.profile_view.set_profile(run, base, against)
         self.profile_view.reveal()
-        self.findings.add_findings([f.to_dict() for f in compare_findings(
-            base, run, trial.a if trial is not None else self.session.measured_baseline.settings,
-            self.measured_rung.settings)])
+
+    def show_rung_findings(self) -> None:
+        """The decided trial's findings (`rung_findings`) added to the panel, the automatic fixes its own run
+        applied marked so (a reopened page said "Fix it in the next run" for the fix the run had made)."""
+        self.findings.add_findings(self.rung_findings())
+        own = self.session.data_of(self.measured_rung)
+        if own is not None and own.status == protocol.RunStatus.COMPLETED:
+            self.findings.mark_applied(self.measured_rung.settings)
+
+    def rung_findings(self) -> list[FindingDoc]:
+        """What the page's decided trial found, from the study's files: its own run's findings, its verdict's,
+        and the op categories that got slower than its reference's profile (OP_SLOWER). The same list live, on a
+        reopened study and after the page's audit ran again (the reopened page dropped the profile's)."""
+        rung = self.measured_rung
+        own = self.session.data_of(rung)
+        run, _ = rung_profile(self.session, rung)
+        base, _against = reference_profile(self.session, rung)
+        trial = self.session.trial_of(rung)
+        against = next((r for r in self.session.ensure_study().rungs if r.name == rung.compared_with),
+                       self.session.measured_baseline)  # a reopened study's trial: the rung it was measured against
+        slower = compare_findings(base, run, trial.a if trial is not None else against.settings, rung.settings)
+        return [*(own.findings if own is not None else []), *(rung.decision.findings if rung.decision else []),
+                *(f.to_dict() for f in slower)]
 
     def passed(self, decision) -> bool:
         """The step passes when its rung was kept (a page measuring several levers overrides this)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from tfturbo import protocol
+from tfturbo.findings import findings_in
 from tfturbo.runfiles import RUNS_DIR
 from tfturbo.tune.study import Rung
 from tfturbo.input_probe import InputProbe
@@ -32,8 +33,11 @@ from ..run_gate import GATE
 from ..session import WizardSession, probe_argv
 from ..step_status import ATTENTION, PASSED, RUNNING
 from ..tensorboard_launcher import TensorBoardLauncher
-from .base import WizardPage, add_section
+from .base import FINISHED_NOTE, WizardPage, add_section
 
+
+
+NOTHING_FOUND = "The input probe and the baseline run found nothing to fix."  # live, and reopened
 
 
 def probe_facts(doc: InputProbe) -> list[tuple[str, str]]:
@@ -131,8 +135,12 @@ class BaselinePage(WizardPage):
         return ["baseline", *super().stages()]
 
     def show_recorded(self) -> None:
-        """A continued study: the baseline as it was measured, replayed from its run directory (the page's plots
-        and card were empty)."""
+        """A continued study: the probe and the baseline as they were measured, from the study's files (the page's
+        plots and cards were empty, its findings said none had been looked for)."""
+        probe = self.session.study.probe if self.session.study is not None else None
+        if probe is not None and probe.verdict:  # the probe's card and findings, as its run showed them
+            self.verdict_card.set_facts(probe_facts(probe))
+            self.findings.add_findings(findings_in(probe.findings))
         if self.session.baseline is not None:
             self.rung = self.session.baseline
             data = self.session.data_of(self.rung)
@@ -146,7 +154,11 @@ class BaselinePage(WizardPage):
                     self.results.set_facts(run_facts(data.summary))
                 self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
                 self.profile_view.reveal()
+                self.tensorboard_button.setEnabled(True)  # its profile and scalars are in the study's runs
+                self.findings.set_empty_text(NOTHING_FOUND)
+                self.findings.add_findings([])  # refresh the empty text's visibility
             self.set_status(PASSED)
+        self.update_controls()
 
     def available(self) -> str:
         return "" if self.session.study is not None else "choose and check a workload first"
@@ -206,9 +218,11 @@ class BaselinePage(WizardPage):
 
     def update_controls(self) -> None:
         why = GATE.why_busy() if not self.run_panel.is_running() else ""
-        free = not why and not self.run_panel.is_running()
+        free = not why and not self.run_panel.is_running() and not self.session.finished
         self.measure_button.setEnabled(free)
         self.anyway_button.setEnabled(free)
+        self.measure_button.setVisible(not self.session.finished)  # a decided step: only what it measured
+        why = FINISHED_NOTE if self.session.finished else why
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
 
@@ -251,7 +265,7 @@ class BaselinePage(WizardPage):
         self.session.finish_baseline(rung, data)
         steps = len(data.step.view())
         self.findings.set_empty_text(
-            "The input probe and the baseline run found nothing to fix." if data.status == protocol.RunStatus.COMPLETED
+            NOTHING_FOUND if data.status == protocol.RunStatus.COMPLETED
             else f"The baseline run {data.status} after {steps} step{'s' if steps != 1 else ''}: too few to look "
                  "for problems. Measure the baseline again.")
         self.findings.add_findings([])  # refresh the empty text's visibility

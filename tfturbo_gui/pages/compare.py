@@ -35,7 +35,7 @@ from ..run_process import Launcher
 from ..session import WizardSession
 from ..step_status import ATTENTION, NOT_STARTED, PASSED, RUNNING
 from ..verdict_view import VerdictView
-from .base import TrialPlots, WizardPage, add_section, needs_baseline
+from .base import FINISHED_NOTE, TrialPlots, WizardPage, add_section, needs_baseline
 from ..labels import in_gui_words, muted_label
 
 
@@ -140,6 +140,7 @@ class ComparePage(WizardPage):
                                   if r.kind == CONFIRMATION.rung_kind and r.decision is not None), None)
         if self.confirmation is not None:
             self.show_decision()  # its verdict as it was measured (the page showed its button alone)
+        self.update_controls()  # a finished study's: nothing to run
 
     # ------------------------------------------------------------ what needs confirming
 
@@ -162,10 +163,12 @@ class ComparePage(WizardPage):
                 self.set_status(PASSED if len(self.session.ensure_study().rungs) > 1 else NOT_STARTED)
             else:
                 against = config_words(candidate.compared_with, self.session.ensure_study().rungs)
-                self.needs.setText(f"Needs a confirmation run: {candidate.settings.label()} was kept after its "
-                                   f"trial against {against} "
-                                   f"({candidate.decision.speed.replicates if candidate.decision else 0} pairs). "
-                                   "Measure it against the baseline, side by side, before recommending it.")
+                kept = (f"{candidate.settings.label()} was kept after its trial against {against} "
+                        f"({candidate.decision.speed.replicates if candidate.decision else 0} pairs)")
+                # a finished study is decided: it says what was done, it asks for nothing
+                self.needs.setText(f"The study finished without a confirmation run: {kept}." if self.session.finished
+                                   else f"Needs a confirmation run: {kept}. Measure it against the baseline, side by "
+                                        "side, before recommending it.")
                 if self.status != RUNNING:
                     self.set_status(NOT_STARTED)
         self._show_runs()
@@ -203,13 +206,16 @@ class ComparePage(WizardPage):
 
     def update_controls(self) -> None:
         why = GATE.why_busy() if not self.run_panel.is_running() else ""
-        self.run_button.setEnabled(not why and not self.run_panel.is_running() and self.candidate() is not None)
+        self.run_button.setEnabled(not why and not self.run_panel.is_running() and self.candidate() is not None
+                                   and not self.session.finished)
         confirmed = self.confirmation is not None and self.confirmation.decision is not None
         self.run_button.setText("Run the confirmation again" if confirmed and not self.run_panel.is_running()
                                 else "Run the confirmation")
+        self.run_button.setVisible(not self.session.finished)  # a decided step: only what it measured
+        why = FINISHED_NOTE if self.session.finished else why
         self.busy_note.setText(why[0].upper() + why[1:] if why else "")
         self.busy_note.setVisible(bool(why))
-        if self.confirmation is not None and self.confirmation.decision is not None:
+        if self.confirmation is not None and self.confirmation.decision is not None and not self.session.finished:
             self.show_continue(self.confirmation)
         else:
             self.continue_button.hide()
@@ -304,6 +310,6 @@ class ComparePage(WizardPage):
     def next_hint(self) -> str:
         if self.run_panel.is_running():
             return "Measuring…"
-        if self.candidate() is not None and self.confirmation is None:
+        if self.candidate() is not None and self.confirmation is None and not self.session.finished:
             return "Run the confirmation first, or skip it"
         return ""

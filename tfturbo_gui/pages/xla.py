@@ -189,10 +189,11 @@ class XlaPage(RungPage):
                 self.set_status(NOT_RUN)
         else:
             self.not_run.hide()
-        self.run_button.setVisible(refused is None or nxt is not None)
+        finished = self.session.finished  # every step decided: only what was measured is shown
+        self.run_button.setVisible((refused is None or nxt is not None) and not finished)
         spe, note = self.steps_per_execution()
         self.spe_note.setText(note)
-        self.spe_button.setVisible(spe is not None)
+        self.spe_button.setVisible(spe is not None and not finished)
         if spe is not None:
             self.spe_button.setText(f"Measure steps_per_execution={spe.settings.steps_per_execution}")
         self.spe_button.setEnabled(spe is not None and self.run_button.isEnabled())
