@@ -103,13 +103,13 @@ def test_a_decision_cell_labels_a_figure_that_is_not_the_rows_headline(study, re
     table = text.split("Configurations")[1].split("Before and after")[0]
     own, confirmation = ladder(study)["04-larger_batch"]["speed"], ladder(study)["05-confirmation"]["speed"]
     lo, hi = own["ci95"]
-    row = table.split("04-larger_batch Batch size")[1].split("05-confirmation Re-measure")[0]
+    row = table.split("Batch size · 04-larger_batch")[1].split("Re-measure & compare · 05-confirmation")[0]
     assert f"{confirmation['ratio']:.2f}x" in row  # the headline, in the Speed-up column
-    assert (f"its own trial, against float32 + XLA, batch 64: {own['ratio']:.2f}× [{lo:.2f}, {hi:.2f}] over 3 pairs, faster"
+    assert (f"its own trial, against XLA: {own['ratio']:.2f}× [{lo:.2f}, {hi:.2f}] over 3 pairs, faster"
             in row), row
     assert f"faster: {own['ratio']:.2f}×" not in row  # never unlabelled
-    rows = {"03-xla": ("03-xla XLA compilation", "04-larger_batch Batch size"),
-            "05-confirmation": ("05-confirmation Re-measure", "tfturbo report")}
+    rows = {"03-xla": ("XLA compilation · 03-xla", "Batch size · 04-larger_batch"),
+            "05-confirmation": ("Re-measure & compare · 05-confirmation", "tfturbo report")}
     for name, (start, end) in rows.items():  # their headline is their own trial: the number once
         cell = table.split(start)[1].split(end)[0]
         assert cell.count(f"{ladder(study)[name]['speed']['ratio']:.2f}") == 1, cell
@@ -155,7 +155,7 @@ def test_a_memory_change_is_claimed_only_beyond_the_runs_own_spread(study):
                            "differ by up to 27.6 MiB"), said
     assert "lower" not in said and "higher" not in said
     table = flat(pdf_text(write_report(study))).split("Configurations")[1].split("Before and after")[0]
-    row = table.split("04-larger_batch Batch size")[1].split("05-confirmation Re-measure")[0]
+    row = table.split("Batch size · 04-larger_batch")[1].split("Re-measure & compare · 05-confirmation")[0]
     assert "about the same 1.1 GiB (within the runs' spread)" in row and "0.99x" not in row, row
     _set_peaks(study, {base: [1.101, 1.128, 1.117], tuned: [1.31, 1.33]})  # apart, beyond the spread
     said = gather(study).verdict.split("Peak host memory")[1].split(". ")[0]
@@ -182,7 +182,9 @@ def test_replicate_runs_are_measurements_of_their_trial_not_rungs(study, report_
     assert len(list((study / RUNS_DIR).iterdir())) == 1 + 4 * 7 + 2
     text = flat(report_text)
     assert not any(f"{name}.{arm}" in text for name in RUNGS for arm in ("a2", "a3", "a4", "b2", "b3", "b4"))
-    assert "Runs measured 31 in all; replicate pairs: 02-mixed_bfloat16 3, 03-xla 3, 04-larger_batch 3, " \
+    # each trial by what it measured, its folder after it (issue 42: configurations named by run folder)
+    assert "Runs measured 31 in all; replicate pairs: mixed_bfloat16, 02-mixed_bfloat16 3, XLA, 03-xla 3, " \
+           "XLA + batch 128 + learning rate x2, 04-larger_batch 3, XLA + batch 128 + learning rate x2, " \
            "05-confirmation 3" in text
 
 
@@ -585,8 +587,9 @@ def test_page_one_is_an_executive_summary_with_the_headline_accuracy_chart_and_c
     assert f"{shown.ratio:.2f}x faster" in page1 and f"between {lo:.2f}x and {hi:.2f}x (95% interval)" in page1
     assert "Accuracy: unchanged within the tolerance of 0.5 percentage points" in page1
     assert "Every configuration measured" in page1 and "Speed-up vs the baseline" in page1  # the chart's text
-    for label in ("float32, batch 64 (baseline)", "mixed_bfloat16, batch 64 (not kept)", "float32 + XLA, batch 64",
-                  "float32 + XLA, batch 128"):
+    # each configuration by what it changes from the baseline (issue 42: named by run folder or by every setting)
+    for label in ("baseline: float32, batch 64", "mixed_bfloat16 (not kept)", "XLA",
+                  "XLA + batch 128 + learning rate x2"):
         assert label in page1
     changes = page1.split("Changes to make")[1].split("About this study")[0]
     assert "jit_compile=True" in changes and "batch size 128 instead of 64" in changes
@@ -680,9 +683,9 @@ def test_page_one_says_what_a_speed_up_not_measured_against_the_baseline_was_mea
     assert not shown.vs_baseline and shown.against == "03-xla"
     page1 = flat(_page_texts(write_report(study))[0])
     chart = page1.split("Every configuration measured")[1].split("Each bar is")[0]
-    assert shown.against_words == "float32 + XLA, batch 64"  # what it is, not "03-xla"
-    assert f"{shown.ratio:.2f}x vs float32 + XLA, batch 64" in chart  # beside its bar
-    assert chart.count("vs float32 + XLA, batch 64") == 2  # and in its label, whole
+    assert shown.against_words == "XLA"  # what it is, not "03-xla"
+    assert f"{shown.ratio:.2f}x vs XLA" in chart  # beside its bar
+    assert chart.count("vs XLA") == 2  # and in its label, whole
     assert "A speed-up never measured against the baseline itself says what it was measured against" in page1
 
 
@@ -827,11 +830,10 @@ def test_a_keep_the_current_settings_report_says_what_it_kept(study):
     report = gather(study)
     assert report.tuned is None
     drawn = _chart_strings(configurations_chart(report, WIDTH, Tolerance()))
-    for label in ("float32, batch 64 (baseline)", "mixed_bfloat16, batch 64 (not kept)",
-                  "float32 + XLA, batch 64 (not kept)"):
+    for label in ("baseline: float32, batch 64", "mixed_bfloat16 (not kept)", "XLA (not kept)"):
         assert label in drawn, label
     assert "no speed-up: not applied" in drawn  # the XLA row says why it has no bar
-    assert "val_accuracy change vs the baseline (pp)" in drawn  # one metric on the axis, named
+    assert "val_accuracy change (pp)" in drawn  # one metric on the axis, named (shortened to its panel)
     assert any(s.startswith("judged on val_loss: ") and s.endswith("(not on this axis)") for s in drawn)
     text = flat(pdf_text(write_report(study)))
     assert "Precision policy float32 (recommended: the current settings); mixed_bfloat16 was the 16-bit policy " \

@@ -420,6 +420,11 @@ class Trial:
     # the external reference already holds runs of other seeds, none when B's change did not take effect or B
     # validated nothing per example. 2 in `ab` and `tune` (SEED_REPLICATES); 0 here: a trial as before
     seed_replicates: int = 0
+    # the way forward "train more seeds" (`trials.way_forward`): trainings of B and of the accuracy reference from
+    # further seeds, this many of each, after the trial's own runs (its pairs decided): B's replicates 0, -1, ...
+    # (NN-slug.b0), the reference's after its own seed runs. Each arm's mean then rests on several trainings, which
+    # narrows an interval the trainings' noise dominates (`accuracy.TrainingNoise.scale`)
+    more_seeds: int = 0
     # the study's completed full-length runs by `settings.training_key` (the study engine's index): A's full-length
     # run, when one of them trained the same way, is taken from here instead of trained again (`reused_run`)
     finished: dict[tuple[tuple[str, str], ...], FinishedRun] = field(default_factory=dict)
@@ -751,8 +756,13 @@ class Trial:
         the overhead its trial's processes showed plus its arms' steady
         seconds; a separate speed-only run as its arm's runs so far.
         """
-        if self.next_run() is None:
+        planned = self.next_run()
+        if planned is None:
             return (0.0, 0.0)
+        if self._decided():  # the way forward "train more seeds": full-length trainings, as long as the gate's
+            one = self._slot_estimate(0, A)
+            runs = 2 * self.more_seeds - sum(map(len, self._more_seeds_measured()))
+            return (one * runs, one * runs) if one is not None else None
         done = len(self.runs)
         if done < len(self.gate_arms()):
             return None
@@ -782,7 +792,10 @@ class Trial:
         rule = self.rule
         span = f"{rule.min_pairs}–{rule.max_pairs}" if rule.max_pairs > rule.min_pairs else str(rule.min_pairs)
         number = self.speed_pair_number(planned.replicate)
-        if isinstance(planned, PlannedRun) and planned.replicate < 1:
+        if isinstance(planned, PlannedRun) and planned.replicate < 1 and self._decided():
+            who = self.label_b if planned.arm == B else self.reference_words()
+            text = f"{who} trained again from seed {planned.settings.seed}, to narrow the trainings' noise"
+        elif isinstance(planned, PlannedRun) and planned.replicate < 1:
             text = (f"the accuracy reference trained again from another seed (seed {planned.settings.seed}), for "
                     f"the trainings' noise (then {span} speed pairs)")
         elif number:
@@ -867,8 +880,10 @@ class Trial:
     def next_run(self) -> Planned | None:
         """The next run to measure — a `PlannedPair` for a paired replicate (the speed pairs when `paired`) — or
         None when the trial is decided."""
-        if self._stopped or self._decided():
+        if self._stopped:
             return None
+        if self._decided():
+            return self._more_seeds_run()
         done = len(self.runs)
         replicate, arm = self._slot(done)
         found = self.reused_run(arm) if replicate == 1 else None
@@ -892,6 +907,32 @@ class Trial:
             if second.settings.speed_only:
                 return PlannedPair(planned, second, self.paired_steady_s() or self.rule.steady_s)
         return planned
+
+    def _more_seeds_measured(self) -> tuple[list[MeasuredRun], list[MeasuredRun]]:
+        """(B's, the reference's) trainings of the way forward "train more seeds" measured so far."""
+        return ([r for r in self.runs if r.planned.arm == B and r.planned.replicate < 1],
+                [r for r in self.runs if r.planned.arm == A and r.planned.replicate < 1][self.seed_runs():])
+
+    def _more_seeds_run(self) -> PlannedRun | None:
+        """The next training of the way forward "train more seeds" (`more_seeds`), B's and the reference's in
+        turn, or None when they are all measured. The reference's continue its seed runs (replicates below
+        them, seeds after theirs); B's j-th is B's gate run from the seed of the reference's j-th, so each new seed
+        trains both configurations, as the trial's first pair did."""
+        extra_b, extra_a = self._more_seeds_measured()
+        if len(extra_b) >= self.more_seeds and len(extra_a) >= self.more_seeds:
+            return None
+        if self.change_missing() or any(r.status != COMPLETED for r in extra_b + extra_a):
+            return None  # nothing to train again from: no change to judge, or a training failed
+        first_b = next((r for r in self.runs if r.planned.arm == B and r.planned.replicate == 1), None)
+        if first_b is None or first_b.status != COMPLETED:
+            return None
+        if len(extra_b) <= len(extra_a):
+            j = len(extra_b) + 1
+            settings = first_b.planned.settings.with_(seed=self.noise_seed(self.seed_runs() + j), no_model=True)
+            return PlannedRun(B, 1 - j, settings, self.names(B, 1 - j))
+        replicate = -(self.seed_runs() + len(extra_a))
+        settings = self.seed_settings(replicate)
+        return PlannedRun(A, replicate, settings.with_(no_model=True), self.names(A, replicate))
 
     def _take(self, arm: str, found: FinishedRun) -> None:
         """Record the study's run `found` as `arm`'s full-length run, measured before this trial (its process time
@@ -1021,7 +1062,9 @@ class Trial:
         acc = not_judged(missing) if missing else label_free.compare_runs(reference, validated, self.tolerance)
 
         failed_a = next((r for r in a_runs if r.status != COMPLETED and r.planned.replicate >= 1), None)
-        status = next((r.status for r in b_runs if r.status != COMPLETED), COMPLETED if b_runs else "crashed")
+        # a training of B from another seed that failed leaves the trainings' noise as it was, not the trial failed
+        status = next((r.status for r in b_runs if r.status != COMPLETED and r.planned.replicate >= 1),
+                      COMPLETED if b_runs else "crashed")
         b_done = [r.summary for r in b_runs if r.summary is not None]
         findings = [f for s in b_done for f in s.findings or []]
         xla_active = all(r.summary is None or r.summary.xla_active is not False for r in b_runs if r.status == COMPLETED)
@@ -1050,7 +1093,7 @@ class Trial:
             r.planned.settings.speed_only for r in self.runs) else FULL
         paired_accuracy = acc is not None and acc.paired and bool(acc.examples)
         ref = self._reference_run_settings()
-        seeds = sorted({r.planned.settings.seed for r in self.runs if r.planned.replicate < 1} |
+        seeds = sorted({r.planned.settings.seed for r in self.runs if r.planned.replicate < 1 and r.planned.arm == A} |
                        (self._reference_seeds() - {ref.seed if ref is not None else self.a.seed})) \
             if paired_accuracy else []
         found = self.reused_run()
@@ -1059,8 +1102,11 @@ class Trial:
                       self.rule.steady_s, self.measured_paired_steady_s(), self.rule.confidence,
                       len(acc.samples_seen) if acc is not None and paired_accuracy else 0, tuple(seeds),
                       found.name if found is not None else "",
-                      sum(1 for r in self.runs if r.planned.replicate < 1) if paired_accuracy else 0,
-                      self.profiled_in())
+                      sum(1 for r in self.runs if r.planned.replicate < 1 and r.planned.arm == A)
+                      if paired_accuracy else 0,
+                      self.profiled_in(),
+                      tuple(r.planned.settings.seed for r in self.runs if r.planned.replicate < 1 and r.planned.arm == B
+                            and r.status == COMPLETED) if paired_accuracy else ())
 
     def measured_paired_steady_s(self) -> float | None:
         """The steady seconds each arm measured per paired process (the median run's; `design` words it, the

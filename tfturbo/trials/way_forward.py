@@ -36,6 +36,9 @@ from ..verdicts import Verdict
 from .verdict import INCONCLUSIVE, WITHIN, AccuracyVerdict, Tolerance
 
 FASTER = Verdict.FASTER
+# every way forward `WayForward.lines` offers, in the order it lists them after the recommended one: each is a
+# button in the wizard (`tfturbo_gui.cards.WayForwardBar`) and an option of `tfturbo tune`/`ab`
+WAYS = ("loss", "seeds", "examples", "tolerance")
 
 
 @dataclass(frozen=True)
@@ -77,8 +80,7 @@ class WayForward:
                                     f"a model whose accuracy may be up to {worst} pp below the baseline's (the "
                                     f"interval's worse end).{worse} A study setting: the confirmation, the record "
                                     "and the report use and state it.")
-        order = [self.recommended] + [k for k in ("loss", "seeds", "examples", "tolerance")
-                                      if k != self.recommended]
+        order = [self.recommended] + [k for k in WAYS if k != self.recommended]
         return [("Recommended: " if k == self.recommended else "Or: ") + options[k] for k in order if k in options]
 
 
@@ -170,4 +172,5 @@ def can_use_more_examples(forward: WayForward, measured_against_baseline: bool) 
     them (or is known to), and the trial's reference is the baseline's configuration, whose runs then validate
     on them too (a rung measured against a later configuration is judged against the baseline's one run)."""
     needed, available = forward.examples_needed, forward.examples_available
-    return bool(needed and measured_against_baseline and (available is None or available >= needed))
+    return bool(needed and measured_against_baseline and not forward.seeds  # the trainings' noise: seeds decide
+                and (available is None or available >= needed))

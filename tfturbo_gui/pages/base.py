@@ -347,6 +347,10 @@ class WizardPage(QWidget):
         if way == "examples":
             self.start_run(rung.settings.with_(val_examples=forward.examples_needed))
             return None
+        if way == "seeds":  # both configurations trained again from more seeds, then judged again
+            if not self.training_blocked():
+                self.go_on(self.session.train_more_seeds)
+            return None
         pp = None
         if way == "tolerance":  # offered with the tolerance this interval passes at (WayForwardBar)
             pp = self.ask_tolerance(forward.tolerance_pp, forward) if forward.tolerance_pp is not None else None
@@ -377,6 +381,10 @@ class WizardPage(QWidget):
 
     def update_controls(self) -> None:
         """Enable what may be used now; every Run button waits while any training goes (run_gate)."""
+
+    def go_on(self, plan: Callable[[Rung], None]) -> None:
+        """Measure more of the page's judged trial, as `plan` (the session's `continue_trial` or
+        `train_more_seeds`) sets it for the trial's rung, and show its new verdict once measured."""
 
     def run_action(self) -> None:
         """Ctrl+Enter: the page's main Run button, when it is enabled."""
@@ -573,7 +581,10 @@ class RungPage(WizardPage):
         """Go on with the page's stopped trial: its next pair, numbered after its complete ones."""
         if self.run_panel.is_running() or not self.session.can_continue(self.rung) or self.training_blocked():
             return
-        self.session.continue_trial(self.measured_rung)
+        self.go_on(self.session.continue_trial)
+
+    def go_on(self, plan: Callable[[Rung], None]) -> None:
+        plan(self.measured_rung)
         self.decision_card.hide()
         self.way_bar.hide()
         self.continue_button.hide()

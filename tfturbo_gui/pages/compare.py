@@ -12,7 +12,7 @@ recommendation (`StudyDecisions.conclude`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QWheelEvent
@@ -242,7 +242,12 @@ class ComparePage(WizardPage):
         if self.run_panel.is_running() or rung is None or not self.session.can_continue(rung) \
                 or self.training_blocked():
             return
-        self.session.continue_trial(rung)
+        self.go_on(self.session.continue_trial)
+
+    def go_on(self, plan: Callable[[Rung], None]) -> None:
+        rung = self.confirmation
+        assert rung is not None, "a confirmation measured (its trial is what goes on)"
+        plan(rung)
         self.verdict.hide()
         self.way_text.hide()
         self.way_bar.hide()
