@@ -352,9 +352,9 @@ class CompareView(QWidget):
         elif row.speedup is not None and row.speedup_ci95 is not None and \
                 row.verdict in (Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE):
             text = f"{row.speedup:.2f}x {_interval(row.speedup_ci95, 2)}"
-            cells.append((f"{text}\nunpaired runs vs {breakable(base.name)}",
+            cells.append((f"{text}\nunpaired runs vs the{NBSP}baseline",
                           f"{plain(text)}: no trial measured this run. The runs with its settings against the "
-                          f"runs with {base.name}'s settings, not run in pairs (ratio of their geometric means, "
+                          f"runs with the baseline's ({base.label}, {base.name}), not run in pairs (ratio of their geometric means, "
                           "Welch interval)."))
         else:
             cells.append((NO_TRIAL, "No trial measured this run: one run cannot tell a speed-up from the "

@@ -92,7 +92,7 @@ def test_configuration_table_shows_each_configurations_headline(study, report_te
     assert entries["04-larger_batch"]["compared_with"] == "03-xla"  # the larger batch extends the kept XLA rung
     assert entries["02-mixed_bfloat16"]["accuracy"]["verdict"] == "inconclusive"
     # the decision column gives the trial's reason, its speed said once (the Speed-up column holds the number)
-    assert "rejected mixed_bfloat16 was chosen with --policy; slower; accuracy inconclusive: 1000 examples" in text
+    assert "rejected mixed_bfloat16 was the policy asked for; slower; accuracy inconclusive: 1000 examples" in text
     assert "kept XLA on the best configuration so far; faster; val_accuracy +0.20 pp" in text
 
 
@@ -331,7 +331,7 @@ def test_huge_and_odd_strings_never_break_the_layout(tmp_path):
 def test_decision_cells_are_whole(study):
     """Issue 42: decision cells were cut with "(shortened)"; a reason longer than a cell's old limit wraps whole."""
     data = yaml.safe_load((study / STUDY_YAML).read_text())
-    reason = ("mixed_bfloat16 was chosen with --policy; slower: 0.39x [0.35, 0.42] vs the baseline, 3 pairs; "
+    reason = ("mixed_bfloat16 was the policy asked for; slower: 0.39x [0.35, 0.42] vs the baseline, 3 pairs; "
               "accuracy inconclusive: 1000 examples, interval [-0.64 pp, +0.04 pp] (tolerance 0.5 pp); about 2,883 "
               "examples would decide it, or judge on the validation loss, or accept a tolerance of 0.7 pp; "
               "its seed replicates of the baseline trained from two other seeds differ by 0.3 pp, so the trainings' noise is inside the interval")
@@ -376,15 +376,15 @@ def test_the_report_holds_only_the_study_decisions(tmp_path, study):
     assert data.baseline.row.steps_per_s_ci95 == plain.baseline.row.steps_per_s_ci95
     assert [c.label for p in data.plots for c in p.curves] == [c.label for p in plain.plots for c in p.curves]
     assert {(o.name, o.configuration) for o in data.outside} == {
-        ("06-mixed_bfloat16", "mixed_bfloat16, batch 64"), ("06-mixed_bfloat16.b2", "mixed_bfloat16, batch 64"),
-        ("06-mixed_bfloat16.a2", "the baseline's settings (float32, batch 64)")}
+        ("06-mixed_bfloat16", "mixed_bfloat16"), ("06-mixed_bfloat16.b2", "mixed_bfloat16"),
+        ("06-mixed_bfloat16.a2", "baseline: float32, batch 64")}
     assert plain.outside == []
     text = flat(pdf_text(write_report(abandoned)))
     config_table = text[text.index("Configurations"):text.index("Before and after")]
     assert "06-mixed_bfloat16" not in config_table and "no decision" not in text
     appendix = text[text.index("Appendix: runs outside the decisions"):]
-    assert "06-mixed_bfloat16.a2 the baseline's settings (float32, batch 64) completed the reference arm of a trial " \
-           "of mixed_bfloat16, batch 64 measured again and not in the ladder" in appendix
+    assert "06-mixed_bfloat16.a2 baseline: float32, batch 64 completed the reference arm of a trial " \
+           "of mixed_bfloat16 measured again and not in the ladder" in appendix
     assert "the study decided this configuration in 02-mixed_bfloat16" in appendix
     assert "x" not in appendix.split("Why it is outside the decisions")[1].replace("Page", "").split("tfturbo report")[0] \
         .replace("mixed", "").replace("XLA", "")  # no speed-up of a run outside the decisions

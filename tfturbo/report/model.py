@@ -269,14 +269,12 @@ def _trial_of(name: str) -> str:
 
 
 def _settings_words(settings: dict[str, Any], baseline: Rung | None) -> str:
-    """A run's configuration by what it is: the baseline's settings said so, else its label."""
+    """A run's configuration by what it is, as every list of configurations names it (`RunSettings.name_against`:
+    "mixed_bfloat16", "baseline: float32, batch 64")."""
     try:
-        label = RunSettings.from_dict(settings).label()
+        return RunSettings.from_dict(settings).name_against(baseline.settings if baseline is not None else None)
     except (UserError, TypeError, ValueError):
         return "settings not recorded"
-    if baseline is not None and compare.replicate_key(settings) == compare.replicate_key(baseline.settings.to_dict()):
-        return f"the baseline's settings ({label})"
-    return label
 
 
 def _outside(study: Study, records: list[RunRecord]) -> list[OutsideRun]:
