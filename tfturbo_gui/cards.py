@@ -222,3 +222,7 @@ class WayForwardBar(QWidget):
             button.style().unpolish(button)
             button.style().polish(button)
         self.setVisible(any(offered.values()))
+
+    def offered(self) -> set[str]:
+        """The ways forward this bar shows now (`set_options`): the only ones the card's words may name."""
+        return {way for way, button in self.buttons.items() if not button.isHidden() and way in WAYS}

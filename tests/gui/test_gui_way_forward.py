@@ -118,6 +118,12 @@ def test_every_way_forward_the_core_offers_has_a_button_that_names_no_flag(qtbot
         shown = {w for w, b in bar.buttons.items() if not b.isHidden()}
         assert shown == {"loss", "tolerance", "seeds" if seeds else "examples"}
     assert set(WAYS) <= set(WayForwardBar.WORDS)
+    # a way the page cannot take here is not named: "more examples" where the trial was measured against a later
+    # configuration (its words named a "Use 2,309 validation examples" button that was not on the page)
+    forward = WayForward(loss, 2.2, 2309, None, "examples", 2.1)
+    bar.set_options(forward, more_examples=False)
+    said = "\n".join(forward.lines(bar.offered()))
+    assert "validation examples" not in in_gui_words(said) and bar.offered() == {"loss", "tolerance"}
     bar = WayForwardBar()
     qtbot.addWidget(bar)
     for way in WAYS:
@@ -154,3 +160,18 @@ def test_train_more_seeds_trains_both_configurations_again_and_judges_the_trial_
     entry = _recorded(window, name)
     assert entry["way_forward"] == "seeds" and set(added) <= set(entry["replicates"])
     assert page.rung.decision.design_record.b_seeds == (trained_from[f"{name}.b0"], trained_from[f"{name}.b-1"])
+
+    # reopened (File → Recent studies), the rung comes back with the same verdict, its seeds' trainings replayed
+    # from their runs: none trained again
+    from tfturbo.tune.study import Study
+
+    path = session.study.path
+    runs = {p.name: (p / "summary.json").stat().st_mtime for p in (path / "runs").iterdir()}
+    verdict = page.rung.decision.to_dict()
+    window.close()
+    again = make_window(qtbot, tmp_path / "again")
+    again.open_study(path)
+    reopened = next(r for r in again.session.study.rungs if r.name == name)
+    assert reopened.decision.to_dict() == verdict == next(r for r in Study.load(path).rungs
+                                                          if r.name == name).decision.to_dict()
+    assert {p.name: (p / "summary.json").stat().st_mtime for p in (path / "runs").iterdir()} == runs

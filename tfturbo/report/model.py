@@ -249,7 +249,11 @@ def _downsample(x: list[float], y: list[float], reduce: str = "median", points: 
 
 
 def _label(rung: LadderRow, role: str) -> str:
-    return f"{role}: {rung.row.label if rung.row else rung.name}"
+    """A plotted run's legend entry: its role, then its configuration as every list names it ("tuned: XLA + batch
+    128"); the baseline's by its settings ("baseline: float32, batch 64", its name would say "baseline" twice)."""
+    if rung.row is None:
+        return f"{role}: {rung.name}"
+    return rung.row.configuration if role == "baseline" else f"{role}: {rung.row.configuration}"
 
 
 # ---------------------------------------------------------------- the pieces

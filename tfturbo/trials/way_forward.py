@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from typing import Iterable
 from pathlib import Path
 
 from ..runfiles import RUNS_DIR, load_run
@@ -54,8 +55,10 @@ class WayForward:
     also_worse: tuple[str, ...] = ()  # every loss worse beyond its noise (`AccuracyVerdict.also_worse`)
     seeds: bool = False  # the trainings' noise dominates the interval: more trainings, not examples, decide it
 
-    def lines(self) -> list[str]:
-        """The options in words, the recommended one first and marked."""
+    def lines(self, offered: Iterable[str] | None = None) -> list[str]:
+        """The options in words, the recommended one first and marked; `offered`: only these ways (a page names
+        only the buttons it shows: "more examples" is no way where the trial was measured against a later
+        configuration)."""
         options = {}
         if self.loss is not None and self.loss.delta is not None:
             options["loss"] = (f"Judge on the validation loss (paired on the same examples, continuous, so tighter "
@@ -81,7 +84,9 @@ class WayForward:
                                     f"interval's worse end).{worse} A study setting: the confirmation, the record "
                                     "and the report use and state it.")
         order = [self.recommended] + [k for k in WAYS if k != self.recommended]
-        return [("Recommended: " if k == self.recommended else "Or: ") + options[k] for k in order if k in options]
+        shown = set(options) if offered is None else set(offered) & set(options)
+        order = [k for k in order if k in shown]
+        return [("Recommended: " if k == self.recommended else "Or: ") + options[k] for k in order]
 
 
 def way_forward(acc: AccuracyVerdict, tolerance: Tolerance, a: ArmData | None = None, b: ArmData | None = None,

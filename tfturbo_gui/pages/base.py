@@ -638,7 +638,7 @@ class RungPage(WizardPage):
         self.decision_card.set_decision(decision, rung.settings.label(),
                                         config_words(rung.compared_with, self.session.ensure_study().rungs),
                                         fixes=fixes_on(rung.settings, fixes_not_applied(self.findings.findings)),
-                                        way_forward=way.lines() if way else (),
+                                        way_forward=way.lines(self.way_bar.offered()) if way else (),
                                         shown=headline(rung.name, self.session.ensure_study().rungs), rung=rung.name)
         self.show_continue(rung)
 

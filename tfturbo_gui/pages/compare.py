@@ -290,7 +290,8 @@ class ComparePage(WizardPage):
                                + (f" Accuracy rule: {rung.decision.rule_detail()}."
                                   if rung.decision and rung.decision.rule_detail() else ""))
         way = self.show_ways_forward(rung)
-        self.way_text.setText(in_gui_words("What would decide the accuracy:\n" + "\n".join(way.lines())) if way else "")
+        self.way_text.setText(in_gui_words("What would decide the accuracy:\n" + "\n".join(
+            way.lines(self.way_bar.offered()))) if way else "")
         self.way_text.setVisible(way is not None)
         self.show_continue(rung)
         kept = document is not None and document.get("kept")
