@@ -56,8 +56,10 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
         name = " and ".join(run.settings.label() for run in planned.runs)
     else:
         arm = arms[0] if planned.arm == "b" else arms[1]
+        again = f"the {arm}" if planned.arm == "b" else \
+            trial.reference_words() if trial is not None else "the reference"  # B's: "train more seeds"
         context = (f"{what} pair {number}, the {arm} run" if number else
-                   f"{what}, {trial.reference_words() if trial is not None else 'the reference'} again from seed "
+                   f"{what}, {again} again from seed "
                    f"{planned.settings.seed}: full length with validation, for the accuracy gate's training noise"
                    if planned.replicate < 1 else
                    f"{what}, the {arm} run: full length with validation, for the accuracy gate")
