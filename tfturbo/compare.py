@@ -44,8 +44,11 @@ NOT_IN_CSV = {"csv": False}  # a CompareRow field that is no column of the CSV (
 class CompareRow:
     """One run as the compare table shows it. Numbers not measured are None (never NaN)."""
 
-    name: str
-    label: str
+    name: str  # the run's folder: a secondary detail beside `configuration`
+    # what the configuration is, against the compared baseline (`RunSettings.name_against`: "20 steps per call",
+    # "baseline: float32, batch 64"): the name every list of configurations shows
+    configuration: str
+    label: str  # its settings in full ("float32 + XLA, batch 128"), for sentences naming both sides
     status: str
     policy: str | None
     jit_compile: bool | None
@@ -310,6 +313,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         peak = doc.peak_memory_bytes
         rows.append(CompareRow(
             name=record.name,
+            configuration=settings.name_against(base.settings) if settings is not None else record.name,
             label=settings.label() if settings is not None else record.name,
             status=record.status,
             policy=settings.policy if settings is not None else None,

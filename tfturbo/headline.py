@@ -94,8 +94,8 @@ BASELINE_HEADLINE = Headline(1.0, (1.0, 1.0), "baseline", 0, "", "", True)
 
 def config_words(name: str | None, rungs: list[Rung]) -> str:
     """A rung of the study in words, as the pages and the report name it: "the baseline", "the confirmation" (its
-    second: "the 2nd confirmation"), else its configuration ("mixed_bfloat16, batch 64", "float32 + XLA, batch 64,
-    20 steps/call"); never its run folder's name."""
+    second: "the 2nd confirmation"), else its configuration against the baseline's (`RunSettings.name_against`:
+    "mixed_bfloat16", "20 steps per call"); never its run folder's name."""
     rung = next((r for r in rungs if r.name == name), None)
     if rung is None:
         return "the baseline" if not name else name
@@ -104,7 +104,7 @@ def config_words(name: str | None, rungs: list[Rung]) -> str:
     if rung.kind == "confirmation":
         n = [r.name for r in rungs if r.kind == "confirmation"].index(rung.name) + 1
         return "the confirmation" if n == 1 else f"the {n}{'nd' if n == 2 else 'rd' if n == 3 else 'th'} confirmation"
-    return rung.settings.label()
+    return rung.settings.name_against(rungs[0].settings)
 
 
 def _words(names: list[str], rungs: list[Rung]) -> tuple[tuple[str, str], ...]:

@@ -335,6 +335,44 @@ class RunSettings:
             parts.append("tf.data fixes")
         return ", ".join(parts)
 
+    def name_against(self, baseline: RunSettings | None) -> str:
+        """What this configuration is, named by how it differs from the study's `baseline`: "20 steps per call",
+        "mixed_bfloat16 + XLA", "XLA + batch 128 + learning rate x2"; the baseline's own configuration is
+        "baseline: float32, batch 64". The one name of a configuration in every list of them (the compare view's
+        table and legend, its CSV, the report's tables and chart, the wizard): a user reads what was tried, not a
+        run folder ("04-spe20"), which stays a secondary detail. Without a baseline: `label()`."""
+        if baseline is None:
+            return self.label()
+        changes = self.changes_from(baseline)
+        return " + ".join(changes) if changes else f"baseline: {baseline.label()}"
+
+    def changes_from(self, baseline: RunSettings) -> list[str]:
+        """How this configuration differs from `baseline`, each change in words, in the checklist's order:
+        precision, XLA, batch size and learning rate, steps per call, the automatic fixes, distribution.
+        Measurement settings (steps, seed, validation) change no configuration and are never named."""
+        out = []
+        if (self.policy or "as written") != (baseline.policy or "as written"):
+            out.append(self.policy or "the script's own policy")
+        xla, was = self.jit_compile or self.strategy == "tpu", baseline.jit_compile or baseline.strategy == "tpu"
+        if bool(xla) != bool(was):
+            out.append("XLA" if xla else "no XLA")
+        if bool(self.xla_autoclustering) != bool(baseline.xla_autoclustering):
+            out.append("XLA auto-clustering" if self.xla_autoclustering else "no XLA auto-clustering")
+        if self.batch_size != baseline.batch_size:
+            out.append(f"batch {self.batch_size}" if self.batch_size else "the workload's batch size")
+        if self.lr_scale != baseline.lr_scale:
+            out.append(f"learning rate x{self.lr_scale:g}")
+        calls, were = self.steps_per_execution or 1, baseline.steps_per_execution or 1
+        if calls != were:
+            out.append(f"{calls} steps per call" if calls > 1 else "1 step per call")
+        for f, meta in declared():  # the automatic fixes, in the words the wizard's record uses
+            if meta.shown_as and bool(getattr(self, f.name)) != bool(getattr(baseline, f.name)):
+                out.append(meta.shown_as if getattr(self, f.name) else f"without {meta.shown_as}")
+        if (self.strategy, self.devices, self.workers) != (baseline.strategy, baseline.devices, baseline.workers):
+            out.append(f"{self.strategy} strategy" + (f", {self.devices} devices" if self.devices else "")
+                       + (f", {self.workers} workers" if self.workers > 1 else ""))
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["profile"] = list(self.profile) if self.profile is not None else None

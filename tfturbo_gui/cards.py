@@ -18,11 +18,11 @@ from tfturbo.console import fmt_bytes
 from tfturbo.headline import SPEED_UP, Headline
 from tfturbo.numbers import digits_for, finite
 from tfturbo.trials.verdict import TrialVerdict
-from tfturbo.trials.way_forward import WayForward
+from tfturbo.trials.way_forward import WAYS, WayForward
 from tfturbo.verdicts import Verdict
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
 
-from .labels import card_column, card_header, card_reason, in_gui_words, sentence, set_badge
+from .labels import seeds_button, card_column, card_header, card_reason, in_gui_words, sentence, set_badge
 
 
 MEDIAN_STEP = "Median step (detail)"
@@ -186,11 +186,14 @@ class DecisionCard(QFrame):
 
 class WayForwardBar(QWidget):
     """The ways forward of an inconclusive accuracy verdict as buttons (`trials.way_forward`), the recommended
-    one first: judge on the validation loss, set a tolerance (both from the runs already measured), or measure
-    again on more validation examples. `chosen` says which ("loss", "tolerance", "examples")."""
+    one first: judge on the validation loss, set a tolerance (both from the runs already measured), measure
+    again on more validation examples, or train both configurations from more seeds. `chosen` says which
+    ("loss", "tolerance", "examples", "seeds"; "metric" undoes "loss"): one button for every way the core
+    offers (`way_forward.WAYS`)."""
 
     chosen = Signal(str)
     WORDS = {"loss": "Judge on the validation loss", "tolerance": "Set a tolerance…",
+             "seeds": seeds_button(), "examples": "Use more validation examples",  # set_options says how many
              "metric": "Judge on the validation metric again"}
 
     def __init__(self, parent: QWidget | None = None):
@@ -199,8 +202,8 @@ class WayForwardBar(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(6)
         self.buttons: dict[str, QPushButton] = {}
-        for way in ("loss", "tolerance", "examples", "metric"):
-            button = QPushButton(self.WORDS.get(way, ""))
+        for way in (*WAYS, "metric"):
+            button = QPushButton(self.WORDS[way])
             button.clicked.connect(lambda _checked=False, w=way: self.chosen.emit(w))
             line = QHBoxLayout()
             line.addWidget(button)
@@ -216,6 +219,7 @@ class WayForwardBar(QWidget):
         offered = {"loss": forward is not None and forward.loss is not None,
                    "tolerance": forward is not None and forward.tolerance_pp is not None,
                    "examples": forward is not None and more_examples,
+                   "seeds": forward is not None and forward.seeds,
                    "metric": undo_loss}
         if forward is not None and forward.examples_needed:
             self.buttons["examples"].setText(f"Use {forward.examples_needed:,} validation examples")
@@ -227,3 +231,7 @@ class WayForwardBar(QWidget):
             button.style().unpolish(button)
             button.style().polish(button)
         self.setVisible(any(offered.values()))
+
+    def offered(self) -> set[str]:
+        """The ways forward this bar shows now (`set_options`): the only ones the card's words may name."""
+        return {way for way, button in self.buttons.items() if not button.isHidden() and way in WAYS}

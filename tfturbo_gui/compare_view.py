@@ -56,8 +56,8 @@ NBSP, ZWSP, WJ = "\u00a0", "\u200b", "\u2060"  # no break here (a space); a brea
 HEADER_PADDING = (4, 6)  # QHeaderView::section padding (vertical, horizontal) in resources/style.qss
 
 # (key: the column's name in cell() and the CSV sense, label as shown, what the column means)
-RUN = ("run", "run", "The run's folder name, and its configuration: precision policy, XLA, batch size and the "
-                      "other settings that differ between configurations.")
+RUN = ("run", "configuration", "What the configuration is, by what it changes from the baseline's (\"20 steps "
+                                "per call\", \"mixed_bfloat16 + XLA\"), and under it the run's folder.")
 STEPS = ("this run: steps/s", "this run:\nsteps/s",
          "This one run's steady steps per second (1000 ÷ its median step time), a detail of the run: the "
          "interval is its own step-to-step noise, not the spread between runs, so it is no comparison.")
@@ -293,7 +293,8 @@ class CompareView(QWidget):
         series = []
         for n, i in enumerate(self.plotted):
             record = self.records[i]
-            series.append(Series(self._data(record), record.name, PALETTE[n % len(PALETTE)],
+            series.append(Series(self._data(record), f"{self.rows[i].configuration} ({record.name})",
+                                 PALETTE[n % len(PALETTE)],
                                  dashed=(i == self.baseline), samples_per_step=batch_of(record)))
         # runs of different batch sizes align by samples seen (their steps are not comparable); the last run
         # plotted that is not the baseline is the one looked at: its warm-up and profiler window shaded, its
@@ -336,9 +337,10 @@ class CompareView(QWidget):
         is_base = i == self.baseline
         completed = row.status == protocol.RunStatus.COMPLETED
         trial = self.trial(i)
-        configuration = row.label.replace(" + ", f" +{NBSP}").replace("batch ", f"batch{NBSP}")
-        cells = [(f"{breakable(row.name)}\n{configuration}",
-                  "\n".join([row.name, row.label, row.path,
+        # what the configuration is first, its run folder under it (issue 42: configurations were named by folder)
+        configuration = row.configuration.replace(" + ", f" +{NBSP}").replace("batch ", f"batch{NBSP}")
+        cells = [(f"{configuration}\n{breakable(row.name)}",
+                  "\n".join([row.configuration, row.label, row.path,
                              f"settings record: {compare.fmt_settings_record(row.recorded_settings)}"]
                             + list(row.warnings)))]
         # speed-up: a trial's, against the run it names
@@ -358,9 +360,9 @@ class CompareView(QWidget):
             cells.append(("1.00x (baseline)", f"{row.name} is the baseline."))
         elif self._unpaired(i) and row.speedup is not None and row.speedup_ci95 is not None:
             text = f"{row.speedup:.2f}x {_interval(row.speedup_ci95, 2)}"
-            cells.append((f"{text}\nunpaired runs vs {breakable(base.name)}",
+            cells.append((f"{text}\nunpaired runs vs the{NBSP}baseline",
                           f"{plain(text)}: no trial measured this run. The runs with its settings against the "
-                          f"runs with {base.name}'s settings, not run in pairs (ratio of their geometric means, "
+                          f"runs with the baseline's ({base.label}, {base.name}), not run in pairs (ratio of their geometric means, "
                           "Welch interval)."))
         else:
             cells.append((NO_TRIAL, "No trial measured this run: one run cannot tell a speed-up from the "

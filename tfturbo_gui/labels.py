@@ -184,6 +184,13 @@ def breakable(text: str, chunk: int = 16) -> str:
 
 # ---------------------------------------------------------------- CLI words said as the wizard's controls
 
+def seeds_button() -> str:
+    """The words of the way forward "train more seeds"'s button (`cards.WayForwardBar`)."""
+    from tfturbo.trials.trial import SEED_REPLICATES
+
+    return f"Train both from {SEED_REPLICATES} more seeds"
+
+
 def _control_words() -> list[tuple[re.Pattern[str], Any]]:
     """The command line's options that a verdict, a way forward or a finding may name, each as the wizard's control
     that does it: an automatic fix's box (from its `Setting.offer`), the way-forward buttons (`cards.WayForwardBar`),
@@ -200,7 +207,9 @@ def _control_words() -> list[tuple[re.Pattern[str], Any]]:
              (r"--judge-on\s+loss", "the “Judge on the validation loss” button"),
              (r"--val-examples\s+([0-9,]+)",
               lambda m: f"the “Use {int(m.group(1).replace(',', '')):,} validation examples” button"),
-             (r"--lr-scale(?:\s+[0-9.]+)?", "the learning rate on the Batch size page")]
+             (r"--lr-scale(?:\s+[0-9.]+)?", "the learning rate on the Batch size page"),
+             (r"\(tfturbo ab --b seed=N, or a study's reference trained again\)",
+              lambda m: f"(the “{seeds_button()}” button)")]
     for _field, s in declared():
         if s.offer and s.flag:  # "Fix it in the next run: float32 output layer" -> the box of that name
             box = s.offer.split(": ", 1)[-1]

@@ -441,6 +441,14 @@ class WizardSession:
         self._study_engine.continue_trial(rung.name)
         self._action = self._study_engine.next_action()
 
+    def train_more_seeds(self, rung: Rung) -> None:
+        """The way forward "train more seeds" (`StudyEngine.train_more_seeds`): `rung`'s trial trains both
+        configurations from further seeds; `next_run` gives each training, and `finish_trial` the new verdict."""
+        self._reopened_finished = False
+        self._study_engine.share_process = self.host is None
+        self._study_engine.train_more_seeds(rung.name)
+        self._action = self._study_engine.next_action()
+
     def finish_trial(self, rung: Rung) -> TrialVerdict:
         """The trial's verdict (the engine judges it once its last run is recorded)."""
         while (action := self._study_engine.next_action()) is not None:  # the stage needs nothing more from this page

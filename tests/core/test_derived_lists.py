@@ -11,7 +11,7 @@ from tfturbo.compare import CompareRow, to_csv
 from tfturbo.settings import RunSettings, declared
 from trainer_backend.hparams_record import hparams_of
 
-HEADER_BEFORE = ("name", "label", "status", "policy", "jit_compile", "batch_size", "steps_per_s",
+HEADER_BEFORE = ("name", "configuration", "label", "status", "policy", "jit_compile", "batch_size", "steps_per_s",
                  "steps_per_s_ci95_lo", "steps_per_s_ci95_hi", "step_ms", "step_ms_ci95_lo", "step_ms_ci95_hi",
                  "speedup", "speedup_ci95_lo", "speedup_ci95_hi", "verdict", "warmup_s", "peak_memory_bytes",
                  "memory_ratio", "memory_kind", "val_delta_metric", "val_delta", "val_step", "learning_rate",
@@ -29,7 +29,7 @@ def test_hparams_hold_every_setting_of_a_configuration_and_the_run_length():
 
 
 def test_the_csv_keeps_its_columns_and_writes_a_value_for_each():
-    row = CompareRow("01-baseline", "float32", "completed", "float32", False, 32, 10.0, (9.0, 11.0), 100.0,
+    row = CompareRow("01-baseline", "baseline: float32, batch 32", "float32", "completed", "float32", False, 32, 10.0, (9.0, 11.0), 100.0,
                      (95.0, 105.0), 1.0, (1.0, 1.0), "baseline", 1.5, 2**20, 1.0, "host", metrics={"val_accuracy": 0.9},
                      val_delta=("val_accuracy", 0.01), profile_ms={"matmul": 3.0})
     header, line = list(csv.reader(io.StringIO(to_csv([row]))))

@@ -257,3 +257,30 @@ def test_the_note_explains_unpaired_runs_only_when_a_row_shows_their_ratio(qtbot
     assert unpaired and "unpaired runs: no trial measured the run" in view.note.text()
     view.set_records([load_run(runs / n) for n in ("01-baseline", "02-mixed_bfloat16")])
     assert "unpaired runs" not in view.note.text()
+
+
+def test_every_list_of_configurations_names_them_by_what_they_change(qtbot, tmp_path):
+    """Issue 42: configurations were named by run folder ("01-baseline", "04-larger_batch", "(05-confirmation's
+    trial)") in the compare view's legend and table and in the CSV. Each is named once, by the core
+    (`RunSettings.name_against`), the same in the table, the legend, the CSV and the wizard's ladder; the folder
+    stays under it."""
+    from tfturbo.tune.study import Study
+
+    window, page = compare_page(qtbot, tmp_path, (1280, 800))
+    view = page.view
+    study = Study.load(window.session.study.path)
+    base = study.rungs[0].settings
+    expected = {r.name: r.settings.name_against(base) for r in study.rungs}
+    assert expected == {"01-baseline": "baseline: float32, batch 64", "02-mixed_bfloat16": "mixed_bfloat16",
+                        "03-xla": "XLA", "04-larger_batch": "XLA + batch 128 + learning rate x2",
+                        "05-confirmation": "XLA + batch 128 + learning rate x2"}
+    for i, row in enumerate(view.rows):
+        assert row.configuration == expected[row.name]
+        assert view.cell(i, "run") == f"{row.configuration} {row.name}"  # what it is, then its folder
+    assert view.plots.legend_texts() == [f"{view.rows[i].configuration} ({view.rows[i].name})"
+                                         for i in view.plotted]
+    exported = {line["name"]: line["configuration"] for line in csv.DictReader(io.StringIO(view.csv_text()))}
+    assert exported == expected
+    ladder = page.ladder.text()
+    assert "• XLA (float32 + XLA, batch 64): kept" in ladder and "vs 01-baseline" not in ladder
+    assert "confirmation's trial" not in ladder.replace("the confirmation's trial", "")

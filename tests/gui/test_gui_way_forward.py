@@ -7,6 +7,7 @@ import yaml
 from tests.gui.gui_helpers import fake_launcher, make_window, measure_baseline, start_page_trial
 from PySide6.QtCore import Qt
 
+from tfturbo.runfiles import load_run
 from tfturbo_gui.step_status import NOT_KEPT, PASSED
 
 LEFT = Qt.MouseButton.LeftButton
@@ -95,3 +96,82 @@ def test_the_ways_forward_name_the_pages_buttons_and_boxes_never_command_line_fl
         "rerun with the “float32 output layer” box"
     assert in_gui_words("try --input-fixes; or lower it (--lr-scale 0.1)") == \
         "try the “automatic tf.data fixes” box; or lower it (the learning rate on the Batch size page)"
+
+
+def test_every_way_forward_the_core_offers_has_a_button_that_names_no_flag(qtbot):
+    """Issue 42 item 6: "Train more seeds" was offered as `tfturbo ab --b seed=N` with no control on the page. Every
+    way `WayForward.lines` can list is a button of the way bar; a new way without one fails here."""
+    from tfturbo.trials.verdict import AccuracyVerdict
+    from tfturbo.trials.way_forward import WAYS, WayForward, can_use_more_examples
+    from tfturbo_gui.cards import WayForwardBar
+    from tfturbo_gui.labels import in_gui_words
+
+    loss = AccuracyVerdict("val_loss", -0.01, (-0.02, 0.0), "within tolerance", 400)
+    for seeds in (False, True):  # "seeds" and "examples" exclude each other (more examples cannot narrow it)
+        forward = WayForward(loss, 2.2, 2309, None, "loss", 2.1, (), seeds)
+        assert len(forward.lines()) == 3
+        bar = WayForwardBar()
+        qtbot.addWidget(bar)
+        bar.set_options(forward, more_examples=can_use_more_examples(forward, True))
+        for line in forward.lines():
+            assert " --" not in in_gui_words(line) and "tfturbo " not in in_gui_words(line), in_gui_words(line)
+        shown = {w for w, b in bar.buttons.items() if not b.isHidden()}
+        assert shown == {"loss", "tolerance", "seeds" if seeds else "examples"}
+    assert set(WAYS) <= set(WayForwardBar.WORDS)
+    # a way the page cannot take here is not named: "more examples" where the trial was measured against a later
+    # configuration (its words named a "Use 2,309 validation examples" button that was not on the page)
+    forward = WayForward(loss, 2.2, 2309, None, "examples", 2.1)
+    bar.set_options(forward, more_examples=False)
+    said = "\n".join(forward.lines(bar.offered()))
+    assert "validation examples" not in in_gui_words(said) and bar.offered() == {"loss", "tolerance"}
+    bar = WayForwardBar()
+    qtbot.addWidget(bar)
+    for way in WAYS:
+        assert way in bar.buttons and bar.buttons[way].text(), way
+
+
+def test_train_more_seeds_trains_both_configurations_again_and_judges_the_trial_on_every_training(
+        qtbot, tmp_path, monkeypatch):
+    """The button does what its line says: B and the baseline's configuration each trained from 2 more seeds
+    (NN-slug.b0, .b-1 and the reference's after its own seed runs), the trial judged again on all of them, the
+    choice recorded as the rung's way forward."""
+    from dataclasses import replace
+
+    window, page = _inconclusive_rung(qtbot, tmp_path)
+    session = window.session
+    real = session.way_forward
+    monkeypatch.setattr(session, "way_forward", lambda rung: (replace(w, seeds=True, recommended="seeds")
+                                                              if (w := real(rung)) is not None else None))
+    page.show_ways_forward(page.rung)
+    button = page.way_bar.buttons["seeds"]
+    assert not button.isHidden() and button.text() == "Train both from 2 more seeds"
+    name = page.rung.name
+    before = set(page.rung.replicates)
+    trained_from = {}
+    qtbot.mouseClick(button, LEFT)
+    qtbot.waitUntil(lambda: not page.run_panel.is_running() and page.rung.decision is not None
+                    and page.rung.decision.way_forward == "seeds", timeout=120_000)
+    added = [n for n in page.rung.replicates if n not in before]
+    assert sorted(n for n in added if ".b" in n) == [f"{name}.b-1", f"{name}.b0"], added
+    assert len([n for n in added if ".a" in n]) == 2, added
+    for n in added:
+        trained_from[n] = load_run(session.study.path / "runs" / n).summary.settings.seed
+    assert trained_from[f"{name}.b0"] != trained_from[f"{name}.b-1"]
+    entry = _recorded(window, name)
+    assert entry["way_forward"] == "seeds" and set(added) <= set(entry["replicates"])
+    assert page.rung.decision.design_record.b_seeds == (trained_from[f"{name}.b0"], trained_from[f"{name}.b-1"])
+
+    # reopened (File → Recent studies), the rung comes back with the same verdict, its seeds' trainings replayed
+    # from their runs: none trained again
+    from tfturbo.tune.study import Study
+
+    path = session.study.path
+    runs = {p.name: (p / "summary.json").stat().st_mtime for p in (path / "runs").iterdir()}
+    verdict = page.rung.decision.to_dict()
+    window.close()
+    again = make_window(qtbot, tmp_path / "again")
+    again.open_study(path)
+    reopened = next(r for r in again.session.study.rungs if r.name == name)
+    assert reopened.decision.to_dict() == verdict == next(r for r in Study.load(path).rungs
+                                                          if r.name == name).decision.to_dict()
+    assert {p.name: (p / "summary.json").stat().st_mtime for p in (path / "runs").iterdir()} == runs

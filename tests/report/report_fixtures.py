@@ -252,7 +252,7 @@ def _build_study(root: Path, workload: str, *, broken: bool, confirmation: bool,
         return rung
 
     trial("02-mixed_bfloat16", "mixed_precision", settings.with_(policy="mixed_bfloat16"), base,
-          "mixed_bfloat16 was chosen with --policy")
+          "mixed_bfloat16 was the policy asked for")
     xla = trial("03-xla", "xla", settings.with_(jit_compile=True), base, "XLA on the best configuration so far")
     big = trial("04-larger_batch", "larger_batch", xla.settings.with_(batch_size=128, lr_scale=2.0), xla,
                 "batch 128: the kept rungs freed memory")

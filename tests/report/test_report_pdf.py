@@ -92,7 +92,7 @@ def test_configuration_table_shows_each_configurations_headline(study, report_te
     assert entries["04-larger_batch"]["compared_with"] == "03-xla"  # the larger batch extends the kept XLA rung
     assert entries["02-mixed_bfloat16"]["accuracy"]["verdict"] == "inconclusive"
     # the decision column gives the trial's reason, its speed said once (the Speed-up column holds the number)
-    assert "rejected mixed_bfloat16 was chosen with --policy; slower; accuracy inconclusive: 1000 examples" in text
+    assert "rejected mixed_bfloat16 was the policy asked for; slower; accuracy inconclusive: 1000 examples" in text
     assert "kept XLA on the best configuration so far; faster; val_accuracy +0.20 pp" in text
 
 
@@ -103,13 +103,13 @@ def test_a_decision_cell_labels_a_figure_that_is_not_the_rows_headline(study, re
     table = text.split("Configurations")[1].split("Before and after")[0]
     own, confirmation = ladder(study)["04-larger_batch"]["speed"], ladder(study)["05-confirmation"]["speed"]
     lo, hi = own["ci95"]
-    row = table.split("04-larger_batch Batch size")[1].split("05-confirmation Re-measure")[0]
+    row = table.split("Batch size · 04-larger_batch")[1].split("Re-measure & compare · 05-confirmation")[0]
     assert f"{confirmation['ratio']:.2f}x" in row  # the headline, in the Speed-up column
-    assert (f"its own trial, against float32 + XLA, batch 64: {own['ratio']:.2f}× [{lo:.2f}, {hi:.2f}] over 3 pairs, faster"
+    assert (f"its own trial, against XLA: {own['ratio']:.2f}× [{lo:.2f}, {hi:.2f}] over 3 pairs, faster"
             in row), row
     assert f"faster: {own['ratio']:.2f}×" not in row  # never unlabelled
-    rows = {"03-xla": ("03-xla XLA compilation", "04-larger_batch Batch size"),
-            "05-confirmation": ("05-confirmation Re-measure", "tfturbo report")}
+    rows = {"03-xla": ("XLA compilation · 03-xla", "Batch size · 04-larger_batch"),
+            "05-confirmation": ("Re-measure & compare · 05-confirmation", "tfturbo report")}
     for name, (start, end) in rows.items():  # their headline is their own trial: the number once
         cell = table.split(start)[1].split(end)[0]
         assert cell.count(f"{ladder(study)[name]['speed']['ratio']:.2f}") == 1, cell
@@ -156,7 +156,7 @@ def test_a_memory_change_is_claimed_only_beyond_the_runs_own_spread(study):
                            "differ by up to 27.6 MiB"), said
     assert "lower" not in said and "higher" not in said
     table = flat(pdf_text(write_report(study))).split("Configurations")[1].split("Before and after")[0]
-    row = table.split("04-larger_batch Batch size")[1].split("05-confirmation Re-measure")[0]
+    row = table.split("Batch size · 04-larger_batch")[1].split("Re-measure & compare · 05-confirmation")[0]
     assert "about the same 1.1 GiB (within the runs' spread)" in row and "0.99x" not in row, row
     _set_peaks(study, {base: [1.101, 1.128, 1.117], tuned: [1.31, 1.33]})  # apart, beyond the spread
     said = gather(study).verdict.split("Peak host memory")[1].split(". ")[0]
@@ -183,7 +183,9 @@ def test_replicate_runs_are_measurements_of_their_trial_not_rungs(study, report_
     assert len(list((study / RUNS_DIR).iterdir())) == 1 + 4 * 7 + 2
     text = flat(report_text)
     assert not any(f"{name}.{arm}" in text for name in RUNGS for arm in ("a2", "a3", "a4", "b2", "b3", "b4"))
-    assert "Runs measured 31 in all; replicate pairs: 02-mixed_bfloat16 3, 03-xla 3, 04-larger_batch 3, " \
+    # each trial by what it measured, its folder after it (issue 42: configurations named by run folder)
+    assert "Runs measured 31 in all; replicate pairs: mixed_bfloat16, 02-mixed_bfloat16 3, XLA, 03-xla 3, " \
+           "XLA + batch 128 + learning rate x2, 04-larger_batch 3, XLA + batch 128 + learning rate x2, " \
            "05-confirmation 3" in text
 
 
@@ -255,7 +257,7 @@ def test_report_has_every_section_page_numbers_and_vector_plots(study):
     n = len(reader.pages)
     assert all(f"Page {i} of {n}" in flat(p.extract_text()) for i, p in enumerate(reader.pages, 1))
     assert all(not page.images for page in reader.pages)  # plots are vector paths with text, not pictures
-    assert "baseline: float32, batch 64" in text and "tuned: float32 + XLA, batch 128" in text  # legend
+    assert "baseline: float32, batch 64" in text and "tuned: XLA + batch 128 + learning rate x2" in text  # legend
     assert reader.metadata.title == "Training speed-up report: builtin:transformer"
 
 
@@ -330,7 +332,7 @@ def test_huge_and_odd_strings_never_break_the_layout(tmp_path):
 def test_decision_cells_are_whole(study):
     """Issue 42: decision cells were cut with "(shortened)"; a reason longer than a cell's old limit wraps whole."""
     data = yaml.safe_load((study / STUDY_YAML).read_text())
-    reason = ("mixed_bfloat16 was chosen with --policy; slower: 0.39x [0.35, 0.42] vs the baseline, 3 pairs; "
+    reason = ("mixed_bfloat16 was the policy asked for; slower: 0.39x [0.35, 0.42] vs the baseline, 3 pairs; "
               "accuracy inconclusive: 1000 examples, interval [-0.64 pp, +0.04 pp] (tolerance 0.5 pp); about 2,883 "
               "examples would decide it, or judge on the validation loss, or accept a tolerance of 0.7 pp; "
               "its seed replicates of the baseline trained from two other seeds differ by 0.3 pp, so the trainings' noise is inside the interval")
@@ -375,15 +377,15 @@ def test_the_report_holds_only_the_study_decisions(tmp_path, study):
     assert data.baseline.row.steps_per_s_ci95 == plain.baseline.row.steps_per_s_ci95
     assert [c.label for p in data.plots for c in p.curves] == [c.label for p in plain.plots for c in p.curves]
     assert {(o.name, o.configuration) for o in data.outside} == {
-        ("06-mixed_bfloat16", "mixed_bfloat16, batch 64"), ("06-mixed_bfloat16.b2", "mixed_bfloat16, batch 64"),
-        ("06-mixed_bfloat16.a2", "the baseline's settings (float32, batch 64)")}
+        ("06-mixed_bfloat16", "mixed_bfloat16"), ("06-mixed_bfloat16.b2", "mixed_bfloat16"),
+        ("06-mixed_bfloat16.a2", "baseline: float32, batch 64")}
     assert plain.outside == []
     text = flat(pdf_text(write_report(abandoned)))
     config_table = text[text.index("Configurations"):text.index("Before and after")]
     assert "06-mixed_bfloat16" not in config_table and "no decision" not in text
     appendix = text[text.index("Appendix: runs outside the decisions"):]
-    assert "06-mixed_bfloat16.a2 the baseline's settings (float32, batch 64) completed the reference arm of a trial " \
-           "of mixed_bfloat16, batch 64 measured again and not in the ladder" in appendix
+    assert "06-mixed_bfloat16.a2 baseline: float32, batch 64 completed the reference arm of a trial " \
+           "of mixed_bfloat16 measured again and not in the ladder" in appendix
     assert "the study decided this configuration in 02-mixed_bfloat16" in appendix
     assert "x" not in appendix.split("Why it is outside the decisions")[1].replace("Page", "").split("tfturbo report")[0] \
         .replace("mixed", "").replace("XLA", "")  # no speed-up of a run outside the decisions
@@ -451,7 +453,7 @@ def test_when_nothing_beats_the_baseline_the_verdict_keeps_it(tmp_path):
     # the trial's verdict, not a comparison of the two single runs
     assert ("Tried: mixed_float16, batch 64: 0.77x [0.74, 0.80] over 4 replicate pairs vs the baseline, slower."
             in data.verdict)
-    assert [c.label for c in data.plots[0].curves] == ["baseline: float32, batch 64", "tried: mixed_float16, batch 64"]
+    assert [c.label for c in data.plots[0].curves] == ["baseline: float32, batch 64", "tried: mixed_float16"]
     assert ("Precision policy", "float32") in data.apply_rows
 
 
@@ -586,8 +588,9 @@ def test_page_one_is_an_executive_summary_with_the_headline_accuracy_chart_and_c
     assert f"{shown.ratio:.2f}x faster" in page1 and f"between {lo:.2f}x and {hi:.2f}x (95% interval)" in page1
     assert "Accuracy: unchanged within the tolerance of 0.5 percentage points" in page1
     assert "Every configuration measured" in page1 and "Speed-up vs the baseline" in page1  # the chart's text
-    for label in ("float32, batch 64 (baseline)", "mixed_bfloat16, batch 64 (not kept)", "float32 + XLA, batch 64",
-                  "float32 + XLA, batch 128"):
+    # each configuration by what it changes from the baseline (issue 42: named by run folder or by every setting)
+    for label in ("baseline: float32, batch 64", "mixed_bfloat16 (not kept)", "XLA",
+                  "XLA + batch 128 + learning rate x2"):
         assert label in page1
     changes = page1.split("Changes to make")[1].split("About this study")[0]
     assert "jit_compile=True" in changes and "batch size 128 instead of 64" in changes
@@ -681,9 +684,9 @@ def test_page_one_says_what_a_speed_up_not_measured_against_the_baseline_was_mea
     assert not shown.vs_baseline and shown.against == "03-xla"
     page1 = flat(_page_texts(write_report(study))[0])
     chart = page1.split("Every configuration measured")[1].split("Each bar is")[0]
-    assert shown.against_words == "float32 + XLA, batch 64"  # what it is, not "03-xla"
-    assert f"{shown.ratio:.2f}x vs float32 + XLA, batch 64" in chart  # beside its bar
-    assert chart.count("vs float32 + XLA, batch 64") == 2  # and in its label, whole
+    assert shown.against_words == "XLA"  # what it is, not "03-xla"
+    assert f"{shown.ratio:.2f}x vs XLA" in chart  # beside its bar
+    assert chart.count("vs XLA") == 2  # and in its label, whole
     assert "A speed-up never measured against the baseline itself says what it was measured against" in page1
 
 
@@ -828,11 +831,10 @@ def test_a_keep_the_current_settings_report_says_what_it_kept(study):
     report = gather(study)
     assert report.tuned is None
     drawn = _chart_strings(configurations_chart(report, WIDTH, Tolerance()))
-    for label in ("float32, batch 64 (baseline)", "mixed_bfloat16, batch 64 (not kept)",
-                  "float32 + XLA, batch 64 (not kept)"):
+    for label in ("baseline: float32, batch 64", "mixed_bfloat16 (not kept)", "XLA (not kept)"):
         assert label in drawn, label
     assert "no speed-up: not applied" in drawn  # the XLA row says why it has no bar
-    assert "val_accuracy change vs the baseline (pp)" in drawn  # one metric on the axis, named
+    assert "val_accuracy change (pp)" in drawn  # one metric on the axis, named (shortened to its panel)
     assert any(s.startswith("judged on val_loss: ") and s.endswith("(not on this axis)") for s in drawn)
     text = flat(pdf_text(write_report(study)))
     assert "Precision policy float32 (recommended: the current settings); mixed_bfloat16 was the 16-bit policy " \

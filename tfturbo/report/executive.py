@@ -149,13 +149,19 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
     tol = None if is_loss else tolerance.accuracy_pp
     spread = [abs(v) for a in accs if a for v in a]
     a_span = min(ACC_CAP * tol, max([tol * 1.5] + spread)) if tol else (max(spread, default=0.0) or 1)
+    unit = "" if is_loss else " (pp)"
+    accuracy_title = f"{metric or 'Accuracy'} change vs the baseline{unit}"  # shorter where it is wider than its panel
+    if pdfmetrics.stringWidth(accuracy_title, style.FONT_BOLD, 8) > panel_w:
+        accuracy_title = f"{metric or 'Accuracy'} change{unit}"
     panels = [("Speed-up vs the baseline (x)", label_w, s_lo, s_hi, 1.0),
-              (f"{metric or 'Accuracy'} change vs the baseline" + ("" if is_loss else " (pp)"),
+              (accuracy_title,
                label_w + panel_w + gap, -a_span * 1.1, a_span * 1.1, 0.0)]
     plot_bottom = bottom
     plot_top = height - top
+    tick_spans: list[tuple[float, float]] = []  # the tick labels drawn so far: the two panels' ends meet at `gap`
     for title, x0, lo, hi, ref in panels:
-        d.add(String(x0, height - 11, title, fontName=style.FONT_BOLD, fontSize=8, fillColor=style.INK))
+        d.add(String(x0, height - 11, _fit(title, panel_w, 8, style.FONT_BOLD), fontName=style.FONT_BOLD, fontSize=8,
+                     fillColor=style.INK))
 
         def px(v: float, x0=x0, lo=lo, hi=hi) -> float:
             return x0 + (min(max(v, lo), hi) - lo) / (hi - lo) * panel_w
@@ -168,6 +174,10 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
         d.add(Line(x0, plot_bottom, x0 + panel_w, plot_bottom, strokeColor=style.RULE, strokeWidth=0.5))
         for tick in _ticks(lo, hi):
             d.add(Line(px(tick), plot_bottom, px(tick), plot_bottom - 3, strokeColor=style.RULE, strokeWidth=0.5))
+            half = pdfmetrics.stringWidth(f"{tick:g}", style.FONT, 6.5) / 2 + 1
+            if any(px(tick) - half < b and a < px(tick) + half for a, b in tick_spans):
+                continue  # a label that would run into its neighbour's (the other panel's end) is left out
+            tick_spans.append((px(tick) - half, px(tick) + half))
             d.add(String(px(tick), plot_bottom - 11, f"{tick:g}", fontName=style.FONT, fontSize=6.5,
                          fillColor=style.MUTED, textAnchor="middle"))
         for i, r in enumerate(rows):
@@ -194,19 +204,22 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
             d.add(Rect(px(mid) - 2.5, y - 2.5, 5, 5, fillColor=colour, strokeColor=colors.white, strokeWidth=0.5))
             if ref == 1.0:  # the value, and what it is against when that is not the baseline (its own trial's)
                 shown = f"{mid:.2f}x" + ("" if _headline(r).vs_baseline else f" vs {_headline(r).against_words}")
-                room = pdfmetrics.stringWidth(shown, style.FONT, 6.5) + 4
-                after = px(b) + room < x0 + panel_w
-                d.add(String(px(b) + 4 if after else px(a) - 4, y - 2.5, shown, fontName=style.FONT,
-                             fontSize=6.5, fillColor=style.INK, textAnchor="start" if after else "end"))
+                shown = _fit(shown, panel_w - 2, 6.5)
+                x, anchor, at = value_place(pdfmetrics.stringWidth(shown, style.FONT, 6.5), px(a), px(b), px(mid),
+                                            (x0, x0 + panel_w), px(ref))
+                d.add(String(x, y + at, shown, fontName=style.FONT, fontSize=6.5, fillColor=style.INK,
+                             textAnchor=anchor))
     for i, r in enumerate(rows):
         y = plot_top - row_h * (i + 0.5)
-        name = r.row.label if r.row else r.name
-        role = " (baseline)" if r is data.baseline else "" if r.kept else " (not kept)"
+        name = r.row.configuration if r.row else r.name  # "baseline: float32, batch 64", "20 steps per call"
+        role = "" if r is data.baseline or r.kept else " (not kept)"
         if r.headline is not None and not r.headline.vs_baseline:  # never measured against the baseline itself
             role += f" vs {r.headline.against_words}"
-        # the role whole, the name shortened if need be ("… (not k..." hid that a bar was against another row)
-        text = _fit(name, label_w - 6 - pdfmetrics.stringWidth(role, style.FONT, 7.5), 7.5) + role
+        # the role whole, the name shortened if need be ("… (not k..." hid that a bar was against another row),
+        # measured in the font it is drawn in (the recommendation's row is bold, and wider)
         style_font = style.FONT_BOLD if r is data.tuned else style.FONT
+        room = label_w - 6 - pdfmetrics.stringWidth(role, style_font, 7.5)
+        text = _fit(name, room, 7.5, style_font) + role if room > 40 else _fit(name + role, label_w - 6, 7.5, style_font)
         for font, chars, x in _runs_at(text, 0, style_font, 7.5):
             d.add(String(x, y - 2.5, chars, fontName=font, fontSize=7.5, fillColor=style.INK))
     return d
@@ -220,12 +233,26 @@ def _ticks(lo: float, hi: float) -> list[float]:
     return [round(first + k * step, 10) for k in range(int((hi - first) / step) + 1)]
 
 
-def _fit(text: str, width: float, size: float) -> str:
-    if pdfmetrics.stringWidth(text, style.FONT, size) <= width:
+def _fit(text: str, width: float, size: float, font: str = style.FONT) -> str:
+    if pdfmetrics.stringWidth(text, font, size) <= width:
         return text
-    while text and pdfmetrics.stringWidth(text + "...", style.FONT, size) > width:
+    while text and pdfmetrics.stringWidth(text + "...", font, size) > width:
         text = text[:-1]
     return text + "..."
+
+
+def value_place(width: float, a: float, b: float, mid: float, panel: tuple[float, float],
+                ref: float) -> tuple[float, str, float]:
+    """(x, anchor, y offset from the bar) of a speed-up's value `width` points wide beside its interval [a, b]
+    (x positions; `mid` its square): after the interval, else before it, where it stays inside the panel and
+    clear of the dashed 1.00x line `ref`; else above the bar, centred on its square (inside the panel). Never over the row's label (a value drawn before
+    an interval that starts near the panel's left edge ran into it: "…batch 128" over "1.21x") nor over the bar."""
+    lo, hi = panel
+    sides = [(b + 4, "start", b + 4, b + 4 + width), (a - 4, "end", a - 4 - width, a - 4)]
+    clear = [side for side in sides if side[2] >= lo and side[3] <= hi and not side[2] - 1 < ref < side[3] + 1]
+    for x, anchor, _, _ in clear:
+        return x, anchor, -2.5
+    return min(max(mid, lo + width / 2), hi - width / 2), "middle", 4.5
 
 
 def _runs_at(text: str, x: float, font: str, size: float) -> list[tuple[str, str, float]]:

@@ -243,7 +243,11 @@ def _downsample(x: list[float], y: list[float], reduce: str = "median", points: 
 
 
 def _label(rung: LadderRow, role: str) -> str:
-    return f"{role}: {rung.row.label if rung.row else rung.name}"
+    """A plotted run's legend entry: its role, then its configuration as every list names it ("tuned: XLA + batch
+    128"); the baseline's by its settings ("baseline: float32, batch 64", its name would say "baseline" twice)."""
+    if rung.row is None:
+        return f"{role}: {rung.name}"
+    return rung.row.configuration if role == "baseline" else f"{role}: {rung.row.configuration}"
 
 
 # ---------------------------------------------------------------- the pieces
@@ -263,13 +267,11 @@ def _trial_of(name: str) -> str:
 
 
 def _settings_words(settings: RunSettings | None, baseline: Rung | None) -> str:
-    """A run's configuration by what it is: the baseline's settings said so, else its label."""
+    """A run's configuration by what it is, as every list of configurations names it (`RunSettings.name_against`:
+    "mixed_bfloat16", "baseline: float32, batch 64")."""
     if settings is None:
         return "settings not recorded"
-    label = settings.label()
-    if baseline is not None and compare.replicate_key(settings) == compare.replicate_key(baseline.settings):
-        return f"the baseline's settings ({label})"
-    return label
+    return settings.name_against(baseline.settings if baseline is not None else None)
 
 
 def _outside(study: Study, records: list[RunRecord]) -> list[OutsideRun]:

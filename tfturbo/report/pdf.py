@@ -136,12 +136,21 @@ def fitted_name(name: str, width: float) -> str:
     return text if size == style.CELL.fontSize else f'<font size="{size:g}">{text}</font>'
 
 
-def _rung_name(rung: LadderRow) -> Paragraph:
-    label = rung.row.label if rung.row else ""
-    label = f"{rung.lever_title}: {label}" if rung.lever_title and label else label
-    role = " (baseline)" if rung.row and rung.row.verdict == Verdict.BASELINE else ""
-    return P(f"{fitted_name(short(rung.name, 80), WIDTH * NAME_COLUMN - 8)}{esc(role)}<br/>"
-             f'<font color="{style.MUTED.hexval()}">{esc(label)}</font>')
+def named(data: ReportData, name: str) -> str:
+    """Rung `name` in a sentence: its configuration (`CompareRow.configuration`) and, after it, its run folder;
+    a name no rung has (the study's audit: "study") as it is."""
+    rung = next((r for r in data.rungs if r.name == name and r.row is not None), None)
+    return f"{rung.row.configuration}, {name}" if rung is not None and rung.row is not None else name
+
+
+def configuration_name(rung: LadderRow) -> Paragraph:
+    """A configuration by what it is (`CompareRow.configuration`: "20 steps per call", "baseline: float32, batch
+    64"), and under it, muted, the step that measured it and its run folder: the report named configurations by
+    folder ("04-spe20"), which a client cannot read (issue 42)."""
+    name = rung.row.configuration if rung.row else rung.name
+    detail = " · ".join(p for p in (rung.lever_title, short(rung.name, 80) if rung.row else "") if p)
+    return P(f"<b>{esc(name)}</b>" + (f'<br/><font color="{style.MUTED.hexval()}">{esc(detail)}</font>'
+                                      if detail else ""))
 
 
 def _decision(rung: LadderRow) -> Paragraph:
@@ -248,11 +257,11 @@ def configuration_section(data: ReportData) -> list:
     for rung in data.rungs:
         row = rung.row
         if row is None:
-            rows.append([_rung_name(rung), status_cell(rung.status), _ladder_only(rung), "n/a",
+            rows.append([configuration_name(rung), status_cell(rung.status), _ladder_only(rung), "n/a",
                          "n/a", _decision(rung)])
             continue
         mem = _memory(rung)
-        rows.append([_rung_name(rung), status_cell(row.status), _speedup(rung), mem, _accuracy(rung),
+        rows.append([configuration_name(rung), status_cell(row.status), _speedup(rung), mem, _accuracy(rung),
                      _decision(rung)])
     val_note = (f" Accuracy is the change in <font name=\"{style.MONO}\">{esc(metric)}</font> from the baseline, "
                 "paired on the same validation examples at equal samples seen and averaged over the last "
@@ -343,7 +352,7 @@ def _measured_row(rung: LadderRow) -> list:
     row = rung.row
     assert row is not None, "a rung with its own run (single_runs_section)"
     metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
-    return [P(fitted_name(short(rung.name, 80), 88 - 8)), with_ci(row.steps_per_s, row.steps_per_s_ci95),
+    return [configuration_name(rung), with_ci(row.steps_per_s, row.steps_per_s_ci95),
             with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1), metrics,
             str(row.steps_completed or "n/a"), P("<br/>".join(esc(c) for c in row.findings) or "-")]
 
@@ -378,7 +387,7 @@ def findings_section(data: ReportData) -> list:
         colour = {"error": style.BAD, "warning": style.CONTRAST}.get(sev, style.MUTED) if applies else style.MUTED
         head = esc(sev.upper()) if applies else f"{esc(sev)}, did not apply to the kept settings:"
         where = f" in <b>{esc(f['where'])}</b>" if f.get("where") else ""
-        source = f' <font color="{style.MUTED.hexval()}">(from {esc(f.get("source"))})</font>'
+        source = f' <font color="{style.MUTED.hexval()}">(from {esc(named(data, str(f.get("source"))))})</font>'
         body = style.BODY if applies else style.BODY.clone("findingNotKept", textColor=style.MUTED)
         block = [P(f'<font color="{colour.hexval()}"><b>{head}</b></font> '
                    f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>{where}{source}', body),
@@ -453,7 +462,7 @@ def settings_section(data: ReportData) -> list:
         return [P("Settings to apply", style.H1),
                 P("No configuration was measured, so there are no new settings to apply.", style.BODY)]
     out = [P("Settings to apply", style.H1),
-           P("The configuration the study recommends" + (f" ({esc(data.tuned.name)})" if data.tuned else
+           P("The configuration the study recommends" + (f" ({esc(named(data, data.tuned.name))})" if data.tuned else
                                                          " (the baseline: nothing was measurably better)") + ":",
              style.BODY), kv_table(data.apply_rows)]
     if data.snippet:
@@ -524,7 +533,7 @@ def appendix(data: ReportData) -> list:
     if data.design:
         rows.append(("How each trial measured", data.design))
     if data.measurement is not None:
-        pairs = ", ".join(f"{k} {v}" for k, v in data.measurement["pairs"].items())
+        pairs = ", ".join(f"{named(data, k)} {v}" for k, v in data.measurement["pairs"].items())
         rows.append(("Runs measured", f"{data.measurement['runs']} in all" + (f"; replicate pairs: {pairs}"
                                                                               if pairs else "")))
     options = _options_text(data.options)

@@ -42,6 +42,7 @@ class DesignDoc(TypedDict, total=False):
     reused_from: str
     seed_runs: int | None
     profiled_in: dict[str, str]
+    b_seeds: list[int]
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ class Design:
     # so an arm's profile may be an earlier rung's run (`Trial.profiled_in`); {}: a study from before the record,
     # whose profiles are where they were (`profile.rung_profile_dirs`)
     profiled_in: dict[str, str] = field(default_factory=dict)
+    # the seeds B trained again from, when the user took the way forward "train more seeds" (`Trial.more_seeds`)
+    b_seeds: tuple[int, ...] = ()
 
     def words(self, acc: AccuracyVerdict | None = None, pairs: str | None = None,
               steady: str | None = None) -> str:
@@ -133,6 +136,9 @@ class Design:
                       f" ({self.seed_runs} of them by this trial)")
                 text += (f"; the accuracy reference trained again from seed {', '.join(map(str, self.noise_seeds))}"
                          f"{by}, so the interval holds the trainings' noise as well as the examples'")
+            if self.b_seeds:
+                text += (f"; B trained again from seed {', '.join(map(str, self.b_seeds))} (the way forward "
+                         "\u201ctrain more seeds\u201d), so each arm's mean rests on several trainings")
             if len(acc.outputs) > 1:
                 text += (f", each of the model's {len(acc.outputs)} outputs judged on its own metric "
                          f"({', '.join(o.metric or '?' for o in acc.outputs)}) with a {acc.confidence:.1%} interval "
@@ -147,7 +153,7 @@ class Design:
                 "steady_s_aimed": self.steady_s_aimed, "steady_s_measured": self.steady_s_measured,
                 "confidence": self.confidence, "accuracy_points": self.accuracy_points,
                 "noise_seeds": list(self.noise_seeds), "reused_from": self.reused_from, "seed_runs": self.seed_runs,
-                "profiled_in": dict(self.profiled_in)}
+                "profiled_in": dict(self.profiled_in), "b_seeds": list(self.b_seeds)}
 
     @classmethod
     def from_dict(cls, d: Any) -> Design | None:
@@ -163,7 +169,7 @@ class Design:
                        float(d.get("confidence") or 0.95), int(d.get("accuracy_points") or 0),
                        tuple(int(x) for x in d.get("noise_seeds") or ()), str(d.get("reused_from") or ""),
                        _int(d.get("seed_runs")),
-                       _names(d.get("profiled_in")))
+                       _names(d.get("profiled_in")), tuple(int(x) for x in d.get("b_seeds") or ()))
         except (KeyError, TypeError, ValueError):
             return None
 

@@ -109,7 +109,9 @@ def judge(trial: Schedule) -> TrialVerdict:
     acc = not_judged(missing) if missing else label_free.compare_runs(reference, validated, trial.tolerance)
 
     failed_a = next((r for r in a_runs if r.status != COMPLETED and r.planned.replicate >= 1), None)
-    status = next((r.status for r in b_runs if r.status != COMPLETED), COMPLETED if b_runs else "crashed")
+    # a training of B from another seed that failed leaves the trainings' noise as it was, not the trial failed
+    status = next((r.status for r in b_runs if r.status != COMPLETED and r.planned.replicate >= 1),
+                  COMPLETED if b_runs else "crashed")
     b_done = [r.summary for r in b_runs if r.summary is not None]
     findings = [f for s in b_done for f in s.findings or []]
     xla_active = all(r.summary is None or r.summary.xla_active is not False for r in b_runs if r.status == COMPLETED)
@@ -134,7 +136,7 @@ def design_record(trial: Schedule, pairs: int, acc: AccuracyVerdict | None = Non
         r.planned.settings.speed_only for r in trial.runs) else FULL
     paired_accuracy = acc is not None and acc.paired and bool(acc.examples)
     ref = trial.reference_run_settings()
-    seeds = sorted({r.planned.settings.seed for r in trial.runs if r.planned.replicate < 1} |
+    seeds = sorted({r.planned.settings.seed for r in trial.runs if r.planned.replicate < 1 and r.planned.arm == A} |
                    (trial.reference_seeds() - {ref.seed if ref is not None else trial.a.seed})) \
         if paired_accuracy else []
     found = trial.reused_run()
@@ -143,8 +145,11 @@ def design_record(trial: Schedule, pairs: int, acc: AccuracyVerdict | None = Non
                   trial.rule.steady_s, measured_paired_steady_s(trial), trial.rule.confidence,
                   len(acc.samples_seen) if acc is not None and paired_accuracy else 0, tuple(seeds),
                   found.name if found is not None else "",
-                  sum(1 for r in trial.runs if r.planned.replicate < 1) if paired_accuracy else 0,
-                  trial.profiled_in())
+                  sum(1 for r in trial.runs if r.planned.replicate < 1 and r.planned.arm == A)
+                  if paired_accuracy else 0,
+                  trial.profiled_in(),
+                  tuple(r.planned.settings.seed for r in trial.runs if r.planned.replicate < 1 and r.planned.arm == B
+                        and r.status == COMPLETED) if paired_accuracy else ())
 
 
 def measured_paired_steady_s(trial: Schedule) -> float | None:

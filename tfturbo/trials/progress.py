@@ -8,23 +8,28 @@ from __future__ import annotations
 
 from ..numbers import counted, duration_text
 from . import accuracy
-from .runs import A, Planned, PlannedPair, PlannedRun, steady_s, validation_s
+from .runs import A, B, Planned, PlannedPair, PlannedRun, steady_s, validation_s
 from .schedule import Schedule
 
 
-def remaining_s(trial: Schedule, decided: bool) -> tuple[float, float] | None:
+def remaining_s(trial: Schedule, done_all: bool, decided: bool) -> tuple[float, float] | None:
     """(at least, at most) seconds of runs left: to the fewest pairs the rule allows (at least the pair under
     way), and to its maximum.
 
     None while nothing of the trial is measured to estimate from (before
-    its full-length runs ended) and once the trial is decided, (0, 0).
+    its full-length runs ended) and once it has no run left, (0, 0); a decided trial that trains more seeds
+    (the way forward, `Schedule.more_seeds_run`) has full-length trainings left, as long as its gate's.
     Each run still to come is estimated from what the trial measured,
     process start, warm-up and validation included: a paired process as
     the overhead its trial's processes showed plus its arms' steady
     seconds; a separate speed-only run as its arm's runs so far.
     """
-    if decided:
+    if done_all:
         return (0.0, 0.0)
+    if decided:
+        one = _slot_estimate(trial, 0, A)
+        runs = 2 * trial.more_seeds - sum(map(len, trial.more_seeds_measured()))
+        return (one * runs, one * runs) if one is not None else None
     done = len(trial.runs)
     if done < len(trial.gate_arms()):
         return None
@@ -46,14 +51,19 @@ def remaining_s(trial: Schedule, decided: bool) -> tuple[float, float] | None:
     return (low, high) if low is not None and high is not None else None
 
 
-def progress_text(trial: Schedule, planned: Planned, left: tuple[float, float] | None) -> str:
+def progress_text(trial: Schedule, planned: Planned, left: tuple[float, float] | None,
+                  decided: bool = False) -> str:
     """Where the trial stands, for a log line or a page: "pair 2 of 3–6 · about 1 min 40 s left (at most
     3 min 10 s)", or "full-length run for the accuracy gate (then 3–6 speed pairs)" while the gate's runs
-    go. `planned`: the run the trial wants next; `left`: `remaining_s`."""
+    go. `planned`: the run the trial wants next; `left`: `remaining_s`; `decided`: its pairs are decided (the
+    run is a training of the way forward "train more seeds")."""
     rule = trial.rule
     span = f"{rule.min_pairs}–{rule.max_pairs}" if rule.max_pairs > rule.min_pairs else str(rule.min_pairs)
     number = trial.speed_pair_number(planned.replicate)
-    if isinstance(planned, PlannedRun) and planned.replicate < 1:
+    if isinstance(planned, PlannedRun) and planned.replicate < 1 and decided:
+        who = trial.label_b if planned.arm == B else trial.reference_words()
+        text = f"{who} trained again from seed {planned.settings.seed}, to narrow the trainings' noise"
+    elif isinstance(planned, PlannedRun) and planned.replicate < 1:
         text = (f"the accuracy reference trained again from another seed (seed {planned.settings.seed}), for "
                 f"the trainings' noise (then {span} speed pairs)")
     elif number:

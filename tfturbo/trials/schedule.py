@@ -16,7 +16,7 @@ from ..run_summary import RunSummary
 from ..settings import NO_PROFILE, RunSettings, configuration_key, training_key
 from . import accuracy, label_free
 from .plan import TrialPlan
-from .runs import A, B, COMPLETED, FinishedRun, MeasuredRun, default_names, process_s, process_s_of, steady_s, validation_s
+from .runs import A, B, COMPLETED, FinishedRun, MeasuredRun, PlannedRun, default_names, process_s, process_s_of, steady_s, validation_s
 from .sizing import (PAIRED_STEPS_CAP, STEADY_PER_OVERHEAD, aligned_reference, compared_points, equal_samples,
                      speed_in_paired_processes, speed_steps, trial_settings)
 from .speed import SpeedRule
@@ -75,6 +75,11 @@ class Schedule:
     # the external reference already holds runs of other seeds, none when B's change did not take effect or B
     # validated nothing per example. 2 in `ab` and `tune` (SEED_REPLICATES); 0 here: a trial as before
     seed_replicates: int = 0
+    # the way forward "train more seeds" (`trials.way_forward`): trainings of B and of the accuracy reference from
+    # further seeds, this many of each, after the trial's own runs (its pairs decided): B's replicates 0, -1, ...
+    # (NN-slug.b0), the reference's after its own seed runs. Each arm's mean then rests on several trainings, which
+    # narrows an interval the trainings' noise dominates (`accuracy.TrainingNoise.scale`)
+    more_seeds: int = 0
     # the study's completed full-length runs by `settings.training_key` (the study engine's index): A's full-length
     # run, when one of them trained the same way, is taken from here instead of trained again (`reused_run`)
     finished: dict[tuple[tuple[str, str], ...], FinishedRun] = field(default_factory=dict)
@@ -414,6 +419,32 @@ class Schedule:
             slot[0 if r.planned.arm == A else 1] = r
         return [(k, tuple(out[k])) for k in sorted(out)]  # type: ignore[misc]
 
+
+    def more_seeds_measured(self) -> tuple[list[MeasuredRun], list[MeasuredRun]]:
+        """(B's, the reference's) trainings of the way forward "train more seeds" measured so far."""
+        return ([r for r in self.runs if r.planned.arm == B and r.planned.replicate < 1],
+                [r for r in self.runs if r.planned.arm == A and r.planned.replicate < 1][self.seed_runs():])
+
+    def more_seeds_run(self) -> PlannedRun | None:
+        """The next training of the way forward "train more seeds" (`more_seeds`), B's and the reference's in
+        turn, or None when they are all measured. The reference's continue its seed runs (replicates below
+        them, seeds after theirs); B's j-th is B's gate run from the seed of the reference's j-th, so each new seed
+        trains both configurations, as the trial's first pair did."""
+        extra_b, extra_a = self.more_seeds_measured()
+        if len(extra_b) >= self.more_seeds and len(extra_a) >= self.more_seeds:
+            return None
+        if self.change_missing() or any(r.status != COMPLETED for r in extra_b + extra_a):
+            return None  # nothing to train again from: no change to judge, or a training failed
+        first_b = next((r for r in self.runs if r.planned.arm == B and r.planned.replicate == 1), None)
+        if first_b is None or first_b.status != COMPLETED:
+            return None
+        if len(extra_b) <= len(extra_a):
+            j = len(extra_b) + 1
+            settings = first_b.planned.settings.with_(seed=self.noise_seed(self.seed_runs() + j), no_model=True)
+            return PlannedRun(B, 1 - j, settings, self.names(B, 1 - j))
+        replicate = -(self.seed_runs() + len(extra_a))
+        settings = self.seed_settings(replicate)
+        return PlannedRun(A, replicate, settings.with_(no_model=True), self.names(A, replicate))
 
     def change_missing(self) -> str:
         """Why B's change did not take effect, from B's first run ("" when it did, or nothing can tell yet)."""

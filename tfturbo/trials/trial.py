@@ -74,8 +74,10 @@ class Trial(Schedule):
     def next_run(self) -> Planned | None:
         """The next run to measure — a `PlannedPair` for a paired replicate (the speed pairs when `paired`) — or
         None when the trial is decided."""
-        if self._stopped or judging.decided(self):
+        if self._stopped:
             return None
+        if judging.decided(self):
+            return self.more_seeds_run()
         done = len(self.runs)
         replicate, arm = self.slot(done)
         found = self.reused_run(arm) if replicate == 1 else None
@@ -156,14 +158,14 @@ class Trial(Schedule):
 
     def estimate_remaining_s(self) -> tuple[float, float] | None:
         """(at least, at most) seconds of runs left (`progress.remaining_s`); (0, 0) once decided."""
-        return progress.remaining_s(self, self.next_run() is None)
+        return progress.remaining_s(self, self.next_run() is None, judging.decided(self))
 
     def progress_text(self) -> str:
         """Where the trial stands, for a log line or a page (`progress.progress_text`); once decided ""."""
         planned = self.next_run()
         if planned is None:
             return ""
-        return progress.progress_text(self, planned, self.estimate_remaining_s())
+        return progress.progress_text(self, planned, self.estimate_remaining_s(), judging.decided(self))
 
 
 Executor = Callable[[PlannedRun], tuple[RunSummary | None, Path | None]]

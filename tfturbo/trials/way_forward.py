@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Iterable
 from pathlib import Path
 
 from ..runfiles import RUNS_DIR, load_run
@@ -36,6 +37,9 @@ from ..verdicts import Verdict
 from .verdict import INCONCLUSIVE, WITHIN, AccuracyVerdict, Tolerance
 
 FASTER = Verdict.FASTER
+# every way forward `WayForward.lines` offers, in the order it lists them after the recommended one: each is a
+# button in the wizard (`tfturbo_gui.cards.WayForwardBar`) and an option of `tfturbo tune`/`ab`
+WAYS = ("loss", "seeds", "examples", "tolerance")
 
 
 @dataclass(frozen=True)
@@ -51,8 +55,10 @@ class WayForward:
     also_worse: tuple[str, ...] = ()  # every loss worse beyond its noise (`AccuracyVerdict.also_worse`)
     seeds: bool = False  # the trainings' noise dominates the interval: more trainings, not examples, decide it
 
-    def lines(self) -> list[str]:
-        """The options in words, the recommended one first and marked."""
+    def lines(self, offered: Iterable[str] | None = None) -> list[str]:
+        """The options in words, the recommended one first and marked; `offered`: only these ways (a page names
+        only the buttons it shows: "more examples" is no way where the trial was measured against a later
+        configuration)."""
         options = {}
         if self.loss is not None and self.loss.delta is not None:
             options["loss"] = (f"Judge on the validation loss (paired on the same examples, continuous, so tighter "
@@ -77,9 +83,10 @@ class WayForward:
                                     f"a model whose accuracy may be up to {worst} pp below the baseline's (the "
                                     f"interval's worse end).{worse} A study setting: the confirmation, the record "
                                     "and the report use and state it.")
-        order = [self.recommended] + [k for k in ("loss", "seeds", "examples", "tolerance")
-                                      if k != self.recommended]
-        return [("Recommended: " if k == self.recommended else "Or: ") + options[k] for k in order if k in options]
+        order = [self.recommended] + [k for k in WAYS if k != self.recommended]
+        shown = set(options) if offered is None else set(offered) & set(options)
+        order = [k for k in order if k in shown]
+        return [("Recommended: " if k == self.recommended else "Or: ") + options[k] for k in order]
 
 
 def way_forward(acc: AccuracyVerdict, tolerance: Tolerance, a: ArmData | None = None, b: ArmData | None = None,
@@ -171,4 +178,5 @@ def can_use_more_examples(forward: WayForward, measured_against_baseline: bool) 
     them (or is known to), and the trial's reference is the baseline's configuration, whose runs then validate
     on them too (a rung measured against a later configuration is judged against the baseline's one run)."""
     needed, available = forward.examples_needed, forward.examples_available
-    return bool(needed and measured_against_baseline and (available is None or available >= needed))
+    return bool(needed and measured_against_baseline and not forward.seeds  # the trainings' noise: seeds decide
+                and (available is None or available >= needed))

@@ -61,7 +61,7 @@ from ..settings import DEFAULT_SEED, NO_PROFILE, RunSettings, configuration_key,
 from ..trials import label_free
 from ..trials.execute import pair_command, pair_summaries, summary_of
 from ..trials.run_length import too_short
-from ..trials.runs import A, FinishedRun, PlannedPair, PlannedRun, RunRole
+from ..trials.runs import A, B, FinishedRun, PlannedPair, PlannedRun, RunRole
 from ..trials.sizing import speed_in_paired_processes
 from ..trials.trial import SEED_REPLICATES, Trial
 from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
@@ -715,6 +715,8 @@ class StudyEngine:
         if recorded is not None and recorded.decision is not None and recorded.decision.rule is not None:
             trial.tolerance = recorded.decision.rule  # judged again under another rule: replayed as it was
             trial.way_forward = recorded.decision.way_forward or trial.way_forward
+        if recorded is not None:  # its trainings of "train more seeds" (NN-slug.b0, .b-1, ...) are replayed too
+            trial.more_seeds = sum(1 for n in recorded.replicates if (role := recorded.role(n)).arm == B and role.seed)
         self.say(f"[{rung.name[:2]}] {candidate.kind.replace('_', ' ')}: {candidate.settings.label()} against "
                  f"{trial.label_a} — {trial.plan().text()}")
         yield from self._measure(trial, rung, lever, recorded)
@@ -772,6 +774,22 @@ class StudyEngine:
         refused = self.continue_refused(name)
         if refused is not None:
             raise refused
+        self._start(self._continue(name))
+
+    def train_more_seeds(self, name: str) -> None:
+        """The way forward "train more seeds" of the last judged rung (the wizard's button): its trial trains B
+        and the accuracy reference from SEED_REPLICATES further seeds each (`Trial.more_seeds`), then is judged
+        again on every training, recorded as the rung's `way_forward` "seeds"; the best configuration follows the
+        new verdict. For an interval the trainings' noise dominates (`WayForward.seeds`): more validation examples
+        would not narrow it, more trainings of each configuration do."""
+        refused = self.rejudge_refused(name)
+        if refused is not None:
+            raise refused
+        if name in self.stopped:
+            raise UserError(f"{name}'s trial was stopped before its pairs were done", "continue it first")
+        trial = self.trials[name]
+        trial.more_seeds += SEED_REPLICATES
+        trial.way_forward = "seeds"
         self._start(self._continue(name))
 
     def _continue(self, name: str) -> Flow:

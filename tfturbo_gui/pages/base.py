@@ -59,8 +59,10 @@ def start_trial_run(session: WizardSession, rung, panel: RunPanel, what: str, ar
         name = " and ".join(run.settings.label() for run in planned.runs)
     else:
         arm = arms[0] if planned.arm == "b" else arms[1]
+        again = f"the {arm}" if planned.arm == "b" else \
+            trial.reference_words() if trial is not None else "the reference"  # B's: "train more seeds"
         context = (f"{what} pair {number}, the {arm} run" if number else
-                   f"{what}, {trial.reference_words() if trial is not None else 'the reference'} again from seed "
+                   f"{what}, {again} again from seed "
                    f"{planned.settings.seed}: full length with validation, for the accuracy gate's training noise"
                    if planned.replicate < 1 else
                    f"{what}, the {arm} run: full length with validation, for the accuracy gate")
@@ -350,6 +352,10 @@ class WizardPage(QWidget):
         if way == "examples":
             self.start_run(rung.settings.with_(val_examples=forward.examples_needed))
             return None
+        if way == "seeds":  # both configurations trained again from more seeds, then judged again
+            if not self.training_blocked():
+                self.go_on(self.session.train_more_seeds)
+            return None
         pp = None
         if way == "tolerance":  # offered with the tolerance this interval passes at (WayForwardBar)
             pp = self.ask_tolerance(forward.tolerance_pp, forward) if forward.tolerance_pp is not None else None
@@ -380,6 +386,10 @@ class WizardPage(QWidget):
 
     def update_controls(self) -> None:
         """Enable what may be used now; every Run button waits while any training goes (run_gate)."""
+
+    def go_on(self, plan: Callable[[Rung], None]) -> None:
+        """Measure more of the page's judged trial, as `plan` (the session's `continue_trial` or
+        `train_more_seeds`) sets it for the trial's rung, and show its new verdict once measured."""
 
     def run_action(self) -> None:
         """Ctrl+Enter: the page's main Run button, when it is enabled."""
@@ -591,7 +601,10 @@ class RungPage(WizardPage):
         """Go on with the page's stopped trial: its next pair, numbered after its complete ones."""
         if self.run_panel.is_running() or not self.session.can_continue(self.rung) or self.training_blocked():
             return
-        self.session.continue_trial(self.measured_rung)
+        self.go_on(self.session.continue_trial)
+
+    def go_on(self, plan: Callable[[Rung], None]) -> None:
+        plan(self.measured_rung)
         self.decision_card.hide()
         self.way_bar.hide()
         self.continue_button.hide()
@@ -645,7 +658,7 @@ class RungPage(WizardPage):
         self.decision_card.set_decision(decision, rung.settings.label(),
                                         config_words(rung.compared_with, self.session.ensure_study().rungs),
                                         fixes=fixes_on(rung.settings, fixes_not_applied(self.findings.findings)),
-                                        way_forward=way.lines() if way else (),
+                                        way_forward=way.lines(self.way_bar.offered()) if way else (),
                                         shown=headline(rung.name, self.session.ensure_study().rungs), rung=rung.name)
         self.show_earlier_decisions()
         self.show_continue(rung)

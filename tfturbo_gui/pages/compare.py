@@ -12,6 +12,7 @@ recommendation (`StudyDecisions.conclude`).
 
 from __future__ import annotations
 
+from typing import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QWheelEvent
@@ -248,7 +249,12 @@ class ComparePage(WizardPage):
         if self.run_panel.is_running() or rung is None or not self.session.can_continue(rung) \
                 or self.training_blocked():
             return
-        self.session.continue_trial(rung)
+        self.go_on(self.session.continue_trial)
+
+    def go_on(self, plan: Callable[[Rung], None]) -> None:
+        rung = self.confirmation
+        assert rung is not None, "a confirmation measured (its trial is what goes on)"
+        plan(rung)
         self.verdict.hide()
         self.way_text.hide()
         self.way_bar.hide()
@@ -291,7 +297,8 @@ class ComparePage(WizardPage):
                                + (f" Accuracy rule: {rung.decision.rule_detail()}."
                                   if rung.decision and rung.decision.rule_detail() else ""))
         way = self.show_ways_forward(rung)
-        self.way_text.setText(in_gui_words("What would decide the accuracy:\n" + "\n".join(way.lines())) if way else "")
+        self.way_text.setText(in_gui_words("What would decide the accuracy:\n" + "\n".join(
+            way.lines(self.way_bar.offered()))) if way else "")
         self.way_text.setVisible(way is not None)
         self.show_continue(rung)
         kept = document is not None and document.get("kept")
