@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import protocol
 from ..numbers import counted, duration_text
 from ..run_summary import RunSummary
 from ..settings import NO_PROFILE, RunSettings, can_share_process, configuration_key, training_key
@@ -435,6 +436,7 @@ class Trial:
             self.a, self.b = self.a.with_(val_set=self.val_set), self.b.with_(val_set=self.val_set)
         self._stopped = False
         self._asked: float | None = None  # when next_run() first offered the run not yet recorded
+        self.unpaired = False  # a paired process failed before training (`_pairing_failed`): separate ones since
 
     # -- planning -------------------------------------------------------------------------------
 
@@ -690,7 +692,14 @@ class Trial:
         return max(self.rule.steady_s, STEADY_PER_OVERHEAD * overhead / 2)
 
     def paired_overhead_s(self) -> float | None:
-        """Seconds a paired replicate process spends outside its steady windows (see `paired_steady_s`)."""
+        """Seconds a paired replicate process spends outside its steady windows (see `paired_steady_s`).
+
+        Before any paired process ran, from the gate's full-length runs: what each spent before it measured —
+        its time to fit() (start, the script up to its fit(), build) and its warm-up — which a paired process
+        pays once per arm. Not what such a run spends after training (its saved model, its profile read: 5 of
+        a script's 23 s) nor in its profiler window: a speed-only arm does neither, and counting them made the
+        first paired process measure 17 s per arm where the later ones, sized on their own overhead, took 6 s.
+        """
         processes = [(ra, rb) for ra, rb in self.pairs() if ra and rb and ra.paired and rb.paired
                      and ra.status == COMPLETED and rb.status == COMPLETED]
         if processes:
@@ -702,7 +711,7 @@ class Trial:
         if len(first) < len(self.gate_arms()):
             return None
         # two processes' worth (two arms' builds and warm-ups), from B's alone when only B trained the full length
-        return sum(max(0.0, _process_s(r) - _steady_s(r) - self._validation_s(r)) for r in first) * 2 / len(first)
+        return sum(_before_measuring_s(r) for r in first) * 2 / len(first)
 
     def settings_of(self, arm: str, replicate: int = 1) -> RunSettings:
         """The settings of `arm`'s run in pair `replicate`: the first pair full length with validation, the
@@ -910,6 +919,10 @@ class Trial:
         elapsed = now - self._asked if self._asked is not None else None
         self._asked = None
         if isinstance(planned, PlannedPair):
+            if self._pairing_failed([as_summary(one) for one in summary]):
+                self.share_process = False  # the arms' own processes from now on (`unpaired`)
+                self.unpaired = True
+                return
             half = elapsed / 2 if elapsed is not None else None
             for run, one, folder in zip(planned.runs, summary, run_dir):
                 self.runs.append(MeasuredRun(run, as_summary(one), Path(folder) if folder is not None else None,
@@ -917,6 +930,18 @@ class Trial:
             return
         self.runs.append(MeasuredRun(planned, as_summary(summary), Path(run_dir) if run_dir is not None else None,
                                      elapsed))
+
+    @staticmethod
+    def _pairing_failed(summaries: list[RunSummary | None]) -> bool:
+        """A paired process that failed before either arm trained a step (not stopped on request): what the
+        pairing itself caused — each arm trained in its own process before (B's gate run, A's runs), and what a
+        paired process adds is the other arm's build in the same process (a training script run a second time
+        that refuses to, both arms' memory). Its runs are not recorded; the trial measures on in separate
+        processes (`unpaired`), as where the arms cannot share one, so a failure of the pairing is never B's."""
+        if any(s is not None and (s.steps_completed or 0) > 0 for s in summaries):
+            return False
+        return any(s is None or s.status in (protocol.RunStatus.FAILED, protocol.RunStatus.CRASHED)
+                   for s in summaries)
 
     def reference_run(self) -> PlannedRun:
         """A's full-length run planned on its own, outside the trial's order: what tells a broken workload (the
@@ -1092,6 +1117,16 @@ def _steady_s(run: MeasuredRun) -> float:
 def _process_s(run: MeasuredRun) -> float:
     """The run's process time as it reported it (`process_s`), else its fit() time (a run from before)."""
     return _process_s_of(run.summary)
+
+
+def _before_measuring_s(run: MeasuredRun) -> float:
+    """What a run spent before its steady state: its process's time to fit() and its warm-up (`fit_start_s`,
+    `warmup_s`); from a run that did not record when its fit() began, its time outside steady windows and
+    validation (the profiler window and the saving after training included, so it errs longer)."""
+    s = run.summary or RunSummary()
+    if s.fit_start_s is not None and s.warmup_s is not None:
+        return max(0.0, s.fit_start_s) + max(0.0, s.warmup_s)
+    return max(0.0, _process_s(run) - _steady_s(run) - Trial._validation_s(run))
 
 
 def _process_s_of(summary: RunSummary | None) -> float:
