@@ -87,6 +87,9 @@ class RunSummary:
     # from the backend process's start to this summary: start-up, imports, build, warm-up, training (a run-pair
     # process's runs: the shared process so far); what a paired replicate's steady seconds are sized on
     process_s: float | None = _kind("process_s", NUMBER)
+    # from the backend process's start to this run's fit(): start-up, the script up to its fit(), build; with
+    # `warmup_s`, what a paired process spends per arm before it measures (`Trial.paired_overhead_s`)
+    fit_start_s: float | None = _kind("fit_start_s", NUMBER)
     peak_memory_bytes: int | None = _kind("peak_memory_bytes", INT)
     memory_kind: str | None = _kind("memory_kind", STR)  # "device" | "host"
     # what the peak is when it is not this run's alone (a paired process: both arms share one allocator)

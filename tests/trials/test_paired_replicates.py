@@ -33,15 +33,21 @@ def summary(settings: RunSettings, rate: float, steady_s: float = 3.0, windows: 
                            "windows": windows, "steps": int(steady_s * 1000 / ms) if windows else 0}}
 
 
-def test_workload_trials_pair_later_replicates_and_scripts_or_process_wide_settings_do_not(tmp_path):
+def test_workload_and_script_trials_pair_later_replicates_and_process_wide_settings_do_not(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import keras\nmodel = keras.Sequential()\nmodel.fit()\n")
+    other = tmp_path / "other.py"
+    other.write_text(script.read_text())
     assert can_share_process(BASE, BASE.with_(policy="mixed_float16", jit_compile=True, batch_size=128))
     assert not can_share_process(BASE, BASE.with_(xla_autoclustering=True))  # TensorFlow's global jit config
     assert not can_share_process(BASE.with_(strategy="mirrored"), BASE.with_(strategy="mirrored"))
-    assert not can_share_process(RunSettings(str(script)), RunSettings(str(script), policy="mixed_float16"))
-    # a script built in is still a script (the core once took every builtin: for a contract workload)
-    assert not can_share_process(RunSettings("builtin:train-script"), RunSettings("builtin:train-script", policy="mixed_float16"))
+    # issue 40: a script runs once per arm in the paired process, so both arms must run it the same way
+    assert can_share_process(RunSettings(str(script)), RunSettings(str(script), policy="mixed_float16", batch_size=8))
+    assert can_share_process(RunSettings("builtin:train-script"), RunSettings("builtin:train-script", policy="mixed_float16"))
+    assert not can_share_process(RunSettings(str(script)), RunSettings(str(other)))
+    assert not can_share_process(RunSettings(str(script), script_args=["--lr", "0.1"]), RunSettings(str(script)))
+    assert not can_share_process(RunSettings(str(script), fit_call=2), RunSettings(str(script)))
+    assert not can_share_process(RunSettings(str(script)), RunSettings(str(script), xla_autoclustering=True))
     assert can_share_process(RunSettings("builtin:mlp"), RunSettings("builtin:mlp", policy="mixed_float16"))
 
     kinds = {}
@@ -73,8 +79,9 @@ def test_workload_trials_pair_later_replicates_and_scripts_or_process_wide_setti
             assert verdict.steady_s == 3.0 and steady_words(3.0) in verdict.design
             assert TrialVerdict.from_dict(verdict.to_dict()).steady_s == 3.0
     # the gate's two full-length runs (no external accuracy reference: A's own runs are it), then 3 speed pairs
-    assert kinds["policy"] == ["PlannedRun", "PlannedRun", "PlannedPair", "PlannedPair", "PlannedPair"]
-    assert kinds["autoclustering"] == kinds["script"] == ["PlannedRun"] * 6
+    assert kinds["policy"] == kinds["script"] == ["PlannedRun", "PlannedRun", "PlannedPair", "PlannedPair",
+                                                  "PlannedPair"]
+    assert kinds["autoclustering"] == ["PlannedRun"] * 6
 
 
 def test_each_arm_measures_as_long_as_the_process_spends_outside_its_windows():
@@ -97,6 +104,24 @@ def test_each_arm_measures_as_long_as_the_process_spends_outside_its_windows():
     assert all(r.settings.steps < pair.runs[0].settings.steps for r in third.runs)  # a shorter cap
     # by construction the paired process was at least half steady measurement
     assert sum(r.summary.throughput["seconds"] for r in trial.runs[2:]) >= 0.5 * 30.0 * STEADY_PER_OVERHEAD
+
+
+def test_the_first_paired_process_is_sized_on_what_the_gate_run_spent_before_it_measured():
+    """Issue 40: a script's gate run spent 23 s in its process, 5 of them reading its profile and saving its model
+    after training: counted as overhead, they made the first paired process measure 17 s per arm where the later
+    ones, sized on their own overhead, measured 6 s. A paired process pays, per arm, the time to fit() and the
+    warm-up, so that is what the first one is sized on."""
+    study_reference = [(RunSummary.from_dict(summary(BASE, 1000.0)), None)]  # B is judged against the baseline
+    trial = Trial(BASE, BASE.with_(policy="mixed_float16"), SpeedRule(3, 6, steady_s=3.0),
+                  accuracy_reference=study_reference)
+    gate = trial.next_run()
+    assert gate.arm == "b" and trial.gate_arms() == ("b",)
+    trial.record(gate, {**summary(gate.settings, 1000.0), "process_s": 23.0, "fit_start_s": 1.5, "warmup_s": 3.5},
+                 None)
+    pair = trial.next_run()
+    assert isinstance(pair, PlannedPair)
+    assert trial.paired_overhead_s() == pytest.approx(2 * (1.5 + 3.5))  # two arms' start-to-fit and warm-up
+    assert pair.steady_s == pytest.approx(max(3.0, STEADY_PER_OVERHEAD * 10.0 / 2))
 
 
 def test_a_trial_of_paired_runs_that_never_reach_a_steady_state_ends_within_its_maximum():
@@ -125,6 +150,33 @@ def test_a_paired_process_that_fails_in_one_arm_ends_the_trial_with_that_runs_st
 
     verdict = run_trial(trial, lambda p: (summary(p.settings, 1000.0), None), execute_pair=execute_pair)
     assert len(trial.runs) == 4 and verdict.status == "failed" and trial.next_run() is None
+
+
+def test_a_paired_process_that_fails_before_training_leaves_the_trial_to_separate_processes(tmp_path):
+    """Issue 40: a training script runs once per arm in a paired process; one that refuses a second run in one
+    process (or two arms that do not fit in one) fails the process before either arm trains. Each arm trained in
+    its own process before, so that is the pairing's failure, not B's: the trial measures on in separate
+    processes and judges B on them."""
+    script = tmp_path / "train.py"
+    script.write_text("import keras\n")
+    a = RunSettings(str(script), batch_size=64, steps=300)
+    trial = Trial(a, a.with_(policy="mixed_float16"), SpeedRule(3, 6))
+    seen = []
+
+    def execute(planned):
+        seen.append(planned)
+        return summary(planned.settings, 1200.0 if planned.arm == "b" else 1000.0), None
+
+    def execute_pair(pair):
+        seen.append(pair)
+        return [None, {"status": "failed", "steps_completed": 0, "error": {"kind": "bad_input", "message": "x"}}], \
+            [None, None]
+
+    verdict = run_trial(trial, execute, execute_pair=execute_pair)
+    assert [type(p).__name__ for p in seen][:3] == ["PlannedRun", "PlannedRun", "PlannedPair"]
+    assert all(isinstance(p, PlannedRun) for p in seen[3:]) and trial.unpaired and not trial.paired
+    assert all(r.status == "completed" for r in trial.runs)  # the failed process is no run of the trial
+    assert verdict.status != "failed" and verdict.speed.verdict == "faster"
 
 
 def test_a_a_paired_replicates_keep_covering_process_to_process_variation():

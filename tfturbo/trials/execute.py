@@ -100,7 +100,9 @@ def backend_pair_executor(runs_dir: Path, log_path: str | None = None,
         argv, run_dirs = pair_command(pair, runs_dir)
         on_start(pair, run_dirs)
         result = run_backend("run-pair", argv, stderr_path=log_path)
-        fail_on_bad_input(result.error, "the run")
+        # no `fail_on_bad_input`: both arms ran in processes of their own before, so a rejection here is the
+        # pairing's (a script that refuses a second run in one process), and the trial measures on without it
+        # (`Trial._pairing_failed`)
         return pair_summaries(result.document, result.status, result.error, run_dirs, pair), run_dirs
 
     return execute_pair

@@ -138,6 +138,16 @@ def process_s(run: MeasuredRun) -> float:
     return process_s_of(run.summary)
 
 
+def before_measuring_s(run: MeasuredRun) -> float:
+    """What a run spent before its steady state: its process's time to fit() and its warm-up (`fit_start_s`,
+    `warmup_s`); from a run that did not record when its fit() began, its time outside steady windows and
+    validation (the profiler window and the saving after training included, so it errs longer)."""
+    s = run.summary or RunSummary()
+    if s.fit_start_s is not None and s.warmup_s is not None:
+        return max(0.0, s.fit_start_s) + max(0.0, s.warmup_s)
+    return max(0.0, process_s(run) - steady_s(run) - validation_s(run))
+
+
 def process_s_of(summary: RunSummary | None) -> float:
     if summary is None:
         return 0.0

@@ -16,7 +16,7 @@ from ..run_summary import RunSummary
 from ..settings import NO_PROFILE, RunSettings, configuration_key, training_key
 from . import accuracy, label_free
 from .plan import TrialPlan
-from .runs import A, B, COMPLETED, FinishedRun, MeasuredRun, PlannedRun, default_names, process_s, process_s_of, steady_s, validation_s
+from .runs import A, B, COMPLETED, FinishedRun, MeasuredRun, PlannedRun, before_measuring_s, default_names, process_s, process_s_of, steady_s
 from .sizing import (PAIRED_STEPS_CAP, STEADY_PER_OVERHEAD, aligned_reference, compared_points, equal_samples,
                      speed_in_paired_processes, speed_steps, trial_settings)
 from .speed import SpeedRule
@@ -346,7 +346,14 @@ class Schedule:
         return max(self.rule.steady_s, STEADY_PER_OVERHEAD * overhead / 2)
 
     def paired_overhead_s(self) -> float | None:
-        """Seconds a paired replicate process spends outside its steady windows (see `paired_steady_s`)."""
+        """Seconds a paired replicate process spends outside its steady windows (see `paired_steady_s`).
+
+        Before any paired process ran, from the gate's full-length runs: what each spent before it measured —
+        its time to fit() (start, the script up to its fit(), build) and its warm-up — which a paired process
+        pays once per arm. Not what such a run spends after training (its saved model, its profile read: 5 of
+        a script's 23 s) nor in its profiler window: a speed-only arm does neither, and counting them made the
+        first paired process measure 17 s per arm where the later ones, sized on their own overhead, took 6 s.
+        """
         processes = [(ra, rb) for ra, rb in self.pairs() if ra and rb and ra.paired and rb.paired
                      and ra.status == COMPLETED and rb.status == COMPLETED]
         if processes:
@@ -358,7 +365,7 @@ class Schedule:
         if len(first) < len(self.gate_arms()):
             return None
         # two processes' worth (two arms' builds and warm-ups), from B's alone when only B trained the full length
-        return sum(max(0.0, process_s(r) - steady_s(r) - validation_s(r)) for r in first) * 2 / len(first)
+        return sum(before_measuring_s(r) for r in first) * 2 / len(first)
 
     def settings_of(self, arm: str, replicate: int = 1) -> RunSettings:
         """The settings of `arm`'s run in pair `replicate`: the first pair full length with validation, the

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import protocol
 from ..run_summary import RunSummary
 from . import judging, progress
 from .runs import A, B, FinishedRun, MeasuredRun, Planned, PlannedPair, PlannedRun, as_summary, process_s_of
@@ -70,6 +71,7 @@ class Trial(Schedule):
         super().__post_init__()
         self._stopped = False
         self._asked: float | None = None  # when next_run() first offered the run not yet recorded
+        self.unpaired = False  # a paired process failed before training (`_pairing_failed`): separate ones since
 
     def next_run(self) -> Planned | None:
         """The next run to measure — a `PlannedPair` for a paired replicate (the speed pairs when `paired`) — or
@@ -119,6 +121,10 @@ class Trial(Schedule):
         elapsed = now - self._asked if self._asked is not None else None
         self._asked = None
         if isinstance(planned, PlannedPair):
+            if self._pairing_failed([as_summary(one) for one in summary]):
+                self.share_process = False  # the arms' own processes from now on (`unpaired`)
+                self.unpaired = True
+                return
             half = elapsed / 2 if elapsed is not None else None
             for run, one, folder in zip(planned.runs, summary, run_dir):
                 self.runs.append(MeasuredRun(run, as_summary(one), Path(folder) if folder is not None else None,
@@ -126,6 +132,18 @@ class Trial(Schedule):
             return
         self.runs.append(MeasuredRun(planned, as_summary(summary), Path(run_dir) if run_dir is not None else None,
                                      elapsed))
+
+    @staticmethod
+    def _pairing_failed(summaries: list[RunSummary | None]) -> bool:
+        """A paired process that failed before either arm trained a step (not stopped on request): what the
+        pairing itself caused — each arm trained in its own process before (B's gate run, A's runs), and what a
+        paired process adds is the other arm's build in the same process (a training script run a second time
+        that refuses to, both arms' memory). Its runs are not recorded; the trial measures on in separate
+        processes (`unpaired`), as where the arms cannot share one, so a failure of the pairing is never B's."""
+        if any(s is not None and (s.steps_completed or 0) > 0 for s in summaries):
+            return False
+        return any(s is None or s.status in (protocol.RunStatus.FAILED, protocol.RunStatus.CRASHED)
+                   for s in summaries)
 
     def reference_run(self) -> PlannedRun:
         """A's full-length run planned on its own, outside the trial's order: what tells a broken workload (the

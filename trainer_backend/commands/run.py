@@ -435,6 +435,7 @@ class ActiveRun:
     wall_s: float = 0.0
     document: dict | None = None  # summary.json, once finished
     position: int = 0  # its place among the runs its process trains (`run-pair`'s second arm: 1)
+    fit_start_s: float | None = None  # the process's clock when its fit() began (`RunSummary.fit_start_s`)
     hand_overs: list | None = None  # `run-pair`: [own, other arm's samples/s] at each hand-over (`blocks.hand_overs`)
     memory_note: str | None = None  # what its memory peak is when not its own (`run-pair`: the process's, both arms)
 
@@ -507,6 +508,7 @@ def fit(active: ActiveRun) -> None:
         active.job.settings
     if settings.xla_cache and (settings.jit_compile or settings.xla_autoclustering):
         active.callbacks.trace_position = active.position  # the cache finds the program other replicates compiled
+    active.fit_start_s = time.monotonic() - trainer_backend.STARTED
     started = time.perf_counter()
     error = None
     try:
@@ -556,7 +558,7 @@ def finish_run(active: ActiveRun) -> tuple[str, int]:
     active.scalars.close()
     profile = read_profile(job, instrument, monitor, run_dir, env.get("tf32"))
 
-    summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint)
+    summary = build_summary(job, monitor, instrument, status, wall_s, env, workload, checkpoint, active.fit_start_s)
     summary.hand_overs = active.hand_overs
     summary.memory_note = active.memory_note
     # a stopped run ends now: no FLOP count, no ceiling benchmark; so does a speed-only replicate, whose
@@ -632,7 +634,7 @@ def save_checkpoint(job: PreparedRun, run_dir: Path, env: dict, steps_done: int,
 
 
 def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: float, env: dict,
-                  workload: WorkloadDoc, checkpoint: str | None) -> RunSummary:
+                  workload: WorkloadDoc, checkpoint: str | None, fit_start_s: float | None = None) -> RunSummary:
     settings = job.settings
     record = monitor.record
     steady = record.steady_ms()
@@ -671,6 +673,7 @@ def build_summary(job: PreparedRun, monitor, instrument, status: str, wall_s: fl
         steps_saved=settings.steps - instrument.completed if monitor.stopped_early else 0,
         wall_s=wall_s,
         process_s=time.monotonic() - trainer_backend.STARTED,
+        fit_start_s=fit_start_s,
         peak_memory_bytes=memory["peak_bytes"],
         memory_kind=memory["kind"],
         metrics=dict(monitor.last_logs),
