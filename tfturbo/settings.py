@@ -453,11 +453,8 @@ def can_share_process(a: RunSettings, b: RunSettings, accelerator: bool = False)
 
     Not when they differ in a `process_global` setting (auto-clustering and TF_XLA_FLAGS are TensorFlow's
     process-wide config; a strategy or cluster is made once per process), nor with a distribution strategy at
-    all (its devices and workers belong to the process), nor for two different training scripts (or one with
-    other options or another fit() call): a paired process runs the script once per arm, up to its fit(), and
-    whatever the script sets process-wide (tf.config, its seed) is then set alike for both arms only when both
-    run the same script the same way (`trainer_backend.script`, "Run twice in one process"), nor on an
-    `accelerator` (a GPU or TPU trains them) when they differ in batch size: a paired process holds both arms in
+    all (its devices and workers belong to the process), nor for a training script run top-level (it can run
+    only once per process), nor on an `accelerator` (a GPU or TPU trains them) when they differ in batch size: a paired process holds both arms in
     one device allocator, which keeps what it grew, so each arm's peak is the pair's and a larger batch could
     fail, or slow down near the limit, only because of its partner. The front ends that run elsewhere (a remote
     host) never ask.
@@ -470,9 +467,7 @@ def can_share_process(a: RunSettings, b: RunSettings, accelerator: bool = False)
         return False
     if a.strategy != "default" or b.strategy != "default":
         return False
-    if is_script(a.workload) or is_script(b.workload):
-        return (a.workload, a.script_args, a.fit_call) == (b.workload, b.script_args, b.fit_call)
-    return True
+    return not (is_script(a.workload) or is_script(b.workload))
 
 
 def with_audit_fixes(settings: RunSettings, raised: Iterable[str]) -> RunSettings:

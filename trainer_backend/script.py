@@ -37,15 +37,6 @@ How a script runs (autolog style):
   at once without training (an empty History), so the script reaches the Nth.
   Every result names the call measured (`ScriptWorkload.describe`: its line,
   the model's class and name, and the lines where the script calls `.fit(`);
-- run twice in one process: a paired speed replicate (`run-pair`) runs the
-  script once per arm, each up to its fit() under its own seed and policy,
-  so each arm has its own model, optimizer and data. What the script imported
-  from its own folder is imported afresh for the next arm
-  (`_forget_own_modules`); what it sets process-wide (tf.config, Keras'
-  floatx) it sets alike both times, since both arms run the same script with
-  the same options (`tfturbo.settings.can_share_process`), and TensorFlow
-  accepts a device or thread setting made again with the same value after
-  its runtime started.
 
 The captured call becomes a workload with the contract's interface
 (`build_model()`, `make_datasets(batch_size)`), so `run`, `audit`,
@@ -302,7 +293,7 @@ class ScriptWorkload:
         def set_backend(name):
             raise _OtherBackend(str(name))
 
-        saved_argv, saved_path, saved_modules = sys.argv, list(sys.path), set(sys.modules)
+        saved_argv, saved_path = sys.argv, list(sys.path)
         saved_backend = os.environ.get(BACKEND_VARIABLE)
         patches = [(keras.Model, "fit", fit), (keras.Model, "compile", compile_),
                    (keras.mixed_precision, "set_global_policy", own_policy),
@@ -358,7 +349,6 @@ class ScriptWorkload:
             sys.argv = saved_argv
             sys.path[:] = saved_path
             sys.stderr = stderr.stream
-            _forget_own_modules(path.parent, saved_modules)
         if not captured:
             half = [f"{name}()" for name in CONTRACT_FUNCTIONS if not callable(self._defined.get(name))]
             fix = "call model.fit(...) in the script"
@@ -436,23 +426,6 @@ class ScriptWorkload:
             raise self._error(f"{label} given to fit() at {self.fit_where} is not batched (its labels are scalars)",
                               "batch it: ds.batch(batch_size)")
         return ds
-
-
-def _forget_own_modules(folder: Path, before: set[str]) -> None:
-    """Drop from sys.modules what the script imported from its own folder (its helper modules: `from model_def
-    import build`), so the next arm of a paired process that runs the script again imports them afresh: a model
-    or dataset a helper makes at import would otherwise be the first arm's (its policy, its weights). tfturbo's
-    own packages stay, wherever the script lies."""
-    folder = folder.resolve()
-    for name in set(sys.modules) - before:
-        if name.split(".")[0] in ("tfturbo", "trainer_backend"):
-            continue
-        where = getattr(sys.modules.get(name), "__file__", None)
-        try:
-            if where and Path(where).resolve().is_relative_to(folder):
-                del sys.modules[name]
-        except (OSError, ValueError):
-            continue
 
 
 def _skipped(call: FitCall, path: Path, wanted: int):

@@ -45,7 +45,9 @@ def test_rows_carry_the_numbers_of_summary_json(study):
     for record, row in zip(records, rows):
         s = json.loads((record.path / "summary.json").read_text())
         assert row.name == record.name and row.status == "completed"
-        assert row.steps_per_s == s["steps_per_s"]
+        # the run's one throughput (`throughput.samples_per_s`) per step: what the speed-up compares. The backend
+        # writes summary.json's steps_per_s as the same figure; this fixture's recorded numbers differ in the 4th digit
+        assert row.steps_per_s == RunSummary.from_dict(s).step_rate == pytest.approx(s["steps_per_s"], rel=1e-2)
         assert row.step_ms == s["step_ms"]["median"] and list(row.step_ms_ci95) == s["step_ms"]["ci95"]
         assert row.peak_memory_bytes == s["peak_memory_bytes"] and row.memory_kind == "host"
         assert row.warmup_s == s["warmup_s"] and row.learning_rate == s["learning_rate"]

@@ -253,31 +253,3 @@ def test_fit_call_is_refused_for_a_contract_file_and_round_trips_as_a_run_settin
     assert settings.fit_call == 2 and "--fit-call" in run_argv(settings, "R")
     assert RunSettings.from_dict(settings.to_dict()).fit_call == 2
     assert RunSettings.from_dict({"workload": "old.py"}).fit_call is None  # a run.yaml from before: the first
-
-
-def test_a_script_run_twice_in_one_process_gives_each_arm_its_own_model_and_helper_module(tmp_path):
-    """A paired speed replicate (`run-pair`) runs the script once per arm: the second arm's helper module, which
-    builds its model at import, is imported afresh, so the arms never share one model (or the first's policy)."""
-    import keras
-
-    _write(tmp_path, "model_def.py", """
-import keras
-model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
-""")
-    script = _write(tmp_path, "train.py", """
-import numpy as np, tensorflow as tf
-from model_def import model
-tf.config.threading.set_intra_op_parallelism_threads(tf.config.threading.get_intra_op_parallelism_threads())
-model.compile(optimizer="sgd", loss="mse")
-model.fit(np.zeros((8, 3)), np.zeros((8, 2)), batch_size=4)
-""")
-    models = []
-    try:
-        for policy in ("float32", "mixed_bfloat16"):
-            keras.mixed_precision.set_global_policy(policy)
-            models.append(load_workload(str(script)).build_model())
-    finally:
-        keras.mixed_precision.set_global_policy("float32")
-    first, second = models
-    assert first is not second
-    assert [m.layers[0].dtype_policy.name for m in models] == ["float32", "mixed_bfloat16"]

@@ -310,7 +310,7 @@ def test_a_verdict_says_how_many_pairs_ran_but_measured_too_little_to_count():
 
 
 def test_a_reference_run_the_study_already_trained_the_same_way_is_reused_not_trained_again(tmp_path):
-    """Issue 40: in a trial whose arms cannot share a process (a process-wide setting), A's full-length run would train
+    """Issue 40: in a trial whose arms cannot share a process (a training script), A's full-length run would train
     the reference configuration again with validation, as its rung's own run already did. The trial takes that
     run (same settings, seed, length and validation points: `training_key`), says so in its plan, and counts no
     speed ratio against it (it ran minutes before B's); a run trained another way is not taken."""

@@ -14,7 +14,7 @@ from test_study import gpu_like
 
 
 def test_a_scripts_study_profiles_each_configuration_once_and_records_where(tmp_path):
-    """With full-length pairs (--steady-s 0) a script's trials share no process, and A's first run is
+    """A training script's trials cannot share a process; with full-length pairs (--steady-s 0) A's first run is
     trained again in every trial (no re-use pays). It used to ask for the profiler window each time, so the
     baseline configuration was profiled in the baseline and again in every trial's `.a1`; now the runs that ask
     for one are one per configuration, and study.yaml says which run holds each arm's profile."""
