@@ -45,7 +45,9 @@ class AvailableMemory(TypedDict):
     source: str  # where the figure comes from, in words
 
 
-def _kind(kind: str, default: Any = None) -> Any:
+def typed_field(kind: str, default: Any = None) -> Any:
+    """A document class's field of `kind` (`run_summary.read_typed`'s kinds), read and written by `from_dict`
+    and `to_dict` (a field without one is the class's own: `extra`, `problems`)."""
     if callable(default):
         return field(default_factory=default, metadata={"kind": kind})
     return field(default=default, metadata={"kind": kind})
@@ -55,15 +57,15 @@ def _kind(kind: str, default: Any = None) -> Any:
 class Environment:
     """The machine a study measures on, as the backend's `env` command reported it."""
 
-    tensorflow: str | None = _kind(STR)
-    keras: str | None = _kind(STR)
+    tensorflow: str | None = typed_field(STR)
+    keras: str | None = typed_field(STR)
     # one mapping per device as `trainer_backend.hardware.devices` describes it: {"type", "name", "memory", ...}
-    devices: list[Device] = _kind(LIST, list)
-    device: str | None = _kind(STR)  # the devices in one label ("GPU: NVIDIA A100 …", "CPU: …")
-    recommended_policy: str | None = _kind(STR)  # the 16-bit policy this hardware calls for (or float32)
-    reason: str | None = _kind(STR)  # why, in words
-    accelerator_kind: str | None = _kind(STR)  # "GPU" | "TPU" | None (the key `accelerator`; see `accelerator`)
-    memory: AvailableMemory | None = _kind(DICT)  # what a larger batch may use
+    devices: list[Device] = typed_field(LIST, list)
+    device: str | None = typed_field(STR)  # the devices in one label ("GPU: NVIDIA A100 …", "CPU: …")
+    recommended_policy: str | None = typed_field(STR)  # the 16-bit policy this hardware calls for (or float32)
+    reason: str | None = typed_field(STR)  # why, in words
+    accelerator_kind: str | None = typed_field(STR)  # "GPU" | "TPU" | None (the key `accelerator`; see `accelerator`)
+    memory: AvailableMemory | None = typed_field(DICT)  # what a larger batch may use
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know (kept as read)
     problems: list[str] = field(default_factory=list, repr=False, compare=False)  # what from_dict dropped
 

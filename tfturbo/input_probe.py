@@ -15,39 +15,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .environment import typed_field
 from .findings import FindingDoc, findings_in
 from .run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, read_typed
 from .workload_kind import WorkloadDoc
-
-
-def _kind(kind: str, default: Any = None) -> Any:
-    if callable(default):
-        return field(default_factory=default, metadata={"kind": kind})
-    return field(default=default, metadata={"kind": kind})
 
 
 @dataclass
 class InputProbe:
     """Input- or compute-bound, from three few-second probes (input alone, one cached batch, real training)."""
 
-    verdict: str | None = _kind(STR)  # `verdicts.ProbeVerdict`; None: the probe failed (`error` says why)
-    band: str | None = _kind(STR)  # `verdicts.ProbeBand`
-    input_fraction: float | None = _kind(NUMBER)  # the share of a real step that compute alone does not explain
-    input_explains_gap: bool | None = _kind(BOOL)  # the input alone is slow enough to be that share (None: older)
-    data_steps_per_s: float | None = _kind(NUMBER)  # the input pipeline alone, batches/s
-    compute_steps_per_s: float | None = _kind(NUMBER)  # the training step alone on one cached batch
-    train_steps_per_s: float | None = _kind(NUMBER)  # real training
-    findings: list[FindingDoc] = _kind(LIST, list)
-    step_ms: dict[str, float] | None = _kind(DICT)  # {"data", "compute", "train"}: the three medians
-    steps_per_probe: int | None = _kind(INT)
-    rounds: int | None = _kind(INT)  # 2: a wait on input was measured again before it was reported
-    warmup_steps: int | None = _kind(INT)
-    thresholds: dict[str, float] | None = _kind(DICT)  # {"high", "moderate", "data_explains_gap"}
-    profiler: dict[str, Any] | None = _kind(DICT)  # XProf's input analysis of a few profiled steps, as it read
-    workload: WorkloadDoc | None = _kind(DICT)  # the workload as the backend describes it
-    batch_size: int | None = _kind(INT)
-    input_fixes: bool | None = _kind(BOOL)  # measured with the automatic tf.data fixes on
-    error: str | None = _kind(STR)  # a failed probe's error, as the study engine recorded it
+    verdict: str | None = typed_field(STR)  # `verdicts.ProbeVerdict`; None: the probe failed (`error` says why)
+    band: str | None = typed_field(STR)  # `verdicts.ProbeBand`
+    input_fraction: float | None = typed_field(NUMBER)  # the share of a real step that compute alone does not explain
+    input_explains_gap: bool | None = typed_field(BOOL)  # the input alone is slow enough to be that share (None: older)
+    data_steps_per_s: float | None = typed_field(NUMBER)  # the input pipeline alone, batches/s
+    compute_steps_per_s: float | None = typed_field(NUMBER)  # the training step alone on one cached batch
+    train_steps_per_s: float | None = typed_field(NUMBER)  # real training
+    findings: list[FindingDoc] = typed_field(LIST, list)
+    step_ms: dict[str, float] | None = typed_field(DICT)  # {"data", "compute", "train"}: the three medians
+    steps_per_probe: int | None = typed_field(INT)
+    rounds: int | None = typed_field(INT)  # 2: a wait on input was measured again before it was reported
+    warmup_steps: int | None = typed_field(INT)
+    thresholds: dict[str, float] | None = typed_field(DICT)  # {"high", "moderate", "data_explains_gap"}
+    profiler: dict[str, Any] | None = typed_field(DICT)  # XProf's input analysis of a few profiled steps, as it read
+    workload: WorkloadDoc | None = typed_field(DICT)  # the workload as the backend describes it
+    batch_size: int | None = typed_field(INT)
+    input_fixes: bool | None = typed_field(BOOL)  # measured with the automatic tf.data fixes on
+    error: str | None = typed_field(STR)  # a failed probe's error, as the study engine recorded it
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know (kept as read)
     problems: list[str] = field(default_factory=list, repr=False, compare=False)  # what from_dict dropped
 

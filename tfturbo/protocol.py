@@ -64,7 +64,10 @@ class RunStatus:
 # error kinds carried by `error` events
 BAD_INPUT, OUT_OF_MEMORY, TRAINING_ERROR, INTERNAL = "bad_input", "out_of_memory", "training", "internal"
 
+
 class StopCommand(TypedDict):
+    """The parent's one command on a child's stdin: finish the current step, write the summary, exit."""
+
     type: Literal["stop"]
 
 

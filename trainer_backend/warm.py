@@ -35,7 +35,7 @@ import selectors
 import signal
 import socket
 import sys
-from typing import Any, Callable
+from typing import Callable, TypedDict, cast
 
 from tfturbo.warm_start import READY, SOCKET_ENV
 
@@ -60,6 +60,25 @@ def _package_dir() -> str:
     return os.path.dirname(os.path.abspath(__file__))
 
 
+class Request(TypedDict):
+    """A client's one line to the server (its standard streams travel beside it): what the child runs, and where."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    path: list[str]  # sys.path
+    started: float  # when the client process started (`trainer_backend.STARTED`)
+    package: str  # the client's trainer_backend folder: a server of another checkout refuses
+
+
+class Reply(TypedDict, total=False):
+    """The server's lines to a client: the child's pid or why it refused, then the child's exit code."""
+
+    pid: int
+    refused: str
+    exit: int
+
+
 # ---------------------------------------------------------------- the client (python -m trainer_backend CMD)
 
 def handoff(argv: list[str]) -> int | None:
@@ -75,7 +94,7 @@ def handoff(argv: list[str]) -> int | None:
         return None
     import trainer_backend
 
-    message = {"argv": list(argv), "env": dict(os.environ), "cwd": os.getcwd(), "path": list(sys.path),
+    message: Request = {"argv": list(argv), "env": dict(os.environ), "cwd": os.getcwd(), "path": list(sys.path),
                "started": trainer_backend.STARTED, "package": _package_dir()}
     try:
         socket.send_fds(conn, [json.dumps(message).encode() + b"\n"], [0, 1, 2])
@@ -85,7 +104,7 @@ def handoff(argv: list[str]) -> int | None:
         conn.close()
         return None
     if reply is None or "pid" not in reply:
-        why = (reply or {}).get("refused", "no answer")
+        why = reply.get("refused", "no answer") if reply is not None else "no answer"
         print(f"tfturbo: warm start refused ({why}); this run starts TensorFlow itself", file=sys.stderr, flush=True)
         conn.close()
         return None
@@ -110,7 +129,7 @@ def _forward(pid: int, signum: int) -> None:
         pass
 
 
-def _read_json(reader) -> dict[str, Any] | None:
+def _read_json(reader) -> Reply | None:
     line = reader.readline(_MAX_MESSAGE)
     if not line:
         return None
@@ -118,7 +137,7 @@ def _read_json(reader) -> dict[str, Any] | None:
         value = json.loads(line)
     except ValueError:
         return None
-    return value if isinstance(value, dict) else None
+    return cast(Reply, value) if isinstance(value, dict) else None
 
 
 # ---------------------------------------------------------------- the server
@@ -233,7 +252,7 @@ def _start(conn: socket.socket, own_env: dict[str, str], own: tuple[socket.socke
     return pid
 
 
-def _refusal(message: dict[str, Any], fds: list[int], own_env: dict[str, str]) -> str:
+def _refusal(message: Request, fds: list[int], own_env: dict[str, str]) -> str:
     if len(fds) != 3:
         return "the client's standard streams did not arrive"
     if message.get("package") != _package_dir():
@@ -243,7 +262,7 @@ def _refusal(message: dict[str, Any], fds: list[int], own_env: dict[str, str]) -
     return f"{', '.join(differ)} differ from the warm server's" if differ else ""
 
 
-def _child(message: dict[str, Any], fds: list[int], run: Callable[[list[str]], int]) -> None:
+def _child(message: Request, fds: list[int], run: Callable[[list[str]], int]) -> None:
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -299,7 +318,7 @@ def _reap(children: dict[int, socket.socket], selector: selectors.BaseSelector) 
         conn.close()
 
 
-def _send(conn: socket.socket, value: dict[str, Any]) -> None:
+def _send(conn: socket.socket, value: Reply) -> None:
     try:
         conn.sendall(json.dumps(value).encode() + b"\n")
     except OSError:

@@ -243,13 +243,13 @@ def test_the_batch_page_claims_freed_memory_only_beyond_the_runs_spread(qtbot, t
     base = window.session.baseline
     tuned = SimpleNamespace(settings=RunSettings(batch_size=128), summary=RunSummary(peak_memory_bytes=int(618.2 * 2**20)))
     mib = 2**20
-    runs = [(base.settings.to_dict(), RunSummary(status="completed", peak_memory_bytes=v * mib)) for v in (622.7, 618.0)]
-    runs += [(tuned.settings.to_dict(), RunSummary(status="completed", peak_memory_bytes=v * mib)) for v in (618.2, 621.5)]
+    runs = [(base.settings, RunSummary(status="completed", peak_memory_bytes=v * mib)) for v in (622.7, 618.0)]
+    runs += [(tuned.settings, RunSummary(status="completed", peak_memory_bytes=v * mib)) for v in (618.2, 621.5)]
     page._best = lambda: tuned
     page._measured_runs = lambda: runs
     page._show_memory()
     assert page.memory.values["Freed"].text() == "nothing measurable (within the runs' spread of 4.7 MiB)"
-    runs[2:] = [(tuned.settings.to_dict(), RunSummary(status="completed", peak_memory_bytes=v * mib)) for v in (580.0, 581.0)]
+    runs[2:] = [(tuned.settings, RunSummary(status="completed", peak_memory_bytes=v * mib)) for v in (580.0, 581.0)]
     page._show_memory()
     assert page.memory.values["Freed"].text() == "39.9 MiB"  # the medians' difference, beyond the spread
     assert page.memory.values["Tuned peak"].text().startswith("580.5 MiB (median of 2 runs) — ")
