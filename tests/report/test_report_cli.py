@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
+
 from report_fixtures import pdf_text
 from tests.conftest import run_cli  # the suite runs from the repository root (`python -m pytest`)
 from tfturbo.run_summary import RunSummary
@@ -59,7 +61,7 @@ def test_compare_json_and_baseline_choice(study):
     rows = {r["name"]: r for r in doc["runs"]}
     assert list(rows) == RUNGS
     xla = json.loads((runs / "03-xla" / "summary.json").read_text())
-    assert rows["03-xla"]["steps_per_s"] == xla["steps_per_s"] and rows["03-xla"]["verdict"] == "baseline"
+    assert rows["03-xla"]["steps_per_s"] == pytest.approx(xla["steps_per_s"]) and rows["03-xla"]["verdict"] == "baseline"
     assert rows["01-baseline"]["verdict"] == "single run: no interval"
     assert rows["01-baseline"]["speedup"] < 1 and rows["01-baseline"]["speedup_ci95"] is None
 
