@@ -117,11 +117,12 @@ def make_run(parent: Path, name: str, *, workload: str = "builtin:transformer", 
         paired = {"file": accuracy.PAIRED_FILE, "examples": len(correct), "accuracy_metric": "val_accuracy",
                   "loss": False, "fixed_examples": True, "eval_batch": 256, "points": [list(p) for p in points],
                   "problem": None}
-    if write_summary:  # what the backend's summary.json holds (COMMON.md contracts)
+    if write_summary:  # what the backend's summary.json holds (COMMON.md contracts): steps_per_s is the throughput's
+        # samples/s per step, as run.py writes it (1000 / median step was a second rate beside it)
         final = val[-1]["metrics"]
         write_json_atomic(run_dir / SUMMARY, {
             "status": status, "settings": settings, "step_ms": {"median": median, "ci95": list(ci), "n": len(steady)},
-            "step_ms_samples": steady, "steps_per_s": 1000.0 / median, "warmup_s": sum(ms[:WARMUP]) / 1000,
+            "step_ms_samples": steady, "steps_per_s": 1000.0 * len(steady) / sum(steady), "warmup_s": sum(ms[:WARMUP]) / 1000,
             "peak_memory_bytes": int(peak_mb * 2**20), "memory_kind": "host",
             "metrics": {"loss": loss[-1], **final}, "findings": findings, "warmup_steps": WARMUP,
             "steps_completed": steps, "wall_s": sum(ms) / 1000, "validation": val, "versions": VERSIONS,
