@@ -220,7 +220,10 @@ def test_a_kept_rung_waiting_for_its_confirmation_says_how_it_was_measured(qtbot
     text = page.needs.text()
     kept = study.rungs[-1]
     assert "after one run" not in text
-    against = next(r for r in study.rungs if r.name == kept.compared_with).settings.label()  # in words
+    # in words: what it changes from the baseline (RunSettings.name_against), not its run folder
+    against = next(r for r in study.rungs if r.name == kept.compared_with).settings.name_against(
+        study.rungs[0].settings)
+    assert against == "XLA"
     assert f"kept after its trial against {against} ({kept.decision.speed.replicates} pairs)" in text
 
 

@@ -134,7 +134,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     qtbot.waitUntil(lambda: xla.rung is not None and xla.rung.decision is not None, timeout=45_000)
     assert xla.rung.compared_with == "02-mixed_float16" and xla.status == PASSED
     speed = xla.decision_card.facts.values[SPEED_UP].text()
-    assert speed.endswith("— faster") and " vs mixed_float16, batch 64, " in speed and "baseline" not in speed, speed
+    assert speed.endswith("— faster") and " vs mixed_float16 + float32 output layer, " in speed and "baseline" not in speed, speed
     go_next(qtbot, window, 4)
 
     batch = window.pages[4]
@@ -164,7 +164,7 @@ def test_the_whole_wizard_on_the_fake_backend(qtbot, tmp_path, monkeypatch):
     view = comparison.view
     assert [r.name for r in view.rows] == ["01-baseline", "02-mixed_float16", "03-xla", "05-batch128"]
     assert view.cell(0, "speed-up [95% CI]") == "1.00x (baseline)" and view.cell(2, "verdict") == "faster, kept"
-    assert view.cell(2, "speed-up [95% CI]").endswith("] 2 pairs vs mixed_float16, batch 64")  # its trial's reference, in words
+    assert view.cell(2, "speed-up [95% CI]").endswith("] 2 pairs vs mixed_float16 + float32 output layer")  # its trial's reference, in words
     assert view.plots.plotted_lengths()["step_ms"] == [60, 30]  # baseline and the tuned run (half the steps)
     # issue 12: the step measures something; it is not passed on arrival
     assert comparison.status == NOT_STARTED and not comparison.verdict.isVisible()
