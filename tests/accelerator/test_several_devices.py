@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from tfturbo.environment import Environment
 from tfturbo.errors import UserError
 from tfturbo.protocol import EventWriter
 from tfturbo.scaling import ScalingMeasurement, ScalingResult, render
@@ -78,7 +79,7 @@ def test_the_wizards_scaling_section_says_it_measures_without_xla_before_it_runs
     from tests.gui.gui_helpers import fake_launcher
 
     class Session:
-        environment = {"devices": [{"type": "CPU"}, {"type": "GPU"}, {"type": "GPU"}]}
+        environment = Environment.from_dict({"devices": [{"type": "CPU"}, {"type": "GPU"}, {"type": "GPU"}]})
         baseline = object()
         best = type("Rung", (), {"settings": RunSettings("builtin:mlp", jit_compile=True)})()
 

@@ -122,7 +122,8 @@ def test_a_study_opens_with_each_rungs_own_run_ticked_and_the_replicates_listed(
     assert len(items) == 34  # with the first trial's two seed replicates of the baseline (issue 39)
     ticked = [i.text(0) for i in items if i.checkState(0) == Qt.CheckState.Checked]
     assert ticked == LADDER  # what the wizard's Compare page shows, not 32 tangled curves
-    assert browser.compare.plots.legend_shown() == LADDER
+    # each curve named by what it is, its run folder beside it (`RunSettings.name_against`)
+    assert [name.rpartition(" (")[2].rstrip(")") for name in browser.compare.plots.legend_shown()] == LADDER
     assert [row.name for row in browser.compare.rows] == LADDER
     replicate = next(i for i in items if i.text(0) == "03-xla.b2")
     assert replicate.checkState(0) == Qt.CheckState.Unchecked and "03-xla's trial" in replicate.toolTip(0)
