@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
-from .run_summary import DICT, LIST, STR, read_typed
+from .run_summary import DICT, LIST, STR, read_into, with_extra
 
 ACCELERATORS = ("TPU", "GPU")
 
@@ -94,20 +94,13 @@ class Environment:
 
     def to_dict(self) -> dict[str, Any]:
         """The document as the backend wrote it: every known key, then the unknown ones as read."""
-        doc: dict[str, Any] = {_KEY.get(f.name, f.name): getattr(self, f.name) for f in _known()}
-        for key, value in self.extra.items():
-            doc.setdefault(key, value)
-        return doc
+        return with_extra({_KEY.get(f.name, f.name): getattr(self, f.name) for f in _known()}, self.extra)
 
     @classmethod
     def from_dict(cls, doc: Any, source: str = "environment") -> Environment:
         """The `env` document in `doc`; a known key of the wrong type is dropped and named in `problems`."""
         out = cls()
-        if not isinstance(doc, dict):
-            out.problems.append(f"{source} is not a mapping; nothing in it was read")
-            return out
-        kinds = {_KEY.get(f.name, f.name): f.metadata["kind"] for f in _known()}
-        known, out.extra = read_typed(doc, kinds, source, out.problems)
+        known = read_into(out, doc, {_KEY.get(f.name, f.name): f.metadata["kind"] for f in _known()}, source)
         names = {v: k for k, v in _KEY.items()}
         for key, value in known.items():
             if value is not None:

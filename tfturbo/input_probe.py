@@ -17,7 +17,7 @@ from typing import Any
 
 from .environment import typed_field
 from .findings import FindingDoc, findings_in
-from .run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, read_typed
+from .run_summary import BOOL, DICT, INT, LIST, NUMBER, STR, read_into, with_extra
 from .workload_kind import WorkloadDoc
 
 
@@ -49,20 +49,14 @@ class InputProbe:
     def to_dict(self) -> dict[str, Any]:
         """The document as the backend wrote it: the keys it has (a failed probe's: verdict, error, findings),
         then the unknown ones as read."""
-        doc: dict[str, Any] = {f.name: getattr(self, f.name) for f in _known()
-                               if getattr(self, f.name) is not None or f.name in _ALWAYS}
-        for key, value in self.extra.items():
-            doc.setdefault(key, value)
-        return doc
+        return with_extra({f.name: getattr(self, f.name) for f in _known()
+                           if getattr(self, f.name) is not None or f.name in _ALWAYS}, self.extra)
 
     @classmethod
     def from_dict(cls, doc: Any, source: str = "the probe-input document") -> InputProbe:
         """The probe document in `doc`; a known key of the wrong type is dropped and named in `problems`."""
         out = cls()
-        if not isinstance(doc, dict):
-            out.problems.append(f"{source} is not a mapping; nothing in it was read")
-            return out
-        known, out.extra = read_typed(doc, {f.name: f.metadata["kind"] for f in _known()}, source, out.problems)
+        known = read_into(out, doc, {f.name: f.metadata["kind"] for f in _known()}, source)
         for key, value in known.items():
             if value is not None:
                 setattr(out, key, value)

@@ -152,19 +152,15 @@ class RunSummary:
             doc[f.name] = getattr(self, f.name)
         if self.settings is not None:
             doc["settings"] = self.settings.to_dict()
-        for key, value in self.extra.items():
-            doc.setdefault(key, value)
-        return doc
+        return with_extra(doc, self.extra)
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any] | None, source: str = "summary.json") -> RunSummary:
         """The summary in `doc`; a known key of the wrong type is dropped and named in `problems`."""
         out = cls()
-        if not isinstance(doc, dict):
-            out.problems.append(f"{source} is not a mapping; nothing in it was read")
-            return out
         kinds = {f.name: f.metadata["kind"] for f in _known()}
-        known, out.extra = read_typed({k: v for k, v in doc.items() if k != "v"}, kinds, source, out.problems)
+        known = read_into(out, {k: v for k, v in doc.items() if k != "v"} if isinstance(doc, dict) else doc, kinds,
+                          source)
         settings = known.pop("settings", None)
         if known.get("findings") is not None:
             known["findings"] = findings_in(known["findings"])
@@ -309,6 +305,24 @@ class RunSummary:
 
 def _known():
     return [f for f in fields(RunSummary) if "kind" in f.metadata]
+
+
+def read_into(out: Any, doc: Any, kinds: dict[str, str], source: str) -> dict[str, Any]:
+    """The known keys of `doc` (`read_typed`) for the document object `out`, whose `extra` takes the unknown
+    ones and `problems` what was dropped; {} when `doc` is not a mapping, said in `problems`. Where every
+    tolerant reader of a tfturbo document starts (`RunSummary`, `Environment`, `InputProbe`)."""
+    if not isinstance(doc, dict):
+        out.problems.append(f"{source} is not a mapping; nothing in it was read")
+        return {}
+    known, out.extra = read_typed(doc, kinds, source, out.problems)
+    return known
+
+
+def with_extra(doc: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """`doc` with the keys a newer version wrote and this one does not know, as read (never over a known one)."""
+    for key, value in extra.items():
+        doc.setdefault(key, value)
+    return doc
 
 
 def read_typed(doc: dict[str, Any], kinds: dict[str, str], source: str, problems: list[str]
