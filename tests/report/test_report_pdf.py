@@ -709,14 +709,23 @@ def test_the_validation_plot_draws_the_runs_the_accuracy_gate_compared(study):
 
 def test_the_plotted_runs_are_one_pair_the_median_ratio_not_each_arms_median(tmp_path):
     """Each arm's median run came from different pairs (a pair-1 run beside a paired one): the chart compared
-    two runs that were never measured side by side."""
+    two runs that were never measured side by side. The pairs are the roles study.yaml records, not the folders'
+    names: here "T.a3" is recorded as pair 3's B and "T.b3" as its A (names say the opposite)."""
     from tfturbo.report.model import _median_pair
     from tfturbo.runfiles import load_run
+    from tfturbo.trials.runs import RunRole
+    from tfturbo.tune.study import Rung
 
     steps = {"T.a1": 100.0, "T": 50.0, "T.a2": 300.0, "T.b2": 200.0, "T.a3": 200.0, "T.b3": 40.0}  # 2x, 1.5x, 5x
     records = {name: load_run(make_run(tmp_path, name, step_ms=ms, noise=0.0)) for name, ms in steps.items()}
-    k, a, b = _median_pair("T", list(steps), records)
+    rung = Rung("T", "xla", records["T"].settings, replicates=[n for n in steps if n != "T"])
+    k, a, b = _median_pair(rung, records)
     assert (k, a.path.name, b.path.name) == (1, "T.a1", "T")  # the 2x pair; the arms' medians were T.a3 and T
+    # study.yaml's roles, not the names: pair 3 is then T.b3 (A, 40 ms) against T.a3 (B, 200 ms), 0.2x, the median
+    # of 2x, 1.5x and 0.2x is pair 2
+    rung.roles = {"T.a3": RunRole("b", 3), "T.b3": RunRole("a", 3)}
+    k, a, b = _median_pair(rung, records)
+    assert (k, a.path.name, b.path.name) == (2, "T.a2", "T.b2")
 
 
 def test_band_labels_of_narrow_neighbouring_bands_do_not_overprint():

@@ -35,13 +35,14 @@ from ..runfiles import RUNS_DIR, STUDY_YAML, RunRecord, load_study_runs
 from ..scaling import ScalingResult
 from ..settings import RunSettings, overlaid, switched_on_rows
 from ..trials import label_free
+from ..trials.runs import A, B
 from ..trials.design import study_words
 from ..trials.way_forward import for_rung
 from ..trials.verdict import WORSE, AccuracyVerdict, SpeedVerdict, Tolerance
 from ..tune import levers
 from ..tune.batch import rule_of
 from ..tune.options import rerun_argv
-from ..tune.study import Rung, RungKind, Study, StudyMeasurement, StudyStatus
+from ..tune.study import Rung, RungKind, Study, StudyMeasurement, StudyStatus, role_in_name
 from . import profile_page
 from ..verdicts import ProbeVerdict, Verdict
 from ..workload_kind import measured_fit_text
@@ -261,11 +262,6 @@ def _rungs(study: Study, rows: dict[str, compare.CompareRow], records: list[RunR
     return rungs + [LadderRow(r.name, rows[r.name], compare.run_settings(r)) for r in records if r.name not in named]
 
 
-def _trial_of(name: str) -> str:
-    """The trial a run folder belongs to: NN-slug of NN-slug, NN-slug.a2, NN-slug.b3, NN-slug.a0."""
-    return name.split(".", 1)[0]
-
-
 def _settings_words(settings: RunSettings | None, baseline: Rung | None) -> str:
     """A run's configuration by what it is, as every list of configurations names it (`RunSettings.name_against`:
     "mixed_bfloat16", "baseline: float32, batch 64")."""
@@ -285,19 +281,20 @@ def _outside(study: Study, records: list[RunRecord]) -> list[OutsideRun]:
         if record.name in held:
             continue
         settings = compare.run_settings(record)
-        trial = _trial_of(record.name)
+        # a run no rung holds has no recorded role: its trial and arm as its trials named it (`role_in_name`)
+        trial, role = role_in_name(record.name)
         status = str(compare.effective_summary(record).status or "crashed")
         if trial in rungs:
             why = f"a run of {config_words(trial, study.rungs)}'s trial that its verdict did not count"
         else:
-            group = [r for r in records if _trial_of(r.name) == trial]
-            tried = [compare.run_settings(r) for r in group if not r.name.startswith(f"{trial}.a")]
+            group = [(r, role_in_name(r.name)[1]) for r in records if role_in_name(r.name)[0] == trial]
+            tried = [compare.run_settings(r) for r, its in group if its.arm != A]
             what = _settings_words(tried[0] if tried else settings, baseline)
             first = tried[0] if tried else None
             decided = next((r for r in study.rungs[1:] if r.skipped_reason is None and r.decision is not None
                             and first is not None and compare.replicate_key(r.settings) == compare.replicate_key(first)),
                            None)
-            arm = "the reference arm of " if record.name.startswith(f"{trial}.a") else ""
+            arm = "the reference arm of " if role.arm == A else ""
             if decided is not None:
                 why = (f"{arm}a trial of {what} measured again and not in the ladder (stopped and redone, or "
                        f"repeated); the study decided this configuration in {decided.name}")
@@ -623,15 +620,20 @@ def _findings(study: Study, records: list[RunRecord], kept: list[LadderRow | Non
     return out
 
 
-def _median_pair(trial_name: str, names: list[str], records: dict[str, RunRecord]) -> tuple[int, RunRecord, RunRecord] | None:
+def _speed_pairs(rung: Rung) -> dict[int, tuple[str, str]]:
+    """k -> (A's run, B's run) of each of the rung's trial's pairs, by the roles study.yaml records (`Rung.role`;
+    B's first run is the rung's own); A runs of other seeds (replicate < 1) are no pair."""
+    names = [rung.name, *rung.replicates]
+    by_role = {(role.arm, role.replicate): n for n in names if not (role := rung.role(n)).seed}
+    return {k: (a, by_role[B, k]) for (arm, k), a in sorted(by_role.items()) if arm == A and (B, k) in by_role}
+
+
+def _median_pair(rung: Rung, records: dict[str, RunRecord]) -> tuple[int, RunRecord, RunRecord] | None:
     """(k, A, B) of the trial's pair with the median B/A throughput ratio: two runs of one pair (from pair 2 on,
     measured side by side in one process), never an A and a B taken from different pairs."""
     pairs = []
-    for name in names:
-        k = _pair_number(trial_name, name)
-        if k is None or not name.startswith(f"{trial_name}.a"):
-            continue
-        a, b = records.get(name), records.get(trial_name if k == 1 else f"{trial_name}.b{k}")
+    for k, (a_name, b_name) in _speed_pairs(rung).items():
+        a, b = records.get(a_name), records.get(b_name)
         rate_a = compare.effective_summary(a).samples_per_s if a is not None else None
         rate_b = compare.effective_summary(b).samples_per_s if b is not None else None
         if rate_a and rate_b and a is not None and b is not None:
@@ -643,12 +645,6 @@ def _median_pair(trial_name: str, names: list[str], records: dict[str, RunRecord
     return k, a, b
 
 
-def _pair_number(trial_name: str, name: str) -> int | None:
-    """k of a replicate run named TRIAL.ak or TRIAL.bk (None: not one of the trial's replicates)."""
-    suffix = name[len(trial_name):] if name.startswith(trial_name + ".") else ""
-    return int(suffix[2:]) if len(suffix) > 2 and suffix[1] in "ab" and suffix[2:].isdigit() else None
-
-
 def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[LadderRow],
                   all_records: dict[str, RunRecord], validated: bool = False) -> list[tuple[str, RunRecord, int]]:
     """(label, run, batch) to plot: the headline trial's median pair (the two arms its speed verdict compared,
@@ -658,7 +654,6 @@ def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: li
     if tuned is not None and tuned.headline is not None and tuned.headline.vs_baseline:
         trial = next((r for r in rungs if r.name == tuned.headline.trial and r.rung is not None), None)
     if trial is not None and tuned is not None and trial.rung is not None and trial.rung.replicates:
-        names = trial.rung.replicates
         base_batch = baseline.row.batch_size if baseline and baseline.row else None
         tuned_batch = tuned.row.batch_size if tuned.row else None
         if validated:  # B's full-length run against A's, or the baseline run when the trial trained no A that long
@@ -666,9 +661,9 @@ def _plotted_runs(baseline: LadderRow | None, tuned: LadderRow | None, rungs: li
             b = all_records.get(trial.name)
             words = ("the accuracy gate's run", "the accuracy gate's run")
         else:
-            found = _median_pair(trial.name, names, all_records)
+            found = _median_pair(trial.rung, all_records)
             a, b = found[1:] if found else (None, None)
-            n_pairs = sum(1 for n in names if n.startswith(f"{trial.name}.a") and _pair_number(trial.name, n))
+            n_pairs = len(_speed_pairs(trial.rung))
             words = (f"the median pair, {found[0]} of {n_pairs}",) * 2 if found else ("", "")
         if a is not None and b is not None:
             return [(f"{_label(baseline, 'baseline') if baseline else 'baseline'} ({words[0]})", a, base_batch or 1),
