@@ -19,7 +19,7 @@ from tfturbo.cli_args import run_argv
 from tfturbo.settings import RunSettings
 from trainer_backend.warm import import_time_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cold_backend")]  # its own servers and cold runs
 
 SHORT = RunSettings("builtin:mlp", steps=60, val_every=60, profile=(0, 0), no_model=True)
 
