@@ -19,17 +19,20 @@ from tfturbo.cli_args import run_argv
 from tfturbo.settings import RunSettings
 from trainer_backend.warm import import_time_env
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cold_backend")]  # its own servers and cold runs
+pytestmark = pytest.mark.slow
 
 SHORT = RunSettings("builtin:mlp", steps=60, val_every=60, profile=(0, 0), no_model=True)
 
 
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory):
-    """A warm server for the module's runs, and the log its refusals go to."""
+    """A warm server for the module's runs, and the log its refusals go to: the module's own, started as a study
+    starts it, not the test session's (its socket is out of the environment while the module runs)."""
     log = tmp_path_factory.mktemp("warm") / "backend.log"
-    with warm_start.warm_backend(str(log)):
-        yield log
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(warm_start.SOCKET_ENV, raising=False)
+        with warm_start.warm_backend(str(log)):
+            yield log
 
 
 def hello(result) -> dict:
