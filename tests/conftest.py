@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tfturbo import warm_start
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -57,6 +59,33 @@ def _private_home(tmp_path_factory, monkeypatch, _machine_cache):
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("TFTURBO_CACHE_DIR", str(_machine_cache))
     return home
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _warm_server():
+    """One warm server per test process (trainer_backend/warm.py), its socket in the environment every backend
+    command of the session inherits — through the CLI, the GUI or backend_client: each then forks from one
+    TensorFlow import, as a study's runs do, instead of importing TensorFlow itself (seconds of CPU each, most
+    of the suite's cost). A command whose import-time environment differs still runs cold (the server refuses),
+    and tests of the cold start itself take `cold_backend`. TFTURBO_WARM=0 runs the whole session cold."""
+    if os.environ.get(warm_start.SOCKET_ENV) or os.environ.get(warm_start.SWITCH_ENV) == "0":
+        yield
+        return
+    server = warm_start.Server(None)
+    if server.start():
+        os.environ[warm_start.SOCKET_ENV] = server.path
+    try:
+        yield
+    finally:
+        os.environ.pop(warm_start.SOCKET_ENV, None)
+        server.stop()
+
+
+@pytest.fixture
+def cold_backend(monkeypatch):
+    """This test's backend commands import TensorFlow themselves (a test of the cold start or of a server of
+    its own), not forked from the session's warm server."""
+    monkeypatch.delenv(warm_start.SOCKET_ENV, raising=False)
 
 
 @pytest.fixture(autouse=True)

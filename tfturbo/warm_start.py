@@ -30,9 +30,10 @@ READY_TIMEOUT_S = 120.0  # its imports on a loaded 2-core machine; past this the
 STOP_TIMEOUT_S = 5.0
 
 
-class _Server:
+class Server:
     """The warm server of a `warm_backend()` block: started by the block's first backend command (so an error
-    found before any command never waits for TensorFlow), serving every later one."""
+    found before any command never waits for TensorFlow), serving every later one. The test suite starts one
+    per test process (tests/conftest.py)."""
 
     def __init__(self, log_path: str | None) -> None:
         self.log_path = log_path
@@ -72,7 +73,7 @@ class _Server:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-_server: _Server | None = None
+_server: Server | None = None
 
 
 @contextlib.contextmanager
@@ -87,7 +88,7 @@ def warm_backend(log_path: str | None = None) -> Iterator[None]:
     if not runs_here():  # the runs train on another host: nothing here to warm
         yield
         return
-    _server = _Server(log_path)
+    _server = Server(log_path)
     try:
         yield
     finally:

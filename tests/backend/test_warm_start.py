@@ -26,10 +26,13 @@ SHORT = RunSettings("builtin:mlp", steps=60, val_every=60, profile=(0, 0), no_mo
 
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory):
-    """A warm server for the module's runs, and the log its refusals go to."""
+    """A warm server for the module's runs, and the log its refusals go to: the module's own, started as a study
+    starts it, not the test session's (its socket is out of the environment while the module runs)."""
     log = tmp_path_factory.mktemp("warm") / "backend.log"
-    with warm_start.warm_backend(str(log)):
-        yield log
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(warm_start.SOCKET_ENV, raising=False)
+        with warm_start.warm_backend(str(log)):
+            yield log
 
 
 def hello(result) -> dict:

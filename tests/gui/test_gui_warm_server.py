@@ -10,7 +10,7 @@ from tfturbo_gui.run_process import BackendProcess
 
 from tests.gui.gui_helpers import fake_launcher
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("cold_backend")]  # its own server and a cold run
 
 
 def test_commands_fork_from_the_server_once_it_is_ready_and_start_cold_before(qtbot, monkeypatch):

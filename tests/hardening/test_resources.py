@@ -96,7 +96,8 @@ def test_an_unwritable_output_directory_fails_before_training_with_one_line(tmp_
     assert not out.exists()
 
 
-def test_a_full_disk_is_refused_before_training_and_leaves_no_run_directory(tmp_path):
+def test_a_full_disk_is_refused_before_training_and_leaves_no_run_directory(tmp_path, cold_backend):
+    # cold_backend: the full disk is patched into this process, which must run the command itself (not a fork)
     out = tmp_path / "runs" / "full"
     full_disk = ("import runpy, shutil, sys; "
                  "shutil.disk_usage = lambda p: shutil._ntuple_diskusage(10**12, 10**12 - 2**23, 2**23); "
