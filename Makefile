@@ -26,10 +26,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-# Two workers, a test file each at a time (its shared backend runs stay in one process): most of the
-# suite's time is backend processes starting TensorFlow, one core each.
+# Two workers, a test file each at a time (its shared backend runs stay in one process), the longest files
+# first (tests/conftest.py's order): most of the suite's time is backend processes, one core each.
 test: lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n 2 --dist loadfile
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 bench: $(STAMP)
 	for b in benchmarks/[!_]*.py; do $(BIN)/python $$b || exit 1; done

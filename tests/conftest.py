@@ -20,13 +20,17 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 ROOT = Path(__file__).resolve().parents[1]
 
 # The files that train most (tens of backend processes each), first: `make test` runs the files on two
-# workers in collection order, and a long file started last would leave one worker idle at the end. Then the
+# workers in collection order (`--no-loadscope-reorder`: pytest-xdist 3.8 would otherwise order the files by
+# their number of tests), and a long file started last would leave one worker idle at the end. Then the
 # long ones collected late (tune, truthful and trials come last alphabetically), so the tail is short files.
 LONGEST_FIRST = ("tests/tune/test_tune_e2e.py", "tests/script/test_script_cli.py",
                  "tests/diagnostics/test_diag_cli.py", "tests/gui/test_gui_end_to_end.py",
                  "tests/gui/test_gui_engine.py", "tests/trials/test_ab_cli.py", "tests/gui/test_gui_trust.py",
                  "tests/truthful/test_truthful_ab.py", "tests/tune/test_resume_killed_cli.py",
-                 "tests/truthful/test_truthful_runs.py", "tests/patch/test_patch_real.py")
+                 "tests/truthful/test_truthful_runs.py", "tests/patch/test_patch_real.py",
+                 "tests/script/test_as_written.py", "tests/backend/test_backend_precision.py",
+                 "tests/distributed/test_multiworker.py", "tests/backend/test_backend_measure.py",
+                 "tests/backend/test_run_pair.py", "tests/backend/test_warm_start.py")
 
 
 def pytest_collection_modifyitems(config, items):
