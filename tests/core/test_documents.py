@@ -144,6 +144,22 @@ def test_a_study_keeps_its_probes_typed_across_save_and_load(tmp_path):
     assert [f["code"] for f in loaded.findings()] == ["INPUT_BOUND"]  # the probe's findings are the study's
 
 
+def test_a_resumed_study_keeps_the_probe_it_ran_with_the_input_fixes(tmp_path):
+    """study.yaml's `probe_input_fixes` was written but never read back: a resumed study ran the probe with the
+    fixes again, and its next save wrote the old value (kept as an unknown key) over the new one."""
+    from tfturbo.input_probe import InputProbe
+
+    fixed = {**PROBE, "verdict": "compute_bound", "findings": []}
+    Study(tmp_path, "builtin:mlp", {}, probe=InputProbe.from_dict(PROBE),
+          probe_input_fixes=InputProbe.from_dict(fixed)).save()
+    loaded = Study.load(tmp_path)
+    assert isinstance(loaded.probe_input_fixes, InputProbe) and loaded.probe_input_fixes.to_dict() == fixed
+    assert "probe_input_fixes" not in loaded.extra and not loaded.problems
+    loaded.probe_input_fixes = InputProbe.from_dict({**fixed, "band": "moderate"})
+    loaded.save()
+    assert Study.load(tmp_path).probe_input_fixes.band == "moderate"  # the new value, not the one first read
+
+
 def test_events_are_read_as_their_types():
     """One parser for every reader; the steps and validation events come back with their payloads."""
     from tfturbo import protocol

@@ -44,7 +44,7 @@ STUDY_FORMAT = 1
 
 # study.yaml's keys and their types (checked on load); findings and measurement are derived again on save
 _STUDY_KINDS = {"format": INT, "tool": STR, "workload": STR, "created": STR, "status": STR, "message": STR,
-                "environment": DICT, "options": DICT, "audit": DICT, "probe": DICT, "ladder": LIST,
+                "environment": DICT, "options": DICT, "audit": DICT, "probe": DICT, "probe_input_fixes": DICT, "ladder": LIST,
                 "recommended": DICT, "recommended_rung": STR, "findings": LIST, "measurement": DICT,
                 "snippet": STR, "patch": DICT, "report": STR, "as_written": DICT}
 # what a ladder entry records of its own; the rest of its keys are derived from its run's summary on save
@@ -366,7 +366,9 @@ class Study:
                     environment=Environment.from_dict(doc["environment"], f"{STUDY_YAML}: environment")
                     if doc.get("environment") is not None else None, audit=_audit_findings(doc.get("audit")),
                     probe=InputProbe.from_dict(doc["probe"], f"{STUDY_YAML}: probe")
-                    if doc.get("probe") is not None else None, recommended_rung=doc.get("recommended_rung"),
+                    if doc.get("probe") is not None else None,
+                    probe_input_fixes=InputProbe.from_dict(doc["probe_input_fixes"], f"{STUDY_YAML}: probe_input_fixes")
+                    if doc.get("probe_input_fixes") is not None else None, recommended_rung=doc.get("recommended_rung"),
                     snippet=doc.get("snippet"), patch=doc.get("patch"), report=doc.get("report"), extra=extra,
                     recorded_findings=findings_in(doc.get("findings")),
                     problems=problems)
