@@ -361,7 +361,7 @@ class RunSettings:
         if self.batch_size != baseline.batch_size:
             out.append(f"batch {self.batch_size}" if self.batch_size else "the workload's batch size")
         if self.lr_scale != baseline.lr_scale:
-            out.append(f"learning rate x{self.lr_scale:g}")
+            out.append(f"learning rate x{self.lr_scale:.3g}")  # x1.41 as the cards say it, not x1.41421
         calls, were = self.steps_per_execution or 1, baseline.steps_per_execution or 1
         if calls != were:
             out.append(f"{calls} steps per call" if calls > 1 else "1 step per call")

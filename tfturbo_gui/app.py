@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 from tfturbo.backend_client import log_path
 from tfturbo.settings import DEFAULT_STEPS
 
-from . import first_paint, theme
+from . import first_paint, theme, wheel_guard
 from .warm_server import WARM
 
 WARM_START_DELAY_MS = 1000
@@ -32,6 +32,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     theme.register_fonts()
     app.setStyle("Fusion")  # the same look on every platform; the stylesheet refines it
     apply_theme(app)
+    wheel_guard.install(app)
     app.styleHints().colorSchemeChanged.connect(lambda _scheme: apply_theme(app))
     return app
 

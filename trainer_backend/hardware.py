@@ -233,7 +233,7 @@ def recommend_policy(devs: list[Device]) -> tuple[str, str]:
     cpu = next((d for d in devs if d.get("type") == "CPU"), Device())
     if cpu.get("native_bf16"):
         return "mixed_bfloat16", (f"no GPU or TPU; this CPU has native bfloat16 instructions "
-                                  f"({', '.join(cpu.get('bf16_flags') or [])}); measure it with XLA (--jit), "
+                                  f"({', '.join(cpu.get('bf16_flags') or [])}); measure it with XLA, "
                                   "without XLA bfloat16 can be slower on a CPU")
     return "float32", "no GPU or TPU, and this CPU has no native bfloat16 instructions: 16-bit math would be emulated and slower"
 

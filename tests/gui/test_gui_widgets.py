@@ -475,3 +475,40 @@ def test_a_findings_fix_names_the_cards_box_never_a_command_line_flag(qtbot):
     panel.set_findings([dict(HEAD, fix="compute the output layer in float32: --fix-head (ab/tune settings: "
                                        "fix_head=on)")])  # a training failure's one-line fix
     assert panel.cards[0].fix_block.text() == "compute the output layer in float32: the “float32 output layer” box"
+
+
+def test_the_wheel_scrolls_the_page_past_a_combo_box_and_never_changes_it(qtbot):
+    """Issue 42 walk: scrolling the compare page with the wheel switched "Align curves by" from samples to
+    training time when the pointer passed over it, and the page stopped scrolling."""
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication, QComboBox, QScrollArea, QVBoxLayout, QWidget
+
+    from tfturbo_gui import wheel_guard
+
+    wheel_guard.install(QApplication.instance())
+    area, body = QScrollArea(), QWidget()
+    layout = QVBoxLayout(body)
+    combo = QComboBox()
+    combo.addItems(["samples", "training time"])
+    layout.addWidget(combo)
+    layout.addSpacing(3000)
+    area.setWidget(body)
+    area.resize(300, 200)
+    qtbot.addWidget(area)
+    area.show()
+    qtbot.waitExposed(area)
+
+    def wheel() -> None:
+        centre = QPointF(combo.rect().center())
+        QApplication.sendEvent(combo, QWheelEvent(centre, QPointF(combo.mapToGlobal(QPoint(5, 5))), QPoint(),
+                                                  QPoint(0, -120), Qt.MouseButton.NoButton,
+                                                  Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase,
+                                                  False))
+
+    wheel()
+    assert combo.currentIndex() == 0 and area.verticalScrollBar().value() > 0  # the page scrolled, not the box
+    combo.setFocus()  # a box the user clicked into takes the wheel
+    qtbot.waitUntil(combo.hasFocus)
+    wheel()
+    assert combo.currentIndex() == 1

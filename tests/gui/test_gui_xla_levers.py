@@ -79,7 +79,7 @@ def test_xla_the_audit_says_cannot_activate_is_not_run_and_auto_clustering_is_of
 
 def test_short_steps_offer_steps_per_execution_measured_as_a_trial(qtbot, tmp_path):
     window, xla = xla_page(qtbot, tmp_path, "builtin:short-steps")
-    assert xla.spe_button.isVisible() and xla.spe_button.text() == "Measure steps_per_execution=4"
+    assert xla.spe_button.isVisible() and xla.spe_button.text() == "Measure 4 steps per call"
     assert xla.spe_note.text().startswith("A step takes 2.")
     assert xla.findings.offered_fixes() == {"drop_remainder": True}  # the shape audit of jit_compile=True
     judge(qtbot, xla, xla.spe_button)

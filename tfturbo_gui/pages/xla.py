@@ -195,7 +195,7 @@ class XlaPage(RungPage):
         self.spe_note.setText(note)
         self.spe_button.setVisible(spe is not None and not finished)
         if spe is not None:
-            self.spe_button.setText(f"Measure steps_per_execution={spe.settings.steps_per_execution}")
+            self.spe_button.setText(f"Measure {spe.settings.steps_per_execution} steps per call")
         self.spe_button.setEnabled(spe is not None and self.run_button.isEnabled())
 
     def passed(self, decision) -> bool:
