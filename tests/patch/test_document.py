@@ -100,6 +100,8 @@ def test_the_check_compares_what_the_copy_ran_with_the_recommendation():
     ok = compare(summary(), REC, run="patched/check")
     assert ok.status == CHECKED and ok.reason.startswith("the patched script runs the recommended settings "
                                                          "(mixed_bfloat16, XLA on, batch 128, 4 steps per call)")
+    # the run's folder is the check's `run`, not words of its reason (issue 42 walk: "16-step run (patched/check)")
+    assert ok.run == "patched/check" and "patched/check" not in ok.reason
     bad = compare(summary(policy="float32", jit_compile=False), REC)
     assert bad.status == CHECK_FAILED
     assert bad.reason == "the patched script ran float32 where mixed_bfloat16 was recommended; XLA off where XLA on " \

@@ -389,3 +389,17 @@ def test_a_candidates_gate_run_keeps_per_example_results_only_at_the_points_the_
     larger = Trial(a, a.with_(batch_size=128), SpeedRule(3, 6, steady_s=0.0))
     planned = larger.next_run()
     assert planned.settings.steps == 150 and planned.settings.paired_from == 90
+
+
+def test_what_would_be_enough_names_the_short_run_by_its_configuration_and_pair_not_its_folder():
+    """Issue 42 walk: the card said "not enough measurement (2 replicate runs measured too little steady state —
+    02-mixed_bfloat16.a1: it measured 0.2 s …)", a run folder a user never chose."""
+    a = RunSettings("builtin:mlp", batch_size=64, steps=60)
+    trial = Trial(a, a.with_(policy="mixed_bfloat16"), SpeedRule(3, 6, steady_s=3.0), share_process=False,
+                  names=lambda arm, k: f"02-mixed_bfloat16.{arm}{k}")
+    for _ in range(2):
+        planned = trial.next_run()
+        trial.record(planned, measured(planned.settings, 2.0, windows=2, seconds=0.2), None)
+    text = trial.shortfall()
+    assert "measured too little steady state — " in text and "in pair 1: " in text, text
+    assert "02-mixed_bfloat16" not in text and (trial.label_a in text or trial.label_b in text), text

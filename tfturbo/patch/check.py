@@ -143,5 +143,4 @@ def compare(summary: RunSummary | None, recommended: RunSettings, factor: float 
     if wrong:
         return Check(CHECK_FAILED, "the patched script ran " + "; ".join(wrong), run)
     return Check(CHECKED, f"the patched script runs the recommended settings ({said}), measured by a "
-                          f"{summary.steps_completed or check_steps(recommended)}-step run"
-                          + (f" ({run})" if run else ""), run)
+                          f"{summary.steps_completed or check_steps(recommended)}-step run", run)  # its folder: `run`

@@ -77,9 +77,12 @@ def shortfall(trial: Schedule) -> str:
         run, why = short[-1]
         arm = run.planned.arm
         steps = trial.speed_steps_of(arm)
-        longer = f" (about {steps} steps of {trial.label_a if arm == A else trial.label_b})" if steps else ""
+        label = trial.label_a if arm == A else trial.label_b
+        longer = f" (about {steps} steps of {label})" if steps else ""
+        # the run by what it is and where it stands in the trial, not by its folder (issue 42: "02-mixed_bfloat16.a1")
+        which = f"{label} in pair {trial.speed_pair_number(run.planned.replicate)}"
         return (f"{counted(len(short), 'replicate run')} measured too little steady state — "
-                f"{run.planned.name}: {why}; each needs {trial.rule.needs_text()}: longer runs{longer}, "
+                f"{which}: {why}; each needs {trial.rule.needs_text()}: longer runs{longer}, "
                 f"or more pairs (at most {trial.rule.max_pairs})")
     was = "was" if len(ratios) == 1 else "were"
     return (f"{len(ratios)} of the {trial.rule.min_pairs} replicate pairs the verdict needs {was} measured: "
