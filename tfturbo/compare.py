@@ -288,6 +288,10 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
         rate = doc.samples_per_s if doc.status == protocol.RunStatus.COMPLETED else None
         if rate:
             groups.setdefault(replicate_key(doc.settings or {}), []).append(rate)
+    # peak memory as the report and the Batch page give it: each configuration's runs in a process of their own
+    # (`own_process_peaks`, replicates included), their median and the ratio of medians (`summary.MemoryChange`)
+    measured = [(d.settings, d) for d in docs] + [(s.settings, s) for s in map(effective_summary, replicates)]
+    base_peaks = own_process_peaks(base.settings, measured) if base.settings is not None else []
     rows = []
     for i, (record, doc) in enumerate(zip(records, docs)):
         settings = doc.settings
@@ -310,7 +314,12 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             acc = label_free.compare_runs([(base, records[base_i].path)], [(doc, record.path)], Tolerance())
             if acc.metric is not None and acc.delta is not None:
                 val_delta = (acc.metric, acc.delta)
-        peak = doc.peak_memory_bytes
+        peak: float | None = doc.peak_memory_bytes
+        memory_ratio = base.memory_ratio(doc)
+        memory = summ.memory_change(base_peaks, own_process_peaks(settings, measured)) \
+            if settings is not None and doc.status == protocol.RunStatus.COMPLETED else None
+        if memory is not None:  # one figure per configuration; a run on its own (none measured alone): its own
+            peak, memory_ratio = memory.after_bytes, memory.ratio
         rows.append(CompareRow(
             name=record.name,
             configuration=settings.name_against(base.settings) if settings is not None else record.name,
@@ -329,7 +338,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             verdict=verdict,
             warmup_s=num(doc.warmup_s),
             peak_memory_bytes=int(peak) if finite(peak) else None,
-            memory_ratio=num(base.memory_ratio(doc)),
+            memory_ratio=num(memory_ratio),
             memory_kind=doc.memory_kind,
             metrics=_final_metrics(doc, record),
             val_delta=val_delta,

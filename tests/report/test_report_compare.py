@@ -268,3 +268,24 @@ def test_json_rows_are_strict_json(broken_study):
     assert back[i]["speedup_ci95"] == list(rows[i].speedup_ci95)
     assert all(d["speedup_ci95"] is None for d, r in zip(back, rows) if r.verdict == SINGLE_RUN)
     assert all(v is None or not (isinstance(v, float) and math.isnan(v)) for d in back for v in d.values())
+
+
+def test_a_configurations_peak_memory_is_the_median_of_its_runs_as_the_report_and_batch_page_give_it(tmp_path):
+    """Issue 42 walk: the compare table gave the baseline's own run's peak (369.7 MiB, XLA 1.38x) where the PDF
+    and the Batch page gave the median of its runs (358.0 MiB, 1.43x): one configuration, two figures. The
+    table now takes each configuration's runs in a process of their own, row and replicates alike
+    (`compare.own_process_peaks`), and the ratio of their medians (`summary.MemoryChange`)."""
+    from tfturbo import summary as summ
+    from tfturbo.compare import own_process_peaks
+
+    base = [load_run(make_run(tmp_path, f"base{i}", peak_mb=mb, seed=i)) for i, mb in enumerate((370.0, 358.0, 350.0))]
+    xla = [load_run(make_run(tmp_path, f"xla{i}", jit=True, peak_mb=mb, seed=i)) for i, mb in enumerate((510.0, 515.0))]
+    rows = compare_runs([base[0], xla[0]], 0, replicates=[*base[1:], xla[1]])
+    measured = [(r.summary.settings, r.summary) for r in base + xla]
+    expected = summ.memory_change(own_process_peaks(base[0].summary.settings, measured),
+                                  own_process_peaks(xla[0].summary.settings, measured))
+    assert rows[0].peak_memory_bytes == pytest.approx(358.0 * 2**20) and rows[0].memory_ratio == 1.0
+    assert rows[1].peak_memory_bytes == pytest.approx(expected.after_bytes)
+    assert rows[1].memory_ratio == pytest.approx(expected.ratio) == pytest.approx(512.5 / 358.0)
+    alone = compare_runs([base[0], xla[0]])  # single runs: each its own peak, as before
+    assert alone[1].memory_ratio == pytest.approx(510.0 / 370.0)
