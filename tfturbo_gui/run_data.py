@@ -9,7 +9,7 @@ the same model is filled from a live process or from a stored events.jsonl.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -129,30 +129,23 @@ class RunData:
         self.version += 1
 
     def _on(self, e: protocol.Event) -> None:
-        """Hand one event to its type's reader (each narrowed to its type's payload); other types are ignored."""
-        if e["type"] == protocol.STEPS:
-            self._on_steps(e)
-        elif e["type"] == protocol.PHASE:
-            self._on_phase(e)
-        elif e["type"] == protocol.VALIDATION:
-            self._on_validation(e)
-        elif e["type"] == protocol.PROGRESS:
-            self._on_progress(e)
-        elif e["type"] == protocol.MEMORY:
-            self._on_memory(e)
-        elif e["type"] == protocol.FINDING:
-            if isinstance(e.get("finding"), dict):
-                self.add_findings([e["finding"]])
-        elif e["type"] == protocol.ERROR:
-            self._on_error(e)
-        elif e["type"] == protocol.DONE:
-            self._on_done(e)
-        elif e["type"] == protocol.RESULT:
-            if isinstance(e.get("document"), dict):
-                self.document = e["document"]
-                self.add_findings(findings_in(self.document.get("findings")))
-        elif e["type"] == protocol.HELLO:
-            self.hello = e
+        """Hand one event to its type's reader (`_READERS`, each taking its type's payload); other types are
+        ignored."""
+        reader = _READERS.get(e["type"])
+        if reader is not None:
+            reader(self, e)
+
+    def _on_finding(self, e: protocol.FindingEvent) -> None:
+        if isinstance(e.get("finding"), dict):
+            self.add_findings([e["finding"]])
+
+    def _on_result(self, e: protocol.ResultEvent) -> None:
+        if isinstance(e.get("document"), dict):
+            self.document = e["document"]
+            self.add_findings(findings_in(self.document.get("findings")))
+
+    def _on_hello(self, e: protocol.HelloEvent) -> None:
+        self.hello = e
 
     def _on_steps(self, e: protocol.StepsEvent) -> None:
         # column-wise, as numpy arrays: a fast run sends ~700 steps per event, and a Python loop over them
@@ -296,3 +289,12 @@ class RunData:
         data.status = record.status
         data.version += 1
         return data
+
+
+# each event type's reader in `RunData` (the type the event's `type` names: its payload's TypedDict)
+_READERS: dict[str, Callable[[RunData, Any], None]] = {
+    protocol.STEPS: RunData._on_steps, protocol.PHASE: RunData._on_phase, protocol.VALIDATION: RunData._on_validation,
+    protocol.PROGRESS: RunData._on_progress, protocol.MEMORY: RunData._on_memory, protocol.FINDING: RunData._on_finding,
+    protocol.ERROR: RunData._on_error, protocol.DONE: RunData._on_done, protocol.RESULT: RunData._on_result,
+    protocol.HELLO: RunData._on_hello,
+}
