@@ -15,7 +15,6 @@ which says what it was measured against. Single runs' rates are details.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,7 +22,7 @@ from .compare import replicate_key
 from .numbers import counted
 from .stats import replicate_ratio_ci
 from .trials.speed import SpeedRule
-from .trials.verdict import speed_verdict_of
+from .trials.verdict import Says, speed_verdict_of
 from .tune.study import Rung, RungKind
 from .verdicts import Verdict
 
@@ -168,11 +167,6 @@ def headlines(rungs: list[Rung]) -> dict[str, Headline]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-# the speed part of the reason of a study written before tfturbo recorded it (`TrialVerdict.speed_said`): "faster:
-# 1.24× [1.13, 1.36] over 3 replicate pairs vs float32 + XLA, batch 64" ("pair(s)" before tfturbo counted its nouns)
-SPEED_PART = re.compile(r"^(?:[a-z ]+: )?\d+\.\d+× \[[^\]]*\] over \d+ replicate pairs?(?:\(s\))?(?: vs .*)?$")
-
-
 def reason_beside(rung: Rung, shown: Headline | None) -> str:
     """A rung's reason to show beside its configuration's headline: the trial's own ratio gives way to the
     verdict's word when it is that headline (the number is beside it), and is labelled as the rung's own trial
@@ -190,6 +184,5 @@ def reason_beside(rung: Rung, shown: Headline | None) -> str:
             rung.compared_with or "the baseline"
         said = (f"its own trial, against {against}: {speed.ratio:.2f}× "
                 f"[{lo:.2f}, {hi:.2f}] over {counted(speed.replicates, 'pair')}, {speed.verdict}")
-    if decision.speed_said:  # the part `keep` wrote, as recorded: put in its place, never looked for
-        return decision.reason.replace(decision.speed_said, said, 1)
-    return "; ".join(said if SPEED_PART.match(part) else part for part in decision.reason.split("; "))
+    # the part that says the ratio (`Says.RATIO`, as the keep rule recorded it) gives way: put in its place
+    return "; ".join(said if part.says == Says.RATIO else part.text for part in decision.said)

@@ -104,6 +104,7 @@ class ErrorDoc(Envelope, total=False):
     fix: str
     traceback: str
     run: str  # a run-pair process's error: the run it names ("" or absent: both)
+    log_only: bool  # `fix` only points at a log ("see the traceback in …"): no fix to try (absent: False)
     type: Literal["error"]  # the event's envelope, when it is the event itself
 
 
@@ -183,9 +184,26 @@ Event = (HelloEvent | PhaseEvent | StepsEvent | EpochEvent | MemoryEvent | Findi
          | DoneEvent | ResultEvent)
 
 
+# how an older backend's fix began when it only pointed at a log, before its error said so (`ErrorDoc.log_only`)
+_OLDER_LOG_FIX = ("see the traceback in", "see backend.log")
+
+
 def error_of(value: object) -> ErrorDoc | None:
-    """An `error` event or a document's `error` mapping as read from the wire or a file (None when not one)."""
-    return cast(ErrorDoc, value) if isinstance(value, dict) else None
+    """An `error` event or a document's `error` mapping as read from the wire or a file (None when not one).
+
+    The one reader of an error an older tfturbo wrote: its words are all it has, so only here are they read —
+    a fix that points at a log is marked `log_only`, and a message that ended with its own fix (the doubled
+    "… — fix …" line of a backend before the fix travelled apart) loses that ending."""
+    if not isinstance(value, dict):
+        return None
+    error = cast(ErrorDoc, dict(value))
+    fix = str(error.get("fix") or "")
+    if "log_only" not in error and " ".join(fix.split()).lower().startswith(_OLDER_LOG_FIX):
+        error["log_only"] = True
+    message = str(error.get("message") or "")
+    if fix and message.endswith(f" — {fix}"):
+        error["message"] = message[:-len(f" — {fix}")]
+    return error
 
 
 def encode(event: Event | StopCommand) -> str:

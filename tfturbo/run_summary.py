@@ -23,7 +23,7 @@ from .as_written import AsWritten
 from .errors import UserError
 from .findings import FindingDoc, findings_in
 from .learning_rate import OptimizerDoc, OptimizerRecord, Schedule
-from .protocol import ErrorDoc
+from .protocol import ErrorDoc, error_of
 from .numbers import finite, num
 from .settings import RunSettings
 from .workload_kind import WorkloadDoc
@@ -164,6 +164,8 @@ class RunSummary:
         settings = known.pop("settings", None)
         if known.get("findings") is not None:
             known["findings"] = findings_in(known["findings"])
+        if known.get("error") is not None:  # an older run's error is read as its words say (`error_of`)
+            known["error"] = error_of(known["error"])
         for key, value in known.items():
             setattr(out, key, value)
         if settings is not None:

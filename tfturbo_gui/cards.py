@@ -17,7 +17,7 @@ from tfturbo.compare import steps_per_s_ci95
 from tfturbo.console import fmt_bytes
 from tfturbo.headline import SPEED_UP, Headline
 from tfturbo.numbers import digits_for, finite
-from tfturbo.trials.verdict import TrialVerdict
+from tfturbo.trials.verdict import Says, TrialVerdict
 from tfturbo.trials.way_forward import WAYS, WayForward
 from tfturbo.verdicts import Verdict
 from tfturbo.trials.verdict import speed_verdict_of as change_verdict
@@ -117,7 +117,7 @@ def accuracy_words(accuracy) -> str:
     """An accuracy verdict with its verdict word once: "val_accuracy +0.40 pp [..] — within tolerance", and an
     explanation that opens with it as it is ("inconclusive: 300 examples, …" read "… — inconclusive" too)."""
     text = accuracy.text()
-    return text if text.startswith(accuracy.verdict) else f"{text} — {accuracy.verdict}"
+    return text if accuracy.says_verdict else f"{text} — {accuracy.verdict}"
 
 
 class DecisionCard(QFrame):
@@ -164,10 +164,9 @@ class DecisionCard(QFrame):
         if fixes is not None:  # what the run used: its run.yaml, less the fixes it could not apply
             facts.append(("Automatic fixes", ", ".join(fixes) or "none"))
         self.facts.set_facts(facts)
-        # the rule's reason, less what the two facts above already say (it repeated the speed-up line)
-        said = [t for t in (decision.speed.text(), decision.accuracy.text(), decision.rule_text()) if t]
-        extra = [part for part in decision.reason.split("; ") if not any(t in part or part in t for t in said)
-                 and "inconclusive" not in part]  # the accuracy fact says it once, not three times
+        # the rule's reason, less what the facts above already say (it repeated the speed-up line, and said
+        # "inconclusive" three times): why the rung was measured, and what else decided it
+        extra = decision.parts(Says.NOTE, Says.OTHER)
         text = sentence("; ".join(extra)) if extra else ""
         if way_forward:
             text += ("\n" if text else "") + "What would decide the accuracy:\n" + "\n".join(way_forward)

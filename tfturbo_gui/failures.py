@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from tfturbo import protocol
 from tfturbo.settings import RunSettings, declared, fix_failures
-from tfturbo.trials.verdict import log_only
 
 
 @dataclass
@@ -50,7 +49,7 @@ def explain(status: str | None, error: protocol.ErrorDoc | None, settings: RunSe
                            f"run without the automatic fix (untick it and run again), or {failure.by_hand}",
                            details, field)
     fix = str(error.get("fix") or "")
-    if log_only(fix) or not fix:
+    if error.get("log_only") or not fix:  # only a log to read: say where the details are instead
         fix = "the details below show where it failed" if details else "run it again; if it keeps failing, " \
             "the backend's messages are in backend.log in the study folder"
     if status == protocol.RunStatus.CRASHED and not message:

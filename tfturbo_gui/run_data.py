@@ -196,9 +196,11 @@ class RunData:
         if finite(peak) and (self.peak_memory is None or peak >= self.peak_memory[0]):
             self.peak_memory = (int(peak), str(e.get("kind") or "host"))
 
-    def _on_error(self, e: protocol.ErrorDoc) -> None:
+    def _on_error(self, event: protocol.ErrorDoc) -> None:
+        e = protocol.error_of(event) or event  # an older run's events.jsonl: read as its words say (`error_of`)
         self.error = {"kind": e.get("kind") or protocol.INTERNAL, "message": str(e.get("message") or "error"),
-                      "fix": str(e.get("fix") or ""), "traceback": str(e.get("traceback") or "")}
+                      "fix": str(e.get("fix") or ""), "traceback": str(e.get("traceback") or ""),
+                      **({"log_only": True} if e.get("log_only") else {})}
 
     def _on_done(self, e: protocol.DoneEvent) -> None:
         self.status = str(e.get("status") or protocol.RunStatus.FAILED)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from tfturbo.headline import Headline
 from tfturbo.numbers import counted, finite
 from tfturbo.trials.verdict import AccuracyVerdict as AccuracyResult
-from tfturbo.trials.verdict import AccuracyDoc, SpeedDoc, TrialVerdictDoc
+from tfturbo.trials.verdict import NOT_CHECKED, AccuracyDoc, SpeedDoc, TrialVerdictDoc
 from tfturbo.trials.verdict import SpeedVerdict as SpeedResult
 from tfturbo.verdicts import AccuracyVerdict
 
@@ -75,7 +75,7 @@ def _accuracy_words(accuracy: AccuracyDoc) -> str:
     if result.explanation and (result.unit != "example" or not result.paired):  # a model without labels, or no
         # pairs: the gate's own words say what was compared (`trials.label_free`, `accuracy._unpaired`)
         said = result.explanation
-        return said if said.startswith((verdict, "accuracy not checked")) else f"{verdict}: {said}"
+        return said if result.says_verdict or result.opens_with == NOT_CHECKED else f"{verdict}: {said}"
     if verdict == INCONCLUSIVE:
         if metric is None:
             return "inconclusive: the workload reports no validation metric to compare"

@@ -520,7 +520,7 @@ def _finish(writer: protocol.EventWriter, held: list[protocol.Event], code: int,
     if not any(e["type"] == protocol.DONE for e in held):  # the chief itself died: say so, as a failed run
         reason = retry_reason(held, code, out) or f"the run's process ended with exit code {code}"
         held = [{"type": protocol.ERROR, "kind": protocol.TRAINING_ERROR, "message": reason,
-                 "fix": "see backend.log in the run directory"},
+                 "fix": "see backend.log in the run directory", "log_only": True},
                 {"type": protocol.DONE, "status": protocol.RunStatus.FAILED, "exit_code": 1}]
         if out is not None and not (out / runfiles.SUMMARY).exists() and out.exists():
             runfiles.write_json_atomic(out / runfiles.SUMMARY, {"status": protocol.RunStatus.FAILED,

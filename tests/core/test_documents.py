@@ -180,14 +180,15 @@ def test_events_are_read_as_their_types():
 
 def test_a_trial_verdict_round_trips_through_its_document():
     from tfturbo.trials.design import Design, Lengths
-    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
+    from tfturbo.trials.verdict import AccuracyVerdict, ReasonPart, Says, SpeedVerdict, Tolerance, TrialVerdict
 
     design = Design(4, "paired", ("a", "b"), Lengths(60, 60, 32, 32), 5.0, 5.2, noise_seeds=(7,),
                     profiled_in={"a": "01-baseline"})
     verdict = TrialVerdict(SpeedVerdict(1.5, (1.3, 1.7), "faster", 4, [1.4, 1.5, 1.6, 1.5], 100.0, 150.0),
                            AccuracyVerdict("val_accuracy", -0.002, (-0.004, 0.001), "within tolerance", 1000,
                                            samples_seen=[1920], noise={"seeds_a": 2, "seeds_b": 1}),
-                           True, "faster, accuracy within tolerance", rule=Tolerance(judge_on="loss"),
+                           True, [ReasonPart(Says.OTHER, "faster, accuracy within tolerance")],
+                           rule=Tolerance(judge_on="loss"),
                            design_record=design)
     doc = json.loads(json.dumps(verdict.to_dict()))
     assert doc["design_record"]["gate_arms"] == ["a", "b"] and doc["accuracy"]["noise"] == {"seeds_a": 2, "seeds_b": 1}
@@ -198,10 +199,10 @@ def test_a_trial_verdict_round_trips_through_its_document():
 
 
 def test_a_rung_with_its_decision_round_trips_through_study_yaml(tmp_path):
-    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo.trials.verdict import AccuracyVerdict, ReasonPart, Says, SpeedVerdict, TrialVerdict
 
     decision = TrialVerdict(SpeedVerdict(1.2, (1.1, 1.3), "faster", 3), AccuracyVerdict(None, None, None, "not "
-                            "measured", checked=False), True, "faster")
+                            "measured", checked=False), True, [ReasonPart(Says.RATIO, "faster")])
     study = Study(tmp_path, "builtin:mlp", {})
     study.rungs = [Rung("01-baseline", "baseline", RunSettings("builtin:mlp")),
                    Rung("02-xla", "xla", RunSettings("builtin:mlp", jit_compile=True), decision=decision,

@@ -192,6 +192,7 @@ def run(writer: protocol.EventWriter, args, scenario: str, delay: float) -> int:
     if args.workload == "builtin:custom-head" and settings.fix_head:  # fails while building, before the run folder
         writer.emit(protocol.ERROR, kind=protocol.INTERNAL, message="TypeError: MyHead.__init__() missing 1 "
                     "required positional argument: 'units'", fix="see the traceback in backend.log",
+                    log_only=True,
                     traceback="Traceback (most recent call last):\n  File \"trainer_backend/fixes.py\", line 44, "
                     "in float32_head\n    clone = layer.__class__.from_config(config)\nTypeError: MyHead.__init__()")
         writer.emit(protocol.DONE, status=protocol.RunStatus.FAILED, exit_code=1)

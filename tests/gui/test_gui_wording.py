@@ -119,14 +119,15 @@ def test_the_record_page_states_the_speed_up_it_records(qtbot, tmp_path):
 
 def test_an_inconclusive_card_says_it_once_and_offers_a_way_forward(qtbot):
     """"inconclusive" three times in one card, then "No findings for this run yet", and no way forward."""
-    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo.trials.verdict import AccuracyVerdict, ReasonPart, Says, SpeedVerdict, TrialVerdict
     from tfturbo_gui.cards import DecisionCard
 
     acc = AccuracyVerdict("val_accuracy", 0.0004, (-0.0076, 0.0084), "inconclusive", 400,
                           explanation="inconclusive: 400 examples, interval [-0.76 pp, +0.84 pp] (tolerance 0.5 pp); "
-                                      "about 872 examples would decide it")
+                                      "about 872 examples would decide it", opens_with="inconclusive")
     speed = SpeedVerdict(1.26, (1.19, 1.35), "faster", 4)
-    decision = TrialVerdict(speed, acc, False, f"faster: {speed.text()}; accuracy {acc.explanation}", [],
+    decision = TrialVerdict(speed, acc, False, [ReasonPart(Says.RATIO, f"faster: {speed.text()}"),
+                                                ReasonPart(Says.ACCURACY, f"accuracy {acc.explanation}")], [],
                             protocol.RunStatus.COMPLETED, "")
     card = DecisionCard()
     qtbot.addWidget(card)
@@ -141,7 +142,7 @@ def test_an_inconclusive_card_says_it_once_and_offers_a_way_forward(qtbot):
 def test_the_card_shows_each_outputs_verdict(qtbot):
     """Issue 47: a model with several outputs has each judged on its own; the card names the one that regressed
     and lists every output's line."""
-    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo.trials.verdict import AccuracyVerdict, ReasonPart, Says, SpeedVerdict, TrialVerdict
     from tfturbo_gui.cards import DecisionCard
 
     label = AccuracyVerdict("val_label_accuracy", 0.001, (-0.004, 0.006), "within tolerance", 1200, confidence=0.975)
@@ -149,7 +150,8 @@ def test_the_card_shows_each_outputs_verdict(qtbot):
     acc = AccuracyVerdict.from_dict(value.to_dict())
     acc.outputs = [label, value]
     speed = SpeedVerdict(1.3, (1.2, 1.4), "faster", 3)
-    decision = TrialVerdict(speed, acc, False, f"accuracy worse: {acc.text()}", [], protocol.RunStatus.COMPLETED, "")
+    decision = TrialVerdict(speed, acc, False, [ReasonPart(Says.ACCURACY, f"accuracy worse: {acc.text()}")], [],
+                            protocol.RunStatus.COMPLETED, "")
     card = DecisionCard()
     qtbot.addWidget(card)
     card.set_decision(decision, "mixed_bfloat16", "01-baseline")
@@ -162,18 +164,20 @@ def test_the_card_shows_each_outputs_verdict(qtbot):
 def test_a_policy_name_opening_the_reason_keeps_its_case(qtbot):
     """The issue 22 walk: a not-kept mixed-precision card ended "Mixed_bfloat16 is the recommended policy for
     this hardware." — a policy name that does not exist; a name from code keeps its case, words are capitalised."""
-    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo.trials.verdict import AccuracyVerdict, ReasonPart, Says, SpeedVerdict, TrialVerdict
     from tfturbo_gui.cards import DecisionCard
 
     acc = AccuracyVerdict("val_accuracy", -0.001, (-0.0052, 0.0035), "inconclusive", 400,
                           explanation="inconclusive: 400 examples, interval [-0.52 pp, +0.35 pp] (tolerance 0.5 pp); "
-                                      "about 434 examples would decide it")
+                                      "about 434 examples would decide it", opens_with="inconclusive")
     speed = SpeedVerdict(0.87, (0.67, 1.13), "no measurable change", 5)
     for why, shown in (("mixed_bfloat16 is the recommended policy for this hardware",
                         "mixed_bfloat16 is the recommended policy for this hardware."),
                        ("the recommended policy is float32", "The recommended policy is float32.")):
-        decision = TrialVerdict(speed, acc, False, f"no measurable change: {speed.text()}; accuracy "
-                                f"{acc.explanation}; {why}", [], protocol.RunStatus.COMPLETED, "")
+        decision = TrialVerdict(speed, acc, False, [
+            ReasonPart(Says.RATIO, f"no measurable change: {speed.text()}"),
+            ReasonPart(Says.ACCURACY, f"accuracy {acc.explanation}"), ReasonPart(Says.NOTE, why)], [],
+            protocol.RunStatus.COMPLETED, "")
         card = DecisionCard()
         qtbot.addWidget(card)
         card.set_decision(decision, "mixed_bfloat16, batch 50", "01-baseline")
@@ -195,7 +199,7 @@ def test_a_short_baseline_keeps_its_length_and_says_nothing_where_the_trials_pai
 def test_a_not_kept_policy_card_never_calls_it_the_recommended_policy(qtbot):
     """The issue 22 walk (again, on a fresh script): "mixed_bfloat16, batch 40: not recommended" above
     "mixed_bfloat16 is the recommended policy for this hardware." — the why it was measured, read as a verdict."""
-    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo.trials.verdict import AccuracyVerdict, ReasonPart, Says, SpeedVerdict, TrialVerdict
     from tfturbo.tune.policy import sixteen_bit_policies
     from tfturbo_gui.cards import DecisionCard
 
@@ -203,8 +207,9 @@ def test_a_not_kept_policy_card_never_calls_it_the_recommended_policy(qtbot):
     assert policies == ["mixed_bfloat16"]
     speed = SpeedVerdict(0.91, (0.58, 1.43), "no measurable change", 5)
     acc = AccuracyVerdict("val_accuracy", 0.0, (-0.0031, 0.0031), "within tolerance", 300)
-    decision = TrialVerdict(speed, acc, False, f"{why}; not measurably faster: {speed.text()} vs the baseline", [],
-                            protocol.RunStatus.COMPLETED, "")
+    decision = TrialVerdict(speed, acc, False, [
+        ReasonPart(Says.NOTE, why), ReasonPart(Says.RATIO, f"not measurably faster: {speed.text()} vs the baseline")],
+        [], protocol.RunStatus.COMPLETED, "")
     card = DecisionCard()
     qtbot.addWidget(card)
     card.set_decision(decision, "mixed_bfloat16, batch 40", "01-baseline")
@@ -222,7 +227,8 @@ def test_an_inconclusive_accuracy_says_its_word_once_on_the_compare_page_and_pai
 
     inconclusive = AccuracyVerdict("val_accuracy", -0.0045, (-0.0172, 0.0083), "inconclusive", 300,
                                    explanation="inconclusive: 300 examples, interval [-1.72 pp, +0.83 pp] "
-                                               "(tolerance 0.5 pp); about 158,288 examples would decide it")
+                                               "(tolerance 0.5 pp); about 158,288 examples would decide it",
+                                   opens_with="inconclusive")
     within = AccuracyVerdict("val_accuracy", 0.0467, (0.0318, 0.0615), "within tolerance", 300)
     assert accuracy_words(inconclusive).count("inconclusive") == 1
     assert accuracy_words(within).endswith(" — within tolerance") and accuracy_words(within).count("tolerance") == 1
@@ -284,13 +290,14 @@ def test_checking_another_script_takes_its_own_length_not_the_last_ones(qtbot, t
 def test_the_tolerance_way_forward_says_its_value_once_in_the_gui(qtbot):
     """h42a walk: the accuracy card read "(1.3 pp, a tolerance of 1.3 pp (the “Set a tolerance…” button))": the
     core's line gives the value and the flag with it, and the GUI's words for the flag said the value again."""
-    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo.trials.verdict import AccuracyVerdict, ReasonPart, Says, SpeedVerdict, TrialVerdict
     from tfturbo.trials.way_forward import WayForward
     from tfturbo_gui.cards import DecisionCard
 
     acc = AccuracyVerdict("val_accuracy", -0.002, (-0.0123, 0.0084), "inconclusive", 400)
     speed = SpeedVerdict(1.26, (1.19, 1.35), "faster", 4)
-    decision = TrialVerdict(speed, acc, False, "faster", [], protocol.RunStatus.COMPLETED, "")
+    decision = TrialVerdict(speed, acc, False, [ReasonPart(Says.RATIO, "faster")], [], protocol.RunStatus.COMPLETED,
+                            "")
     way = WayForward(None, 1.3, None, None, "", worst_pp=1.23)
     assert "(1.3 pp, --accuracy-tolerance 1.3)" in way.lines()[0]  # the command line keeps its flag
     card = DecisionCard()

@@ -1,20 +1,21 @@
 """The report's Decision column says a rung's speed once per configuration: where the headline beside it is the
 rung's own trial, the reason's measured ratio gives way to the verdict's word (`headline.reason_beside`). The
-part it replaces is the one the keep rule recorded (`TrialVerdict.speed_said`), never looked for in the words."""
+part it replaces is the one the keep rule recorded as saying the ratio (`Says.RATIO` in `TrialVerdict.said`),
+never looked for in the words."""
 
 from __future__ import annotations
 
 from tfturbo.headline import Headline, reason_beside
 from tfturbo.settings import RunSettings
-from tfturbo.trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, TrialVerdict, keep
+from tfturbo.trials.verdict import NO_CHANGE, AccuracyVerdict, ReasonPart, Says, SpeedVerdict, TrialVerdict, keep
 from tfturbo.tune.study import Rung
 
 ACCURACY = AccuracyVerdict("val_accuracy", 0.001, (-0.004, 0.006), "within tolerance", 3)
 
 
 def rung_with(speed: SpeedVerdict) -> Rung:
-    kept, reason, found, said = keep(speed, ACCURACY, "completed", [], "B", "the baseline")
-    decision = TrialVerdict(speed, ACCURACY, kept, f"XLA on the best so far; {reason}", found, speed_said=said)
+    kept, said, found = keep(speed, ACCURACY, "completed", [], "B", "the baseline")
+    decision = TrialVerdict(speed, ACCURACY, kept, [ReasonPart(Says.NOTE, "XLA on the best so far"), *said], found)
     return Rung("03-xla", "xla", RunSettings("builtin:mlp"), decision=decision)
 
 
@@ -36,10 +37,13 @@ def test_the_recorded_speed_part_survives_study_yaml_and_an_older_study_is_still
     speed = SpeedVerdict(1.24, (1.13, 1.36), "faster", 3, ratios=[1.2, 1.24, 1.3])
     rung = rung_with(speed)
     again = TrialVerdict.from_dict(rung.decision.to_dict())
-    assert again.speed_said == "faster: 1.24× [1.13, 1.36] over 3 replicate pairs vs the baseline"
-    older = Rung("03-xla", "xla", rung.settings, decision=TrialVerdict.from_dict(
-        {k: v for k, v in rung.decision.to_dict().items() if k != "speed_said"}))
-    assert older.decision.speed_said == ""
+    assert again.parts(Says.RATIO) == ["faster: 1.24× [1.13, 1.36] over 3 replicate pairs vs the baseline"]
+    assert again.said == rung.decision.said
+    doc = {k: v for k, v in rung.decision.to_dict().items() if k != "reason_parts"}
+    interim = Rung("03-xla", "xla", rung.settings, decision=TrialVerdict.from_dict(  # it recorded the ratio part
+        {**doc, "speed_said": again.parts(Says.RATIO)[0]}))
+    older = Rung("03-xla", "xla", rung.settings, decision=TrialVerdict.from_dict(doc))  # its words are all it has
     expected = "XLA on the best so far; faster; " + ACCURACY.text() + ", within tolerance"
-    assert reason_beside(rung, own_headline(speed)) == expected
-    assert reason_beside(older, own_headline(speed)) == expected
+    for one in (rung, interim, older):
+        assert reason_beside(one, own_headline(speed)) == expected
+        assert one.decision.reason == rung.decision.reason

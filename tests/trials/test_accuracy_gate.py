@@ -146,7 +146,8 @@ def test_without_pairs_a_trial_is_not_kept(tmp_path):
     def summary(acc):
         return {"status": "completed", "validation": [{"step": 60, "metrics": {"val_accuracy": acc}}]}
     acc = accuracy.gate(arm((summary(0.90), None)), arm((summary(0.90), None)), Tolerance())
-    kept, reason, _, _ = keep(SpeedVerdict(1.5, (1.3, 1.7), "faster", 3), acc, "completed", [], "B", "A")
+    kept, said, _ = keep(SpeedVerdict(1.5, (1.3, 1.7), "faster", 3), acc, "completed", [], "B", "A")
+    reason = "; ".join(part.text for part in said)
     assert not kept and "not paired" in reason and "within tolerance" not in reason
 
 

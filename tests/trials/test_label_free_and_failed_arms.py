@@ -144,9 +144,10 @@ def test_a_candidate_the_workload_rejects_is_a_failed_arm_and_a_rejected_workloa
 
 
 def test_a_bad_input_message_carries_its_fix_once():
-    with pytest.raises(WorkloadError) as caught:  # an older backend's message already ended with its fix
-        fail_on_bad_input({"kind": "bad_input", "message": "s.py: raised X — fix the script", "fix": "fix the script"},
-                          "the run")
+    with pytest.raises(WorkloadError) as caught:  # an older backend's message already ended with its fix: the
+        # error's one reader (`protocol.error_of`, as `BackendResult.error` reads it) takes it off
+        fail_on_bad_input(protocol.error_of({"kind": "bad_input", "message": "s.py: raised X — fix the script",
+                                             "fix": "fix the script"}), "the run")
     assert caught.value.line() == "s.py: raised X — fix the script"
 
 

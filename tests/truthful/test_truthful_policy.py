@@ -42,13 +42,14 @@ def test_ab_text_reads_like_tune_without_python_dicts():
     from tfturbo.commands.ab import render
     from tfturbo.settings import RunSettings
     from tfturbo.trials.spec import describe
-    from tfturbo.trials.verdict import AccuracyVerdict, SpeedVerdict, TrialVerdict
+    from tfturbo.trials.verdict import AccuracyVerdict, ReasonPart, Says, SpeedVerdict, TrialVerdict
 
     a = RunSettings("w", batch_size=32)
     verdict = TrialVerdict(SpeedVerdict(1.31, (1.2, 1.4), "faster", 3),
                            AccuracyVerdict("val_accuracy", -0.001, (-0.004, 0.002), "within tolerance", 512), True,
-                           "faster: 1.31× [1.20, 1.40] over 3 replicate pair(s) vs A; val_accuracy -0.10 pp, within "
-                           "tolerance", design="3 replicate pair(s).")
+                           [ReasonPart(Says.RATIO, "faster: 1.31× [1.20, 1.40] over 3 replicate pair(s) vs A"),
+                            ReasonPart(Says.ACCURACY, "val_accuracy -0.10 pp, within tolerance")],
+                           design="3 replicate pair(s).")
     text = render({"a": describe(a), "b": describe(a.with_(policy="mixed_bfloat16")), **verdict.to_dict()})
     lines = text.splitlines()
     assert lines[0].startswith("A  policy=float32  jit=off  batch=32  seed=1234  fix_head=off")

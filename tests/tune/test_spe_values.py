@@ -20,7 +20,7 @@ def decided(best: Rung, rungs: list[Rung] | None = None) -> StudyDecisions:
 
 def verdict(speed: str, kept: bool, b_samples_per_s: float | None = None) -> TrialVerdict:
     return TrialVerdict(SpeedVerdict(1.0, (1.0, 1.0), speed, 3, b_samples_per_s=b_samples_per_s),
-                        AccuracyVerdict(None, None, None, "within tolerance"), kept, "")
+                        AccuracyVerdict(None, None, None, "within tolerance"), kept, [])
 
 
 def rung(settings: RunSettings, summary: RunSummary, name: str = "01-baseline", kind: str = "baseline",

@@ -42,7 +42,7 @@ def main(args: argparse.Namespace) -> int:
     error = result.error
     if error and args.json:  # in text mode the printer already showed it
         fix = str(error.get("fix") or "")
-        fix = f" — {fix}" if fix and fix not in str(error.get("message")) else ""  # an older backend's line has it
+        fix = f" — {fix}" if fix else ""  # once: `protocol.error_of` took it off an older backend's message
         print(f"tfturbo {command}: {error.get('message')}{fix}", file=sys.stderr)
     if result.status == protocol.RunStatus.CRASHED:
         if not error:

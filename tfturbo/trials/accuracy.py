@@ -47,7 +47,7 @@ import numpy as np
 from ..numbers import finite
 from ..run_summary import RunSummary
 from ..stats import paired_difference_ci, training_variance, with_training_noise_ci
-from .verdict import INCONCLUSIVE, WITHIN, WORSE, AccuracyVerdict, NoiseDoc, Tolerance
+from .verdict import INCONCLUSIVE, NOT_CHECKED, WITHIN, WORSE, AccuracyVerdict, NoiseDoc, Tolerance
 
 POINTS = 3  # validation points averaged per example (the last ones both arms reached)
 PAIRED_FILE = "paired_validation.npz"
@@ -280,7 +280,8 @@ def gate(a: ArmData, b: ArmData, tolerance: Tolerance, points: int = POINTS) -> 
     else:
         verdict = combined([v if v is not None else AccuracyVerdict(
             metric, None, None, INCONCLUSIVE, 0, False,
-            explanation=f"inconclusive: not paired ({_why_not_paired(a, b, p)})") for metric, p, v in found], tolerance)
+            explanation=f"{INCONCLUSIVE}: not paired ({_why_not_paired(a, b, p)})", opens_with=INCONCLUSIVE)
+            for metric, p, v in found], tolerance)
     verdict.capped = any(((s.paired_validation or {}).get("set") or {}).get("capped") is True
                          for s in a.summaries + b.summaries)
     if tolerance.judge_on != "loss" and not verdict.is_loss and verdict.paired:
@@ -484,13 +485,14 @@ def _judge(metric: str, d: np.ndarray, base_mean: float, tolerance: Tolerance, c
         ci = f"[{v.shown(lo)}, {v.shown(hi)}]"
         tol_text = f"tolerance {tolerance.loss_rel:.0%} of {base_mean:.4f}" if loss else \
             f"tolerance {tolerance.accuracy_pp:g} pp"
-        v.explanation = (f"inconclusive: interval {ci} ({tol_text}); trainings from other seeds would decide it, "
+        v.explanation = (f"{INCONCLUSIVE}: interval {ci} ({tol_text}); trainings from other seeds would decide it, "
                          "not more examples")
+        v.opens_with = INCONCLUSIVE
     elif verdict == INCONCLUSIVE:
         ci = f"[{v.shown(lo)}, {v.shown(hi)}]"
         need = _examples_needed(n, delta, lo, hi, bound, loss)
         more = f"; about {need:,} examples would decide it" if need else ""
-        v.explanation = f"inconclusive: {n} examples, interval {ci} ({tol_text}){more}"
+        v.explanation, v.opens_with = f"{INCONCLUSIVE}: {n} examples, interval {ci} ({tol_text}){more}", INCONCLUSIVE
     return v
 
 
@@ -515,23 +517,25 @@ def _unpaired(a: ArmData, b: ArmData, why: str) -> AccuracyVerdict:
 
     ma, mb = last(a), last(b)
     if not ma and (a.runs or b.runs):  # per-example results that could not be paired, and no curve beside them
-        return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False, explanation=f"inconclusive: not paired ({why})")
+        return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False, explanation=f"{INCONCLUSIVE}: not paired ({why})",
+                               opens_with=INCONCLUSIVE)
     if not ma:
         return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False,
-                               explanation="accuracy not checked: the runs have no validation data",
-                               checked=False)
+                               explanation=f"{NOT_CHECKED}: the runs have no validation data",
+                               checked=False, opens_with=NOT_CHECKED)
     primary = RunSummary(metrics=ma).primary_metric()
     if primary is None:
         return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False,
-                               explanation="accuracy not checked: no validation metric was reported", checked=False)
+                               explanation=f"{NOT_CHECKED}: no validation metric was reported", checked=False,
+                               opens_with=NOT_CHECKED)
     name, base, higher = primary
     value = mb.get(name)
     if not finite(value):
         return AccuracyVerdict(name, None, None, WORSE, 0, False,
                                explanation=f"{name} of B was not measured or is not a finite number")
     delta = float(value) - base
-    v = AccuracyVerdict(name, delta, None, INCONCLUSIVE, 0, False)
-    v.explanation = f"inconclusive: not paired ({why}); unpaired point estimate {name} {v.shown(delta)}, no interval"
+    v = AccuracyVerdict(name, delta, None, INCONCLUSIVE, 0, False, opens_with=INCONCLUSIVE)
+    v.explanation = f"{INCONCLUSIVE}: not paired ({why}); unpaired point estimate {name} {v.shown(delta)}, no interval"
     return v
 
 

@@ -33,7 +33,8 @@ def summary_of(result_document: dict[str, Any] | None, status: str, error: proto
         summary = RunSummary(status=status, settings=planned.settings)
     if error and not summary.error:
         summary.error = protocol.ErrorDoc(kind=error.get("kind", ""), message=error.get("message", ""),
-                                          fix=error.get("fix", ""))
+                                          fix=error.get("fix", ""), **({"log_only": True} if error.get("log_only")
+                                                                       else {}))
     return summary
 
 
@@ -59,11 +60,9 @@ def pair_summaries(result_document: dict[str, Any] | None, status: str, error: p
 
 def fail_on_bad_input(error: protocol.ErrorDoc | None, what: str) -> None:
     """A broken workload ends everything before anything is judged (exit 2, one line: what is wrong, then its
-    fix, once — an older backend's message already ended with it)."""
+    fix, once: `protocol.error_of` read an older backend's message that ended with it)."""
     if error and error.get("kind") == protocol.BAD_INPUT:
         message, fix = str(error.get("message") or f"{what} rejected the workload"), str(error.get("fix") or "")
-        if fix and message.endswith(f" — {fix}"):
-            message = message[:-len(f" — {fix}")]
         raise WorkloadError(message, fix)
 
 

@@ -16,7 +16,8 @@ from . import label_free
 from .design import FULL, PAIRED, SPEED_ONLY, Design, Lengths
 from .runs import A, B, COMPLETED, MeasuredRun, steady_s
 from .schedule import Schedule
-from .verdict import NOT_APPLIED, NOT_MEASURED, AccuracyVerdict, Change, SpeedVerdict, TrialVerdict, keep
+from .verdict import (NOT_APPLIED, NOT_JUDGED, NOT_MEASURED, AccuracyVerdict, Change, ReasonPart, Says, SpeedVerdict,
+                      TrialVerdict, keep)
 
 
 def decided(trial: Schedule) -> bool:
@@ -120,17 +121,18 @@ def judge(trial: Schedule) -> TrialVerdict:
     xla_active = all(r.summary is None or r.summary.xla_active is not False for r in b_runs if r.status == COMPLETED)
     error = next((r.summary.error if r.summary else None for r in b_runs if r.status != COMPLETED), None)
     outputs = next((s.output_dtypes for s in b_done if s.output_dtypes), None)
-    kept, reason, found, speed_said = keep(speed, acc, status, findings, trial.label_b, trial.label_a,
+    kept, said, found = keep(speed, acc, status, findings, trial.label_b, trial.label_a,
                                xla_requested=bool(trial.b.jit_compile and not trial.a.jit_compile),
                                xla_active=xla_active, error=error,
                                change=Change(trial.reference_run_settings() or trial.a, trial.settings_of(B), outputs))
     if failed_a is not None and status == COMPLETED:
         kept = False
-        reason = f"the reference run ({trial.label_a}) ended as {failed_a.status}, so nothing was compared"
+        said = [ReasonPart(Says.OTHER, f"the reference run ({trial.label_a}) ended as {failed_a.status}, so nothing "
+                                       "was compared")]
     design = design_record(trial, speed.replicates, acc)
-    return TrialVerdict(speed, acc, kept, reason, found, status, design.words(acc),
+    return TrialVerdict(speed, acc, kept, said, found, status, design.words(acc),
                         error=error, rule=trial.tolerance, way_forward=trial.way_forward,
-                        steady_s=design.steady_s_measured, design_record=design, speed_said=speed_said)
+                        steady_s=design.steady_s_measured, design_record=design)
 
 
 def design_record(trial: Schedule, pairs: int, acc: AccuracyVerdict | None = None) -> Design:
@@ -166,4 +168,4 @@ def not_judged(why: str) -> AccuracyVerdict:
     """The accuracy verdict of a trial whose change did not take effect: B trained A's configuration, so any
     difference is the trainings' noise, never the change's; nothing is judged (`checked` False)."""
     return AccuracyVerdict(None, None, None, NOT_MEASURED, 0, False, checked=False,
-                           explanation=f"not judged: the change did not take effect ({why})")
+                           explanation=f"{NOT_JUDGED}: the change did not take effect ({why})", opens_with=NOT_JUDGED)

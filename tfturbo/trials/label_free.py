@@ -41,7 +41,7 @@ from ..numbers import finite
 from ..run_summary import RunSummary
 from .accuracy import CONFIDENCE, LOSS, POINTS, ArmData, RunTable, common_points, judged, paired_with_noise
 from .accuracy import gate as accuracy_gate
-from .verdict import INCONCLUSIVE, AccuracyVerdict, Tolerance
+from .verdict import INCONCLUSIVE, NOT_CHECKED, AccuracyVerdict, Tolerance
 
 Runs = Sequence[tuple[RunSummary | None, Path | str | None]]
 BATCH = "validation batch"  # the unit the batch path pairs (AccuracyVerdict.unit)
@@ -122,8 +122,9 @@ def _paired_batches(a: ArmData, b: ArmData, tolerance: Tolerance, points: int) -
                 f"{v.examples} validation batches (the model's own test_step; {WHY}, so no example is judged by a "
                 "label)")
     trainings = bool(v.noise) and float(v.noise.get("training_se") or 0.0) > float(v.noise.get("examples_se") or 0.0)
+    v.opens_with = INCONCLUSIVE if v.verdict == INCONCLUSIVE else ""
     v.explanation = measured if v.verdict != INCONCLUSIVE else (
-        f"inconclusive: {measured}; tolerance {tolerance.loss_rel:.0%} of A's loss — " +
+        f"{INCONCLUSIVE}: {measured}; tolerance {tolerance.loss_rel:.0%} of A's loss — " +
         ("trainings from other seeds would decide it, not more validation examples" if trainings else
          "more validation examples (--val-examples) would narrow it"))
     return v
@@ -149,7 +150,7 @@ def _training_loss(reference: Runs, b_runs: Runs, tolerance: Tolerance, points: 
     common = common_points(a, b, points)
     if not common:
         return AccuracyVerdict(None, None, None, INCONCLUSIVE, 0, False, checked=False, explanation=(
-            f"accuracy not checked: {WHY} and no training loss was recorded at equal samples seen"))
+            f"{NOT_CHECKED}: {WHY} and no training loss was recorded at equal samples seen"), opens_with=NOT_CHECKED)
     la = float(np.mean([v for p, _ in common for v in a[p]]))
     lb = float(np.mean([v for _, p in common for v in b[p]]))
     delta = lb - la
@@ -159,7 +160,8 @@ def _training_loss(reference: Runs, b_runs: Runs, tolerance: Tolerance, points: 
                         b_samples_seen=[sb for _, sb in common], checked=not within)
     said = (f"training loss at equal samples {la:.4g} → {lb:.4g} ({rel:+.1%}; {WHY} and the script has no "
             f"validation data: one run each, no interval, so not a verdict")
+    v.opens_with = "" if within else INCONCLUSIVE
     v.explanation = (f"{said}; within the {tolerance.loss_rel:.0%} tolerance as a point estimate)" if within else
-                     f"inconclusive: {said}; beyond the {tolerance.loss_rel:.0%} tolerance — validation data "
+                     f"{INCONCLUSIVE}: {said}; beyond the {tolerance.loss_rel:.0%} tolerance — validation data "
                      "(fit(..., validation_data=...)) would decide it)")
     return v

@@ -13,6 +13,7 @@ happened (a rung whose XLA never switched on is not credited to XLA).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -29,15 +30,11 @@ FASTER, SLOWER, NO_CHANGE = Verdict.FASTER, Verdict.SLOWER, Verdict.NO_CHANGE
 FAILED, NOT_ENOUGH, NOT_APPLIED = Verdict.FAILED, Verdict.NOT_ENOUGH, Verdict.NOT_APPLIED
 WITHIN, WORSE, INCONCLUSIVE = _Accuracy.WITHIN, _Accuracy.WORSE, _Accuracy.INCONCLUSIVE
 NOT_MEASURED = _Accuracy.NOT_MEASURED
+# what an accuracy explanation of no runs to compare opens with (`AccuracyVerdict.opens_with`)
+NOT_CHECKED, NOT_JUDGED = "accuracy not checked", "not judged"
 
 # B's run statuses that make the trial a failed one: no speed or accuracy verdict, the run's error and its fix.
 FAILED_STATUSES = ("failed", "crashed", "nan_stopped")
-LOG_ONLY = ("see the traceback in", "see backend.log")  # how the backend's fix begins when it knows no better one
-
-
-def log_only(fix: str) -> bool:
-    """The fix only points at a log ("see the traceback in ~/.cache/tfturbo/logs/....log"): not a fix to try."""
-    return " ".join(str(fix).split()).lower().startswith(LOG_ONLY)
 
 # Findings of B's own runs that disqualify it whatever its speed: it is not training correctly.
 DISQUALIFYING = {
@@ -100,6 +97,36 @@ class AccuracyDoc(TypedDict, total=False):
     noise: NoiseDoc
     also_worse: list[str]
     unit: str
+    opens_with: str
+
+
+class Says:
+    """What one part of a verdict's reason says (`ReasonPart.says`): a reader picks the parts it needs by this,
+    never by their words (the wizard's card leaves out what its facts say, the report puts the headline's word
+    in the ratio's place)."""
+
+    NOTE = "note"  # why the rung was measured (its lever's note)
+    RULE = "rule"  # the accuracy rule the user chose (`TrialVerdict.rule_text`)
+    RATIO = "ratio"  # the speed verdict with the measured ratio ("faster: 1.24× [1.13, 1.36] over 3 … vs A")
+    SPEED = "speed"  # the speed verdict without a ratio ("not enough measurement (…)", "no throughput measured")
+    ACCURACY = "accuracy"  # the accuracy verdict
+    OTHER = "other"  # what else decided it: a disqualifying finding, XLA not active, a failed or cancelled run
+
+
+class ReasonPartDoc(TypedDict):
+    says: str  # Says
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasonPart:
+    """One part of a verdict's reason: its words, and what they say (`Says`)."""
+
+    says: str
+    text: str
+
+    def to_dict(self) -> ReasonPartDoc:
+        return {"says": self.says, "text": self.text}
 
 
 class TrialVerdictDoc(TypedDict, total=False):
@@ -117,7 +144,8 @@ class TrialVerdictDoc(TypedDict, total=False):
     way_forward: str
     steady_s: float | None
     design_record: DesignDoc | None
-    speed_said: str  # the part of `reason` that says the measured ratio ("" when it says none)
+    reason_parts: list[ReasonPartDoc]  # `reason` in its parts, each with what it says (from issue 41)
+    speed_said: str  # read only: the reason's ratio part in a study written before `reason_parts`
 
 
 def _num(v: Any) -> float | None:
@@ -233,6 +261,14 @@ class SpeedVerdict:
                    _num(d.get("a_samples_per_s")), _num(d.get("b_samples_per_s")), str(d.get("note") or ""))
 
 
+def _older_opening(d: AccuracyDoc) -> str:
+    """What the explanation of an accuracy verdict written before tfturbo recorded it (`opens_with`) opens with:
+    its words are all that file has, so only this reader of older files looks at them."""
+    explanation = str(d.get("explanation") or "")
+    return next((w for w in (str(d.get("verdict") or INCONCLUSIVE), NOT_CHECKED, NOT_JUDGED, NOT_MEASURED)
+                 if explanation.startswith(w)), "")
+
+
 @dataclass
 class AccuracyVerdict:
     """B minus A on the validation metric, paired on the same examples, against the tolerance."""
@@ -269,6 +305,14 @@ class AccuracyVerdict:
     # judged on an accuracy: every validation loss that got worse beyond its noise (its whole interval above 0),
     # in words ("val_loss +0.0970 (+13%) [+0.0510, +0.1430]"): what a looser tolerance would also accept
     also_worse: list[str] = field(default_factory=list)
+    # the words `explanation` opens with, recorded where it is made so no reader looks for them: its own verdict
+    # ("inconclusive: 300 examples, …"), NOT_CHECKED, NOT_JUDGED; "" when it opens with none
+    opens_with: str = ""
+
+    @property
+    def says_verdict(self) -> bool:
+        """Whether `text()` opens with this verdict's own word, so a line that gives the verdict need not add it."""
+        return (self.opens_with if self.explanation else NOT_MEASURED if self.delta is None else "") == self.verdict
 
     @property
     def is_loss(self) -> bool:
@@ -311,7 +355,7 @@ class AccuracyVerdict:
         if self.explanation:
             return f"{self.explanation} ({notes})" if notes else self.explanation
         if self.delta is None:
-            return "not measured"
+            return NOT_MEASURED  # `says_verdict` knows it opens with that verdict's word
         ci = f" [{self.shown(self.ci95[0])}, {self.shown(self.ci95[1])}]" if self.ci95 else ""
         return f"{self.metric} {self.shown(self.delta)}{self.relative()}{ci}" + (f" ({notes})" if notes else "")
 
@@ -333,7 +377,7 @@ class AccuracyVerdict:
         report's and the wizard's per-output lines; [] for one output."""
         if len(self.outputs) < 2:
             return []
-        return [o.text() if o.text().startswith(o.verdict) else f"{o.text()} — {o.verdict}" for o in self.outputs]
+        return [o.text() if o.says_verdict else f"{o.text()} — {o.verdict}" for o in self.outputs]
 
     def outputs_sentence(self) -> str:
         """" Each of the model's 2 outputs was judged on its own: …; … — worse." after a sentence that gives this
@@ -381,7 +425,8 @@ class AccuracyVerdict:
                 **({"capped": True} if self.capped else {}),
                 **({"noise": NoiseDoc(**self.noise)} if self.noise else {}),
                 **({"also_worse": list(self.also_worse)} if self.also_worse else {}),
-                **({"unit": self.unit} if self.unit != "example" else {})}
+                **({"unit": self.unit} if self.unit != "example" else {}),
+                **({"opens_with": self.opens_with} if self.explanation else {})}
 
     @classmethod
     def from_dict(cls, d: AccuracyDoc) -> AccuracyVerdict:
@@ -397,7 +442,8 @@ class AccuracyVerdict:
                    [cls.from_dict(o) for o in d.get("outputs") or [] if isinstance(o, dict)],
                    int(d.get("of_examples") or 0), bool(d.get("capped", False)),
                    NoiseDoc(**d["noise"]) if isinstance(d.get("noise"), dict) else NoiseDoc(),
-                   [str(w) for w in d.get("also_worse") or [] if isinstance(w, str)])
+                   [str(w) for w in d.get("also_worse") or [] if isinstance(w, str)],
+                   str(d["opens_with"]) if "opens_with" in d else _older_opening(d))
 
 
 @dataclass
@@ -407,7 +453,7 @@ class TrialVerdict:
     speed: SpeedVerdict
     accuracy: AccuracyVerdict
     kept: bool
-    reason: str
+    said: list[ReasonPart]  # why, in parts (`reason` joins them): each says what it is about (`Says`)
     findings: list[FindingDoc] = field(default_factory=list)
     status: str = "completed"  # B's run status (completed, failed, nan_stopped, cancelled, crashed)
     design: str = ""  # how it was measured, in words (for the report)
@@ -418,10 +464,6 @@ class TrialVerdict:
     # the steady seconds each arm measured per paired process, the figure `design` words (None: no paired process)
     steady_s: float | None = None
     design_record: Design | None = None  # how it was measured, as data (`design` words it; None: an older study)
-    # the part of `reason` that says the measured speed-up ("faster: 1.24× [1.13, 1.36] over 3 replicate pairs vs
-    # A", `keep`), recorded so the report puts the headline's word in its place (`headline.reason_beside`) without
-    # reading the reason back; "" when the reason says no ratio (or an older study: its reason is matched)
-    speed_said: str = ""
 
     def __post_init__(self) -> None:
         """A failed arm is a failed trial: whatever pairs completed before it, neither speed nor accuracy is
@@ -429,12 +471,25 @@ class TrialVerdict:
         if self.status in FAILED_STATUSES:
             self.speed = SpeedVerdict(math.nan, (math.nan, math.nan), FAILED, self.speed.replicates)
             self.accuracy = AccuracyVerdict(None, None, None, NOT_MEASURED, explanation=(
-                "not measured: the candidate's run failed"), checked=False)
+                f"{NOT_MEASURED}: the candidate's run failed"), checked=False, opens_with=NOT_MEASURED)
             self.kept = False
 
     @property
     def failed(self) -> bool:
         return self.status in FAILED_STATUSES
+
+    @property
+    def reason(self) -> str:
+        """Why, in one line: its parts in order ("XLA on the best so far; faster: 1.24× […] vs A; …")."""
+        return "; ".join(part.text for part in self.said)
+
+    def parts(self, *says: str) -> list[str]:
+        """The words of the reason's parts that say one of `says` (`Says`), in order."""
+        return [part.text for part in self.said if part.says in says]
+
+    def say_first(self, says: str, text: str) -> None:
+        """Put a part before the reason (why the rung was measured, the rule the user chose)."""
+        self.said.insert(0, ReasonPart(says, text))
 
     def failure_text(self) -> str:
         """"failed: <the run's error in one line>", the one line every front end shows for a failed trial."""
@@ -459,22 +514,29 @@ class TrialVerdict:
 
     def to_dict(self) -> TrialVerdictDoc:
         return {"speed": self.speed.to_dict(), "accuracy": self.accuracy.to_dict(), "kept": self.kept,
-                "reason": self.reason, "findings": list(self.findings), "status": self.status,
+                "reason": self.reason, "reason_parts": [part.to_dict() for part in self.said],
+                "findings": list(self.findings), "status": self.status,
                 "design": self.design, "error": ErrorDoc(**self.error) if self.error else None,
                 "rule": self.rule.to_dict() if self.rule is not None else None, "way_forward": self.way_forward,
                 "steady_s": self.steady_s,
-                "design_record": self.design_record.to_dict() if self.design_record is not None else None,
-                "speed_said": self.speed_said}
+                "design_record": self.design_record.to_dict() if self.design_record is not None else None}
 
     @classmethod
     def from_dict(cls, d: TrialVerdictDoc) -> TrialVerdict:
         rule = Tolerance.from_dict(d["rule"]) if isinstance(d.get("rule"), dict) else None
-        return cls(SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {}),
-                   bool(d.get("kept")), str(d.get("reason") or ""),
-                   findings_in(d.get("findings")), str(d.get("status") or "completed"),
-                   str(d.get("design") or ""), error_of(d.get("error")),
-                   rule, str(d.get("way_forward") or ""), num(d.get("steady_s")),
-                   Design.from_dict(d.get("design_record")), str(d.get("speed_said") or ""))
+        speed, accuracy = SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {})
+        parts = d.get("reason_parts")
+        said = [ReasonPart(str(p.get("says") or Says.OTHER), str(p.get("text") or "")) for p in parts
+                if isinstance(p, dict)] if isinstance(parts, list) else \
+            _older_reason(str(d.get("reason") or ""), str(d.get("speed_said") or ""), speed, accuracy)
+        verdict = cls(speed, accuracy, bool(d.get("kept")), said,
+                      findings_in(d.get("findings")), str(d.get("status") or "completed"),
+                      str(d.get("design") or ""), error_of(d.get("error")),
+                      rule, str(d.get("way_forward") or ""), num(d.get("steady_s")),
+                      Design.from_dict(d.get("design_record")))
+        if not isinstance(parts, list):  # an older study's rule part: the words `rule_text` gives, as they were
+            verdict.said = [ReasonPart(Says.RULE, p.text) if p.text == verdict.rule_text() else p for p in said]
+        return verdict
 
     def rule_text(self) -> str:
         """Which rule judged the accuracy, in words, for the report, ab and the reason: "accuracy judged on "
@@ -492,6 +554,44 @@ class TrialVerdict:
         why = f" (the way forward chosen after an inconclusive accuracy verdict: {chosen})" if chosen else \
             " (the study's options)"
         return f"{self.rule.text()}{why}"
+
+
+# the speed part of the reason of a study written before tfturbo recorded it (`TrialVerdict.said`): "faster:
+# 1.24× [1.13, 1.36] over 3 replicate pairs vs float32 + XLA, batch 64" ("pair(s)" before tfturbo counted its nouns)
+_OLDER_RATIO = re.compile(r"^(?:[a-z ]+: )?\d+\.\d+× \[[^\]]*\] over \d+ replicate pairs?(?:\(s\))?(?: vs .*)?$")
+
+
+def _older_reason(reason: str, speed_said: str, speed: SpeedVerdict, accuracy: AccuracyVerdict,
+                  ratio_words: bool = True) -> list[ReasonPart]:
+    """The parts of a reason written before tfturbo recorded them (`TrialVerdict.said`): the words are all that
+    file has, so only this reader of older files cuts them apart. The ratio part is the one the keep rule recorded
+    (`speed_said`); older still, the rest is cut at "; " (the speed's and the accuracy's own words kept whole, a
+    "; " inside them), a part holding the speed's words or reading as a ratio saying the speed, one holding the
+    accuracy's (or "inconclusive") the accuracy."""
+    if speed_said and speed_said in reason:
+        before, _, after = reason.partition(speed_said)
+        return [*_older_reason(before.removesuffix("; "), "", speed, accuracy, False),
+                ReasonPart(Says.RATIO, speed_said), *_older_reason(after.removeprefix("; "), "", speed, accuracy, False)]
+    words = [w for w in (speed.text(), accuracy.text()) if w]
+    kept_whole = reason
+    for i, w in enumerate(words):
+        kept_whole = kept_whole.replace(w, f"\0{i}\0")
+
+    def whole(part: str) -> str:
+        for i, w in enumerate(words):
+            part = part.replace(f"\0{i}\0", w)
+        return part
+
+    spoken = "\x000\x00"
+    measured = math.isfinite(speed.ratio) and speed.verdict != NOT_ENOUGH
+
+    def says(part: str, said: str) -> str:
+        if ratio_words and (_OLDER_RATIO.match(said) or (spoken in part and measured)):
+            return Says.RATIO
+        if spoken in part:
+            return Says.SPEED
+        return Says.ACCURACY if "\x001\x00" in part or INCONCLUSIVE in said else Says.OTHER
+    return [ReasonPart(says(part, whole(part)), whole(part)) for part in kept_whole.split("; ")] if reason else []
 
 
 def speed_verdict_of(ci: tuple[float, float]) -> str:
@@ -520,7 +620,7 @@ def failure_line(status: str, error: ErrorDoc | None) -> str:
     elif status == "crashed":
         message = message or "the backend ended without a summary (crashed)"
     text = f"failed: {message or 'the run failed'}"
-    if fix and not log_only(fix):
+    if fix and not error.get("log_only"):  # a fix to try, not only a log to read
         text += f" — fix: {fix}"
     elif fix:
         text += f" ({fix})"
@@ -571,45 +671,45 @@ def likely_causes(change: Change, b_findings: list[FindingDoc], nan: bool = Fals
 
 def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings: list[FindingDoc],
          where: str, against: str, xla_requested: bool = False, xla_active: bool = True,
-         error: ErrorDoc | None = None, change: Change | None = None) -> tuple[bool, str, list[FindingDoc], str]:
-    """(kept, reason, findings, speed_said): the one keep/reject rule of tfturbo. A failed run's reason is its
-    `failure_line` (its `error` document: message and fix); ACCURACY_REGRESSION and NAN_LOSS name the likely
-    causes from `change` (what B changed and saw), in order. `speed_said`: the part of the reason that says
-    the measured ratio (`TrialVerdict.speed_said`), "" when it says none."""
+         error: ErrorDoc | None = None, change: Change | None = None
+         ) -> tuple[bool, list[ReasonPart], list[FindingDoc]]:
+    """(kept, reason, findings): the one keep/reject rule of tfturbo, its reason in parts (`TrialVerdict.said`).
+    A failed run's reason is its `failure_line` (its `error` document: message and fix); ACCURACY_REGRESSION and
+    NAN_LOSS name the likely causes from `change` (what B changed and saw), in order."""
     change = change or Change()
     if status == "nan_stopped":
         fix = "; or ".join(likely_causes(change, b_findings, nan=True))
         line = failure_line(status, {"message": "NaN loss: the loss became NaN or infinite; training was stopped",
                                      "fix": fix})
-        return False, line, [_finding(F.NAN_LOSS, f"{where}: the loss became NaN or infinite; training was stopped",
-                                      fix, where)], ""
+        return False, [ReasonPart(Says.OTHER, line)], [
+            _finding(F.NAN_LOSS, f"{where}: the loss became NaN or infinite; training was stopped", fix, where)]
     if status in FAILED_STATUSES:
-        return False, failure_line(status, error), [], ""
+        return False, [ReasonPart(Says.OTHER, failure_line(status, error))], []
     if status != "completed":
         what = {"cancelled": "was cancelled before it finished"}.get(status, f"ended as {status}")
-        return False, f"the run {what}", [], ""
+        return False, [ReasonPart(Says.OTHER, f"the run {what}")], []
 
-    reasons: list[str] = []
+    reasons: list[ReasonPart] = []
     found: list[FindingDoc] = []
     codes = F.codes_of(b_findings)
     for code, text in DISQUALIFYING.items():
         if code in codes:  # the run's own fix, carried here: the run may be gone (`ab` without --out removes it)
             fix = next((str(f.get("fix") or "") for f in b_findings if f.get("code") == code and f.get("fix")), "")
-            reasons.append(text)
+            reasons.append(ReasonPart(Says.OTHER, text))
             found.append(_finding(code, f"{where}: {text}", fix or "keep the previous settings", where))
     if xla_requested and (not xla_active or F.XLA_NOT_ACTIVE in codes):
-        reasons.append("XLA never switched on in this run (XLA_NOT_ACTIVE): its speed is not XLA's")
+        reasons.append(ReasonPart(Says.OTHER, "XLA never switched on in this run (XLA_NOT_ACTIVE): its speed is not "
+                                              "XLA's"))
 
     if speed.verdict == NOT_APPLIED:  # B's run was the reference's: nothing about its speed or accuracy to say
-        return False, speed.text(), found, ""
+        return False, [ReasonPart(Says.SPEED, speed.text())], found
     speed_text = f"{speed.verdict}: {speed.text()} vs {against}"
-    said = ""  # the part of the reason with the measured ratio
+    ratio = Says.RATIO if math.isfinite(speed.ratio) else Says.SPEED  # the headline's place when it has a ratio
     if speed.verdict == NOT_ENOUGH:
-        reasons.insert(0, speed.text())
+        reasons.insert(0, ReasonPart(Says.SPEED, speed.text()))
     elif speed.verdict != FASTER:
-        reasons.insert(0, "not measurably faster: " + speed.text() + f" vs {against}"
-                       if speed.verdict == NO_CHANGE else speed_text)
-        said = reasons[0] if math.isfinite(speed.ratio) else ""
+        reasons.insert(0, ReasonPart(ratio, "not measurably faster: " + speed.text() + f" vs {against}"
+                                     if speed.verdict == NO_CHANGE else speed_text))
     if speed.verdict == SLOWER:
         found.insert(0, _finding(
             F.SLOWER_THAN_BASELINE, f"{where} is slower than {against} (throughput per sample {speed.text()})",
@@ -617,16 +717,16 @@ def keep(speed: SpeedVerdict, accuracy: AccuracyVerdict, status: str, b_findings
             speedup_ci95=[_json_float(c) for c in speed.ci95], verdict=speed.verdict, compared_with=against))
 
     if accuracy.verdict == WORSE:
-        reasons.append(f"accuracy worse: {accuracy.text()}")
+        reasons.append(ReasonPart(Says.ACCURACY, f"accuracy worse: {accuracy.text()}"))
         found.append(_finding(
             F.ACCURACY_REGRESSION, f"{where}: {accuracy.metric} is worse beyond the tolerance ({accuracy.text()})",
             "not recommended; most likely cause first: " + "; or ".join(likely_causes(change, b_findings)),
             where, metric=accuracy.metric, delta=accuracy.delta,
             ci95=list(accuracy.ci95) if accuracy.ci95 else None))
     elif accuracy.verdict == INCONCLUSIVE and accuracy.checked:
-        reasons.append(f"accuracy {accuracy.text()}")
+        reasons.append(ReasonPart(Says.ACCURACY, f"accuracy {accuracy.text()}"))
 
     if reasons:
-        return False, "; ".join(reasons), found, said
+        return False, reasons, found
     gate = accuracy.text() + (", within tolerance" if accuracy.checked else "")
-    return True, f"{speed_text}; {gate}", [], speed_text if math.isfinite(speed.ratio) else ""
+    return True, [ReasonPart(ratio, speed_text), ReasonPart(Says.ACCURACY, gate)], []

@@ -64,7 +64,7 @@ from ..trials.run_length import too_short
 from ..trials.runs import A, B, FinishedRun, PlannedPair, PlannedRun, RunRole
 from ..trials.sizing import speed_in_paired_processes
 from ..trials.trial import SEED_REPLICATES, Trial
-from ..trials.verdict import NO_CHANGE, AccuracyVerdict, SpeedVerdict, Tolerance, TrialVerdict
+from ..trials.verdict import NO_CHANGE, AccuracyVerdict, ReasonPart, Says, SpeedVerdict, Tolerance, TrialVerdict
 from ..verdicts import Verdict
 from . import levers
 from .code_changes import recommended_patch, target_file
@@ -135,7 +135,7 @@ def baseline_verdict(base: RunSummary) -> TrialVerdict:
     metric = base.primary_metric()
     return TrialVerdict(speed, AccuracyVerdict(metric[0] if metric else None, 0.0, (0.0, 0.0), "within tolerance",
                                                checked=False),
-                        True, f"reference: {(base.settings or RunSettings()).label()}", [])
+                        True, [ReasonPart(Says.OTHER, f"reference: {(base.settings or RunSettings()).label()}")], [])
 
 
 def against_baseline(reference: RunSettings, baseline: RunSettings) -> bool:
@@ -219,7 +219,7 @@ def finish_rung(rung: Rung, trial: Trial, verdict: TrialVerdict, note: str) -> N
     rung.run_seconds = trial.measured_seconds()
     name_rule(verdict)
     if note:
-        verdict.reason = f"{note}; {verdict.reason}"
+        verdict.say_first(Says.NOTE, note)
 
 
 def record_runs(rung: Rung, trial: Trial) -> None:
@@ -239,7 +239,7 @@ def name_rule(verdict: TrialVerdict) -> None:
     """A verdict judged by a rule the user chose says so first in its reason (nothing kept silently): a rung's
     verdict as measured (`finish_rung`) and as judged again (`StudyEngine.rejudge`)."""
     if verdict.rule_text():
-        verdict.reason = f"{verdict.rule_text()}; {verdict.reason}"
+        verdict.say_first(Says.RULE, verdict.rule_text())
 
 
 def audit_argv(workload: str, policy: str = "float32", jit: bool = False, batch_size: int | None = None,
@@ -630,7 +630,7 @@ class StudyEngine:
             err = rung.summary.error or {}
             detail = f": {err['message']}" if err.get("message") else ""
             rung.decision.kept = False
-            rung.decision.reason = f"the baseline run ended as {status}{detail}"
+            rung.decision.said = [ReasonPart(Says.OTHER, f"the baseline run ended as {status}{detail}")]
             self._report_end(rung)
             if self._unattended and not self._stop:  # the wizard's user may measure it again
                 self.fail(f"the baseline run ended as {status}{detail}, so nothing can be compared with it; "

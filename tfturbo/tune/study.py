@@ -52,7 +52,7 @@ _ENTRY_KINDS = {"name": STR, "rung": STR, "run": STR, "settings": DICT, "status"
                 "compared_with": STR, "replicates": LIST, "kept": BOOL, "reason": STR, "findings": LIST,
                 "speed": DICT, "accuracy": DICT, "design": STR, "run_seconds": NUMBER, "rule": DICT,
                 "way_forward": STR, "steady_s": NUMBER, "design_record": DICT, "roles": DICT,
-                "speed_said": STR}
+                "speed_said": STR, "reason_parts": LIST}
 _ENTRY_DERIVED = {"label", "steps_per_s", "samples_per_s", "step_ms", "steps_completed", "speedup", "speedup_ci95",
                   "val_delta", "metric", "peak_memory_bytes", "memory_kind", "memory_ratio"}
 
@@ -190,7 +190,6 @@ class Rung:
             "design_record": d.design_record.to_dict() if d and d.design_record is not None else None,
             "rule": d.rule.to_dict() if d and d.rule is not None else None,  # the accuracy rule that judged it
             "way_forward": d.way_forward if d else "",  # the way forward the user took ("loss", "tolerance", ...)
-            **({"speed_said": d.speed_said} if d and d.speed_said else {}),  # the reason's speed part, as data
             "peak_memory_bytes": s.peak_memory_bytes,
             "memory_kind": s.memory_kind,
             "memory_ratio": num(baseline.memory_ratio(s)) if baseline and self.summary else None,
@@ -199,6 +198,8 @@ class Rung:
             **({"roles": {n: role.to_dict() for n, role in self.roles.items()}} if self.roles else {}),
             "kept": self.kept,
             "reason": self.skipped_reason if self.skipped_reason is not None else (d.reason if d else ""),
+            # the reason in its parts, each with what it says (`TrialVerdict.said`): read as data, never its words
+            **({"reason_parts": [part.to_dict() for part in d.said]} if d else {}),
             "findings": list(d.findings) if d else [],
             "run_seconds": self.run_seconds,
         }

@@ -26,6 +26,7 @@ class ErrorReport:
     message: str
     fix: str
     exit_code: int
+    log_only: bool = False  # `fix` only points at the log (`protocol.ErrorDoc.log_only`)
 
 
 def _is_out_of_memory(exc: BaseException) -> bool:
@@ -41,7 +42,8 @@ def describe_error(exc: BaseException, kind: str = protocol.INTERNAL, batch_size
         return ErrorReport(protocol.BAD_INPUT, exc.what(), exc.fix, exc.exit_code)
     if _is_out_of_memory(exc):
         return ErrorReport(protocol.OUT_OF_MEMORY, f"out of memory: {_first_line(exc)}", oom_fix(batch_size), 1)
-    return ErrorReport(kind, f"{type(exc).__name__}: {_first_line(exc)}", f"see the traceback in {log_name()}", 1)
+    return ErrorReport(kind, f"{type(exc).__name__}: {_first_line(exc)}", f"see the traceback in {log_name()}", 1,
+                       log_only=True)
 
 
 def emit_error(writer: protocol.EventWriter, exc: BaseException, kind: str = protocol.INTERNAL,
@@ -49,9 +51,10 @@ def emit_error(writer: protocol.EventWriter, exc: BaseException, kind: str = pro
     """The `error` event; `fix` replaces the generic fix when the cause is known (a training-failure diagnosis)."""
     report = describe_error(exc, kind, batch_size)
     if fix:
-        report.fix = fix
+        report.fix, report.log_only = fix, False
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    writer.emit(protocol.ERROR, kind=report.kind, message=report.message, fix=report.fix, traceback=tb)
+    writer.emit(protocol.ERROR, kind=report.kind, message=report.message, fix=report.fix, traceback=tb,
+                **({"log_only": True} if report.log_only else {}))
     return report
 
 
