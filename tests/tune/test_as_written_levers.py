@@ -76,5 +76,5 @@ def test_a_change_the_study_kept_is_not_measured_back():
     policy = policy_on(RunSettings("train.py", val_every=8).resolved(UNSAID))
     policy.best = Rung("02-spe4", "steps_per_execution", RunSettings("train.py", val_every=8, jit_compile=True,
                                                                       steps_per_execution=4), "runs/02-spe4")
-    assert lever("steps_per_execution").candidates(policy)[0].skipped_reason == "skipped: already 4 steps per call"
+    assert str(lever("steps_per_execution").candidates(policy)[0].skipped_reason) == "skipped: already 4 steps per call"
     assert [c.settings.jit_compile for c in lever("xla").candidates(policy)] == [True]

@@ -31,14 +31,14 @@ def rung(settings: RunSettings, summary: RunSummary, name: str = "01-baseline", 
 def skip_reason(steps: int) -> str | None:
     best = rung(RunSettings("train.py", steps=steps), RunSummary(step_ms={"median": 1.5}))
     (candidate, *_) = StepsPerExecution().candidates(decided(best))
-    return candidate.skipped_reason
+    return str(candidate.skipped_reason) if candidate.skipped_reason is not None else None
 
 
 def test_an_interval_without_a_divisor_says_so_and_names_one_that_lets_the_lever_try():
     assert steps_per_execution_values(19) == [] and steps_per_execution_values(16) != []
     best = rung(RunSettings("train.py", steps=96, val_every=19), RunSummary(step_ms={"median": 1.5}))
     (candidate, *_) = StepsPerExecution().candidates(decided(best))
-    assert candidate.skipped_reason == (
+    assert str(candidate.skipped_reason) == (
         "skipped: the validation interval (19 steps) has no divisor from 2 to 9, so no N steps per call fit it (a "
         "call must not span a validation point); --val-every 16 lets it try")
     assert skip_reason(15) == "skipped: the validation interval (3 steps) is too short"
@@ -89,4 +89,4 @@ def test_the_step_time_that_decides_is_the_trials_over_all_its_runs_not_one_runs
     assert candidate.skipped_reason is None and candidate.note.startswith("a step takes 3.9 ms")
     baseline = rung(base, run)  # no trial: its run
     (skipped,) = StepsPerExecution().candidates(decided(baseline))
-    assert skipped.skipped_reason.startswith("skipped: a step takes 5.5 ms")
+    assert str(skipped.skipped_reason).startswith("skipped: a step takes 5.5 ms")

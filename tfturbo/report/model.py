@@ -83,7 +83,7 @@ class LadderRow:
         if self.rung is None:
             return ""
         if self.rung.skipped_reason is not None:
-            return self.rung.skipped_reason
+            return str(self.rung.skipped_reason)
         return self.rung.decision.reason if self.rung.decision else ""
 
     @property

@@ -302,7 +302,8 @@ def steps_not_run_section(data: ReportData) -> list:
            P("These steps of the checklist were decided without training: what they would change could not "
              "take effect or had nothing to measure for this job.", style.BODY)]
     for r in skipped:
-        why = r.reason.strip().removeprefix("skipped: ").removeprefix("not run: ")
+        skip = r.rung.skipped_reason if r.rung is not None else None
+        why = skip.why.strip() if skip is not None else r.reason  # its why alone: the heading says it was not run
         out.append(Paragraph(f"<b>{esc(r.lever_title or r.name)}</b>: {esc(why)}{'' if why.endswith('.') else '.'}",
                              style.BULLET, bulletText="\u2022"))
     return [KeepTogether(out)]

@@ -42,6 +42,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .skip import SEARCH_ENDED, SKIPPED, Skip
+
 DEFAULT_MAX_SCALE = 4.0
 SAFETY = 0.8  # use at most this share of the available memory
 NOT_FASTER = "not faster"  # a tried size's outcome: its trial found no speed-up over the size before
@@ -98,15 +100,28 @@ def rule_of(k: float, lr_ratio: float) -> LrRule | None:
 
 @dataclass
 class BatchStep:
-    """The next size to measure with its learning-rate scale (relative to b0), or why the search stops."""
+    """The next size to measure with its learning-rate scale (relative to b0), or why the search stops: what
+    kind of step it is and what it does, kept apart so a page can say them apart ("Proposed (doubling): …")."""
 
     batch_size: int | None
     lr_scale: float
-    reason: str
+    how: str  # the step ("doubling", "the largest size allowed"; "" for a binary step, which says it in `what`),
+    # or when the search is done how that is said (`skip.SKIPPED`, `skip.SEARCH_ENDED`)
+    what: str  # "batch 64 → 128; learning rate ×2.00 by the linear rule …", or why the search is done
 
     @property
     def done(self) -> bool:
         return self.batch_size is None
+
+    @property
+    def reason(self) -> str:
+        """In one line: "doubling: batch 64 → 128; …", "search ended: the largest batch kept is 128"."""
+        return f"{self.how}: {self.what}" if self.how else self.what
+
+    @property
+    def skip(self) -> Skip | None:
+        """Why the search is done, as a skipped step records it; None while it goes on."""
+        return Skip(self.how, self.what) if self.done else None
 
 
 def _align(x: float, b0: int) -> int:
@@ -137,20 +152,20 @@ def next_size(b0: int, tried: list[tuple[int, str]], peak: float | None, availab
     if first_loss is not None:  # the doubling stopped: one binary step between the last kept size and the loser
         hi, outcome = tried[first_loss]
         if outcome == NOT_FASTER:
-            return BatchStep(None, 1.0, f"search ended: batch {hi} was not measurably faster than {lo}, so a size "
-                                        f"between them would not be either; the largest batch kept is {lo}"
+            return BatchStep(None, 1.0, SEARCH_ENDED, f"batch {hi} was not measurably faster than {lo}, so a size "
+                                                      f"between them would not be either; the largest batch kept is {lo}"
                              + pressure_note(hi, (peaks or {}).get(hi), available, memory_kind))
         mid = _align((lo + hi) / 2, b0)
         if first_loss == len(tried) - 1 and lo < mid < hi:
-            return _step(mid, b0, f"binary step between batch {lo} (kept) and {hi} ({outcome})", rule)
-        return BatchStep(None, 1.0, f"search ended: the largest batch kept is {lo}")
+            return _step(mid, b0, "", f"binary step between batch {lo} (kept) and {hi} ({outcome})", rule)
+        return BatchStep(None, 1.0, SEARCH_ENDED, f"the largest batch kept is {lo}")
     target = min(lo * 2, cap, limit if limit is not None else lo * 2)
     if target <= lo:
         why = (f"batch {lo} is already at the {max_scale:g}× cap" if lo * 2 > cap else
                f"a larger batch would not fit with a safety margin{budget}")
-        return BatchStep(None, 1.0, ("skipped: " if not tried else "search ended: ") + why)
-    return _step(target, b0, f"{'doubling' if target == lo * 2 else 'the largest size allowed'}: batch {lo} → "
-                             f"{target}{budget}", rule)
+        return BatchStep(None, 1.0, SKIPPED if not tried else SEARCH_ENDED, why)
+    return _step(target, b0, "doubling" if target == lo * 2 else "the largest size allowed",
+                 f"batch {lo} → {target}{budget}", rule)
 
 
 def pressure_note(size: int, peak: float | None, available: float | None, memory_kind: str | None) -> str:
@@ -162,6 +177,6 @@ def pressure_note(size: int, peak: float | None, available: float | None, memory
             "often slows down instead of failing, so its 'not faster' can be memory pressure")
 
 
-def _step(size: int, b0: int, why: str, rule: LrRule) -> BatchStep:
+def _step(size: int, b0: int, how: str, what: str, rule: LrRule) -> BatchStep:
     k = size / b0
-    return BatchStep(size, rule.factor(k), f"{why}; {rule.words(k)}")
+    return BatchStep(size, rule.factor(k), how, f"{what}; {rule.words(k)}")

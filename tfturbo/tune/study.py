@@ -39,6 +39,7 @@ from ..runfiles import RUNS_DIR, STUDY_YAML, load_run, read_yaml, safe_child, wr
 from ..settings import RunSettings
 from ..trials.runs import A, B, RunRole, RunRoleDoc
 from ..trials.verdict import TrialVerdict, TrialVerdictDoc
+from .skip import Skip, SkipDoc
 
 STUDY_FORMAT = 1
 
@@ -52,7 +53,7 @@ _ENTRY_KINDS = {"name": STR, "rung": STR, "run": STR, "settings": DICT, "status"
                 "compared_with": STR, "replicates": LIST, "kept": BOOL, "reason": STR, "findings": LIST,
                 "speed": DICT, "accuracy": DICT, "design": STR, "run_seconds": NUMBER, "rule": DICT,
                 "way_forward": STR, "steady_s": NUMBER, "design_record": DICT, "roles": DICT,
-                "speed_said": STR, "reason_parts": LIST}
+                "speed_said": STR, "reason_parts": LIST, "skip": DICT}
 _ENTRY_DERIVED = {"label", "steps_per_s", "samples_per_s", "step_ms", "steps_completed", "speedup", "speedup_ci95",
                   "val_delta", "metric", "peak_memory_bytes", "memory_kind", "memory_ratio"}
 
@@ -89,6 +90,7 @@ class LadderEntry(TrialVerdictDoc, total=False):
     run: str | None
     settings: dict[str, Any]  # `RunSettings.to_dict`
     skipped: bool
+    skip: SkipDoc  # a skipped step's `reason` in its parts (`Skip`)
     steps_per_s: float | None
     samples_per_s: float | None
     step_ms: StepMsDoc | None
@@ -141,7 +143,7 @@ class Rung:
     run: str | None = None  # run directory relative to the study ("runs/01-baseline"); None when skipped
     summary: RunSummary | None = None  # its run's summary.json
     decision: TrialVerdict | None = None
-    skipped_reason: str | None = None
+    skipped_reason: Skip | None = None  # why it was not run (a skipped step)
     compared_with: str | None = None  # the rung it was measured against (its trial's A)
     replicates: list[str] = field(default_factory=list)  # every run of its trial, A's and B's ("NN-slug.a1", …)
     roles: dict[str, RunRole] = field(default_factory=dict)  # each of those runs' place in the trial
@@ -197,7 +199,8 @@ class Rung:
             "replicates": list(self.replicates),
             **({"roles": {n: role.to_dict() for n, role in self.roles.items()}} if self.roles else {}),
             "kept": self.kept,
-            "reason": self.skipped_reason if self.skipped_reason is not None else (d.reason if d else ""),
+            "reason": str(self.skipped_reason) if self.skipped_reason is not None else (d.reason if d else ""),
+            **({"skip": self.skipped_reason.to_dict()} if self.skipped_reason is not None else {}),
             # the reason in its parts, each with what it says (`TrialVerdict.said`): read as data, never its words
             **({"reason_parts": [part.to_dict() for part in d.said]} if d else {}),
             "findings": list(d.findings) if d else [],
@@ -254,7 +257,7 @@ class Study:
         """The next ladder entry's name, NN-slug (its run folder is runs/NN-slug)."""
         return f"{len(self.rungs) + 1:02d}-{slug}"
 
-    def add_skipped(self, kind: str, slug: str, settings: RunSettings, reason: str, compared_with: str) -> Rung:
+    def add_skipped(self, kind: str, slug: str, settings: RunSettings, reason: Skip, compared_with: str) -> Rung:
         """A step of the ladder that was not run, with why (tune and the wizard record them alike)."""
         rung = Rung(self.next_name(slug), kind, settings, skipped_reason=reason, compared_with=compared_with)
         self.rungs.append(rung)
@@ -416,7 +419,7 @@ def _rung(study_dir: Path, raw: Any, source: str, workload: str, problems: list[
         record_summary = RunSummary(status=entry["status"])
     return Rung(name, entry.get("rung") or "", settings, run=entry.get("run"), summary=record_summary,
                 decision=None if skipped else _decision(cast(LadderEntry, entry), source, problems),
-                skipped_reason=(entry.get("reason") or "") if skipped else None,
+                skipped_reason=Skip.read(entry.get("skip"), entry.get("reason") or "") if skipped else None,
                 compared_with=entry.get("compared_with"), replicates=[str(n) for n in entry.get("replicates") or []],
                 roles={str(n): role for n, doc in (entry.get("roles") or {}).items()
                        if (role := RunRole.from_dict(doc)) is not None},

@@ -129,9 +129,9 @@ class BatchPage(RungPage):
         """The engine's next size (the search goes on from each verdict: doubling, then one binary step)."""
         plan = next(iter(self.session.pending(BATCH.name)), None)
         if plan is not None:
-            how, _, what = plan.note.partition(": ")  # "doubling: batch 64 → 128; …" reads "Proposed (doubling): …"
-            self.plan_text.setText(f"Proposed ({how}): {what}" if plan.skipped_reason is None and what else
-                                   plan.note[0].upper() + plan.note[1:])
+            # "doubling: batch 64 → 128; …" reads "Proposed (doubling): batch 64 → 128; …" (`Candidate.heading`)
+            self.plan_text.setText(f"Proposed ({plan.heading}): {plan.after_heading()}" if plan.skipped_reason is None
+                                   and plan.heading else plan.note[0].upper() + plan.note[1:])
         proposed = plan.settings.batch_size if plan is not None and plan.skipped_reason is None else None
         # the user's size while nothing was measured since; the search's next size; when the search is done, the
         # size of the result shown on the page, not the best kept so far beside it

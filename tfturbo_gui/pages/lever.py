@@ -43,7 +43,7 @@ class LeverPage(RungPage):
     def on_enter(self) -> None:
         super().on_enter()
         pending = self.session.pending(self.lever.name)
-        why = pending[0].skipped_reason or pending[0].note if pending else "nothing to measure for this study now"
+        why = str(pending[0].skipped_reason or pending[0].note) if pending else "nothing to measure for this study now"
         self.plan_text.setText(sentence(why))
 
     def can_run(self) -> bool:

@@ -27,6 +27,7 @@ from tfturbo.tune.levers import Candidate
 from tfturbo.tune.levers.autoclustering import LEVER as AUTOCLUSTERING
 from tfturbo.tune.levers.steps_per_execution import LEVER as STEPS_PER_EXECUTION
 from tfturbo.tune.levers.xla import LEVER as XLA
+from tfturbo.tune.skip import NOT_RUN as CANNOT_TAKE_EFFECT, SKIPPED, Skip
 
 from ..labels import card_column, card_reason, muted_label, sentence
 from ..run_process import Launcher
@@ -55,9 +56,9 @@ class NotRunCard(QFrame):
         layout.addWidget(self.offered)
         self.hide()
 
-    def show_refusal(self, reason: str, alternative: Candidate | None, measured: bool) -> None:
+    def show_refusal(self, reason: Skip, alternative: Candidate | None, measured: bool) -> None:
         """`alternative`: the engine's next candidate instead (auto-clustering); `measured`: it was measured."""
-        self.reason.setText(sentence(reason.removeprefix("not run: ")))
+        self.reason.setText(sentence(reason.why if reason.word == CANNOT_TAKE_EFFECT else str(reason)))
         self.offered.setText("Offered instead: TensorFlow's auto-clustering, measured as a trial with the button "
                              "below." if alternative is not None else
                              "TensorFlow's auto-clustering was measured instead (its verdict is below)." if measured
@@ -119,7 +120,7 @@ class XlaPage(RungPage):
             return self.measuring.settings
         return super().rung_settings()
 
-    def refused(self) -> str | None:
+    def refused(self) -> Skip | None:
         """Why the engine's XLA lever will not run jit_compile=True (the study already knows it cannot take effect,
         or a TPU), asked of the lever as `tfturbo tune` asks it; None when it measures it (or did)."""
         decisions = self.session.decisions
@@ -150,7 +151,8 @@ class XlaPage(RungPage):
             return None, "Offered once the baseline's step time is measured."
         offered = self.session.pending(STEPS_PER_EXECUTION.name)
         if offered and offered[0].skipped_reason is not None:
-            return None, sentence(f"not offered — {offered[0].skipped_reason.removeprefix('skipped: ')}")
+            skip = offered[0].skipped_reason
+            return None, sentence(f"not offered — {skip.why if skip.word == SKIPPED else skip}")
         if not offered:
             measured = [r.settings.steps_per_execution for r in self.session.decisions.rungs
                         if r.kind == STEPS_PER_EXECUTION.rung_kind]

@@ -27,6 +27,7 @@ from ...patch.changes import Change
 from ...settings import RunSettings
 from ...trials.verdict import TrialVerdict
 from ...run_summary import RunSummary
+from ..skip import Skip
 
 if TYPE_CHECKING:  # the study's decisions walk the levers; a lever reads their state
     from ..engine import StudyEngine
@@ -57,7 +58,12 @@ class Candidate:
     settings: RunSettings
     note: str  # why it is measured: written before the verdict's reason
     reference: Any  # the Rung it is measured against (speed): the best so far when the stage was planned
-    skipped_reason: str | None = None  # set when the stage has nothing to measure (e.g. no memory freed)
+    skipped_reason: Skip | None = None  # set when the stage has nothing to measure (e.g. no memory freed)
+    heading: str = ""  # the kind of step `note` opens with ("doubling" of "doubling: batch 64 → 128; …"), or ""
+
+    def after_heading(self) -> str:
+        """`note` less its heading ("batch 64 → 128; …"), for a page that says the heading its own way."""
+        return self.note[len(self.heading) + 2:] if self.heading else self.note
 
 
 class Lever:

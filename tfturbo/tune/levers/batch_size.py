@@ -25,6 +25,7 @@ from ...patch import changes as C
 from ...verdicts import AccuracyVerdict, Verdict
 from ...run_summary import RunSummary
 from ..batch import NOT_FASTER, LrRule, milder, next_size, rule_for, rule_of
+from ..skip import SKIPPED, Skip
 from . import Candidate, Lever
 
 
@@ -138,22 +139,23 @@ class BatchSize(Lever):
         start = self.start(decisions)
         base = start.settings
         if not base.batch_size:
-            why = "skipped: the batch size of the runs is not known"
-            return [Candidate(self.rung_kind, self.name, base, why, start, skipped_reason=why)]
+            unknown = Skip(SKIPPED, "the batch size of the runs is not known")
+            return [Candidate(self.rung_kind, self.name, base, str(unknown), start, skipped_reason=unknown)]
         rule, why = self.rule(decisions)
         peaks = {r.settings.batch_size: peak for r in self._rungs(decisions)
                  if r.settings.batch_size and (peak := _peak(r))}
         plan = next_size(base.batch_size, tried, _peak(start), decisions.available_memory,
                          start.summary.memory_kind if start.summary else None, decisions.max_batch_scale, peaks, rule)
         if plan.batch_size is None:  # the search is done
-            return [Candidate(self.rung_kind, self.name, base, plan.reason, start, skipped_reason=plan.reason)]
+            return [Candidate(self.rung_kind, self.name, base, plan.reason, start, skipped_reason=plan.skip)]
         schedule = scaling_words(start.summary.optimizer if start.summary else None, plan.lr_scale)
         return [self.at_size(decisions, plan.batch_size, f"{plan.reason} — {why}" + (f"; {schedule}" if schedule
-                                                                                  else ""), rule)]
+                                                                                  else ""), rule, plan.how)]
 
-    def at_size(self, decisions, batch_size: int, note: str = "", rule: LrRule | None = None) -> Candidate:
+    def at_size(self, decisions, batch_size: int, note: str = "", rule: LrRule | None = None,
+                heading: str = "") -> Candidate:
         """The best kept configuration at `batch_size`, its learning rate scaled from the search's start by `rule`
-        (the search's, `rule()`, when not given)."""
+        (the search's, `rule()`, when not given); `heading`: the kind of step `note` opens with."""
         base = self.start(decisions).settings
         own = self.rule(decisions)[0]
         rule = rule or own
@@ -161,7 +163,7 @@ class BatchSize(Lever):
         settings = base.with_(batch_size=batch_size, lr_scale=base.lr_scale * rule.factor(k))
         slug = f"batch{batch_size}" if rule == own else f"batch{batch_size}-lr-{rule.name}"
         return Candidate(self.rung_kind, slug, settings, note or f"batch {batch_size} chosen in the wizard; "
-                         f"{rule.words(k)}", decisions.best)
+                         f"{rule.words(k)}", decisions.best, heading=heading if note else "")
 
     def candidate_for(self, decisions, settings) -> Candidate:
         for c in self.candidates(decisions) + self.follow_up(decisions):

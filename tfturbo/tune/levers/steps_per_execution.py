@@ -19,6 +19,7 @@ from ...findings import FindingDoc
 from ... import findings as F
 from ...trials.verdict import SLOWER
 from ...patch import changes as C
+from ..skip import SKIPPED, Skip
 from . import Candidate, Lever, as_written
 
 if TYPE_CHECKING:
@@ -86,22 +87,22 @@ class StepsPerExecution(Lever):
         base = best.settings
         step = configuration_step_ms(best)
         values = steps_per_execution_values(base.effective_val_every())
-        skip = None
+        skip: Skip | None = None
         if as_written(decisions).calls > 1 and base.calls > 1:  # the script's own N: do they pay?
             return [Candidate(self.rung_kind, "spe1", base.with_(steps_per_execution=1),
                               f"the script runs {base.calls} steps per call: measured at 1, in case the longer "
                               "call costs more than the host overhead it saves", best)]
         if base.calls > 1:
-            skip = f"skipped: already {base.calls} steps per call"
+            skip = Skip(SKIPPED, f"already {base.calls} steps per call")
         elif step is None:
-            skip = "skipped: the step time of the best configuration was not measured"
+            skip = Skip(SKIPPED, "the step time of the best configuration was not measured")
         elif step >= SHORT_STEP_MS:
-            skip = (f"skipped: a step takes {step:.1f} ms, so the host's per-call overhead is a small share "
-                    f"(tried below {SHORT_STEP_MS:g} ms)")
+            skip = Skip(SKIPPED, f"a step takes {step:.1f} ms, so the host's per-call overhead is a small share "
+                                 f"(tried below {SHORT_STEP_MS:g} ms)")
         elif not values:
-            skip = "skipped: " + no_values_reason(base.effective_val_every())
+            skip = Skip(SKIPPED, no_values_reason(base.effective_val_every()))
         if skip:
-            return [Candidate(self.rung_kind, self.name, base, skip, best, skipped_reason=skip)]
+            return [Candidate(self.rung_kind, self.name, base, str(skip), best, skipped_reason=skip)]
         n = values[-1]
         return [Candidate(self.rung_kind, f"spe{n}", base.with_(steps_per_execution=n),
                           f"a step takes {step:.1f} ms: {n} steps per call of the compiled function amortize "

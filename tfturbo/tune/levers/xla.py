@@ -16,6 +16,7 @@ from ...findings import FindingDoc
 from ...trials.verdict import FASTER, WORSE
 from ...patch import changes as C
 from ...run_summary import RunSummary
+from ..skip import NOT_RUN, SKIPPED, Skip
 from . import Candidate, Lever, as_written
 from .mixed_precision import LEVER as MIXED_PRECISION
 
@@ -33,7 +34,7 @@ def speed_only_failure(verdict: TrialVerdict | None) -> bool:
 
 
 # a TPU compiles every step with XLA (TPUStrategy): there is no "without XLA" to measure against
-ON_TPU = "skipped: a TPU always compiles the training step with XLA, so there is no XLA to switch on"
+ON_TPU = Skip(SKIPPED, "a TPU always compiles the training step with XLA, so there is no XLA to switch on")
 
 
 XLA_OFF = "no-xla"  # the slug of the candidate without XLA, measured when the script compiles with it
@@ -58,7 +59,7 @@ def _enable(causes: list[str]) -> str:
     return "remove what blocks XLA (the XLA_NOT_ACTIVE finding's fix)"
 
 
-def cannot_activate(decisions: StudyDecisions) -> str | None:
+def cannot_activate(decisions: StudyDecisions) -> Skip | None:
     """Why jit_compile=True cannot take effect for this model, when the study already knows it: the audit (it
     compiles the model with jit_compile=True) or the baseline's own run raised XLA_NOT_ACTIVE. Keras then trains
     without XLA, so a trial would measure the same step twice (issue 42: 1 min 37 s for a model whose audit had
@@ -68,10 +69,10 @@ def cannot_activate(decisions: StudyDecisions) -> str | None:
     if refused is None:
         return None
     causes = _causes(refused)
-    return (f"not run: XLA cannot take effect for this model, Keras trains it without XLA "
-            f"({'; '.join(causes) or 'Keras decided the model or platform does not support XLA'}; XLA_NOT_ACTIVE, "
-            f"found before training); what would enable it: {_enable(causes)}, or XLA auto-clustering, which "
-            "compiles the parts of the step XLA supports around what blocks it")
+    return Skip(NOT_RUN, f"XLA cannot take effect for this model, Keras trains it without XLA "
+                f"({'; '.join(causes) or 'Keras decided the model or platform does not support XLA'}; "
+                f"XLA_NOT_ACTIVE, found before training); what would enable it: {_enable(causes)}, or XLA "
+                "auto-clustering, which compiles the parts of the step XLA supports around what blocks it")
 
 
 class Xla(Lever):
@@ -90,11 +91,11 @@ class Xla(Lever):
         assert best is not None, "the baseline is measured first"
         base = best.settings
         if decisions.accelerator == "TPU":
-            return [Candidate(self.rung_kind, self.name, base, ON_TPU, best, skipped_reason=ON_TPU)]
+            return [Candidate(self.rung_kind, self.name, base, str(ON_TPU), best, skipped_reason=ON_TPU)]
         refused = cannot_activate(decisions)
         if refused is not None:  # the lever decides: nothing to measure (what it would have asked for is recorded)
             on = decisions.fixes_for(base.with_(jit_compile=True))
-            return [Candidate(self.rung_kind, self.name, on, refused, best, skipped_reason=refused)]
+            return [Candidate(self.rung_kind, self.name, on, str(refused), best, skipped_reason=refused)]
         if as_written(decisions).jit_compile and base.jit_compile:  # the script compiles with XLA: slower here?
             off = base.with_(jit_compile=False)
             return [Candidate(self.rung_kind, XLA_OFF, off, "the script compiles with XLA: measured without it, in "
