@@ -92,7 +92,7 @@ class ScalingSection(QWidget):
 
     def update_controls(self) -> None:
         """Enabled when there are GPUs to scale over, a baseline, no result yet and no training going."""
-        counts, why = scaling_offer(self.session.environment)
+        counts, why, command = scaling_offer(self.session.environment)
         best = self.session.best
         note = without_jit(best.settings)[1] if best is not None else ""
         self.about.setText(ABOUT + (f" It is {note}." if note else ""))  # said before it runs, not only after
@@ -105,15 +105,14 @@ class ScalingSection(QWidget):
         self.button.setEnabled(not why and not busy and not self.is_running())
         note = why or busy
         # the command on a line of its own that never breaks (word wrap split it inside "--out")
-        head, _, command = note.partition(": tfturbo ")
-        text = html.escape(head[:1].upper() + head[1:]) + (
-            f':<br><span style="white-space:pre; font-family:{theme.mono_css()}">tfturbo {html.escape(command)}</span>'
+        text = html.escape(note[:1].upper() + note[1:]) + (
+            f':<br><span style="white-space:pre; font-family:{theme.mono_css()}">{html.escape(command)}</span>'
             if command else "")
         self.why_not.setText(text)
         self.why_not.setVisible(bool(note))
 
     def start(self) -> None:
-        counts, why = scaling_offer(self.session.environment)
+        counts, why, _ = scaling_offer(self.session.environment)
         if why or self.is_running() or GATE.why_busy() or GATE.device_busy():
             return
         self.session.start_scaling(counts)

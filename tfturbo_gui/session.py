@@ -17,6 +17,7 @@ import shlex
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from tfturbo.findings import FindingDoc
 from tfturbo import remote
@@ -84,8 +85,15 @@ def run_on(host: str, python: str) -> remote.RemoteHost:
                         "type [user@]host as you would after `ssh`: no spaces, no leading '-'") from e
 
 
-def scaling_offer(environment: Environment | None) -> tuple[list[int], str]:
-    """(replica counts, '') to measure scaling over this machine's GPUs (MirroredStrategy), or ([], why not).
+class ScalingOffer(NamedTuple):
+    counts: list[int]  # the replica counts to measure ([]: none here)
+    why: str  # why not ("" when offered)
+    command: str = ""  # the terminal command that measures it on a machine that can, said after `why`
+
+
+def scaling_offer(environment: Environment | None) -> ScalingOffer:
+    """(replica counts, '') to measure scaling over this machine's GPUs (MirroredStrategy), or ([], why not, and
+    the command that measures it elsewhere).
 
     Only where there are devices to scale over: logical CPU devices share the
     same cores, so on a CPU the measurement shows contention, not scaling.
@@ -96,12 +104,13 @@ def scaling_offer(environment: Environment | None) -> tuple[list[int], str]:
         counts = [1]
         while counts[-1] * 2 <= gpus:
             counts.append(counts[-1] * 2)
-        return counts + ([gpus] if counts[-1] != gpus else []), ""
+        return ScalingOffer(counts + ([gpus] if counts[-1] != gpus else []), "")
     if environment is None:
-        return [], "the hardware report has not arrived yet"
+        return ScalingOffer([], "the hardware report has not arrived yet")
     what = "one GPU" if gpus == 1 else "only the CPU (replicas would share its cores)"
-    return [], (f"this machine has {what}: scaling needs two or more GPUs. On a machine with several, measure "
-                "it here or in a terminal with: tfturbo scaling WORKLOAD --replicas 1,2 --out STUDY_DIR")
+    return ScalingOffer([], f"this machine has {what}: scaling needs two or more GPUs. On a machine with several, "
+                            "measure it here or in a terminal with", "tfturbo scaling WORKLOAD --replicas 1,2 --out "
+                                                                     "STUDY_DIR")
 
 
 def outcome_of(data: RunData) -> Outcome:

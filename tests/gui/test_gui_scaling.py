@@ -19,7 +19,8 @@ def test_scaling_is_offered_only_over_two_or_more_gpus():
         {"devices": cpu_devices + [{"type": "GPU", "name": f"g{i}"} for i in range(n)]})
     assert scaling_offer(cpu)[0] == [] and "only the CPU" in scaling_offer(cpu)[1]
     assert scaling_offer(gpu(1))[0] == [] and "one GPU" in scaling_offer(gpu(1))[1]
-    assert scaling_offer(gpu(2)) == ([1, 2], "") and scaling_offer(gpu(6)) == ([1, 2, 4, 6], "")
+    assert scaling_offer(gpu(2)) == ([1, 2], "", "") and scaling_offer(gpu(6)) == ([1, 2, 4, 6], "", "")
+    assert scaling_offer(cpu).command.startswith("tfturbo scaling WORKLOAD")  # said apart, never cut from `why`
     assert scaling_offer(None)[1] == "the hardware report has not arrived yet"
 
 

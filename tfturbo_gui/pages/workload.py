@@ -58,7 +58,7 @@ def device_names(env: Environment) -> list[str]:
 class WorkloadRow(QWidget):
     """A built-in workload in the list: its name, and what it is for in one muted line."""
 
-    def __init__(self, spec: str, description: str):
+    def __init__(self, spec: str, line: str):
         super().__init__()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 6)
@@ -66,8 +66,7 @@ class WorkloadRow(QWidget):
         name = QLabel(spec)
         name.setObjectName("workloadName")
         layout.addWidget(name)
-        text = description.replace("demo workload; ", "demo — ").rstrip(".")
-        about = ElidedLabel(text)  # ends in "…" in a narrow window (it was cut mid-word)
+        about = ElidedLabel(line)  # ends in "…" in a narrow window (it was cut mid-word)
         about.setObjectName("muted")
         about.setTextFormat(Qt.TextFormat.PlainText)
         layout.addWidget(about)
@@ -110,7 +109,7 @@ class WorkloadPage(WizardPage):
             item = QListWidgetItem()
             item.setData(Qt.ItemDataRole.UserRole, w.spec)
             item.setToolTip(w.description)
-            row = WorkloadRow(w.spec, w.description)
+            row = WorkloadRow(w.spec, w.line)
             item.setSizeHint(QSize(0, row.sizeHint().height()))  # as wide as the list: the description elides
             self.builtins.addItem(item)
             self.builtins.setItemWidget(item, row)

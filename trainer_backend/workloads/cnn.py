@@ -9,6 +9,9 @@ import numpy as np
 
 from trainer_backend.workloads._arrays import array_datasets
 
+# what it is (the wizard lists it: `workload_catalog`)
+DESCRIPTION = "a small image classifier (a clean example workload)"
+
 BATCH_SIZE = 64
 SIZE = 16
 CLASSES = 4

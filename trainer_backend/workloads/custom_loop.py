@@ -18,6 +18,9 @@ import tensorflow as tf
 
 from trainer_backend.workloads._arrays import array_datasets
 
+# the problem it plants (the wizard lists it: `workload_catalog`)
+PLANTED = "a custom train_step without loss scaling"
+
 BATCH_SIZE = 64
 FEATURES = 32
 

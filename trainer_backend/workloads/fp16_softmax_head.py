@@ -18,6 +18,9 @@ import numpy as np
 
 from trainer_backend.workloads._arrays import array_datasets
 
+# the problem it plants (the wizard lists it: `workload_catalog`)
+PLANTED = "the softmax head runs in 16-bit"
+
 BATCH_SIZE = 64
 FEATURES = 32
 CLASSES = 8

@@ -10,6 +10,9 @@ import numpy as np
 
 from trainer_backend.workloads._arrays import array_datasets
 
+# what it is (the wizard lists it: `workload_catalog`)
+DESCRIPTION = "tabular classification with a small MLP (a clean example workload)"
+
 BATCH_SIZE = 64
 FEATURES = 32
 CLASSES = 4

@@ -16,6 +16,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+# the problem it plants (the wizard lists it: `workload_catalog`)
+PLANTED = "batch shapes vary"
+
 BATCH_SIZE = 64
 VOCAB = 32
 MAX_LENGTH = 64

@@ -16,6 +16,9 @@ import argparse
 import keras
 import numpy as np
 
+# what it is (the wizard lists it: `workload_catalog`)
+DESCRIPTION = "a plain training script, written the way most people write one"
+
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--epochs", type=int, default=20)
 parser.add_argument("--batch-size", type=int, default=64)

@@ -12,6 +12,9 @@ import numpy as np
 
 from trainer_backend.workloads._arrays import array_datasets
 
+# what it is (the wizard lists it: `workload_catalog`)
+DESCRIPTION = "a small text classifier (a clean example workload)"
+
 BATCH_SIZE = 64
 VOCAB = 64
 LENGTH = 32

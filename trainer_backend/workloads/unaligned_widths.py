@@ -16,6 +16,9 @@ import numpy as np
 
 from trainer_backend.workloads._arrays import array_datasets
 
+# the problem it plants (the wizard lists it: `workload_catalog`)
+PLANTED = "sizes that are not multiples of 8"
+
 BATCH_SIZE = 60  # PLANTED
 VOCAB = 1001  # PLANTED
 LENGTH = 24

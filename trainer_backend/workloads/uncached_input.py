@@ -17,6 +17,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+# the problem it plants (the wizard lists it: `workload_catalog`)
+PLANTED = "an expensive, deterministic map recomputed every epoch"
+
 BATCH_SIZE = 64
 FEATURES = 32
 TRAIN_SIZE = 4096
