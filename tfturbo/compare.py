@@ -84,6 +84,7 @@ class CompareRow:
     profile_ms: dict[str, float] = field(default_factory=dict)
     sixteen_bit_share: float | None = None  # of the matmul/attention op time, from the profile
     from_summary: bool = field(default=True, metadata=NOT_IN_CSV)  # False: numbers recomputed from events.jsonl
+    missing_summary: str = field(default="", metadata=NOT_IN_CSV)  # which of `warnings` says summary.json is missing
     path: str = field(default="", metadata=NOT_IN_CSV)
 
 
@@ -350,6 +351,7 @@ def compare_runs(records: list[RunRecord], baseline: int | str = 0,
             warnings=list(record.warnings),
             steps_completed=doc.steps_completed,
             from_summary=record.summary is not None,
+            missing_summary=record.missing_summary,
             recorded_settings=recorded,
             path=str(record.path),
             mfu=num(doc.mfu),

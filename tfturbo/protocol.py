@@ -105,6 +105,8 @@ class ErrorDoc(Envelope, total=False):
     traceback: str
     run: str  # a run-pair process's error: the run it names ("" or absent: both)
     log_only: bool  # `fix` only points at a log ("see the traceback in …"): no fix to try (absent: False)
+    worker_ended: str  # a local cluster's worker that ended, in words ("worker 2 of 3 ended (signal 11): …")
+    retry: bool  # a retry of the run can help (that worker was ended by a signal)
     type: Literal["error"]  # the event's envelope, when it is the event itself
 
 

@@ -258,6 +258,7 @@ class RunRecord:
     summary: RunSummary | None  # summary.json; None when the run wrote none (`compare.effective_summary` rebuilds it)
     events: list[protocol.Event]
     warnings: list[str]
+    missing_summary: str = ""  # the one of `warnings` that says summary.json is missing ("": it is not)
 
     @property
     def status(self) -> str:
@@ -313,9 +314,10 @@ def load_run(path: str | os.PathLike[str]) -> RunRecord:
     record = RunRecord(run_dir, run_dir.name, settings, summary, events, warnings)
     if summary is None and not (run_dir / SUMMARY).exists():  # (a corrupt one was reported as such)
         status = record.status
-        warnings.append("summary.json is missing: the run " +
-                        ("was killed before it finished; what it measured so far is shown"
-                         if status == protocol.RunStatus.CRASHED else f"ended as {status}"))
+        record.missing_summary = "summary.json is missing: the run " + (
+            "was killed before it finished; what it measured so far is shown"
+            if status == protocol.RunStatus.CRASHED else f"ended as {status}")
+        warnings.append(record.missing_summary)
         cause = crash.explain(run_dir / BACKEND_LOG) if status == protocol.RunStatus.CRASHED else None
         if cause is not None:
             warnings.append(f"{cause['message']} — {cause['fix']}")

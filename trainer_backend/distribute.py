@@ -104,9 +104,11 @@ def fit_scope(model, strategy):
     return contextlib.nullcontext()
 
 
-def explain_failure(exc: BaseException) -> BaseException:
-    """A training error as the user should read it: a dead local worker's own last line when one died."""
-    return _cluster.explain(exc) if _cluster is not None else exc
+def explain_failure(exc: BaseException) -> tuple[BaseException, protocol.ErrorDoc]:
+    """A training error as the user should read it (a dead local worker's own last line when one died), and what
+    its error event says besides its message (that worker's end, and whether a retry can help)."""
+    explained = _cluster.explain(exc) if _cluster is not None else exc
+    return explained, explained.said() if isinstance(explained, multiworker.WorkerFailed) else {}
 
 
 def attach(run_dir: Path) -> None:

@@ -60,6 +60,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
@@ -181,7 +182,27 @@ def local_gpus() -> list[str]:
 
 
 class WorkerFailed(RuntimeError):
-    """A local worker ended while the chief trained; the message is that worker's last log line."""
+    """A local worker ended while the chief trained; the message is that worker's end and last log line."""
+
+    def __init__(self, ended: DeadWorker):
+        super().__init__(ended.words)
+        self.ended = ended
+
+    def said(self) -> protocol.ErrorDoc:
+        """What its error event says besides its message (`retry_reason` reads it, never the message's words)."""
+        return self.ended.error_fields()
+
+
+@dataclass(frozen=True)
+class DeadWorker:
+    """A local worker that ended: in words ("worker 2 of 3 ended (signal 11): its last log line"), and whether a
+    signal ended it (TensorFlow's native code under load: a retry can help)."""
+
+    words: str
+    by_signal: bool
+
+    def error_fields(self) -> protocol.ErrorDoc:
+        return {"worker_ended": self.words, "retry": self.by_signal}
 
 
 class LocalCluster:
@@ -244,14 +265,14 @@ class LocalCluster:
                     return
             self._closing.wait(0.2)
 
-    def dead_worker(self) -> str | None:
+    def dead_worker(self) -> DeadWorker | None:
         """'worker K of N ended (signal 9): its last log line' for the first worker that failed, or None."""
         for index, proc in enumerate(self.procs, start=1):
             code = proc.poll()
             if code not in (None, 0):
                 how = f"signal {-code}" if code < 0 else f"exit {code}"
                 line = last_line(self.log(index)) or "(its log is empty)"
-                return f"worker {index} of {self.settings.workers} ended ({how}): {line}"
+                return DeadWorker(f"worker {index} of {self.settings.workers} ended ({how}): {line}", code < 0)
         return None
 
     def _fail(self, index: int, code: int) -> None:
@@ -259,10 +280,10 @@ class LocalCluster:
         with self._lock:
             if self._closing.is_set():
                 return
-            message = self.dead_worker() or f"worker {index} ended"
+            dead = self.dead_worker() or DeadWorker(f"worker {index} ended", code < 0)
             fix = f"see {worker_log_name(index)} in the run directory"
-            print(f"trainer_backend: {message}", file=sys.stderr)
-            error = {"kind": protocol.TRAINING_ERROR, "message": message, "fix": fix}
+            print(f"trainer_backend: {dead.words}", file=sys.stderr)
+            error = {"kind": protocol.TRAINING_ERROR, "message": dead.words, "fix": fix, **dead.error_fields()}
             self.writer.emit(protocol.ERROR, **error)
             if self.run_dir is not None and not (self.run_dir / runfiles.SUMMARY).exists():
                 runfiles.write_json_atomic(self.run_dir / runfiles.SUMMARY, {
@@ -425,7 +446,8 @@ SUPERVISED_ENV = "TFTURBO_CLUSTER_SUPERVISED"  # set for the chief a supervisor 
 ATTEMPT_DIR = "attempt-1"  # the first attempt's run directory, kept inside the run's when it was retried
 # A local cluster's run is retried once when a worker died from a signal (TensorFlow's native code under load:
 # SIGSEGV, glibc's "double free or corruption") or a collective operation lost its peer.
-RETRYABLE = re.compile(r"worker \d+ of \d+ ended \(signal|Collective|collective|Connection reset by peer|"
+# A worker's signal is told by its error (`DeadWorker.by_signal`); a lost peer by TensorFlow's own words.
+RETRYABLE = re.compile(r"Collective|collective|Connection reset by peer|"
                        r"Socket closed|UNAVAILABLE|DEADLINE_EXCEEDED|failed to connect|heartbeat|"
                        r"double free or corruption")
 HELD = (protocol.ERROR, protocol.RESULT, protocol.DONE)
@@ -503,8 +525,8 @@ def retry_reason(held: list[protocol.Event], code: int, out: Path | None) -> str
         return None
     if done.get("status") != protocol.RunStatus.FAILED or error is None or error.get("kind") == protocol.BAD_INPUT:
         return None
-    message = str(error.get("message") or "").removeprefix(f"{WorkerFailed.__name__}: ")
-    return message if RETRYABLE.search(message) else None
+    said = str(error.get("worker_ended") or error.get("message") or "")  # a dead worker's end in its own words
+    return said if error.get("retry") or RETRYABLE.search(said) else None
 
 
 def _payload(event: protocol.Event) -> dict[str, Any]:

@@ -112,14 +112,21 @@ def test_distribution_options_need_their_strategy(changes, flag):
 
 
 def test_only_a_workers_signal_or_a_collective_error_is_retried():
-    from trainer_backend.multiworker import retry_reason
+    from trainer_backend.multiworker import DeadWorker, WorkerFailed, retry_reason
 
-    def ended(message, status="failed", kind="training"):
-        return [{"type": "error", "kind": kind, "message": message}, {"type": "done", "status": status}]
+    def ended(message, status="failed", kind="training", **said):
+        return [{"type": "error", "kind": kind, "message": message, **said}, {"type": "done", "status": status}]
 
-    assert retry_reason(ended("worker 1 of 2 ended (signal 11): Segmentation fault"), 1, None)
+    dead = DeadWorker("worker 1 of 2 ended (signal 11): Segmentation fault", by_signal=True)
+    failed = WorkerFailed(dead)  # as the chief's error event says it: its message and, apart, the worker's end
+    assert retry_reason(ended(f"WorkerFailed: {failed}", **failed.said()), 1, None) == dead.words
+    reworded = DeadWorker("the second worker stopped: Segmentation fault", by_signal=True)  # told, not read
+    assert retry_reason(ended(reworded.words, **reworded.error_fields()), 1, None) == reworded.words
+    assert retry_reason(ended("worker 1 of 2 ended (exit 1): done", **DeadWorker("w", False).error_fields()), 1,
+                        None) is None
     assert retry_reason(ended("InvalidArgumentError: Collective ops is aborted by: Shape mismatch"), 1, None)
     assert retry_reason(ended("ValueError: shapes (64, 10) and (64, 4) are incompatible"), 1, None) is None
-    assert retry_reason(ended("worker 1 of 2 ended (signal 9)", kind="bad_input"), 2, None) is None
+    assert retry_reason(ended("worker 1 of 2 ended (signal 9)", kind="bad_input", **dead.error_fields()), 2,
+                        None) is None
     assert retry_reason([{"type": "done", "status": "nan_stopped"}], 1, None) is None
     assert retry_reason([], -11, None) == "worker 0 of the cluster ended (signal 11)"  # the chief itself died

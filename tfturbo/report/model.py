@@ -806,7 +806,7 @@ def _warnings(study_warnings: list[str], rungs: list[LadderRow]) -> list[str]:
             continue
         problems = list(rung.row.warnings)
         if rung.row.status != protocol.RunStatus.COMPLETED:
-            problems = [p for p in problems if not p.startswith("summary.json is missing")]
+            problems = [p for p in problems if p != rung.row.missing_summary]  # said in its own words below
             problems.insert(0, "no summary.json, so its numbers are what its events recorded before it stopped"
                             if not rung.row.from_summary else "its summary holds what it measured before it stopped")
         if problems:

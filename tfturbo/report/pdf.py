@@ -24,6 +24,7 @@ from ..console import fmt_bytes
 from ..learning_rate import learning_rate_text
 from ..numbers import counted, digits_for, finite
 from ..trials.verdict import AccuracyVerdict, Tolerance
+from ..tune.skip import SKIPPED
 from ..verdicts import COMPUTE_NOISE, ProbeVerdict, Verdict, compute_slower_than_training, input_share_fact
 from . import executive, profile_page, style
 from .charts import line_chart
@@ -163,8 +164,8 @@ def _decision(rung: LadderRow) -> Paragraph:
                  f"{esc(decision.speed.text())}")
     colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
     head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
-    said = rung.decision_reason
-    reason = said[len(head) + 1:].strip() if said.lower().startswith(head + ":") else said
+    skip = rung.rung.skipped_reason if rung.rung is not None else None  # "skipped" heads it: its why alone
+    reason = skip.why if skip is not None and skip.word == SKIPPED else rung.decision_reason
     reason = reason.strip().splitlines()[0] if reason.strip() else ""  # a traceback's first line only; whole
     return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
              + (f"<br/>{esc(reason)}" if reason else ""))

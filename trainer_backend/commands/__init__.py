@@ -47,14 +47,16 @@ def describe_error(exc: BaseException, kind: str = protocol.INTERNAL, batch_size
 
 
 def emit_error(writer: protocol.EventWriter, exc: BaseException, kind: str = protocol.INTERNAL,
-               batch_size: int | None = None, fix: str | None = None) -> ErrorReport:
-    """The `error` event; `fix` replaces the generic fix when the cause is known (a training-failure diagnosis)."""
+               batch_size: int | None = None, fix: str | None = None, also: protocol.ErrorDoc | None = None
+               ) -> ErrorReport:
+    """The `error` event; `fix` replaces the generic fix when the cause is known (a training-failure diagnosis);
+    `also`: what the event says besides (a dead worker's end, `multiworker.WorkerFailed.said`)."""
     report = describe_error(exc, kind, batch_size)
     if fix:
         report.fix, report.log_only = fix, False
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     writer.emit(protocol.ERROR, kind=report.kind, message=report.message, fix=report.fix, traceback=tb,
-                **({"log_only": True} if report.log_only else {}))
+                **({"log_only": True} if report.log_only else {}), **(also or {}))
     return report
 
 

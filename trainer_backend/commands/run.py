@@ -528,8 +528,9 @@ def fit(active: ActiveRun) -> None:
         # once: the run's integer-input check before training already named the layer that rounds the ids
         if cause is not None and cause[0].code not in {f.get("code") for f in monitor.findings}:
             monitor.add_finding(cause[0])
-        error = emit_error(writer, distribute.explain_failure(exc), kind=protocol.TRAINING_ERROR,
-                           batch_size=settings.batch_size, fix=cause[1] if cause else None)
+        explained, said = distribute.explain_failure(exc)
+        error = emit_error(writer, explained, kind=protocol.TRAINING_ERROR, batch_size=settings.batch_size,
+                           fix=cause[1] if cause else None, also=said)
     active.error, active.wall_s = error, time.perf_counter() - started
 
 
