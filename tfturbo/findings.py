@@ -28,6 +28,9 @@ RECOMPILE_STORM = "RECOMPILE_STORM"
 LOSS_SCALE_COLLAPSE = "LOSS_SCALE_COLLAPSE"
 LOSS_SCALE_SKIPS = "LOSS_SCALE_SKIPS"
 XLA_NOT_ACTIVE = "XLA_NOT_ACTIVE"
+# what keeps XLA off, as an XLA_NOT_ACTIVE finding's data names it (`blockers`; its `causes` say it in words): an
+# LSTM/GRU on cuDNN, another layer with supports_jit=False, op determinism
+XLA_BLOCKERS = (CUDNN, NO_JIT_LAYER, DETERMINISM) = ("cudnn", "supports_jit", "determinism")
 ACCURACY_REGRESSION = "ACCURACY_REGRESSION"
 SLOWER_THAN_BASELINE = "SLOWER_THAN_BASELINE"
 FIX_NOT_APPLIED = "FIX_NOT_APPLIED"  # an automatic fix (--fix-head, --drop-remainder) could not be applied

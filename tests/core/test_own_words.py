@@ -96,3 +96,21 @@ def test_a_fix_that_only_points_at_a_log_says_so_as_data():
     older = protocol.error_of({"kind": protocol.BAD_INPUT, "message": "s.py: raised X — see the traceback in b.log",
                                "fix": "see the traceback in b.log"})
     assert older is not None and older.get("log_only") is True and older.get("message") == "s.py: raised X"
+
+
+def test_what_keeps_xla_off_is_named_by_the_finding_not_found_in_its_words():
+    """The lever said what would enable XLA by looking for "cuDNN" or "supports_jit" in the causes the backend
+    wrote: XLA_NOT_ACTIVE names what blocks it (`blockers`), whatever words its causes use."""
+    from tfturbo.findings import CUDNN, XLA_NOT_ACTIVE
+    from tfturbo.run_summary import RunSummary
+    from tfturbo.tune.levers.xla import LEVER as XLA
+
+    def refused(data):
+        return RunSummary(settings=RunSettings("builtin:mlp", jit_compile=True), xla_active=False,
+                          findings=[{"code": XLA_NOT_ACTIVE, "message": "", "data": data}])
+    reworded = XLA.not_in_effect(refused({"causes": ["the recurrent layer runs on the vendor's kernels"],
+                                          "blockers": [CUDNN]}))
+    assert reworded is not None and "what would enable it: use_cudnn=False on the LSTM/GRU layers" in reworded
+    older = XLA.not_in_effect(refused({"causes": ["layer 'lstm' (LSTM) uses cuDNN (use_cudnn='auto' with a GPU "
+                                                  "listed), whose kernels XLA cannot compile"]}))  # no `blockers`
+    assert older is not None and "what would enable it: use_cudnn=False on the LSTM/GRU layers" in older

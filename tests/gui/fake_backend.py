@@ -102,7 +102,8 @@ def audit(writer: protocol.EventWriter, args) -> int:
         found.append(Finding("XLA_NOT_ACTIVE", "jit_compile=True was requested but the model runs without XLA "
                              f"(model.jit_compile is False after compiling): {ROTATION_CAUSE}",
                              "ds.map(augment)", "model.compile(jit_compile=True)",
-                             data={"causes": [ROTATION_CAUSE], "evidence": "model.jit_compile is False"}))
+                             data={"causes": [ROTATION_CAUSE], "blockers": ["supports_jit"],
+                                   "evidence": "model.jit_compile is False"}))
     for f in found:
         writer.emit(protocol.FINDING, finding=f.to_dict())
     document = {"findings": [f.to_dict() for f in found]}

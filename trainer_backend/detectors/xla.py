@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfturbo.findings import XLA_NOT_ACTIVE, Finding
+from tfturbo.findings import CUDNN, DETERMINISM, NO_JIT_LAYER, XLA_NOT_ACTIVE, Finding
 
 from .base import Detector, RunContext, Window
 
@@ -33,40 +33,43 @@ def _cudnn(layer: Any) -> bool:
     return getattr(layer, "use_cudnn", None) in ("auto", True) and not getattr(layer, "supports_jit", True)
 
 
-def _causes(model: Any) -> list[str]:
-    """Why Keras refuses XLA for `model`: layers with supports_jit=False (an LSTM/GRU on cuDNN named as such),
-    op determinism."""
-    causes = [f"layer {getattr(layer, 'path', layer.name)!r} ({type(layer).__name__}) "
-              + (f"{CUDNN_CAUSE} (use_cudnn={layer.use_cudnn!r} with a GPU listed), whose kernels XLA cannot "
-                 "compile, so Keras set supports_jit=False" if _cudnn(layer) else "has supports_jit=False")
+def _causes(model: Any) -> list[tuple[str, str]]:
+    """Why Keras refuses XLA for `model`, each as (what blocks it, `findings.XLA_BLOCKERS`; in words): layers with
+    supports_jit=False (an LSTM/GRU on cuDNN named as such), op determinism."""
+    causes = [(CUDNN, f"layer {getattr(layer, 'path', layer.name)!r} ({type(layer).__name__}) {CUDNN_CAUSE} "
+                      f"(use_cudnn={layer.use_cudnn!r} with a GPU listed), whose kernels XLA cannot compile, so Keras "
+                      "set supports_jit=False") if _cudnn(layer) else
+              (NO_JIT_LAYER, f"layer {getattr(layer, 'path', layer.name)!r} ({type(layer).__name__}) has "
+                             "supports_jit=False")
               for layer in model._flatten_layers() if not getattr(layer, "supports_jit", True)]
     try:
         from tensorflow.python.framework.config import is_op_determinism_enabled
 
         if is_op_determinism_enabled():
-            causes.append("tf.config.experimental.enable_op_determinism() is on (Keras then disables XLA)")
+            causes.append((DETERMINISM, "tf.config.experimental.enable_op_determinism() is on (Keras then disables "
+                                        "XLA)"))
     except ImportError:  # pragma: no cover - private TF path moved
         pass
     return causes
 
 
 def xla_fallback_finding(model: Any, evidence: str) -> Finding:
-    causes = _causes(model)
+    found = _causes(model)
+    causes, blockers = [said for _, said in found], sorted({kind for kind, _ in found})
     why = "; ".join(causes) if causes else "Keras decided the model or platform does not support XLA"
     fix = ["# remove what blocks XLA, then compile with jit_compile=True:"]
-    cudnn = [c for c in causes if CUDNN_CAUSE in c]
-    if cudnn:
+    if CUDNN in blockers:
         fix.append("# the LSTM/GRU layers run on cuDNN, which XLA cannot compile: give them Keras' own "
                    "implementation\nkeras.layers.LSTM(units, use_cudnn=False)  # likewise GRU(..., use_cudnn=False)")
-    if any("supports_jit" in c for c in causes if c not in cudnn):
+    if NO_JIT_LAYER in blockers:
         fix.append("# move the layers marked supports_jit=False (e.g. text preprocessing, py_function) "
                    "into the tf.data pipeline: ds.map(preprocess)")
-    if any("determinism" in c for c in causes):
+    if DETERMINISM in blockers:
         fix.append("# drop tf.config.experimental.enable_op_determinism() for speed runs")
     fix.append("model.compile(optimizer=..., loss=..., jit_compile=True)\nassert model.jit_compile")
     return Finding(XLA_NOT_ACTIVE, f"jit_compile=True was requested but the model runs without XLA ({evidence}): "
                    f"{why}", fix="\n".join(fix), where="model.compile(jit_compile=True)",
-                   data={"causes": causes, "evidence": evidence})
+                   data={"causes": causes, "blockers": blockers, "evidence": evidence})
 
 
 def jit_support_findings(model: Any) -> list[Finding]:

@@ -48,12 +48,22 @@ def _causes(refused: FindingDoc | None) -> list[str]:
     return [str(c) for c in ((refused or {}).get("data") or {}).get("causes") or []]
 
 
-def _enable(causes: list[str]) -> str:
-    """What would let XLA compile the step, for the causes XLA_NOT_ACTIVE named (trainer_backend/detectors/xla.py)."""
-    if any("cuDNN" in c for c in causes):
+def _blockers(refused: FindingDoc | None) -> list[str]:
+    """What blocks XLA, as XLA_NOT_ACTIVE's data names it (`findings.XLA_BLOCKERS`); a finding an older backend
+    wrote names none: only this reader looks for them in its causes' words."""
+    data = (refused or {}).get("data") or {}
+    if isinstance(data.get("blockers"), list):
+        return [str(b) for b in data["blockers"]]
+    words = {F.CUDNN: "cuDNN", F.NO_JIT_LAYER: "supports_jit", F.DETERMINISM: "determinism"}
+    return [kind for kind, word in words.items() if any(word in c for c in _causes(refused))]
+
+
+def _enable(blockers: list[str]) -> str:
+    """What would let XLA compile the step, for what XLA_NOT_ACTIVE found blocks it (detectors/xla.py)."""
+    if F.CUDNN in blockers:
         return ("use_cudnn=False on the LSTM/GRU layers (cuDNN's kernels cannot be XLA-compiled; Keras' own "
                 "implementation can)")
-    if any("supports_jit" in c for c in causes):
+    if F.NO_JIT_LAYER in blockers:
         return ("move the layers marked supports_jit=False into the tf.data pipeline (ds.map(...); random "
                 "augmentation layers belong there) or remove them")
     return "remove what blocks XLA (the XLA_NOT_ACTIVE finding's fix)"
@@ -71,8 +81,8 @@ def cannot_activate(decisions: StudyDecisions) -> Skip | None:
     causes = _causes(refused)
     return Skip(NOT_RUN, f"XLA cannot take effect for this model, Keras trains it without XLA "
                 f"({'; '.join(causes) or 'Keras decided the model or platform does not support XLA'}; "
-                f"XLA_NOT_ACTIVE, found before training); what would enable it: {_enable(causes)}, or XLA "
-                "auto-clustering, which compiles the parts of the step XLA supports around what blocks it")
+                f"XLA_NOT_ACTIVE, found before training); what would enable it: {_enable(_blockers(refused))}, or "
+                "XLA auto-clustering, which compiles the parts of the step XLA supports around what blocks it")
 
 
 class Xla(Lever):
@@ -119,8 +129,8 @@ class Xla(Lever):
         """jit_compile=True asked for, and Keras trained without XLA (it falls back with only a warning)."""
         if not (summary.settings and summary.settings.jit_compile) or summary.xla_active is not False:
             return None
-        causes = _causes(_refusal(summary.findings))
-        enable = _enable(causes)
+        refused = _refusal(summary.findings)
+        causes, enable = _causes(refused), _enable(_blockers(refused))
         return (f"jit_compile=True was requested but Keras trained without XLA "
                 f"({'; '.join(causes) or 'Keras decided the model or platform does not support XLA'}); what would "
                 f"enable it: {enable}, or XLA auto-clustering, which compiles only the parts of the step XLA "
