@@ -214,17 +214,21 @@ def _ask_child(request: dict[str, Any]) -> prof.Profile:
 
 # ------------------------------------------------------------------ in the child
 
-def _tool(xplanes: list[str], tool: str, tools: dict[str, str]) -> Any:
-    """One xprof tool's JSON, or None with the reason in `tools`."""
+def _tool(xplanes: list[str], tool: str, tools: dict[str, str], why: dict[str, str]) -> Any:
+    """One xprof tool's JSON, or None with the reason in `tools` ("not available: why", as profile.json keeps
+    it) and the why alone in `why` (what the profile says when it has no op)."""
     try:
         from xprof.convert.raw_to_tool_data import xspace_to_tool_data
 
         raw, _content_type = xspace_to_tool_data(xplanes, tool, {})
         data = json.loads(raw) if raw else None
     except Exception as exc:  # noqa: BLE001 - a tool that cannot answer is reported, never fatal
-        tools[tool] = f"not available: {type(exc).__name__}: {str(exc)[:200]}"
-        return None
-    tools[tool] = "ok" if data else "not available: the tool returned nothing"
+        why[tool] = f"{type(exc).__name__}: {str(exc)[:200]}"
+        data = None
+    else:
+        if not data:
+            why[tool] = "the tool returned nothing"
+    tools[tool] = "ok" if data else f"not available: {why[tool]}"
     return data
 
 
@@ -396,27 +400,27 @@ def read_capture(request: dict[str, Any]) -> prof.Profile:
     if not xplanes:
         return prof.Profile.unavailable("the capture has no readable .xplane.pb file")
     tools: dict[str, str] = {}
+    why: dict[str, str] = {}  # each tool that gave nothing: why
     dtypes = request.get("op_dtypes") or {}
     steps = int(request.get("steps") or 1)
-    op_stats = _tool(xplanes, "framework_op_stats", tools)
+    op_stats = _tool(xplanes, "framework_op_stats", tools, why)
     rows, coverage, on_device = op_rows(op_stats, dtypes) if op_stats else ([], None, False)
     source = prof.SOURCE_OP_STATS
     if not step_math(rows):  # XLA-compiled: the step's ops are in the trace
-        trace = _tool(xplanes, "trace_viewer", tools)
+        trace = _tool(xplanes, "trace_viewer", tools, why)
         xla = hlo_rows(trace) if trace else []
         if xla:
             rows, coverage, source = with_trace(rows, xla), None, prof.SOURCE_XLA_TRACE
     if not rows:
-        reason = tools.get("framework_op_stats", "not available: no op in the capture")
-        return prof.Profile.unavailable(reason.removeprefix("not available: "), tools=tools)
-    overview = _tool(xplanes, "overview_page", tools)
+        return prof.Profile.unavailable(why.get("framework_op_stats", "no op in the capture"), tools=tools)
+    overview = _tool(xplanes, "overview_page", tools, why)
     breakdown, compile_part, hardware = step_breakdown(overview) if overview else (
         prof.not_available("the overview page could not be read"),
         prof.not_available("the overview page could not be read"), "")
     if on_device:
         hlo = request.get("hlo_dtypes") or {}
-        trace = _tool(xplanes, "trace_viewer", tools) if hlo else None
-        kernels = _tool(xplanes, "kernel_stats", tools)
+        trace = _tool(xplanes, "trace_viewer", tools, why) if hlo else None
+        kernels = _tool(xplanes, "kernel_stats", tools, why)
         sixteen = device_sixteen_bit(rows, hlo_rows(trace, hlo) if trace else [], kernels, hlo)
     elif source == prof.SOURCE_XLA_TRACE:
         sixteen = prof.not_available("not read on a CPU under XLA: XLA's CPU compiler computes 16-bit dots in "

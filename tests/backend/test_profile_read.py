@@ -86,8 +86,8 @@ def _read_recorded(monkeypatch, tmp_path: Path, answers: dict, steps: int):
     xplane = tmp_path / "cpu.xplane.pb"
     xplane.write_bytes(b"recorded")
 
-    def tool(_xplanes, name, tools):
-        tools[name] = "ok"
+    def tool(_xplanes, name, tools, why):
+        tools[name] = "ok" if answers.get(name) else f"not available: {why.setdefault(name, 'nothing recorded')}"
         return answers.get(name)
 
     monkeypatch.setattr(reader, "_tool", tool)
@@ -110,6 +110,16 @@ def test_op_stats_without_the_steps_math_read_the_split_from_the_trace(monkeypat
     assert not any("XlaLaunch" in r.type for r in doc.top_types)  # its time is the HLO ops'
     hlo_only = prof.build(reader.hlo_rows(answers["trace_viewer"]), 11, prof.SOURCE_XLA_TRACE)
     assert doc.op_ms_per_step == pytest.approx(hlo_only.op_ms_per_step + 5.905867 / 11, rel=1e-3)
+
+
+def test_op_stats_without_a_single_op_say_so_not_ok(monkeypatch, tmp_path):
+    """Op stats that answered with no op row read "not available: ok" (the reason was cut out of the tool's
+    status words, which said "ok"): the reason is kept apart from those words."""
+    table = recorded("transformer_xla_framework_op_stats.json")
+    table[1]["rows"] = []
+    doc = _read_recorded(monkeypatch, tmp_path, {"framework_op_stats": table}, steps=11)
+    assert not doc.available and doc.reason == "no op in the capture", doc.reason
+    assert doc.tools["framework_op_stats"] == "ok" and doc.tools["trace_viewer"].startswith("not available: ")
 
 
 def test_tf_datas_own_gather_ops_do_not_hide_the_compiled_step(monkeypatch, tmp_path):
