@@ -63,7 +63,7 @@ class Setting:
     requires: str | None = None  # run_argv writes it only when this other setting is given
     to_arg: Callable[[Any], str] = str  # the value as run_argv writes it
     fixes: str | None = None  # the finding code this switch fixes by itself (offered on that finding)
-    offer: str = ""  # the checkbox text on that finding
+    offer: str = ""  # the fix as the checkbox on that finding names it ("float32 output layer": `automatic_fixes`)
     shown_as: str = ""  # the switched-on fix as the wizard's record names it
     report: tuple[str, str] | None = None  # (row, value) in the report's settings to apply, when on
     # with auto_fix, the tuning policy switches this fix on for a candidate where this holds and the audit
@@ -160,7 +160,7 @@ class RunSettings:
                                   help="keep the fixed validation examples in DIR and read them back: runs given the "
                                        "same DIR validate on the same examples (a study's runs share one)")
     fix_head: bool = setting(False, flag="--fix-head", help="compute the output layer in float32 (automatic fix)",
-                             fixes=F.HEAD_NOT_FLOAT32, offer="Fix it in the next run: float32 output layer",
+                             fixes=F.HEAD_NOT_FLOAT32, offer="float32 output layer",
                              shown_as="float32 output layer", ab="fix_head", auto_when=lambda s: s.sixteen_bit,
                              failure=FixFailure("apply the float32 head to this model", "float32_head",
                                                 'add dtype="float32" to the output layer in build_model()'),
@@ -169,7 +169,7 @@ class RunSettings:
                                    help="compute in float32 the layers that would round integer-valued float "
                                         "inputs (token ids) to 16-bit before their lookup (automatic fix)",
                                    fixes=F.INTEGER_INPUT_16BIT,
-                                   offer="Fix it in the next run: keep the ids exact (float32 input layers)",
+                                   offer="keep the ids exact (float32 input layers)",
                                    shown_as="integer inputs kept exact (float32 input layers)",
                                    ab="fix_int_inputs", auto_when=lambda s: s.sixteen_bit,
                                    failure=FixFailure("keep this model's integer inputs exact",
@@ -179,7 +179,7 @@ class RunSettings:
                                    report=("Integer inputs", 'keras.Input(..., dtype="int32") (ids kept exact)'))
     drop_remainder: bool = setting(False, flag="--drop-remainder",
                                    help="drop the partial last batch of the training data (automatic fix)",
-                                   fixes=F.PARTIAL_LAST_BATCH, offer="Fix it in the next run: drop the partial batch",
+                                   fixes=F.PARTIAL_LAST_BATCH, offer="drop the partial batch",
                                    shown_as="drop the partial last batch", ab="drop_remainder",
                                    auto_when=lambda s: s.jit_compile,  # XLA recompiles for the odd last shape
                                    failure=FixFailure("drop the partial last batch of this dataset",
@@ -193,7 +193,7 @@ class RunSettings:
                                 help="apply tf.data fixes to the training data: autotune, parallel map and "
                                      "batch, prefetch, and cache() when it fits in memory with no shuffle or "
                                      "random map upstream (automatic fix; the data order is kept)",
-                                fixes=F.INPUT_BOUND, offer="Fix it in the next run: automatic tf.data fixes",
+                                fixes=F.INPUT_BOUND, offer="automatic tf.data fixes",
                                 shown_as="tf.data input fixes", ab="input_fixes",
                                 failure=FixFailure("apply the automatic tf.data fixes to this dataset",
                                                    "fix_training_data", "make the input pipeline changes of "
@@ -495,7 +495,7 @@ def fix_failures() -> dict[str, FixFailure]:
 
 def automatic_fixes() -> dict[str, tuple[str, str]]:
     """finding code -> (RunSettings field, checkbox text) for each switch that fixes that finding by itself."""
-    return {s.fixes: (f.name, s.offer) for f, s in declared() if s.fixes}
+    return {s.fixes: (f.name, f"Fix it in the next run: {s.offer}") for f, s in declared() if s.fixes}
 
 
 def fixes_on(settings: RunSettings, not_applied: Iterable[str] = ()) -> list[str]:

@@ -211,9 +211,8 @@ def _control_words() -> list[tuple[re.Pattern[str], Any]]:
              (r"\(tfturbo ab --b seed=N, or a study's reference trained again\)",
               lambda m: f"(the “{seeds_button()}” button)")]
     for _field, s in declared():
-        if s.offer and s.flag:  # "Fix it in the next run: float32 output layer" -> the box of that name
-            box = s.offer.split(": ", 1)[-1]
-            words.append((re.escape(s.flag) + r"(?:\s*\([^)]*\))?", f"the “{box}” box"))
+        if s.offer and s.flag:  # "--fix-head" -> the box of that name ("Fix it in the next run: float32 …")
+            words.append((re.escape(s.flag) + r"(?:\s*\([^)]*\))?", f"the “{s.offer}” box"))
     return [(re.compile(pattern), text) for pattern, text in words]
 
 

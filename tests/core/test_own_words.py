@@ -114,3 +114,17 @@ def test_what_keeps_xla_off_is_named_by_the_finding_not_found_in_its_words():
     older = XLA.not_in_effect(refused({"causes": ["layer 'lstm' (LSTM) uses cuDNN (use_cudnn='auto' with a GPU "
                                                   "listed), whose kernels XLA cannot compile"]}))  # no `blockers`
     assert older is not None and "what would enable it: use_cudnn=False on the LSTM/GRU layers" in older
+
+
+def test_a_reason_edited_by_hand_in_study_yaml_is_what_is_read():
+    """study.yaml keeps a reason's words (`reason`) and its parts (`reason_parts`, `skip`): a person who edits the
+    words sees them in the report; the parts count only while they still say them."""
+    from tfturbo.tune.skip import SKIPPED, Skip
+
+    decision = _decision(SpeedVerdict(1.24, (1.13, 1.36), FASTER, 3),
+                         AccuracyVerdict("val_accuracy", 0.001, (-0.004, 0.006), WITHIN, 300))
+    edited = TrialVerdict.from_dict({**decision.to_dict(), "reason": "kept after a talk with the client"})
+    assert edited.reason == "kept after a talk with the client"
+    skip = Skip(SKIPPED, "already 4 steps per call")
+    assert Skip.read(skip.to_dict(), str(skip)) == skip
+    assert str(Skip.read(skip.to_dict(), "not needed here")) == "not needed here"

@@ -26,7 +26,7 @@ class WithNewSetting(RunSettings):
     """RunSettings with one more switch, declared the way a contributor adds one to tfturbo/settings.py."""
 
     fuse_kernels: bool = setting(False, flag="--fuse-kernels", help="fuse the kernels (automatic fix)",
-                                 fixes=UNFUSED, offer="Fix it in the next run: fused kernels",
+                                 fixes=UNFUSED, offer="fused kernels",
                                  shown_as="fused kernels", ab="fuse", auto_when=lambda s: s.jit_compile,
                                  failure=FixFailure("fuse the kernels of this model", "fuse_all_kernels",
                                                     "fuse the kernels by hand in build_model()"))

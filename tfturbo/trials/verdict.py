@@ -525,16 +525,18 @@ class TrialVerdict:
     def from_dict(cls, d: TrialVerdictDoc) -> TrialVerdict:
         rule = Tolerance.from_dict(d["rule"]) if isinstance(d.get("rule"), dict) else None
         speed, accuracy = SpeedVerdict.from_dict(d.get("speed") or {}), AccuracyVerdict.from_dict(d.get("accuracy") or {})
-        parts = d.get("reason_parts")
+        reason, parts = str(d.get("reason") or ""), d.get("reason_parts")
         said = [ReasonPart(str(p.get("says") or Says.OTHER), str(p.get("text") or "")) for p in parts
-                if isinstance(p, dict)] if isinstance(parts, list) else \
-            _older_reason(str(d.get("reason") or ""), str(d.get("speed_said") or ""), speed, accuracy)
+                if isinstance(p, dict)] if isinstance(parts, list) else []
+        older = "; ".join(p.text for p in said) != reason  # an older file, or a reason edited by hand: its words
+        if older:
+            said = _older_reason(reason, str(d.get("speed_said") or ""), speed, accuracy)
         verdict = cls(speed, accuracy, bool(d.get("kept")), said,
                       findings_in(d.get("findings")), str(d.get("status") or "completed"),
                       str(d.get("design") or ""), error_of(d.get("error")),
                       rule, str(d.get("way_forward") or ""), num(d.get("steady_s")),
                       Design.from_dict(d.get("design_record")))
-        if not isinstance(parts, list):  # an older study's rule part: the words `rule_text` gives, as they were
+        if older:  # an older study's rule part: the words `rule_text` gives, as they were
             verdict.said = [ReasonPart(Says.RULE, p.text) if p.text == verdict.rule_text() else p for p in said]
         return verdict
 

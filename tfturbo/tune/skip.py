@@ -36,9 +36,11 @@ class Skip:
 
     @classmethod
     def read(cls, doc: object, reason: str) -> Skip:
-        """A ladder entry's skip: its `skip` record, else (a study written before issue 41 recorded it) the
-        reason's own words, the one place they are cut apart."""
+        """A ladder entry's skip: its `skip` record while it says `reason`, else (a study written before issue 41
+        recorded it, or a reason edited by hand) the reason's own words, the one place they are cut apart."""
         if isinstance(doc, dict) and isinstance(doc.get("why"), str):
-            return cls(str(doc.get("word") or ""), doc["why"])
+            recorded = cls(str(doc.get("word") or ""), doc["why"])
+            if str(recorded) == reason:
+                return recorded
         word, sep, why = reason.partition(": ")
         return cls(word, why) if sep and word in _WORDS else cls("", reason)
