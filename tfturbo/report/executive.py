@@ -17,6 +17,7 @@ from reportlab.lib import colors
 from reportlab.pdfbase import pdfmetrics
 
 from ..headline import Headline
+from ..verdicts import Decision
 from ..numbers import finite
 from ..trials.verdict import WORSE, AccuracyVerdict, Tolerance
 from ..verdicts import Verdict
@@ -212,7 +213,7 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
     for i, r in enumerate(rows):
         y = plot_top - row_h * (i + 0.5)
         name = r.row.configuration if r.row else r.name  # "baseline: float32, batch 64", "20 steps per call"
-        role = "" if r is data.baseline or r.kept else " (not kept)"
+        role = "" if r is data.baseline or r.kept else f" ({Decision.NOT_KEPT})"
         if r.headline is not None and not r.headline.vs_baseline:  # never measured against the baseline itself
             role += f" vs {r.headline.against_words}"
         # the role whole, the name shortened if need be ("… (not k..." hid that a bar was against another row),
