@@ -100,8 +100,10 @@ def scaling_offer(environment: Environment | None) -> tuple[list[int], str]:
     if environment is None:
         return [], "the hardware report has not arrived yet"
     what = "one GPU" if gpus == 1 else "only the CPU (replicas would share its cores)"
-    return [], (f"this machine has {what}: scaling needs two or more GPUs. On a machine with several, measure "
-                "it here or in a terminal with: tfturbo scaling WORKLOAD --replicas 1,2 --out STUDY_DIR")
+    # in words: the button that measures it is this section's own (the command line is the section's secondary
+    # detail, `ScalingSection`), where the page read "in a terminal with: tfturbo scaling WORKLOAD --replicas 1,2"
+    return [], (f"this machine has {what}: scaling needs two or more GPUs. On a machine with several, open this "
+                "study there and press “Measure scaling”")
 
 
 def outcome_of(data: RunData) -> Outcome:

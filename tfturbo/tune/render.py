@@ -149,6 +149,8 @@ def render_study(study: Study) -> str:
                           "while keeping the validation metric."]
     if study.snippet:
         lines += ["", study.snippet.rstrip()]
+        if (study.patch or {}).get("copy"):  # the command line's way to the patched file (the wizard has a button)
+            lines.append(f"write the patched file elsewhere: tfturbo apply {study.path} --write PATH")
     serious = [f for f in study.findings() if f.get("severity") in ("warning", "error")]
     if serious:
         lines += ["", "Findings:"] + [format_finding(f) for f in serious]
