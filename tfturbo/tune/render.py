@@ -149,7 +149,7 @@ def render_study(study: Study) -> str:
                           "while keeping the validation metric."]
     if study.snippet:
         lines += ["", study.snippet.rstrip()]
-        if (study.patch or {}).get("copy"):  # the command line's way to the patched file (the wizard has a button)
+        if study.patch is not None and study.patch.get("copy"):  # the command line's way to the patched file (the wizard has a button)
             lines.append(f"write the patched file elsewhere: tfturbo apply {study.path} --write PATH")
     serious = [f for f in study.findings() if f.get("severity") in ("warning", "error")]
     if serious:
