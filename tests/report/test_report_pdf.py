@@ -862,3 +862,31 @@ def test_a_keep_the_current_settings_report_says_what_it_kept(study):
     assert "error, did not apply to the kept settings: HEAD_NOT_FLOAT32" in text
     assert "ERROR HEAD_NOT_FLOAT32" not in text
     assert "WARNING DIM_NOT_MULTIPLE_OF_8" in text  # the audit's finding applies to the script as kept
+
+
+def test_the_pdfs_fixes_say_tfturbos_options_in_words(study):
+    """Issue 42 walk: the client PDF gave its fixes as command-line flags ("tfturbo run ... --fix-head (ab/tune
+    settings: fix_head=on)", "--drop-remainder"). Each is said as what it does and where the app applies it; the
+    flag stays only after it, labelled "command line"; the code to change in the script stays as it is."""
+    from tfturbo.option_words import in_words
+
+    data = yaml.safe_load((study / STUDY_YAML).read_text())
+    data.setdefault("audit", {}).setdefault("findings", []).extend([  # as the backend's advice writes them
+        {"code": "HEAD_NOT_FLOAT32", "severity": "warning", "where": "dense_1", "message": "the head is 16-bit",
+         "fix": 'outputs = keras.layers.Dense(2, dtype="float32")(x)\n'
+                "# or let tfturbo do it (any model): tfturbo run ... --fix-head (ab/tune settings: fix_head=on)"},
+        {"code": "PARTIAL_LAST_BATCH", "severity": "warning", "where": "train_ds", "message": "a partial batch",
+         "fix": "train_ds = train_ds.batch(64, drop_remainder=True)\n"
+                "# or let tfturbo drop the partial batch: tfturbo run ... --drop-remainder"}])
+    (study / STUDY_YAML).write_text(yaml.safe_dump(data))
+    text = flat(pdf_text(write_report(study)))
+    findings = text.split("Findings and fixes")[1].split("Input pipeline")[0]
+    assert 'outputs = keras.layers.Dense(2, dtype="float32")(x)' in findings  # the change to the script
+    assert "# or let tfturbo do it (any model): tfturbo's automatic fix “float32 output layer” (in the app, the " \
+           "“float32 output layer” box of its finding; command line --fix-head)" in findings
+    assert "tfturbo's automatic fix “drop the partial last batch” (in the app, the “drop the partial batch” box " \
+           "of its finding; command line --drop-remainder)" in findings
+    assert "tfturbo run" not in findings and "fix_head=on" not in findings
+    assert sorted(re.findall(r"\S+ --[a-z-]+", findings)) == ["line --drop-remainder", "line --fix-head"]  # labelled
+    # said once: words already said are left as they are
+    assert in_words(in_words("tfturbo run ... --fix-head")) == in_words("tfturbo run ... --fix-head")

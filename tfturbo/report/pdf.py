@@ -23,6 +23,7 @@ from .. import __version__, compare, protocol
 from ..console import fmt_bytes
 from ..headline import step_words
 from ..learning_rate import learning_rate_text
+from ..option_words import in_words
 from ..numbers import counted, digits_for, finite
 from ..trials.verdict import AccuracyVerdict, Tolerance
 from ..verdicts import COMPUTE_NOISE, Decision, ProbeVerdict, Verdict, compute_slower_than_training, input_share_fact
@@ -175,7 +176,7 @@ def _decision(rung: LadderRow) -> Paragraph:
     head = "skipped" if not rung.kept and rung.status == "skipped" else Decision.word(bool(rung.kept))
     said = rung.decision_reason
     reason = said[len(head) + 1:].strip() if said.lower().startswith(head + ":") else said
-    reason = reason.strip().splitlines()[0] if reason.strip() else ""  # a traceback's first line only; whole
+    reason = in_words(reason.strip().splitlines()[0]) if reason.strip() else ""  # a traceback's first line; whole
     return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
              + (f"<br/>{esc(reason)}" if reason else ""))
 
@@ -339,7 +340,7 @@ def way_forward_section(data: ReportData) -> list:
              "they were not kept. Nothing is kept without a decision; these are the ways to reach one.", style.BODY)]
     for name, lines in data.way_forward:  # a name and its ways on one page (the name ended a page alone)
         out.append(KeepTogether([P(f"<b>{esc(named(data, name))}</b>", style.BODY)] +
-                                [Paragraph(esc(line), style.BULLET, bulletText="\u2022") for line in lines]))
+                                [Paragraph(esc(in_words(line)), style.BULLET, bulletText="\u2022") for line in lines]))
     return [KeepTogether(out[:3])] + out[3:] if len(out) >= 3 else out
 
 
@@ -406,9 +407,9 @@ def findings_section(data: ReportData) -> list:
         body = style.BODY if applies else style.BODY.clone("findingNotKept", textColor=style.MUTED)
         block = [P(f'<font color="{colour.hexval()}"><b>{head}</b></font> '
                    f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>{where}{source}', body),
-                 P(esc(f.get("message", "")), body)]
-        if str(f.get("fix") or "").strip():
-            block.append(code_block(str(f["fix"]).strip()))
+                 P(esc(in_words(str(f.get("message", "")))), body)]
+        if str(f.get("fix") or "").strip():  # options said in words, their flags a detail (`option_words`)
+            block.append(code_block(in_words(str(f["fix"]).strip())))
         # the heading travels with the first finding (keepWithNext does not reach into a KeepTogether)
         out.append(KeepTogether(([heading] if not out else []) + block))
     return out
@@ -464,10 +465,10 @@ def scaling_section(data: ReportData) -> list:
                  [60, 140, 140, 80]),
            Spacer(1, 0.3 * cm), P(esc(result.interpretation()), style.BODY)]
     for f in result.findings:
-        block = [P(f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>: {esc(f.get("message", ""))}',
-                   style.BODY)]
+        block = [P(f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>: '
+                   f'{esc(in_words(str(f.get("message", ""))))}', style.BODY)]
         if str(f.get("fix") or "").strip():
-            block.append(code_block(str(f["fix"]).strip()))
+            block.append(code_block(in_words(str(f["fix"]).strip())))
         out.append(KeepTogether(block))
     return out
 
