@@ -58,7 +58,7 @@ def name_markup(name: str, width: float, st: Any = style.CELL) -> str:
     from reportlab.pdfbase import pdfmetrics
 
     def fits(text: str) -> bool:
-        return pdfmetrics.stringWidth(text, st.fontName, st.fontSize) <= width
+        return bool(pdfmetrics.stringWidth(text, st.fontName, st.fontSize) <= width)
 
     lines: list[str] = []
     for piece in re.findall(r"[^/_.]*[/_.]|[^/_.]+$", name):
