@@ -74,7 +74,7 @@ class ScalingSection(QWidget):
         layout.addWidget(self.why_not)
         # the same measurement from a terminal: a secondary detail to copy, under the words that say what to do
         self.command_title = muted_label("Command line equivalent, for a terminal on that machine:")
-        self.command = CodeBlock(wrap=True, max_lines=3)
+        self.command = CodeBlock(fill=True)  # as tall as its wrapped lines (a 3-line box cut it at 1024 px)
         self.command_title.hide()
         self.command.hide()
         layout.addWidget(self.command_title)

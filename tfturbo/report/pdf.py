@@ -172,7 +172,7 @@ def _decision(rung: LadderRow) -> Paragraph:
     if decision is not None and decision.speed.verdict == Verdict.NOT_APPLIED:  # nothing judged: no decision row
         return P(f'<font color="{style.MUTED.hexval()}"><b>not judged</b></font><br/>'
                  f"{esc(decision.speed.text())}")
-    colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
+    colour = style.GOOD if rung.kept else style.MUTED  # not kept is an answer, not a fault (as the wizard shows it)
     head = "skipped" if not rung.kept and rung.status == "skipped" else Decision.word(bool(rung.kept))
     said = rung.decision_reason
     reason = said[len(head) + 1:].strip() if said.lower().startswith(head + ":") else said
