@@ -768,7 +768,8 @@ def test_the_report_names_the_fit_call_a_script_study_measured_and_its_options_r
     (study / STUDY_YAML).write_text(yaml.safe_dump(recorded))
     data = gather(study)
     assert data.measured_fit == ("the 2nd fit() call of distill.py (line 58, Distiller 'distiller'); the script "
-                                 "calls .fit( at lines 49 and 58: tfturbo tune --fit-call N measures the Nth")
+                                 "calls .fit( at lines 49 and 58: another is measured by choosing it as the app's "
+                                 "“Measured fit()” (command line --fit-call N)")  # in words (issue 42)
     assert "--fit-call 2" in data.commands[0][1]
     assert "Distiller 'distiller'" in flat(pdf_text(write_report(study)))
 

@@ -907,7 +907,9 @@ def gather(study_dir: str | Path) -> ReportData:
         accuracy_rules=[(r.name, text) for r in study.rungs if r.decision is not None
                         and (text := r.decision.rule_text())],
         time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
-        measured_fit=measured_fit_text(_run_meta(ref, "workload"), "tfturbo tune --fit-call N measures the Nth")
+        measured_fit=measured_fit_text(  # in words (a client reads it), the flag a labelled detail
+            _run_meta(ref, "workload"), "another is measured by choosing it as the app's “Measured fit()” (command line "
+                                        "--fit-call N)")
         if ref else None,
         as_written=as_written_text(study.as_written()) or None,
         callbacks_not_run=callbacks_not_run(study.as_written()),
