@@ -106,6 +106,20 @@ def config_words(name: str | None, rungs: list[Rung]) -> str:
     return rung.settings.name_against(rungs[0].settings)
 
 
+def step_words(name: str, rungs: list[Rung]) -> str:
+    """Which of a configuration's rungs `name` is, beside its configuration's name where two rungs share one
+    ("XLA + batch 128 + learning rate x2, the confirmation" / "…, the batch size step"): "the baseline", "the
+    confirmation" (`config_words`), else the checklist step that tried it. Never its run folder."""
+    words = config_words(name, rungs)
+    rung = next((r for r in rungs if r.name == name), None)
+    if rung is None or words != rung.settings.name_against(rungs[0].settings):
+        return words
+    from .tune.levers import LEVERS
+
+    title = next((lv.title for lv in LEVERS if lv.rung_kind == rung.kind), "")
+    return f"the {title[:1].lower()}{title[1:]} step" if title else words
+
+
 def _words(names: list[str], rungs: list[Rung]) -> tuple[tuple[str, str], ...]:
     return tuple((n, config_words(n, rungs)) for n in dict.fromkeys(names) if n)
 

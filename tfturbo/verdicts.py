@@ -28,6 +28,19 @@ class Verdict:
     NOT_APPLIED = "did not take effect"  # B's first run shows its change did not happen (XLA not active): no ratio
 
 
+class Decision:
+    """Whether a measured configuration was kept: the one pair of words the wizard's pages, the compare table, the
+    step list and the PDF say it with (the PDF said "rejected" where the wizard said "not kept" for the same
+    decision, issue 42)."""
+
+    KEPT = "kept"
+    NOT_KEPT = "not kept"
+
+    @staticmethod
+    def word(kept: bool) -> str:
+        return Decision.KEPT if kept else Decision.NOT_KEPT
+
+
 class AccuracyVerdict:
     """B's validation metric against A's, paired on the same examples (`trials.accuracy.gate`)."""
 

@@ -35,12 +35,12 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
 
 from tfturbo import compare, protocol
 from tfturbo.formats import FormatVersionError
-from tfturbo.headline import Headline, headline
+from tfturbo.headline import Headline, headline, step_words
 from tfturbo.numbers import digits_for
 from tfturbo.palette import PALETTE
 from tfturbo.runfiles import RUNS_DIR, STUDY_YAML, RunRecord
 from tfturbo.tune.study import Rung, RungKind, Study
-from tfturbo.verdicts import Verdict
+from tfturbo.verdicts import Decision, Verdict
 
 from .failures import outcome_cell
 from .live_plots import RunPlots, Series
@@ -88,6 +88,7 @@ class _Trial:
     kept: bool
     reason: str
     own: str = ""
+    what: str = ""  # which rung of its configuration it is (`headline.step_words`: "the confirmation")
 
 
 def _trial_of(rung: Rung | None, rungs: list[Rung]) -> _Trial | None:
@@ -101,7 +102,7 @@ def _trial_of(rung: Rung | None, rungs: list[Rung]) -> _Trial | None:
     if shown.trial != rung.name and rung.name not in shown.trials and rung.decision.speed.replicates >= 1:
         speed = rung.decision.speed
         own = f"its own trial: {speed.text()} vs {shown.word(rung.compared_with or '')}, {speed.verdict}"
-    return _Trial(shown, rung.decision.kept, rung.decision.reason, own)
+    return _Trial(shown, rung.decision.kept, rung.decision.reason, own, step_words(rung.name, rungs))
 
 
 def _study_trials(records: list[RunRecord]) -> dict[str, _Trial]:
@@ -126,6 +127,27 @@ def _study_trials(records: list[RunRecord]) -> dict[str, _Trial]:
         trial = _trial_of(rung, study.rungs)
         if trial is not None:
             out[str(record.path)] = trial
+    return out
+
+
+def choice_names(records: Sequence[RunRecord], baseline: int, trials: dict[str, _Trial]) -> list[str]:
+    """Each run as the baseline box offers it: its configuration against `records[baseline]`'s
+    (`RunSettings.name_against`: "baseline: float32, batch 64", "20 steps per call"), never its run folder (the box
+    read "01-baseline", "04-spe20", "05-confirmation", issue 42). Runs of one configuration say which they are: a
+    study's rung in words ("…, the confirmation"), another run by its place among them ("…, run 2")."""
+    base = compare.run_settings(records[baseline]) if records else None
+    names = []
+    for record in records:
+        settings = compare.run_settings(record)
+        names.append(settings.name_against(base) if settings is not None else f"run {record.name}")
+    out = []
+    for i, (record, name) in enumerate(zip(records, names)):
+        if names.count(name) > 1:
+            trial = trials.get(str(record.path))
+            what = trial.what if trial is not None and trial.what not in ("", name) else \
+                f"run {names[:i + 1].count(name)}"
+            name = f"{name}, {what}"
+        out.append(name)
     return out
 
 
@@ -270,7 +292,10 @@ class CompareView(QWidget):
                             if (trial := by_name.get(rec.name)) is not None}
         self.baseline_combo.blockSignals(True)
         self.baseline_combo.clear()
-        self.baseline_combo.addItems([r.name for r in self.records])
+        for name, record in zip(choice_names(self.records, self.baseline, self._trials), self.records):
+            self.baseline_combo.addItem(name)  # the run folder a secondary detail, in its tooltip
+            self.baseline_combo.setItemData(self.baseline_combo.count() - 1, f"run folder {record.path.name}",
+                                            Qt.ItemDataRole.ToolTipRole)
         self.baseline_combo.setCurrentIndex(self.baseline)
         self.baseline_combo.blockSignals(False)
         self.export_button.setEnabled(bool(records))
@@ -372,7 +397,7 @@ class CompareView(QWidget):
             text = outcome_cell(row.status)
             cells.append(((f"baseline,\n{text}" if is_base else text), "\n".join(row.warnings) or text))
         elif trial is not None:
-            cells.append((f"{trial.headline.verdict},\n{'kept' if trial.kept else 'not kept'}", trial.reason))
+            cells.append((f"{trial.headline.verdict},\n{Decision.word(trial.kept)}", trial.reason))
         elif is_base:
             cells.append(("baseline", "The run the others are compared with."))
         elif row.verdict == compare.SAME_SETTINGS:

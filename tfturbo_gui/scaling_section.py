@@ -10,7 +10,7 @@ shows it. It is offered only where it means something (two or more GPUs,
 
 from __future__ import annotations
 
-import html
+import shlex
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
@@ -19,13 +19,13 @@ from tfturbo import protocol
 from tfturbo.scaling import ScalingPoint, ScalingResult, without_jit
 
 from .cards import FactsCard
+from .code_block import CodeBlock
 from .findings_panel import FindingsPanel
 from .run_data import RunData
 from .run_gate import GATE
 from .run_panel import RunPanel
 from .run_process import Launcher
 from .session import WizardSession, scaling_offer
-from . import theme
 from .labels import muted_label
 
 
@@ -70,8 +70,15 @@ class ScalingSection(QWidget):
         self.button.clicked.connect(self.start)
         layout.addWidget(self.button)
         self.why_not = muted_label("")
-        self.why_not.setTextFormat(Qt.TextFormat.RichText)  # escaped text, and the command in monospace
+        self.why_not.setTextFormat(Qt.TextFormat.PlainText)
         layout.addWidget(self.why_not)
+        # the same measurement from a terminal: a secondary detail to copy, under the words that say what to do
+        self.command_title = muted_label("Command line equivalent, for a terminal on that machine:")
+        self.command = CodeBlock(fill=True)  # as tall as its wrapped lines (a 3-line box cut it at 1024 px)
+        self.command_title.hide()
+        self.command.hide()
+        layout.addWidget(self.command_title)
+        layout.addWidget(self.command)
         self.panel = RunPanel(launcher)
         self.panel.ended.connect(self._on_run_ended)
         self.panel.hide()
@@ -92,7 +99,7 @@ class ScalingSection(QWidget):
 
     def update_controls(self) -> None:
         """Enabled when there are GPUs to scale over, a baseline, no result yet and no training going."""
-        counts, why, command = scaling_offer(self.session.environment)
+        counts, why = scaling_offer(self.session.environment)
         best = self.session.best
         note = without_jit(best.settings)[1] if best is not None else ""
         self.about.setText(ABOUT + (f" It is {note}." if note else ""))  # said before it runs, not only after
@@ -104,15 +111,22 @@ class ScalingSection(QWidget):
         self.button.setText(f"Measure scaling on {', '.join(map(str, counts))} GPUs" if counts else "Measure scaling")
         self.button.setEnabled(not why and not busy and not self.is_running())
         note = why or busy
-        # the command on a line of its own that never breaks (word wrap split it inside "--out")
-        text = html.escape(note[:1].upper() + note[1:]) + (
-            f':<br><span style="white-space:pre; font-family:{theme.mono_css()}">{html.escape(command)}</span>'
-            if command else "")
-        self.why_not.setText(text)
+        self.why_not.setText(note[:1].upper() + note[1:] + ("" if not note or note.endswith(".") else "."))
         self.why_not.setVisible(bool(note))
+        elsewhere = not counts and self.session.environment is not None  # this machine cannot: another can
+        if elsewhere:
+            self.command.set_text(self.command_line())
+        self.command_title.setVisible(elsewhere)
+        self.command.setVisible(elsewhere)
+
+    def command_line(self) -> str:
+        """`tfturbo scaling` for this workload into this study's folder, as the button would measure it."""
+        where = str(self.session.study_path) if self.session.study_path is not None else "STUDY_DIR"
+        return shlex.join(["tfturbo", "scaling", self.session.workload or "WORKLOAD", "--replicas", "1,2",
+                           "--out", where])
 
     def start(self) -> None:
-        counts, why, _ = scaling_offer(self.session.environment)
+        counts, why = scaling_offer(self.session.environment)
         if why or self.is_running() or GATE.why_busy() or GATE.device_busy():
             return
         self.session.start_scaling(counts)

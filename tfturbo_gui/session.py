@@ -88,12 +88,10 @@ def run_on(host: str, python: str) -> remote.RemoteHost:
 class ScalingOffer(NamedTuple):
     counts: list[int]  # the replica counts to measure ([]: none here)
     why: str  # why not ("" when offered)
-    command: str = ""  # the terminal command that measures it on a machine that can, said after `why`
 
 
 def scaling_offer(environment: Environment | None) -> ScalingOffer:
-    """(replica counts, '') to measure scaling over this machine's GPUs (MirroredStrategy), or ([], why not, and
-    the command that measures it elsewhere).
+    """(replica counts, '') to measure scaling over this machine's GPUs (MirroredStrategy), or ([], why not).
 
     Only where there are devices to scale over: logical CPU devices share the
     same cores, so on a CPU the measurement shows contention, not scaling.
@@ -108,9 +106,10 @@ def scaling_offer(environment: Environment | None) -> ScalingOffer:
     if environment is None:
         return ScalingOffer([], "the hardware report has not arrived yet")
     what = "one GPU" if gpus == 1 else "only the CPU (replicas would share its cores)"
+    # in words: the button that measures it is this section's own (the command line is the section's secondary
+    # detail, `ScalingSection`), where the page read "in a terminal with: tfturbo scaling WORKLOAD --replicas 1,2"
     return ScalingOffer([], f"this machine has {what}: scaling needs two or more GPUs. On a machine with several, "
-                            "measure it here or in a terminal with", "tfturbo scaling WORKLOAD --replicas 1,2 --out "
-                                                                     "STUDY_DIR")
+                            "open this study there and press “Measure scaling”")
 
 
 def outcome_of(data: RunData) -> Outcome:

@@ -6,11 +6,13 @@ decided not to run, because what it would measure cannot differ (the XLA lever's
 XLA_NOT_ACTIVE), is NOT_RUN: decided, like NOT_KEPT, never "not started".
 """
 
+from tfturbo.verdicts import Decision
+
 NOT_STARTED = "not started"
 RUNNING = "running"
 PASSED = "passed"
 ATTENTION = "needs attention"
-NOT_KEPT = "measured — not kept"
+NOT_KEPT = f"measured — {Decision.NOT_KEPT}"
 NOT_RUN = "decided — not run"
 STATUSES = (NOT_STARTED, RUNNING, PASSED, ATTENTION, NOT_KEPT, NOT_RUN)
 

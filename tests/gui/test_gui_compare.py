@@ -287,3 +287,19 @@ def test_every_list_of_configurations_names_them_by_what_they_change(qtbot, tmp_
     ladder = page.ladder.text()
     assert "• XLA (float32 + XLA, batch 64): kept" in ladder and "vs 01-baseline" not in ladder
     assert "confirmation's trial" not in ladder.replace("the confirmation's trial", "")
+
+
+def test_the_baseline_box_names_configurations_not_run_folders(qtbot, tmp_path):
+    """Issue 42 walk: the compare page's baseline box listed "01-baseline", "04-larger_batch", "05-confirmation".
+    It offers each run as the configuration it is (`RunSettings.name_against`), the two runs of one configuration
+    told apart by what they are; the run folder only in the item's tooltip."""
+    window, page = compare_page(qtbot, tmp_path, (1280, 800))
+    box = page.view.baseline_combo
+    items = [box.itemText(i) for i in range(box.count())]
+    assert items == ["baseline: float32, batch 64", "mixed_bfloat16", "XLA",
+                     "XLA + batch 128 + learning rate x2, the batch size step",
+                     "XLA + batch 128 + learning rate x2, the confirmation"], items
+    assert not any(re.search(r"\d\d-", item) for item in items), items
+    assert box.itemData(4, Qt.ItemDataRole.ToolTipRole) == "run folder 05-confirmation"
+    box.setCurrentIndex(2)  # choosing by name still picks that run as the baseline
+    assert page.view.rows[2].verdict == "baseline" and page.view.rows[2].name == "03-xla"

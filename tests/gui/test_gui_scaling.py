@@ -19,8 +19,7 @@ def test_scaling_is_offered_only_over_two_or_more_gpus():
         {"devices": cpu_devices + [{"type": "GPU", "name": f"g{i}"} for i in range(n)]})
     assert scaling_offer(cpu)[0] == [] and "only the CPU" in scaling_offer(cpu)[1]
     assert scaling_offer(gpu(1))[0] == [] and "one GPU" in scaling_offer(gpu(1))[1]
-    assert scaling_offer(gpu(2)) == ([1, 2], "", "") and scaling_offer(gpu(6)) == ([1, 2, 4, 6], "", "")
-    assert scaling_offer(cpu).command.startswith("tfturbo scaling WORKLOAD")  # said apart, never cut from `why`
+    assert scaling_offer(gpu(2)) == ([1, 2], "") and scaling_offer(gpu(6)) == ([1, 2, 4, 6], "")
     assert scaling_offer(None)[1] == "the hardware report has not arrived yet"
 
 
@@ -30,7 +29,16 @@ def test_on_a_cpu_the_button_is_disabled_and_says_why(qtbot, tmp_path):
     section.update_controls()
     assert not section.button.isEnabled()
     assert section.why_not.text().startswith("This machine has only the CPU (replicas would share its cores)")
-    assert "tfturbo scaling" in section.why_not.text()
+    # in words, naming the button (issue 42 walk: the page gave `tfturbo scaling WORKLOAD --replicas 1,2 ...`)
+    assert section.why_not.text().endswith("open this study there and press “Measure scaling”.")
+    assert "tfturbo" not in section.why_not.text() and "--" not in section.why_not.text()
+    # the command line only as the secondary detail to copy, labelled as such, for this study
+    assert section.command_title.text().startswith("Command line equivalent")
+    assert not section.command.isHidden() and section.command.text().startswith("tfturbo scaling ")
+    assert section.command.text() == "tfturbo scaling builtin:mlp --replicas 1,2 --out STUDY_DIR"  # no study yet
+    window.session.ensure_study()
+    section.update_controls()
+    assert section.command.text().endswith(f"--replicas 1,2 --out {window.session.study_path}")
 
 
 def test_measure_scaling_on_two_gpus_shows_the_table_and_the_finding_and_saves_it(qtbot, tmp_path):

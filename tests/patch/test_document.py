@@ -42,6 +42,9 @@ def test_the_patch_applies_to_an_untouched_copy_with_git_and_patch(study, tmp_pa
     assert text.startswith("# tfturbo: the code changes for the recommended settings — mixed_bfloat16 + XLA, batch "
                            "128, 4 steps/call\n# checked: the patched script runs the recommended settings\n")
     assert f"# file: {script}\n" in text and "#   1. mixed_bfloat16 policy\n#   2. batch 128\n" in text
+    # the wizard's Record page and the PDF show this text: no tfturbo command in it (issue 42 walk: "or write the
+    # patched file elsewhere: tfturbo apply STUDY --write PATH" beside the page's "Save patched script…" button)
+    assert "tfturbo apply" not in text and "--write" not in text
     # what is left to the user comes after the diff, as comments both tools skip
     assert text.rstrip().endswith("#   - a custom loop scales its loss — why: tfturbo does not rewrite this part of "
                                   "a script\n#       loss = opt.scale_loss(loss)")

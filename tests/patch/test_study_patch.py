@@ -166,6 +166,10 @@ def test_a_resumed_study_reuses_the_check_of_the_same_patch(script, tmp_path):
 
 def test_tfturbo_apply_prints_the_patch_and_writes_the_patched_file(script, tmp_path, capsys):
     study, _ = tune(script, tmp_path / "study", Backend(as_written({})))
+    # the command line's way to the patched file is in tune's output, not in the patch the wizard shows
+    from tfturbo.tune.render import render_study
+    assert f"write the patched file elsewhere: tfturbo apply {study.path} --write PATH" in render_study(study)
+    assert "tfturbo apply" not in study.snippet
     assert cli.main(["apply", str(tmp_path / "study")]) == 0
     assert capsys.readouterr().out == study.snippet
     out = tmp_path / "tuned.py"

@@ -79,3 +79,25 @@ def test_each_configuration_is_named_by_what_it_changes_and_its_value_stays_off_
     for text, left, right, _, _ in _boxes(drawing):
         if text.endswith("x") and text[:-1].replace(".", "").isdigit() and text != "1.00x":
             assert not left - 1 < line.x1 < right + 1, f"{text} is drawn across the 1.00x line"
+
+
+def test_a_long_configuration_name_wraps_between_words_and_is_never_cut_inside_one(study):
+    """Issue 42 walk: page 1's row labels were cut inside a word ("…float32 outp..."). A label wraps between its
+    words onto up to three lines; whatever is shortened ends in whole words and "…"; the rows grow to hold it."""
+    from tfturbo.report.executive import LABEL_LINES, wrapped
+
+    report = gather(study)
+    long = "mixed_float16 + XLA auto-clustering + batch 1024 + learning rate x16 + float32 output layer"
+    rows = [report.rungs[0]] + [replace(r, row=replace(r.row, configuration=long)) if r.name == "02-mixed_bfloat16"
+                                else r for r in report.rungs[1:] if r.row is not None and r.headline is not None]
+    drawing = configurations_chart(replace(report, rungs=rows), WIDTH, Tolerance())
+    texts = [b[0] for b in _boxes(drawing)]
+    first = texts.index("mixed_float16 + XLA auto-clustering +")  # its lines, one under the other
+    assert texts[first:first + 3] == ["mixed_float16 + XLA auto-clustering +", "batch 1024 + learning rate x16 + "
+                                      "float32", "output layer (not kept)"], texts  # every word, whole
+    assert not any(t.endswith(("...", "…")) for t in texts), texts
+    words = set((long + " (not kept) vs the baseline").split(" "))
+    # shortened: whole words only, never more lines than allowed
+    lines = wrapped(long + " " + long, 120, 7.5)
+    assert len(lines) == LABEL_LINES and lines[-1].endswith(" …")
+    assert all(w in words or w == "…" for line in lines for w in line.split(" ")), lines

@@ -92,7 +92,10 @@ def test_configuration_table_shows_each_configurations_headline(study, report_te
     assert entries["04-larger_batch"]["compared_with"] == "03-xla"  # the larger batch extends the kept XLA rung
     assert entries["02-mixed_bfloat16"]["accuracy"]["verdict"] == "inconclusive"
     # the decision column gives the trial's reason, its speed said once (the Speed-up column holds the number)
-    assert "rejected mixed_bfloat16 was the policy asked for; slower; accuracy inconclusive: 1000 examples" in text
+    # in the wizard's word for the same decision (`verdicts.Decision`): the PDF said "rejected" where the GUI said
+    # "not kept" (issue 42)
+    assert "not kept mixed_bfloat16 was the policy asked for; slower; accuracy inconclusive: 1000 examples" in text
+    assert "rejected" not in text.lower()
     assert "kept XLA on the best configuration so far; faster; val_accuracy +0.20 pp" in text
 
 
@@ -184,10 +187,9 @@ def test_replicate_runs_are_measurements_of_their_trial_not_rungs(study, report_
     assert len(list((study / RUNS_DIR).iterdir())) == 1 + 4 * 7 + 2
     text = flat(report_text)
     assert not any(f"{name}.{arm}" in text for name in RUNGS for arm in ("a2", "a3", "a4", "b2", "b3", "b4"))
-    # each trial by what it measured, its folder after it (issue 42: configurations named by run folder)
-    assert "Runs measured 31 in all; replicate pairs: mixed_bfloat16, 02-mixed_bfloat16 3, XLA, 03-xla 3, " \
-           "XLA + batch 128 + learning rate x2, 04-larger_batch 3, XLA + batch 128 + learning rate x2, " \
-           "05-confirmation 3" in text
+    # each trial by what it measured, never by its run folder (issue 42); the two of one configuration told apart
+    assert "Runs measured 31 in all; replicate pairs: mixed_bfloat16: 3; XLA: 3; XLA + batch 128 + learning rate " \
+           "x2, the batch size step: 3; XLA + batch 128 + learning rate x2, the confirmation: 3" in text
 
 
 def test_appendix_states_the_design(study, report_text):
@@ -385,9 +387,12 @@ def test_the_report_holds_only_the_study_decisions(tmp_path, study):
     config_table = text[text.index("Configurations"):text.index("Before and after")]
     assert "06-mixed_bfloat16" not in config_table and "no decision" not in text
     appendix = text[text.index("Appendix: runs outside the decisions"):]
-    assert "06-mixed_bfloat16.a2 baseline: float32, batch 64 completed the reference arm of a trial " \
+    # each run by what it is, its folder a labelled column after it (issue 42: run folders named runs)
+    assert "baseline: float32, batch 64, pair 2 completed the reference arm of a trial " \
            "of mixed_bfloat16 measured again and not in the ladder" in appendix
-    assert "the study decided this configuration in 02-mixed_bfloat16" in appendix
+    assert "Run Status Why it is outside the decisions Run folder" in appendix
+    assert "the study decided this configuration in the mixed precision step 06-mixed_bfloat16.a2" in appendix
+    assert "mixed_bfloat16, pair 1 completed" in appendix and "mixed_bfloat16, pair 2 completed" in appendix
     assert "x" not in appendix.split("Why it is outside the decisions")[1].replace("Page", "").split("tfturbo report")[0] \
         .replace("mixed", "").replace("XLA", "")  # no speed-up of a run outside the decisions
 
@@ -618,9 +623,11 @@ def test_counts_commands_and_names_are_the_studys(study):
     assert "--min-replicates 3 --max-replicates 3" in whole
     commands = text.split("Commands")[1]
     assert "06-steps_per_execution" not in commands.split("Single runs")[0]  # skipped: nothing to re-run
-    assert "06-steps_per_execution" in text  # but it is in the table, whole
-    # and whole in the settings record too (the issue 22 walk read "04-steps_per_executio n" there)
-    assert "06-steps_per_execution" in text.split("Settings record")[1].split("Appendix")[0]
+    # but it is in the tables, named by what it is (issue 42), never by a name cut mid-word (the issue 22 walk
+    # read "04-steps_per_executio n"): a step not run has no run folder to show
+    record = text.split("Settings record")[1].split("Appendix")[0]
+    assert "XLA + batch 128 + learning rate x2 Steps per execution no settings record" in record, record
+    assert "06-steps_per_execution" not in text and "executio n" not in text
 
 
 def test_a_faster_configuration_with_undecided_accuracy_gets_a_way_forward_in_the_report(study):
@@ -634,10 +641,10 @@ def test_a_faster_configuration_with_undecided_accuracy_gets_a_way_forward_in_th
     section = text.split("Accuracy not decided: what would decide it")[1]
     # issue 39: the data holds no more examples, and a looser tolerance is never the recommendation: offered,
     # saying what it would accept
-    first = section.split("02-mixed_bfloat16")[1].lstrip()
+    first = section.split("mixed_bfloat16")[1].lstrip()  # named by what it is, not "02-mixed_bfloat16"
     assert first.startswith("• Or: Accept a larger accuracy tolerance") and "Recommended" not in first[:400]
     assert "it accepts a model whose accuracy may be up to" in section and "--accuracy-tolerance" in section
-    assert "03-xla" not in section.split("Before and after")[0]  # decided rungs get none
+    assert "XLA" not in section.split("Before and after")[0]  # decided rungs get none
 
 
 def test_when_nothing_is_kept_page_one_never_says_accuracy_was_kept(study):
@@ -762,7 +769,8 @@ def test_the_report_names_the_fit_call_a_script_study_measured_and_its_options_r
     (study / STUDY_YAML).write_text(yaml.safe_dump(recorded))
     data = gather(study)
     assert data.measured_fit == ("the 2nd fit() call of distill.py (line 58, Distiller 'distiller'); the script "
-                                 "calls .fit( at lines 49 and 58: tfturbo tune --fit-call N measures the Nth")
+                                 "calls .fit( at lines 49 and 58: another is measured by choosing it as the app's "
+                                 "“Measured fit()” (command line --fit-call N)")  # in words (issue 42)
     assert "--fit-call 2" in data.commands[0][1]
     assert "Distiller 'distiller'" in flat(pdf_text(write_report(study)))
 
@@ -850,9 +858,37 @@ def test_a_keep_the_current_settings_report_says_what_it_kept(study):
     assert "Precision policy float32 (recommended: the current settings); mixed_bfloat16 was the 16-bit policy " \
            "measured on this hardware" in text
     assert "Policy for this hardware" not in text
-    assert "error, did not apply to the kept settings: NAN_LOSS in step 40 (from mixed_bfloat16, 02-mixed_bfloat16)" in text
+    assert "error, did not apply to the kept settings: NAN_LOSS in step 40 (from mixed_bfloat16)" in text
     assert "ERROR NAN_LOSS" not in text
     # the audit's 16-bit finding does not apply to float32 settings (issue 42 walk: a red ERROR under float32)
     assert "error, did not apply to the kept settings: HEAD_NOT_FLOAT32" in text
     assert "ERROR HEAD_NOT_FLOAT32" not in text
     assert "WARNING DIM_NOT_MULTIPLE_OF_8" in text  # the audit's finding applies to the script as kept
+
+
+def test_the_pdfs_fixes_say_tfturbos_options_in_words(study):
+    """Issue 42 walk: the client PDF gave its fixes as command-line flags ("tfturbo run ... --fix-head (ab/tune
+    settings: fix_head=on)", "--drop-remainder"). Each is said as what it does and where the app applies it; the
+    flag stays only after it, labelled "command line"; the code to change in the script stays as it is."""
+    from tfturbo.option_words import in_words
+
+    data = yaml.safe_load((study / STUDY_YAML).read_text())
+    data.setdefault("audit", {}).setdefault("findings", []).extend([  # as the backend's advice writes them
+        {"code": "HEAD_NOT_FLOAT32", "severity": "warning", "where": "dense_1", "message": "the head is 16-bit",
+         "fix": 'outputs = keras.layers.Dense(2, dtype="float32")(x)\n'
+                "# or let tfturbo do it (any model): tfturbo run ... --fix-head (ab/tune settings: fix_head=on)"},
+        {"code": "PARTIAL_LAST_BATCH", "severity": "warning", "where": "train_ds", "message": "a partial batch",
+         "fix": "train_ds = train_ds.batch(64, drop_remainder=True)\n"
+                "# or let tfturbo drop the partial batch: tfturbo run ... --drop-remainder"}])
+    (study / STUDY_YAML).write_text(yaml.safe_dump(data))
+    text = flat(pdf_text(write_report(study)))
+    findings = text.split("Findings and fixes")[1].split("Input pipeline")[0]
+    assert 'outputs = keras.layers.Dense(2, dtype="float32")(x)' in findings  # the change to the script
+    assert "# or let tfturbo do it (any model): tfturbo's automatic fix “float32 output layer” (in the app, the " \
+           "“float32 output layer” box of its finding; command line --fix-head)" in findings
+    assert "tfturbo's automatic fix “drop the partial last batch” (in the app, the “drop the partial batch” box " \
+           "of its finding; command line --drop-remainder)" in findings
+    assert "tfturbo run" not in findings and "fix_head=on" not in findings
+    assert sorted(re.findall(r"\S+ --[a-z-]+", findings)) == ["line --drop-remainder", "line --fix-head"]  # labelled
+    # said once: words already said are left as they are
+    assert in_words(in_words("tfturbo run ... --fix-head")) == in_words("tfturbo run ... --fix-head")

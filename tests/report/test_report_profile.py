@@ -125,3 +125,38 @@ def test_an_xla_recommendation_is_compared_on_its_time_per_step_not_its_categori
             "(−33%). (XLA fuses ops into clusters, so the op categories of an XLA run are not comparable") in page
     assert "Points of step" not in page and "−100%" not in page and "pts" not in page
     assert "6.00 (80%)" in page  # the XLA run's own matmul share
+
+
+def test_a_long_op_name_breaks_only_after_its_separators(tmp_path):
+    """Issue 42 walk: the top-ops table split op names inside a word ("multi_he" / "ad_attention"). A name breaks
+    only after a '/', '_' or '.', each line whole; a piece wider than the column is elided in its middle."""
+    from reportlab.pdfbase import pdfmetrics
+
+    from tfturbo.report import style
+    from tfturbo.report.flowables import name_markup
+
+    long = ("StatefulPartitionedCall/gradient_tape/functional_1/transformer_block_with_a_long_name/"
+            "multi_head_attention/attention_output/einsum/Einsum")
+    study = make_study(tmp_path / "study")
+    data = gather(study)
+    rows = [("Einsum", long, 9.0 * 10e3, 10, True), ("AddV2", "StatefulPartitionedCall/functional_1/add", 2e4, 10, None)]
+    prof.build(rows, 10, prof.SOURCE_OP_STATS, wall_ms_per_step=9.0,
+               sixteen_bit=prof.sixteen_bit_from_ops(rows, prof.SOURCE_OP_STATS, "test"),
+               step_breakdown=prof.not_available("the CPU marks no device steps")).save(study / RUNS_DIR / data.baseline.name)
+    text = pdf_text(write_report(study))
+    table = text.split("Top ops, baseline")[1]
+    shown = prof.short_name(long)
+    lines = table.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("gradient_tape/"))
+    name_lines = []
+    for line in lines[first:]:
+        name_lines.append(line.split(" ")[0])
+        if "".join(name_lines) == shown:
+            break
+    assert "".join(name_lines) == shown, lines[first:first + 8]  # every character, in order
+    assert len(name_lines) > 1 and all(n.endswith(("/", "_", ".")) for n in name_lines[:-1]), name_lines
+    # a piece wider than its column keeps its two ends around "…"
+    piece = name_markup("a" * 60 + "z" * 60 + "/x", 80)
+    first_line = piece.split("<br/>")[0]
+    assert first_line.startswith("aaa") and "…" in first_line and first_line.endswith("zz/")
+    assert pdfmetrics.stringWidth(first_line, style.CELL.fontName, style.CELL.fontSize) <= 80

@@ -342,9 +342,9 @@ def test_cli_text_shows_table_reasons_and_snippet(tmp_path, make_summary, fake_b
     assert "speed B/A" in out and "peak memory (one run)" in out and "Peak memory is one run's" in out
     rows = {line.split()[0]: line for line in out.splitlines() if line[:2] in ("1 ", "2 ", "3 ", "4 ", "5 ")}
     assert "1.00x" in rows["1"] and "baseline" in rows["1"]
-    assert "mixed_float16" in rows["2"] and "0.7" in rows["2"] and "rejected" in rows["2"]  # 135 ms vs 100 ms
+    assert "mixed_float16" in rows["2"] and "0.7" in rows["2"] and "not kept" in rows["2"]  # 135 ms vs 100 ms
     assert "1.2" in rows["3"] and "KEPT" in rows["3"]
-    assert "mixed_float16 + XLA" in rows["4"] and "rejected" in rows["4"]
+    assert "mixed_float16 + XLA" in rows["4"] and "not kept" in rows["4"]
     assert "skipped" in rows["5"]
     assert "Recommended: float32 + XLA" in out and "jit_compile=True" in out
     assert "How each rung was measured" in out and "replicate pair" in out

@@ -64,8 +64,9 @@ class ChangesPatch:
             lines.append(f"# file: {p.path}")
             where = Path(study_dir).absolute() / PATCH_FILE if study_dir else PATCH_FILE
             lines.append(f"# apply it in that file's folder: git apply {where}  (or: patch -p1 < {where})")
-            if study_dir:
-                lines.append(f"# or write the patched file elsewhere: tfturbo apply {study_dir} --write PATH")
+            # no tfturbo command here: the wizard's Record page and the PDF show this text, and the wizard saves
+            # the patched file with its own button; `tfturbo tune`'s output names `tfturbo apply --write`
+            # (`tune.render.render_study`)
             lines.append("#")
             lines.append("# changed:")
             lines += [f"#   {i}. {why}" for i, why in enumerate(p.placed, 1)]

@@ -17,6 +17,7 @@ from reportlab.lib import colors
 from reportlab.pdfbase import pdfmetrics
 
 from ..headline import Headline
+from ..verdicts import Decision
 from ..numbers import finite
 from ..trials.verdict import WORSE, AccuracyVerdict, Tolerance
 from ..verdicts import Verdict
@@ -95,6 +96,10 @@ def _measured(data: ReportData) -> list[LadderRow]:
     return out
 
 
+LABEL_LINES = 3  # a row's label wraps to at most this many lines
+LABEL_LEADING = 8.5  # points between its lines (7.5 pt text)
+
+
 def _no_speed(r: LadderRow) -> str:
     """Why a configuration has no speed-up to draw, in a few words."""
     decision = r.rung.decision if r.rung else None
@@ -124,8 +129,11 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
     rows = _measured(data)
     if len(rows) < 2:
         return None
-    row_h, top, bottom = 17, 22, 26
+    top, bottom = 22, 26
     label_w = width * 0.34
+    # each row's label whole on up to LABEL_LINES lines (never cut inside a word); the rows as tall as the longest
+    labels = [_label(data, r, label_w - 6) for r in rows]
+    row_h = max(17.0, max(len(lines) for lines in labels) * LABEL_LEADING + 4)
     gap = 14
     panel_w = (width - label_w - gap) / 2
     height = top + bottom + row_h * len(rows)
@@ -209,20 +217,24 @@ def configurations_chart(data: ReportData, width: float, tolerance: Tolerance) -
                                             (x0, x0 + panel_w), px(ref))
                 d.add(String(x, y + at, shown, fontName=style.FONT, fontSize=6.5, fillColor=style.INK,
                              textAnchor=anchor))
-    for i, r in enumerate(rows):
-        y = plot_top - row_h * (i + 0.5)
-        name = r.row.configuration if r.row else r.name  # "baseline: float32, batch 64", "20 steps per call"
-        role = "" if r is data.baseline or r.kept else " (not kept)"
-        if r.headline is not None and not r.headline.vs_baseline:  # never measured against the baseline itself
-            role += f" vs {r.headline.against_words}"
-        # the role whole, the name shortened if need be ("… (not k..." hid that a bar was against another row),
-        # measured in the font it is drawn in (the recommendation's row is bold, and wider)
+    for i, (r, lines) in enumerate(zip(rows, labels)):
+        y = plot_top - row_h * (i + 0.5) + (len(lines) - 1) * LABEL_LEADING / 2  # the lines centred on the row
         style_font = style.FONT_BOLD if r is data.tuned else style.FONT
-        room = label_w - 6 - pdfmetrics.stringWidth(role, style_font, 7.5)
-        text = _fit(name, room, 7.5, style_font) + role if room > 40 else _fit(name + role, label_w - 6, 7.5, style_font)
-        for font, chars, x in _runs_at(text, 0, style_font, 7.5):
-            d.add(String(x, y - 2.5, chars, fontName=font, fontSize=7.5, fillColor=style.INK))
+        for n, line in enumerate(lines):
+            for font, chars, x in _runs_at(line, 0, style_font, 7.5):
+                d.add(String(x, y - 2.5 - n * LABEL_LEADING, chars, fontName=font, fontSize=7.5, fillColor=style.INK))
     return d
+
+
+def _label(data: ReportData, r: LadderRow, width: float) -> list[str]:
+    """A row's label in lines: its configuration ("baseline: float32, batch 64", "20 steps per call"), whether it
+    was kept, and what it was measured against when not the baseline; measured in the font it is drawn in (the
+    recommendation's row is bold, and wider)."""
+    name = r.row.configuration if r.row else r.name
+    role = "" if r is data.baseline or r.kept else f" ({Decision.NOT_KEPT})"
+    if r.headline is not None and not r.headline.vs_baseline:  # never measured against the baseline itself
+        role += f" vs {r.headline.against_words}"
+    return wrapped(name + role, width, 7.5, style.FONT_BOLD if r is data.tuned else style.FONT)
 
 
 def _ticks(lo: float, hi: float) -> list[float]:
@@ -234,11 +246,34 @@ def _ticks(lo: float, hi: float) -> list[float]:
 
 
 def _fit(text: str, width: float, size: float, font: str = style.FONT) -> str:
+    """`text`, or as many of its whole words as fit with "…" after them: a cut inside a word read
+    "…float32 outp..." (issue 42 walk). Only a first word wider than `width` is cut inside."""
     if pdfmetrics.stringWidth(text, font, size) <= width:
         return text
-    while text and pdfmetrics.stringWidth(text + "...", font, size) > width:
+    words = text.split(" ")
+    while len(words) > 1:
+        words.pop()
+        shown = " ".join(words).rstrip(" +,:;(") + " …"
+        if pdfmetrics.stringWidth(shown, font, size) <= width:
+            return shown
+    text = words[0]
+    while text and pdfmetrics.stringWidth(text + "…", font, size) > width:
         text = text[:-1]
-    return text + "..."
+    return text + "…"
+
+
+def wrapped(text: str, width: float, size: float, font: str = style.FONT, most: int = LABEL_LINES) -> list[str]:
+    """`text` on up to `most` lines of `width` points, broken between words (a configuration's name breaks after
+    its " + "); what still does not fit ends the last line as whole words and "…" (`_fit`)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and pdfmetrics.stringWidth(f"{lines[-1]} {word}", font, size) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    if len(lines) > most:
+        lines = lines[:most - 1] + [_fit(" ".join(lines[most - 1:]), width, size, font)]
+    return [_fit(line, width, size, font) for line in lines]
 
 
 def value_place(width: float, a: float, b: float, mid: float, panel: tuple[float, float],

@@ -7,6 +7,7 @@ reaches a Paragraph: Paragraph text is reportlab mini-markup.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 from xml.sax.saxutils import escape
 
@@ -47,6 +48,29 @@ def code_markup(text: str) -> str:
         stripped = line.lstrip(" ")
         lines.append("&nbsp;" * (len(line) - len(stripped)) + esc(stripped))
     return "<br/>".join(lines)
+
+
+def name_markup(name: str, width: float, st: Any = style.CELL) -> str:
+    """A long name without spaces (an op's "gradient_tape/sequential/dense_1/MatMul") as Paragraph markup that
+    breaks only after its '/', '_' and '.', on lines of `width` points: reportlab cut such a name anywhere
+    ("…multi_he" / "ad_attention", issue 42 walk). A single piece wider than a line is elided in its middle, its
+    start and end kept."""
+    from reportlab.pdfbase import pdfmetrics
+
+    def fits(text: str) -> bool:
+        return bool(pdfmetrics.stringWidth(text, st.fontName, st.fontSize) <= width)
+
+    lines: list[str] = []
+    for piece in re.findall(r"[^/_.]*[/_.]|[^/_.]+$", name):
+        if not fits(piece):
+            while len(piece) > 3 and not fits(piece + "…"):
+                piece = piece[:len(piece) // 2 - 1] + piece[len(piece) // 2 + 1:]
+            piece = piece[:len(piece) // 2] + "…" + piece[len(piece) // 2:]
+        if lines and fits(lines[-1] + piece):
+            lines[-1] += piece
+        else:
+            lines.append(piece)
+    return "<br/>".join(esc(line) for line in lines)
 
 
 def P(text: str, st: Any = style.CELL) -> Paragraph:  # noqa: N802 - reads like reportlab's own flowables

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..findings import SIXTEEN_BIT_ONLY, FindingDoc
 from .. import compare, protocol, summary as summ
-from ..headline import Headline, config_words, headlines, reason_beside
+from ..headline import Headline, config_words, headlines, reason_beside, step_words
 from ..cli_args import run_argv
 from ..console import fmt_bytes, fmt_bytes_apart
 from ..errors import UserError
@@ -62,6 +62,9 @@ class LadderRow:
     rung: Rung | None = None  # the study's ladder rung; None: a study without a ladder (every run a row)
     headline: Headline | None = None  # the configuration's one speed-up (tfturbo.headline), None: no trial
     memory: summ.MemoryChange | None = None  # its peak memory against the baseline's, over their runs
+    # what it is against the ladder's baseline (`RunSettings.name_against`), for a rung without a run of its own
+    # (a step not run): a row's own is `row.configuration`
+    configuration: str = ""
 
     @property
     def kept(self) -> bool | None:
@@ -128,10 +131,11 @@ class OutsideRun:
     runs on the baseline's settings among them, or a run the ladder's trial did not count. Never a row of the
     decisions, its charts or its numbers: its single-run rate would read as one more speed-up."""
 
-    name: str
+    name: str  # its run folder: a secondary detail
     configuration: str  # what it trained, in words ("the baseline's settings (float32, batch 64)")
     status: str
     why: str  # why it is outside the decisions, in words
+    run: str = ""  # the run in words: its configuration and pair ("mixed_bfloat16, pair 2")
 
 
 @dataclass
@@ -170,7 +174,7 @@ class ReportData:
     probe: InputProbe | None
     plots: list[Plot]
     snippet: str | None
-    commands: list[tuple[str, str]]
+    commands: list[tuple[LadderRow | None, str]]  # (the rung, None: the whole study; its command line)
     warnings: list[str]
     has_ladder: bool
     metric: str | None
@@ -256,7 +260,8 @@ def _label(rung: LadderRow, role: str) -> str:
 def _rungs(study: Study, rows: dict[str, compare.CompareRow], records: list[RunRecord]) -> list[LadderRow]:
     """The ladder's rungs in its order; without a ladder, every run (the first the baseline)."""
     shown = headlines(study.rungs)
-    rungs = [LadderRow(r.name, rows.get(r.name), r.settings, r, headline=shown.get(r.name))
+    rungs = [LadderRow(r.name, rows.get(r.name), r.settings, r, headline=shown.get(r.name),
+                       configuration=r.settings.name_against(study.rungs[0].settings))
              for r in study.rungs]
     named = {r.name for r in rungs}
     return rungs + [LadderRow(r.name, rows[r.name], compare.run_settings(r)) for r in records if r.name not in named]
@@ -297,14 +302,16 @@ def _outside(study: Study, records: list[RunRecord]) -> list[OutsideRun]:
             arm = "the reference arm of " if role.arm == A else ""
             if decided is not None:
                 why = (f"{arm}a trial of {what} measured again and not in the ladder (stopped and redone, or "
-                       f"repeated); the study decided this configuration in {decided.name}")
+                       f"repeated); the study decided this configuration in {step_words(decided.name, study.rungs)}")
             elif len(group) == 1:
                 why = "a run that no trial of the study's ladder holds"
             else:
                 why = f"{arm}a trial of {what} stopped before its verdict and never decided (abandoned)"
         if status != protocol.RunStatus.COMPLETED:
             why += f"; the run {status}"
-        out.append(OutsideRun(record.name, _settings_words(settings, baseline), status, why))
+        configuration = _settings_words(settings, baseline)
+        which = f"pair {role.replicate}" if role.replicate > 0 else "trained from another seed"
+        out.append(OutsideRun(record.name, configuration, status, why, f"{configuration}, {which}"))
     return out
 
 
@@ -779,10 +786,10 @@ def _snippet(workload: str, recommended: RunSettings, baseline: LadderRow | None
 
 
 def _commands(study_dir: Path, rungs: list[LadderRow], workload: str, options: dict[str, Any]
-              ) -> list[tuple[str, str]]:
+              ) -> list[tuple[LadderRow | None, str]]:
     """`tfturbo tune ...` for the whole study and `tfturbo run ...` for each rung that ran (into a fresh
     directory, so it never overwrites the study); a skipped rung never ran, so it has no command."""
-    out = [("whole study", shlex.join(rerun_argv(workload, options, f"{study_dir.name}-rerun")))]
+    out: list[tuple[LadderRow | None, str]] = [(None, shlex.join(rerun_argv(workload, options, f"{study_dir.name}-rerun")))]
     for rung in rungs:
         if rung.rung is not None and rung.rung.skipped_reason is not None:
             continue
@@ -791,7 +798,7 @@ def _commands(study_dir: Path, rungs: list[LadderRow], workload: str, options: d
             continue
         if not settings.workload:
             settings = settings.with_(workload=workload)
-        out.append((rung.name, shlex.join(["tfturbo", "run", *run_argv(settings, f"rerun/{rung.name}")])))
+        out.append((rung, shlex.join(["tfturbo", "run", *run_argv(settings, f"rerun/{rung.name}")])))
     return out
 
 
@@ -900,7 +907,9 @@ def gather(study_dir: str | Path) -> ReportData:
         accuracy_rules=[(r.name, text) for r in study.rungs if r.decision is not None
                         and (text := r.decision.rule_text())],
         time_went=profile_page.gather(study_dir, baseline, tuned, rungs, findings),
-        measured_fit=measured_fit_text(_run_meta(ref, "workload"), "tfturbo tune --fit-call N measures the Nth")
+        measured_fit=measured_fit_text(  # in words (a client reads it), the flag a labelled detail
+            _run_meta(ref, "workload"), "another is measured by choosing it as the app's “Measured fit()” (command line "
+                                        "--fit-call N)")
         if ref else None,
         as_written=as_written_text(study.as_written()) or None,
         callbacks_not_run=callbacks_not_run(study.as_written()),

@@ -21,11 +21,13 @@ from reportlab.platypus import (KeepTogether, PageBreak, Paragraph, SimpleDocTem
 
 from .. import __version__, compare, protocol
 from ..console import fmt_bytes
+from ..headline import step_words
 from ..learning_rate import learning_rate_text
+from ..option_words import in_words
 from ..numbers import counted, digits_for, finite
 from ..trials.verdict import AccuracyVerdict, Tolerance
 from ..tune.skip import SKIPPED
-from ..verdicts import COMPUTE_NOISE, ProbeVerdict, Verdict, compute_slower_than_training, input_share_fact
+from ..verdicts import COMPUTE_NOISE, Decision, ProbeVerdict, Verdict, compute_slower_than_training, input_share_fact
 from . import executive, profile_page, style
 from .charts import line_chart
 from .flowables import CELL_LIMIT, MARGIN, PAGE_H, PAGE_W, WIDTH, P, code_block, esc, kv_table, short, table
@@ -80,7 +82,8 @@ def title_page(data: ReportData) -> list:
     chart = executive.configurations_chart(data, WIDTH, tolerance)
     if chart is not None:
         out += [P("Every configuration measured", style.H2), chart,
-                P("Each bar is a 95% interval, the square the measured value; blue: kept, grey: not kept; the "
+                P(f"Each bar is a 95% interval, the square the measured value; blue: {Decision.KEPT}, grey: "
+                  f"{Decision.NOT_KEPT}; the "
                   f"shaded band is the accuracy tolerance (±{tolerance.accuracy_pp:g} pp). An arrow marks an "
                   "interval that runs past the axis. A speed-up never measured against the baseline itself says "
                   "what it was measured against.", style.SMALL), Spacer(1, 0.4 * cm)]
@@ -138,18 +141,26 @@ def fitted_name(name: str, width: float) -> str:
 
 
 def named(data: ReportData, name: str) -> str:
-    """Rung `name` in a sentence: its configuration (`CompareRow.configuration`) and, after it, its run folder;
-    a name no rung has (the study's audit: "study") as it is."""
+    """Rung `name` in a sentence: its configuration (`CompareRow.configuration`), and which of its rungs it is
+    where two share one ("…, the confirmation", `headline.step_words`); never its run folder (the configurations
+    table gives that). A name no rung has (the study's audit: "study") as it is."""
     rung = next((r for r in data.rungs if r.name == name and r.row is not None), None)
-    return f"{rung.row.configuration}, {name}" if rung is not None and rung.row is not None else name
+    if rung is None or rung.row is None:
+        return name
+    config = rung.row.configuration
+    if sum(1 for r in data.rungs if r.row is not None and r.row.configuration == config) < 2:
+        return config
+    return f"{config}, {step_words(name, [r.rung for r in data.rungs if r.rung is not None])}"
 
 
 def configuration_name(rung: LadderRow) -> Paragraph:
     """A configuration by what it is (`CompareRow.configuration`: "20 steps per call", "baseline: float32, batch
     64"), and under it, muted, the step that measured it and its run folder: the report named configurations by
     folder ("04-spe20"), which a client cannot read (issue 42)."""
-    name = rung.row.configuration if rung.row else rung.name
-    detail = " · ".join(p for p in (rung.lever_title, short(rung.name, 80) if rung.row else "") if p)
+    name = rung.row.configuration if rung.row else rung.configuration or rung.name
+    # a step not run has no run folder; a run the ladder names that is missing keeps its name
+    folder = short(rung.name, 80) if rung.row or (rung.configuration and rung.status == "missing") else ""
+    detail = " · ".join(p for p in (rung.lever_title, folder) if p)
     return P(f"<b>{esc(name)}</b>" + (f'<br/><font color="{style.MUTED.hexval()}">{esc(detail)}</font>'
                                       if detail else ""))
 
@@ -162,11 +173,11 @@ def _decision(rung: LadderRow) -> Paragraph:
     if decision is not None and decision.speed.verdict == Verdict.NOT_APPLIED:  # nothing judged: no decision row
         return P(f'<font color="{style.MUTED.hexval()}"><b>not judged</b></font><br/>'
                  f"{esc(decision.speed.text())}")
-    colour = style.GOOD if rung.kept else style.MUTED if rung.status == "skipped" else style.BAD
-    head = "kept" if rung.kept else "skipped" if rung.status == "skipped" else "rejected"
+    colour = style.GOOD if rung.kept else style.MUTED  # not kept is an answer, not a fault (as the wizard shows it)
+    head = "skipped" if not rung.kept and rung.status == "skipped" else Decision.word(bool(rung.kept))
     skip = rung.rung.skipped_reason if rung.rung is not None else None  # "skipped" heads it: its why alone
     reason = skip.why if skip is not None and skip.word == SKIPPED else rung.decision_reason
-    reason = reason.strip().splitlines()[0] if reason.strip() else ""  # a traceback's first line only; whole
+    reason = in_words(reason.strip().splitlines()[0]) if reason.strip() else ""  # a traceback's first line; whole
     return P(f'<font color="{colour.hexval()}"><b>{head}</b></font>'
              + (f"<br/>{esc(reason)}" if reason else ""))
 
@@ -270,10 +281,10 @@ def configuration_section(data: ReportData) -> list:
                                                              metric.endswith("loss") else "; ") +
                 "within tolerance means the interval's worse end stays inside the tolerance, inconclusive that "
                 "the validation set is too small to tell.") if metric else ""
-    on_loss = [r.name for r in data.rungs if r.accuracy is not None and r.accuracy.is_loss
+    on_loss = [named(data, r.name) for r in data.rungs if r.accuracy is not None and r.accuracy.is_loss
                and not (metric or "").endswith("loss")]
     if on_loss and val_note:  # a rung judged on the loss (the way forward, --judge-on loss): its own unit
-        val_note += (f" {', '.join(on_loss)} {'was' if len(on_loss) == 1 else 'were'} judged on the validation "
+        val_note += (f" {esc('; '.join(on_loss))} {'was' if len(on_loss) == 1 else 'were'} judged on the validation "
                      "loss instead: the change in val_loss in its own units (see How accuracy was judged).")
     kind = next((r.row.memory_kind for r in data.rungs if r.row and r.row.memory_kind), None)
     mem_note = {"device": "Peak memory is accelerator (device) memory.",
@@ -317,7 +328,7 @@ def accuracy_rules_section(data: ReportData) -> list:
     out = [P("How accuracy was judged", style.H2),
            P(f"These configurations were judged by another rule than the default ({esc(Tolerance().text())}), "
              "chosen by the user:", style.BODY)]
-    out += [Paragraph(f"<b>{esc(name)}</b>: {esc(text)}.", style.BULLET, bulletText="\u2022")
+    out += [Paragraph(f"<b>{esc(named(data, name))}</b>: {esc(text)}.", style.BULLET, bulletText="\u2022")
             for name, text in data.accuracy_rules]
     return out
 
@@ -330,33 +341,38 @@ def way_forward_section(data: ReportData) -> list:
            P("These configurations were faster, but the validation set could not tell whether accuracy held, so "
              "they were not kept. Nothing is kept without a decision; these are the ways to reach one.", style.BODY)]
     for name, lines in data.way_forward:  # a name and its ways on one page (the name ended a page alone)
-        out.append(KeepTogether([P(f"<b>{esc(name)}</b>", style.BODY)] +
-                                [Paragraph(esc(line), style.BULLET, bulletText="\u2022") for line in lines]))
+        out.append(KeepTogether([P(f"<b>{esc(named(data, name))}</b>", style.BODY)] +
+                                [Paragraph(esc(in_words(line)), style.BULLET, bulletText="\u2022") for line in lines]))
     return [KeepTogether(out[:3])] + out[3:] if len(out) >= 3 else out
 
 
 def single_runs_section(data: ReportData) -> list:
     """Each rung's one run on its own: details, never a comparison (the speed-ups are the trials')."""
-    measured = [_measured_row(r) for r in data.rungs if r.row is not None]
+    # a findings column only when a run raised one (a column of "-" said nothing, issue 42)
+    findings = any(r.row.findings for r in data.rungs if r.row is not None)
+    measured = [_measured_row(r, findings) for r in data.rungs if r.row is not None]
     if not measured:
         return []
     header = ["Configuration", "Steps/s [95% CI]", "Step time ms [95% CI]", "Warm-up (s)",
-              "Final validation metrics", "Steps", "Findings"]
+              "Final validation metrics", "Steps"] + (["Findings"] if findings else [])
+    widths = [88, 62, 62, 48, 88, 34] + ([111] if findings else [])
+    widths[0] += WIDTH - sum(widths)  # the configuration's name takes what a findings column leaves
     return [KeepTogether([
         P("Single runs on their own", style.H2),
         P("Each rung's own run, measured alone: its interval is that run's step-to-step noise, not the spread "
           "between runs, so these rates are not comparisons (a larger batch also takes longer per step). The "
           "speed-ups are the trials' (Configurations).", style.BODY),
-        table(header, measured, [88, 62, 62, 48, 88, 34, 111])])]
+        table(header, measured, widths)])]
 
 
-def _measured_row(rung: LadderRow) -> list:
+def _measured_row(rung: LadderRow, findings: bool) -> list:
     row = rung.row
     assert row is not None, "a rung with its own run (single_runs_section)"
     metrics = P("<br/>".join(f"{esc(k)} {v:.4f}" for k, v in row.metrics.items()) or "n/a")
     return [configuration_name(rung), with_ci(row.steps_per_s, row.steps_per_s_ci95),
             with_ci(row.step_ms, row.step_ms_ci95), compare.fmt_num(row.warmup_s, 1), metrics,
-            str(row.steps_completed or "n/a"), P("<br/>".join(esc(c) for c in row.findings) or "-")]
+            str(row.steps_completed or "n/a")] + \
+        ([P("<br/>".join(esc(c) for c in row.findings) or "none")] if findings else [])
 
 
 def plots_section(data: ReportData) -> list:
@@ -393,9 +409,9 @@ def findings_section(data: ReportData) -> list:
         body = style.BODY if applies else style.BODY.clone("findingNotKept", textColor=style.MUTED)
         block = [P(f'<font color="{colour.hexval()}"><b>{head}</b></font> '
                    f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>{where}{source}', body),
-                 P(esc(f.get("message", "")), body)]
-        if str(f.get("fix") or "").strip():
-            block.append(code_block(str(f["fix"]).strip()))
+                 P(esc(in_words(str(f.get("message", "")))), body)]
+        if str(f.get("fix") or "").strip():  # options said in words, their flags a detail (`option_words`)
+            block.append(code_block(in_words(str(f["fix"]).strip())))
         # the heading travels with the first finding (keepWithNext does not reach into a KeepTogether)
         out.append(KeepTogether(([heading] if not out else []) + block))
     return out
@@ -451,10 +467,10 @@ def scaling_section(data: ReportData) -> list:
                  [60, 140, 140, 80]),
            Spacer(1, 0.3 * cm), P(esc(result.interpretation()), style.BODY)]
     for f in result.findings:
-        block = [P(f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>: {esc(f.get("message", ""))}',
-                   style.BODY)]
+        block = [P(f'<font name="{style.MONO}">{esc(f.get("code", ""))}</font>: '
+                   f'{esc(in_words(str(f.get("message", ""))))}', style.BODY)]
         if str(f.get("fix") or "").strip():
-            block.append(code_block(str(f["fix"]).strip()))
+            block.append(code_block(in_words(str(f["fix"]).strip())))
         out.append(KeepTogether(block))
     return out
 
@@ -469,17 +485,16 @@ def settings_section(data: ReportData) -> list:
              style.BODY), kv_table(data.apply_rows)]
     if data.snippet:
         out += [P("The change to make in the training script", style.H2), code_block(data.snippet)]
-    header = ["Run", "Policy", "jit_compile", "Batch", "Learning rate", "Device", "Versions"]
+    header = ["Configuration", "Policy", "jit_compile", "Batch", "Learning rate", "Device", "Versions"]
     rows = []
-    for rung in data.rungs:
+    for rung in data.rungs:  # each by what it is, its run folder muted under it, as in the configurations table
         rec = rung.row.recorded_settings if rung.row else {}
         if not rec:
-            rows.append([P(fitted_name(short(rung.name, 80), 104 - 8)), P("<i>no settings record</i>"), "", "", "", "",
-                         ""])
+            rows.append([configuration_name(rung), P("<i>no settings record</i>"), "", "", "", "", ""])
             continue
         versions = rec.get("versions")
         versions = versions if isinstance(versions, dict) else {}
-        rows.append([P(fitted_name(short(rung.name, 80), 104 - 8)), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
+        rows.append([configuration_name(rung), str(rec.get("policy", "n/a")), str(rec.get("jit_compile", "n/a")),
                      str(rec.get("batch_size", "n/a")), P(esc(learning_rate_text(rec))),
                      str(rec.get("device", "n/a")), _versions_text({str(k): str(v) for k, v in versions.items()})])
     out.append(KeepTogether([
@@ -535,7 +550,7 @@ def appendix(data: ReportData) -> list:
     if data.design:
         rows.append(("How each trial measured", data.design))
     if data.measurement is not None:
-        pairs = ", ".join(f"{named(data, k)} {v}" for k, v in data.measurement["pairs"].items())
+        pairs = "; ".join(f"{named(data, k)}: {v}" for k, v in data.measurement["pairs"].items())
         rows.append(("Runs measured", f"{data.measurement['runs']} in all" + (f"; replicate pairs: {pairs}"
                                                                               if pairs else "")))
     options = _options_text(data.options)
@@ -544,11 +559,13 @@ def appendix(data: ReportData) -> list:
     rows.append(("Report written by", f"tfturbo {__version__}"))
     # the design and the options are our own text, long but bounded: printed in full
     out = [PageBreak(), P("Appendix: reproducibility", style.H1), kv_table(rows, limit=4 * CELL_LIMIT),
-           P("Commands", style.H2),
-           P("Each command re-runs one configuration into a new directory (the study itself is never overwritten).",
-             style.BODY)]
-    for name, command in data.commands:
-        out += [P(f"<b>{esc(name)}</b>", style.CELL), code_block(command)]
+           P("Commands to reproduce these measurements", style.H2),
+           P("A reproducibility record for tfturbo's command line: each command re-runs one configuration into a "
+             "new directory (the study itself is never overwritten). Nothing here is needed to apply the "
+             "recommendation (see Settings to apply).", style.BODY)]
+    for rung, command in data.commands:
+        out += [configuration_name(rung) if rung is not None else P("<b>the whole study</b>", style.CELL),
+                code_block(command)]
     return out + single_runs_section(data) + outside_section(data)
 
 
@@ -557,13 +574,14 @@ def outside_section(data: ReportData) -> list:
     none reads as a decision or a speed-up."""
     if not data.outside:
         return []
-    rows = [[P(fitted_name(rung_name, 96 - 8)), P(esc(o.configuration)), status_cell(o.status), P(esc(o.why))]
-            for o in data.outside for rung_name in [o.name]]
+    rows = [[P(f"<b>{esc(o.run)}</b>"), status_cell(o.status), P(esc(o.why)),
+             P(f'<font color="{style.MUTED.hexval()}">{esc(o.name)}</font>')]
+            for o in data.outside]
     return [P("Appendix: runs outside the decisions", style.H1),
             P("Runs in the study's folder that none of its decisions used: runs of a trial that was stopped and "
               "measured again, repeated or abandoned, and their reference runs. They are not in the "
               "configurations table, the charts or any speed-up; their files stay in runs/.", style.BODY),
-            table(["Run", "Configuration", "Status", "Why it is outside the decisions"], rows, [96, 120, 56, 228])]
+            table(["Run", "Status", "Why it is outside the decisions", "Run folder"], rows, [120, 56, 228, 96])]
 
 
 # ---------------------------------------------------------------- the document

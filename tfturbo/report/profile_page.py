@@ -22,7 +22,7 @@ from .. import profile as prof
 from ..profile_findings import compare_findings
 from ..runfiles import RUNS_DIR
 from . import style
-from .flowables import WIDTH, P, code_block, esc, table
+from .flowables import WIDTH, P, code_block, esc, name_markup, table
 
 if TYPE_CHECKING:  # the report's model gathers this page's data
     from .model import LadderRow
@@ -245,15 +245,19 @@ def _breakdown(p: prof.Profile) -> str:
     return f"{', '.join(parts)} of {b.get('step_ms', 0):.2f} ms (unverified)"
 
 
+OP_COLUMN, TOP_OPS_WIDTH = 250, 490  # the top ops table's op column, of its columns' widths (points, scaled)
+
+
 def _top_ops(went: TimeWent, P, table) -> list:
     out = []
     for label, p in (("reference" if went.reference else "baseline", went.reference or went.base),
                      ("recommended", went.run)):
         if p is None or not p.available or not p.top_ops:
             continue
-        rows = [[prof.short_name(r.name) or r.type,
+        # the op's name broken only after its '/', '_' and '.' (cut anywhere, it read "multi_he" / "ad_attention")
+        rows = [[P(name_markup(prof.short_name(r.name) or r.type, OP_COLUMN * WIDTH / TOP_OPS_WIDTH - 8)),
                  prof.base_type(r.type), prof.LABELS[r.category], f"{r.ms_per_step:.3f}",
                  f"{100 * r.share:.1f}%"] for r in p.top_ops[:6]]
         out += [P(f"Top ops, {label}", style.H2),
-                table(["Op", "Type", "Category", "ms/step", "Share"], rows, [250, 80, 70, 50, 40])]
+                table(["Op", "Type", "Category", "ms/step", "Share"], rows, [OP_COLUMN, 80, 70, 50, 40])]
     return out

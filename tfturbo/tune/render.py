@@ -12,7 +12,7 @@ from ..as_written import as_written_text, callbacks_not_run
 from ..console import format_finding
 from ..input_probe import InputProbe
 from ..trials.verdict import AccuracyVerdict
-from ..verdicts import Verdict, input_share_phrase
+from ..verdicts import Decision, Verdict, input_share_phrase
 from . import levers
 from .study import LadderEntry, RungKind, Study, StudyMeasurement
 
@@ -61,7 +61,7 @@ def _kept(entry: LadderEntry) -> str:
         return "failed"
     if (entry.get("speed") or {}).get("verdict") == Verdict.NOT_APPLIED:
         return "did not take effect"
-    return "KEPT" if entry.get("kept") else "rejected"
+    return "KEPT" if entry.get("kept") else Decision.NOT_KEPT
 
 
 def render_table(ladder: list[LadderEntry]) -> str:
@@ -149,6 +149,8 @@ def render_study(study: Study) -> str:
                           "while keeping the validation metric."]
     if study.snippet:
         lines += ["", study.snippet.rstrip()]
+        if study.patch is not None and study.patch.get("copy"):  # the command line's way to the patched file (the wizard has a button)
+            lines.append(f"write the patched file elsewhere: tfturbo apply {study.path} --write PATH")
     serious = [f for f in study.findings() if f.get("severity") in ("warning", "error")]
     if serious:
         lines += ["", "Findings:"] + [format_finding(f) for f in serious]

@@ -25,6 +25,7 @@ from tfturbo.numbers import counted
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
 from tfturbo.trials.verdict import TrialVerdictDoc
 from tfturbo.tune.study import Rung
+from tfturbo.verdicts import Decision
 
 from ..cards import WayForwardBar, accuracy_words
 from ..compare_view import CompareView
@@ -195,7 +196,7 @@ class ComparePage(WizardPage):
         lines = []
         for r in rungs[1:]:  # each configuration's one speed-up, as in the table (tfturbo.headline)
             d, said = r.decision, headline(r.name, session.ensure_study().rungs)
-            verdict = "kept" if d and d.kept else "not kept"
+            verdict = Decision.word(bool(d and d.kept))
             facts = [f"{said.text()} {said.source(r.name)}, {said.verdict}"] if said else []
             facts += [f"accuracy {accuracy_words(d.accuracy)}"] if d else []
             what = config_words(r.name, session.ensure_study().rungs)  # the configuration, not its run folder
