@@ -135,12 +135,18 @@ class DecisionCard(QFrame):
 
     def set_decision(self, decision: TrialVerdict, label: str, compared_with: str | None = None,
                      fixes: list[str] | None = None, way_forward: Sequence[str] = (), shown: Headline | None = None,
-                     rung: str = "") -> None:
+                     rung: str = "", stopped: str = "") -> None:
         """`way_forward`: what would decide an inconclusive accuracy, recommended first (`trials.way_forward`).
         `shown`: the configuration's headline (`tfturbo.headline`, of rung `rung`), its one speed number as the
-        compare table, its CSV and the PDF show it; without one, the trial's own ratio."""
+        compare table, its CSV and the PDF show it; without one, the trial's own ratio. `stopped`: the trial was
+        stopped by the user before its verdict had the pairs it needs, and may go on — what it measured so far
+        ("1 of the 3 replicate pairs …"): an undecided trial, never "NOT KEPT … not recommended"."""
         kept = decision.kept
         set_badge(self.badge, kept)
+        if stopped:
+            set_badge(self.badge, kept, "STOPPED")
+            self._show_unjudged(f"{label}: stopped by you — undecided", [("Measured so far", stopped)])
+            return
         if decision.failed:  # a failed arm is a failed trial: its error and the fix, never a verdict
             self._show_unjudged(f"{label}: failed", [("Candidate's run", decision.failure_text())])
             return

@@ -354,11 +354,21 @@ class MainWindow(QMainWindow):
 
     def ask_close(self) -> bool:
         answer = QMessageBox.question(
-            self, "Stop the run and quit?",
-            f"{GATE.label} is still running. Quit stops it: what it measured so far is kept in the study "
-            "folder, and the study is marked interrupted.",
+            self, "Stop the run and quit?", self.quit_question(),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes
+
+    def quit_question(self) -> str:
+        """What Quit would stop, named by its step and its place in the trial ("XLA compilation — trial pair 4,
+        the reference run (float32, batch 32)"): the run's configuration alone read as the baseline running
+        during the XLA trial's reference run (the issue 42 walk)."""
+        running = GATE.label
+        for page in getattr(self, "pages", []):
+            for panel in page.findChildren(RunPanel):
+                if panel.is_running() and panel.context:
+                    running = f"{page.title} — {panel.context[0].lower()}{panel.context[1:]} ({GATE.label})"
+        return (f"{running[0].upper()}{running[1:]} is still running. Quit stops it: what it measured so far is "
+                "kept in the study folder, and the study is marked interrupted.")
 
     def stop_children(self) -> None:
         """Stop every backend and TensorBoard. The trial pages hear nothing of the runs ended here: a trial cut off

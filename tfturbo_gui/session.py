@@ -34,6 +34,7 @@ from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.runs import PlannedPair, PlannedRun
 from tfturbo.trials.trial import Trial
 from tfturbo.trials.verdict import TrialVerdict
+from tfturbo.verdicts import Verdict
 from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of
 from tfturbo.tune.engine import (BASELINE, PATCH, Action, Outcome, StudyEngine, TuneOptions, audit_action,
@@ -48,6 +49,11 @@ __all__ = ["WizardSession", "audit_argv", "probe_argv", "default_study_dir", "wo
            "run_on", "scaling_offer"]
 
 STUDIES_FOLDER = "tfturbo-studies"  # under the user's home
+
+
+def complete_pairs(trial: Trial) -> int:
+    """The speed pairs of `trial` with both arms measured (a stopped pair's half counts for nothing)."""
+    return sum(1 for a, b in trial.speed_pairs() if a is not None and b is not None)
 
 
 def workload_name(spec: str) -> str:
@@ -430,8 +436,21 @@ class WizardSession:
         trial = self.trial_of(rung)
         if trial is None:
             return 1
-        complete = sum(1 for a, b in trial.speed_pairs() if a is not None and b is not None)
-        return max(1, trial.rule.min_pairs - complete)
+        return max(1, trial.rule.min_pairs - complete_pairs(trial))
+
+    def stopped_so_far(self, rung: Rung | None) -> str:
+        """What `rung`'s trial measured before the user stopped it, when that left it undecided and it may go on
+        ("1 of the 3 replicate pairs the verdict needs"); "" otherwise (decided, or no longer continuable). The
+        stopped trial's card and run line say this, not a verdict: "not kept" read as a decision about a
+        configuration nobody finished measuring."""
+        if rung is None or rung.decision is None or rung.decision.speed.verdict != Verdict.NOT_ENOUGH \
+                or not self.can_continue(rung):
+            return ""
+        trial = self.trial_of(rung)
+        if trial is None:
+            return ""
+        return (f"{complete_pairs(trial)} of the {trial.rule.min_pairs} replicate pairs the verdict needs; the run going when "
+                "you stopped was discarded")
 
     def continue_trial(self, rung: Rung) -> None:
         """Go on with `rung`'s stopped trial from its complete pairs (no pair measured again); `next_run` gives
