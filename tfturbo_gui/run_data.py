@@ -173,7 +173,7 @@ class RunData:
                 if column is self.loss_scale:
                     self.has_loss_scale = True
 
-    def _on_bare_window(self, window: list) -> None:
+    def _on_bare_window(self, window: list[Any]) -> None:
         """A window timed as a whole with none of its steps timed alone (steps per execution > 1: a call's steps
         run as one; the walk's batch-64 run at 30 steps per call sent only such windows, and its step-time plot
         stayed empty beside its reference): its mean step time, at its first step, as the backend gives a
