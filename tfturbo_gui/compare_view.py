@@ -76,7 +76,7 @@ NO_TRIAL = "—"
 # columns the exported CSV adds to `tfturbo compare`'s: the configuration's headline (the table's speed-up)
 CSV_EXTRA = ("headline_speedup", "headline_ci95_lo", "headline_ci95_hi", "headline_pairs", "headline_against",
              "headline_trial", "headline_verdict", "kept")
-TEXT_MIN_CAP = 160  # a run name or findings piece wider than this is elided (whole in its tooltip), not scrolled to
+TEXT_MIN_CAP = 160  # a run name piece wider than this is elided (whole in its tooltip), not scrolled to
 
 
 @dataclass
@@ -404,7 +404,8 @@ class CompareView(QWidget):
                           not row.mfu_unknown else f"MFU not known: {row.mfu_unknown}."))
         cells += [(compare.fmt_metric(row.metrics.get(m)), f"{m} at the run's last validation") for m in metrics]
         if has_findings:
-            cells.append((breakable(", ".join(row.findings)) or "-", "\n".join(row.findings) or "no findings"))
+            # codes wrap at the spaces between them only: "CALLBACKS_ / NOT_RUN" read as two codes (the issue 42 walk)
+            cells.append((", ".join(row.findings) or "-", "\n".join(row.findings) or "no findings"))
         return cells
 
     def _fill_table(self) -> None:
@@ -470,7 +471,7 @@ class CompareView(QWidget):
                 nat = max(nat, max(fm.horizontalAdvance(line) for line in text.split("\n")) + margin)
                 pieces = [p for p in re.split(f"[ \n{ZWSP}]", text) if p]
                 low = max(low, max((fm.horizontalAdvance(p) for p in pieces), default=0) + margin)
-            if label in (RUN[1], FINDINGS[1]):
+            if label == RUN[1]:  # a finding's code is never cut: its column is at least as wide as the widest
                 low = min(low, max(head, TEXT_MIN_CAP))
             natural.append(nat)
             minimum.append(min(low, nat))

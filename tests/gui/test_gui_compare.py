@@ -287,3 +287,18 @@ def test_every_list_of_configurations_names_them_by_what_they_change(qtbot, tmp_
     ladder = page.ladder.text()
     assert "• XLA (float32 + XLA, batch 64): kept" in ladder and "vs 01-baseline" not in ladder
     assert "confirmation's trial" not in ladder.replace("the confirmation's trial", "")
+
+
+def test_a_findings_code_is_never_split_in_the_table(qtbot, tmp_path, themed):
+    """The issue 42 walk: codes wrapped mid-word ("CALLBACKS_ / NOT_RUN") at both sizes."""
+    _window, page = compare_page(qtbot, tmp_path, (1024, 640))
+    table = page.view.table
+    column = page.view.header.index("findings")
+    fm = table.fontMetrics()
+    codes = [(r, code) for r in range(table.rowCount()) for code in page.view.rows[r].findings]
+    assert ("DIM_NOT_MULTIPLE_OF_8" in [c for _r, c in codes]), codes
+    for r, code in codes:
+        text = table.item(r, column).text()
+        assert code in text.split(", "), text  # whole, with no place to break inside it
+        assert table.columnWidth(column) >= fm.horizontalAdvance(code), (code, table.columnWidth(column))
+    assert unreadable(page.view) == []
