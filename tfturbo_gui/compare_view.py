@@ -176,7 +176,12 @@ def plain(text: str) -> str:
 class CompareView(QWidget):
     baseline_changed = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None, plot_columns: int = 4, fit_rows: bool = False):
+    def __init__(self, parent: QWidget | None = None, plot_columns: int = 4, fit_rows: bool = False,
+                 table_apart: bool = False):
+        """`fit_rows`: the table as tall as its rows, under the plots (a page that scrolls). `table_apart`: the
+        table and its note are `table_part`, for the owner to place (the runs window puts them under its list of
+        runs as well, at the window's whole width: beside the list, the table scrolled sideways at 1024 px and
+        showed one row)."""
         super().__init__(parent)
         self.records: list[RunRecord] = []
         self.replicates: list[RunRecord] = []  # trial runs behind the rows: they give the rows their intervals
@@ -221,7 +226,10 @@ class CompareView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(False)
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.table.viewport().installEventFilter(self)
+        # held apart from the table: the runs window's table part may go before this view (its event then comes
+        # from a table already deleted)
+        self._viewport = self.table.viewport()
+        self._viewport.installEventFilter(self)
         self.note = QLabel("")
         self.note.setObjectName("muted")
         self.note.setWordWrap(True)
@@ -232,6 +240,15 @@ class CompareView(QWidget):
             self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
             layout.addWidget(self.plots, 1)
             layout.addWidget(self.table)
+        elif table_apart:
+            self.table.setMinimumHeight(90)
+            layout.addWidget(self.plots, 1)
+            self.table_part = QWidget()
+            part = QVBoxLayout(self.table_part)
+            part.setContentsMargins(0, 0, 0, 0)
+            part.addWidget(self.table, 1)
+            part.addWidget(self.note)
+            return
         else:
             splitter = QSplitter(Qt.Orientation.Vertical)
             splitter.setChildrenCollapsible(False)
@@ -528,7 +545,7 @@ class CompareView(QWidget):
             table.setFixedHeight(2 * table.frameWidth() + header_height + shown + sideways)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
-        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize and self.rows \
+        if watched is self._viewport and event.type() == QEvent.Type.Resize and self.rows \
                 and isinstance(event, QResizeEvent) and event.size().width() != self._fitted_width:
             QTimer.singleShot(0, self, self._refit)  # after the layout has settled (never inside its resize)
         return super().eventFilter(watched, event)

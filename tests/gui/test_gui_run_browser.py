@@ -167,6 +167,15 @@ def test_the_browser_shows_whole_run_names_and_fits_the_smallest_window(qtbot, s
     for plot in (plots.step_plot, plots.loss_plot, plots.val_plot, plots.scale_plot):
         left = plot.mapTo(browser, plot.rect().topLeft()).x()
         assert 0 <= left and left + plot.width() <= browser.width() - 12  # inside the window's margin
+    # the issue 42 walk: at 1024x640 the table scrolled sideways and showed one row in about 50 px
+    table = browser.compare.table
+    qtbot.waitUntil(lambda: table.viewport().width() == browser.compare._fitted_width, timeout=5_000)
+    qtbot.wait(30)
+    assert table.horizontalScrollBar().maximum() == 0, f"scrolls sideways by {table.horizontalScrollBar().maximum()}"
+    whole = [r for r in range(table.rowCount())
+             if 0 <= table.rowViewportPosition(r) and table.rowViewportPosition(r) + table.rowHeight(r)
+             <= table.viewport().height()]
+    assert len(whole) >= 3, f"{len(whole)} rows shown whole at {size}"
 
 
 def test_a_folder_without_a_ladder_opens_with_its_first_and_latest_runs_ticked(qtbot, tmp_path, study):
@@ -200,3 +209,14 @@ def test_a_study_a_newer_tfturbo_wrote_is_not_opened_and_the_browser_says_why(qt
     path.write_text(yaml.safe_dump(data))
     browser.open_study(study)
     assert browser.tree.topLevelItemCount() == 1
+
+
+def test_the_runs_window_opens_within_the_screen(qtbot):
+    """The issue 42 walk: View → Runs and comparison opened at 1240x760 on a 1024x640 screen."""
+    from tfturbo_gui.run_browser import RunBrowser
+
+    browser = RunBrowser()
+    qtbot.addWidget(browser)
+    room = browser.screen().availableGeometry()
+    assert browser.width() <= room.width() and browser.height() <= room.height()
+    assert browser.width() == min(1240, room.width()) and browser.height() == min(760, room.height())
