@@ -69,7 +69,8 @@ SPEEDUP = ("speed-up [95% CI]", "speed-up\n[95% CI]",
            "the PDF.")
 VERDICT = ("verdict", "verdict", "The trial's speed verdict and whether the configuration was kept.")
 WARMUP = ("warm-up s", "warm-\nup (s)", "Seconds before the steady state (compilation, first steps).")
-MEMORY = ("peak memory", "peak\nmemory", "The run's peak memory, and its ratio to the baseline run's.")
+MEMORY = ("peak memory", "peak\nmemory", "The configuration's peak memory — the median of its full-length runs in a "
+          "process of their own (a run's own peak when it is the only one) — and its ratio to the baseline's.")
 MFU = ("MFU", "MFU", "Model FLOP utilisation: the share of this device's measured matmul FLOP/s the run reached.")
 FINDINGS = ("findings", "findings", "Codes of the findings in this run (their text is in the run's tooltip).")
 NO_TRIAL = "—"
@@ -459,7 +460,8 @@ class CompareView(QWidget):
         if any(self._unpaired(r) for r in range(len(self.rows))):
             lines.append(f"unpaired runs: no trial measured the run; the runs with its settings against those with "
                          f"{base}'s settings, not run in pairs, so less certain than a trial.")
-        lines.append(f"peak memory: the run's peak and its ratio to {base}'s"
+        lines.append(f"peak memory: the configuration's, the median of its full-length runs in a process of their "
+                     f"own (a run's own peak when it is the only one), and its ratio to {base}'s"
                      + ("; MFU: share of the device's measured matmul FLOP/s." if MFU[0] in shown else "."))
         return "\n".join(lines)
 

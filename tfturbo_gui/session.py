@@ -22,7 +22,7 @@ from tfturbo.findings import FindingDoc
 from tfturbo import remote
 from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv
-from tfturbo.compare import run_settings
+from tfturbo.compare import own_process_peaks, run_settings
 from tfturbo.environment import Environment
 from tfturbo.input_probe import InputProbe
 from tfturbo.errors import UserError, required
@@ -34,6 +34,9 @@ from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.runs import PlannedPair, PlannedRun
 from tfturbo.trials.trial import Trial
 from tfturbo.trials.verdict import TrialVerdict
+from tfturbo.numbers import finite
+from tfturbo.run_summary import RunSummary
+from tfturbo.summary import middle
 from tfturbo.verdicts import Verdict
 from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of
@@ -437,6 +440,24 @@ class WizardSession:
         if trial is None:
             return 1
         return max(1, trial.rule.min_pairs - complete_pairs(trial))
+
+    def measured_runs(self) -> list[tuple[RunSettings, RunSummary | None]]:
+        """Every run of the study's rungs this session knows: each rung's own run and its trial's runs."""
+        out: list[tuple[RunSettings, RunSummary | None]] = []
+        for rung in self.study.rungs if self.study is not None else []:
+            trial = self.trial_of(rung)
+            if trial is not None:
+                out += [(run.planned.settings, run.summary) for run in trial.own_runs()]
+            elif rung.summary is not None:
+                out.append((rung.settings, rung.summary))
+        return out
+
+    def configuration_peak(self, settings: RunSettings) -> tuple[float, int] | None:
+        """The peak memory of the configuration `settings` and over how many runs: the median of its full-length
+        runs in a process of their own (`compare.own_process_peaks`), the figure the compare table, its CSV, the
+        report and the Batch page give; None before one was measured."""
+        peaks = [float(p) for p in own_process_peaks(settings, self.measured_runs()) if finite(p) and p > 0]
+        return (middle(peaks), len(peaks)) if peaks else None
 
     def stopped_so_far(self, rung: Rung | None) -> str:
         """What `rung`'s trial measured before the user stopped it, when that left it undecided and it may go on

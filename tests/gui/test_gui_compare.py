@@ -302,3 +302,7 @@ def test_a_findings_code_is_never_split_in_the_table(qtbot, tmp_path, themed):
         assert code in text.split(", "), text  # whole, with no place to break inside it
         assert table.columnWidth(column) >= fm.horizontalAdvance(code), (code, table.columnWidth(column))
     assert unreadable(page.view) == []
+    # the walk: "peak memory: the run's peak" under a row showing its configuration's median
+    note = page.view.note.text()
+    assert "peak memory: the configuration's, the median of its full-length runs" in note and "the run's peak" \
+        not in note
