@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 from tfturbo import protocol
 from tfturbo.findings import findings_in
 from tfturbo.runfiles import RUNS_DIR
+from tfturbo.run_summary import RunSummary
 from tfturbo.tune.study import Rung
 from tfturbo.input_probe import InputProbe
 from tfturbo.verdicts import (COMPUTE_NOISE, ProbeBand, ProbeVerdict, compute_slower_than_training,
@@ -163,7 +164,7 @@ class BaselinePage(WizardPage):
     def available(self) -> str:
         return "" if self.session.study is not None else "choose and check a workload first"
 
-    def show_results(self, summary) -> None:
+    def show_results(self, summary: RunSummary) -> None:
         """The baseline run's facts, its peak memory the configuration's (`WizardSession.configuration_peak`, as
         the compare table and the report give it): refreshed on each visit, as later trials' runs of the
         baseline's configuration count in it."""
