@@ -113,7 +113,7 @@ class RunBrowser(QMainWindow):
         rows.addWidget(self.compare.table_part)
         rows.setStretchFactor(0, 1)
         rows.setStretchFactor(1, 1)
-        rows.setSizes([400, 300])
+        rows.setSizes([1, 10_000])  # the runs and plots at their least height, the table and its note the rest
         layout.addWidget(rows, 1)
         self.warnings = QLabel("")
         self.warnings.setObjectName("warningText")

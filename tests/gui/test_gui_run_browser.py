@@ -71,7 +71,7 @@ def test_a_legend_of_25_runs_never_widens_the_plots_and_names_the_runs_that_do_n
     assert plots.legend_shown() == [s.label for s in series[:3]]
 
 
-def test_the_spike_note_keeps_its_place_and_the_legend_gives_way(qtbot):
+def test_the_spike_note_is_whole_in_its_plot_and_the_legend_keeps_its_rows(qtbot):
     from tfturbo_gui.live_plots import Series
     from test_gui_layout import _spiky_run, shown_plots
 
@@ -80,11 +80,11 @@ def test_the_spike_note_keeps_its_place_and_the_legend_gives_way(qtbot):
     series = many_series(6)
     plots.set_series([Series(spiky, "this run")] + series, primary=spiky)
     qtbot.wait(20)
-    assert plots.spike_note.isVisible()
-    note = plots.spike_note.geometry()
-    for label in plots.legend_labels + [plots.more_label]:
-        if label.isVisible():  # the first row's entries stop before the note; the second row is the legend's
-            assert label.geometry().right() < note.left() or label.geometry().top() >= note.bottom()
+    # the note is in the step-time plot, whole and inside it (in the legend row it was cut to "▲ 1")
+    note = plots.spike_note
+    assert note.isVisible() and note.textItem.toPlainText() == "▲ 1 step above range"
+    inside = plots.step_plot.getPlotItem().getViewBox().sceneBoundingRect()
+    assert inside.contains(note.mapRectToScene(note.boundingRect()))
     assert plots.legend_strip.rows_used == 2
     plots.resize(420, 480)  # narrower: what the two rows cannot hold goes under "+N more"
     qtbot.wait(20)
