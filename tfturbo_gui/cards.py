@@ -28,9 +28,15 @@ from .labels import seeds_button, card_column, card_header, card_reason, in_gui_
 MEDIAN_STEP = "Median step (detail)"
 
 
-def run_facts(summary: RunSummary) -> list[tuple[str, str]]:
+RUN_PEAK = "This run's peak (detail)"
+
+
+def run_facts(summary: RunSummary, peak: tuple[float, int] | None = None) -> list[tuple[str, str]]:
     """(label, value) pairs a user reads off one measured run: one speed (`RunSummary.step_rate`, as the compare
-    table and every speed-up), the median step labelled as a detail of it."""
+    table and every speed-up), the median step labelled as a detail of it. `peak`: its configuration's peak
+    memory and over how many runs (`WizardSession.configuration_peak`, the compare table's figure); over more
+    than one run it is the peak shown, this run's own a labelled detail beside it (the baseline page showed
+    357.9 MiB, its run's, where the Batch page, the table and the PDF showed 334.6 MiB)."""
     facts = []
     median, (lo, hi) = summary.step_time()
     if finite(median) and median > 0:
@@ -45,8 +51,14 @@ def run_facts(summary: RunSummary) -> list[tuple[str, str]]:
         facts.append((MEDIAN_STEP, f"{step}: the typical step alone; the speed above counts every steady step"))
     if summary.warmup_s is not None:
         facts.append(("Warm-up / compile", f"{summary.warmup_s:.1f} s (excluded)"))
-    if summary.peak_memory_bytes is not None:
-        facts.append(("Peak memory", f"{fmt_bytes(summary.peak_memory_bytes)} ({summary.memory_kind or 'host'})"))
+    kind = summary.memory_kind or "host"
+    if peak is not None and peak[1] > 1:
+        facts.append(("Peak memory", f"{fmt_bytes(peak[0])} ({kind}; median of this configuration's {peak[1]} "
+                                     "runs so far)"))
+        if summary.peak_memory_bytes is not None:
+            facts.append((RUN_PEAK, fmt_bytes(summary.peak_memory_bytes)))
+    elif summary.peak_memory_bytes is not None:
+        facts.append(("Peak memory", f"{fmt_bytes(summary.peak_memory_bytes)} ({kind})"))
     primary = summary.primary_metric()
     if primary is not None:
         facts.append(("Validation", f"{primary[0]} {primary[1]:.4f}"))
@@ -135,12 +147,18 @@ class DecisionCard(QFrame):
 
     def set_decision(self, decision: TrialVerdict, label: str, compared_with: str | None = None,
                      fixes: list[str] | None = None, way_forward: Sequence[str] = (), shown: Headline | None = None,
-                     rung: str = "") -> None:
+                     rung: str = "", stopped: str = "") -> None:
         """`way_forward`: what would decide an inconclusive accuracy, recommended first (`trials.way_forward`).
         `shown`: the configuration's headline (`tfturbo.headline`, of rung `rung`), its one speed number as the
-        compare table, its CSV and the PDF show it; without one, the trial's own ratio."""
+        compare table, its CSV and the PDF show it; without one, the trial's own ratio. `stopped`: the trial was
+        stopped by the user before its verdict had the pairs it needs, and may go on — what it measured so far
+        ("1 of the 3 replicate pairs …"): an undecided trial, never "NOT KEPT … not recommended"."""
         kept = decision.kept
         set_badge(self.badge, kept)
+        if stopped:
+            set_badge(self.badge, kept, "STOPPED")
+            self._show_unjudged(f"{label}: stopped by you — undecided", [("Measured so far", stopped)])
+            return
         if decision.failed:  # a failed arm is a failed trial: its error and the fix, never a verdict
             self._show_unjudged(f"{label}: failed", [("Candidate's run", decision.failure_text())])
             return

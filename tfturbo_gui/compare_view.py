@@ -69,14 +69,15 @@ SPEEDUP = ("speed-up [95% CI]", "speed-up\n[95% CI]",
            "the PDF.")
 VERDICT = ("verdict", "verdict", "The trial's speed verdict and whether the configuration was kept.")
 WARMUP = ("warm-up s", "warm-\nup (s)", "Seconds before the steady state (compilation, first steps).")
-MEMORY = ("peak memory", "peak\nmemory", "The run's peak memory, and its ratio to the baseline run's.")
+MEMORY = ("peak memory", "peak\nmemory", "The configuration's peak memory — the median of its full-length runs in a "
+          "process of their own (a run's own peak when it is the only one) — and its ratio to the baseline's.")
 MFU = ("MFU", "MFU", "Model FLOP utilisation: the share of this device's measured matmul FLOP/s the run reached.")
 FINDINGS = ("findings", "findings", "Codes of the findings in this run (their text is in the run's tooltip).")
 NO_TRIAL = "—"
 # columns the exported CSV adds to `tfturbo compare`'s: the configuration's headline (the table's speed-up)
 CSV_EXTRA = ("headline_speedup", "headline_ci95_lo", "headline_ci95_hi", "headline_pairs", "headline_against",
              "headline_trial", "headline_verdict", "kept")
-TEXT_MIN_CAP = 160  # a run name or findings piece wider than this is elided (whole in its tooltip), not scrolled to
+TEXT_MIN_CAP = 160  # a run name piece wider than this is elided (whole in its tooltip), not scrolled to
 
 
 @dataclass
@@ -198,7 +199,12 @@ def plain(text: str) -> str:
 class CompareView(QWidget):
     baseline_changed = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None, plot_columns: int = 4, fit_rows: bool = False):
+    def __init__(self, parent: QWidget | None = None, plot_columns: int = 4, fit_rows: bool = False,
+                 table_apart: bool = False):
+        """`fit_rows`: the table as tall as its rows, under the plots (a page that scrolls). `table_apart`: the
+        table and its note are `table_part`, for the owner to place (the runs window puts them under its list of
+        runs as well, at the window's whole width: beside the list, the table scrolled sideways at 1024 px and
+        showed one row)."""
         super().__init__(parent)
         self.records: list[RunRecord] = []
         self.replicates: list[RunRecord] = []  # trial runs behind the rows: they give the rows their intervals
@@ -243,7 +249,10 @@ class CompareView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(False)
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.table.viewport().installEventFilter(self)
+        # held apart from the table: the runs window's table part may go before this view (its event then comes
+        # from a table already deleted)
+        self._viewport = self.table.viewport()
+        self._viewport.installEventFilter(self)
         self.note = QLabel("")
         self.note.setObjectName("muted")
         self.note.setWordWrap(True)
@@ -254,6 +263,15 @@ class CompareView(QWidget):
             self.table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
             layout.addWidget(self.plots, 1)
             layout.addWidget(self.table)
+        elif table_apart:
+            self.table.setMinimumHeight(90)
+            layout.addWidget(self.plots, 1)
+            self.table_part = QWidget()
+            part = QVBoxLayout(self.table_part)
+            part.setContentsMargins(0, 0, 0, 0)
+            part.addWidget(self.table, 1)
+            part.addWidget(self.note)
+            return
         else:
             splitter = QSplitter(Qt.Orientation.Vertical)
             splitter.setChildrenCollapsible(False)
@@ -429,7 +447,8 @@ class CompareView(QWidget):
                           not row.mfu_unknown else f"MFU not known: {row.mfu_unknown}."))
         cells += [(compare.fmt_metric(row.metrics.get(m)), f"{m} at the run's last validation") for m in metrics]
         if has_findings:
-            cells.append((breakable(", ".join(row.findings)) or "-", "\n".join(row.findings) or "no findings"))
+            # codes wrap at the spaces between them only: "CALLBACKS_ / NOT_RUN" read as two codes (the issue 42 walk)
+            cells.append((", ".join(row.findings) or "-", "\n".join(row.findings) or "no findings"))
         return cells
 
     def _fill_table(self) -> None:
@@ -466,7 +485,8 @@ class CompareView(QWidget):
         if any(self._unpaired(r) for r in range(len(self.rows))):
             lines.append(f"unpaired runs: no trial measured the run; the runs with its settings against those with "
                          f"{base}'s settings, not run in pairs, so less certain than a trial.")
-        lines.append(f"peak memory: the run's peak and its ratio to {base}'s"
+        lines.append(f"peak memory: the configuration's, the median of its full-length runs in a process of their "
+                     f"own (a run's own peak when it is the only one), and its ratio to {base}'s"
                      + ("; MFU: share of the device's measured matmul FLOP/s." if MFU[0] in shown else "."))
         return "\n".join(lines)
 
@@ -495,7 +515,7 @@ class CompareView(QWidget):
                 nat = max(nat, max(fm.horizontalAdvance(line) for line in text.split("\n")) + margin)
                 pieces = [p for p in re.split(f"[ \n{ZWSP}]", text) if p]
                 low = max(low, max((fm.horizontalAdvance(p) for p in pieces), default=0) + margin)
-            if label in (RUN[1], FINDINGS[1]):
+            if label == RUN[1]:  # a finding's code is never cut: its column is at least as wide as the widest
                 low = min(low, max(head, TEXT_MIN_CAP))
             natural.append(nat)
             minimum.append(min(low, nat))
@@ -552,7 +572,7 @@ class CompareView(QWidget):
             table.setFixedHeight(2 * table.frameWidth() + header_height + shown + sideways)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
-        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize and self.rows \
+        if watched is self._viewport and event.type() == QEvent.Type.Resize and self.rows \
                 and isinstance(event, QResizeEvent) and event.size().width() != self._fitted_width:
             QTimer.singleShot(0, self, self._refit)  # after the layout has settled (never inside its resize)
         return super().eventFilter(watched, event)

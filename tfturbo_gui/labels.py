@@ -141,9 +141,10 @@ def card_reason(layout: QBoxLayout) -> QLabel:
     return reason
 
 
-def set_badge(badge: QLabel, kept: bool) -> None:
-    """KEPT / NOT KEPT, coloured by the style sheet's `kept` property (re-polished to apply it)."""
-    badge.setText("KEPT" if kept else "NOT KEPT")
+def set_badge(badge: QLabel, kept: bool, text: str = "") -> None:
+    """KEPT / NOT KEPT (or `text`: STOPPED for an undecided trial), coloured by the style sheet's `kept`
+    property (re-polished to apply it)."""
+    badge.setText(text or ("KEPT" if kept else "NOT KEPT"))
     badge.setProperty("kept", "yes" if kept else "no")
     badge.style().unpolish(badge)
     badge.style().polish(badge)

@@ -27,7 +27,8 @@ import re
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QApplication, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tfturbo import summary as summ
@@ -108,13 +109,13 @@ def _entry_html(line: str, name: str) -> str:
 
 class LegendStrip(QWidget):
     """The rows above the plots: legend entries, each whole, flowing onto a second row when one is not enough,
-    then "+N more" (its tooltip names the rest, each with its colour); the spike note at the first row's right.
+    then "+N more" (its tooltip names the rest, each with its colour). (The spike note is in the step-time plot:
+    here it gave way to the names as "▲ 76", cut from "▲ 76 steps above range" — the issue 42 walk.)
 
     The first `KEEP` entries — the page's own configuration and its reference — are always named whole: at
     1024 px they were shortened in the middle ("mixed_bflo…ch 50 (b2)", issue 22) and before that the
     reference went under "+1 more". Only a strip too narrow for one of them alone on its row (no supported
-    window size) shortens it. The rows follow the entries and the width, never the spike note (a short count
-    is kept free for it on the first row), so a note appearing mid-run never re-lays the plots. It asks for no
+    window size) shortens it. The rows follow the entries and the width alone. It asks for no
     width of its own, so a study of 25 runs cannot widen the window (it did: 25 × 40 px minimum). No layout
     manager: `fit` places every label itself."""
 
@@ -122,17 +123,12 @@ class LegendStrip(QWidget):
     KEEP = 2
     ROWS = 2  # rows at most; what does not fit them goes under "+N more"
     MIN_NAME = 40  # px of a name shortened in a strip too narrow for it, at least
-    SPIKE_ROOM = "▲ 9999"  # the room the first row keeps for the spike note's count
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.more = QLabel("", self)
         self.more.setObjectName("muted")
         self.more.hide()
-        self.spike_note = QLabel("", self)
-        self.spike_note.setObjectName("muted")
-        self.spike_note.hide()
-        self.spike_long = self.spike_short = ""  # the spike note's whole text and its count alone
         self.entries: list[QLabel] = []
         self.htmls: list[str] = []
         self.lines: list[str] = []  # each entry's coloured line (html)
@@ -169,12 +165,11 @@ class LegendStrip(QWidget):
         return label.fontMetrics().horizontalAdvance(_plain(html)) + 4
 
     def _rows(self, available: int) -> list[list[int]]:
-        """Entries per row: whole, in order, the first row less the spike note's room; the rest left out."""
-        reserve = self.spike_note.fontMetrics().horizontalAdvance(self.SPIKE_ROOM) + 4 + self.SPACING
+        """Entries per row: whole, in order; the rest left out."""
         rows: list[list[int]] = [[]]
         used = 0
         for i, w in enumerate(self._full):
-            room = available - (reserve if len(rows) == 1 else 0)
+            room = available
             if rows[-1] and used + self.SPACING + w > room:
                 if len(rows) == self.ROWS:
                     break
@@ -187,15 +182,14 @@ class LegendStrip(QWidget):
         if rest:  # "+N more" after the last row's entries: entries beyond the kept ones make room for it
             more_w = self.more.fontMetrics().horizontalAdvance(f"+{len(self._full)} more") + 4
             last = rows[-1]
-            room = available - (0 if len(rows) > 1 else reserve)
+            room = available
             while len(last) > 1 and last[-1] >= self.KEEP and \
                     sum(self._full[i] for i in last) + self.SPACING * len(last) + more_w > room:
                 last.pop()
         return rows
 
     def fit(self) -> None:
-        """Place the entries (whole) on their rows, "+N more" after them, the spike note at the first row's
-        right: its whole text where the row has room for it, else its count alone (the tooltip says the rest)."""
+        """Place the entries (whole) on their rows, "+N more" after them."""
         available = self.width()
         rows = self._rows(available)
         height = self.row_height()
@@ -228,13 +222,6 @@ class LegendStrip(QWidget):
             self.more.setGeometry(ends[-1], (len(rows) - 1) * height, self._advance(self.more, self.more.text()), height)
         if self.more.isHidden() != (rest == 0):
             self.more.setHidden(rest == 0)
-        if self.spike_long:
-            whole = self._advance(self.spike_note, self.spike_long)
-            text = self.spike_long if ends[0] + whole <= available or not self.spike_short else self.spike_short
-            if self.spike_note.text() != text:
-                self.spike_note.setText(text)
-            width = self._advance(self.spike_note, text)
-            self.spike_note.setGeometry(max(0, available - width), 0, width, height)
         self.rows_used = len(rows) if any(rows) else 1
         if self.height() != self.rows_used * height:
             self.setFixedHeight(self.rows_used * height)
@@ -267,7 +254,6 @@ class RunPlots(QWidget):
         # longest UI stall of a run's start in benchmarks/gui_ingest.py). It never asks for width: the
         # names that fit are shown whole, the rest are named in the tooltip of "+N more" (`LegendStrip`).
         self.legend_strip = strip = LegendStrip()
-        self.spike_note = strip.spike_note  # steady steps above the step-time range; the legend names give way to it
         self.more_label = strip.more
         outer.addWidget(strip)
         self.legend_labels: list[QLabel] = []  # one per series, the page's run first; those that do not fit are hidden
@@ -284,6 +270,15 @@ class RunPlots(QWidget):
         self._lay_out(with_scale=False)  # shown once a run on the page has a loss scale (only mixed_float16)
         self.spikes = pg.ScatterPlotItem(symbol="t1", size=7, pen=None, brush=pg.mkBrush(SPIKE_COLOR))
         self.step_plot.addItem(self.spikes, ignoreBounds=True)
+        # steady steps above the step-time range, counted at the plot's top right, inside it, whole
+        self._spike_html = ""  # its text ("" when no steady step is above the range)
+        self.spike_note = pg.TextItem(anchor=(1, 0), color=self.foreground, fill=self._label_fill())
+        self.spike_note.textItem.document().setDocumentMargin(1)
+        self.spike_note.setZValue(6)
+        self.spike_note.hide()
+        self.step_plot.addItem(self.spike_note, ignoreBounds=True)
+        self._band_px = 0.0  # the labels' rows at the plot's top: the step-time range leaves them this room
+        self._band_key: tuple[int, int] = (0, 0)  # (band, view height) the range was last fitted for
         # whether a run has a loss scale, said in the plot's title (a TextItem in the view re-painted the plot
         # every tick); None until the first refresh sets the title
         self.has_scale: bool | None = None
@@ -296,6 +291,7 @@ class RunPlots(QWidget):
         view = self.step_plot.getPlotItem().getViewBox()
         view.sigResized.connect(self._place_labels)  # rows are pixels from the top: a short plot re-places them
         view.sigXRangeChanged.connect(self._place_labels)
+        view.sigYRangeChanged.connect(self._place_labels)
         # its value is in the plot's title, not a label over the data
         self.median_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(self.foreground, width=1,
                                                                  style=Qt.PenStyle.DotLine))
@@ -624,7 +620,7 @@ class RunPlots(QWidget):
         if top is None:
             peaks = [float(np.nanmax(s.data.step_ms.view())) for s in self.series if len(s.data.step_ms.view())]
             top = max(peaks) if peaks else 1.0
-        wanted = {"step_ms": (x_range, (0.0, _grow(top)))}
+        wanted = {"step_ms": (x_range, (0.0, self._step_range_top(_grow(top))))}
         for name, values in (("loss", [s.data.loss.view() for s in self.series]),
                              ("val", [self.curves["val"][i].yData for i in range(len(self.series))]),
                              ("loss_scale", [s.data.loss_scale.view() for s in self.series])):
@@ -675,12 +671,11 @@ class RunPlots(QWidget):
         n = self.spikes_above
         # short, so the runs' names keep their room in the legend strip at 1024 px (the tooltip says the rest)
         note = f'<span style="color:{SPIKE_COLOR}">▲</span> {n} step{"s" if n != 1 else ""} above range' if n else ""
-        if self.legend_strip.spike_long != note:
-            self.legend_strip.spike_long = note
-            self.legend_strip.spike_short = f'<span style="color:{SPIKE_COLOR}">▲</span> {n}' if n else ""
-            self.spike_note.setText(note)
+        if self._spike_html != note:
+            self._spike_html = note
+            self.spike_note.setHtml(note)
             self.spike_note.setVisible(bool(n))
-            self.legend_strip.fit()
+            self._place_labels()
             self.spike_note.setToolTip(f"{n} steady step{'s' if n != 1 else ''} slower than the top of the step-time "
                                        "plot, marked at its top edge" if n else "")
 
@@ -696,30 +691,84 @@ class RunPlots(QWidget):
             edge = pg.InfiniteLine(pos=start * k, angle=90, pen=pg.mkPen(None), movable=False)
             edge.setZValue(5)
             label = pg.InfLineLabel(edge, text, anchors=[(0, 0), (0, 0)], color=color,
-                                    fill=pg.mkBrush(255, 255, 255, 190))
+                                    fill=self._label_fill())
             label.textItem.document().setDocumentMargin(1)  # Qt's 4 px around the text: two rows in a 40 px plot
             self._shade_labels.append((edge, label, row))
             self.step_plot.addItem(edge, ignoreBounds=True)
 
     LABEL_PAD = 2  # px between the plot's top and the first row of labels
+    BAND_MAX = 0.5  # the labels' rows take at most this share of the plot's height (a row beyond it is hidden)
+
+    def _label_fill(self) -> QBrush:
+        """The labels' background: the plot's own, nearly opaque, so a warm-up step drawn behind never crosses
+        the words."""
+        colour = pg.mkColor(self.background)
+        colour.setAlpha(235)
+        return pg.mkBrush(colour)
 
     def _place_labels(self, *_: object) -> None:
-        """Each shaded window's label in its row, rows one text line apart from the plot's top, so that labels of
-        different rows never overlap whatever the plot's height; a label starting too near the plot's right edge
-        for its text ends at its line instead of running out of the plot, and a row the plot has no room for is
-        hidden (the shading stays)."""
+        """The shaded windows' labels in their rows from the plot's top ("warm-up" in the first, "profiler" one
+        line below it, so they never overlap whatever the plot's height; one starting too near the plot's right
+        edge for its text ends at its line), and the spike note ("▲ 76 steps above range") at the right, whole,
+        on the first row where it overlaps no label. Inside the plot: a row beyond BAND_MAX of the height is
+        hidden (the shading and the marks stay). The rows used are the band the step-time range leaves above the
+        steady steps (`_step_range_top`), so no label sits on the curve: hung over a 110 px plot, "warm-up" and
+        "profiler" were drawn across it, and the note, in the legend row, was cut to "▲ 76" (the issue 42
+        walk)."""
         view = self.step_plot.getPlotItem().getViewBox()
         height, box = view.height(), view.sceneBoundingRect()
-        for _edge, label, row in self._shade_labels:
-            text = label.textItem.boundingRect()
-            top = self.LABEL_PAD + row * text.height()
-            label.setVisible(height > 0 and top + text.height() <= height)
-            if not label.isVisible():
-                continue
-            x = view.mapViewToScene(pg.Point(label.line.value(), 0)).x()
-            anchor = (1, 0) if x + text.width() > box.right() and x - text.width() >= box.left() else (0, 0)
-            label.anchors = [anchor, anchor]
-            label.setPosition(1 - top / height)
+        note = self.spike_note
+        # one row height for every label, the note's too: rows of their own heights overlapped by a pixel or two
+        line = max([label.textItem.boundingRect().height() for _e, label, _r in self._shade_labels]
+                   + ([note.textItem.boundingRect().height()] if self._spike_html else []), default=0.0) + 1
+        rows = 0
+        taken: list[QRectF] = []  # the scene rect of every label shown
+
+        def first_free(row: int, rect: QRectF) -> tuple[int, QRectF]:
+            """The first row from `row` where `rect` (placed on row 0) overlaps no label shown."""
+            while any(rect.translated(0, row * line).adjusted(-4, 0, 4, 0).intersects(t) for t in taken):
+                row += 1
+            return row, rect.translated(0, row * line)
+
+        # "warm-up" first, then the spike note (a count of the data: before a label of the shading), then the rest
+        order = [(label, row) for _e, label, row in self._shade_labels if row == 0] + \
+            ([(note, 0)] if self._spike_html else []) + \
+            [(label, row) for _e, label, row in self._shade_labels if row > 0]
+        for item, wanted in order:
+            text = item.textItem.boundingRect()
+            if item is note:
+                row, spot = first_free(wanted, QRectF(box.right() - text.width(), box.top() + self.LABEL_PAD,
+                                                      text.width(), text.height()))
+            else:
+                x = view.mapViewToScene(pg.Point(item.line.value(), 0)).x()
+                anchor = (1, 0) if x + text.width() > box.right() and x - text.width() >= box.left() else (0, 0)
+                item.anchors = [anchor, anchor]
+                left = x - text.width() if anchor == (1, 0) else x
+                row, spot = first_free(wanted, QRectF(left, box.top() + self.LABEL_PAD, text.width(), text.height()))
+            top = self.LABEL_PAD + row * line
+            fits = height > 0 and top + text.height() <= height * self.BAND_MAX
+            if fits and item is note:
+                at = view.mapSceneToView(pg.Point(box.right() - 1, box.top() + top))
+                note.setPos(at.x(), at.y())
+            elif fits:
+                item.setPosition(1 - top / height)
+            item.setVisible(fits)
+            if fits:
+                taken.append(item.mapRectToScene(item.boundingRect()) if item is not note else spot)
+                rows = max(rows, row + 1)
+        band = self.LABEL_PAD + rows * line + 1 if rows else 0.0
+        key = (round(band), round(height))
+        if key != self._band_key:  # the range leaves the band (its share of a new height): fitted at the next tick
+            self._band_key = key
+            self._band_px = band
+            self._painted = ()
+
+    def _step_range_top(self, top: float) -> float:
+        """The step-time axis' top for steady steps up to `top`: room above it for the labels' band."""
+        height = self.step_plot.getPlotItem().getViewBox().height()
+        if self._band_px <= 0 or height <= self._band_px:
+            return top
+        return top * height / (height - self._band_px)
 
     # ------------------------------------------------------------ for tests and benchmarks
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QM
 from tfturbo import __version__
 from tfturbo.backend_client import backend_command
 from tfturbo.settings import DEFAULT_STEPS
-from tfturbo.runfiles import STUDY_YAML
+from tfturbo.runfiles import RUNS_DIR, STUDY_YAML
 from tfturbo.tune import levers
 from tfturbo.tune.study import Study
 
@@ -60,10 +60,25 @@ MIN_SIZE = (1024, 640)
 
 
 def recent_studies() -> list[str]:
-    """Study folders made or opened here, newest first, that still exist."""
+    """Study folders made or opened here, newest first, that still exist and measured something: a folder removed
+    since (an abandoned check's, discarded at New study) is dropped from the list for good, and one made by Next
+    on page 1 with no run in it is not listed (the walk read "… — unfinished" for both)."""
     value = QSettings().value(RECENT_KEY, []) or []
     paths = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
-    return [p for p in paths if Path(p, "study.yaml").exists()]
+    existing = [p for p in paths if Path(p, STUDY_YAML).exists()]
+    if existing != paths:
+        QSettings().setValue(RECENT_KEY, existing)
+    return [p for p in existing if measured_anything(Path(p))]
+
+
+def measured_anything(path: Path) -> bool:
+    """Whether the study in `path` has a run (a study.yaml another tfturbo wrote, unreadable: listed, opened to
+    say why)."""
+    try:
+        study = Study.load(path)
+    except Exception:  # noqa: BLE001 (a file another tfturbo wrote, or half a copy)
+        return True
+    return bool(study.rungs) or any((path / RUNS_DIR).glob("*"))
 
 
 def recent_label(path: str) -> str:
@@ -165,7 +180,7 @@ class MainWindow(QMainWindow):
             self._fill_recent()
 
     def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
+        self.file_menu = file_menu = self.menuBar().addMenu("&File")
         self.new_action = QAction("&New study", self)
         self.new_action.setShortcut(QKeySequence.StandardKey.New)
         self.new_action.triggered.connect(self.new_study)
@@ -176,6 +191,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_action)
         self.recent_menu = file_menu.addMenu("&Recent studies")
         self._fill_recent()
+        # read again as it opens: a folder removed since (or a study that has measured since) shows as it is now
+        file_menu.aboutToShow.connect(self._fill_recent)
         self.export_action = QAction("&Export PDF report…", self)
         self.export_action.triggered.connect(self._export_report)
         file_menu.addAction(self.export_action)
@@ -354,11 +371,21 @@ class MainWindow(QMainWindow):
 
     def ask_close(self) -> bool:
         answer = QMessageBox.question(
-            self, "Stop the run and quit?",
-            f"{GATE.label} is still running. Quit stops it: what it measured so far is kept in the study "
-            "folder, and the study is marked interrupted.",
+            self, "Stop the run and quit?", self.quit_question(),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes
+
+    def quit_question(self) -> str:
+        """What Quit would stop, named by its step and its place in the trial ("XLA compilation — trial pair 4,
+        the reference run (float32, batch 32)"): the run's configuration alone read as the baseline running
+        during the XLA trial's reference run (the issue 42 walk)."""
+        running = GATE.label
+        for page in getattr(self, "pages", []):
+            for panel in page.findChildren(RunPanel):
+                if panel.is_running() and panel.context:
+                    running = f"{page.title} — {panel.context[0].lower()}{panel.context[1:]} ({GATE.label})"
+        return (f"{running[0].upper()}{running[1:]} is still running. Quit stops it: what it measured so far is "
+                "kept in the study folder, and the study is marked interrupted.")
 
     def stop_children(self) -> None:
         """Stop every backend and TensorBoard. The trial pages hear nothing of the runs ended here: a trial cut off

@@ -65,7 +65,9 @@ class RunBrowser(QMainWindow):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("tfturbo — runs")
-        self.resize(1240, 760)
+        # its own size on a large screen, the screen's room on a small one (it opened at 1240x760 on 1024x640)
+        room = self.screen().availableGeometry()
+        self.resize(min(1240, room.width()), min(760, room.height()))
         self.records: list[RunRecord] = []
         body = QWidget()
         layout = QVBoxLayout(body)
@@ -97,13 +99,22 @@ class RunBrowser(QMainWindow):
             self.tree.setItemDelegateForColumn(column, self._elide_right)
         self.replicate_of: dict[int, str] = {}  # record index -> the rung whose trial the run is a replicate of
         self.tree.itemChanged.connect(self._on_item_changed)
-        self.compare = CompareView(plot_columns=2)
+        self.compare = CompareView(plot_columns=2, table_apart=True)
         splitter.addWidget(self.tree)
         splitter.addWidget(self.compare)
         splitter.setStretchFactor(1, 1)  # the plots take what the window gains or loses beyond the tree's share
         splitter.setSizes([440, 800])
         splitter.splitterMoved.connect(lambda *_: self._fit_tree() if self.records else None)
-        layout.addWidget(splitter, 1)
+        # the table under the runs and their plots, at the window's whole width: beside the list it scrolled
+        # sideways and showed one row at 1024x640 (the issue 42 walk)
+        rows = QSplitter(Qt.Orientation.Vertical)
+        rows.setChildrenCollapsible(False)
+        rows.addWidget(splitter)
+        rows.addWidget(self.compare.table_part)
+        rows.setStretchFactor(0, 1)
+        rows.setStretchFactor(1, 1)
+        rows.setSizes([1, 10_000])  # the runs and plots at their least height, the table and its note the rest
+        layout.addWidget(rows, 1)
         self.warnings = QLabel("")
         self.warnings.setObjectName("warningText")
         self.warnings.setWordWrap(True)

@@ -85,6 +85,9 @@ class RunData:
         self.scale_step = Column()
         self.loss_scale = Column()
         self.has_loss_scale = False
+        # whether any window carried a training loss: a run whose windows carry none (steps per execution > 1,
+        # where a call's steps are timed as a whole) plots its epochs' losses instead (`_on_epoch`)
+        self._window_losses = False
         self.validation: list[tuple[int, dict[str, float]]] = []
         self.phase: str | None = None
         self.phase_detail = ""
@@ -115,8 +118,8 @@ class RunData:
         assert self.arms is not None, "only a run-pair process has runs of its own"
         return self.arms.setdefault(run, RunData(run, "run"))
 
-    _PER_RUN = (protocol.STEPS, protocol.PHASE, protocol.VALIDATION, protocol.PROGRESS, protocol.MEMORY,
-                protocol.RESULT)
+    _PER_RUN = (protocol.STEPS, protocol.EPOCH, protocol.PHASE, protocol.VALIDATION, protocol.PROGRESS,
+                protocol.MEMORY, protocol.RESULT)
 
     def ingest(self, events: Iterable[protocol.Event]) -> None:
         for e in events:
@@ -153,6 +156,7 @@ class RunData:
         steps, ms = _items(e.get("step")), _items(e.get("step_ms"))
         n = min(len(steps), len(ms))  # ragged columns: the steps both have (as protocol.iter_steps reads them)
         if not n:
+            self._on_bare_window(_items(e.get("window")))
             return
         self.step.extend(_floats(steps, n))
         self.step_ms.extend(_floats(ms, n))
@@ -162,10 +166,35 @@ class RunData:
             read = _floats(_items(values), n)
             kept = np.isfinite(read)
             if kept.any():
+                if column is self.loss:
+                    self._window_losses = True
                 at.extend(step[kept])
                 column.extend(read[kept])
                 if column is self.loss_scale:
                     self.has_loss_scale = True
+
+    def _on_bare_window(self, window: list[Any]) -> None:
+        """A window timed as a whole with none of its steps timed alone (steps per execution > 1: a call's steps
+        run as one; the walk's batch-64 run at 30 steps per call sent only such windows, and its step-time plot
+        stayed empty beside its reference): its mean step time, at its first step, as the backend gives a
+        call's steps."""
+        if len(window) < 3 or not all(finite(v) for v in window[:3]):
+            return
+        first, last, seconds = (float(v) for v in window[:3])
+        if last < first or seconds <= 0 or (self.step.size and first <= self.step.view()[-1]):
+            return
+        self.step.extend(np.array([first]))
+        self.step_ms.extend(np.array([seconds * 1000.0 / (last - first + 1)]))
+
+    def _on_epoch(self, e: protocol.EpochEvent) -> None:
+        """An epoch's training loss, for a run whose windows carry none (`_window_losses`): its training-loss
+        plot was empty beside its reference's."""
+        loss, step = (e.get("metrics") or {}).get("loss"), e.get("step")
+        if self._window_losses or not finite(loss) or not isinstance(step, int):
+            return
+        if not self.loss_step.size or step > self.loss_step.view()[-1]:
+            self.loss_step.extend(np.array([float(step)]))
+            self.loss.extend(np.array([float(loss)]))
 
     def _on_phase(self, e: protocol.PhaseEvent) -> None:
         self.phase = str(e.get("phase") or "")
@@ -298,5 +327,5 @@ _READERS: dict[str, Callable[[RunData, Any], None]] = {
     protocol.STEPS: RunData._on_steps, protocol.PHASE: RunData._on_phase, protocol.VALIDATION: RunData._on_validation,
     protocol.PROGRESS: RunData._on_progress, protocol.MEMORY: RunData._on_memory, protocol.FINDING: RunData._on_finding,
     protocol.ERROR: RunData._on_error, protocol.DONE: RunData._on_done, protocol.RESULT: RunData._on_result,
-    protocol.HELLO: RunData._on_hello,
+    protocol.HELLO: RunData._on_hello, protocol.EPOCH: RunData._on_epoch,
 }

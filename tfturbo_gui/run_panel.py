@@ -204,6 +204,13 @@ class RunPanel(QWidget):
         self.refresh()
         self._set_state(*outcome_text(data, self.log_path))
 
+    def show_stopped_trial(self, so_far: str) -> None:
+        """The run the user stopped belonged to a trial, which discards it: say what the trial kept (`so_far`,
+        `WizardSession.stopped_so_far`), not the stopped run's steps as if they were kept (the walk read "2 steps
+        recorded; what was measured is kept" of a run that left no folder)."""
+        self._set_state(f"Stopped by you — {so_far}", "attention")
+        self.detail.hide()
+
     def _on_ended(self, data: RunData) -> None:
         self.timer.stop()
         self._painted = -1

@@ -23,7 +23,7 @@ from tfturbo.findings import FindingDoc
 from tfturbo import remote
 from tfturbo.backend_client import log_path as user_log_path
 from tfturbo.cli_args import run_argv
-from tfturbo.compare import run_settings
+from tfturbo.compare import own_process_peaks, run_settings
 from tfturbo.environment import Environment
 from tfturbo.input_probe import InputProbe
 from tfturbo.errors import UserError, required
@@ -35,6 +35,10 @@ from tfturbo.trials.speed import SpeedRule
 from tfturbo.trials.runs import PlannedPair, PlannedRun
 from tfturbo.trials.trial import Trial
 from tfturbo.trials.verdict import TrialVerdict
+from tfturbo.numbers import finite
+from tfturbo.run_summary import RunSummary
+from tfturbo.summary import middle
+from tfturbo.verdicts import Verdict
 from tfturbo.trials.way_forward import WayForward, can_use_more_examples, for_rung, rule_for
 from tfturbo.trials.execute import summary_of
 from tfturbo.tune.engine import (BASELINE, PATCH, Action, Outcome, StudyEngine, TuneOptions, audit_action,
@@ -49,6 +53,11 @@ __all__ = ["WizardSession", "audit_argv", "probe_argv", "default_study_dir", "wo
            "run_on", "scaling_offer"]
 
 STUDIES_FOLDER = "tfturbo-studies"  # under the user's home
+
+
+def complete_pairs(trial: Trial) -> int:
+    """The speed pairs of `trial` with both arms measured (a stopped pair's half counts for nothing)."""
+    return sum(1 for a, b in trial.speed_pairs() if a is not None and b is not None)
 
 
 def workload_name(spec: str) -> str:
@@ -438,8 +447,39 @@ class WizardSession:
         trial = self.trial_of(rung)
         if trial is None:
             return 1
-        complete = sum(1 for a, b in trial.speed_pairs() if a is not None and b is not None)
-        return max(1, trial.rule.min_pairs - complete)
+        return max(1, trial.rule.min_pairs - complete_pairs(trial))
+
+    def measured_runs(self) -> list[tuple[RunSettings, RunSummary | None]]:
+        """Every run of the study's rungs this session knows: each rung's own run and its trial's runs."""
+        out: list[tuple[RunSettings, RunSummary | None]] = []
+        for rung in self.study.rungs if self.study is not None else []:
+            trial = self.trial_of(rung)
+            if trial is not None:
+                out += [(run.planned.settings, run.summary) for run in trial.own_runs()]
+            elif rung.summary is not None:
+                out.append((rung.settings, rung.summary))
+        return out
+
+    def configuration_peak(self, settings: RunSettings) -> tuple[float, int] | None:
+        """The peak memory of the configuration `settings` and over how many runs: the median of its full-length
+        runs in a process of their own (`compare.own_process_peaks`), the figure the compare table, its CSV, the
+        report and the Batch page give; None before one was measured."""
+        peaks = [float(p) for p in own_process_peaks(settings, self.measured_runs()) if finite(p) and p > 0]
+        return (middle(peaks), len(peaks)) if peaks else None
+
+    def stopped_so_far(self, rung: Rung | None) -> str:
+        """What `rung`'s trial measured before the user stopped it, when that left it undecided and it may go on
+        ("1 of the 3 replicate pairs the verdict needs"); "" otherwise (decided, or no longer continuable). The
+        stopped trial's card and run line say this, not a verdict: "not kept" read as a decision about a
+        configuration nobody finished measuring."""
+        if rung is None or rung.decision is None or rung.decision.speed.verdict != Verdict.NOT_ENOUGH \
+                or not self.can_continue(rung):
+            return ""
+        trial = self.trial_of(rung)
+        if trial is None:
+            return ""
+        return (f"{complete_pairs(trial)} of the {trial.rule.min_pairs} replicate pairs the verdict needs; the run going when "
+                "you stopped was discarded")
 
     def continue_trial(self, rung: Rung) -> None:
         """Go on with `rung`'s stopped trial from its complete pairs (no pair measured again); `next_run` gives

@@ -303,3 +303,22 @@ def test_the_baseline_box_names_configurations_not_run_folders(qtbot, tmp_path):
     assert box.itemData(4, Qt.ItemDataRole.ToolTipRole) == "run folder 05-confirmation"
     box.setCurrentIndex(2)  # choosing by name still picks that run as the baseline
     assert page.view.rows[2].verdict == "baseline" and page.view.rows[2].name == "03-xla"
+
+
+def test_a_findings_code_is_never_split_in_the_table(qtbot, tmp_path, themed):
+    """The issue 42 walk: codes wrapped mid-word ("CALLBACKS_ / NOT_RUN") at both sizes."""
+    _window, page = compare_page(qtbot, tmp_path, (1024, 640))
+    table = page.view.table
+    column = page.view.header.index("findings")
+    fm = table.fontMetrics()
+    codes = [(r, code) for r in range(table.rowCount()) for code in page.view.rows[r].findings]
+    assert ("DIM_NOT_MULTIPLE_OF_8" in [c for _r, c in codes]), codes
+    for r, code in codes:
+        text = table.item(r, column).text()
+        assert code in text.split(", "), text  # whole, with no place to break inside it
+        assert table.columnWidth(column) >= fm.horizontalAdvance(code), (code, table.columnWidth(column))
+    assert unreadable(page.view) == []
+    # the walk: "peak memory: the run's peak" under a row showing its configuration's median
+    note = page.view.note.text()
+    assert "peak memory: the configuration's, the median of its full-length runs" in note and "the run's peak" \
+        not in note

@@ -153,3 +153,43 @@ def test_a_run_pair_process_keeps_each_runs_events_apart_and_its_status_follows_
     assert data.arm("a2").step_ms.view().tolist() == [60.0, 7.0] and data.arm("a2").summary.steps_completed == 2
     assert data.step.size == 0  # the process's own columns stay empty: nothing is the two runs mixed
     assert data.phase == "warmup" and data.document["runs"].keys() == {"a2", "b2"} and data.finished
+
+
+def spe_run(name: str, first_timed: bool) -> RunData:
+    """A run at 30 steps per call as the backend sends it: windows timed as a whole ([first, last, seconds]),
+    a call's steps timed alone only now and then (`first_timed`: the first window's), the loss with them;
+    every epoch's training loss in its `epoch` event."""
+    data = RunData(name)
+    events = []
+    for k, first in enumerate(range(1, 151, 30)):
+        timed = first_timed and k % 2 == 0
+        events.append({"type": "steps", "run": name, "step": [first] if timed else [],
+                       "step_ms": [2.0] if timed else [], "window": [first, first + 29, 0.06],
+                       **({"loss": [0.7 - 0.01 * k]} if timed else {})})
+        events.append({"type": "epoch", "run": name, "step": first + 29, "metrics": {"loss": 0.69 - 0.01 * k}})
+    data.ingest(events)
+    return data
+
+
+def test_a_run_whose_calls_are_timed_as_a_whole_has_a_step_time_and_a_loss_curve():
+    # the walk's batch-64 run at 30 steps per call sent windows with no step timed alone: its step-time and
+    # training-loss plots stayed empty beside its reference's
+    bare = spe_run("05-batch64", first_timed=False)
+    assert list(bare.step.view()) == [1, 31, 61, 91, 121]
+    assert [round(v, 3) for v in bare.step_ms.view()] == [2.0] * 5  # 60 ms over 30 steps
+    assert list(bare.loss_step.view()) == [30, 60, 90, 120, 150]  # its epochs' losses
+    # a run with steps timed alone keeps its own losses (no epoch mean mixed in); its untimed calls add points
+    timed = spe_run("05-batch64.a1", first_timed=True)
+    assert list(timed.step.view()) == [1, 31, 61, 91, 121]
+    assert list(timed.loss_step.view()) == [1, 61, 121]
+
+
+def test_the_batch_pages_plots_draw_both_runs_of_its_trial(qtbot):
+    from tfturbo_gui.live_plots import RunPlots
+
+    plots = RunPlots()
+    qtbot.addWidget(plots)
+    plots.show_pair(spe_run("05-batch64", False), spe_run("05-batch64.a1", True), "float32, batch 64 (full length)",
+                    "reference float32, batch 32 (full length)", batches=(64, 32))
+    lengths = plots.plotted_lengths()
+    assert all(n > 0 for n in lengths["step_ms"]) and all(n > 0 for n in lengths["loss"]), lengths

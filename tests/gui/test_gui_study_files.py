@@ -86,3 +86,39 @@ def test_report_pdf_is_written_with_the_users_normal_mode(tmp_path):
     os.umask(umask)
     pdf = write_report(root)
     assert stat.S_IMODE(pdf.stat().st_mode) == 0o666 & ~umask != 0o600
+
+
+def test_open_a_workload_file_starts_in_the_last_scripts_folder_after_a_restart(qtbot, tmp_path, monkeypatch):
+    """The issue 42 walk: on the app's second start "Open a workload file…" opened in ~/tfturbo-studies, not the
+    folder of the script opened before."""
+    script = tmp_path / "project" / "train.py"
+    script.parent.mkdir()
+    script.write_text(SCRIPT)
+    asked: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        lambda _parent, _title, folder, _filter: asked.append(folder) or (str(script), ""))
+    window = make_window(qtbot, tmp_path)  # a built-in workload
+    window.pages[0]._choose_file()
+    again = make_window(qtbot, tmp_path / "again")  # the next start, on a built-in workload again
+    again.pages[0]._choose_file()
+    assert asked[-1] == str(script.parent)
+
+
+def test_recent_lists_neither_a_study_with_no_run_nor_a_removed_folder(qtbot, tmp_path):
+    """The issue 42 walk: Next on page 1 made a study folder, listed as "… — unfinished" in File → Recent, and
+    still listed after the folder was removed."""
+    finished = make_study(tmp_path / "finished")
+    remember_study(finished)
+    window = make_window(qtbot, tmp_path)
+    go_next(qtbot, window, 1)  # the workload check makes the study folder; nothing measured in it
+    empty = window.session.study.path
+    window.file_menu.aboutToShow.emit()  # File opened
+    listed = [a.data() for a in window.recent_menu.actions()]
+    assert str(finished) in listed and str(empty) not in listed
+    gone = make_study(tmp_path / "gone")
+    remember_study(gone)
+    import shutil
+
+    shutil.rmtree(gone)
+    window.file_menu.aboutToShow.emit()
+    assert str(gone) not in [a.data() for a in window.recent_menu.actions()]

@@ -8,6 +8,8 @@ from PySide6.QtCore import Qt
 from tfturbo.run_summary import RunSummary
 from tfturbo import protocol
 from tfturbo.headline import headline
+from tfturbo.console import fmt_bytes
+from tfturbo_gui.cards import RUN_PEAK
 from tfturbo_gui.run_data import RunData
 from tfturbo_gui.run_panel import outcome_text
 from tfturbo_gui.step_status import PASSED
@@ -252,7 +254,7 @@ def test_the_batch_page_claims_freed_memory_only_beyond_the_runs_spread(qtbot, t
     runs = [(base.settings, RunSummary(status="completed", peak_memory_bytes=v * mib)) for v in (622.7, 618.0)]
     runs += [(tuned.settings, RunSummary(status="completed", peak_memory_bytes=v * mib)) for v in (618.2, 621.5)]
     page._best = lambda: tuned
-    page._measured_runs = lambda: runs
+    window.session.measured_runs = lambda: runs
     page._show_memory()
     assert page.memory.values["Freed"].text() == "nothing measurable (within the runs' spread of 4.7 MiB)"
     runs[2:] = [(tuned.settings, RunSummary(status="completed", peak_memory_bytes=v * mib)) for v in (580.0, 581.0)]
@@ -262,6 +264,14 @@ def test_the_batch_page_claims_freed_memory_only_beyond_the_runs_spread(qtbot, t
     # issue 42 walk: "Baseline peak 405.6 MiB" here beside the baseline card's 421.1 MiB (its own run's peak) read
     # as two peaks of one run; a median over several runs says so
     assert page.memory.values["Baseline peak"].text() == "620.4 MiB (host; median of 2 runs)"
+    # the issue 42 walk: the baseline page showed its run's own peak (357.9 MiB) where the Batch page, the table
+    # and the PDF showed the configuration's (334.6 MiB): it shows the configuration's, its run's a labelled detail
+    baseline = window.pages[1]
+    own = window.session.data_of(base).summary.peak_memory_bytes
+    window.goto(1)
+    peak = baseline.results.values["Peak memory"].text()
+    assert peak == "620.4 MiB (host; median of this configuration's 2 runs so far)", peak
+    assert baseline.results.values[RUN_PEAK].text() == fmt_bytes(own)
 
 
 def test_checking_another_script_takes_its_own_length_not_the_last_ones(qtbot, tmp_path):

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
@@ -451,9 +451,11 @@ class StudyEngine:
                 slug = rung.name[3:]
                 candidate = next((c for c in lever.candidates(self.decisions) + lever.follow_up(self.decisions)
                                   if c.slug == slug and c.skipped_reason is None), None)
-                yield from self._trial(candidate or Candidate(rung.kind, slug, rung.settings,
-                                                              f"chosen in the wizard: {rung.settings.label()}",
-                                                              self.best), lever)
+                # else the lever's own candidate for the settings, as the wizard made it (`Lever.candidate_for`):
+                # its note, the reason's first words, reads as it did before the reopen (the confirmation's "the
+                # recommended configuration … against the baseline" came back as "chosen in the wizard: …")
+                yield from self._trial(candidate or replace(lever.candidate_for(self.decisions, rung.settings),
+                                                            slug=slug), lever)
 
     def _lever_of(self, rung: Rung) -> Lever | None:
         """The lever a recorded rung measured: of its kind, the last that changes a setting it differs in from

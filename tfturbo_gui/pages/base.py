@@ -641,6 +641,9 @@ class RungPage(WizardPage):
         if data.status == protocol.RunStatus.COMPLETED and own is not None and own is not data:
             self.run_panel.show_finished(own)  # the configuration it measured, not the reference run that ended last
         self.show_decision(decision)
+        stopped = self.session.stopped_so_far(self.rung)
+        if stopped and data.status == protocol.RunStatus.CANCELLED:
+            self.run_panel.show_stopped_trial(stopped)
         self.show_trial_progress(self.rung)
         self.findings.add_findings(self.rung_findings())
         self.findings.set_empty_text(self.after_trial_text)
@@ -659,7 +662,8 @@ class RungPage(WizardPage):
                                         config_words(rung.compared_with, self.session.ensure_study().rungs),
                                         fixes=fixes_on(rung.settings, fixes_not_applied(self.findings.findings)),
                                         way_forward=way.lines(self.way_bar.offered()) if way else (),
-                                        shown=headline(rung.name, self.session.ensure_study().rungs), rung=rung.name)
+                                        shown=headline(rung.name, self.session.ensure_study().rungs), rung=rung.name,
+                                        stopped=self.session.stopped_so_far(rung))
         self.show_earlier_decisions()
         self.show_continue(rung)
 

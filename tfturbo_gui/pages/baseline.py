@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 from tfturbo import protocol
 from tfturbo.findings import findings_in
 from tfturbo.runfiles import RUNS_DIR
+from tfturbo.run_summary import RunSummary
 from tfturbo.tune.study import Rung
 from tfturbo.input_probe import InputProbe
 from tfturbo.verdicts import (COMPUTE_NOISE, ProbeBand, ProbeVerdict, compute_slower_than_training,
@@ -151,7 +152,7 @@ class BaselinePage(WizardPage):
                 self.findings.add_findings(data.findings)
                 self.measure_button.setText("Measure baseline again")
                 if data.summary is not None:
-                    self.results.set_facts(run_facts(data.summary))
+                    self.show_results(data.summary)
                 self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
                 self.profile_view.reveal()
                 self.tensorboard_button.setEnabled(True)  # its profile and scalars are in the study's runs
@@ -163,7 +164,18 @@ class BaselinePage(WizardPage):
     def available(self) -> str:
         return "" if self.session.study is not None else "choose and check a workload first"
 
+    def show_results(self, summary: RunSummary) -> None:
+        """The baseline run's facts, its peak memory the configuration's (`WizardSession.configuration_peak`, as
+        the compare table and the report give it): refreshed on each visit, as later trials' runs of the
+        baseline's configuration count in it."""
+        rung = self.session.baseline
+        self.results.set_facts(run_facts(summary, self.session.configuration_peak(rung.settings)
+                                         if rung is not None else None))
+
     def on_enter(self) -> None:
+        data = self.session.data_of(self.session.baseline) if self.session.baseline is not None else None
+        if data is not None and data.summary is not None and not self.run_panel.is_running():
+            self.show_results(data.summary)
         s = self.session.baseline_settings()
         window = s.effective_profile()
         # the backend places the window after the warm-up it measures, so its steps are known only then
@@ -274,7 +286,7 @@ class BaselinePage(WizardPage):
         if why is not None:
             self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         if data.summary is not None:
-            self.results.set_facts(run_facts(data.summary))
+            self.show_results(data.summary)
         self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
         self.profile_view.reveal()
         ok = self.session.baseline is not None and self.session.baseline is self.rung

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox, QWidget
 
-from tfturbo.run_summary import RunSummary
 from tfturbo import summary as summ
 from tfturbo.compare import own_process_peaks
 from tfturbo.console import fmt_bytes
@@ -93,7 +92,7 @@ class BatchPage(RungPage):
         `compare.own_process_peaks`): the page said "Freed 4.5 MiB" where the PDF said "about the same"."""
         base, best = self.session.measured_baseline, self._best()
         assert best is not None, "the baseline is measured"
-        runs = self._measured_runs()
+        runs = self.session.measured_runs()
         change = summ.memory_change(own_process_peaks(base.settings, runs),
                                     own_process_peaks(best.settings, runs))
         base_peak = change.before_bytes if change else base.summary.peak_memory_bytes if base.summary else None
@@ -107,23 +106,12 @@ class BatchPage(RungPage):
             freed = fmt_bytes(change.before_bytes - change.after_bytes) if change.after_bytes < change.before_bytes \
                 else "nothing: the tuned run peaks higher"
         kind = (base.summary.memory_kind if base.summary else None) or "host"
-        self.memory.set_facts([  # a median over several runs says so: the baseline's card shows its own run's peak
+        self.memory.set_facts([  # a median over several runs says so, as the baseline page does
             ("Baseline peak", f"{fmt_bytes(base_peak)} ({kind}{_over(change.before if change else [])})"),
             ("Tuned peak", f"{fmt_bytes(best_peak)}{_over(change.after if change else [], ' (', ')')} — "
                            f"{best.settings.label()}"),
             ("Freed", freed),
         ])
-
-    def _measured_runs(self) -> list[tuple[RunSettings, RunSummary | None]]:
-        """Every run of the study's rungs this session knows: each rung's own run and its trial's runs."""
-        out = []
-        for rung in self.session.study.rungs if self.session.study is not None else []:
-            trial = self.session.trial_of(rung)
-            if trial is not None:
-                out += [(run.planned.settings, run.summary) for run in trial.own_runs()]
-            elif rung.summary is not None:
-                out.append((rung.settings, rung.summary))
-        return out
 
     def _propose(self) -> None:
         """The engine's next size (the search goes on from each verdict: doubling, then one binary step)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSettings, QSize, Qt
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget,
                                QListWidgetItem, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
@@ -41,6 +41,8 @@ from ..step_status import ATTENTION, PASSED, RUNNING
 from ..workload_catalog import builtin_workloads
 from .base import WizardPage, add_section
 from ..labels import ElidedLabel, PathEdit, muted_label
+
+LAST_SCRIPT_FOLDER = "last_script_folder"  # QSettings: the folder of the script last opened with "Open…"
 
 
 def device_names(env: Environment) -> list[str]:
@@ -278,10 +280,23 @@ class WorkloadPage(WizardPage):
         self.navigation_changed.emit()
 
     def _choose_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a workload file", str(self.session.start_folder()),
+        path, _ = QFileDialog.getOpenFileName(self, "Open a workload file", str(self.script_folder()),
                                               "Python files (*.py)")
         if path:
+            QSettings().setValue(LAST_SCRIPT_FOLDER, str(Path(path).parent))
             self._select(path)
+
+    def script_folder(self) -> Path:
+        """Where "Open a workload file…" starts: the current script's folder, else the folder of the script last
+        opened here (kept across starts: the walk's second start opened in ~/tfturbo-studies), else where the
+        study's dialogs start (`WizardSession.start_folder`)."""
+        workload = self.workload_edit.text().strip() or self.session.workload
+        if workload and not workload.startswith("builtin:") and Path(workload).expanduser().parent.is_dir():
+            return Path(workload).expanduser().resolve().parent
+        last = QSettings().value(LAST_SCRIPT_FOLDER, "")
+        if isinstance(last, str) and last and Path(last).is_dir():
+            return Path(last)
+        return self.session.start_folder()
 
     def _choose_study(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Folder for the study", str(Path(self.study_edit.text()).parent))
