@@ -18,11 +18,14 @@ def calls(per_call: int, steps_per_epoch: int, epochs: int) -> list[int]:
 
 
 @pytest.mark.parametrize("per_call", [1, 4, 30])
-def test_the_default_window_is_captured_whatever_the_steps_per_call(monkeypatch, tmp_path, per_call):
+@pytest.mark.parametrize("warm_after", [3, None])
+def test_the_default_window_is_captured_whatever_the_steps_per_call(monkeypatch, tmp_path, per_call, warm_after):
     """Issue-42 walk: the kept "30 steps per call" (sentiment_train.py, 4 epochs of 75 steps) had no profile in its
     run, its confirmation, the pages or the PDF ("Where the time goes" empty, "Recommended ms n/a"). The window
     (15, 35), postponed by one step per call during warm-up, was jumped over by the calls and never started. It
-    starts at the first call after warm-up that keeps validation out of it, and lasts one call at least."""
+    starts at the first call after warm-up that keeps validation out of it, and lasts one call at least. With one
+    sample per call, a short run finds its warm-up only at its end (`warm_after` None, as the walk's run did): from
+    the middle of the run on, the window waits for nothing but validation."""
     started, stopped = [], []
     monkeypatch.setattr(tf.profiler.experimental, "start", lambda d: started.append(d))
     monkeypatch.setattr(tf.profiler.experimental, "stop", lambda: stopped.append(True))
@@ -32,11 +35,10 @@ def test_the_default_window_is_captured_whatever_the_steps_per_call(monkeypatch,
     inst._per_call = per_call
     for i, step in enumerate(calls(per_call, 75, 4)):
         inst._epoch_first = (step - 1) // 75 * 75 + 1
-        monitor.warmed_up = i >= 3  # warm-up is judged from calls: over after the first three
+        monitor.warmed_up = warm_after is not None and i >= warm_after  # judged from calls: after the first few
         if inst.profile and not inst.profile_done:
             inst._drive_profiler(step)
     assert started and stopped and inst.profile_done
     first, stop = inst.profile
-    assert stop - first >= min(20, per_call) and monitor.warmed_up
-    epoch_of = {(s - 1) // 75 for s in (first, stop - 1)}
-    assert len(epoch_of) == 1  # no validation inside the window
+    assert stop - first >= min(20, per_call)
+    assert (first - 1) // 75 == (stop - 1) // 75  # stopped by a call of the same epoch: no validation inside
