@@ -264,7 +264,8 @@ class Profile:
         (XLA) code ran outside the op rows, so its categories are the tf.data ops beside it, not where the step's
         time went. Profiles read before the reader looked at XLA's trace for such a step (issue-42 walk: "input
         83%, matmul 0%" in 0.17 ms of a 4.16 ms step) are shown with this said, and compared on totals only."""
-        return (self.available and self.source == SOURCE_OP_STATS and self.device == "CPU_ONLY"
+        math = sum(self.categories.get(c, 0.0) for c in STEP_MATH if c != DATA_MOVEMENT)  # tf.data's GatherV2 aside
+        return (self.available and self.source == SOURCE_OP_STATS and self.device == "CPU_ONLY" and math == 0
                 and bool(self.wall_ms_per_step) and (self.op_ms_per_step or 0.0) < OP_TIME_FLOOR
                 * (self.wall_ms_per_step or 0.0))
 

@@ -222,6 +222,8 @@ def test_a_profile_read_before_that_says_its_categories_miss_the_compiled_step()
                                   "categories": {"data_movement": 0.0292115, "input": 0.1385555}})
     baseline = prof.Profile.from_dict(recorded("sentiment_walk_baseline_profile.json"))
     assert old.misses_compute and not baseline.misses_compute
+    slow_host = prof.Profile.from_dict({**recorded("sentiment_walk_baseline_profile.json"), "wall_ms_per_step": 40.0})
+    assert not slow_host.misses_compute  # TensorFlow ops doing the step's math, in a slow step: not XLA's
     assert "0.17 ms of the 4.16 ms step" in old.source_note() and "not input" in old.source_note()
     change = prof.compare(baseline, old)
     assert change is not None and not change.comparable
