@@ -506,13 +506,28 @@ def steps_per_s_ci95(doc: RunSummary, step_ci: tuple[float, float] | None
     return rate, (summ.interval_around(rate, shown) if rate is not None else shown)
 
 
+MFU_SHOWN_FROM = 0.005  # below this an MFU rounds to "0%", which reads as a measured nothing: "—" with `mfu_why`
+
+
 def fmt_mfu(mfu: float | None, unknown: str | None = None) -> str:
     """'23%': the share of this device's measured matmul FLOP/s the run reached; above 100% it says it cannot be a
-    utilisation (the summary's `mfu_note` says why) instead of being capped; 'not known' where the run says why it
-    has none (`unknown`, shown beside it where there is room)."""
-    if mfu is None:
-        return "not known" if unknown else "n/a"
+    utilisation (the summary's `mfu_note` says why) instead of being capped; "—" when it is not known or rounds to
+    0% (issue-42 walk: "0%" on every row of a small text model on a CPU), with `mfu_why` as its tooltip/footnote."""
+    if mfu is None or mfu < MFU_SHOWN_FROM:
+        return "—"
     return f"{mfu:.0%}" + (" (above its measured ceiling)" if mfu > 1 else "")
+
+
+def mfu_why(mfu: float | None, unknown: str | None = None) -> str:
+    """Why `fmt_mfu` shows "—" ('' when it shows a figure): not known (the run's `unknown` reason, or no FLOPs or
+    no device peak measured), or a figure under 0.5%, given with its decimals."""
+    if mfu is None:
+        return f"MFU not known: {unknown}" if unknown else \
+            "MFU not known: the run measured no FLOPs per step or no peak matmul rate for this device"
+    if mfu < MFU_SHOWN_FROM:
+        return (f"MFU {mfu:.2%}, under 0.5%: the model's matrix multiplies are too small a part of its step for the "
+                "utilisation of this device's matmul rate to say anything")
+    return ""
 
 
 def fmt_xla(row: CompareRow) -> str:

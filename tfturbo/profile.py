@@ -45,6 +45,9 @@ INPUT_NOTE_SHARE = 0.01  # an input share below 1% needs no word beside the prob
 STEP_MATH = (MATMUL, ATTENTION, NORMALIZATION, ELEMENTWISE, CASTS, DATA_MOVEMENT)
 
 SOURCE_OP_STATS = "framework_op_stats"  # TensorFlow ops (graph mode)
+# below this share of the measured step time, a CPU's op rows miss the step's compute: a jit_compile=True step run
+# by the eager runtime appears in no op row at all (issue-42 walk: 0.17 ms of op time in a 4.16 ms step)
+OP_TIME_FLOOR = 0.25
 # the ops that compile and run XLA's clusters (_XlaCompile/_XlaRun of auto-clustering, XlaLaunch/XlaLaunchV2 of a
 # jit_compile=True function): their time is the compiled step's compute, never input (issue 42: under XLA the
 # compiled time was read as "input 97%")
@@ -255,11 +258,26 @@ class Profile:
         """The profiled step ran XLA-compiled code (jit_compile's HLO ops, or auto-clustering's launches)."""
         return self.source == SOURCE_XLA_TRACE or any(XLA_LAUNCH.search(r.type or "") for r in self.top_types)
 
+    @property
+    def misses_compute(self) -> bool:
+        """A CPU profile of TensorFlow ops whose op time is a small part of its measured step: the step's compiled
+        (XLA) code ran outside the op rows, so its categories are the tf.data ops beside it, not where the step's
+        time went. Profiles read before the reader looked at XLA's trace for such a step (issue-42 walk: "input
+        83%, matmul 0%" in 0.17 ms of a 4.16 ms step) are shown with this said, and compared on totals only."""
+        math = sum(self.categories.get(c, 0.0) for c in STEP_MATH if c != DATA_MOVEMENT)  # tf.data's GatherV2 aside
+        return (self.available and self.source == SOURCE_OP_STATS and self.device == "CPU_ONLY" and math == 0
+                and bool(self.wall_ms_per_step) and (self.op_ms_per_step or 0.0) < OP_TIME_FLOOR
+                * (self.wall_ms_per_step or 0.0))
+
     def source_note(self) -> str:
         """What the op times leave out, for a profile read from XLA's compiled ops ('' otherwise)."""
         if self.source == SOURCE_XLA_TRACE:
             return ("XLA-compiled code, read op by op from the trace: the XLA runtime's time between its ops is not "
                     "in the categories")
+        if self.misses_compute:
+            return (f"the op rows hold {_ms(self.op_ms_per_step or 0.0)} ms of the {_ms(self.wall_ms_per_step or 0.0)}"
+                    " ms step: the rest is compiled (XLA) code that ran outside them, which is compute, not input; "
+                    "these categories are only the ops beside it")
         return ""
 
     def input_note(self) -> str:
@@ -470,9 +488,11 @@ class ProfileChange:
         text = f"op time {_ms(b)} → {_ms(r)} ms per step ({_signed(100 * (r / b - 1))}%)" if b > 0 else \
             f"op time {_ms(r)} ms per step"
         bw, rw = self.base.wall_ms_per_step, self.run.wall_ms_per_step
-        if bw and rw:
-            text += f"; the profiled steps took {_ms(bw)} → {_ms(rw)} ms ({_signed(100 * (rw / bw - 1))}%)"
-        return text
+        walls = f"the profiled steps took {_ms(bw)} → {_ms(rw)} ms ({_signed(100 * (rw / bw - 1))}%)" \
+            if bw and rw else ""
+        if self.base.misses_compute or self.run.misses_compute:  # an op time without the compiled step's
+            return walls or "the op times do not hold the compiled step's compute"
+        return f"{text}; {walls}" if walls else text
 
     def sentence(self, limit: int = 3) -> str:
         """'matmul/conv −45%, casts +6% of step' (the largest changes), or why there is nothing to compare; for
@@ -518,7 +538,7 @@ def compare(base: Profile, run: Profile) -> ProfileChange | None:
     on the categories both can tell apart."""
     if not (base.available and run.available and base.op_ms_per_step and run.op_ms_per_step):
         return None
-    if base.xla_compiled != run.xla_compiled:
+    if base.xla_compiled != run.xla_compiled or base.misses_compute or run.misses_compute:
         return ProfileChange(base, run, [], NOT_COMPARABLE_NOTE, comparable=False)
     folded = base.source != run.source
     b, r = (_folded(base), _folded(run)) if folded else (base.categories, run.categories)

@@ -126,6 +126,27 @@ def input_share_fact(doc: InputProbe) -> tuple[str, str]:
                                          f"{_ms(data)} a batch — host noise")
 
 
+def probe_training_note(doc: InputProbe, steady: float | None, ci: tuple[float, float] | None,
+                        median_ms: float | None) -> str:
+    """Why the probe's real-training rate differs from the baseline run's steady speed ('' when either is missing).
+    They measure different things: the probe is the median step of a few seconds of `fit()` with no callback of
+    the script's and no validation; the steady speed counts every step of the run's measured windows (its slow
+    ones too). Issue-42 walk: "Both (training) 471.0 steps/s" sat above "Steady speed 420.8 [373.4, 445.7]" with
+    no word; the run's own median step (2.14 ms, 468 steps/s) agreed with the probe. Inside the interval it is
+    said to be the same speed (noise)."""
+    rates = compute_rates(doc)
+    if rates is None or not steady:
+        return ""
+    train = rates[1]
+    if ci is not None and ci[0] <= train <= ci[1]:
+        return f"within the baseline run's interval [{ci[0]:.1f}, {ci[1]:.1f}]: the same speed, the rest is noise"
+    median = f"; the run's own median step, {median_ms:.2f} ms, is {1000 / median_ms:.1f} steps/s" \
+        if median_ms else ""
+    return (f"{abs(train / steady - 1):.0%} {'above' if train > steady else 'below'} the baseline run's steady "
+            f"speed ({steady:.1f} steps/s): the probe times the median step of a few seconds without the script's "
+            f"callbacks or validation, the steady speed every step of the run's measured windows{median}")
+
+
 def _ms(value: float) -> str:
     """Milliseconds to two decimals, and "under 0.01 ms" where two decimals would print a zero that was not."""
     return f"{value:.2f} ms" if value >= 0.005 or value == 0 else "under 0.01 ms"

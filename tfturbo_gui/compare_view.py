@@ -442,9 +442,9 @@ class CompareView(QWidget):
         memory = compare.fmt_memory(row)
         cells.append((memory.replace(" ", NBSP, 1).replace(" (", "\n(", 1), memory))
         if has_mfu:
+            why = compare.mfu_why(row.mfu, row.mfu_unknown)
             cells.append((compare.fmt_mfu(row.mfu, row.mfu_unknown),
-                          "Share of this device's measured matmul FLOP/s." if row.mfu is not None or
-                          not row.mfu_unknown else f"MFU not known: {row.mfu_unknown}."))
+                          f"{why}." if why else "Share of this device's measured matmul FLOP/s."))
         cells += [(compare.fmt_metric(row.metrics.get(m)), f"{m} at the run's last validation") for m in metrics]
         if has_findings:
             # codes wrap at the spaces between them only: "CALLBACKS_ / NOT_RUN" read as two codes (the issue 42 walk)
@@ -487,7 +487,8 @@ class CompareView(QWidget):
                          f"{base}'s settings, not run in pairs, so less certain than a trial.")
         lines.append(f"peak memory: the configuration's, the median of its full-length runs in a process of their "
                      f"own (a run's own peak when it is the only one), and its ratio to {base}'s"
-                     + ("; MFU: share of the device's measured matmul FLOP/s." if MFU[0] in shown else "."))
+                     + ("; MFU: share of the device's measured matmul FLOP/s (— : not known or under 0.5%, "
+                        "the cell's tooltip says which)." if MFU[0] in shown else "."))
         return "\n".join(lines)
 
     # ------------------------------------------------------------ sizing

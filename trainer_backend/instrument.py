@@ -415,11 +415,21 @@ class Instrument(keras.callbacks.Callback):
     def _drive_profiler(self, step: int) -> None:
         assert self.profile is not None, "a run with a profiler window"
         start, stop = self.profile
+        if not self.profiling and step >= stop:
+            # a call of several steps (steps_per_execution) went past the window without starting it — the window
+            # (15, 35) postponed by one step per call of 30 steps was never met: the kept "30 steps per call" of
+            # the issue-42 walk had no profile anywhere. It starts at this call, one call long at least.
+            start, stop = step, step + max(stop - start, self._per_call)
+            self.profile = (start, stop)
         if not self.profiling and start <= step < stop:
             if self.wait_for_steady and stop + 1 <= self.total_steps:
                 epoch_last = self._epoch_first + self.steps_per_epoch - 1
-                splits_epoch = stop > epoch_last and stop - start + 1 <= self.steps_per_epoch
-                if not self.monitor.warmed_up or splits_epoch:
+                ends = max(stop, step + self._per_call)  # the profiler stops at the first call at or after `stop`
+                splits_epoch = ends > epoch_last and stop - start + 1 <= self.steps_per_epoch
+                # one sample per call: a run of few calls finds its warm-up only at its end, so from the middle of
+                # the run on the window waits for validation alone (the same walk: warm-up never seen live)
+                late = step > self.total_steps // 2
+                if not (self.monitor.warmed_up or late) or splits_epoch:
                     # keep its length; start once warm-up is over, and keep validation out of it
                     self.profile = (start + 1, stop + 1)
                     return

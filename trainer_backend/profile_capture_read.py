@@ -307,6 +307,19 @@ def step_math(rows: list[tuple]) -> bool:
     return math > 0 and math >= STEP_MATH_FLOOR * total
 
 
+def misses_step(rows: list[tuple], steps: int, wall_ms_per_step: float | None) -> bool:
+    """Whether the op stats hold too little of the measured step time to be its compute. Under XLA on a CPU a
+    compiled step launched by the eager runtime (Keras' jit_compile=True `multi_step_on_iterator`) has no op row
+    of its own, so the tf.data ops beside it (and the GatherV2 that slices a NumPy array's batches, 17% of that
+    op time in the issue-42 walk, above `STEP_MATH_FLOOR`) were read as the step: "input 83%, matmul 0%". A step
+    run as TensorFlow ops has most of its wall time in its op rows; reading the trace of one without XLA finds no
+    HLO op and changes nothing."""
+    if not wall_ms_per_step or wall_ms_per_step <= 0:
+        return False
+    op_ms = float(sum(us for _t, _n, us, *_ in rows)) / 1000.0 / max(1, steps)
+    return op_ms < prof.OP_TIME_FLOOR * wall_ms_per_step
+
+
 def with_trace(rows: list[tuple], xla: list[tuple]) -> list[tuple]:
     """The compiled code's HLO ops (`hlo_rows`) and the op stats' input ops beside them, named as the trace's rows
     are. The launches of compiled code and the runtime's variable reads are left out: the launches' time is their
@@ -406,7 +419,8 @@ def read_capture(request: dict[str, Any]) -> prof.Profile:
     op_stats = _tool(xplanes, "framework_op_stats", tools, why)
     rows, coverage, on_device = op_rows(op_stats, dtypes) if op_stats else ([], None, False)
     source = prof.SOURCE_OP_STATS
-    if not step_math(rows):  # XLA-compiled: the step's ops are in the trace
+    wall = num(request.get("wall_ms_per_step"))
+    if not step_math(rows) or misses_step(rows, steps, wall):  # XLA-compiled: the step's ops are in the trace
         trace = _tool(xplanes, "trace_viewer", tools, why)
         xla = hlo_rows(trace) if trace else []
         if xla:
@@ -431,7 +445,7 @@ def read_capture(request: dict[str, Any]) -> prof.Profile:
             rows, source, "CPU: xprof gives no dtypes here; each matmul/attention op's dtype is read from the "
                           "training step's traced graph, matched by name")
     return prof.build(rows, steps, source, coverage=coverage, device=hardware or ("GPU" if on_device else ""),
-                      window=request.get("window"), wall_ms_per_step=num(request.get("wall_ms_per_step")),
+                      window=request.get("window"), wall_ms_per_step=wall,
                       sixteen_bit=sixteen, step_breakdown=breakdown, compile=compile_part, tools=tools)
 
 

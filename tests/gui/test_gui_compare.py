@@ -322,3 +322,29 @@ def test_a_findings_code_is_never_split_in_the_table(qtbot, tmp_path, themed):
     note = page.view.note.text()
     assert "peak memory: the configuration's, the median of its full-length runs" in note and "the run's peak" \
         not in note
+
+
+def test_an_mfu_that_rounds_to_zero_shows_a_dash_with_its_reason(qtbot, tmp_path):
+    """Issue-42 walk: a small text model on a CPU read "MFU 0%" on every row (0.22% and 0.40% measured), in the
+    table and in the PDF's verdict ("is 0%, the baseline's 0%"). A dash, with the figure and why in the tooltip."""
+    import json
+
+    from tfturbo.report.model import gather
+
+    root = make_study(tmp_path / "recorded")
+    runs = root / RUNS_DIR
+    for path in runs.glob("*/summary.json"):
+        doc = json.loads(path.read_text())
+        doc.update(mfu=0.0040 if path.parent.name.startswith("0") and "baseline" not in path.parent.name
+                   else 0.0022, mfu_unknown=None)
+        path.write_text(json.dumps(doc))
+    view = CompareView(fit_rows=True)
+    qtbot.addWidget(view)
+    view.set_records([load_run(runs / n) for n in ("01-baseline", "02-mixed_bfloat16")])
+    column = view.header.index("MFU")
+    assert [view.cell(r, "MFU") for r in range(2)] == ["—", "—"]
+    tips = [view.table.item(r, column).toolTip() for r in range(2)]
+    assert "MFU 0.22%, under 0.5%" in tips[0] and "MFU 0.40%" in tips[1]
+    assert "not known or under 0.5%" in view.note.text()
+    verdict = gather(root).verdict
+    assert "is 0%" not in verdict and "MFU 0.40%, under 0.5%" in verdict

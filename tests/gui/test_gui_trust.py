@@ -370,3 +370,30 @@ def test_a_gap_the_input_cannot_explain_is_not_called_waiting_for_input():
     explained = dict(facts_of({**doc, "verdict": "input_bound", "band": "high",
                                   "step_ms": {"data": 0.9, "compute": 1.121, "train": 1.887}}))
     assert explained["Time waiting for input"] == "41%"
+
+
+def test_the_probes_training_rate_says_how_it_relates_to_the_baseline_speed():
+    """Issue-42 walk: the probe's "Both (training) 471.0 steps/s" sat above the baseline's "Steady speed 420.8
+    steps/s [373.4, 445.7]" on page 2 with no word. With the baseline's summary (the walk's own) the card says why
+    they differ; a rate inside the baseline's interval is said to be the same speed."""
+    import json
+    from pathlib import Path
+
+    from tfturbo.input_probe import InputProbe
+    from tfturbo.run_summary import RunSummary
+    from tfturbo_gui.cards import run_facts
+    from tfturbo_gui.pages.baseline import probe_facts
+
+    walk = {"verdict": "compute_bound", "band": "low", "input_fraction": 0.0286, "data_steps_per_s": 6413.093,
+            "compute_steps_per_s": 484.808, "train_steps_per_s": 470.954,
+            "step_ms": {"data": 0.156, "compute": 2.063, "train": 2.123}, "input_explains_gap": True}
+    summary = RunSummary.from_dict(json.loads(
+        (Path(__file__).parent / "data" / "sentiment_walk_baseline_summary.json").read_text()))
+    assert dict(run_facts(summary))["Steady speed"] == "420.8 steps/s [373.4, 445.7]"
+    training = dict(probe_facts(InputProbe.from_dict(walk), summary))["Both (training)"]
+    assert training.startswith("471.0 steps/s (12% above the baseline run's steady speed (420.8 steps/s)")
+    assert "without the script's callbacks or validation" in training and "median step, 2.14 ms, is 468.2 steps/s" in training
+    inside = dict(probe_facts(InputProbe.from_dict({**walk, "train_steps_per_s": 440.0}), summary))
+    assert inside["Both (training)"] == ("440.0 steps/s (within the baseline run's interval [373.4, 445.7]: the "
+                                         "same speed, the rest is noise)")
+    assert dict(probe_facts(InputProbe.from_dict(walk)))["Both (training)"] == "471.0 steps/s"  # before the run

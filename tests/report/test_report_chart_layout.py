@@ -7,6 +7,7 @@ from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
+import pytest
 from reportlab.graphics.shapes import String
 from reportlab.pdfbase import pdfmetrics
 
@@ -101,3 +102,51 @@ def test_a_long_configuration_name_wraps_between_words_and_is_never_cut_inside_o
     lines = wrapped(long + " " + long, 120, 7.5)
     assert len(lines) == LABEL_LINES and lines[-1].endswith(" …")
     assert all(w in words or w == "…" for line in lines for w in line.split(" ")), lines
+
+
+def _header_positions(path) -> list[list[tuple[float, float]]]:
+    """Per page, the (x, y from the top) of each table header cell reading "Configuration"."""
+    from pypdf import PdfReader
+
+    pages = []
+    for page in PdfReader(str(path)).pages:
+        found: list[tuple[float, float]] = []
+        height = float(page.mediabox.height)
+
+        def visit(text, cm, tm, _font, _size, found=found, height=height):
+            if text.strip() == "Configuration":  # the text matrix's origin through the current matrix
+                x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
+                y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+                found.append((round(x, 1), round(height - y, 1)))
+
+        page.extract_text(visitor_text=visit)
+        pages.append(found)
+    return pages
+
+
+@pytest.mark.parametrize("space", [300, 400, 450, 600])
+def test_a_table_whose_rows_continue_on_the_next_page_repeats_its_header_only_there(tmp_path, space):
+    """Issue-42 walk, PDF page 2: the configurations table (decision cells given whole, split where the page ends)
+    repeated its header in mid-page before the XLA row, with every column 6 pt further left, and went on at the
+    top of page 3. Wherever the table starts, its header is drawn once per page — at the top of a continuation
+    page — and always at the same x."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.platypus import SimpleDocTemplate, Spacer
+
+    from tfturbo.report.flowables import MARGIN, table
+
+    decision = " ".join(["reason"] * 160)
+    rows = [["baseline", "completed", "1.00x", "1.00x", "-", "kept"],
+            ["mixed_bfloat16", "completed", "1.09x", "1.12x", "-0.37 pp", decision],
+            ["XLA", "completed", "0.79x", "1.50x", "+1.02 pp", decision],
+            ["30 steps per call", "completed", "1.76x", "same", "+0.00 pp", "kept"]]
+    path = tmp_path / "t.pdf"
+    SimpleDocTemplate(str(path), pagesize=A4, leftMargin=MARGIN, rightMargin=MARGIN, topMargin=MARGIN,
+                      bottomMargin=MARGIN).build(
+        [Spacer(1, space), table(["Configuration", "Status", "Speed-up", "Peak memory", "Accuracy", "Decision"],
+                                 rows, [100, 50, 98, 56, 76, 120], split_rows=True)])
+    pages = _header_positions(path)
+    assert all(len(found) <= 1 for found in pages), pages
+    assert len({x for found in pages for x, _y in found}) == 1, pages
+    for found in pages[1:]:
+        assert all(y < MARGIN + 20 for _x, y in found), pages  # at the top of the continuation page

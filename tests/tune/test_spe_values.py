@@ -90,3 +90,23 @@ def test_the_step_time_that_decides_is_the_trials_over_all_its_runs_not_one_runs
     baseline = rung(base, run)  # no trial: its run
     (skipped,) = StepsPerExecution().candidates(decided(baseline))
     assert str(skipped.skipped_reason).startswith("skipped: a step takes 5.5 ms")
+
+
+def test_the_short_steps_finding_names_the_configuration_and_carries_no_stale_speed_up():
+    """Issue-42 walk: after the confirmation pooled 7 pairs (1.76× [1.59, 1.95] on every card, table and page), the
+    finding raised with the rung still read "SHORT_STEPS 04-spe30 … faster: 1.71× [1.48, 1.96] over 3 replicate
+    pairs". The finding says kept and points to the decision, named by the configuration."""
+    from tfturbo.tune.levers import lever
+
+    base = RunSettings("train.py", steps=300)
+    decisions = StudyDecisions([], ["float32"], "")
+    decisions.set_baseline(rung(base, RunSummary(step_ms={"median": 2.1})))
+    kept = verdict("faster", True)
+    kept.reason = "faster: 1.71× [1.48, 1.96] over 3 replicate pairs"
+    spe = rung(base.with_(steps_per_execution=30), RunSummary(), "04-spe30", "steps_per_execution")
+    decisions.conclude(spe, kept, lever("steps_per_execution"))
+    [finding] = [f for f in kept.findings if f["code"] == "SHORT_STEPS"]
+    assert finding["where"] == "30 steps per call"
+    assert "×" not in finding["message"] and "1.71" not in finding["message"]
+    assert finding["message"] == ("steps are short, so 30 steps per call were measured: kept (its speed-up and "
+                                  "accuracy are in this configuration's decision)")

@@ -20,6 +20,10 @@ from . import style
 PAGE_W, PAGE_H = A4
 MARGIN = 1.8 * cm
 WIDTH = PAGE_W - 2 * MARGIN
+# A table takes the whole text width, 6 pt more on each side than the page's frame leaves inside its padding, so
+# it is centred on the page: a table split over pages has its pieces made without its alignment (reportlab's
+# default, centred), and a left-aligned first piece sat 6 pt right of its continuation (issue-42 walk, page 2).
+TABLE_ALIGN = "CENTER"
 
 
 CELL_LIMIT = 400  # characters of file-supplied text in one table cell (a table row cannot span pages)
@@ -88,13 +92,16 @@ def table(header: list[str], rows: list[list[Any]], widths: Sequence[float], zeb
     """A wrapped table: header in the accent colour, repeated on each page; cells are Paragraphs.
 
     `widths` are relative (scaled to the text width), so they may be given in points. `split_rows`: a row taller
-    than what is left of the page continues on the next (cells given whole, never cut: the decisions).
+    than what is left of the page continues on the next (cells given whole, never cut: the decisions), split where
+    the page ends. Split first at the last whole row, the rest went into the space left on the same page and was
+    split again there, under a second header in mid-page (issue-42 walk, the configurations table on page 2).
     """
     data = [[P(esc(h), style.HEAD_CELL) for h in header]]
     for row in rows:
         data.append([c if not isinstance(c, str) else P(esc(short(c))) for c in row])
     scale = WIDTH / sum(widths)
-    t = Table(data, colWidths=[w * scale for w in widths], repeatRows=1, hAlign="LEFT", splitInRow=int(split_rows))
+    t = Table(data, colWidths=[w * scale for w in widths], repeatRows=1, hAlign=TABLE_ALIGN, splitInRow=int(split_rows),
+              splitByRow=int(not split_rows))
     cmds = [("BACKGROUND", (0, 0), (-1, 0), style.ACCENT),
             ("VALIGN", (0, 0), (-1, -1), "TOP"),
             ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),
@@ -108,7 +115,7 @@ def table(header: list[str], rows: list[list[Any]], widths: Sequence[float], zeb
 
 def kv_table(rows: list[tuple[str, str]], key_width: float = 0.3, limit: int = CELL_LIMIT) -> Table:
     data = [[P(esc(short(k)), style.CELL_BOLD), P(esc(short(v, limit)))] for k, v in rows]
-    t = Table(data, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign="LEFT")
+    t = Table(data, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign=TABLE_ALIGN)
     t.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.4, style.RULE),
                            ("TOPPADDING", (0, 0), (-1, -1), 3), ("BOTTOMPADDING", (0, 0), (-1, -1), 3)]))
     return t

@@ -436,12 +436,12 @@ def _verdict(baseline: LadderRow | None, tuned: LadderRow | None, rungs: list[La
                 "sample, measured by one run of each, so without an interval: identical runs differ by more "
                 "than one run's own noise. ")
     text += _memory_sentence(baseline, tuned, records)
-    if row.mfu is not None:
+    if not compare.mfu_why(row.mfu, row.mfu_unknown):
         text += (f"Model FLOP utilisation (MFU, the share of the matrix-multiply rate this device measured that "
                  f"the training reaches) is {compare.fmt_mfu(row.mfu)}"
-                 + (f", the baseline's {compare.fmt_mfu(base.mfu)}" if base.mfu is not None else "") + ". ")
-    elif row.mfu_unknown:
-        text += f"Model FLOP utilisation (MFU) is not known: {row.mfu_unknown}. "
+                 + (f", the baseline's {compare.fmt_mfu(base.mfu)}" if not compare.mfu_why(base.mfu) else "") + ". ")
+    elif row.mfu is not None or row.mfu_unknown:  # "0%" would read as a measured nothing: the reason instead
+        text += f"{compare.mfu_why(row.mfu, row.mfu_unknown)}. "
     judged = trial if trial is not None else tuned  # every trial judges accuracy against the baseline
     if judged.accuracy is not None:
         acc = judged.accuracy

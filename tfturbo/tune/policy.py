@@ -108,7 +108,11 @@ class StudyDecisions:
         self._best_before[rung.name] = self.best
         rung.decision = verdict
         self.rungs.append(rung)
-        verdict.findings = list(verdict.findings) + lever.findings(rung, verdict)
+        found = lever.findings(rung, verdict)
+        named = rung.settings.name_against(self.baseline.settings if self.baseline else None)
+        for f in found:  # named by what the configuration is ("30 steps per call"), not its run folder
+            f["where"] = f.get("where") or named
+        verdict.findings = list(verdict.findings) + found
         if lever.confirms:
             if not verdict.kept:  # the whole change did not hold up against the baseline: recommend nothing new
                 self.best = self.baseline

@@ -14,11 +14,13 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 from tfturbo import protocol
 from tfturbo.findings import findings_in
 from tfturbo.runfiles import RUNS_DIR
-from tfturbo.run_summary import RunSummary
 from tfturbo.tune.study import Rung
+from tfturbo.compare import steps_per_s_ci95
 from tfturbo.input_probe import InputProbe
+from tfturbo.numbers import finite
+from tfturbo.run_summary import RunSummary
 from tfturbo.verdicts import (COMPUTE_NOISE, ProbeBand, ProbeVerdict, compute_slower_than_training,
-                              input_share_fact)
+                              input_share_fact, probe_training_note)
 
 from ..cards import FactsCard, run_facts
 from ..code_block import CodeBlock
@@ -41,7 +43,9 @@ from .base import FINISHED_NOTE, WizardPage, add_section
 NOTHING_FOUND = "The input probe and the baseline run found nothing to fix."  # live, and reopened
 
 
-def probe_facts(doc: InputProbe) -> list[tuple[str, str]]:
+def probe_facts(doc: InputProbe, baseline: RunSummary | None = None) -> list[tuple[str, str]]:
+    """The probe's card; with the baseline run's summary, its training rate says how it relates to the run's
+    steady speed shown in the card below (`probe_training_note`)."""
     def rate(v: float | None, unit: str = "steps/s") -> str:
         return f"{v:.1f} {unit}" if isinstance(v, (int, float)) else "n/a"
 
@@ -57,8 +61,14 @@ def probe_facts(doc: InputProbe) -> list[tuple[str, str]]:
     # a few seconds each, one after the other on a shared machine: they decide input- or compute-bound; the
     # baseline card below has the measured speed (the probe's training rate beside it read as a contradiction)
     compute = rate(doc.compute_steps_per_s) + (f" ({COMPUTE_NOISE})" if compute_slower_than_training(doc) else "")
+    training = rate(doc.train_steps_per_s)
+    if baseline is not None:
+        median, (lo, hi) = baseline.step_time()
+        steady, ci = steps_per_s_ci95(baseline, (lo, hi) if finite(lo) and finite(hi) and lo > 0 else None)
+        note = probe_training_note(doc, steady, ci, median if finite(median) else None)
+        training += f" ({note})" if note else ""
     facts += [("Input pipeline alone", rate(doc.data_steps_per_s, "batches/s")), ("Compute alone", compute),
-              ("Both (training)", rate(doc.train_steps_per_s))]
+              ("Both (training)", training)]
     return facts
 
 
@@ -153,6 +163,8 @@ class BaselinePage(WizardPage):
                 self.measure_button.setText("Measure baseline again")
                 if data.summary is not None:
                     self.show_results(data.summary)
+                    if probe is not None and probe.verdict:
+                        self.verdict_card.set_facts(probe_facts(probe, data.summary))
                 self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
                 self.profile_view.reveal()
                 self.tensorboard_button.setEnabled(True)  # its profile and scalars are in the study's runs
@@ -287,6 +299,9 @@ class BaselinePage(WizardPage):
             self.run_panel.error_box.show_error(why.message, why.fix, why.details)
         if data.summary is not None:
             self.show_results(data.summary)
+            probe = self.session.study.probe if self.session.study is not None else None
+            if probe is not None and probe.verdict:
+                self.verdict_card.set_facts(probe_facts(probe, data.summary))
         self.profile_view.set_profile(rung_profile(self.session, self.rung)[0])
         self.profile_view.reveal()
         ok = self.session.baseline is not None and self.session.baseline is self.rung

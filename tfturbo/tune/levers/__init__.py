@@ -108,7 +108,8 @@ class Lever:
         return self.name
 
     def findings(self, rung: Rung, verdict: TrialVerdict) -> list[FindingDoc]:
-        """The finding a rung of this lever carries (docs/FINDINGS.md), kept or not."""
+        """The finding a rung of this lever carries (docs/FINDINGS.md), kept or not. Its `where` is left empty:
+        the study names the configuration (`StudyDecisions.conclude`)."""
         return []
 
     def changes(self, rec: RunSettings, base: RunSettings, findings: list[FindingDoc],
@@ -143,6 +144,14 @@ def as_written(decisions: StudyDecisions) -> RunSettings:
     first = decisions.baseline or decisions.best
     assert first is not None, "the baseline is measured first"
     return first.settings
+
+
+def outcome(verdict: TrialVerdict) -> str:
+    """"kept" or "not kept" for a lever's finding, without the figures it was decided on. A finding is written once,
+    when its rung is decided, while the speed-up of that comparison is one estimate that later pairs of the same two
+    configurations (the confirmation) pool into: a copy would go stale (issue-42 walk: SHORT_STEPS kept "1.71×
+    [1.48, 1.96]" beside the pooled 1.76× [1.59, 1.95] everywhere else). The figure is the decision's alone."""
+    return ("kept" if verdict.kept else "not kept") + " (its speed-up and accuracy are in this configuration's decision)"
 
 
 def effect_check(a: RunSettings, b: RunSettings) -> Callable[[RunSummary], str | None] | None:
@@ -200,3 +209,4 @@ def confirms(kind: str | None) -> bool:
 
 
 discover()
+

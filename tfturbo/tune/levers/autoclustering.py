@@ -25,7 +25,7 @@ from ...settings import XLA_CPU_AUTOCLUSTERING_FLAG
 from ...trials.verdict import NOT_APPLIED
 from ...patch import changes as C
 from ...run_summary import RunSummary
-from . import Candidate, Lever
+from . import Candidate, Lever, outcome
 from .xla import LEVER as XLA, cannot_activate
 
 if TYPE_CHECKING:
@@ -81,10 +81,9 @@ class AutoClustering(Lever):
 
     def findings(self, rung, verdict) -> list[FindingDoc]:
         measured = "not measured" if verdict.speed.verdict == NOT_APPLIED else "measured"  # no clusters
-        return [F.Finding(F.XLA_AUTOCLUSTERING, f"XLA auto-clustering {measured}: "
-                          f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
+        return [F.Finding(F.XLA_AUTOCLUSTERING, f"XLA auto-clustering {measured}: {outcome(verdict)}",
                           'tf.config.optimizer.set_jit("autoclustering")  # before training'
-                          if verdict.kept else "", rung.name).to_dict()]
+                          if verdict.kept else "").to_dict()]
 
     def changes(self, rec, base, findings, code=None) -> list[C.Change]:
         if not (rec.xla_autoclustering and not base.xla_autoclustering):

@@ -177,7 +177,7 @@ class BatchSize(Lever):
         s = rung.settings
         return [F.Finding(F.BATCH_DID_NOT_FIT, f"batch {s.batch_size} did not complete ({verdict.reason}); the batch "
                           "search ends below it (an expected outcome: most often out of memory)",
-                          "keep a smaller batch", rung.name, data={"batch_size": s.batch_size}).to_dict()]
+                          "keep a smaller batch", data={"batch_size": s.batch_size}).to_dict()]
 
     def changes(self, rec, base, findings, code=None) -> list[C.Change]:
         out: list[C.Change] = []

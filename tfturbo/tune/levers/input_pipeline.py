@@ -17,7 +17,7 @@ from ...input_probe import InputProbe
 from ... import findings as F
 from ...verdicts import ProbeVerdict
 from ...patch import changes as C
-from . import Candidate, Lever
+from . import Candidate, Lever, outcome
 
 if TYPE_CHECKING:
     from ..policy import StudyDecisions
@@ -46,9 +46,8 @@ class InputPipeline(Lever):
     def findings(self, rung, verdict) -> list[FindingDoc]:
         applied = [f for f in (rung.summary.findings if rung.summary else None) or []
                    if f.get("code") == F.INPUT_FIXES_APPLIED]
-        return [F.Finding(F.INPUT_FIXES_APPLIED, f"automatic tf.data fixes measured: "
-                          f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
-                          applied[0].get("fix", "") if applied and verdict.kept else "", rung.name).to_dict()]
+        return [F.Finding(F.INPUT_FIXES_APPLIED, f"automatic tf.data fixes measured: {outcome(verdict)}",
+                          applied[0].get("fix", "") if applied and verdict.kept else "").to_dict()]
 
     def changes(self, rec, base, findings, code=None) -> list[C.Change]:
         if not (rec.input_fixes and not base.input_fixes):

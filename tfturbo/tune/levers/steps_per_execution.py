@@ -20,7 +20,7 @@ from ... import findings as F
 from ...trials.verdict import SLOWER
 from ...patch import changes as C
 from ..skip import SKIPPED, Skip
-from . import Candidate, Lever, as_written
+from . import Candidate, Lever, as_written, outcome
 
 if TYPE_CHECKING:
     from ..policy import StudyDecisions
@@ -130,10 +130,9 @@ class StepsPerExecution(Lever):
         n = rung.settings.calls
         if n == 1:  # the script's own N measured against one step per call: no short-steps finding
             return []
-        return [F.Finding(F.SHORT_STEPS, f"steps are short, so {n} steps per call were measured: "
-                          f"{'kept' if verdict.kept else 'not kept'} ({verdict.reason})",
+        return [F.Finding(F.SHORT_STEPS, f"steps are short, so {n} steps per call were measured: {outcome(verdict)}",
                           f"model.compile(..., steps_per_execution={n})" if verdict.kept else "",
-                          rung.name, data={"steps_per_execution": n}).to_dict()]
+                          data={"steps_per_execution": n}).to_dict()]
 
     def changes(self, rec, base, findings, code=None) -> list[C.Change]:
         n = rec.steps_per_execution
