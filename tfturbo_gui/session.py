@@ -430,15 +430,15 @@ class WizardSession:
         trial = self.trial_of(rung)
         if trial is None:
             return 1
-        complete = sum(1 for a, b in trial.speed_pairs() if a is not None and b is not None)
-        return max(1, trial.rule.min_pairs - complete)
+        return max(1, trial.rule.min_pairs - trial.complete_pairs())
 
     def continue_trial(self, rung: Rung) -> None:
-        """Go on with `rung`'s stopped trial from its complete pairs (no pair measured again); `next_run` gives
-        its next run, and `finish_trial` its new verdict."""
+        """Go on with `rung`'s stopped trial from its complete pairs (no pair measured again) for the pairs its
+        button offers (`pairs_wanted`), no more; `next_run` gives its next run, and `finish_trial` its new
+        verdict."""
         self._reopened_finished = False
         self._study_engine.share_process = self.host is None
-        self._study_engine.continue_trial(rung.name)
+        self._study_engine.continue_trial(rung.name, self.pairs_wanted(rung))
         self._action = self._study_engine.next_action()
 
     def train_more_seeds(self, rung: Rung) -> None:
