@@ -455,6 +455,10 @@ class StudyEngine:
                                                               f"chosen in the wizard: {rung.settings.label()}",
                                                               self.best), lever)
 
+    def lever_of(self, rung: Rung) -> Lever | None:
+        """The lever whose stage measures `rung` (`_lever_of`): the wizard resumes an interrupted rung's trial on it."""
+        return self._lever_of(rung)
+
     def _lever_of(self, rung: Rung) -> Lever | None:
         """The lever a recorded rung measured: of its kind, the last that changes a setting it differs in from
         the rung it was measured against (None: no lever has its kind)."""
