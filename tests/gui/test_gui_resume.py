@@ -146,6 +146,8 @@ def test_a_trial_closed_after_two_pairs_reopens_stopped_with_its_pairs_and_conti
     assert f"{page.rung.settings.label()} (full length)" in plotted, plotted  # its own run, from its folder
     qtbot.mouseClick(page.continue_button, LEFT)
     assert page.run_panel.is_running() and page.status == RUNNING
+    # the status names the run going (the walk's named the gate run's): the pair after the measured ones
+    assert page.run_panel.state.text().startswith(f"Trial pair {pairs + 1}"), page.run_panel.state.text()
     qtbot.waitUntil(lambda: page.rung.decision is not None and not page.run_panel.is_running(), timeout=60_000)
     assert page.rung.name == name and page.rung.decision.speed.replicates > pairs  # the same trial, on to its verdict
     after = finished_runs(path)
