@@ -537,8 +537,10 @@ class WizardSession:
         return self.engine.trials.get(rung.name) if rung is not None and self.engine is not None else None
 
     def finish_study(self) -> Study:
-        """The recommendation: the best kept rung, as the user would train with it, and its code to apply."""
+        """The recommendation: the best kept rung, as the user would train with it, and its code to apply (a trial a
+        reopen took up and the user went past is dropped, as a step not measured: its runs stay in their folders)."""
         self.ensure_study()
+        self._drop_resumed()
         return self._study_engine.finish()
 
     def start_patch_check(self) -> Action | None:
