@@ -124,7 +124,8 @@ def _words(names: list[str], rungs: list[Rung]) -> tuple[tuple[str, str], ...]:
     return tuple((n, config_words(n, rungs)) for n in dict.fromkeys(names) if n)
 
 
-def _key(rung: Rung) -> tuple[Any, ...]:
+def configuration_key(rung: Rung) -> tuple[Any, ...]:
+    """What makes two rungs one configuration (a kept rung and its confirmation): their trainings' settings."""
     return replicate_key(rung.settings.to_dict())
 
 
@@ -143,9 +144,10 @@ def headline(name: str, rungs: list[Rung]) -> Headline | None:
     base = rungs[0] if rungs and rungs[0].kind == RungKind.BASELINE else None
     if rung is base:
         return BASELINE_HEADLINE
-    key = _key(rung)
-    against_base = [r for r in rungs if base is not None and _measured(r) and _key(r) == key
-                    and r.compared_with in by_name and _key(by_name[r.compared_with]) == _key(base)]
+    key = configuration_key(rung)
+    against_base = [r for r in rungs if base is not None and _measured(r) and configuration_key(r) == key
+                    and r.compared_with in by_name
+                    and configuration_key(by_name[r.compared_with]) == configuration_key(base)]
     shown: Headline | None = _pooled(against_base) if len(against_base) > 1 else \
         _of(against_base[-1], True) if against_base else _of(rung, False) if _measured(rung) else None
     if shown is None:

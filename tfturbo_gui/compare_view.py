@@ -29,7 +29,7 @@ from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
+from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
                                QPushButton, QSizePolicy, QSplitter, QStyle, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
@@ -43,6 +43,7 @@ from tfturbo.tune.study import Rung, RungKind, Study
 from tfturbo.verdicts import Decision, Verdict
 
 from .failures import outcome_cell
+from .labels import FittingCombo
 from .live_plots import RunPlots, Series
 from .run_data import RunData
 
@@ -220,10 +221,9 @@ class CompareView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         bar = QHBoxLayout()
-        self.baseline_combo = QComboBox()
-        self.baseline_combo.setMinimumContentsLength(14)
+        self.baseline_combo = FittingCombo(14)
         self.baseline_combo.currentIndexChanged.connect(self._on_baseline)
-        self.align_combo = QComboBox()
+        self.align_combo = FittingCombo()
         self.align_combo.addItems([ALIGN_STEP, ALIGN_TIME])
         self.align_combo.currentTextChanged.connect(lambda t: self.plots.set_align_by_time(t == ALIGN_TIME))
         self.export_button = QPushButton("Export table as CSV…")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtCore import QPoint, QRect, QSettings, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QScreen, QShortcut
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QPushButton,
                                QStackedWidget, QVBoxLayout, QWidget)
 
@@ -57,6 +57,7 @@ def page_classes() -> list[type[WizardPage]]:
 RECENT_KEY = "recent_studies"
 MAX_RECENT = 8
 MIN_SIZE = (1024, 640)
+DEFAULT_SIZE = (1280, 800)  # where the screen has room
 
 
 def recent_studies() -> list[str]:
@@ -104,8 +105,7 @@ class MainWindow(QMainWindow):
         self.launcher = launcher
         self.default_steps = steps  # a new study starts at this length, not the last script's (File → New study)
         self.setWindowTitle("tfturbo — make training faster, measured")
-        self.setMinimumSize(*MIN_SIZE)
-        self.resize(1280, 800)
+        self.fit_to_screen()
         self.browser: RunBrowser | None = None
         self.confirm_close = True  # False: close without asking (scripts, e.g. docs/screenshots/capture.py)
         self._remembered: str | None = None
@@ -153,6 +153,16 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.study_label, 1)
         self._build_pages(WizardSession(workload or "builtin:transformer", steps=steps))
         GATE.changed.connect(self._on_gate)
+
+    def fit_to_screen(self, screen: QScreen | None = None) -> None:
+        """The window within its screen's available area (its panels and docks left out): 1280×800 where there is
+        room, else the whole available area; its minimum 1024×640 or less on a smaller screen (the walk's window at
+        1024×640 opened larger than the screen, its Next button out of reach)."""
+        screen = screen or self.screen() or QGuiApplication.primaryScreen()
+        room = screen.availableGeometry() if screen is not None else QRect(0, 0, *DEFAULT_SIZE)
+        self.setMinimumSize(min(MIN_SIZE[0], room.width()), min(MIN_SIZE[1], room.height()))
+        self.resize(min(DEFAULT_SIZE[0], room.width()), min(DEFAULT_SIZE[1], room.height()))
+        self.move(room.topLeft() + QPoint((room.width() - self.width()) // 2, (room.height() - self.height()) // 2))
 
     def _build_pages(self, session: WizardSession) -> None:
         """A fresh set of pages on `session` (at start, and for File → New study)."""

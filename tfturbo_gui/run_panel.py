@@ -17,6 +17,7 @@ from tfturbo.cli_args import TRAINING_COMMANDS
 from tfturbo.numbers import duration_text
 
 from .error_box import ErrorBox
+from .step_status import NOT_STARTED
 from .run_data import RunData
 from .run_process import BackendProcess, Launcher
 
@@ -193,6 +194,13 @@ class RunPanel(QWidget):
             self.detail.setToolTip(f"This run's median step: {median:.2f} ms — a detail of this one run, not the "
                                    "verdict (the verdict compares the trial's replicate pairs)" if median else "")
         self.detail.setVisible(bool(self.detail.text()))
+
+    def show_step_status(self, status: str) -> None:
+        """A panel that ran nothing in this window says where its step stands in the study (`step_status`), not
+        "Not started": a reopened study's baseline page read "passed" in the step list and "Not started" on its
+        card (issue 42 walk). A panel that ran something keeps what its run said."""
+        if self.data is None and not self.is_running():
+            self._set_state("Not started" if status == NOT_STARTED else f"In the study: {status}", "idle")
 
     def show_finished(self, data: RunData) -> None:
         """Describe a finished command other than the last one this panel ran: a trial's own run, when its

@@ -55,11 +55,6 @@ __all__ = ["WizardSession", "audit_argv", "probe_argv", "default_study_dir", "wo
 STUDIES_FOLDER = "tfturbo-studies"  # under the user's home
 
 
-def complete_pairs(trial: Trial) -> int:
-    """The speed pairs of `trial` with both arms measured (a stopped pair's half counts for nothing)."""
-    return sum(1 for a, b in trial.speed_pairs() if a is not None and b is not None)
-
-
 def workload_name(spec: str) -> str:
     """'builtin:mlp' -> 'mlp'; '/x/my_model.py' -> 'my_model' (safe for a folder name)."""
     name = spec.split(":", 1)[1] if spec.startswith("builtin:") else Path(spec).stem
@@ -150,6 +145,9 @@ class WizardSession:
         self.host: remote.RemoteHost | None = None  # "Run on": None is this machine; else every command runs there
         self._action: Action | None = None  # the engine's action a page is executing
         self._reopened_finished = False  # `finished`
+        # a reopened study's trial cut off by Quit (no verdict): its runs handed back from their folders, its next run
+        # planned, not started (`resume_interrupted`); its page shows what it measured and offers to continue
+        self.resumed: Rung | None = None
 
     # ------------------------------------------------------------ study
 
@@ -176,7 +174,38 @@ class WizardSession:
             for name in ("status", "message", "recommended", "recommended_rung", "snippet", "patch", "report"):
                 setattr(study, name, getattr(recorded, name))
         study.save()
+        cut_off = next((r for r in recorded.rungs if r.decision is None and r.skipped_reason is None
+                        and r.replicates), None)
+        if cut_off is not None and recorded.unfinished and session.baseline is not None:
+            session.resume_interrupted(cut_off)
         return session
+
+    def resume_interrupted(self, recorded: Rung) -> None:
+        """The trial of `recorded` (a rung the study holds runs of but no verdict: the window closed mid-trial)
+        taken up as `tfturbo tune` resumes it: the same trial on the same configuration, its finished runs handed
+        back from their folders, up to its next run, which waits for the user (`resumed`). The reopened XLA page
+        read "Not started" for a trial with 2 pairs measured (issue 42 walk)."""
+        lever = self._study_engine.lever_of(recorded)
+        if lever is None:
+            return
+        rung = self.start_trial(lever.name, recorded.settings)
+        if rung is not None and rung.name == recorded.name and rung.decision is None and self._action is not None:
+            self.resumed = rung
+        elif rung is not None and rung.decision is None:  # not the same trial after all: left for the user to start
+            self._drop_resumed(rung)
+
+    def _drop_resumed(self, rung: Rung | None = None) -> None:
+        """Another measurement starts instead of the resumed trial: its planned run is dropped (its finished runs
+        stay in their folders, handed back if the same trial is started again)."""
+        if self.resumed is not None or rung is not None:
+            self.resumed = None
+            self._action = None
+            self._study_engine.abandon()
+
+    def resumed_pairs(self) -> int:
+        """The complete pairs the resumed trial holds (`resumed`), 0 when none is resumed."""
+        trial = self.trial_of(self.resumed)
+        return trial.complete_pairs() if trial is not None else 0
 
     @property
     def finished(self) -> bool:
@@ -212,6 +241,10 @@ class WizardSession:
         """The stage to continue with: the baseline, or the lever after the last one measured."""
         if self.baseline is None:
             return BASELINE
+        if self.resumed is not None:  # a trial cut off by Quit continues where it was
+            lever = self._study_engine.lever_of(self.resumed)
+            if lever is not None:
+                return lever.name
         # a step recorded as not run (skipped, with why) is decided too: counting only measured rungs, a study
         # reopened during the auto-clustering trial after XLA was refused (XLA_NOT_ACTIVE) opened on Profile &
         # baseline, its first lever (issue 42 walk, h42w)
@@ -377,6 +410,7 @@ class WizardSession:
         """The baseline's rung and the `run` arguments that measure it into runs/NN-baseline."""
         self.ensure_study()
         self._reopened_finished = False
+        self._drop_resumed()
         if self._study_engine.opts.steps != self.steps:  # lengthened after a baseline too short for a verdict
             self._study_engine.change_options(steps=self.steps)
             self._study_engine.study.save()
@@ -404,6 +438,7 @@ class WizardSession:
         what the engine measures it against; None when the stage has nothing to measure (recorded as skipped)."""
         assert self.baseline is not None, "the baseline has not been measured"
         self._reopened_finished = False
+        self._drop_resumed()
         self._study_engine.share_process = self.host is None  # a paired replicate's two folders must be on this machine
         self._study_engine.begin(stage, settings)
         self._action = self._study_engine.next_action()
@@ -439,15 +474,17 @@ class WizardSession:
         self._study_engine.stop_trial()
 
     def can_continue(self, rung: Rung | None) -> bool:
-        """Whether `rung`'s stopped trial may go on (`StudyEngine.continue_refused`), after Esc or a reopen."""
-        return rung is not None and self.engine is not None and self.engine.continue_refused(rung.name) is None
+        """Whether `rung`'s stopped trial may go on (`StudyEngine.continue_refused`), after Esc or a reopen — or it
+        is the trial a reopen took up (`resumed`)."""
+        return rung is not None and self.engine is not None and (
+            rung is self.resumed or self.engine.continue_refused(rung.name) is None)
 
     def pairs_wanted(self, rung: Rung) -> int:
         """How many more complete pairs the stopped trial of `rung` needs for a verdict (at least one)."""
         trial = self.trial_of(rung)
         if trial is None:
             return 1
-        return max(1, trial.rule.min_pairs - complete_pairs(trial))
+        return max(1, trial.rule.min_pairs - trial.complete_pairs())
 
     def measured_runs(self) -> list[tuple[RunSettings, RunSummary | None]]:
         """Every run of the study's rungs this session knows: each rung's own run and its trial's runs."""
@@ -478,15 +515,16 @@ class WizardSession:
         trial = self.trial_of(rung)
         if trial is None:
             return ""
-        return (f"{complete_pairs(trial)} of the {trial.rule.min_pairs} replicate pairs the verdict needs; the run going when "
-                "you stopped was discarded")
+        return (f"{trial.complete_pairs()} of the {trial.rule.min_pairs} replicate pairs the verdict needs; the run "
+                "going when you stopped was discarded")
 
     def continue_trial(self, rung: Rung) -> None:
-        """Go on with `rung`'s stopped trial from its complete pairs (no pair measured again); `next_run` gives
-        its next run, and `finish_trial` its new verdict."""
+        """Go on with `rung`'s stopped trial from its complete pairs (no pair measured again) for the pairs its
+        button offers (`pairs_wanted`), no more; `next_run` gives its next run, and `finish_trial` its new
+        verdict."""
         self._reopened_finished = False
         self._study_engine.share_process = self.host is None
-        self._study_engine.continue_trial(rung.name)
+        self._study_engine.continue_trial(rung.name, self.pairs_wanted(rung))
         self._action = self._study_engine.next_action()
 
     def train_more_seeds(self, rung: Rung) -> None:
@@ -543,16 +581,19 @@ class WizardSession:
         return self.engine.trials.get(rung.name) if rung is not None and self.engine is not None else None
 
     def finish_study(self) -> Study:
-        """The recommendation: the best kept rung, as the user would train with it, and its code to apply."""
+        """The recommendation: the best kept rung, as the user would train with it, and its code to apply (a trial a
+        reopen took up and the user went past is dropped, as a step not measured: its runs stay in their folders)."""
         self.ensure_study()
+        self._drop_resumed()
         return self._study_engine.finish()
 
     def start_patch_check(self) -> Action | None:
         """The run that measures the patched copy of the user's file as written (the engine's `patch` stage), or
         None when there is nothing to check or its run on disk already checked this patch."""
         self.ensure_study()
-        if self._action is not None:
+        if self._action is not None and self.resumed is None:
             return None  # a run of another stage is going
+        self._drop_resumed()
         self._study_engine.begin(PATCH)
         self._action = self._study_engine.next_action()
         return self._action

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from .step_status import COLORS, NOT_STARTED
+from .step_status import NOT_STARTED, color_of
 
 
 def status_dot(status: str, size: int = 12) -> QPixmap:
@@ -15,7 +15,7 @@ def status_dot(status: str, size: int = 12) -> QPixmap:
     painter = QPainter(pixmap)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setPen(Qt.PenStyle.NoPen)
-    painter.setBrush(QColor(COLORS.get(status, COLORS[NOT_STARTED])))
+    painter.setBrush(QColor(color_of(status)))
     painter.drawEllipse(1, 1, size - 2, size - 2)
     painter.end()
     return pixmap
@@ -45,7 +45,7 @@ class StepRow(QWidget):
     def set_status(self, status: str) -> None:
         self.dot.setPixmap(status_dot(status))
         self.status.setText(status)
-        self.status.setStyleSheet(f"color: {COLORS.get(status, COLORS[NOT_STARTED])};")
+        self.status.setStyleSheet(f"color: {color_of(status)};")
 
 
 class StepList(QListWidget):

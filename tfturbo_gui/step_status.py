@@ -7,6 +7,7 @@ XLA_NOT_ACTIVE), is NOT_RUN: decided, like NOT_KEPT, never "not started".
 """
 
 from tfturbo.verdicts import Decision
+from tfturbo.numbers import counted
 
 NOT_STARTED = "not started"
 RUNNING = "running"
@@ -15,6 +16,17 @@ ATTENTION = "needs attention"
 NOT_KEPT = f"measured — {Decision.NOT_KEPT}"
 NOT_RUN = "decided — not run"
 STATUSES = (NOT_STARTED, RUNNING, PASSED, ATTENTION, NOT_KEPT, NOT_RUN)
+STOPPED = "measured, stopped"  # a trial cut off before its verdict (`stopped`): it waits for the user to continue
 
 COLORS = {NOT_STARTED: "#9ca3af", RUNNING: "#2563eb", PASSED: "#16a34a", ATTENTION: "#d97706", NOT_KEPT: "#64748b",
           NOT_RUN: "#64748b"}
+
+
+def stopped(pairs: int) -> str:
+    """A trial the window closed on, taken up again from its files: "2 pairs measured, stopped"."""
+    return f"{counted(pairs, 'pair')} {STOPPED}"
+
+
+def color_of(status: str) -> str:
+    """The step list's colour of `status` (a stopped trial's needs the user, as ATTENTION)."""
+    return COLORS[ATTENTION] if status.endswith(STOPPED) else COLORS.get(status, COLORS[NOT_STARTED])

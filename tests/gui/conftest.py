@@ -22,3 +22,13 @@ def free_training_gate():
 
     GATE.holder, GATE.label = None, ""
     yield
+
+
+@pytest.fixture(autouse=True)
+def desktop_screen(monkeypatch):
+    """The tests' screen is a 1920×1080 desktop: the offscreen platform's is 800×800, and the window sizes itself
+    to its screen's available area (`MainWindow.fit_to_screen`). A test of a small screen sets its own."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QScreen
+
+    monkeypatch.setattr(QScreen, "availableGeometry", lambda self: QRect(0, 0, 1920, 1080))

@@ -146,7 +146,7 @@ def test_no_row_shows_two_speed_ups_that_disagree(qtbot, tmp_path):
     Issue 22: "float32 + XLA" showed 52.23 steps/s, 1.92x "samples/s ÷ baseline" and a 1.55x speed-up, and
     its confirmation row 1.63x.
     """
-    from tfturbo.headline import config_words, headline
+    from tfturbo.headline import config_words, configuration_key, headline
 
     window, page = compare_page(qtbot, tmp_path, (1280, 800))
     view, study = page.view, window.session.study
@@ -161,8 +161,11 @@ def test_no_row_shows_two_speed_ups_that_disagree(qtbot, tmp_path):
         lo, hi = shown.ci95
         assert speedup == f"{shown.ratio:.2f}x [{lo:.2f}, {hi:.2f}] {shown.pairs} pairs vs {shown.against_words}"
         assert "01-baseline" not in speedup and "-confirmation" not in speedup  # configurations, not run folders
-        ladder = page.ladder.text().splitlines()[i - 1]  # the configurations in the study's order
-        assert ladder.startswith(f"• {config_words(row.name, study.rungs)}") and row.name not in ladder
+        # one line per configuration, named by the rung that measured it first (a confirmation joins it)
+        first = next(r for r in study.rungs[1:] if configuration_key(r) == configuration_key(rungs[row.name]))
+        ladder = next(line for line in page.ladder.text().splitlines()
+                      if line.startswith(f"• {config_words(first.name, study.rungs)}"))
+        assert row.name not in ladder
         assert f"{shown.ratio:.2f}× [{lo:.2f}, {hi:.2f}] vs {shown.against_words}" in ladder
         assert view.cell(i, "verdict") == f"{shown.verdict}, {'kept' if rungs[row.name].kept else 'not kept'}"
         # no other speed ratio in the row: only peak memory against the baseline
@@ -286,6 +289,8 @@ def test_every_list_of_configurations_names_them_by_what_they_change(qtbot, tmp_
     assert exported == expected
     ladder = page.ladder.text()
     assert "• XLA (float32 + XLA, batch 64): kept" in ladder and "vs 01-baseline" not in ladder
+    # issue 42 walk: the kept rung and its confirmation were listed as two configurations
+    assert len(ladder.splitlines()) == 3 and "• the confirmation" not in ladder
     assert "confirmation's trial" not in ladder.replace("the confirmation's trial", "")
 
 

@@ -7,7 +7,7 @@ import pytest
 from tests.gui.gui_helpers import fake_launcher, go_next, make_window, measure_baseline, start_page_trial, xla_page
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import (QAbstractButton, QAbstractScrollArea, QComboBox, QGraphicsView, QLabel, QLineEdit,
-                               QSpinBox, QWidget)
+                               QSpinBox, QStyle, QStyleOptionComboBox, QWidget)
 
 from tfturbo_gui import live_plots
 from tfturbo_gui.step_status import PASSED
@@ -54,6 +54,22 @@ def cut_by_parent(widget: QWidget, top: QWidget, rect: QRect) -> str:
     return ""
 
 
+def combo_cut(widget: QWidget) -> str:
+    """A combo box whose current text is wider than the field it is drawn in ('' when it fits, or is elided with
+    "…"): the compare page's baseline combo read "mixed_float16, batch 6" at 1024x640 (issue 42 walk)."""
+    if not isinstance(widget, QComboBox) or widget.isEditable() or not widget.currentText():
+        return ""
+    option = QStyleOptionComboBox()
+    widget.initStyleOption(option)
+    field = widget.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                          QStyle.SubControl.SC_ComboBoxEditField, widget)
+    need = widget.fontMetrics().horizontalAdvance(widget.currentText())
+    shown = getattr(widget, "shown_text", widget.currentText)()  # a FittingCombo draws its text elided
+    if need <= field.width() or (shown != widget.currentText() and shown.endswith("…")):
+        return ""
+    return f"QComboBox {widget.currentText()[:40]!r} cut: its text needs {need} px, its field has {field.width()}"
+
+
 def clipped(top: QWidget) -> list[str]:
     """Visible controls narrower than they need or outside the window, and scroll areas that scroll sideways."""
     bad = []
@@ -83,6 +99,8 @@ def clipped(top: QWidget) -> list[str]:
             elif cut_by:
                 bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r} cut by its {cut_by} "
                            "(in a scroll area)")
+            elif combo_cut(w):
+                bad.append(combo_cut(w) + " (in a scroll area)")
             elif isinstance(w, CHECKED) and not (isinstance(w, QLabel) and w.wordWrap()) \
                     and w.width() + 1 < w.minimumSizeHint().width():
                 bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r}: {w.width()} < "
@@ -95,6 +113,9 @@ def clipped(top: QWidget) -> list[str]:
         cut_by = cut_by_parent(w, top, rect)
         if cut_by and (isinstance(w, CHECKED) or isinstance(w, QGraphicsView)):
             bad.append(f"{type(w).__name__} {getattr(w, 'text', lambda: '')()[:40]!r} cut by its {cut_by}: {rect}")
+            continue
+        if combo_cut(w):
+            bad.append(combo_cut(w))
             continue
         if not isinstance(w, CHECKED):
             continue
@@ -166,10 +187,14 @@ def test_every_page_fits_the_window_without_clipping(qtbot, tmp_path, size):
             assert len(shown) == len(plots.series) and not any(n.startswith("+") for n in shown), shown
         if plots is not None and plots.isVisibleTo(window):
             assert problems_in_plots(plots) == [], f"page {i + 1} at {size}: {problems_in_plots(plots)}"
-        # issue 42 walk: once the profile appeared under them the step-time plots were squeezed to 30-60 px
-        profile = getattr(window.pages[i], "profile_view", None)
-        if plots is not None and plots.isVisibleTo(window) and profile is not None and profile.isVisibleTo(window):
-            assert plots.step_plot.height() >= 150, f"page {i + 1} at {size}: step time {plots.step_plot.height()} px"
+        # issue 42 walk: once the profile or a verdict card appeared the step-time and loss plots were squeezed to
+        # 30-80 px (70 px at 1024x640): the page scrolls rather than squeeze them
+        view = getattr(window.pages[i], "view", None)
+        for shown in (plots, getattr(view, "plots", None)):
+            if shown is not None and shown.isVisibleTo(window):
+                heights = {p.getPlotItem().titleLabel.text or "plot": p.height()
+                           for p in (shown.step_plot, shown.loss_plot) if p.isVisibleTo(window)}
+                assert heights and min(heights.values()) >= 150, f"page {i + 1} at {size}: {heights}"
         # issue 22: the Record page's checkpoint path wraps, whole, instead of scrolling sideways
         path = getattr(window.pages[i], "record_path", None)
         if path is not None and path.isVisibleTo(window):
@@ -554,3 +579,20 @@ def test_the_record_pages_settings_record_wraps_a_long_line_in_its_box(qtbot, tm
     assert long_line in editor.toPlainText().splitlines()  # whole, as Copy copies it
     assert editor.horizontalScrollBar().maximum() == 0, "the long line runs past the box's edge"
     assert clipped(window) == []
+
+
+@pytest.mark.parametrize("room", [QRect(0, 27, 1024, 613), QRect(0, 0, 1366, 728), QRect(0, 0, 1920, 1050)])
+def test_the_window_opens_within_the_screens_available_area(qtbot, monkeypatch, room):
+    """Issue 42 walk: on a 1024×640 screen the window opened at 1280×800, larger than the screen, its Next
+    button out of reach. It opens within the screen's available area (its panel left out), 1280×800 where there
+    is room, and can be made as small as that area."""
+    from PySide6.QtGui import QScreen
+    from tfturbo_gui.main_window import MainWindow
+
+    monkeypatch.setattr(QScreen, "availableGeometry", lambda self: room)
+    window = MainWindow("builtin:mlp", launcher=fake_launcher())
+    qtbot.addWidget(window)
+    assert window.width() <= room.width() and window.height() <= room.height()
+    assert room.contains(QRect(window.pos(), window.size()))
+    assert (window.width(), window.height()) == (min(1280, room.width()), min(800, room.height()))
+    assert window.minimumWidth() <= min(1024, room.width()) and window.minimumHeight() <= min(640, room.height())

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from tests.gui.gui_helpers import fake_launcher, make_window, measure_baseline, start_page_trial
 from tfturbo.runfiles import RUNS_DIR, SUMMARY
 from tfturbo.tune.study import Study
-from tfturbo_gui.step_status import NOT_STARTED, PASSED
+from tfturbo_gui.step_status import NOT_KEPT, NOT_STARTED, PASSED, RUNNING
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -65,6 +65,8 @@ def test_esc_then_more_pairs_continues_the_trial_and_a_reopened_study_keeps_ever
     qtbot.waitUntil(lambda: not page.run_panel.is_running() and page.rung.decision is not None
                     and page.rung.decision.speed.replicates >= 2 and not page.run_panel.is_running(), timeout=60_000)
     assert page.rung.kept and again.steps.status_text(2) == PASSED
+    # issue 42 walk: "Run 1 more pair" ran two; the button's count is what is measured, no more
+    assert again.session.trial_of(page.rung).complete_pairs() == 2
     assert not page.continue_button.isVisible()
     after = finished_runs(path)
     assert {name: after[name] for name in before} == before  # no finished run measured again
@@ -91,7 +93,9 @@ def test_a_study_closed_mid_trial_reopens_at_that_step_and_re_uses_its_finished_
     again = make_window(qtbot, tmp_path / "again")
     again.open_study(path)  # File → Recent studies
     assert again.current() == 3 and again.steps.status_text(2) == PASSED  # at the undecided step, the rest kept
-    assert [r.name for r in again.session.study.rungs] == ["01-baseline", precision.rung.name]
+    # the cut-off trial is taken up from its files, undecided (its page offers to continue it)
+    assert [r.name for r in again.session.study.rungs] == ["01-baseline", precision.rung.name, interrupted]
+    assert again.session.study.rungs[-1].decision is None
     page = again.pages[3]
     qtbot.waitUntil(lambda: page.run_button.isEnabled(), timeout=20_000)
     qtbot.mouseClick(page.run_button, LEFT)
@@ -106,3 +110,46 @@ def test_a_study_closed_mid_trial_reopens_at_that_step_and_re_uses_its_finished_
     after = finished_runs(path)
     assert {name: after[name] for name in before} == before  # nothing measured twice
     assert interrupted in again.session.engine.reused
+
+
+def test_a_trial_closed_after_two_pairs_reopens_stopped_with_its_pairs_and_continues_to_its_verdict(qtbot, tmp_path):
+    """Issue 42 walk: an XLA trial closed (Ctrl+Q) after 2 pairs reopened as "Not started", nothing saying what it
+    had measured. Reopened, its page and the step list say what the study's files hold ("2 pairs measured,
+    stopped") and the button continues the same trial, as `tfturbo tune` resumes it: no finished run again."""
+    window = make_window(qtbot, tmp_path, launcher=fake_launcher(delay=0.05))
+    window.session.min_replicates, window.session.max_replicates = 4, 6  # the fake's pairs decide at the 4th
+    measure_baseline(qtbot, window)
+    precision = start_page_trial(qtbot, window, 2)
+    qtbot.waitUntil(lambda: precision.rung.decision is not None and not precision.run_panel.is_running(),
+                    timeout=60_000)
+    xla = start_page_trial(qtbot, window, 3)
+    trial = window.session.trial_of(xla.rung)
+    qtbot.waitUntil(lambda: trial.complete_pairs() >= 2 and xla.run_panel.is_running(), timeout=90_000)
+    pairs, name, path = trial.complete_pairs(), xla.rung.name, window.session.study.path
+    before = finished_runs(path)  # (the pair going when it closes is stopped: measured again, as `tune` would)
+    window.close()  # Ctrl+Q mid-trial
+
+    again = make_window(qtbot, tmp_path / "again")
+    again.open_study(path)  # File → Recent studies
+    page = again.pages[3]
+    assert again.current() == 3
+    assert again.steps.status_text(3) == page.status == f"{pairs} pairs measured, stopped"
+    assert page.continue_button.isVisible() and page.continue_button.isEnabled()
+    assert page.continue_button.text() == f"Continue this trial ({pairs} pairs measured)"
+    note = page.plan_note.text()
+    assert note.startswith(f"Pair {pairs + 1} of 4–6") and " 0 s" not in note, note
+    for i, shown in enumerate(again.pages):  # issue 42 walk: a step "passed" whose card said "Not started"
+        panel = getattr(shown, "run_panel", None)
+        if panel is not None and again.steps.status_text(i) != NOT_STARTED:
+            assert panel.state.text() != "Not started", (shown.title, again.steps.status_text(i))
+    plotted = {s.label for s in page.plots.series}
+    assert f"{page.rung.settings.label()} (full length)" in plotted, plotted  # its own run, from its folder
+    qtbot.mouseClick(page.continue_button, LEFT)
+    assert page.run_panel.is_running() and page.status == RUNNING
+    # the status names the run going (the walk's named the gate run's): the pair after the measured ones
+    assert page.run_panel.state.text().startswith(f"Trial pair {pairs + 1}"), page.run_panel.state.text()
+    qtbot.waitUntil(lambda: page.rung.decision is not None and not page.run_panel.is_running(), timeout=60_000)
+    assert page.rung.name == name and page.rung.decision.speed.replicates > pairs  # the same trial, on to its verdict
+    after = finished_runs(path)
+    assert {n: after[n] for n in before} == before  # no finished run measured again
+    assert again.steps.status_text(3) in (PASSED, NOT_KEPT)

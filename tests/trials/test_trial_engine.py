@@ -403,3 +403,41 @@ def test_what_would_be_enough_names_the_short_run_by_its_configuration_and_pair_
     text = trial.shortfall()
     assert "measured too little steady state — " in text and "in pair 1: " in text, text
     assert "02-mixed_bfloat16" not in text and (trial.label_a in text or trial.label_b in text), text
+
+
+def test_more_pairs_after_a_stop_measure_exactly_the_pairs_asked_for():
+    """Issue 42 walk: "Run 1 more pair" after Esc ran two pairs (the rule wanted more once the first was in).
+    `resume(pairs)` measures that many more complete pairs, then the trial is stopped again and judged."""
+    a = RunSettings("builtin:fake", batch_size=64)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(4, 8), share_process=False)  # noisy: 4 pairs needed
+    jitter = iter([1.0, 1.3, 0.8, 1.2, 0.9, 1.25, 0.85, 1.1] * 4)
+
+    def measure() -> None:
+        planned = trial.next_run()
+        trial.record(planned, recorded(planned.settings, (90.0 if planned.arm == "b" else 100.0) * next(jitter)), None)
+
+    while trial.complete_pairs() < 2:
+        measure()
+    trial.stop()
+    assert trial.next_run() is None and trial.stopped
+    trial.resume(1)
+    while trial.next_run() is not None:
+        measure()
+    assert trial.complete_pairs() == 3 and trial.stopped  # one more pair, not two
+    assert trial.verdict().speed.replicates == 3
+    trial.resume()  # without a count: on until the rule decides
+    assert trial.next_run() is not None and not trial.stopped
+
+
+def test_a_run_handed_back_from_disk_counts_its_recorded_process_time():
+    """Issue 42 walk: after File → Recent, the estimates read "about 0 s": each run read back from its folder was
+    timed as the instant the read took. Its seconds are the process time it recorded; unknown, none."""
+    a = RunSettings("builtin:fake", batch_size=64)
+    trial = Trial(a, a.with_(jit_compile=True), SpeedRule(3, 6))
+    planned = trial.next_run()
+    trial.record(planned, {**recorded(planned.settings), "process_s": 42.0}, None, handed_back=True)
+    assert trial.runs[-1].elapsed_s == 42.0
+    planned = trial.next_run()
+    doc = {k: v for k, v in recorded(planned.settings).items() if k not in ("process_s", "wall_s")}
+    trial.record(planned, doc, None, handed_back=True)
+    assert trial.runs[-1].elapsed_s is None  # unknown: left out of every estimate, never 0 s

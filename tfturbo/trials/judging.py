@@ -30,7 +30,7 @@ def decided(trial: Schedule) -> bool:
         return trial.runs[-1].status != COMPLETED  # a failed run ends the trial; its pair is never completed
     if any(r.status != COMPLETED for r in trial.runs if r.planned.replicate >= 1):  # a seed run's failure only
         return True  # leaves the trainings' noise unmeasured
-    pairs = sum(1 for ra, rb in trial.speed_pairs() if ra is not None and rb is not None)
+    pairs = trial.complete_pairs()
     if pairs >= trial.rule.max_pairs:  # whatever the runs measured: a trial never runs past its maximum
         return True
     ratios, errors = measured_ratios(trial)

@@ -419,6 +419,10 @@ class Schedule:
         """(A run, B run) of each replicate whose ratio counts for speed (`first_speed_replicate` on)."""
         return [pair for k, pair in self._replicates() if k >= self.first_speed_replicate]
 
+    def complete_pairs(self) -> int:
+        """The speed pairs with both arms measured (what "pair k" counts, and "run 1 more pair" adds to)."""
+        return sum(1 for ra, rb in self.speed_pairs() if ra is not None and rb is not None)
+
     def _replicates(self) -> list[tuple[int, tuple[MeasuredRun | None, MeasuredRun | None]]]:
         out: dict[int, list[MeasuredRun | None]] = {}
         for r in self.runs:

@@ -70,6 +70,7 @@ class Trial(Schedule):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._stopped = False
+        self._stop_at: int | None = None  # `resume(pairs)`: stop again once this many speed pairs are complete
         self._asked: float | None = None  # when next_run() first offered the run not yet recorded
         self.unpaired = False  # a paired process failed before training (`_pairing_failed`): separate ones since
 
@@ -77,6 +78,9 @@ class Trial(Schedule):
         """The next run to measure — a `PlannedPair` for a paired replicate (the speed pairs when `paired`) — or
         None when the trial is decided."""
         if self._stopped:
+            return None
+        if self._stop_at is not None and self.complete_pairs() >= self._stop_at and not judging.decided(self):
+            self._stopped = True  # the pairs the user asked for are measured: judged as stopped again
             return None
         if judging.decided(self):
             return self.more_seeds_run()
@@ -111,15 +115,20 @@ class Trial(Schedule):
         self.runs.append(MeasuredRun(planned, found.summary, found.run_dir, process_s_of(found.summary) or None,
                                      reused=True))
 
-    def record(self, planned: Planned, summary: Any, run_dir: Any) -> None:
+    def record(self, planned: Planned, summary: Any, run_dir: Any, handed_back: bool = False) -> None:
         """Take a run's summary and run directory; for a `PlannedPair`, a sequence of two of each, in
         `planned.runs` order (a missing summary: None). A summary is a `RunSummary` or the document as the
-        backend wrote it (`RunSummary.from_dict` reads it)."""
+        backend wrote it (`RunSummary.from_dict` reads it). `handed_back`: measured before, read back from its
+        run directory (a continued study): its seconds are the process time it recorded, not the instant it took
+        to read (a reopened study's estimates read "about 0 s"; unknown: none)."""
         now = time.monotonic()
         if self.started is None:
             self.started = now
         elapsed = now - self._asked if self._asked is not None else None
         self._asked = None
+        if handed_back:
+            found = [as_summary(one) for one in summary] if isinstance(planned, PlannedPair) else [as_summary(summary)]
+            elapsed = max(process_s_of(one) for one in found) or None  # a pair: one process, halved below
         if isinstance(planned, PlannedPair):
             if self._pairing_failed([as_summary(one) for one in summary]):
                 self.share_process = False  # the arms' own processes from now on (`unpaired`)
@@ -154,9 +163,17 @@ class Trial(Schedule):
         """No more runs (the user stopped): the verdict uses the complete pairs measured so far."""
         self._stopped = True
 
-    def resume(self) -> None:
-        """Go on after `stop()` (the wizard's "run 1 more pair"): the next runs follow the complete pairs."""
+    def resume(self, pairs: int | None = None) -> None:
+        """Go on after `stop()` (the wizard's "run 1 more pair"): the next runs follow the complete pairs; with
+        `pairs`, exactly that many more complete pairs (fewer if the trial is decided sooner), then it stops
+        again — the walk's "Run 1 more pair" ran two (the rule wanted more once the first was in)."""
         self._stopped = False
+        self._stop_at = self.complete_pairs() + pairs if pairs is not None else None
+
+    @property
+    def stopped(self) -> bool:
+        """The user stopped it (`stop()`), or the pairs `resume(pairs)` asked for are measured."""
+        return self._stopped
 
     def measured_seconds(self) -> float:
         """The wall time of the runs this trial measured (a re-used run's was its own rung's)."""

@@ -457,6 +457,10 @@ class StudyEngine:
                 yield from self._trial(candidate or replace(lever.candidate_for(self.decisions, rung.settings),
                                                             slug=slug), lever)
 
+    def lever_of(self, rung: Rung) -> Lever | None:
+        """The lever whose stage measures `rung` (`_lever_of`): the wizard resumes an interrupted rung's trial on it."""
+        return self._lever_of(rung)
+
     def _lever_of(self, rung: Rung) -> Lever | None:
         """The lever a recorded rung measured: of its kind, the last that changes a setting it differs in from
         the rung it was measured against (None: no lever has its kind)."""
@@ -758,7 +762,7 @@ class StudyEngine:
                 for folder in run_dir if isinstance(run_dir, (list, tuple)) else [run_dir]:
                     shutil.rmtree(folder, ignore_errors=True)
                 break
-            trial.record(planned, result, run_dir)
+            trial.record(planned, result, run_dir, handed_back=set(names) <= set(self.reused))
             record_runs(rung, trial)
             self.study.save()
 
@@ -769,14 +773,14 @@ class StudyEngine:
             return UserError(f"{name}'s trial was not stopped", "nothing to continue")
         return self.rejudge_refused(name)
 
-    def continue_trial(self, name: str) -> None:
+    def continue_trial(self, name: str, pairs: int | None = None) -> None:
         """Plan the rest of a trial the user stopped (the wizard's "run 1 more pair"): the same trial goes on from
-        its complete pairs under its own rule, then is judged again; the best configuration follows the new
-        verdict."""
+        its complete pairs under its own rule — `pairs` more of them, then it stops again (None: until decided) —
+        then is judged again; the best configuration follows the new verdict."""
         refused = self.continue_refused(name)
         if refused is not None:
             raise refused
-        self._start(self._continue(name))
+        self._start(self._continue(name, pairs))
 
     def train_more_seeds(self, name: str) -> None:
         """The way forward "train more seeds" of the last judged rung (the wizard's button): its trial trains B
@@ -794,14 +798,16 @@ class StudyEngine:
         trial.way_forward = "seeds"
         self._start(self._continue(name))
 
-    def _continue(self, name: str) -> Flow:
+    def _continue(self, name: str, pairs: int | None = None) -> Flow:
         trial, rung = self.trials[name], self._decisions.rungs[-1]
         lever = self._lever_of(rung)
         assert lever is not None, "a rung of this session's trials: its lever is this tfturbo's"
         self.stopped.discard(name)
-        trial.resume()
+        trial.resume(pairs)
         self.trial = trial
         yield from self._measure(trial, rung, lever)
+        if trial.stopped:  # the pairs asked for are measured, the verdict still short: it may go on again
+            self.stopped.add(name)
         self._index_runs(trial)
         verdict = trial.verdict()
         finish_rung(rung, trial, verdict, self._notes.get(name, ""))

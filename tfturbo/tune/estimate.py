@@ -155,7 +155,7 @@ def remaining(engine) -> list[StageEstimate]:
         return []
     rule = engine.opts.speed_rule()
     low, high = trial_s(engine, rule.min_pairs), trial_s(engine, rule.max_pairs)
-    if low is None or high is None:
+    if low is None or high is None or high <= 0:  # nothing timed to estimate from: said as nothing, never "0 s"
         return []
     # the study's first trial also trains the baseline from other seeds, once for the study (`Trial.seed_runs`):
     # a full-length run each, on the first stage that makes a trial, while no trial has begun

@@ -20,6 +20,7 @@ from tfturbo.profile_findings import compare_findings
 from tfturbo.settings import RunSettings, fixes_not_applied, fixes_on
 from tfturbo.errors import UserError
 from tfturbo.headline import config_words, headline
+from tfturbo.numbers import counted
 from tfturbo.tune import levers
 from tfturbo.trials.runs import PlannedPair, PlannedRun
 from tfturbo.tune.study import Rung
@@ -36,7 +37,7 @@ from ..run_gate import GATE
 from ..run_panel import RunPanel
 from ..run_process import Launcher
 from ..session import WizardSession
-from ..step_status import ATTENTION, NOT_KEPT, NOT_RUN, NOT_STARTED, PASSED, RUNNING
+from ..step_status import ATTENTION, NOT_KEPT, NOT_RUN, NOT_STARTED, PASSED, RUNNING, stopped
 
 LEFT_WIDTH = 430
 # a finished study reopened (`WizardSession.finished`): every step is decided, so no page offers to measure again
@@ -252,6 +253,9 @@ class WizardPage(QWidget):
         if status != self.status:
             self.status = status
             self.status_changed.emit(status)
+        panel = getattr(self, "run_panel", None)
+        if isinstance(panel, RunPanel):  # its chip and the step list say the same
+            panel.show_step_status(status)
         self.navigation_changed.emit()
 
     # ------------------------------------------------------------ hooks
@@ -372,7 +376,10 @@ class WizardPage(QWidget):
         """The `continue_button` of a page with a trial: shown when the user stopped `rung`'s trial (Esc, Stop, or
         a study closed then), saying how many pairs its verdict still needs; it goes on with the same trial."""
         can = self.session.can_continue(rung) and not self.run_panel.is_running()
-        if can:
+        if can and rung is self.session.resumed:  # cut off by Quit: it goes on to its verdict, as `tune` resumes it
+            measured = counted(self.session.resumed_pairs(), "pair")
+            self.continue_button.setText(f"Continue this trial ({measured} measured)")
+        elif can:
             n = self.session.pairs_wanted(rung)
             self.continue_button.setText(f"Run {n} more pair{'s' if n != 1 else ''} (continue this trial)")
         self.continue_button.setVisible(can)
@@ -472,6 +479,10 @@ class RungPage(WizardPage):
         from their run directories (the plots showed the baseline alone), its profile and findings."""
         super().show_recorded()
         self.update_controls()  # a finished study's: nothing to run
+        resumed = self.session.resumed
+        if resumed is not None and resumed.kind in {lv.rung_kind for lv in levers.LEVERS if lv.name in self.stages()}:
+            self.show_resumed(resumed)
+            return
         decided = [r for r in self.decided_rungs() if r.run]
         if not decided:
             return
@@ -485,6 +496,20 @@ class RungPage(WizardPage):
         self.show_rung_findings()
         self.findings.set_empty_text(self.after_trial_text)
         self.show_profile()
+
+    def show_resumed(self, rung: Rung) -> None:
+        """The trial a reopened study took up (`WizardSession.resumed`): what it measured, from its files — its
+        pairs in the step list and the plan note, its first pair plotted, the earlier verdicts of the page — and
+        the button that continues it."""
+        self.rung = rung
+        self.show_earlier_decisions()
+        self.trial_plots.show_first_pair(self.session, rung)
+        own = self.session.data_of(rung)
+        if own is not None:
+            self.run_panel.show_finished(own)
+        self.show_trial_progress(rung)
+        self.set_status(stopped(self.session.resumed_pairs()))
+        self.update_controls()
 
     def on_enter(self) -> None:
         if self.rung is None:
@@ -527,7 +552,8 @@ class RungPage(WizardPage):
         self.navigation_changed.emit()  # Next follows the run: set_status(RUNNING) came before it started
         self.findings.set_busy("The audit is running…" if self.audit_panel.is_running() else
                                "No findings so far in this trial." if self.run_panel.is_running() else None)
-        if self.rung is not None and self.rung.decision is not None and not self.session.finished:
+        if self.rung is not None and (self.rung.decision is not None or self.rung is self.session.resumed) \
+                and not self.session.finished:
             self.show_continue(self.rung)
         else:
             self.continue_button.hide()
@@ -600,6 +626,10 @@ class RungPage(WizardPage):
     def continue_run(self) -> None:
         """Go on with the page's stopped trial: its next pair, numbered after its complete ones."""
         if self.run_panel.is_running() or not self.session.can_continue(self.rung) or self.training_blocked():
+            return
+        if self.rung is not None and self.rung is self.session.resumed:  # its next run is planned: start it
+            self.session.resumed = None
+            self.go_on(lambda _rung: None)
             return
         self.go_on(self.session.continue_trial)
 

@@ -12,7 +12,7 @@ recommendation (`StudyDecisions.conclude`).
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QWheelEvent
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from tfturbo.runfiles import RUNS_DIR, load_run
 from tfturbo import protocol
-from tfturbo.headline import config_words, headline, reason_beside
+from tfturbo.headline import config_words, configuration_key, headline, reason_beside
 from tfturbo.numbers import counted
 from tfturbo.tune.levers.confirmation import LEVER as CONFIRMATION
 from tfturbo.trials.verdict import TrialVerdictDoc
@@ -194,12 +194,18 @@ class ComparePage(WizardPage):
         self.view.set_records(records, baseline=rungs.index(base), plotted=plotted, live=live, replicates=replicates,
                               trials=rungs)
         lines = []
-        for r in rungs[1:]:  # each configuration's one speed-up, as in the table (tfturbo.headline)
-            d, said = r.decision, headline(r.name, session.ensure_study().rungs)
+        # each configuration once, with its one speed-up (tfturbo.headline pools its trials' pairs) and its latest
+        # verdict: a kept rung and its confirmation were two entries of one configuration (issue 42 walk)
+        groups: dict[tuple[Any, ...], list[Rung]] = {}
+        for r in rungs[1:]:
+            groups.setdefault(configuration_key(r), []).append(r)
+        for group in groups.values():
+            first, r = group[0], group[-1]
+            d, said = r.decision, headline(first.name, session.ensure_study().rungs)
             verdict = Decision.word(bool(d and d.kept))
-            facts = [f"{said.text()} {said.source(r.name)}, {said.verdict}"] if said else []
+            facts = [f"{said.text()} {said.source(first.name)}, {said.verdict}"] if said else []
             facts += [f"accuracy {accuracy_words(d.accuracy)}"] if d else []
-            what = config_words(r.name, session.ensure_study().rungs)  # the configuration, not its run folder
+            what = config_words(first.name, session.ensure_study().rungs)  # the configuration, not its run folder
             what = f"{what} ({r.settings.label()})" if what != r.settings.label() else what
             lines.append(f"• {what}: {verdict}" + (f" — {'; '.join(facts)}" if facts else ""))
         self.ladder.setText("\n".join(lines) or "Only the baseline has been measured.")

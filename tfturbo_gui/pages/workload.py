@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSettings, QSize, Qt
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget,
+from PySide6.QtWidgets import (QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget,
                                QListWidgetItem, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from tfturbo.findings import findings_in
@@ -40,7 +40,7 @@ from ..session import WizardSession, default_study_dir, run_on, script_options
 from ..step_status import ATTENTION, PASSED, RUNNING
 from ..workload_catalog import builtin_workloads
 from .base import WizardPage, add_section
-from ..labels import ElidedLabel, PathEdit, muted_label
+from ..labels import ElidedLabel, FittingCombo, PathEdit, muted_label
 
 LAST_SCRIPT_FOLDER = "last_script_folder"  # QSettings: the folder of the script last opened with "Open…"
 
@@ -140,7 +140,7 @@ class WorkloadPage(WizardPage):
         self.script_error.setObjectName("errorMessage")
         self.script_error.setWordWrap(True)
         self.script_error.hide()
-        self.fit_combo = QComboBox()  # which fit() call of a script that trains more than once is measured
+        self.fit_combo = FittingCombo()  # which fit() call of a script that trains more than once is measured
         self.fit_combo.setToolTip("The script's fit() call every run measures (--fit-call): the calls before it "
                                   "return at once without training, the code after it never runs")
         self.fit_combo.currentIndexChanged.connect(lambda _i: self._show_script_options(refill=False))
@@ -346,7 +346,7 @@ class WorkloadPage(WizardPage):
 
     def _add_run_on(self, form: QFormLayout) -> None:
         """"Run on": this machine, or an ssh host and its Python; checked as typed, applied when valid."""
-        self.run_on = QComboBox()
+        self.run_on = FittingCombo()
         self.run_on.addItems(["this machine", "ssh host"])
         self.host_edit = QLineEdit(self.session.host.host if self.session.host else "")
         self.host_edit.setObjectName("monoEdit")
