@@ -28,7 +28,7 @@ from .labels import seeds_button, card_column, card_header, card_reason, in_gui_
 MEDIAN_STEP = "Median step (detail)"
 
 
-RUN_PEAK = "This run's peak (detail)"
+RUN_PEAK = "Run's peak (detail)"  # no wider than the other labels: the column keeps its width
 
 
 def run_facts(summary: RunSummary, peak: tuple[float, int] | None = None) -> list[tuple[str, str]]:

@@ -183,6 +183,9 @@ class MainWindow(QMainWindow):
 
     def _on_status(self, index: int, status: str) -> None:
         self.steps.set_status(index, status)
+        for page in self.pages:  # a trial's runs of the baseline's configuration count in its peak memory
+            if isinstance(page, BaselinePage) and page is not self.pages[index]:
+                page.refresh_results()
         study = self.session.study
         if study is not None and self._remembered != str(study.path):
             self._remembered = str(study.path)

@@ -268,6 +268,7 @@ def test_the_batch_page_claims_freed_memory_only_beyond_the_runs_spread(qtbot, t
     # and the PDF showed the configuration's (334.6 MiB): it shows the configuration's, its run's a labelled detail
     baseline = window.pages[1]
     own = window.session.data_of(base).summary.peak_memory_bytes
+    window._on_status(4, page.status)  # a step's status changed (a trial ended): the baseline's card follows
     window.goto(1)
     peak = baseline.results.values["Peak memory"].text()
     assert peak == "620.4 MiB (host; median of this configuration's 2 runs so far)", peak

@@ -178,16 +178,22 @@ class BaselinePage(WizardPage):
 
     def show_results(self, summary: RunSummary) -> None:
         """The baseline run's facts, its peak memory the configuration's (`WizardSession.configuration_peak`, as
-        the compare table and the report give it): refreshed on each visit, as later trials' runs of the
-        baseline's configuration count in it."""
+        the compare table and the report give it): refreshed as later trials' runs of the baseline's
+        configuration count in it (`refresh_results`)."""
         rung = self.session.baseline
-        self.results.set_facts(run_facts(summary, self.session.configuration_peak(rung.settings)
-                                         if rung is not None else None))
+        facts = run_facts(summary, self.session.configuration_peak(rung.settings) if rung is not None else None)
+        if [(k, v.text()) for k, v in self.results.values.items()] != facts:  # unchanged: not laid out again
+            self.results.set_facts(facts)
 
-    def on_enter(self) -> None:
+    def refresh_results(self) -> None:
+        """The baseline's facts again, after another step's trial measured more runs of its configuration (the
+        main window calls it as a step's status changes: done on a visit, the card's new row showed a sideways
+        scroll bar for a moment)."""
         data = self.session.data_of(self.session.baseline) if self.session.baseline is not None else None
         if data is not None and data.summary is not None and not self.run_panel.is_running():
             self.show_results(data.summary)
+
+    def on_enter(self) -> None:
         s = self.session.baseline_settings()
         window = s.effective_profile()
         # the backend places the window after the warm-up it measures, so its steps are known only then
