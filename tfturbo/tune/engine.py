@@ -454,8 +454,14 @@ class StudyEngine:
                 # else the lever's own candidate for the settings, as the wizard made it (`Lever.candidate_for`):
                 # its note, the reason's first words, reads as it did before the reopen (the confirmation's "the
                 # recommended configuration … against the baseline" came back as "chosen in the wizard: …")
-                yield from self._trial(candidate or replace(lever.candidate_for(self.decisions, rung.settings),
-                                                            slug=slug), lever)
+                if candidate is None:
+                    made = lever.candidate_for(self.decisions, rung.settings)
+                    # the recorded settings are what was measured: a lever that would make other ones today (the
+                    # batch lever's learning-rate rule) gives only its words where its settings are the same
+                    same = configuration_key(made.settings) == configuration_key(rung.settings)
+                    candidate = replace(made, slug=slug, settings=rung.settings) if same else Candidate(
+                        rung.kind, slug, rung.settings, f"chosen in the wizard: {rung.settings.label()}", self.best)
+                yield from self._trial(candidate, lever)
 
     def lever_of(self, rung: Rung) -> Lever | None:
         """The lever whose stage measures `rung` (`_lever_of`): the wizard resumes an interrupted rung's trial on it."""
