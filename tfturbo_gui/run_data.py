@@ -88,6 +88,7 @@ class RunData:
         # whether any window carried a training loss: a run whose windows carry none (steps per execution > 1,
         # where a call's steps are timed as a whole) plots its epochs' losses instead (`_on_epoch`)
         self._window_losses = False
+        self._timed = False  # a step timed alone arrived: the step columns hold timed steps only from then on
         self.validation: list[tuple[int, dict[str, float]]] = []
         self.phase: str | None = None
         self.phase_detail = ""
@@ -158,6 +159,10 @@ class RunData:
         if not n:
             self._on_bare_window(_items(e.get("window")))
             return
+        if not self._timed:  # the first step timed alone: the windows' means drawn so far give way to timed steps
+            self._timed = True
+            if self.step.size:
+                self.step, self.step_ms = Column(), Column()
         self.step.extend(_floats(steps, n))
         self.step_ms.extend(_floats(ms, n))
         step = self.step.view()[-n:]
@@ -177,8 +182,9 @@ class RunData:
         """A window timed as a whole with none of its steps timed alone (steps per execution > 1: a call's steps
         run as one; the walk's batch-64 run at 30 steps per call sent only such windows, and its step-time plot
         stayed empty beside its reference): its mean step time, at its first step, as the backend gives a
-        call's steps."""
-        if len(window) < 3 or not all(finite(v) for v in window[:3]):
+        call's steps — only for a run none of whose steps was timed alone (the step columns are the steps timed,
+        which the plots and tests count)."""
+        if self._timed or len(window) < 3 or not all(finite(v) for v in window[:3]):
             return
         first, last, seconds = (float(v) for v in window[:3])
         if last < first or seconds <= 0 or (self.step.size and first <= self.step.view()[-1]):
