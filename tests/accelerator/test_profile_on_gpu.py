@@ -22,7 +22,7 @@ def _read(monkeypatch, tmp_path, answers: dict, op_dtypes: dict | None = None, h
     xplane = tmp_path / "gpu.xplane.pb"
     xplane.write_bytes(b"simulated")
 
-    def tool(_xplanes, name, tools):
+    def tool(_xplanes, name, tools, _why):
         tools[name] = "ok" if answers.get(name) else "not available: the tool returned nothing"
         return answers.get(name)
 

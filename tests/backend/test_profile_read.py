@@ -208,7 +208,7 @@ def test_xla_step_with_no_op_row_of_its_own_is_compute_not_input(monkeypatch, tm
     assert reader.step_math(rows)  # the GatherV2 alone passes the old test
     xplane = tmp_path / "cpu.xplane.pb"
     xplane.write_bytes(b"recorded")
-    monkeypatch.setattr(reader, "_tool", lambda _x, name, tools: tools.setdefault(name, "ok") and answers.get(name))
+    monkeypatch.setattr(reader, "_tool", lambda _x, name, tools, _why: tools.setdefault(name, "ok") and answers.get(name))
     doc = reader.read_capture({"xplanes": [str(xplane)], "steps": 20, "wall_ms_per_step": 4.159364})
     assert doc.source == prof.SOURCE_XLA_TRACE and doc.xla_compiled
     assert doc.op_ms_per_step > 1.0  # 1.25 ms of compiled ops, not 0.17 ms of tf.data ops

@@ -96,13 +96,14 @@ def test_the_short_steps_finding_names_the_configuration_and_carries_no_stale_sp
     """Issue-42 walk: after the confirmation pooled 7 pairs (1.76× [1.59, 1.95] on every card, table and page), the
     finding raised with the rung still read "SHORT_STEPS 04-spe30 … faster: 1.71× [1.48, 1.96] over 3 replicate
     pairs". The finding says kept and points to the decision, named by the configuration."""
+    from tfturbo.trials.verdict import ReasonPart, Says
     from tfturbo.tune.levers import lever
 
     base = RunSettings("train.py", steps=300)
     decisions = StudyDecisions([], ["float32"], "")
     decisions.set_baseline(rung(base, RunSummary(step_ms={"median": 2.1})))
     kept = verdict("faster", True)
-    kept.reason = "faster: 1.71× [1.48, 1.96] over 3 replicate pairs"
+    kept.said = [ReasonPart(Says.RATIO, "faster: 1.71× [1.48, 1.96] over 3 replicate pairs")]
     spe = rung(base.with_(steps_per_execution=30), RunSummary(), "04-spe30", "steps_per_execution")
     decisions.conclude(spe, kept, lever("steps_per_execution"))
     [finding] = [f for f in kept.findings if f["code"] == "SHORT_STEPS"]
