@@ -74,14 +74,19 @@ def test_esc_then_more_pairs_continues_the_trial_and_a_reopened_study_keeps_ever
     assert again.session.best is page.rung
 
 
-def test_a_study_closed_mid_trial_reopens_at_that_step_and_re_uses_its_finished_pairs(qtbot, tmp_path):
-    window = make_window(qtbot, tmp_path, launcher=fake_launcher(delay=0.15))
+def precision_decided_then_xla_started(qtbot, window):
+    """The baseline, a decided mixed-precision trial, and the XLA trial just started: (its two pages, the trial)."""
     measure_baseline(qtbot, window)
     precision = start_page_trial(qtbot, window, 2)
     qtbot.waitUntil(lambda: precision.rung.decision is not None and not precision.run_panel.is_running(),
                     timeout=60_000)
     xla = start_page_trial(qtbot, window, 3)
-    trial = window.session.trial_of(xla.rung)
+    return precision, xla, window.session.trial_of(xla.rung)
+
+
+def test_a_study_closed_mid_trial_reopens_at_that_step_and_re_uses_its_finished_pairs(qtbot, tmp_path):
+    window = make_window(qtbot, tmp_path, launcher=fake_launcher(delay=0.15))
+    precision, xla, trial = precision_decided_then_xla_started(qtbot, window)
     qtbot.waitUntil(lambda: len(trial.runs) >= 1 and xla.run_panel.is_running(), timeout=60_000)
     path = window.session.study.path
     interrupted = xla.rung.name
@@ -118,12 +123,7 @@ def test_a_trial_closed_after_two_pairs_reopens_stopped_with_its_pairs_and_conti
     stopped") and the button continues the same trial, as `tfturbo tune` resumes it: no finished run again."""
     window = make_window(qtbot, tmp_path, launcher=fake_launcher(delay=0.05))
     window.session.min_replicates, window.session.max_replicates = 4, 6  # the fake's pairs decide at the 4th
-    measure_baseline(qtbot, window)
-    precision = start_page_trial(qtbot, window, 2)
-    qtbot.waitUntil(lambda: precision.rung.decision is not None and not precision.run_panel.is_running(),
-                    timeout=60_000)
-    xla = start_page_trial(qtbot, window, 3)
-    trial = window.session.trial_of(xla.rung)
+    precision, xla, trial = precision_decided_then_xla_started(qtbot, window)
     qtbot.waitUntil(lambda: trial.complete_pairs() >= 2 and xla.run_panel.is_running(), timeout=90_000)
     pairs, name, path = trial.complete_pairs(), xla.rung.name, window.session.study.path
     before = finished_runs(path)  # (the pair going when it closes is stopped: measured again, as `tune` would)
